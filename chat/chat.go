@@ -1,0 +1,148 @@
+// Package chat turns OpenAI-shaped chat messages into the one prompt string a
+// chat model was trained on.
+//
+// GGUF files carry a Jinja template in tokenizer.chat_template. We do not run
+// Jinja: like llama.cpp's llm_chat_detect_template / llm_chat_apply_template
+// (src/llama-chat.cpp), Detect recognises the template's family from
+// substrings of its source, and each family is formatted by hand-written Go.
+// Detection follows llama.cpp's checks in llama.cpp's order, and every family
+// reproduces llama.cpp's output byte for byte (the tests check this against
+// the expected outputs in llama.cpp's tests/test-chat-template.cpp, which
+// cover every family here except zephyr). Where llama.cpp's formatting
+// differs from what the model's own Jinja template would print (a system
+// message merged into the first user turn, trimmed whitespace, a dropped
+// message), we follow llama.cpp, not Jinja.
+//
+// The "plain" template is ours, for models with no chat template at all (such
+// as the tiny story models): see Named.
+package chat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Message is one chat message.
+type Message struct {
+	// Role is "system", "user" or "assistant"; a template may define more
+	// (granite also takes "assistant_tool_call" and "tool_response").
+	Role string
+	// Content is the message text. Most families copy it byte for byte; some
+	// trim ASCII whitespace from its ends, exactly where llama.cpp does.
+	Content string
+}
+
+// Template formats a conversation in one chat-template family. The zero value
+// is not usable (Apply returns ErrUnknownTemplate); get one from Detect or
+// Named. A Template is immutable and safe for concurrent use.
+type Template struct {
+	f *family
+}
+
+// family is one chat format: how to render messages, which end-of-turn
+// strings stop a generation, and which roles beyond system/user/assistant it
+// understands.
+type family struct {
+	name       string
+	format     func(b *strings.Builder, msgs []Message, addAssistant bool)
+	stop       []string
+	extraRoles []string
+}
+
+// Named returns the template with the given name, one of Names(): the
+// llama.cpp names ("chatml", "llama2", "llama2-sys", "llama2-sys-bos",
+// "llama2-sys-strip", "llama3", "mistral-v1", "mistral-v3",
+// "mistral-v3-tekken", "mistral-v7", "zephyr", "phi3", "phi4", "gemma", ...)
+// plus "plain".
+//
+// "plain" is for a model with no chat template: the message contents are
+// joined in order with "\n", with no role markers, and addAssistant appends
+// nothing. It has no stop strings. Choose it only when the model carries no
+// template; Detect never returns it.
+func Named(name string) (Template, error) {
+	if f, ok := families[name]; ok {
+		return Template{f: f}, nil
+	}
+	if isLlamaCppName(name) {
+		return Template{}, fmt.Errorf("%w: llama.cpp's %q template is not implemented", ErrUnknownTemplate, name)
+	}
+	return Template{}, fmt.Errorf("%w: no template named %q (known: %s)",
+		ErrUnknownTemplate, name, strings.Join(Names(), ", "))
+}
+
+// Names returns the names Named accepts, sorted.
+func Names() []string {
+	names := make([]string, 0, len(families))
+	for name := range families {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Name returns the template's family name as Named accepts it ("" for the
+// zero Template).
+func (t Template) Name() string {
+	if t.f == nil {
+		return ""
+	}
+	return t.f.name
+}
+
+// Stop returns the strings that end an assistant turn in this family
+// (for example "<|im_end|>", "<|eot_id|>", "<end_of_turn>", "</s>"), for an
+// engine whose vocabulary does not mark them as end-of-generation tokens. The
+// first is the marker the format writes after an assistant message. The
+// result is a fresh slice; "plain" and the zero Template have none.
+func (t Template) Stop() []string {
+	if t.f == nil {
+		return nil
+	}
+	return slices.Clone(t.f.stop)
+}
+
+// Apply renders msgs as one prompt. With addAssistant it ends with the opening
+// of an assistant turn, so the model's continuation is the reply (a few
+// llama.cpp formats, such as orion and minicpm, always or never write that
+// opening; Apply does what llama.cpp does).
+//
+// Apply rejects an empty conversation (ErrNoMessages) and a role the template
+// does not define (ErrUnknownRole, naming the role and its index). Families
+// without a system slot handle a system message as llama.cpp does: llama2,
+// gemma and orion merge it into the next user turn, yandex drops it, gigachat
+// keeps it only as the first message.
+func (t Template) Apply(msgs []Message, addAssistant bool) (string, error) {
+	if t.f == nil {
+		return "", fmt.Errorf("%w: zero Template (use Detect or Named)", ErrUnknownTemplate)
+	}
+	if len(msgs) == 0 {
+		return "", fmt.Errorf("%w: template %s needs at least one message", ErrNoMessages, t.f.name)
+	}
+	size := 64
+	for i, m := range msgs {
+		if !t.f.allows(m.Role) {
+			return "", fmt.Errorf("%w: message %d has role %q; template %s takes %s",
+				ErrUnknownRole, i, m.Role, t.f.name, strings.Join(t.f.roles(), ", "))
+		}
+		size += len(m.Content) + 48 // 48 bytes covers the longest per-message markup
+	}
+	var b strings.Builder
+	b.Grow(size)
+	t.f.format(&b, msgs, addAssistant)
+	return b.String(), nil
+}
+
+// allows reports whether role is one the family renders.
+func (f *family) allows(role string) bool {
+	switch role {
+	case "system", "user", "assistant":
+		return true
+	}
+	return slices.Contains(f.extraRoles, role)
+}
+
+// roles lists the roles the family renders, for error messages.
+func (f *family) roles() []string {
+	return append([]string{"system", "user", "assistant"}, f.extraRoles...)
+}
