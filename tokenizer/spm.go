@@ -1,0 +1,345 @@
+package tokenizer
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// TokenType is the kind of a vocabulary entry, numbered as llama.cpp numbers
+// them (the GGUF key tokenizer.ggml.token_type).
+type TokenType int32
+
+// Token types. Encoding and decoding treat them as llama.cpp does:
+// control and unknown tokens render as nothing and are split out of text only
+// with EncodeOptions.ParseSpecial; user-defined tokens are always split out of
+// text and render as their literal text; byte tokens render as one raw byte.
+const (
+	TokenUndefined   TokenType = 0
+	TokenNormal      TokenType = 1
+	TokenUnknown     TokenType = 2
+	TokenControl     TokenType = 3
+	TokenUserDefined TokenType = 4
+	TokenUnused      TokenType = 5
+	TokenByte        TokenType = 6
+)
+
+// SpaceMarker is U+2581 LOWER ONE EIGHTH BLOCK, which SentencePiece
+// vocabularies use in place of a space.
+const SpaceMarker = "\u2581"
+
+// maxVocab bounds the vocabulary size NewSPM accepts; ids are stored as int32.
+const maxVocab = 1 << 24
+
+// SPMConfig describes a SentencePiece-BPE vocabulary as plain data, as a GGUF
+// file with tokenizer.ggml.model = "llama" holds it.
+type SPMConfig struct {
+	// Tokens are the pieces, indexed by id, with SpaceMarker for spaces.
+	// llama.cpp replaces an empty piece by "[EMPTY_<id>]"; so does NewSPM.
+	Tokens []string
+	// Scores are the merge priorities (higher merges first); nil means all
+	// zero, as llama.cpp assumes when a file has none.
+	Scores []float32
+	// Types are the token types; nil means all TokenNormal.
+	Types []TokenType
+	// Special holds the special ids (-1: none) and whether
+	// EncodeOptions.AddSpecial adds BOS and EOS.
+	Special Special
+	// AddSpacePrefix adds SentencePiece's dummy-prefix space before text
+	// that starts a prompt or follows a special token, and makes AppendPiece
+	// drop the leading space of the first piece after BOS
+	// (tokenizer.ggml.add_space_prefix; llama.cpp's default is true).
+	AddSpacePrefix bool
+	// SpaceMarker is the character the pieces use for a space: "" means
+	// SpaceMarker (U+2581); llama2.c files use " ".
+	SpaceMarker string
+	// LStrip and RStrip list special tokens that swallow the whitespace on
+	// their left or right when they are split out of text (llama.cpp's
+	// LSTRIP/RSTRIP token attributes, which GGUF does not store: llama.cpp
+	// sets them by model name, e.g. RStrip for Phi-3's added tokens).
+	LStrip, RStrip []int
+}
+
+// SPM is a SentencePiece-BPE tokenizer: the tokenizer of llama2.c checkpoints
+// and of GGUF "llama" vocabularies (Llama 1/2, Mistral v0.1, Phi-3, TinyLlama...).
+// It encodes exactly as llama.cpp's llm_tokenizer_spm and, for llama2.c files,
+// as llama2.c's encode().
+type SPM struct {
+	tokens []string
+	scores []float32
+	types  []TokenType
+	lookup map[string]int32 // piece text -> id; the last id wins on duplicates, as in llama.cpp
+
+	// decoded[decodedOff[id]:decodedOff[id+1]] is what id renders as.
+	decoded    []byte
+	decodedOff []uint32
+
+	byteTokens [256]int32 // token of each byte for byte fallback, -1 if none
+
+	// specials are the ids split out of text before tokenizing (control,
+	// user-defined and unknown tokens), longest text first.
+	specials []int32
+	lstrip   []bool // by id; nil when no token has the attribute
+	rstrip   []bool
+
+	special        Special
+	addSpacePrefix bool
+	marker         string
+	maxPieceLen    int // the longest piece, in bytes
+}
+
+var _ Tokenizer = (*SPM)(nil)
+
+// NewSPM builds an SPM tokenizer from cfg. It checks that the slices agree in
+// length, that ids and types are in range, that byte tokens are spelled
+// <0xXX> and that scores are numbers; errors wrap ErrFormat.
+func NewSPM(cfg SPMConfig) (*SPM, error) {
+	n := len(cfg.Tokens)
+	if n == 0 || n > maxVocab {
+		return nil, fmt.Errorf("%w: vocabulary has %d tokens (want 1..%d)", ErrFormat, n, maxVocab)
+	}
+	if cfg.Scores != nil && len(cfg.Scores) != n {
+		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrFormat, len(cfg.Scores), n)
+	}
+	if cfg.Types != nil && len(cfg.Types) != n {
+		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrFormat, len(cfg.Types), n)
+	}
+	if err := checkSpecial(cfg.Special, n); err != nil {
+		return nil, err
+	}
+	marker := cfg.SpaceMarker
+	if marker == "" {
+		marker = SpaceMarker
+	}
+	if !utf8.ValidString(marker) || utf8.RuneCountInString(marker) != 1 {
+		return nil, fmt.Errorf("%w: space marker %q is not one UTF-8 character", ErrFormat, marker)
+	}
+
+	s := &SPM{
+		tokens:         make([]string, n),
+		scores:         make([]float32, n),
+		types:          make([]TokenType, n),
+		lookup:         make(map[string]int32, n),
+		decodedOff:     make([]uint32, n+1),
+		special:        cfg.Special,
+		addSpacePrefix: cfg.AddSpacePrefix,
+		marker:         marker,
+	}
+	for id, text := range cfg.Tokens {
+		if text == "" {
+			text = "[EMPTY_" + strconv.Itoa(id) + "]"
+		}
+		typ := TokenNormal
+		if cfg.Types != nil {
+			typ = cfg.Types[id]
+		}
+		if typ < TokenUndefined || typ > TokenByte {
+			return nil, fmt.Errorf("%w: token %d has type %d (want 0..6)", ErrFormat, id, typ)
+		}
+		if cfg.Scores != nil {
+			if score := cfg.Scores[id]; score != score {
+				return nil, fmt.Errorf("%w: token %d has score NaN", ErrFormat, id)
+			}
+			s.scores[id] = cfg.Scores[id]
+		}
+		s.tokens[id] = text
+		s.types[id] = typ
+		s.maxPieceLen = max(s.maxPieceLen, len(text))
+		s.lookup[text] = int32(id)
+	}
+	if err := s.buildDecoded(); err != nil {
+		return nil, err
+	}
+	s.buildByteFallback()
+	s.buildSpecials()
+	var err error
+	if s.lstrip, err = stripTable(cfg.LStrip, n, "LStrip"); err != nil {
+		return nil, err
+	}
+	if s.rstrip, err = stripTable(cfg.RStrip, n, "RStrip"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkSpecial checks that every special id is -1 or a token, and that the
+// tokens AddSpecial would add exist.
+func checkSpecial(sp Special, n int) error {
+	for _, f := range []struct {
+		name string
+		id   int
+	}{{"BOS", sp.BOS}, {"EOS", sp.EOS}, {"EOT", sp.EOT}, {"UNK", sp.UNK}, {"PAD", sp.PAD}} {
+		if f.id < -1 || f.id >= n {
+			return fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens; -1 means none)", ErrFormat, f.name, f.id, n)
+		}
+	}
+	if sp.AddBOS && sp.BOS < 0 {
+		return fmt.Errorf("%w: AddBOS is set but the vocabulary has no BOS token", ErrFormat)
+	}
+	if sp.AddEOS && sp.EOS < 0 {
+		return fmt.Errorf("%w: AddEOS is set but the vocabulary has no EOS token", ErrFormat)
+	}
+	return nil
+}
+
+// buildDecoded renders every token once, as llama.cpp's token_to_piece does
+// with special=false, so AppendPiece is a copy.
+func (s *SPM) buildDecoded() error {
+	size := 0
+	for _, text := range s.tokens {
+		size += len(text)
+	}
+	s.decoded = make([]byte, 0, size)
+	for id, text := range s.tokens {
+		switch s.types[id] {
+		case TokenNormal:
+			s.decoded = appendUnescaped(s.decoded, text, s.marker)
+		case TokenUserDefined:
+			s.decoded = append(s.decoded, text...)
+		case TokenByte:
+			b, ok := parseByteToken(text)
+			if !ok {
+				return fmt.Errorf("%w: byte token %d is %q, not <0xXX>", ErrFormat, id, text)
+			}
+			s.decoded = append(s.decoded, b)
+		}
+		// Control, unknown, unused and undefined tokens render as nothing.
+		if len(s.decoded) > math.MaxUint32 {
+			return fmt.Errorf("%w: vocabulary text exceeds 4 GiB", ErrFormat)
+		}
+		s.decodedOff[id+1] = uint32(len(s.decoded))
+	}
+	return nil
+}
+
+// appendUnescaped appends text with every marker replaced by a space.
+func appendUnescaped(dst []byte, text, marker string) []byte {
+	if marker == " " {
+		return append(dst, text...)
+	}
+	for {
+		i := strings.Index(text, marker)
+		if i < 0 {
+			return append(dst, text...)
+		}
+		dst = append(dst, text[:i]...)
+		dst = append(dst, ' ')
+		text = text[i+len(marker):]
+	}
+}
+
+// parseByteToken parses a byte token's text, "<0xXX>" with two hex digits
+// (either case, as llama2.c's sscanf "<0x%02hhX>" accepts).
+func parseByteToken(text string) (byte, bool) {
+	if len(text) != 6 || text[:3] != "<0x" || text[5] != '>' {
+		return 0, false
+	}
+	hi, ok1 := hexDigit(text[3])
+	lo, ok2 := hexDigit(text[4])
+	return hi<<4 | lo, ok1 && ok2
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// buildByteFallback finds the token for each byte as llama.cpp's
+// byte_to_token does: the piece "<0xXX>" (upper-case hex), else the one-byte
+// piece itself.
+func (s *SPM) buildByteFallback() {
+	const hex = "0123456789ABCDEF"
+	for b := range 256 {
+		name := string([]byte{'<', '0', 'x', hex[b>>4], hex[b&15], '>'})
+		id, ok := s.lookup[name]
+		if !ok {
+			id, ok = s.lookup[string([]byte{byte(b)})]
+		}
+		if !ok {
+			id = -1
+		}
+		s.byteTokens[b] = id
+	}
+}
+
+// buildSpecials lists the tokens llama.cpp's tokenizer_st_partition splits
+// out of text, longest text first. llama.cpp's sort is not stable; ties are
+// broken by id here, which only matters for equally long texts that overlap.
+func (s *SPM) buildSpecials() {
+	for id, typ := range s.types {
+		if typ == TokenControl || typ == TokenUserDefined || typ == TokenUnknown {
+			s.specials = append(s.specials, int32(id))
+		}
+	}
+	slices.SortStableFunc(s.specials, func(a, b int32) int {
+		return cmp.Compare(len(s.tokens[b]), len(s.tokens[a]))
+	})
+}
+
+// stripTable turns a list of ids into a by-id table (nil if the list is empty).
+func stripTable(ids []int, n int, field string) ([]bool, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	t := make([]bool, n)
+	for _, id := range ids {
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens)", ErrFormat, field, id, n)
+		}
+		t[id] = true
+	}
+	return t, nil
+}
+
+// VocabSize is the number of tokens.
+func (s *SPM) VocabSize() int { return len(s.tokens) }
+
+// Special reports the special token ids and whether AddSpecial adds BOS/EOS.
+func (s *SPM) Special() Special { return s.special }
+
+// TokenText is the piece of id as the vocabulary spells it ("" when out of
+// range). For llama2.c files, BOS and EOS read "<s>" and "</s>" (the file
+// stores "\n<s>\n" and "\n</s>\n"), as llama.cpp's converter names them.
+func (s *SPM) TokenText(id int) string {
+	if id < 0 || id >= len(s.tokens) {
+		return ""
+	}
+	return s.tokens[id]
+}
+
+// Type is the token type of id (TokenUndefined when out of range).
+func (s *SPM) Type(id int) TokenType {
+	if id < 0 || id >= len(s.types) {
+		return TokenUndefined
+	}
+	return s.types[id]
+}
+
+// AppendPiece appends the text id renders as: normal pieces with the space
+// marker turned into spaces, byte tokens as their raw byte, user-defined
+// tokens verbatim, control and unknown tokens as nothing. After BOS (prev is
+// BOS) one leading space of a non-byte piece is dropped, undoing the dummy
+// prefix as llama2.c's decode does, if the vocabulary adds that prefix. It
+// allocates only when dst lacks capacity.
+func (s *SPM) AppendPiece(dst []byte, prev, id int) []byte {
+	if id < 0 || id >= len(s.tokens) {
+		return dst
+	}
+	piece := s.decoded[s.decodedOff[id]:s.decodedOff[id+1]]
+	if prev >= 0 && prev == s.special.BOS && s.addSpacePrefix &&
+		s.types[id] != TokenByte && len(piece) > 0 && piece[0] == ' ' {
+		piece = piece[1:]
+	}
+	return append(dst, piece...)
+}
