@@ -4,4 +4,10 @@ go 1.26
 
 require github.com/stretchr/testify v1.12.1
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/syumai/workers v0.32.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/sampling"
+)
+
+// stringList is a repeatable string flag (-stop a -stop b).
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ", ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// generateJSON is what generate -json prints.
+type generateJSON struct {
+	Text         string      `json:"text"`
+	Tokens       []int       `json:"tokens"`
+	PromptTokens []int       `json:"prompt_tokens"`
+	FinishReason string      `json:"finish_reason"`
+	Usage        usageJSON   `json:"usage"`
+	Timings      timingsJSON `json:"timings"`
+	Seed         uint64      `json:"seed"`
+}
+
+type usageJSON struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type timingsJSON struct {
+	TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
+	PrefillMS              float64 `json:"prefill_ms"`
+	PrefillTokens          int     `json:"prefill_tokens"`
+	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	DecodeMS               float64 `json:"decode_ms"`
+	DecodeTokens           int     `json:"decode_tokens"`
+	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		mf       modelFlags
+		prompt   = fs.String("p", "", "prompt (empty: start from BOS)")
+		maxTok   = fs.Int("n", 256, "maximum tokens to generate (0: until the context is full)")
+		temp     = fs.Float64("temp", 0.8, "temperature; 0 is greedy (ties go to the lowest id)")
+		topK     = fs.Int("top-k", 40, "keep the K most likely tokens (0: off)")
+		topP     = fs.Float64("top-p", 0.95, "nucleus sampling threshold in (0, 1] (1: off)")
+		minP     = fs.Float64("min-p", 0.05, "drop tokens less likely than min-p × the most likely (0: off)")
+		repeat   = fs.Float64("repeat-penalty", 1, "penalty for tokens among the last 64 (1: off)")
+		seed     = fs.Int64("seed", -1, "random seed (-1: from the clock; printed on stderr)")
+		stops    stringList
+		jsonOut  = fs.Bool("json", false, "print one JSON object instead of streaming text")
+		ctxLimit = fs.Int("ctx", 0, "context length to allocate (0: the model's)")
+	)
+	mf.register(fs)
+	fs.Var(&stops, "stop", "stop string (repeatable)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "generate: unexpected argument %q (the prompt goes in -p)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *seed < -1 {
+		fmt.Fprintf(stderr, "generate: -seed must be >= -1, got %d\n", *seed)
+		return exitUsage
+	}
+	s := uint64(*seed)
+	if *seed == -1 {
+		s = uint64(time.Now().UnixNano())
+	}
+	opts := engine.GenerateOptions{
+		MaxTokens: *maxTok,
+		Stop:      stops,
+		Sampling: sampling.Params{
+			Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
+			RepeatPenalty: float32(*repeat), Seed: s,
+		},
+	}
+	for _, f := range []float64{*temp, *topP, *minP, *repeat} {
+		if f > math.MaxFloat32 {
+			fmt.Fprintf(stderr, "generate: %v is too large\n", f)
+			return exitUsage
+		}
+	}
+
+	model, err := mf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "generate: %v\n", err)
+		return exitError
+	}
+	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit})
+	if err != nil {
+		fmt.Fprintf(stderr, "generate: %v\n", err)
+		return exitError
+	}
+	var onToken engine.TokenFunc
+	if !*jsonOut {
+		onToken = func(t engine.Token) error {
+			_, err := io.WriteString(stdout, t.Text)
+			return err
+		}
+	}
+	res, err := session.Generate(ctx, *prompt, opts, onToken)
+	if err != nil {
+		fmt.Fprintf(stderr, "generate: %v\n", err)
+		return exitError
+	}
+	if *jsonOut {
+		out := generateJSON{
+			Text: res.Text, Tokens: nonNil(res.Tokens), PromptTokens: nonNil(res.PromptTokens),
+			FinishReason: string(res.FinishReason), Seed: s,
+			Usage: usageJSON{
+				PromptTokens: len(res.PromptTokens), CompletionTokens: len(res.Tokens),
+				TotalTokens: len(res.PromptTokens) + len(res.Tokens),
+			},
+			Timings: timingsJSON{
+				TimeToFirstTokenMS: ms(res.Timings.TimeToFirstToken),
+				PrefillMS:          ms(res.Timings.Prefill), PrefillTokens: res.Timings.PrefillTokens,
+				PrefillTokensPerSecond: res.Timings.PrefillTokensPerSecond(),
+				DecodeMS:               ms(res.Timings.Decode), DecodeTokens: res.Timings.DecodeTokens,
+				DecodeTokensPerSecond: res.Timings.DecodeTokensPerSecond(),
+			},
+		}
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "generate: %v\n", err)
+			return exitError
+		}
+	} else {
+		fmt.Fprintln(stdout)
+	}
+	t := res.Timings
+	fmt.Fprintf(stderr, "seed %d; %d prompt tokens, %d generated (%s); first token after %v; prefill %.1f tok/s, decode %.1f tok/s\n",
+		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
+		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond())
+	return exitOK
+}
+
+// nonNil makes empty id lists print as [] rather than null.
+func nonNil(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}

@@ -1,0 +1,65 @@
+// Command wasmlm runs language models from the command line: generate text,
+// tokenize, and describe a model. With no -m flag it uses the embedded
+// default model (stories260K), so it works on a fresh clone with nothing to
+// download.
+//
+//	wasmlm generate [-m MODEL] [-tokenizer TOK] [-p PROMPT] [-n MAX] [-temp T] [-top-k K]
+//	                [-top-p P] [-min-p P] [-repeat-penalty R] [-seed S] [-stop STR ...] [-json]
+//	wasmlm tokenize [-m MODEL] [-tokenizer TOK] [-no-bos] [-special] TEXT
+//	wasmlm info [-m MODEL] [-tokenizer TOK]
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed
+	exitUsage = 2 // the command line is wrong
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: wasmlm <command> [flags]
+
+commands:
+  generate   stream a completion of a prompt
+  tokenize   print a text's token ids as JSON
+  info       print model metadata as JSON
+
+Run "wasmlm <command> -h" for a command's flags.
+`
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
+		"generate": runGenerate,
+		"tokenize": runTokenize,
+		"info":     runInfo,
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		if args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "wasmlm: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	return cmd(ctx, args[1:], stdout, stderr)
+}

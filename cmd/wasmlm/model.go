@@ -1,0 +1,59 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// modelFlags are the flags every command uses to choose a model.
+type modelFlags struct {
+	path      string
+	tokenizer string
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.path, "m", "", "model file: GGUF or llama2.c checkpoint (default: the embedded "+models.DefaultName+")")
+	fs.StringVar(&m.tokenizer, "tokenizer", "", "llama2.c tokenizer.bin (needed with a llama2.c checkpoint)")
+}
+
+// load reads the chosen model, or the embedded default.
+func (m *modelFlags) load() (*engine.Model, error) {
+	if m.path == "" {
+		if m.tokenizer != "" {
+			return nil, fmt.Errorf("-tokenizer needs -m: the default model has its own tokenizer")
+		}
+		checkpoint, tok := models.Default()
+		return engine.LoadLlama2C(checkpoint, tok)
+	}
+	data, err := os.ReadFile(m.path)
+	if err != nil {
+		return nil, err
+	}
+	var opts engine.LoadOptions
+	if m.tokenizer != "" {
+		if opts.Tokenizer, err = os.ReadFile(m.tokenizer); err != nil {
+			return nil, err
+		}
+	}
+	model, err := engine.Load(data, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.path, err)
+	}
+	return model, nil
+}
+
+// parseFlags parses args, reporting usage errors on stderr; ok is false when
+// the command should exit with code.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
+}

@@ -1,0 +1,117 @@
+//go:build !js
+
+package wasmlm_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/wasmlm/wasmlm"
+
+// layering says, for each package (or package tree, with a trailing "/..."),
+// which wasmlm packages it may import directly. Imports point down the list
+// in ARCHITECTURE.md, never up; a package missing here fails the test so the
+// table stays complete.
+var layering = map[string][]string{
+	"cmd/...":        {"..."},
+	"jsbridge":       {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/..."},
+	"httpapi":        {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/..."},
+	"engine":         {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/..."},
+	"engine/vocab":   {"engine/gguf", "tokenizer/..."},
+	"engine/gguf":    {"engine/tensor"},
+	"engine/tensor":  {"internal/..."},
+	"chat":           {},
+	"tokenizer":      {},
+	"tokenizer/bpe":  {"tokenizer"},
+	"sampling":       {"internal/fmath"},
+	"models":         {},
+	"internal/fmath": {},
+	"tests/e2e":      {"..."},
+}
+
+// hostFree are the package trees that must run unchanged natively, in a
+// browser and in an edge worker: no JavaScript, no HTTP, no files, no logging.
+var hostFree = []string{"engine/...", "tokenizer/...", "sampling", "chat", "internal/..."}
+
+// forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may
+// not be reached even indirectly in a native build (os is reached through
+// fmt, so only direct imports of it are checked; under GOOS=js the standard
+// library itself reaches syscall/js, so there only direct imports count).
+var (
+	forbiddenDirect = []string{"os", "log", "net/http", "syscall/js"}
+	forbiddenDeps   = []string{"syscall/js", "net/http", "log"}
+)
+
+func matches(pattern, pkg string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == tree || strings.HasPrefix(pkg, tree+"/")
+	}
+	return pkg == pattern
+}
+
+func rule(pkg string) (allowed []string, ok bool) {
+	best := ""
+	for pattern, a := range layering {
+		if matches(pattern, pkg) && len(pattern) > len(best) {
+			best, allowed, ok = pattern, a, true
+		}
+	}
+	return allowed, ok
+}
+
+func TestDependencyDirection(t *testing.T) {
+	for _, goos := range []string{"", "js"} {
+		cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "./...")
+		if goos == "js" {
+			cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go list: %s", out)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			parts := strings.Split(line, "|")
+			require.Len(t, parts, 3, line)
+			pkg := strings.TrimPrefix(strings.TrimPrefix(parts[0], module), "/")
+			if pkg == "" {
+				continue // the root package is documentation only
+			}
+			allowed, ok := rule(pkg)
+			require.True(t, ok, "package %s has no entry in the layering table", pkg)
+			for _, imp := range strings.Fields(parts[1]) {
+				rel, internal := strings.CutPrefix(imp, module+"/")
+				if !internal {
+					continue
+				}
+				permitted := false
+				for _, a := range allowed {
+					permitted = permitted || matches(a, rel)
+				}
+				require.True(t, permitted, "%s imports %s, which it must not (GOOS=%s)", pkg, rel, goos)
+			}
+			for _, tree := range hostFree {
+				if !matches(tree, pkg) {
+					continue
+				}
+				for _, imp := range strings.Fields(parts[1]) {
+					for _, bad := range forbiddenDirect {
+						require.NotEqual(t, bad, imp, "%s imports %s: engine code stays host-free (GOOS=%s)", pkg, bad, goos)
+					}
+				}
+				if goos == "js" {
+					continue
+				}
+				for _, dep := range strings.Fields(parts[2]) {
+					for _, bad := range forbiddenDeps {
+						require.NotEqual(t, bad, dep, "%s depends on %s: engine code stays host-free (GOOS=%s)", pkg, bad, goos)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+)
+
+// RopeStyle says which pairs of a head's dimensions rotary embeddings rotate.
+type RopeStyle int
+
+const (
+	// RopeInterleaved rotates adjacent pairs (2i, 2i+1): llama2.c and
+	// llama.cpp's "normal" mode for the llama architecture.
+	RopeInterleaved RopeStyle = iota
+	// RopeHalves rotates (i, i+headDim/2): GPT-NeoX style, used by qwen2.
+	RopeHalves
+)
+
+// Config holds a transformer's hyper-parameters.
+type Config struct {
+	Dim           int       // width of the residual stream (embedding size)
+	HiddenDim     int       // inner width of the feed-forward network
+	Layers        int       // number of transformer blocks
+	Heads         int       // query heads
+	KVHeads       int       // key/value heads; Heads is a multiple (grouped-query attention)
+	VocabSize     int       // number of token ids
+	ContextLength int       // positions the model was trained for (llama2.c's seq_len)
+	RopeTheta     float32   // rotary base frequency (10000 for llama2.c)
+	RopeScale     float32   // linear position scaling: positions are divided by it (1 = none)
+	RopeStyle     RopeStyle // which dimensions rotate together
+	NormEps       float32   // epsilon inside RMSNorm's square root
+}
+
+// HeadDim is the width of one attention head.
+func (c Config) HeadDim() int { return c.Dim / c.Heads }
+
+// KVDim is the width of the keys (and values) of one position: all kv heads.
+func (c Config) KVDim() int { return c.HeadDim() * c.KVHeads }
+
+// GroupSize is how many query heads share one key/value head.
+func (c Config) GroupSize() int { return c.Heads / c.KVHeads }
+
+// maxDimension bounds every hyper-parameter so that size arithmetic cannot
+// overflow and a corrupt header cannot ask for absurd memory.
+const maxDimension = 1 << 24
+
+// validate checks that the hyper-parameters describe a computable model.
+func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"dim", c.Dim}, {"hidden_dim", c.HiddenDim}, {"n_layers", c.Layers},
+		{"n_heads", c.Heads}, {"n_kv_heads", c.KVHeads}, {"vocab_size", c.VocabSize},
+		{"context_length", c.ContextLength},
+	} {
+		if f.v <= 0 || f.v > maxDimension {
+			return fmt.Errorf("%w: %s = %d is out of range (1..%d)", ErrFormat, f.name, f.v, maxDimension)
+		}
+	}
+	if c.Dim%c.Heads != 0 {
+		return fmt.Errorf("%w: dim %d is not a multiple of n_heads %d", ErrFormat, c.Dim, c.Heads)
+	}
+	if c.Heads%c.KVHeads != 0 {
+		return fmt.Errorf("%w: n_heads %d is not a multiple of n_kv_heads %d", ErrFormat, c.Heads, c.KVHeads)
+	}
+	if c.HeadDim()%2 != 0 {
+		return fmt.Errorf("%w: head dimension %d is odd; rotary embeddings need pairs", ErrFormat, c.HeadDim())
+	}
+	if !(c.RopeTheta > 0) || math.IsInf(float64(c.RopeTheta), 0) {
+		return fmt.Errorf("%w: rope theta %v must be positive and finite", ErrFormat, c.RopeTheta)
+	}
+	if !(c.RopeScale > 0) || math.IsInf(float64(c.RopeScale), 0) {
+		return fmt.Errorf("%w: rope scale %v must be positive and finite", ErrFormat, c.RopeScale)
+	}
+	if !(c.NormEps > 0) || c.NormEps > 1 {
+		return fmt.Errorf("%w: norm epsilon %v must be in (0, 1]", ErrFormat, c.NormEps)
+	}
+	return nil
+}

@@ -1,0 +1,308 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wasmlm/wasmlm/sampling"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// FinishReason says why a generation ended.
+type FinishReason string
+
+// The reasons a generation ends.
+const (
+	FinishStop    FinishReason = "stop"    // end-of-generation token or a stop string
+	FinishLength  FinishReason = "length"  // MaxTokens generated
+	FinishContext FinishReason = "context" // the context window is full
+	FinishAbort   FinishReason = "abort"   // the context was cancelled or the callback failed
+)
+
+// Limits on stop strings, so a request cannot make every token expensive.
+const (
+	maxStopStrings = 16
+	maxStopBytes   = 256
+)
+
+// GenerateOptions configure one generation. The zero value generates
+// greedily until an end-of-generation token or a full context.
+type GenerateOptions struct {
+	// MaxTokens caps the generated tokens; 0 means no cap but the context.
+	MaxTokens int
+	// Sampling chooses each token (zero value: greedy).
+	Sampling sampling.Params
+	// Stop strings end the generation; the text returned stops before the
+	// first occurrence and never shows any part of it.
+	Stop []string
+	// StopTokens end the generation like the vocabulary's end-of-generation
+	// tokens do (chat templates' end-of-turn markers).
+	StopTokens []int
+	// ParseSpecial turns special-token text in the prompt (such as "<s>" or
+	// a chat template's "<|im_start|>") into those tokens.
+	ParseSpecial bool
+	// Trace asks for each token's sampling trace (Token.Trace): the top
+	// candidates and what each sampling stage made of them.
+	Trace bool
+}
+
+// Token is one generated token as the callback receives it.
+type Token struct {
+	// ID is the token id, or -1 for text released when the generation ends
+	// that was held back after the last token (an unfinished UTF-8 sequence or
+	// a possible stop-string prefix).
+	ID int
+	// Text is the text this token makes final: possibly empty (held back),
+	// possibly including text held back from earlier tokens.
+	Text string
+	// Trace is how the token was chosen, when GenerateOptions.Trace is set
+	// (nil otherwise, and for ID -1). It is reused: valid during the callback only.
+	Trace *sampling.Trace
+}
+
+// TokenFunc receives each token as soon as it is sampled. Returning an error
+// aborts the generation; Generate then returns that error.
+type TokenFunc func(Token) error
+
+// Timings measure one generation.
+type Timings struct {
+	TimeToFirstToken time.Duration // from the call to the first sampled token
+	Prefill          time.Duration // evaluating the prompt
+	PrefillTokens    int           // prompt tokens evaluated (cached ones are skipped)
+	Decode           time.Duration // from the first sampled token to the end
+	DecodeTokens     int           // tokens generated after the first
+}
+
+// PrefillTokensPerSecond is the prompt evaluation rate (0 when nothing was evaluated).
+func (t Timings) PrefillTokensPerSecond() float64 { return rate(t.PrefillTokens, t.Prefill) }
+
+// DecodeTokensPerSecond is the generation rate after the first token.
+func (t Timings) DecodeTokensPerSecond() float64 { return rate(t.DecodeTokens, t.Decode) }
+
+func rate(n int, d time.Duration) float64 {
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// Result is the outcome of a generation.
+type Result struct {
+	Text         string       // the generated text (the prompt excluded)
+	Tokens       []int        // generated ids, without a final end-of-generation token
+	PromptTokens []int        // the prompt's ids, with BOS if the vocabulary adds it
+	FinishReason FinishReason //
+	Timings      Timings
+}
+
+// Generate tokenizes prompt, evaluates it and generates tokens until a stop
+// condition, calling onToken (which may be nil) for every generated token as
+// soon as it is sampled. Cancelling ctx ends the generation with FinishAbort
+// and no error. A prompt that does not fit in the context is an error
+// wrapping ErrPromptTooLong.
+func (s *Session) Generate(ctx context.Context, prompt string, opts GenerateOptions, onToken TokenFunc) (Result, error) {
+	tok := s.model.Tokenizer
+	ids, err := tok.Encode(prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: opts.ParseSpecial})
+	if err != nil {
+		return Result{}, err
+	}
+	return s.GenerateTokens(ctx, ids, opts, onToken)
+}
+
+// GenerateTokens is Generate for a prompt that is already token ids.
+func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts GenerateOptions, onToken TokenFunc) (Result, error) {
+	start := time.Now()
+	if !s.mu.TryLock() {
+		return Result{}, ErrBusy
+	}
+	defer s.mu.Unlock()
+
+	m := s.model
+	if err := s.checkPrompt(prompt); err != nil {
+		return Result{}, err
+	}
+	if err := checkOptions(opts); err != nil {
+		return Result{}, err
+	}
+	sampler, err := sampling.New(opts.Sampling, m.Config.VocabSize)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{PromptTokens: append([]int(nil), prompt...)}
+
+	// Prefill: reuse the cached prefix, evaluate the rest, keep the last logits.
+	first := commonPrefix(s.tokens, prompt)
+	if first == len(prompt) {
+		first-- // the last prompt token must run again to produce logits
+	}
+	s.tokens = s.tokens[:first]
+	for pos := first; pos < len(prompt); pos++ {
+		if ctx.Err() != nil {
+			res.FinishReason = FinishAbort
+			return res, nil
+		}
+		s.forward(prompt[pos], pos, pos == len(prompt)-1)
+		s.tokens = append(s.tokens, prompt[pos])
+	}
+	res.Timings.Prefill = time.Since(start)
+	res.Timings.PrefillTokens = len(prompt) - first
+	for _, id := range prompt {
+		sampler.Accept(id)
+	}
+
+	g := generation{
+		session: s, opts: opts, onToken: onToken, res: &res,
+		decoder: tokenizer.NewStreamDecoder(m.Tokenizer),
+		stop:    stopMatcher{stops: opts.Stop},
+	}
+	g.decoder.SetPrevious(prompt[len(prompt)-1])
+	err = g.run(ctx, sampler, start)
+	return res, err
+}
+
+// generation is the state of one decode loop.
+type generation struct {
+	session *Session
+	opts    GenerateOptions
+	onToken TokenFunc
+	res     *Result
+	decoder *tokenizer.StreamDecoder
+	stop    stopMatcher
+	text    strings.Builder
+	trace   sampling.Trace
+}
+
+// run samples, streams and evaluates tokens until a stop condition. How the
+// held-back text ends depends on why the loop ends: a stop string discards
+// it; a length or context limit releases it with the last token; an
+// end-of-generation token or a cancel releases it as a final Token with ID -1.
+func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start time.Time) error {
+	s, m, res := g.session, g.session.model, g.res
+	special := m.Tokenizer.Special()
+	var decodeStart time.Time
+	defer func() {
+		if !decodeStart.IsZero() {
+			res.Timings.Decode = time.Since(decodeStart)
+			res.Timings.DecodeTokens = max(len(res.Tokens)-1, 0)
+		}
+		res.Text = g.text.String()
+	}()
+	for {
+		if ctx.Err() != nil {
+			res.FinishReason = FinishAbort
+			return g.emit(Token{ID: -1, Text: g.flush()})
+		}
+		var next int
+		var trace *sampling.Trace
+		if g.opts.Trace {
+			next = sampler.SampleTrace(s.state.logits, &g.trace)
+			trace = &g.trace
+		} else {
+			next = sampler.Sample(s.state.logits)
+		}
+		if decodeStart.IsZero() {
+			decodeStart = time.Now()
+			res.Timings.TimeToFirstToken = decodeStart.Sub(start)
+		}
+		if special.IsEndOfGeneration(next) || (m.StopOnBOS && next == special.BOS) || slices.Contains(g.opts.StopTokens, next) {
+			res.FinishReason = FinishStop
+			return g.emit(Token{ID: -1, Text: g.flush()})
+		}
+		res.Tokens = append(res.Tokens, next)
+		sampler.Accept(next)
+		text, hit := g.stop.push(g.decoder.Add(next))
+		pos := len(s.tokens) // where next would be evaluated
+		switch {
+		case hit:
+			res.FinishReason = FinishStop
+		case len(res.Tokens) == g.opts.MaxTokens:
+			res.FinishReason = FinishLength
+		case pos == s.context:
+			res.FinishReason = FinishContext
+		}
+		if res.FinishReason != "" && !hit {
+			text += g.flush()
+		}
+		if err := g.emit(Token{ID: next, Text: text, Trace: trace}); err != nil {
+			return err
+		}
+		if res.FinishReason != "" {
+			return nil
+		}
+		s.forward(next, pos, true)
+		s.tokens = append(s.tokens, next)
+	}
+}
+
+// flush releases all held-back text: incomplete UTF-8 (as U+FFFD) and a
+// stop-string prefix that never completed.
+func (g *generation) flush() string {
+	rest, _ := g.stop.push(g.decoder.Flush())
+	return rest + g.stop.flush()
+}
+
+// emit appends t's text to the result and hands t to the callback. A final
+// token with no id and no text is not delivered. A callback error aborts.
+func (g *generation) emit(t Token) error {
+	if t.ID < 0 && t.Text == "" {
+		return nil
+	}
+	g.text.WriteString(t.Text)
+	if g.onToken == nil {
+		return nil
+	}
+	if err := g.onToken(t); err != nil {
+		g.res.FinishReason = FinishAbort
+		return fmt.Errorf("token callback: %w", err)
+	}
+	return nil
+}
+
+// checkPrompt rejects prompts the session cannot evaluate.
+func (s *Session) checkPrompt(prompt []int) error {
+	if len(prompt) == 0 {
+		return fmt.Errorf("%w: the prompt has no tokens and the vocabulary adds no BOS", ErrEmptyPrompt)
+	}
+	if len(prompt) > s.context {
+		return fmt.Errorf("%w: %d tokens, the context holds %d", ErrPromptTooLong, len(prompt), s.context)
+	}
+	vocab := s.model.Config.VocabSize
+	for i, id := range prompt {
+		if id < 0 || id >= vocab {
+			return fmt.Errorf("%w: prompt token %d at position %d is outside the vocabulary (0..%d)", ErrInvalidOption, id, i, vocab-1)
+		}
+	}
+	return nil
+}
+
+// checkOptions validates the options the sampler does not.
+func checkOptions(o GenerateOptions) error {
+	if o.MaxTokens < 0 {
+		return fmt.Errorf("%w: max_tokens must be >= 0, got %d", ErrInvalidOption, o.MaxTokens)
+	}
+	if len(o.Stop) > maxStopStrings {
+		return fmt.Errorf("%w: stop: at most %d stop strings, got %d", ErrInvalidOption, maxStopStrings, len(o.Stop))
+	}
+	if len(o.StopTokens) > maxStopStrings {
+		return fmt.Errorf("%w: stop_tokens: at most %d, got %d", ErrInvalidOption, maxStopStrings, len(o.StopTokens))
+	}
+	for i, st := range o.Stop {
+		if st == "" || len(st) > maxStopBytes || !utf8.ValidString(st) {
+			return fmt.Errorf("%w: stop[%d] must be valid UTF-8 of 1..%d bytes", ErrInvalidOption, i, maxStopBytes)
+		}
+	}
+	return nil
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

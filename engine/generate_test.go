@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/sampling"
+)
+
+const onceUpon = "Once upon a time"
+
+// greedyOnceUpon is llama2.c's greedy completion of "Once upon a time".
+func greedyOnceUpon(t *testing.T) string {
+	for _, r := range loadRuncGolden(t).Runs {
+		if r.Prompt == onceUpon {
+			return strings.TrimPrefix(r.Text, onceUpon)
+		}
+	}
+	t.Fatal("no golden run for " + onceUpon)
+	return ""
+}
+
+func TestStopStringStreaming(t *testing.T) {
+	m := loadStories260K(t)
+	opts := GenerateOptions{MaxTokens: 60}
+	plain, err := newSession(t, m).Generate(context.Background(), onceUpon, opts, nil)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(greedyOnceUpon(t), plain.Text))
+
+	for _, stop := range []string{"Lily", " named", ". She", "\n", "zzz-never"} {
+		t.Run(stop, func(t *testing.T) {
+			var chunks []string
+			opts := opts
+			opts.Stop = []string{stop}
+			res, err := newSession(t, m).Generate(context.Background(), onceUpon, opts,
+				func(tok Token) error { chunks = append(chunks, tok.Text); return nil })
+			require.NoError(t, err)
+			streamed := strings.Join(chunks, "")
+			assert.Equal(t, res.Text, streamed)
+			assert.NotContains(t, streamed, stop, "the stream never shows the stop string")
+			if i := strings.Index(plain.Text, stop); i >= 0 {
+				assert.Equal(t, plain.Text[:i], res.Text, "text ends right before the stop string")
+				assert.Equal(t, FinishStop, res.FinishReason)
+			} else {
+				assert.Equal(t, plain.Text, res.Text)
+				assert.Equal(t, FinishLength, res.FinishReason)
+			}
+		})
+	}
+}
+
+func TestMaxTokensAndContextLimit(t *testing.T) {
+	m := loadStories260K(t)
+	s := newSession(t, m)
+	res, err := s.Generate(context.Background(), onceUpon, GenerateOptions{MaxTokens: 7}, nil)
+	require.NoError(t, err)
+	assert.Len(t, res.Tokens, 7)
+	assert.Equal(t, FinishLength, res.FinishReason)
+
+	// A 16-position session with a 5-token prompt: tokens are sampled after
+	// positions 4..15, i.e. 12 of them, and the last cannot be evaluated.
+	small, err := m.NewSession(SessionOptions{ContextLength: 16})
+	require.NoError(t, err)
+	res, err = small.Generate(context.Background(), onceUpon, GenerateOptions{}, nil)
+	require.NoError(t, err)
+	assert.Len(t, res.Tokens, 12)
+	assert.Equal(t, FinishContext, res.FinishReason)
+	assert.True(t, strings.HasPrefix(greedyOnceUpon(t), res.Text))
+}
+
+func TestPromptTooLong(t *testing.T) {
+	m := loadStories260K(t)
+	s, err := m.NewSession(SessionOptions{ContextLength: 8})
+	require.NoError(t, err)
+	_, err = s.Generate(context.Background(), "Once upon a time there was a dog and a cat", GenerateOptions{}, nil)
+	require.ErrorIs(t, err, ErrPromptTooLong)
+	assert.Contains(t, err.Error(), "the context holds 8")
+	// The session still works.
+	res, err := s.Generate(context.Background(), "Once", GenerateOptions{MaxTokens: 2}, nil)
+	require.NoError(t, err)
+	assert.Len(t, res.Tokens, 2)
+}
+
+func TestCancelStopsAndSessionStaysUsable(t *testing.T) {
+	m := loadStories260K(t)
+	s := newSession(t, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	res, err := s.Generate(ctx, onceUpon, GenerateOptions{MaxTokens: 100}, func(Token) error {
+		n++
+		if n == 5 {
+			cancel()
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, FinishAbort, res.FinishReason)
+	assert.Len(t, res.Tokens, 5)
+
+	res, err = s.Generate(context.Background(), onceUpon, GenerateOptions{MaxTokens: 20}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, FinishLength, res.FinishReason)
+	assert.True(t, strings.HasPrefix(greedyOnceUpon(t), res.Text))
+}
+
+func TestCallbackErrorAborts(t *testing.T) {
+	s := newSession(t, loadStories260K(t))
+	boom := errors.New("boom")
+	res, err := s.Generate(context.Background(), onceUpon, GenerateOptions{MaxTokens: 50}, func(tok Token) error { return boom })
+	require.ErrorIs(t, err, boom)
+	assert.Equal(t, FinishAbort, res.FinishReason)
+	assert.Len(t, res.Tokens, 1)
+}
+
+func TestConcurrentGenerateIsRejected(t *testing.T) {
+	s := newSession(t, loadStories260K(t))
+	var inner error
+	_, err := s.Generate(context.Background(), onceUpon, GenerateOptions{MaxTokens: 3}, func(Token) error {
+		if inner == nil {
+			_, inner = s.Generate(context.Background(), "x", GenerateOptions{MaxTokens: 1}, nil)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.ErrorIs(t, inner, ErrBusy)
+}
+
+func TestPromptCacheReuse(t *testing.T) {
+	s := newSession(t, loadStories260K(t))
+	first, err := s.Generate(context.Background(), onceUpon, GenerateOptions{MaxTokens: 30}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 5, first.Timings.PrefillTokens)
+	again, err := s.Generate(context.Background(), onceUpon, GenerateOptions{MaxTokens: 30}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, again.Timings.PrefillTokens, "only the last prompt token runs again")
+	assert.Equal(t, first.Tokens, again.Tokens)
+	// A prompt that extends the cached conversation evaluates only the new part.
+	ext, err := s.Generate(context.Background(), onceUpon+first.Text, GenerateOptions{MaxTokens: 5}, nil)
+	require.NoError(t, err)
+	assert.Less(t, ext.Timings.PrefillTokens, len(ext.PromptTokens))
+}
+
+func TestInvalidOptions(t *testing.T) {
+	s := newSession(t, loadStories260K(t))
+	tests := []struct {
+		name  string
+		opts  GenerateOptions
+		field string
+	}{
+		{"negative max tokens", GenerateOptions{MaxTokens: -1}, "max_tokens"},
+		{"empty stop string", GenerateOptions{Stop: []string{""}}, "stop[0]"},
+		{"too many stop strings", GenerateOptions{Stop: make([]string, 17)}, "stop"},
+		{"negative temperature", GenerateOptions{Sampling: sampling.Params{Temperature: -1}}, "temperature"},
+		{"top_p above 1", GenerateOptions{Sampling: sampling.Params{TopP: 1.5}}, "top_p"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Generate(context.Background(), onceUpon, tt.opts, nil)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.field)
+		})
+	}
+	_, err := s.GenerateTokens(context.Background(), []int{1, 9999}, GenerateOptions{}, nil)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	_, err = s.GenerateTokens(context.Background(), nil, GenerateOptions{}, nil)
+	require.ErrorIs(t, err, ErrEmptyPrompt)
+	_, err = s.Generate(context.Background(), "bad \xff utf-8", GenerateOptions{}, nil)
+	require.Error(t, err)
+}
+
+// TestSeededSamplingIsReproducible: the same seed gives the same tokens; a
+// different seed (almost surely) does not.
+func TestSeededSamplingIsReproducible(t *testing.T) {
+	m := loadStories260K(t)
+	gen := func(seed uint64) []int {
+		s := newSession(t, m)
+		res, err := s.Generate(context.Background(), onceUpon, GenerateOptions{
+			MaxTokens: 40, Sampling: sampling.Params{Temperature: 1, TopP: 0.9, Seed: seed},
+		}, nil)
+		require.NoError(t, err)
+		return res.Tokens
+	}
+	assert.Equal(t, gen(42), gen(42))
+	assert.NotEqual(t, gen(42), gen(43))
+}
+
+func TestTraceDescribesEachChoice(t *testing.T) {
+	s := newSession(t, loadStories260K(t))
+	n := 0
+	res, err := s.Generate(context.Background(), onceUpon, GenerateOptions{
+		MaxTokens: 10, Trace: true, Sampling: sampling.Params{Temperature: 0.8, TopK: 5, Seed: 1},
+	}, func(tok Token) error {
+		require.NotNil(t, tok.Trace)
+		assert.Equal(t, tok.ID, tok.Trace.Chosen)
+		assert.LessOrEqual(t, tok.Trace.Kept, 5)
+		n++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, len(res.Tokens), n)
+}

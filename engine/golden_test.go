@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGreedyMatchesLlama2C: greedy decoding of stories260K reproduces
+// llama2.c's run.c token for token and character for character, for every
+// prompt in the golden file. run.c runs `steps` positions: the prompt and the
+// generated tokens together make steps+1 ids.
+func TestGreedyMatchesLlama2C(t *testing.T) {
+	g := loadRuncGolden(t)
+	m := loadStories260K(t)
+	for _, run := range g.Runs {
+		t.Run(run.Prompt, func(t *testing.T) {
+			s := newSession(t, m)
+			maxTokens := g.Steps + 1 - len(run.PromptIDs)
+			var streamed string
+			chunks := 0
+			res, err := s.Generate(context.Background(), run.Prompt, GenerateOptions{MaxTokens: maxTokens},
+				func(tok Token) error {
+					streamed += tok.Text
+					chunks++
+					return nil
+				})
+			require.NoError(t, err)
+			assert.Equal(t, run.PromptIDs, res.PromptTokens, "prompt ids")
+			assert.Equal(t, run.GeneratedIDs, res.Tokens, "generated ids")
+			want := FinishLength
+			if run.StoppedAtBOS {
+				want = FinishStop
+			}
+			assert.Equal(t, want, res.FinishReason)
+			// run.c prints the prompt, then the completion.
+			assert.Equal(t, run.Text, run.Prompt+res.Text, "text")
+			assert.Equal(t, res.Text, streamed, "streamed text equals the result")
+			assert.Equal(t, len(res.Tokens), chunks, "one callback per generated token")
+		})
+	}
+}
+
+// TestLogitsMatchLlama2C compares the full logit vector after "Once upon a
+// time" with run.c's. run.c sums each dot product left to right; we sum in
+// four lanes, so values differ by float32 rounding: |Δ| ≤ 1e-4 on logits of
+// magnitude ~10 is a few hundred ulps of slack, yet any real arithmetic bug
+// moves logits by far more.
+func TestLogitsMatchLlama2C(t *testing.T) {
+	g := loadRuncGolden(t)
+	want := g.LogitsAfterPrompt
+	s := newSession(t, loadStories260K(t))
+	for pos, id := range want.PromptIDs {
+		s.forward(id, pos, pos == len(want.PromptIDs)-1)
+	}
+	require.Len(t, s.state.logits, len(want.Logits))
+	worst := 0.0
+	for i, w := range want.Logits {
+		d := math.Abs(float64(s.state.logits[i] - w))
+		worst = math.Max(worst, d)
+		require.InDelta(t, w, s.state.logits[i], 1e-4, "logit %d", i)
+	}
+	t.Logf("max |logit - run.c| = %.2e", worst)
+}
+
+// TestDecodeStepAllocatesNothing: the forward pass of one token uses only
+// buffers allocated with the session.
+func TestDecodeStepAllocatesNothing(t *testing.T) {
+	s := newSession(t, loadStories260K(t))
+	pos := 0
+	allocs := testing.AllocsPerRun(50, func() {
+		s.forward(1+pos%300, pos, true)
+		pos++
+	})
+	assert.Zero(t, allocs)
+}

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/wasmlm/wasmlm/internal/fmath"
+)
+
+// The element-wise operations of the forward pass. Products are rounded
+// explicitly (float32(a*b)) before they are added so no platform fuses them
+// into multiply-adds: native and wasm builds compute the same bits.
+
+// rmsNorm sets out = weight ⊙ x / sqrt(mean(x²) + eps).
+func rmsNorm(out, x, weight []float32, eps float32) {
+	x = x[:len(out)]
+	weight = weight[:len(out)]
+	var ss float32
+	for _, v := range x {
+		ss += float32(v * v)
+	}
+	ss = ss/float32(len(x)) + eps
+	scale := float32(1 / math.Sqrt(float64(ss)))
+	for i, v := range x {
+		out[i] = weight[i] * float32(scale*v)
+	}
+}
+
+// softmax replaces x with exp(x - max) / Σ exp(x - max).
+func softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	maxV := x[0]
+	for _, v := range x[1:] {
+		if v > maxV {
+			maxV = v
+		}
+	}
+	var sum float32
+	for i, v := range x {
+		e := fmath.Exp(v - maxV)
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// swiGLU sets gate = silu(gate) ⊙ up, silu(g) = g·σ(g).
+func swiGLU(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		gate[i] = float32(g/(1+fmath.Exp(-g))) * up[i]
+	}
+}
+
+// addInto sets dst += src.
+func addInto(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// ropeTable holds cos and sin of every position's rotation angle.
+type ropeTable struct {
+	cos, sin []float32 // (context, headDim/2)
+	half     int
+}
+
+// newRopeTable precomputes the rotations for positions [0, context):
+// pair i of a head turns by pos/scale · theta^(-2i/headDim) / factors[i]
+// (factors may be nil).
+func newRopeTable(c Config, factors []float32, context int) ropeTable {
+	half := c.HeadDim() / 2
+	t := ropeTable{cos: make([]float32, context*half), sin: make([]float32, context*half), half: half}
+	logTheta := fmath.Log64(float64(c.RopeTheta))
+	invFreq := make([]float64, half)
+	for i := range invFreq {
+		// In float32, as llama2.c computes 1/powf(theta, 2i/headDim).
+		expo := float32(2*i) / float32(c.HeadDim())
+		invFreq[i] = float64(float32(1 / fmath.Exp64(float64(expo)*logTheta)))
+		if factors != nil {
+			invFreq[i] = float64(float32(invFreq[i]) / factors[i])
+		}
+	}
+	for pos := 0; pos < context; pos++ {
+		p := float32(float32(pos) / c.RopeScale)
+		for i, f := range invFreq {
+			angle := float32(p * float32(f))
+			s, co := math.Sincos(float64(angle))
+			t.cos[pos*half+i] = float32(co)
+			t.sin[pos*half+i] = float32(s)
+		}
+	}
+	return t
+}
+
+// rotate applies position pos's rotation to every head in v (heads·headDim
+// values), pairing dimensions as style says.
+func (t ropeTable) rotate(v []float32, pos, headDim int, style RopeStyle) {
+	cos := t.cos[pos*t.half : (pos+1)*t.half]
+	sin := t.sin[pos*t.half : (pos+1)*t.half]
+	for h := 0; h+headDim <= len(v); h += headDim {
+		head := v[h : h+headDim]
+		for i := range t.half {
+			a, b := 2*i, 2*i+1
+			if style == RopeHalves {
+				a, b = i, i+t.half
+			}
+			x0, x1 := head[a], head[b]
+			head[a] = float32(x0*cos[i]) - float32(x1*sin[i])
+			head[b] = float32(x0*sin[i]) + float32(x1*cos[i])
+		}
+	}
+}

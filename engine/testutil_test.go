@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Paths of the default model, shared with the models package (tests may read files).
+const (
+	stories260KPath = "../models/stories260K.bin"
+	tok512Path      = "../models/tok512.bin"
+)
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+func loadStories260K(t testing.TB) *Model {
+	t.Helper()
+	m, err := LoadLlama2C(readFile(t, stories260KPath), readFile(t, tok512Path))
+	require.NoError(t, err)
+	return m
+}
+
+func newSession(t testing.TB, m *Model) *Session {
+	t.Helper()
+	s, err := m.NewSession(SessionOptions{})
+	require.NoError(t, err)
+	return s
+}
+
+// runcGolden is ../shared/golden/runc_stories260K.json: llama2.c run.c's
+// greedy output for stories260K (see that folder's README).
+type runcGolden struct {
+	Steps int `json:"steps"`
+	Runs  []struct {
+		Prompt       string `json:"prompt"`
+		PromptIDs    []int  `json:"prompt_ids"`
+		GeneratedIDs []int  `json:"generated_ids"`
+		StoppedAtBOS bool   `json:"stopped_at_bos"`
+		Text         string `json:"text"`
+	} `json:"runs"`
+	LogitsAfterPrompt struct {
+		Prompt    string      `json:"prompt"`
+		PromptIDs []int       `json:"prompt_ids"`
+		Logits    []float32   `json:"logits"`
+		Top10     [][]float64 `json:"top10"`
+	} `json:"logits_after_prompt"`
+}
+
+func loadRuncGolden(t testing.TB) runcGolden {
+	t.Helper()
+	var g runcGolden
+	require.NoError(t, json.Unmarshal(readFile(t, "testdata/runc_stories260K.json"), &g))
+	require.NotEmpty(t, g.Runs)
+	return g
+}
+
+// llama2cCheckpoint builds a legacy llama2.c checkpoint with weights drawn
+// from N(0, std²) (norm weights 1), for benchmarks and shape tests.
+func llama2cCheckpoint(c Config, shared bool, seed uint64, std float64) []byte {
+	vocab := int32(c.VocabSize)
+	if !shared {
+		vocab = -vocab
+	}
+	header := []int32{int32(c.Dim), int32(c.HiddenDim), int32(c.Layers), int32(c.Heads), int32(c.KVHeads), vocab, int32(c.ContextLength)}
+	dim, hid, kv, L := c.Dim, c.HiddenDim, c.KVDim(), c.Layers
+	type part struct {
+		n    int
+		norm bool
+	}
+	parts := []part{
+		{c.VocabSize * dim, false}, {L * dim, true}, {L * dim * dim, false}, {L * dim * kv, false},
+		{L * dim * kv, false}, {L * dim * dim, false}, {L * dim, true}, {L * hid * dim, false},
+		{L * dim * hid, false}, {L * hid * dim, false}, {dim, true}, {c.ContextLength * c.HeadDim(), false},
+	}
+	if !shared {
+		parts = append(parts, part{c.VocabSize * dim, false})
+	}
+	n := 0
+	for _, p := range parts {
+		n += p.n
+	}
+	out := make([]byte, 28, 28+4*n)
+	for i, h := range header {
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(h))
+	}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for _, p := range parts {
+		for range p.n {
+			v := float32(1)
+			if !p.norm {
+				v = float32(rng.NormFloat64() * std)
+			}
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+		}
+	}
+	return out
+}
+
+// syntheticTokenizerBin builds a llama2.c tokenizer.bin with n tokens: the
+// three control tokens, the 256 byte tokens, then "t<i>" pieces.
+func syntheticTokenizerBin(n int) []byte {
+	piece := func(i int) string {
+		switch {
+		case i == 0:
+			return "<unk>"
+		case i == 1:
+			return "\n<s>\n"
+		case i == 2:
+			return "\n</s>\n"
+		case i < 259:
+			return string([]byte{'<', '0', 'x', "0123456789ABCDEF"[(i-3)>>4], "0123456789ABCDEF"[(i-3)&15], '>'})
+		}
+		return " t" + itoa(i)
+	}
+	out := binary.LittleEndian.AppendUint32(nil, 16)
+	for i := range n {
+		p := piece(i)
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(-i)))
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(p)))
+		out = append(out, p...)
+	}
+	return out
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}
+
+// stories15MShape is the shape of llama2.c's stories15M (random weights here).
+var stories15MShape = Config{
+	Dim: 288, HiddenDim: 768, Layers: 6, Heads: 6, KVHeads: 6, VocabSize: 32000, ContextLength: 256,
+	RopeTheta: 10000, RopeScale: 1, NormEps: 1e-5,
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// Weights are a model's parameters. Matrices are (rows = outputs, cols =
+// inputs) views into the model bytes; vectors are float32 views where the file
+// stores float32, else decoded once at load (they are small).
+type Weights struct {
+	TokenEmbedding *tensor.Matrix // (vocab, dim)
+	Layers         []LayerWeights
+	OutputNorm     []float32      // (dim)
+	Output         *tensor.Matrix // (vocab, dim); the embedding itself when shared
+	// RopeFreqFactors, when present, divide each rotary pair's frequency
+	// (headDim/2 values; llama-3.1-style rope scaling stores them as rope_freqs.weight).
+	RopeFreqFactors []float32
+}
+
+// LayerWeights are one transformer block's parameters.
+type LayerWeights struct {
+	AttnNorm []float32      // (dim)
+	Wq       *tensor.Matrix // (dim, dim): query projection
+	Wk       *tensor.Matrix // (kvDim, dim)
+	Wv       *tensor.Matrix // (kvDim, dim)
+	Wo       *tensor.Matrix // (dim, dim): attention output projection
+	Bq       []float32      // (dim) or nil: query bias (qwen2)
+	Bk       []float32      // (kvDim) or nil
+	Bv       []float32      // (kvDim) or nil
+	FFNNorm  []float32      // (dim)
+	WGate    *tensor.Matrix // (hidden, dim): w1 in llama2.c
+	WDown    *tensor.Matrix // (dim, hidden): w2
+	WUp      *tensor.Matrix // (hidden, dim): w3
+}
+
+// checkShapes verifies every weight against the config, so the forward pass
+// can index without checks.
+func (w *Weights) checkShapes(c Config) error {
+	mat := func(name string, m *tensor.Matrix, rows, cols int) error {
+		if m == nil {
+			return fmt.Errorf("%w: missing tensor %s", ErrFormat, name)
+		}
+		if m.Rows != rows || m.Cols != cols {
+			return fmt.Errorf("%w: tensor %s is %d×%d, want %d×%d", ErrFormat, name, m.Rows, m.Cols, rows, cols)
+		}
+		return nil
+	}
+	vec := func(name string, v []float32, n int, optional bool) error {
+		if v == nil && optional {
+			return nil
+		}
+		if len(v) != n {
+			return fmt.Errorf("%w: tensor %s has %d elements, want %d", ErrFormat, name, len(v), n)
+		}
+		return nil
+	}
+	kv := c.KVDim()
+	errs := []error{
+		mat("token_embd", w.TokenEmbedding, c.VocabSize, c.Dim),
+		mat("output", w.Output, c.VocabSize, c.Dim),
+		vec("output_norm", w.OutputNorm, c.Dim, false),
+	}
+	if w.RopeFreqFactors != nil && len(w.RopeFreqFactors) != c.HeadDim()/2 {
+		return fmt.Errorf("%w: rope_freqs has %d factors, want head_dim/2 = %d", ErrFormat, len(w.RopeFreqFactors), c.HeadDim()/2)
+	}
+	if len(w.Layers) != c.Layers {
+		return fmt.Errorf("%w: %d layers of weights, config says %d", ErrFormat, len(w.Layers), c.Layers)
+	}
+	for i, l := range w.Layers {
+		p := fmt.Sprintf("blk.%d.", i)
+		errs = append(errs,
+			vec(p+"attn_norm", l.AttnNorm, c.Dim, false),
+			mat(p+"attn_q", l.Wq, c.Dim, c.Dim),
+			mat(p+"attn_k", l.Wk, kv, c.Dim),
+			mat(p+"attn_v", l.Wv, kv, c.Dim),
+			mat(p+"attn_output", l.Wo, c.Dim, c.Dim),
+			vec(p+"attn_q.bias", l.Bq, c.Dim, true),
+			vec(p+"attn_k.bias", l.Bk, kv, true),
+			vec(p+"attn_v.bias", l.Bv, kv, true),
+			vec(p+"ffn_norm", l.FFNNorm, c.Dim, false),
+			mat(p+"ffn_gate", l.WGate, c.HiddenDim, c.Dim),
+			mat(p+"ffn_down", l.WDown, c.Dim, c.HiddenDim),
+			mat(p+"ffn_up", l.WUp, c.HiddenDim, c.Dim),
+		)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
