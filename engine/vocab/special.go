@@ -1,0 +1,214 @@
+package vocab
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// defaults are llama.cpp's special ids and BOS policy for a model type,
+// used where the file has no key.
+type defaults struct {
+	bos, eos, unk int
+	addBOS        bool
+	noBOS         bool // the pre-tokenizer clears BOS (chatglm-bpe)
+}
+
+// vocab is what both tokenizer types read from a file.
+type vocab struct {
+	tokens         []string
+	types          []tokenizer.TokenType
+	special        tokenizer.Special
+	lstrip, rstrip []int
+	ids            map[string]int // id of each text named in markerTexts; the last id wins, as in llama.cpp
+}
+
+// Texts by which llama.cpp recognises marker tokens that a file does not
+// name by id. llama.cpp looks them up in a hash map, so when a vocabulary
+// has several texts of one list, which one it takes is unspecified; the
+// first in list order is taken here.
+var (
+	eotTexts    = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "<｜end▁of▁sentence｜>"}
+	eomTexts    = []string{"<|eom_id|>"}
+	fimPreTexts = []string{"<|fim_prefix|>", "<fim-prefix>", "<｜fim▁begin｜>", "<PRE>"}
+	fimSufTexts = []string{"<|fim_suffix|>", "<fim-suffix>", "<｜fim▁hole｜>", "<SUF>"}
+	fimMidTexts = []string{"<|fim_middle|>", "<fim-middle>", "<｜fim▁end｜>", "<MID>"}
+	fimPadTexts = []string{"<|fim_pad|>", "<fim-pad>", "<PAD>"}
+	fimRepTexts = []string{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"}
+	fimSepTexts = []string{"<|file_sep|>"}
+	// eogTexts are made control tokens wherever they occur.
+	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}
+	// otherTexts are looked up for the Phi-3 and Jina rules.
+	otherTexts = []string{"</s>", "<unk>", "<s>", "<mask>"}
+)
+
+// markers pairs each detection list with the keys that name its token
+// (current and deprecated), as llama_vocab::impl::load does.
+var markers = []struct {
+	keys  []string
+	texts []string
+}{
+	{[]string{keyEOT}, eotTexts},
+	{[]string{keyEOM}, eomTexts},
+	{[]string{"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"}, fimPreTexts},
+	{[]string{"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"}, fimSufTexts},
+	{[]string{"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"}, fimMidTexts},
+	{[]string{"tokenizer.ggml.fim_pad_token_id"}, fimPadTexts},
+	{[]string{"tokenizer.ggml.fim_rep_token_id"}, fimRepTexts},
+	{[]string{"tokenizer.ggml.fim_sep_token_id"}, fimSepTexts},
+}
+
+// readVocab reads tokens, token types and special ids, and applies
+// llama.cpp's rules for what the file leaves out.
+func readVocab(f *gguf.File, def defaults) (*vocab, error) {
+	tokens, err := f.Strings(keyTokens)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	n := len(tokens)
+	v := &vocab{tokens: tokens, types: make([]tokenizer.TokenType, n), ids: make(map[string]int)}
+	if err := v.readTypes(f); err != nil {
+		return nil, err
+	}
+	wanted := make(map[string]bool)
+	for _, list := range [][]string{eotTexts, eomTexts, fimPreTexts, fimSufTexts, fimMidTexts, fimPadTexts, fimRepTexts, fimSepTexts, eogTexts, otherTexts} {
+		for _, t := range list {
+			wanted[t] = true
+		}
+	}
+	for id, t := range tokens {
+		if wanted[t] {
+			v.ids[t] = id
+		}
+	}
+
+	sp := tokenizer.Special{BOS: def.bos, EOS: def.eos, EOT: -1, UNK: def.unk, PAD: -1, AddBOS: def.addBOS}
+	if def.noBOS {
+		sp.BOS = -1
+	}
+	for _, p := range []*int{&sp.BOS, &sp.EOS, &sp.UNK} {
+		if *p >= n {
+			*p = -1 // a default the vocabulary is too small for
+		}
+	}
+	for _, k := range []struct {
+		key string
+		id  *int
+	}{{keyBOS, &sp.BOS}, {keyEOS, &sp.EOS}, {keyUNK, &sp.UNK}, {keyPAD, &sp.PAD}} {
+		if err := readID(f, k.key, n, k.id); err != nil {
+			return nil, err
+		}
+	}
+	if sp.AddBOS, err = f.BoolOr(keyAddBOS, sp.AddBOS); err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	if sp.AddEOS, err = f.BoolOr(keyAddEOS, false); err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+
+	// Marker tokens named by key keep their type; those found by text
+	// become control tokens, as llama.cpp forces them to be.
+	for i, m := range markers {
+		id := -1
+		for _, key := range m.keys {
+			if err := readID(f, key, n, &id); err != nil {
+				return nil, err
+			}
+		}
+		if id < 0 {
+			id = v.first(m.texts)
+			if id >= 0 {
+				v.types[id] = tokenizer.TokenControl
+			}
+		}
+		if i == 0 {
+			sp.EOT = id
+		}
+	}
+	for _, t := range eogTexts {
+		if id, ok := v.ids[t]; ok {
+			v.types[id] = tokenizer.TokenControl
+		}
+	}
+	v.special = sp
+
+	name, err := f.StringOr(keyName, "")
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	if name = strings.ToLower(name); strings.Contains(name, "phi-3") || strings.Contains(name, "phi3") {
+		v.phi3RStrip()
+	}
+	return v, nil
+}
+
+// readTypes reads tokenizer.ggml.token_type; without it every token is
+// normal. Values outside llama.cpp's enum become TokenUndefined, as there.
+func (v *vocab) readTypes(f *gguf.File) error {
+	if _, ok := f.Lookup(keyTokenType); !ok {
+		for i := range v.types {
+			v.types[i] = tokenizer.TokenNormal
+		}
+		return nil
+	}
+	raw, err := f.Int32s(keyTokenType)
+	if err != nil {
+		return fmt.Errorf("vocab: %w", err)
+	}
+	if len(raw) != len(v.tokens) {
+		return fmt.Errorf("%w: %d token types for %d tokens", ErrFormat, len(raw), len(v.tokens))
+	}
+	for i, t := range raw {
+		if t < int32(tokenizer.TokenUndefined) || t > int32(tokenizer.TokenByte) {
+			t = int32(tokenizer.TokenUndefined)
+		}
+		v.types[i] = tokenizer.TokenType(t)
+	}
+	return nil
+}
+
+// readID sets *id from key if the file has it and it names a token;
+// llama.cpp ignores (with a warning) an id past the vocabulary.
+func readID(f *gguf.File, key string, n int, id *int) error {
+	if _, ok := f.Lookup(key); !ok {
+		return nil
+	}
+	x, err := f.Uint32(key)
+	if err != nil {
+		return fmt.Errorf("vocab: %w", err)
+	}
+	if int64(x) < int64(n) {
+		*id = int(x)
+	}
+	return nil
+}
+
+// first is the id of the first of texts in the vocabulary, or -1.
+func (v *vocab) first(texts []string) int {
+	for _, t := range texts {
+		if id, ok := v.ids[t]; ok {
+			return id
+		}
+	}
+	return -1
+}
+
+// phi3RStrip sets llama.cpp's Phi-3 attributes: every control, user-defined
+// and unknown token swallows the white space on its right, except <unk>,
+// <s> and <|endoftext|>. (llama.cpp also sets it on </s>, which matters only
+// when </s> is one of those types, as it is in Phi-3.)
+func (v *vocab) phi3RStrip() {
+	keep := map[int]bool{}
+	for _, t := range []string{"<unk>", "<s>", "<|endoftext|>"} {
+		if id, ok := v.ids[t]; ok {
+			keep[id] = true
+		}
+	}
+	for id, typ := range v.types {
+		if (typ == tokenizer.TokenControl || typ == tokenizer.TokenUserDefined || typ == tokenizer.TokenUnknown) && !keep[id] {
+			v.rstrip = append(v.rstrip, id)
+		}
+	}
+}

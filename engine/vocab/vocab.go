@@ -1,0 +1,142 @@
+// Package vocab builds the tokenizer that a GGUF file describes, reading its
+// tokenizer.ggml.* keys the way llama.cpp's llama_vocab::impl::load does
+// (llama.cpp of early 2025): "gpt2" vocabularies become a byte-level BPE
+// (package tokenizer/bpe), "llama" vocabularies a SentencePiece tokenizer
+// (tokenizer.SPM).
+//
+// It is the glue between the file format and the tokenizers, which know no
+// file format: it also carries llama.cpp's loading rules that GGUF does not
+// store, such as the default special ids of each model type, turning tokens
+// that look like end-of-turn or fill-in-the-middle markers into control
+// tokens, and the Phi-3 RSTRIP attributes.
+package vocab
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/tokenizer"
+	"github.com/wasmlm/wasmlm/tokenizer/bpe"
+)
+
+// GGUF keys read here.
+const (
+	keyModel          = "tokenizer.ggml.model"
+	keyPre            = "tokenizer.ggml.pre"
+	keyTokens         = "tokenizer.ggml.tokens"
+	keyScores         = "tokenizer.ggml.scores"
+	keyTokenType      = "tokenizer.ggml.token_type"
+	keyMerges         = "tokenizer.ggml.merges"
+	keyAddBOS         = "tokenizer.ggml.add_bos_token"
+	keyAddEOS         = "tokenizer.ggml.add_eos_token"
+	keyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
+	keyBOS            = "tokenizer.ggml.bos_token_id"
+	keyEOS            = "tokenizer.ggml.eos_token_id"
+	keyEOT            = "tokenizer.ggml.eot_token_id"
+	keyEOM            = "tokenizer.ggml.eom_token_id"
+	keyUNK            = "tokenizer.ggml.unknown_token_id"
+	keyPAD            = "tokenizer.ggml.padding_token_id"
+	keyName           = "general.name"
+)
+
+// FromGGUF returns the tokenizer of f, chosen by tokenizer.ggml.model:
+// "gpt2" gives a *bpe.BPE, "llama" a *tokenizer.SPM. Another model type is
+// an error wrapping ErrUnsupportedModel, an unknown tokenizer.ggml.pre one
+// wrapping bpe.ErrUnknownPreTokenizer; both name what the file says.
+func FromGGUF(f *gguf.File) (tokenizer.Tokenizer, error) {
+	model, err := f.String(keyModel)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	// The concrete results are checked before conversion to the interface,
+	// so that an error never comes with a non-nil Tokenizer.
+	switch model {
+	case "gpt2":
+		b, err := fromBPE(f)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	case "llama":
+		s, err := fromSPM(f)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("%w: %s is %q (supported: \"gpt2\", byte-level BPE; \"llama\", SentencePiece)", ErrUnsupportedModel, keyModel, model)
+}
+
+// fromBPE reads a "gpt2" vocabulary.
+func fromBPE(f *gguf.File) (*bpe.BPE, error) {
+	pre, err := f.StringOr(keyPre, "")
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	if pre == "" {
+		pre = "default" // llama.cpp warns and uses its default regexes
+	}
+	ignoreMerges, addBOS := bpe.LlamaCppDefaults(pre)
+	v, err := readVocab(f, defaults{bos: 11, eos: 11, unk: -1, addBOS: addBOS, noBOS: pre == "chatglm-bpe"})
+	if err != nil {
+		return nil, err
+	}
+	merges, err := f.Strings(keyMerges)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: BPE vocabulary without merges: %w", err)
+	}
+	if strings.Contains(pre, "jina-v2-") {
+		if id, ok := v.ids["<mask>"]; ok {
+			v.lstrip = append(v.lstrip, id) // llama.cpp's attribute for the Jina v2 models
+		}
+	}
+	b, err := bpe.New(bpe.Config{
+		Tokens:       v.tokens,
+		Types:        v.types,
+		Merges:       merges,
+		PreTokenizer: pre,
+		IgnoreMerges: ignoreMerges,
+		Special:      v.special,
+		LStrip:       v.lstrip,
+		RStrip:       v.rstrip,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	return b, nil
+}
+
+// fromSPM reads a "llama" vocabulary.
+func fromSPM(f *gguf.File) (*tokenizer.SPM, error) {
+	v, err := readVocab(f, defaults{bos: 1, eos: 2, unk: 0, addBOS: true})
+	if err != nil {
+		return nil, err
+	}
+	var scores []float32
+	if _, ok := f.Lookup(keyScores); ok {
+		if scores, err = f.Float32s(keyScores); err != nil {
+			return nil, fmt.Errorf("vocab: %w", err)
+		}
+		if len(scores) != len(v.tokens) {
+			return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrFormat, len(scores), len(v.tokens))
+		}
+	}
+	addSpacePrefix, err := f.BoolOr(keyAddSpacePrefix, true)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	s, err := tokenizer.NewSPM(tokenizer.SPMConfig{
+		Tokens:         v.tokens,
+		Scores:         scores,
+		Types:          v.types,
+		Special:        v.special,
+		AddSpacePrefix: addSpacePrefix,
+		LStrip:         v.lstrip,
+		RStrip:         v.rstrip,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	return s, nil
+}
