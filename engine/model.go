@@ -53,7 +53,7 @@ type LoadOptions struct {
 // views into data, which must not be modified while the model is in use.
 func Load(data []byte, opts LoadOptions) (*Model, error) {
 	if len(data) >= 4 && string(data[:4]) == "GGUF" {
-		return nil, fmt.Errorf("%w: GGUF models are not supported yet", ErrUnsupported)
+		return LoadGGUF(data)
 	}
 	return LoadLlama2C(data, opts.Tokenizer)
 }

@@ -1,11 +1,18 @@
 package tensor
 
-// F32: one float32 per element, little-endian; a block is one element.
+// F32: one float32 per element, little-endian; a block is one element. The
+// activation is used as it is.
 
 func init() {
 	traitsTable[F32] = &traits{
-		rowDot:     func(row []byte, x []float32) float32 { return DotF32(Float32s(row), x) },
+		vec:        F32,
+		dot:        func(row []byte, a *activation) float32 { return DotF32(Float32s(row), a.f) },
 		dequantize: func(dst []float32, src []byte) { copy(dst, Float32s(src)) },
+		quantize: func(dst []byte, src []float32) {
+			for i, v := range src {
+				putF32(dst[4*i:], v)
+			}
+		},
 	}
 }
 
@@ -17,15 +24,15 @@ func init() {
 func DotF32(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += float32(a[i] * b[i])
-		s1 += float32(a[i+1] * b[i+1])
-		s2 += float32(a[i+2] * b[i+2])
-		s3 += float32(a[i+3] * b[i+3])
+	for len(a) >= 4 && len(b) >= 4 {
+		s0 += float32(a[0] * b[0])
+		s1 += float32(a[1] * b[1])
+		s2 += float32(a[2] * b[2])
+		s3 += float32(a[3] * b[3])
+		a, b = a[4:], b[4:]
 	}
-	for ; i < len(a); i++ {
-		s0 += float32(a[i] * b[i])
+	for i, v := range a {
+		s0 += float32(v * b[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

@@ -66,29 +66,112 @@ func (m *Matrix) Row(dst []float32, r int) {
 	m.tr.dequantize(dst[:m.Cols], m.RowData(r))
 }
 
-// Workspace holds the scratch memory matrix products need (for quantized
-// types, the activation vector re-encoded the way the kernels read it).
-// Allocate one per session with NewWorkspace; a Workspace is not safe for
-// concurrent use.
+// Workspace holds the scratch memory matrix products need: the activation
+// vector re-encoded the way the weight type's kernel reads it (rounded to
+// F16/BF16, or quantized to Q8_0/Q8_1/Q8_K as ggml does before its integer
+// dot products). Allocate one per session with NewWorkspace; a Workspace is
+// not safe for concurrent use.
 type Workspace struct {
 	maxCols int
+	rounded []float32 // (maxCols) x rounded to F16 or BF16; act.f points here or to x
+	act     activation
+}
+
+// activation is an input vector x encoded for one family of kernels. Which
+// fields are set depends on the encoding (see Workspace.encode).
+type activation struct {
+	f     []float32 // (cols) F32: x itself; F16, BF16: x rounded to that type
+	q     []int8    // (cols) Q8_0, Q8_1, Q8_K: the quants
+	d     []float32 // (cols/32) Q8_0, Q8_1: block scale as the kernels use it; (cols/256) Q8_K
+	s     []float32 // (cols/32) Q8_1: fp16(d·Σq), the term ggml multiplies with a block's min
+	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block
+	bsums []int16   // (cols/16) Q8_K: Σq per 16 elements
 }
 
 // NewWorkspace returns a workspace for products with up to maxCols columns.
 func NewWorkspace(maxCols int) *Workspace {
-	return &Workspace{maxCols: maxCols}
+	maxCols = max(maxCols, 0)
+	n := (maxCols + qkK - 1) / qkK * qkK // whole Q8_K blocks, which also covers Q8_0
+	return &Workspace{
+		maxCols: maxCols,
+		rounded: make([]float32, n),
+		act: activation{
+			q:     make([]int8, n),
+			d:     make([]float32, n/qk8),
+			s:     make([]float32, n/qk8),
+			sum:   make([]int32, n/qk8),
+			bsums: make([]int16, n/16),
+		},
+	}
+}
+
+// encode writes x, encoded as vec, into the workspace and returns it. A
+// workspace too small for x grows (which allocates); NewWorkspace with the
+// largest column count avoids that.
+func (ws *Workspace) encode(vec Type, x []float32) *activation {
+	if len(x) > ws.maxCols {
+		*ws = *NewWorkspace(len(x))
+	}
+	a := &ws.act
+	switch vec {
+	case F32:
+		a.f = x
+	case F16:
+		a.f = ws.rounded[:len(x)]
+		roundF16(a.f, x)
+	case BF16:
+		a.f = ws.rounded[:len(x)]
+		roundBF16(a.f, x)
+	case Q8_0:
+		encodeQ8_0(a, x)
+	case Q8_1:
+		encodeQ8_1(a, x)
+	case Q8_K:
+		encodeQ8K(a, x)
+	}
+	return a
 }
 
 // MatVec sets out[r] = Σ_c m[r,c]·x[c] for every row r. out must hold Rows
-// elements and x Cols elements; ws must have been made for at least Cols
-// columns. It allocates nothing.
+// elements and x Cols elements; ws should have been made for at least Cols
+// columns (a smaller one grows, allocating). With a large enough workspace it
+// allocates nothing.
+//
+// Like ggml, it first encodes x as the weight type's activation type (see
+// traits.vec) and then computes each row's dot product with that encoding, so
+// quantized types use integer arithmetic within blocks.
 func MatVec(out []float32, m *Matrix, x []float32, ws *Workspace) {
 	x = x[:m.Cols]
 	out = out[:m.Rows]
+	if ws == nil {
+		ws = NewWorkspace(m.Cols)
+	}
+	a := ws.encode(m.tr.vec, x)
+	dot := m.tr.dot
 	rb := m.rowBytes
 	for r := range out {
-		out[r] = m.tr.rowDot(m.Data[r*rb:(r+1)*rb], x)
+		out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
 	}
+}
+
+// Quantize encodes src as type t into dst: len(src) must be a positive
+// multiple of t's block size and len(dst) exactly RowBytes(t, len(src)). Each
+// type follows ggml's reference quantizer (quantize_row_*_ref), so the bytes
+// are those llama-quantize writes without an importance matrix.
+func Quantize(t Type, dst []byte, src []float32) error {
+	tr, err := lookup(t)
+	if err != nil {
+		return err
+	}
+	n, err := RowBytes(t, len(src))
+	if err != nil {
+		return err
+	}
+	if len(dst) != n {
+		return fmt.Errorf("%w: %d %v elements take %d bytes, dst has %d", ErrShape, len(src), t, n, len(dst))
+	}
+	tr.quantize(dst, src)
+	return nil
 }
 
 // Float32s views b as float32 values without copying. b must be 4-byte aligned

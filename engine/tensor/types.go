@@ -68,10 +68,18 @@ func Known(t Type) bool {
 
 // traits are the kernels of a type this package computes with.
 type traits struct {
-	// rowDot returns the dot product of one stored row (cols elements) with x.
-	rowDot func(row []byte, x []float32) float32
+	// vec is how the activation is encoded before dot products with rows of
+	// this type, as ggml's vec_dot_type: F32 (x as is), F16 or BF16 (x rounded
+	// to that type), Q8_0, Q8_1 or Q8_K (x quantized per block).
+	vec Type
+	// dot returns the dot product of one stored row (whole blocks) with the
+	// activation encoded as vec.
+	dot func(row []byte, a *activation) float32
 	// dequantize writes len(dst) elements decoded from src (whole blocks).
 	dequantize func(dst []float32, src []byte)
+	// quantize encodes src (whole blocks) into dst, which holds exactly the
+	// bytes of len(src) elements.
+	quantize func(dst []byte, src []float32)
 }
 
 // traitsTable has one entry per type this package computes with; each

@@ -1,0 +1,150 @@
+package tensor
+
+// Q4_K: super-blocks of 256 elements in 144 bytes (ggml's block_q4_K),
+// eight sub-blocks of 32:
+//
+//	offset  0  d       fp16       scale of the sub-block scales
+//	offset  2  dmin    fp16       scale of the sub-block mins
+//	offset  4  scales  [12]byte   6-bit scale sc and min m per sub-block
+//	                              (packing: see scaleMinK4)
+//	offset 16  qs      [128]byte  4-bit quants: bytes 32c..32c+31 hold
+//	                              sub-block 2c in their low nibbles and
+//	                              sub-block 2c+1 in their high nibbles
+//
+// x = d·sc·q - dmin·m. Rows are dotted with the activation quantized to Q8_K.
+
+const q4KBlockBytes = 2 + 2 + 12 + qkK/2
+
+func init() {
+	traitsTable[Q4_K] = &traits{vec: Q8_K, dot: dotQ4K, dequantize: dequantizeQ4K, quantize: quantizeQ4K}
+}
+
+func dequantizeQ4K(dst []float32, src []byte) {
+	for b := range len(dst) / qkK {
+		blk := (*[q4KBlockBytes]byte)(src[b*q4KBlockBytes:])
+		y := (*[qkK]float32)(dst[b*qkK:])
+		d, dmin := half(blk[0], blk[1]), half(blk[2], blk[3])
+		sc := (*[12]byte)(blk[4:16])
+		for c := range 4 {
+			q := (*[32]byte)(blk[16+32*c:])
+			s0, m0 := scaleMinK4(2*c, sc)
+			s1, m1 := scaleMinK4(2*c+1, sc)
+			d0, min0 := float32(d*float32(s0)), float32(dmin*float32(m0))
+			d1, min1 := float32(d*float32(s1)), float32(dmin*float32(m1))
+			lo := (*[32]float32)(y[64*c:])
+			hi := (*[32]float32)(y[64*c+32:])
+			for l, v := range q {
+				lo[l] = float32(d0*float32(v&0xf)) - min0
+				hi[l] = float32(d1*float32(v>>4)) - min1
+			}
+		}
+	}
+}
+
+// quantizeQ4K follows quantize_row_q4_K_ref: per sub-block a weighted
+// least-squares scale and min (makeQKX2Quants, weights √(mean x²) + |x|),
+// both quantized to 6 bits against the largest of the super-block, then the
+// quants recomputed with the quantized scales.
+func quantizeQ4K(dst []byte, src []float32) {
+	var (
+		L              [qkK]uint8
+		laux           [32]uint8
+		weights        [32]float32
+		scales, mins   [8]float32
+		lscale, lmin   [8]uint8
+		maxScl, maxMin float32
+	)
+	for b := range len(src) / qkK {
+		x := (*[qkK]float32)(src[b*qkK:])
+		blk := (*[q4KBlockBytes]byte)(dst[b*q4KBlockBytes:])
+		maxScl, maxMin = 0, 0
+		for j := range 8 {
+			xs := x[32*j : 32*j+32]
+			var sumX2 float32
+			for _, v := range xs {
+				sumX2 += float32(v * v)
+			}
+			avX := sqrt32(sumX2 / 32)
+			for l, v := range xs {
+				weights[l] = avX + abs32(v)
+			}
+			scales[j], mins[j] = makeQKX2Quants(15, xs, weights[:], L[32*j:], laux[:], -1, 0.1, 20, false)
+			maxScl = cmax(maxScl, scales[j])
+			maxMin = cmax(maxMin, mins[j])
+		}
+		var invScale, invMin float32
+		if maxScl > 0 {
+			invScale = 63 / maxScl
+		}
+		if maxMin > 0 {
+			invMin = 63 / maxMin
+		}
+		for j := range 8 {
+			lscale[j] = min(63, uint8(nearestInt(float32(invScale*scales[j]))))
+			lmin[j] = min(63, uint8(nearestInt(float32(invMin*mins[j]))))
+		}
+		sc := (*[12]byte)(blk[4:16])
+		putScaleMinK4(sc, &lscale, &lmin)
+		putHalf(blk[0:], maxScl/63)
+		putHalf(blk[2:], maxMin/63)
+		requantizeK(L[:], x[:], sc, half(blk[0], blk[1]), half(blk[2], blk[3]), 15)
+		for c := range 4 {
+			for l := range 32 {
+				blk[16+32*c+l] = L[64*c+l] | L[64*c+32+l]<<4
+			}
+		}
+	}
+}
+
+// requantizeK recomputes the quants of a Q4_K/Q5_K super-block from its
+// stored scales: L = clamp(nearest_int((x + dmin·m)/(d·sc)), 0, nmax),
+// leaving sub-blocks whose scale is zero as they were.
+func requantizeK(L []uint8, x []float32, sc *[12]byte, d, dmin float32, nmax int32) {
+	for j := range 8 {
+		s, m := scaleMinK4(j, sc)
+		dj := float32(d * float32(s))
+		if dj == 0 {
+			continue
+		}
+		mj := float32(dmin * float32(m))
+		for i := 32 * j; i < 32*j+32; i++ {
+			L[i] = uint8(clampInt(nearestInt(float32(x[i]+mj)/dj), 0, nmax))
+		}
+	}
+}
+
+// dotQ4K is ggml_vec_dot_q4_K_q8_K: per super-block
+// d_x·(d·Σ_j sc_j·Σ q·x_q - dmin·Σ_j m_j·Σ x_q), the inner sums in integers
+// and Σ x_q taken from the Q8_K block sums.
+func dotQ4K(row []byte, a *activation) float32 {
+	nb := len(row) / q4KBlockBytes
+	xq, xd, xbs := int8Bytes(a.q[:nb*qkK]), a.d[:nb], a.bsums[:nb*qkK/16]
+	var sum float32
+	for b, dx := range xd {
+		blk := (*[q4KBlockBytes]byte)(row[b*q4KBlockBytes:])
+		sc := (*[12]byte)(blk[4:16])
+		bs := (*[qkK / 16]int16)(xbs[b*qkK/16:])
+		var isum, msum int32
+		for c := range 4 {
+			q := (*[32]byte)(blk[16+32*c:])
+			xl := (*[32]byte)(xq[b*qkK+64*c:])
+			xh := (*[32]byte)(xq[b*qkK+64*c+32:])
+			var s0, s1 int32
+			for l := 0; l < 32; l += 8 {
+				v := le64(q[l : l+8])
+				lo, hi := v&lanes0f, v>>4&lanes0f
+				x0, x1 := le64(xl[l:l+8]), le64(xh[l:l+8])
+				s0 += dot4u(lo, x0) + dot4u(lo>>32, x0>>32)
+				s1 += dot4u(hi, x1) + dot4u(hi>>32, x1>>32)
+			}
+			sc0, m0 := scaleMinK4(2*c, sc)
+			sc1, m1 := scaleMinK4(2*c+1, sc)
+			isum += int32(sc0)*s0 + int32(sc1)*s1
+			msum += int32(m0)*(int32(bs[4*c])+int32(bs[4*c+1])) + int32(m1)*(int32(bs[4*c+2])+int32(bs[4*c+3]))
+		}
+		d := float32(half(blk[0], blk[1]) * dx)
+		dmin := float32(half(blk[2], blk[3]) * dx)
+		sum += float32(d*float32(isum)) - float32(dmin*float32(msum))
+	}
+	return sum
+}
