@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// naiveModel is a direct float64 transcription of the llama / qwen2
+// architectures, written from the papers' formulas rather than from the
+// engine's code, and reading its weights by name from the GGUF file and its
+// hyper-parameters from the spec (never from the engine's Model), so it is an
+// independent reference for the engine's loader and forward pass.
+type naiveModel struct {
+	f    *gguf.File
+	sp   ggufSpec
+	keys [][][]float64 // (layer, pos, kvDim)
+	vals [][][]float64
+}
+
+func (n *naiveModel) tensor(name string) (*tensor.Matrix, bool) {
+	ti, ok := n.f.Tensor(name)
+	if !ok {
+		return nil, false
+	}
+	rows := 1
+	if len(ti.Dims) == 2 {
+		rows = int(ti.Dims[1])
+	}
+	m, err := tensor.NewMatrix(ti.Type, rows, int(ti.Dims[0]), ti.Data)
+	if err != nil {
+		panic(err)
+	}
+	return m, true
+}
+
+func (n *naiveModel) vector(name string) []float64 {
+	m, ok := n.tensor(name)
+	if !ok {
+		return nil
+	}
+	row := make([]float32, m.Cols)
+	m.Row(row, 0)
+	out := make([]float64, len(row))
+	for i, v := range row {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+func (n *naiveModel) matVec(name string, x []float64) []float64 {
+	mat, ok := n.tensor(name)
+	if !ok && name == nameOutput {
+		mat, _ = n.tensor(nameTokenEmbd) // tied embeddings
+	}
+	row := make([]float32, mat.Cols)
+	out := make([]float64, mat.Rows)
+	for r := range out {
+		mat.Row(row, r)
+		for c, w := range row {
+			out[r] += float64(w) * x[c]
+		}
+	}
+	return out
+}
+
+func (n *naiveModel) rms(x []float64, weight string) []float64 {
+	w := n.vector(weight)
+	ss := 0.0
+	for _, v := range x {
+		ss += v * v
+	}
+	s := 1 / math.Sqrt(ss/float64(len(x))+float64(n.sp.c.NormEps))
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = w[i] * v * s
+	}
+	return out
+}
+
+// rope rotates each head of v by position pos: llama rotates adjacent pairs
+// (GPT-J style; GGUF conversion permutes q and k for it), qwen2 the first
+// half of a head with the second (GPT-NeoX style).
+func (n *naiveModel) rope(v []float64, pos int) {
+	c := n.sp.c
+	hd := c.Dim / c.Heads
+	scale := 1.0
+	if n.sp.ropeLinear > 0 {
+		scale = float64(n.sp.ropeLinear)
+	}
+	for h := 0; h < len(v); h += hd {
+		for i := 0; i < hd/2; i++ {
+			freq := math.Pow(float64(c.RopeTheta), -float64(2*i)/float64(hd))
+			if n.sp.ropeFactors != nil {
+				freq /= float64(n.sp.ropeFactors[i])
+			}
+			angle := float64(pos) / scale * freq
+			a, b := h+2*i, h+2*i+1
+			if n.sp.arch == "qwen2" {
+				a, b = h+i, h+i+hd/2
+			}
+			x0, x1 := v[a], v[b]
+			v[a] = x0*math.Cos(angle) - x1*math.Sin(angle)
+			v[b] = x0*math.Sin(angle) + x1*math.Cos(angle)
+		}
+	}
+}
+
+func add(x, y []float64) {
+	for i := range y {
+		x[i] += y[i]
+	}
+}
+
+// step runs token at the next position and returns the logits.
+func (n *naiveModel) step(token int) []float64 {
+	c := n.sp.c
+	if n.keys == nil {
+		n.keys = make([][][]float64, c.Layers)
+		n.vals = make([][][]float64, c.Layers)
+	}
+	pos := len(n.keys[0])
+	emb, _ := n.tensor(nameTokenEmbd)
+	row := make([]float32, c.Dim)
+	emb.Row(row, token)
+	x := make([]float64, c.Dim)
+	for i, v := range row {
+		x[i] = float64(v)
+	}
+	hd := c.Dim / c.Heads
+	for l := range c.Layers {
+		name := func(s string) string { return layerTensor(l, s) }
+		h := n.rms(x, name("attn_norm.weight"))
+		q, k, v := n.matVec(name("attn_q.weight"), h), n.matVec(name("attn_k.weight"), h), n.matVec(name("attn_v.weight"), h)
+		if n.sp.arch == "qwen2" {
+			add(q, n.vector(name("attn_q.bias")))
+			add(k, n.vector(name("attn_k.bias")))
+			add(v, n.vector(name("attn_v.bias")))
+		}
+		n.rope(q, pos)
+		n.rope(k, pos)
+		n.keys[l] = append(n.keys[l], k)
+		n.vals[l] = append(n.vals[l], v)
+		att := make([]float64, c.Dim)
+		for head := range c.Heads {
+			kvh := head * c.KVHeads / c.Heads // grouped-query attention
+			scores := make([]float64, pos+1)
+			maxS := math.Inf(-1)
+			for t := range scores {
+				for i := range hd {
+					scores[t] += q[head*hd+i] * n.keys[l][t][kvh*hd+i]
+				}
+				scores[t] /= math.Sqrt(float64(hd))
+				maxS = math.Max(maxS, scores[t])
+			}
+			sum := 0.0
+			for t := range scores {
+				scores[t] = math.Exp(scores[t] - maxS)
+				sum += scores[t]
+			}
+			for t := range scores {
+				for i := range hd {
+					att[head*hd+i] += scores[t] / sum * n.vals[l][t][kvh*hd+i]
+				}
+			}
+		}
+		add(x, n.matVec(name("attn_output.weight"), att))
+		h = n.rms(x, name("ffn_norm.weight"))
+		gate, up := n.matVec(name("ffn_gate.weight"), h), n.matVec(name("ffn_up.weight"), h)
+		for i, g := range gate {
+			gate[i] = g / (1 + math.Exp(-g)) * up[i]
+		}
+		add(x, n.matVec(name("ffn_down.weight"), gate))
+	}
+	return n.matVec(nameOutput, n.rms(x, nameOutputNorm))
+}
+
+var tinyShape = Config{
+	Dim: 64, HiddenDim: 96, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 300, ContextLength: 32,
+	RopeTheta: 10000, RopeScale: 1, NormEps: 1e-5,
+}
+
+// TestArchitecturesMatchNaiveReference builds random models of each
+// supported family with the GGUF writer and checks the engine's logits at
+// every position against the float64 reference.
+func TestArchitecturesMatchNaiveReference(t *testing.T) {
+	factors := make([]float32, tinyShape.HeadDim()/2)
+	for i := range factors {
+		factors[i] = 1 + float32(i)
+	}
+	qwenShape := tinyShape
+	qwenShape.RopeTheta = 1000000
+	tests := []struct {
+		name string
+		spec ggufSpec
+	}{
+		{"llama GQA tied output", ggufSpec{arch: "llama", c: tinyShape}},
+		{"llama separate output", ggufSpec{arch: "llama", c: tinyShape, separateOut: true}},
+		{"llama linear rope scaling", ggufSpec{arch: "llama", c: tinyShape, ropeLinear: 4}},
+		{"llama rope frequency factors", ggufSpec{arch: "llama", c: tinyShape, ropeFactors: factors}},
+		{"qwen2 biases and NeoX rope", ggufSpec{arch: "qwen2", c: qwenShape, separateOut: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.weightType, tt.spec.seed, tt.spec.std = tensor.F32, 7, 0.1
+			data := buildGGUF(t, tt.spec)
+			m, err := Load(data, LoadOptions{})
+			require.NoError(t, err)
+			f, err := gguf.Parse(data)
+			require.NoError(t, err)
+			assert.Equal(t, tt.spec.arch, m.Architecture)
+			assert.Equal(t, tt.spec.separateOut, m.Weights.Output != m.Weights.TokenEmbedding)
+			ref := &naiveModel{f: f, sp: tt.spec}
+			s := newSession(t, m)
+			for pos, tok := range []int{1, 270, 5, 299, 42, 42, 100, 3, 260, 7, 8, 9} {
+				want := ref.step(tok)
+				s.forward(tok, pos, true)
+				for i, w := range want {
+					require.InDelta(t, w, s.state.logits[i], 1e-4*math.Max(1, math.Abs(w)), "pos %d logit %d", pos, i)
+				}
+			}
+		})
+	}
+}
+
+// TestGGUFModelErrors: unsupported architectures, tensor types and missing
+// or malformed tensors are errors that name what is wrong.
+func TestGGUFModelErrors(t *testing.T) {
+	base := ggufSpec{arch: "llama", c: tinyShape, weightType: tensor.F32, seed: 1, std: 0.1}
+	good := buildGGUF(t, base)
+	f, err := gguf.Parse(good)
+	require.NoError(t, err)
+
+	// rebuild copies good's metadata (but dropKey) and tensors, letting edit
+	// change the tensors.
+	rebuildWithout := func(dropKey string, edit func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool) []byte {
+		b := gguf.NewBuilder()
+		for _, kv := range f.KVs() {
+			if kv.Key != dropKey {
+				b.Set(kv.Key, kv.Value)
+			}
+		}
+		for _, ti := range f.Tensors() {
+			if edit(b, ti.Name, ti) {
+				b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+			}
+		}
+		data, err := b.Bytes()
+		require.NoError(t, err)
+		return data
+	}
+	rebuild := func(edit func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool) []byte {
+		return rebuildWithout("", edit)
+	}
+	keep := func(*gguf.Builder, string, gguf.TensorInfo) bool { return true }
+	withKV := func(key string, v gguf.Value) []byte {
+		return rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {
+			b.Set(key, v)
+			return true
+		})
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"unsupported architecture", withKV("general.architecture", gguf.ValueOf("mamba")), `architecture "mamba"`},
+		{"missing tensor", rebuild(func(_ *gguf.Builder, name string, _ gguf.TensorInfo) bool { return name != "blk.1.ffn_up.weight" }), "missing tensor blk.1.ffn_up.weight"},
+		{"unsupported tensor type", rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {
+			if name != "blk.0.attn_q.weight" {
+				return true
+			}
+			b.AddTensor(name, 16, []uint64{256, 16}, make([]byte, 16*66)) // IQ2_XXS
+			return false
+		}), "tensor blk.0.attn_q.weight has type IQ2_XXS"},
+		{"wrong shape", rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {
+			if name != "blk.0.attn_k.weight" {
+				return true
+			}
+			b.AddTensor(name, tensor.F32, []uint64{64, 32}, make([]byte, 64*32*4))
+			return false
+		}), "blk.0.attn_k is 32×64, want 16×64"},
+		{"missing hyper-parameter", rebuildWithout("llama.block_count", keep), "llama.block_count"},
+		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor"},
+		{"yarn scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("yarn")), `rope scaling "yarn"`},
+		{"mixture of experts", withKV("llama.expert_count", gguf.ValueOf(uint32(8))), "mixture-of-experts"},
+		{"vocabulary-only file", rebuild(func(*gguf.Builder, string, gguf.TensorInfo) bool { return false }), "no tensors"},
+		{"unknown tokenizer", withKV("tokenizer.ggml.model", gguf.ValueOf("bert")), `"bert"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Load(tt.data, LoadOptions{})
+			require.Error(t, err)
+			assert.Nil(t, m)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	m, err := Load(rebuild(keep), LoadOptions{})
+	require.NoError(t, err, "the rebuilt file itself loads")
+	assert.Equal(t, 4, m.Config.GroupSize())
+}
