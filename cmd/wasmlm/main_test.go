@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runCLI runs one command line and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// golden is llama2.c's greedy output for stories260K (engine/testdata).
+type golden struct {
+	Steps int `json:"steps"`
+	Runs  []struct {
+		Prompt       string `json:"prompt"`
+		PromptIDs    []int  `json:"prompt_ids"`
+		GeneratedIDs []int  `json:"generated_ids"`
+		Text         string `json:"text"`
+	} `json:"runs"`
+}
+
+func loadGolden(t *testing.T) golden {
+	b, err := os.ReadFile("../../engine/testdata/runc_stories260K.json")
+	require.NoError(t, err)
+	var g golden
+	require.NoError(t, json.Unmarshal(b, &g))
+	return g
+}
+
+func TestGenerateGreedyIsLlama2C(t *testing.T) {
+	g := loadGolden(t)
+	for _, r := range g.Runs {
+		n := strconv.Itoa(g.Steps + 1 - len(r.PromptIDs))
+		code, out, errOut := runCLI(t, "generate", "-p", r.Prompt, "-temp", "0", "-n", n, "-json")
+		require.Equal(t, exitOK, code, errOut)
+		var res generateJSON
+		require.NoError(t, json.Unmarshal([]byte(out), &res))
+		assert.Equal(t, r.GeneratedIDs, res.Tokens)
+		assert.Equal(t, r.PromptIDs, res.PromptTokens)
+		assert.Equal(t, r.Text, r.Prompt+res.Text)
+		assert.Equal(t, "length", res.FinishReason)
+		assert.Equal(t, len(r.PromptIDs)+len(r.GeneratedIDs), res.Usage.TotalTokens)
+
+		// Without -json the completion streams to stdout, statistics to stderr.
+		code, out, errOut = runCLI(t, "generate", "-p", r.Prompt, "-temp", "0", "-n", n)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, r.Text+"\n", r.Prompt+out)
+		assert.Contains(t, errOut, "tok/s")
+	}
+}
+
+func TestGenerateGGUFAndStop(t *testing.T) {
+	g := loadGolden(t)
+	want := strings.TrimPrefix(g.Runs[1].Text, g.Runs[1].Prompt) // "Once upon a time" → ", there was a little girl named Lily. ..."
+	code, out, errOut := runCLI(t, "generate", "-m", "../../engine/testdata/gguf/stories260K-F32.gguf",
+		"-p", "Once upon a time", "-temp", "0", "-n", "40", "-stop", "Lily", "-json")
+	require.Equal(t, exitOK, code, errOut)
+	var res generateJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, want[:strings.Index(want, "Lily")], res.Text)
+	assert.Equal(t, "stop", res.FinishReason)
+}
+
+func TestSeedIsReproducible(t *testing.T) {
+	args := []string{"generate", "-p", "The little dog", "-n", "30", "-seed", "1234", "-json"}
+	_, a, _ := runCLI(t, args...)
+	_, b, _ := runCLI(t, args...)
+	var ra, rb generateJSON
+	require.NoError(t, json.Unmarshal([]byte(a), &ra))
+	require.NoError(t, json.Unmarshal([]byte(b), &rb))
+	assert.Equal(t, ra.Tokens, rb.Tokens)
+	assert.Equal(t, uint64(1234), ra.Seed)
+}
+
+func TestTokenizeAndInfo(t *testing.T) {
+	g := loadGolden(t)
+	code, out, _ := runCLI(t, "tokenize", "Once upon a time")
+	require.Equal(t, exitOK, code)
+	assert.JSONEq(t, "[1,403,407,261,378]", out)
+	assert.Equal(t, g.Runs[1].PromptIDs, []int{1, 403, 407, 261, 378})
+
+	code, out, _ = runCLI(t, "tokenize", "-no-bos", "Once", "upon", "a", "time")
+	require.Equal(t, exitOK, code)
+	assert.JSONEq(t, "[403,407,261,378]", out)
+
+	code, out, _ = runCLI(t, "tokenize", "-special", "<s>Once")
+	require.Equal(t, exitOK, code)
+	var ids []int
+	require.NoError(t, json.Unmarshal([]byte(out), &ids))
+	assert.Equal(t, []int{1, 1}, ids[:2], "the literal <s> is BOS with -special")
+
+	code, out, _ = runCLI(t, "info")
+	require.Equal(t, exitOK, code)
+	var info map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &info))
+	assert.EqualValues(t, 512, info["vocab_size"])
+	assert.Equal(t, "llama", info["architecture"])
+
+	code, out, _ = runCLI(t, "info", "-m", "../../engine/testdata/gguf/stories260K-Q8_0.gguf")
+	require.Equal(t, exitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &info))
+	assert.Equal(t, "gguf", info["format"])
+	meta, ok := info["metadata"].(map[string]any)
+	require.True(t, ok, "GGUF metadata is printed")
+	assert.Equal(t, "llama", meta["general.architecture"])
+}
+
+func TestCLIErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, exitUsage, "usage: wasmlm"},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"generate", "-bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"generate", "stray"}, exitUsage, "the prompt goes in -p"},
+		{[]string{"generate", "-top-p", "2"}, exitError, "top_p"},
+		{[]string{"generate", "-temp", "-1"}, exitError, "temperature"},
+		{[]string{"generate", "-n", "-5"}, exitError, "max_tokens"},
+		{[]string{"generate", "-seed", "-7"}, exitUsage, "-seed"},
+		{[]string{"generate", "-m", "/nonexistent/model.gguf"}, exitError, "no such file"},
+		{[]string{"generate", "-tokenizer", "tok.bin"}, exitError, "-tokenizer needs -m"},
+		{[]string{"generate", "-m", "../../models/stories260K.bin"}, exitError, "needs its tokenizer.bin"},
+		{[]string{"generate", "-p", strings.Repeat("once upon a time ", 200)}, exitError, "prompt too long"},
+		{[]string{"info", "extra"}, exitUsage, "the model goes in -m"},
+		{[]string{"tokenize", "bad \xff"}, exitError, "UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, errOut := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}
