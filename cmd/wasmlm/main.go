@@ -51,6 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"generate": runGenerate,
 		"tokenize": runTokenize,
 		"info":     runInfo,
+		"serve":    runServe,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wasmlm/wasmlm/httpapi"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// defaultWebDir is served at / when -web is not given and it exists (make web builds it).
+const defaultWebDir = "web/dist"
+
+// shutdownGrace is how long serve lets running generations finish after an
+// interrupt before it closes their connections.
+const shutdownGrace = 5 * time.Second
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var mf modelFlags
+	mf.register(fs)
+	var (
+		addr      = fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+		web       = fs.String("web", defaultWebDir, "directory of the static web page served at / (the default is used only if it exists)")
+		slots     = fs.Int("slots", defaultSlots(), "generations that run at once, each with its own KV cache")
+		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
+		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
+		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
+		cors      = fs.String("cors", "", `Access-Control-Allow-Origin for the API ("*": any page may call it; empty: same origin only)`)
+	)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 {
+		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx and -max-tokens >= 0")
+		return exitUsage
+	}
+	webSet := false
+	fs.Visit(func(f *flag.Flag) { webSet = webSet || f.Name == "web" })
+	webDir, err := chooseWebDir(*web, webSet)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitUsage
+	}
+
+	model, err := mf.load()
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	}
+	opts := httpapi.Options{
+		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit,
+		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
+	}
+	if *queue == 0 {
+		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
+	}
+	if webDir != "" {
+		opts.NotFound = http.FileServer(http.Dir(webDir))
+	}
+	api, err := httpapi.New(model, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	}
+	page := "no web page (-web DIR to serve one)"
+	if webDir != "" {
+		page = "web page from " + webDir
+	}
+	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s\n",
+		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page)
+	return serveUntilDone(ctx, ln, api, stderr)
+}
+
+// serveUntilDone serves until ctx ends (an interrupt), then shuts down:
+// running generations get shutdownGrace to finish.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Writer) int {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No write timeout: a streamed completion may run for minutes.
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "serve: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// defaultSlots is one slot per core, at most 4: the forward pass uses one
+// core, so slots beyond the cores only add KV-cache memory and latency.
+func defaultSlots() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// chooseWebDir is the directory to serve at /, or "" for none: an explicit
+// -web must exist; the default is used only when it does.
+func chooseWebDir(dir string, explicit bool) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return dir, nil
+	case !explicit:
+		return "", nil
+	case err == nil:
+		return "", fmt.Errorf("-web %s is not a directory", dir)
+	}
+	return "", fmt.Errorf("-web: %w", err)
+}
+
+// modelName is the id the API reports: the default model's name, or the
+// model file's name without its extension.
+func modelName(path string) string {
+	if path == "" {
+		return models.DefaultName
+	}
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// completionLogger logs one line per completion request on w.
+func completionLogger(w io.Writer) func(httpapi.Completion) {
+	var mu sync.Mutex
+	return func(c httpapi.Completion) {
+		mu.Lock()
+		defer mu.Unlock()
+		stream := ""
+		if c.Stream {
+			stream = " (stream)"
+		}
+		switch {
+		case c.Dropped:
+			fmt.Fprintf(w, "%s%s: client left after %v in the queue\n", c.Endpoint, stream, c.Queued.Round(time.Millisecond))
+		case c.Err != nil:
+			fmt.Fprintf(w, "%s%s: %v\n", c.Endpoint, stream, c.Err)
+		default:
+			fmt.Fprintf(w, "%s%s: %d+%d tokens, %s; queued %v, first token %v, %.0f tok/s\n",
+				c.Endpoint, stream, c.PromptTokens, c.CompletionTokens, c.FinishReason, c.Queued.Round(time.Millisecond),
+				c.Timings.TimeToFirstToken.Round(time.Millisecond), c.Timings.DecodeTokensPerSecond())
+		}
+	}
+}

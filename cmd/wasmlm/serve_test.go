@@ -1,0 +1,126 @@
+//go:build !js
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lockedBuffer is an io.Writer the server goroutine and the test share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestServe: wasmlm serve on a free port answers the API and serves the web
+// directory at /, logs each completion, and exits 0 when interrupted.
+func TestServe(t *testing.T) {
+	web := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(web, "index.html"), []byte("<h1>wasmlm</h1>"), 0o644))
+	ctx, interrupt := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-web", web, "-slots", "2"}, io.Discard, &stderr)
+	}()
+
+	addrRE := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`)
+	var base string
+	require.Eventually(t, func() bool {
+		m := addrRE.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "serve never announced its address: %s", &stderr)
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "<h1>wasmlm</h1>", body)
+	code, body = get("/health")
+	assert.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"status":"ok"}`, body)
+	code, body = get("/v1/models")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `"id":"stories260K"`)
+	code, body = get("/v1/nope")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, body, `"error"`)
+
+	resp, err := http.Post(base+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}`))
+	require.NoError(t, err)
+	var c struct {
+		Model string `json:"model"`
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+	resp.Body.Close()
+	assert.Equal(t, "stories260K", c.Model)
+	assert.Equal(t, 4, c.Usage.CompletionTokens)
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), "/v1/completions: 5+4 tokens, length")
+	}, 10*time.Second, 10*time.Millisecond, "the completion is logged: %s", &stderr)
+
+	interrupt()
+	select {
+	case code := <-exit:
+		assert.Equal(t, exitOK, code, stderr.String())
+	case <-time.After(shutdownGrace + 5*time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing")
+	for _, args := range [][]string{
+		{"serve", "-web", missing},
+		{"serve", "-slots", "0"},
+		{"serve", "-queue", "-1"},
+		{"serve", "extra"},
+	} {
+		var stderr bytes.Buffer
+		assert.Equal(t, exitUsage, run(context.Background(), args, io.Discard, &stderr), "%v: %s", args, &stderr)
+	}
+	dir, err := chooseWebDir(missing, false)
+	assert.NoError(t, err, "a missing default web directory is not an error")
+	assert.Empty(t, dir)
+	assert.Equal(t, "stories260K-Q8_0", modelName("/models/stories260K-Q8_0.gguf"))
+	assert.Equal(t, "stories260K", modelName(""))
+}

@@ -1,0 +1,14 @@
+// Command worker is wasmlm's edge worker: the OpenAI-compatible API of
+// package httpapi with the embedded default model (stories260K), served on
+// Cloudflare Workers through github.com/syumai/workers.
+//
+// It builds only with GOOS=js GOARCH=wasm (make worker, which also writes
+// the JavaScript glue with syumai/workers' workers-assets-gen into
+// build/worker/). make worker-run serves that build locally in workerd; the
+// repository's wrangler.toml deploys it with npx wrangler deploy.
+//
+// syumai/workers instantiates a fresh Go program for every request, so
+// main runs once per request: it parses the model in place from the bytes
+// embedded in the binary (no copy, no dequantisation) and allocates one
+// session, which keeps that per-request start-up small.
+package main

@@ -1,0 +1,21 @@
+# workerd configuration for `make worker-run`: serves the edge build in
+# build/worker/ (made by `make worker`) as Cloudflare would. The listening
+# address is set on the command line: --socket-addr http=127.0.0.1:8787.
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [(name = "wasmlm", worker = .worker)],
+  sockets = [(name = "http", address = "127.0.0.1:8787", http = (), service = "wasmlm")],
+);
+
+# The four files workers-assets-gen and the Go build write; the names are
+# the ones worker.mjs imports.
+const worker :Workerd.Worker = (
+  modules = [
+    (name = "worker.mjs", esModule = embed "../../build/worker/worker.mjs"),
+    (name = "runtime.mjs", esModule = embed "../../build/worker/runtime.mjs"),
+    (name = "wasm_exec.js", esModule = embed "../../build/worker/wasm_exec.js"),
+    (name = "app.wasm", wasm = embed "../../build/worker/app.wasm"),
+  ],
+  compatibilityDate = "2025-06-01",
+);

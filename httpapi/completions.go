@@ -1,0 +1,336 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// generateFunc runs one generation on a session. It is a Handler field so
+// that tests can stand in a generation they control (one that blocks, fails
+// or panics half-way); runSession is the real one.
+type generateFunc func(ctx context.Context, s *engine.Session, prompt []int, opts engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error)
+
+// runSession generates on s, turning a panic into an error.
+func runSession(ctx context.Context, s *engine.Session, prompt []int, opts engine.GenerateOptions, onToken engine.TokenFunc) (res engine.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	return s.GenerateTokens(ctx, prompt, opts, onToken)
+}
+
+// randomID is a response id: prefix and 26 random base32 characters.
+func randomID(prefix string) string { return prefix + rand.Text() }
+
+// job is a validated completion request, ready for a slot.
+type job struct {
+	endpoint     string // for Completion.Endpoint
+	chat         bool   // chat completion (else text completion)
+	prompt       []int  // token ids
+	promptParam  string // the request field errors about the prompt name
+	opts         engine.GenerateOptions
+	stream       bool
+	includeUsage bool
+	id           string
+	created      int64
+}
+
+func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
+	var req completionRequest
+	if e := h.decode(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	j, e := h.completionJob(&req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	h.run(w, r, j)
+}
+
+func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if e := h.decode(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	j, e := h.chatJob(&req)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	h.run(w, r, j)
+}
+
+// newJob validates what both endpoints share.
+func (h *Handler) newJob(req *samplingRequest, endpoint, promptParam, idPrefix string) (*job, *apiError) {
+	params, e := req.sampling(h.model.Config.VocabSize)
+	if e != nil {
+		return nil, e
+	}
+	j := &job{
+		endpoint: endpoint, promptParam: promptParam,
+		opts:   engine.GenerateOptions{Sampling: params, Stop: slices.Clip([]string(req.Stop))},
+		stream: req.Stream, id: h.newID(idPrefix), created: time.Now().Unix(),
+	}
+	j.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	return j, nil
+}
+
+// completionJob validates a /v1/completions request and tokenizes its
+// prompt (with BOS, as the CLI does; special-token text is kept as text).
+func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
+	j, e := h.newJob(&req.samplingRequest, "/v1/completions", "prompt", "cmpl-")
+	if e != nil {
+		return nil, e
+	}
+	text, ids, e := req.completionPrompt()
+	if e != nil {
+		return nil, e
+	}
+	if ids == nil {
+		var err error
+		ids, err = h.model.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
+		if err != nil {
+			return nil, generationError(err, "prompt")
+		}
+	}
+	vocab := h.model.Config.VocabSize
+	if len(ids) == 0 {
+		return nil, badRequest("prompt", "invalid_value", "prompt has no tokens")
+	}
+	for i, id := range ids {
+		if id < 0 || id >= vocab {
+			return nil, badRequest("prompt", "invalid_value", "prompt token %d at position %d is outside the vocabulary [0, %d)", id, i, vocab)
+		}
+	}
+	j.prompt = ids
+	return j, h.limitTokens(j, &req.samplingRequest, DefaultCompletionMaxTokens)
+}
+
+// chatJob validates a /v1/chat/completions request and formats its
+// messages with the model's chat template.
+func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
+	j, e := h.newJob(&req.samplingRequest, "/v1/chat/completions", "messages", "chatcmpl-")
+	if e != nil {
+		return nil, e
+	}
+	j.chat = true
+	msgs, e := req.messages()
+	if e != nil {
+		return nil, e
+	}
+	ids, stopTokens, stops, err := h.model.ChatPrompt(msgs)
+	if err != nil {
+		return nil, generationError(err, "messages")
+	}
+	j.prompt = ids
+	j.opts.StopTokens = stopTokens
+	j.opts.Stop = append(j.opts.Stop, stops...)
+	return j, h.limitTokens(j, &req.samplingRequest, 0)
+}
+
+// limitTokens sets the job's MaxTokens: the request's, which must fit in the
+// server's limit and in the context after the prompt, or def (0: as many as
+// fit) bounded the same way. Like OpenAI, it counts prompt + completion
+// against the context.
+func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
+	room := h.context - len(j.prompt)
+	if room <= 0 {
+		return badRequest(j.promptParam, "context_length_exceeded",
+			"This model's maximum context length is %d tokens, and the %s is %d tokens: no room is left for a completion.",
+			h.context, j.promptParam, len(j.prompt))
+	}
+	mt, name := req.requestedMaxTokens()
+	switch {
+	case mt == nil && def > 0:
+		j.opts.MaxTokens = min(def, h.maxTokens, room)
+	case mt == nil:
+		j.opts.MaxTokens = min(h.maxTokens, room)
+	case *mt < 1:
+		return badRequest(name, "invalid_value", "%s = %d, must be >= 1", name, *mt)
+	case *mt > h.maxTokens:
+		return badRequest(name, "invalid_value", "%s = %d exceeds this server's limit of %d", name, *mt, h.maxTokens)
+	case *mt > room:
+		return badRequest(name, "context_length_exceeded",
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d for the completion).",
+			h.context, len(j.prompt)+*mt, len(j.prompt), j.promptParam, *mt)
+	default:
+		j.opts.MaxTokens = *mt
+	}
+	return nil
+}
+
+// run waits for a slot, generates, and answers.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
+	ctx := r.Context()
+	c := Completion{Endpoint: j.endpoint, Stream: j.stream, PromptTokens: len(j.prompt)}
+	start := time.Now()
+	sess, err := h.sched.acquire(ctx)
+	c.Queued = time.Since(start)
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		c.Err = err
+		writeError(w, &apiError{
+			status: http.StatusServiceUnavailable, typ: typeServer, code: "server_overloaded",
+			message: fmt.Sprintf("The server is overloaded: all %d slots are generating and the queue is full. Retry later.", max(h.opts.Slots, 1)),
+			header:  http.Header{"Retry-After": {"1"}},
+		})
+		h.onComplete(c)
+		return
+	case err != nil:
+		c.Dropped, c.FinishReason = true, engine.FinishAbort
+		h.onComplete(c)
+		return
+	}
+	// The slot is free again as soon as the generation ends, before the
+	// last bytes reach a slow client.
+	gen := func(onToken engine.TokenFunc) (engine.Result, error) {
+		defer h.sched.release(sess)
+		return h.generate(ctx, sess, j.prompt, j.opts, onToken)
+	}
+	var res engine.Result
+	if j.stream {
+		res, err = h.stream(ctx, w, gen, j, c.Queued)
+	} else {
+		res, err = h.complete(w, gen, j, c.Queued)
+	}
+	c.CompletionTokens, c.FinishReason, c.Timings, c.Err = len(res.Tokens), res.FinishReason, res.Timings, err
+	h.onComplete(c)
+}
+
+// complete answers with one JSON response once the generation is over.
+func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration) (engine.Result, error) {
+	res, err := gen(nil)
+	if err != nil {
+		writeError(w, generationError(err, j.promptParam))
+		return res, err
+	}
+	if res.FinishReason == engine.FinishAbort {
+		return res, nil // the client left: nobody to answer
+	}
+	resp := response{
+		ID: j.id, Created: j.created, Model: h.name,
+		Usage: usageOf(res), Timings: timingsOf(res.Timings, queued),
+	}
+	finish := finishReason(res.FinishReason)
+	if j.chat {
+		resp.Object = "chat.completion"
+		resp.Choices = []chatChoice{{Message: assistantMessage{Role: "assistant", Content: res.Text}, FinishReason: &finish}}
+	} else {
+		resp.Object = "text_completion"
+		resp.Choices = []textChoice{{Text: res.Text, FinishReason: &finish}}
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return res, nil
+}
+
+// stream answers with Server-Sent Events: one content chunk per token as
+// soon as it is sampled. The response starts with the first token, so an
+// error before it (a stop string the engine refuses, say) is still an
+// ordinary error response; an error after it is an "error" event.
+func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration) (engine.Result, error) {
+	s := &eventStream{w: w, rc: http.NewResponseController(w), j: j, model: h.name}
+	onToken := func(t engine.Token) error {
+		if t.Text == "" {
+			return nil // held back (part of a character or of a stop string): nothing to show yet
+		}
+		return s.content(t.Text)
+	}
+	res, err := gen(onToken)
+	switch {
+	case err != nil && (ctx.Err() != nil || s.err != nil):
+		return res, nil // the client left (FinishAbort): nobody to tell, nothing failed
+	case err != nil && !s.started:
+		writeError(w, generationError(err, j.promptParam))
+		return res, err
+	case err != nil:
+		s.fail(generationError(err, j.promptParam))
+		return res, err
+	case res.FinishReason == engine.FinishAbort:
+		return res, nil
+	}
+	s.finish(res, queued)
+	return res, nil
+}
+
+// finishReason maps the engine's reasons to OpenAI's: a full context is a
+// length limit too.
+func finishReason(r engine.FinishReason) string {
+	if r == engine.FinishStop {
+		return "stop"
+	}
+	return "length"
+}
+
+// response is a non-streamed completion (text or chat).
+type response struct {
+	ID      string  `json:"id"`
+	Object  string  `json:"object"`
+	Created int64   `json:"created"`
+	Model   string  `json:"model"`
+	Choices any     `json:"choices"` // []textChoice or []chatChoice
+	Usage   usage   `json:"usage"`
+	Timings timings `json:"timings"`
+}
+
+type textChoice struct {
+	Text         string    `json:"text"`
+	Index        int       `json:"index"`
+	Logprobs     *struct{} `json:"logprobs"` // always null: not supported
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type chatChoice struct {
+	Index        int              `json:"index"`
+	Message      assistantMessage `json:"message"`
+	Logprobs     *struct{}        `json:"logprobs"`
+	FinishReason *string          `json:"finish_reason"`
+}
+
+type assistantMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOf(res engine.Result) usage {
+	p, c := len(res.PromptTokens), len(res.Tokens)
+	return usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
+
+// timings is llama.cpp-style extra information: where the time went.
+type timings struct {
+	QueueMS                float64 `json:"queue_ms"`
+	TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
+	PrefillMS              float64 `json:"prefill_ms"`
+	PrefillTokens          int     `json:"prefill_tokens"`
+	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	DecodeMS               float64 `json:"decode_ms"`
+	DecodeTokens           int     `json:"decode_tokens"`
+	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
+}
+
+func timingsOf(t engine.Timings, queued time.Duration) timings {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return timings{
+		QueueMS: ms(queued), TimeToFirstTokenMS: ms(t.TimeToFirstToken),
+		PrefillMS: ms(t.Prefill), PrefillTokens: t.PrefillTokens, PrefillTokensPerSecond: t.PrefillTokensPerSecond(),
+		DecodeMS: ms(t.Decode), DecodeTokens: t.DecodeTokens, DecodeTokensPerSecond: t.DecodeTokensPerSecond(),
+	}
+}

@@ -1,0 +1,145 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/sampling"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// Sentinel errors; New and the handler wrap them with %w and add detail.
+var (
+	// ErrInvalidOptions means Options (or the model given to New) cannot be served.
+	ErrInvalidOptions = errors.New("httpapi: invalid options")
+	// ErrQueueFull means every slot is busy and the wait queue is full: the
+	// request is answered 503 at once.
+	ErrQueueFull = errors.New("httpapi: server overloaded: the request queue is full")
+	// ErrPanic means serving a request panicked (in the engine or here); the
+	// handler recovers and answers 500 or an error event, so one bad request
+	// cannot kill the process (or, in an edge worker, the Go instance).
+	ErrPanic = errors.New("httpapi: panic while serving the request")
+)
+
+// The OpenAI error types this API uses.
+const (
+	typeInvalidRequest = "invalid_request_error"
+	typeServer         = "server_error"
+)
+
+// apiError is an OpenAI error object and the HTTP status it is sent with.
+type apiError struct {
+	status  int
+	message string
+	typ     string
+	param   string // "" → null
+	code    string // "" → null
+	header  http.Header
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// errorBody is the JSON shape of an OpenAI error response.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func (e *apiError) body() errorBody {
+	nullable := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return errorBody{Error: errorObject{Message: e.message, Type: e.typ, Param: nullable(e.param), Code: nullable(e.code)}}
+}
+
+// badRequest is a 400 invalid_request_error about one request field.
+func badRequest(param, code, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, typ: typeInvalidRequest, param: param, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// internalError is a 500 that does not blame the request.
+func internalError(err error) *apiError {
+	return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: "internal_error", message: err.Error()}
+}
+
+// writeError sends e as an OpenAI error response.
+func writeError(w http.ResponseWriter, e *apiError) {
+	for k, v := range e.header {
+		w.Header()[k] = v
+	}
+	writeJSON(w, e.status, e.body())
+}
+
+// writeJSON sends v as the whole response body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every value sent is built from plain structs, strings and numbers;
+		// a marshal failure is a bug, reported without recursion.
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"message":"httpapi: cannot encode the response","type":"server_error","param":null,"code":"internal_error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n')) // a failed write means the client left
+}
+
+// generationError maps an error of the engine (or of what it calls) to the
+// status and error object it deserves. Invalid options name the offending
+// field, which the engine and the sampler spell like the request does.
+func generationError(err error, promptParam string) *apiError {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, engine.ErrPromptTooLong):
+		return badRequest(promptParam, "context_length_exceeded", "%v", err)
+	case errors.Is(err, engine.ErrEmptyPrompt):
+		return badRequest(promptParam, "invalid_value", "%v", err)
+	case errors.Is(err, sampling.ErrInvalidParams):
+		return badRequest(leadingField(err, sampling.ErrInvalidParams), "invalid_value", "%v", err)
+	case errors.Is(err, engine.ErrInvalidOption):
+		param := leadingField(err, engine.ErrInvalidOption)
+		if param == "prompt" {
+			param = promptParam
+		}
+		return badRequest(param, "invalid_value", "%v", err)
+	case errors.Is(err, chat.ErrUnknownRole), errors.Is(err, chat.ErrNoMessages):
+		return badRequest("messages", "invalid_value", "%v", err)
+	case errors.Is(err, tokenizer.ErrInvalidUTF8), errors.Is(err, tokenizer.ErrNoToken), errors.Is(err, tokenizer.ErrTextTooLong):
+		return badRequest(promptParam, "invalid_value", "%v", err)
+	}
+	return internalError(err)
+}
+
+// leadingField reads the field name that the engine and the sampler put
+// right after their sentinel ("engine: invalid option: stop[0] must be ...",
+// "sampling: invalid params: top_p = 2, must be ..."): the snake_case word
+// that follows, without an index. It is "" when the message has no such word.
+func leadingField(err error, sentinel error) string {
+	msg := err.Error()
+	i := strings.LastIndex(msg, sentinel.Error()+": ")
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+len(sentinel.Error())+2:]
+	end := strings.IndexFunc(rest, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') })
+	if end < 0 {
+		end = len(rest)
+	}
+	return rest[:end]
+}

@@ -1,0 +1,344 @@
+// Package httpapi serves a wasmlm model over an OpenAI-compatible HTTP API:
+// POST /v1/completions and /v1/chat/completions (with Server-Sent Events when
+// the request says "stream": true), GET /v1/models, and llama.cpp server's
+// POST /tokenize, POST /detokenize and GET /health.
+//
+// Handler is a plain net/http Handler with no host-specific code, so the
+// same API runs in `wasmlm serve` and in the edge worker (cmd/worker, on
+// github.com/syumai/workers). Requests share one model: each generation
+// takes one of Options.Slots sessions (each with its own KV cache); requests
+// that find every slot busy wait in a bounded FIFO queue and are refused with
+// 503 when it is full. Every failure is an OpenAI error object
+// {"error": {"message", "type", "param", "code"}} with a 4xx/5xx status.
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// Defaults for Options fields left at zero.
+const (
+	// DefaultQueueSize is how many requests may wait for a slot.
+	DefaultQueueSize = 64
+	// DefaultMaxBodyBytes bounds a request body (1 MiB holds far more text
+	// than the largest context this engine allocates by default).
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultCompletionMaxTokens is max_tokens for /v1/completions when the
+	// request omits it: 16, as OpenAI's completions endpoint does. Chat
+	// completions without max_tokens run until the context is full (or
+	// Options.MaxTokens), as OpenAI's chat endpoint does.
+	DefaultCompletionMaxTokens = 16
+	// DefaultModelName is the model's name when Options.ModelName is empty.
+	DefaultModelName = "wasmlm"
+)
+
+// Options configure a Handler. The zero value serves one request at a time
+// with DefaultQueueSize waiting.
+type Options struct {
+	// ModelName is the model's id in /v1/models and in every response (the
+	// request's "model" is accepted whatever it says). "" is DefaultModelName.
+	ModelName string
+	// Slots is how many generations run at once, each in its own session
+	// (KV cache, about 2·layers·context·kvDim float32s); 0 means 1.
+	Slots int
+	// QueueSize is how many requests may wait for a slot, in arrival order;
+	// one more is refused with 503. 0 means DefaultQueueSize; negative means
+	// none may wait.
+	QueueSize int
+	// ContextLength is each session's context (see engine.SessionOptions);
+	// 0 is the model's, capped at engine.DefaultContextLength.
+	ContextLength int
+	// MaxTokens caps max_tokens; a request asking for more gets 400. 0 means
+	// the context length.
+	MaxTokens int
+	// MaxBodyBytes bounds a request body; a larger one gets 413. 0 means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// AllowOrigin, when set, is sent as Access-Control-Allow-Origin and CORS
+	// preflight requests are answered, so pages of that origin ("*": any) can
+	// call the API from a browser.
+	AllowOrigin string
+	// NotFound serves requests for paths outside the API (not an API route
+	// and not under /v1/), such as a static web page; nil answers them 404
+	// with an OpenAI error object.
+	NotFound http.Handler
+	// OnCompletion, if set, is called after every valid completion request:
+	// finished, failed, refused because the queue was full, or dropped
+	// because its client left while it waited. It must be safe for
+	// concurrent use.
+	OnCompletion func(Completion)
+}
+
+// Completion describes one completion request after it ended, for logs and
+// metrics.
+type Completion struct {
+	Endpoint         string              // "/v1/completions" or "/v1/chat/completions"
+	Stream           bool                // the response was Server-Sent Events
+	Dropped          bool                // the client left while the request waited for a slot
+	Queued           time.Duration       // time spent waiting for a slot
+	PromptTokens     int                 //
+	CompletionTokens int                 //
+	FinishReason     engine.FinishReason // the engine's ("abort": the client left)
+	Timings          engine.Timings      //
+	Err              error               // why the generation failed, if it did
+}
+
+// Handler serves the API. It is safe for concurrent use; create it with New.
+type Handler struct {
+	model      *engine.Model
+	name       string
+	opts       Options
+	context    int // tokens a session holds
+	maxTokens  int // the most a request may ask for
+	sched      *scheduler
+	routes     map[string]route
+	created    int64 // the model's "created" in /v1/models: when New ran
+	newID      func(prefix string) string
+	generate   generateFunc
+	onComplete func(Completion)
+}
+
+// route is one API endpoint: the method it answers and its handler.
+type route struct {
+	method string
+	serve  func(w http.ResponseWriter, r *http.Request)
+}
+
+// New returns a Handler serving model. It allocates Slots sessions up front,
+// so the memory a server needs is known when it starts.
+func New(model *engine.Model, opts Options) (*Handler, error) {
+	if model == nil {
+		return nil, fmt.Errorf("%w: no model", ErrInvalidOptions)
+	}
+	if opts.Slots < 0 || opts.MaxTokens < 0 || opts.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("%w: Slots, MaxTokens and MaxBodyBytes must be >= 0", ErrInvalidOptions)
+	}
+	slots := max(opts.Slots, 1)
+	queue := opts.QueueSize
+	switch {
+	case queue == 0:
+		queue = DefaultQueueSize
+	case queue < 0:
+		queue = 0
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.ModelName == "" {
+		opts.ModelName = DefaultModelName
+	}
+	sessions := make([]*engine.Session, slots)
+	for i := range sessions {
+		s, err := model.NewSession(engine.SessionOptions{ContextLength: opts.ContextLength})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		sessions[i] = s
+	}
+	ctx := sessions[0].ContextLength()
+	if opts.MaxTokens > ctx {
+		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, ctx)
+	}
+	h := &Handler{
+		model: model, name: opts.ModelName, opts: opts, context: ctx,
+		maxTokens: ctx, sched: newScheduler(sessions, queue),
+		created: time.Now().Unix(), newID: randomID, generate: runSession,
+		onComplete: opts.OnCompletion,
+	}
+	if opts.MaxTokens > 0 {
+		h.maxTokens = opts.MaxTokens
+	}
+	if h.onComplete == nil {
+		h.onComplete = func(Completion) {}
+	}
+	h.routes = map[string]route{
+		"/v1/completions":      {http.MethodPost, h.serveCompletions},
+		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions},
+		"/v1/models":           {http.MethodGet, h.serveModels},
+		"/tokenize":            {http.MethodPost, h.serveTokenize},
+		"/detokenize":          {http.MethodPost, h.serveDetokenize},
+		"/health":              {http.MethodGet, h.serveHealth},
+	}
+	return h, nil
+}
+
+// ServeHTTP routes a request. A panic below it becomes a 500 (while the
+// response has not started), never a crash: in an edge worker a panicking Go
+// instance would take the request down with no answer.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := &startedWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil && !sw.started {
+			writeError(sw, internalError(fmt.Errorf("%w: %v", ErrPanic, p)))
+		}
+	}()
+	if h.opts.AllowOrigin != "" {
+		w.Header().Set("Access-Control-Allow-Origin", h.opts.AllowOrigin)
+	}
+	path := r.URL.Path
+	rt, ok := h.routes[path]
+	if !ok && strings.HasPrefix(path, "/v1/models/") {
+		rt, ok = route{http.MethodGet, h.serveModel}, true
+	}
+	if !ok {
+		if h.opts.NotFound != nil && !strings.HasPrefix(path, "/v1/") {
+			h.opts.NotFound.ServeHTTP(w, r)
+			return
+		}
+		writeError(sw, &apiError{status: http.StatusNotFound, typ: typeInvalidRequest, code: "unknown_url",
+			message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, path)})
+		return
+	}
+	allowed := []string{rt.method, http.MethodOptions}
+	if rt.method == http.MethodGet {
+		allowed = append(allowed, http.MethodHead)
+	}
+	switch {
+	case r.Method == http.MethodOptions:
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		if h.opts.AllowOrigin != "" {
+			w.Header().Set("Access-Control-Allow-Methods", strings.Join(allowed, ", "))
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			w.Header().Set("Access-Control-Max-Age", "86400")
+		}
+		w.WriteHeader(http.StatusNoContent)
+	case slices.Contains(allowed, r.Method):
+		rt.serve(sw, r)
+	default:
+		e := &apiError{status: http.StatusMethodNotAllowed, typ: typeInvalidRequest, code: "method_not_allowed",
+			message: fmt.Sprintf("%s %s: method not allowed (use %s)", r.Method, path, rt.method),
+			header:  http.Header{"Allow": {strings.Join(allowed, ", ")}}}
+		writeError(sw, e)
+	}
+}
+
+// startedWriter remembers whether the response has started, so that a
+// recovered panic knows whether an error response can still be sent.
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *startedWriter) WriteHeader(status int) {
+	w.started = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *startedWriter) Write(b []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Name is the model name the API reports.
+func (h *Handler) Name() string { return h.name }
+
+// ContextLength is the context, in tokens, each request's prompt and
+// completion must fit in.
+func (h *Handler) ContextLength() int { return h.context }
+
+func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// modelObject is OpenAI's model object, plus llama.cpp-style "meta".
+type modelObject struct {
+	ID      string    `json:"id"`
+	Object  string    `json:"object"`
+	Created int64     `json:"created"`
+	OwnedBy string    `json:"owned_by"`
+	Meta    modelMeta `json:"meta"`
+}
+
+type modelMeta struct {
+	Format        engine.Format `json:"format"`
+	Architecture  string        `json:"architecture"`
+	VocabSize     int           `json:"vocab_size"`
+	ContextLength int           `json:"context_length"` // what a request can use: the session's
+	Parameters    int64         `json:"parameters"`
+	Slots         int           `json:"slots"`
+}
+
+func (h *Handler) modelObject() modelObject {
+	info := h.model.Info()
+	return modelObject{
+		ID: h.name, Object: "model", Created: h.created, OwnedBy: "wasmlm",
+		Meta: modelMeta{
+			Format: info.Format, Architecture: info.Architecture, VocabSize: info.VocabSize,
+			ContextLength: h.context, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
+		},
+	}
+}
+
+func (h *Handler) serveModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []modelObject{h.modelObject()}})
+}
+
+// serveModel is GET /v1/models/{id}: the loaded model, or 404.
+func (h *Handler) serveModel(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/v1/models/")
+	if id != h.name {
+		writeError(w, &apiError{status: http.StatusNotFound, typ: typeInvalidRequest, param: "model", code: "model_not_found",
+			message: fmt.Sprintf("The model %q does not exist; this server serves %q", id, h.name)})
+		return
+	}
+	writeJSON(w, http.StatusOK, h.modelObject())
+}
+
+func (h *Handler) serveTokenize(w http.ResponseWriter, r *http.Request) {
+	var req tokenizeRequest
+	if e := h.decode(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.Content == nil {
+		writeError(w, badRequest("content", "missing_required_parameter", "content is required"))
+		return
+	}
+	parse := req.ParseSpecial == nil || *req.ParseSpecial
+	ids, err := h.model.Tokenizer.Encode(*req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial, ParseSpecial: parse})
+	if err != nil {
+		writeError(w, generationError(err, "content"))
+		return
+	}
+	if ids == nil {
+		ids = []int{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]int{"tokens": ids})
+}
+
+func (h *Handler) serveDetokenize(w http.ResponseWriter, r *http.Request) {
+	var req detokenizeRequest
+	if e := h.decode(w, r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if req.Tokens == nil {
+		writeError(w, badRequest("tokens", "missing_required_parameter", "tokens is required"))
+		return
+	}
+	text, err := tokenizer.Decode(h.model.Tokenizer, *req.Tokens)
+	if err != nil {
+		writeError(w, badRequest("tokens", "invalid_value", "%v", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"content": text})
+}
+
+// decode reads and unmarshals a JSON request body into v.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	body, e := readBody(r, w, h.opts.MaxBodyBytes)
+	if e != nil {
+		return e
+	}
+	return decodeJSON(body, v)
+}

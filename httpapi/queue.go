@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/wasmlm/wasmlm/engine"
+)
+
+// scheduler hands the model's sessions (one per slot) to requests in the
+// order they arrived. A request that finds every slot busy waits in a
+// bounded FIFO queue; when the queue is full it is refused at once, so a
+// burst cannot pile up unbounded memory and latency. A waiting request whose
+// context ends (its client left) leaves the queue without ever taking a slot.
+//
+// The queue is explicit rather than a buffered channel of sessions because
+// the Go specification does not promise that blocked receivers are served in
+// order; fairness is the point here.
+type scheduler struct {
+	mu      sync.Mutex
+	free    []*engine.Session // idle sessions
+	waiting []*waiter         // oldest first
+	limit   int               // most requests that may wait
+}
+
+// waiter is one queued request; release hands it a session through ch.
+type waiter struct {
+	ch chan *engine.Session // buffered (1): release never blocks on it
+}
+
+func newScheduler(sessions []*engine.Session, limit int) *scheduler {
+	return &scheduler{free: sessions, limit: max(limit, 0)}
+}
+
+// acquire returns an idle session, waiting for one in FIFO order. It fails
+// with ErrQueueFull when it would have to wait and limit requests already
+// do, and with ctx's error when ctx ends first.
+func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
+	s.mu.Lock()
+	if len(s.free) > 0 && len(s.waiting) == 0 {
+		sess := s.free[len(s.free)-1]
+		s.free = s.free[:len(s.free)-1]
+		s.mu.Unlock()
+		return sess, nil
+	}
+	if len(s.waiting) >= s.limit {
+		s.mu.Unlock()
+		return nil, ErrQueueFull
+	}
+	w := &waiter{ch: make(chan *engine.Session, 1)}
+	s.waiting = append(s.waiting, w)
+	s.mu.Unlock()
+
+	select {
+	case sess := <-w.ch:
+		return sess, nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.waiting, w); i >= 0 {
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	s.mu.Unlock()
+	// release chose w before the cancel was seen: the session is in w.ch
+	// already; pass it on.
+	s.release(<-w.ch)
+	return nil, ctx.Err()
+}
+
+// release returns a session: to the oldest waiting request, or to the pool.
+func (s *scheduler) release(sess *engine.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waiting) > 0 {
+		w := s.waiting[0]
+		s.waiting = slices.Delete(s.waiting, 0, 1)
+		w.ch <- sess
+		return
+	}
+	s.free = append(s.free, sess)
+}
+
+// queued is the number of requests waiting for a slot.
+func (s *scheduler) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting)
+}

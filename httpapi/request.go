@@ -1,0 +1,315 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/sampling"
+)
+
+// OpenAI's limits, which this API keeps.
+const (
+	maxStops     = 4   // "Up to 4 sequences where the API will stop generating"
+	maxLogitBias = 100 // logit_bias values are in [-100, 100]
+)
+
+// samplingRequest holds the request fields that both completion endpoints
+// share. Pointers tell an omitted (or null) field from a zero one.
+type samplingRequest struct {
+	Model               string             `json:"model"`
+	MaxTokens           *int               `json:"max_tokens"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	Temperature         *float64           `json:"temperature"`
+	TopP                *float64           `json:"top_p"`
+	TopK                *int               `json:"top_k"`
+	MinP                *float64           `json:"min_p"`
+	RepeatPenalty       *float64           `json:"repeat_penalty"`
+	PresencePenalty     *float64           `json:"presence_penalty"`
+	FrequencyPenalty    *float64           `json:"frequency_penalty"`
+	Seed                *int64             `json:"seed"`
+	LogitBias           map[string]float64 `json:"logit_bias"`
+	Stop                stopList           `json:"stop"`
+	Stream              bool               `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	N *int `json:"n"`
+}
+
+// completionRequest is POST /v1/completions.
+type completionRequest struct {
+	samplingRequest
+	Prompt json.RawMessage `json:"prompt"`
+}
+
+// chatRequest is POST /v1/chat/completions.
+type chatRequest struct {
+	samplingRequest
+	Messages []chatMessage `json:"messages"`
+}
+
+// chatMessage is one message; content is a string, an array of content
+// parts, or null.
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// stopList is OpenAI's stop: null, a string, or an array of strings.
+type stopList []string
+
+// UnmarshalJSON accepts the three shapes of stop.
+func (s *stopList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*s = nil
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = stopList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return badRequest("stop", "invalid_type", "stop must be a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// readBody reads the whole request body, refusing one over limit bytes. It
+// reads to the end so that net/http notices, from then on, a client that
+// hangs up (and cancels the request's context).
+func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *apiError) {
+	tooLarge := &apiError{status: http.StatusRequestEntityTooLarge, typ: typeInvalidRequest, code: "request_too_large",
+		message: fmt.Sprintf("the request body is larger than this server's limit of %d bytes", limit)}
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLarge
+	case err != nil:
+		return nil, badRequest("", "invalid_body", "cannot read the request body: %v", err)
+	}
+	return body, nil
+}
+
+// decodeJSON unmarshals a request body into v, turning every failure into
+// the 400 that names the field at fault.
+func decodeJSON(body []byte, v any) *apiError {
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
+	}
+	var (
+		ae  *apiError
+		se  *json.SyntaxError
+		ute *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), len(bytes.TrimSpace(body)) == 0:
+		return badRequest("", "invalid_json", "the request body is not valid JSON: %v", err)
+	case errors.As(err, &ute) && ute.Field == "":
+		return badRequest("", "invalid_type", "the request body must be a JSON object, not %s", ute.Value)
+	case errors.As(err, &ute):
+		// encoding/json names a field of an embedded struct with the struct's
+		// type name first; the client knows only the JSON path.
+		field := strings.TrimPrefix(ute.Field, "samplingRequest.")
+		return badRequest(field, "invalid_type", "%s must be %s, not %s", field, jsonKind(ute.Type.String()), ute.Value)
+	}
+	return badRequest("", "invalid_json", "the request body is not valid JSON: %v", err)
+}
+
+// jsonKind names a Go type the way a JSON client thinks of it.
+func jsonKind(goType string) string {
+	goType = strings.TrimPrefix(goType, "*")
+	switch {
+	case goType == "int" || goType == "int64":
+		return "an integer"
+	case goType == "float64":
+		return "a number"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+// sampling converts the sampling fields to sampling.Params and validates
+// them. An omitted temperature and top_p take OpenAI's defaults (1 and 1:
+// plain sampling); top_k, min_p and repeat_penalty default to off. Without a
+// seed the clock picks one.
+func (r *samplingRequest) sampling(vocabSize int) (sampling.Params, *apiError) {
+	if r.N != nil && *r.N != 1 {
+		return sampling.Params{}, badRequest("n", "invalid_value", "n = %d: this server returns one choice per request (n must be 1)", *r.N)
+	}
+	f32 := func(p *float64, def float32) float32 {
+		if p == nil {
+			return def
+		}
+		return float32(*p) // an overflow becomes ±Inf, which Validate rejects
+	}
+	p := sampling.Params{
+		Temperature:      f32(r.Temperature, 1),
+		TopP:             f32(r.TopP, 1),
+		MinP:             f32(r.MinP, 0),
+		RepeatPenalty:    f32(r.RepeatPenalty, 0),
+		PresencePenalty:  f32(r.PresencePenalty, 0),
+		FrequencyPenalty: f32(r.FrequencyPenalty, 0),
+	}
+	if r.TopK != nil {
+		p.TopK = *r.TopK
+	}
+	if r.Seed != nil {
+		p.Seed = uint64(*r.Seed)
+	} else {
+		p.Seed = uint64(time.Now().UnixNano())
+	}
+	if len(r.LogitBias) > 0 {
+		p.LogitBias = make(map[int]float32, len(r.LogitBias))
+		for _, key := range slices.Sorted(maps.Keys(r.LogitBias)) {
+			v := r.LogitBias[key]
+			id, err := strconv.Atoi(key)
+			if err != nil {
+				return sampling.Params{}, badRequest("logit_bias", "invalid_value", "logit_bias: key %q is not a token id", key)
+			}
+			if v < -maxLogitBias || v > maxLogitBias {
+				return sampling.Params{}, badRequest("logit_bias", "invalid_value", "logit_bias[%d] = %v, must be in [-%d, %d]", id, v, maxLogitBias, maxLogitBias)
+			}
+			p.LogitBias[id] = float32(v)
+		}
+	}
+	if err := p.Validate(vocabSize); err != nil {
+		return sampling.Params{}, generationError(err, "")
+	}
+	if len(r.Stop) > maxStops {
+		return sampling.Params{}, badRequest("stop", "invalid_value", "stop: at most %d stop sequences, got %d", maxStops, len(r.Stop))
+	}
+	for i, s := range r.Stop {
+		if s == "" {
+			return sampling.Params{}, badRequest("stop", "invalid_value", "stop[%d] is empty", i)
+		}
+	}
+	return p, nil
+}
+
+// requestedMaxTokens is max_completion_tokens (chat's newer name) if given,
+// else max_tokens, else nil.
+func (r *samplingRequest) requestedMaxTokens() (*int, string) {
+	if r.MaxCompletionTokens != nil {
+		return r.MaxCompletionTokens, "max_completion_tokens"
+	}
+	return r.MaxTokens, "max_tokens"
+}
+
+// messages converts the request's messages; content parts other than text
+// are refused (the default models read text only).
+func (r *chatRequest) messages() ([]chat.Message, *apiError) {
+	if len(r.Messages) == 0 {
+		return nil, badRequest("messages", "invalid_value", "messages must be a non-empty array")
+	}
+	msgs := make([]chat.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		param := fmt.Sprintf("messages[%d]", i)
+		if m.Role == "" {
+			return nil, badRequest(param+".role", "invalid_value", "%s.role is required", param)
+		}
+		content, err := messageContent(m.Content)
+		if err != nil {
+			return nil, badRequest(param+".content", "invalid_type", "%s.content: %v", param, err)
+		}
+		msgs[i] = chat.Message{Role: m.Role, Content: content}
+	}
+	return msgs, nil
+}
+
+// messageContent reads a message's content: a string, null, or an array of
+// {"type": "text", "text": ...} parts, which are concatenated.
+func messageContent(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	var s string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("must be a string or an array of content parts")
+	}
+	var b bytes.Buffer
+	for j, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("part %d has type %q; only text parts are supported", j, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// completionPrompt reads the prompt of a completion request: a string, or
+// token ids, alone or as the only element of an array (OpenAI's batch shapes
+// with one prompt). It returns the text, or ids when the prompt was ids.
+func (r *completionRequest) completionPrompt() (text string, ids []int, e *apiError) {
+	raw := bytes.TrimSpace(r.Prompt)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil, badRequest("prompt", "missing_required_parameter", "prompt is required (use \"\" to start from BOS)")
+	}
+	if err := json.Unmarshal(raw, &text); err == nil {
+		return text, nil, nil
+	}
+	if err := json.Unmarshal(raw, &ids); err == nil {
+		return "", ids, nil
+	}
+	var texts []string
+	if err := json.Unmarshal(raw, &texts); err == nil && len(texts) == 1 {
+		return texts[0], nil, nil
+	}
+	var batches [][]int
+	if err := json.Unmarshal(raw, &batches); err == nil && len(batches) == 1 {
+		return "", batches[0], nil
+	}
+	return "", nil, badRequest("prompt", "invalid_value",
+		"prompt must be a string, an array of token ids, or an array holding one of those (one prompt per request)")
+}
+
+// tokenizeRequest is POST /tokenize, as llama.cpp's server takes it.
+type tokenizeRequest struct {
+	Content      *string `json:"content"`
+	AddSpecial   bool    `json:"add_special"`
+	ParseSpecial *bool   `json:"parse_special"` // llama.cpp's default: true
+}
+
+// detokenizeRequest is POST /detokenize.
+type detokenizeRequest struct {
+	Tokens *[]int `json:"tokens"`
+}
