@@ -34,12 +34,12 @@ func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
 	session := spmSession{s: s}
 	prevSpecial := true // the start of text gets the dummy prefix like text after a special token
 	for _, f := range s.partition(text, opts.ParseSpecial) {
-		if f.token >= 0 {
-			ids = append(ids, f.token)
+		if f.Token >= 0 {
+			ids = append(ids, f.Token)
 			prevSpecial = true
 			continue
 		}
-		session.text = s.escape(session.text[:0], text[f.start:f.end], s.addSpacePrefix && prevSpecial)
+		session.text = s.escape(session.text[:0], text[f.Start:f.End], s.addSpacePrefix && prevSpecial)
 		var err error
 		if ids, err = session.tokenize(ids); err != nil {
 			return nil, err
@@ -65,22 +65,15 @@ func invalidOffset(text string) int {
 	return len(text)
 }
 
-// fragment is a run of text to tokenize (token < 0) or a special token split
-// out of the text.
-type fragment struct {
-	start, end int
-	token      int
-}
-
 // partition splits the special tokens out of text, as llama.cpp's
 // tokenizer_st_partition does: for each special token, longest first, every
 // occurrence in the remaining text fragments becomes a token fragment.
-func (s *SPM) partition(text string, parseSpecial bool) []fragment {
+func (s *SPM) partition(text string, parseSpecial bool) []Fragment {
 	if text == "" {
 		return nil
 	}
-	frags := []fragment{{start: 0, end: len(text), token: -1}}
-	var next []fragment
+	frags := []Fragment{{Start: 0, End: len(text), Token: -1}}
+	var next []Fragment
 	for _, id := range s.specials {
 		if !parseSpecial && s.types[id] != TokenUserDefined {
 			continue // control and unknown tokens are text unless asked for
@@ -90,11 +83,11 @@ func (s *SPM) partition(text string, parseSpecial bool) []fragment {
 		}
 		next = next[:0]
 		for _, f := range frags {
-			if f.token >= 0 {
+			if f.Token >= 0 {
 				next = append(next, f)
 				continue
 			}
-			next = s.split(next, text, f.start, f.end, int(id))
+			next = s.split(next, text, f.Start, f.End, int(id))
 		}
 		frags, next = next, frags
 	}
@@ -102,42 +95,9 @@ func (s *SPM) partition(text string, parseSpecial bool) []fragment {
 }
 
 // split appends to dst the fragments of text[start:end] around every
-// occurrence of special token id, honouring its LStrip/RStrip attributes.
-func (s *SPM) split(dst []fragment, text string, start, end, id int) []fragment {
-	special := s.tokens[id]
-	for start < end {
-		i := strings.Index(text[start:end], special)
-		if i < 0 {
-			break
-		}
-		match := start + i
-		left := match
-		if s.lstrip != nil && s.lstrip[id] {
-			for left > start && isSpace(text[left-1]) {
-				left--
-			}
-		}
-		if left > start {
-			dst = append(dst, fragment{start: start, end: left, token: -1})
-		}
-		dst = append(dst, fragment{token: id})
-		start = match + len(special)
-		if s.rstrip != nil && s.rstrip[id] {
-			for start < end && isSpace(text[start]) {
-				start++
-			}
-		}
-	}
-	if start < end {
-		dst = append(dst, fragment{start: start, end: end, token: -1})
-	}
-	return dst
-}
-
-// isSpace is C's isspace in the "C" locale, which llama.cpp uses for
-// LSTRIP/RSTRIP.
-func isSpace(c byte) bool {
-	return c == ' ' || ('\t' <= c && c <= '\r')
+// occurrence of special token id.
+func (s *SPM) split(dst []Fragment, text string, start, end, id int) []Fragment {
+	return SplitSpecial(dst, text, start, end, id, s.tokens[id], s.lstrip != nil && s.lstrip[id], s.rstrip != nil && s.rstrip[id])
 }
 
 // escape appends frag to dst with spaces replaced by the space marker,

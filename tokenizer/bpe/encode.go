@@ -19,12 +19,8 @@ type session struct {
 	queue         mergeQueue
 }
 
-// fragment is a run of text to tokenize (token < 0) or a special token split
-// out of the text.
-type fragment struct {
-	start, end int
-	token      int
-}
+// fragment is a run of text to tokenize or a special token split out of it.
+type fragment = tokenizer.Fragment
 
 // Encode splits text into token ids as llama.cpp's tokenize does for a BPE
 // vocabulary: special tokens are split out first (control and unknown tokens
@@ -47,11 +43,11 @@ func (b *BPE) Encode(text string, opts tokenizer.EncodeOptions) ([]int, error) {
 		ids = append(ids, b.special.BOS)
 	}
 	for _, f := range b.partition(s, text, opts.ParseSpecial) {
-		if f.token >= 0 {
-			ids = append(ids, f.token)
+		if f.Token >= 0 {
+			ids = append(ids, f.Token)
 			continue
 		}
-		frag := text[f.start:f.end]
+		frag := text[f.Start:f.End]
 		b.pre.split(&s.split, frag, func(start, end int) {
 			ids = b.appendWord(s, ids, frag[start:end])
 		})
@@ -69,17 +65,17 @@ func (b *BPE) partition(s *session, text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil
 	}
-	frags := append(s.frags[:0], fragment{start: 0, end: len(text), token: -1})
+	frags := append(s.frags[:0], fragment{Start: 0, End: len(text), Token: -1})
 	next := s.frags2[:0]
 	for _, k := range b.occurring(s, text, parseSpecial) {
 		id := b.specials[k]
 		next = next[:0]
 		for _, f := range frags {
-			if f.token >= 0 {
+			if f.Token >= 0 {
 				next = append(next, f)
 				continue
 			}
-			next = b.split(next, text, f.start, f.end, int(id))
+			next = b.split(next, text, f.Start, f.End, int(id))
 		}
 		frags, next = next, frags
 	}
@@ -125,42 +121,9 @@ func (b *BPE) occurring(s *session, text string, parseSpecial bool) []int {
 }
 
 // split appends to dst the fragments of text[start:end] around every
-// occurrence of special token id, honouring its LStrip/RStrip attributes.
+// occurrence of special token id.
 func (b *BPE) split(dst []fragment, text string, start, end, id int) []fragment {
-	special := b.tokens[id]
-	for start < end {
-		i := strings.Index(text[start:end], special)
-		if i < 0 {
-			break
-		}
-		match := start + i
-		left := match
-		if b.lstrip != nil && b.lstrip[id] {
-			for left > start && isSpace(text[left-1]) {
-				left--
-			}
-		}
-		if left > start {
-			dst = append(dst, fragment{start: start, end: left, token: -1})
-		}
-		dst = append(dst, fragment{token: id})
-		start = match + len(special)
-		if b.rstrip != nil && b.rstrip[id] {
-			for start < end && isSpace(text[start]) {
-				start++
-			}
-		}
-	}
-	if start < end {
-		dst = append(dst, fragment{start: start, end: end, token: -1})
-	}
-	return dst
-}
-
-// isSpace is C's isspace in the "C" locale, which llama.cpp uses for
-// LSTRIP/RSTRIP.
-func isSpace(c byte) bool {
-	return c == ' ' || ('\t' <= c && c <= '\r')
+	return tokenizer.SplitSpecial(dst, text, start, end, id, b.tokens[id], b.lstrip != nil && b.lstrip[id], b.rstrip != nil && b.rstrip[id])
 }
 
 // appendWord appends the tokens of one pre-tokenized word.

@@ -18,7 +18,7 @@ func naivePartition(b *BPE, text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil
 	}
-	frags := []fragment{{start: 0, end: len(text), token: -1}}
+	frags := []fragment{{Start: 0, End: len(text), Token: -1}}
 	for _, id := range b.specials {
 		if !parseSpecial && b.types[id] != tokenizer.TokenUserDefined {
 			continue
@@ -28,11 +28,11 @@ func naivePartition(b *BPE, text string, parseSpecial bool) []fragment {
 		}
 		var next []fragment
 		for _, f := range frags {
-			if f.token >= 0 {
+			if f.Token >= 0 {
 				next = append(next, f)
 				continue
 			}
-			next = b.split(next, text, f.start, f.end, int(id))
+			next = b.split(next, text, f.Start, f.End, int(id))
 		}
 		frags = next
 	}
