@@ -2,30 +2,76 @@
 GO        ?= go
 WASM_EXEC := $(shell $(GO) env GOROOT)/lib/wasm
 # Packages whose tests also run as GOOS=js GOARCH=wasm under Node.
-WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/...
+WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/... ./jsbridge/... ./httpapi/...
 PROMPT    ?= Once upon a time
+# The static site `make web` writes, and the port `make run` serves it on.
+WEB_DIST  ?= web/dist
+PORT      ?= 8080
+# The edge build `make worker` writes (cmd/worker/workerd.capnp and wrangler.toml
+# load it from here), and the port `make worker-run` serves it on: 8787 unless
+# PORT is given on the command line or in the environment.
+WORKER_DIR  := build/worker
+WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 
-.PHONY: run test test-native test-wasm vet bench fuzz clean
+.PHONY: run generate test test-native test-wasm test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench fuzz clean
 
-## run: stream a story from the embedded default model
-run:
+## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
+run: web
+	@echo "wasmlm demo: http://127.0.0.1:$(PORT)/"
+	$(GO) run ./cmd/wasmlm serve -web $(WEB_DIST) -addr 127.0.0.1:$(PORT)
+
+## generate: stream a story from the embedded default model (PROMPT=... overrides the prompt)
+generate:
 	$(GO) run ./cmd/wasmlm generate -p "$(PROMPT)"
 
-## test: everything CI runs: vet, native tests, the same tests in wasm under Node
-test: vet test-native test-wasm
+## wasm: the browser build of the engine, $(WEB_DIST)/wasmlm.wasm
+wasm:
+	@mkdir -p $(WEB_DIST)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
+
+## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, default model
+web: wasm
+	@mkdir -p $(WEB_DIST)/models
+	install -m 644 web/index.html web/demo.css web/demo.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js $(WEB_DIST)/
+	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
+	install -m 644 models/stories260K.bin models/tok512.bin models/LICENSE $(WEB_DIST)/models/
+
+## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
+test: vet test-native test-wasm test-e2e-browser test-e2e-worker
 
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
+# The e2e suites (tests/e2e) need their builds and tools: they run from their own targets.
 test-native:
-	$(GO) test ./...
+	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
 
 # Needs Node.js (go_js_wasm_exec runs the test binary with it).
 test-wasm:
 	@command -v node >/dev/null || { echo "test-wasm needs Node.js (Debian package: nodejs)"; exit 1; }
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test $(WASM_PKGS)
+
+## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
+test-e2e-browser: web
+	WASMLM_WEB_DIST="$(abspath $(WEB_DIST))" $(GO) test -count=1 -run '^TestBrowser' ./tests/e2e/
+
+## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy
+worker:
+	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
+	@echo "$(WORKER_DIR)/app.wasm: $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped (Cloudflare Workers limit: 3 MB free plan, 10 MB paid)"
+
+## worker-run: serve the edge build in workerd on http://127.0.0.1:8787 (PORT= overrides; needs npm ci)
+worker-run: worker
+	@test -x node_modules/.bin/workerd || { echo "worker-run needs workerd: run npm ci"; exit 1; }
+	@echo "wasmlm edge worker: http://127.0.0.1:$(WORKER_PORT)/v1/"
+	node_modules/.bin/workerd serve cmd/worker/workerd.capnp --socket-addr http=127.0.0.1:$(WORKER_PORT)
+
+## test-e2e-worker: the edge-worker tests (workerd, the openai npm client; needs npm ci) against $(WORKER_DIR)
+test-e2e-worker: worker
+	WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^Test(Worker|HTTP)' ./tests/e2e/
 
 ## bench: engine benchmarks, natively and in wasm under Node
 bench:

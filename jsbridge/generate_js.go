@@ -1,0 +1,225 @@
+package jsbridge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"syscall/js"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/sampling"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// parseRun returns the argument parser of generate, stream or chat:
+//
+//	generate(prompt, options)
+//	stream(prompt, options, onToken)
+//	chat(messages, options, onToken?)
+func (b *Binding) parseRun(method string) func(args []js.Value) (work, error) {
+	return func(args []js.Value) (work, error) {
+		r := &request{method: method, onToken: js.Undefined()}
+		var err error
+		if method == "chat" {
+			r.msgs, err = b.parseMessages(arg(args, 0))
+		} else {
+			r.prompt, err = b.str(arg(args, 0), "prompt")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := b.parseGenerateOptions(arg(args, 1), r); err != nil {
+			return nil, err
+		}
+		switch cb := arg(args, 2); {
+		case cb.Type() == js.TypeFunction && method != "generate":
+			r.onToken = cb
+		case method == "stream" || (method == "chat" && !cb.IsUndefined()):
+			return nil, invalid("onToken must be a function, got %s", b.describe(cb))
+		case method == "generate" && len(args) > 2:
+			return nil, invalid("generate takes (prompt, options); use stream for a token callback")
+		}
+		turn := b.queue.join()
+		return func() (any, error) { return b.run(r, turn) }, nil
+	}
+}
+
+// run waits for the request's turn, then generates. An abort (through the
+// request's signal) before the turn comes resolves with finishReason "abort"
+// and no tokens.
+func (b *Binding) run(r *request, turn *ticket) (any, error) {
+	defer b.queue.leave(turn)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	unwatch := b.watchAbort(r.signal, cancel)
+	defer unwatch()
+
+	if !b.queue.wait(ctx, turn) { // aborted before its turn came
+		return resultValue(engine.Result{FinishReason: engine.FinishAbort}, r.opts.Sampling.Seed, 0), nil
+	}
+	m, s, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// A panic mid-generation may leave the KV cache out of step with the
+		// session's token list: start the next call with a fresh session.
+		if p := recover(); p != nil {
+			b.resetSession(s)
+			panic(p)
+		}
+	}()
+
+	var ids []int
+	opts := r.opts
+	if r.method == "chat" {
+		var stopTokens []int
+		var stops []string
+		if ids, stopTokens, stops, err = m.ChatPrompt(r.msgs); err != nil {
+			return nil, fmt.Errorf("chat: %w", err)
+		}
+		opts.StopTokens = append(slices.Clip(opts.StopTokens), stopTokens...)
+		opts.Stop = append(slices.Clip(opts.Stop), stops...)
+	} else if ids, err = m.Tokenizer.Encode(r.prompt, tokenizer.EncodeOptions{AddSpecial: true}); err != nil {
+		return nil, err
+	}
+
+	y := b.newYielder()
+	defer y.close()
+	prev := -1 // the token before the one being delivered, for trace texts
+	if len(ids) > 0 {
+		prev = ids[len(ids)-1]
+	}
+	n := 0
+	where := r.method + " onToken"
+	onToken := func(t engine.Token) error {
+		n++
+		if b.tokenHook != nil {
+			b.tokenHook(n)
+		}
+		if r.onToken.Type() == js.TypeFunction {
+			c := b.chunk(t, prev, m.Tokenizer)
+			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
+				return err
+			}
+		}
+		if t.ID >= 0 {
+			prev = t.ID
+		}
+		// The chunk is already on its way (postMessage does not wait for the
+		// event loop); yielding lets the host run its queued tasks, such as
+		// the message that aborts this generation.
+		y.yield()
+		return nil
+	}
+	res, err := s.GenerateTokens(ctx, ids, opts, onToken)
+	if err != nil {
+		return nil, err
+	}
+	return resultValue(res, opts.Sampling.Seed, y.spent), nil
+}
+
+// resetSession replaces s, if it is still the binding's session, with a new
+// session of the same model and context.
+func (b *Binding) resetSession(s *engine.Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.session != s {
+		return
+	}
+	if fresh, err := s.Model().NewSession(engine.SessionOptions{ContextLength: s.ContextLength()}); err == nil {
+		b.session = fresh
+	}
+}
+
+// watchAbort cancels when signal (an AbortSignal, or undefined) aborts. The
+// returned function stops watching and releases the listener.
+func (b *Binding) watchAbort(signal js.Value, cancel context.CancelFunc) (unwatch func()) {
+	if signal.IsUndefined() {
+		return func() {}
+	}
+	if b.get(signal, "aborted").Truthy() {
+		cancel()
+		return func() {}
+	}
+	listener := b.funcOf(func(js.Value, []js.Value) any {
+		cancel()
+		return nil
+	})
+	signal.Call("addEventListener", "abort", listener)
+	return func() {
+		signal.Call("removeEventListener", "abort", listener)
+		b.release(listener)
+	}
+}
+
+// chunk is what onToken receives: {text, token, trace?}; token is -1 for
+// text released at the end that belongs to no single token.
+func (b *Binding) chunk(t engine.Token, prev int, tok tokenizer.Tokenizer) js.Value {
+	c := b.object.New()
+	c.Set("text", t.Text)
+	c.Set("token", t.ID)
+	if t.Trace != nil {
+		c.Set("trace", traceValue(t.Trace, prev, tok))
+	}
+	return c
+}
+
+// traceValue describes how a token was chosen: the most likely candidates
+// with their probability from the model (prob), after temperature
+// (probTemp) and after top-k, top-p and min-p (probFinal).
+func traceValue(tr *sampling.Trace, prev int, tok tokenizer.Tokenizer) any {
+	top := make([]any, tr.N)
+	for i, e := range tr.Top[:tr.N] {
+		top[i] = map[string]any{
+			"id": e.ID, "text": pieceText(tok, prev, e.ID), "logit": float64(e.Logit),
+			"prob": e.Prob, "probTemp": e.ProbTemp, "probFinal": e.ProbFinal,
+		}
+	}
+	return map[string]any{
+		"top": top, "kept": tr.Kept, "chosen": tr.Chosen, "chosenRank": tr.ChosenRank, "greedy": tr.Greedy,
+	}
+}
+
+// pieceText is the text id adds after prev, for display; a byte-fallback
+// piece that is not UTF-8 by itself shows as its vocabulary text ("<0xE2>").
+func pieceText(tok tokenizer.Tokenizer, prev, id int) string {
+	p := tok.AppendPiece(nil, prev, id)
+	if utf8.Valid(p) {
+		return string(p)
+	}
+	return tok.TokenText(id)
+}
+
+// ms is a duration in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// resultValue is what generate, stream and chat resolve to. yieldMs is the
+// time the generation spent handing control to the event loop.
+func resultValue(res engine.Result, seed uint64, yielded time.Duration) map[string]any {
+	t := res.Timings
+	return map[string]any{
+		"text":         res.Text,
+		"tokens":       idsValue(res.Tokens),
+		"promptTokens": idsValue(res.PromptTokens),
+		"finishReason": string(res.FinishReason),
+		"seed":         float64(seed),
+		"usage": map[string]any{
+			"promptTokens":     len(res.PromptTokens),
+			"completionTokens": len(res.Tokens),
+			"totalTokens":      len(res.PromptTokens) + len(res.Tokens),
+		},
+		"timings": map[string]any{
+			"timeToFirstTokenMs":     ms(t.TimeToFirstToken),
+			"prefillMs":              ms(t.Prefill),
+			"prefillTokens":          t.PrefillTokens,
+			"prefillTokensPerSecond": t.PrefillTokensPerSecond(),
+			"decodeMs":               ms(t.Decode),
+			"decodeTokens":           t.DecodeTokens,
+			"decodeTokensPerSecond":  t.DecodeTokensPerSecond(),
+			"yieldMs":                ms(yielded),
+		},
+	}
+}

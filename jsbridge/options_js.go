@@ -1,0 +1,212 @@
+package jsbridge
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"syscall/js"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+)
+
+// The sampling used when a generate option is omitted: the same as the
+// native CLI's flag defaults, so a page and `wasmlm generate` given the same
+// seed produce the same text. temperature: 0 is greedy.
+const (
+	DefaultMaxTokens   = 256
+	DefaultTemperature = 0.8
+	DefaultTopK        = 40
+	DefaultTopP        = 0.95
+	DefaultMinP        = 0.05
+)
+
+// maxSeed is the largest seed a JavaScript number holds exactly
+// (Number.MAX_SAFE_INTEGER), so every seed the bridge reports can be given
+// back to reproduce a run.
+const maxSeed = 1<<53 - 1
+
+// maxInt32 caps integer options: nothing useful is larger, and it keeps
+// arithmetic on them far from overflow.
+const maxInt32 = math.MaxInt32
+
+// generateFields are the keys a generate, stream or chat options object may
+// have.
+var generateFields = []string{
+	"maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty",
+	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal",
+}
+
+// request is one parsed generate, stream or chat call.
+type request struct {
+	method  string
+	prompt  string         // generate and stream
+	msgs    []chat.Message // chat
+	opts    engine.GenerateOptions
+	signal  js.Value // an AbortSignal, or undefined
+	onToken js.Value // a function, or undefined
+}
+
+// parseGenerateOptions maps a JavaScript options object onto engine options,
+// applying the defaults above to omitted fields. An omitted seed is drawn
+// from crypto.getRandomValues.
+func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
+	f, err := b.readFields(v, "options", generateFields)
+	if err != nil {
+		return err
+	}
+	o := &r.opts
+	p := &o.Sampling
+	finiteNonNeg := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
+	within := func(lo, hi float64) func(float64) bool {
+		return func(x float64) bool { return x >= lo && x <= hi }
+	}
+	if o.MaxTokens, err = f.integer("maxTokens", DefaultMaxTokens, 0, maxInt32, ">= 0 (0: until the context is full)"); err != nil {
+		return err
+	}
+	if p.Temperature, err = f.float32Field("temperature", DefaultTemperature, "a finite number >= 0 (0: greedy)", finiteNonNeg); err != nil {
+		return err
+	}
+	if p.TopK, err = f.integer("topK", DefaultTopK, 0, maxInt32, ">= 0 (0: off)"); err != nil {
+		return err
+	}
+	if p.TopP, err = f.float32Field("topP", DefaultTopP, "a number in [0, 1] (1: off)", within(0, 1)); err != nil {
+		return err
+	}
+	if p.MinP, err = f.float32Field("minP", DefaultMinP, "a number in [0, 1] (0: off)", within(0, 1)); err != nil {
+		return err
+	}
+	if p.RepeatPenalty, err = f.float32Field("repeatPenalty", 1, "a finite number >= 0 (1: off)", finiteNonNeg); err != nil {
+		return err
+	}
+	if p.PresencePenalty, err = f.float32Field("presencePenalty", 0, "a number in [-2, 2]", within(-2, 2)); err != nil {
+		return err
+	}
+	if p.FrequencyPenalty, err = f.float32Field("frequencyPenalty", 0, "a number in [-2, 2]", within(-2, 2)); err != nil {
+		return err
+	}
+	seed, err := f.integer("seed", -1, 0, maxSeed, "in [0, 2^53 - 1]")
+	if err != nil {
+		return err
+	}
+	if seed < 0 {
+		seed = b.randomSeed()
+	}
+	p.Seed = uint64(seed)
+	if o.Stop, err = b.parseStop(f); err != nil {
+		return err
+	}
+	if o.Trace, err = f.boolean("trace", false); err != nil {
+		return err
+	}
+	r.signal = js.Undefined()
+	if sig, ok := f.value("signal"); ok {
+		if b.abortSignal.Type() != js.TypeFunction || !sig.InstanceOf(b.abortSignal) {
+			return invalid("signal must be an AbortSignal, got %s", b.describe(sig))
+		}
+		r.signal = sig
+	}
+	return nil
+}
+
+// maxStopRead bounds the stop array the bridge reads; the engine allows
+// fewer and says so.
+const maxStopRead = 256
+
+// parseStop reads stop: a string or an array of strings.
+func (b *Binding) parseStop(f fields) ([]string, error) {
+	v, ok := f.value("stop")
+	if !ok {
+		return nil, nil
+	}
+	if v.Type() == js.TypeString {
+		return []string{v.String()}, nil
+	}
+	if !b.array.Call("isArray", v).Bool() {
+		return nil, invalid("stop must be a string or an array of strings, got %s", b.describe(v))
+	}
+	n, err := b.arrayLen(v, "stop", maxStopRead, false)
+	if err != nil {
+		return nil, err
+	}
+	stops := make([]string, n)
+	for i := range stops {
+		e := b.get(v, i)
+		if e.Type() != js.TypeString {
+			return nil, invalid("stop[%d] must be a string, got %s", i, b.describe(e))
+		}
+		stops[i] = e.String()
+	}
+	return stops, nil
+}
+
+// randomSeed draws a seed in [0, 2^53) from crypto.getRandomValues.
+func (b *Binding) randomSeed() int {
+	buf := b.uint8Array.New(8)
+	b.crypto.Call("getRandomValues", buf)
+	var raw [8]byte
+	js.CopyBytesToGo(raw[:], buf)
+	return int(binary.LittleEndian.Uint64(raw[:]) & maxSeed)
+}
+
+// parseMessages reads OpenAI-shaped chat messages: {role, content}, the
+// content a string, null, or an array of {type: "text", text} parts (joined
+// in order).
+func (b *Binding) parseMessages(v js.Value) ([]chat.Message, error) {
+	n, err := b.arrayLen(v, "messages", maxArrayLen, false)
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]chat.Message, n)
+	for i := range msgs {
+		m := b.get(v, i)
+		if m.Type() != js.TypeObject {
+			return nil, invalid("messages[%d] must be an object {role, content}, got %s", i, b.describe(m))
+		}
+		role := b.get(m, "role")
+		if role.Type() != js.TypeString {
+			return nil, invalid("messages[%d].role must be a string, got %s", i, b.describe(role))
+		}
+		msgs[i].Role = role.String()
+		if msgs[i].Content, err = b.messageContent(b.get(m, "content"), i); err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// messageContent reads one message's content.
+func (b *Binding) messageContent(c js.Value, i int) (string, error) {
+	switch {
+	case isNullish(c):
+		return "", nil
+	case c.Type() == js.TypeString:
+		return c.String(), nil
+	case !b.array.Call("isArray", c).Bool():
+		return "", invalid("messages[%d].content must be a string or an array of text parts, got %s", i, b.describe(c))
+	}
+	what := fmt.Sprintf("messages[%d].content", i)
+	n, err := b.arrayLen(c, what, maxArrayLen, false)
+	if err != nil {
+		return "", err
+	}
+	var text []byte
+	for j := range n {
+		part := b.get(c, j)
+		var typ, t js.Value
+		if part.Type() == js.TypeObject {
+			typ, t = b.get(part, "type"), b.get(part, "text")
+		}
+		if typ.Type() != js.TypeString || typ.String() != "text" || t.Type() != js.TypeString {
+			return "", invalid("%s[%d] must be a text part {type: \"text\", text: string}, got %s", what, j, b.describe(part))
+		}
+		text = append(text, t.String()...)
+	}
+	return string(text), nil
+}
+
+// tokenizeFields are the keys of tokenize's options.
+var tokenizeFields = []string{"addBos", "special"}
+
+// loadFields are the keys of load's options.
+var loadFields = []string{"tokenizer", "contextLength"}

@@ -1,0 +1,247 @@
+package jsbridge
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall/js"
+)
+
+// Values from JavaScript are untrusted: an options object may have getters
+// or be a Proxy whose traps throw. js.Value.Get and Index do not catch a
+// JavaScript exception, which would unwind through the Go stack and leave the
+// runtime unusable; Call and Invoke do catch it and panic with a js.Error,
+// which the bridge recovers. So every property of a caller's object is read
+// with Reflect.get through Call.
+
+// get reads obj[key] (key a string or an int) through Reflect.get.
+func (b *Binding) get(obj js.Value, key any) js.Value {
+	return b.reflect.Call("get", obj, key)
+}
+
+// isNullish reports whether v is undefined or null: an option given as
+// either is treated as omitted, as JSON-minded callers send null for absent.
+func isNullish(v js.Value) bool { return v.IsUndefined() || v.IsNull() }
+
+// describe renders v for an error message: numbers and booleans as
+// JavaScript prints them, strings quoted (and shortened), objects by kind.
+func (b *Binding) describe(v js.Value) string {
+	switch v.Type() {
+	case js.TypeUndefined:
+		return "undefined"
+	case js.TypeNull:
+		return "null"
+	case js.TypeBoolean:
+		return "boolean " + strconv.FormatBool(v.Bool())
+	case js.TypeNumber:
+		return formatNumber(v.Float())
+	case js.TypeString:
+		s := v.String()
+		if r := []rune(s); len(r) > 40 {
+			s = string(r[:40]) + "…"
+		}
+		return "string " + strconv.Quote(s)
+	case js.TypeSymbol:
+		return "a symbol"
+	case js.TypeFunction:
+		return "a function"
+	}
+	if b.array.Call("isArray", v).Bool() {
+		return "an array"
+	}
+	return "an object"
+}
+
+// formatNumber prints f as JavaScript's String(f) does for the values error
+// messages show.
+func formatNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a == 0 || (a >= 1e-6 && a < 1e21) {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	// JavaScript writes 1e+21 and 1.5e-7 where Go writes 1e+21 and 1.5e-07.
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	s = strings.Replace(s, "e-0", "e-", 1)
+	return strings.Replace(s, "e+0", "e+", 1)
+}
+
+// describeThrown renders a thrown JavaScript value (usually an Error) as
+// String(value) does: "Error: message".
+func (b *Binding) describeThrown(v js.Value) (s string) {
+	defer func() {
+		if recover() != nil { // String(v) itself threw
+			s = "an exception that cannot be printed"
+		}
+	}()
+	return b.stringFn.Invoke(v).String()
+}
+
+// invalid returns an error wrapping ErrInvalidArgument.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// fields reads the properties of one options object, checking each value's
+// type and range and naming the JavaScript field in every error.
+type fields struct {
+	b   *Binding
+	obj js.Value // undefined when the caller passed no options
+}
+
+// readFields checks that v (named what in errors) is an options object with
+// no property outside known; undefined and null mean no options.
+func (b *Binding) readFields(v js.Value, what string, known []string) (fields, error) {
+	f := fields{b: b, obj: js.Undefined()}
+	if isNullish(v) {
+		return f, nil
+	}
+	if v.Type() != js.TypeObject || b.array.Call("isArray", v).Bool() {
+		return f, invalid("%s must be an object, got %s", what, b.describe(v))
+	}
+	keys := b.object.Call("keys", v)
+	for i := range keys.Length() {
+		k := keys.Index(i).String()
+		if !slices.Contains(known, k) {
+			return f, invalid("unknown option %q in %s (known: %s)", k, what, strings.Join(known, ", "))
+		}
+	}
+	f.obj = v
+	return f, nil
+}
+
+// value returns the field's value, or ok = false when it is absent,
+// undefined or null.
+func (f fields) value(name string) (v js.Value, ok bool) {
+	if f.obj.IsUndefined() {
+		return v, false
+	}
+	v = f.b.get(f.obj, name)
+	return v, !isNullish(v)
+}
+
+// number reads a number field that must satisfy ok, described by rule
+// ("a number in [0, 1]"); def when absent.
+func (f fields) number(name string, def float64, rule string, ok func(float64) bool) (float64, error) {
+	v, present := f.value(name)
+	if !present {
+		return def, nil
+	}
+	if v.Type() != js.TypeNumber {
+		return 0, invalid("%s must be a number, got %s", name, f.b.describe(v))
+	}
+	x := v.Float()
+	if !ok(x) {
+		return 0, invalid("%s must be %s, got %s", name, rule, formatNumber(x))
+	}
+	return x, nil
+}
+
+// float32Field reads a number field for a float32 parameter; the rule is
+// checked on the float64 value, then it must also fit in a float32.
+func (f fields) float32Field(name string, def float32, rule string, ok func(float64) bool) (float32, error) {
+	x, err := f.number(name, float64(def), rule, func(x float64) bool {
+		return ok(x) && math.Abs(x) <= math.MaxFloat32
+	})
+	return float32(x), err
+}
+
+// integer reads an integer field in [lo, hi], described by rule (">= 0");
+// def when absent.
+func (f fields) integer(name string, def, lo, hi int, rule string) (int, error) {
+	v, present := f.value(name)
+	if !present {
+		return def, nil
+	}
+	if v.Type() != js.TypeNumber {
+		return 0, invalid("%s must be an integer, got %s", name, f.b.describe(v))
+	}
+	x := v.Float()
+	if x != math.Trunc(x) || x < float64(lo) || x > float64(hi) { // NaN and ±Inf fail too
+		return 0, invalid("%s must be an integer %s, got %s", name, rule, formatNumber(x))
+	}
+	return int(x), nil
+}
+
+// boolean reads a boolean field; def when absent.
+func (f fields) boolean(name string, def bool) (bool, error) {
+	v, present := f.value(name)
+	if !present {
+		return def, nil
+	}
+	if v.Type() != js.TypeBoolean {
+		return false, invalid("%s must be a boolean, got %s", name, f.b.describe(v))
+	}
+	return v.Bool(), nil
+}
+
+// str reads a string argument (not an options field) named what.
+func (b *Binding) str(v js.Value, what string) (string, error) {
+	if v.Type() != js.TypeString {
+		return "", invalid("%s must be a string, got %s", what, b.describe(v))
+	}
+	return v.String(), nil
+}
+
+// arg returns args[i], or undefined when the caller passed fewer.
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
+}
+
+// maxArrayLen bounds the arrays read element by element (token ids,
+// messages, stop strings), so a bogus length cannot make a huge allocation.
+const maxArrayLen = 1 << 24
+
+// arrayLen checks that v is an array (or a typed array, when typed is true)
+// of at most limit elements and returns its length.
+func (b *Binding) arrayLen(v js.Value, what string, limit int, typed bool) (int, error) {
+	isArray := b.array.Call("isArray", v).Bool()
+	if !isArray && !(typed && b.arrayBuffer.Call("isView", v).Bool() && !v.InstanceOf(b.dataView)) {
+		return 0, invalid("%s must be an array, got %s", what, b.describe(v))
+	}
+	n := b.get(v, "length")
+	if n.Type() != js.TypeNumber || n.Float() > float64(limit) {
+		return 0, invalid("%s must have at most %d elements, got %s", what, limit, b.describe(n))
+	}
+	return n.Int(), nil
+}
+
+// maxModelBytes bounds a model's size: it is copied into the Go heap, which
+// lives in 32-bit WebAssembly memory (4 GiB at most, shared with the KV
+// cache and everything else), and a failed allocation would kill the
+// runtime instead of returning an error.
+const maxModelBytes = 3 << 30
+
+// bytes copies a Uint8Array, another ArrayBuffer view or an ArrayBuffer
+// into Go memory.
+func (b *Binding) bytes(v js.Value, what string) ([]byte, error) {
+	var u8 js.Value
+	switch {
+	case v.InstanceOf(b.uint8Array):
+		u8 = v
+	case v.InstanceOf(b.arrayBuffer):
+		u8 = b.uint8Array.New(v)
+	case v.Type() == js.TypeObject && b.arrayBuffer.Call("isView", v).Bool():
+		u8 = b.uint8Array.New(b.get(v, "buffer"), b.get(v, "byteOffset"), b.get(v, "byteLength"))
+	default:
+		return nil, invalid("%s must be a Uint8Array or an ArrayBuffer, got %s", what, b.describe(v))
+	}
+	n := u8.Length()
+	if n > maxModelBytes {
+		return nil, invalid("%s is %d bytes; the WebAssembly heap holds at most %d", what, n, maxModelBytes)
+	}
+	data := make([]byte, n)
+	js.CopyBytesToGo(data, u8)
+	return data, nil
+}

@@ -1,0 +1,68 @@
+package jsbridge
+
+import (
+	"syscall/js"
+	"time"
+)
+
+// yielder hands control back to the JavaScript event loop between tokens.
+//
+// Go on js/wasm runs on the JavaScript thread: while a goroutine computes,
+// no JavaScript runs, so a worker could not receive the message that aborts
+// a generation until it ended. Blocking the goroutine on something only the
+// event loop can deliver lets the runtime return to JavaScript, which runs
+// its queued tasks (an abort message, say) before calling back.
+//
+// The wake-up is a MessageChannel message, a macrotask: a microtask (a
+// resolved Promise) would run before any queued task, and setTimeout(0) is
+// clamped to 4 ms once nested, which would cap generation at 250 tokens/s.
+// setTimeout is the fallback for hosts without MessageChannel.
+type yielder struct {
+	b          *Binding
+	send, recv js.Value // the channel's two ports; undefined without MessageChannel
+	wake       chan struct{}
+	fn         js.Func
+	spent      time.Duration // total time spent yielding
+}
+
+// newYielder opens a channel for one generation; close releases it.
+func (b *Binding) newYielder() *yielder {
+	y := &yielder{b: b, wake: make(chan struct{}, 1), send: js.Undefined(), recv: js.Undefined()}
+	y.fn = b.funcOf(func(js.Value, []js.Value) any {
+		select {
+		case y.wake <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	if b.messageChannel.Type() == js.TypeFunction {
+		ch := b.messageChannel.New()
+		y.recv, y.send = ch.Get("port1"), ch.Get("port2")
+		y.recv.Set("onmessage", y.fn)
+	}
+	return y
+}
+
+// yield returns to the event loop and comes back after the tasks already
+// queued have run.
+func (y *yielder) yield() {
+	start := time.Now()
+	if y.send.IsUndefined() {
+		y.b.setTimeout.Invoke(y.fn, 0)
+	} else {
+		y.send.Call("postMessage", js.Null())
+	}
+	<-y.wake
+	y.spent += time.Since(start)
+}
+
+// close closes the channel's ports (an open port keeps Node.js alive) and
+// releases the callback.
+func (y *yielder) close() {
+	if !y.recv.IsUndefined() {
+		y.recv.Set("onmessage", js.Null())
+		y.recv.Call("close")
+		y.send.Call("close")
+	}
+	y.b.release(y.fn)
+}

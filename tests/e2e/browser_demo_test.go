@@ -1,0 +1,128 @@
+//go:build !js
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// waitFor polls a JavaScript condition in the page (on animation frames)
+// until it is true.
+func waitFor(t *testing.T, tb *tab, cond string, timeout time.Duration) {
+	t.Helper()
+	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(timeout)))
+	require.NoError(t, err, "waiting for %s", cond)
+}
+
+// typeInto replaces the text of an input or textarea as a person would:
+// select it all, then type.
+func typeInto(t *testing.T, tb *tab, id, s string) {
+	t.Helper()
+	eval[chromedp.Void](t, tb, `document.getElementById('`+id+`').select()`)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.ID(id), s)))
+}
+
+// text is an element's text content.
+func text(t *testing.T, tb *tab, id string) string {
+	t.Helper()
+	s, err := chromedp.Run(tb.ctx, chromedp.TextContent(chromedp.ID(id)))
+	require.NoError(t, err, "#%s", id)
+	return s
+}
+
+// (g) The demo page, used as a person would: it loads the default model with
+// a progress bar; type a prompt, set greedy sampling and a token budget,
+// click Generate, watch the text grow, click Stop. The stats and the
+// sampling picture fill in, and a screenshot goes to artifacts/demo.png.
+// Then it generates again, and loads another model with the file picker.
+func TestBrowserDemoPage(t *testing.T) {
+	tb := newTab(t, "/")
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	assert.Contains(t, text(t, tb, "status"), "stories260K ready in")
+	assert.Contains(t, text(t, tb, "model-info"), "vocabulary 512")
+
+	typeInto(t, tb, "prompt", "Once upon a time")
+	typeInto(t, tb, "max-tokens", "2000")
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SendKeys(chromedp.ID("temperature"), kb.Home))) // the slider to 0: greedy
+	assert.Equal(t, "0", text(t, tb, "temperature-value"))
+
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	const tokens = `document.querySelectorAll('#output .tok').length`
+	waitFor(t, tb, tokens+` >= 3`, 20*time.Second)
+	early := text(t, tb, "output")
+	seen := eval[int](t, tb, tokens)
+	waitFor(t, tb, tokens+` >= `+strconv.Itoa(seen+5), 20*time.Second)
+	later := text(t, tb, "output")
+	assert.True(t, strings.HasPrefix(early, "Once upon a time"), "the output starts with the prompt: %q", early)
+	assert.True(t, strings.HasPrefix(later, early), "the text grows: %q then %q", early, later)
+	assert.Greater(t, len(later), len(early))
+
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("stop"))))
+	waitFor(t, tb, `document.getElementById('finish').textContent !== '–'`, 20*time.Second)
+	assert.Equal(t, "abort", text(t, tb, "finish"), "Stop ends the generation")
+	assert.Equal(t, "Stopped", text(t, tb, "status"))
+	n, err := strconv.Atoi(text(t, tb, "ntokens"))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, n, seen+5)
+	assert.Less(t, n, greedyLength(t, "Once upon a time"), "it was stopped before greedy decoding ends by itself")
+	assert.Regexp(t, `^\d+(\.\d+)? ms$`, text(t, tb, "ttft"))
+	assert.Regexp(t, `^\d+$`, text(t, tb, "tps"))
+
+	rows := eval[int](t, tb, `document.querySelectorAll('#trace tbody tr').length`)
+	assert.Equal(t, 10, rows, "the sampling picture shows ten candidates")
+	assert.Equal(t, 1, eval[int](t, tb, `document.querySelectorAll('#trace tbody tr.chosen').length`))
+	enabled := eval[bool](t, tb, `!document.getElementById('generate').disabled && document.getElementById('stop').disabled`)
+	assert.True(t, enabled, "Generate is enabled again, Stop disabled")
+
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	path := artifactPath(t, "demo.png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+
+	// Generate again: the page keeps working after a stop.
+	typeInto(t, tb, "max-tokens", "5")
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	assert.Equal(t, "length", text(t, tb, "finish"))
+	assert.Equal(t, "5", text(t, tb, "ntokens"))
+
+	// Load another model with the file picker: a llama2.c checkpoint asks for
+	// its tokenizer.bin, then replaces the running model.
+	dist := tb.site.dist
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("model-file"), []string{filepath.Join(dist, "models", "stories260K.bin")})))
+	waitFor(t, tb, `!document.getElementById('tokenizer-row').hidden`, 10*time.Second)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("tokenizer-file"), []string{filepath.Join(dist, "models", "tok512.bin")})))
+	waitFor(t, tb, `document.getElementById('status').textContent.startsWith('stories260K.bin ready')`, 30*time.Second)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	assert.Equal(t, "5", text(t, tb, "ntokens"), "the model from the file generates")
+}
+
+// greedyLength is how many tokens the native engine generates greedily from
+// prompt before it stops by itself (end of story or full context).
+func greedyLength(t *testing.T, prompt string) int {
+	t.Helper()
+	checkpoint, tok := models.Default()
+	m, err := engine.LoadLlama2C(checkpoint, tok)
+	require.NoError(t, err)
+	s, err := m.NewSession(engine.SessionOptions{})
+	require.NoError(t, err)
+	res, err := s.Generate(context.Background(), prompt, engine.GenerateOptions{}, nil)
+	require.NoError(t, err)
+	return len(res.Tokens)
+}

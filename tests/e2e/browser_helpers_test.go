@@ -1,0 +1,244 @@
+//go:build !js
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// The browser suite serves web/dist (WASMLM_WEB_DIST, as `make
+// test-e2e-browser` sets it; otherwise `make web` builds a fresh copy in a
+// temporary directory) with httptest on 127.0.0.1, and drives one headless
+// Chromium, a tab per test.
+
+// siteFiles are the files `make web` must write.
+var siteFiles = []string{
+	"index.html", "demo.css", "demo.js", "wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js",
+	"wasm_exec.js", "wasmlm.wasm", "models/stories260K.bin", "models/tok512.bin", "models/LICENSE",
+}
+
+// blankPage is a test page on the site's origin, for tests that use the JS
+// API without the demo.
+const blankPage = "/__e2e__/blank.html"
+
+// site is the served web/dist.
+type site struct {
+	url  string // base URL, no trailing slash
+	dist string // the directory served
+
+	mu   sync.Mutex
+	hits map[string]int // requests per path
+}
+
+// requests is the number of requests the server has answered for path.
+func (s *site) requests(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+var theSite shared[*site]
+
+// webSite returns the site, building and serving it on first use.
+func webSite(t testing.TB) *site {
+	t.Helper()
+	return theSite.get(t, func() (*site, error) {
+		dist := os.Getenv("WASMLM_WEB_DIST")
+		if dist == "" {
+			dir, err := os.MkdirTemp("", "wasmlm-web-")
+			if err != nil {
+				return nil, err
+			}
+			atShutdown(func() { os.RemoveAll(dir) })
+			if err := run(repoRoot(t), nil, "make", "-s", "web", "WEB_DIST="+dir); err != nil {
+				return nil, fmt.Errorf("building the site (make web): %w", err)
+			}
+			dist = dir
+		}
+		for _, f := range siteFiles {
+			if _, err := os.Stat(filepath.Join(dist, f)); err != nil {
+				return nil, fmt.Errorf("%s is not a complete `make web` site: %w", dist, err)
+			}
+		}
+		s := &site{dist: dist, hits: map[string]int{}}
+		files := http.FileServer(http.Dir(dist))
+		mux := http.NewServeMux()
+		mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>e2e</title></head><body></body></html>`)
+		})
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			s.mu.Lock()
+			s.hits[r.URL.Path]++
+			s.mu.Unlock()
+			files.ServeHTTP(w, r)
+		})
+		srv := httptest.NewServer(mux)
+		atShutdown(srv.Close)
+		s.url = srv.URL
+		return s, nil
+	})
+}
+
+// chromiumPath finds the browser: $CHROME_PATH, else the usual names.
+func chromiumPath() (string, error) {
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium found: install the Debian package chromium (apt-get install chromium), or set CHROME_PATH")
+}
+
+var theBrowser shared[context.Context]
+
+// browser returns the context of the one Chromium of this test binary.
+func browser(t testing.TB) context.Context {
+	t.Helper()
+	return theBrowser.get(t, func() (context.Context, error) {
+		path, err := chromiumPath()
+		if err != nil {
+			return nil, err
+		}
+		profile, err := os.MkdirTemp("", "wasmlm-chromium-")
+		if err != nil {
+			return nil, err
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.UserDataDir(profile),
+			chromedp.WindowSize(1280, 960),
+		)
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(allocCtx)
+		atShutdown(func() {
+			cancel()
+			cancelAlloc()
+			os.RemoveAll(profile)
+		})
+		if err := chromedp.Do(ctx); err != nil { // starts the browser
+			return nil, fmt.Errorf("starting %s: %w", path, err)
+		}
+		return ctx, nil
+	})
+}
+
+// tab is one browser tab of a test. Any uncaught exception or console error
+// in the page fails the test, unless it matches an expected message.
+type tab struct {
+	ctx  context.Context
+	site *site
+
+	mu       sync.Mutex
+	problems []string
+	expected []string
+}
+
+// tabTimeout bounds everything one test does in its tab.
+const tabTimeout = 90 * time.Second
+
+// newTab opens path (on the site) in a new tab of the shared browser.
+// options such as chromedp.WithNewBrowserContext() give the tab a fresh
+// profile (empty caches).
+func newTab(t *testing.T, path string, options ...chromedp.ContextOption) *tab {
+	t.Helper()
+	s := webSite(t)
+	ctx, cancel := chromedp.NewContext(browser(t), options...)
+	ctx, cancelTimeout := context.WithTimeout(ctx, tabTimeout)
+	tb := &tab{ctx: ctx, site: s}
+	messages := chromedp.Console(ctx) // subscribes now, before the page runs
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleError {
+				tb.mu.Lock()
+				tb.problems = append(tb.problems, m.String())
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancel()
+		<-done
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		for _, p := range tb.problems {
+			if !tb.isExpected(p) {
+				t.Errorf("page error: %s", p)
+			}
+		}
+	})
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.url+path)))
+	return tb
+}
+
+// expect declares a console error the test causes on purpose (such as a
+// 404 it asks for); messages containing substr do not fail the test.
+func (tb *tab) expect(substr string) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.expected = append(tb.expected, substr)
+}
+
+func (tb *tab) isExpected(p string) bool {
+	for _, e := range tb.expected {
+		if strings.Contains(p, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// eval runs a JavaScript expression in the page, awaiting it if it is a
+// Promise, and decodes its JSON value into T.
+func eval[T any](t *testing.T, tb *tab, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	require.NoError(t, err, "evaluating:\n%s", expr)
+	return v
+}
+
+// apiScript wraps body, an async function body that may use WasmLM and
+// DEFAULT_MODEL, as an expression for eval.
+func apiScript(body string) string {
+	return `(async () => {
+		const { WasmLM, DEFAULT_MODEL } = await import('/wasmlm.js');
+		` + body + `
+	})()`
+}
+
+// fileSize is the size of a file of the site.
+func fileSize(t *testing.T, s *site, name string) int {
+	t.Helper()
+	st, err := os.Stat(filepath.Join(s.dist, name))
+	require.NoError(t, err)
+	return int(st.Size())
+}

@@ -1,0 +1,108 @@
+//go:build !js
+
+// Package e2e holds wasmlm's end-to-end tests: the browser build driven in
+// headless Chromium (browser_*_test.go) and the edge-worker build
+// (worker_*_test.go). Each suite starts what it needs (a browser, a server,
+// a build) once per test binary, lazily, on its first test, and registers
+// its teardown with atShutdown; TestMain runs those after the tests.
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// shutdowns are the teardowns registered with atShutdown, run in reverse
+// order by TestMain.
+var shutdowns struct {
+	sync.Mutex
+	fns []func()
+}
+
+// atShutdown registers fn to run when every test of the binary has run.
+func atShutdown(fn func()) {
+	shutdowns.Lock()
+	defer shutdowns.Unlock()
+	shutdowns.fns = append(shutdowns.fns, fn)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shutdowns.Lock()
+	fns := shutdowns.fns
+	shutdowns.fns = nil
+	shutdowns.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+	os.Exit(code)
+}
+
+// shared is a resource the tests of a binary share, started by the first
+// test that asks for it. A start that failed fails every test that asks.
+type shared[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+// get returns the resource, starting it with start on first use.
+func (s *shared[T]) get(t testing.TB, start func() (T, error)) T {
+	t.Helper()
+	s.once.Do(func() { s.v, s.err = start() })
+	require.NoError(t, s.err)
+	return s.v
+}
+
+// repoRoot is the directory of the module's go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	require.NoError(t, err, "go env GOMOD")
+	mod := string(out[:len(out)-1])
+	require.NotEmpty(t, mod, "not inside the wasmlm module")
+	return filepath.Dir(mod)
+}
+
+// artifactPath is where a test writes a file a person may want to look at
+// (screenshots): tests/e2e/artifacts/, which git ignores.
+func artifactPath(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "tests", "e2e", "artifacts")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return filepath.Join(dir, name)
+}
+
+// readJSON decodes testdata/name into v.
+func readJSON(t testing.TB, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, v))
+}
+
+// run runs a command in dir, returning its combined output in the error.
+func run(dir string, env []string, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
+	}
+	return nil
+}
+
+// jsonString renders v as JSON, to embed Go values in JavaScript source.
+func jsonString(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}

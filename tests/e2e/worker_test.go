@@ -1,0 +1,330 @@
+//go:build !js
+
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// goldenRun returns the golden run for prompt: the request's max_tokens
+// (what run.c generated) and the completion text (run.c prints the prompt
+// first).
+func goldenRun(t *testing.T, prompt string) (maxTokens int, text string) {
+	t.Helper()
+	g := loadRuncGolden(t)
+	for _, r := range g.Runs {
+		if r.Prompt == prompt {
+			require.Len(t, r.GeneratedIDs, g.Steps+1-len(r.PromptIDs), "run.c did not stop early")
+			return len(r.GeneratedIDs), strings.TrimPrefix(r.Text, prompt)
+		}
+	}
+	t.Fatalf("no golden run for %q", prompt)
+	return 0, ""
+}
+
+// The edge-worker tests run the edge build in workerd (started once per
+// test binary) and check it against llama2.c's golden output and against the
+// same handler served natively.
+
+// TestWorkerStreamArrivesOverTime is issue 5, item 4a.
+func TestWorkerStreamArrivesOverTime(t *testing.T) {
+	checkStreamOverTime(t, edgeWorker(t).url, nativeServer(t).URL)
+}
+
+// TestWorkerOpenAIClient is issue 5, item 4b.
+func TestWorkerOpenAIClient(t *testing.T) {
+	checkOpenAIClient(t, edgeWorker(t).url+"/v1", nativeServer(t).URL)
+}
+
+// TestWorkerBadRequests is issue 5, item 4c: every bad request gets its
+// status and an OpenAI error object, and the worker keeps serving.
+func TestWorkerBadRequests(t *testing.T) {
+	checkBadRequests(t, edgeWorker(t).url)
+}
+
+// TestWorkerOverhead measures (and logs) the worker's per-request cost.
+func TestWorkerOverhead(t *testing.T) {
+	w := edgeWorker(t)
+	t.Logf("workerd: first answer %v after start (module compile + one cold Go instance)", w.first.Round(time.Millisecond))
+	measureOverhead(t, w.url, nativeServer(t).URL)
+}
+
+// Cloudflare's limits on a Worker's size after compression.
+const (
+	freePlanLimit = 3 << 20  // 3 MiB
+	paidPlanLimit = 10 << 20 // 10 MiB
+)
+
+// TestWorkerSize: the worker, gzipped as Cloudflare measures it, fits the
+// paid plan's limit; the margin to the free plan's is logged.
+func TestWorkerSize(t *testing.T) {
+	var total int
+	for _, f := range workerFiles {
+		b, err := os.ReadFile(filepath.Join(edgeWorker(t).build, f.name))
+		require.NoError(t, err)
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		_, err = zw.Write(b)
+		require.NoError(t, err)
+		require.NoError(t, zw.Close())
+		total += gz.Len()
+		t.Logf("%-12s %9d bytes, %9d gzipped", f.name, len(b), gz.Len())
+	}
+	t.Logf("worker: %d bytes gzipped; free plan (3 MiB) margin %d bytes, paid plan (10 MiB) margin %d bytes",
+		total, freePlanLimit-total, paidPlanLimit-total)
+	assert.Less(t, total, paidPlanLimit)
+}
+
+// TestHTTPOpenAIClientNative: the official client against the native server.
+func TestHTTPOpenAIClientNative(t *testing.T) {
+	srv := nativeServer(t)
+	checkOpenAIClient(t, srv.URL+"/v1", srv.URL)
+}
+
+// timedEvent is one SSE event and when its last byte arrived.
+type timedEvent struct {
+	text string // the raw event, without the blank line ending it
+	at   time.Duration
+}
+
+// readTimedEvents reads an SSE body to the end, stamping each event with
+// the time (since start) of the read that completed it.
+func readTimedEvents(t testing.TB, body io.Reader, start time.Time) []timedEvent {
+	t.Helper()
+	var (
+		events  []timedEvent
+		pending []byte
+		buf     = make([]byte, 64<<10)
+	)
+	for {
+		n, err := body.Read(buf)
+		at := time.Since(start)
+		pending = append(pending, buf[:n]...)
+		for {
+			i := bytes.Index(pending, []byte("\n\n"))
+			if i < 0 {
+				break
+			}
+			events = append(events, timedEvent{text: string(pending[:i]), at: at})
+			pending = pending[i+2:]
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.Empty(t, pending, "the stream ends with a complete event")
+	return events
+}
+
+// checkStreamOverTime (issue 5, 4a): a streamed greedy completion from the
+// worker arrives as one SSE event per token, spread over time rather than in
+// one burst, and its text is llama2.c's golden text and the text the native
+// handler returns for the same request.
+func checkStreamOverTime(t *testing.T, workerURL, nativeURL string) {
+	const prompt = "Once upon a time"
+	maxTokens, golden := goldenRun(t, prompt)
+	body := func(stream bool) string {
+		b, err := json.Marshal(map[string]any{"model": "stories260K", "prompt": prompt, "temperature": 0, "max_tokens": maxTokens, "stream": stream})
+		require.NoError(t, err)
+		return string(b)
+	}
+
+	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", workerURL+"/v1/completions", strings.NewReader(body(true)))
+	require.NoError(t, err)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	events := readTimedEvents(t, resp.Body, start)
+
+	require.Equal(t, "data: [DONE]", events[len(events)-1].text)
+	var (
+		text     string
+		content  []time.Duration
+		finishes int
+	)
+	for _, ev := range events[:len(events)-1] {
+		data, ok := strings.CutPrefix(ev.text, "data: ")
+		require.True(t, ok, "a data event: %q", ev.text)
+		var c struct {
+			Choices []struct {
+				Text         string  `json:"text"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &c))
+		require.Len(t, c.Choices, 1)
+		if c.Choices[0].FinishReason != nil {
+			finishes++
+			assert.Equal(t, "length", *c.Choices[0].FinishReason)
+			continue
+		}
+		text += c.Choices[0].Text
+		content = append(content, ev.at)
+	}
+	assert.Equal(t, 1, finishes)
+	assert.Equal(t, golden, text, "llama2.c's greedy text")
+	assert.Len(t, content, maxTokens, "one content event per token")
+
+	// Arrival: count the distinct reads that delivered content events. A
+	// buffered response would arrive in one or two reads.
+	distinct := len(slices.Compact(slices.Clone(content)))
+	spread := content[len(content)-1] - content[0]
+	t.Logf("worker: %d content events in %d distinct arrivals; first after %v, last after %v",
+		len(content), distinct, content[0].Round(time.Millisecond), content[len(content)-1].Round(time.Millisecond))
+	assert.GreaterOrEqual(t, distinct, len(content)/4, "events arrive as they are generated")
+	assert.Positive(t, spread)
+
+	native := postCompletion(t, nativeURL, "/v1/completions", body(false))
+	assert.Equal(t, native.Choices[0].Text, text, "the native handler's text for the same request")
+	assert.Equal(t, maxTokens, native.Usage.CompletionTokens)
+}
+
+// clientResult is what worker_openai_client.mjs prints.
+type clientResult struct {
+	Models     []string `json:"models"`
+	Completion struct {
+		Model        string `json:"model"`
+		Text         string `json:"text"`
+		FinishReason string `json:"finish_reason"`
+		Usage        struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	} `json:"completion"`
+	CompletionStream struct {
+		Text         string `json:"text"`
+		Chunks       int    `json:"chunks"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"completion_stream"`
+	Chat struct {
+		Model        string `json:"model"`
+		Role         string `json:"role"`
+		Text         string `json:"text"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"chat"`
+	ChatStream struct {
+		Role         string `json:"role"`
+		Text         string `json:"text"`
+		Chunks       int    `json:"chunks"`
+		FinishReason string `json:"finish_reason"`
+		Usage        *struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	} `json:"chat_stream"`
+	Error       *clientError `json:"error"`
+	StreamError *clientError `json:"stream_error"`
+}
+
+type clientError struct {
+	Name   string  `json:"name"`
+	Status int     `json:"status"`
+	Type   string  `json:"type"`
+	Param  *string `json:"param"`
+	Code   *string `json:"code"`
+}
+
+// checkOpenAIClient (issue 5, 4b): the official openai client completes
+// and streams text and chat completions; each text is llama2.c's golden
+// greedy text and the native handler's; errors reach the client as
+// OpenAI errors.
+func checkOpenAIClient(t *testing.T, baseURL, nativeURL string) {
+	root := repoRoot(t)
+	node := needTool(t, "node", "Debian package nodejs")
+	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
+	const prompt = "Once upon a time"
+	maxTokens, golden := goldenRun(t, prompt)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "e2e", "worker_openai_client.mjs"), baseURL, prompt, itoa(maxTokens))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "node: %s", stderr.String())
+	var r clientResult
+	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+
+	native := postCompletion(t, nativeURL, "/v1/completions",
+		`{"prompt": "Once upon a time", "temperature": 0, "max_tokens": `+itoa(maxTokens)+`}`)
+	for name, got := range map[string]string{
+		"completion": r.Completion.Text, "completion stream": r.CompletionStream.Text,
+		"chat": r.Chat.Text, "chat stream": r.ChatStream.Text, // "plain" template: the message is the prompt
+	} {
+		assert.Equal(t, golden, got, "%s: llama2.c's greedy text", name)
+		assert.Equal(t, native.Choices[0].Text, got, "%s: the native handler's text", name)
+	}
+	assert.Equal(t, []string{"stories260K"}, r.Models)
+	assert.Equal(t, "stories260K", r.Completion.Model, "the loaded model's name, whatever was asked")
+	assert.Equal(t, "stories260K", r.Chat.Model)
+	assert.Equal(t, 5, r.Completion.Usage.PromptTokens) // run.c's prompt ids: BOS + 4
+	assert.Equal(t, maxTokens, r.Completion.Usage.CompletionTokens)
+	for _, f := range []string{r.Completion.FinishReason, r.CompletionStream.FinishReason, r.Chat.FinishReason, r.ChatStream.FinishReason} {
+		assert.Equal(t, "length", f)
+	}
+	assert.Equal(t, "assistant", r.Chat.Role)
+	assert.Equal(t, "assistant", r.ChatStream.Role)
+	assert.Equal(t, maxTokens+1, r.CompletionStream.Chunks, "a chunk per token and the finish chunk")
+	assert.Equal(t, maxTokens+3, r.ChatStream.Chunks, "role, a chunk per token, finish, usage")
+	require.NotNil(t, r.ChatStream.Usage)
+	assert.Equal(t, maxTokens, r.ChatStream.Usage.CompletionTokens)
+
+	require.NotNil(t, r.Error)
+	assert.Equal(t, "BadRequestError", r.Error.Name)
+	assert.Equal(t, http.StatusBadRequest, r.Error.Status)
+	assert.Equal(t, "invalid_request_error", r.Error.Type)
+	assert.Equal(t, "n", deref(r.Error.Param))
+	require.NotNil(t, r.StreamError)
+	assert.Equal(t, http.StatusBadRequest, r.StreamError.Status)
+	assert.Equal(t, "max_tokens", deref(r.StreamError.Param))
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// measureOverhead logs what a request costs on the worker beyond the
+// handler's own work (/health does none): a fresh Go instance, loading the
+// model in place, one session. The numbers go in the README; the test
+// asserts only that every request succeeds.
+func measureOverhead(t *testing.T, workerURL, nativeURL string) {
+	const n = 30
+	timeHealth := func(base string) []time.Duration {
+		var ds []time.Duration
+		for range n {
+			start := time.Now()
+			resp, err := http.Get(base + "/health")
+			require.NoError(t, err)
+			_, err = io.Copy(io.Discard, resp.Body)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			ds = append(ds, time.Since(start))
+		}
+		slices.Sort(ds)
+		return ds
+	}
+	w, nat := timeHealth(workerURL), timeHealth(nativeURL)
+	t.Logf("GET /health over %d requests: worker median %v (p90 %v), native median %v",
+		n, w[n/2].Round(10*time.Microsecond), w[n*9/10].Round(10*time.Microsecond), nat[n/2].Round(10*time.Microsecond))
+}

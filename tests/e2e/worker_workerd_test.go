@@ -1,0 +1,281 @@
+//go:build !js
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/httpapi"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// workerBuildEnv names a ready edge build (make worker's build/worker/) for
+// the tests to load; without it they build one into a temporary directory
+// with the same two commands as make worker.
+const workerBuildEnv = "WASMLM_WORKER_BUILD"
+
+// workerFiles are what workers-assets-gen and the Go build write, with the
+// module kind workerd loads each as (worker.mjs imports them by these names).
+var workerFiles = []struct{ name, kind string }{
+	{"worker.mjs", "esModule"},
+	{"runtime.mjs", "esModule"},
+	{"wasm_exec.js", "esModule"},
+	{"app.wasm", "wasm"},
+}
+
+// needTool returns the path of a tool the edge tests need. A missing tool
+// skips the test on a developer's machine but fails it in CI (CI set), where
+// .ci/run installs everything.
+func needTool(t testing.TB, path, install string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if p, err := exec.LookPath(path); err == nil {
+		return p
+	}
+	msg := fmt.Sprintf("%s is missing (%s)", path, install)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg + "; skipping the edge-worker tests")
+	return ""
+}
+
+// workerSourcesDigest reads the worker's sources. Reading them makes go
+// test's result cache depend on them, which it would not otherwise: the test
+// binary does not import package main.
+func workerSourcesDigest(root string) (string, error) {
+	srcs, err := filepath.Glob(filepath.Join(root, "cmd", "worker", "*"))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.New()
+	for _, f := range srcs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		sum.Write(b)
+	}
+	return fmt.Sprintf("%x", sum.Sum(nil)[:6]), nil
+}
+
+// buildWorker returns a directory holding the edge build, and a cleanup for
+// a directory it made.
+func buildWorker(root string) (dir string, cleanup func(), err error) {
+	if _, err := workerSourcesDigest(root); err != nil {
+		return "", nil, err
+	}
+	if dir := os.Getenv(workerBuildEnv); dir != "" {
+		for _, f := range workerFiles {
+			if _, err := os.ReadFile(filepath.Join(dir, f.name)); err != nil {
+				return "", nil, fmt.Errorf("%s=%s is not a worker build (make worker): %w", workerBuildEnv, dir, err)
+			}
+		}
+		return dir, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "wasmlm-worker-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if err := run(root, nil, "go", "run", "github.com/syumai/workers/cmd/workers-assets-gen", "-mode=go", "-o", dir); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if err := run(root, []string{"GOOS=js", "GOARCH=wasm"}, "go", "build", "-trimpath", "-ldflags=-s -w",
+		"-o", filepath.Join(dir, "app.wasm"), "./cmd/worker"); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return dir, cleanup, nil
+}
+
+// workerdConfig is a workerd configuration serving the build at buildRel
+// (relative to the configuration file: workerd embeds relative paths only)
+// on addr.
+func workerdConfig(buildRel, addr string) string {
+	var mods strings.Builder
+	for _, f := range workerFiles {
+		fmt.Fprintf(&mods, "    (name = %q, %s = embed %q),\n", f.name, f.kind, filepath.ToSlash(filepath.Join(buildRel, f.name)))
+	}
+	return fmt.Sprintf(`using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [(name = "wasmlm", worker = .worker)],
+  sockets = [(name = "http", address = %q, http = (), service = "wasmlm")],
+);
+
+const worker :Workerd.Worker = (
+  modules = [
+%s  ],
+  compatibilityDate = "2025-06-01",
+);
+`, addr, mods.String())
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nobody listens on.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// syncBuffer collects a child process's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// workerdServer is workerd serving the edge build.
+type workerdServer struct {
+	build string        // the edge build it serves
+	url   string        // http://127.0.0.1:PORT
+	first time.Duration // from start to the first answer: module compile plus one cold Go instance
+	out   *syncBuffer   // workerd's output, for failure messages
+}
+
+// theWorkerd is the workerd of this test binary, started by the first test
+// that needs it and stopped by TestMain after the last.
+var theWorkerd shared[*workerdServer]
+
+// edgeWorker returns the running workerd, starting it on first use.
+func edgeWorker(t *testing.T) *workerdServer {
+	t.Helper()
+	root := repoRoot(t)
+	bin := needTool(t, filepath.Join(root, "node_modules", ".bin", "workerd"), "npm ci installs it from package-lock.json")
+	w := theWorkerd.get(t, func() (*workerdServer, error) { return startWorkerd(root, bin) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("workerd output so far:\n%s", w.out)
+		}
+	})
+	return w
+}
+
+// startWorkerd builds the worker, writes a configuration for a free port,
+// starts workerd and waits for its first answer.
+func startWorkerd(root, bin string) (*workerdServer, error) {
+	build, cleanBuild, err := buildWorker(root)
+	if err != nil {
+		return nil, err
+	}
+	cfgDir, err := os.MkdirTemp("", "wasmlm-workerd-")
+	if err != nil {
+		cleanBuild()
+		return nil, err
+	}
+	cleanup := func() { os.RemoveAll(cfgDir); cleanBuild() }
+	rel, err := filepath.Rel(cfgDir, build)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	cfg := filepath.Join(cfgDir, "workerd.capnp")
+	if err := os.WriteFile(cfg, []byte(workerdConfig(rel, addr)), 0o644); err != nil {
+		cleanup()
+		return nil, err
+	}
+
+	s := &workerdServer{build: build, url: "http://" + addr, out: &syncBuffer{}}
+	cmd := exec.Command(bin, "serve", cfg, "--verbose")
+	cmd.Stdout, cmd.Stderr = s.out, s.out
+	setDeathSignal(cmd)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		cleanup()
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		cleanup()
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			cleanup()
+			return nil, fmt.Errorf("workerd exited: %v\n%s", err, s.out)
+		default:
+		}
+		resp, err := client.Get(s.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				stop()
+				return nil, fmt.Errorf("workerd: GET /health: %s\n%s", resp.Status, s.out)
+			}
+			s.first = time.Since(start)
+			atShutdown(stop)
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("workerd did not answer on %s: %v\n%s", addr, err, s.out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// nativeServer serves httpapi.Handler with the embedded default model, named
+// as cmd/worker names it, over a real connection. (It keeps the default
+// queue: unlike a worker instance it serves every request of a test.)
+func nativeServer(t testing.TB) *httptest.Server {
+	t.Helper()
+	checkpoint, tok := models.Default()
+	m, err := engine.LoadLlama2C(checkpoint, tok)
+	require.NoError(t, err)
+	h, err := httpapi.New(m, httpapi.Options{ModelName: models.DefaultName, AllowOrigin: "*"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// ctxTimeout is a context for one request to a test server.
+func ctxTimeout(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,278 @@
+// demo.js: the demo page. It uses only the public API of wasmlm.js.
+import { WasmLM, DEFAULT_MODEL } from './wasmlm.js';
+
+const $ = (id) => document.getElementById(id);
+const el = {
+  status: $('status'), progress: $('progress'), modelInfo: $('model-info'), message: $('message'),
+  modelFile: $('model-file'), tokenizerRow: $('tokenizer-row'), tokenizerFile: $('tokenizer-file'),
+  prompt: $('prompt'), temperature: $('temperature'), topP: $('top-p'), minP: $('min-p'),
+  topK: $('top-k'), maxTokens: $('max-tokens'), seed: $('seed'),
+  generate: $('generate'), stop: $('stop'), output: $('output'),
+  ttft: $('ttft'), tps: $('tps'), ntokens: $('ntokens'), finish: $('finish'), usedSeed: $('used-seed'),
+  traceTitle: $('trace-title'), traceBody: document.querySelector('#trace tbody'), traceSummary: $('trace-summary'),
+};
+
+// The page's state, also on globalThis.wasmlmDemo for the console (and tests):
+// wasmlmDemo.lm is the loaded model; readyMs is how long its load took, and
+// readyAt when it ended (ms since the page started to load).
+const demo = { lm: null, readyMs: null, readyAt: null, running: null, traces: [], pinned: -1 };
+globalThis.wasmlmDemo = demo;
+
+const MB = 1024 * 1024;
+const fmtBytes = (n) => (n >= MB ? `${(n / MB).toFixed(1)} MB` : `${Math.ceil(n / 1024)} kB`);
+const fmtCount = (n) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)}B` : n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${Math.round(n / 1e3)}K` : `${n}`);
+const pct = (p) => (p >= 0.995 ? '100%' : p >= 0.1 ? `${(p * 100).toFixed(0)}%` : p >= 0.001 ? `${(p * 100).toFixed(1)}%` : p > 0 ? '<0.1%' : '0');
+// Whitespace made visible, so a candidate " the" differs from "the".
+const visible = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
+
+function setState(state, text) {
+  el.status.dataset.state = state;
+  el.status.textContent = text;
+  const busy = state === 'generating';
+  el.generate.disabled = busy || !demo.lm;
+  el.stop.disabled = !busy;
+  el.modelFile.disabled = busy;
+}
+
+function showMessage(text) {
+  el.message.hidden = !text;
+  el.message.textContent = text ?? '';
+}
+
+/** Loads a model, replacing the current one only once the new one works. */
+async function loadModel(source, options, label) {
+  const started = performance.now();
+  const previous = demo.lm;
+  setState('loading', `Loading ${label}…`);
+  showMessage('');
+  el.progress.hidden = false;
+  el.progress.removeAttribute('value');
+  let cached = false;
+  try {
+    const lm = await WasmLM.load(source, {
+      ...options,
+      onProgress({ loaded, total, cached: fromCache }) {
+        cached = fromCache;
+        if (total) {
+          el.progress.max = total;
+          el.progress.value = loaded;
+          el.status.textContent = `Loading ${label}… ${fmtBytes(loaded)} / ${fmtBytes(total)}`;
+        }
+      },
+    });
+    previous?.unload();
+    demo.lm = lm;
+    demo.readyAt = performance.now();
+    demo.readyMs = demo.readyAt - started;
+    const i = lm.info;
+    el.modelInfo.textContent = [
+      `${i.architecture}`, `${fmtCount(i.parameters)} parameters`, `vocabulary ${i.vocabSize}`,
+      `context ${i.sessionContextLength}`, `${fmtBytes(i.fileSize)} ${i.format === 'gguf' ? 'GGUF' : 'llama2.c'}`,
+      `chat template: ${i.chatTemplate ?? 'unknown'}`,
+    ].join(' · ');
+    setState('ready', `${lm.name} ready in ${Math.round(demo.readyMs)} ms${cached ? ' (from cache)' : ''}`);
+  } catch (err) {
+    setState(previous ? 'ready' : 'error', previous ? `${previous.name} ready` : 'No model loaded');
+    showMessage(`Could not load ${label}: ${err.message}`);
+  } finally {
+    el.progress.hidden = true;
+  }
+}
+
+/** The generation options from the controls. */
+function options() {
+  const num = (input) => Number(input.value);
+  const o = {
+    temperature: num(el.temperature), topP: num(el.topP), minP: num(el.minP),
+    topK: Math.max(0, Math.trunc(num(el.topK))), maxTokens: Math.max(1, Math.trunc(num(el.maxTokens)) || 1), trace: true,
+  };
+  if (el.seed.value !== '') o.seed = Math.max(0, Math.trunc(num(el.seed)));
+  return o;
+}
+
+async function generate() {
+  if (!demo.lm || demo.running) return;
+  const controller = new AbortController();
+  demo.running = controller;
+  demo.traces = [];
+  demo.pinned = -1;
+  showMessage('');
+  el.output.replaceChildren(Object.assign(document.createElement('span'), { className: 'prompt', textContent: el.prompt.value }));
+  el.output.classList.add('running');
+  for (const e of [el.ttft, el.tps, el.finish, el.usedSeed]) e.textContent = '–';
+  el.ntokens.textContent = '0';
+  setState('generating', 'Generating…');
+  const started = performance.now();
+  const live = { started, first: 0, n: 0 };
+  try {
+    const stream = demo.lm.stream(el.prompt.value, { ...options(), signal: controller.signal });
+    for await (const chunk of stream) {
+      if (chunk.token >= 0 && !live.first) live.first = performance.now();
+      if (chunk.token >= 0) live.n++;
+      queueChunk(chunk, live);
+    }
+    flush(true);
+    const r = await stream.result;
+    el.ttft.textContent = `${r.timings.timeToFirstTokenMs.toFixed(1)} ms`;
+    el.tps.textContent = r.timings.decodeTokens > 0 ? r.timings.decodeTokensPerSecond.toFixed(0) : '–';
+    el.ntokens.textContent = String(r.usage.completionTokens);
+    el.finish.textContent = r.finishReason;
+    el.usedSeed.textContent = String(r.seed);
+    setState('ready', r.finishReason === 'abort' ? 'Stopped' : 'Done');
+  } catch (err) {
+    showMessage(err.message);
+    setState('ready', 'Failed');
+  } finally {
+    flush(true);
+    demo.running = null;
+    el.output.classList.remove('running');
+    el.generate.disabled = !demo.lm;
+    el.stop.disabled = true;
+  }
+}
+
+// Chunks are drawn once per animation frame, not once per token: the page
+// then costs the same at 50 or 5000 tokens/s, and leaves the CPU to the model.
+let pending = [];
+let frame = 0;
+let liveStats = null;
+let lastDrawn = 0;
+
+function queueChunk(chunk, live) {
+  pending.push(chunk);
+  liveStats = live;
+  frame ||= requestAnimationFrame(() => flush(false));
+}
+
+// flush draws the queued chunks; the table and the stats only when force is
+// true or 100 ms have passed.
+function flush(force) {
+  cancelAnimationFrame(frame);
+  frame = 0;
+  const spans = document.createDocumentFragment();
+  for (const chunk of pending) {
+    if (chunk.text === '' && !chunk.trace) continue;
+    const span = document.createElement('span');
+    span.textContent = chunk.text;
+    if (chunk.trace) {
+      span.className = 'tok';
+      span.dataset.index = String(demo.traces.length);
+      demo.traces.push({ text: chunk.text, trace: chunk.trace });
+    }
+    spans.append(span);
+  }
+  pending = [];
+  el.output.append(spans);
+  const live = liveStats;
+  // The table and the stats change ten times a second at most: redrawing them
+  // every frame would take CPU from the model for no visible gain.
+  const now = performance.now();
+  if (!force && now - lastDrawn < 100) return;
+  lastDrawn = now;
+  if (demo.pinned < 0 && demo.traces.length > 0) showTrace(demo.traces.length - 1);
+  if (live?.first) {
+    el.ttft.textContent = `${Math.round(live.first - live.started)} ms`;
+    el.ntokens.textContent = String(live.n);
+    if (live.n > 1) el.tps.textContent = ((live.n - 1) / ((performance.now() - live.first) / 1000)).toFixed(0);
+  }
+}
+
+/** Draws the sampling picture of generated token i. */
+function showTrace(i) {
+  const step = demo.traces[i];
+  if (!step) return;
+  for (const s of el.output.querySelectorAll('.tok.selected')) s.classList.remove('selected');
+  el.output.querySelector(`.tok[data-index="${i}"]`)?.classList.add('selected');
+  const { trace } = step;
+  const chosen = trace.top.find((c) => c.id === trace.chosen);
+  el.traceTitle.replaceChildren(`Token ${i + 1}: `, code(visible(chosen?.text ?? step.text)),
+    trace.greedy ? ' — greedy: the most likely token' : ` — drawn from ${trace.kept} candidate${trace.kept === 1 ? '' : 's'}`);
+  const rows = trace.top.map((c) => {
+    const tr = document.createElement('tr');
+    if (c.id === trace.chosen) tr.className = 'chosen';
+    else if (c.probFinal === 0) tr.className = 'cut';
+    const name = document.createElement('td');
+    name.className = 'token';
+    name.append(code(visible(c.text)));
+    name.title = `id ${c.id}, logit ${c.logit.toFixed(2)}`;
+    tr.append(name, bar('model', c.prob), bar('temp', c.probTemp), bar('final', c.probFinal));
+    return tr;
+  });
+  el.traceBody.replaceChildren(...rows);
+  const shown = trace.top.reduce((s, c) => s + c.probFinal, 0);
+  el.traceSummary.textContent = trace.greedy
+    ? 'Temperature 0: no randomness, the top token always wins.'
+    : `${trace.kept} candidate${trace.kept === 1 ? '' : 's'} survived the cuts; the ten shown hold ${pct(shown)} of what was drawn from.`;
+}
+
+function code(text) {
+  const c = document.createElement('code');
+  c.textContent = text;
+  return c;
+}
+
+function bar(kind, p) {
+  const td = document.createElement('td');
+  td.className = kind;
+  const b = document.createElement('div');
+  b.className = 'bar';
+  const fill = document.createElement('i');
+  fill.style.width = `${Math.min(100, p * 100)}%`;
+  const label = document.createElement('span');
+  label.textContent = pct(p);
+  b.append(fill, label);
+  td.append(b);
+  return td;
+}
+
+// --- wiring ---------------------------------------------------------------
+
+for (const [input, out] of [[el.temperature, 'temperature-value'], [el.topP, 'top-p-value'], [el.minP, 'min-p-value']]) {
+  input.addEventListener('input', () => { $(out).textContent = input.value; });
+}
+el.generate.addEventListener('click', generate);
+el.stop.addEventListener('click', () => demo.running?.abort());
+el.prompt.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    generate();
+  }
+});
+el.output.addEventListener('mouseover', (e) => {
+  const t = e.target.closest('.tok');
+  if (t && demo.pinned < 0) showTrace(Number(t.dataset.index));
+});
+el.output.addEventListener('click', (e) => {
+  const t = e.target.closest('.tok');
+  for (const s of el.output.querySelectorAll('.tok.pinned')) s.classList.remove('pinned');
+  if (!t || Number(t.dataset.index) === demo.pinned) {
+    demo.pinned = -1;
+    return;
+  }
+  demo.pinned = Number(t.dataset.index);
+  t.classList.add('pinned');
+  showTrace(demo.pinned);
+});
+
+// Another model: a GGUF file loads at once; a llama2.c checkpoint waits for its tokenizer.bin.
+el.modelFile.addEventListener('change', async () => {
+  const file = el.modelFile.files[0];
+  el.tokenizerRow.hidden = true;
+  if (!file) return;
+  const magic = new TextDecoder().decode(await file.slice(0, 4).arrayBuffer());
+  if (magic === 'GGUF') {
+    await loadModel(file, {}, file.name);
+  } else {
+    el.tokenizerRow.hidden = false;
+    el.tokenizerFile.value = '';
+  }
+});
+el.tokenizerFile.addEventListener('change', async () => {
+  const model = el.modelFile.files[0];
+  const tokenizer = el.tokenizerFile.files[0];
+  if (!model || !tokenizer) return;
+  el.tokenizerRow.hidden = true;
+  await loadModel(model, { tokenizer }, model.name);
+});
+
+loadModel(undefined, {}, DEFAULT_MODEL.name);

@@ -1,0 +1,249 @@
+// Types of wasmlm.js: a language model that runs in a Web Worker.
+
+/** Where a model comes from: a URL, bytes, or a file the user picked. */
+export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
+
+export interface LoadProgress {
+  /** Bytes read so far, over all the files of the load. */
+  loaded: number;
+  /** Bytes in all, once every file's size is known. */
+  total?: number;
+  /** Whether every file came from Cache Storage. */
+  cached: boolean;
+}
+
+export interface LoadOptions {
+  /** A llama2.c checkpoint's tokenizer.bin (GGUF files carry their vocabulary). */
+  tokenizer?: ModelSource;
+  /** Called as bytes arrive. */
+  onProgress?: (progress: LoadProgress) => void;
+  /** Keep downloads in Cache Storage and read them from there (default true). */
+  cache?: boolean;
+  /** Positions the session holds; 0 or omitted: the model's, at most 4096. */
+  contextLength?: number;
+  /** Aborts the download. */
+  signal?: AbortSignal;
+  /** The model's name in chat completions (default: the file's name). */
+  name?: string;
+}
+
+/** What a model is; the fields of `wasmlm info`, in camelCase. */
+export interface ModelInfo {
+  format: 'llama2c' | 'gguf';
+  architecture: string;
+  vocabSize: number;
+  contextLength: number;
+  embeddingLength: number;
+  feedForwardLength: number;
+  blockCount: number;
+  headCount: number;
+  headCountKv: number;
+  ropeFreqBase: number;
+  rmsNormEps: number;
+  sharedOutput: boolean;
+  parameters: number;
+  tensorTypes: Record<string, number>;
+  fileSize: number;
+  bosTokenId: number;
+  eosTokenId: number;
+  /** GGUF metadata (long arrays summarised). */
+  metadata?: Record<string, unknown>;
+  tokenizer?: string;
+  /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
+  chatTemplate: string | null;
+  /** The positions this model's session holds. */
+  sessionContextLength: number;
+}
+
+export interface TokenizeOptions {
+  /** Add the vocabulary's BOS token (default true). */
+  addBos?: boolean;
+  /** Parse special-token text such as "<s>" into those tokens (default false). */
+  special?: boolean;
+}
+
+/**
+ * Generation options. Omitted fields take the defaults of the `wasmlm
+ * generate` CLI. Wrong types and out-of-range values reject with an Error
+ * naming the field (code "invalid_argument").
+ */
+export interface GenerateOptions {
+  /** Tokens to generate at most (default 256; 0: until the context is full). */
+  maxTokens?: number;
+  /** Softmax temperature (default 0.8); 0 is greedy. */
+  temperature?: number;
+  /** Keep the k most likely tokens (default 40; 0: off). */
+  topK?: number;
+  /** Nucleus sampling: keep the most likely tokens up to this probability mass (default 0.95; 1: off). */
+  topP?: number;
+  /** Drop tokens less likely than minP × the most likely (default 0.05; 0: off). */
+  minP?: number;
+  /** llama.cpp's repeat penalty over the last 64 tokens (default 1: off). */
+  repeatPenalty?: number;
+  /** OpenAI's presence penalty, in [-2, 2] (default 0). */
+  presencePenalty?: number;
+  /** OpenAI's frequency penalty, in [-2, 2] (default 0). */
+  frequencyPenalty?: number;
+  /** PRNG seed, an integer in [0, 2^53); omitted: a random one, reported in the result. */
+  seed?: number;
+  /** Stop strings (at most 16): the text ends before the first one. */
+  stop?: string | string[];
+  /** Add each token's sampling trace to the stream's chunks. */
+  trace?: boolean;
+  /** Aborts the generation; it then resolves with finishReason "abort". */
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'context' | 'abort';
+
+export interface Timings {
+  timeToFirstTokenMs: number;
+  prefillMs: number;
+  prefillTokens: number;
+  prefillTokensPerSecond: number;
+  decodeMs: number;
+  decodeTokens: number;
+  decodeTokensPerSecond: number;
+  /** Time spent handing control to the worker's event loop between tokens. */
+  yieldMs: number;
+}
+
+export interface GenerateResult {
+  /** The generated text (the prompt excluded). */
+  text: string;
+  /** Generated token ids. */
+  tokens: number[];
+  /** The prompt's token ids (empty if aborted before it started). */
+  promptTokens: number[];
+  finishReason: FinishReason;
+  /** The seed used: give it back to reproduce the run. */
+  seed: number;
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  timings: Timings;
+}
+
+export interface TraceCandidate {
+  id: number;
+  /** The text this token would add. */
+  text: string;
+  logit: number;
+  /** Probability from the model (temperature 1). */
+  prob: number;
+  /** After temperature. */
+  probTemp: number;
+  /** After top-k, top-p and min-p, renormalised (0: cut). */
+  probFinal: number;
+}
+
+export interface Trace {
+  /** The ten most likely candidates, most likely first. */
+  top: TraceCandidate[];
+  /** Candidates left after the cuts. */
+  kept: number;
+  chosen: number;
+  chosenRank: number;
+  greedy: boolean;
+}
+
+export interface StreamChunk {
+  /** Text this token makes final (may be empty while a UTF-8 character or possible stop string is held back). */
+  text: string;
+  /** The token id; -1 for held-back text released at the end. */
+  token: number;
+  /** With options.trace. */
+  trace?: Trace;
+}
+
+/** An async iterable of chunks; break out of the loop to abort. */
+export interface TokenStream extends AsyncIterableIterator<StreamChunk> {
+  /** Resolves when the generation ends, to what generate() would. */
+  result: Promise<GenerateResult>;
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | string;
+  content: string | null | Array<{ type: 'text'; text: string }>;
+}
+
+export interface ChatCompletionRequest {
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  model?: string;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string | string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  /** llama.cpp server extensions. */
+  top_k?: number;
+  min_p?: number;
+  repeat_penalty?: number;
+  /** Only 1. */
+  n?: number;
+  signal?: AbortSignal;
+}
+
+/** OpenAI's finish reasons, plus "abort" when the request's signal aborted it. */
+export type ChatFinishReason = 'stop' | 'length' | 'abort';
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{ index: 0; message: { role: 'assistant'; content: string }; logprobs: null; finish_reason: ChatFinishReason }>;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  seed: number;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string }; logprobs: null; finish_reason: ChatFinishReason | null }>;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompletionChunk> {
+  /** Aborts the generation, like the OpenAI SDK's Stream.controller. */
+  controller: AbortController;
+  result: Promise<GenerateResult>;
+}
+
+/** Errors from the model carry a code: "invalid_argument", "invalid_model", "no_model", "prompt_too_long", "js_exception", "internal", ... */
+export interface WasmLMError extends Error {
+  code: string;
+}
+
+export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string; readonly tokenizer: string };
+export declare const CACHE_NAME: string;
+
+export declare class WasmLM {
+  private constructor();
+  /** Loads a model into a new Web Worker; no source: the default model beside wasmlm.js. */
+  static load(source?: ModelSource | null, options?: LoadOptions): Promise<WasmLM>;
+  /** Deletes cached model downloads. */
+  static clearCache(): Promise<void>;
+  readonly info: ModelInfo;
+  readonly name: string;
+  tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
+  detokenize(ids: readonly number[] | Int32Array | Uint32Array | Uint16Array): Promise<string>;
+  /** Generations run one at a time: a call made while another runs waits its turn. */
+  generate(prompt: string, options?: GenerateOptions): Promise<GenerateResult>;
+  stream(prompt: string, options?: GenerateOptions): TokenStream;
+  readonly chat: {
+    readonly completions: {
+      create(body: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
+      create(body: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<ChatCompletionStream>;
+    };
+  };
+  /** Terminates the worker; pending and later calls reject. */
+  unload(): void;
+}
+
+export default WasmLM;
