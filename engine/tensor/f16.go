@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 	"unsafe"
 )
 
@@ -30,16 +31,18 @@ func init() {
 	}
 }
 
-// f16Table maps every F16 bit pattern to its float32 value (256 KiB). The
-// kernels look weights and block scales up rather than decode bit fields;
-// it is filled once and only read afterwards.
-var f16Table = func() *[1 << 16]float32 {
+// f16Table maps every F16 bit pattern to its float32 value (256 KiB): the F16
+// kernels look weights up rather than decode bit fields. It is built on first
+// use, not at package init, because programs that never touch F16 data (an
+// edge worker starts a fresh instance per request) should not pay for it;
+// once built it is only read.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 	var t [1 << 16]float32
 	for h := range t {
 		t[h] = f16ToF32(uint16(h))
 	}
 	return &t
-}()
+})
 
 // f16ToF32 decodes an F16 bit pattern exactly (F16 ⊂ float32).
 func f16ToF32(h uint16) float32 {
@@ -98,14 +101,15 @@ func f32ToF16(f float32) uint16 {
 	return sign | uint16(h)
 }
 
-// half reads the F16 at b[0:2] as float32.
+// half reads the F16 at b[0:2] as float32 (block scales: once per block, so
+// decoding the bits costs nothing noticeable).
 func half(b0, b1 byte) float32 {
-	return f16Table[uint16(b0)|uint16(b1)<<8]
+	return f16ToF32(uint16(b0) | uint16(b1)<<8)
 }
 
 // roundHalf rounds f to F16 precision.
 func roundHalf(f float32) float32 {
-	return f16Table[f32ToF16(f)]
+	return f16ToF32(f32ToF16(f))
 }
 
 // putHalf stores f rounded to F16 at b[0:2].
@@ -130,16 +134,18 @@ func uint16s(b []byte) []uint16 {
 // roundF16 sets dst[i] = src[i] rounded to F16.
 func roundF16(dst, src []float32) {
 	dst = dst[:len(src)]
+	t := f16Table()
 	for i, v := range src {
-		dst[i] = f16Table[f32ToF16(v)]
+		dst[i] = t[f32ToF16(v)]
 	}
 }
 
 func dequantizeF16(dst []float32, src []byte) {
 	w := uint16s(src)
 	w = w[:len(dst)]
+	t := f16Table()
 	for i, h := range w {
-		dst[i] = f16Table[h]
+		dst[i] = t[h]
 	}
 }
 
@@ -147,7 +153,7 @@ func dequantizeF16(dst []float32, src []byte) {
 func dotF16(row []byte, a *activation) float32 {
 	w := uint16s(row)
 	x := a.f[:len(w)]
-	t := f16Table
+	t := f16Table()
 	var s0, s1, s2, s3 float32
 	for len(w) >= 4 && len(x) >= 4 {
 		s0 += float32(t[w[0]] * x[0])
