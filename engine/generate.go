@@ -48,6 +48,11 @@ type GenerateOptions struct {
 	// Trace asks for each token's sampling trace (Token.Trace): the top
 	// candidates and what each sampling stage made of them.
 	Trace bool
+	// PromptProgress, if set, is called after each prompt token is evaluated
+	// with the number evaluated so far and the number to evaluate (cached
+	// tokens are not counted). Hosts use it to report progress on long prompts
+	// and, in a browser, to yield to the event loop so an abort can arrive.
+	PromptProgress func(evaluated, total int)
 }
 
 // Token is one generated token as the callback receives it.
@@ -147,6 +152,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		}
 		s.forward(prompt[pos], pos, pos == len(prompt)-1)
 		s.tokens = append(s.tokens, prompt[pos])
+		if opts.PromptProgress != nil {
+			opts.PromptProgress(pos+1-first, len(prompt)-first)
+		}
 	}
 	res.Timings.Prefill = time.Since(start)
 	res.Timings.PrefillTokens = len(prompt) - first

@@ -114,6 +114,15 @@ func (b *Binding) run(r *request, turn *ticket) (any, error) {
 		y.yield()
 		return nil
 	}
+	// A long prompt takes many forward passes before the first token: yield
+	// during it too (every promptYieldInterval), so an abort still arrives.
+	lastYield := time.Now()
+	opts.PromptProgress = func(int, int) {
+		if time.Since(lastYield) >= promptYieldInterval {
+			y.yield()
+			lastYield = time.Now()
+		}
+	}
 	res, err := s.GenerateTokens(ctx, ids, opts, onToken)
 	if err != nil {
 		return nil, err
