@@ -13,7 +13,7 @@ PORT      ?= 8080
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 
-.PHONY: run generate test test-native test-wasm test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench fuzz clean
+.PHONY: run generate deps test test-native test-wasm test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -37,7 +37,11 @@ web: wasm
 	install -m 644 models/stories260K.bin models/tok512.bin models/LICENSE $(WEB_DIST)/models/
 
 ## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
-test: vet test-native test-wasm test-e2e-browser test-e2e-worker
+test: deps vet test-native test-wasm test-e2e-browser test-e2e-worker
+
+## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium)
+deps:
+	tools/ensure-deps.sh
 
 vet:
 	$(GO) vet ./...

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs beyond Go, when it is missing:
+#   node/npm  (Debian packages nodejs, npm)  — wasm tests under Node, npm ci
+#   node_modules from package-lock.json      — reference tokenizers, workerd, openai
+#   Chromium  (Debian package chromium)      — the browser e2e tests
+# System packages are installed with apt-get when running as root on Debian;
+# otherwise the script names the package to install and fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_install() {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian packages: $*"
+    if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    echo "make test needs the Debian package(s): $* (install them, e.g. sudo apt-get install $*)" >&2
+    exit 1
+  fi
+}
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_install nodejs npm
+fi
+
+# npm ci when node_modules is missing or older than the lockfile.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+
+# The browser tests use $CHROME_PATH, else chromium from PATH.
+if [ -z "${CHROME_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  apt_install chromium
+fi
