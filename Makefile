@@ -34,7 +34,7 @@ web: wasm
 	@mkdir -p $(WEB_DIST)/models
 	install -m 644 web/index.html web/demo.css web/demo.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js $(WEB_DIST)/
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
-	install -m 644 models/stories260K.bin models/tok512.bin models/LICENSE $(WEB_DIST)/models/
+	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
 ## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
 test: deps vet test-native test-wasm test-e2e-browser test-e2e-worker

@@ -17,7 +17,7 @@ type FinishReason string
 
 // The reasons a generation ends.
 const (
-	FinishStop    FinishReason = "stop"    // end-of-generation token or a stop string
+	FinishStop    FinishReason = "stop"    // end-of-generation token, BOS, or a stop string
 	FinishLength  FinishReason = "length"  // MaxTokens generated
 	FinishContext FinishReason = "context" // the context window is full
 	FinishAbort   FinishReason = "abort"   // the context was cancelled or the callback failed
@@ -216,7 +216,9 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 			decodeStart = time.Now()
 			res.Timings.TimeToFirstToken = decodeStart.Sub(start)
 		}
-		if special.IsEndOfGeneration(next) || (m.StopOnBOS && next == special.BOS) || slices.Contains(g.opts.StopTokens, next) {
+		// BOS starts a new document, so the current one is over (llama2.c
+		// stops there too: its TinyStories models separate stories with BOS).
+		if special.IsEndOfGeneration(next) || next == special.BOS || slices.Contains(g.opts.StopTokens, next) {
 			res.FinishReason = FinishStop
 			return g.emit(Token{ID: -1, Text: g.flush()})
 		}

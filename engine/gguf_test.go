@@ -51,7 +51,6 @@ func logitsAfter(t testing.TB, m *Model, ids []int) []float32 {
 func TestGGUFF32MatchesLlamaCpp(t *testing.T) {
 	m := loadGGUFModel(t, "stories260K-F32.gguf")
 	assert.Equal(t, FormatGGUF, m.Format)
-	assert.False(t, m.StopOnBOS)
 	for _, run := range loadLlamacppGolden(t)["F32"] {
 		res, err := newSession(t, m).Generate(context.Background(), run.Prompt, GenerateOptions{MaxTokens: len(run.GeneratedIDs)}, nil)
 		require.NoError(t, err)

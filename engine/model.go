@@ -31,9 +31,6 @@ type Model struct {
 	Format    Format
 	// Architecture is the model family, e.g. "llama".
 	Architecture string
-	// StopOnBOS ends generation when the model samples BOS, as llama2.c does
-	// (its TinyStories models use BOS to separate stories).
-	StopOnBOS bool
 	// FileSize is the size of the model bytes.
 	FileSize int
 	// chatTemplate is the file's tokenizer.chat_template (Jinja source), if any.
@@ -79,6 +76,6 @@ func LoadLlama2C(checkpoint, tokenizerBin []byte) (*Model, error) {
 	}
 	return &Model{
 		Config: c, Weights: w, Tokenizer: tok, Format: FormatLlama2C,
-		Architecture: "llama", StopOnBOS: true, FileSize: len(checkpoint),
+		Architecture: "llama", FileSize: len(checkpoint),
 	}, nil
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Paths of the default model, shared with the models package (tests may read files).
+// The llama2.c checkpoint of stories260K and its tokenizer (llama2.c golden tests).
 const (
-	stories260KPath = "../models/stories260K.bin"
-	tok512Path      = "../models/tok512.bin"
+	stories260KPath = "testdata/stories260K.bin"
+	tok512Path      = "testdata/tok512.bin"
 )
 
 func readFile(t testing.TB, path string) []byte {

@@ -14,10 +14,9 @@ import (
 // serving it: parse the embedded model in place and build the handler (one
 // session). Run it under wasm to see the worker's share of a cold request.
 func BenchmarkStartup(b *testing.B) {
-	checkpoint, tok := models.Default()
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := engine.LoadLlama2C(checkpoint, tok)
+		m, err := engine.Load(models.Default(), engine.LoadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,8 +17,7 @@ import (
 // loadDefault loads the embedded default model, as the edge worker does.
 func loadDefault(t testing.TB) *engine.Model {
 	t.Helper()
-	checkpoint, tok := models.Default()
-	m, err := engine.LoadLlama2C(checkpoint, tok)
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)
 	return m
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/wasmlm/wasmlm/models"
 )
 
 // TestCallsBeforeLoad: every method that needs a model rejects with
@@ -39,7 +37,7 @@ func TestCallsBeforeLoad(t *testing.T) {
 // readable errors, and the binding then still loads and runs a good model.
 // A failed load keeps the model loaded before it.
 func TestLoadRejectsBadModels(t *testing.T) {
-	checkpoint, tok := models.Default()
+	checkpoint, tok := llama2cFiles(t)
 	tokOpt := obj(map[string]any{"tokenizer": jsBytes(tok)})
 	gguf := append([]byte("GGUF"), make([]byte, 60)...)
 	cases := []struct {
@@ -105,7 +103,7 @@ func TestInfo(t *testing.T) {
 	}
 	assert.Equal(t, 512, info.Get("vocabSize").Int())
 	assert.Equal(t, 512, info.Get("contextLength").Int())
-	assert.Equal(t, "llama2c", info.Get("format").String())
+	assert.Equal(t, "gguf", info.Get("format").String())
 	assert.Equal(t, "plain", info.Get("chatTemplate").String())
 	assert.Equal(t, 512, info.Get("sessionContextLength").Int())
 	for typ, n := range want["tensor_types"].(map[string]any) {

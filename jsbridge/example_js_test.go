@@ -45,13 +45,12 @@ func Example() {
 	defer b.Release()
 	lm := b.Value()
 
-	checkpoint, tok := models.Default()
 	bytes := func(data []byte) js.Value {
 		u8 := js.Global().Get("Uint8Array").New(len(data))
 		js.CopyBytesToJS(u8, data)
 		return u8
 	}
-	info, _ := await(lm.Call("load", bytes(checkpoint), map[string]any{"tokenizer": bytes(tok)}))
+	info, _ := await(lm.Call("load", bytes(models.Default())))
 	fmt.Println("vocabulary:", info.Get("vocabSize").Int())
 
 	// The chunks are printed afterwards: a js.Func must not block, and

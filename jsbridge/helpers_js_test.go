@@ -123,8 +123,7 @@ func newLoaded(t testing.TB) *Binding {
 		b.Release()
 		require.Zero(t, b.LiveFuncs(), "js.Funcs left unreleased")
 	})
-	checkpoint, tok := models.Default()
-	mustCall(t, b, "load", jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok)}))
+	mustCall(t, b, "load", jsBytes(models.Default()))
 	return b
 }
 
@@ -132,8 +131,7 @@ func newLoaded(t testing.TB) *Binding {
 // reference the bridge must agree with.
 func nativeModel(t testing.TB) *engine.Model {
 	t.Helper()
-	checkpoint, tok := models.Default()
-	m, err := engine.LoadLlama2C(checkpoint, tok)
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)
 	return m
 }
@@ -188,5 +186,14 @@ func greedy(n int) js.Value {
 	return obj(map[string]any{"temperature": 0, "maxTokens": n})
 }
 
-// loadDefaultBytes is the default model's checkpoint and tokenizer.
-func loadDefaultBytes() (checkpoint, tok []byte) { return models.Default() }
+// llama2cFiles reads the engine's llama2.c copy of stories260K: the
+// checkpoint and its tokenizer.bin, for the tests of that format's load path
+// (the default model is a GGUF file, which carries its own vocabulary).
+func llama2cFiles(t testing.TB) (checkpoint, tok []byte) {
+	t.Helper()
+	checkpoint, err := os.ReadFile("../engine/testdata/stories260K.bin")
+	require.NoError(t, err)
+	tok, err = os.ReadFile("../engine/testdata/tok512.bin")
+	require.NoError(t, err)
+	return checkpoint, tok
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // TestPanicsAreRecovered: a getter that throws, an onToken that throws and a
@@ -66,8 +67,7 @@ func TestFuncsReleased(t *testing.T) {
 	b := New()
 	const methods = 7
 	assert.Equal(t, methods, b.LiveFuncs())
-	checkpoint, tok := loadDefaultBytes()
-	mustCall(t, b, "load", jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok)}))
+	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)
 	mustCall(t, b, "stream", "", greedy(10), log.fn)
 	ac := js.Global().Get("AbortController").New()

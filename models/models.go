@@ -1,7 +1,7 @@
 // Package models embeds wasmlm's default model, so every build can generate
 // text with no file to download: stories260K, a 260K-parameter llama model
-// trained on TinyStories, with its 512-token tokenizer (MIT licence; see
-// LICENSE in this directory).
+// trained on TinyStories, with its 512-token SentencePiece vocabulary, as a
+// GGUF file with F16 weights (MIT licence; see LICENSE in this directory).
 package models
 
 import _ "embed"
@@ -9,17 +9,16 @@ import _ "embed"
 // DefaultName names the default model in listings and APIs.
 const DefaultName = "stories260K"
 
-var (
-	//go:embed stories260K.bin
-	stories260K []byte
-	//go:embed tok512.bin
-	tok512 []byte
-)
+// DefaultFile is the default model's file name, as the web build ships it.
+const DefaultFile = "stories260K-F16.gguf"
 
-// Default returns the default model: a llama2.c checkpoint (dim 64, 5 layers,
-// 8 heads, 4 kv heads, vocab 512, context 512) and its tokenizer.bin. The
-// slices are the embedded bytes themselves, not copies: the engine views the
-// weights in place, and nothing may modify them.
-func Default() (checkpoint, tokenizerBin []byte) {
-	return stories260K, tok512
+//go:embed stories260K-F16.gguf
+var stories260K []byte
+
+// Default returns the default model, a GGUF file (llama architecture, dim 64,
+// 5 layers, 8 heads, 4 kv heads, vocab 512, context 512, F16 weights; 601 KB).
+// The slice is the embedded bytes themselves, not a copy: the engine views
+// the weights in place, and nothing may modify them.
+func Default() []byte {
+	return stories260K
 }

@@ -220,7 +220,7 @@ export interface WasmLMError extends Error {
   code: string;
 }
 
-export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string; readonly tokenizer: string };
+export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string };
 export declare const CACHE_NAME: string;
 
 export declare class WasmLM {

@@ -13,11 +13,10 @@ const here = import.meta.url;
 const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
 const WASM_URL = new URL('./wasmlm.wasm', here).href;
 
-/** The default model, shipped beside this module: stories260K (MIT). */
+/** The default model, shipped beside this module: stories260K (MIT), a GGUF file that carries its vocabulary. */
 export const DEFAULT_MODEL = Object.freeze({
   name: 'stories260K',
-  model: new URL('./models/stories260K.bin', here).href,
-  tokenizer: new URL('./models/tok512.bin', here).href,
+  model: new URL('./models/stories260K-F16.gguf', here).href,
 });
 
 /** The Cache Storage cache that keeps downloaded models. */
@@ -92,11 +91,10 @@ export class WasmLM {
     }
     const { onProgress, cache = true, contextLength, signal } = options;
     if (onProgress != null && typeof onProgress !== 'function') throw new TypeError('wasmlm: onProgress must be a function');
-    let tokenizer = options.tokenizer;
+    const tokenizer = options.tokenizer;
     let name = options.name;
     if (source == null) {
       source = DEFAULT_MODEL.model;
-      tokenizer ??= DEFAULT_MODEL.tokenizer;
       name ??= DEFAULT_MODEL.name;
     }
     name ??= sourceName(source);

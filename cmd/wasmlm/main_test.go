@@ -134,7 +134,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-seed", "-7"}, exitUsage, "-seed"},
 		{[]string{"generate", "-m", "/nonexistent/model.gguf"}, exitError, "no such file"},
 		{[]string{"generate", "-tokenizer", "tok.bin"}, exitError, "-tokenizer needs -m"},
-		{[]string{"generate", "-m", "../../models/stories260K.bin"}, exitError, "needs its tokenizer.bin"},
+		{[]string{"generate", "-m", "../../engine/testdata/stories260K.bin"}, exitError, "needs its tokenizer.bin"},
 		{[]string{"generate", "-p", strings.Repeat("once upon a time ", 200)}, exitError, "prompt too long"},
 		{[]string{"info", "extra"}, exitUsage, "the model goes in -m"},
 		{[]string{"tokenize", "bad \xff"}, exitError, "UTF-8"},

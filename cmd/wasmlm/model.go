@@ -26,8 +26,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		if m.tokenizer != "" {
 			return nil, fmt.Errorf("-tokenizer needs -m: the default model has its own tokenizer")
 		}
-		checkpoint, tok := models.Default()
-		return engine.LoadLlama2C(checkpoint, tok)
+		return engine.Load(models.Default(), engine.LoadOptions{})
 	}
 	data, err := os.ReadFile(m.path)
 	if err != nil {

@@ -25,8 +25,7 @@ func main() {
 // Each Go instance serves exactly one request, so one slot suffices and no
 // request ever waits.
 func newHandler() (http.Handler, error) {
-	checkpoint, tok := models.Default()
-	model, err := engine.LoadLlama2C(checkpoint, tok)
+	model, err := engine.Load(models.Default(), engine.LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", models.DefaultName, err)
 	}

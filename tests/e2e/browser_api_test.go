@@ -203,7 +203,9 @@ type jsError struct {
 
 // (d) Corrupt model bytes and invalid options reject with readable errors
 // (Error objects naming what is wrong), and the page and the model keep
-// working afterwards.
+// working afterwards. The model is stories260K as a llama2.c checkpoint,
+// whose tokenizer.bin comes separately, so that corrupt and missing
+// tokenizers are tried too.
 func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 	run := loadRuncGolden(t).Runs[1]
 	tb := newTab(t, blankPage)
@@ -214,8 +216,8 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		After result     `json:"after"`
 	}](t, tb, apiScript(`
 		const outcome = (p) => p.then(() => null, (e) => ({ name: e.name, message: e.message, code: e.code ?? null }));
-		const model = await (await fetch(DEFAULT_MODEL.model)).arrayBuffer();
-		const tokenizer = await (await fetch(DEFAULT_MODEL.tokenizer)).arrayBuffer();
+		const model = await (await fetch('`+llama2cDir+`stories260K.bin')).arrayBuffer();
+		const tokenizer = await (await fetch('`+llama2cDir+`tok512.bin')).arrayBuffer();
 		const gguf = new Uint8Array(64); gguf.set([71, 71, 85, 70, 3]); // "GGUF", version 3, then zeros
 		const flipped = new Uint8Array(model.slice(0)); new DataView(flipped.buffer).setInt32(0, -7, true); // dim = -7
 		const loads = [
@@ -346,8 +348,7 @@ func TestBrowserMainThreadStaysResponsive(t *testing.T) {
 // (f) The same seed and options give the same sampled tokens and text in
 // Chromium as the native engine in this test binary.
 func TestBrowserSeedMatchesNative(t *testing.T) {
-	checkpoint, tok := models.Default()
-	m, err := engine.LoadLlama2C(checkpoint, tok)
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)
 	cases := []struct {
 		prompt string
@@ -403,7 +404,8 @@ func TestBrowserSeedMatchesNative(t *testing.T) {
 // from there, with no request to the server, and says so in its progress.
 func TestBrowserCachesModelDownloads(t *testing.T) {
 	tb := newTab(t, blankPage, chromedp.WithNewBrowserContext()) // an empty cache
-	before := tb.site.requests("/models/stories260K.bin")
+	const modelPath = "/models/" + models.DefaultFile
+	before := tb.site.requests(modelPath)
 	type load struct {
 		Progress []struct {
 			Loaded int  `json:"loaded"`
@@ -420,14 +422,14 @@ func TestBrowserCachesModelDownloads(t *testing.T) {
 		return { progress, text };
 	`)
 	first := eval[load](t, tb, script)
-	afterFirst := tb.site.requests("/models/stories260K.bin")
+	afterFirst := tb.site.requests(modelPath)
 	second := eval[load](t, tb, script)
 	assert.Equal(t, before+1, afterFirst, "the first load downloads the model")
-	assert.Equal(t, afterFirst, tb.site.requests("/models/stories260K.bin"), "the second load must not fetch the model again")
+	assert.Equal(t, afterFirst, tb.site.requests(modelPath), "the second load must not fetch the model again")
 	for i, l := range []load{first, second} {
 		require.NotEmpty(t, l.Progress, "load %d reported no progress", i)
 		last := l.Progress[len(l.Progress)-1]
-		size := fileSize(t, tb.site, "models/stories260K.bin") + fileSize(t, tb.site, "models/tok512.bin")
+		size := fileSize(t, tb.site, modelPath[1:])
 		assert.Equal(t, size, last.Loaded, "load %d", i)
 		assert.Equal(t, size, last.Total, "load %d", i)
 		assert.Equal(t, i == 1, last.Cached, "load %d: cached", i)

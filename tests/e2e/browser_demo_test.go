@@ -48,7 +48,8 @@ func text(t *testing.T, tb *tab, id string) string {
 // a progress bar; type a prompt, set greedy sampling and a token budget,
 // click Generate, watch the text grow, click Stop. The stats and the
 // sampling picture fill in, and a screenshot goes to artifacts/demo.png.
-// Then it generates again, and loads another model with the file picker.
+// Then it generates again, and loads other models with the file picker: a
+// GGUF file, then a llama2.c checkpoint with its tokenizer.bin.
 func TestBrowserDemoPage(t *testing.T) {
 	tb := newTab(t, "/")
 	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
@@ -101,13 +102,28 @@ func TestBrowserDemoPage(t *testing.T) {
 	assert.Equal(t, "length", text(t, tb, "finish"))
 	assert.Equal(t, "5", text(t, tb, "ntokens"))
 
-	// Load another model with the file picker: a llama2.c checkpoint asks for
-	// its tokenizer.bin, then replaces the running model.
-	dist := tb.site.dist
-	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("model-file"), []string{filepath.Join(dist, "models", "stories260K.bin")})))
+	// Load another model with the file picker: a GGUF file loads at once and
+	// replaces the running model.
+	gguf := filepath.Join(tb.site.dist, "models", models.DefaultFile)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("model-file"), []string{gguf})))
+	waitFor(t, tb, `document.getElementById('status').textContent.startsWith('`+models.DefaultFile+` ready')`, 30*time.Second)
+	assert.True(t, eval[bool](t, tb, `document.getElementById('tokenizer-row').hidden`), "a GGUF file needs no tokenizer")
+	assert.Contains(t, text(t, tb, "model-info"), "GGUF")
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	assert.Equal(t, "5", text(t, tb, "ntokens"), "the model from the file generates")
+
+	// A llama2.c checkpoint asks for its tokenizer.bin, then replaces the
+	// running model.
+	checkpoint, err := filepath.Abs("../../engine/testdata/stories260K.bin")
+	require.NoError(t, err)
+	tok, err := filepath.Abs("../../engine/testdata/tok512.bin")
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("model-file"), []string{checkpoint})))
 	waitFor(t, tb, `!document.getElementById('tokenizer-row').hidden`, 10*time.Second)
-	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("tokenizer-file"), []string{filepath.Join(dist, "models", "tok512.bin")})))
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("tokenizer-file"), []string{tok})))
 	waitFor(t, tb, `document.getElementById('status').textContent.startsWith('stories260K.bin ready')`, 30*time.Second)
+	assert.Contains(t, text(t, tb, "model-info"), "llama2.c")
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
 	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
 	assert.Equal(t, "5", text(t, tb, "ntokens"), "the model from the file generates")
@@ -117,8 +133,7 @@ func TestBrowserDemoPage(t *testing.T) {
 // prompt before it stops by itself (end of story or full context).
 func greedyLength(t *testing.T, prompt string) int {
 	t.Helper()
-	checkpoint, tok := models.Default()
-	m, err := engine.LoadLlama2C(checkpoint, tok)
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)
 	s, err := m.NewSession(engine.SessionOptions{})
 	require.NoError(t, err)

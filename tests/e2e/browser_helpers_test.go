@@ -17,6 +17,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // The browser suite serves web/dist (WASMLM_WEB_DIST, as `make
@@ -27,12 +29,18 @@ import (
 // siteFiles are the files `make web` must write.
 var siteFiles = []string{
 	"index.html", "demo.css", "demo.js", "wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js",
-	"wasm_exec.js", "wasmlm.wasm", "models/stories260K.bin", "models/tok512.bin", "models/LICENSE",
+	"wasm_exec.js", "wasmlm.wasm", "models/" + models.DefaultFile, "models/LICENSE",
 }
 
 // blankPage is a test page on the site's origin, for tests that use the JS
 // API without the demo.
 const blankPage = "/__e2e__/blank.html"
+
+// llama2cDir is where the site also serves engine/testdata, which holds
+// stories260K as a llama2.c checkpoint (stories260K.bin, tok512.bin): the
+// site itself ships only the GGUF default, and tests of the llama2.c load
+// path fetch from here.
+const llama2cDir = "/__e2e__/llama2c/"
 
 // site is the served web/dist.
 type site struct {
@@ -73,9 +81,14 @@ func webSite(t testing.TB) *site {
 				return nil, fmt.Errorf("%s is not a complete `make web` site: %w", dist, err)
 			}
 		}
+		testdata, err := filepath.Abs("../../engine/testdata")
+		if err != nil {
+			return nil, err
+		}
 		s := &site{dist: dist, hits: map[string]int{}}
 		files := http.FileServer(http.Dir(dist))
 		mux := http.NewServeMux()
+		mux.Handle(llama2cDir, http.StripPrefix(llama2cDir, http.FileServer(http.Dir(testdata))))
 		mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>e2e</title></head><body></body></html>`)

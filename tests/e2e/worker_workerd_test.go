@@ -263,8 +263,7 @@ func startWorkerd(root, bin string) (*workerdServer, error) {
 // queue: unlike a worker instance it serves every request of a test.)
 func nativeServer(t testing.TB) *httptest.Server {
 	t.Helper()
-	checkpoint, tok := models.Default()
-	m, err := engine.LoadLlama2C(checkpoint, tok)
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)
 	h, err := httpapi.New(m, httpapi.Options{ModelName: models.DefaultName, AllowOrigin: "*"})
 	require.NoError(t, err)
