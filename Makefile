@@ -13,7 +13,7 @@ PORT      ?= 8080
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 
-.PHONY: run generate deps test test-native test-wasm test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench fuzz clean
+.PHONY: run generate deps test test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -37,7 +37,7 @@ web: wasm
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
 ## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
-test: deps vet test-native test-wasm test-e2e-browser test-e2e-worker
+test: deps vet test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker
 
 ## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium)
 deps:
@@ -56,6 +56,13 @@ test-native:
 test-wasm:
 	@command -v node >/dev/null || { echo "test-wasm needs Node.js (Debian package: nodejs)"; exit 1; }
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test $(WASM_PKGS)
+
+## test-wasm-simd: the tensor and engine tests in wasm under Node with the SIMD128 kernels
+## (tools/wasm_exec_simd.sh provides them through web/simd.js), then with its stubs (the fallback)
+test-wasm-simd:
+	@command -v node >/dev/null || { echo "test-wasm-simd needs Node.js (Debian package: nodejs)"; exit 1; }
+	GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
+	WASMLM_SIMD=off GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
 
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
 test-e2e-browser: web

@@ -75,19 +75,14 @@ func (s *Session) forward(token, pos int, wantLogits bool) {
 			q := st.q[h*headDim : (h+1)*headDim]
 			kvOff := (h / c.GroupSize()) * headDim
 			att := st.att[:pos+1]
+			tensor.DotF32Rows(att, q, layerK[kvOff:], kvDim) // q·k_t for every cached t
 			for t := range att {
-				k := layerK[t*kvDim+kvOff : t*kvDim+kvOff+headDim]
-				att[t] = tensor.DotF32(q, k) * scale
+				att[t] *= scale
 			}
 			softmax(att)
 			out := st.xb[h*headDim : (h+1)*headDim]
 			clear(out)
-			for t, a := range att {
-				v := layerV[t*kvDim+kvOff : t*kvDim+kvOff+headDim]
-				for i := range out {
-					out[i] += float32(a * v[i])
-				}
-			}
+			tensor.AddScaledRows(out, att, layerV[kvOff:], kvDim) // Σ_t att[t]·v_t
 		}
 		tensor.MatVec(st.xb2, lw.Wo, st.xb, st.ws)
 		addInto(st.x, st.xb2)

@@ -113,6 +113,9 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 		*ws = *NewWorkspace(len(x))
 	}
 	a := &ws.act
+	if encodeSIMD(vec, a, x) {
+		return a
+	}
 	switch vec {
 	case F32:
 		a.f = x
@@ -147,6 +150,9 @@ func MatVec(out []float32, m *Matrix, x []float32, ws *Workspace) {
 		ws = NewWorkspace(m.Cols)
 	}
 	a := ws.encode(m.tr.vec, x)
+	if matVecSIMD(out, m, a) {
+		return
+	}
 	dot := m.tr.dot
 	rb := m.rowBytes
 	for r := range out {

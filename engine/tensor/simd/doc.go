@@ -1,0 +1,27 @@
+// Package simd emits kernels.wasm, the WebAssembly SIMD128 module whose
+// kernels engine/tensor calls (through //go:wasmimport, in builds with the
+// wasmlm_simd tag) in place of its pure-Go ones: the matrix–vector products
+// of F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K weights, the Q8_0 and Q8_K
+// encoders of the activation, and the two products of attention over the
+// KV cache.
+//
+// The module imports the Go instance's own memory and the Go side passes
+// byte offsets of the weights, the activation and the output, so nothing is
+// copied. Every kernel computes exactly the bits of its pure-Go
+// counterpart: the integer part of a quantized dot product is exact in any
+// order, and the float operations are the pure-Go ones in the pure-Go
+// order, with four rows in the four lanes of an f32x4 (the F32-like kernels
+// keep the pure-Go four partial sums of one row in the lanes instead).
+// WebAssembly SIMD has no fused multiply-add, so every product is rounded
+// before it is added, as in Go.
+//
+// The kernels are Go code that emits instructions with internal/wasmgen
+// (its package comment says why not WebAssembly text); `go generate
+// ./engine/tensor/simd` writes the module to kernels.wasm, which is
+// committed, and a test fails if regenerating would change it. V8 schedules
+// a long basic block with no regard for register pressure, so the kernels
+// loop over sub-blocks rather than unroll them (unrolled, Q4_K ran at 13
+// GFLOP/s instead of 31, spilling).
+package simd
+
+//go:generate go run gen.go

@@ -1,0 +1,117 @@
+package simd
+
+import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+
+// The 16-bit float kernels, F16 and BF16: the F32 kernel's four lanes and
+// tail (see emitMatVecF32), with each weight decoded to its exact float32
+// and x already rounded to the weight type by the Go side, as the pure-Go
+// dotF16 and dotBF16 sum them (every product is exact in float32).
+
+// emitMatVecF16 emits the F16 kernel.
+func emitMatVecF16(m *wg.Module) {
+	emitMatVecHalf(m, MatVecF16, f16ToF32, f16ToF32Scalar)
+}
+
+// emitMatVecBF16 emits the BF16 kernel: a BF16 is the top half of a float32.
+func emitMatVecBF16(m *wg.Module) {
+	emitMatVecHalf(m, MatVecBF16, func(h wg.Local) wg.Expr { return get(h) },
+		func(h wg.Local) wg.Expr { return wg.F32ReinterpretI32(wg.I32Shl(get(h), i32(16))) })
+}
+
+// emitMatVecHalf emits a kernel with parameters (out, w, x, rows, cols) for
+// 16-bit weights: decode takes four of them in the high halves of 32-bit
+// lanes (the low halves zero), decodeScalar one in an i32.
+func emitMatVecHalf(m *wg.Module, name string, decode, decodeScalar func(h wg.Local) wg.Expr) {
+	matvec(m, name, 1, false, func(n wg.Expr) wg.Expr { return wg.I32Shl(n, i32(1)) },
+		func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local) {
+			x := act[0]
+			c, end := k.Local(wg.I32), k.Local(wg.I32) // column index
+			x0, x1, h, wv := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+			hs, xs := k.Local(wg.I32), k.Local(wg.F32)
+			var acc [4]wg.Local
+			for j := range acc {
+				acc[j] = k.Local(wg.V128)
+				k.Set(acc[j], f32x4Zero())
+			}
+			xAt := func() wg.Expr { return wg.I32Add(get(x), wg.I32Shl(get(c), i32(2))) }
+			wAt := func(j int) wg.Expr { return wg.I32Add(get(p[j]), wg.I32Shl(get(c), i32(1))) }
+			addProduct := func(j int, xl wg.Local) {
+				k.Set(acc[j], wg.F32x4Add(get(acc[j]), wg.F32x4Mul(decode(h), get(xl))))
+			}
+			// Eight columns per iteration (one 16-byte load per row), then
+			// four, then one.
+			k.Set(end, wg.I32And(get(n), i32(^7)))
+			k.forRange(c, i32(0), get(end), 8, func() {
+				k.Set(x0, wg.V128Load(xAt(), 0))
+				k.Set(x1, wg.V128Load(xAt(), 16))
+				for j := range acc {
+					k.Set(wv, wg.V128Load(wAt(j), 0))
+					k.Set(h, halvesHigh(wv, 0))
+					addProduct(j, x0)
+					k.Set(h, halvesHigh(wv, 4))
+					addProduct(j, x1)
+				}
+			})
+			k.Set(end, wg.I32And(get(n), i32(^3)))
+			k.forRange(c, get(c), get(end), 4, func() {
+				k.Set(x0, wg.V128Load(xAt(), 0))
+				for j := range acc {
+					k.Set(h, wg.I32x4Shl(wg.V128Load16x4U(wAt(j), 0), i32(16)))
+					addProduct(j, x0)
+				}
+			})
+			k.forRange(c, get(c), get(n), 1, func() {
+				k.Set(xs, wg.F32Load(xAt(), 0))
+				for j := range acc {
+					k.Set(hs, wg.I32Load16U(wAt(j), 0))
+					prod := wg.F32Mul(decodeScalar(hs), get(xs))
+					k.Set(acc[j], wg.F32x4ReplaceLane(get(acc[j]), 0,
+						wg.F32Add(wg.F32x4ExtractLane(get(acc[j]), 0), prod)))
+				}
+			})
+			k.transposeSum(res, wg.F32x4Add, acc)
+		})
+}
+
+// halvesHigh puts the uint16 lanes first..first+3 of v into the high halves
+// of four 32-bit lanes, the low halves zero.
+func halvesHigh(v wg.Local, first int) wg.Expr {
+	// Exactly the interleaving of 16-bit lanes of a zero vector and v, which
+	// V8 compiles to one punpcklwd or punpckhwd.
+	var s [16]uint8
+	for k := range 4 {
+		s[4*k], s[4*k+1] = uint8(2*(first+k)), uint8(2*(first+k)+1)
+		s[4*k+2], s[4*k+3] = uint8(16+2*(first+k)), uint8(17+2*(first+k))
+	}
+	return wg.I8x16Shuffle(f32x4Zero(), get(v), s)
+}
+
+// f16ToF32 decodes four F16 bit patterns in the high halves of the
+// 32-bit lanes of h into exactly the float32 of the pure-Go table: an
+// arithmetic shift by 3 puts the exponent and mantissa where float32 has
+// them (and copies the sign into the bits the mask clears), which is the
+// value scaled by 2^-112, normal and subnormal F16 alike, so one
+// multiplication by 2^112 rescales it (float32 multiplication keeps
+// subnormals); exponent 31 (Inf, NaN with its payload) then gets all its
+// exponent bits set.
+func f16ToF32(h wg.Local) wg.Expr {
+	mag := wg.F32x4Mul(
+		wg.V128And(wg.I32x4ShrS(get(h), i32(3)), i32x4Splat(0x8fffe000)),
+		i32x4Splat(0x77800000)) // 2^112
+	special := wg.V128And(
+		wg.I32x4Eq(wg.V128And(get(h), i32x4Splat(0x7c000000)), i32x4Splat(0x7c000000)),
+		i32x4Splat(0x7f800000))
+	return wg.V128Or(mag, special)
+}
+
+// f16ToF32Scalar is f16ToF32 for one F16 bit pattern in the low half of
+// an i32 (where the mask, not the shift, keeps the sign out of the way).
+func f16ToF32Scalar(h wg.Local) wg.Expr {
+	mag := wg.I32ReinterpretF32(wg.F32Mul(
+		wg.F32ReinterpretI32(wg.I32Shl(wg.I32And(get(h), i32(0x7fff)), i32(13))),
+		wg.F32Const(0x1p112)))
+	sign := wg.I32Shl(wg.I32And(get(h), i32(0x8000)), i32(16))
+	special := wg.Select(i32(0x7f800000), i32(0),
+		wg.I32Eq(wg.I32And(get(h), i32(0x7c00)), i32(0x7c00)))
+	return wg.F32ReinterpretI32(wg.I32Or(wg.I32Or(mag, sign), special))
+}

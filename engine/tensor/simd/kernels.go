@@ -1,0 +1,200 @@
+package simd
+
+import (
+	wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+)
+
+// The module imports the Go instance's memory as MemoryModule.MemoryName.
+const (
+	MemoryModule = "go"
+	MemoryName   = "mem"
+)
+
+// The exported kernels. Every parameter is an i32: pointers are byte
+// offsets into the Go instance's memory, counts are element or block counts.
+const (
+	// MatVecF32 (out, w, x, rows, cols, stride): out[r] = DotF32(row r, x)
+	// where row r is the cols float32 at w + 4·r·stride.
+	MatVecF32 = "matvec_f32"
+	// MatVecF16 (out, w, x, rows, cols): x is float32 already rounded to F16.
+	MatVecF16 = "matvec_f16"
+	// MatVecBF16 (out, w, x, rows, cols): x is float32 already rounded to BF16.
+	MatVecBF16 = "matvec_bf16"
+	// MatVecQ8_0 (out, w, xq, xd, rows, blocks): x encoded as Q8_0.
+	MatVecQ8_0 = "matvec_q8_0"
+	// MatVecQ4_0 (out, w, xq, xd, xsum, rows, blocks): x encoded as Q8_0.
+	MatVecQ4_0 = "matvec_q4_0"
+	// MatVecQ5_0 (out, w, xq, xd, xsum, rows, blocks): x encoded as Q8_0.
+	MatVecQ5_0 = "matvec_q5_0"
+	// MatVecQ4_K (out, w, xq, xd, xbsums, rows, blocks): x encoded as Q8_K.
+	MatVecQ4_K = "matvec_q4_k"
+	// MatVecQ6_K (out, w, xq, xd, rows, blocks): x encoded as Q8_K.
+	MatVecQ6_K = "matvec_q6_k"
+	// AddScaledRowsF32 (out, a, v, rows, cols, stride): for t = 0..rows-1 in
+	// order, out[i] += a[t]·v[t·stride+i] for i < cols, each product rounded.
+	AddScaledRowsF32 = "add_scaled_rows_f32"
+	// EncodeQ8_0 (x, q, amax, sum, blocks): x quantized to Q8_0, with each
+	// block's max|x| where its scale goes (see emitEncodeQ8_0).
+	EncodeQ8_0 = "encode_q8_0"
+	// EncodeQ8K (x, q, d, bsums, blocks): x quantized to Q8_K.
+	EncodeQ8K = "encode_q8_k"
+)
+
+// Module returns the bytes of the kernel module.
+func Module() ([]byte, error) {
+	m := wg.NewModule()
+	m.ImportMemory(MemoryModule, MemoryName, 0)
+	emitMatVecF32(m)
+	emitMatVecF16(m)
+	emitMatVecBF16(m)
+	emitMatVecQ8_0(m)
+	emitMatVecQ4_0(m)
+	emitMatVecQ5_0(m)
+	emitMatVecQ4K(m)
+	emitMatVecQ6K(m)
+	emitAddScaledRowsF32(m)
+	emitEncodeQ8_0(m)
+	emitEncodeQ8K(m)
+	return m.Bytes()
+}
+
+// kernel wraps a function body with the loops and lane manipulations the
+// kernels share.
+type kernel struct {
+	*wg.Func
+}
+
+func get(l wg.Local) wg.Expr { return wg.Get(l) }
+
+func i32(v int32) wg.Expr { return wg.I32Const(v) }
+
+// forRange emits `for i = from; i < to; i += step { body }` (signed
+// comparison; to is evaluated every iteration).
+func (k kernel) forRange(i wg.Local, from, to wg.Expr, step int32, body func()) {
+	k.Set(i, from)
+	k.Block(func() {
+		k.Loop(func() {
+			k.BrIf(1, wg.I32GeS(get(i), to))
+			body()
+			k.Set(i, wg.I32Add(get(i), i32(step)))
+			k.Br(0)
+		})
+	})
+}
+
+// i32Splat and the other byte-pattern constants.
+func i8x16Splat(b uint8) wg.Expr {
+	var v [16]uint8
+	for i := range v {
+		v[i] = b
+	}
+	return wg.I8x16Const(v)
+}
+
+func i16x8Splat(x uint16) wg.Expr {
+	return wg.I16x8Const([8]uint16{x, x, x, x, x, x, x, x})
+}
+
+func i32x4Splat(x uint32) wg.Expr {
+	return wg.I32x4Const([4]uint32{x, x, x, x})
+}
+
+func f32x4Zero() wg.Expr {
+	return wg.V128Const([16]byte{})
+}
+
+// lane32 broadcasts 32-bit lane j of v to all four lanes.
+func lane32(v wg.Expr, j int) wg.Expr {
+	var s [16]uint8
+	for i := range s {
+		s[i] = uint8(4*j + i%4)
+	}
+	return wg.I8x16Shuffle(v, v, s)
+}
+
+// pairs32 shuffles the 32-bit lanes of a and b (lanes 4..7 are b's):
+// result lane i is lane idx[i].
+func pairs32(a, b wg.Expr, idx [4]int) wg.Expr {
+	var s [16]uint8
+	for i, j := range idx {
+		for k := range 4 {
+			s[4*i+k] = uint8(4*j + k)
+		}
+	}
+	return wg.I8x16Shuffle(a, b, s)
+}
+
+// transposeSum sets dst to the vector whose lane r is
+// (v[r][0] + v[r][1]) + (v[r][2] + v[r][3]), with add the lane-wise addition
+// (i32x4.add or f32x4.add): for floats exactly the pure-Go
+// (s0+s1)+(s2+s3) of row r, lane by lane.
+func (k kernel) transposeSum(dst wg.Local, add func(a, b wg.Expr) wg.Expr, v [4]wg.Local) {
+	// pairSum(a, b) = [a0+a1, a2+a3, b0+b1, b2+b3]
+	pairSum := func(a, b wg.Local) wg.Expr {
+		return add(pairs32(get(a), get(b), [4]int{0, 2, 4, 6}), pairs32(get(a), get(b), [4]int{1, 3, 5, 7}))
+	}
+	t01, t23 := k.Local(wg.V128), k.Local(wg.V128)
+	k.Set(t01, pairSum(v[0], v[1]))
+	k.Set(t23, pairSum(v[2], v[3]))
+	k.Set(dst, add(pairs32(get(t01), get(t23), [4]int{0, 2, 4, 6}), pairs32(get(t01), get(t23), [4]int{1, 3, 5, 7})))
+}
+
+// matvec emits a matrix–vector kernel exported as name with parameters
+// (out, w, act..., rows, n) (nAct activation pointers), and a final stride
+// parameter if strided, and the row loop they all share: rows go in groups
+// of four, row r+j at p[j] = w + (r+j)·rowBytes (the last group repeats the
+// last row where fewer than four remain), and group computes the four
+// results into one f32x4 local (lane j: row r+j), which is stored to
+// out[r..r+3] (only the lanes of existing rows). rowBytes gets n, or the
+// stride when strided.
+func matvec(m *wg.Module, name string, nAct int, strided bool, rowBytes func(n wg.Expr) wg.Expr,
+	group func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local)) {
+	nParams := 4 + nAct
+	if strided {
+		nParams++
+	}
+	params := make([]wg.ValType, nParams)
+	for i := range params {
+		params[i] = wg.I32
+	}
+	k := kernel{m.Func(name, params, nil)}
+	out, w := k.Param(0), k.Param(1)
+	act := make([]wg.Local, nAct)
+	for i := range act {
+		act[i] = k.Param(2 + i)
+	}
+	rows, n := k.Param(2+nAct), k.Param(3+nAct)
+	rb, r := k.Local(wg.I32), k.Local(wg.I32)
+	var p [4]wg.Local
+	for j := range p {
+		p[j] = k.Local(wg.I32)
+	}
+	res := k.Local(wg.V128)
+	if strided {
+		k.Set(rb, rowBytes(get(k.Param(4+nAct))))
+	} else {
+		k.Set(rb, rowBytes(get(n)))
+	}
+	k.forRange(r, i32(0), get(rows), 4, func() {
+		for j := range p {
+			row := wg.I32Add(get(r), i32(int32(j)))
+			if j > 0 {
+				last := wg.I32Sub(get(rows), i32(1))
+				row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
+			}
+			k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
+		}
+		group(k, act, n, p, res)
+		dst := wg.I32Add(get(out), wg.I32Shl(get(r), i32(2)))
+		k.IfElse(wg.I32GeS(wg.I32Sub(get(rows), get(r)), i32(4)), func() {
+			k.V128Store(dst, 0, get(res))
+		}, func() {
+			k.V128Store32Lane(dst, 0, get(res), 0)
+			for j := 1; j < 3; j++ {
+				k.If(wg.I32LtS(wg.I32Add(get(r), i32(int32(j))), get(rows)), func() {
+					k.V128Store32Lane(dst, uint32(4*j), get(res), uint8(j))
+				})
+			}
+		})
+	})
+}

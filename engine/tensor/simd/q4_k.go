@@ -1,0 +1,125 @@
+package simd
+
+import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+
+// emitMatVecQ4K emits ggml_vec_dot_q4_K_q8_K as the pure-Go dotQ4K
+// computes it: per super-block the integers isum = Σ_j sc_j·Σ q·x and
+// msum = Σ_j m_j·(bsums[2j] + bsums[2j+1]), then
+// float32(d·dx·isum) - float32(dmin·dx·msum) added to the sum.
+func emitMatVecQ4K(m *wg.Module) {
+	emitQ8KKernel(m, MatVecQ4_K, q4KBlockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs wg.Local) wg.Expr {
+		// Per row: the unpacked scales and mins; the scales as int32, those
+		// of sub-blocks 2c, 2c+1 in lanes 0 and 1 of scLo (shifted along as
+		// c goes); Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
+		var scm, scLo, scHi, isum, msum [4]wg.Local
+		for j := range p {
+			scm[j], isum[j], msum[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+			scLo[j], scHi[j] = k.Local(wg.V128), k.Local(wg.V128)
+		}
+		pairLo, pairHi, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		x := make([]wg.Local, 8)
+		for i := range x {
+			x[i] = k.Local(wg.V128)
+		}
+		part := [4]wg.Local{k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)}
+		isumV, msumV, dd := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		mask := k.Local(wg.V128)
+		k.Set(mask, i16x8Splat(15))
+
+		// bsums[2j] + bsums[2j+1] for j = 0..3 and 4..7.
+		k.Set(pairLo, wg.I32x4ExtaddPairwiseI16x8S(wg.V128Load(get(bs), 0)))
+		k.Set(pairHi, wg.I32x4ExtaddPairwiseI16x8S(wg.V128Load(get(bs), 16)))
+		for j := range p {
+			k.unpackScalesK4(scm[j], u, p[j])
+			k.Set(u, wg.I16x8ExtendLowI8x16U(get(scm[j])))
+			k.Set(scLo[j], wg.I32x4ExtendLowI16x8U(get(u)))
+			k.Set(scHi[j], wg.I32x4ExtendHighI16x8U(get(u)))
+			k.Set(u, wg.I16x8ExtendHighI8x16U(get(scm[j])))
+			k.Set(msum[j], wg.I32x4Add(
+				wg.I32x4Mul(wg.I32x4ExtendLowI16x8U(get(u)), get(pairLo)),
+				wg.I32x4Mul(wg.I32x4ExtendHighI16x8U(get(u)), get(pairHi))))
+			k.Set(isum[j], f32x4Zero())
+		}
+		k.transposeSum(msumV, wg.I32x4Add, msum)
+		// Chunk c: 32 bytes at 16+32c, sub-block 2c in the low nibbles
+		// (activations 64c..64c+31), 2c+1 in the high ones (+32). A loop,
+		// not unrolled: V8 schedules a long basic block with no regard to
+		// register pressure, and spills.
+		var pc [4]wg.Local
+		for j := range pc {
+			pc[j] = k.Local(wg.I32)
+			k.Set(pc[j], get(p[j]))
+		}
+		c, cq := k.Local(wg.I32), k.Local(wg.I32)
+		k.Set(cq, get(qx))
+		k.forRange(c, i32(0), i32(4), 1, func() {
+			// x[2i], x[2i+1]: the even and odd elements of activations
+			// 64c+16i.., as int16 (the quants are split the same way).
+			for i := range 4 {
+				k.Set(t, wg.V128Load(get(cq), uint32(16*i)))
+				k.Set(x[2*i], wg.I16x8ShrS(wg.I16x8Shl(get(t), i32(8)), i32(8)))
+				k.Set(x[2*i+1], wg.I16x8ShrS(get(t), i32(8)))
+			}
+			for j := range p {
+				// Bytes l..l+15 (l = 0, 16) of the chunk as int16 lanes of
+				// two bytes: the nibbles of the even byte are lane&15 (low,
+				// sub-block 2c) and lane>>4&15 (high, 2c+1), of the odd
+				// byte lane>>8&15 and lane>>12.
+				for half := range 2 {
+					k.Set(t, wg.V128Load(get(pc[j]), uint32(16+16*half)))
+					xl, xh := x[2*half:2*half+2], x[4+2*half:4+2*half+2]
+					k.Set(part[2*half], wg.I32x4Add(
+						wg.I32x4DotI16x8S(wg.V128And(get(t), get(mask)), get(xl[0])),
+						wg.I32x4DotI16x8S(wg.V128And(wg.I16x8ShrU(get(t), i32(8)), get(mask)), get(xl[1]))))
+					k.Set(part[2*half+1], wg.I32x4Add(
+						wg.I32x4DotI16x8S(wg.V128And(wg.I16x8ShrU(get(t), i32(4)), get(mask)), get(xh[0])),
+						wg.I32x4DotI16x8S(wg.I16x8ShrU(get(t), i32(12)), get(xh[1]))))
+				}
+				k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
+					wg.I32x4Mul(wg.I32x4Add(get(part[0]), get(part[2])), lane32(get(scLo[j]), 0)),
+					wg.I32x4Mul(wg.I32x4Add(get(part[1]), get(part[3])), lane32(get(scLo[j]), 1)))))
+				// The next two scales to lanes 0 and 1.
+				k.Set(scLo[j], pairs32(get(scLo[j]), get(scHi[j]), [4]int{2, 3, 4, 5}))
+				k.Set(scHi[j], pairs32(get(scHi[j]), get(scHi[j]), [4]int{2, 3, 0, 1}))
+				k.Set(pc[j], wg.I32Add(get(pc[j]), i32(32)))
+			}
+			k.Set(cq, wg.I32Add(get(cq), i32(64)))
+		})
+		k.transposeSum(isumV, wg.I32x4Add, isum)
+		// d and dmin: the fp16 pair at offset 0 of each row.
+		var v wg.Expr = f32x4Zero()
+		for j := range p {
+			v = wg.V128Load32Lane(get(p[j]), 0, v, uint8(j))
+		}
+		k.Set(t, v)
+		k.Set(u, wg.I32x4Shl(get(t), i32(16)))
+		k.Set(dd, wg.F32x4Splat(wg.F32Load(get(dx), 0)))
+		k.Set(isumV, wg.F32x4Mul(
+			wg.F32x4Mul(f16ToF32(u), get(dd)),
+			wg.F32x4ConvertI32x4S(get(isumV))))
+		k.Set(u, wg.V128And(get(t), i32x4Splat(0xffff0000)))
+		k.Set(msumV, wg.F32x4Mul(
+			wg.F32x4Mul(f16ToF32(u), get(dd)),
+			wg.F32x4ConvertI32x4S(get(msumV))))
+		return wg.F32x4Sub(get(isumV), get(msumV))
+	})
+}
+
+// unpackScalesK4 sets t to the 6-bit scales of sub-blocks 0..7 in bytes
+// 0..7 and their mins in bytes 8..15, unpacked from the 12 bytes at p+4 as
+// the pure-Go scaleMinK4 reads them: scale j<4 is s[j]&63 and min j<4 is
+// s[j+4]&63; scale j≥4 is s[j+4]&15 | (s[j-4]>>6)<<4 and min j≥4 is
+// s[j+4]>>4 | (s[j]>>6)<<4. u is scratch.
+func (k kernel) unpackScalesK4(t, u wg.Local, p wg.Local) {
+	k.Set(u, wg.V128Load(get(p), 4)) // s[0..11], then 4 quant bytes
+	// a = s[0..3], s[8..11], s[4..7], s[8..11]: the low bits of each.
+	a := wg.I8x16Shuffle(get(u), get(u), [16]uint8{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11})
+	// b = -, s[0..3], -, s[4..7]: the high bits of scales and mins 4..7.
+	b := wg.I8x16Shuffle(get(u), get(u), [16]uint8{0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7})
+	low := wg.V128And(a, wg.I8x16Const([16]uint8{63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0}))
+	k.Set(t, wg.V128Or(low, wg.V128And(wg.I8x16ShrU(a, i32(4)),
+		wg.I8x16Const([16]uint8{12: 15, 13: 15, 14: 15, 15: 15}))))
+	top := wg.V128And(wg.I8x16Shl(wg.I8x16ShrU(b, i32(6)), i32(4)),
+		wg.I8x16Const([16]uint8{4: 0xff, 5: 0xff, 6: 0xff, 7: 0xff, 12: 0xff, 13: 0xff, 14: 0xff, 15: 0xff}))
+	k.Set(t, wg.V128Or(get(t), top))
+}

@@ -1,0 +1,165 @@
+package simd
+
+import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+
+// Kernels whose activation is Q8_0: per block of 32, int8 quants xq and a
+// float32 scale xd (and their sums xsum). Both weight formats here start a
+// block with its fp16 scale d and take an exact integer dot product of the
+// block; the float part is the pure-Go
+//
+//	sum += float32(float32(d·xd[b]) · float32(isum))
+//
+// block after block, which four rows do at once in the lanes of one f32x4.
+
+const (
+	q8_0BlockBytes = 34
+	q4_0BlockBytes = 18
+	q5_0BlockBytes = 22
+)
+
+// emitMatVecQ8_0 emits ggml_vec_dot_q8_0_q8_0 as dotQ8_0 computes it.
+func emitMatVecQ8_0(m *wg.Module) {
+	emitQ8Kernel(m, MatVecQ8_0, q8_0BlockBytes, 0, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+		// Quants w[0..31] at p+2, int8 × int8 summed in pairs into int32;
+		// x[0..3] are the activations 0-7, 8-15, 16-23, 24-31.
+		k.Set(t[0], wg.V128Load(get(p), 2))
+		k.Set(t[1], wg.V128Load(get(p), 18))
+		lo := wg.I32x4Add(
+			wg.I32x4DotI16x8S(wg.I16x8ExtendLowI8x16S(get(t[0])), get(x[0])),
+			wg.I32x4DotI16x8S(wg.I16x8ExtendHighI8x16S(get(t[0])), get(x[1])))
+		hi := wg.I32x4Add(
+			wg.I32x4DotI16x8S(wg.I16x8ExtendLowI8x16S(get(t[1])), get(x[2])),
+			wg.I32x4DotI16x8S(wg.I16x8ExtendHighI8x16S(get(t[1])), get(x[3])))
+		return wg.I32x4Add(lo, hi)
+	})
+}
+
+// emitMatVecQ4_0 emits ggml_vec_dot_q4_0_q8_0 as dotQ4_0 computes it:
+// Σ(q-8)·x as Σq·x - 8·Σx.
+func emitMatVecQ4_0(m *wg.Module) {
+	emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+		k.Set(t[0], wg.V128Load(get(p), 2))
+		return nibbleDot(t[0], x, nil)
+	})
+}
+
+// emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
+// Σ(q-16)·x as Σq·x - 16·Σx, q the nibble plus 16 times bit j of qh.
+func emitMatVecQ5_0(m *wg.Module) {
+	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+		// qh at p+2: bit e is the 5th bit of element e. Lane l of an int16
+		// vector holds elements 2l and 2l+1 (of 0-15 or of 16-31): compare
+		// the masked bits with the mask itself for 0 or -1, then keep 16.
+		k.Set(t[0], wg.I16x8Splat(wg.I32Load(get(p), 2)))                      // bits 0-15
+		k.Set(t[1], wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p), 2), i32(16)))) // bits 16-31
+		fifth := func(v wg.Local, odd int) wg.Expr {
+			var bits [8]uint16
+			for l := range bits {
+				bits[l] = 1 << (2*l + odd)
+			}
+			mask := wg.I16x8Const(bits)
+			return wg.V128And(wg.I16x8Eq(wg.V128And(get(v), mask), mask), i16x8Splat(16))
+		}
+		high := [4]wg.Expr{fifth(t[0], 0), fifth(t[0], 1), fifth(t[1], 0), fifth(t[1], 1)}
+		w := k.Local(wg.V128)
+		k.Set(w, wg.V128Load(get(p), 6))
+		return nibbleDot(w, x, high[:])
+	})
+}
+
+// nibbleDot is Σ q·x over a block of 32 4-bit quants, 16 bytes in w,
+// element j in the low nibble of byte j, j+16 in the high one, with
+// high[0..3] (if not nil) added to the quants of x[0..3]. Read as int16
+// lanes of two bytes, the nibbles of the even byte are lane&15 and
+// lane>>4&15, of the odd byte lane>>8&15 and lane>>12, so x[0..3] are the
+// activations 0-15 even, 0-15 odd, 16-31 even, 16-31 odd.
+func nibbleDot(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
+	mask := i16x8Splat(15)
+	q := [4]wg.Expr{
+		wg.V128And(get(w), mask),
+		wg.V128And(wg.I16x8ShrU(get(w), i32(8)), mask),
+		wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask),
+		wg.I16x8ShrU(get(w), i32(12)),
+	}
+	if high != nil {
+		for i := range q {
+			q[i] = wg.V128Or(q[i], high[i])
+		}
+	}
+	return wg.I32x4Add(
+		wg.I32x4Add(wg.I32x4DotI16x8S(q[0], get(x[0])), wg.I32x4DotI16x8S(q[1], get(x[1]))),
+		wg.I32x4Add(wg.I32x4DotI16x8S(q[2], get(x[2])), wg.I32x4DotI16x8S(q[3], get(x[3]))))
+}
+
+// emitQ8Kernel emits a kernel with parameters (out, w, xq, xd, rows,
+// blocks), or for a nibble format (offset 8 or 16) (out, w, xq, xd, xsum,
+// rows, blocks). blockDot returns the integer dot product of the block at p
+// with the activation block as an i32x4 of partial sums; it gets the 32
+// activation quants as int16 in x: in order (elements 0-7, 8-15, 16-23,
+// 24-31), or for a nibble format even and odd apart (0-15 even, 0-15 odd,
+// 16-31 even, 16-31 odd), and then offset·xsum[b] is taken from the sums
+// (the quants' offset). t is scratch; the returned expression is emitted
+// after blockDot returns, so a scratch local it reads must not be set
+// again before.
+func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32,
+	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr) {
+	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
+	nibbles := offset != 0
+	nAct := 2
+	if nibbles {
+		nAct = 3
+	}
+	matvec(m, name, nAct, false, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local) {
+		b, qx, dx, sx := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+		var x, s [4]wg.Local
+		for j := range 4 {
+			x[j], s[j] = k.Local(wg.V128), k.Local(wg.V128)
+		}
+		t := [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
+		isum, h, xv := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		k.Set(res, f32x4Zero())
+		k.Set(qx, get(act[0]))
+		k.Set(dx, get(act[1]))
+		if nibbles {
+			k.Set(sx, get(act[2]))
+		}
+		k.forRange(b, i32(0), get(n), 1, func() {
+			for half := range 2 {
+				k.Set(xv, wg.V128Load(get(qx), uint32(16*half)))
+				if nibbles {
+					k.Set(x[2*half], wg.I16x8ShrS(wg.I16x8Shl(get(xv), i32(8)), i32(8)))
+					k.Set(x[2*half+1], wg.I16x8ShrS(get(xv), i32(8)))
+				} else {
+					k.Set(x[2*half], wg.I16x8ExtendLowI8x16S(get(xv)))
+					k.Set(x[2*half+1], wg.I16x8ExtendHighI8x16S(get(xv)))
+				}
+			}
+			for j := range p {
+				k.Set(s[j], blockDot(k, p[j], x, t))
+			}
+			k.transposeSum(isum, wg.I32x4Add, s)
+			if nibbles {
+				k.Set(isum, wg.I32x4Sub(get(isum), wg.I32x4Mul(wg.V128Load32Splat(get(sx), 0), i32x4Splat(uint32(offset)))))
+				k.Set(sx, wg.I32Add(get(sx), i32(4)))
+			}
+			k.Set(h, gatherHalf(p, 0))
+			scale := wg.F32x4Mul(f16ToF32(h), wg.V128Load32Splat(get(dx), 0))
+			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))))
+			for j := range p {
+				k.Set(p[j], wg.I32Add(get(p[j]), i32(blockBytes)))
+			}
+			k.Set(qx, wg.I32Add(get(qx), i32(32)))
+			k.Set(dx, wg.I32Add(get(dx), i32(4)))
+		})
+	})
+}
+
+// gatherHalf loads the uint16 at offset of each row p[j] into the high half
+// of 32-bit lane j (the low half zero), for f16ToF32.
+func gatherHalf(p [4]wg.Local, offset uint32) wg.Expr {
+	v := f32x4Zero()
+	for j := range p {
+		v = wg.V128Load16Lane(get(p[j]), offset, v, uint8(2*j+1))
+	}
+	return v
+}

@@ -1,0 +1,255 @@
+//go:build js && wasm && wasmlm_simd
+
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run under tools/wasm_exec_simd.sh, which provides the SIMD
+// kernels (or, with WASMLM_SIMD=off, the stubs).
+
+// simdTypes are the types with a SIMD kernel.
+var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K}
+
+// TestSIMDAvailability proves which path the host chose: the kernels, or
+// with WASMLM_SIMD=off the stubs, when every other test of the package
+// then runs the pure-Go kernels.
+func TestSIMDAvailability(t *testing.T) {
+	assert.Equal(t, os.Getenv("WASMLM_SIMD") != "off", SIMD())
+}
+
+// simdCols are row lengths to test a type with: for block types 1, 2, 3 and
+// 5 blocks; for F32 and F16 every tail length of the 16-, 8- and 4-column
+// loops, and model widths.
+func simdCols(typ Type) []int {
+	if bs := layouts[typ].blockSize; bs > 1 {
+		return []int{bs, 2 * bs, 3 * bs, 5 * bs}
+	}
+	return []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 47, 64, 100, 288, 768}
+}
+
+// randomSIMDRow is randomRow, plus for F16 and BF16 (kind 1) raw random
+// bit patterns of every finite kind: normal, subnormal, zero of either sign.
+func randomSIMDRow(t *testing.T, rng *rand.Rand, typ Type, cols, kind int) []byte {
+	if typ != F16 && typ != BF16 || kind == 0 {
+		return randomRow(t, rng, typ, cols, kind)
+	}
+	exponent, mantissa := uint16(0x7c00), uint16(0x03ff) // F16
+	if typ == BF16 {
+		exponent, mantissa = 0x7f80, 0x007f
+	}
+	row := alignedBytes(2 * cols)
+	for i := 0; i < cols; i++ {
+		h := uint16(rng.Uint32())
+		if typ == BF16 { // exponents near 0: random ones would overflow the sums
+			h = h&0x807f | uint16(120+rng.IntN(16))<<7
+		}
+		if h&exponent == exponent {
+			h &^= exponent &^ (exponent >> 1) // not Inf or NaN: the sums would be NaN or Inf
+		}
+		if i%7 == 0 {
+			h &= 0x8000 | mantissa // subnormal or zero
+		}
+		binary.LittleEndian.PutUint16(row[2*i:], h)
+	}
+	return row
+}
+
+// randomActivation is x at several magnitudes, with zeros (a whole zero
+// block takes the Q8 encoders' zero-scale path).
+func randomActivation(rng *rand.Rand, cols, trial int) []float32 {
+	x := randNormal(rng, cols, math.Pow(10, float64(trial%5-2)))
+	switch trial % 4 {
+	case 1:
+		for i := range x {
+			if rng.IntN(3) == 0 {
+				x[i] = 0
+			}
+		}
+	case 2:
+		clear(x[:min(len(x), 256)])
+	}
+	return x
+}
+
+// TestSIMDMatchesPureGo is the test of record for the SIMD kernels: for
+// random rows (quantizer output and raw random blocks with finite scales),
+// row counts around the group of four, several block counts and
+// activations, each output equals the pure-Go kernel's bit for bit.
+func TestSIMDMatchesPureGo(t *testing.T) {
+	if !SIMD() {
+		t.Skip("the host provides no SIMD kernels")
+	}
+	rng := rand.New(rand.NewPCG(21, 21))
+	for _, typ := range simdTypes {
+		t.Run(typ.String(), func(t *testing.T) {
+			tr := traitsTable[typ]
+			for _, cols := range simdCols(typ) {
+				for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 32} {
+					trial := rows + cols
+					rb, _ := RowBytes(typ, cols)
+					data := alignedBytes(rows * rb)
+					for r := range rows {
+						copy(data[r*rb:], randomSIMDRow(t, rng, typ, cols, (r+trial)%2))
+					}
+					m, err := NewMatrix(typ, rows, cols, data)
+					require.NoError(t, err)
+					x := randomActivation(rng, cols, trial)
+					ws := NewWorkspace(cols)
+					a := ws.encode(tr.vec, x)
+					got := make([]float32, rows+1)
+					got[rows] = 42 // a sentinel: the kernel writes rows outputs only
+					require.True(t, matVecSIMD(got[:rows], m, a))
+					require.Equal(t, float32(42), got[rows], "%d×%d wrote past the output", rows, cols)
+					for r := range rows {
+						want := tr.dot(m.RowData(r), a)
+						require.Equal(t, math.Float32bits(want), math.Float32bits(got[r]),
+							"%d×%d row %d: SIMD %v, pure Go %v", rows, cols, r, got[r], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSIMDF16Specials checks the F16 decoding of Inf and NaN: products with
+// them must give the pure-Go Inf of the same sign, or a NaN.
+func TestSIMDF16Specials(t *testing.T) {
+	if !SIMD() {
+		t.Skip("the host provides no SIMD kernels")
+	}
+	const rows, cols = 6, 13
+	data := alignedBytes(2 * rows * cols)
+	specials := []uint16{0x7c00, 0xfc00, 0x7c01, 0xfe00, 0x7fff, 0x0001}
+	for r := range rows {
+		for c := range cols {
+			binary.LittleEndian.PutUint16(data[2*(r*cols+c):], f32ToF16(float32(c+1)/16))
+		}
+		binary.LittleEndian.PutUint16(data[2*(r*cols+r*2):], specials[r])
+	}
+	m, err := NewMatrix(F16, rows, cols, data)
+	require.NoError(t, err)
+	x := make([]float32, cols)
+	for c := range x {
+		x[c] = float32(c%5) - 1.5
+	}
+	a := NewWorkspace(cols).encode(F16, x)
+	got := make([]float32, rows)
+	require.True(t, matVecSIMD(got, m, a))
+	for r := range rows {
+		want := traitsTable[F16].dot(m.RowData(r), a)
+		if math.IsNaN(float64(want)) {
+			assert.True(t, math.IsNaN(float64(got[r])), "row %d: got %v, want NaN", r, got[r])
+			continue
+		}
+		assert.Equal(t, math.Float32bits(want), math.Float32bits(got[r]), "row %d: got %v, want %v", r, got[r], want)
+	}
+}
+
+func TestSIMDMatVecAllocatesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 22))
+	for _, typ := range simdTypes {
+		rows, cols := 7, 512
+		rb, _ := RowBytes(typ, cols)
+		data := alignedBytes(rows * rb)
+		for r := range rows {
+			copy(data[r*rb:], randomRow(t, rng, typ, cols, 0))
+		}
+		m, err := NewMatrix(typ, rows, cols, data)
+		require.NoError(t, err)
+		x := randNormal(rng, cols, 1)
+		out := make([]float32, rows)
+		ws := NewWorkspace(cols)
+		assert.Zero(t, testing.AllocsPerRun(50, func() { MatVec(out, m, x, ws) }), "%v", typ)
+	}
+}
+
+// specialActivation is x with the values that take the encoders' edge
+// paths: a magnitude tie of opposite signs (the first wins), NaN, ±Inf,
+// subnormals (whose reciprocal scale overflows), exact halves.
+func specialActivation(rng *rand.Rand, n, kind int) []float32 {
+	x := randNormal(rng, n, 1)
+	switch kind {
+	case 0: // the largest magnitude twice per 32, with either sign first
+		for b := 0; b < n; b += 32 {
+			i, j := b+rng.IntN(32), b+rng.IntN(32)
+			m := float32(3 + rng.IntN(3))
+			x[i], x[j] = m*float32(2*rng.IntN(2)-1), -m
+		}
+	case 1: // NaN and infinities here and there
+		for i := range x {
+			switch rng.IntN(40) {
+			case 0:
+				x[i] = float32(math.NaN())
+			case 1:
+				x[i] = float32(math.Inf(1))
+			case 2:
+				x[i] = float32(math.Inf(-1))
+			}
+		}
+	case 2: // subnormal magnitudes
+		for i := range x {
+			x[i] = math.Float32frombits(rng.Uint32() & 0x807fffff)
+		}
+	case 3: // integers and halves: ties in the rounding
+		for i := range x {
+			x[i] = float32(rng.IntN(511)-255) / 2
+		}
+	case 4: // all zero, or zero but for NaN
+		clear(x)
+		if rng.IntN(2) == 0 {
+			x[rng.IntN(n)] = float32(math.NaN())
+		}
+	}
+	return x
+}
+
+// TestSIMDEncodeMatchesPureGo checks the SIMD activation encoders against
+// encodeQ8_0 and encodeQ8K: the same quants, scales (bit for bit) and sums.
+func TestSIMDEncodeMatchesPureGo(t *testing.T) {
+	if !SIMD() {
+		t.Skip("the host provides no SIMD kernels")
+	}
+	rng := rand.New(rand.NewPCG(23, 23))
+	for _, cols := range []int{256, 512, 768, 2048} {
+		for kind := range 6 {
+			for trial := range 4 {
+				var x []float32
+				if kind == 5 {
+					x = randomActivation(rng, cols, trial)
+				} else {
+					x = specialActivation(rng, cols, kind)
+				}
+				got, want := NewWorkspace(cols), NewWorkspace(cols)
+				for _, vec := range []Type{Q8_0, Q8_K} {
+					ga := got.encode(vec, x)
+					wa := &want.act
+					if vec == Q8_0 {
+						encodeQ8_0(wa, x)
+					} else {
+						encodeQ8K(wa, x)
+					}
+					msg := []any{"%v cols %d kind %d trial %d", vec, cols, kind, trial}
+					require.Equal(t, wa.q, ga.q, msg...)
+					require.Equal(t, len(wa.d), len(ga.d), msg...)
+					for b := range wa.d {
+						require.Equal(t, math.Float32bits(wa.d[b]), math.Float32bits(ga.d[b]), msg...)
+					}
+					if vec == Q8_0 {
+						require.Equal(t, wa.sum, ga.sum, msg...)
+					} else {
+						require.Equal(t, wa.bsums, ga.bsums, msg...)
+					}
+				}
+			}
+		}
+	}
+}
