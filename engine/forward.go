@@ -56,9 +56,8 @@ func (s *Session) forward(token, pos int, wantLogits bool) {
 
 		// Attention: project, rotate, cache, attend, project back.
 		rmsNorm(st.xb, st.x, lw.AttnNorm, c.NormEps)
-		tensor.MatVec(st.q, lw.Wq, st.xb, st.ws)
-		tensor.MatVec(st.k, lw.Wk, st.xb, st.ws)
-		tensor.MatVec(st.v, lw.Wv, st.xb, st.ws)
+		tensor.MatVecs(st.xb, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
+			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
 		if lw.Bq != nil {
 			addInto(st.q, lw.Bq)
 			addInto(st.k, lw.Bk)
@@ -89,8 +88,7 @@ func (s *Session) forward(token, pos int, wantLogits bool) {
 
 		// Feed-forward: SwiGLU.
 		rmsNorm(st.xb, st.x, lw.FFNNorm, c.NormEps)
-		tensor.MatVec(st.hGate, lw.WGate, st.xb, st.ws)
-		tensor.MatVec(st.hUp, lw.WUp, st.xb, st.ws)
+		tensor.MatVecs(st.xb, st.ws, tensor.Product{Out: st.hGate, M: lw.WGate}, tensor.Product{Out: st.hUp, M: lw.WUp})
 		swiGLU(st.hGate, st.hUp)
 		tensor.MatVec(st.xb2, lw.WDown, st.hGate, st.ws)
 		addInto(st.x, st.xb2)

@@ -295,3 +295,43 @@ func TestQuantizeErrors(t *testing.T) {
 	assert.ErrorIs(t, Quantize(Type(99), nil, src), ErrUnsupportedType)
 	assert.NoError(t, Quantize(Q4_0, make([]byte, 36), src))
 }
+
+// TestMatVecsEqualsMatVec: products sharing one input, of mixed weight types
+// (so the input is re-encoded between them), give exactly the bits of
+// separate MatVec calls, and allocate nothing.
+func TestMatVecsEqualsMatVec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const cols = 512
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	var products []Product
+	var want [][]float32
+	ws := NewWorkspace(cols)
+	for i, typ := range []Type{Q8_0, Q8_0, F16, Q4_K, Q4_0, F32, Q6_K} {
+		rows := 3 + i
+		w := make([]float32, rows*cols)
+		for j := range w {
+			w[j] = float32(rng.NormFloat64() * 0.1)
+		}
+		rb, err := RowBytes(typ, cols)
+		require.NoError(t, err)
+		data := make([]byte, rows*rb)
+		require.NoError(t, Quantize(typ, data, w))
+		m, err := NewMatrix(typ, rows, cols, data)
+		require.NoError(t, err)
+		single := make([]float32, rows)
+		MatVec(single, m, x, ws)
+		want = append(want, single)
+		products = append(products, Product{Out: make([]float32, rows), M: m})
+	}
+	MatVecs(x, ws, products...)
+	for i, p := range products {
+		for r := range p.Out {
+			require.Equal(t, math.Float32bits(want[i][r]), math.Float32bits(p.Out[r]), "product %d row %d", i, r)
+		}
+	}
+	allocs := testing.AllocsPerRun(20, func() { MatVecs(x, ws, products...) })
+	require.Zero(t, allocs)
+}

@@ -144,19 +144,38 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 // traits.vec) and then computes each row's dot product with that encoding, so
 // quantized types use integer arithmetic within blocks.
 func MatVec(out []float32, m *Matrix, x []float32, ws *Workspace) {
-	x = x[:m.Cols]
-	out = out[:m.Rows]
+	MatVecs(x[:m.Cols], ws, Product{out, m})
+}
+
+// Product is one matrix–vector product for MatVecs: Out = M·x.
+type Product struct {
+	Out []float32
+	M   *Matrix
+}
+
+// MatVecs computes several products of the same input x — a layer's query,
+// key and value projections, or its gate and up projections — encoding x
+// once for each activation type rather than once per matrix. Every M must
+// have len(x) columns. The results are exactly those of separate MatVec calls.
+func MatVecs(x []float32, ws *Workspace, products ...Product) {
 	if ws == nil {
-		ws = NewWorkspace(m.Cols)
+		ws = NewWorkspace(len(x))
 	}
-	a := ws.encode(m.tr.vec, x)
-	if matVecSIMD(out, m, a) {
-		return
-	}
-	dot := m.tr.dot
-	rb := m.rowBytes
-	for r := range out {
-		out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
+	var a *activation
+	var encoded Type
+	for i, p := range products {
+		m := p.M
+		if i == 0 || m.tr.vec != encoded {
+			a, encoded = ws.encode(m.tr.vec, x[:m.Cols]), m.tr.vec
+		}
+		out := p.Out[:m.Rows]
+		if matVecSIMD(out, m, a) {
+			continue
+		}
+		dot, rb := m.tr.dot, m.rowBytes
+		for r := range out {
+			out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
+		}
 	}
 }
 
