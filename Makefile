@@ -6,6 +6,8 @@ WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/.
 PROMPT    ?= Once upon a time
 # The static site `make web` writes, and the port `make run` serves it on.
 WEB_DIST  ?= web/dist
+# The SIMD128 kernels (go generate ./engine/tensor/simd), which the page and the edge worker load.
+SIMD_KERNELS := engine/tensor/simd/kernels.wasm
 PORT      ?= 8080
 # The edge build `make worker` writes (cmd/worker/workerd.capnp and wrangler.toml
 # load it from here), and the port `make worker-run` serves it on: 8787 unless
@@ -24,15 +26,17 @@ run: web
 generate:
 	$(GO) run ./cmd/wasmlm generate -p "$(PROMPT)"
 
-## wasm: the browser build of the engine, $(WEB_DIST)/wasmlm.wasm
+## wasm: the browser build of the engine, $(WEB_DIST)/wasmlm.wasm, with the SIMD128 kernels' imports
+## (-tags wasmlm_simd: its host must provide them, as web/simd.js does, stubs included)
 wasm:
 	@mkdir -p $(WEB_DIST)
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
+	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
 
-## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, default model
+## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, SIMD kernels, default model
 web: wasm
 	@mkdir -p $(WEB_DIST)/models
-	install -m 644 web/index.html web/demo.css web/demo.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js $(WEB_DIST)/
+	install -m 644 web/index.html web/demo.css web/demo.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js web/simd.js $(WEB_DIST)/
+	install -m 644 $(SIMD_KERNELS) $(WEB_DIST)/wasmlm-simd.wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
@@ -68,11 +72,15 @@ test-wasm-simd:
 test-e2e-browser: web
 	WASMLM_WEB_DIST="$(abspath $(WEB_DIST))" $(GO) test -count=1 -run '^TestBrowser' ./tests/e2e/
 
-## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy
+## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy:
+## syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry cmd/worker/worker.mjs in place of its worker.mjs,
+## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd
 worker:
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
-	@echo "$(WORKER_DIR)/app.wasm: $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped (Cloudflare Workers limit: 3 MB free plan, 10 MB paid)"
+	install -m 644 cmd/worker/worker.mjs web/simd.js $(WORKER_DIR)/
+	install -m 644 $(SIMD_KERNELS) $(WORKER_DIR)/simd.wasm
+	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
+	@echo "$(WORKER_DIR): app.wasm $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped, the whole worker $$(cat $(WORKER_DIR)/*.mjs $(WORKER_DIR)/*.js $(WORKER_DIR)/*.wasm | gzip -c | wc -c) (Cloudflare Workers limit: 3 MB free plan, 10 MB paid)"
 
 ## worker-run: serve the edge build in workerd on http://127.0.0.1:8787 (PORT= overrides; needs npm ci)
 worker-run: worker

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // The handler the bad-request table runs against: small limits so that
@@ -208,8 +209,9 @@ func TestModelsHealthTokenize(t *testing.T) {
 			ID     string `json:"id"`
 			Object string `json:"object"`
 			Meta   struct {
-				ContextLength int `json:"context_length"`
-				VocabSize     int `json:"vocab_size"`
+				ContextLength int   `json:"context_length"`
+				VocabSize     int   `json:"vocab_size"`
+				SIMD          *bool `json:"simd"`
 			} `json:"meta"`
 		} `json:"data"`
 	}
@@ -220,6 +222,8 @@ func TestModelsHealthTokenize(t *testing.T) {
 	assert.Equal(t, "model", list.Data[0].Object)
 	assert.Equal(t, 512, list.Data[0].Meta.ContextLength) // models.Default's documented context
 	assert.Equal(t, 512, list.Data[0].Meta.VocabSize)
+	require.NotNil(t, list.Data[0].Meta.SIMD, "meta.simd")
+	assert.Equal(t, tensor.SIMD(), *list.Data[0].Meta.SIMD)
 
 	w = do(h, "GET", "/v1/models/stories260K", "")
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -266,6 +267,9 @@ type modelMeta struct {
 	ContextLength int           `json:"context_length"` // what a request can use: the session's
 	Parameters    int64         `json:"parameters"`
 	Slots         int           `json:"slots"`
+	// SIMD says whether the matrix products run on the SIMD128 kernels (the
+	// edge worker's do; native builds have none), so a deployment can check.
+	SIMD bool `json:"simd"`
 }
 
 func (h *Handler) modelObject() modelObject {
@@ -275,6 +279,7 @@ func (h *Handler) modelObject() modelObject {
 		Meta: modelMeta{
 			Format: info.Format, Architecture: info.Architecture, VocabSize: info.VocabSize,
 			ContextLength: h.context, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
+			SIMD: tensor.SIMD(),
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -30,7 +31,8 @@ import (
 // presencePenalty, frequencyPenalty, seed, stop, trace, signal}; see the
 // Default constants for omitted fields. A result is {text, tokens,
 // promptTokens, finishReason, seed, usage, timings}. Info has the fields of
-// engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate.
+// engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
+// sessionContextLength and simd (whether the SIMD128 kernels run).
 //
 // A rejected Promise carries an Error whose message says what went wrong and
 // whose code is "no_model", "invalid_argument", "prompt_too_long",
@@ -182,8 +184,9 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 
 // infoValue is engine.Info with camelCase keys (its JSON names converted;
 // the GGUF metadata keys inside are left as they are), plus the chat
-// template's name (null when the file's template is not recognised) and the
-// session's context length.
+// template's name (null when the file's template is not recognised), the
+// session's context length, and whether the matrix products run on the
+// SIMD128 kernels (the host decides, by providing them or not).
 func infoValue(m *engine.Model, s *engine.Session) (any, error) {
 	raw, err := json.Marshal(m.Info())
 	if err != nil {
@@ -193,7 +196,7 @@ func infoValue(m *engine.Model, s *engine.Session) (any, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("info: %w", err)
 	}
-	out := make(map[string]any, len(fields)+2)
+	out := make(map[string]any, len(fields)+3)
 	for k, v := range fields {
 		out[camelCase(k)] = v
 	}
@@ -202,6 +205,7 @@ func infoValue(m *engine.Model, s *engine.Session) (any, error) {
 		out["chatTemplate"] = t.Name()
 	}
 	out["sessionContextLength"] = s.ContextLength()
+	out["simd"] = tensor.SIMD()
 	return out, nil
 }
 

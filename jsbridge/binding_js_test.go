@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // TestCallsBeforeLoad: every method that needs a model rejects with
@@ -81,7 +83,8 @@ func TestLoadRejectsBadModels(t *testing.T) {
 }
 
 // TestInfo: info() is engine.Info with its JSON names in camelCase, plus the
-// chat template and the session's context length.
+// chat template, the session's context length and whether the SIMD kernels
+// run (as package tensor says).
 func TestInfo(t *testing.T) {
 	b := newLoaded(t)
 	info := mustCall(t, b, "info")
@@ -106,6 +109,7 @@ func TestInfo(t *testing.T) {
 	assert.Equal(t, "gguf", info.Get("format").String())
 	assert.Equal(t, "plain", info.Get("chatTemplate").String())
 	assert.Equal(t, 512, info.Get("sessionContextLength").Int())
+	assert.Equal(t, tensor.SIMD(), info.Get("simd").Bool())
 	for typ, n := range want["tensor_types"].(map[string]any) {
 		assert.Equal(t, n, info.Get("tensorTypes").Get(typ).Float(), "tensorTypes.%s", typ)
 	}

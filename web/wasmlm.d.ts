@@ -25,6 +25,12 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** The model's name in chat completions (default: the file's name). */
   name?: string;
+  /**
+   * Run the matrix products on the SIMD128 kernels (wasmlm-simd.wasm) where
+   * the browser supports WebAssembly SIMD (default true); false runs the
+   * pure-Go kernels. Both give the same tokens; `info.simd` says which run.
+   */
+  simd?: boolean;
 }
 
 /** What a model is; the fields of `wasmlm info`, in camelCase. */
@@ -53,6 +59,13 @@ export interface ModelInfo {
   chatTemplate: string | null;
   /** The positions this model's session holds. */
   sessionContextLength: number;
+  /** Whether the matrix products run on the SIMD128 kernels. */
+  simd: boolean;
+  /**
+   * Why they do not, when simd is false: the `simd: false` load option, a
+   * browser without WebAssembly SIMD, or wasmlm-simd.wasm failing to load.
+   */
+  simdReason?: string;
 }
 
 export interface TokenizeOptions {
@@ -120,6 +133,12 @@ export interface GenerateResult {
   seed: number;
   usage: { promptTokens: number; completionTokens: number; totalTokens: number };
   timings: Timings;
+  /**
+   * The size of the worker's WebAssembly memory when the generation ended, in
+   * bytes: the model, its KV cache and the Go heap. WebAssembly memory never
+   * shrinks, so this is the worker's peak so far.
+   */
+  wasmMemoryBytes: number;
 }
 
 export interface TraceCandidate {

@@ -6,12 +6,17 @@
 //
 // The model runs in a dedicated worker (wasmlm.worker.js, which runs
 // wasmlm.wasm through Go's wasm_exec.js), so the page's main thread never
-// blocks. No SharedArrayBuffer and no special headers are needed. Types:
-// wasmlm.d.ts. Option names and defaults: see there and the README.
+// blocks. The engine's matrix products run on SIMD128 kernels
+// (wasmlm-simd.wasm, attached by simd.js) where the browser has SIMD, on
+// pure Go otherwise. No SharedArrayBuffer and no special headers are needed.
+// Types: wasmlm.d.ts. Option names and defaults: see there and the README.
+
+import { simdSupported } from './simd.js';
 
 const here = import.meta.url;
 const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
 const WASM_URL = new URL('./wasmlm.wasm', here).href;
+const SIMD_URL = new URL('./wasmlm-simd.wasm', here).href;
 
 /** The default model, shipped beside this module: stories260K (MIT), a GGUF file that carries its vocabulary. */
 export const DEFAULT_MODEL = Object.freeze({
@@ -22,7 +27,7 @@ export const DEFAULT_MODEL = Object.freeze({
 /** The Cache Storage cache that keeps downloaded models. */
 export const CACHE_NAME = 'wasmlm-models-v1';
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd'];
 const FINISH_TO_OPENAI = { stop: 'stop', length: 'length', context: 'length', abort: 'abort' };
 const OPENAI_PARAMS = {
   max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
@@ -31,22 +36,43 @@ const OPENAI_PARAMS = {
 };
 const created = Symbol('WasmLM constructor');
 
-// The compiled wasmlm.wasm, shared by every model of the page: each model has
-// its own worker, and a WebAssembly.Module can be posted to a worker, so
-// only the first load pays for compiling.
+// The compiled wasmlm.wasm and SIMD kernels, shared by every model of the
+// page: each model has its own worker, and a WebAssembly.Module can be
+// posted to a worker, so only the first load pays for compiling.
 let compiled = null;
+let compiledKernels = null;
+
+/** Fetches and compiles the WebAssembly module at url. */
+async function compileURL(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim());
+  if (WebAssembly.compileStreaming && (res.headers.get('content-type') || '').startsWith('application/wasm')) {
+    return WebAssembly.compileStreaming(res);
+  }
+  return WebAssembly.compile(await res.arrayBuffer()); // a host that serves .wasm with another MIME type
+}
 
 function compileWasm() {
-  compiled ??= (async () => {
-    const res = await fetch(WASM_URL);
-    if (!res.ok) throw new Error(`wasmlm: fetching ${WASM_URL} failed: HTTP ${res.status} ${res.statusText}`.trim());
-    if (WebAssembly.compileStreaming && (res.headers.get('content-type') || '').startsWith('application/wasm')) {
-      return WebAssembly.compileStreaming(res);
-    }
-    return WebAssembly.compile(await res.arrayBuffer()); // a host that serves .wasm with another MIME type
-  })();
+  compiled ??= compileURL(WASM_URL);
   compiled.catch(() => { compiled = null; }); // a failed compile is tried again by the next load
   return compiled;
+}
+
+/**
+ * The SIMD kernels: {module} or, where they cannot run, {module: null,
+ * reason}. Never rejects: without the kernels the engine runs its pure-Go
+ * ones, so a missing or broken wasmlm-simd.wasm only costs speed.
+ */
+function compileKernels() {
+  if (!simdSupported()) return Promise.resolve({ module: null, reason: 'this browser has no WebAssembly SIMD128' });
+  compiledKernels ??= compileURL(SIMD_URL).then(
+    (module) => ({ module }),
+    (err) => {
+      compiledKernels = null; // tried again by the next load
+      return { module: null, reason: `the SIMD kernels did not load: ${err?.message ?? err}` };
+    },
+  );
+  return compiledKernels;
 }
 
 /** Error with the code the Go side gave it ("invalid_argument", "no_model", ...). */
@@ -82,15 +108,18 @@ export class WasmLM {
   /**
    * Loads a model into a new worker. source: a URL (string or URL), an
    * ArrayBuffer, a typed array or a Blob/File; nothing for the default
-   * model. options: {tokenizer, onProgress, cache = true, contextLength, signal, name}.
+   * model. options: {tokenizer, onProgress, cache = true, contextLength,
+   * signal, name, simd = true}; simd: false runs the pure-Go kernels even
+   * where the SIMD128 ones could run.
    */
   static async load(source, options = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError('wasmlm: load options must be an object');
     for (const k of Object.keys(options)) {
       if (!LOAD_OPTIONS.includes(k)) throw new TypeError(`wasmlm: unknown load option "${k}" (known: ${LOAD_OPTIONS.join(', ')})`);
     }
-    const { onProgress, cache = true, contextLength, signal } = options;
+    const { onProgress, cache = true, contextLength, signal, simd = true } = options;
     if (onProgress != null && typeof onProgress !== 'function') throw new TypeError('wasmlm: onProgress must be a function');
+    if (typeof simd !== 'boolean') throw new TypeError(`wasmlm: simd must be a boolean, got ${describe(simd)}`);
     const tokenizer = options.tokenizer;
     let name = options.name;
     if (source == null) {
@@ -104,7 +133,9 @@ export class WasmLM {
     const lm = new WasmLM(created, worker, name);
     try {
       // The worker starts the Go program while the model downloads.
-      const booted = compileWasm().then((module) => lm.#request({ type: 'boot', module }));
+      const kernels = simd ? compileKernels() : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
+      const booted = Promise.all([compileWasm(), kernels]).then(([module, k]) =>
+        lm.#request({ type: 'boot', module, kernels: k.module, simdReason: k.reason }));
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
       const progress = new Progress(onProgress, tokenizer == null ? 1 : 2);
       const [model, tok] = await Promise.all([

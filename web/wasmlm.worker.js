@@ -4,7 +4,8 @@
 // classic script and importScripts works in every browser with workers.
 //
 // Messages from the page: {id, type, ...}
-//   boot      {module}                    start the Go program (a compiled WebAssembly.Module)
+//   boot      {module, kernels, simdReason}  start the Go program (a compiled WebAssembly.Module) with
+//                                         the SIMD kernels (a Module, or null and why not)
 //   load      {model, tokenizer, contextLength}
 //   call      {method, args}              info, tokenize, detokenize
 //   generate  {prompt, options}           stream {prompt, options}   chat {messages, options, openai}
@@ -16,6 +17,8 @@
 importScripts('./wasm_exec.js');
 
 let binding = null; // a Promise of globalThis.wasmlm, set by the Go program
+let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMemoryBytes
+let simdReason = ''; // why the SIMD kernels are not attached, for info's simdReason
 const controllers = new Map(); // generation id → AbortController
 
 // OpenAI names of the options, for the errors of chat.completions.create.
@@ -24,12 +27,39 @@ const OPENAI_NAMES = {
   presencePenalty: 'presence_penalty', frequencyPenalty: 'frequency_penalty',
 };
 
-function boot(module) {
+// simdImports of simd.js, an ES module, which a classic worker loads with
+// import(). A browser without import() in workers (Firefox before 114) gets
+// stubs of the same shape instead: the Go side then runs its pure-Go kernels.
+async function loadSIMD(kernels) {
+  try {
+    const { simdImports } = await import('./simd.js');
+    return await simdImports(kernels ?? null);
+  } catch (err) {
+    const fail = () => { throw new Error('wasmlm: the SIMD kernels are not available'); };
+    const stubs = new Proxy({}, { get: (_, name) => (name === 'available' ? () => 0 : fail) });
+    const reason = `simd.js did not load in the worker: ${err?.message ?? err}`;
+    return { importObject: { wasmlm_simd: stubs }, attach: async () => false, enabled: false, reason };
+  }
+}
+
+// boot instantiates the Go program with the imports of the SIMD kernels
+// (the kernels themselves, or stubs that make the Go side run its pure-Go
+// ones) and attaches the kernels before go.run, when the Go side decides
+// which kernels to use.
+function boot(module, kernels, pageReason) {
   binding ??= (async () => {
+    const simd = await loadSIMD(kernels);
+    simdReason = simd.enabled ? '' : pageReason || simd.reason;
     const go = new Go();
     let exitCode = '?';
     go.exit = (code) => { exitCode = code; };
-    const instance = await WebAssembly.instantiate(module, go.importObject);
+    // Both import objects are {module name: functions}: merged at the top level.
+    const instance = await WebAssembly.instantiate(module, { ...go.importObject, ...simd.importObject });
+    if (simd.enabled) {
+      // Not attached, the kernels report unavailable and Go runs without them.
+      await simd.attach(instance).catch((err) => { simdReason = `the SIMD kernels did not attach: ${err?.message ?? err}`; });
+    }
+    memory = instance.exports.mem ?? null;
     // run() returns once main blocks, having set globalThis.wasmlm; its
     // Promise settles only if the Go program exits.
     go.run(instance).then(
@@ -50,9 +80,26 @@ function withSignal(options, signal) {
   return { ...options, signal };
 }
 
+// info plus, when the engine runs its pure-Go kernels (info.simd, from the
+// Go side, is false), simdReason: why.
+function withSIMD(info) {
+  if (info && typeof info === 'object' && info.simd === false) {
+    info.simdReason = simdReason || 'this wasmlm.wasm was built without the SIMD kernels (-tags wasmlm_simd)';
+  }
+  return info;
+}
+
+// A generation's result plus wasmMemoryBytes: the size of the Go instance's
+// memory, which never shrinks, so it is the worker's peak (the model, its KV
+// cache and the Go heap) — what the benchmark reports for the browser.
+function withMemory(result) {
+  if (result && typeof result === 'object' && memory) result.wasmMemoryBytes = memory.buffer.byteLength;
+  return result;
+}
+
 async function handle(m, signal) {
   if (m.type === 'boot') {
-    await boot(m.module);
+    await boot(m.module, m.kernels, m.simdReason);
     return null;
   }
   if (!binding) throw new Error('wasmlm: the worker was not booted');
@@ -60,16 +107,18 @@ async function handle(m, signal) {
   const onToken = (chunk) => postMessage({ type: 'chunk', id: m.id, chunk });
   switch (m.type) {
     case 'load':
-      return b.load(m.model, { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined });
-    case 'call':
+      return withSIMD(await b.load(m.model, { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined }));
+    case 'call': {
       if (!['info', 'tokenize', 'detokenize'].includes(m.method)) throw new Error(`wasmlm: unknown method ${m.method}`);
-      return b[m.method](...m.args);
+      const value = await b[m.method](...m.args);
+      return m.method === 'info' ? withSIMD(value) : value;
+    }
     case 'generate':
-      return b.generate(m.prompt, withSignal(m.options, signal));
+      return withMemory(await b.generate(m.prompt, withSignal(m.options, signal)));
     case 'stream':
-      return b.stream(m.prompt, withSignal(m.options, signal), onToken);
+      return withMemory(await b.stream(m.prompt, withSignal(m.options, signal), onToken));
     case 'chat':
-      return b.chat(m.messages, withSignal(m.options, signal), onToken);
+      return withMemory(await b.chat(m.messages, withSignal(m.options, signal), onToken));
   }
   throw new Error(`wasmlm: unknown request ${m.type}`);
 }

@@ -7,6 +7,12 @@
 // build/worker/). make worker-run serves that build locally in workerd; the
 // repository's wrangler.toml deploys it with npx wrangler deploy.
 //
+// make worker builds it with -tags wasmlm_simd, so its matrix products run
+// on the SIMD128 kernels of engine/tensor/simd: worker.mjs here replaces
+// syumai/workers' entry module to give the Go instance their imports (from
+// web/simd.js) and attach them before the Go program starts. GET /v1/models
+// reports it as meta.simd.
+//
 // syumai/workers instantiates a fresh Go program for every request, so
 // main runs once per request: it parses the model in place from the bytes
 // embedded in the binary (no copy, no dequantisation) and allocates one

@@ -8,13 +8,16 @@ const config :Workerd.Config = (
   sockets = [(name = "http", address = "127.0.0.1:8787", http = (), service = "wasmlm")],
 );
 
-# The four files workers-assets-gen and the Go build write; the names are
-# the ones worker.mjs imports.
+# The files make worker writes (workers-assets-gen's glue, our worker.mjs,
+# web/simd.js, the SIMD kernels and the Go build); the names are the ones
+# worker.mjs and runtime.mjs import.
 const worker :Workerd.Worker = (
   modules = [
     (name = "worker.mjs", esModule = embed "../../build/worker/worker.mjs"),
     (name = "runtime.mjs", esModule = embed "../../build/worker/runtime.mjs"),
     (name = "wasm_exec.js", esModule = embed "../../build/worker/wasm_exec.js"),
+    (name = "simd.js", esModule = embed "../../build/worker/simd.js"),
+    (name = "simd.wasm", wasm = embed "../../build/worker/simd.wasm"),
     (name = "app.wasm", wasm = embed "../../build/worker/app.wasm"),
   ],
   compatibilityDate = "2025-06-01",

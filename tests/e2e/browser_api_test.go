@@ -98,6 +98,53 @@ func TestBrowserGreedyStreamMatchesLlama2C(t *testing.T) {
 	t.Logf("%d chunks, %d distinct arrival times over %.1f ms", len(got.Chunks), len(arrivals), got.Chunks[len(got.Chunks)-1].At-got.Chunks[0].At)
 }
 
+// (a') The same greedy stream once on the SIMD128 kernels, which the page's
+// worker runs by default where the browser has SIMD (Chromium has), and
+// once on the pure-Go kernels (load option simd: false): lm.info.simd says
+// which ran, and both reproduce llama2.c's token ids and text.
+func TestBrowserGreedyStreamWithAndWithoutSIMD(t *testing.T) {
+	run := loadRuncGolden(t).Runs[0]
+	require.Empty(t, run.Prompt)
+	tb := newTab(t, blankPage)
+	type outcome struct {
+		SIMD       bool    `json:"simd"`
+		SIMDReason *string `json:"simdReason"`
+		IDs        []int   `json:"ids"`
+		Text       string  `json:"text"`
+		Result     result  `json:"result"`
+	}
+	got := eval[[]outcome](t, tb, apiScript(`
+		const out = [];
+		for (const simd of [true, false]) {
+			const lm = await WasmLM.load(undefined, { simd });
+			const ids = [];
+			let text = '';
+			const s = lm.stream('', { temperature: 0, maxTokens: `+strconv.Itoa(len(run.GeneratedIDs))+` });
+			for await (const c of s) {
+				if (c.token >= 0) ids.push(c.token);
+				text += c.text;
+			}
+			out.push({ simd: lm.info.simd, simdReason: lm.info.simdReason ?? null, ids, text, result: await s.result });
+			lm.unload();
+		}
+		return out;
+	`))
+	require.Len(t, got, 2)
+	withSIMD, pureGo := got[0], got[1]
+	assert.True(t, withSIMD.SIMD, "lm.info.simd by default (reason: %v)", withSIMD.SIMDReason)
+	assert.Nil(t, withSIMD.SIMDReason)
+	assert.False(t, pureGo.SIMD, "lm.info.simd with simd: false")
+	if assert.NotNil(t, pureGo.SIMDReason) {
+		assert.Contains(t, *pureGo.SIMDReason, "simd: false")
+	}
+	for _, o := range got {
+		assert.Equal(t, run.GeneratedIDs, o.IDs, "streamed token ids, simd %v", o.SIMD)
+		assert.Equal(t, run.Text, o.Text, "streamed text, simd %v", o.SIMD)
+		assert.Equal(t, run.GeneratedIDs, o.Result.Tokens, "simd %v", o.SIMD)
+	}
+	assert.Equal(t, withSIMD.IDs, pureGo.IDs, "the SIMD and pure-Go kernels give the same tokens")
+}
+
 // (b) tokenize in the page equals llama2.c's encode(): the golden prompts of
 // the generation runs, and the 40 strings of the tokenizer golden file, with
 // and without BOS.
@@ -191,8 +238,11 @@ func TestBrowserAbortAndContinue(t *testing.T) {
 }
 
 // abortSlack is how many tokens may still arrive after an abort: those the
-// worker samples while the abort message travels to it.
-const abortSlack = 10
+// worker samples while the abort message travels to it. That is a time, so
+// the count grows with the speed: the default model decodes about 2,800
+// tokens/s on the SIMD kernels, and 30 tokens are about 10 ms (10 were too
+// few on a loaded 2-core machine). The generations aborted ask for 300-500.
+const abortSlack = 30
 
 // jsError is a rejection as the page saw it (null when the call succeeded).
 type jsError struct {

@@ -91,6 +91,33 @@ func TestWorkerSize(t *testing.T) {
 	assert.Less(t, total, paidPlanLimit)
 }
 
+// TestWorkerUsesSIMD: the edge build runs its matrix products on the SIMD128
+// kernels (GET /v1/models says so in meta.simd) and the native server, which
+// has none, does not. The tests above show the worker still gives llama2.c's
+// greedy text, so the kernels it runs agree with the pure-Go ones.
+func TestWorkerUsesSIMD(t *testing.T) {
+	simd := func(base string) bool {
+		t.Helper()
+		resp, err := http.Get(base + "/v1/models")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var list struct {
+			Data []struct {
+				Meta struct {
+					SIMD *bool `json:"simd"`
+				} `json:"meta"`
+			} `json:"data"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+		require.Len(t, list.Data, 1)
+		require.NotNil(t, list.Data[0].Meta.SIMD, "meta.simd")
+		return *list.Data[0].Meta.SIMD
+	}
+	assert.True(t, simd(edgeWorker(t).url), "the edge worker's meta.simd")
+	assert.False(t, simd(nativeServer(t).URL), "the native server's meta.simd")
+}
+
 // TestHTTPOpenAIClientNative: the official client against the native server.
 func TestHTTPOpenAIClientNative(t *testing.T) {
 	srv := nativeServer(t)

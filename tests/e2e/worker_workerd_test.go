@@ -25,16 +25,20 @@ import (
 )
 
 // workerBuildEnv names a ready edge build (make worker's build/worker/) for
-// the tests to load; without it they build one into a temporary directory
-// with the same two commands as make worker.
+// the tests to load; without it they run make worker into a temporary
+// directory.
 const workerBuildEnv = "WASMLM_WORKER_BUILD"
 
-// workerFiles are what workers-assets-gen and the Go build write, with the
-// module kind workerd loads each as (worker.mjs imports them by these names).
+// workerFiles are what make worker writes (workers-assets-gen's glue,
+// cmd/worker/worker.mjs over its entry, web/simd.js, the SIMD kernels and
+// the Go build), with the module kind workerd loads each as (worker.mjs and
+// runtime.mjs import them by these names).
 var workerFiles = []struct{ name, kind string }{
 	{"worker.mjs", "esModule"},
 	{"runtime.mjs", "esModule"},
 	{"wasm_exec.js", "esModule"},
+	{"simd.js", "esModule"},
+	{"simd.wasm", "wasm"},
 	{"app.wasm", "wasm"},
 }
 
@@ -65,6 +69,7 @@ func workerSourcesDigest(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	srcs = append(srcs, filepath.Join(root, "web", "simd.js"), filepath.Join(root, "engine", "tensor", "simd", "kernels.wasm"))
 	sum := sha256.New()
 	for _, f := range srcs {
 		b, err := os.ReadFile(f)
@@ -95,14 +100,9 @@ func buildWorker(root string) (dir string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	cleanup = func() { os.RemoveAll(dir) }
-	if err := run(root, nil, "go", "run", "github.com/syumai/workers/cmd/workers-assets-gen", "-mode=go", "-o", dir); err != nil {
+	if err := run(root, nil, "make", "-s", "worker", "WORKER_DIR="+dir); err != nil {
 		cleanup()
-		return "", nil, err
-	}
-	if err := run(root, []string{"GOOS=js", "GOARCH=wasm"}, "go", "build", "-trimpath", "-ldflags=-s -w",
-		"-o", filepath.Join(dir, "app.wasm"), "./cmd/worker"); err != nil {
-		cleanup()
-		return "", nil, err
+		return "", nil, fmt.Errorf("building the worker (make worker): %w", err)
 	}
 	return dir, cleanup, nil
 }
