@@ -92,10 +92,12 @@ worker-run: worker
 test-e2e-worker: worker
 	WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^Test(Worker|HTTP)' ./tests/e2e/
 
-## bench: engine benchmarks, natively and in wasm under Node
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./engine/
-	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test -run='^$$' -bench=. -benchmem ./engine/
+## bench: speed on every host (native, wasm in Node with and without SIMD, headless Chromium) for the default model and
+## random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K: one table, bench/results.json (see bench/README.md).
+## BENCH=quick: the default model and stories15M only, into bench/results-quick.json. Models are generated into bench/models/.
+BENCH ?= full
+bench: web
+	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)
 
 ## fuzz: run every fuzz target briefly (FUZZTIME=30s by default)
 FUZZTIME ?= 30s

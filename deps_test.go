@@ -34,6 +34,7 @@ var layering = map[string][]string{
 	"models":             {},
 	"internal/fmath":     {},
 	"internal/wasmgen":   {},
+	"internal/modelgen":  {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
 	"tests/e2e":          {"..."},
 	"tools/...":          {"..."},
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // naiveModel is a direct float64 transcription of the llama / qwen2
@@ -18,7 +19,7 @@ import (
 // independent reference for the engine's loader and forward pass.
 type naiveModel struct {
 	f    *gguf.File
-	sp   ggufSpec
+	sp   modelgen.Spec
 	keys [][][]float64 // (layer, pos, kvDim)
 	vals [][][]float64
 }
@@ -75,7 +76,7 @@ func (n *naiveModel) rms(x []float64, weight string) []float64 {
 	for _, v := range x {
 		ss += v * v
 	}
-	s := 1 / math.Sqrt(ss/float64(len(x))+float64(n.sp.c.NormEps))
+	s := 1 / math.Sqrt(ss/float64(len(x))+float64(n.sp.NormEps))
 	out := make([]float64, len(x))
 	for i, v := range x {
 		out[i] = w[i] * v * s
@@ -87,21 +88,21 @@ func (n *naiveModel) rms(x []float64, weight string) []float64 {
 // (GPT-J style; GGUF conversion permutes q and k for it), qwen2 the first
 // half of a head with the second (GPT-NeoX style).
 func (n *naiveModel) rope(v []float64, pos int) {
-	c := n.sp.c
+	c := n.sp
 	hd := c.Dim / c.Heads
 	scale := 1.0
-	if n.sp.ropeLinear > 0 {
-		scale = float64(n.sp.ropeLinear)
+	if n.sp.RopeLinearScale > 0 {
+		scale = float64(n.sp.RopeLinearScale)
 	}
 	for h := 0; h < len(v); h += hd {
 		for i := 0; i < hd/2; i++ {
 			freq := math.Pow(float64(c.RopeTheta), -float64(2*i)/float64(hd))
-			if n.sp.ropeFactors != nil {
-				freq /= float64(n.sp.ropeFactors[i])
+			if n.sp.RopeFreqFactors != nil {
+				freq /= float64(n.sp.RopeFreqFactors[i])
 			}
 			angle := float64(pos) / scale * freq
 			a, b := h+2*i, h+2*i+1
-			if n.sp.arch == "qwen2" {
+			if n.sp.Arch == "qwen2" {
 				a, b = h+i, h+i+hd/2
 			}
 			x0, x1 := v[a], v[b]
@@ -119,7 +120,7 @@ func add(x, y []float64) {
 
 // step runs token at the next position and returns the logits.
 func (n *naiveModel) step(token int) []float64 {
-	c := n.sp.c
+	c := n.sp
 	if n.keys == nil {
 		n.keys = make([][][]float64, c.Layers)
 		n.vals = make([][][]float64, c.Layers)
@@ -137,7 +138,7 @@ func (n *naiveModel) step(token int) []float64 {
 		name := func(s string) string { return layerTensor(l, s) }
 		h := n.rms(x, name("attn_norm.weight"))
 		q, k, v := n.matVec(name("attn_q.weight"), h), n.matVec(name("attn_k.weight"), h), n.matVec(name("attn_v.weight"), h)
-		if n.sp.arch == "qwen2" {
+		if n.sp.Arch == "qwen2" {
 			add(q, n.vector(name("attn_q.bias")))
 			add(k, n.vector(name("attn_k.bias")))
 			add(v, n.vector(name("attn_v.bias")))
@@ -195,26 +196,31 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 	}
 	qwenShape := tinyShape
 	qwenShape.RopeTheta = 1000000
+	llama, qwen2 := specOf("llama", tinyShape, 7, 0.1), specOf("qwen2", qwenShape, 7, 0.1)
+	separate, linear, withFactors := llama, llama, llama
+	separate.SeparateOutput = true
+	linear.RopeLinearScale = 4
+	withFactors.RopeFreqFactors = factors
+	qwen2.SeparateOutput = true
 	tests := []struct {
 		name string
-		spec ggufSpec
+		spec modelgen.Spec
 	}{
-		{"llama GQA tied output", ggufSpec{arch: "llama", c: tinyShape}},
-		{"llama separate output", ggufSpec{arch: "llama", c: tinyShape, separateOut: true}},
-		{"llama linear rope scaling", ggufSpec{arch: "llama", c: tinyShape, ropeLinear: 4}},
-		{"llama rope frequency factors", ggufSpec{arch: "llama", c: tinyShape, ropeFactors: factors}},
-		{"qwen2 biases and NeoX rope", ggufSpec{arch: "qwen2", c: qwenShape, separateOut: true}},
+		{"llama GQA tied output", llama},
+		{"llama separate output", separate},
+		{"llama linear rope scaling", linear},
+		{"llama rope frequency factors", withFactors},
+		{"qwen2 biases and NeoX rope", qwen2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.spec.weightType, tt.spec.seed, tt.spec.std = tensor.F32, 7, 0.1
 			data := buildGGUF(t, tt.spec)
 			m, err := Load(data, LoadOptions{})
 			require.NoError(t, err)
 			f, err := gguf.Parse(data)
 			require.NoError(t, err)
-			assert.Equal(t, tt.spec.arch, m.Architecture)
-			assert.Equal(t, tt.spec.separateOut, m.Weights.Output != m.Weights.TokenEmbedding)
+			assert.Equal(t, tt.spec.Arch, m.Architecture)
+			assert.Equal(t, tt.spec.SeparateOutput, m.Weights.Output != m.Weights.TokenEmbedding)
 			ref := &naiveModel{f: f, sp: tt.spec}
 			s := newSession(t, m)
 			for pos, tok := range []int{1, 270, 5, 299, 42, 42, 100, 3, 260, 7, 8, 9} {
@@ -231,8 +237,7 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 // TestGGUFModelErrors: unsupported architectures, tensor types and missing
 // or malformed tensors are errors that name what is wrong.
 func TestGGUFModelErrors(t *testing.T) {
-	base := ggufSpec{arch: "llama", c: tinyShape, weightType: tensor.F32, seed: 1, std: 0.1}
-	good := buildGGUF(t, base)
+	good := buildGGUF(t, specOf("llama", tinyShape, 1, 0.1))
 	f, err := gguf.Parse(good)
 	require.NoError(t, err)
 

@@ -3,26 +3,35 @@ package engine
 import (
 	"context"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // benchModels are the shapes the benchmarks run: the embedded default model
-// and a random-weight model of llama2.c's stories15M shape.
+// and random-weight models of llama2.c's stories15M shape in each of the
+// benchmark's tensor types (internal/modelgen writes them).
 func benchModels(b *testing.B) []struct {
 	name  string
 	model *Model
 } {
 	b.Helper()
-	m15, err := LoadLlama2C(llama2cCheckpoint(stories15MShape, true, 15, 0.02), syntheticTokenizerBin(stories15MShape.VocabSize))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return []struct {
+	out := []struct {
 		name  string
 		model *Model
-	}{
-		{"stories260K", loadStories260K(b)},
-		{"stories15M-shape", m15},
+	}{{"stories260K", loadStories260K(b)}}
+	specs, err := modelgen.BenchModels("stories15M")
+	require.NoError(b, err)
+	for _, s := range specs {
+		m, err := Load(buildGGUF(b, s.Spec), LoadOptions{})
+		require.NoError(b, err)
+		out = append(out, struct {
+			name  string
+			model *Model
+		}{s.Name, m})
 	}
+	return out
 }
 
 // BenchmarkDecodeStep measures one forward pass with logits (one generated

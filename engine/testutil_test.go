@@ -143,9 +143,3 @@ func itoa(i int) string {
 	}
 	return string(b)
 }
-
-// stories15MShape is the shape of llama2.c's stories15M (random weights here).
-var stories15MShape = Config{
-	Dim: 288, HiddenDim: 768, Layers: 6, Heads: 6, KVHeads: 6, VocabSize: 32000, ContextLength: 256,
-	RopeTheta: 10000, RopeScale: 1, NormEps: 1e-5,
-}

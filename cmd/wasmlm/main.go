@@ -7,6 +7,7 @@
 //	                [-top-p P] [-min-p P] [-repeat-penalty R] [-seed S] [-stop STR ...] [-json]
 //	wasmlm tokenize [-m MODEL] [-tokenizer TOK] [-no-bos] [-special] TEXT
 //	wasmlm info [-m MODEL] [-tokenizer TOK]
+//	wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-json]   (or -gen DIR: write the benchmark's models)
 package main
 
 import (
@@ -37,6 +38,8 @@ commands:
   generate   stream a completion of a prompt
   tokenize   print a text's token ids as JSON
   info       print model metadata as JSON
+  serve      serve the HTTP API and the web page
+  bench      measure load, time to first token, prefill and decode speed, peak memory
 
 Run "wasmlm <command> -h" for a command's flags.
 `
@@ -52,6 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"tokenize": runTokenize,
 		"info":     runInfo,
 		"serve":    runServe,
+		"bench":    runBench,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

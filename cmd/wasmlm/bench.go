@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/sampling"
+)
+
+// benchJSON is what bench -json prints: the host, the settings, and one
+// result per model.
+type benchJSON struct {
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	GoVersion  string `json:"go_version"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// PromptTokens, MaxTokens and WarmupMS are the -prompt, -n and -warmup asked for.
+	PromptTokens int           `json:"prompt_tokens"`
+	MaxTokens    int           `json:"max_tokens"`
+	WarmupMS     float64       `json:"warmup_ms"`
+	Models       []benchResult `json:"models"`
+}
+
+// benchResult is one model's measurement.
+type benchResult struct {
+	Model         string         `json:"model"` // the -m path, or the default model's file name
+	Name          string         `json:"name"`  // the file's base name without extension
+	Architecture  string         `json:"architecture"`
+	Parameters    int64          `json:"parameters"`
+	TensorTypes   map[string]int `json:"tensor_types"`
+	FileSize      int            `json:"file_size"`
+	ContextLength int            `json:"context_length"` // of the session
+	// KVCacheBytes is the session's KV cache: 2 · layers · context · kvDim float32s.
+	KVCacheBytes int64   `json:"kv_cache_bytes"`
+	LoadMS       float64 `json:"load_ms"` // reading the file and engine.Load
+	// WarmupTokens were generated, in rounds, before measuring.
+	WarmupTokens int `json:"warmup_tokens"`
+
+	PromptTokens           int     `json:"prompt_tokens"`
+	GeneratedTokens        int     `json:"generated_tokens"`
+	FinishReason           string  `json:"finish_reason"`
+	TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
+	PrefillMS              float64 `json:"prefill_ms"`
+	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	DecodeMS               float64 `json:"decode_ms"`
+	DecodeTokens           int     `json:"decode_tokens"`
+	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
+
+	// PeakMemoryBytes is measured as PeakMemorySource says (see peakMemory).
+	PeakMemoryBytes  uint64 `json:"peak_memory_bytes"`
+	PeakMemorySource string `json:"peak_memory_source"`
+	// ProcessPeakRSSBytes is the process's VmHWM when /proc/self/status is
+	// readable (under wasm in Node on Linux: Node's whole process), else 0.
+	ProcessPeakRSSBytes uint64 `json:"process_peak_rss_bytes,omitempty"`
+}
+
+// benchSettings are bench's flags that shape each run.
+type benchSettings struct {
+	prompt, n, ctx int
+	warmup         time.Duration
+	tokenizer      string
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-warmup D] [-ctx N] [-json]\n"+
+			"       wasmlm bench -gen DIR [-shapes stories15M,stories110M]\n\n"+
+			"Measures load time, time to first token, prefill and decode tokens/s and peak memory of each\n"+
+			"model: greedy decoding of a fixed synthetic prompt, never stopping early. -gen writes the\n"+
+			"benchmark's random-weight models instead.\n\n")
+		fs.PrintDefaults()
+	}
+	var (
+		paths   stringList
+		set     benchSettings
+		jsonOut = fs.Bool("json", false, "print one JSON object")
+		gen     = fs.String("gen", "", "write the random-weight benchmark models to this directory as <shape>-<type>.gguf, then exit")
+		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated")
+	)
+	fs.Var(&paths, "m", "model file: GGUF or llama2.c checkpoint (repeatable; default: the embedded "+models.DefaultName+")")
+	fs.StringVar(&set.tokenizer, "tokenizer", "", "llama2.c tokenizer.bin (for llama2.c checkpoints)")
+	fs.IntVar(&set.prompt, "prompt", 128, "prompt tokens (BOS and then fixed token ids)")
+	fs.IntVar(&set.n, "n", 128, "tokens to generate")
+	fs.DurationVar(&set.warmup, "warmup", time.Second, "generate for this long before measuring, so the code is compiled and hot (WebAssembly engines tier up while it runs); 0: no warm-up")
+	fs.IntVar(&set.ctx, "ctx", 0, "context length to allocate (0: the model's, at most 4096)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected argument %q (models go in -m)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *gen != "" {
+		if len(paths) > 0 {
+			fmt.Fprintln(stderr, "bench: -gen writes models; it takes no -m")
+			return exitUsage
+		}
+		if err := generateBenchModels(*gen, strings.Split(*shapes, ","), stderr); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	if set.prompt < 1 || set.n < 1 || set.warmup < 0 || set.ctx < 0 {
+		fmt.Fprintln(stderr, "bench: -prompt and -n must be >= 1, -warmup and -ctx >= 0")
+		return exitUsage
+	}
+	if len(paths) == 0 {
+		paths = stringList{""}
+	}
+	out := benchJSON{
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(),
+		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		PromptTokens: set.prompt, MaxTokens: set.n, WarmupMS: ms(set.warmup),
+	}
+	if !*jsonOut {
+		fmt.Fprintf(stdout, "%s/%s %s, %d CPUs; prompt %d tokens, %d generated (greedy), warm-up %v\n",
+			out.GOOS, out.GOARCH, out.GoVersion, out.NumCPU, set.prompt, set.n, set.warmup)
+		fmt.Fprintf(stdout, "%-24s %10s %10s %10s %10s %10s %10s %10s\n",
+			"model", "load ms", "TTFT ms", "prefill/s", "decode/s", "peak MB", "file MB", "KV MB")
+	}
+	for _, path := range paths {
+		r, err := benchModel(ctx, path, set)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return exitError
+		}
+		out.Models = append(out.Models, r)
+		if !*jsonOut {
+			fmt.Fprintf(stdout, "%-24s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+				r.Name, r.LoadMS, r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond,
+				mb(r.PeakMemoryBytes), mb(uint64(r.FileSize)), mb(uint64(r.KVCacheBytes)))
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return exitError
+		}
+	} else {
+		fmt.Fprintf(stdout, "peak memory: %s\n", peakMemoryNote())
+	}
+	return exitOK
+}
+
+func mb(n uint64) float64 { return float64(n) / (1 << 20) }
+
+// benchModel loads one model (path "" is the embedded default) and
+// measures a greedy generation of set.n tokens after a set.prompt-token
+// prompt on a fresh session.
+func benchModel(ctx context.Context, path string, set benchSettings) (benchResult, error) {
+	resetPeakMemory()
+	start := time.Now()
+	model, err := (&modelFlags{path: path, tokenizer: set.tokenizer}).load()
+	if err != nil {
+		return benchResult{}, err
+	}
+	loaded := time.Since(start)
+	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx})
+	if err != nil {
+		return benchResult{}, err
+	}
+	c := model.Config
+	if set.prompt+set.n-1 > session.ContextLength() {
+		return benchResult{}, fmt.Errorf("%s: a %d-token prompt and %d generated tokens do not fit the context of %d", displayPath(path), set.prompt, set.n, session.ContextLength())
+	}
+	info := model.Info()
+	r := benchResult{
+		Model: displayPath(path), Name: benchName(path), Architecture: info.Architecture,
+		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize,
+		ContextLength: session.ContextLength(),
+		KVCacheBytes:  2 * int64(c.Layers) * int64(session.ContextLength()) * int64(c.KVDim()) * 4,
+		LoadMS:        ms(loaded),
+	}
+
+	sp := model.Tokenizer.Special()
+	// Greedy, and the tokens that would end the generation banned, so every
+	// run generates exactly set.n tokens whatever the weights.
+	opts := engine.GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{}}}
+	for _, id := range []int{sp.BOS, sp.EOS, sp.EOT} {
+		if id >= 0 && id < c.VocabSize {
+			opts.Sampling.LogitBias[id] = float32(math.Inf(-1))
+		}
+	}
+	prompt := benchPrompt(set.prompt, c.VocabSize, sp.BOS, opts.Sampling.LogitBias)
+	if r.WarmupTokens, err = warmUp(ctx, session, prompt, opts, set.warmup); err != nil {
+		return r, err
+	}
+	opts.MaxTokens = set.n
+	res, err := session.GenerateTokens(ctx, prompt, opts, nil)
+	if err != nil {
+		return r, err
+	}
+	t := res.Timings
+	r.PromptTokens, r.GeneratedTokens, r.FinishReason = len(res.PromptTokens), len(res.Tokens), string(res.FinishReason)
+	r.TimeToFirstTokenMS, r.PrefillMS, r.PrefillTokensPerSecond = ms(t.TimeToFirstToken), ms(t.Prefill), t.PrefillTokensPerSecond()
+	r.DecodeMS, r.DecodeTokens, r.DecodeTokensPerSecond = ms(t.Decode), t.DecodeTokens, t.DecodeTokensPerSecond()
+	r.PeakMemoryBytes, r.PeakMemorySource = peakMemory()
+	r.ProcessPeakRSSBytes, _ = procStatus("VmHWM")
+	runtime.KeepAlive(model)
+	return r, nil
+}
+
+// warmUp generates rounds of 8 tokens after the prompt's first 8 until d
+// has passed (at least one round when d > 0), then resets the session so the
+// measured run evaluates its whole prompt. It returns the tokens generated.
+func warmUp(ctx context.Context, s *engine.Session, prompt []int, opts engine.GenerateOptions, d time.Duration) (int, error) {
+	if d <= 0 {
+		return 0, nil
+	}
+	p := prompt[:min(8, len(prompt))]
+	opts.MaxTokens = min(8, s.ContextLength()-len(p)+1)
+	n := 0
+	for start, rounds := time.Now(), 0; rounds == 0 || time.Since(start) < d; rounds++ {
+		res, err := s.GenerateTokens(ctx, p, opts, nil)
+		if err != nil {
+			return n, err
+		}
+		n += len(res.Tokens)
+		s.Reset()
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+	}
+	return n, nil
+}
+
+// benchPrompt is n token ids: BOS (when the vocabulary has one), then ids
+// spread over the vocabulary by a fixed stride, skipping banned ones (the
+// special tokens), so every host and run evaluates the same prompt.
+func benchPrompt(n, vocab, bos int, banned map[int]float32) []int {
+	ids := make([]int, 0, n)
+	if bos >= 0 && bos < vocab {
+		ids = append(ids, bos)
+	}
+	const stride = 7919 // a prime: unless vocab is a multiple of it, the ids visit the whole vocabulary
+	for i := 1; len(ids) < n; i++ {
+		id := i * stride % vocab
+		for range min(len(banned), vocab) { // the next id that is not banned, if any
+			if _, skip := banned[id]; !skip {
+				break
+			}
+			id = (id + 1) % vocab
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// displayPath names a model path for output.
+func displayPath(path string) string {
+	if path == "" {
+		return models.DefaultFile
+	}
+	return path
+}
+
+// benchName names a model in results: the default model's name, or the
+// file's base name without its extension (the benchmark's generated models
+// are named <shape>-<type>.gguf).
+func benchName(path string) string {
+	if path == "" {
+		return models.DefaultName
+	}
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}

@@ -1,0 +1,67 @@
+package modelgen
+
+import (
+	"fmt"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// Stories15M is the shape of llama2.c's stories15M.
+func Stories15M() Shape {
+	return Shape{Dim: 288, HiddenDim: 768, Layers: 6, Heads: 6, KVHeads: 6, VocabSize: 32000, ContextLength: 256}
+}
+
+// Stories110M is the shape of llama2.c's stories110M.
+func Stories110M() Shape {
+	return Shape{Dim: 768, HiddenDim: 2048, Layers: 12, Heads: 12, KVHeads: 12, VocabSize: 32000, ContextLength: 1024}
+}
+
+// ShapeNames are the named shapes, smallest first.
+func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
+
+// ShapeByName returns a named shape: "stories15M" or "stories110M".
+func ShapeByName(name string) (Shape, error) {
+	switch name {
+	case "stories15M":
+		return Stories15M(), nil
+	case "stories110M":
+		return Stories110M(), nil
+	}
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v)", ErrSpec, name, ShapeNames())
+}
+
+// BenchTypes are the tensor types the benchmark writes each shape in.
+func BenchTypes() []tensor.Type {
+	return []tensor.Type{tensor.F32, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K}
+}
+
+// benchSeed seeds every benchmark model: one seed for all, so the models of
+// a shape differ only in how their (identical) weights are stored.
+const benchSeed = 1
+
+// Model is a named Spec.
+type Model struct {
+	Name  string // "<shape>-<type>", e.g. "stories15M-Q4_K"; the file is Name + ".gguf"
+	Shape string // the shape's name
+	Spec  Spec
+}
+
+// BenchModels returns the random-weight models the benchmark runs: each
+// named shape in each of BenchTypes, tied output, BOS and EOS muted (so
+// greedy decoding generates exactly as many tokens as asked), all with the
+// same seed.
+func BenchModels(shapes ...string) ([]Model, error) {
+	var out []Model
+	for _, name := range shapes {
+		sh, err := ShapeByName(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range BenchTypes() {
+			m := Model{Name: name + "-" + t.String(), Shape: name}
+			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, MuteSpecial: true, Seed: benchSeed}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,319 @@
+// Package modelgen writes random-weight GGUF models of any llama or qwen2
+// shape, for tests and benchmarks: a model with the shape and tensor types of
+// a real one runs exactly as fast as the real one, and a few lines of Go make
+// it, so nothing big is committed or downloaded.
+//
+// Weights are drawn from a normal distribution with a seeded PCG generator,
+// so a Spec always gives the same bytes; matrices are stored in the Spec's
+// type through engine/tensor's quantizers (the bytes llama-quantize writes),
+// norms and biases as F32. The vocabulary is synthetic SentencePiece (see
+// Build).
+package modelgen
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// Version identifies what Build writes. It is stored in every file and in
+// the benchmark's manifest; bump it whenever the bytes Build produces for a
+// Spec change, so cached benchmark models are regenerated.
+const Version = 1
+
+// Defaults for the zero values of a Spec's fields.
+const (
+	DefaultArch      = "llama"
+	DefaultRopeTheta = 10000
+	DefaultNormEps   = 1e-5
+	DefaultStd       = 0.02
+)
+
+// kQuantBlock is the row-length multiple the K-quant types need (ggml's QK_K).
+const kQuantBlock = 256
+
+// maxElements bounds one tensor (2^31 values, 8 GiB as float32): more than
+// any model the engine can hold in 32-bit WebAssembly, and far from overflow.
+const maxElements = 1 << 31
+
+// Shape is a transformer's hyper-parameters, named as GGUF names them.
+type Shape struct {
+	Dim           int `json:"dim"`            // embedding length
+	HiddenDim     int `json:"hidden_dim"`     // feed-forward length
+	Layers        int `json:"layers"`         // block count
+	Heads         int `json:"heads"`          // attention heads
+	KVHeads       int `json:"kv_heads"`       // key/value heads (grouped-query attention when < Heads)
+	VocabSize     int `json:"vocab_size"`     // tokens; at least MinVocabSize
+	ContextLength int `json:"context_length"` // positions the model was "trained" for
+}
+
+// HeadDim is the size of one attention head.
+func (s Shape) HeadDim() int { return s.Dim / s.Heads }
+
+// KVDim is the size of the keys (and values) of one position.
+func (s Shape) KVDim() int { return s.HeadDim() * s.KVHeads }
+
+// Spec describes one random-weight model. The zero value of each optional
+// field means its Default.
+type Spec struct {
+	// Name is written as general.name (optional).
+	Name string `json:"name,omitempty"`
+	// Arch is "llama" (the default) or "qwen2" (adds q/k/v biases; the
+	// engine applies NeoX-style rope to it).
+	Arch string `json:"arch,omitempty"`
+	Shape
+	// RopeTheta is rope.freq_base (DefaultRopeTheta when 0).
+	RopeTheta float32 `json:"rope_theta,omitempty"`
+	// NormEps is attention.layer_norm_rms_epsilon (DefaultNormEps when 0).
+	NormEps float32 `json:"norm_eps,omitempty"`
+	// Type is the storage type of the matrices (F32 is the zero value). A
+	// K-quant type falls back as llama-quantize does for matrices whose rows
+	// are not a multiple of 256 long: see MatrixType.
+	Type tensor.Type `json:"type"`
+	// SeparateOutput writes output.weight; otherwise the output is tied to
+	// the token embedding (as llama2.c's stories models are).
+	SeparateOutput bool `json:"separate_output,omitempty"`
+	// RopeFreqFactors is written as rope_freqs.weight when not nil.
+	RopeFreqFactors []float32 `json:"rope_freq_factors,omitempty"`
+	// RopeLinearScale, when > 0, writes linear rope scaling with this factor.
+	RopeLinearScale float32 `json:"rope_linear_scale,omitempty"`
+	// MuteSpecial makes the output rows of BOS and EOS zero, so their logit
+	// is always 0: below the largest logit of a random model, so greedy
+	// decoding never ends early (what a benchmark needs). With a tied output
+	// this zeroes their embedding rows too.
+	MuteSpecial bool `json:"mute_special,omitempty"`
+	// Seed seeds the weights: the same Spec gives the same bytes.
+	Seed uint64 `json:"seed"`
+	// Std is the weights' standard deviation (DefaultStd when 0). Norm
+	// weights are 1 + noise, biases noise.
+	Std float64 `json:"std,omitempty"`
+}
+
+// withDefaults returns s with its zero-valued optional fields filled in.
+func (s Spec) withDefaults() Spec {
+	if s.Arch == "" {
+		s.Arch = DefaultArch
+	}
+	if s.RopeTheta == 0 {
+		s.RopeTheta = DefaultRopeTheta
+	}
+	if s.NormEps == 0 {
+		s.NormEps = DefaultNormEps
+	}
+	if s.Std == 0 {
+		s.Std = DefaultStd
+	}
+	return s
+}
+
+// MatrixType is the type a matrix with rows of cols values is stored in: the
+// Spec's type, except that a K-quant type, whose blocks are 256 values, falls
+// back where cols is not a multiple of 256 as llama-quantize does: Q4_K to
+// Q5_0, Q5_K to Q5_1, Q6_K to Q8_0. (Q2_K and Q3_K fall back to IQ4_NL
+// there, which this engine does not run: an error.)
+func (s Spec) MatrixType(cols int) (tensor.Type, error) {
+	t := s.Type
+	if cols%kQuantBlock != 0 {
+		switch t {
+		case tensor.Q4_K:
+			t = tensor.Q5_0
+		case tensor.Q5_K:
+			t = tensor.Q5_1
+		case tensor.Q6_K:
+			t = tensor.Q8_0
+		case tensor.Q2_K, tensor.Q3_K:
+			return 0, fmt.Errorf("%w: %v rows of %d values fall back to IQ4_NL, which has no kernels here", ErrSpec, t, cols)
+		}
+	}
+	if !tensor.Supported(t) {
+		return 0, fmt.Errorf("%w: no quantizer for %v", ErrSpec, t)
+	}
+	if _, err := tensor.RowBytes(t, cols); err != nil {
+		return 0, fmt.Errorf("%w: %v rows of %d values: %w", ErrSpec, t, cols, err)
+	}
+	return t, nil
+}
+
+// validate checks that s (with defaults) describes a model Build can write.
+func (s Spec) validate() error {
+	if s.Arch != "llama" && s.Arch != "qwen2" {
+		return fmt.Errorf("%w: architecture %q is not llama or qwen2", ErrSpec, s.Arch)
+	}
+	sh := s.Shape
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Dim", sh.Dim}, {"HiddenDim", sh.HiddenDim}, {"Layers", sh.Layers}, {"Heads", sh.Heads},
+		{"KVHeads", sh.KVHeads}, {"ContextLength", sh.ContextLength}} {
+		if f.v <= 0 || f.v > maxElements {
+			return fmt.Errorf("%w: %s is %d, want 1..%d", ErrSpec, f.name, f.v, maxElements)
+		}
+	}
+	if sh.VocabSize < MinVocabSize || sh.VocabSize > maxElements {
+		return fmt.Errorf("%w: VocabSize is %d, want %d..%d (the synthetic vocabulary's control and byte tokens)", ErrSpec, sh.VocabSize, MinVocabSize, maxElements)
+	}
+	if sh.Dim%sh.Heads != 0 || sh.HeadDim()%2 != 0 {
+		return fmt.Errorf("%w: Dim %d is not an even head size times Heads %d", ErrSpec, sh.Dim, sh.Heads)
+	}
+	if sh.Heads%sh.KVHeads != 0 {
+		return fmt.Errorf("%w: Heads %d is not a multiple of KVHeads %d", ErrSpec, sh.Heads, sh.KVHeads)
+	}
+	for _, m := range [][2]int{{sh.VocabSize, sh.Dim}, {sh.Dim, sh.Dim}, {sh.HiddenDim, sh.Dim}, {sh.Dim, sh.HiddenDim}} {
+		if hi, n := bits.Mul64(uint64(m[0]), uint64(m[1])); hi != 0 || n > maxElements {
+			return fmt.Errorf("%w: a %d×%d matrix has more than %d values", ErrSpec, m[0], m[1], maxElements)
+		}
+		if _, err := s.MatrixType(m[1]); err != nil {
+			return err
+		}
+	}
+	if !(s.Std > 0) || math.IsInf(s.Std, 0) || !(s.RopeLinearScale >= 0) {
+		return fmt.Errorf("%w: Std %v and RopeLinearScale %v must be finite and positive (0: none)", ErrSpec, s.Std, s.RopeLinearScale)
+	}
+	return nil
+}
+
+// Build writes the model sp describes as a GGUF file. Its metadata carries
+// the hyper-parameters, a synthetic SentencePiece vocabulary of VocabSize
+// tokens (<unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then
+// "▁t<i>" pieces; with no merges to build those pieces from, any text
+// tokenizes to its UTF-8 bytes) and, as wasmlm.modelgen.version, Version.
+// Tensors are written in llama.cpp's order and names.
+func Build(sp Spec) ([]byte, error) {
+	sp = sp.withDefaults()
+	if err := sp.validate(); err != nil {
+		return nil, err
+	}
+	g := &generator{sp: sp, rng: rand.New(rand.NewPCG(sp.Seed, 1)), b: gguf.NewBuilder()}
+	g.metadata()
+	g.tensors()
+	if g.err != nil {
+		return nil, g.err
+	}
+	return g.b.Bytes()
+}
+
+// generator holds the state of one Build.
+type generator struct {
+	sp  Spec
+	rng *rand.Rand
+	b   *gguf.Builder
+	err error // the first quantization error
+}
+
+func (g *generator) metadata() {
+	sp, b := g.sp, g.b
+	key := func(k string) string { return sp.Arch + "." + k }
+	b.Set("general.architecture", gguf.ValueOf(sp.Arch))
+	if sp.Name != "" {
+		b.Set("general.name", gguf.ValueOf(sp.Name))
+	}
+	b.Set(key("context_length"), gguf.ValueOf(uint32(sp.ContextLength)))
+	b.Set(key("embedding_length"), gguf.ValueOf(uint32(sp.Dim)))
+	b.Set(key("feed_forward_length"), gguf.ValueOf(uint32(sp.HiddenDim)))
+	b.Set(key("block_count"), gguf.ValueOf(uint32(sp.Layers)))
+	b.Set(key("attention.head_count"), gguf.ValueOf(uint32(sp.Heads)))
+	b.Set(key("attention.head_count_kv"), gguf.ValueOf(uint32(sp.KVHeads)))
+	b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
+	b.Set(key("attention.layer_norm_rms_epsilon"), gguf.ValueOf(sp.NormEps))
+	if sp.RopeLinearScale > 0 {
+		b.Set(key("rope.scaling.type"), gguf.ValueOf("linear"))
+		b.Set(key("rope.scaling.factor"), gguf.ValueOf(sp.RopeLinearScale))
+	}
+	spmVocab(b, sp.VocabSize)
+	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
+}
+
+// tensors draws and adds every tensor, in llama.cpp's order.
+func (g *generator) tensors() {
+	sp := g.sp
+	kv := sp.KVDim()
+	layer := func(i int, name string) string { return fmt.Sprintf("blk.%d.%s", i, name) }
+	g.matrix("token_embd.weight", sp.VocabSize, sp.Dim, !sp.SeparateOutput)
+	for i := range sp.Layers {
+		g.vector(layer(i, "attn_norm.weight"), sp.Dim, 1)
+		g.matrix(layer(i, "attn_q.weight"), sp.Dim, sp.Dim, false)
+		g.matrix(layer(i, "attn_k.weight"), kv, sp.Dim, false)
+		g.matrix(layer(i, "attn_v.weight"), kv, sp.Dim, false)
+		g.matrix(layer(i, "attn_output.weight"), sp.Dim, sp.Dim, false)
+		if sp.Arch == "qwen2" {
+			g.vector(layer(i, "attn_q.bias"), sp.Dim, 0)
+			g.vector(layer(i, "attn_k.bias"), kv, 0)
+			g.vector(layer(i, "attn_v.bias"), kv, 0)
+		}
+		g.vector(layer(i, "ffn_norm.weight"), sp.Dim, 1)
+		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
+		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
+		g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)
+	}
+	g.vector("output_norm.weight", sp.Dim, 1)
+	if sp.SeparateOutput {
+		g.matrix("output.weight", sp.VocabSize, sp.Dim, true)
+	}
+	if sp.RopeFreqFactors != nil {
+		g.b.AddTensor("rope_freqs.weight", tensor.F32, []uint64{uint64(len(sp.RopeFreqFactors))}, f32Bytes(sp.RopeFreqFactors))
+	}
+}
+
+// random draws n values from N(mean, Std²).
+func (g *generator) random(n int, mean float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		// The product is rounded on its own so no platform fuses it into a
+		// multiply-add: the same Spec gives the same bytes everywhere.
+		v[i] = float32(mean + float64(g.rng.NormFloat64()*g.sp.Std))
+	}
+	return v
+}
+
+// matrix adds a rows×cols matrix (ggml dims: cols first). output says it is
+// the output projection, whose special rows MuteSpecial zeroes.
+func (g *generator) matrix(name string, rows, cols int, output bool) {
+	vals := g.random(rows*cols, 0)
+	if output && g.sp.MuteSpecial {
+		for _, id := range []int{bosID, eosID} {
+			clear(vals[id*cols : (id+1)*cols])
+		}
+	}
+	t, err := g.sp.MatrixType(cols)
+	var data []byte
+	if err == nil {
+		data, err = encode(t, rows, cols, vals)
+	}
+	if err != nil {
+		g.err = cmp.Or(g.err, fmt.Errorf("%s: %w", name, err))
+		return
+	}
+	g.b.AddTensor(name, t, []uint64{uint64(cols), uint64(rows)}, data)
+}
+
+// vector adds an F32 vector of n values around mean.
+func (g *generator) vector(name string, n int, mean float64) {
+	g.b.AddTensor(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(g.random(n, mean)))
+}
+
+// encode stores a rows×cols matrix as type t.
+func encode(t tensor.Type, rows, cols int, vals []float32) ([]byte, error) {
+	if t == tensor.F32 {
+		return f32Bytes(vals), nil
+	}
+	rb, err := tensor.RowBytes(t, cols)
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, rows*rb)
+	return data, tensor.Quantize(t, data, vals)
+}
+
+func f32Bytes(vals []float32) []byte {
+	out := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
+}

@@ -1,0 +1,265 @@
+//go:build !js
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The browser host serves the `make web` site and the model directory with
+// httptest on 127.0.0.1 and drives headless Chromium (the flags of
+// tests/e2e) through the page's own JS API: WasmLM.load, lm.generate.
+
+// modelsURL is where the site serves the generated models.
+const modelsURL = "/bench-models/"
+
+// blankPage is an empty page on the site's origin, to import wasmlm.js from.
+const blankPage = "/__bench__/blank.html"
+
+// browserTimeout bounds one model's run in the browser.
+const browserTimeout = 20 * time.Minute
+
+// browserHost runs the models in headless Chromium.
+type browserHost struct {
+	Host
+	// simd is WasmLM.load's simd option: whether the page's worker runs the
+	// SIMD128 kernels (wasmlm-simd.wasm) or the pure-Go ones. The run checks
+	// lm.info.simd, so a browser or page that cannot is an error, not a
+	// mislabelled row.
+	simd bool
+}
+
+// browserHosts are the browser hosts: the page with its pure-Go kernels and
+// with its SIMD128 kernels.
+//
+// HOOK(workers): when the page can split a model across several Web Workers
+// (issue 6 item 4), add a host per worker count here (e.g. chromium-simd-2w,
+// with that load option in the page script) and to allHosts.
+func browserHosts(want map[string]bool) []browserHost {
+	var hosts []browserHost
+	if want["chromium"] {
+		hosts = append(hosts, browserHost{Host: Host{Name: "chromium",
+			Description: "headless Chromium, through the page's own JS API (WasmLM.load(url, {simd: false}), lm.generate) from web/dist: one Web Worker, the pure-Go kernels"}})
+	}
+	if want["chromium-simd"] {
+		hosts = append(hosts, browserHost{simd: true, Host: Host{Name: "chromium-simd",
+			Description: "the same with WasmLM.load's default simd: true: the SIMD128 kernels (wasmlm-simd.wasm) on the worker's Go memory"}})
+	}
+	return hosts
+}
+
+// chromiumPath finds the browser: $CHROME_PATH, else the usual names.
+func chromiumPath() (string, error) {
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium found: install the Debian package chromium, or set CHROME_PATH")
+}
+
+// browser is one headless Chromium and the site it loads.
+type browser struct {
+	ctx     context.Context // a chromedp context that has started the browser
+	site    string          // base URL
+	cleanup []func()
+
+	mu       sync.Mutex
+	problems []string // uncaught exceptions and console errors
+}
+
+// startBrowser serves dist and modelDir and starts Chromium.
+func startBrowser(dist, modelDir string) (*browser, error) {
+	for _, f := range []string{"wasmlm.js", "wasmlm.worker.js", "wasmlm.wasm", "wasm_exec.js", "models/stories260K-F16.gguf"} {
+		if _, err := os.Stat(dist + "/" + f); err != nil {
+			return nil, fmt.Errorf("%s is not a `make web` site: %w", dist, err)
+		}
+	}
+	path, err := chromiumPath()
+	if err != nil {
+		return nil, err
+	}
+	b := &browser{}
+	mux := http.NewServeMux()
+	mux.Handle(modelsURL, http.StripPrefix(modelsURL, http.FileServer(http.Dir(modelDir))))
+	mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>bench</title></head><body></body></html>`)
+	})
+	mux.Handle("/", http.FileServer(http.Dir(dist)))
+	srv := httptest.NewServer(mux)
+	b.site = srv.URL
+	b.cleanup = append(b.cleanup, srv.Close)
+
+	profile, err := os.MkdirTemp("", "wasmlm-bench-chromium-")
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	b.cleanup = append(b.cleanup, func() { os.RemoveAll(profile) })
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 960),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	b.cleanup = append(b.cleanup, cancelAlloc, cancel)
+	b.ctx = ctx
+	if err := chromedp.Do(ctx); err != nil {
+		b.close()
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// close stops the browser and the server.
+func (b *browser) close() {
+	for i := len(b.cleanup) - 1; i >= 0; i-- {
+		b.cleanup[i]()
+	}
+}
+
+// browserRun is what the page script returns.
+type browserRun struct {
+	LoadMS float64 `json:"loadMs"`
+	Info   struct {
+		BlockCount           int    `json:"blockCount"`
+		EmbeddingLength      int    `json:"embeddingLength"`
+		HeadCount            int    `json:"headCount"`
+		HeadCountKv          int    `json:"headCountKv"`
+		SessionContextLength int    `json:"sessionContextLength"`
+		SIMD                 bool   `json:"simd"`
+		SIMDReason           string `json:"simdReason"`
+		FileSize             int    `json:"fileSize"`
+	} `json:"info"`
+	Usage struct {
+		PromptTokens     int `json:"promptTokens"`
+		CompletionTokens int `json:"completionTokens"`
+	} `json:"usage"`
+	Timings struct {
+		TimeToFirstTokenMs     float64 `json:"timeToFirstTokenMs"`
+		PrefillTokens          int     `json:"prefillTokens"`
+		PrefillTokensPerSecond float64 `json:"prefillTokensPerSecond"`
+		DecodeTokensPerSecond  float64 `json:"decodeTokensPerSecond"`
+		YieldMs                float64 `json:"yieldMs"`
+	} `json:"timings"`
+	FinishReason    string  `json:"finishReason"`
+	WasmMemoryBytes float64 `json:"wasmMemoryBytes"`
+}
+
+// pageScript loads the model at url, finds the longest prefix of a story
+// text that tokenizes to at most prompt tokens (BOS included; with the
+// synthetic vocabulary every byte is a token), warms up (rounds of 8 tokens
+// for warmupMs, as wasmlm bench does), then generates n tokens greedily. The
+// warm-up shares BOS with the measured prompt, so the session keeps it and
+// the measured prefill evaluates the rest.
+const pageScript = `(async () => {
+	const { WasmLM } = await import('/wasmlm.js');
+	const t0 = performance.now();
+	const lm = await WasmLM.load(%q, { cache: false, simd: %t });
+	const loadMs = performance.now() - t0;
+	try {
+		const story = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine with her dog. ';
+		let text = story;
+		while ((await lm.tokenize(text)).length < %d) text += story;
+		let lo = 0, hi = text.length;
+		while (lo < hi) {
+			const mid = (lo + hi + 1) >> 1;
+			if ((await lm.tokenize(text.slice(0, mid))).length <= %d) lo = mid; else hi = mid - 1;
+		}
+		text = text.slice(0, lo);
+		const warmupMs = %d;
+		for (const t = performance.now(); warmupMs > 0;) {
+			await lm.generate('Zzz', { temperature: 0, maxTokens: 8 });
+			if (performance.now() - t >= warmupMs) break;
+		}
+		const r = await lm.generate(text, { temperature: 0, maxTokens: %d });
+		return { loadMs, info: lm.info, usage: r.usage, timings: r.timings, finishReason: r.finishReason, wasmMemoryBytes: r.wasmMemoryBytes ?? 0 };
+	} finally {
+		lm.unload();
+	}
+})()`
+
+// run measures one model in a tab of its own (and so a worker of its own).
+func (b *browser) run(h browserHost, m benchModel, s Settings, log io.Writer) Result {
+	r := newResult(h.Name, m)
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	defer cancelTimeout()
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for msg, err := range messages {
+			if err != nil {
+				return
+			}
+			if msg.IsException() || msg.Type == chromedp.ConsoleError {
+				b.mu.Lock()
+				b.problems = append(b.problems, msg.String())
+				b.mu.Unlock()
+				fmt.Fprintf(log, "benchrun: %s page: %s\n", h.Name, msg.String())
+			}
+		}
+	}()
+	defer func() { cancelTimeout(); cancel(); <-done }()
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.site+blankPage)); err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	script := fmt.Sprintf(pageScript, m.URL, h.simd, s.PromptTokens, s.PromptTokens, s.WarmupMS, s.MaxTokens)
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](script, chromedp.EvalAwaitPromise))
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	var out browserRun
+	if err := json.Unmarshal(raw, &out); err != nil {
+		r.Error = fmt.Sprintf("unexpected result (%v): %.200s", err, raw)
+		return r
+	}
+	in := out.Info
+	if in.SIMD != h.simd {
+		r.Error = fmt.Sprintf("asked for simd: %v, the page ran simd: %v (%s)", h.simd, in.SIMD, in.SIMDReason)
+		return r
+	}
+	kvDim := 0
+	if in.HeadCount > 0 {
+		kvDim = in.EmbeddingLength / in.HeadCount * in.HeadCountKv
+	}
+	r.KVCacheBytes = 2 * int64(in.BlockCount) * int64(in.SessionContextLength) * int64(kvDim) * 4
+	r.LoadMS = out.LoadMS
+	r.PromptTokens, r.GeneratedTokens, r.FinishReason = out.Usage.PromptTokens, out.Usage.CompletionTokens, out.FinishReason
+	r.TimeToFirstTokenMS = out.Timings.TimeToFirstTokenMs
+	r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = out.Timings.PrefillTokensPerSecond, out.Timings.DecodeTokensPerSecond
+	r.YieldMS = out.Timings.YieldMs
+	r.PeakMemoryBytes = uint64(out.WasmMemoryBytes)
+	r.PeakMemorySource = "the worker's WebAssembly memory (result.wasmMemoryBytes)"
+	if out.WasmMemoryBytes == 0 {
+		r.PeakMemorySource = "not reported (a page without result.wasmMemoryBytes)"
+	}
+	return r
+}

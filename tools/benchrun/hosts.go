@@ -1,0 +1,198 @@
+//go:build !js
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// benchModel is one model file the benchmark runs.
+type benchModel struct {
+	Name        string         // stories260K, stories15M-Q8_0, ...
+	Shape       string         // stories260K, stories15M, stories110M
+	Type        string         // the file's tensor type
+	Path        string         // on disk
+	URL         string         // path on the site the browser host serves
+	FileSize    int64          //
+	MatrixTypes map[string]int // matrices by stored type (generated models)
+}
+
+// cliHost runs `wasmlm bench` as a process: natively, or a GOOS=js build
+// under Node.
+type cliHost struct {
+	Host
+	argv []string // the command that runs wasmlm: its binary, or a runner and the .wasm
+}
+
+// cliTimeout bounds one model's run on one host.
+const cliTimeout = 15 * time.Minute
+
+// cliJSON is the part of `wasmlm bench -json`'s output the harness reads.
+type cliJSON struct {
+	Models []struct {
+		FileSize               int64   `json:"file_size"`
+		KVCacheBytes           int64   `json:"kv_cache_bytes"`
+		LoadMS                 float64 `json:"load_ms"`
+		PromptTokens           int     `json:"prompt_tokens"`
+		GeneratedTokens        int     `json:"generated_tokens"`
+		FinishReason           string  `json:"finish_reason"`
+		TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
+		PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+		DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
+		PeakMemoryBytes        uint64  `json:"peak_memory_bytes"`
+		PeakMemorySource       string  `json:"peak_memory_source"`
+	} `json:"models"`
+}
+
+// run measures one model in a process of its own, so the peak memory is
+// that model's alone (WebAssembly memory never shrinks).
+func (h cliHost) run(ctx context.Context, m benchModel, s Settings) Result {
+	r := newResult(h.Name, m)
+	ctx, cancel := context.WithTimeout(ctx, cliTimeout)
+	defer cancel()
+	args := append(append([]string{}, h.argv[1:]...), "bench", "-m", m.Path, "-json",
+		"-prompt", strconv.Itoa(s.PromptTokens), "-n", strconv.Itoa(s.MaxTokens), "-warmup", strconv.Itoa(s.WarmupMS)+"ms")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, h.argv[0], args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		r.Error = fmt.Sprintf("%v: %s", err, strings.TrimSpace(stderr.String()))
+		return r
+	}
+	var out cliJSON
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Models) != 1 {
+		r.Error = fmt.Sprintf("unexpected output (%v): %.200s", err, stdout.String())
+		return r
+	}
+	o := out.Models[0]
+	r.FileSize, r.KVCacheBytes, r.LoadMS = o.FileSize, o.KVCacheBytes, o.LoadMS
+	r.PromptTokens, r.GeneratedTokens, r.FinishReason = o.PromptTokens, o.GeneratedTokens, o.FinishReason
+	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = o.TimeToFirstTokenMS, o.PrefillTokensPerSecond, o.DecodeTokensPerSecond
+	r.PeakMemoryBytes, r.PeakMemorySource = o.PeakMemoryBytes, o.PeakMemorySource
+	return r
+}
+
+func newResult(host string, m benchModel) Result {
+	return Result{
+		Host: host, Model: m.Name, Shape: m.Shape, TensorType: m.Type, MatrixTypes: m.MatrixTypes,
+		FileSize: m.FileSize, LoadAverage1m: loadAverage1m(),
+	}
+}
+
+// simdFiles are what the SIMD host needs: the Node runner, the JS glue and
+// the kernel module (another engineer's work in progress; the host runs
+// when they are all there and the build succeeds).
+func simdFiles(root string) []string {
+	return []string{
+		filepath.Join(root, "tools", "wasm_exec_simd.sh"),
+		filepath.Join(root, "web", "simd.js"),
+		filepath.Join(root, "engine", "tensor", "simd", "kernels.wasm"),
+	}
+}
+
+// buildCLIHosts builds wasmlm for each wanted CLI host into dir. A host that
+// cannot run here comes back with Skipped set.
+func buildCLIHosts(ctx context.Context, goCmd, root, dir string, want map[string]bool, log io.Writer) []cliHost {
+	goroot := strings.TrimSpace(output(goCmd, "env", "GOROOT"))
+	_, nodeErr := exec.LookPath("node")
+	var hosts []cliHost
+	add := func(name, desc string, build func() ([]string, string)) {
+		if !want[name] {
+			return
+		}
+		h := cliHost{Host: Host{Name: name, Description: desc}}
+		h.argv, h.Skipped = build()
+		if h.Skipped != "" {
+			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", name, h.Skipped)
+		}
+		hosts = append(hosts, h)
+	}
+	gobuild := func(out string, env []string, args ...string) string {
+		cmd := exec.CommandContext(ctx, goCmd, append(append([]string{"build", "-o", out}, args...), "./cmd/wasmlm")...)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), env...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Sprintf("go build %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(b))
+		}
+		return ""
+	}
+	js := []string{"GOOS=js", "GOARCH=wasm"}
+	add("native", "wasmlm bench, a native build (GOOS/GOARCH of this machine)", func() ([]string, string) {
+		bin := filepath.Join(dir, "wasmlm")
+		return []string{bin}, gobuild(bin, nil)
+	})
+	add("wasm", "the same command built with GOOS=js GOARCH=wasm, run by Node (Go's go_js_wasm_exec); pure-Go kernels", func() ([]string, string) {
+		if nodeErr != nil {
+			return nil, "needs Node.js (Debian package nodejs)"
+		}
+		bin := filepath.Join(dir, "wasmlm.wasm")
+		return []string{filepath.Join(goroot, "lib", "wasm", "go_js_wasm_exec"), bin}, gobuild(bin, js)
+	})
+	add("wasm-simd", "the wasm build with -tags wasmlm_simd, run by tools/wasm_exec_simd.sh: the SIMD128 kernels (engine/tensor/simd) through web/simd.js", func() ([]string, string) {
+		if nodeErr != nil {
+			return nil, "needs Node.js (Debian package nodejs)"
+		}
+		for _, f := range simdFiles(root) {
+			if _, err := os.Stat(f); err != nil {
+				return nil, fmt.Sprintf("the SIMD kernels are not there yet (%v)", err)
+			}
+		}
+		bin := filepath.Join(dir, "wasmlm-simd.wasm")
+		return []string{simdFiles(root)[0], bin}, gobuild(bin, js, "-tags", "wasmlm_simd")
+	})
+	return hosts
+}
+
+// generateModels runs `wasmlm bench -gen` (which reuses what the same
+// generator version already wrote) and returns the models of shapes, the
+// default model first.
+func generateModels(ctx context.Context, wasmlm, root, dir string, shapes []string, log io.Writer) ([]benchModel, error) {
+	cmd := exec.CommandContext(ctx, wasmlm, "bench", "-gen", dir, "-shapes", strings.Join(shapes, ","))
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, log, log
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("generating the models: %w", err)
+	}
+	var man struct {
+		Models []struct {
+			Name        string         `json:"name"`
+			Shape       string         `json:"shape"`
+			Type        string         `json:"type"`
+			File        string         `json:"file"`
+			Size        int64          `json:"size"`
+			MatrixTypes map[string]int `json:"matrix_types"`
+		} `json:"models"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &man); err != nil {
+		return nil, fmt.Errorf("%s/manifest.json: %w", dir, err)
+	}
+	def := filepath.Join(root, "models", "stories260K-F16.gguf")
+	st, err := os.Stat(def)
+	if err != nil {
+		return nil, err
+	}
+	models := []benchModel{{Name: "stories260K", Shape: "stories260K", Type: "F16", Path: def, URL: "/models/stories260K-F16.gguf", FileSize: st.Size()}}
+	for _, shape := range shapes {
+		for _, e := range man.Models {
+			if e.Shape == shape {
+				models = append(models, benchModel{
+					Name: e.Name, Shape: e.Shape, Type: e.Type, Path: filepath.Join(dir, e.File),
+					URL: modelsURL + e.File, FileSize: e.Size, MatrixTypes: e.MatrixTypes,
+				})
+			}
+		}
+	}
+	return models, nil
+}

@@ -1,0 +1,336 @@
+//go:build !js
+
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Report is bench/results.json.
+type Report struct {
+	Machine  Machine  `json:"machine"`
+	Settings Settings `json:"settings"`
+	Hosts    []Host   `json:"hosts"`
+	Results  []Result `json:"results"`
+	// Peers are the peer numbers the comparison used (bench/peers.json).
+	Peers PeerFile `json:"peers"`
+}
+
+// Settings are how the run measured.
+type Settings struct {
+	Mode         string `json:"mode"`          // full or quick
+	PromptTokens int    `json:"prompt_tokens"` // asked for; browser prompts are text and come within a few tokens
+	MaxTokens    int    `json:"max_tokens"`    // generated, greedy, never stopping early
+	WarmupMS     int    `json:"warmup_ms"`     // generating before measuring, so WebAssembly engines have tiered up
+	Method       string `json:"method"`
+}
+
+// Host is one way the benchmark runs the engine.
+type Host struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Skipped     string `json:"skipped,omitempty"` // why the host did not run
+}
+
+// Result is one host × model measurement.
+type Result struct {
+	Host        string         `json:"host"`
+	Model       string         `json:"model"`       // stories260K, stories15M-Q8_0, ...
+	Shape       string         `json:"shape"`       // stories260K, stories15M, stories110M
+	TensorType  string         `json:"tensor_type"` // the file's type, as the table groups it
+	MatrixTypes map[string]int `json:"matrix_types,omitempty"`
+	FileSize    int64          `json:"file_size"`
+
+	PromptTokens           int     `json:"prompt_tokens"`
+	GeneratedTokens        int     `json:"generated_tokens"`
+	FinishReason           string  `json:"finish_reason"`
+	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
+	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
+	LoadMS                 float64 `json:"load_ms"`
+	PeakMemoryBytes        uint64  `json:"peak_memory_bytes"`
+	PeakMemorySource       string  `json:"peak_memory_source"`
+	KVCacheBytes           int64   `json:"kv_cache_bytes"`
+	// LoadAverage1m is the machine's 1-minute load average when the run
+	// started: the machine is shared, and other work slows every number.
+	LoadAverage1m float64 `json:"load_average_1m"`
+	// YieldMS is the time the browser's worker spent handing control to its
+	// event loop between tokens (included in its decode time).
+	YieldMS float64 `json:"yield_ms,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// PeerFile is bench/peers.json: other runtimes' numbers, measured elsewhere.
+type PeerFile struct {
+	Source string `json:"source"`
+	Method string `json:"method"`
+	Peers  []Peer `json:"peers"`
+}
+
+// Peer is one peer measurement.
+type Peer struct {
+	Name    string `json:"name"`
+	Detail  string `json:"detail,omitempty"`
+	Host    string `json:"host"` // chromium or native
+	Threads int    `json:"threads"`
+	Shape   string `json:"shape"`
+	Type    string `json:"type"`              // the type our row it compares with has
+	Variant string `json:"variant,omitempty"` // the peer's own file type when it differs (Q4_K_M)
+	// DecodeTokensPerSecond is warm decode tokens/s.
+	DecodeTokensPerSecond float64 `json:"decode_tokens_per_second"`
+	// Target says what issue 6 asks of us against this peer: "match" (our
+	// browser decode ≥ the peer's with one worker), "match-all-workers" (≥
+	// the peer's with all workers), "stretch-half" (≥ half of it).
+	Target string `json:"target"`
+}
+
+func readPeers(path string) (PeerFile, error) {
+	var p PeerFile
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return p, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// shapeOrder sorts shapes smallest first; unknown ones last.
+func shapeOrder(shape string) int {
+	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M"}, shape); i >= 0 {
+		return i
+	}
+	return 99
+}
+
+// typeOrder sorts tensor types as the issue lists them.
+func typeOrder(t string) int {
+	if i := slices.Index([]string{"F16", "F32", "Q8_0", "Q4_0", "Q4_K"}, t); i >= 0 {
+		return i
+	}
+	return 99
+}
+
+// sortResults orders results by shape, type, then host order.
+func sortResults(rs []Result, hostOrder []string) {
+	slices.SortStableFunc(rs, func(a, b Result) int {
+		return cmp.Or(
+			cmp.Compare(shapeOrder(a.Shape), shapeOrder(b.Shape)),
+			cmp.Compare(typeOrder(a.TensorType), typeOrder(b.TensorType)),
+			cmp.Compare(a.Model, b.Model),
+			cmp.Compare(indexOr(hostOrder, a.Host), indexOr(hostOrder, b.Host)),
+		)
+	})
+}
+
+func indexOr(list []string, s string) int {
+	if i := slices.Index(list, s); i >= 0 {
+		return i
+	}
+	return len(list)
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
+
+// typeLabel is a result's type for the table, saying where a K-quant file
+// holds other types (the Q5_0 fallback of 288-value rows).
+func typeLabel(r Result) string {
+	if len(r.MatrixTypes) <= 1 {
+		return r.TensorType
+	}
+	var others []string
+	for t, n := range r.MatrixTypes {
+		if t != r.TensorType {
+			others = append(others, fmt.Sprintf("%d %s", n, t))
+		}
+	}
+	slices.Sort(others)
+	return fmt.Sprintf("%s (%d of %d matrices; %s)", r.TensorType, r.MatrixTypes[r.TensorType], sum(r.MatrixTypes), strings.Join(others, ", "))
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// printTable writes the results as one Markdown table.
+func printTable(w io.Writer, rep Report) {
+	m := rep.Machine
+	fmt.Fprintf(w, "wasmlm %s benchmark, %s: %s, %d cores, %s; Go %s, Node %s, %s; load average %s → %s\n",
+		rep.Settings.Mode, m.Date, m.CPU, m.Cores, m.OS, m.GoVersion, m.NodeVersion, m.ChromiumVersion, m.LoadAverageStart, m.LoadAverageEnd)
+	fmt.Fprintf(w, "prompt %d tokens, %d generated (greedy, never stopping early), after %d ms of warm-up\n\n",
+		rep.Settings.PromptTokens, rep.Settings.MaxTokens, rep.Settings.WarmupMS)
+	fmt.Fprintln(w, "| model | type | host | decode tok/s | prefill tok/s | TTFT ms | peak MiB | file MiB | KV MiB | peak / budget | load |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			fmt.Fprintf(w, "| %s | %s | %s | error: %s | | | | | | | |\n", r.Shape, typeLabel(r), r.Host, oneLine(r.Error))
+			continue
+		}
+		decode := fmt.Sprintf("%.1f", r.DecodeTokensPerSecond)
+		if r.GeneratedTokens != rep.Settings.MaxTokens {
+			decode += fmt.Sprintf(" (%d tokens)", r.GeneratedTokens)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.0f | %s | %s | %s | %.2f | %.1f |\n",
+			r.Shape, typeLabel(r), r.Host, decode, r.PrefillTokensPerSecond, r.TimeToFirstTokenMS,
+			mib(r.PeakMemoryBytes), mib(uint64(r.FileSize)), mib(uint64(r.KVCacheBytes)), memoryBudget(r), r.LoadAverage1m)
+	}
+	var sources []string
+	for _, h := range rep.Hosts {
+		if h.Skipped != "" {
+			fmt.Fprintf(w, "\n%s: not run: %s", h.Name, h.Skipped)
+		}
+	}
+	for _, r := range rep.Results {
+		s := r.Host + ": " + r.PeakMemorySource
+		if r.PeakMemorySource != "" && !slices.Contains(sources, s) {
+			sources = append(sources, s)
+		}
+	}
+	fmt.Fprintf(w, "\npeak memory — %s. peak / budget = peak memory ÷ (1.2 × file + KV cache), issue 6's memory target (≤ 1). "+
+		"load = the 1-minute load average when the run started.\n", strings.Join(sources, "; "))
+}
+
+// memoryBudget is the peak memory as a fraction of issue 6's target,
+// 1.2 × the model file + the KV cache.
+func memoryBudget(r Result) float64 {
+	budget := 1.2*float64(r.FileSize) + float64(r.KVCacheBytes)
+	if budget <= 0 {
+		return 0
+	}
+	return float64(r.PeakMemoryBytes) / budget
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// comparison is one row of the peer table.
+type comparison struct {
+	Peer    Peer
+	Ours    map[string]float64 // host → decode tokens/s on the same shape and type
+	Verdict string
+}
+
+// comparisonHosts are our hosts the peer table shows, in order; the first
+// is the one issue 6's targets are about (the browser, one worker).
+func comparisonHosts() []string { return []string{"chromium", "chromium-simd", "wasm-simd", "native"} }
+
+// compare pairs each peer with our decode tokens/s on its shape and type.
+func compare(results []Result, peers []Peer) []comparison {
+	var out []comparison
+	for _, p := range peers {
+		c := comparison{Peer: p, Ours: map[string]float64{}}
+		for _, r := range results {
+			if r.Error == "" && r.Shape == p.Shape && r.TensorType == p.Type && slices.Contains(comparisonHosts(), r.Host) {
+				c.Ours[r.Host] = r.DecodeTokensPerSecond
+			}
+		}
+		c.Verdict = verdict(p, c.Ours)
+		out = append(out, c)
+	}
+	return out
+}
+
+// verdict says whether our browser numbers meet the peer's target: with the
+// SIMD page when it ran, else the plain page.
+func verdict(p Peer, ours map[string]float64) string {
+	host := "chromium"
+	if _, ok := ours["chromium-simd"]; ok {
+		host = "chromium-simd"
+	}
+	v, ok := ours[host]
+	if !ok || p.DecodeTokensPerSecond <= 0 {
+		return "not measured"
+	}
+	ratio := v / p.DecodeTokensPerSecond
+	switch p.Target {
+	case "match":
+		return metOrMissed(ratio >= 1, fmt.Sprintf("%s %.2f×, target ≥ 1×", host, ratio))
+	case "match-all-workers":
+		return metOrMissed(ratio >= 1, fmt.Sprintf("%s with 1 worker %.2f×, target ≥ 1× with all workers", host, ratio))
+	case "stretch-half":
+		return metOrMissed(ratio >= 0.5, fmt.Sprintf("%s %.2f×, stretch target ≥ 0.5×", host, ratio))
+	}
+	return fmt.Sprintf("%s %.2f×", host, ratio)
+}
+
+func metOrMissed(ok bool, detail string) string {
+	if ok {
+		return "met (" + detail + ")"
+	}
+	return "missed (" + detail + ")"
+}
+
+// printPeers writes the peer comparison as a Markdown table: the peers of
+// the shapes measured, against our hosts that have numbers for them.
+func printPeers(w io.Writer, rep Report) {
+	var rows []comparison
+	hosts := map[string]bool{}
+	for _, c := range compare(rep.Results, rep.Peers.Peers) {
+		if !slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Shape == c.Peer.Shape }) {
+			continue
+		}
+		rows = append(rows, c)
+		for h := range c.Ours {
+			hosts[h] = true
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	var cols []string
+	for _, h := range comparisonHosts() {
+		if hosts[h] {
+			cols = append(cols, h)
+		}
+	}
+	fmt.Fprintf(w, "\nDecode tokens/s against the peers (%s; %s):\n\n", rep.Peers.Source, rep.Peers.Method)
+	fmt.Fprint(w, "| shape | type | peer | peer host | peer tok/s |")
+	for _, h := range cols {
+		fmt.Fprintf(w, " ours %s | ratio |", h)
+	}
+	fmt.Fprintln(w, " target |")
+	fmt.Fprint(w, "|---|---|---|---|--:|")
+	for range cols {
+		fmt.Fprint(w, "--:|--:|")
+	}
+	fmt.Fprintln(w, "---|")
+	for _, c := range rows {
+		p := c.Peer
+		typ := p.Type
+		if p.Variant != "" {
+			typ += " (peer: " + p.Variant + ")"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s, %d thread%s | %.1f |", p.Shape, typ, p.Name, p.Host, p.Threads, plural(p.Threads), p.DecodeTokensPerSecond)
+		for _, h := range cols {
+			if v, ok := c.Ours[h]; ok {
+				fmt.Fprintf(w, " %.1f | %.2f× |", v, v/p.DecodeTokensPerSecond)
+			} else {
+				fmt.Fprint(w, " — | — |")
+			}
+		}
+		fmt.Fprintf(w, " %s |\n", c.Verdict)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
