@@ -19,4 +19,14 @@ var (
 	// ErrEmptyPrompt means there is nothing to condition on: an empty prompt
 	// and a vocabulary without a BOS token.
 	ErrEmptyPrompt = errors.New("engine: empty prompt")
+	// ErrShard means a model cannot be split as asked, or a shard is used in
+	// a way its role does not allow (a follower asked to generate, a shard
+	// without an Exchange).
+	ErrShard = errors.New("engine: sharding")
+	// ErrShardMismatch means the shards of a group are not the parts of one
+	// model for one split and one context length.
+	ErrShardMismatch = errors.New("engine: shards do not match")
+	// ErrExchange means shards could not exchange activations: a message was
+	// lost, a shard failed mid-step, or the shards fell out of step.
+	ErrExchange = errors.New("engine: exchange between shards failed")
 )

@@ -80,6 +80,11 @@ type Timings struct {
 	PrefillTokens    int           // prompt tokens evaluated (cached ones are skipped)
 	Decode           time.Duration // from the first sampled token to the end
 	DecodeTokens     int           // tokens generated after the first
+	// For shard 0 of a split model: the time its gathers spent waiting for
+	// the other shards' parts (latency of the exchange plus any wait for a
+	// slower shard), and how many gathers waited.
+	ExchangeWait time.Duration
+	Exchanges    int
 }
 
 // PrefillTokensPerSecond is the prompt evaluation rate (0 when nothing was evaluated).
@@ -119,7 +124,7 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts GenerateOpti
 }
 
 // GenerateTokens is Generate for a prompt that is already token ids.
-func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts GenerateOptions, onToken TokenFunc) (Result, error) {
+func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts GenerateOptions, onToken TokenFunc) (res Result, err error) {
 	start := time.Now()
 	if !s.mu.TryLock() {
 		return Result{}, ErrBusy
@@ -127,6 +132,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	defer s.mu.Unlock()
 
 	m := s.model
+	if s.plan.index != 0 {
+		return Result{}, fmt.Errorf("%w: shard %d of %d follows shard 0 (Session.Follow); generate with shard 0's session", ErrShard, s.plan.index, s.plan.count)
+	}
 	if err := s.checkPrompt(prompt); err != nil {
 		return Result{}, err
 	}
@@ -137,7 +145,17 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{PromptTokens: append([]int(nil), prompt...)}
+	res = Result{PromptTokens: append([]int(nil), prompt...)}
+	if g := s.group; g != nil {
+		waited, gathers := g.waited, g.gathers
+		defer func() { // on every return from here: res is the named result
+			res.Timings.ExchangeWait, res.Timings.Exchanges = g.waited-waited, g.gathers-gathers
+		}()
+		// Check the shards are one model and in step before computing.
+		if err := s.greet(); err != nil {
+			return res, err
+		}
+	}
 
 	// Prefill: reuse the cached prefix, evaluate the rest, keep the last logits.
 	first := commonPrefix(s.tokens, prompt)
@@ -150,7 +168,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 			res.FinishReason = FinishAbort
 			return res, nil
 		}
-		s.forward(prompt[pos], pos, pos == len(prompt)-1)
+		if err := s.forward(prompt[pos], pos, pos == len(prompt)-1); err != nil {
+			return res, err
+		}
 		s.tokens = append(s.tokens, prompt[pos])
 		if opts.PromptProgress != nil {
 			opts.PromptProgress(pos+1-first, len(prompt)-first)
@@ -243,7 +263,9 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		if res.FinishReason != "" {
 			return nil
 		}
-		s.forward(next, pos, true)
+		if err := s.forward(next, pos, true); err != nil {
+			return err
+		}
 		s.tokens = append(s.tokens, next)
 	}
 }

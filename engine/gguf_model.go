@@ -95,46 +95,63 @@ func ggufConfig(f *gguf.File, arch string, spec architecture) (Config, error) {
 // LoadGGUF reads a GGUF model: llama or qwen2 architecture, any supported
 // tensor types, tokenizer from the file's metadata. Quantized weights stay
 // quantized: the matrices are views into data.
+//
+// A shard written by ShardGGUF loads as that shard of the model (see
+// Model.Shard).
 func LoadGGUF(data []byte) (*Model, error) {
+	m, _, err := loadGGUF(data)
+	return m, err
+}
+
+// loadGGUF is LoadGGUF, also returning the parsed file.
+func loadGGUF(data []byte) (*Model, *gguf.File, error) {
 	f, err := gguf.Parse(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	arch, err := f.String("general.architecture")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	spec, ok := architectures[arch]
 	if !ok {
-		return nil, fmt.Errorf("%w: architecture %q (supported: llama, qwen2)", ErrUnsupported, arch)
+		return nil, nil, fmt.Errorf("%w: architecture %q (supported: llama, qwen2)", ErrUnsupported, arch)
 	}
 	if len(f.Tensors()) == 0 {
-		return nil, fmt.Errorf("%w: the file has no tensors (a vocabulary-only GGUF?)", ErrFormat)
+		return nil, nil, fmt.Errorf("%w: the file has no tensors (a vocabulary-only GGUF?)", ErrFormat)
 	}
 	c, err := ggufConfig(f, arch, spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tok, err := vocab.FromGGUF(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.VocabSize = tok.VocabSize()
 	if err := c.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	p, sharded, err := ggufShardPlan(f, c)
+	if err != nil {
+		return nil, nil, err
 	}
 	w, err := ggufWeights(f, c, spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := w.checkShapes(c); err != nil {
-		return nil, err
+	if err := w.checkShapes(c, p); err != nil {
+		return nil, nil, err
 	}
 	tmpl, _ := f.StringOr("tokenizer.chat_template", "")
-	return &Model{
+	m := &Model{
 		Config: c, Weights: w, Tokenizer: tok, Format: FormatGGUF, Architecture: arch,
 		FileSize: len(data), chatTemplate: tmpl, metadata: f.Summary(8),
-	}, nil
+	}
+	if sharded {
+		m.shard = &p
+	}
+	return m, f, nil
 }
 
 // ggufWeights binds the tensors of the table above to the weights.

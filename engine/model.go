@@ -37,6 +37,9 @@ type Model struct {
 	chatTemplate string
 	// metadata is the file's own key/value metadata, for Info (GGUF only).
 	metadata map[string]any
+	// shard, for a shard of a model (Shard, ShardGGUF), says which rows of
+	// every matrix its weights hold; nil for a whole model.
+	shard *shardPlan
 }
 
 // LoadOptions are what Load needs besides the model bytes.

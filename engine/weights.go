@@ -35,9 +35,10 @@ type LayerWeights struct {
 	WUp      *tensor.Matrix // (hidden, dim): w3
 }
 
-// checkShapes verifies every weight against the config, so the forward pass
-// can index without checks.
-func (w *Weights) checkShapes(c Config) error {
+// checkShapes verifies every weight against the config and the rows shard
+// plan p computes (all of them for a whole model), so the forward pass can
+// index without checks.
+func (w *Weights) checkShapes(c Config, p shardPlan) error {
 	mat := func(name string, m *tensor.Matrix, rows, cols int) error {
 		if m == nil {
 			return fmt.Errorf("%w: missing tensor %s", ErrFormat, name)
@@ -56,10 +57,11 @@ func (w *Weights) checkShapes(c Config) error {
 		}
 		return nil
 	}
-	kv := c.KVDim()
+	headDim := c.HeadDim()
+	q, kv := p.heads.len()*headDim, p.kvHeads.len()*headDim
 	errs := []error{
-		mat("token_embd", w.TokenEmbedding, c.VocabSize, c.Dim),
-		mat("output", w.Output, c.VocabSize, c.Dim),
+		mat("token_embd", w.TokenEmbedding, p.vocab.len(), c.Dim),
+		mat("output", w.Output, p.vocab.len(), c.Dim),
 		vec("output_norm", w.OutputNorm, c.Dim, false),
 	}
 	if w.RopeFreqFactors != nil && len(w.RopeFreqFactors) != c.HeadDim()/2 {
@@ -69,20 +71,20 @@ func (w *Weights) checkShapes(c Config) error {
 		return fmt.Errorf("%w: %d layers of weights, config says %d", ErrFormat, len(w.Layers), c.Layers)
 	}
 	for i, l := range w.Layers {
-		p := fmt.Sprintf("blk.%d.", i)
+		pre := fmt.Sprintf("blk.%d.", i)
 		errs = append(errs,
-			vec(p+"attn_norm", l.AttnNorm, c.Dim, false),
-			mat(p+"attn_q", l.Wq, c.Dim, c.Dim),
-			mat(p+"attn_k", l.Wk, kv, c.Dim),
-			mat(p+"attn_v", l.Wv, kv, c.Dim),
-			mat(p+"attn_output", l.Wo, c.Dim, c.Dim),
-			vec(p+"attn_q.bias", l.Bq, c.Dim, true),
-			vec(p+"attn_k.bias", l.Bk, kv, true),
-			vec(p+"attn_v.bias", l.Bv, kv, true),
-			vec(p+"ffn_norm", l.FFNNorm, c.Dim, false),
-			mat(p+"ffn_gate", l.WGate, c.HiddenDim, c.Dim),
-			mat(p+"ffn_down", l.WDown, c.Dim, c.HiddenDim),
-			mat(p+"ffn_up", l.WUp, c.HiddenDim, c.Dim),
+			vec(pre+"attn_norm", l.AttnNorm, c.Dim, false),
+			mat(pre+"attn_q", l.Wq, q, c.Dim),
+			mat(pre+"attn_k", l.Wk, kv, c.Dim),
+			mat(pre+"attn_v", l.Wv, kv, c.Dim),
+			mat(pre+"attn_output", l.Wo, c.Dim, c.Dim),
+			vec(pre+"attn_q.bias", l.Bq, q, true),
+			vec(pre+"attn_k.bias", l.Bk, kv, true),
+			vec(pre+"attn_v.bias", l.Bv, kv, true),
+			vec(pre+"ffn_norm", l.FFNNorm, c.Dim, false),
+			mat(pre+"ffn_gate", l.WGate, p.hidden.len(), c.Dim),
+			mat(pre+"ffn_down", l.WDown, p.dim.len(), c.HiddenDim),
+			mat(pre+"ffn_up", l.WUp, p.hidden.len(), c.Dim),
 		)
 	}
 	for _, err := range errs {

@@ -17,8 +17,9 @@ import (
 // Binding is the JavaScript object through which a page's worker drives the
 // engine. Its methods, all returning a Promise:
 //
-//	load(model, {tokenizer, contextLength})   → info; model and tokenizer are
-//	                                            Uint8Arrays or ArrayBuffers (copied)
+//	load(model, {tokenizer, contextLength, peers}) → info; model and tokenizer
+//	                                            are Uint8Arrays or ArrayBuffers (copied);
+//	                                            peers: see below
 //	info()                                    → info of the loaded model
 //	tokenize(text, {addBos = true, special = false}) → number[]
 //	detokenize(ids)                           → string
@@ -26,6 +27,12 @@ import (
 //	stream(prompt, options, onToken)          → result; onToken({text, token, trace?})
 //	                                            is called as each token is sampled
 //	chat(messages, options, onToken?)         → result, for OpenAI-shaped messages
+//	split(count, peers)                       → info; the loaded model becomes shard 0
+//	                                            of count, which leads the others
+//	shard(index, count)                       → Uint8Array: a GGUF file of that shard
+//	                                            of the loaded (whole, GGUF) model
+//	follow()                                  → undefined when the group stops; rejects
+//	                                            when it breaks (shards 1..count-1)
 //
 // options is {maxTokens, temperature, topK, topP, minP, repeatPenalty,
 // presencePenalty, frequencyPenalty, seed, stop, trace, signal}; see the
@@ -38,9 +45,17 @@ import (
 // whose code is "no_model", "invalid_argument", "prompt_too_long",
 // "invalid_model", "js_exception", "internal" or "error".
 //
-// load, generate, stream and chat take turns in call order: a call made
-// while another runs waits (it is not rejected) and can be aborted while it
-// waits. info, tokenize and detokenize do not wait.
+// load, split, generate, stream and chat take turns in call order: a call
+// made while another runs waits (it is not rejected) and can be aborted while
+// it waits. info, tokenize, detokenize, shard and follow do not wait.
+//
+// A model split across workers (engine.Model.Shard) runs as one: shard i
+// lives in worker i, and each pair of workers has a MessageChannel. peers is
+// this worker's ends of them: an array with, at index j, the MessagePort to
+// the worker of shard j (null at its own index). The page loads the whole
+// model into worker 0 and calls split there, then, for each other shard,
+// shard there and load (with peers) and follow in that shard's worker.
+// Generations run in worker 0; the others compute their part of each step.
 type Binding struct {
 	obj      js.Value
 	methods  []js.Func
@@ -50,9 +65,12 @@ type Binding struct {
 	// queue orders load, generate, stream and chat: one runs at a time.
 	queue turnQueue
 
-	mu      sync.Mutex // guards model and session
-	model   *engine.Model
-	session *engine.Session
+	mu       sync.Mutex // guards model, session, ctxLen, exchange and source
+	model    *engine.Model
+	session  *engine.Session // made when a call first needs it (see current)
+	ctxLen   int             // the positions the session holds
+	exchange *portExchange   // the channels to the other shards, for a shard of a split model
+	source   []byte          // the bytes of a whole GGUF model, which shard cuts
 
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
@@ -92,6 +110,9 @@ func New() *Binding {
 	b.export("generate", b.parseRun("generate"))
 	b.export("stream", b.parseRun("stream"))
 	b.export("chat", b.parseRun("chat"))
+	b.export("split", b.parseSplit)
+	b.export("shard", b.parseShard)
+	b.export("follow", b.parseFollow)
 	return b
 }
 
@@ -109,23 +130,54 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil
+	b.mu.Lock()
+	ex := b.exchange
+	b.mu.Unlock()
+	if ex != nil {
+		ex.close(fmt.Errorf("%w: the binding was released", engine.ErrExchange))
+	}
 }
 
-// current returns the loaded model and its session.
+// current returns the loaded model and its session, making the session if
+// no call has needed it yet. Sessions are made late because their KV cache
+// is most of their memory: a model that is about to be split (split) never
+// needs one for the whole model, and WebAssembly memory, once grown, stays.
 func (b *Binding) current() (*engine.Model, *engine.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.model == nil {
 		return nil, nil, fmt.Errorf("%w: call load first", ErrNoModel)
 	}
+	if b.session == nil {
+		opts := engine.SessionOptions{ContextLength: b.ctxLen}
+		if b.exchange != nil {
+			opts.Exchange = b.exchange
+		}
+		s, err := b.model.NewSession(opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.session = s
+	}
 	return b.model, b.session, nil
 }
 
-// parseLoad: load(model, {tokenizer, contextLength}).
+// currentModel returns the loaded model and its session's context length,
+// without making the session.
+func (b *Binding) currentModel() (*engine.Model, int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.model == nil {
+		return nil, 0, fmt.Errorf("%w: call load first", ErrNoModel)
+	}
+	return b.model, b.ctxLen, nil
+}
+
+// parseLoad: load(model, {tokenizer, contextLength, peers}).
 func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	modelArg := arg(args, 0)
 	f, err := b.readFields(arg(args, 1), "options", loadFields)
@@ -137,6 +189,7 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		return nil, err
 	}
 	tokArg, hasTok := f.value("tokenizer")
+	peersArg, hasPeers := f.value("peers")
 	if isNullish(modelArg) {
 		return nil, invalid("model must be a Uint8Array or an ArrayBuffer, got %s", b.describe(modelArg))
 	}
@@ -158,36 +211,46 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, codedError{code: "invalid_model", err: err}
 		}
-		s, err := m.NewSession(engine.SessionOptions{ContextLength: ctxLen})
-		if err != nil {
+		if ctxLen, err = m.SessionContextLength(ctxLen); err != nil {
 			return nil, err
+		}
+		var ex *portExchange
+		if hasPeers {
+			if ex, err = b.connect(m, peersArg); err != nil {
+				return nil, err
+			}
+		} else if _, n := m.Shards(); n > 1 {
+			return nil, invalid("this file is a shard of a model split %d ways: load it with peers", n)
+		}
+		var source []byte
+		if _, n := m.Shards(); m.Format == engine.FormatGGUF && n == 1 {
+			source = data // the weights are views of it anyway
 		}
 		// The previous model stays until the new one has loaded, so a failed
 		// load leaves the binding as it was.
-		b.mu.Lock()
-		b.model, b.session = m, s
-		b.mu.Unlock()
-		return infoValue(m, s)
+		b.install(m, ctxLen, ex, source)
+		return infoValue(m, ctxLen)
 	}, nil
 }
 
 // parseInfo: info().
 func (b *Binding) parseInfo([]js.Value) (work, error) {
 	return func() (any, error) {
-		m, s, err := b.current()
+		m, ctxLen, err := b.currentModel()
 		if err != nil {
 			return nil, err
 		}
-		return infoValue(m, s)
+		return infoValue(m, ctxLen)
 	}, nil
 }
 
 // infoValue is engine.Info with camelCase keys (its JSON names converted;
 // the GGUF metadata keys inside are left as they are), plus the chat
 // template's name (null when the file's template is not recognised), the
-// session's context length, and whether the matrix products run on the
-// SIMD128 kernels (the host decides, by providing them or not).
-func infoValue(m *engine.Model, s *engine.Session) (any, error) {
+// session's context length, whether the matrix products run on the SIMD128
+// kernels (the host decides, by providing them or not), and which shard of
+// how many the model is (0 of 1 when whole).
+func infoValue(m *engine.Model, sessionContextLength int) (any, error) {
 	raw, err := json.Marshal(m.Info())
 	if err != nil {
 		return nil, fmt.Errorf("info: %w", err)
@@ -204,8 +267,10 @@ func infoValue(m *engine.Model, s *engine.Session) (any, error) {
 	if t, err := m.ChatTemplate(); err == nil {
 		out["chatTemplate"] = t.Name()
 	}
-	out["sessionContextLength"] = s.ContextLength()
+	out["sessionContextLength"] = sessionContextLength
 	out["simd"] = tensor.SIMD()
+	index, count := m.Shards()
+	out["shardIndex"], out["shardCount"] = index, count
 	return out, nil
 }
 
@@ -238,7 +303,7 @@ func (b *Binding) parseTokenize(args []js.Value) (work, error) {
 		return nil, err
 	}
 	return func() (any, error) {
-		m, _, err := b.current()
+		m, _, err := b.currentModel()
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +331,7 @@ func (b *Binding) parseDetokenize(args []js.Value) (work, error) {
 		ids[i] = e.Int()
 	}
 	return func() (any, error) {
-		m, _, err := b.current()
+		m, _, err := b.currentModel()
 		if err != nil {
 			return nil, err
 		}

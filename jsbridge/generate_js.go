@@ -130,16 +130,13 @@ func (b *Binding) run(r *request, turn *ticket) (any, error) {
 	return resultValue(res, opts.Sampling.Seed, y.spent), nil
 }
 
-// resetSession replaces s, if it is still the binding's session, with a new
-// session of the same model and context.
+// resetSession drops s, if it is still the binding's session: the next call
+// makes a new session of the same model and context.
 func (b *Binding) resetSession(s *engine.Session) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.session != s {
-		return
-	}
-	if fresh, err := s.Model().NewSession(engine.SessionOptions{ContextLength: s.ContextLength()}); err == nil {
-		b.session = fresh
+	if b.session == s {
+		b.session = nil
 	}
 }
 
@@ -229,6 +226,8 @@ func resultValue(res engine.Result, seed uint64, yielded time.Duration) map[stri
 			"decodeTokens":           t.DecodeTokens,
 			"decodeTokensPerSecond":  t.DecodeTokensPerSecond(),
 			"yieldMs":                ms(yielded),
+			"exchangeMs":             ms(t.ExchangeWait),
+			"exchanges":              t.Exchanges,
 		},
 	}
 }

@@ -209,4 +209,4 @@ func (b *Binding) messageContent(c js.Value, i int) (string, error) {
 var tokenizeFields = []string{"addBos", "special"}
 
 // loadFields are the keys of load's options.
-var loadFields = []string{"tokenizer", "contextLength"}
+var loadFields = []string{"tokenizer", "contextLength", "peers"}

@@ -146,9 +146,13 @@ func errorCode(err error) string {
 	switch {
 	case is(ErrNoModel):
 		return "no_model"
+	case is(engine.ErrExchange):
+		return "exchange_failed"
+	case is(engine.ErrShardMismatch):
+		return "invalid_model"
 	case is(engine.ErrPromptTooLong):
 		return "prompt_too_long"
-	case is(ErrInvalidArgument, engine.ErrInvalidOption, engine.ErrEmptyPrompt, sampling.ErrInvalidParams,
+	case is(ErrInvalidArgument, engine.ErrInvalidOption, engine.ErrEmptyPrompt, engine.ErrShard, sampling.ErrInvalidParams,
 		chat.ErrUnknownRole, chat.ErrNoMessages, tokenizer.ErrTokenOutOfRange, tokenizer.ErrInvalidUTF8,
 		tokenizer.ErrTextTooLong, tokenizer.ErrNoToken):
 		return "invalid_argument"

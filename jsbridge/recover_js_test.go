@@ -61,11 +61,11 @@ func TestPanicsAreRecovered(t *testing.T) {
 }
 
 // TestFuncsReleased: after every kind of call — successful, rejected,
-// aborted, queued — only the seven methods hold js.Funcs, and Release frees
+// aborted, queued — only the ten methods hold js.Funcs, and Release frees
 // those and removes the methods.
 func TestFuncsReleased(t *testing.T) {
 	b := New()
-	const methods = 7
+	const methods = 10
 	assert.Equal(t, methods, b.LiveFuncs())
 	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)
@@ -89,7 +89,7 @@ func TestFuncsReleased(t *testing.T) {
 	kept := b.Value().Get("generate")
 	b.Release()
 	assert.Zero(t, b.LiveFuncs())
-	for _, m := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat"} {
+	for _, m := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow"} {
 		assert.True(t, b.Value().Get(m).IsUndefined(), m)
 	}
 	assert.Equal(t, js.TypeFunction, kept.Type())

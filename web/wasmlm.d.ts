@@ -31,6 +31,18 @@ export interface LoadOptions {
    * pure-Go kernels. Both give the same tokens; `info.simd` says which run.
    */
   simd?: boolean;
+  /**
+   * Split the model across this many Web Workers, or 'auto' (the default):
+   * autoWorkers(info, navigator.hardwareConcurrency), which splits a model
+   * only where measurement says more workers are faster (big layers; never
+   * the default model). Each worker holds about 1/N of the weights and
+   * computes its part of every layer; they swap activations by postMessage
+   * (no SharedArrayBuffer, no COOP/COEP), and the tokens are exactly those of
+   * one worker. A GGUF model splits at most `headCountKv` ways (a larger
+   * number rejects); a llama2.c checkpoint runs in one worker. See
+   * web/README.md, "Several workers".
+   */
+  workers?: number | 'auto';
 }
 
 /** What a model is; the fields of `wasmlm info`, in camelCase. */
@@ -66,6 +78,8 @@ export interface ModelInfo {
    * browser without WebAssembly SIMD, or wasmlm-simd.wasm failing to load.
    */
   simdReason?: string;
+  /** The number of Web Workers the model runs on (the load option workers). */
+  workers: number;
 }
 
 export interface TokenizeOptions {
@@ -119,6 +133,13 @@ export interface Timings {
   decodeTokensPerSecond: number;
   /** Time spent handing control to the worker's event loop between tokens. */
   yieldMs: number;
+  /**
+   * With workers > 1: the time worker 0 spent waiting for the other workers'
+   * parts of its gathers (the exchange's latency, plus any wait for a slower
+   * worker), and how many gathers it waited for; 0 with one worker.
+   */
+  exchangeMs: number;
+  exchanges: number;
 }
 
 export interface GenerateResult {
@@ -139,6 +160,11 @@ export interface GenerateResult {
    * shrinks, so this is the worker's peak so far.
    */
   wasmMemoryBytes: number;
+  /**
+   * With workers > 1: every worker's memory in bytes, worker 0's (the
+   * wasmMemoryBytes above) first; null for a worker that did not answer.
+   */
+  wasmMemoryBytesPerWorker?: Array<number | null>;
 }
 
 export interface TraceCandidate {
@@ -234,13 +260,30 @@ export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompleti
   result: Promise<GenerateResult>;
 }
 
-/** Errors from the model carry a code: "invalid_argument", "invalid_model", "no_model", "prompt_too_long", "js_exception", "internal", ... */
+/**
+ * Errors from the model carry a code: "invalid_argument", "invalid_model", "no_model", "prompt_too_long",
+ * "js_exception", "internal", "exchange_failed" (the workers of a split model could not exchange
+ * activations; the model may have to be loaded again), ...
+ */
 export interface WasmLMError extends Error {
   code: string;
 }
 
 export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string };
 export declare const CACHE_NAME: string;
+/** The most workers the load option workers: 'auto' uses. */
+export declare const MAX_AUTO_WORKERS: number;
+/**
+ * How many workers the load option workers: 'auto' splits a model across:
+ * as many as each keep enough of every layer's weights to pay for the
+ * exchanges between workers (3 MiB with the SIMD kernels, 256 KiB with pure
+ * Go, measured), at most hardwareConcurrency, MAX_AUTO_WORKERS and the
+ * model's key/value heads, at least 1; 1 for a llama2.c checkpoint.
+ */
+export declare function autoWorkers(
+  info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv' | 'simd'>,
+  hardwareConcurrency: number | undefined,
+): number;
 
 export declare class WasmLM {
   private constructor();

@@ -9,6 +9,12 @@
 // blocks. The engine's matrix products run on SIMD128 kernels
 // (wasmlm-simd.wasm, attached by simd.js) where the browser has SIMD, on
 // pure Go otherwise. No SharedArrayBuffer and no special headers are needed.
+//
+// With the load option workers: N the model is split across N workers, each
+// holding 1/N of the weights (its attention heads, feed-forward rows and
+// vocabulary rows) and computing its part of every layer; the workers swap
+// activations by postMessage over MessageChannels. Worker 0 leads (tokenizes,
+// samples, streams); the tokens are exactly those of one worker.
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
 import { simdSupported } from './simd.js';
@@ -27,7 +33,44 @@ export const DEFAULT_MODEL = Object.freeze({
 /** The Cache Storage cache that keeps downloaded models. */
 export const CACHE_NAME = 'wasmlm-models-v1';
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers'];
+
+/** The most workers the load option workers: 'auto' (the default) uses. */
+export const MAX_AUTO_WORKERS = 4;
+
+/**
+ * The weight bytes of one layer each worker must keep for workers: 'auto' to
+ * split a model further, with the SIMD kernels and with pure Go. A token
+ * needs three exchanges between workers per layer (≈ 0.2 ms each in headless
+ * Chromium on a 2-core machine), so a worker must take over enough of each
+ * layer's compute to pay for them. Measured there (web/README.md, "Several
+ * workers"), two workers with SIMD win on the 110M shape in F32 (28 MB of
+ * weights a layer, 1.25×) and Q8_0 (7.5 MB, 1.29×), break about even in Q4_0
+ * and Q4_K (4 MB, 0.95–1.13×) and lose on every smaller model; with pure Go
+ * they win from 0.56 MB a layer (15M Q4_0, 1.23×) and lose at 0.09 MB
+ * (stories260K).
+ */
+const AUTO_LAYER_BYTES_PER_WORKER = { simd: 3 << 20, pureGo: 256 << 10 };
+
+/**
+ * How many workers workers: 'auto' splits a model across: as many as keep
+ * AUTO_LAYER_BYTES_PER_WORKER of each layer's weights, at most
+ * hardwareConcurrency, MAX_AUTO_WORKERS and the model's key/value heads, at
+ * least one. A llama2.c checkpoint runs in one worker.
+ * info: a ModelInfo (format, fileSize, parameters, blockCount, embeddingLength,
+ * feedForwardLength, headCount, headCountKv, simd).
+ */
+export function autoWorkers(info, hardwareConcurrency) {
+  const { format, fileSize, parameters, blockCount: layers, embeddingLength: dim, feedForwardLength: hidden } = info;
+  if (format !== 'gguf' || !(layers > 0 && parameters > 0 && info.headCount > 0)) return 1;
+  const kvDim = (dim * info.headCountKv) / info.headCount;
+  const layerParams = 2 * dim * dim + 2 * dim * kvDim + 3 * dim * hidden; // Wq, Wo, Wk, Wv, gate, up, down
+  const layerBytes = (fileSize * layerParams) / parameters;
+  const perWorker = info.simd ? AUTO_LAYER_BYTES_PER_WORKER.simd : AUTO_LAYER_BYTES_PER_WORKER.pureGo;
+  const wanted = Math.floor(layerBytes / perWorker);
+  return Math.max(1, Math.min(wanted, hardwareConcurrency || 1, MAX_AUTO_WORKERS, info.headCountKv || 1));
+}
+
 const FINISH_TO_OPENAI = { stop: 'stop', length: 'length', context: 'length', abort: 'abort' };
 const OPENAI_PARAMS = {
   max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
@@ -90,6 +133,7 @@ export class WasmLM {
   #dead = null; // why the worker can no longer be used, once it cannot
   #info = null;
   #name;
+  #followers = []; // the workers of shards 1..N-1 of a model split across N workers
 
   constructor(token, worker, name) {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
@@ -109,17 +153,21 @@ export class WasmLM {
    * Loads a model into a new worker. source: a URL (string or URL), an
    * ArrayBuffer, a typed array or a Blob/File; nothing for the default
    * model. options: {tokenizer, onProgress, cache = true, contextLength,
-   * signal, name, simd = true}; simd: false runs the pure-Go kernels even
-   * where the SIMD128 ones could run.
+   * signal, name, simd = true, workers = 'auto'}; simd: false runs the
+   * pure-Go kernels even where the SIMD128 ones could run; workers: the
+   * number of workers to split the model across, or 'auto' (autoWorkers).
    */
   static async load(source, options = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError('wasmlm: load options must be an object');
     for (const k of Object.keys(options)) {
       if (!LOAD_OPTIONS.includes(k)) throw new TypeError(`wasmlm: unknown load option "${k}" (known: ${LOAD_OPTIONS.join(', ')})`);
     }
-    const { onProgress, cache = true, contextLength, signal, simd = true } = options;
+    const { onProgress, cache = true, contextLength, signal, simd = true, workers = 'auto' } = options;
     if (onProgress != null && typeof onProgress !== 'function') throw new TypeError('wasmlm: onProgress must be a function');
     if (typeof simd !== 'boolean') throw new TypeError(`wasmlm: simd must be a boolean, got ${describe(simd)}`);
+    if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
+      throw new TypeError(`wasmlm: workers must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
+    }
     const tokenizer = options.tokenizer;
     let name = options.name;
     if (source == null) {
@@ -134,9 +182,11 @@ export class WasmLM {
     try {
       // The worker starts the Go program while the model downloads.
       const kernels = simd ? compileKernels() : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
-      const booted = Promise.all([compileWasm(), kernels]).then(([module, k]) =>
-        lm.#request({ type: 'boot', module, kernels: k.module, simdReason: k.reason }));
+      const boot = Promise.all([compileWasm(), kernels]).then(([module, k]) =>
+        ({ type: 'boot', module, kernels: k.module, simdReason: k.reason }));
+      const booted = boot.then((message) => lm.#request(message));
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
+      if (workers !== 'auto') lm.#startFollowers(workers - 1, boot); // they boot while the model downloads
       const progress = new Progress(onProgress, tokenizer == null ? 1 : 2);
       const [model, tok] = await Promise.all([
         readSource(source, 'model', progress.part(0), { cache, signal }),
@@ -145,6 +195,15 @@ export class WasmLM {
       await booted;
       const transfer = [model, tok].filter((s) => s?.owned).map((s) => s.bytes.buffer);
       lm.#info = await lm.#request({ type: 'load', model: model.bytes, tokenizer: tok?.bytes, contextLength }, transfer);
+      let n = workers;
+      if (n === 'auto') {
+        n = autoWorkers(lm.#info, navigator.hardwareConcurrency);
+        lm.#startFollowers(n - 1, boot);
+      }
+      if (n > 1) await lm.#split(n);
+      delete lm.#info.shardIndex;
+      delete lm.#info.shardCount;
+      lm.#info.workers = n;
       return lm;
     } catch (err) {
       lm.unload();
@@ -189,9 +248,56 @@ export class WasmLM {
     return this.#iterable({ type: 'stream', prompt, options: opts }, signal, (chunk) => chunk);
   }
 
-  /** Stops the worker and frees the model; later calls reject. */
+  /** Stops the worker(s) and frees the model; later calls reject. */
   unload() {
     this.#fail('wasmlm: the model was unloaded');
+  }
+
+  // --- a model split across workers ----------------------------------------
+
+  /** Creates and boots the workers of shards 1..count (boot: the boot message). */
+  #startFollowers(count, boot) {
+    for (let i = 1; i <= count; i++) {
+      const f = new Follower(i, (why) => this.#fail(`wasmlm: worker ${i} of ${count + 1} failed: ${why}; load the model again`));
+      f.booted = boot.then((message) => f.request(message));
+      f.booted.catch(() => {}); // awaited by #split
+      this.#followers.push(f);
+    }
+  }
+
+  /**
+   * Splits the model loaded in worker 0 across it and the followers: a
+   * MessageChannel per pair of workers, worker 0 becomes shard 0, and cuts
+   * each other shard's file, which moves (without a copy) to its worker.
+   * Shards are cut one at a time, so worker 0 never holds more than one.
+   */
+  async #split(n) {
+    const info = this.#info;
+    if (info.format !== 'gguf') {
+      throw codedError('invalid_argument', `wasmlm: workers: ${n} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
+    }
+    if (n > info.headCountKv) {
+      throw codedError('invalid_argument',
+        `wasmlm: workers: ${n}, but this model splits at most ${info.headCountKv} ways (one per key/value head)`);
+    }
+    const ports = Array.from({ length: n }, () => new Array(n).fill(null));
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++) {
+        const ch = new MessageChannel();
+        ports[i][j] = ch.port1;
+        ports[j][i] = ch.port2;
+      }
+    }
+    const own = (i) => ports[i].filter((p) => p !== null);
+    await Promise.all(this.#followers.map((f) => f.booted));
+    await this.#request({ type: 'split', count: n, peers: ports[0] }, own(0));
+    for (let i = 1; i < n; i++) {
+      const bytes = await this.#request({ type: 'shard', index: i, count: n });
+      await this.#followers[i - 1].request(
+        { type: 'load', model: bytes, contextLength: info.sessionContextLength, peers: ports[i] },
+        [bytes.buffer, ...own(i)],
+      );
+    }
   }
 
   // --- OpenAI-shaped chat ---------------------------------------------------
@@ -256,7 +362,8 @@ export class WasmLM {
       return { result, abort: () => {} };
     }
     let id = 0;
-    const result = this.#request(message, [], onChunk, (i) => { id = i; });
+    let result = this.#request(message, [], onChunk, (i) => { id = i; });
+    if (this.#followers.length > 0) result = result.then((r) => this.#withFollowersMemory(r));
     const abort = () => this.#abort(id);
     if (signal) {
       if (signal.aborted) abort(); // the worker sees the request, then the abort
@@ -317,6 +424,15 @@ export class WasmLM {
     });
   }
 
+  /** A generation's result plus wasmMemoryBytesPerWorker: every worker's memory, worker 0's first. */
+  async #withFollowersMemory(r) {
+    if (r && typeof r === 'object' && typeof r.wasmMemoryBytes === 'number') {
+      const rest = await Promise.all(this.#followers.map((f) => f.request({ type: 'memory' }).catch(() => null)));
+      r.wasmMemoryBytesPerWorker = [r.wasmMemoryBytes, ...rest];
+    }
+    return r;
+  }
+
   #abort(id) {
     if (id && this.#pending.has(id) && !this.#dead) this.#worker.postMessage({ type: 'abort', id });
   }
@@ -342,12 +458,76 @@ export class WasmLM {
     if (this.#dead) return;
     this.#dead = why;
     this.#worker.terminate();
+    for (const f of this.#followers) f.terminate(why);
     for (const p of this.#pending.values()) p.reject(new Error(why));
     this.#pending.clear();
   }
 }
 
 export default WasmLM;
+
+/**
+ * The worker of shard index (1..N-1) of a model split across N workers: it
+ * boots, loads its shard's file, then follows worker 0 (whose generations
+ * drive it through their MessageChannel). onFail(why) when it can no longer.
+ */
+class Follower {
+  #worker;
+  #pending = new Map(); // id → {resolve, reject}
+  #nextID = 1;
+  #dead = null;
+
+  constructor(index, onFail) {
+    this.index = index;
+    this.#worker = new Worker(WORKER_URL, { name: `wasmlm-${index}` });
+    const fail = (why) => {
+      if (this.#dead) return;
+      this.terminate(why);
+      onFail(why);
+    };
+    this.#worker.onmessage = (e) => {
+      const m = e.data;
+      if (m.type === 'fatal') {
+        fail(m.message);
+        return;
+      }
+      const p = this.#pending.get(m.id);
+      if (m.type !== 'result' || !p) return;
+      this.#pending.delete(m.id);
+      if (m.error) p.reject(wasmlmError(m.error));
+      else p.resolve(m.value);
+    };
+    this.#worker.onerror = (e) => {
+      e.preventDefault();
+      fail(e.message || 'script error');
+    };
+    this.#worker.onmessageerror = () => fail('a message from the worker could not be read');
+  }
+
+  request(message, transfer = []) {
+    if (this.#dead) return Promise.reject(new Error(this.#dead));
+    const id = this.#nextID++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ ...message, id }, transfer);
+    });
+  }
+
+  terminate(why) {
+    if (this.#dead) return;
+    this.#dead = why;
+    this.#worker.terminate();
+    for (const p of this.#pending.values()) p.reject(new Error(why));
+    this.#pending.clear();
+  }
+}
+
+/** An Error with a code, as the worker's errors have. */
+function codedError(code, message) {
+  const err = new Error(message);
+  err.code = code;
+  return err;
+}
 
 /** Separates the AbortSignal (which cannot cross to the worker) from the options. */
 function splitSignal(options) {

@@ -6,12 +6,19 @@
 // Messages from the page: {id, type, ...}
 //   boot      {module, kernels, simdReason}  start the Go program (a compiled WebAssembly.Module) with
 //                                         the SIMD kernels (a Module, or null and why not)
-//   load      {model, tokenizer, contextLength}
+//   load      {model, tokenizer, contextLength, peers}
 //   call      {method, args}              info, tokenize, detokenize
 //   generate  {prompt, options}           stream {prompt, options}   chat {messages, options, openai}
 //   abort     {id}                        abort generation id (also while it waits its turn)
+// A model split across workers (the load option workers; see jsbridge's Binding):
+//   split     {count, peers}              worker 0: its whole model becomes shard 0 of count
+//   shard     {index, count}              worker 0: a GGUF file of that shard (a transferred Uint8Array)
+//   load      {..., peers}                worker i: load shard i's file and follow worker 0
+//   memory    {}                          the Go instance's memory size, in bytes
+// peers: this worker's MessagePorts to the others (null at its own index).
 // Replies: {type: 'chunk', id, chunk} while streaming, then {type: 'result', id, value | error};
-// {type: 'fatal', message} when the Go program exits and nothing more can run.
+// {type: 'fatal', message} when the Go program exits, or a follower stops following, and nothing
+// more can run.
 'use strict';
 
 importScripts('./wasm_exec.js');
@@ -106,8 +113,26 @@ async function handle(m, signal) {
   const b = await binding;
   const onToken = (chunk) => postMessage({ type: 'chunk', id: m.id, chunk });
   switch (m.type) {
-    case 'load':
-      return withSIMD(await b.load(m.model, { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined }));
+    case 'load': {
+      const info = withSIMD(await b.load(m.model, {
+        tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined,
+      }));
+      if (m.peers && info.shardIndex > 0) {
+        // Serve worker 0 from now on. follow() settles only when the
+        // shards can no longer work together: this worker is then useless.
+        b.follow().then(
+          () => postMessage({ type: 'fatal', message: `shard ${info.shardIndex} was told to stop following` }),
+          (err) => postMessage({ type: 'fatal', message: `shard ${info.shardIndex} stopped following: ${err?.message ?? err}` }),
+        );
+      }
+      return info;
+    }
+    case 'split':
+      return withSIMD(await b.split(m.count, m.peers));
+    case 'shard':
+      return b.shard(m.index, m.count);
+    case 'memory':
+      return memory ? memory.buffer.byteLength : null;
     case 'call': {
       if (!['info', 'tokenize', 'detokenize'].includes(m.method)) throw new Error(`wasmlm: unknown method ${m.method}`);
       const value = await b[m.method](...m.args);
@@ -134,7 +159,8 @@ self.onmessage = async (e) => {
   controllers.set(m.id, controller);
   try {
     const value = await handle(m, controller.signal);
-    postMessage({ type: 'result', id: m.id, value });
+    // A shard's bytes move to the page without a copy.
+    postMessage({ type: 'result', id: m.id, value }, value instanceof Uint8Array ? [value.buffer] : []);
   } catch (err) {
     let message = String(err?.message ?? err);
     if (m.openai && err?.code === 'invalid_argument') {

@@ -38,14 +38,14 @@ type browserHost struct {
 	// lm.info.simd, so a browser or page that cannot is an error, not a
 	// mislabelled row.
 	simd bool
+	// workers is WasmLM.load's workers option: how many Web Workers the
+	// model is split across (0 means 1). The run checks lm.info.workers.
+	workers int
 }
 
 // browserHosts are the browser hosts: the page with its pure-Go kernels and
-// with its SIMD128 kernels.
-//
-// HOOK(workers): when the page can split a model across several Web Workers
-// (issue 6 item 4), add a host per worker count here (e.g. chromium-simd-2w,
-// with that load option in the page script) and to allHosts.
+// with its SIMD128 kernels, each in one Web Worker and split across two
+// (issue 6 item 4: the load option workers).
 func browserHosts(want map[string]bool) []browserHost {
 	var hosts []browserHost
 	if want["chromium"] {
@@ -55,6 +55,14 @@ func browserHosts(want map[string]bool) []browserHost {
 	if want["chromium-simd"] {
 		hosts = append(hosts, browserHost{simd: true, Host: Host{Name: "chromium-simd",
 			Description: "the same with WasmLM.load's default simd: true: the SIMD128 kernels (wasmlm-simd.wasm) on the worker's Go memory"}})
+	}
+	if want["chromium-2w"] {
+		hosts = append(hosts, browserHost{workers: 2, Host: Host{Name: "chromium-2w",
+			Description: "chromium with WasmLM.load's workers: 2: the model split across two Web Workers (each holds half the rows of every matrix; they swap activations by postMessage), the pure-Go kernels; peak memory is both workers'"}})
+	}
+	if want["chromium-simd-2w"] {
+		hosts = append(hosts, browserHost{simd: true, workers: 2, Host: Host{Name: "chromium-simd-2w",
+			Description: "chromium-simd with workers: 2: the SIMD128 kernels in two Web Workers; peak memory is both workers'"}})
 	}
 	return hosts
 }
@@ -152,6 +160,7 @@ type browserRun struct {
 		SessionContextLength int    `json:"sessionContextLength"`
 		SIMD                 bool   `json:"simd"`
 		SIMDReason           string `json:"simdReason"`
+		Workers              int    `json:"workers"`
 		FileSize             int    `json:"fileSize"`
 	} `json:"info"`
 	Usage struct {
@@ -178,7 +187,7 @@ type browserRun struct {
 const pageScript = `(async () => {
 	const { WasmLM } = await import('/wasmlm.js');
 	const t0 = performance.now();
-	const lm = await WasmLM.load(%q, { cache: false, simd: %t });
+	const lm = await WasmLM.load(%q, { cache: false, simd: %t, workers: %d });
 	const loadMs = performance.now() - t0;
 	try {
 		const story = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine with her dog. ';
@@ -196,7 +205,9 @@ const pageScript = `(async () => {
 			if (performance.now() - t >= warmupMs) break;
 		}
 		const r = await lm.generate(text, { temperature: 0, maxTokens: %d });
-		return { loadMs, info: lm.info, usage: r.usage, timings: r.timings, finishReason: r.finishReason, wasmMemoryBytes: r.wasmMemoryBytes ?? 0 };
+		const perWorker = r.wasmMemoryBytesPerWorker ?? [r.wasmMemoryBytes ?? 0];
+		return { loadMs, info: lm.info, usage: r.usage, timings: r.timings, finishReason: r.finishReason,
+			wasmMemoryBytes: perWorker.reduce((a, b) => a + (b ?? 0), 0) };
 	} finally {
 		lm.unload();
 	}
@@ -230,7 +241,8 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, log io.Writer) Re
 		r.Error = err.Error()
 		return r
 	}
-	script := fmt.Sprintf(pageScript, m.URL, h.simd, s.PromptTokens, s.PromptTokens, s.WarmupMS, s.MaxTokens)
+	workers := max(h.workers, 1)
+	script := fmt.Sprintf(pageScript, m.URL, h.simd, workers, s.PromptTokens, s.PromptTokens, s.WarmupMS, s.MaxTokens)
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](script, chromedp.EvalAwaitPromise))
 	if err != nil {
 		r.Error = err.Error()
@@ -246,6 +258,10 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, log io.Writer) Re
 		r.Error = fmt.Sprintf("asked for simd: %v, the page ran simd: %v (%s)", h.simd, in.SIMD, in.SIMDReason)
 		return r
 	}
+	if in.Workers != workers && !(workers == 1 && in.Workers == 0) {
+		r.Error = fmt.Sprintf("asked for workers: %d, the page ran %d", workers, in.Workers)
+		return r
+	}
 	kvDim := 0
 	if in.HeadCount > 0 {
 		kvDim = in.EmbeddingLength / in.HeadCount * in.HeadCountKv
@@ -258,6 +274,9 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, log io.Writer) Re
 	r.YieldMS = out.Timings.YieldMs
 	r.PeakMemoryBytes = uint64(out.WasmMemoryBytes)
 	r.PeakMemorySource = "the worker's WebAssembly memory (result.wasmMemoryBytes)"
+	if workers > 1 {
+		r.PeakMemorySource = "the workers' WebAssembly memories, added (result.wasmMemoryBytesPerWorker)"
+	}
 	if out.WasmMemoryBytes == 0 {
 		r.PeakMemorySource = "not reported (a page without result.wasmMemoryBytes)"
 	}

@@ -33,7 +33,7 @@ import (
 
 // allHosts are the hosts in the order they run and the table shows them.
 func allHosts() []string {
-	return []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd"}
+	return []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w"}
 }
 
 // modeShapes are the generated shapes each mode runs (the default model always runs).

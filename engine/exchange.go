@@ -1,0 +1,326 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Exchange carries messages between the shards of a model (see Model.Shard):
+// each shard's session has one, connected to every other shard's. The
+// engine builds everything else on these two calls — the gathers of the
+// forward pass, the steps shard 0 leads, the checks that the shards match —
+// so a host only moves float32 messages: NewLocalExchange over channels,
+// jsbridge over MessagePorts between Web Workers.
+//
+// An Exchange is used by one goroutine at a time (its session's). One that
+// also has a method Reserve(longest int) is told, when a session is made,
+// the longest message (head and body) the session will send.
+type Exchange interface {
+	// Send delivers head followed by body, as one message, to shard to.
+	// Messages from one shard to another must arrive in the order they were
+	// sent. Send must not keep head or body after it returns. An error means
+	// the message will never arrive.
+	Send(to int, head, body []float32) error
+	// Recv returns the next message from shard from, waiting until it
+	// arrives. The slice belongs to the Exchange and stays valid until the
+	// next Recv from the same shard. When shard from is gone, Recv must fail
+	// rather than wait forever: that is how a dead worker becomes an error
+	// instead of a hang.
+	Recv(from int) ([]float32, error)
+}
+
+// The step protocol. Shard 0 leads: it starts every step by sending the
+// others a header (what to do: a forward pass for a token at a position, a
+// hello, or stop); then every shard runs the step's gathers in the same
+// order. Every message starts with the step's sequence number and its kind,
+// as float32 integers (exact below 2^24).
+//
+// A failure within a step (a message that could not be sent or received)
+// does not stop a shard from taking part: it keeps sending and receiving
+// every message of the step, sending failure notices in place of data, so
+// that every shard finishes the step, the channels stay in step, and the
+// leader learns which shard failed and why. The step's result is dropped
+// (the leader's generation fails with ErrExchange) and the next step starts
+// clean. Only a message that breaks the protocol itself (wrong sequence
+// number, kind or length: the shards are no longer in step) is beyond
+// repair: the shard that sees it tells every other and the group stays
+// broken (every later call fails) until the host connects new sessions.
+const (
+	kindData   = 1 // head [seq, kind], body: the sender's part of a gather
+	kindHeader = 2 // head [seq, kind, op, token, pos, flags], no body
+	kindFailed = 3 // head [seq, kind, code, origin, peer]: sent in place of data after a failure
+	kindBroken = 4 // head [seq, kind, origin]: the sender is out of step and stops
+
+	headLen    = 6       // the longest head
+	seqModulus = 1 << 24 // sequence numbers wrap here, staying exact in a float32
+
+	opForward = 1 // run the forward pass for token at pos
+	opHello   = 2 // exchange identities (see hello)
+	opStop    = 3 // Follow returns
+
+	flagLogits = 1 // the forward pass computes the logits
+
+	identLen = 8 // a shard's identity in a hello: [index, count, fingerprint (4×16 bits), context, fresh]
+)
+
+// Failure codes of kindFailed notices.
+const (
+	failSend     = 1 // origin could not send to peer
+	failReceive  = 2 // origin could not receive from peer
+	failMismatch = 3 // origin found that the shards do not match
+	failStale    = 4 // origin (a follower) was asked to compute before any hello
+)
+
+// allShards as a gather's root: every shard receives every part.
+const allShards = -1
+
+// shardGroup runs the step protocol for one shard's session over its Exchange.
+type shardGroup struct {
+	ex          Exchange
+	self, count int
+	seq         int              // the current step, mod seqModulus
+	head        [headLen]float32 // the head of the message being sent
+	err         error            // the current step's first failure
+	code        [3]int           // its notice: code, origin, peer
+	broken      error            // the group is out of step: every call fails with it
+	greeted     bool             // a hello succeeded (leader) or took place (follower) since the session began
+	embParts    []int            // (count+1) parts of the embedding gather: the owner's row only
+	ident       []float32        // (count·identLen) identities gathered by a hello
+	identParts  []int            // (count+1)
+	step        struct{ op, token, pos, flags int }
+	waited      time.Duration // time gathers spent receiving (Timings.ExchangeWait)
+	gathers     int           // gathers that received something (Timings.Exchanges)
+}
+
+func newShardGroup(ex Exchange, p *shardPlan) *shardGroup {
+	g := &shardGroup{
+		ex: ex, self: p.index, count: p.count,
+		embParts:   make([]int, p.count+1),
+		ident:      make([]float32, p.count*identLen),
+		identParts: make([]int, p.count+1),
+	}
+	for j := range g.identParts {
+		g.identParts[j] = j * identLen
+	}
+	if r, ok := ex.(interface{ Reserve(longest int) }); ok {
+		dim := p.dimParts[p.count] // the embedding row, sent whole by its owner
+		r.Reserve(headLen + max(p.maxPart(), identLen, dim))
+	}
+	return g
+}
+
+// fail records the step's first failure and the notice the shard sends in
+// place of its data for the rest of the step.
+func (g *shardGroup) fail(err error, code, origin, peer int) {
+	if g.err == nil {
+		g.err = err
+		g.code = [3]int{code, origin, peer}
+	}
+}
+
+// breakOff marks the group broken and tells every other shard, so that none
+// waits for this one any more.
+func (g *shardGroup) breakOff(err error) {
+	if g.broken != nil {
+		return
+	}
+	g.broken = err
+	g.head[0], g.head[1], g.head[2] = float32(g.seq), kindBroken, float32(g.self)
+	for j := range g.count {
+		if j != g.self {
+			_ = g.ex.Send(j, g.head[:3], nil) // best effort: the group is lost either way
+		}
+	}
+}
+
+// outOfStep breaks the group because a message from shard from was not what
+// the protocol expects next.
+func (g *shardGroup) outOfStep(from int, what string) {
+	g.breakOff(fmt.Errorf("%w: shard %d got %s from shard %d in step %d: the shards are out of step; connect them again (reload the model)",
+		ErrExchange, g.self, what, from, g.seq))
+}
+
+// send sends own (this shard's part) to shard to, or the failure notice.
+func (g *shardGroup) send(to int, own []float32) {
+	g.head[0] = float32(g.seq)
+	var err error
+	if g.err == nil {
+		g.head[1] = kindData
+		err = g.ex.Send(to, g.head[:2], own)
+	} else {
+		g.head[1] = kindFailed
+		g.head[2], g.head[3], g.head[4] = float32(g.code[0]), float32(g.code[1]), float32(g.code[2])
+		err = g.ex.Send(to, g.head[:5], nil)
+	}
+	if err != nil {
+		g.fail(fmt.Errorf("%w: shard %d could not send to shard %d: %w", ErrExchange, g.self, to, err), failSend, g.self, to)
+	}
+}
+
+// receive reads shard from's part of a gather into dst.
+func (g *shardGroup) receive(from int, dst []float32) {
+	m, err := g.ex.Recv(from)
+	if err != nil {
+		g.fail(fmt.Errorf("%w: shard %d could not receive from shard %d: %w", ErrExchange, g.self, from, err), failReceive, g.self, from)
+		return
+	}
+	if len(m) >= 3 && m[1] == kindBroken {
+		g.breakOff(leftError(m[2]))
+		return
+	}
+	if len(m) < 2 || m[0] != float32(g.seq) {
+		g.outOfStep(from, "a message of another step")
+		return
+	}
+	switch {
+	case m[1] == kindData && len(m)-2 == len(dst):
+		if g.err == nil {
+			copy(dst, m[2:])
+		}
+	case m[1] == kindFailed && len(m) == 5:
+		g.fail(noticeError(m[2:5]), int(m[2]), int(m[3]), int(m[4]))
+	default:
+		g.outOfStep(from, fmt.Sprintf("a message of kind %v and length %d where %d values were due", m[1], len(m), len(dst)))
+	}
+}
+
+// leftError says that shard origin broke off (a kindBroken notice).
+func leftError(origin float32) error {
+	return fmt.Errorf("%w: shard %v left the group (it fell out of step or lost its connection); connect the shards again (reload the model)", ErrExchange, origin)
+}
+
+// noticeError describes a failure another shard reported.
+func noticeError(n []float32) error {
+	origin, peer := int(n[1]), int(n[2])
+	switch int(n[0]) {
+	case failSend:
+		return fmt.Errorf("%w: shard %d could not send to shard %d", ErrExchange, origin, peer)
+	case failReceive:
+		return fmt.Errorf("%w: shard %d could not receive from shard %d", ErrExchange, origin, peer)
+	case failMismatch:
+		return fmt.Errorf("%w: shard %d found that the shards do not match", ErrShardMismatch, origin)
+	case failStale:
+		return fmt.Errorf("%w: shard %d was restarted and has not been greeted: its KV cache is empty", ErrExchange, origin)
+	}
+	return fmt.Errorf("%w: shard %d failed", ErrExchange, origin)
+}
+
+// gather assembles dst from the shards' parts: shard j's part is
+// dst[parts[j]:parts[j+1]], and this shard's own part is already in place.
+// With root = allShards every shard receives every part; otherwise only
+// shard root does. Empty parts are not sent. Failures are recorded for
+// endStep. A nil group (an unsharded model) does nothing.
+func (g *shardGroup) gather(dst []float32, parts []int, root int) {
+	if g == nil || g.broken != nil {
+		return
+	}
+	if own := dst[parts[g.self]:parts[g.self+1]]; len(own) > 0 {
+		for j := range g.count {
+			if j != g.self && (root == allShards || root == j) {
+				g.send(j, own)
+			}
+		}
+	}
+	if root != allShards && root != g.self {
+		return
+	}
+	start, received := time.Now(), false
+	for j := range g.count {
+		if j != g.self && parts[j] < parts[j+1] {
+			g.receive(j, dst[parts[j]:parts[j+1]])
+			if g.broken != nil {
+				return
+			}
+			received = true
+		}
+	}
+	if received {
+		g.waited += time.Since(start)
+		g.gathers++
+	}
+}
+
+// startStep (the leader) begins a step: it sends every follower the header.
+func (g *shardGroup) startStep(op, token, pos, flags int) {
+	if g.broken != nil {
+		return
+	}
+	g.seq = (g.seq + 1) % seqModulus
+	g.err = nil
+	g.step.op, g.step.token, g.step.pos, g.step.flags = op, token, pos, flags
+	g.head = [headLen]float32{float32(g.seq), kindHeader, float32(op), float32(token), float32(pos), float32(flags)}
+	for j := 1; j < g.count; j++ {
+		if err := g.ex.Send(j, g.head[:], nil); err != nil {
+			g.fail(fmt.Errorf("%w: shard 0 could not send to shard %d: %w", ErrExchange, j, err), failSend, 0, j)
+		}
+	}
+}
+
+// awaitHeader (a follower) waits for the leader's next header and begins
+// that step. An error here means the follower cannot go on: the group is
+// broken.
+func (g *shardGroup) awaitHeader() error {
+	if g.broken != nil {
+		return g.broken
+	}
+	m, err := g.ex.Recv(0)
+	if err != nil {
+		g.breakOff(fmt.Errorf("%w: shard %d could not receive from shard 0: %w", ErrExchange, g.self, err))
+		return g.broken
+	}
+	if len(m) >= 3 && m[1] == kindBroken {
+		g.breakOff(leftError(m[2]))
+		return g.broken
+	}
+	var v [4]int
+	ok := len(m) == headLen && m[1] == kindHeader
+	for i := range v {
+		if !ok {
+			break
+		}
+		v[i], ok = exactInt(m[2+i])
+	}
+	seq, okSeq := exactInt(m[0])
+	if !ok || !okSeq {
+		g.outOfStep(0, "a message that is not a step header")
+		return g.broken
+	}
+	g.seq, g.err = seq, nil
+	g.step.op, g.step.token, g.step.pos, g.step.flags = v[0], v[1], v[2], v[3]
+	return nil
+}
+
+// exactInt is v as an int when v is a whole number in [0, 2^24).
+func exactInt(v float32) (int, bool) {
+	if !(v >= 0 && v < seqModulus) || v != float32(int(v)) {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// endStep is the outcome of the step: nil, its first failure, or why the
+// group is broken. A nil group always succeeds.
+func (g *shardGroup) endStep() error {
+	if g == nil {
+		return nil
+	}
+	if g.broken != nil {
+		return g.broken
+	}
+	return g.err
+}
+
+// embed gathers the token embedding from the shard that holds its row (it
+// has already written it to x).
+func (g *shardGroup) embed(x []float32, owner int) {
+	if g == nil {
+		return
+	}
+	for j := range g.embParts {
+		g.embParts[j] = 0
+		if j > owner {
+			g.embParts[j] = len(x)
+		}
+	}
+	g.gather(x, g.embParts, allShards)
+}

@@ -1,0 +1,180 @@
+//go:build !js
+
+package e2e
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A model split across two Web Workers (load option workers: 2) gives
+// llama2.c's greedy stream (ids and text) and, for the same seeds, the same
+// text as one worker; an abort stops it within a few tokens and the next
+// generation still reproduces llama2.c. More workers than the model has
+// key/value heads reject readably.
+func TestBrowserWorkersMatchOneWorker(t *testing.T) {
+	g := loadRuncGolden(t)
+	empty, once := g.Runs[0], g.Runs[1]
+	require.Equal(t, "Once upon a time", once.Prompt)
+	tb := newTab(t, blankPage)
+	type seeded struct {
+		Prompt  string         `json:"prompt"`
+		Options map[string]any `json:"options"`
+	}
+	requests := []seeded{
+		{"Once upon a time", map[string]any{"seed": 42, "maxTokens": 120}},
+		{"", map[string]any{"seed": 1234567, "temperature": 1.2, "topK": 0, "topP": 1, "minP": 0, "repeatPenalty": 1.15, "maxTokens": 120}},
+		{"The little dog", map[string]any{"seed": 7, "temperature": 1, "topK": 10, "topP": 0.9, "presencePenalty": 0.5, "maxTokens": 120}},
+	}
+	got := eval[struct {
+		Workers   []int      `json:"workers"`
+		IDs       []int      `json:"ids"`
+		Text      string     `json:"text"`
+		Greedy    result     `json:"greedy"`
+		Seeded    [][]result `json:"seeded"`
+		Seen      int        `json:"seen"`
+		Aborted   result     `json:"aborted"`
+		Next      result     `json:"next"`
+		Memory    []float64  `json:"memory"`
+		TooMany   jsError    `json:"tooMany"`
+		AutoCount int        `json:"autoCount"`
+	}](t, tb, apiScript(`
+		const requests = `+jsonString(t, requests)+`;
+		const seeded = [];
+		const workers = [];
+		let ids = [], text = '', greedy, seen = 0, aborted, next, memory;
+		for (const n of [2, 1]) {
+			const lm = await WasmLM.load(undefined, { workers: n });
+			workers.push(lm.info.workers);
+			seeded.push([]);
+			for (const r of requests) seeded[seeded.length - 1].push(await lm.generate(r.prompt, r.options));
+			if (n === 2) {
+				const s = lm.stream('', { temperature: 0, maxTokens: 200 });
+				for await (const c of s) { if (c.token >= 0) ids.push(c.token); text += c.text; }
+				greedy = await s.result;
+				memory = greedy.wasmMemoryBytesPerWorker;
+				const ac = new AbortController();
+				const a = lm.stream('', { temperature: 0, maxTokens: 500, signal: ac.signal });
+				for await (const c of a) if (++seen === 5) ac.abort();
+				aborted = await a.result;
+				next = await lm.generate('Once upon a time', { temperature: 0, maxTokens: `+strconv.Itoa(len(once.GeneratedIDs))+` });
+			}
+			lm.unload();
+		}
+		let tooMany = null;
+		try { (await WasmLM.load(undefined, { workers: 5 })).unload(); } catch (e) { tooMany = { name: e.name, message: e.message, code: e.code }; }
+		const auto = await WasmLM.load(undefined, { workers: 'auto' });
+		const autoCount = auto.info.workers;
+		auto.unload();
+		return { workers, ids, text, greedy, seeded, seen, aborted, next, memory, tooMany, autoCount };
+	`))
+	assert.Equal(t, []int{2, 1}, got.Workers, "lm.info.workers")
+	assert.Equal(t, empty.GeneratedIDs, got.IDs, "streamed ids with 2 workers")
+	assert.Equal(t, empty.Text, got.Text, "streamed text with 2 workers")
+	assert.Equal(t, empty.GeneratedIDs, got.Greedy.Tokens)
+	require.Len(t, got.Seeded, 2)
+	for i := range requests {
+		assert.NotEmpty(t, got.Seeded[1][i].Tokens)
+		assert.Equal(t, got.Seeded[1][i].Tokens, got.Seeded[0][i].Tokens, "request %d: tokens, 2 workers vs 1", i)
+		assert.Equal(t, got.Seeded[1][i].Text, got.Seeded[0][i].Text, "request %d: text, 2 workers vs 1", i)
+	}
+	assert.Equal(t, "abort", got.Aborted.FinishReason)
+	assert.GreaterOrEqual(t, got.Seen, 5)
+	assert.LessOrEqual(t, got.Seen, 5+abortSlack, "tokens after the abort")
+	assert.Equal(t, empty.GeneratedIDs[:len(got.Aborted.Tokens)], got.Aborted.Tokens)
+	assert.Equal(t, once.GeneratedIDs, got.Next.Tokens, "the generation after the abort")
+	assert.Len(t, got.Memory, 2, "every worker's memory")
+	assert.Equal(t, "invalid_argument", got.TooMany.Code)
+	assert.Contains(t, got.TooMany.Message, "splits at most 4 ways")
+	assert.GreaterOrEqual(t, got.AutoCount, 1)
+	assert.LessOrEqual(t, got.AutoCount, 4)
+	t.Logf("2 workers: %.0f tokens/s (1 worker: see the benchmark); memory per worker %v; workers: 'auto' chose %d",
+		got.Greedy.Timings.DecodeTokensPerSecond, got.Memory, got.AutoCount)
+}
+
+// workers: 'auto' (the default) splits a model only where the benchmark
+// measured more workers to be faster. The shapes are the benchmark's random
+// models (tied classifier), the file sizes those internal/modelgen wrote, and
+// want the faster of 1 and 2 workers in headless Chromium on this 2-core
+// machine (bench/results.json, chromium[-simd] against chromium[-simd]-2w,
+// 2026-11-29).
+func TestBrowserAutoWorkers(t *testing.T) {
+	type shape struct{ dim, hidden, layers, heads, kvHeads, vocab int }
+	s260K := shape{64, 172, 5, 8, 4, 512}
+	s15M := shape{288, 768, 6, 6, 6, 32000}
+	s110M := shape{768, 2048, 12, 12, 12, 32000}
+	tests := []struct {
+		name     string
+		shape    shape
+		fileSize int
+		simd     bool
+		cores    int
+		want     int
+	}{
+		{"stories260K F16, SIMD", s260K, 601248, true, 2, 1},
+		{"stories260K F16, pure Go", s260K, 601248, false, 2, 1},
+		{"15M F32, SIMD", s15M, 61559616, true, 2, 1},
+		{"15M Q8_0, SIMD", s15M, 16944960, true, 2, 1},
+		{"15M Q4_0, SIMD", s15M, 9350976, true, 2, 1},
+		{"15M F32, pure Go", s15M, 61559616, false, 2, 2},
+		{"15M Q8_0, pure Go", s15M, 16944960, false, 2, 2},
+		{"15M Q4_0, pure Go", s15M, 9350976, false, 2, 2},
+		{"15M Q4_K, pure Go", s15M, 11083584, false, 2, 2},
+		{"110M F32, SIMD", s110M, 438915392, true, 2, 2},
+		{"110M Q8_0, SIMD", s110M, 117227840, true, 2, 2},
+		{"110M Q4_0, SIMD", s110M, 62472512, true, 2, 1},
+		{"110M Q4_K, SIMD", s110M, 62472512, true, 2, 1},
+		{"110M Q8_0, pure Go", s110M, 117227840, false, 2, 2},
+		// Beyond this machine: the caps.
+		{"110M F32, SIMD, 16 cores: MAX_AUTO_WORKERS", s110M, 438915392, true, 16, 4},
+		{"110M Q8_0, SIMD, one core", s110M, 117227840, true, 1, 1},
+		{"110M Q8_0, pure Go, unknown cores", s110M, 117227840, false, 0, 1},
+		{"stories260K-shaped but huge, 4 kv heads, 16 cores", s260K, 1 << 32, true, 16, 4},
+	}
+	type info struct {
+		Format            string `json:"format"`
+		FileSize          int    `json:"fileSize"`
+		Parameters        int    `json:"parameters"`
+		BlockCount        int    `json:"blockCount"`
+		EmbeddingLength   int    `json:"embeddingLength"`
+		FeedForwardLength int    `json:"feedForwardLength"`
+		HeadCount         int    `json:"headCount"`
+		HeadCountKv       int    `json:"headCountKv"`
+		SIMD              bool   `json:"simd"`
+	}
+	type call struct {
+		Info  info `json:"info"`
+		Cores int  `json:"cores"`
+	}
+	calls := make([]call, len(tests))
+	for i, tt := range tests {
+		sh := tt.shape
+		kvDim := sh.dim * sh.kvHeads / sh.heads
+		params := sh.layers*(2*sh.dim*sh.dim+2*sh.dim*kvDim+3*sh.dim*sh.hidden+2*sh.dim) + sh.vocab*sh.dim + sh.dim
+		calls[i] = call{Info: info{"gguf", tt.fileSize, params, sh.layers, sh.dim, sh.hidden, sh.heads, sh.kvHeads, tt.simd}, Cores: tt.cores}
+	}
+	tb := newTab(t, blankPage)
+	got := eval[struct {
+		Counts     []int `json:"counts"`
+		Checkpoint int   `json:"checkpoint"`
+		Default    int   `json:"default"`
+	}](t, tb, `(async () => {
+		const { WasmLM, autoWorkers } = await import('/wasmlm.js');
+		const calls = `+jsonString(t, calls)+`;
+		const counts = calls.map((c) => autoWorkers(c.info, c.cores));
+		const checkpoint = autoWorkers({ ...calls[calls.length - 2].info, format: 'llama2c' }, 16);
+		const lm = await WasmLM.load(); // workers: 'auto' by default
+		const def = lm.info.workers;
+		lm.unload();
+		return { counts, checkpoint, default: def };
+	})()`)
+	require.Len(t, got.Counts, len(tests))
+	for i, tt := range tests {
+		assert.Equal(t, tt.want, got.Counts[i], tt.name)
+	}
+	assert.Equal(t, 1, got.Checkpoint, "a llama2.c checkpoint runs in one worker")
+	assert.Equal(t, 1, got.Default, "the default model is too small to split")
+}
