@@ -185,8 +185,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	g := generation{
 		session: s, opts: opts, onToken: onToken, res: &res,
 		decoder: tokenizer.NewStreamDecoder(m.Tokenizer),
-		stop:    stopMatcher{stops: opts.Stop},
+		stop:    newStopMatcher(opts.Stop),
 	}
+	g.reserve(len(prompt))
 	g.decoder.SetPrevious(prompt[len(prompt)-1])
 	err = g.run(ctx, sampler, start)
 	return res, err
@@ -200,8 +201,32 @@ type generation struct {
 	res     *Result
 	decoder *tokenizer.StreamDecoder
 	stop    stopMatcher
-	text    strings.Builder
+	text    strings.Builder // everything emitted; each Token.Text is a substring of it
+	piece   []byte          // a token's text plus the released rest, at the end
+	tail    []byte          // the held-back text released at the end
 	trace   sampling.Trace
+}
+
+// Preallocation for a generation's text, so that streaming a token
+// allocates nothing: this many bytes per token it may generate (stories and
+// chat average 3 to 5), at most maxReservedText bytes; past that the text
+// grows by doubling.
+const (
+	reservedBytesPerToken = 8
+	maxReservedText       = 256 << 10
+)
+
+// reserve sizes the result's token list for every token the generation may
+// produce and its text for a typical text of that many tokens, so that the
+// decode loop allocates nothing per token.
+func (g *generation) reserve(promptTokens int) {
+	limit := g.session.context - promptTokens + 1
+	if g.opts.MaxTokens > 0 {
+		limit = min(limit, g.opts.MaxTokens)
+	}
+	limit = max(limit, 1)
+	g.res.Tokens = make([]int, 0, limit)
+	g.text.Grow(min(limit*reservedBytesPerToken, maxReservedText))
 }
 
 // run samples, streams and evaluates tokens until a stop condition. How the
@@ -222,7 +247,7 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 	for {
 		if ctx.Err() != nil {
 			res.FinishReason = FinishAbort
-			return g.emit(Token{ID: -1, Text: g.flush()})
+			return g.emit(-1, g.flush(), nil)
 		}
 		var next int
 		var trace *sampling.Trace
@@ -240,11 +265,11 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		// stops there too: its TinyStories models separate stories with BOS).
 		if special.IsEndOfGeneration(next) || next == special.BOS || slices.Contains(g.opts.StopTokens, next) {
 			res.FinishReason = FinishStop
-			return g.emit(Token{ID: -1, Text: g.flush()})
+			return g.emit(-1, g.flush(), nil)
 		}
 		res.Tokens = append(res.Tokens, next)
 		sampler.Accept(next)
-		text, hit := g.stop.push(g.decoder.Add(next))
+		text, hit := g.stop.push(g.decoder.AddBytes(next))
 		pos := len(s.tokens) // where next would be evaluated
 		switch {
 		case hit:
@@ -255,9 +280,11 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 			res.FinishReason = FinishContext
 		}
 		if res.FinishReason != "" && !hit {
-			text += g.flush()
+			g.piece = append(g.piece[:0], text...)
+			g.piece = append(g.piece, g.flush()...)
+			text = g.piece
 		}
-		if err := g.emit(Token{ID: next, Text: text, Trace: trace}); err != nil {
+		if err := g.emit(next, text, trace); err != nil {
 			return err
 		}
 		if res.FinishReason != "" {
@@ -271,23 +298,29 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 }
 
 // flush releases all held-back text: incomplete UTF-8 (as U+FFFD) and a
-// stop-string prefix that never completed.
-func (g *generation) flush() string {
-	rest, _ := g.stop.push(g.decoder.Flush())
-	return rest + g.stop.flush()
+// stop-string prefix that never completed. The bytes are valid until the
+// next flush.
+func (g *generation) flush() []byte {
+	rest, _ := g.stop.push([]byte(g.decoder.Flush()))
+	g.tail = append(g.tail[:0], rest...)
+	g.tail = append(g.tail, g.stop.flush()...)
+	return g.tail
 }
 
-// emit appends t's text to the result and hands t to the callback. A final
-// token with no id and no text is not delivered. A callback error aborts.
-func (g *generation) emit(t Token) error {
-	if t.ID < 0 && t.Text == "" {
+// emit appends a token's text to the result and hands the token to the
+// callback, its Text a substring of the result's text (so a token allocates
+// nothing). A final token (id -1) with no text is not delivered. A callback
+// error aborts.
+func (g *generation) emit(id int, text []byte, trace *sampling.Trace) error {
+	if id < 0 && len(text) == 0 {
 		return nil
 	}
-	g.text.WriteString(t.Text)
+	start := g.text.Len()
+	g.text.Write(text)
 	if g.onToken == nil {
 		return nil
 	}
-	if err := g.onToken(t); err != nil {
+	if err := g.onToken(Token{ID: id, Text: g.text.String()[start:], Trace: trace}); err != nil {
 		g.res.FinishReason = FinishAbort
 		return fmt.Errorf("token callback: %w", err)
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -227,4 +229,53 @@ func TestPromptProgress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, FinishAbort, res.FinishReason)
 	assert.Empty(t, res.Tokens)
+}
+
+// TestGeneratedTokensAllocateNothing: once a generation has started, a
+// generated token allocates nothing — sampling, the forward pass, streaming
+// its text (with and without stop strings to watch) and the callback — so a
+// generation of 200 tokens allocates exactly as much as one of 100.
+func TestGeneratedTokensAllocateNothing(t *testing.T) {
+	m := loadStories260K(t)
+	noEnd := map[int]float32{1: float32(math.Inf(-1)), 2: float32(math.Inf(-1))} // never BOS or EOS: run to MaxTokens
+	tests := []struct {
+		name     string
+		opts     GenerateOptions
+		callback bool
+	}{
+		{"greedy", GenerateOptions{}, false},
+		{"greedy with a callback", GenerateOptions{}, true},
+		{"sampled with stop strings", GenerateOptions{
+			Sampling: sampling.Params{Temperature: 1, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, Seed: 7, LogitBias: noEnd},
+			Stop:     []string{"the end of the story", "zzz"},
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			allocs := func(n int) uint64 {
+				best := uint64(math.MaxUint64)
+				for range 3 {
+					s := newSession(t, m)
+					opts := tt.opts
+					opts.MaxTokens = n
+					var cb TokenFunc
+					if tt.callback {
+						var got int
+						cb = func(tok Token) error { got += len(tok.Text); return nil }
+					}
+					var before, after runtime.MemStats
+					runtime.ReadMemStats(&before)
+					res, err := s.Generate(context.Background(), "", opts, cb)
+					runtime.ReadMemStats(&after)
+					require.NoError(t, err)
+					require.Len(t, res.Tokens, n)
+					best = min(best, after.Mallocs-before.Mallocs)
+				}
+				return best
+			}
+			a100, a200 := allocs(100), allocs(200)
+			t.Logf("allocations: %d for 100 tokens, %d for 200", a100, a200)
+			assert.Equal(t, a100, a200, "100 more tokens allocated %d times", int64(a200)-int64(a100))
+		})
+	}
 }

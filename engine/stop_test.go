@@ -28,12 +28,12 @@ func TestStopMatcher(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := stopMatcher{stops: tt.stops}
+			m := newStopMatcher(tt.stops)
 			var got []string
 			hitAt := -1
 			for i, p := range tt.pieces {
-				emit, hit := m.push(p)
-				got = append(got, emit)
+				emit, hit := m.push([]byte(p))
+				got = append(got, string(emit))
 				if hit {
 					hitAt = i
 					break
@@ -42,7 +42,7 @@ func TestStopMatcher(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.hitAt, hitAt)
 			if hitAt < 0 {
-				assert.Equal(t, tt.rest, m.flush())
+				assert.Equal(t, tt.rest, string(m.flush()))
 			}
 			// Never show a stop string.
 			for _, s := range tt.stops {
