@@ -52,10 +52,15 @@ import (
 // A model split across workers (engine.Model.Shard) runs as one: shard i
 // lives in worker i, and each pair of workers has a MessageChannel. peers is
 // this worker's ends of them: an array with, at index j, the MessagePort to
-// the worker of shard j (null at its own index). The page loads the whole
-// model into worker 0 and calls split there, then, for each other shard,
-// shard there and load (with peers) and follow in that shard's worker.
-// Generations run in worker 0; the others compute their part of each step.
+// the worker of shard j (null at its own index). There are two ways to
+// start one. The page (web/wasmlm.js) loads the whole model into a worker
+// that only cuts: shard there for every shard, then load (with peers) each
+// file in its own worker — shard 0's in a fresh worker that replaces the
+// cutter, so that no worker keeps the whole file (WebAssembly memory never
+// shrinks) — and follow in workers 1..count-1. A host that does not mind
+// worker 0 keeping the whole file calls split in it instead of loading
+// shard 0's file there (the tests do). Generations run in worker 0; the
+// others compute their part of each step.
 type Binding struct {
 	obj      js.Value
 	methods  []js.Func

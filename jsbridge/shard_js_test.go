@@ -60,10 +60,13 @@ func peerPorts(n int) [][]any {
 	return ports
 }
 
-// splitGroup loads the default model into binding 0, splits it n ways as the
-// page does, and starts the followers. The test releases every binding and
-// checks that the followers end and every js.Func is released.
-func splitGroup(t *testing.T, n int) *group {
+// splitGroup splits the default model n ways and starts the followers:
+// with fromFiles as the page does (a cutter binding loads the whole model
+// and cuts every shard's file, binding 0 too loads its file with peers),
+// else by loading it whole into binding 0 and calling split there. The test
+// releases every binding and checks that the followers end and every js.Func
+// is released.
+func splitGroup(t *testing.T, n int, fromFiles bool) *group {
 	t.Helper()
 	g := &group{}
 	for range n {
@@ -86,12 +89,23 @@ func splitGroup(t *testing.T, n int) *group {
 		}
 	})
 	ports := peerPorts(n)
-	mustCall(t, g.bindings[0], "load", jsBytes(models.Default()))
-	info := mustCall(t, g.bindings[0], "split", n, js.ValueOf(ports[0]))
+	cutter := g.bindings[0]
+	if fromFiles {
+		cutter = New()
+		defer cutter.Release()
+	}
+	mustCall(t, cutter, "load", jsBytes(models.Default()))
+	var info js.Value
+	if fromFiles {
+		shard := mustCall(t, cutter, "shard", 0, n)
+		info = mustCall(t, g.bindings[0], "load", shard, obj(map[string]any{"peers": js.ValueOf(ports[0])}))
+	} else {
+		info = mustCall(t, g.bindings[0], "split", n, js.ValueOf(ports[0]))
+	}
 	require.Equal(t, 0, info.Get("shardIndex").Int())
 	require.Equal(t, n, info.Get("shardCount").Int())
 	for i := 1; i < n; i++ {
-		shard := mustCall(t, g.bindings[0], "shard", i, n)
+		shard := mustCall(t, cutter, "shard", i, n)
 		opts := obj(map[string]any{"peers": js.ValueOf(ports[i]), "contextLength": info.Get("sessionContextLength")})
 		fi := mustCall(t, g.bindings[i], "load", shard, opts)
 		require.Equal(t, i, fi.Get("shardIndex").Int())
@@ -106,9 +120,13 @@ func splitGroup(t *testing.T, n int) *group {
 // model.
 func TestSplitMatchesWhole(t *testing.T) {
 	golden := loadRuncGolden(t)
-	for _, n := range []int{2, 3} {
-		t.Run(fmt.Sprintf("%d shards", n), func(t *testing.T) {
-			g := splitGroup(t, n)
+	for _, tc := range []struct {
+		n         int
+		fromFiles bool
+	}{{2, false}, {3, false}, {2, true}, {3, true}} {
+		n := tc.n
+		t.Run(fmt.Sprintf("%d shards, from files %v", n, tc.fromFiles), func(t *testing.T) {
+			g := splitGroup(t, n, tc.fromFiles)
 			lead := g.bindings[0]
 			for _, run := range golden.Runs[:3] {
 				res := mustCall(t, lead, "generate", run.Prompt, greedy(golden.Steps+1-len(run.PromptIDs)))
@@ -188,7 +206,7 @@ func TestSplitErrors(t *testing.T) {
 // rejects with code "exchange_failed" instead of waiting forever, and so does
 // the next one.
 func TestSplitFollowerGoneFailsGeneration(t *testing.T) {
-	g := splitGroup(t, 2)
+	g := splitGroup(t, 2, false)
 	g.bindings[1].Release()
 	for range 2 {
 		_, err := call(t, g.bindings[0], "generate", "", greedy(20))

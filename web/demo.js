@@ -75,6 +75,7 @@ async function loadModel(source, options, label) {
       `${i.architecture}`, `${fmtCount(i.parameters)} parameters`, `vocabulary ${i.vocabSize}`,
       `context ${i.sessionContextLength}`, fmtFile(i),
       `chat template: ${i.chatTemplate ?? 'unknown'}`,
+      `${i.simd ? 'SIMD' : 'pure-Go'} kernels`, `${i.workers} worker${i.workers === 1 ? '' : 's'}`,
     ].join(' · ');
     setState('ready', `${lm.name} ready in ${Math.round(demo.readyMs)} ms${cached ? ' (from cache)' : ''}`);
   } catch (err) {

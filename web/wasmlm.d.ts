@@ -34,8 +34,8 @@ export interface LoadOptions {
   /**
    * Split the model across this many Web Workers, or 'auto' (the default):
    * autoWorkers(info, navigator.hardwareConcurrency), which splits a model
-   * only where measurement says more workers are faster (big layers; never
-   * the default model). Each worker holds about 1/N of the weights and
+   * only where measurement says more workers are faster (big layers, and a
+   * core left for the page; never the default model). Each worker holds about 1/N of the weights and
    * computes its part of every layer; they swap activations by postMessage
    * (no SharedArrayBuffer, no COOP/COEP), and the tokens are exactly those of
    * one worker. A GGUF model splits at most `headCountKv` ways (a larger
@@ -277,8 +277,9 @@ export declare const MAX_AUTO_WORKERS: number;
  * How many workers the load option workers: 'auto' splits a model across:
  * as many as each keep enough of every layer's weights to pay for the
  * exchanges between workers (3 MiB with the SIMD kernels, 256 KiB with pure
- * Go, measured), at most hardwareConcurrency, MAX_AUTO_WORKERS and the
- * model's key/value heads, at least 1; 1 for a llama2.c checkpoint.
+ * Go, measured), at most hardwareConcurrency − 1 (a core stays for the page),
+ * MAX_AUTO_WORKERS and the model's key/value heads, at least 1; 1 for a
+ * llama2.c checkpoint.
  */
 export declare function autoWorkers(
   info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv' | 'simd'>,

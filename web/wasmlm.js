@@ -43,20 +43,22 @@ export const MAX_AUTO_WORKERS = 4;
  * split a model further, with the SIMD kernels and with pure Go. A token
  * needs three exchanges between workers per layer (≈ 0.2 ms each in headless
  * Chromium on a 2-core machine), so a worker must take over enough of each
- * layer's compute to pay for them. Measured there (web/README.md, "Several
- * workers"), two workers with SIMD win on the 110M shape in F32 (28 MB of
- * weights a layer, 1.25×) and Q8_0 (7.5 MB, 1.29×), break about even in Q4_0
- * and Q4_K (4 MB, 0.95–1.13×) and lose on every smaller model; with pure Go
- * they win from 0.56 MB a layer (15M Q4_0, 1.23×) and lose at 0.09 MB
- * (stories260K).
+ * layer's compute to pay for them. Measured there in three runs (web/README.md,
+ * "Several workers"): two workers with SIMD won on the 110M shape in F32
+ * (28 MB of weights a layer) and Q8_0 (7.5 MB) in two runs (1.25–1.54×) and
+ * lost in one (0.90×); in Q4_0 and Q4_K (4 MB) 0.64–1.17×; on every smaller
+ * model they lost. With pure Go they won from 0.56 MB a layer (15M Q4_0,
+ * 1.16–1.50×) and lost at 0.09 MB (stories260K).
  */
 const AUTO_LAYER_BYTES_PER_WORKER = { simd: 3 << 20, pureGo: 256 << 10 };
 
 /**
  * How many workers workers: 'auto' splits a model across: as many as keep
- * AUTO_LAYER_BYTES_PER_WORKER of each layer's weights, at most
- * hardwareConcurrency, MAX_AUTO_WORKERS and the model's key/value heads, at
- * least one. A llama2.c checkpoint runs in one worker.
+ * AUTO_LAYER_BYTES_PER_WORKER of each layer's weights, at most one fewer than
+ * hardwareConcurrency (the page and the browser need a core too: on 2 cores,
+ * two workers in lockstep swung from 0.9× to 1.5× between runs), at most
+ * MAX_AUTO_WORKERS and the model's key/value heads, and at least one. A
+ * llama2.c checkpoint runs in one worker.
  * info: a ModelInfo (format, fileSize, parameters, blockCount, embeddingLength,
  * feedForwardLength, headCount, headCountKv, simd).
  */
@@ -68,7 +70,8 @@ export function autoWorkers(info, hardwareConcurrency) {
   const layerBytes = (fileSize * layerParams) / parameters;
   const perWorker = info.simd ? AUTO_LAYER_BYTES_PER_WORKER.simd : AUTO_LAYER_BYTES_PER_WORKER.pureGo;
   const wanted = Math.floor(layerBytes / perWorker);
-  return Math.max(1, Math.min(wanted, hardwareConcurrency || 1, MAX_AUTO_WORKERS, info.headCountKv || 1));
+  const cores = (hardwareConcurrency || 1) - 1;
+  return Math.max(1, Math.min(wanted, cores, MAX_AUTO_WORKERS, info.headCountKv || 1));
 }
 
 const FINISH_TO_OPENAI = { stop: 'stop', length: 'length', context: 'length', abort: 'abort' };
@@ -139,12 +142,7 @@ export class WasmLM {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
     this.#worker = worker;
     this.#name = name;
-    worker.onmessage = (e) => this.#receive(e.data);
-    worker.onerror = (e) => {
-      e.preventDefault(); // reported through the rejected calls instead
-      this.#fail(`wasmlm: the worker failed: ${e.message || 'script error (is wasmlm.worker.js served?)'}`);
-    };
-    worker.onmessageerror = () => this.#fail('wasmlm: a message from the worker could not be read');
+    this.#listen(worker);
     /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream}). */
     this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => this.#chatCreate(body, opts) }) });
   }
@@ -200,7 +198,7 @@ export class WasmLM {
         n = autoWorkers(lm.#info, navigator.hardwareConcurrency);
         lm.#startFollowers(n - 1, boot);
       }
-      if (n > 1) await lm.#split(n);
+      if (n > 1) await lm.#split(n, boot);
       delete lm.#info.shardIndex;
       delete lm.#info.shardCount;
       lm.#info.workers = n;
@@ -266,12 +264,15 @@ export class WasmLM {
   }
 
   /**
-   * Splits the model loaded in worker 0 across it and the followers: a
-   * MessageChannel per pair of workers, worker 0 becomes shard 0, and cuts
-   * each other shard's file, which moves (without a copy) to its worker.
-   * Shards are cut one at a time, so worker 0 never holds more than one.
+   * Splits the model loaded whole in this worker across n workers: it cuts a
+   * GGUF file of each shard (engine.ShardGGUF), which moves without a copy
+   * to that shard's worker — shard 0's to a fresh worker, which takes this
+   * one's place, because WebAssembly memory never shrinks and this one has
+   * held the whole file. So each worker keeps only its shard (and the page
+   * holds one shard at a time while cutting). A MessageChannel connects each
+   * pair of workers. boot: the boot message.
    */
-  async #split(n) {
+  async #split(n, boot) {
     const info = this.#info;
     if (info.format !== 'gguf') {
       throw codedError('invalid_argument', `wasmlm: workers: ${n} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
@@ -289,14 +290,31 @@ export class WasmLM {
       }
     }
     const own = (i) => ports[i].filter((p) => p !== null);
-    await Promise.all(this.#followers.map((f) => f.booted));
-    await this.#request({ type: 'split', count: n, peers: ports[0] }, own(0));
-    for (let i = 1; i < n; i++) {
-      const bytes = await this.#request({ type: 'shard', index: i, count: n });
-      await this.#followers[i - 1].request(
-        { type: 'load', model: bytes, contextLength: info.sessionContextLength, peers: ports[i] },
-        [bytes.buffer, ...own(i)],
+    const fresh = new Worker(WORKER_URL, { name: 'wasmlm' });
+    this.#listen(fresh);
+    const freshBooted = boot.then((message) => this.#request(message, [], undefined, undefined, fresh));
+    freshBooted.catch(() => {}); // awaited below
+    try {
+      await Promise.all(this.#followers.map((f) => f.booted));
+      for (let i = 1; i < n; i++) {
+        const bytes = await this.#request({ type: 'shard', index: i, count: n });
+        await this.#followers[i - 1].request(
+          { type: 'load', model: bytes, contextLength: info.sessionContextLength, peers: ports[i] },
+          [bytes.buffer, ...own(i)],
+        );
+      }
+      const first = await this.#request({ type: 'shard', index: 0, count: n });
+      await freshBooted;
+      const whole = this.#worker;
+      this.#worker = fresh;
+      whole.terminate();
+      await this.#request(
+        { type: 'load', model: first, contextLength: info.sessionContextLength, peers: ports[0] },
+        [first.buffer, ...own(0)],
       );
+    } catch (err) {
+      fresh.terminate(); // the caller unloads the rest
+      throw err;
     }
   }
 
@@ -408,15 +426,25 @@ export class WasmLM {
     };
   }
 
-  /** Posts a request to the worker; resolves with its result. */
-  #request(message, transfer = [], onChunk, onID) {
+  /** Routes a worker's replies and failures to this model. */
+  #listen(worker) {
+    worker.onmessage = (e) => this.#receive(e.data);
+    worker.onerror = (e) => {
+      e.preventDefault(); // reported through the rejected calls instead
+      this.#fail(`wasmlm: the worker failed: ${e.message || 'script error (is wasmlm.worker.js served?)'}`);
+    };
+    worker.onmessageerror = () => this.#fail('wasmlm: a message from the worker could not be read');
+  }
+
+  /** Posts a request to the worker (or to worker); resolves with its result. */
+  #request(message, transfer = [], onChunk, onID, worker = this.#worker) {
     if (this.#dead) return Promise.reject(new Error(this.#dead));
     const id = this.#nextID++;
     onID?.(id);
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onChunk });
       try {
-        this.#worker.postMessage({ ...message, id }, transfer);
+        worker.postMessage({ ...message, id }, transfer);
       } catch (err) { // a function or other uncloneable value in the arguments
         this.#pending.delete(id);
         reject(new TypeError(`wasmlm: the arguments cannot be sent to the worker: ${err.message}`));

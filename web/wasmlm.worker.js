@@ -11,9 +11,9 @@
 //   generate  {prompt, options}           stream {prompt, options}   chat {messages, options, openai}
 //   abort     {id}                        abort generation id (also while it waits its turn)
 // A model split across workers (the load option workers; see jsbridge's Binding):
-//   split     {count, peers}              worker 0: its whole model becomes shard 0 of count
-//   shard     {index, count}              worker 0: a GGUF file of that shard (a transferred Uint8Array)
-//   load      {..., peers}                worker i: load shard i's file and follow worker 0
+//   shard     {index, count}              the worker holding the whole model: a GGUF file of that
+//                                         shard (a transferred Uint8Array)
+//   load      {..., peers}                worker i: load shard i's file; shards 1.. follow shard 0
 //   memory    {}                          the Go instance's memory size, in bytes
 // peers: this worker's MessagePorts to the others (null at its own index).
 // Replies: {type: 'chunk', id, chunk} while streaming, then {type: 'result', id, value | error};
@@ -127,8 +127,6 @@ async function handle(m, signal) {
       }
       return info;
     }
-    case 'split':
-      return withSIMD(await b.split(m.count, m.peers));
     case 'shard':
       return b.shard(m.index, m.count);
     case 'memory':

@@ -55,6 +55,7 @@ func TestBrowserDemoPage(t *testing.T) {
 	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
 	assert.Contains(t, text(t, tb, "status"), "stories260K ready in")
 	assert.Contains(t, text(t, tb, "model-info"), "vocabulary 512")
+	assert.Contains(t, text(t, tb, "model-info"), "SIMD kernels · 1 worker", "the default model runs on the SIMD kernels in one worker")
 
 	typeInto(t, tb, "prompt", "Once upon a time")
 	typeInto(t, tb, "max-tokens", "2000")
