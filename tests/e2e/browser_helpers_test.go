@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/tools/headless"
 )
 
 // The browser suite serves web/dist (WASMLM_WEB_DIST, as `make
@@ -106,55 +106,17 @@ func webSite(t testing.TB) *site {
 	})
 }
 
-// chromiumPath finds the browser: $CHROME_PATH, else the usual names.
-func chromiumPath() (string, error) {
-	if p := os.Getenv("CHROME_PATH"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no Chromium found: install the Debian package chromium (apt-get install chromium), or set CHROME_PATH")
-}
-
 var theBrowser shared[context.Context]
 
 // browser returns the context of the one Chromium of this test binary.
 func browser(t testing.TB) context.Context {
 	t.Helper()
 	return theBrowser.get(t, func() (context.Context, error) {
-		path, err := chromiumPath()
+		ctx, stop, err := headless.Start("wasmlm-chromium-")
 		if err != nil {
 			return nil, err
 		}
-		profile, err := os.MkdirTemp("", "wasmlm-chromium-")
-		if err != nil {
-			return nil, err
-		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(path),
-			chromedp.NoSandbox,
-			chromedp.DisableGPU,
-			chromedp.NoFirstRun,
-			chromedp.Flag("disable-quic", true),
-			chromedp.Flag("disable-background-networking", true),
-			chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true),
-			chromedp.UserDataDir(profile),
-			chromedp.WindowSize(1280, 960),
-		)
-		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(allocCtx)
-		atShutdown(func() {
-			cancel()
-			cancelAlloc()
-			os.RemoveAll(profile)
-		})
-		if err := chromedp.Do(ctx); err != nil { // starts the browser
-			return nil, fmt.Errorf("starting %s: %w", path, err)
-		}
+		atShutdown(stop)
 		return ctx, nil
 	})
 }

@@ -10,11 +10,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wasmlm/wasmlm/tools/headless"
 )
 
 // The browser host serves the `make web` site and the model directory with
@@ -67,19 +68,6 @@ func browserHosts(want map[string]bool) []browserHost {
 	return hosts
 }
 
-// chromiumPath finds the browser: $CHROME_PATH, else the usual names.
-func chromiumPath() (string, error) {
-	if p := os.Getenv("CHROME_PATH"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no Chromium found: install the Debian package chromium, or set CHROME_PATH")
-}
-
 // browser is one headless Chromium and the site it loads.
 type browser struct {
 	ctx     context.Context // a chromedp context that has started the browser
@@ -97,8 +85,7 @@ func startBrowser(dist, modelDir string) (*browser, error) {
 			return nil, fmt.Errorf("%s is not a `make web` site: %w", dist, err)
 		}
 	}
-	path, err := chromiumPath()
-	if err != nil {
+	if _, err := headless.Path(); err != nil {
 		return nil, err
 	}
 	b := &browser{}
@@ -113,32 +100,13 @@ func startBrowser(dist, modelDir string) (*browser, error) {
 	b.site = srv.URL
 	b.cleanup = append(b.cleanup, srv.Close)
 
-	profile, err := os.MkdirTemp("", "wasmlm-bench-chromium-")
+	ctx, stop, err := headless.Start("wasmlm-bench-chromium-")
 	if err != nil {
 		b.close()
 		return nil, err
 	}
-	b.cleanup = append(b.cleanup, func() { os.RemoveAll(profile) })
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 960),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	b.cleanup = append(b.cleanup, cancelAlloc, cancel)
+	b.cleanup = append(b.cleanup, stop)
 	b.ctx = ctx
-	if err := chromedp.Do(ctx); err != nil {
-		b.close()
-		return nil, fmt.Errorf("starting %s: %w", path, err)
-	}
 	return b, nil
 }
 

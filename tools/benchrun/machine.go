@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wasmlm/wasmlm/tools/headless"
 )
 
 // Machine is what the numbers were measured on.
@@ -39,7 +41,7 @@ func machineFacts(goCmd string) Machine {
 		Note: "a shared machine: other work may run at the same time, so the load averages and each result's " +
 			"load_average_1m are recorded; a load above the core count means the benchmark did not have the CPU to itself",
 	}
-	if p, err := chromiumPath(); err == nil {
+	if p, err := headless.Path(); err == nil {
 		m.ChromiumVersion = strings.TrimSpace(output(p, "--version"))
 	}
 	return m

@@ -1,0 +1,68 @@
+//go:build !js
+
+// Package headless starts the headless Chromium that the browser tests and
+// the benchmark drive: Debian's chromium (or $CHROME_PATH) with the flags the
+// project runs it with everywhere, a fresh profile, and nothing that reaches
+// the network on its own.
+package headless
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Path finds the browser: $CHROME_PATH, else the usual names.
+func Path() (string, error) {
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium found: install the Debian package chromium (apt-get install chromium), or set CHROME_PATH")
+}
+
+// Start launches the browser with a fresh profile in a temporary directory
+// named after profilePrefix, and returns a chromedp context of its first tab
+// and stop, which ends the browser and removes the profile. On error nothing
+// is left running.
+func Start(profilePrefix string) (ctx context.Context, stop func(), err error) {
+	path, err := Path()
+	if err != nil {
+		return nil, nil, err
+	}
+	profile, err := os.MkdirTemp("", profilePrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 960),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	stop = func() {
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(profile)
+	}
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		stop()
+		return nil, nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	return ctx, stop, nil
+}
