@@ -46,54 +46,64 @@ func dequantizeQ4K(dst []float32, src []byte) {
 // both quantized to 6 bits against the largest of the super-block, then the
 // quants recomputed with the quantized scales.
 func quantizeQ4K(dst []byte, src []float32) {
-	var (
-		L              [qkK]uint8
-		laux           [32]uint8
-		weights        [32]float32
-		scales, mins   [8]float32
-		lscale, lmin   [8]uint8
-		maxScl, maxMin float32
-	)
+	var L [qkK]uint8
 	for b := range len(src) / qkK {
 		x := (*[qkK]float32)(src[b*qkK:])
 		blk := (*[q4KBlockBytes]byte)(dst[b*q4KBlockBytes:])
-		maxScl, maxMin = 0, 0
-		for j := range 8 {
-			xs := x[32*j : 32*j+32]
-			var sumX2 float32
-			for _, v := range xs {
-				sumX2 += float32(v * v)
-			}
-			avX := sqrt32(sumX2 / 32)
-			for l, v := range xs {
-				weights[l] = avX + abs32(v)
-			}
-			scales[j], mins[j] = makeQKX2Quants(15, xs, weights[:], L[32*j:], laux[:], -1, 0.1, 20, false)
-			maxScl = cmax(maxScl, scales[j])
-			maxMin = cmax(maxMin, mins[j])
-		}
-		var invScale, invMin float32
-		if maxScl > 0 {
-			invScale = 63 / maxScl
-		}
-		if maxMin > 0 {
-			invMin = 63 / maxMin
-		}
-		for j := range 8 {
-			lscale[j] = min(63, uint8(nearestInt(float32(invScale*scales[j]))))
-			lmin[j] = min(63, uint8(nearestInt(float32(invMin*mins[j]))))
-		}
-		sc := (*[12]byte)(blk[4:16])
-		putScaleMinK4(sc, &lscale, &lmin)
-		putHalf(blk[0:], maxScl/63)
-		putHalf(blk[2:], maxMin/63)
-		requantizeK(L[:], x[:], sc, half(blk[0], blk[1]), half(blk[2], blk[3]), 15)
+		quantizeScaleMinK((*[16]byte)(blk[:16]), &L, x, 15, -1, 20)
 		for c := range 4 {
 			for l := range 32 {
 				blk[16+32*c+l] = L[64*c+l] | L[64*c+32+l]<<4
 			}
 		}
 	}
+}
+
+// quantizeScaleMinK is the part quantize_row_q4_K_ref and
+// quantize_row_q5_K_ref share: per sub-block of super-block x a weighted
+// least-squares scale and min (makeQKX2Quants with weights √(mean x²) + |x|,
+// nmax levels, trial scales from rmin in nstep steps of 0.1), both quantized
+// to 6 bits against the largest of the super-block and written with d and
+// dmin to head (the block's first 16 bytes); then L, the quants, recomputed
+// with the quantized scales.
+func quantizeScaleMinK(head *[16]byte, L *[qkK]uint8, x *[qkK]float32, nmax int32, rmin float32, nstep int32) {
+	var (
+		laux           [32]uint8
+		weights        [32]float32
+		scales, mins   [8]float32
+		lscale, lmin   [8]uint8
+		maxScl, maxMin float32
+	)
+	for j := range 8 {
+		xs := x[32*j : 32*j+32]
+		var sumX2 float32
+		for _, v := range xs {
+			sumX2 += float32(v * v)
+		}
+		avX := sqrt32(sumX2 / 32)
+		for l, v := range xs {
+			weights[l] = avX + abs32(v)
+		}
+		scales[j], mins[j] = makeQKX2Quants(nmax, xs, weights[:], L[32*j:], laux[:], rmin, 0.1, nstep, false)
+		maxScl = cmax(maxScl, scales[j])
+		maxMin = cmax(maxMin, mins[j])
+	}
+	var invScale, invMin float32
+	if maxScl > 0 {
+		invScale = 63 / maxScl
+	}
+	if maxMin > 0 {
+		invMin = 63 / maxMin
+	}
+	for j := range 8 {
+		lscale[j] = min(63, uint8(nearestInt(float32(invScale*scales[j]))))
+		lmin[j] = min(63, uint8(nearestInt(float32(invMin*mins[j]))))
+	}
+	sc := (*[12]byte)(head[4:16])
+	putScaleMinK4(sc, &lscale, &lmin)
+	putHalf(head[0:], maxScl/63)
+	putHalf(head[2:], maxMin/63)
+	requantizeK(L[:], x[:], sc, half(head[0], head[1]), half(head[2], head[3]), nmax)
 }
 
 // requantizeK recomputes the quants of a Q4_K/Q5_K super-block from its

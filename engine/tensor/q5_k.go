@@ -46,48 +46,11 @@ func dequantizeQ5K(dst []float32, src []byte) {
 // quantizeQ5K follows quantize_row_q5_K_ref: as Q4_K with 5-bit quants
 // (makeQKX2Quants with nmax 31 and 16 trial scales from -0.5).
 func quantizeQ5K(dst []byte, src []float32) {
-	var (
-		L              [qkK]uint8
-		laux           [32]uint8
-		weights        [32]float32
-		scales, mins   [8]float32
-		lscale, lmin   [8]uint8
-		maxScl, maxMin float32
-	)
+	var L [qkK]uint8
 	for b := range len(src) / qkK {
 		x := (*[qkK]float32)(src[b*qkK:])
 		blk := (*[q5KBlockBytes]byte)(dst[b*q5KBlockBytes:])
-		maxScl, maxMin = 0, 0
-		for j := range 8 {
-			xs := x[32*j : 32*j+32]
-			var sumX2 float32
-			for _, v := range xs {
-				sumX2 += float32(v * v)
-			}
-			avX := sqrt32(sumX2 / 32)
-			for l, v := range xs {
-				weights[l] = avX + abs32(v)
-			}
-			scales[j], mins[j] = makeQKX2Quants(31, xs, weights[:], L[32*j:], laux[:], -0.5, 0.1, 15, false)
-			maxScl = cmax(maxScl, scales[j])
-			maxMin = cmax(maxMin, mins[j])
-		}
-		var invScale, invMin float32
-		if maxScl > 0 {
-			invScale = 63 / maxScl
-		}
-		if maxMin > 0 {
-			invMin = 63 / maxMin
-		}
-		for j := range 8 {
-			lscale[j] = min(63, uint8(nearestInt(float32(invScale*scales[j]))))
-			lmin[j] = min(63, uint8(nearestInt(float32(invMin*mins[j]))))
-		}
-		sc := (*[12]byte)(blk[4:16])
-		putScaleMinK4(sc, &lscale, &lmin)
-		putHalf(blk[0:], maxScl/63)
-		putHalf(blk[2:], maxMin/63)
-		requantizeK(L[:], x[:], sc, half(blk[0], blk[1]), half(blk[2], blk[3]), 31)
+		quantizeScaleMinK((*[16]byte)(blk[:16]), &L, x, 31, -0.5, 15)
 		qh := (*[32]byte)(blk[16:48])
 		*qh = [32]byte{}
 		for c := range 4 {
