@@ -70,6 +70,21 @@ func randNormal(rng *rand.Rand, n int, sigma float64) []float32 {
 	return x
 }
 
+// matrixOfRows is a rows×cols matrix of type typ on aligned memory, row r
+// holding the bytes row(r) returns.
+func matrixOfRows(t testing.TB, typ Type, rows, cols int, row func(r int) []byte) *Matrix {
+	t.Helper()
+	rb, err := RowBytes(typ, cols)
+	require.NoError(t, err)
+	data := alignedBytes(rows * rb)
+	for r := range rows {
+		copy(data[r*rb:], row(r))
+	}
+	m, err := NewMatrix(typ, rows, cols, data)
+	require.NoError(t, err)
+	return m
+}
+
 // randomRow returns a row of typ: from the quantizer (kind 0) or random
 // bytes with finite fp16 scales (kind 1, which reaches every bit pattern of
 // the quants and sub-scales that the quantizer might never write).
@@ -206,13 +221,7 @@ func TestMatVecAndRow(t *testing.T) {
 	for _, typ := range kernelTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			rows, cols := 5, testCols(typ)[1]
-			rb, _ := RowBytes(typ, cols)
-			data := alignedBytes(rows * rb)
-			for r := range rows {
-				copy(data[r*rb:], randomRow(t, rng, typ, cols, r%2))
-			}
-			m, err := NewMatrix(typ, rows, cols, data)
-			require.NoError(t, err)
+			m := matrixOfRows(t, typ, rows, cols, func(r int) []byte { return randomRow(t, rng, typ, cols, r%2) })
 			x := randNormal(rng, cols, 1)
 			out := make([]float32, rows)
 			ws := NewWorkspace(cols)
@@ -236,13 +245,7 @@ func TestMatVecAllocatesNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, typ := range kernelTypes {
 		rows, cols := 8, 256
-		rb, _ := RowBytes(typ, cols)
-		data := alignedBytes(rows * rb)
-		for r := range rows {
-			copy(data[r*rb:], randomRow(t, rng, typ, cols, 0))
-		}
-		m, err := NewMatrix(typ, rows, cols, data)
-		require.NoError(t, err)
+		m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return randomRow(t, rng, typ, cols, 0) })
 		x := randNormal(rng, cols, 1)
 		out := make([]float32, rows)
 		ws := NewWorkspace(768)
@@ -262,13 +265,7 @@ func TestWorkspaceSharedAcrossTypes(t *testing.T) {
 	ws := NewWorkspace(cols)
 	for range 2 {
 		for _, typ := range kernelTypes {
-			rb, _ := RowBytes(typ, cols)
-			data := alignedBytes(rows * rb)
-			for r := range rows {
-				copy(data[r*rb:], randomRow(t, rng, typ, cols, 0))
-			}
-			m, err := NewMatrix(typ, rows, cols, data)
-			require.NoError(t, err)
+			m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return randomRow(t, rng, typ, cols, 0) })
 			got, want := make([]float32, rows), make([]float32, rows)
 			MatVec(got, m, x, ws)
 			MatVec(want, m, x, NewWorkspace(cols))

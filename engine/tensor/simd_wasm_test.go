@@ -95,13 +95,7 @@ func TestSIMDMatchesPureGo(t *testing.T) {
 			for _, cols := range simdCols(typ) {
 				for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 32} {
 					trial := rows + cols
-					rb, _ := RowBytes(typ, cols)
-					data := alignedBytes(rows * rb)
-					for r := range rows {
-						copy(data[r*rb:], randomSIMDRow(t, rng, typ, cols, (r+trial)%2))
-					}
-					m, err := NewMatrix(typ, rows, cols, data)
-					require.NoError(t, err)
+					m := matrixOfRows(t, typ, rows, cols, func(r int) []byte { return randomSIMDRow(t, rng, typ, cols, (r+trial)%2) })
 					x := randomActivation(rng, cols, trial)
 					ws := NewWorkspace(cols)
 					a := ws.encode(tr.vec, x)
@@ -158,13 +152,7 @@ func TestSIMDMatVecAllocatesNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 22))
 	for _, typ := range simdTypes {
 		rows, cols := 7, 512
-		rb, _ := RowBytes(typ, cols)
-		data := alignedBytes(rows * rb)
-		for r := range rows {
-			copy(data[r*rb:], randomRow(t, rng, typ, cols, 0))
-		}
-		m, err := NewMatrix(typ, rows, cols, data)
-		require.NoError(t, err)
+		m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return randomRow(t, rng, typ, cols, 0) })
 		x := randNormal(rng, cols, 1)
 		out := make([]float32, rows)
 		ws := NewWorkspace(cols)
