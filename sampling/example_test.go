@@ -35,7 +35,7 @@ func Example() {
 	// Output:
 	// greedy: 1
 	// seeded: [1 3 3 1 3 3 1 3]
-	// sampling: invalid params: top_p = 1.5, must be in [0, 1] (0 or 1 = off)
+	// sampling: invalid params: top_p must be in [0, 1] (0 or 1 = off), got 1.5
 }
 
 // SampleTrace shows how each stage reshapes the distribution: temperature 0.5

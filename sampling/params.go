@@ -52,13 +52,28 @@ const DefaultPenaltyLastN = 64
 // vocabulary in use today (262144).
 const MaxVocabSize = 1 << 21
 
+// ParamError is an invalid field of Params: its name in snake_case (as the
+// HTTP API and the CLI spell it: "top_p", "logit_bias[7]") and what is wrong
+// with its value. It matches ErrInvalidParams with errors.Is.
+type ParamError struct {
+	Field   string
+	Problem string // e.g. "must be in [0, 1] (0 or 1 = off), got 1.5"
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrInvalidParams, e.Field, e.Problem)
+}
+
+// Is makes errors.Is(err, ErrInvalidParams) true.
+func (e *ParamError) Is(target error) bool { return target == ErrInvalidParams }
+
 // Validate reports whether p is usable with a vocabulary of vocabSize tokens.
-// The error wraps ErrInvalidParams and names the first offending field (in the
-// order of the struct) in snake_case; for logit_bias it names the lowest
-// offending token id. NaN is never valid.
+// The error is a *ParamError naming the first offending field (in the order
+// of the struct); for logit_bias it names the lowest offending token id. NaN
+// is never valid.
 func (p Params) Validate(vocabSize int) error {
 	invalid := func(field string, v any, rule string) error {
-		return fmt.Errorf("%w: %s = %v, %s", ErrInvalidParams, field, v, rule)
+		return &ParamError{Field: field, Problem: fmt.Sprintf("%s, got %v", rule, v)}
 	}
 	if vocabSize <= 0 || vocabSize > MaxVocabSize {
 		return invalid("vocab_size", vocabSize, fmt.Sprintf("must be in [1, %d]", MaxVocabSize))
@@ -93,7 +108,7 @@ func (p Params) Validate(vocabSize int) error {
 		v := p.LogitBias[id]
 		field := fmt.Sprintf("logit_bias[%d]", id)
 		if id < 0 || id >= vocabSize {
-			return fmt.Errorf("%w: %s: token id out of range [0, %d)", ErrInvalidParams, field, vocabSize)
+			return &ParamError{Field: field, Problem: fmt.Sprintf("names a token id outside [0, %d)", vocabSize)}
 		}
 		if !isFinite(v) && !math.IsInf(float64(v), -1) {
 			return invalid(field, v, "must be finite or -Inf")
