@@ -161,41 +161,47 @@ func (b *Builder) alignment() int {
 	return DefaultAlignment
 }
 
-// Bytes returns the encoded file, or the first error a method recorded.
+// Bytes returns the encoded file, or the first error a method recorded. The
+// file is allocated once, at its final size (tensor data can be most of a
+// model: a growing buffer would briefly need twice that).
 func (b *Builder) Bytes() ([]byte, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
 	le := binary.LittleEndian
-	buf := append([]byte(Magic), 0, 0, 0, 0)
-	le.PutUint32(buf[len(Magic):], b.version)
-	buf = le.AppendUint64(buf, uint64(len(b.tensors)))
-	buf = le.AppendUint64(buf, uint64(len(b.kvs)))
+	head := append([]byte(Magic), 0, 0, 0, 0)
+	le.PutUint32(head[len(Magic):], b.version)
+	head = le.AppendUint64(head, uint64(len(b.tensors)))
+	head = le.AppendUint64(head, uint64(len(b.kvs)))
 	for _, kv := range b.kvs {
-		buf = appendString(buf, kv.Key)
-		buf = le.AppendUint32(buf, uint32(kv.Value.typ))
-		buf = appendValue(buf, kv.Value)
+		head = appendString(head, kv.Key)
+		head = le.AppendUint32(head, uint32(kv.Value.typ))
+		head = appendValue(head, kv.Value)
 	}
 	align := b.alignment()
 	offset := 0
 	for _, t := range b.tensors {
-		buf = appendString(buf, t.Name)
-		buf = le.AppendUint32(buf, uint32(len(t.Dims)))
+		head = appendString(head, t.Name)
+		head = le.AppendUint32(head, uint32(len(t.Dims)))
 		for _, d := range t.Dims {
-			buf = le.AppendUint64(buf, d)
+			head = le.AppendUint64(head, d)
 		}
-		buf = le.AppendUint32(buf, uint32(t.Type))
-		buf = le.AppendUint64(buf, uint64(offset))
+		head = le.AppendUint32(head, uint32(t.Type))
+		head = le.AppendUint64(head, uint64(offset))
 		offset = alignUp(offset+t.Size, align)
 	}
 	if len(b.tensors) == 0 {
-		return buf, nil // as llama.cpp writes vocab-only files: no padding
+		return head, nil // as llama.cpp writes vocab-only files: no padding
 	}
+	dataStart := alignUp(len(head), align)
+	out := make([]byte, dataStart+offset) // zeroed: the padding
+	copy(out, head)
+	offset = 0
 	for _, t := range b.tensors {
-		buf = pad(buf, align)
-		buf = append(buf, t.Data...)
+		copy(out[dataStart+offset:], t.Data)
+		offset = alignUp(offset+t.Size, align)
 	}
-	return pad(buf, align), nil
+	return out, nil
 }
 
 // WriteTo writes the encoded file to w.
@@ -206,10 +212,6 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	}
 	n, err := w.Write(data)
 	return int64(n), err
-}
-
-func pad(buf []byte, align int) []byte {
-	return append(buf, make([]byte, alignUp(len(buf), align)-len(buf))...)
 }
 
 func appendString(buf []byte, s string) []byte {
