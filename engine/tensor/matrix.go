@@ -61,6 +61,17 @@ func (m *Matrix) RowData(r int) []byte {
 	return m.Data[r*m.rowBytes : (r+1)*m.rowBytes]
 }
 
+// Slice is a view of rows [lo, hi) of m: the same bytes, nothing copied.
+func (m *Matrix) Slice(lo, hi int) (*Matrix, error) {
+	if lo < 0 || lo >= hi || hi > m.Rows {
+		return nil, fmt.Errorf("%w: rows [%d, %d) of a %d-row matrix", ErrShape, lo, hi, m.Rows)
+	}
+	if lo == 0 && hi == m.Rows {
+		return m, nil
+	}
+	return &Matrix{Type: m.Type, Rows: hi - lo, Cols: m.Cols, Data: m.Data[lo*m.rowBytes : hi*m.rowBytes : hi*m.rowBytes], rowBytes: m.rowBytes, tr: m.tr}, nil
+}
+
 // Row decodes row r into dst, which must hold Cols elements (an embedding lookup).
 func (m *Matrix) Row(dst []float32, r int) {
 	m.tr.dequantize(dst[:m.Cols], m.RowData(r))
