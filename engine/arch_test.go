@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/engine/vocab"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
@@ -56,8 +59,8 @@ func (n *naiveModel) vector(name string) []float64 {
 
 func (n *naiveModel) matVec(name string, x []float64) []float64 {
 	mat, ok := n.tensor(name)
-	if !ok && name == nameOutput {
-		mat, _ = n.tensor(nameTokenEmbd) // tied embeddings
+	if !ok && name == "output.weight" {
+		mat, _ = n.tensor("token_embd.weight") // tied embeddings
 	}
 	row := make([]float32, mat.Cols)
 	out := make([]float64, mat.Rows)
@@ -126,7 +129,7 @@ func (n *naiveModel) step(token int) []float64 {
 		n.vals = make([][][]float64, c.Layers)
 	}
 	pos := len(n.keys[0])
-	emb, _ := n.tensor(nameTokenEmbd)
+	emb, _ := n.tensor("token_embd.weight")
 	row := make([]float32, c.Dim)
 	emb.Row(row, token)
 	x := make([]float64, c.Dim)
@@ -135,7 +138,7 @@ func (n *naiveModel) step(token int) []float64 {
 	}
 	hd := c.Dim / c.Heads
 	for l := range c.Layers {
-		name := func(s string) string { return layerTensor(l, s) }
+		name := func(s string) string { return fmt.Sprintf("blk.%d.%s", l, s) }
 		h := n.rms(x, name("attn_norm.weight"))
 		q, k, v := n.matVec(name("attn_q.weight"), h), n.matVec(name("attn_k.weight"), h), n.matVec(name("attn_v.weight"), h)
 		if n.sp.Arch == "qwen2" {
@@ -178,7 +181,7 @@ func (n *naiveModel) step(token int) []float64 {
 		}
 		add(x, n.matVec(name("ffn_down.weight"), gate))
 	}
-	return n.matVec(nameOutput, n.rms(x, nameOutputNorm))
+	return n.matVec("output.weight", n.rms(x, "output_norm.weight"))
 }
 
 var tinyShape = Config{
@@ -219,15 +222,15 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 			require.NoError(t, err)
 			f, err := gguf.Parse(data)
 			require.NoError(t, err)
-			assert.Equal(t, tt.spec.Arch, m.Architecture)
-			assert.Equal(t, tt.spec.SeparateOutput, m.Weights.Output != m.Weights.TokenEmbedding)
+			assert.Equal(t, tt.spec.Arch, m.Architecture())
+			assert.Equal(t, tt.spec.SeparateOutput, m.weights.Output != m.weights.TokenEmbedding)
 			ref := &naiveModel{f: f, sp: tt.spec}
 			s := newSession(t, m)
 			for pos, tok := range []int{1, 270, 5, 299, 42, 42, 100, 3, 260, 7, 8, 9} {
 				want := ref.step(tok)
-				s.forward(tok, pos, true)
+				require.NoError(t, s.forward(tok, pos, true))
 				for i, w := range want {
-					require.InDelta(t, w, s.state.logits[i], 1e-4*math.Max(1, math.Abs(w)), "pos %d logit %d", pos, i)
+					require.InDelta(t, w, s.logits[i], 1e-4*math.Max(1, math.Abs(w)), "pos %d logit %d", pos, i)
 				}
 			}
 		})
@@ -269,33 +272,41 @@ func TestGGUFModelErrors(t *testing.T) {
 			return true
 		})
 	}
+	truncated := good[:len(good)-100]
 	tests := []struct {
 		name string
 		data []byte
 		want string
+		kind error // what errors.Is finds besides ErrFormat or ErrUnsupported
+		code Code
 	}{
-		{"unsupported architecture", withKV("general.architecture", gguf.ValueOf("mamba")), `architecture "mamba"`},
-		{"missing tensor", rebuild(func(_ *gguf.Builder, name string, _ gguf.TensorInfo) bool { return name != "blk.1.ffn_up.weight" }), "missing tensor blk.1.ffn_up.weight"},
+		{"unsupported architecture", withKV("general.architecture", gguf.ValueOf("mamba")), `architecture "mamba"`, ErrUnsupported, CodeUnsupportedModel},
+		{"missing tensor", rebuild(func(_ *gguf.Builder, name string, _ gguf.TensorInfo) bool { return name != "blk.1.ffn_up.weight" }),
+			"missing tensor blk.1.ffn_up.weight", ErrFormat, CodeInvalidModel},
 		{"unsupported tensor type", rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {
 			if name != "blk.0.attn_q.weight" {
 				return true
 			}
 			b.AddTensor(name, 16, []uint64{256, 16}, make([]byte, 16*66)) // IQ2_XXS
 			return false
-		}), "tensor blk.0.attn_q.weight has type IQ2_XXS"},
+		}), "tensor blk.0.attn_q.weight has type IQ2_XXS", ErrUnsupported, CodeUnsupportedModel},
 		{"wrong shape", rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {
 			if name != "blk.0.attn_k.weight" {
 				return true
 			}
 			b.AddTensor(name, tensor.F32, []uint64{64, 32}, make([]byte, 64*32*4))
 			return false
-		}), "blk.0.attn_k is 32×64, want 16×64"},
-		{"missing hyper-parameter", rebuildWithout("llama.block_count", keep), "llama.block_count"},
-		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor"},
-		{"yarn scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("yarn")), `rope scaling "yarn"`},
-		{"mixture of experts", withKV("llama.expert_count", gguf.ValueOf(uint32(8))), "mixture-of-experts"},
-		{"vocabulary-only file", rebuild(func(*gguf.Builder, string, gguf.TensorInfo) bool { return false }), "no tensors"},
-		{"unknown tokenizer", withKV("tokenizer.ggml.model", gguf.ValueOf("bert")), `"bert"`},
+		}), "tensor blk.0.attn_k.weight is 32×64, want 16×64", ErrFormat, CodeInvalidModel},
+		{"missing hyper-parameter", rebuildWithout("llama.block_count", keep), "llama.block_count", gguf.ErrNotFound, CodeInvalidModel},
+		{"hyper-parameter of the wrong type", withKV("llama.block_count", gguf.ValueOf("two")), "llama.block_count", gguf.ErrType, CodeInvalidModel},
+		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor", gguf.ErrNotFound, CodeInvalidModel},
+		{"yarn scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("yarn")), `rope scaling "yarn"`, ErrUnsupported, CodeUnsupportedModel},
+		{"mixture of experts", withKV("llama.expert_count", gguf.ValueOf(uint32(8))), "mixture-of-experts", ErrUnsupported, CodeUnsupportedModel},
+		{"vocabulary-only file", rebuild(func(*gguf.Builder, string, gguf.TensorInfo) bool { return false }), "no tensors", ErrFormat, CodeInvalidModel},
+		{"unknown tokenizer", withKV("tokenizer.ggml.model", gguf.ValueOf("bert")), `"bert"`, vocab.ErrUnsupportedModel, CodeUnsupportedModel},
+		{"chat template of the wrong type", withKV("tokenizer.chat_template", gguf.ValueOf(uint32(1))), "tokenizer.chat_template", gguf.ErrType, CodeInvalidModel},
+		{"truncated file", truncated, "truncated", gguf.ErrTruncated, CodeInvalidModel},
+		{"GGUF version 4", append([]byte("GGUF\x04\x00\x00\x00"), good[8:]...), "GGUF v4", gguf.ErrUnsupported, CodeUnsupportedModel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,9 +314,12 @@ func TestGGUFModelErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, m)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.ErrorIs(t, err, tt.kind, "the error keeps its kind")
+			assert.True(t, errors.Is(err, ErrFormat) != errors.Is(err, ErrUnsupported), "malformed or unsupported, one of the two: %v", err)
+			assert.Equal(t, tt.code, CodeOf(err))
 		})
 	}
 	m, err := Load(rebuild(keep), LoadOptions{})
 	require.NoError(t, err, "the rebuilt file itself loads")
-	assert.Equal(t, 4, m.Config.GroupSize())
+	assert.Equal(t, 4, m.Config().GroupSize())
 }

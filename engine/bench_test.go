@@ -42,12 +42,14 @@ func BenchmarkDecodeStep(b *testing.B) {
 			s := newSession(b, bm.model)
 			half := s.context / 2
 			for pos := range half {
-				s.forward(1, pos, false)
+				require.NoError(b, s.forward(1, pos, false))
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.forward(1, half, true)
+				if err := s.forward(1, half, true); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 		})

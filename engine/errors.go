@@ -1,32 +1,52 @@
 package engine
 
-import "errors"
+import "fmt"
 
 // Sentinel errors; functions wrap them with %w and say what was wrong.
 var (
 	// ErrFormat means model bytes are malformed, truncated or inconsistent.
-	ErrFormat = errors.New("engine: malformed model")
+	ErrFormat = NewError(CodeInvalidModel, "engine: malformed model")
 	// ErrUnsupported means a model uses something this engine cannot run.
-	ErrUnsupported = errors.New("engine: unsupported model")
+	ErrUnsupported = NewError(CodeUnsupportedModel, "engine: unsupported model")
 	// ErrTokenizerMismatch means a tokenizer does not fit the model it was given with.
-	ErrTokenizerMismatch = errors.New("engine: tokenizer does not match the model")
+	ErrTokenizerMismatch = NewError(CodeInvalidModel, "engine: tokenizer does not match the model")
 	// ErrPromptTooLong means a prompt does not fit in the context window.
-	ErrPromptTooLong = errors.New("engine: prompt too long")
-	// ErrInvalidOption means a generation or session option is out of range.
-	ErrInvalidOption = errors.New("engine: invalid option")
+	ErrPromptTooLong = NewError(CodePromptTooLong, "engine: prompt too long")
+	// ErrInvalidOption means a generation or session option is out of range;
+	// the error is an *OptionError, which names the option.
+	ErrInvalidOption = NewError(CodeInvalidArgument, "engine: invalid option")
 	// ErrBusy is returned when a session is asked to generate while it already is.
-	ErrBusy = errors.New("engine: session is busy with another generation")
+	ErrBusy = NewError(CodeBusy, "engine: session is busy with another generation")
 	// ErrEmptyPrompt means there is nothing to condition on: an empty prompt
 	// and a vocabulary without a BOS token.
-	ErrEmptyPrompt = errors.New("engine: empty prompt")
-	// ErrShard means a model cannot be split as asked, or a shard is used in
-	// a way its role does not allow (a follower asked to generate, a shard
-	// without an Exchange).
-	ErrShard = errors.New("engine: sharding")
-	// ErrShardMismatch means the shards of a group are not the parts of one
-	// model for one split and one context length.
-	ErrShardMismatch = errors.New("engine: shards do not match")
-	// ErrExchange means shards could not exchange activations: a message was
-	// lost, a shard failed mid-step, or the shards fell out of step.
-	ErrExchange = errors.New("engine: exchange between shards failed")
+	ErrEmptyPrompt = NewError(CodeInvalidArgument, "engine: empty prompt")
 )
+
+// OptionError is an invalid option: which one and what is wrong with its
+// value. Field is the option's name as the HTTP API and the CLI's JSON spell
+// it, in snake_case ("max_tokens", "top_p"), with an index for an element of
+// a list ("stop[2]"); each host shows it in its own spelling (the JS API in
+// camelCase: "maxTokens"). It matches ErrInvalidOption with errors.Is.
+type OptionError struct {
+	Field   string
+	Problem string // what is wrong, e.g. "must be >= 0, got -1"
+	Err     error  // the error it was made from, if any (a *sampling.ParamError)
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrInvalidOption, e.Field, e.Problem)
+}
+
+// Is makes errors.Is(err, ErrInvalidOption) true.
+func (e *OptionError) Is(target error) bool { return target == ErrInvalidOption }
+
+// ErrorCode is CodeInvalidArgument (see CodeOf).
+func (e *OptionError) ErrorCode() Code { return CodeInvalidArgument }
+
+// Unwrap is the error it was made from, or nil.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// optionError is an *OptionError for field whose problem is format, args.
+func optionError(field, format string, args ...any) error {
+	return &OptionError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}

@@ -6,125 +6,122 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
-// runState is a session's scratch memory for the forward pass, allocated once.
-// A shard computes only its rows of every product (see shardPlan) but keeps
-// the gathered vectors whole.
+// runState is a session's scratch memory for the forward pass, allocated
+// once. The sizes are the model's; a part of a split model computes only its
+// rows of each product (q, k, v, attn, gate, up, down and logits are then
+// shorter) and Peers joins them.
 type runState struct {
 	x      []float32 // (dim): the residual stream
-	xb     []float32 // (dim): normalised input of a sub-layer, then attention output
-	xb2    []float32 // (dim): a sub-layer's projected output
-	hGate  []float32 // (hidden): feed-forward gate, then the gated activation
-	hUp    []float32 // (hidden): feed-forward up projection
-	q      []float32 // (shard heads · headDim): queries of the shard's heads
-	k      []float32 // (shard kvHeads · headDim): keys of the current position
-	v      []float32 // (shard kvHeads · headDim): values of the current position
-	att    []float32 // (context): attention scores of one head
-	logits []float32 // (vocab)
+	xn     []float32 // (dim): x normalised, the input of a sub-layer
+	q      []float32 // (heads·headDim): the queries
+	k      []float32 // (kvDim): the key of the current position
+	v      []float32 // (kvDim): its value
+	scores []float32 // (context): one head's attention over the positions
+	attn   []float32 // (heads·headDim): the heads' outputs
+	proj   []float32 // (dim): the attention output projected back by Wo
+	gate   []float32 // (hidden): the feed-forward gate, then the gated units
+	up     []float32 // (hidden): the feed-forward up projection
+	down   []float32 // (dim): the feed-forward output
+	logits []float32 // (vocab): the classifier's output
 	ws     *tensor.Workspace
 }
 
-func newRunState(c Config, p *shardPlan, context int) *runState {
-	headDim := c.HeadDim()
-	q, kv := p.heads.len()*headDim, p.kvHeads.len()*headDim
+func newRunState(c Config, w *Weights, context int) *runState {
+	l := w.Layers[0] // every layer has the same shapes
 	return &runState{
-		x: make([]float32, c.Dim), xb: make([]float32, c.Dim), xb2: make([]float32, c.Dim),
-		hGate: make([]float32, c.HiddenDim), hUp: make([]float32, c.HiddenDim),
-		q: make([]float32, q), k: make([]float32, kv), v: make([]float32, kv),
-		att: make([]float32, context), logits: make([]float32, c.VocabSize),
-		ws: tensor.NewWorkspace(max(c.Dim, c.HiddenDim)),
+		x: make([]float32, c.Dim), xn: make([]float32, c.Dim),
+		q: make([]float32, l.Wq.Rows), k: make([]float32, l.Wk.Rows), v: make([]float32, l.Wv.Rows),
+		scores: make([]float32, context), attn: make([]float32, l.Wq.Rows), proj: make([]float32, c.Dim),
+		gate: make([]float32, l.WGate.Rows), up: make([]float32, l.WUp.Rows), down: make([]float32, l.WDown.Rows),
+		logits: make([]float32, w.Output.Rows),
+		ws:     tensor.NewWorkspace(max(c.Dim, c.HiddenDim)),
 	}
 }
 
-// kvCache holds the keys and values of every position seen so far (of the
-// shard's kv heads).
+// kvCache holds the keys and values of every position seen so far.
 type kvCache struct {
-	k, v []float32 // (layers, context, kvDim)
+	k, v      []float32 // (layers, positions, kvDim)
+	kvDim     int
+	positions int
 }
 
-func newKVCache(c Config, kvDim, context int) kvCache {
-	n := c.Layers * context * kvDim
-	return kvCache{k: make([]float32, n), v: make([]float32, n)}
+func newKVCache(layers, kvDim, context int) kvCache {
+	n := layers * context * kvDim
+	return kvCache{k: make([]float32, n), v: make([]float32, n), kvDim: kvDim, positions: context}
 }
 
-// forward runs token at position pos through the model, appending its keys
-// and values to the cache. With wantLogits it leaves the next-token logits in
-// s.logits (prefill skips the classifier for all but the last prompt token).
-// It allocates nothing.
-//
-// A shard computes its rows of every product and gathers the other shards'
-// (the shard plan's parts); shard 0 first tells the others what to compute.
-// An unsharded model has every row and no group: its gathers do nothing and
-// it cannot fail.
+// layer is layer l's keys and values: (positions, kvDim) each.
+func (c *kvCache) layer(l int) (k, v []float32) {
+	n := c.positions * c.kvDim
+	return c.k[l*n : (l+1)*n], c.v[l*n : (l+1)*n]
+}
+
+// forward runs token at position pos through the model, storing its key and
+// value in the cache. With wantLogits it leaves the next-token logits in
+// s.logits (prefill skips the classifier for all but the last prompt
+// token). It allocates nothing.
 func (s *Session) forward(token, pos int, wantLogits bool) error {
-	c, w, st, p, g := s.model.Config, s.model.Weights, s.state, &s.plan, s.group
-	headDim, ctx, group := c.HeadDim(), s.context, c.GroupSize()
-	kvDim := p.kvHeads.len() * headDim
-	scale := float32(1 / math.Sqrt(float64(headDim)))
-	if g != nil && p.index == 0 {
-		if err := s.lead(token, pos, wantLogits); err != nil {
-			return err
-		}
+	c, w, st := &s.model.config, s.model.weights, s.state
+	if err := s.peers.Begin(token, pos, wantLogits); err != nil {
+		return err
 	}
-
-	owner := p.vocabOwner(token)
-	if owner == p.index {
-		w.TokenEmbedding.Row(st.x, token-p.vocab.lo)
-	}
-	g.embed(st.x, owner)
+	s.peers.Embed(st.x, w.TokenEmbedding, token)
 	for l := range w.Layers {
 		lw := &w.Layers[l]
 
-		// Attention: project, rotate, cache, attend, project back.
-		rmsNorm(st.xb, st.x, lw.AttnNorm, c.NormEps)
-		tensor.MatVecs(st.xb, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
+		// Attention: normalise, project to q, k, v, rotate, cache, attend,
+		// project back, add to the residual stream.
+		rmsNorm(st.xn, st.x, lw.AttnNorm, c.NormEps)
+		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
 			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
 		if lw.Bq != nil {
 			addInto(st.q, lw.Bq)
 			addInto(st.k, lw.Bk)
 			addInto(st.v, lw.Bv)
 		}
-		s.rope.rotate(st.q, pos, headDim, c.RopeStyle)
-		s.rope.rotate(st.k, pos, headDim, c.RopeStyle)
-		layerK := s.kv.k[l*ctx*kvDim : (l+1)*ctx*kvDim]
-		layerV := s.kv.v[l*ctx*kvDim : (l+1)*ctx*kvDim]
-		copy(layerK[pos*kvDim:], st.k)
-		copy(layerV[pos*kvDim:], st.v)
+		s.rope.rotate(st.q, pos, c.HeadDim(), c.RopeStyle)
+		s.rope.rotate(st.k, pos, c.HeadDim(), c.RopeStyle)
+		keys, values := s.kv.layer(l)
+		copy(keys[pos*s.kv.kvDim:], st.k)
+		copy(values[pos*s.kv.kvDim:], st.v)
+		s.attention(st.attn, st.q, keys, values, pos)
+		tensor.MatVec(st.proj, lw.Wo, s.peers.Gather(GatherAttention, st.attn), st.ws)
+		addInto(st.x, st.proj)
 
-		for h := p.heads.lo; h < p.heads.hi; h++ {
-			q := st.q[(h-p.heads.lo)*headDim : (h-p.heads.lo+1)*headDim]
-			kvOff := (h/group - p.kvHeads.lo) * headDim
-			att := st.att[:pos+1]
-			tensor.DotF32Rows(att, q, layerK[kvOff:], kvDim) // q·k_t for every cached t
-			for t := range att {
-				att[t] *= scale
-			}
-			softmax(att)
-			out := st.xb[h*headDim : (h+1)*headDim]
-			clear(out)
-			tensor.AddScaledRows(out, att, layerV[kvOff:], kvDim) // Σ_t att[t]·v_t
-		}
-		g.gather(st.xb, p.attnParts, allShards)
-		tensor.MatVec(st.xb2, lw.Wo, st.xb, st.ws) // every shard computes all of Wo: no gather
-		addInto(st.x, st.xb2)
-
-		// Feed-forward: SwiGLU.
-		rmsNorm(st.xb, st.x, lw.FFNNorm, c.NormEps)
-		gate, up := st.hGate[p.hidden.lo:p.hidden.hi], st.hUp[p.hidden.lo:p.hidden.hi]
-		tensor.MatVecs(st.xb, st.ws, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
-		swiGLU(gate, up)
-		g.gather(st.hGate, p.hiddenParts, allShards)
-		tensor.MatVec(st.xb2[p.dim.lo:p.dim.hi], lw.WDown, st.hGate, st.ws)
-		g.gather(st.xb2, p.dimParts, allShards)
-		addInto(st.x, st.xb2)
+		// Feed-forward: normalise, gate and up projections, SwiGLU, down
+		// projection, add to the residual stream.
+		rmsNorm(st.xn, st.x, lw.FFNNorm, c.NormEps)
+		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.gate, M: lw.WGate}, tensor.Product{Out: st.up, M: lw.WUp})
+		swiGLU(st.gate, st.up)
+		tensor.MatVec(st.down, lw.WDown, s.peers.Gather(GatherHidden, st.gate), st.ws)
+		addInto(st.x, s.peers.Gather(GatherDown, st.down))
 	}
 	if wantLogits {
 		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)
-		tensor.MatVec(st.logits[p.vocab.lo:p.vocab.hi], w.Output, st.x, st.ws)
-		g.gather(st.logits, p.vocabParts, 0) // shard 0 samples
+		tensor.MatVec(st.logits, w.Output, st.x, st.ws)
+		s.logits = s.peers.Gather(GatherLogits, st.logits)
 	}
-	err := g.endStep()
-	if err != nil && p.index == 0 {
-		g.greeted = false // greet again before the next step: a follower may have restarted
+	return s.peers.End()
+}
+
+// attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v
+// over positions 0..pos of the cached keys and values, into out. Heads
+// share key/value heads in groups (grouped-query attention).
+func (s *Session) attention(out, q, keys, values []float32, pos int) {
+	c := &s.model.config
+	headDim, kvDim, group := c.HeadDim(), s.kv.kvDim, c.GroupSize()
+	scale := float32(1 / math.Sqrt(float64(headDim)))
+	scores := s.state.scores[:pos+1]
+	for h := range len(q) / headDim {
+		qh := q[h*headDim : (h+1)*headDim]
+		kvOff := h / group * headDim
+		tensor.DotF32Rows(scores, qh, keys[kvOff:], kvDim) // q·k_t for every cached t
+		for t := range scores {
+			scores[t] *= scale
+		}
+		softmax(scores)
+		oh := out[h*headDim : (h+1)*headDim]
+		clear(oh)
+		tensor.AddScaledRows(oh, scores, values[kvOff:], kvDim) // Σ_t score[t]·v_t
 	}
-	return err
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,6 +56,19 @@ type GenerateOptions struct {
 	PromptProgress func(evaluated, total int)
 }
 
+// DefaultGenerateOptions are the options of a generation whose caller left
+// them out, in every host that takes options from people: the CLI's flag
+// defaults and the JS API's, so that a page and `wasmlm generate` given the
+// same seed write the same text. (The zero GenerateOptions is greedy and
+// unbounded, for code that sets what it wants; the HTTP API follows
+// OpenAI's defaults instead.)
+func DefaultGenerateOptions() GenerateOptions {
+	return GenerateOptions{
+		MaxTokens: 256,
+		Sampling:  sampling.Params{Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1},
+	}
+}
+
 // Token is one generated token as the callback receives it.
 type Token struct {
 	// ID is the token id, or -1 for text released when the generation ends
@@ -80,11 +94,6 @@ type Timings struct {
 	PrefillTokens    int           // prompt tokens evaluated (cached ones are skipped)
 	Decode           time.Duration // from the first sampled token to the end
 	DecodeTokens     int           // tokens generated after the first
-	// For shard 0 of a split model: the time its gathers spent waiting for
-	// the other shards' parts (latency of the exchange plus any wait for a
-	// slower shard), and how many gathers waited.
-	ExchangeWait time.Duration
-	Exchanges    int
 }
 
 // PrefillTokensPerSecond is the prompt evaluation rate (0 when nothing was evaluated).
@@ -109,21 +118,12 @@ type Result struct {
 	Timings      Timings
 }
 
-// Generate tokenizes prompt, evaluates it and generates tokens until a stop
+// GenerateTokens evaluates the prompt ids and generates tokens until a stop
 // condition, calling onToken (which may be nil) for every generated token as
 // soon as it is sampled. Cancelling ctx ends the generation with FinishAbort
-// and no error. A prompt that does not fit in the context is an error
-// wrapping ErrPromptTooLong.
-func (s *Session) Generate(ctx context.Context, prompt string, opts GenerateOptions, onToken TokenFunc) (Result, error) {
-	tok := s.model.Tokenizer
-	ids, err := tok.Encode(prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: opts.ParseSpecial})
-	if err != nil {
-		return Result{}, err
-	}
-	return s.GenerateTokens(ctx, ids, opts, onToken)
-}
-
-// GenerateTokens is Generate for a prompt that is already token ids.
+// and no error. Invalid options are an *OptionError; a prompt that does not
+// fit in the context is an error wrapping ErrPromptTooLong. A prompt that
+// extends the session's previous one evaluates only the new tokens.
 func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts GenerateOptions, onToken TokenFunc) (res Result, err error) {
 	start := time.Now()
 	if !s.mu.TryLock() {
@@ -132,29 +132,25 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	defer s.mu.Unlock()
 
 	m := s.model
-	if s.plan.index != 0 {
-		return Result{}, fmt.Errorf("%w: shard %d of %d follows shard 0 (Session.Follow); generate with shard 0's session", ErrShard, s.plan.index, s.plan.count)
-	}
 	if err := s.checkPrompt(prompt); err != nil {
 		return Result{}, err
 	}
-	if err := checkOptions(opts); err != nil {
+	if err := opts.Validate(m.config.VocabSize); err != nil {
 		return Result{}, err
 	}
-	sampler, err := sampling.New(opts.Sampling, m.Config.VocabSize)
+	sampler, err := sampling.New(opts.Sampling, m.config.VocabSize)
 	if err != nil {
 		return Result{}, err
 	}
 	res = Result{PromptTokens: append([]int(nil), prompt...)}
-	if g := s.group; g != nil {
-		waited, gathers := g.waited, g.gathers
-		defer func() { // on every return from here: res is the named result
-			res.Timings.ExchangeWait, res.Timings.Exchanges = g.waited-waited, g.gathers-gathers
-		}()
-		// Check the shards are one model and in step before computing.
-		if err := s.greet(); err != nil {
-			return res, err
-		}
+	// The parts of a split model check that they can work together, and
+	// whether their caches still hold this session's positions.
+	forget, err := s.peers.Prepare()
+	if err != nil {
+		return res, err
+	}
+	if forget {
+		s.tokens = s.tokens[:0]
 	}
 
 	// Prefill: reuse the cached prefix, evaluate the rest, keep the last logits.
@@ -184,7 +180,7 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 
 	g := generation{
 		session: s, opts: opts, onToken: onToken, res: &res,
-		decoder: tokenizer.NewStreamDecoder(m.Tokenizer),
+		decoder: tokenizer.NewStreamDecoder(m.tokenizer),
 		stop:    newStopMatcher(opts.Stop),
 	}
 	g.reserve(len(prompt))
@@ -235,7 +231,7 @@ func (g *generation) reserve(promptTokens int) {
 // end-of-generation token or a cancel releases it as a final Token with ID -1.
 func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start time.Time) error {
 	s, m, res := g.session, g.session.model, g.res
-	special := m.Tokenizer.Special()
+	special := m.tokenizer.Special()
 	var decodeStart time.Time
 	defer func() {
 		if !decodeStart.IsZero() {
@@ -252,10 +248,10 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		var next int
 		var trace *sampling.Trace
 		if g.opts.Trace {
-			next = sampler.SampleTrace(s.state.logits, &g.trace)
+			next = sampler.SampleTrace(s.logits, &g.trace)
 			trace = &g.trace
 		} else {
-			next = sampler.Sample(s.state.logits)
+			next = sampler.Sample(s.logits)
 		}
 		if decodeStart.IsZero() {
 			decodeStart = time.Now()
@@ -335,30 +331,41 @@ func (s *Session) checkPrompt(prompt []int) error {
 	if len(prompt) > s.context {
 		return fmt.Errorf("%w: %d tokens, the context holds %d", ErrPromptTooLong, len(prompt), s.context)
 	}
-	vocab := s.model.Config.VocabSize
+	vocab := s.model.config.VocabSize
 	for i, id := range prompt {
 		if id < 0 || id >= vocab {
-			return fmt.Errorf("%w: prompt token %d at position %d is outside the vocabulary (0..%d)", ErrInvalidOption, id, i, vocab-1)
+			return optionError("prompt", "token %d at position %d is outside the vocabulary (0..%d)", id, i, vocab-1)
 		}
 	}
 	return nil
 }
 
-// checkOptions validates the options the sampler does not.
-func checkOptions(o GenerateOptions) error {
+// Validate checks the options for a model of vocabSize tokens, sampling
+// included; the error is an *OptionError naming the first invalid option.
+// Generations validate their options; hosts that answer before generating
+// (the HTTP API refuses a bad request before it waits in the queue) call it
+// themselves.
+func (o GenerateOptions) Validate(vocabSize int) error {
 	if o.MaxTokens < 0 {
-		return fmt.Errorf("%w: max_tokens must be >= 0, got %d", ErrInvalidOption, o.MaxTokens)
+		return optionError("max_tokens", "must be >= 0 (0: until the context is full), got %d", o.MaxTokens)
 	}
 	if len(o.Stop) > maxStopStrings {
-		return fmt.Errorf("%w: stop: at most %d stop strings, got %d", ErrInvalidOption, maxStopStrings, len(o.Stop))
+		return optionError("stop", "holds at most %d stop strings, got %d", maxStopStrings, len(o.Stop))
 	}
 	if len(o.StopTokens) > maxStopStrings {
-		return fmt.Errorf("%w: stop_tokens: at most %d, got %d", ErrInvalidOption, maxStopStrings, len(o.StopTokens))
+		return optionError("stop_tokens", "holds at most %d ids, got %d", maxStopStrings, len(o.StopTokens))
 	}
 	for i, st := range o.Stop {
 		if st == "" || len(st) > maxStopBytes || !utf8.ValidString(st) {
-			return fmt.Errorf("%w: stop[%d] must be valid UTF-8 of 1..%d bytes", ErrInvalidOption, i, maxStopBytes)
+			return optionError(fmt.Sprintf("stop[%d]", i), "must be valid UTF-8 of 1..%d bytes", maxStopBytes)
 		}
+	}
+	if err := o.Sampling.Validate(vocabSize); err != nil {
+		var pe *sampling.ParamError
+		if errors.As(err, &pe) {
+			return &OptionError{Field: pe.Field, Problem: pe.Problem, Err: err}
+		}
+		return err
 	}
 	return nil
 }

@@ -159,16 +159,24 @@ func TestInvalidOptions(t *testing.T) {
 		{"too many stop strings", GenerateOptions{Stop: make([]string, 17)}, "stop"},
 		{"negative temperature", GenerateOptions{Sampling: sampling.Params{Temperature: -1}}, "temperature"},
 		{"top_p above 1", GenerateOptions{Sampling: sampling.Params{TopP: 1.5}}, "top_p"},
+		{"logit bias outside the vocabulary", GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{512: 1}}}, "logit_bias[512]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.Generate(context.Background(), onceUpon, tt.opts, nil)
-			require.Error(t, err)
+			require.ErrorIs(t, err, ErrInvalidOption)
+			var oe *OptionError
+			require.ErrorAs(t, err, &oe)
+			assert.Equal(t, tt.field, oe.Field, "the field, for hosts to name in their own spelling")
 			assert.Contains(t, err.Error(), tt.field)
+			assert.Equal(t, err, tt.opts.Validate(512), "Validate finds what a generation finds")
 		})
 	}
 	_, err := s.GenerateTokens(context.Background(), []int{1, 9999}, GenerateOptions{}, nil)
 	require.ErrorIs(t, err, ErrInvalidOption)
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "prompt", oe.Field)
 	_, err = s.GenerateTokens(context.Background(), nil, GenerateOptions{}, nil)
 	require.ErrorIs(t, err, ErrEmptyPrompt)
 	_, err = s.Generate(context.Background(), "bad \xff utf-8", GenerateOptions{}, nil)

@@ -41,16 +41,16 @@ func loadGGUFModel(t testing.TB, name string) *Model {
 func logitsAfter(t testing.TB, m *Model, ids []int) []float32 {
 	s := newSession(t, m)
 	for pos, id := range ids {
-		s.forward(id, pos, pos == len(ids)-1)
+		require.NoError(t, s.forward(id, pos, pos == len(ids)-1))
 	}
-	return slices.Clone(s.state.logits)
+	return slices.Clone(s.logits)
 }
 
 // TestGGUFF32MatchesLlamaCpp: the F32 GGUF of stories260K, greedy, gives
 // llama.cpp's ids for every golden prompt.
 func TestGGUFF32MatchesLlamaCpp(t *testing.T) {
 	m := loadGGUFModel(t, "stories260K-F32.gguf")
-	assert.Equal(t, FormatGGUF, m.Format)
+	assert.Equal(t, FormatGGUF, m.Format())
 	for _, run := range loadLlamacppGolden(t)["F32"] {
 		res, err := newSession(t, m).Generate(context.Background(), run.Prompt, GenerateOptions{MaxTokens: len(run.GeneratedIDs)}, nil)
 		require.NoError(t, err)

@@ -54,14 +54,14 @@ func TestLogitsMatchLlama2C(t *testing.T) {
 	want := g.LogitsAfterPrompt
 	s := newSession(t, loadStories260K(t))
 	for pos, id := range want.PromptIDs {
-		s.forward(id, pos, pos == len(want.PromptIDs)-1)
+		require.NoError(t, s.forward(id, pos, pos == len(want.PromptIDs)-1))
 	}
-	require.Len(t, s.state.logits, len(want.Logits))
+	require.Len(t, s.logits, len(want.Logits))
 	worst := 0.0
 	for i, w := range want.Logits {
-		d := math.Abs(float64(s.state.logits[i] - w))
+		d := math.Abs(float64(s.logits[i] - w))
 		worst = math.Max(worst, d)
-		require.InDelta(t, w, s.state.logits[i], 1e-4, "logit %d", i)
+		require.InDelta(t, w, s.logits[i], 1e-4, "logit %d", i)
 	}
 	t.Logf("max |logit - run.c| = %.2e", worst)
 }
@@ -72,7 +72,9 @@ func TestDecodeStepAllocatesNothing(t *testing.T) {
 	s := newSession(t, loadStories260K(t))
 	pos := 0
 	allocs := testing.AllocsPerRun(50, func() {
-		s.forward(1+pos%300, pos, true)
+		if err := s.forward(1+pos%300, pos, true); err != nil {
+			t.Fatal(err)
+		}
 		pos++
 	})
 	assert.Zero(t, allocs)

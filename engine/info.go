@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/wasmlm/wasmlm/engine/tensor"
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"math"
+)
 
 // Info describes a model for display (wasmlm info, the JS lm.info, the HTTP
 // model list). Field names in JSON are snake_case.
@@ -26,43 +30,72 @@ type Info struct {
 	TokenizerFamily string         `json:"tokenizer,omitempty"`
 }
 
-// Info summarises the model.
+// Info summarises the model. For a part of a split model it counts the
+// parameters and tensors the part holds.
 func (m *Model) Info() Info {
-	c, w := m.Config, m.Weights
-	sp := m.Tokenizer.Special()
+	c, w := m.config, m.weights
+	sp := m.tokenizer.Special()
 	info := Info{
-		Format: m.Format, Architecture: m.Architecture,
+		Format: m.format, Architecture: m.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, RopeTheta: c.RopeTheta, NormEps: c.NormEps,
 		SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
-		FileSize: m.FileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata,
+		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata,
 	}
-	count := func(mat *tensor.Matrix) {
-		if mat != nil {
+	m.arch.walk(c.Layers, func(t tensorRef) {
+		switch {
+		case t.isMatrix() && t.name == nameOutput && info.SharedOutput:
+			// the embedding, counted once
+		case t.isMatrix() && *t.matrixIn(w) != nil:
+			mat := *t.matrixIn(w)
 			info.TensorTypes[mat.Type.String()]++
 			info.Parameters += int64(mat.Rows) * int64(mat.Cols)
+		case !t.isMatrix() && *t.vectorIn(w) != nil:
+			info.TensorTypes["F32"]++ // vectors are held as float32
+			info.Parameters += int64(len(*t.vectorIn(w)))
 		}
-	}
-	vec := func(v []float32) {
-		if v != nil {
-			info.TensorTypes["F32"]++
-			info.Parameters += int64(len(v))
-		}
-	}
-	count(w.TokenEmbedding)
-	for _, l := range w.Layers {
-		vec(l.AttnNorm)
-		vec(l.FFNNorm)
-		vec(l.Bq)
-		vec(l.Bk)
-		vec(l.Bv)
-		for _, mat := range []*tensor.Matrix{l.Wq, l.Wk, l.Wv, l.Wo, l.WGate, l.WDown, l.WUp} {
-			count(mat)
-		}
-	}
-	vec(w.OutputNorm)
-	if !info.SharedOutput {
-		count(w.Output)
-	}
+	})
 	return info
+}
+
+// Fingerprint identifies the model's weights cheaply: FNV-1a over its
+// hyper-parameters, every vector, and the first, middle and last row of
+// every matrix, in table order. engine/shard stamps each part with its whole
+// model's, so that parts cut from different models (or the same file split
+// differently) refuse to work together rather than compute nonsense.
+func (m *Model) Fingerprint() uint64 {
+	c, w := m.config, m.weights
+	h := fnv.New64a()
+	var b [8]byte
+	num := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	for _, v := range [...]int{c.Dim, c.HiddenDim, c.Layers, c.Heads, c.KVHeads, c.VocabSize, c.ContextLength, int(c.RopeStyle)} {
+		num(uint64(v))
+	}
+	for _, v := range [...]float32{c.RopeTheta, c.RopeScale, c.NormEps} {
+		num(uint64(math.Float32bits(v)))
+	}
+	m.arch.walk(c.Layers, func(t tensorRef) {
+		switch {
+		case t.isMatrix() && t.name == nameOutput && w.Output == w.TokenEmbedding:
+		case t.isMatrix():
+			mat := *t.matrixIn(w)
+			num(uint64(mat.Type))
+			num(uint64(mat.Rows))
+			num(uint64(mat.Cols))
+			for _, r := range [...]int{0, mat.Rows / 2, mat.Rows - 1} {
+				h.Write(mat.RowData(r))
+			}
+		default:
+			v := *t.vectorIn(w)
+			num(uint64(len(v)))
+			for _, x := range v {
+				binary.LittleEndian.PutUint32(b[:4], math.Float32bits(x))
+				h.Write(b[:4])
+			}
+		}
+	})
+	return h.Sum64()
 }

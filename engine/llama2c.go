@@ -130,7 +130,7 @@ func parseLlama2C(data []byte) (Config, *Weights, error) {
 	if l.err != nil {
 		return Config{}, nil, l.err
 	}
-	if err := w.checkShapes(c, wholePlan(c)); err != nil {
+	if err := w.checkShapes(architectures["llama"], c, nil); err != nil {
 		return Config{}, nil, err
 	}
 	return c, w, nil

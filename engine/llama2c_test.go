@@ -13,11 +13,11 @@ func TestLlama2CSharedAndSeparateClassifier(t *testing.T) {
 	tok := syntheticTokenizerBin(300)
 	shared, err := LoadLlama2C(llama2cCheckpoint(c, true, 1, 0.1), tok)
 	require.NoError(t, err)
-	assert.Same(t, shared.Weights.TokenEmbedding, shared.Weights.Output)
+	assert.Same(t, shared.weights.TokenEmbedding, shared.weights.Output)
 	separate, err := LoadLlama2C(llama2cCheckpoint(c, false, 1, 0.1), tok)
 	require.NoError(t, err)
-	assert.NotSame(t, separate.Weights.TokenEmbedding, separate.Weights.Output)
-	assert.Equal(t, 2, separate.Config.GroupSize())
+	assert.NotSame(t, separate.weights.TokenEmbedding, separate.weights.Output)
+	assert.Equal(t, 2, separate.Config().GroupSize())
 	assert.False(t, separate.Info().SharedOutput)
 }
 
@@ -85,10 +85,8 @@ func FuzzLoadLlama2C(f *testing.F) {
 			return
 		}
 		// Whatever loads must run.
-		s, err := m.NewSession(SessionOptions{ContextLength: min(4, m.Config.ContextLength)})
-		if err != nil {
-			return
-		}
-		s.forward(0, 0, true)
+		s, err := m.NewSession(SessionOptions{ContextLength: min(4, m.Config().ContextLength)})
+		require.NoError(t, err)
+		require.NoError(t, s.forward(0, 0, true))
 	})
 }

@@ -1,10 +1,3 @@
-// Package engine runs llama-family language models: it loads weights from
-// model bytes without copying them, runs the transformer forward pass with a
-// KV cache, and drives generation (sampling, streaming text, stop conditions).
-//
-// The engine knows nothing of JavaScript, HTTP or files: it takes []byte and
-// reports through callbacks, so the same code runs natively, in a browser's
-// Web Worker and in an edge worker.
 package engine
 
 import (
@@ -22,41 +15,60 @@ const (
 	FormatGGUF    Format = "gguf"
 )
 
-// Model is a loaded model: hyper-parameters, weights and tokenizer. It is
-// immutable and safe to share between sessions.
+// Model is a loaded model: hyper-parameters, weights and tokenizer. It does
+// not change after Load, and sessions share it.
 type Model struct {
-	Config    Config
-	Weights   *Weights
-	Tokenizer tokenizer.Tokenizer
-	Format    Format
-	// Architecture is the model family, e.g. "llama".
-	Architecture string
-	// FileSize is the size of the model bytes.
-	FileSize int
-	// chatTemplate is the file's tokenizer.chat_template (Jinja source), if any.
-	chatTemplate string
-	// metadata is the file's own key/value metadata, for Info (GGUF only).
-	metadata map[string]any
-	// shard, for a shard of a model (Shard, ShardGGUF), says which rows of
-	// every matrix its weights hold; nil for a whole model.
-	shard *shardPlan
+	config       Config
+	weights      *Weights
+	tokenizer    tokenizer.Tokenizer
+	format       Format
+	arch         *architecture
+	fileSize     int            // the size of the model bytes
+	chatTemplate string         // the file's tokenizer.chat_template (Jinja source), if any
+	metadata     map[string]any // the file's own key/value metadata, for Info (GGUF only)
+	part         *Part          // which rows a part of a split model holds; nil for a whole model
 }
+
+// Config is the model's hyper-parameters.
+func (m *Model) Config() Config { return m.config }
+
+// Tokenizer is the model's tokenizer.
+func (m *Model) Tokenizer() tokenizer.Tokenizer { return m.tokenizer }
+
+// Format is the kind of file the model was loaded from.
+func (m *Model) Format() Format { return m.format }
+
+// Architecture is the model family, e.g. "llama".
+func (m *Model) Architecture() string { return m.arch.name }
+
+// FileSize is the size of the model bytes.
+func (m *Model) FileSize() int { return m.fileSize }
 
 // LoadOptions are what Load needs besides the model bytes.
 type LoadOptions struct {
 	// Tokenizer is a llama2.c tokenizer.bin; required for llama2.c
 	// checkpoints, which carry no vocabulary.
 	Tokenizer []byte
+	// Part, for a GGUF file that holds one part of a split model (written
+	// by engine/shard), says which rows of the whole model's split tensors
+	// the file holds; the shapes are checked against it.
+	Part *Part
 }
 
 // Load reads a model from its bytes, detecting the format. The weights are
 // views into data, which must not be modified while the model is in use.
 func Load(data []byte, opts LoadOptions) (*Model, error) {
 	if len(data) >= 4 && string(data[:4]) == "GGUF" {
-		return LoadGGUF(data)
+		return loadGGUF(data, opts.Part)
+	}
+	if opts.Part != nil {
+		return nil, fmt.Errorf("%w: LoadOptions.Part is for GGUF files", ErrInvalidOption)
 	}
 	return LoadLlama2C(data, opts.Tokenizer)
 }
+
+// LoadGGUF reads a GGUF model (see Load).
+func LoadGGUF(data []byte) (*Model, error) { return loadGGUF(data, nil) }
 
 // LoadLlama2C reads a legacy llama2.c checkpoint and its tokenizer.bin.
 func LoadLlama2C(checkpoint, tokenizerBin []byte) (*Model, error) {
@@ -78,7 +90,7 @@ func LoadLlama2C(checkpoint, tokenizerBin []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model has %d", ErrTokenizerMismatch, tok.VocabSize(), c.VocabSize)
 	}
 	return &Model{
-		Config: c, Weights: w, Tokenizer: tok, Format: FormatLlama2C,
-		Architecture: "llama", FileSize: len(checkpoint),
+		config: c, weights: w, tokenizer: tok, format: FormatLlama2C,
+		arch: architectures["llama"], fileSize: len(checkpoint),
 	}, nil
 }

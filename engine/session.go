@@ -15,12 +15,12 @@ const DefaultContextLength = 4096
 type SessionOptions struct {
 	// ContextLength is the positions the session can hold (and sizes its KV
 	// cache); 0 means min(the model's context length, DefaultContextLength).
-	// The shards of a model must all be given the same.
+	// The parts of a split model must all be given the same.
 	ContextLength int
-	// Exchange connects the session of a shard (Model.Shard, ShardGGUF) to
-	// the sessions of the other shards: required for a model split in two or
-	// more, and nil for a whole model.
-	Exchange Exchange
+	// Peers connects the session of a part of a split model (Model.Cut) to
+	// the other parts' sessions: required for a part, nil for a whole model.
+	// engine/shard makes them.
+	Peers Peers
 }
 
 // Session is one conversation with a model: it owns the KV cache, the
@@ -29,42 +29,43 @@ type SessionOptions struct {
 // model are independent and may run in parallel.
 type Session struct {
 	model   *Model
-	context int         // positions this session holds
-	state   *runState   // scratch buffers
-	kv      kvCache     // (layers, context, kvDim) keys and values
-	rope    ropeTable   // rotations for every position
-	tokens  []int       // the ids whose keys and values are in the cache, in order
-	mu      sync.Mutex  // held while a generation runs (a follower: while it follows)
-	plan    shardPlan   // the rows this session computes: all of them for a whole model
-	group   *shardGroup // the other shards, for a shard of a split model; nil otherwise
+	context int        // positions this session holds
+	state   *runState  // scratch buffers
+	logits  []float32  // (vocab) the last forward pass's logits, the whole vector
+	kv      kvCache    // (layers, context, kvDim) keys and values
+	rope    ropeTable  // rotations for every position
+	tokens  []int      // the ids whose keys and values are in the cache, in order
+	peers   Peers      // the other parts of a split model; wholeModel{} otherwise
+	mu      sync.Mutex // held while a generation (or a Forward) runs
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
 // 2 · layers · context · kvDim float32 values).
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
-	ctx, err := m.SessionContextLength(opts.ContextLength)
+	positions, err := m.SessionContextLength(opts.ContextLength)
 	if err != nil {
 		return nil, err
 	}
-	p := m.plan()
-	var g *shardGroup
+	peers := opts.Peers
 	switch {
-	case p.count > 1 && opts.Exchange == nil:
-		return nil, fmt.Errorf("%w: shard %d of %d needs SessionOptions.Exchange to reach the other shards", ErrShard, p.index, p.count)
-	case p.count > 1:
-		g = newShardGroup(opts.Exchange, &p)
-	case opts.Exchange != nil:
-		return nil, fmt.Errorf("%w: SessionOptions.Exchange is for shards of a split model; this model is whole", ErrShard)
+	case m.part != nil && peers == nil:
+		return nil, fmt.Errorf("%w: a part of a split model needs SessionOptions.Peers to reach the other parts", ErrInvalidOption)
+	case m.part == nil && peers != nil:
+		return nil, fmt.Errorf("%w: SessionOptions.Peers is for the parts of a split model; this model is whole", ErrInvalidOption)
+	case peers == nil:
+		peers = wholeModel{}
 	}
+	w := m.weights
+	st := newRunState(m.config, w, positions)
 	return &Session{
 		model:   m,
-		context: ctx,
-		state:   newRunState(m.Config, &p, ctx),
-		kv:      newKVCache(m.Config, p.kvHeads.len()*m.Config.HeadDim(), ctx),
-		rope:    newRopeTable(m.Config, m.Weights.RopeFreqFactors, ctx),
-		tokens:  make([]int, 0, ctx),
-		plan:    p,
-		group:   g,
+		context: positions,
+		state:   st,
+		logits:  st.logits,
+		kv:      newKVCache(m.config.Layers, w.Layers[0].Wk.Rows, positions),
+		rope:    newRopeTable(m.config, w.RopeFreqFactors, positions),
+		tokens:  make([]int, 0, positions),
+		peers:   peers,
 	}, nil
 }
 
@@ -73,14 +74,14 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 // ErrInvalidOption when requested is out of range: what NewSession checks,
 // without allocating the session.
 func (m *Model) SessionContextLength(requested int) (int, error) {
-	ctx := m.Config.ContextLength
-	if requested < 0 || requested > ctx {
-		return 0, fmt.Errorf("%w: context length %d is outside 0..%d (the model's)", ErrInvalidOption, requested, ctx)
+	trained := m.config.ContextLength
+	if requested < 0 || requested > trained {
+		return 0, optionError("context_length", "must be in 0..%d (0: the model's, at most %d), got %d", trained, DefaultContextLength, requested)
 	}
 	if requested > 0 {
 		return requested, nil
 	}
-	return min(ctx, DefaultContextLength), nil
+	return min(trained, DefaultContextLength), nil
 }
 
 // ContextLength is the number of positions the session holds.
@@ -95,3 +96,29 @@ func (s *Session) Reset() {
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
 }
+
+// Forward runs token at position pos through the model, as one step of a
+// generation does, storing its key and value at pos in the KV cache and,
+// with logits, computing the next-token logits (Logits). It is the engine's
+// lowest-level step, for drivers other than Generate (engine/shard's
+// followers run every step their leader starts with it); the session
+// forgets its cached conversation, so the next generation evaluates its
+// prompt from the start. It fails with ErrBusy while a generation runs.
+func (s *Session) Forward(token, pos int, logits bool) error {
+	if !s.mu.TryLock() {
+		return ErrBusy
+	}
+	defer s.mu.Unlock()
+	if token < 0 || token >= s.model.config.VocabSize {
+		return optionError("token", "must be in 0..%d, got %d", s.model.config.VocabSize-1, token)
+	}
+	if pos < 0 || pos >= s.context {
+		return optionError("position", "must be in 0..%d, got %d", s.context-1, pos)
+	}
+	s.tokens = s.tokens[:0]
+	return s.forward(token, pos, logits)
+}
+
+// Logits are the next-token logits the last forward pass computed: valid
+// until the next, and not to be modified.
+func (s *Session) Logits() []float32 { return s.logits }

@@ -8,7 +8,8 @@ import (
 
 // Weights are a model's parameters. Matrices are (rows = outputs, cols =
 // inputs) views into the model bytes; vectors are float32 views where the file
-// stores float32, else decoded once at load (they are small).
+// stores float32, else decoded once at load (they are small). The
+// architecture's table (arch.go) says which tensor goes where.
 type Weights struct {
 	TokenEmbedding *tensor.Matrix // (vocab, dim)
 	Layers         []LayerWeights
@@ -22,11 +23,11 @@ type Weights struct {
 // LayerWeights are one transformer block's parameters.
 type LayerWeights struct {
 	AttnNorm []float32      // (dim)
-	Wq       *tensor.Matrix // (dim, dim): query projection
+	Wq       *tensor.Matrix // (heads·headDim, dim): query projection
 	Wk       *tensor.Matrix // (kvDim, dim)
 	Wv       *tensor.Matrix // (kvDim, dim)
-	Wo       *tensor.Matrix // (dim, dim): attention output projection
-	Bq       []float32      // (dim) or nil: query bias (qwen2)
+	Wo       *tensor.Matrix // (dim, heads·headDim): attention output projection
+	Bq       []float32      // (heads·headDim) or nil: query bias (qwen2)
 	Bk       []float32      // (kvDim) or nil
 	Bv       []float32      // (kvDim) or nil
 	FFNNorm  []float32      // (dim)
@@ -35,62 +36,80 @@ type LayerWeights struct {
 	WUp      *tensor.Matrix // (hidden, dim): w3
 }
 
-// checkShapes verifies every weight against the config and the rows shard
-// plan p computes (all of them for a whole model), so the forward pass can
-// index without checks.
-func (w *Weights) checkShapes(c Config, p shardPlan) error {
-	mat := func(name string, m *tensor.Matrix, rows, cols int) error {
-		if m == nil {
-			return fmt.Errorf("%w: missing tensor %s", ErrFormat, name)
-		}
-		if m.Rows != rows || m.Cols != cols {
-			return fmt.Errorf("%w: tensor %s is %d×%d, want %d×%d", ErrFormat, name, m.Rows, m.Cols, rows, cols)
-		}
-		return nil
-	}
-	vec := func(name string, v []float32, n int, optional bool) error {
-		if v == nil && optional {
-			return nil
-		}
-		if len(v) != n {
-			return fmt.Errorf("%w: tensor %s has %d elements, want %d", ErrFormat, name, len(v), n)
-		}
-		return nil
-	}
-	headDim := c.HeadDim()
-	q, kv := p.heads.len()*headDim, p.kvHeads.len()*headDim
-	errs := []error{
-		mat("token_embd", w.TokenEmbedding, p.vocab.len(), c.Dim),
-		mat("output", w.Output, p.vocab.len(), c.Dim),
-		vec("output_norm", w.OutputNorm, c.Dim, false),
-	}
-	if w.RopeFreqFactors != nil && len(w.RopeFreqFactors) != c.HeadDim()/2 {
-		return fmt.Errorf("%w: rope_freqs has %d factors, want head_dim/2 = %d", ErrFormat, len(w.RopeFreqFactors), c.HeadDim()/2)
-	}
+// checkShapes verifies every weight against the config (and, for a part of
+// a split model, against the rows the part holds), so that the forward pass
+// can index without checks.
+func (w *Weights) checkShapes(a *architecture, c Config, part *Part) error {
 	if len(w.Layers) != c.Layers {
 		return fmt.Errorf("%w: %d layers of weights, config says %d", ErrFormat, len(w.Layers), c.Layers)
 	}
-	for i, l := range w.Layers {
-		pre := fmt.Sprintf("blk.%d.", i)
-		errs = append(errs,
-			vec(pre+"attn_norm", l.AttnNorm, c.Dim, false),
-			mat(pre+"attn_q", l.Wq, q, c.Dim),
-			mat(pre+"attn_k", l.Wk, kv, c.Dim),
-			mat(pre+"attn_v", l.Wv, kv, c.Dim),
-			mat(pre+"attn_output", l.Wo, c.Dim, c.Dim),
-			vec(pre+"attn_q.bias", l.Bq, q, true),
-			vec(pre+"attn_k.bias", l.Bk, kv, true),
-			vec(pre+"attn_v.bias", l.Bv, kv, true),
-			vec(pre+"ffn_norm", l.FFNNorm, c.Dim, false),
-			mat(pre+"ffn_gate", l.WGate, p.hidden.len(), c.Dim),
-			mat(pre+"ffn_down", l.WDown, p.dim.len(), c.HiddenDim),
-			mat(pre+"ffn_up", l.WUp, p.hidden.len(), c.Dim),
-		)
+	var err error
+	a.walk(c.Layers, func(t tensorRef) {
+		if err == nil {
+			err = w.checkShape(t, c, part)
+		}
+	})
+	if err != nil {
+		return err
 	}
-	for _, err := range errs {
-		if err != nil {
-			return err
+	for i, l := range w.Layers {
+		if (l.Bq == nil) != (l.Bk == nil) || (l.Bq == nil) != (l.Bv == nil) {
+			return fmt.Errorf("%w: layer %d has some but not all of the q/k/v biases", ErrFormat, i)
 		}
 	}
 	return nil
+}
+
+// checkShape checks one tensor: present unless optional, and of its shape.
+func (w *Weights) checkShape(t tensorRef, c Config, part *Part) error {
+	rows, cols := c.size(t.spec.rows), c.size(t.spec.cols)
+	if part != nil && t.spec.split {
+		rows = part.Rows(Axis(t.spec.rows)).Len()
+	}
+	if t.isMatrix() {
+		m := *t.matrixIn(w)
+		switch {
+		case m == nil && !t.spec.optional:
+			return fmt.Errorf("%w: missing tensor %s", ErrFormat, t.name)
+		case m != nil && (m.Rows != rows || m.Cols != cols):
+			return fmt.Errorf("%w: tensor %s is %d×%d, want %d×%d", ErrFormat, t.name, m.Rows, m.Cols, rows, cols)
+		}
+		return nil
+	}
+	v := *t.vectorIn(w)
+	switch {
+	case v == nil && !t.spec.optional:
+		return fmt.Errorf("%w: missing tensor %s", ErrFormat, t.name)
+	case v != nil && len(v) != rows:
+		return fmt.Errorf("%w: tensor %s has %d elements, want %d", ErrFormat, t.name, len(v), rows)
+	}
+	return nil
+}
+
+// cut returns weights whose split tensors are views of the rows part
+// selects of w's (whole) tensors; the others are w's own.
+func (w *Weights) cut(a *architecture, part *Part) (*Weights, error) {
+	out := &Weights{Layers: make([]LayerWeights, len(w.Layers))}
+	var err error
+	a.walk(len(w.Layers), func(t tensorRef) {
+		var s Span
+		if t.spec.split {
+			s = part.Rows(Axis(t.spec.rows))
+		}
+		switch {
+		case err != nil:
+		case !t.isMatrix() && t.spec.split && *t.vectorIn(w) != nil:
+			*t.vectorIn(out) = (*t.vectorIn(w))[s.Lo:s.Hi:s.Hi]
+		case !t.isMatrix():
+			*t.vectorIn(out) = *t.vectorIn(w)
+		case t.spec.split && *t.matrixIn(w) != nil:
+			*t.matrixIn(out), err = (*t.matrixIn(w)).Slice(s.Lo, s.Hi)
+		default:
+			*t.matrixIn(out) = *t.matrixIn(w)
+		}
+	})
+	if w.Output == w.TokenEmbedding {
+		out.Output = out.TokenEmbedding // tied: one view
+	}
+	return out, err
 }

@@ -279,7 +279,7 @@ func TestPanicBecomes500(t *testing.T) {
 
 	// A panic inside the engine (here: in the token callback it calls).
 	h = newHandler(t, Options{})
-	h.generate = func(ctx context.Context, s *engine.Session, p []int, o engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
+	h.generate = func(ctx context.Context, s *engine.Session, p engine.Prompt, o engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
 		return runSession(ctx, s, p, o, func(engine.Token) error { panic("engine boom") })
 	}
 	w = do(h, "POST", "/v1/completions", `{"prompt": "x", "max_tokens": 3}`)

@@ -10,22 +10,21 @@ import (
 	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
 // generateFunc runs one generation on a session. It is a Handler field so
 // that tests can stand in a generation they control (one that blocks, fails
 // or panics half-way); runSession is the real one.
-type generateFunc func(ctx context.Context, s *engine.Session, prompt []int, opts engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error)
+type generateFunc func(ctx context.Context, s *engine.Session, prompt engine.Prompt, opts engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error)
 
 // runSession generates on s, turning a panic into an error.
-func runSession(ctx context.Context, s *engine.Session, prompt []int, opts engine.GenerateOptions, onToken engine.TokenFunc) (res engine.Result, err error) {
+func runSession(ctx context.Context, s *engine.Session, prompt engine.Prompt, opts engine.GenerateOptions, onToken engine.TokenFunc) (res engine.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", ErrPanic, p)
 		}
 	}()
-	return s.GenerateTokens(ctx, prompt, opts, onToken)
+	return s.GeneratePrompt(ctx, prompt, opts, onToken)
 }
 
 // randomID is a response id: prefix and 26 random base32 characters.
@@ -35,7 +34,7 @@ func randomID(prefix string) string { return prefix + rand.Text() }
 type job struct {
 	endpoint     string // for Completion.Endpoint
 	chat         bool   // chat completion (else text completion)
-	prompt       []int  // token ids
+	prompt       engine.Prompt
 	promptParam  string // the request field errors about the prompt name
 	opts         engine.GenerateOptions
 	stream       bool
@@ -74,7 +73,7 @@ func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 
 // newJob validates what both endpoints share.
 func (h *Handler) newJob(req *samplingRequest, endpoint, promptParam, idPrefix string) (*job, *apiError) {
-	params, e := req.sampling(h.model.Config.VocabSize)
+	params, e := req.sampling()
 	if e != nil {
 		return nil, e
 	}
@@ -82,6 +81,10 @@ func (h *Handler) newJob(req *samplingRequest, endpoint, promptParam, idPrefix s
 		endpoint: endpoint, promptParam: promptParam,
 		opts:   engine.GenerateOptions{Sampling: params, Stop: slices.Clip([]string(req.Stop))},
 		stream: req.Stream, id: h.newID(idPrefix), created: time.Now().Unix(),
+	}
+	// Refused now, not after a wait in the queue.
+	if err := j.opts.Validate(h.model.Config().VocabSize); err != nil {
+		return nil, generationError(err, promptParam)
 	}
 	j.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	return j, nil
@@ -99,13 +102,13 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 		return nil, e
 	}
 	if ids == nil {
-		var err error
-		ids, err = h.model.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
+		p, err := h.model.TextPrompt(text, false)
 		if err != nil {
 			return nil, generationError(err, "prompt")
 		}
+		ids = p.Tokens
 	}
-	vocab := h.model.Config.VocabSize
+	vocab := h.model.Config().VocabSize
 	if len(ids) == 0 {
 		return nil, badRequest("prompt", "invalid_value", "prompt has no tokens")
 	}
@@ -114,7 +117,7 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 			return nil, badRequest("prompt", "invalid_value", "prompt token %d at position %d is outside the vocabulary [0, %d)", id, i, vocab)
 		}
 	}
-	j.prompt = ids
+	j.prompt = engine.Prompt{Tokens: ids}
 	return j, h.limitTokens(j, &req.samplingRequest, DefaultCompletionMaxTokens)
 }
 
@@ -130,13 +133,10 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ids, stopTokens, stops, err := h.model.ChatPrompt(msgs)
-	if err != nil {
+	var err error
+	if j.prompt, err = h.model.ChatPrompt(msgs); err != nil {
 		return nil, generationError(err, "messages")
 	}
-	j.prompt = ids
-	j.opts.StopTokens = stopTokens
-	j.opts.Stop = append(j.opts.Stop, stops...)
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
 }
 
@@ -145,11 +145,11 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 // fit) bounded the same way. Like OpenAI, it counts prompt + completion
 // against the context.
 func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
-	room := h.context - len(j.prompt)
+	room := h.context - len(j.prompt.Tokens)
 	if room <= 0 {
 		return badRequest(j.promptParam, "context_length_exceeded",
 			"This model's maximum context length is %d tokens, and the %s is %d tokens: no room is left for a completion.",
-			h.context, j.promptParam, len(j.prompt))
+			h.context, j.promptParam, len(j.prompt.Tokens))
 	}
 	mt, name := req.requestedMaxTokens()
 	switch {
@@ -164,7 +164,7 @@ func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
 	case *mt > room:
 		return badRequest(name, "context_length_exceeded",
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d for the completion).",
-			h.context, len(j.prompt)+*mt, len(j.prompt), j.promptParam, *mt)
+			h.context, len(j.prompt.Tokens)+*mt, len(j.prompt.Tokens), j.promptParam, *mt)
 	default:
 		j.opts.MaxTokens = *mt
 	}
@@ -174,7 +174,7 @@ func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
 // run waits for a slot, generates, and answers.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	ctx := r.Context()
-	c := Completion{Endpoint: j.endpoint, Stream: j.stream, PromptTokens: len(j.prompt)}
+	c := Completion{Endpoint: j.endpoint, Stream: j.stream, PromptTokens: len(j.prompt.Tokens)}
 	start := time.Now()
 	sess, err := h.sched.acquire(ctx)
 	c.Queued = time.Since(start)

@@ -7,10 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/sampling"
-	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
 // Sentinel errors; New and the handler wrap them with %w and add detail.
@@ -99,47 +96,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // generationError maps an error of the engine (or of what it calls) to the
-// status and error object it deserves. Invalid options name the offending
-// field, which the engine and the sampler spell like the request does.
+// status and error object it deserves, by its code (engine.CodeOf). An
+// invalid option names its field in the OpenAI spelling the engine uses;
+// errors about the prompt name promptParam ("prompt", "messages").
 func generationError(err error, promptParam string) *apiError {
 	var ae *apiError
-	switch {
-	case errors.As(err, &ae):
+	if errors.As(err, &ae) {
 		return ae
-	case errors.Is(err, engine.ErrPromptTooLong):
-		return badRequest(promptParam, "context_length_exceeded", "%v", err)
-	case errors.Is(err, engine.ErrEmptyPrompt):
-		return badRequest(promptParam, "invalid_value", "%v", err)
-	case errors.Is(err, sampling.ErrInvalidParams):
-		return badRequest(leadingField(err, sampling.ErrInvalidParams), "invalid_value", "%v", err)
-	case errors.Is(err, engine.ErrInvalidOption):
-		param := leadingField(err, engine.ErrInvalidOption)
+	}
+	var oe *engine.OptionError
+	if errors.As(err, &oe) {
+		// The request's field: "stop" for stop[2], as OpenAI names it.
+		param, _, _ := strings.Cut(oe.Field, "[")
 		if param == "prompt" {
 			param = promptParam
 		}
-		return badRequest(param, "invalid_value", "%v", err)
-	case errors.Is(err, chat.ErrUnknownRole), errors.Is(err, chat.ErrNoMessages):
-		return badRequest("messages", "invalid_value", "%v", err)
-	case errors.Is(err, tokenizer.ErrInvalidUTF8), errors.Is(err, tokenizer.ErrNoToken), errors.Is(err, tokenizer.ErrTextTooLong):
+		return badRequest(param, "invalid_value", "%s %s", oe.Field, oe.Problem)
+	}
+	switch engine.CodeOf(err) {
+	case engine.CodePromptTooLong:
+		return badRequest(promptParam, "context_length_exceeded", "%v", err)
+	case engine.CodeInvalidArgument: // an empty prompt, text no token can hold, an unknown role, ...
 		return badRequest(promptParam, "invalid_value", "%v", err)
 	}
 	return internalError(err)
-}
-
-// leadingField reads the field name that the engine and the sampler put
-// right after their sentinel ("engine: invalid option: stop[0] must be ...",
-// "sampling: invalid params: top_p = 2, must be ..."): the snake_case word
-// that follows, without an index. It is "" when the message has no such word.
-func leadingField(err error, sentinel error) string {
-	msg := err.Error()
-	i := strings.LastIndex(msg, sentinel.Error()+": ")
-	if i < 0 {
-		return ""
-	}
-	rest := msg[i+len(sentinel.Error())+2:]
-	end := strings.IndexFunc(rest, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') })
-	if end < 0 {
-		end = len(rest)
-	}
-	return rest[:end]
 }

@@ -143,13 +143,13 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		}
 		sessions[i] = s
 	}
-	ctx := sessions[0].ContextLength()
-	if opts.MaxTokens > ctx {
-		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, ctx)
+	contextLength := sessions[0].ContextLength()
+	if opts.MaxTokens > contextLength {
+		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
 	h := &Handler{
-		model: model, name: opts.ModelName, opts: opts, context: ctx,
-		maxTokens: ctx, sched: newScheduler(sessions, queue),
+		model: model, name: opts.ModelName, opts: opts, context: contextLength,
+		maxTokens: contextLength, sched: newScheduler(sessions, queue),
 		created: time.Now().Unix(), newID: randomID, generate: runSession,
 		onComplete: opts.OnCompletion,
 	}
@@ -310,7 +310,7 @@ func (h *Handler) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	parse := req.ParseSpecial == nil || *req.ParseSpecial
-	ids, err := h.model.Tokenizer.Encode(*req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial, ParseSpecial: parse})
+	ids, err := h.model.Tokenizer().Encode(*req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial, ParseSpecial: parse})
 	if err != nil {
 		writeError(w, generationError(err, "content"))
 		return
@@ -331,7 +331,7 @@ func (h *Handler) serveDetokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("tokens", "missing_required_parameter", "tokens is required"))
 		return
 	}
-	text, err := tokenizer.Decode(h.model.Tokenizer, *req.Tokens)
+	text, err := tokenizer.Decode(h.model.Tokenizer(), *req.Tokens)
 	if err != nil {
 		writeError(w, badRequest("tokens", "invalid_value", "%v", err))
 		return

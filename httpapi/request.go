@@ -160,8 +160,9 @@ func jsonKind(goType string) string {
 // sampling converts the sampling fields to sampling.Params and validates
 // them. An omitted temperature and top_p take OpenAI's defaults (1 and 1:
 // plain sampling); top_k, min_p and repeat_penalty default to off. Without a
-// seed the clock picks one.
-func (r *samplingRequest) sampling(vocabSize int) (sampling.Params, *apiError) {
+// seed the clock picks one. The ranges are the engine's to check
+// (engine.GenerateOptions.Validate).
+func (r *samplingRequest) sampling() (sampling.Params, *apiError) {
 	if r.N != nil && *r.N != 1 {
 		return sampling.Params{}, badRequest("n", "invalid_value", "n = %d: this server returns one choice per request (n must be 1)", *r.N)
 	}
@@ -200,9 +201,6 @@ func (r *samplingRequest) sampling(vocabSize int) (sampling.Params, *apiError) {
 			}
 			p.LogitBias[id] = float32(v)
 		}
-	}
-	if err := p.Validate(vocabSize); err != nil {
-		return sampling.Params{}, generationError(err, "")
 	}
 	if len(r.Stop) > maxStops {
 		return sampling.Params{}, badRequest("stop", "invalid_value", "stop: at most %d stop sequences, got %d", maxStops, len(r.Stop))

@@ -21,8 +21,8 @@ import (
 // tokens, ctx's end, or the callback fails, then fails with err if given. It
 // does not touch the session.
 func fakeTokens(n int, err error) generateFunc {
-	return func(ctx context.Context, _ *engine.Session, prompt []int, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
-		res := engine.Result{PromptTokens: prompt, FinishReason: engine.FinishLength}
+	return func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
+		res := engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}
 		for i := range n {
 			if ctx.Err() != nil {
 				res.FinishReason = engine.FinishAbort
@@ -64,7 +64,7 @@ func TestStreamErrorEvent(t *testing.T) {
 		assert.Contains(t, events[len(events)-2].data, "tok1", "the tokens before the error were sent")
 	}
 
-	h.generate = fakeTokens(0, fmt.Errorf("%w: stop[0] is bad", engine.ErrInvalidOption))
+	h.generate = fakeTokens(0, &engine.OptionError{Field: "stop[0]", Problem: "is bad"})
 	w := do(h, "POST", "/v1/completions", `{"prompt": "x", "stream": true}`)
 	require.Equal(t, http.StatusBadRequest, w.Code)
 	e := apiErrorOf(t, w.Body.Bytes())
@@ -75,7 +75,7 @@ func TestStreamErrorEvent(t *testing.T) {
 // the stream with an error event; the session stays usable.
 func TestStreamPanicMidway(t *testing.T) {
 	h := newHandler(t, Options{})
-	h.generate = func(ctx context.Context, s *engine.Session, p []int, o engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
+	h.generate = func(ctx context.Context, s *engine.Session, p engine.Prompt, o engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
 		n := 0
 		return runSession(ctx, s, p, o, func(tok engine.Token) error {
 			if n++; n == 3 {
@@ -119,7 +119,7 @@ func TestClientDisconnectCancels(t *testing.T) {
 	h := newHandler(t, Options{QueueSize: -1, OnCompletion: done.report}) // one slot, no queue: a held slot means 503
 	// The real engine, slowed to a token a millisecond so that the
 	// generation is still running when the client leaves.
-	h.generate = func(ctx context.Context, s *engine.Session, p []int, o engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
+	h.generate = func(ctx context.Context, s *engine.Session, p engine.Prompt, o engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
 		return runSession(ctx, s, p, o, func(tok engine.Token) error {
 			time.Sleep(time.Millisecond)
 			return onToken(tok)
@@ -164,10 +164,10 @@ func TestQueue(t *testing.T) {
 	h := newHandler(t, Options{Slots: 1, QueueSize: 1, OnCompletion: done.report})
 	release := make(chan struct{})
 	started := make(chan string, 4)
-	h.generate = func(ctx context.Context, _ *engine.Session, prompt []int, _ engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
-		started <- fmt.Sprint(prompt)
+	h.generate = func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
+		started <- fmt.Sprint(prompt.Tokens)
 		<-release
-		return engine.Result{PromptTokens: prompt, Tokens: []int{7}, FinishReason: engine.FinishLength}, nil
+		return engine.Result{PromptTokens: prompt.Tokens, Tokens: []int{7}, FinishReason: engine.FinishLength}, nil
 	}
 	serve := func(ctx context.Context, prompt string) chan *httptest.ResponseRecorder {
 		ch := make(chan *httptest.ResponseRecorder, 1)
@@ -220,8 +220,8 @@ func TestStreamFlushesEachToken(t *testing.T) {
 	h := newHandler(t, Options{})
 	gate := make(chan struct{}, 1)
 	gate <- struct{}{} // the response starts with the first token
-	h.generate = func(ctx context.Context, _ *engine.Session, prompt []int, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
-		res := engine.Result{PromptTokens: prompt, FinishReason: engine.FinishLength}
+	h.generate = func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
+		res := engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}
 		for i := range 3 {
 			<-gate // the client lets the next token through once it saw the last
 			res.Tokens = append(res.Tokens, i)
@@ -258,9 +258,9 @@ func TestQueuedClientHangsUp(t *testing.T) {
 	done := make(completions, 4)
 	h := newHandler(t, Options{Slots: 1, QueueSize: 1, OnCompletion: done.report})
 	release := make(chan struct{})
-	h.generate = func(ctx context.Context, _ *engine.Session, prompt []int, _ engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
+	h.generate = func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
 		<-release
-		return engine.Result{PromptTokens: prompt, FinishReason: engine.FinishLength}, nil
+		return engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}, nil
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/shard"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -70,9 +70,11 @@ type Binding struct {
 	// queue orders load, generate, stream and chat: one runs at a time.
 	queue turnQueue
 
-	mu       sync.Mutex // guards model, session, ctxLen, exchange and source
+	mu       sync.Mutex // guards model, part, session, shardSession, ctxLen, exchange and source
 	model    *engine.Model
+	part     *shard.Part     // the shard the model is, for a shard of a split model; nil when whole
 	session  *engine.Session // made when a call first needs it (see current)
+	shardSes *shard.Session  // the session of a shard (its Session is session)
 	ctxLen   int             // the positions the session holds
 	exchange *portExchange   // the channels to the other shards, for a shard of a split model
 	source   []byte          // the bytes of a whole GGUF model, which shard cuts
@@ -143,7 +145,7 @@ func (b *Binding) Release() {
 	ex := b.exchange
 	b.mu.Unlock()
 	if ex != nil {
-		ex.close(fmt.Errorf("%w: the binding was released", engine.ErrExchange))
+		ex.close(fmt.Errorf("%w: the binding was released", shard.ErrExchange))
 	}
 }
 
@@ -159,16 +161,34 @@ func (b *Binding) current() (*engine.Model, *engine.Session, error) {
 	}
 	if b.session == nil {
 		opts := engine.SessionOptions{ContextLength: b.ctxLen}
-		if b.exchange != nil {
-			opts.Exchange = b.exchange
+		if b.part == nil {
+			s, err := b.model.NewSession(opts)
+			if err != nil {
+				return nil, nil, err
+			}
+			b.session = s
+		} else {
+			s, err := shard.NewSession(b.part, b.exchange, opts)
+			if err != nil {
+				return nil, nil, err
+			}
+			b.session, b.shardSes = s.Session, s
 		}
-		s, err := b.model.NewSession(opts)
-		if err != nil {
-			return nil, nil, err
-		}
-		b.session = s
 	}
 	return b.model, b.session, nil
+}
+
+// currentShard is the session of the loaded shard (see current).
+func (b *Binding) currentShard() (*shard.Session, error) {
+	if _, _, err := b.current(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shardSes == nil {
+		return nil, invalidCall("only shards 1..n-1 of a split model follow; this model is whole")
+	}
+	return b.shardSes, nil
 }
 
 // currentModel returns the loaded model and its session's context length,
@@ -196,7 +216,7 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	tokArg, hasTok := f.value("tokenizer")
 	peersArg, hasPeers := f.value("peers")
 	if isNullish(modelArg) {
-		return nil, invalid("model must be a Uint8Array or an ArrayBuffer, got %s", b.describe(modelArg))
+		return nil, invalid("model", "must be a Uint8Array or an ArrayBuffer, got %s", b.describe(modelArg))
 	}
 	turn := b.queue.join()
 	return func() (any, error) {
@@ -212,29 +232,37 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 				return nil, err
 			}
 		}
-		m, err := engine.Load(data, opts)
-		if err != nil {
-			return nil, codedError{code: "invalid_model", err: err}
+		var m *engine.Model
+		var part *shard.Part
+		var ex *portExchange
+		if hasPeers {
+			if _, _, ok := shard.FileInfo(data); !ok {
+				return nil, invalidCall("peers is for shards of a split model; this model is whole")
+			}
+			if part, err = shard.Load(data); err != nil {
+				return nil, err
+			}
+			m = part.Model
+			if ex, err = b.connect(part, peersArg); err != nil {
+				return nil, err
+			}
+		} else if m, err = engine.Load(data, opts); err != nil {
+			if index, count, ok := shard.FileInfo(data); ok {
+				return nil, invalidCall("this file is shard %d of a model split %d ways: load it with peers", index, count)
+			}
+			return nil, err
 		}
 		if ctxLen, err = m.SessionContextLength(ctxLen); err != nil {
 			return nil, err
 		}
-		var ex *portExchange
-		if hasPeers {
-			if ex, err = b.connect(m, peersArg); err != nil {
-				return nil, err
-			}
-		} else if _, n := m.Shards(); n > 1 {
-			return nil, invalid("this file is a shard of a model split %d ways: load it with peers", n)
-		}
 		var source []byte
-		if _, n := m.Shards(); m.Format == engine.FormatGGUF && n == 1 {
+		if part == nil && m.Format() == engine.FormatGGUF {
 			source = data // the weights are views of it anyway
 		}
 		// The previous model stays until the new one has loaded, so a failed
 		// load leaves the binding as it was.
-		b.install(m, ctxLen, ex, source)
-		return infoValue(m, ctxLen)
+		b.install(m, part, ctxLen, ex, source)
+		return infoValue(m, part, ctxLen)
 	}, nil
 }
 
@@ -245,7 +273,10 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
-		return infoValue(m, ctxLen)
+		b.mu.Lock()
+		part := b.part
+		b.mu.Unlock()
+		return infoValue(m, part, ctxLen)
 	}, nil
 }
 
@@ -255,7 +286,7 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 // session's context length, whether the matrix products run on the SIMD128
 // kernels (the host decides, by providing them or not), and which shard of
 // how many the model is (0 of 1 when whole).
-func infoValue(m *engine.Model, sessionContextLength int) (any, error) {
+func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int) (any, error) {
 	raw, err := json.Marshal(m.Info())
 	if err != nil {
 		return nil, fmt.Errorf("info: %w", err)
@@ -274,20 +305,11 @@ func infoValue(m *engine.Model, sessionContextLength int) (any, error) {
 	}
 	out["sessionContextLength"] = sessionContextLength
 	out["simd"] = tensor.SIMD()
-	index, count := m.Shards()
-	out["shardIndex"], out["shardCount"] = index, count
-	return out, nil
-}
-
-// camelCase turns snake_case into camelCase: "bos_token_id" → "bosTokenId".
-func camelCase(s string) string {
-	parts := strings.Split(s, "_")
-	for i := 1; i < len(parts); i++ {
-		if p := parts[i]; p != "" {
-			parts[i] = strings.ToUpper(p[:1]) + p[1:]
-		}
+	out["shardIndex"], out["shardCount"] = 0, 1
+	if part != nil {
+		out["shardIndex"], out["shardCount"] = part.Index, part.Count
 	}
-	return strings.Join(parts, "")
+	return out, nil
 }
 
 // parseTokenize: tokenize(text, {addBos = true, special = false}).
@@ -312,7 +334,7 @@ func (b *Binding) parseTokenize(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
-		ids, err := m.Tokenizer.Encode(text, opts)
+		ids, err := m.Tokenizer().Encode(text, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +353,7 @@ func (b *Binding) parseDetokenize(args []js.Value) (work, error) {
 	for i := range ids {
 		e := b.get(v, i)
 		if e.Type() != js.TypeNumber || e.Float() != float64(int32(e.Float())) {
-			return nil, invalid("ids[%d] must be an integer token id, got %s", i, b.describe(e))
+			return nil, invalid(fmt.Sprintf("ids[%d]", i), "must be an integer token id, got %s", b.describe(e))
 		}
 		ids[i] = e.Int()
 	}
@@ -340,7 +362,7 @@ func (b *Binding) parseDetokenize(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
-		return tokenizer.Decode(m.Tokenizer, ids)
+		return tokenizer.Decode(m.Tokenizer(), ids)
 	}, nil
 }
 

@@ -58,9 +58,9 @@ func TestLoadRejectsBadModels(t *testing.T) {
 		{"truncated checkpoint", []any{jsBytes(checkpoint[:1000]), tokOpt}, "invalid_model", "malformed model"},
 		{"no tokenizer", []any{jsBytes(checkpoint)}, "invalid_model", "needs its tokenizer.bin"},
 		{"corrupt tokenizer", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok[:100])})}, "invalid_model", "tokenizer"},
-		{"GGUF header and zeros", []any{jsBytes(gguf)}, "invalid_model", "gguf"},
+		{"GGUF header and zeros", []any{jsBytes(gguf)}, "unsupported_model", "GGUF v0 is not supported"}, // a version it does not know
 		{"contextLength", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": -1})}, "invalid_argument", "contextLength must be an integer >= 0"},
-		{"contextLength too long", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 4096})}, "invalid_argument", "context length 4096 is outside 0..512"},
+		{"contextLength too long", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 4096})}, "invalid_argument", "contextLength must be in 0..512"},
 	}
 	b := New()
 	defer b.Release()

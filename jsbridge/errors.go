@@ -1,21 +1,24 @@
 package jsbridge
 
-import "errors"
+import "github.com/wasmlm/wasmlm/engine"
 
 // Sentinel errors; the bridge wraps them with %w and says what was wrong.
 // Each becomes the message of a JavaScript Error, whose code property
-// classifies it (see Binding).
+// classifies it (engine.CodeOf: the code is in parentheses below; see
+// Binding). An argument or option with the wrong type or value is an
+// *engine.OptionError, which names the field.
 var (
-	// ErrNoModel means a method that needs a model ran before load succeeded.
-	ErrNoModel = errors.New("wasmlm: no model loaded")
-	// ErrInvalidArgument means an argument or option from JavaScript has the
-	// wrong type or is out of range; the message names the JavaScript field.
-	ErrInvalidArgument = errors.New("wasmlm: invalid argument")
+	// ErrNoModel means a method that needs a model ran before load
+	// succeeded (no_model).
+	ErrNoModel = engine.NewError("no_model", "wasmlm: no model loaded")
+	// ErrInvalidArgument means a call from JavaScript is wrong as a whole
+	// (invalid_argument).
+	ErrInvalidArgument = engine.NewError(engine.CodeInvalidArgument, "wasmlm: invalid argument")
 	// ErrJSException means JavaScript code the bridge called threw: a
 	// callback such as stream's onToken, or a getter on an options object.
-	// The call stopped there.
-	ErrJSException = errors.New("wasmlm: JavaScript threw")
+	// The call stopped there (js_exception).
+	ErrJSException = engine.NewError("js_exception", "wasmlm: JavaScript threw")
 	// ErrInternal means Go code panicked; the bridge recovered and keeps
-	// working, but the call's result is lost.
-	ErrInternal = errors.New("wasmlm: internal error")
+	// working, but the call's result is lost (internal).
+	ErrInternal = engine.NewError(engine.CodeInternal, "wasmlm: internal error")
 )

@@ -6,10 +6,10 @@ import (
 	"syscall/js"
 	"unsafe"
 
-	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/shard"
 )
 
-// portExchange is an engine.Exchange over MessagePorts: ports[j] is this
+// portExchange is a shard.Exchange over MessagePorts: ports[j] is this
 // worker's end of a MessageChannel to the worker holding shard j (the page
 // makes one channel per pair of workers and transfers the ends). A message is
 // a Uint8Array of little-endian float32 values.
@@ -42,7 +42,7 @@ type portExchange struct {
 	closed error           // set by close: every call fails with it
 }
 
-var _ engine.Exchange = (*portExchange)(nil)
+var _ shard.Exchange = (*portExchange)(nil)
 
 // newPortExchange listens on ports (shard self's channels to every other
 // shard, as parsed by parsePeers).
@@ -250,20 +250,20 @@ func (b *Binding) parsePeers(v js.Value, self, count int) ([]js.Value, error) {
 		return nil, err
 	}
 	if n != count {
-		return nil, invalid("peers must have one entry per shard (%d), got %d", count, n)
+		return nil, invalid("peers", "must have one entry per shard (%d), got %d", count, n)
 	}
 	ports := make([]js.Value, n)
 	for j := range ports {
 		p := b.get(v, j)
 		if j == self {
 			if !isNullish(p) {
-				return nil, invalid("peers[%d] is this worker's own shard: it must be null, got %s", j, b.describe(p))
+				return nil, invalid(fmt.Sprintf("peers[%d]", j), "is this worker's own shard: it must be null, got %s", b.describe(p))
 			}
 			ports[j] = js.Undefined()
 			continue
 		}
 		if p.Type() != js.TypeObject || b.get(p, "postMessage").Type() != js.TypeFunction {
-			return nil, invalid("peers[%d] must be a MessagePort, got %s", j, b.describe(p))
+			return nil, invalid(fmt.Sprintf("peers[%d]", j), "must be a MessagePort, got %s", b.describe(p))
 		}
 		ports[j] = p
 	}

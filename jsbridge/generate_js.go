@@ -2,13 +2,12 @@ package jsbridge
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"syscall/js"
 	"time"
 	"unicode/utf8"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/shard"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -37,9 +36,9 @@ func (b *Binding) parseRun(method string) func(args []js.Value) (work, error) {
 		case cb.Type() == js.TypeFunction && method != "generate":
 			r.onToken = cb
 		case method == "stream" || (method == "chat" && !cb.IsUndefined()):
-			return nil, invalid("onToken must be a function, got %s", b.describe(cb))
+			return nil, invalid("onToken", "must be a function, got %s", b.describe(cb))
 		case method == "generate" && len(args) > 2:
-			return nil, invalid("generate takes (prompt, options); use stream for a token callback")
+			return nil, invalidCall("generate takes (prompt, options); use stream for a token callback")
 		}
 		turn := b.queue.join()
 		return func() (any, error) { return b.run(r, turn) }, nil
@@ -72,19 +71,16 @@ func (b *Binding) run(r *request, turn *ticket) (any, error) {
 		}
 	}()
 
-	var ids []int
-	opts := r.opts
+	var prompt engine.Prompt
 	if r.method == "chat" {
-		var stopTokens []int
-		var stops []string
-		if ids, stopTokens, stops, err = m.ChatPrompt(r.msgs); err != nil {
-			return nil, fmt.Errorf("chat: %w", err)
-		}
-		opts.StopTokens = append(slices.Clip(opts.StopTokens), stopTokens...)
-		opts.Stop = append(slices.Clip(opts.Stop), stops...)
-	} else if ids, err = m.Tokenizer.Encode(r.prompt, tokenizer.EncodeOptions{AddSpecial: true}); err != nil {
+		prompt, err = m.ChatPrompt(r.msgs)
+	} else {
+		prompt, err = m.TextPrompt(r.prompt, false)
+	}
+	if err != nil {
 		return nil, err
 	}
+	ids, opts := prompt.Tokens, r.opts
 
 	y := b.newYielder()
 	defer y.close()
@@ -100,7 +96,7 @@ func (b *Binding) run(r *request, turn *ticket) (any, error) {
 			b.tokenHook(n)
 		}
 		if r.onToken.Type() == js.TypeFunction {
-			c := b.chunk(t, prev, m.Tokenizer)
+			c := b.chunk(t, prev, m.Tokenizer())
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
 				return err
 			}
@@ -123,11 +119,14 @@ func (b *Binding) run(r *request, turn *ticket) (any, error) {
 			lastYield = time.Now()
 		}
 	}
-	res, err := s.GenerateTokens(ctx, ids, opts, onToken)
+	exchange := b.exchangeStats()
+	res, err := s.GeneratePrompt(ctx, prompt, opts, onToken)
 	if err != nil {
 		return nil, err
 	}
-	return resultValue(res, opts.Sampling.Seed, y.spent), nil
+	v := resultValue(res, opts.Sampling.Seed, y.spent)
+	exchange.since(v)
+	return v, nil
 }
 
 // resetSession drops s, if it is still the binding's session: the next call
@@ -136,7 +135,7 @@ func (b *Binding) resetSession(s *engine.Session) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.session == s {
-		b.session = nil
+		b.session, b.shardSes = nil, nil
 	}
 }
 
@@ -202,6 +201,38 @@ func pieceText(tok tokenizer.Tokenizer, prev, id int) string {
 // ms is a duration in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// exchangeStats is where a split model's shard 0 stands in its exchanges
+// before a generation (zero for a whole model), so that the result can say
+// how many gathers the generation waited for, and how long.
+func (b *Binding) exchangeStats() exchangeMark {
+	b.mu.Lock()
+	s := b.shardSes
+	b.mu.Unlock()
+	if s == nil {
+		return exchangeMark{}
+	}
+	waited, gathers := s.Stats()
+	return exchangeMark{s: s, waited: waited, gathers: gathers}
+}
+
+// exchangeMark is a shard session's Stats at one moment.
+type exchangeMark struct {
+	s       *shard.Session
+	waited  time.Duration
+	gathers int
+}
+
+// since sets the result's timings.exchangeMs and exchanges: the time and
+// number of gathers since the mark.
+func (e exchangeMark) since(result map[string]any) {
+	t := result["timings"].(map[string]any)
+	t["exchangeMs"], t["exchanges"] = 0.0, 0
+	if e.s != nil {
+		waited, gathers := e.s.Stats()
+		t["exchangeMs"], t["exchanges"] = ms(waited-e.waited), gathers-e.gathers
+	}
+}
+
 // resultValue is what generate, stream and chat resolve to. yieldMs is the
 // time the generation spent handing control to the event loop.
 func resultValue(res engine.Result, seed uint64, yielded time.Duration) map[string]any {
@@ -226,8 +257,6 @@ func resultValue(res engine.Result, seed uint64, yielded time.Duration) map[stri
 			"decodeTokens":           t.DecodeTokens,
 			"decodeTokensPerSecond":  t.DecodeTokensPerSecond(),
 			"yieldMs":                ms(yielded),
-			"exchangeMs":             ms(t.ExchangeWait),
-			"exchanges":              t.Exchanges,
 		},
 	}
 }

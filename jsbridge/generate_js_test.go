@@ -158,7 +158,7 @@ func TestSeedReproducesAndMatchesEngine(t *testing.T) {
 		want sampling.Params
 	}{
 		{"defaults", map[string]any{"seed": 42},
-			sampling.Params{Temperature: DefaultTemperature, TopK: DefaultTopK, TopP: DefaultTopP, MinP: DefaultMinP, Seed: 42}},
+			withSeed(engine.DefaultGenerateOptions().Sampling, 42)},
 		{"hot with penalties", map[string]any{"seed": 7, "temperature": 1.3, "topK": 0, "topP": 1, "minP": 0, "repeatPenalty": 1.2, "presencePenalty": 0.5, "frequencyPenalty": 0.25},
 			sampling.Params{Temperature: 1.3, TopP: 1, RepeatPenalty: 1.2, PresencePenalty: 0.5, FrequencyPenalty: 0.25, Seed: 7}},
 		{"top-k only", map[string]any{"seed": 1 << 52, "temperature": 1, "topK": 5, "topP": 1, "minP": 0},
@@ -275,4 +275,10 @@ func TestChat(t *testing.T) {
 		assert.Equal(t, "invalid_argument", je.Code)
 		assert.Contains(t, je.Message, c.want)
 	}
+}
+
+// withSeed is p with its seed set.
+func withSeed(p sampling.Params, seed uint64) sampling.Params {
+	p.Seed = seed
+	return p
 }

@@ -69,6 +69,7 @@ func jsFunction(args, body string) js.Value {
 // jsError is a rejected Promise's Error, as Go sees it.
 type jsError struct {
 	Message, Code string
+	Field, Param  string // an invalid option's name, as JavaScript and as OpenAI spell it ("" otherwise)
 }
 
 func (e *jsError) Error() string { return e.Code + ": " + e.Message }
@@ -93,7 +94,11 @@ func await(t testing.TB, p js.Value) (js.Value, error) {
 			return o.v, nil
 		}
 		require.True(t, o.v.InstanceOf(js.Global().Get("Error")), "rejections must be Errors")
-		return js.Undefined(), &jsError{Message: o.v.Get("message").String(), Code: o.v.Get("code").String()}
+		e := &jsError{Message: o.v.Get("message").String(), Code: o.v.Get("code").String()}
+		if f := o.v.Get("field"); f.Type() == js.TypeString {
+			e.Field, e.Param = f.String(), o.v.Get("param").String()
+		}
+		return js.Undefined(), e
 	case <-time.After(60 * time.Second):
 		t.Fatal("the Promise did not settle within 60 s")
 		return js.Undefined(), nil

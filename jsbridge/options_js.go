@@ -8,17 +8,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
-)
-
-// The sampling used when a generate option is omitted: the same as the
-// native CLI's flag defaults, so a page and `wasmlm generate` given the same
-// seed produce the same text. temperature: 0 is greedy.
-const (
-	DefaultMaxTokens   = 256
-	DefaultTemperature = 0.8
-	DefaultTopK        = 40
-	DefaultTopP        = 0.95
-	DefaultMinP        = 0.05
+	"github.com/wasmlm/wasmlm/sampling"
 )
 
 // maxSeed is the largest seed a JavaScript number holds exactly
@@ -47,42 +37,36 @@ type request struct {
 	onToken js.Value // a function, or undefined
 }
 
-// parseGenerateOptions maps a JavaScript options object onto engine options,
-// applying the defaults above to omitted fields. An omitted seed is drawn
-// from crypto.getRandomValues.
+// parseGenerateOptions maps a JavaScript options object onto engine
+// options: the fields present over engine.DefaultGenerateOptions (the CLI's
+// defaults too). The bridge checks what only it can — types, whole numbers,
+// what fits a Go value — and the engine checks the ranges, so an option is
+// valid in the page exactly when it is on the command line; either way the
+// error names the JavaScript field. An omitted seed is drawn from
+// crypto.getRandomValues.
 func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	f, err := b.readFields(v, "options", generateFields)
 	if err != nil {
 		return err
 	}
+	r.opts = engine.DefaultGenerateOptions()
 	o := &r.opts
 	p := &o.Sampling
-	finiteNonNeg := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
-	within := func(lo, hi float64) func(float64) bool {
-		return func(x float64) bool { return x >= lo && x <= hi }
-	}
-	if o.MaxTokens, err = f.integer("maxTokens", DefaultMaxTokens, 0, maxInt32, ">= 0 (0: until the context is full)"); err != nil {
+	if o.MaxTokens, err = f.integer("maxTokens", o.MaxTokens, math.MinInt32, maxInt32, "of 32 bits"); err != nil {
 		return err
 	}
-	if p.Temperature, err = f.float32Field("temperature", DefaultTemperature, "a finite number >= 0 (0: greedy)", finiteNonNeg); err != nil {
-		return err
+	for _, x := range []struct {
+		name string
+		dst  *float32
+	}{
+		{"temperature", &p.Temperature}, {"topP", &p.TopP}, {"minP", &p.MinP}, {"repeatPenalty", &p.RepeatPenalty},
+		{"presencePenalty", &p.PresencePenalty}, {"frequencyPenalty", &p.FrequencyPenalty},
+	} {
+		if *x.dst, err = f.float32Field(x.name, *x.dst); err != nil {
+			return err
+		}
 	}
-	if p.TopK, err = f.integer("topK", DefaultTopK, 0, maxInt32, ">= 0 (0: off)"); err != nil {
-		return err
-	}
-	if p.TopP, err = f.float32Field("topP", DefaultTopP, "a number in [0, 1] (1: off)", within(0, 1)); err != nil {
-		return err
-	}
-	if p.MinP, err = f.float32Field("minP", DefaultMinP, "a number in [0, 1] (0: off)", within(0, 1)); err != nil {
-		return err
-	}
-	if p.RepeatPenalty, err = f.float32Field("repeatPenalty", 1, "a finite number >= 0 (1: off)", finiteNonNeg); err != nil {
-		return err
-	}
-	if p.PresencePenalty, err = f.float32Field("presencePenalty", 0, "a number in [-2, 2]", within(-2, 2)); err != nil {
-		return err
-	}
-	if p.FrequencyPenalty, err = f.float32Field("frequencyPenalty", 0, "a number in [-2, 2]", within(-2, 2)); err != nil {
+	if p.TopK, err = f.integer("topK", p.TopK, math.MinInt32, maxInt32, "of 32 bits"); err != nil {
 		return err
 	}
 	seed, err := f.integer("seed", -1, 0, maxSeed, "in [0, 2^53 - 1]")
@@ -102,11 +86,13 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	r.signal = js.Undefined()
 	if sig, ok := f.value("signal"); ok {
 		if b.abortSignal.Type() != js.TypeFunction || !sig.InstanceOf(b.abortSignal) {
-			return invalid("signal must be an AbortSignal, got %s", b.describe(sig))
+			return invalid("signal", "must be an AbortSignal, got %s", b.describe(sig))
 		}
 		r.signal = sig
 	}
-	return nil
+	// The JS API has no logit bias, the one option whose check needs the
+	// vocabulary: any vocabulary size the engine accepts does.
+	return o.Validate(sampling.MaxVocabSize)
 }
 
 // maxStopRead bounds the stop array the bridge reads; the engine allows
@@ -123,7 +109,7 @@ func (b *Binding) parseStop(f fields) ([]string, error) {
 		return []string{v.String()}, nil
 	}
 	if !b.array.Call("isArray", v).Bool() {
-		return nil, invalid("stop must be a string or an array of strings, got %s", b.describe(v))
+		return nil, invalid("stop", "must be a string or an array of strings, got %s", b.describe(v))
 	}
 	n, err := b.arrayLen(v, "stop", maxStopRead, false)
 	if err != nil {
@@ -133,7 +119,7 @@ func (b *Binding) parseStop(f fields) ([]string, error) {
 	for i := range stops {
 		e := b.get(v, i)
 		if e.Type() != js.TypeString {
-			return nil, invalid("stop[%d] must be a string, got %s", i, b.describe(e))
+			return nil, invalid(fmt.Sprintf("stop[%d]", i), "must be a string, got %s", b.describe(e))
 		}
 		stops[i] = e.String()
 	}
@@ -161,11 +147,11 @@ func (b *Binding) parseMessages(v js.Value) ([]chat.Message, error) {
 	for i := range msgs {
 		m := b.get(v, i)
 		if m.Type() != js.TypeObject {
-			return nil, invalid("messages[%d] must be an object {role, content}, got %s", i, b.describe(m))
+			return nil, invalid(fmt.Sprintf("messages[%d]", i), "must be an object {role, content}, got %s", b.describe(m))
 		}
 		role := b.get(m, "role")
 		if role.Type() != js.TypeString {
-			return nil, invalid("messages[%d].role must be a string, got %s", i, b.describe(role))
+			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be a string, got %s", b.describe(role))
 		}
 		msgs[i].Role = role.String()
 		if msgs[i].Content, err = b.messageContent(b.get(m, "content"), i); err != nil {
@@ -183,7 +169,7 @@ func (b *Binding) messageContent(c js.Value, i int) (string, error) {
 	case c.Type() == js.TypeString:
 		return c.String(), nil
 	case !b.array.Call("isArray", c).Bool():
-		return "", invalid("messages[%d].content must be a string or an array of text parts, got %s", i, b.describe(c))
+		return "", invalid(fmt.Sprintf("messages[%d].content", i), "must be a string or an array of text parts, got %s", b.describe(c))
 	}
 	what := fmt.Sprintf("messages[%d].content", i)
 	n, err := b.arrayLen(c, what, maxArrayLen, false)
@@ -198,7 +184,7 @@ func (b *Binding) messageContent(c js.Value, i int) (string, error) {
 			typ, t = b.get(part, "type"), b.get(part, "text")
 		}
 		if typ.Type() != js.TypeString || typ.String() != "text" || t.Type() != js.TypeString {
-			return "", invalid("%s[%d] must be a text part {type: \"text\", text: string}, got %s", what, j, b.describe(part))
+			return "", invalid(fmt.Sprintf("%s[%d]", what, j), "must be a text part {type: \"text\", text: string}, got %s", b.describe(part))
 		}
 		text = append(text, t.String()...)
 	}

@@ -22,40 +22,43 @@ func TestInvalidOptions(t *testing.T) {
 		seventeen[i] = "a"
 	}
 	cases := []struct {
-		opts any
-		want string
+		opts  any
+		want  string
+		field string // the field the error names, when it names one
 	}{
-		{5, "options must be an object, got 5"},
-		{"greedy", `options must be an object, got string "greedy"`},
-		{js.ValueOf([]any{}), "options must be an object, got an array"},
-		{map[string]any{"temprature": 0.5}, `unknown option "temprature" in options (known: maxTokens, temperature, topK, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace, signal)`},
-		{map[string]any{"max_tokens": 5}, `unknown option "max_tokens"`},
-		{map[string]any{"maxTokens": -1}, "maxTokens must be an integer >= 0 (0: until the context is full), got -1"},
-		{map[string]any{"maxTokens": 1.5}, "maxTokens must be an integer >= 0 (0: until the context is full), got 1.5"},
-		{map[string]any{"maxTokens": "10"}, `maxTokens must be an integer, got string "10"`},
-		{map[string]any{"maxTokens": 1e300}, "maxTokens must be an integer >= 0 (0: until the context is full), got 1e+300"},
-		{map[string]any{"temperature": -0.5}, "temperature must be a finite number >= 0 (0: greedy), got -0.5"},
-		{map[string]any{"temperature": "hot"}, `temperature must be a number, got string "hot"`},
-		{map[string]any{"temperature": true}, "temperature must be a number, got boolean true"},
-		{map[string]any{"temperature": nan}, "temperature must be a finite number >= 0 (0: greedy), got NaN"},
-		{map[string]any{"temperature": inf}, "temperature must be a finite number >= 0 (0: greedy), got Infinity"},
-		{map[string]any{"temperature": 1e39}, "temperature must be a finite number >= 0 (0: greedy), got 1e+39"},
-		{map[string]any{"topK": -1}, "topK must be an integer >= 0 (0: off), got -1"},
-		{map[string]any{"topK": 2.5}, "topK must be an integer >= 0 (0: off), got 2.5"},
-		{map[string]any{"topP": 1.5}, "topP must be a number in [0, 1] (1: off), got 1.5"},
-		{map[string]any{"minP": -0.1}, "minP must be a number in [0, 1] (0: off), got -0.1"},
-		{map[string]any{"repeatPenalty": -1}, "repeatPenalty must be a finite number >= 0 (1: off), got -1"},
-		{map[string]any{"presencePenalty": 3}, "presencePenalty must be a number in [-2, 2], got 3"},
-		{map[string]any{"frequencyPenalty": -2.5}, "frequencyPenalty must be a number in [-2, 2], got -2.5"},
-		{map[string]any{"seed": -1}, "seed must be an integer in [0, 2^53 - 1], got -1"},
-		{map[string]any{"seed": 1 << 53}, "seed must be an integer in [0, 2^53 - 1], got 9007199254740992"},
-		{map[string]any{"seed": "42"}, `seed must be an integer, got string "42"`},
-		{map[string]any{"stop": 5}, "stop must be a string or an array of strings, got 5"},
-		{map[string]any{"stop": []any{"a", 5}}, "stop[1] must be a string, got 5"},
-		{map[string]any{"stop": []any{""}}, "stop[0] must be valid UTF-8 of 1..256 bytes"},
-		{map[string]any{"stop": seventeen}, "stop: at most 16 stop strings, got 17"},
-		{map[string]any{"trace": 1}, "trace must be a boolean, got 1"},
-		{map[string]any{"signal": map[string]any{"aborted": false}}, "signal must be an AbortSignal, got an object"},
+		{5, "options must be an object, got 5", "options"},
+		{"greedy", `options must be an object, got string "greedy"`, "options"},
+		{js.ValueOf([]any{}), "options must be an object, got an array", "options"},
+		{map[string]any{"temprature": 0.5}, `unknown option "temprature" in options (known: maxTokens, temperature, topK, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace, signal)`, ""},
+		{map[string]any{"max_tokens": 5}, `unknown option "max_tokens"`, ""},
+		// The bridge checks types and what fits a Go value...
+		{map[string]any{"maxTokens": 1.5}, "maxTokens must be an integer of 32 bits, got 1.5", "maxTokens"},
+		{map[string]any{"maxTokens": "10"}, `maxTokens must be an integer, got string "10"`, "maxTokens"},
+		{map[string]any{"maxTokens": 1e300}, "maxTokens must be an integer of 32 bits, got 1e+300", "maxTokens"},
+		{map[string]any{"temperature": "hot"}, `temperature must be a number, got string "hot"`, "temperature"},
+		{map[string]any{"temperature": true}, "temperature must be a number, got boolean true", "temperature"},
+		{map[string]any{"temperature": nan}, "temperature must be a finite number, got NaN", "temperature"},
+		{map[string]any{"temperature": inf}, "temperature must be a finite number, got Infinity", "temperature"},
+		{map[string]any{"temperature": 1e39}, "temperature must be a finite number, got 1e+39", "temperature"},
+		{map[string]any{"topK": 2.5}, "topK must be an integer of 32 bits, got 2.5", "topK"},
+		{map[string]any{"seed": -1}, "seed must be an integer in [0, 2^53 - 1], got -1", "seed"},
+		{map[string]any{"seed": 1 << 53}, "seed must be an integer in [0, 2^53 - 1], got 9007199254740992", "seed"},
+		{map[string]any{"seed": "42"}, `seed must be an integer, got string "42"`, "seed"},
+		{map[string]any{"stop": 5}, "stop must be a string or an array of strings, got 5", "stop"},
+		{map[string]any{"stop": []any{"a", 5}}, "stop[1] must be a string, got 5", "stop[1]"},
+		{map[string]any{"trace": 1}, "trace must be a boolean, got 1", "trace"},
+		{map[string]any{"signal": map[string]any{"aborted": false}}, "signal must be an AbortSignal, got an object", "signal"},
+		// ...and the engine the ranges, in JavaScript's names.
+		{map[string]any{"maxTokens": -1}, "maxTokens must be >= 0 (0: until the context is full), got -1", "maxTokens"},
+		{map[string]any{"temperature": -0.5}, "temperature must be finite and >= 0, got -0.5", "temperature"},
+		{map[string]any{"topK": -1}, "topK must be >= 0 (0 = off), got -1", "topK"},
+		{map[string]any{"topP": 1.5}, "topP must be in [0, 1] (0 or 1 = off), got 1.5", "topP"},
+		{map[string]any{"minP": -0.1}, "minP must be in [0, 1] (0 = off), got -0.1", "minP"},
+		{map[string]any{"repeatPenalty": -1}, "repeatPenalty must be finite and >= 0 (0 or 1 = off), got -1", "repeatPenalty"},
+		{map[string]any{"presencePenalty": 3}, "presencePenalty must be in [-2, 2], got 3", "presencePenalty"},
+		{map[string]any{"frequencyPenalty": -2.5}, "frequencyPenalty must be in [-2, 2], got -2.5", "frequencyPenalty"},
+		{map[string]any{"stop": []any{""}}, "stop[0] must be valid UTF-8 of 1..256 bytes", "stop[0]"},
+		{map[string]any{"stop": seventeen}, "stop holds at most 16 stop strings, got 17", "stop"},
 	}
 	for _, c := range cases {
 		t.Run(js.Global().Get("JSON").Call("stringify", c.opts).String(), func(t *testing.T) {
@@ -64,6 +67,10 @@ func TestInvalidOptions(t *testing.T) {
 			require.ErrorAs(t, err, &je)
 			assert.Equal(t, "invalid_argument", je.Code)
 			assert.Contains(t, je.Message, c.want)
+			assert.Equal(t, c.field, je.Field)
+			if c.field != "" {
+				assert.Equal(t, snakeCase(c.field), je.Param, "the shared name, as OpenAI's API spells it")
+			}
 		})
 	}
 
@@ -101,10 +108,7 @@ func TestInvalidOptions(t *testing.T) {
 func TestOptionDefaults(t *testing.T) {
 	b := New()
 	defer b.Release()
-	want := engine.GenerateOptions{
-		MaxTokens: DefaultMaxTokens,
-		Sampling:  sampling.Params{Temperature: DefaultTemperature, TopK: DefaultTopK, TopP: DefaultTopP, MinP: DefaultMinP, RepeatPenalty: 1},
-	}
+	want := engine.DefaultGenerateOptions()
 	for _, opts := range []js.Value{
 		js.Undefined(), js.Null(), obj(map[string]any{}),
 		obj(map[string]any{"temperature": nil, "topK": js.Undefined(), "stop": nil, "signal": nil}),

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/sampling"
-	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
 // work is the asynchronous part of a method: it runs in its own goroutine and
@@ -113,55 +110,25 @@ func (b *Binding) panicError(where string, r any) error {
 }
 
 // jsError makes a JavaScript Error with err's message and a code property
-// that programs can test: see errorCode.
+// that programs can test (engine.CodeOf: "invalid_argument", "no_model",
+// ...). An invalid option also says which one: the message names it as
+// JavaScript spells it ("maxTokens must be ..."), and the properties field
+// (that name), param (the snake_case one, as OpenAI's API spells it) and
+// problem (what is wrong) let a host word it another way — the
+// OpenAI-shaped chat in the page does.
 func (b *Binding) jsError(err error) js.Value {
-	e := b.errorCtor.New(err.Error())
-	e.Set("code", errorCode(err))
+	msg := err.Error()
+	var oe *engine.OptionError
+	isOption := errors.As(err, &oe)
+	if isOption {
+		msg = fmt.Sprintf("%v: %s %s", ErrInvalidArgument, camelCase(oe.Field), oe.Problem)
+	}
+	e := b.errorCtor.New(msg)
+	e.Set("code", string(engine.CodeOf(err)))
+	if isOption {
+		e.Set("field", camelCase(oe.Field))
+		e.Set("param", oe.Field)
+		e.Set("problem", oe.Problem)
+	}
 	return e
-}
-
-// codedError gives an error the code JavaScript sees, when its sentinel does
-// not say enough (any failure of engine.Load is an invalid model).
-type codedError struct {
-	code string
-	err  error
-}
-
-func (e codedError) Error() string { return e.err.Error() }
-func (e codedError) Unwrap() error { return e.err }
-
-// errorCode classifies err for JavaScript callers.
-func errorCode(err error) string {
-	if ce := (codedError{}); errors.As(err, &ce) {
-		return ce.code
-	}
-	is := func(targets ...error) bool {
-		for _, t := range targets {
-			if errors.Is(err, t) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case is(ErrNoModel):
-		return "no_model"
-	case is(engine.ErrExchange):
-		return "exchange_failed"
-	case is(engine.ErrShardMismatch):
-		return "invalid_model"
-	case is(engine.ErrPromptTooLong):
-		return "prompt_too_long"
-	case is(ErrInvalidArgument, engine.ErrInvalidOption, engine.ErrEmptyPrompt, engine.ErrShard, sampling.ErrInvalidParams,
-		chat.ErrUnknownRole, chat.ErrNoMessages, tokenizer.ErrTokenOutOfRange, tokenizer.ErrInvalidUTF8,
-		tokenizer.ErrTextTooLong, tokenizer.ErrNoToken):
-		return "invalid_argument"
-	case is(engine.ErrFormat, engine.ErrUnsupported, engine.ErrTokenizerMismatch, tokenizer.ErrFormat, chat.ErrUnknownTemplate):
-		return "invalid_model"
-	case is(ErrJSException):
-		return "js_exception"
-	case is(ErrInternal):
-		return "internal"
-	}
-	return "error"
 }

@@ -8,20 +8,22 @@ import (
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/shard"
 )
 
-// A model split across workers (engine.Model.Shard): the page loads the
-// whole model into worker 0, which becomes shard 0 and leads (split), cuts
-// every other shard's file (shard), and hands each to its worker (load with
-// peers), which then follows (follow). Each pair of workers talks over a
-// MessageChannel the page made (peers).
+// A model split across workers (engine/shard): the page loads the whole
+// model into one worker, which cuts every shard's file (shard), and hands
+// each to its worker (load with peers); shard 0 leads and the others follow
+// (follow). A host that does not mind worker 0 keeping the whole file
+// turns its model into shard 0 (split) instead. Each pair of workers talks
+// over a MessageChannel the page made (peers).
 
 // parseSplit: split(count, peers) turns the loaded whole model into shard 0
 // of count, connected to the other shards through peers.
 func (b *Binding) parseSplit(args []js.Value) (work, error) {
 	countArg := arg(args, 0)
 	if countArg.Type() != js.TypeNumber || countArg.Float() != float64(int(countArg.Float())) || countArg.Int() < 2 || countArg.Int() > 1<<10 {
-		return nil, invalid("count must be an integer in 2..1024, got %s", b.describe(countArg))
+		return nil, invalid("count", "must be an integer in 2..1024, got %s", b.describe(countArg))
 	}
 	count := countArg.Int()
 	ports, err := b.parsePeers(arg(args, 1), 0, count)
@@ -36,38 +38,38 @@ func (b *Binding) parseSplit(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, n := m.Shards(); n > 1 {
-			return nil, invalid("the model is already split (shard 0 of %d)", n)
+		if _, isPart := m.Part(); isPart {
+			return nil, invalidCall("the model is already a shard of a split model")
 		}
-		shard, err := m.Shard(0, count)
+		part, err := shard.Cut(m, 0, count)
 		if err != nil {
 			return nil, err
 		}
 		// The session (and its KV cache) is made by the first generation,
 		// after the other shards' files have been cut, so that WebAssembly
 		// memory grows for the larger of the two, not for both.
-		b.install(shard, ctxLen, b.newPortExchange(0, ports), b.sourceBytes())
-		return infoValue(shard, ctxLen)
+		b.install(part.Model, part, ctxLen, b.newPortExchange(0, ports), b.sourceBytes())
+		return infoValue(part.Model, part, ctxLen)
 	}, nil
 }
 
 // parseShard: shard(index, count) → a Uint8Array holding a GGUF file of
-// shard index of count of the loaded whole model (engine.ShardGGUF).
+// shard index of count of the loaded whole model (shard.File).
 func (b *Binding) parseShard(args []js.Value) (work, error) {
 	var v [2]int
 	for i, name := range []string{"index", "count"} {
 		a := arg(args, i)
 		if a.Type() != js.TypeNumber || a.Float() != float64(int(a.Float())) || a.Int() < 0 || a.Int() > 1<<10 {
-			return nil, invalid("%s must be an integer in 0..1024, got %s", name, b.describe(a))
+			return nil, invalid(name, "must be an integer in 0..1024, got %s", b.describe(a))
 		}
 		v[i] = a.Int()
 	}
 	return func() (any, error) {
 		src := b.sourceBytes()
 		if src == nil {
-			return nil, invalid("only a GGUF model loaded whole can be cut into shards")
+			return nil, invalidCall("only a GGUF model loaded whole can be cut into shards")
 		}
-		out, err := engine.ShardGGUF(src, v[0], v[1])
+		out, err := shard.File(src, v[0], v[1])
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +88,7 @@ func (b *Binding) parseShard(args []js.Value) (work, error) {
 // or breaks (it rejects with why).
 func (b *Binding) parseFollow([]js.Value) (work, error) {
 	return func() (any, error) {
-		_, s, err := b.current()
+		s, err := b.currentShard()
 		if err != nil {
 			return nil, err
 		}
@@ -96,31 +98,28 @@ func (b *Binding) parseFollow([]js.Value) (work, error) {
 
 // connect listens on the channels peers (load's peers option) for a shard
 // loaded from a shard file.
-func (b *Binding) connect(m *engine.Model, peersArg js.Value) (*portExchange, error) {
-	index, count := m.Shards()
-	if count < 2 {
-		return nil, invalid("peers is for shards of a split model; this model is whole")
-	}
-	ports, err := b.parsePeers(peersArg, index, count)
+func (b *Binding) connect(p *shard.Part, peersArg js.Value) (*portExchange, error) {
+	ports, err := b.parsePeers(peersArg, p.Index, p.Count)
 	if err != nil {
 		return nil, err
 	}
-	return b.newPortExchange(index, ports), nil
+	return b.newPortExchange(p.Index, ports), nil
 }
 
 // errReplaced closes the exchange of a model that another replaces.
 var errReplaced = errors.New("wasmlm: the model was replaced")
 
-// install makes m (with its session's context length, the exchange of a
-// shard, and the bytes of a whole GGUF model, for shard) the binding's, with
-// no session yet, closing the previous exchange.
-func (b *Binding) install(m *engine.Model, ctxLen int, ex *portExchange, source []byte) {
+// install makes m (the model of part, for a shard of a split model, with
+// its session's context length, the exchange of a shard, and the bytes of a
+// whole GGUF model, for shard) the binding's, with no session yet, closing
+// the previous exchange.
+func (b *Binding) install(m *engine.Model, part *shard.Part, ctxLen int, ex *portExchange, source []byte) {
 	b.mu.Lock()
 	old := b.exchange
-	b.model, b.session, b.ctxLen, b.exchange, b.source = m, nil, ctxLen, ex, source
+	b.model, b.part, b.session, b.shardSes, b.ctxLen, b.exchange, b.source = m, part, nil, nil, ctxLen, ex, source
 	b.mu.Unlock()
 	if old != nil && old != ex {
-		old.close(fmt.Errorf("%w: %w", engine.ErrExchange, errReplaced))
+		old.close(fmt.Errorf("%w: %w", shard.ErrExchange, errReplaced))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall/js"
+
+	"github.com/wasmlm/wasmlm/engine"
 )
 
 // Values from JavaScript are untrusted: an options object may have getters
@@ -85,9 +87,44 @@ func (b *Binding) describeThrown(v js.Value) (s string) {
 	return b.stringFn.Invoke(v).String()
 }
 
-// invalid returns an error wrapping ErrInvalidArgument.
-func invalid(format string, args ...any) error {
+// invalid is the error of an argument or option named field (as JavaScript
+// spells it: "maxTokens", "messages[0].role") whose value is wrong as
+// format, args say ("must be a number, got ..."): an *engine.OptionError,
+// whose Field is the snake_case name every host shares, so that jsError
+// names it in JavaScript's spelling as it does the engine's own.
+func invalid(field, format string, args ...any) error {
+	return &engine.OptionError{Field: snakeCase(field), Problem: fmt.Sprintf(format, args...)}
+}
+
+// invalidCall is the error of a call that is wrong as a whole, not in one
+// argument.
+func invalidCall(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// snakeCase turns a JavaScript name into the shared snake_case one:
+// "maxTokens" → "max_tokens" (camelCase undoes it).
+func snakeCase(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('_')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// camelCase turns snake_case into camelCase: "bos_token_id" → "bosTokenId".
+func camelCase(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		if p := parts[i]; p != "" {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 // fields reads the properties of one options object, checking each value's
@@ -105,13 +142,13 @@ func (b *Binding) readFields(v js.Value, what string, known []string) (fields, e
 		return f, nil
 	}
 	if v.Type() != js.TypeObject || b.array.Call("isArray", v).Bool() {
-		return f, invalid("%s must be an object, got %s", what, b.describe(v))
+		return f, invalid(what, "must be an object, got %s", b.describe(v))
 	}
 	keys := b.object.Call("keys", v)
 	for i := range keys.Length() {
 		k := keys.Index(i).String()
 		if !slices.Contains(known, k) {
-			return f, invalid("unknown option %q in %s (known: %s)", k, what, strings.Join(known, ", "))
+			return f, invalidCall("unknown option %q in %s (known: %s)", k, what, strings.Join(known, ", "))
 		}
 	}
 	f.obj = v
@@ -128,30 +165,22 @@ func (f fields) value(name string) (v js.Value, ok bool) {
 	return v, !isNullish(v)
 }
 
-// number reads a number field that must satisfy ok, described by rule
-// ("a number in [0, 1]"); def when absent.
-func (f fields) number(name string, def float64, rule string, ok func(float64) bool) (float64, error) {
+// float32Field reads a number field for a float32 parameter: a finite
+// number that fits in a float32 (the engine checks its range); def when
+// absent.
+func (f fields) float32Field(name string, def float32) (float32, error) {
 	v, present := f.value(name)
 	if !present {
 		return def, nil
 	}
 	if v.Type() != js.TypeNumber {
-		return 0, invalid("%s must be a number, got %s", name, f.b.describe(v))
+		return 0, invalid(name, "must be a number, got %s", f.b.describe(v))
 	}
 	x := v.Float()
-	if !ok(x) {
-		return 0, invalid("%s must be %s, got %s", name, rule, formatNumber(x))
+	if !(math.Abs(x) <= math.MaxFloat32) { // NaN fails too
+		return 0, invalid(name, "must be a finite number, got %s", formatNumber(x))
 	}
-	return x, nil
-}
-
-// float32Field reads a number field for a float32 parameter; the rule is
-// checked on the float64 value, then it must also fit in a float32.
-func (f fields) float32Field(name string, def float32, rule string, ok func(float64) bool) (float32, error) {
-	x, err := f.number(name, float64(def), rule, func(x float64) bool {
-		return ok(x) && math.Abs(x) <= math.MaxFloat32
-	})
-	return float32(x), err
+	return float32(x), nil
 }
 
 // integer reads an integer field in [lo, hi], described by rule (">= 0");
@@ -162,11 +191,11 @@ func (f fields) integer(name string, def, lo, hi int, rule string) (int, error) 
 		return def, nil
 	}
 	if v.Type() != js.TypeNumber {
-		return 0, invalid("%s must be an integer, got %s", name, f.b.describe(v))
+		return 0, invalid(name, "must be an integer, got %s", f.b.describe(v))
 	}
 	x := v.Float()
 	if x != math.Trunc(x) || x < float64(lo) || x > float64(hi) { // NaN and ±Inf fail too
-		return 0, invalid("%s must be an integer %s, got %s", name, rule, formatNumber(x))
+		return 0, invalid(name, "must be an integer %s, got %s", rule, formatNumber(x))
 	}
 	return int(x), nil
 }
@@ -178,7 +207,7 @@ func (f fields) boolean(name string, def bool) (bool, error) {
 		return def, nil
 	}
 	if v.Type() != js.TypeBoolean {
-		return false, invalid("%s must be a boolean, got %s", name, f.b.describe(v))
+		return false, invalid(name, "must be a boolean, got %s", f.b.describe(v))
 	}
 	return v.Bool(), nil
 }
@@ -186,7 +215,7 @@ func (f fields) boolean(name string, def bool) (bool, error) {
 // str reads a string argument (not an options field) named what.
 func (b *Binding) str(v js.Value, what string) (string, error) {
 	if v.Type() != js.TypeString {
-		return "", invalid("%s must be a string, got %s", what, b.describe(v))
+		return "", invalid(what, "must be a string, got %s", b.describe(v))
 	}
 	return v.String(), nil
 }
@@ -208,11 +237,11 @@ const maxArrayLen = 1 << 24
 func (b *Binding) arrayLen(v js.Value, what string, limit int, typed bool) (int, error) {
 	isArray := b.array.Call("isArray", v).Bool()
 	if !isArray && !(typed && b.arrayBuffer.Call("isView", v).Bool() && !v.InstanceOf(b.dataView)) {
-		return 0, invalid("%s must be an array, got %s", what, b.describe(v))
+		return 0, invalid(what, "must be an array, got %s", b.describe(v))
 	}
 	n := b.get(v, "length")
 	if n.Type() != js.TypeNumber || n.Float() > float64(limit) {
-		return 0, invalid("%s must have at most %d elements, got %s", what, limit, b.describe(n))
+		return 0, invalid(what, "must have at most %d elements, got %s", limit, b.describe(n))
 	}
 	return n.Int(), nil
 }
@@ -235,11 +264,11 @@ func (b *Binding) bytes(v js.Value, what string) ([]byte, error) {
 	case v.Type() == js.TypeObject && b.arrayBuffer.Call("isView", v).Bool():
 		u8 = b.uint8Array.New(b.get(v, "buffer"), b.get(v, "byteOffset"), b.get(v, "byteLength"))
 	default:
-		return nil, invalid("%s must be a Uint8Array or an ArrayBuffer, got %s", what, b.describe(v))
+		return nil, invalid(what, "must be a Uint8Array or an ArrayBuffer, got %s", b.describe(v))
 	}
 	n := u8.Length()
 	if n > maxModelBytes {
-		return nil, invalid("%s is %d bytes; the WebAssembly heap holds at most %d", what, n, maxModelBytes)
+		return nil, invalid(what, "is %d bytes; the WebAssembly heap holds at most %d", n, maxModelBytes)
 	}
 	data := make([]byte, n)
 	js.CopyBytesToGo(data, u8)

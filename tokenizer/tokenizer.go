@@ -1,10 +1,10 @@
 // Package tokenizer turns text into token ids and back.
 //
 // It holds the SentencePiece-style tokenizer of llama2.c checkpoints and
-// GGUF "llama" vocabularies, and (later) the byte-level BPE of GPT-2-style
-// vocabularies. Every tokenizer satisfies [Tokenizer]; decoding, including the
-// streaming decoder that never splits a UTF-8 character, is written once over
-// that interface.
+// GGUF "llama" vocabularies; the byte-level BPE of GPT-2-style vocabularies
+// is in tokenizer/bpe. Every tokenizer satisfies [Tokenizer]; decoding,
+// including the streaming decoder that never splits a UTF-8 character, is
+// written once over that interface.
 //
 // The package depends on nothing else in wasmlm: constructors take bytes or
 // plain slices, so the engine (which reads model files) builds tokenizers

@@ -261,12 +261,17 @@ export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompleti
 }
 
 /**
- * Errors from the model carry a code: "invalid_argument", "invalid_model", "no_model", "prompt_too_long",
- * "js_exception", "internal", "exchange_failed" (the workers of a split model could not exchange
+ * Errors from the model carry a code: "invalid_argument", "invalid_model" (the file is malformed),
+ * "unsupported_model" (a well-formed model this engine cannot run), "no_model", "prompt_too_long",
+ * "busy", "js_exception", "internal", "exchange_failed" (the workers of a split model could not exchange
  * activations; the model may have to be loaded again), ...
  */
 export interface WasmLMError extends Error {
   code: string;
+  /** For an invalid option or argument: its name ("topK", "stop[1]"; in chat.completions.create, OpenAI's: "top_k"). */
+  field?: string;
+  /** The same name as OpenAI's API spells it ("top_k", "stop[1]"). */
+  param?: string;
 }
 
 export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string };

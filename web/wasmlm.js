@@ -121,10 +121,14 @@ function compileKernels() {
   return compiledKernels;
 }
 
-/** Error with the code the Go side gave it ("invalid_argument", "no_model", ...). */
+/**
+ * Error with the code the Go side gave it ("invalid_argument", "no_model", ...)
+ * and, for an invalid option, the option's name (field; param: OpenAI's spelling).
+ */
 function wasmlmError(e) {
   const err = new Error(e.message);
   err.code = e.code ?? 'error';
+  if (e.field !== undefined) Object.assign(err, { field: e.field, param: e.param });
   return err;
 }
 
@@ -265,7 +269,7 @@ export class WasmLM {
 
   /**
    * Splits the model loaded whole in this worker across n workers: it cuts a
-   * GGUF file of each shard (engine.ShardGGUF), which moves without a copy
+   * GGUF file of each shard (engine/shard's File), which moves without a copy
    * to that shard's worker — shard 0's to a fresh worker, which takes this
    * one's place, because WebAssembly memory never shrinks and this one has
    * held the whole file. So each worker keeps only its shard (and the page

@@ -28,12 +28,6 @@ let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMem
 let simdReason = ''; // why the SIMD kernels are not attached, for info's simdReason
 const controllers = new Map(); // generation id → AbortController
 
-// OpenAI names of the options, for the errors of chat.completions.create.
-const OPENAI_NAMES = {
-  maxTokens: 'max_tokens', topP: 'top_p', topK: 'top_k', minP: 'min_p', repeatPenalty: 'repeat_penalty',
-  presencePenalty: 'presence_penalty', frequencyPenalty: 'frequency_penalty',
-};
-
 // simdImports of simd.js, an ES module, which a classic worker loads with
 // import(). A browser without import() in workers (Firefox before 114) gets
 // stubs of the same shape instead: the Go side then runs its pure-Go kernels.
@@ -161,10 +155,12 @@ self.onmessage = async (e) => {
     postMessage({ type: 'result', id: m.id, value }, value instanceof Uint8Array ? [value.buffer] : []);
   } catch (err) {
     let message = String(err?.message ?? err);
-    if (m.openai && err?.code === 'invalid_argument') {
-      message = message.replace(/\b(maxTokens|topP|topK|minP|repeatPenalty|presencePenalty|frequencyPenalty)\b/g, (n) => OPENAI_NAMES[n]);
-    }
-    postMessage({ type: 'result', id: m.id, error: { message, code: err?.code ?? 'error' } });
+    // An invalid option's error names it as JavaScript does (field) and as
+    // OpenAI's API does (param): chat.completions.create was given the latter.
+    if (m.openai && typeof err?.param === 'string') message = `wasmlm: invalid argument: ${err.param} ${err.problem}`;
+    const error = { message, code: err?.code ?? 'error' };
+    if (typeof err?.field === 'string') Object.assign(error, { field: m.openai ? err.param : err.field, param: err.param });
+    postMessage({ type: 'result', id: m.id, error });
   } finally {
     controllers.delete(m.id);
   }

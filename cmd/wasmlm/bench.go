@@ -175,20 +175,20 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	if err != nil {
 		return benchResult{}, err
 	}
-	c := model.Config
+	c := model.Config()
 	if set.prompt+set.n-1 > session.ContextLength() {
 		return benchResult{}, fmt.Errorf("%s: a %d-token prompt and %d generated tokens do not fit the context of %d", displayPath(path), set.prompt, set.n, session.ContextLength())
 	}
 	info := model.Info()
 	r := benchResult{
 		Model: displayPath(path), Name: benchName(path), Architecture: info.Architecture,
-		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize,
+		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize(),
 		ContextLength: session.ContextLength(),
 		KVCacheBytes:  2 * int64(c.Layers) * int64(session.ContextLength()) * int64(c.KVDim()) * 4,
 		LoadMS:        ms(loaded),
 	}
 
-	sp := model.Tokenizer.Special()
+	sp := model.Tokenizer().Special()
 	// Greedy, and the tokens that would end the generation banned, so every
 	// run generates exactly set.n tokens whatever the weights.
 	opts := engine.GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{}}}

@@ -134,7 +134,7 @@ func TestBenchGen(t *testing.T) {
 	require.NoError(t, err)
 	m, err := engine.Load(data, engine.LoadOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, 288, m.Config.Dim)
+	assert.Equal(t, 288, m.Config().Dim)
 
 	code, _, errOut = runCLI(t, "bench", "-gen", dir, "-shapes", "stories15M")
 	require.Equal(t, exitOK, code, errOut)

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,15 +54,16 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	def := engine.DefaultGenerateOptions() // the JS API's defaults too
 	var (
 		mf       modelFlags
 		prompt   = fs.String("p", "", "prompt (empty: start from BOS)")
-		maxTok   = fs.Int("n", 256, "maximum tokens to generate (0: until the context is full)")
-		temp     = fs.Float64("temp", 0.8, "temperature; 0 is greedy (ties go to the lowest id)")
-		topK     = fs.Int("top-k", 40, "keep the K most likely tokens (0: off)")
-		topP     = fs.Float64("top-p", 0.95, "nucleus sampling threshold in (0, 1] (1: off)")
-		minP     = fs.Float64("min-p", 0.05, "drop tokens less likely than min-p × the most likely (0: off)")
-		repeat   = fs.Float64("repeat-penalty", 1, "penalty for tokens among the last 64 (1: off)")
+		maxTok   = fs.Int("n", def.MaxTokens, "maximum tokens to generate (0: until the context is full)")
+		temp     = fs.Float64("temp", float64(def.Sampling.Temperature), "temperature; 0 is greedy (ties go to the lowest id)")
+		topK     = fs.Int("top-k", def.Sampling.TopK, "keep the K most likely tokens (0: off)")
+		topP     = fs.Float64("top-p", float64(def.Sampling.TopP), "nucleus sampling threshold in (0, 1] (1: off)")
+		minP     = fs.Float64("min-p", float64(def.Sampling.MinP), "drop tokens less likely than min-p × the most likely (0: off)")
+		repeat   = fs.Float64("repeat-penalty", float64(def.Sampling.RepeatPenalty), "penalty for tokens among the last 64 (1: off)")
 		seed     = fs.Int64("seed", -1, "random seed (-1: from the clock; printed on stderr)")
 		stops    stringList
 		jsonOut  = fs.Bool("json", false, "print one JSON object instead of streaming text")
@@ -92,10 +95,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		},
 	}
 	for _, f := range []float64{*temp, *topP, *minP, *repeat} {
-		if f > math.MaxFloat32 {
+		if math.Abs(f) > math.MaxFloat32 {
 			fmt.Fprintf(stderr, "generate: %v is too large\n", f)
 			return exitUsage
 		}
+	}
+	// Out-of-range options are usage errors, named as the flags are.
+	if err := opts.Validate(sampling.MaxVocabSize); err != nil {
+		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
+		return exitUsage
 	}
 
 	model, err := mf.load()
@@ -105,7 +113,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit})
 	if err != nil {
-		fmt.Fprintf(stderr, "generate: %v\n", err)
+		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
 		return exitError
 	}
 	var onToken engine.TokenFunc
@@ -117,7 +125,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	res, err := session.Generate(ctx, *prompt, opts, onToken)
 	if err != nil {
-		fmt.Fprintf(stderr, "generate: %v\n", err)
+		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
 		return exitError
 	}
 	if *jsonOut {
@@ -149,6 +157,49 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
 		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond())
 	return exitOK
+}
+
+// optionFlags are the flags of generate's options, by the option's name.
+var optionFlags = map[string]string{
+	"max_tokens": "-n", "temperature": "-temp", "top_k": "-top-k", "top_p": "-top-p", "min_p": "-min-p",
+	"repeat_penalty": "-repeat-penalty", "stop": "-stop", "context_length": "-ctx",
+}
+
+// flagError words err for the command line: an invalid option is named by
+// its flag ("-top-p must be in [0, 1] ..."), anything else as it is.
+func flagError(err error) string {
+	var oe *engine.OptionError
+	if !errors.As(err, &oe) {
+		return err.Error()
+	}
+	name, index, _ := strings.Cut(oe.Field, "[")
+	if flag, ok := optionFlags[name]; ok {
+		if index != "" {
+			return fmt.Sprintf("%s (the %s one given) %s", flag, ordinal(index), oe.Problem)
+		}
+		return flag + " " + oe.Problem
+	}
+	return err.Error()
+}
+
+// ordinal turns the index part of "stop[2]" ("2]") into "3rd".
+func ordinal(index string) string {
+	n, err := strconv.Atoi(strings.TrimSuffix(index, "]"))
+	if err != nil {
+		return index
+	}
+	n++
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // nonNil makes empty id lists print as [] rather than null.

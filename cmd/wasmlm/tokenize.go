@@ -27,7 +27,7 @@ func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "tokenize: %v\n", err)
 		return exitError
 	}
-	ids, err := model.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: !*noBOS, ParseSpecial: *special})
+	ids, err := model.Tokenizer().Encode(text, tokenizer.EncodeOptions{AddSpecial: !*noBOS, ParseSpecial: *special})
 	if err != nil {
 		fmt.Fprintf(stderr, "tokenize: %v\n", err)
 		return exitError

@@ -33,7 +33,7 @@ func FuzzBuild(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Build accepted %+v, the engine does not: %v", sp, err)
 		}
-		c := m.Config
+		c := m.Config()
 		if c.Dim != dim || c.HiddenDim != hidden || c.Layers != layers || c.Heads != heads || c.KVHeads != kvHeads || c.VocabSize != vocab || c.ContextLength != ctx {
 			t.Fatalf("loaded %+v from %+v", c, sp)
 		}

@@ -47,14 +47,14 @@ func TestBuildLoads(t *testing.T) {
 				require.NoError(t, err)
 				m, err := engine.Load(data, engine.LoadOptions{})
 				require.NoError(t, err)
-				c := m.Config
-				assert.Equal(t, arch, m.Architecture)
+				c := m.Config()
+				assert.Equal(t, arch, m.Architecture())
 				assert.Equal(t, []int{tiny.Dim, tiny.HiddenDim, tiny.Layers, tiny.Heads, tiny.KVHeads, tiny.VocabSize, tiny.ContextLength},
 					[]int{c.Dim, c.HiddenDim, c.Layers, c.Heads, c.KVHeads, c.VocabSize, c.ContextLength})
 				assert.Equal(t, float32(modelgen.DefaultRopeTheta), c.RopeTheta)
 				assert.Equal(t, float32(modelgen.DefaultNormEps), c.NormEps)
-				assert.Equal(t, sp.SeparateOutput, m.Weights.Output != m.Weights.TokenEmbedding)
-				sp2 := m.Tokenizer.Special()
+				assert.Equal(t, sp.SeparateOutput, !m.Info().SharedOutput)
+				sp2 := m.Tokenizer().Special()
 				assert.Equal(t, []int{1, 2}, []int{sp2.BOS, sp2.EOS})
 
 				f, err := gguf.Parse(data)
@@ -168,9 +168,19 @@ func TestMuteSpecial(t *testing.T) {
 		require.NoError(t, err)
 		m, err := engine.Load(data, engine.LoadOptions{})
 		require.NoError(t, err)
+		f, err := gguf.Parse(data)
+		require.NoError(t, err)
+		name := "token_embd.weight" // tied
+		if separate {
+			name = "output.weight"
+		}
+		ti, ok := f.Tensor(name)
+		require.True(t, ok)
+		output, err := tensor.NewMatrix(ti.Type, int(ti.Dims[1]), int(ti.Dims[0]), ti.Data)
+		require.NoError(t, err)
 		row := make([]float32, tiny.Dim)
 		for id := range 4 {
-			m.Weights.Output.Row(row, id)
+			output.Row(row, id)
 			zero := true
 			for _, v := range row {
 				zero = zero && v == 0
@@ -196,7 +206,7 @@ func TestSyntheticVocabulary(t *testing.T) {
 	m, err := engine.Load(data, engine.LoadOptions{})
 	require.NoError(t, err)
 	for _, text := range []string{"Once upon a time", "é ☃ t300", ""} {
-		ids, err := m.Tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
+		ids, err := m.Tokenizer().Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
 		require.NoError(t, err)
 		escaped := ""
 		if text != "" {
@@ -207,7 +217,7 @@ func TestSyntheticVocabulary(t *testing.T) {
 			want = append(want, 3+int(b))
 		}
 		assert.Equal(t, want, ids, "%q", text)
-		back, err := tokenizer.Decode(m.Tokenizer, ids[1:])
+		back, err := tokenizer.Decode(m.Tokenizer(), ids[1:])
 		require.NoError(t, err)
 		assert.Equal(t, escaped, back, "byte tokens decode to their bytes")
 	}

@@ -249,6 +249,7 @@ type jsError struct {
 	Name    string `json:"name"`
 	Message string `json:"message"`
 	Code    string `json:"code"`
+	Field   string `json:"field"` // an invalid option's name, as JavaScript (or, in chat.completions.create, OpenAI) spells it
 }
 
 // (d) Corrupt model bytes and invalid options reject with readable errors
@@ -265,7 +266,7 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		Calls []*jsError `json:"calls"`
 		After result     `json:"after"`
 	}](t, tb, apiScript(`
-		const outcome = (p) => p.then(() => null, (e) => ({ name: e.name, message: e.message, code: e.code ?? null }));
+		const outcome = (p) => p.then(() => null, (e) => ({ name: e.name, message: e.message, code: e.code ?? null, field: e.field ?? '' }));
 		const model = await (await fetch('`+llama2cDir+`stories260K.bin')).arrayBuffer();
 		const tokenizer = await (await fetch('`+llama2cDir+`tok512.bin')).arrayBuffer();
 		const gguf = new Uint8Array(64); gguf.set([71, 71, 85, 70, 3]); // "GGUF", version 3, then zeros
@@ -320,25 +321,26 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		}
 		assert.Contains(t, e.Message, w.contains)
 	}
-	wantCalls := []string{
-		"topK must be an integer >= 0 (0: off), got -1",
-		`temperature must be a number, got string "hot"`,
-		"maxTokens must be an integer >= 0 (0: until the context is full), got 1.5",
-		"stop must be a string or an array of strings, got 5",
-		`unknown option "temprature"`,
-		"prompt must be a string, got 42",
-		"text must be a string, got 42",
-		"id 99999 at position 1",
-		"seed must be an integer in [0, 2^53 - 1], got -1",
-		"the arguments cannot be sent to the worker",
-		"top_p must be a number in [0, 1] (1: off), got 7",
+	wantCalls := []struct{ message, field string }{
+		{"topK must be >= 0 (0 = off), got -1", "topK"}, // the engine's range, in JavaScript's name
+		{`temperature must be a number, got string "hot"`, "temperature"},
+		{"maxTokens must be an integer of 32 bits, got 1.5", "maxTokens"},
+		{"stop must be a string or an array of strings, got 5", "stop"},
+		{`unknown option "temprature"`, ""},
+		{"prompt must be a string, got 42", "prompt"},
+		{"text must be a string, got 42", "text"},
+		{"id 99999 at position 1", ""},
+		{"seed must be an integer in [0, 2^53 - 1], got -1", "seed"},
+		{"the arguments cannot be sent to the worker", ""},
+		{"top_p must be in [0, 1] (0 or 1 = off), got 7", "top_p"}, // OpenAI's name, as it was given
 	}
 	require.Len(t, got.Calls, len(wantCalls))
 	for i, w := range wantCalls {
 		e := got.Calls[i]
 		require.NotNil(t, e, "call %d succeeded", i)
-		assert.Contains(t, e.Message, w)
-		if i < len(wantCalls)-2 {
+		assert.Contains(t, e.Message, w.message)
+		assert.Equal(t, w.field, e.Field, e.Message)
+		if i != 9 { // structured cloning fails in the page, before any code is given
 			assert.Equal(t, "invalid_argument", e.Code, e.Message)
 		}
 	}

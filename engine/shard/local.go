@@ -1,4 +1,4 @@
-package engine
+package shard
 
 import (
 	"fmt"
@@ -56,8 +56,8 @@ func NewLocalExchange(count int) []*LocalExchange {
 
 // Reserve makes the links this shard sends on size new message slots for
 // messages of longest values, so that a slot is allocated once, on its first
-// use, and never grows. Sessions call it (through SessionOptions.Exchange)
-// with the longest message their shard plan sends.
+// use, and never grows. NewSession calls it with the longest message its
+// shard sends.
 func (e *LocalExchange) Reserve(longest int) {
 	for j, peer := range e.peers {
 		if j != e.self {

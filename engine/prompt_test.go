@@ -35,8 +35,9 @@ func TestChatTemplateUnrecognisedIsAnError(t *testing.T) {
 	m.chatTemplate = "{% for m in messages %}{{ m.content }}{% endfor %}"
 	_, err := m.ChatTemplate()
 	require.ErrorIs(t, err, chat.ErrUnknownTemplate)
-	_, _, _, err = m.ChatPrompt([]chat.Message{{Role: "user", Content: "hi"}})
+	_, err = m.ChatPrompt([]chat.Message{{Role: "user", Content: "hi"}})
 	require.ErrorIs(t, err, chat.ErrUnknownTemplate)
+	require.ErrorIs(t, err, ErrUnsupported)
 }
 
 // TestStopTokensEndGeneration: an extra stop token ends generation like EOS

@@ -1,13 +1,16 @@
-package engine
+package shard
 
 import (
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/wasmlm/wasmlm/engine"
 )
 
-// Exchange carries messages between the shards of a model (see Model.Shard):
-// each shard's session has one, connected to every other shard's. The
-// engine builds everything else on these two calls — the gathers of the
+// Exchange carries messages between the shards of a model (see Cut): each
+// shard's session has one, connected to every other shard's. This package
+// builds everything else on these two calls — the gathers of the
 // forward pass, the steps shard 0 leads, the checks that the shards match —
 // so a host only moves float32 messages: NewLocalExchange over channels,
 // jsbridge over MessagePorts between Web Workers.
@@ -74,9 +77,11 @@ const (
 // allShards as a gather's root: every shard receives every part.
 const allShards = -1
 
-// shardGroup runs the step protocol for one shard's session over its Exchange.
-type shardGroup struct {
+// group runs the step protocol for one shard's session over its Exchange,
+// and is that session's engine.Peers (peers.go).
+type group struct {
 	ex          Exchange
+	plan        *plan
 	self, count int
 	seq         int              // the current step, mod seqModulus
 	head        [headLen]float32 // the head of the message being sent
@@ -84,34 +89,44 @@ type shardGroup struct {
 	code        [3]int           // its notice: code, origin, peer
 	broken      error            // the group is out of step: every call fails with it
 	greeted     bool             // a hello succeeded (leader) or took place (follower) since the session began
-	embParts    []int            // (count+1) parts of the embedding gather: the owner's row only
-	ident       []float32        // (count·identLen) identities gathered by a hello
-	identParts  []int            // (count+1)
 	step        struct{ op, token, pos, flags int }
-	waited      time.Duration // time gathers spent receiving (Timings.ExchangeWait)
-	gathers     int           // gathers that received something (Timings.Exchanges)
+	// whole[g] is the whole vector of gather point g, which the shard's
+	// own part is copied into and the others' parts are received into.
+	whole      [numGatherPoints][]float32
+	embParts   []int         // (count+1) parts of the embedding gather: the owner's row only
+	ident      []float32     // (count·identLen) identities gathered by a hello
+	identParts []int         // (count+1)
+	source     uint64        // the whole model's fingerprint
+	context    int           // the session's positions
+	waited     time.Duration // time gathers spent receiving (Stats)
+	gathers    int           // gathers that received something (Stats)
+	mu         sync.Mutex    // held during a step, so that Close waits for the current one
 }
 
-func newShardGroup(ex Exchange, p *shardPlan) *shardGroup {
-	g := &shardGroup{
-		ex: ex, self: p.index, count: p.count,
-		embParts:   make([]int, p.count+1),
-		ident:      make([]float32, p.count*identLen),
-		identParts: make([]int, p.count+1),
+func newGroup(ex Exchange, p *Part, context int) *group {
+	pl := &p.plan
+	g := &group{
+		ex: ex, plan: pl, self: pl.index, count: pl.count, source: p.source, context: context,
+		embParts:   make([]int, pl.count+1),
+		ident:      make([]float32, pl.count*identLen),
+		identParts: make([]int, pl.count+1),
+	}
+	for i, parts := range pl.parts {
+		g.whole[i] = make([]float32, parts[pl.count])
 	}
 	for j := range g.identParts {
 		g.identParts[j] = j * identLen
 	}
 	if r, ok := ex.(interface{ Reserve(longest int) }); ok {
-		dim := p.dimParts[p.count] // the embedding row, sent whole by its owner
-		r.Reserve(headLen + max(p.maxPart(), identLen, dim))
+		dim := pl.parts[engine.GatherDown][pl.count] // the embedding row, sent whole by its owner
+		r.Reserve(headLen + max(pl.maxPart(), identLen, dim))
 	}
 	return g
 }
 
 // fail records the step's first failure and the notice the shard sends in
 // place of its data for the rest of the step.
-func (g *shardGroup) fail(err error, code, origin, peer int) {
+func (g *group) fail(err error, code, origin, peer int) {
 	if g.err == nil {
 		g.err = err
 		g.code = [3]int{code, origin, peer}
@@ -120,7 +135,7 @@ func (g *shardGroup) fail(err error, code, origin, peer int) {
 
 // breakOff marks the group broken and tells every other shard, so that none
 // waits for this one any more.
-func (g *shardGroup) breakOff(err error) {
+func (g *group) breakOff(err error) {
 	if g.broken != nil {
 		return
 	}
@@ -135,13 +150,13 @@ func (g *shardGroup) breakOff(err error) {
 
 // outOfStep breaks the group because a message from shard from was not what
 // the protocol expects next.
-func (g *shardGroup) outOfStep(from int, what string) {
+func (g *group) outOfStep(from int, what string) {
 	g.breakOff(fmt.Errorf("%w: shard %d got %s from shard %d in step %d: the shards are out of step; connect them again (reload the model)",
 		ErrExchange, g.self, what, from, g.seq))
 }
 
 // send sends own (this shard's part) to shard to, or the failure notice.
-func (g *shardGroup) send(to int, own []float32) {
+func (g *group) send(to int, own []float32) {
 	g.head[0] = float32(g.seq)
 	var err error
 	if g.err == nil {
@@ -158,7 +173,7 @@ func (g *shardGroup) send(to int, own []float32) {
 }
 
 // receive reads shard from's part of a gather into dst.
-func (g *shardGroup) receive(from int, dst []float32) {
+func (g *group) receive(from int, dst []float32) {
 	m, err := g.ex.Recv(from)
 	if err != nil {
 		g.fail(fmt.Errorf("%w: shard %d could not receive from shard %d: %w", ErrExchange, g.self, from, err), failReceive, g.self, from)
@@ -198,7 +213,7 @@ func noticeError(n []float32) error {
 	case failReceive:
 		return fmt.Errorf("%w: shard %d could not receive from shard %d", ErrExchange, origin, peer)
 	case failMismatch:
-		return fmt.Errorf("%w: shard %d found that the shards do not match", ErrShardMismatch, origin)
+		return fmt.Errorf("%w: shard %d found that the shards do not match", ErrMismatch, origin)
 	case failStale:
 		return fmt.Errorf("%w: shard %d was restarted and has not been greeted: its KV cache is empty", ErrExchange, origin)
 	}
@@ -209,9 +224,9 @@ func noticeError(n []float32) error {
 // dst[parts[j]:parts[j+1]], and this shard's own part is already in place.
 // With root = allShards every shard receives every part; otherwise only
 // shard root does. Empty parts are not sent. Failures are recorded for
-// endStep. A nil group (an unsharded model) does nothing.
-func (g *shardGroup) gather(dst []float32, parts []int, root int) {
-	if g == nil || g.broken != nil {
+// endStep.
+func (g *group) gather(dst []float32, parts []int, root int) {
+	if g.broken != nil {
 		return
 	}
 	if own := dst[parts[g.self]:parts[g.self+1]]; len(own) > 0 {
@@ -241,7 +256,7 @@ func (g *shardGroup) gather(dst []float32, parts []int, root int) {
 }
 
 // startStep (the leader) begins a step: it sends every follower the header.
-func (g *shardGroup) startStep(op, token, pos, flags int) {
+func (g *group) startStep(op, token, pos, flags int) {
 	if g.broken != nil {
 		return
 	}
@@ -259,7 +274,7 @@ func (g *shardGroup) startStep(op, token, pos, flags int) {
 // awaitHeader (a follower) waits for the leader's next header and begins
 // that step. An error here means the follower cannot go on: the group is
 // broken.
-func (g *shardGroup) awaitHeader() error {
+func (g *group) awaitHeader() error {
 	if g.broken != nil {
 		return g.broken
 	}
@@ -299,28 +314,10 @@ func exactInt(v float32) (int, bool) {
 }
 
 // endStep is the outcome of the step: nil, its first failure, or why the
-// group is broken. A nil group always succeeds.
-func (g *shardGroup) endStep() error {
-	if g == nil {
-		return nil
-	}
+// group is broken.
+func (g *group) endStep() error {
 	if g.broken != nil {
 		return g.broken
 	}
 	return g.err
-}
-
-// embed gathers the token embedding from the shard that holds its row (it
-// has already written it to x).
-func (g *shardGroup) embed(x []float32, owner int) {
-	if g == nil {
-		return
-	}
-	for j := range g.embParts {
-		g.embParts[j] = 0
-		if j > owner {
-			g.embParts[j] = len(x)
-		}
-	}
-	g.gather(x, g.embParts, allShards)
 }

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// An architecture is one model family as GGUF files describe it, declared
+// once: the prefix of its hyper-parameter keys, the keys themselves, and
+// every tensor with its shape and where it goes in Weights. Loading, shape
+// checks, cutting a model into parts (Model.Cut), Fingerprint and Info all
+// walk this table; what a family computes differently lives in the forward
+// pass. A new family is an entry in architectures plus those steps.
+type architecture struct {
+	name      string       // general.architecture, and the prefix of the family's keys
+	ropeStyle RopeStyle    // which dimensions of a head rotate together
+	keys      []configKey  // hyper-parameters, read in order
+	tensors   []tensorSpec // global tensors and (name "blk.%d.…") each layer's
+}
+
+// architectures maps general.architecture to its table.
+var architectures = map[string]*architecture{
+	"llama": {name: "llama", ropeStyle: RopeInterleaved, keys: llamaKeys, tensors: llamaTensors(false)},
+	"qwen2": {name: "qwen2", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(true)},
+}
+
+// The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's
+// converter writes them.
+var llamaKeys = []configKey{
+	{key: "context_length", int: func(c *Config) *int { return &c.ContextLength }},
+	{key: "embedding_length", int: func(c *Config) *int { return &c.Dim }},
+	{key: "feed_forward_length", int: func(c *Config) *int { return &c.HiddenDim }},
+	{key: "block_count", int: func(c *Config) *int { return &c.Layers }},
+	{key: "attention.head_count", int: func(c *Config) *int { return &c.Heads }},
+	{key: "attention.head_count_kv", int: func(c *Config) *int { return &c.KVHeads },
+		defaultInt: func(c Config) int { return c.Heads }},
+	{key: "rope.freq_base", float: func(c *Config) *float32 { return &c.RopeTheta },
+		defaultFloat: func(Config) float32 { return 10000 }},
+	{key: "attention.layer_norm_rms_epsilon", float: func(c *Config) *float32 { return &c.NormEps },
+		defaultFloat: func(Config) float32 { return 1e-5 }},
+}
+
+// llamaTensors is the llama family's tensor table (llama.cpp's
+// LLM_TENSOR_NAMES); qwen2 has the same tensors with the q/k/v biases
+// required, which llama files may carry or not.
+func llamaTensors(biases bool) []tensorSpec {
+	optionalBias := !biases
+	return []tensorSpec{
+		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true,
+			matrix: func(w *Weights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
+		{name: "output_norm.weight", rows: dimModel,
+			vector: func(w *Weights, _ int) *[]float32 { return &w.OutputNorm }},
+		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true, optional: true, // absent: tied to token_embd
+			matrix: func(w *Weights, _ int) **tensor.Matrix { return &w.Output }},
+		{name: "rope_freqs.weight", rows: dimRopePairs, optional: true,
+			vector: func(w *Weights, _ int) *[]float32 { return &w.RopeFreqFactors }},
+
+		{name: "blk.%d.attn_norm.weight", rows: dimModel,
+			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].AttnNorm }},
+		{name: "blk.%d.attn_q.weight", rows: dimQ, cols: dimModel, split: true,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wq }},
+		{name: "blk.%d.attn_k.weight", rows: dimKV, cols: dimModel, split: true,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
+		{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, split: true,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
+		{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias,
+			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].Bq }},
+		{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias,
+			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].Bk }},
+		{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias,
+			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].Bv }},
+		// Every part of a split model holds all of Wo (see engine/shard).
+		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimModel,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
+		{name: "blk.%d.ffn_norm.weight", rows: dimModel,
+			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].FFNNorm }},
+		{name: "blk.%d.ffn_gate.weight", rows: dimHidden, cols: dimModel, split: true,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].WGate }},
+		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
+		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true,
+			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
+	}
+}
+
+// nameOutput is the output classifier; a file without it ties the output to
+// the token embedding.
+const nameOutput = "output.weight"
+
+// configKey is one hyper-parameter: an unsigned integer (int set) or a float
+// (float set). Without a default it is required.
+type configKey struct {
+	key          string // after the architecture's prefix
+	int          func(*Config) *int
+	float        func(*Config) *float32
+	defaultInt   func(Config) int     // the value when absent, from the keys read before
+	defaultFloat func(Config) float32 // the value when absent
+}
+
+// tensorSpec is one tensor of an architecture: a matrix (rows × cols; in
+// GGUF dims [cols, rows]) or a vector (rows elements).
+type tensorSpec struct {
+	name     string    // GGUF name; "blk.%d." names are one per layer
+	rows     dimension // a matrix's rows (its outputs) or a vector's length
+	cols     dimension // a matrix's columns (inputs); 0 for a vector
+	split    bool      // a part of a split model keeps only some of its rows (Axis of rows)
+	optional bool
+	matrix   func(w *Weights, layer int) **tensor.Matrix // where it goes: a matrix,
+	vector   func(w *Weights, layer int) *[]float32      // or a vector
+}
+
+// perLayer reports whether the spec names one tensor per layer.
+func (t *tensorSpec) perLayer() bool { return len(t.name) > 4 && t.name[:4] == "blk." }
+
+// fullName is the GGUF name of the spec's tensor in layer l.
+func (t *tensorSpec) fullName(l int) string {
+	if t.perLayer() {
+		return fmt.Sprintf(t.name, l)
+	}
+	return t.name
+}
+
+// dimension names a size in terms of the hyper-parameters.
+type dimension int
+
+// The sizes tensors have. The first five are also the axes along which a
+// model splits (see Axis).
+const (
+	dimNone      dimension = iota
+	dimVocab               // VocabSize
+	dimQ                   // Heads · HeadDim (= Dim)
+	dimKV                  // KVHeads · HeadDim
+	dimHidden              // HiddenDim
+	dimModel               // Dim, the residual stream
+	dimRopePairs           // HeadDim / 2
+)
+
+// size is d's value under c.
+func (c Config) size(d dimension) int {
+	switch d {
+	case dimVocab:
+		return c.VocabSize
+	case dimQ:
+		return c.Heads * c.HeadDim()
+	case dimKV:
+		return c.KVDim()
+	case dimHidden:
+		return c.HiddenDim
+	case dimModel:
+		return c.Dim
+	case dimRopePairs:
+		return c.HeadDim() / 2
+	}
+	return 0
+}
+
+// tensorRef is one tensor of a model: its spec, its GGUF name, and its layer.
+type tensorRef struct {
+	spec  *tensorSpec
+	name  string
+	layer int
+}
+
+// isMatrix reports whether the tensor is a matrix (else a vector).
+func (t tensorRef) isMatrix() bool { return t.spec.matrix != nil }
+
+// matrixIn is where the tensor, a matrix, is held in w.
+func (t tensorRef) matrixIn(w *Weights) **tensor.Matrix { return t.spec.matrix(w, t.layer) }
+
+// vectorIn is where the tensor, a vector, is held in w.
+func (t tensorRef) vectorIn(w *Weights) *[]float32 { return t.spec.vector(w, t.layer) }
+
+// walk calls fn for every tensor of the table for a model of the given
+// number of layers, in table order: the globals, then layer by layer.
+func (a *architecture) walk(layers int, fn func(tensorRef)) {
+	for i := range a.tensors {
+		if t := &a.tensors[i]; !t.perLayer() {
+			fn(tensorRef{spec: t, name: t.name})
+		}
+	}
+	for l := range layers {
+		for i := range a.tensors {
+			if t := &a.tensors[i]; t.perLayer() {
+				fn(tensorRef{spec: t, name: t.fullName(l), layer: l})
+			}
+		}
+	}
+}

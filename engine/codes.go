@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/engine/vocab"
+	"github.com/wasmlm/wasmlm/sampling"
+	"github.com/wasmlm/wasmlm/tokenizer"
+	"github.com/wasmlm/wasmlm/tokenizer/bpe"
+)
+
+// Code classifies an error for the hosts, one way for all of them: it is
+// the code property of a rejected JavaScript call and, mapped to an HTTP
+// status, the code of an HTTP API error.
+type Code string
+
+// The codes CodeOf gives. Hosts add their own for what only they can fail
+// at (the JS API's "no_model" and "js_exception", say) by declaring their
+// sentinel errors with NewError.
+const (
+	CodeInvalidArgument  Code = "invalid_argument"  // an option, a prompt or an input is wrong: fix the call
+	CodePromptTooLong    Code = "prompt_too_long"   // the prompt does not fit in the context
+	CodeInvalidModel     Code = "invalid_model"     // the model's bytes are malformed, truncated or inconsistent
+	CodeUnsupportedModel Code = "unsupported_model" // a well-formed model that uses what this engine cannot run
+	CodeBusy             Code = "busy"              // the session is generating already
+	CodeExchangeFailed   Code = "exchange_failed"   // the workers of a split model lost touch
+	CodeInternal         Code = "internal"          // a bug: the call panicked and was recovered
+	CodeUnknown          Code = "error"             // anything else
+)
+
+// codedError is a sentinel error that carries its code.
+type codedError struct {
+	code Code
+	msg  string
+}
+
+func (e *codedError) Error() string   { return e.msg }
+func (e *codedError) ErrorCode() Code { return e.code }
+
+// NewError returns a sentinel error with message msg whose code (CodeOf)
+// is code. Packages above the engine (engine/shard, the hosts) declare their
+// sentinels with it, so that one function classifies every error.
+func NewError(code Code, msg string) error { return &codedError{code: code, msg: msg} }
+
+// CodeOf classifies err: the code of the first error in its chain that
+// says its own (an ErrorCode method: the engine's sentinels, those made with
+// NewError, an *OptionError), else the code of the sentinel it wraps from
+// the packages below the engine (tokenizer, sampling, chat, gguf, ...).
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var coded interface{ ErrorCode() Code }
+	if errors.As(err, &coded) {
+		return coded.ErrorCode()
+	}
+	for _, k := range lowerKinds() {
+		for _, target := range k.errs {
+			if errors.Is(err, target) {
+				return k.code
+			}
+		}
+	}
+	return CodeUnknown
+}
+
+// lowerKinds classifies the sentinels of the packages below the engine,
+// which cannot say their codes themselves.
+func lowerKinds() []struct {
+	code Code
+	errs []error
+} {
+	return []struct {
+		code Code
+		errs []error
+	}{
+		{CodeInvalidArgument, []error{sampling.ErrInvalidParams, tokenizer.ErrInvalidUTF8, tokenizer.ErrTokenOutOfRange,
+			tokenizer.ErrTextTooLong, tokenizer.ErrNoToken, chat.ErrUnknownRole, chat.ErrNoMessages}},
+		{CodeUnsupportedModel, []error{gguf.ErrUnsupported, vocab.ErrUnsupportedModel, bpe.ErrUnknownPreTokenizer,
+			bpe.ErrUnsupported, tensor.ErrUnsupportedType, chat.ErrUnknownTemplate}},
+		{CodeInvalidModel, []error{gguf.ErrFormat, gguf.ErrTruncated, gguf.ErrNotFound, gguf.ErrType, vocab.ErrFormat,
+			tokenizer.ErrFormat, tensor.ErrUnknownType, tensor.ErrShape}},
+	}
+}

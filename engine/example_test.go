@@ -1,0 +1,52 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// Embedding wasmlm in a Go program: load a model from its bytes (here the
+// embedded default, stories260K; a GGUF file read with os.ReadFile works
+// the same), open a session, and generate. Greedy decoding (the zero
+// options' temperature) writes llama2.c's own continuation, token for token.
+func Example() {
+	model, err := engine.Load(models.Default(), engine.LoadOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	session, err := model.NewSession(engine.SessionOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := session.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{MaxTokens: 16},
+		func(t engine.Token) error {
+			fmt.Print(t.Text) // each token's text as soon as it is sampled
+			return nil
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("\n%d tokens, finish reason %q\n", len(res.Tokens), res.FinishReason)
+	// Output:
+	// , there was a little girl named Lily. She loved to play
+	// 16 tokens, finish reason "length"
+}
+
+// Options out of range are an *engine.OptionError that names the option,
+// which each host shows in its own spelling.
+func ExampleOptionError() {
+	opts := engine.DefaultGenerateOptions()
+	opts.Sampling.TopP = 1.5
+	err := opts.Validate(512)
+	fmt.Println(err)
+	fmt.Println(engine.CodeOf(err))
+	// Output:
+	// engine: invalid option: top_p must be in [0, 1] (0 or 1 = off), got 1.5
+	// invalid_argument
+}

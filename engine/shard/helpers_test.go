@@ -1,0 +1,192 @@
+package shard
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+const onceUpon = "Once upon a time"
+
+// shardCounts are the splits every equivalence test runs.
+var shardCounts = []int{2, 3, 4}
+
+// defaultModel is the embedded stories260K (4 kv heads).
+func defaultModel(t testing.TB) *engine.Model {
+	t.Helper()
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
+	require.NoError(t, err)
+	return m
+}
+
+// stories260K is the llama2.c checkpoint of the default model, from the
+// engine's test data.
+func stories260K(t testing.TB) *engine.Model {
+	t.Helper()
+	m, err := engine.LoadLlama2C(readFile(t, "../testdata/stories260K.bin"), readFile(t, "../testdata/tok512.bin"))
+	require.NoError(t, err)
+	return m
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+// runcGolden is llama2.c run.c's greedy output for stories260K (the
+// engine's testdata/runc_stories260K.json; see its README).
+type runcGolden struct {
+	Steps int `json:"steps"`
+	Runs  []struct {
+		Prompt       string `json:"prompt"`
+		PromptIDs    []int  `json:"prompt_ids"`
+		GeneratedIDs []int  `json:"generated_ids"`
+		Text         string `json:"text"`
+	} `json:"runs"`
+}
+
+func loadRuncGolden(t testing.TB) runcGolden {
+	t.Helper()
+	var g runcGolden
+	require.NoError(t, json.Unmarshal(readFile(t, "../testdata/runc_stories260K.json"), &g))
+	require.NotEmpty(t, g.Runs)
+	return g
+}
+
+func newSession(t testing.TB, m *engine.Model) *engine.Session {
+	t.Helper()
+	s, err := m.NewSession(engine.SessionOptions{})
+	require.NoError(t, err)
+	return s
+}
+
+// buildGGUF writes sp as a GGUF file.
+func buildGGUF(t testing.TB, sp modelgen.Spec) []byte {
+	t.Helper()
+	data, err := modelgen.Build(sp)
+	require.NoError(t, err)
+	return data
+}
+
+// loadGGUF builds sp and loads it.
+func loadGGUF(t testing.TB, sp modelgen.Spec) ([]byte, *engine.Model) {
+	t.Helper()
+	data := buildGGUF(t, sp)
+	m, err := engine.LoadGGUF(data)
+	require.NoError(t, err)
+	return data, m
+}
+
+// splitModel returns Cut(m, i, n) for every i.
+func splitModel(t testing.TB, m *engine.Model, n int) []*Part {
+	t.Helper()
+	out := make([]*Part, n)
+	for i := range out {
+		var err error
+		out[i], err = Cut(m, i, n)
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// sessionsOf makes a session for each shard on its exchange; opts (if not
+// nil) gives each its options.
+func sessionsOf(t testing.TB, parts []*Part, ex []Exchange, opts []engine.SessionOptions) []*Session {
+	t.Helper()
+	out := make([]*Session, len(parts))
+	for i, p := range parts {
+		var o engine.SessionOptions
+		if opts != nil {
+			o = opts[i]
+		}
+		s, err := NewSession(p, ex[i], o)
+		require.NoError(t, err)
+		out[i] = s
+	}
+	return out
+}
+
+func exchanges(local []*LocalExchange) []Exchange {
+	out := make([]Exchange, len(local))
+	for i, e := range local {
+		out[i] = e
+	}
+	return out
+}
+
+// startGroup starts Follow for sessions 1..n-1; their results arrive on the
+// returned channel.
+func startGroup(sessions []*Session) <-chan error {
+	done := make(chan error, len(sessions))
+	for _, s := range sessions[1:] {
+		go func() { done <- s.Follow() }()
+	}
+	return done
+}
+
+// startShards connects the shards with a local exchange, starts Follow for
+// shards 1..n-1, and returns shard 0's session. The test ends by closing it
+// and checking that every follower returned nil.
+func startShards(t testing.TB, parts []*Part, opts engine.SessionOptions) *Session {
+	t.Helper()
+	o := make([]engine.SessionOptions, len(parts))
+	for i := range o {
+		o[i] = opts
+	}
+	sessions := sessionsOf(t, parts, exchanges(NewLocalExchange(len(parts))), o)
+	done := startGroup(sessions)
+	t.Cleanup(func() {
+		assert.NoError(t, sessions[0].Close())
+		for range sessions[1:] {
+			assert.NoError(t, <-done, "Follow returns nil when shard 0 closes")
+		}
+	})
+	return sessions[0]
+}
+
+// generated is what a generation produced, stream included.
+type generated struct {
+	res      engine.Result
+	streamed []engine.Token
+}
+
+func generate(t testing.TB, s *engine.Session, prompt string, opts engine.GenerateOptions) generated {
+	t.Helper()
+	var g generated
+	res, err := s.Generate(context.Background(), prompt, opts, func(tok engine.Token) error {
+		tok.Trace = nil
+		g.streamed = append(g.streamed, tok)
+		return nil
+	})
+	require.NoError(t, err)
+	res.Timings = engine.Timings{}
+	g.res = res
+	return g
+}
+
+// randomSpecs are random-weight GGUF models whose kv heads do not divide
+// evenly by every split: llama with grouped-query attention (12 heads, 4 kv
+// heads: 3 shards get 1, 1 and 2), with a separate output and a quantized
+// variant, and qwen2 (q/k/v biases, NeoX rope; 6 heads over 3 kv heads: 2
+// shards get 1 and 2).
+func randomSpecs() map[string]modelgen.Spec {
+	gqa := modelgen.Shape{Dim: 96, HiddenDim: 160, Layers: 2, Heads: 12, KVHeads: 4, VocabSize: 300, ContextLength: 64}
+	qwen := modelgen.Shape{Dim: 96, HiddenDim: 136, Layers: 2, Heads: 6, KVHeads: 3, VocabSize: 320, ContextLength: 64}
+	return map[string]modelgen.Spec{
+		"llama-gqa-F32":      {Shape: gqa, Seed: 1, Std: 0.08},
+		"llama-gqa-Q8_0-out": {Shape: gqa, Seed: 2, Std: 0.08, Type: tensor.Q8_0, SeparateOutput: true},
+		"llama-gqa-Q4_K":     {Shape: gqa, Seed: 3, Std: 0.08, Type: tensor.Q4_K},
+		"qwen2-F16":          {Arch: "qwen2", Shape: qwen, Seed: 4, Std: 0.08, Type: tensor.F16},
+	}
+}
