@@ -35,21 +35,24 @@ import (
 //	                                            when it breaks (shards 1..count-1)
 //
 // options is {maxTokens, temperature, topK, topP, minP, repeatPenalty,
-// presencePenalty, frequencyPenalty, seed, stop, trace, signal}; see the
-// Default constants for omitted fields. A result is {text, tokens,
+// presencePenalty, frequencyPenalty, seed, stop, trace, signal}; omitted
+// fields take engine.DefaultGenerateOptions. A result is {text, tokens,
 // promptTokens, finishReason, seed, usage, timings}. Info has the fields of
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
 // sessionContextLength and simd (whether the SIMD128 kernels run).
 //
 // A rejected Promise carries an Error whose message says what went wrong and
-// whose code is "no_model", "invalid_argument", "prompt_too_long",
-// "invalid_model", "js_exception", "internal" or "error".
+// whose code is engine.CodeOf's ("invalid_argument", "prompt_too_long",
+// "invalid_model", "unsupported_model", "busy", "exchange_failed",
+// "internal", "error") or the bridge's ("no_model", "js_exception"). An
+// invalid argument or option also has field (its JavaScript name), param
+// (its snake_case name) and problem.
 //
 // load, split, generate, stream and chat take turns in call order: a call
 // made while another runs waits (it is not rejected) and can be aborted while
 // it waits. info, tokenize, detokenize, shard and follow do not wait.
 //
-// A model split across workers (engine.Model.Shard) runs as one: shard i
+// A model split across workers (engine/shard) runs as one: shard i
 // lives in worker i, and each pair of workers has a MessageChannel. peers is
 // this worker's ends of them: an array with, at index j, the MessagePort to
 // the worker of shard j (null at its own index). There are two ways to
