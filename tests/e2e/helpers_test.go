@@ -8,6 +8,8 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -105,4 +107,16 @@ func jsonString(t testing.TB, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// gzipSize is the size of b gzipped at gzip's default level, as servers and
+// Cloudflare's size limits count it.
+func gzipSize(t testing.TB, b []byte) int {
+	t.Helper()
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, err := w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return gz.Len()
 }
