@@ -70,7 +70,7 @@ func webSite(t testing.TB) *site {
 			if err != nil {
 				return nil, err
 			}
-			atShutdown(func() { os.RemoveAll(dir) })
+			atShutdown(func() { removeAll(dir) })
 			if err := run(repoRoot(t), nil, "make", "-s", "web", "WEB_DIST="+dir); err != nil {
 				return nil, fmt.Errorf("building the site (make web): %w", err)
 			}

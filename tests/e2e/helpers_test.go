@@ -120,3 +120,11 @@ func gzipSize(t testing.TB, b []byte) int {
 	require.NoError(t, w.Close())
 	return gz.Len()
 }
+
+// removeAll removes a temporary directory. A failure leaves files behind,
+// which is worth a line on stderr but fails no test.
+func removeAll(dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: removing %s: %v\n", dir, err)
+	}
+}

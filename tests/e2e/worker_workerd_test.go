@@ -99,7 +99,7 @@ func buildWorker(root string) (dir string, cleanup func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
+	cleanup = func() { removeAll(dir) }
 	if err := run(root, nil, "make", "-s", "worker", "WORKER_DIR="+dir); err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("building the worker (make worker): %w", err)
@@ -213,7 +213,7 @@ func serveWorkerd(bin, build string) (s *workerdServer, stop func(), err error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup := func() { os.RemoveAll(cfgDir) }
+	cleanup := func() { removeAll(cfgDir) }
 	rel, err := filepath.Rel(cfgDir, build)
 	if err != nil {
 		cleanup()
