@@ -15,7 +15,7 @@ PORT      ?= 8080
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 
-.PHONY: run generate deps test test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench fuzz clean
+.PHONY: run generate deps test test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -98,6 +98,12 @@ test-e2e-worker: worker
 BENCH ?= full
 bench: web
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)
+
+## bench-e2e: what make bench does not measure, as Go benchmarks in tests/e2e run once each: the demo page's load time and the
+## default model's sampled and traced speed in Chromium, Web Workers' exchanges, the edge worker in workerd (start, per-request
+## overhead, streaming); see web/README.md and httpapi/README.md. WASMLM_BENCH_WORKERS=full adds the big models to the workers' one.
+bench-e2e: web worker
+	WASMLM_WEB_DIST="$(abspath $(WEB_DIST))" WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./tests/e2e/
 
 ## fuzz: run every fuzz target briefly (FUZZTIME=30s by default)
 FUZZTIME ?= 30s

@@ -36,11 +36,19 @@ func ExampleDetect() {
 func ExampleNamed_plain() {
 	// For a model without a chat template (a story model): the contents,
 	// one per line, and nothing added for the reply.
-	tmpl, _ := chat.Named("plain")
-	prompt, _ := tmpl.Apply([]chat.Message{
+	tmpl, err := chat.Named("plain")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prompt, err := tmpl.Apply([]chat.Message{
 		{Role: "user", Content: "Once upon a time"},
 		{Role: "assistant", Content: "there was a dog."},
 	}, true)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Printf("%q\n", prompt)
 	// Output:
 	// "Once upon a time\nthere was a dog."

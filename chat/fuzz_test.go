@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,7 +20,9 @@ func FuzzApply(f *testing.F) {
 				t.Fatalf("detected %s: %v", tmpl.Name(), err)
 			}
 		}
-		_, _ = Named(jinja)
+		if _, err := Named(jinja); (err == nil) != slices.Contains(Names(), jinja) || (err != nil && !errors.Is(err, ErrUnknownTemplate)) {
+			t.Fatalf("Named(%q): %v", jinja, err)
+		}
 		msgs := []Message{
 			{Role: "system", Content: system},
 			{Role: "user", Content: user},
@@ -35,8 +39,8 @@ func FuzzApply(f *testing.F) {
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				b, _ := tmpl.Apply(conv, addAssistant)
-				if a != b {
+				b, err := tmpl.Apply(conv, addAssistant)
+				if err != nil || a != b {
 					t.Fatalf("%s: not deterministic", name)
 				}
 			}
@@ -45,8 +49,14 @@ func FuzzApply(f *testing.F) {
 				t.Fatalf("%s: accepted role %q", name, system)
 			}
 		}
-		plain, _ := Named("plain")
-		got, _ := plain.Apply(msgs, addAssistant)
+		plain, err := Named("plain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := plain.Apply(msgs, addAssistant)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if want := strings.Join([]string{system, user, assistant, system + user}, "\n"); got != want {
 			t.Fatalf("plain: got %q, want %q", got, want)
 		}

@@ -44,7 +44,10 @@ func FuzzSample(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		traced, _ := New(p, vocab)
+		traced, err := New(p, vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, b := range history {
 			s.Accept(int(b) - 8) // a few ids out of range on both sides
 			traced.Accept(int(b) - 8)

@@ -26,16 +26,32 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	arch, _ := f.String("general.architecture")
-	ctx, _ := f.Uint32(arch + ".context_length")
-	heads, _ := f.Uint32Or(arch+".attention.head_count", 1)
+	arch, err := f.String("general.architecture")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, err := f.Uint32(arch + ".context_length")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	heads, err := f.Uint32Or(arch+".attention.head_count", 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println(arch, ctx, heads)
 	_, err = f.Float32("llama.context_length")
 	fmt.Println(err)
 	for _, t := range f.Tensors() {
 		fmt.Println(t.Name, t.Type, t.Dims, len(t.Data))
 	}
-	summary, _ := json.Marshal(f.Summary(2))
+	summary, err := json.Marshal(f.Summary(2))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println(string(summary))
 	// Output:
 	// llama 512 1

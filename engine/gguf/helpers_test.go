@@ -104,8 +104,8 @@ func put64(data []byte, at int, x uint64) { binary.LittleEndian.PutUint64(data[a
 // Builder will not write.
 type raw struct{ bytes.Buffer }
 
-func (r *raw) u32(x uint32) *raw { _ = binary.Write(&r.Buffer, binary.LittleEndian, x); return r }
-func (r *raw) u64(x uint64) *raw { _ = binary.Write(&r.Buffer, binary.LittleEndian, x); return r }
+func (r *raw) u32(x uint32) *raw { r.Write(binary.LittleEndian.AppendUint32(nil, x)); return r }
+func (r *raw) u64(x uint64) *raw { r.Write(binary.LittleEndian.AppendUint64(nil, x)); return r }
 func (r *raw) str(s string) *raw { r.u64(uint64(len(s))); r.WriteString(s); return r }
 
 // header starts a file: magic, version, counts.

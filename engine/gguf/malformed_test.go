@@ -2,6 +2,7 @@ package gguf_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"runtime"
 	"testing"
 
@@ -187,7 +188,9 @@ func TestParseHostileAllocatesLittle(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for range runs {
-				_, _ = gguf.Parse(data)
+				if _, err := gguf.Parse(data); !errors.Is(err, gguf.ErrTruncated) {
+					t.Fatalf("got %v, want ErrTruncated", err)
+				}
 			}
 			runtime.ReadMemStats(&after)
 			perParse := (after.TotalAlloc - before.TotalAlloc) / runs

@@ -3,10 +3,18 @@ package gguf_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"crypto/md5"
 	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,11 +73,12 @@ func rebuild(t testing.TB, f *gguf.File) []byte {
 	return data
 }
 
-// The expected values come from /work/shared/models/README.md: stories260K
-// is "dim 64, hidden 172, 5 layers, 8 heads, 4 kv heads, vocab 512, seq_len
-// 512"; its Q8_0 file is "GGUF v3 ... tensors: F16:5, F32:11, Q8_0:32"; the
-// 172-wide blk.*.ffn_down fell back to F16; output.weight is a separate copy
-// of token_embd.weight.
+// The expected values come from the shared models README, as copied into
+// testdata/reference-models.md: stories260K is "dim 64, hidden 172, 5
+// layers, 8 heads, 4 kv heads, vocab 512, seq_len 512"; its Q8_0 file is
+// "GGUF v3 ... tensors: F16:5, F32:11, Q8_0:32"; the 172-wide
+// blk.*.ffn_down fell back to F16; output.weight is a separate copy of
+// token_embd.weight.
 func TestParseStories260KQ8_0(t *testing.T) {
 	data := readTestdata(t, "stories260K-Q8_0.gguf")
 	f, err := gguf.Parse(data)
@@ -123,7 +132,7 @@ func TestParseStories260KQ8_0(t *testing.T) {
 	}
 }
 
-// README: ggml-vocab-llama-spm.gguf is "vocab-only GGUF,
+// testdata/reference-models.md: ggml-vocab-llama-spm.gguf is "vocab-only GGUF,
 // tokenizer.ggml.model=llama, pre=default, 32000 tokens" from llama.cpp.
 func TestParseVocabLlamaSPM(t *testing.T) {
 	data := readTestdata(t, "ggml-vocab-llama-spm.gguf")
@@ -179,11 +188,22 @@ func TestSummaryOfRealFileIsJSON(t *testing.T) {
 	assert.Equal(t, []any{"<unk>", "<s>", "</s>"}, tokens["head"]) // the llama vocab's first three
 }
 
-const sharedModels = "/work/shared/models"
+// referenceFacts is testdata/reference-models.md: lines copied verbatim
+// from the shared models folder's README (shared/models/README.md, which is
+// not part of this repository), one for each reference file the repository
+// holds a copy of. The files the repository does not hold are left out, and
+// so not checked here: synth-k256.bin (6.9 MB) and its F32, F16, Q8_0 and
+// Q4_0 GGUF conversions (7.4, 3.7, 2.0 and 1.1 MB; engine/tensor keeps a few
+// rows of each in its testdata/ggml), vocab/ggml-vocab-bert-bge.gguf
+// (WordPiece, which wasmlm does not implement), and the tokenizer test
+// vectors of bert-bge, chameleon, command-r and roberta-bpe.
+const referenceFacts = "testdata/reference-models.md"
 
-// readmeEntry is what /work/shared/models/README.md states about one file.
-type readmeEntry struct {
-	version   int            // "GGUF v3"; 0 for vocab files
+// referenceEntry is what the reference README states about one file.
+type referenceEntry struct {
+	size      int            // "Size: 1185376 B."
+	md5       string         // "md5: `3ea1...`"
+	version   int            // "GGUF v3"; 0 for vocab files and non-GGUF files
 	types     map[string]int // "tensors: F16:5, F32:11, Q8_0:32"
 	tokenizer string         // "tokenizer.ggml.model=llama"
 	pre       string         // "pre=default" ("-": no such key)
@@ -191,100 +211,175 @@ type readmeEntry struct {
 }
 
 var (
-	readmeLine  = regexp.MustCompile("^- `([^`]+\\.gguf)` — (.*)$")
-	readmeVer   = regexp.MustCompile(`GGUF v(\d+)`)
-	readmeTypes = regexp.MustCompile(`tensors: ([A-Z0-9_]+:\d+(?:, [A-Z0-9_]+:\d+)*)`)
-	readmeVocab = regexp.MustCompile(`tokenizer\.ggml\.model=(\w+), pre=([^,]+), (\d+) tokens`)
+	referenceLine  = regexp.MustCompile("^- `([^`]+)` — (.*)$")
+	referenceSize  = regexp.MustCompile("Size: (\\d+) B\\. md5: `([0-9a-f]{32})`")
+	referenceVer   = regexp.MustCompile(`GGUF v(\d+)`)
+	referenceTypes = regexp.MustCompile(`tensors: ([A-Z0-9_]+:\d+(?:, [A-Z0-9_]+:\d+)*)`)
+	referenceVocab = regexp.MustCompile(`tokenizer\.ggml\.model=(\w+), pre=([^,]+), (\d+) tokens`)
 )
 
-func parseReadme(t *testing.T) map[string]readmeEntry {
-	fh, err := os.Open(filepath.Join(sharedModels, "README.md"))
+// atoi converts a number the regular expressions above matched.
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
+}
+
+// readReferenceFacts parses referenceFacts, keyed by file name without its
+// folder ("ggml-vocab-gpt-2.gguf" for "vocab/ggml-vocab-gpt-2.gguf").
+func readReferenceFacts(t *testing.T) map[string]referenceEntry {
+	t.Helper()
+	fh, err := os.Open(referenceFacts)
 	require.NoError(t, err)
 	defer fh.Close()
-	entries := map[string]readmeEntry{}
+	entries := map[string]referenceEntry{}
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		m := readmeLine.FindStringSubmatch(sc.Text())
+		m := referenceLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
-		var e readmeEntry
-		if v := readmeVer.FindStringSubmatch(m[2]); v != nil {
-			e.version, _ = strconv.Atoi(v[1])
-		}
-		if ty := readmeTypes.FindStringSubmatch(m[2]); ty != nil {
-			e.types = map[string]int{}
-			for _, pair := range strings.Split(ty[1], ", ") {
-				name, n, _ := strings.Cut(pair, ":")
-				e.types[name], _ = strconv.Atoi(n)
+		name, facts := path.Base(m[1]), m[2]
+		var e referenceEntry
+		sm := referenceSize.FindStringSubmatch(facts)
+		require.NotNil(t, sm, "%s: no size and md5", name)
+		e.size, e.md5 = atoi(t, sm[1]), sm[2]
+		if strings.HasSuffix(name, ".gguf") {
+			if v := referenceVer.FindStringSubmatch(facts); v != nil {
+				e.version = atoi(t, v[1])
 			}
+			if ty := referenceTypes.FindStringSubmatch(facts); ty != nil {
+				e.types = map[string]int{}
+				for _, pair := range strings.Split(ty[1], ", ") {
+					typ, n, ok := strings.Cut(pair, ":")
+					require.True(t, ok, pair)
+					e.types[typ] = atoi(t, n)
+				}
+			}
+			if v := referenceVocab.FindStringSubmatch(facts); v != nil {
+				e.tokenizer, e.pre, e.tokens = v[1], v[2], atoi(t, v[3])
+			}
+			require.True(t, e.types != nil || e.tokenizer != "", "%s: neither tensor types nor a vocabulary", name)
 		}
-		if v := readmeVocab.FindStringSubmatch(m[2]); v != nil {
-			e.tokenizer, e.pre = v[1], v[2]
-			e.tokens, _ = strconv.Atoi(v[3])
-		}
-		entries[m[1]] = e
+		_, dup := entries[name]
+		require.False(t, dup, "%s twice", name)
+		entries[name] = e
 	}
 	require.NoError(t, sc.Err())
+	require.NotEmpty(t, entries)
 	return entries
 }
 
-// Every reference GGUF file parses, and what the README says of it holds.
-// Skipped where /work/shared is absent (CI).
-func TestSharedModels(t *testing.T) {
-	if _, err := os.Stat(sharedModels); err != nil {
-		t.Skip("no", sharedModels)
+// repositoryRoot is the directory of go.mod above the test's directory.
+func repositoryRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test's directory")
+		dir = parent
 	}
-	entries := parseReadme(t)
-	files, err := filepath.Glob(filepath.Join(sharedModels, "*.gguf"))
+}
+
+// notRepository are the folders under the root that are not the
+// repository's files: git's, npm's and the build outputs .gitignore names.
+var notRepository = []string{".git", "node_modules", "build", "web/dist", "bench/models", "tests/e2e/artifacts"}
+
+// Every copy of a reference file in the repository, wherever it is and
+// gzipped or not, has the size and md5 the reference README states; every
+// GGUF file parses, has the version, tensor types and vocabulary stated, its
+// tensors are views of the file, and the Builder writes it again byte for
+// byte. Every file the facts describe must be found.
+func TestReferenceFiles(t *testing.T) {
+	entries := readReferenceFacts(t)
+	root := repositoryRoot(t)
+	found := map[string]int{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if slices.Contains(notRepository, rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := strings.TrimSuffix(d.Name(), ".gz")
+		e, ok := entries[name]
+		if !ok || !d.Type().IsRegular() {
+			return nil
+		}
+		found[name]++
+		t.Run(rel, func(t *testing.T) { checkReferenceFile(t, p, name, e) })
+		return nil
+	})
 	require.NoError(t, err)
-	vocab, err := filepath.Glob(filepath.Join(sharedModels, "vocab", "*.gguf"))
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		assert.Positive(t, found[name], "%s describes %s, which the repository does not hold", referenceFacts, name)
+	}
+}
+
+// checkReferenceFile checks one copy (at path, gzipped if it ends in .gz)
+// of the reference file name against what the README states of it.
+func checkReferenceFile(t *testing.T, path, name string, e referenceEntry) {
+	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	files = append(files, vocab...)
-	require.NotEmpty(t, files)
-	for _, path := range files {
-		rel, err := filepath.Rel(sharedModels, path)
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
 		require.NoError(t, err)
-		t.Run(rel, func(t *testing.T) {
-			e, ok := entries[rel]
-			require.True(t, ok, "README does not describe %s", rel)
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			f, err := gguf.Parse(data)
-			require.NoError(t, err)
-			checkTensors(t, f, data)
-			if e.version != 0 {
-				assert.Equal(t, uint32(e.version), f.Version)
-			}
-			if e.types != nil {
-				assert.Equal(t, e.types, typeCounts(f))
-			}
-			if e.tokenizer != "" {
-				model, err := f.String("tokenizer.ggml.model")
-				require.NoError(t, err)
-				assert.Equal(t, e.tokenizer, model)
-				pre, err := f.StringOr("tokenizer.ggml.pre", "-")
-				require.NoError(t, err)
-				assert.Equal(t, e.pre, pre)
-				tokens, err := f.Strings("tokenizer.ggml.tokens")
-				require.NoError(t, err)
-				assert.Len(t, tokens, e.tokens)
-			}
-			assert.True(t, bytes.Equal(data, rebuild(t, f)), "rebuilt bytes differ")
-		})
+		data, err = io.ReadAll(zr)
+		require.NoError(t, err)
+		require.NoError(t, zr.Close())
 	}
+	require.Len(t, data, e.size)
+	require.Equal(t, e.md5, fmt.Sprintf("%x", md5.Sum(data)))
+	if !strings.HasSuffix(name, ".gguf") {
+		return
+	}
+	f, err := gguf.Parse(data)
+	require.NoError(t, err)
+	checkTensors(t, f, data)
+	if e.version != 0 {
+		assert.Equal(t, uint32(e.version), f.Version)
+	}
+	if e.types != nil {
+		assert.Equal(t, e.types, typeCounts(f))
+	} else {
+		assert.Empty(t, f.Tensors(), "a vocab-only file")
+	}
+	if e.tokenizer != "" {
+		model, err := f.String("tokenizer.ggml.model")
+		require.NoError(t, err)
+		assert.Equal(t, e.tokenizer, model)
+		pre, err := f.StringOr("tokenizer.ggml.pre", "-")
+		require.NoError(t, err)
+		assert.Equal(t, e.pre, pre)
+		tokens, err := f.Strings("tokenizer.ggml.tokens")
+		require.NoError(t, err)
+		assert.Equal(t, e.tokens, len(tokens), "tokens")
+	}
+	assert.True(t, bytes.Equal(data, rebuild(t, f)), "rebuilt bytes differ")
 }
 
 // The F32 conversion of stories260K keeps token_embd.weight verbatim: its
 // data is the llama2.c checkpoint's token embedding table, which follows
-// the checkpoint's 7-int32 header.
-func TestSharedStoriesF32MatchesCheckpoint(t *testing.T) {
-	ckpt, err := os.ReadFile(filepath.Join(sharedModels, "stories260K.bin"))
-	if err != nil {
-		t.Skip("no", sharedModels)
-	}
-	data, err := os.ReadFile(filepath.Join(sharedModels, "stories260K-F32.gguf"))
+// the checkpoint's 7-int32 header. (Both files are package engine's test
+// data; TestReferenceFiles checks they are the reference's bytes.)
+func TestStoriesF32MatchesCheckpoint(t *testing.T) {
+	ckpt, err := os.ReadFile("../testdata/stories260K.bin")
+	require.NoError(t, err)
+	data, err := os.ReadFile("../testdata/gguf/stories260K-F32.gguf")
 	require.NoError(t, err)
 	f, err := gguf.Parse(data)
 	require.NoError(t, err)

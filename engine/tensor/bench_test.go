@@ -14,7 +14,10 @@ func BenchmarkMatVec(b *testing.B) {
 	x := randNormal(rng, cols, 1)
 	for _, typ := range kernelTypes {
 		b.Run(typ.String(), func(b *testing.B) {
-			rb, _ := RowBytes(typ, cols)
+			rb, err := RowBytes(typ, cols)
+			if err != nil {
+				b.Fatal(err)
+			}
 			data := alignedBytes(rows * rb)
 			w := randNormal(rng, cols, 0.05)
 			for r := range rows {

@@ -219,7 +219,8 @@ func TestQuantizeRoundTrip(t *testing.T) {
 			for trial := range 20 {
 				cols := testCols(typ)[trial%len(testCols(typ))]
 				x := randNormal(rng, cols, math.Ldexp(1, trial%10-8))
-				rb, _ := RowBytes(typ, cols)
+				rb, err := RowBytes(typ, cols)
+				require.NoError(t, err)
 				row := make([]byte, rb)
 				require.NoError(t, Quantize(typ, row, x))
 				checkDequantize(t, typ, x, row, 0, typ.String())

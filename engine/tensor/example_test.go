@@ -11,7 +11,11 @@ import (
 // row 1 (alternating ±1) cancels exactly, block by block in integers.
 func ExampleMatVec() {
 	const rows, cols = 2, 64
-	rb, _ := tensor.RowBytes(tensor.Q8_0, cols)
+	rb, err := tensor.RowBytes(tensor.Q8_0, cols)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	data := make([]byte, rows*rb)
 	w := make([]float32, cols)
 	for r := range rows {

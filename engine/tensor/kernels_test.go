@@ -150,7 +150,8 @@ func TestDotExactIntegers(t *testing.T) {
 		t.Run(typ.String(), func(t *testing.T) {
 			l := layouts[typ]
 			cols := 768
-			rb, _ := RowBytes(typ, cols)
+			rb, err := RowBytes(typ, cols)
+			require.NoError(t, err)
 			for trial := range 30 {
 				row := alignedBytes(rb)
 				if l.blockSize == 1 {

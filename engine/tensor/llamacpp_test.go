@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,18 +18,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Checks against files made by llama.cpp's own tools (see
-// /work/shared/models/README.md): the same model as F32 and quantized by
-// llama-quantize. `go test -run TestLlamaCpp -update` extracts a few rows of
-// a few tensors of every file into testdata/ggml/ (the GGUF files are MBs
-// and absent in CI); the tests then read only testdata.
+// Checks against files made by llama.cpp's own tools (see the shared models
+// folder's README, shared/models/README.md): the same model as F32 and
+// quantized by llama-quantize. `go test -run TestLlamaCpp -update -models
+// DIR`, with DIR that folder, extracts a few rows of a few tensors of every
+// file into testdata/ggml/ (the synth-k256 files are MBs and not in the
+// repository); the tests then read only testdata. TestLlamaCppWholeFiles
+// checks every row of the whole files the repository holds (stories260K, in
+// ../testdata/gguf/), and with -models those of DIR too.
 
 var (
-	update      = flag.Bool("update", false, "regenerate testdata/ggml from /work/shared/models")
+	update      = flag.Bool("update", false, "regenerate testdata/ggml from the GGUF files in -models")
+	modelsDir   = flag.String("models", "", "the shared models folder (shared/models/README.md): the GGUF files -update extracts rows from, and which TestLlamaCppWholeFiles checks whole")
 	extractOnce sync.Once
 )
 
-const modelsDir = "/work/shared/models"
+// repoModels is where the repository holds reference GGUF files: package
+// engine's test data (stories260K in every type; of synth-k256 only Q4_K_M
+// and Q6_K, without the F32 file the checks compare with).
+const repoModels = "../testdata/gguf"
 
 // llamaCppSets name, per model, the F32 file, the quantized files and the
 // rows to keep: a few rows of tensors that cover every type in the files
@@ -129,8 +137,8 @@ func testdataPath(model, file string) string {
 }
 
 // extractRows copies the selected rows of a GGUF file into testdata.
-func extractRows(model, file string, rows map[string][]int) error {
-	b, err := os.ReadFile(filepath.Join(modelsDir, model+"-"+file+".gguf"))
+func extractRows(dir, model, file string, rows map[string][]int) error {
+	b, err := os.ReadFile(filepath.Join(dir, model+"-"+file+".gguf"))
 	if err != nil {
 		return err
 	}
@@ -149,7 +157,10 @@ func extractRows(model, file string, rows map[string][]int) error {
 		if !ok {
 			return fmt.Errorf("%s: no tensor %s", file, name)
 		}
-		rb, _ := RowBytes(t.typ, int(t.dims[0]))
+		rb, err := RowBytes(t.typ, int(t.dims[0]))
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", file, name, err)
+		}
 		rec := rowRecord{name: name, typ: t.typ, cols: int(t.dims[0])}
 		for _, r := range rows[name] {
 			if (r+1)*rb > len(t.data) {
@@ -167,10 +178,11 @@ func extractRows(model, file string, rows map[string][]int) error {
 // the F32 file.
 func llamaCppPairs(t *testing.T) (quant []rowRecord, f32 map[string][]float32) {
 	if *update {
+		require.NotEmpty(t, *modelsDir, "-update reads the reference GGUF files: give their folder (shared/models) with -models DIR")
 		extractOnce.Do(func() {
 			for _, set := range llamaCppSets {
 				for _, f := range append([]string{"F32"}, set.files...) {
-					require.NoError(t, extractRows(set.model, f, set.rows), "%s-%s", set.model, f)
+					require.NoError(t, extractRows(*modelsDir, set.model, f, set.rows), "%s-%s", set.model, f)
 				}
 			}
 		})
@@ -242,35 +254,54 @@ func TestLlamaCppDequantize(t *testing.T) {
 }
 
 // TestLlamaCppWholeFiles runs both checks on every row of every non-F32
-// tensor of the full GGUF files, when they are present (not in CI).
+// tensor of the full GGUF files: those in the repository, and with -models
+// those of the shared models folder.
 func TestLlamaCppWholeFiles(t *testing.T) {
-	if _, err := os.Stat(modelsDir); err != nil || testing.Short() {
-		t.Skip("needs " + modelsDir)
-	}
+	checked := 0
 	for _, set := range llamaCppSets {
-		b, err := os.ReadFile(filepath.Join(modelsDir, set.model+"-F32.gguf"))
+		for _, dir := range []string{repoModels, *modelsDir} {
+			if dir == "" {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dir, set.model+"-F32.gguf")); errors.Is(err, fs.ErrNotExist) && dir == repoModels {
+				t.Logf("%s: no %s-F32.gguf in the repository; -models DIR checks its files whole", set.model, set.model)
+				continue
+			}
+			t.Run(set.model+" in "+dir, func(t *testing.T) {
+				checkWholeFiles(t, dir, set.model, set.files)
+			})
+			checked++
+		}
+	}
+	require.Positive(t, checked)
+}
+
+// checkWholeFiles checks every row of the quantized files of model in dir
+// against its F32 file there.
+func checkWholeFiles(t *testing.T, dir, model string, files []string) {
+	b, err := os.ReadFile(filepath.Join(dir, model+"-F32.gguf"))
+	require.NoError(t, err)
+	ref, err := parseGGUF(b)
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, model+"-"+f+".gguf"))
 		require.NoError(t, err)
-		ref, err := parseGGUF(b)
+		ts, err := parseGGUF(b)
 		require.NoError(t, err)
-		for _, f := range set.files {
-			b, err := os.ReadFile(filepath.Join(modelsDir, set.model+"-"+f+".gguf"))
-			require.NoError(t, err)
-			ts, err := parseGGUF(b)
-			require.NoError(t, err)
-			for name, q := range ts {
-				if q.typ == F32 {
-					continue
-				}
-				src := Float32s(alignedCopy(ref[name].data))
-				cols := int(q.dims[0])
-				rb, _ := RowBytes(q.typ, cols)
-				for r := range len(src) / cols {
-					what := fmt.Sprintf("%s-%s %s row %d", set.model, f, name, r)
-					checkQuantizeBytes(t, q.typ, src[r*cols:(r+1)*cols], q.data[r*rb:(r+1)*rb], what)
-					checkDequantize(t, q.typ, src[r*cols:(r+1)*cols], q.data[r*rb:(r+1)*rb], 0, what)
-					if layouts[q.typ].blockSize == qkK {
-						checkNearestGrid(t, q.typ, src[r*cols:(r+1)*cols], q.data[r*rb:(r+1)*rb], what)
-					}
+		for name, q := range ts {
+			if q.typ == F32 {
+				continue
+			}
+			src := Float32s(alignedCopy(ref[name].data))
+			cols := int(q.dims[0])
+			rb, err := RowBytes(q.typ, cols)
+			require.NoError(t, err, name)
+			for r := range len(src) / cols {
+				what := fmt.Sprintf("%s-%s %s row %d", model, f, name, r)
+				checkQuantizeBytes(t, q.typ, src[r*cols:(r+1)*cols], q.data[r*rb:(r+1)*rb], what)
+				checkDequantize(t, q.typ, src[r*cols:(r+1)*cols], q.data[r*rb:(r+1)*rb], 0, what)
+				if layouts[q.typ].blockSize == qkK {
+					checkNearestGrid(t, q.typ, src[r*cols:(r+1)*cols], q.data[r*rb:(r+1)*rb], what)
 				}
 			}
 		}

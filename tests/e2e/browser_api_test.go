@@ -30,7 +30,7 @@ type runcGolden struct {
 	} `json:"runs"`
 }
 
-func loadRuncGolden(t *testing.T) runcGolden {
+func loadRuncGolden(t testing.TB) runcGolden {
 	t.Helper()
 	var g runcGolden
 	readJSON(t, "runc_stories260K.json", &g)

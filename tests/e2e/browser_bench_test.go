@@ -4,8 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -22,136 +20,212 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/models"
 )
 
-// TestBrowserBenchmark measures what the README reports, through the page's
-// own API: the .wasm size raw and gzipped, the demo page's time from
-// navigation to model-ready (cold, then warm from the caches), and decode
-// tokens/s of the default model in Chromium, with the cost of yielding to
-// the event loop between tokens, on the SIMD128 kernels (the default) and
-// on the pure-Go ones (load option simd: false; keys ending in PureGo). It
-// writes artifacts/benchmark.json.
-func TestBrowserBenchmark(t *testing.T) {
-	s := webSite(t)
-	wasm, err := os.ReadFile(filepath.Join(s.dist, "wasmlm.wasm"))
-	require.NoError(t, err)
-	var gz bytes.Buffer
-	w, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	require.NoError(t, err)
-	_, err = w.Write(wasm)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
+// The sizes of the site's files that README.md and web/README.md state, as
+// bounds (MB = 10⁶ bytes, KB = 10³; gzipped at gzip's default level): a
+// build that outgrows one must change the READMEs with this table.
+var siteSizeBounds = []struct {
+	file           string
+	bytes, gzBytes int
+}{
+	{"wasmlm.wasm", 5_500_000, 1_500_000}, // "at most 5.5 MB (1.5 MB gzipped)"
+	{"wasmlm-simd.wasm", 24_000, 5_000},   // "under 24 KB (5 KB gzipped)"
+	{"simd.js", 8_000, 3_000},             // "under 8 KB (3 KB gzipped)"
+}
 
-	// A fresh browser context has empty caches: the first visit is cold.
-	page := newTab(t, "/", chromedp.WithNewBrowserContext())
+// TestBrowserSiteSizes: the files of `make web` are within the sizes the
+// READMEs state, and the site ships the embedded default model (whose size
+// package models' test holds to the READMEs' number).
+func TestBrowserSiteSizes(t *testing.T) {
+	s := webSite(t)
+	for _, c := range siteSizeBounds {
+		b, err := os.ReadFile(filepath.Join(s.dist, c.file))
+		require.NoError(t, err)
+		gz := gzipSize(t, b)
+		t.Logf("%-28s %9d bytes, %9d gzipped", c.file, len(b), gz)
+		assert.Less(t, len(b), c.bytes, c.file)
+		assert.Less(t, gz, c.gzBytes, "%s gzipped", c.file)
+	}
+	model, err := os.ReadFile(filepath.Join(s.dist, "models", models.DefaultFile))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(models.Default(), model), "the site's default model is the embedded one")
+}
+
+// The demo page keeps the default model in Cache Storage: a reload reads it
+// from there, with no request to the server, and the status says so.
+func TestBrowserDemoPageReloadsFromCache(t *testing.T) {
+	const modelPath = "/models/" + models.DefaultFile
+	page := newTab(t, "/", chromedp.WithNewBrowserContext()) // empty caches
 	ready := `document.getElementById('status').dataset.state === 'ready'`
 	waitFor(t, page, ready, 30*time.Second)
-	cold := eval[float64](t, page, `wasmlmDemo.readyAt`)
+	assert.NotContains(t, text(t, page, "status"), "(from cache)", "a fresh profile has nothing cached")
+	fetched := page.site.requests(modelPath)
 	require.NoError(t, chromedp.Do(page.ctx, chromedp.Reload()))
 	waitFor(t, page, ready, 30*time.Second)
-	warm := eval[float64](t, page, `wasmlmDemo.readyAt`)
 	assert.Contains(t, text(t, page, "status"), "(from cache)")
+	assert.Equal(t, fetched, page.site.requests(modelPath), "the reload must not fetch the model again")
+}
 
-	tb := newTab(t, blankPage)
+// BenchmarkBrowserDefaultModel measures what web/README.md ("Size and
+// speed") reports, in headless Chromium through the page's own API: the
+// demo page's time from navigation to model-ready, cold (a fresh profile)
+// then warm (reloaded: the model from Cache Storage, the .wasm from the HTTP
+// cache); and decode tokens/s of the default model, greedy, sampled with
+// the default options and with trace: true, on the SIMD128 kernels (the
+// default) and on the pure-Go ones (simd: false), with the time the worker
+// spends yielding to its event loop per token. Both models load first and
+// take turns, five rounds, so a machine whose load changes slows both alike;
+// the speeds are the medians. Run it with `make bench-e2e` or
+//
+//	go test -run '^$' -bench BrowserDefaultModel -benchtime 1x ./tests/e2e/
+func BenchmarkBrowserDefaultModel(b *testing.B) {
+	webSite(b)
 	type run struct {
 		TokensPerSecond float64 `json:"tokensPerSecond"`
 		YieldMsPerToken float64 `json:"yieldMsPerToken"`
-		Tokens          int     `json:"tokens"`
 	}
-	bench := eval[struct {
-		Runs map[string][]run `json:"runs"`
-		SIMD map[string]bool  `json:"simd"`
-	}](t, tb, apiScript(`
-		// Both models load first and take turns, so a machine whose load
-		// changes during the run slows both alike.
-		const models = { '': await WasmLM.load(undefined, { simd: true }), PureGo: await WasmLM.load(undefined, { simd: false }) };
-		const out = {}, simdUsed = {};
-		for (const [suffix, lm] of Object.entries(models)) {
-			simdUsed[suffix] = lm.info.simd;
-			await lm.generate('', { maxTokens: 50 }); // warm up
-		}
-		const one = async (suffix, key, options) => {
-			const s = models[suffix].stream('Once upon a time', { maxTokens: 256, ...options });
-			for await (const c of s) {}
-			const t = (await s.result).timings;
-			(out[key + suffix] ??= []).push({ tokensPerSecond: t.decodeTokensPerSecond, yieldMsPerToken: t.yieldMs / t.decodeTokens, tokens: t.decodeTokens + 1 });
-		};
-		for (let i = 0; i < 5; i++) {
-			for (const suffix of Object.keys(models)) {
-				await one(suffix, 'greedy', { temperature: 0 });
-				await one(suffix, 'sampled', { seed: i });
-				await one(suffix, 'traced', { seed: i, trace: true });
+	var (
+		cold, warm float64
+		runs       map[string][]run
+	)
+	for b.Loop() {
+		// A fresh browser context has empty caches: the first visit is cold.
+		page := newTab(b, "/", chromedp.WithNewBrowserContext())
+		ready := `document.getElementById('status').dataset.state === 'ready'`
+		waitFor(b, page, ready, 30*time.Second)
+		cold = eval[float64](b, page, `wasmlmDemo.readyAt`)
+		require.NoError(b, chromedp.Do(page.ctx, chromedp.Reload()))
+		waitFor(b, page, ready, 30*time.Second)
+		warm = eval[float64](b, page, `wasmlmDemo.readyAt`)
+		require.Contains(b, text(b, page, "status"), "(from cache)", "the warm load must come from the cache")
+
+		tb := newTab(b, blankPage)
+		got := eval[struct {
+			Runs map[string][]run `json:"runs"`
+			SIMD map[string]bool  `json:"simd"`
+		}](b, tb, apiScript(`
+			const models = { simd: await WasmLM.load(undefined, { simd: true }), purego: await WasmLM.load(undefined, { simd: false }) };
+			const out = {}, simdUsed = {};
+			for (const [kernels, lm] of Object.entries(models)) {
+				simdUsed[kernels] = lm.info.simd;
+				await lm.generate('', { maxTokens: 50 }); // warm up
 			}
-		}
-		for (const lm of Object.values(models)) lm.unload();
-		return { runs: out, simd: simdUsed };
-	`))
-	assert.Equal(t, map[string]bool{"": true, "PureGo": false}, bench.SIMD, "lm.info.simd of the two loads")
-	runs := bench.Runs
-	median := func(rs []run, f func(run) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
+			const one = async (kernels, key, options) => {
+				const s = models[kernels].stream('Once upon a time', { maxTokens: 256, ...options });
+				for await (const c of s) {}
+				const t = (await s.result).timings;
+				(out[key + '-' + kernels] ??= []).push({ tokensPerSecond: t.decodeTokensPerSecond, yieldMsPerToken: t.yieldMs / t.decodeTokens });
+			};
+			for (let i = 0; i < 5; i++) {
+				for (const kernels of Object.keys(models)) {
+					await one(kernels, 'greedy', { temperature: 0 });
+					await one(kernels, 'sampled', { seed: i });
+					await one(kernels, 'traced', { seed: i, trace: true });
+				}
+			}
+			for (const lm of Object.values(models)) lm.unload();
+			return { runs: out, simd: simdUsed };
+		`))
+		require.Equal(b, map[string]bool{"simd": true, "purego": false}, got.SIMD, "lm.info.simd of the two loads")
+		runs = got.Runs
 	}
-	report := map[string]any{
-		"wasmBytes": len(wasm), "wasmGzipBytes": gz.Len(), "simd": bench.SIMD[""],
-		"pageReadyColdMs": cold, "pageReadyWarmMs": warm,
-	}
+	b.ReportMetric(cold, "ready-cold-ms")
+	b.ReportMetric(warm, "ready-warm-ms")
 	for _, key := range slices.Sorted(maps.Keys(runs)) {
 		rs := runs[key]
-		require.NotEmpty(t, rs)
 		tps := median(rs, func(r run) float64 { return r.TokensPerSecond })
 		yield := median(rs, func(r run) float64 { return r.YieldMsPerToken })
-		assert.Positive(t, tps, key)
-		report[key+"TokensPerSecond"] = tps
-		report[key+"YieldMsPerToken"] = yield
-		t.Logf("%-13s decode %6.0f tokens/s (median of %d), yielding %.3f ms/token", key, tps, len(rs), yield)
+		b.ReportMetric(tps, key+"-tok/s")
+		b.ReportMetric(yield, key+"-yield-ms/token")
 	}
-	t.Logf("wasmlm.wasm %d bytes, %d gzipped; demo page ready %.0f ms after navigation (cold), %.0f ms (warm)",
-		len(wasm), gz.Len(), cold, warm)
-	out, err := json.MarshalIndent(report, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(artifactPath(t, "benchmark.json"), out, 0o644))
+	b.ReportMetric(loadAverage(b), "load-1m")
 }
 
-// TestBrowserWorkersBenchmark measures a model split across Web Workers
-// (load option workers) against one worker, in Chromium through the page's
-// API: warm decode tokens/s with 1 and 2 workers (runs alternate, median of
-// three), worker 0's wait per gather (timings.exchangeMs / exchanges), and
-// each worker's WebAssembly memory; and, for scale, the round trip of a bare
-// postMessage between the page and a plain worker over a MessageChannel.
-// It is a measurement, not a check, so it runs only when asked:
-// WASMLM_BENCH_WORKERS=1 runs the default model and a stories15M-shape Q8_0
-// model on the SIMD128 kernels; WASMLM_BENCH_WORKERS=full also stories15M
-// Q4_0 and stories110M Q8_0 and Q4_0 (random weights, internal/modelgen,
-// cached in the temp directory), and the Q8_0 models on the pure-Go kernels
-// too (simd: false, as in a browser without SIMD). It writes
-// artifacts/workers-benchmark.json. (make bench measures 1 and 2 workers
-// on every benchmark model too: the chromium-2w hosts.)
-func TestBrowserWorkersBenchmark(t *testing.T) {
-	if os.Getenv("WASMLM_BENCH_WORKERS") == "" {
-		t.Skip("a measurement: set WASMLM_BENCH_WORKERS=1 (or full) to run it")
+// median is the median of f over xs.
+func median[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
 	}
-	names := []string{"stories15M-Q8_0"}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// BenchmarkBrowserWorkers measures a model split across Web Workers (load
+// option workers) against one worker, in Chromium through the page's API:
+// warm decode tokens/s with 1 and 2 workers (runs alternate, median of
+// three), worker 0's wait per exchange (timings.exchangeMs / exchanges),
+// and each worker's WebAssembly memory; and, for scale, the round trip of a
+// bare postMessage between the page and a plain worker over a
+// MessageChannel (sub-benchmark postMessage). It runs the default model and
+// a stories15M-shape Q8_0 model on the SIMD128 kernels; with
+// WASMLM_BENCH_WORKERS=full also stories15M Q4_0 and stories110M Q8_0 and
+// Q4_0 (random weights, internal/modelgen, cached in the temp directory),
+// and the Q8_0 models on the pure-Go kernels too (simd: false, as in a
+// browser without SIMD). Run it with `make bench-e2e` or
+//
+//	go test -run '^$' -bench BrowserWorkers -benchtime 1x ./tests/e2e/
+//
+// (make bench measures 1 and 2 workers on every benchmark model too: the
+// chromium-2w hosts.)
+func BenchmarkBrowserWorkers(b *testing.B) {
+	b.Run("postMessage", func(b *testing.B) {
+		tb := newTab(b, blankPage)
+		var ms float64
+		for b.Loop() {
+			ms = eval[float64](b, tb, `(async () => {
+				const src = 'onmessage = (e) => { const p = e.data; p.onmessage = (m) => p.postMessage(m.data); };';
+				const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
+				// A worker echoes every message on its end of a channel: page → worker → page.
+				const a = new Worker(url);
+				const ch = new MessageChannel();
+				a.postMessage(ch.port1, [ch.port1]);
+				const p = ch.port2;
+				const rounds = 2000;
+				await new Promise((resolve) => { let n = 0; p.onmessage = () => { if (++n === 100) resolve(); else p.postMessage(n); }; p.postMessage(0); });
+				const t0 = performance.now();
+				await new Promise((resolve) => { let n = 0; p.onmessage = () => { if (++n === rounds) resolve(); else p.postMessage(new Float32Array(64)); }; p.postMessage(0); });
+				const ms = (performance.now() - t0) / rounds;
+				a.terminate();
+				return ms;
+			})()`)
+		}
+		b.ReportMetric(ms, "round-trip-ms")
+	})
+
 	type config struct {
-		model string
+		model string // "stories260K" (the default model) or a benchmark model's name
 		simd  bool
 	}
 	configs := []config{{"stories260K", true}, {"stories15M-Q8_0", true}}
 	if os.Getenv("WASMLM_BENCH_WORKERS") == "full" {
-		names = append(names, "stories15M-Q4_0", "stories110M-Q8_0", "stories110M-Q4_0")
 		configs = append(configs, config{"stories15M-Q4_0", true}, config{"stories110M-Q8_0", true}, config{"stories110M-Q4_0", true},
 			config{"stories15M-Q8_0", false}, config{"stories110M-Q8_0", false})
 	}
-	models := map[string]string{"stories260K": ""} // name → URL ("" : the default model)
-	srv := serveModels(t, names)
-	for _, n := range names {
-		models[n] = srv + "/" + n + ".gguf"
+	for _, c := range configs {
+		name := c.model
+		if !c.simd {
+			name += "-PureGo"
+		}
+		b.Run(name, func(b *testing.B) { benchmarkWorkers(b, c.model, c.simd) })
 	}
+}
 
+// benchmarkWorkers is one model of BenchmarkBrowserWorkers.
+func benchmarkWorkers(b *testing.B, model string, simd bool) {
+	url := "" // the default model
+	if model != "stories260K" {
+		url = serveModels(b, []string{model}) + "/" + model + ".gguf"
+	}
+	maxTokens := 128
+	switch {
+	case strings.HasPrefix(model, "stories110M") && !simd:
+		maxTokens = 12
+	case strings.HasPrefix(model, "stories110M") || !simd:
+		maxTokens = 48
+	}
 	type run struct {
 		Workers         int       `json:"workers"`
 		TokensPerSecond float64   `json:"tokensPerSecond"`
@@ -159,43 +233,12 @@ func TestBrowserWorkersBenchmark(t *testing.T) {
 		Exchanges       int       `json:"exchanges"`
 		Memory          []float64 `json:"memory"`
 	}
-	report := map[string]any{}
-	tb := newTab(t, blankPage)
-	pingPong := eval[float64](t, tb, `(async () => {
-		const src = 'onmessage = (e) => { const p = e.data; p.onmessage = (m) => p.postMessage(m.data); };';
-		const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
-		// A worker echoes every message on its end of a channel: page → worker → page.
-		const a = new Worker(url);
-		const ch = new MessageChannel();
-		a.postMessage(ch.port1, [ch.port1]);
-		const p = ch.port2;
-		const rounds = 2000;
-		await new Promise((resolve) => { let n = 0; p.onmessage = () => { if (++n === 100) resolve(); else p.postMessage(n); }; p.postMessage(0); });
-		const t0 = performance.now();
-		await new Promise((resolve) => { let n = 0; p.onmessage = () => { if (++n === rounds) resolve(); else p.postMessage(new Float32Array(64)); }; p.postMessage(0); });
-		const ms = (performance.now() - t0) / rounds;
-		a.terminate();
-		return ms;
-	})()`)
-	report["postMessageRoundTripMs"] = pingPong
-	t.Logf("bare postMessage round trip page ↔ worker over a MessageChannel: %.3f ms", pingPong)
-
-	for _, c := range configs {
-		name := c.model
-		maxTokens := 128
-		switch {
-		case strings.HasPrefix(name, "stories110M") && !c.simd:
-			maxTokens = 12
-		case strings.HasPrefix(name, "stories110M") || !c.simd:
-			maxTokens = 48
-		}
-		if !c.simd {
-			name += "-PureGo"
-		}
-		tb := newTab(t, blankPage)
-		runs := eval[[]run](t, tb, apiScript(`
-			const url = `+jsonString(t, models[c.model])+` || undefined;
-			const opts = { cache: false, simd: `+strconv.FormatBool(c.simd)+` };
+	tb := newTab(b, blankPage)
+	var runs []run
+	for b.Loop() {
+		runs = eval[[]run](b, tb, apiScript(`
+			const url = `+jsonString(b, url)+` || undefined;
+			const opts = { cache: false, simd: `+strconv.FormatBool(simd)+` };
 			const lms = { 1: await WasmLM.load(url, { ...opts, workers: 1 }), 2: await WasmLM.load(url, { ...opts, workers: 2 }) };
 			for (const lm of Object.values(lms)) await lm.generate('Once', { temperature: 0, maxTokens: 8 }); // warm up
 			const out = [];
@@ -209,42 +252,43 @@ func TestBrowserWorkersBenchmark(t *testing.T) {
 			for (const lm of Object.values(lms)) lm.unload();
 			return out;
 		`))
-		byWorkers := map[int][]run{}
-		for _, r := range runs {
-			byWorkers[r.Workers] = append(byWorkers[r.Workers], r)
-		}
-		entry := map[string]any{}
-		for _, n := range []int{1, 2} {
-			rs := byWorkers[n]
-			require.Len(t, rs, 3, "%s, %d workers", name, n)
-			slices.SortFunc(rs, func(a, b run) int { return cmpFloat(a.TokensPerSecond, b.TokensPerSecond) })
-			med := rs[1]
-			perGather := 0.0
-			if med.Exchanges > 0 {
-				perGather = med.ExchangeMs / float64(med.Exchanges)
-			}
-			entry[strconv.Itoa(n)+"w"] = map[string]any{
-				"decodeTokensPerSecond": med.TokensPerSecond, "exchangeMsPerGather": perGather, "memoryBytesPerWorker": med.Memory,
-			}
-			t.Logf("%-23s %d worker(s): %7.1f tokens/s, worker 0 waits %.3f ms per gather, memory %v MiB",
-				name, n, med.TokensPerSecond, perGather, mibs(med.Memory))
-		}
-		entry["loadAverage"] = loadAverage()
-		report[name] = entry
 	}
-	out, err := json.MarshalIndent(report, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(artifactPath(t, "workers-benchmark.json"), out, 0o644))
+	for _, n := range []int{1, 2} {
+		var rs []run
+		for _, r := range runs {
+			if r.Workers == n {
+				rs = append(rs, r)
+			}
+		}
+		require.Len(b, rs, 3, "%d workers", n)
+		slices.SortFunc(rs, func(x, y run) int { return cmpFloat(x.TokensPerSecond, y.TokensPerSecond) })
+		med := rs[1]
+		w := strconv.Itoa(n) + "w"
+		b.ReportMetric(med.TokensPerSecond, w+"-tok/s")
+		b.ReportMetric(slices.Max(med.Memory)/(1<<20), w+"-MiB/worker")
+		if n > 1 {
+			require.Positive(b, med.Exchanges, "a split model exchanges activations")
+			b.ReportMetric(med.ExchangeMs/float64(med.Exchanges), w+"-ms/exchange")
+		}
+		b.Logf("%d worker(s): %7.1f tokens/s, memory per worker %v MiB", n, med.TokensPerSecond, mibs(med.Memory))
+	}
+	b.ReportMetric(loadAverage(b), "load-1m")
 }
 
-// loadAverage is the machine's 1-minute load average ("" where unknown): the
-// machine is shared, and other work slows every number.
-func loadAverage() string {
+// loadAverage is the machine's 1-minute load average: the machine is
+// shared, and other work slows every number.
+func loadAverage(t testing.TB) float64 {
+	t.Helper()
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return ""
+		t.Logf("no load average: %v", err) // not Linux; the numbers stand without it
+		return 0
 	}
-	return strings.Fields(string(b))[0]
+	fields := strings.Fields(string(b))
+	require.NotEmpty(t, fields, "/proc/loadavg")
+	v, err := strconv.ParseFloat(fields[0], 64)
+	require.NoError(t, err, "/proc/loadavg")
+	return v
 }
 
 func cmpFloat(a, b float64) int {
@@ -269,7 +313,7 @@ func mibs(bytes []float64) []string {
 // BenchModels) into a cache directory under the temp directory, unless they
 // are there already, and serves them on another origin (with CORS, as a CDN
 // would); it returns the base URL.
-func serveModels(t *testing.T, names []string) string {
+func serveModels(t testing.TB, names []string) string {
 	t.Helper()
 	dir := filepath.Join(os.TempDir(), "wasmlm-e2e-models-v"+strconv.Itoa(modelgen.Version))
 	require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -22,7 +22,7 @@ import (
 
 // waitFor polls a JavaScript condition in the page (on animation frames)
 // until it is true.
-func waitFor(t *testing.T, tb *tab, cond string, timeout time.Duration) {
+func waitFor(t testing.TB, tb *tab, cond string, timeout time.Duration) {
 	t.Helper()
 	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(timeout)))
 	require.NoError(t, err, "waiting for %s", cond)
@@ -37,7 +37,7 @@ func typeInto(t *testing.T, tb *tab, id, s string) {
 }
 
 // text is an element's text content.
-func text(t *testing.T, tb *tab, id string) string {
+func text(t testing.TB, tb *tab, id string) string {
 	t.Helper()
 	s, err := chromedp.Run(tb.ctx, chromedp.TextContent(chromedp.ID(id)))
 	require.NoError(t, err, "#%s", id)

@@ -70,7 +70,7 @@ func webSite(t testing.TB) *site {
 			if err != nil {
 				return nil, err
 			}
-			atShutdown(func() { os.RemoveAll(dir) })
+			atShutdown(func() { removeAll(dir) })
 			if err := run(repoRoot(t), nil, "make", "-s", "web", "WEB_DIST="+dir); err != nil {
 				return nil, fmt.Errorf("building the site (make web): %w", err)
 			}
@@ -138,7 +138,7 @@ const tabTimeout = 90 * time.Second
 // newTab opens path (on the site) in a new tab of the shared browser.
 // options such as chromedp.WithNewBrowserContext() give the tab a fresh
 // profile (empty caches).
-func newTab(t *testing.T, path string, options ...chromedp.ContextOption) *tab {
+func newTab(t testing.TB, path string, options ...chromedp.ContextOption) *tab {
 	t.Helper()
 	s := webSite(t)
 	ctx, cancel := chromedp.NewContext(browser(t), options...)
@@ -194,7 +194,7 @@ func (tb *tab) isExpected(p string) bool {
 
 // eval runs a JavaScript expression in the page, awaiting it if it is a
 // Promise, and decodes its JSON value into T.
-func eval[T any](t *testing.T, tb *tab, expr string) T {
+func eval[T any](t testing.TB, tb *tab, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	require.NoError(t, err, "evaluating:\n%s", expr)

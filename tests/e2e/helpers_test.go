@@ -8,6 +8,8 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -105,4 +107,24 @@ func jsonString(t testing.TB, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// gzipSize is the size of b gzipped at gzip's default level, as servers and
+// Cloudflare's size limits count it.
+func gzipSize(t testing.TB, b []byte) int {
+	t.Helper()
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, err := w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return gz.Len()
+}
+
+// removeAll removes a temporary directory. A failure leaves files behind,
+// which is worth a line on stderr but fails no test.
+func removeAll(dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: removing %s: %v\n", dir, err)
+	}
 }

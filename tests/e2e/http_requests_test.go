@@ -144,6 +144,9 @@ type completion struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	Timings struct {
+		DecodeTokensPerSecond float64 `json:"decode_tokens_per_second"`
+	} `json:"timings"`
 }
 
 func postCompletion(t testing.TB, baseURL, path, body string) completion {

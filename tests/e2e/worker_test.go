@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +25,7 @@ import (
 // goldenRun returns the golden run for prompt: the request's max_tokens
 // (what run.c generated) and the completion text (run.c prints the prompt
 // first).
-func goldenRun(t *testing.T, prompt string) (maxTokens int, text string) {
+func goldenRun(t testing.TB, prompt string) (maxTokens int, text string) {
 	t.Helper()
 	g := loadRuncGolden(t)
 	for _, r := range g.Runs {
@@ -58,37 +58,25 @@ func TestWorkerBadRequests(t *testing.T) {
 	checkBadRequests(t, edgeWorker(t).url)
 }
 
-// TestWorkerOverhead measures (and logs) the worker's per-request cost.
-func TestWorkerOverhead(t *testing.T) {
-	w := edgeWorker(t)
-	t.Logf("workerd: first answer %v after start (module compile + one cold Go instance)", w.first.Round(time.Millisecond))
-	measureOverhead(t, w.url, nativeServer(t).URL)
-}
-
-// Cloudflare's limits on a Worker's size after compression.
-const (
-	freePlanLimit = 3 << 20  // 3 MiB
-	paidPlanLimit = 10 << 20 // 10 MiB
-)
+// freePlanLimit is Cloudflare's limit on a Worker's size after compression
+// on the free plan, 3 MB, which the READMEs say the worker fits. It is held
+// as 3,000,000 bytes, which meets the limit whether Cloudflare's MB is 10⁶
+// or 2²⁰ bytes.
+const freePlanLimit = 3_000_000
 
 // TestWorkerSize: the worker, gzipped as Cloudflare measures it, fits the
-// paid plan's limit; the margin to the free plan's is logged.
+// free plan's limit, as the READMEs say; the sizes and the margin are logged.
 func TestWorkerSize(t *testing.T) {
 	var total int
 	for _, f := range workerFiles {
 		b, err := os.ReadFile(filepath.Join(edgeWorker(t).build, f.name))
 		require.NoError(t, err)
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		_, err = zw.Write(b)
-		require.NoError(t, err)
-		require.NoError(t, zw.Close())
-		total += gz.Len()
-		t.Logf("%-12s %9d bytes, %9d gzipped", f.name, len(b), gz.Len())
+		gz := gzipSize(t, b)
+		total += gz
+		t.Logf("%-12s %9d bytes, %9d gzipped", f.name, len(b), gz)
 	}
-	t.Logf("worker: %d bytes gzipped; free plan (3 MiB) margin %d bytes, paid plan (10 MiB) margin %d bytes",
-		total, freePlanLimit-total, paidPlanLimit-total)
-	assert.Less(t, total, paidPlanLimit)
+	t.Logf("worker: %d bytes gzipped; free plan (3 MB) margin %d bytes", total, freePlanLimit-total)
+	assert.Less(t, total, freePlanLimit)
 }
 
 // TestWorkerUsesSIMD: the edge build runs its matrix products on the SIMD128
@@ -160,6 +148,24 @@ func readTimedEvents(t testing.TB, body io.Reader, start time.Time) []timedEvent
 	return events
 }
 
+// postStream posts a streamed completion request and reads its events,
+// each stamped with when it arrived; the stream must end in [DONE].
+func postStream(t testing.TB, base, body string) []timedEvent {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", base+"/v1/completions", strings.NewReader(body))
+	require.NoError(t, err)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	events := readTimedEvents(t, resp.Body, start)
+	require.NotEmpty(t, events)
+	require.Equal(t, "data: [DONE]", events[len(events)-1].text)
+	return events
+}
+
 // checkStreamOverTime (issue 5, 4a): a streamed greedy completion from the
 // worker arrives as one SSE event per token, spread over time rather than in
 // one burst, and its text is llama2.c's golden text and the text the native
@@ -173,17 +179,7 @@ func checkStreamOverTime(t *testing.T, workerURL, nativeURL string) {
 		return string(b)
 	}
 
-	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", workerURL+"/v1/completions", strings.NewReader(body(true)))
-	require.NoError(t, err)
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	events := readTimedEvents(t, resp.Body, start)
-
-	require.Equal(t, "data: [DONE]", events[len(events)-1].text)
+	events := postStream(t, workerURL, body(true))
 	var (
 		text     string
 		content  []time.Duration
@@ -325,33 +321,87 @@ func checkOpenAIClient(t *testing.T, baseURL, nativeURL string) {
 	assert.Equal(t, "max_tokens", deref(r.StreamError.Param))
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// BenchmarkWorker measures what httpapi/README.md reports of the edge build
+// in workerd, next to the same handler served natively (nativeServer):
+//
+//   - cold-start-ms: from starting a second workerd on the same build to its
+//     first answer (compiling the module plus one cold Go instance);
+//   - health-ms (natively native-health-ms): the median of 30 GET /health, a
+//     request that does no work of its own, so the worker's per-request
+//     overhead: a fresh Go instance, attaching the SIMD kernels, loading the
+//     model in place, one session;
+//   - stream-ms, stream-reads: llama2.c's greedy completion of "Once upon a
+//     time" (196 tokens), streamed: the time to its last event, and in how
+//     many distinct network reads its token events arrived;
+//   - decode-tok/s (natively native-decode-tok/s): the response's
+//     timings.decode_tokens_per_second for 400 greedy tokens, with BOS and
+//     EOS banned so that the completion runs to its end.
+//
+// Run it with `make bench-e2e` or
+//
+//	go test -run '^$' -bench Worker -benchtime 1x ./tests/e2e/
+func BenchmarkWorker(b *testing.B) {
+	w, native := edgeWorker(b), nativeServer(b)
+	const prompt = "Once upon a time"
+	maxTokens, _ := goldenRun(b, prompt)
+	long, err := json.Marshal(map[string]any{"prompt": prompt, "temperature": 0, "max_tokens": 400, "logit_bias": map[string]float64{"1": -100, "2": -100}})
+	require.NoError(b, err)
+	var (
+		cold, health, nativeHealth, stream time.Duration
+		reads                              int
+		decode, nativeDecode               float64
+	)
+	for b.Loop() {
+		fresh, stop, err := serveWorkerd(workerdBinary(b, repoRoot(b)), w.build)
+		require.NoError(b, err)
+		stop()
+		cold = fresh.first
+		health, nativeHealth = medianHealth(b, w.url), medianHealth(b, native.URL)
+		stream, reads = timeStream(b, w.url, prompt, maxTokens)
+		decode = postCompletion(b, w.url, "/v1/completions", string(long)).Timings.DecodeTokensPerSecond
+		nativeDecode = postCompletion(b, native.URL, "/v1/completions", string(long)).Timings.DecodeTokensPerSecond
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(cold), "cold-start-ms")
+	b.ReportMetric(ms(health), "health-ms")
+	b.ReportMetric(ms(nativeHealth), "native-health-ms")
+	b.ReportMetric(ms(stream), "stream-ms")
+	b.ReportMetric(float64(reads), "stream-reads")
+	b.ReportMetric(decode, "decode-tok/s")
+	b.ReportMetric(nativeDecode, "native-decode-tok/s")
+	b.ReportMetric(loadAverage(b), "load-1m")
 }
 
-// measureOverhead logs what a request costs on the worker beyond the
-// handler's own work (/health does none): a fresh Go instance, loading the
-// model in place, one session. The numbers go in the README; the test
-// asserts only that every request succeeds.
-func measureOverhead(t *testing.T, workerURL, nativeURL string) {
+// medianHealth is the median time of 30 GET /health.
+func medianHealth(t testing.TB, base string) time.Duration {
 	const n = 30
-	timeHealth := func(base string) []time.Duration {
-		var ds []time.Duration
-		for range n {
-			start := time.Now()
-			resp, err := http.Get(base + "/health")
-			require.NoError(t, err)
-			_, err = io.Copy(io.Discard, resp.Body)
-			require.NoError(t, err)
-			resp.Body.Close()
-			require.Equal(t, http.StatusOK, resp.StatusCode)
-			ds = append(ds, time.Since(start))
-		}
-		slices.Sort(ds)
-		return ds
+	var ds []time.Duration
+	for range n {
+		start := time.Now()
+		resp, err := http.Get(base + "/health")
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		ds = append(ds, time.Since(start))
 	}
-	w, nat := timeHealth(workerURL), timeHealth(nativeURL)
-	t.Logf("GET /health over %d requests: worker median %v (p90 %v), native median %v",
-		n, w[n/2].Round(10*time.Microsecond), w[n*9/10].Round(10*time.Microsecond), nat[n/2].Round(10*time.Microsecond))
+	slices.Sort(ds)
+	return ds[n/2]
+}
+
+// timeStream streams a greedy completion of maxTokens tokens: the time to
+// its last event, and the distinct reads its events arrived in.
+func timeStream(t testing.TB, base, prompt string, maxTokens int) (time.Duration, int) {
+	body, err := json.Marshal(map[string]any{"prompt": prompt, "temperature": 0, "max_tokens": maxTokens, "stream": true})
+	require.NoError(t, err)
+	events := postStream(t, base, string(body))
+	require.Len(t, events, maxTokens+2, "a data event per token, the finish event and [DONE]")
+	var arrivals []time.Duration
+	for _, ev := range events[:maxTokens] {
+		arrivals = append(arrivals, ev.at)
+	}
+	return events[len(events)-1].at, len(slices.Compact(arrivals))
 }

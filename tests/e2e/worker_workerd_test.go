@@ -99,7 +99,7 @@ func buildWorker(root string) (dir string, cleanup func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
+	cleanup = func() { removeAll(dir) }
 	if err := run(root, nil, "make", "-s", "worker", "WORKER_DIR="+dir); err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("building the worker (make worker): %w", err)
@@ -171,10 +171,10 @@ type workerdServer struct {
 var theWorkerd shared[*workerdServer]
 
 // edgeWorker returns the running workerd, starting it on first use.
-func edgeWorker(t *testing.T) *workerdServer {
+func edgeWorker(t testing.TB) *workerdServer {
 	t.Helper()
 	root := repoRoot(t)
-	bin := needTool(t, filepath.Join(root, "node_modules", ".bin", "workerd"), "npm ci installs it from package-lock.json")
+	bin := workerdBinary(t, root)
 	w := theWorkerd.get(t, func() (*workerdServer, error) { return startWorkerd(root, bin) })
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -184,48 +184,65 @@ func edgeWorker(t *testing.T) *workerdServer {
 	return w
 }
 
-// startWorkerd builds the worker, writes a configuration for a free port,
-// starts workerd and waits for its first answer.
+// workerdBinary is the workerd that npm ci installs.
+func workerdBinary(t testing.TB, root string) string {
+	t.Helper()
+	return needTool(t, filepath.Join(root, "node_modules", ".bin", "workerd"), "npm ci installs it from package-lock.json")
+}
+
+// startWorkerd builds the worker and serves it with workerd until the test
+// binary ends.
 func startWorkerd(root, bin string) (*workerdServer, error) {
 	build, cleanBuild, err := buildWorker(root)
 	if err != nil {
 		return nil, err
 	}
-	cfgDir, err := os.MkdirTemp("", "wasmlm-workerd-")
+	s, stop, err := serveWorkerd(bin, build)
 	if err != nil {
 		cleanBuild()
 		return nil, err
 	}
-	cleanup := func() { os.RemoveAll(cfgDir); cleanBuild() }
+	atShutdown(func() { stop(); cleanBuild() })
+	return s, nil
+}
+
+// serveWorkerd writes a configuration serving build on a free port, starts
+// workerd and waits for its first answer; stop ends it.
+func serveWorkerd(bin, build string) (s *workerdServer, stop func(), err error) {
+	cfgDir, err := os.MkdirTemp("", "wasmlm-workerd-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { removeAll(cfgDir) }
 	rel, err := filepath.Rel(cfgDir, build)
 	if err != nil {
 		cleanup()
-		return nil, err
+		return nil, nil, err
 	}
 	addr, err := freeAddr()
 	if err != nil {
 		cleanup()
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := filepath.Join(cfgDir, "workerd.capnp")
 	if err := os.WriteFile(cfg, []byte(workerdConfig(rel, addr)), 0o644); err != nil {
 		cleanup()
-		return nil, err
+		return nil, nil, err
 	}
 
-	s := &workerdServer{build: build, url: "http://" + addr, out: &syncBuffer{}}
+	s = &workerdServer{build: build, url: "http://" + addr, out: &syncBuffer{}}
 	cmd := exec.Command(bin, "serve", cfg, "--verbose")
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	setDeathSignal(cmd)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		cleanup()
-		return nil, err
+		return nil, nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Kill()
+	stop = func() {
+		_ = cmd.Process.Kill() // it may have exited; Wait reports how it ended
 		<-exited
 		cleanup()
 	}
@@ -236,7 +253,7 @@ func startWorkerd(root, bin string) (*workerdServer, error) {
 		select {
 		case err := <-exited:
 			cleanup()
-			return nil, fmt.Errorf("workerd exited: %v\n%s", err, s.out)
+			return nil, nil, fmt.Errorf("workerd exited: %v\n%s", err, s.out)
 		default:
 		}
 		resp, err := client.Get(s.url + "/health")
@@ -244,15 +261,14 @@ func startWorkerd(root, bin string) (*workerdServer, error) {
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				stop()
-				return nil, fmt.Errorf("workerd: GET /health: %s\n%s", resp.Status, s.out)
+				return nil, nil, fmt.Errorf("workerd: GET /health: %s\n%s", resp.Status, s.out)
 			}
 			s.first = time.Since(start)
-			atShutdown(stop)
-			return s, nil
+			return s, stop, nil
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return nil, fmt.Errorf("workerd did not answer on %s: %v\n%s", addr, err, s.out)
+			return nil, nil, fmt.Errorf("workerd did not answer on %s: %v\n%s", addr, err, s.out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

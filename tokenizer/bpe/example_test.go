@@ -21,9 +21,17 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	ids, _ := tok.Encode("hello hello", tokenizer.EncodeOptions{})
+	ids, err := tok.Encode("hello hello", tokenizer.EncodeOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println(ids)
-	text, _ := tokenizer.Decode(tok, ids)
+	text, err := tokenizer.Decode(tok, ids)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Printf("%q\n", text)
 	// Output:
 	// [8 9]

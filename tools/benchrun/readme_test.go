@@ -1,0 +1,198 @@
+//go:build !js
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tables of benchmark numbers in README.md and web/README.md are
+// bench/results.json's: these tests compare every cell with the result it
+// rounds, so a new `make bench` run and the READMEs cannot drift apart.
+
+// markdownTable returns the rows (cells trimmed, header and separator left
+// out) of the first table at or after the line that starts with heading in
+// file.
+func markdownTable(t *testing.T, file, heading string) [][]string {
+	t.Helper()
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	var rows [][]string
+	found, inTable := false, false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !found {
+			found = strings.HasPrefix(line, heading)
+			if !found || !strings.HasPrefix(line, "|") {
+				continue // the heading is a line before the table, or the table's own header
+			}
+		}
+		switch {
+		case strings.HasPrefix(line, "|"):
+			inTable = true
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(strings.ReplaceAll(cells[i], "**", ""))
+			}
+			rows = append(rows, cells)
+		case inTable:
+			require.NoError(t, sc.Err())
+			require.Greater(t, len(rows), 2, "%s: the table after %q", file, heading)
+			return rows[2:]
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.True(t, inTable, "%s: no table after a line starting %q", file, heading)
+	return rows[2:]
+}
+
+// sameNumber requires cell to be v rounded to as many decimals as cell
+// has, with the suffix (such as "×") it has.
+func sameNumber(t *testing.T, v float64, cell, suffix, what string) {
+	t.Helper()
+	num, ok := strings.CutSuffix(strings.TrimSpace(cell), suffix)
+	require.True(t, ok, "%s: %q should end in %q", what, cell, suffix)
+	decimals := 0
+	if _, frac, ok := strings.Cut(num, "."); ok {
+		decimals = len(frac)
+	}
+	assert.Equal(t, strconv.FormatFloat(v, 'f', decimals, 64), num, "%s: the README says %s, results.json %v", what, cell, v)
+}
+
+// resultsByModel indexes the results by host and model name.
+func resultsByModel(t *testing.T, rep Report) map[[2]string]float64 {
+	t.Helper()
+	out := map[[2]string]float64{}
+	for _, r := range rep.Results {
+		require.Empty(t, r.Error, "%s on %s", r.Model, r.Host)
+		out[[2]string{r.Host, r.Model}] = r.DecodeTokensPerSecond
+	}
+	return out
+}
+
+// modelOfLabel turns a README row label ("stories15M Q4_K¹", "110M Q8_0",
+// "stories260K F16 (default)") into a result's model name.
+func modelOfLabel(label string) string {
+	label = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(label, "(default)")), "¹")
+	shape, typ, _ := strings.Cut(label, " ")
+	if !strings.HasPrefix(shape, "stories") {
+		shape = "stories" + shape
+	}
+	if shape == "stories260K" {
+		return shape
+	}
+	return shape + "-" + typ
+}
+
+func readResults(t *testing.T) Report {
+	t.Helper()
+	rep, err := readReport("../../bench/results.json")
+	require.NoError(t, err)
+	return rep
+}
+
+// README.md's table of decode tokens/s per model and host.
+func TestREADMEDecodeTableIsResults(t *testing.T) {
+	decode := resultsByModel(t, readResults(t))
+	hosts := []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-simd-2w"}
+	rows := markdownTable(t, "../../README.md", "Decode tokens/s (prefill tokens/s in `bench/results.json`)")
+	require.Len(t, rows, 9, "the default model and two shapes in four types")
+	for _, row := range rows {
+		require.Len(t, row, 1+len(hosts), "%v", row)
+		model := modelOfLabel(row[0])
+		for i, h := range hosts {
+			v, ok := decode[[2]string{h, model}]
+			require.True(t, ok, "no result for %s on %s", model, h)
+			sameNumber(t, v, row[1+i], "", model+" on "+h)
+		}
+	}
+}
+
+// web/README.md's table of one against two workers.
+func TestWebREADMEWorkersTableIsResults(t *testing.T) {
+	decode := resultsByModel(t, readResults(t))
+	rows := markdownTable(t, "../../web/README.md", "| model | 1 worker, SIMD |")
+	require.Len(t, rows, 8)
+	for _, row := range rows {
+		require.Len(t, row, 7, "%v", row)
+		model := modelOfLabel(row[0])
+		for i, hosts := range [][2]string{{"chromium-simd", "chromium-simd-2w"}, {"chromium", "chromium-2w"}} {
+			one, two := decode[[2]string{hosts[0], model}], decode[[2]string{hosts[1], model}]
+			require.Positive(t, one, "%s on %s", model, hosts[0])
+			require.Positive(t, two, "%s on %s", model, hosts[1])
+			sameNumber(t, one, row[1+3*i], "", model+" on "+hosts[0])
+			sameNumber(t, two, row[2+3*i], "", model+" on "+hosts[1])
+			sameNumber(t, two/one, row[3+3*i], "×", model+" on "+hosts[1]+" against one worker")
+		}
+	}
+}
+
+// README.md's table against the peers: our numbers are chromium-simd's,
+// the peers' are bench/peers.json's, and the ratios are theirs.
+func TestREADMEPeerTableIsResults(t *testing.T) {
+	rep := readResults(t)
+	decode := resultsByModel(t, rep)
+	rows := markdownTable(t, "../../README.md", "| shape / type | peer |")
+	require.NotEmpty(t, rows)
+	for _, row := range rows {
+		require.Len(t, row, 5, "%v", row)
+		shape, types, _ := strings.Cut(row[0], " ")
+		ts := strings.Split(types, " / ")
+		peers := strings.Split(row[2], " / ")
+		ours := strings.Split(strings.TrimSuffix(row[3], " (one worker)"), " / ")
+		ratios := strings.Split(row[4], " / ")
+		require.Len(t, peers, len(ts), "%v", row)
+		require.Len(t, ours, len(ts), "%v", row)
+		require.Len(t, ratios, len(ts), "%v", row)
+		for i, typ := range ts {
+			model := modelOfLabel(shape + " " + typ)
+			what := fmt.Sprintf("%s, %s", model, row[1])
+			v, ok := decode[[2]string{"chromium-simd", model}]
+			require.True(t, ok, "no chromium-simd result for %s", model)
+			sameNumber(t, v, ours[i], "", what+": ours")
+			var peer float64
+			for _, p := range rep.Peers.Peers {
+				if "stories"+shape == p.Shape && typ == p.Type && strconv.FormatFloat(p.DecodeTokensPerSecond, 'f', -1, 64) == strings.TrimSuffix(peers[i], ".0") {
+					peer = p.DecodeTokensPerSecond
+				}
+			}
+			require.Positive(t, peer, "%s: no peer of %s %s at %s tokens/s in peers.json", what, shape, typ, peers[i])
+			sameNumber(t, v/peer, ratios[i], "×", what+": ratio")
+		}
+	}
+}
+
+// README.md and web/README.md give the range of the SIMD kernels' speed-up
+// of decoding in Chromium over the pure-Go kernels.
+func TestREADMESIMDSpeedupIsResults(t *testing.T) {
+	decode := resultsByModel(t, readResults(t))
+	lo, hi := 0.0, 0.0
+	for key, simd := range decode {
+		if key[0] != "chromium-simd" {
+			continue
+		}
+		pure, ok := decode[[2]string{"chromium", key[1]}]
+		require.True(t, ok, "no chromium result for %s", key[1])
+		r := simd / pure
+		if lo == 0 || r < lo {
+			lo = r
+		}
+		hi = max(hi, r)
+	}
+	want := fmt.Sprintf("%.1f–%.1f×", lo, hi)
+	for _, file := range []string{"../../README.md", "../../web/README.md"} {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Contains(t, strings.Join(strings.Fields(string(b)), " "), want, file)
+	}
+}
