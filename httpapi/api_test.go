@@ -247,7 +247,10 @@ func TestModelsHealthTokenize(t *testing.T) {
 // TestCORSAndFallback: with AllowOrigin the API answers preflights and tags
 // responses; paths outside the API go to NotFound, but never /v1/ paths.
 func TestCORSAndFallback(t *testing.T) {
-	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("page")) })
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := w.Write([]byte("page"))
+		assert.NoError(t, err)
+	})
 	h := newHandler(t, Options{AllowOrigin: "*", NotFound: page})
 
 	w := do(h, "OPTIONS", "/v1/chat/completions", "")

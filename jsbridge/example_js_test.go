@@ -50,7 +50,11 @@ func Example() {
 		js.CopyBytesToJS(u8, data)
 		return u8
 	}
-	info, _ := await(lm.Call("load", bytes(models.Default())))
+	info, ok := await(lm.Call("load", bytes(models.Default())))
+	if !ok {
+		fmt.Println("load failed:", info.Get("message").String())
+		return
+	}
 	fmt.Println("vocabulary:", info.Get("vocabSize").Int())
 
 	// The chunks are printed afterwards: a js.Func must not block, and
@@ -61,11 +65,15 @@ func Example() {
 		return nil
 	})
 	defer onToken.Release()
-	res, _ := await(lm.Call("stream", "Once upon a time", map[string]any{"temperature": 0, "maxTokens": 11}, onToken))
+	res, ok := await(lm.Call("stream", "Once upon a time", map[string]any{"temperature": 0, "maxTokens": 11}, onToken))
+	if !ok {
+		fmt.Println("stream failed:", res.Get("message").String())
+		return
+	}
 	fmt.Printf("%q\n", chunks)
 	fmt.Println(res.Get("finishReason").String()+":", res.Get("text").String())
 
-	_, ok := await(lm.Call("generate", "Once", map[string]any{"topK": -1}))
+	_, ok = await(lm.Call("generate", "Once", map[string]any{"topK": -1}))
 	fmt.Println("topK -1 accepted:", ok)
 	// Output:
 	// vocabulary: 512

@@ -164,7 +164,7 @@ func mb(n uint64) float64 { return float64(n) / (1 << 20) }
 // measures a greedy generation of set.n tokens after a set.prompt-token
 // prompt on a fresh session.
 func benchModel(ctx context.Context, path string, set benchSettings) (benchResult, error) {
-	resetPeakMemory()
+	reset := resetPeakMemory()
 	start := time.Now()
 	model, err := (&modelFlags{path: path, tokenizer: set.tokenizer}).load()
 	if err != nil {
@@ -210,7 +210,7 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = len(res.PromptTokens), len(res.Tokens), string(res.FinishReason)
 	r.TimeToFirstTokenMS, r.PrefillMS, r.PrefillTokensPerSecond = ms(t.TimeToFirstToken), ms(t.Prefill), t.PrefillTokensPerSecond()
 	r.DecodeMS, r.DecodeTokens, r.DecodeTokensPerSecond = ms(t.Decode), t.DecodeTokens, t.DecodeTokensPerSecond()
-	r.PeakMemoryBytes, r.PeakMemorySource = peakMemory()
+	r.PeakMemoryBytes, r.PeakMemorySource = peakMemory(reset)
 	r.ProcessPeakRSSBytes, _ = procStatus("VmHWM")
 	runtime.KeepAlive(model)
 	return r, nil

@@ -23,19 +23,22 @@ const (
 )
 
 // resetPeakMemory frees what earlier models left and, where Linux allows,
-// restarts the process's peak-RSS count.
-func resetPeakMemory() {
+// restarts the process's peak-RSS count; it reports whether it could (a
+// system without /proc/self/clear_refs, or one that refuses the write,
+// keeps counting from the process's start).
+func resetPeakMemory() (reset bool) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	// Under wasm in Node this resets Node's own count, for ProcessPeakRSSBytes.
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
-// peakMemory is the peak memory of the current model and how it was measured.
-func peakMemory() (uint64, string) {
+// peakMemory is the peak memory of the current model and how it was
+// measured; reset is what resetPeakMemory reported before the model loaded.
+func peakMemory(reset bool) (uint64, string) {
 	if runtime.GOOS != "js" {
 		if hwm, ok := procStatus("VmHWM"); ok {
-			if _, err := os.Stat("/proc/self/clear_refs"); err != nil {
+			if !reset {
 				return hwm, sourceLifetime
 			}
 			return hwm, sourceVmHWM
@@ -48,7 +51,7 @@ func peakMemory() (uint64, string) {
 
 // peakMemoryNote explains peakMemory's numbers on this platform.
 func peakMemoryNote() string {
-	if _, src := peakMemory(); src == sourceSys {
+	if _, ok := procStatus("VmHWM"); runtime.GOOS == "js" || !ok {
 		return "runtime.MemStats.Sys (under WebAssembly: the size of the linear memory, which never shrinks)"
 	}
 	return "the process's peak resident set (VmHWM), reset before each model"
