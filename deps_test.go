@@ -36,6 +36,7 @@ var layering = map[string][]string{
 	"sampling":           {"internal/fmath"},
 	"models":             {},
 	"internal/fmath":     {},
+	"internal/golden":    {}, // llama2.c's reference outputs, for the tests of several packages
 	"internal/wasmgen":   {},
 	"internal/modelgen":  {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
 	"tests/e2e":          {"..."},

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // The llama2.c checkpoint of stories260K and its tokenizer (llama2.c golden tests).
@@ -38,30 +38,12 @@ func newSession(t testing.TB, m *Model) *Session {
 	return s
 }
 
-// runcGolden is ../shared/golden/runc_stories260K.json: llama2.c run.c's
-// greedy output for stories260K (see that folder's README).
-type runcGolden struct {
-	Steps int `json:"steps"`
-	Runs  []struct {
-		Prompt       string `json:"prompt"`
-		PromptIDs    []int  `json:"prompt_ids"`
-		GeneratedIDs []int  `json:"generated_ids"`
-		StoppedAtBOS bool   `json:"stopped_at_bos"`
-		Text         string `json:"text"`
-	} `json:"runs"`
-	LogitsAfterPrompt struct {
-		Prompt    string      `json:"prompt"`
-		PromptIDs []int       `json:"prompt_ids"`
-		Logits    []float32   `json:"logits"`
-		Top10     [][]float64 `json:"top10"`
-	} `json:"logits_after_prompt"`
-}
-
-func loadRuncGolden(t testing.TB) runcGolden {
+// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
+// internal/golden).
+func loadRuncGolden(t testing.TB) golden.Runc {
 	t.Helper()
-	var g runcGolden
-	require.NoError(t, json.Unmarshal(readFile(t, "testdata/runc_stories260K.json"), &g))
-	require.NotEmpty(t, g.Runs)
+	g, err := golden.RuncStories260K()
+	require.NoError(t, err)
 	return g
 }
 

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -160,27 +160,12 @@ func decodeCompletion(t testing.TB, w *httptest.ResponseRecorder) completionResp
 	return c
 }
 
-// runcGolden is testdata/runc_stories260K.json, copied from
-// shared/golden: llama2.c run.c's greedy output for stories260K.
-type runcGolden struct {
-	Steps int `json:"steps"`
-	Runs  []struct {
-		Prompt       string `json:"prompt"`
-		PromptIDs    []int  `json:"prompt_ids"`
-		GeneratedIDs []int  `json:"generated_ids"`
-		IDs          []int  `json:"ids"`
-		StoppedAtBOS bool   `json:"stopped_at_bos"`
-		Text         string `json:"text"`
-	} `json:"runs"`
-}
-
-func loadGolden(t testing.TB) runcGolden {
+// loadGolden is llama2.c run.c's greedy output for stories260K (see
+// internal/golden).
+func loadGolden(t testing.TB) golden.Runc {
 	t.Helper()
-	b, err := os.ReadFile("testdata/runc_stories260K.json")
+	g, err := golden.RuncStories260K()
 	require.NoError(t, err)
-	var g runcGolden
-	require.NoError(t, json.Unmarshal(b, &g))
-	require.NotEmpty(t, g.Runs)
 	return g
 }
 

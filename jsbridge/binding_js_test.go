@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // TestCallsBeforeLoad: every method that needs a model rejects with
@@ -126,9 +127,8 @@ func TestCamelCase(t *testing.T) {
 // TestTokenizeMatchesLlama2C: tokenize equals run.c's encode() with and
 // without BOS for the golden strings.
 func TestTokenizeMatchesLlama2C(t *testing.T) {
-	var g tokenizerGolden
-	readJSON(t, "testdata/runc_tokenizer.json", &g)
-	require.NotEmpty(t, g.Tok512)
+	g, err := golden.RuncTokenizerCases()
+	require.NoError(t, err)
 	b := newLoaded(t)
 	for _, c := range g.Tok512 {
 		assert.Equal(t, c.BOS, ints(mustCall(t, b, "tokenize", c.Text)), "%q with BOS", c.Text)

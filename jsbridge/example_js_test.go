@@ -38,7 +38,7 @@ func await(p js.Value) (js.Value, bool) {
 
 // The binding as JavaScript uses it: load the default model, then stream a
 // greedy completion (its chunks are the pieces of the tokens llama2.c
-// generates for this prompt, testdata/runc_stories260K.json). cmd/wasm does the first two lines and puts the binding
+// generates for this prompt, internal/golden's runc_stories260K.json). cmd/wasm does the first two lines and puts the binding
 // at globalThis.wasmlm.
 func Example() {
 	b := jsbridge.New()

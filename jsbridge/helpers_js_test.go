@@ -1,7 +1,6 @@
 package jsbridge
 
 import (
-	"encoding/json"
 	"os"
 	"syscall/js"
 	"testing"
@@ -10,44 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 )
 
-// runcGolden is testdata/runc_stories260K.json: llama2.c run.c's greedy
-// output for stories260K (copied from the shared golden folder).
-type runcGolden struct {
-	Steps int `json:"steps"`
-	Runs  []struct {
-		Prompt       string `json:"prompt"`
-		PromptIDs    []int  `json:"prompt_ids"`
-		GeneratedIDs []int  `json:"generated_ids"`
-		StoppedAtBOS bool   `json:"stopped_at_bos"`
-		Text         string `json:"text"`
-	} `json:"runs"`
-}
-
-func loadRuncGolden(t testing.TB) runcGolden {
+// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
+// internal/golden).
+func loadRuncGolden(t testing.TB) golden.Runc {
 	t.Helper()
-	var g runcGolden
-	readJSON(t, "testdata/runc_stories260K.json", &g)
-	return g
-}
-
-// tokenizerGolden is testdata/runc_tokenizer.json: run.c's encode() of 40
-// strings with the default model's tokenizer (tok512).
-type tokenizerGolden struct {
-	Tok512 []struct {
-		Text  string `json:"text"`
-		BOS   []int  `json:"bos"`
-		NoBOS []int  `json:"no_bos"`
-	} `json:"tok512"`
-}
-
-func readJSON(t testing.TB, path string, v any) {
-	t.Helper()
-	raw, err := os.ReadFile(path)
+	g, err := golden.RuncStories260K()
 	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, v))
+	return g
 }
 
 // jsBytes copies b into a new Uint8Array.

@@ -8,7 +8,7 @@ import (
 )
 
 // Encode a sentence with the stories260K vocabulary and decode it again.
-// The ids are those llama2.c's run.c produces (testdata/runc_tokenizer.json).
+// The ids are those llama2.c's run.c produces (internal/golden's runc_tokenizer.json).
 func Example() {
 	data, err := os.ReadFile("testdata/tok512.bin")
 	if err != nil {

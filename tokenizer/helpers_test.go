@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // readTestdata reads a file of testdata/.
@@ -62,25 +63,12 @@ func writeLlama2C(maxLen int32, entries []rawEntry) []byte {
 	return out
 }
 
-// runcCase is one string of runc_tokenizer.json with llama2.c's encodings.
-type runcCase struct {
-	Text  string `json:"text"`
-	BOS   []int  `json:"bos"`
-	NoBOS []int  `json:"no_bos"`
-}
-
-// runcGolden is runc_tokenizer.json: llama2.c encode() outputs.
-type runcGolden struct {
-	Tok512 []runcCase `json:"tok512"`
-	Tok32k []runcCase `json:"tokenizer_32k"`
-}
-
-func loadRuncGolden(t testing.TB) runcGolden {
+// loadRuncGolden is llama2.c's encode() of 40 strings with tok512.bin and
+// tokenizer.bin (see internal/golden).
+func loadRuncGolden(t testing.TB) golden.RuncTokenizer {
 	t.Helper()
-	var g runcGolden
-	require.NoError(t, json.Unmarshal(readTestdata(t, "runc_tokenizer.json"), &g))
-	require.NotEmpty(t, g.Tok512)
-	require.Len(t, g.Tok32k, len(g.Tok512))
+	g, err := golden.RuncTokenizerCases()
+	require.NoError(t, err)
 	return g
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // TestEncodeLlama2CGolden: every string of runc_tokenizer.json encodes to
@@ -18,7 +19,7 @@ func TestEncodeLlama2CGolden(t *testing.T) {
 	g := loadRuncGolden(t)
 	for _, vocab := range []struct {
 		file  string
-		cases []runcCase
+		cases []golden.TokenizerCase
 	}{{"tok512.bin", g.Tok512}, {"tokenizer.bin", g.Tok32k}} {
 		tok := loadLlama2C(t, vocab.file)
 		for _, c := range vocab.cases {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // runCLI runs one command line and returns its exit code and output.
@@ -21,22 +21,12 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// golden is llama2.c's greedy output for stories260K (engine/testdata).
-type golden struct {
-	Steps int `json:"steps"`
-	Runs  []struct {
-		Prompt       string `json:"prompt"`
-		PromptIDs    []int  `json:"prompt_ids"`
-		GeneratedIDs []int  `json:"generated_ids"`
-		Text         string `json:"text"`
-	} `json:"runs"`
-}
-
-func loadGolden(t *testing.T) golden {
-	b, err := os.ReadFile("../../engine/testdata/runc_stories260K.json")
+// loadGolden is llama2.c run.c's greedy output for stories260K (see
+// internal/golden).
+func loadGolden(t *testing.T) golden.Runc {
+	t.Helper()
+	g, err := golden.RuncStories260K()
 	require.NoError(t, err)
-	var g golden
-	require.NoError(t, json.Unmarshal(b, &g))
 	return g
 }
 

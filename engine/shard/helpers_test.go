@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
@@ -44,23 +44,12 @@ func readFile(t testing.TB, path string) []byte {
 	return b
 }
 
-// runcGolden is llama2.c run.c's greedy output for stories260K (the
-// engine's testdata/runc_stories260K.json; see its README).
-type runcGolden struct {
-	Steps int `json:"steps"`
-	Runs  []struct {
-		Prompt       string `json:"prompt"`
-		PromptIDs    []int  `json:"prompt_ids"`
-		GeneratedIDs []int  `json:"generated_ids"`
-		Text         string `json:"text"`
-	} `json:"runs"`
-}
-
-func loadRuncGolden(t testing.TB) runcGolden {
+// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
+// internal/golden).
+func loadRuncGolden(t testing.TB) golden.Runc {
 	t.Helper()
-	var g runcGolden
-	require.NoError(t, json.Unmarshal(readFile(t, "../testdata/runc_stories260K.json"), &g))
-	require.NotEmpty(t, g.Runs)
+	g, err := golden.RuncStories260K()
+	require.NoError(t, err)
 	return g
 }
 

@@ -14,27 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
-// runcGolden is testdata/runc_stories260K.json: llama2.c run.c's greedy
-// output for stories260K (copied from the shared golden folder).
-type runcGolden struct {
-	Steps int `json:"steps"`
-	Runs  []struct {
-		Prompt       string `json:"prompt"`
-		PromptIDs    []int  `json:"prompt_ids"`
-		GeneratedIDs []int  `json:"generated_ids"`
-		Text         string `json:"text"`
-	} `json:"runs"`
-}
-
-func loadRuncGolden(t testing.TB) runcGolden {
+// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
+// internal/golden).
+func loadRuncGolden(t testing.TB) golden.Runc {
 	t.Helper()
-	var g runcGolden
-	readJSON(t, "runc_stories260K.json", &g)
-	require.NotEmpty(t, g.Runs)
+	g, err := golden.RuncStories260K()
+	require.NoError(t, err)
 	return g
 }
 
@@ -149,17 +139,10 @@ func TestBrowserGreedyStreamWithAndWithoutSIMD(t *testing.T) {
 // the generation runs, and the 40 strings of the tokenizer golden file, with
 // and without BOS.
 func TestBrowserTokenizeMatchesLlama2C(t *testing.T) {
-	type tokCase struct {
-		Text  string `json:"text"`
-		BOS   []int  `json:"bos"`
-		NoBOS []int  `json:"no_bos"`
-	}
-	var g struct {
-		Tok512 []tokCase `json:"tok512"`
-	}
-	readJSON(t, "runc_tokenizer.json", &g)
+	g, err := golden.RuncTokenizerCases()
+	require.NoError(t, err)
 	for _, run := range loadRuncGolden(t).Runs {
-		g.Tok512 = append(g.Tok512, tokCase{Text: run.Prompt, BOS: run.PromptIDs})
+		g.Tok512 = append(g.Tok512, golden.TokenizerCase{Text: run.Prompt, BOS: run.PromptIDs})
 	}
 	require.Greater(t, len(g.Tok512), 40)
 	tb := newTab(t, blankPage)

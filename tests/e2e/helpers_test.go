@@ -82,14 +82,6 @@ func artifactPath(t testing.TB, name string) string {
 	return filepath.Join(dir, name)
 }
 
-// readJSON decodes testdata/name into v.
-func readJSON(t testing.TB, name string, v any) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, v))
-}
-
 // run runs a command in dir, returning its combined output in the error.
 func run(dir string, env []string, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
