@@ -184,10 +184,22 @@ func edgeWorker(t testing.TB) *workerdServer {
 	return w
 }
 
-// workerdBinary is the workerd that npm ci installs.
+// workerdBinary is the workerd executable that npm ci installed. The bin
+// link node_modules/.bin/workerd is that executable only when the workerd
+// package's postinstall ran (it hard-links the binary over the package's
+// Node launcher): the launcher starts workerd as its child, which neither
+// Kill nor the death signal reaches and which keeps the output pipes open,
+// so a run with --ignore-scripts would hang at the end and leave workerd
+// serving. The package's main export names the executable in both cases.
 func workerdBinary(t testing.TB, root string) string {
 	t.Helper()
-	return needTool(t, filepath.Join(root, "node_modules", ".bin", "workerd"), "npm ci installs it from package-lock.json")
+	needTool(t, filepath.Join(root, "node_modules", ".bin", "workerd"), "npm ci installs it from package-lock.json")
+	node := needTool(t, "node", "Debian package nodejs")
+	cmd := exec.Command(node, "-p", `require("workerd").default`)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err, "finding the workerd executable")
+	return strings.TrimSpace(string(out))
 }
 
 // startWorkerd builds the worker and serves it with workerd until the test
