@@ -6,8 +6,8 @@ WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/.
 PROMPT    ?= Once upon a time
 # The static site `make web` writes, and the port `make run` serves it on.
 WEB_DIST  ?= web/dist
-# The SIMD128 kernels (go generate ./engine/tensor/simd), which the page and the edge worker load.
-SIMD_KERNELS := engine/tensor/simd/kernels.wasm
+# The SIMD128 kernels (go generate ./internal/simdgen), which the page and the edge worker load.
+SIMD_KERNELS := internal/simdgen/kernels.wasm
 PORT      ?= 8080
 # The edge build `make worker` writes (cmd/worker/workerd.capnp and wrangler.toml
 # load it from here), and the port `make worker-run` serves it on: 8787 unless

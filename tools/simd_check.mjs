@@ -1,6 +1,6 @@
 // simd_check.mjs: a check of web/simd.js shared by its Node test
 // (simd_js.test.mjs) and its workerd test (simd_workerd_test.mjs, run by
-// engine/tensor/simd's Go tests): a stand-in for the Go instance (an object
+// internal/simdgen's Go tests): a stand-in for the Go instance (an object
 // whose exports.mem is a WebAssembly.Memory) gets the kernels attached, and
 // matvec_f32 called through its trampoline must give, bit for bit, the
 // float32 sums of tensor.DotF32 computed here with Math.fround.

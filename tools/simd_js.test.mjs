@@ -1,5 +1,5 @@
 // Node tests of web/simd.js (node --test tools/simd_js.test.mjs; run by
-// engine/tensor/simd's Go tests): every form of kernel source, the stub
+// internal/simdgen's Go tests): every form of kernel source, the stub
 // path, and a product through the trampolines (simd_check.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 // web/ is not an ES-module package for Node; a data: URL always is.
 const source = readFileSync(path.join(root, 'web', 'simd.js'), 'utf8');
 const { simdImports, simdSupported } = await import('data:text/javascript;base64,' + Buffer.from(source).toString('base64'));
-const kernels = readFileSync(path.join(root, 'engine', 'tensor', 'simd', 'kernels.wasm'));
+const kernels = readFileSync(path.join(root, 'internal', 'simdgen', 'kernels.wasm'));
 
 test('Node has SIMD128', () => {
   assert.equal(simdSupported(), true);

@@ -1,5 +1,5 @@
 // workerd test of web/simd.js (a worker with a test handler; run by
-// engine/tensor/simd's Go tests with `workerd test`): the kernels come as
+// internal/simdgen's Go tests with `workerd test`): the kernels come as
 // the WebAssembly.Module a wasm module import gives, as on Cloudflare.
 import { simdImports, simdSupported } from './simd.js';
 import kernels from './kernels.wasm';

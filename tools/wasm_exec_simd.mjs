@@ -34,7 +34,7 @@ require(path.join(goroot, 'lib', 'wasm', 'wasm_exec.js'));
 const simdSource = readFileSync(path.join(here, '..', 'web', 'simd.js'), 'utf8');
 const { simdImports } = await import('data:text/javascript;base64,' + Buffer.from(simdSource).toString('base64'));
 
-const kernelsPath = process.env.WASMLM_SIMD_WASM || path.join(here, '..', 'engine', 'tensor', 'simd', 'kernels.wasm');
+const kernelsPath = process.env.WASMLM_SIMD_WASM || path.join(here, '..', 'internal', 'simdgen', 'kernels.wasm');
 const off = process.env.WASMLM_SIMD === 'off';
 const simd = await simdImports(off ? null : readFileSync(kernelsPath), { enabled: !off });
 if (!off && !simd.enabled) {

@@ -6,7 +6,7 @@
 #   GOOS=js GOARCH=wasm go test -tags wasmlm_simd -exec "$PWD/tools/wasm_exec_simd.sh" ./engine/tensor/
 #
 # WASMLM_SIMD=off provides the stubs instead (the no-SIMD fallback);
-# WASMLM_SIMD_WASM names another kernel module than engine/tensor/simd/kernels.wasm.
+# WASMLM_SIMD_WASM names another kernel module than internal/simdgen/kernels.wasm.
 set -euo pipefail
 dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export WASMLM_GOROOT="${WASMLM_GOROOT:-$(go env GOROOT)}"

@@ -3,7 +3,7 @@
 //
 // A wasmlm build with the wasmlm_simd tag imports the kernels as functions
 // of the module "wasmlm_simd". They live in a second, small WebAssembly
-// module (kernels.wasm, emitted by engine/tensor/simd) that must share the Go
+// module (kernels.wasm, emitted by internal/simdgen) that must share the Go
 // instance's memory, so it can only be instantiated once the Go instance
 // exists; the Go instance's imports are therefore trampolines that forward to
 // it. Per Go instance:

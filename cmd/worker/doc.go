@@ -8,7 +8,7 @@
 // repository's wrangler.toml deploys it with npx wrangler deploy.
 //
 // make worker builds it with -tags wasmlm_simd, so its matrix products run
-// on the SIMD128 kernels of engine/tensor/simd: worker.mjs here replaces
+// on the SIMD128 kernels of internal/simdgen: worker.mjs here replaces
 // syumai/workers' entry module to give the Go instance their imports (from
 // web/simd.js) and attach them before the Go program starts. GET /v1/models
 // reports it as meta.simd.

@@ -6,7 +6,7 @@ import "unsafe"
 
 // With the wasmlm_simd build tag, MatVec, the activation encoders for Q8_0
 // and Q8_K, DotF32Rows and AddScaledRows run the SIMD128 kernels of the
-// module engine/tensor/simd emits (kernels.wasm) for the types it covers.
+// module internal/simdgen emits (kernels.wasm) for the types it covers.
 // The JS host instantiates that module on this instance's own memory and
 // provides its functions as the wasmlm_simd imports below (web/simd.js does
 // both); where the host has no SIMD it provides stubs and available

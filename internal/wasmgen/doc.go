@@ -2,7 +2,7 @@
 // LEB128 integers, and the instructions wasmlm's SIMD kernels use, including
 // the 0xFD-prefixed SIMD128 ones.
 //
-// It exists so that the kernels of engine/tensor/simd can be written as Go
+// It exists so that the kernels of internal/simdgen can be written as Go
 // code that emits instructions and reproduced by `go generate` with nothing
 // but the Go toolchain. The alternative, WebAssembly text assembled by wabt's
 // wat2wasm or binaryen's wasm-as, would need a C++ tool installed in every

@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/internal/headless"
 	"github.com/wasmlm/wasmlm/models"
-	"github.com/wasmlm/wasmlm/tools/headless"
 )
 
 // The browser suite serves web/dist (WASMLM_WEB_DIST, as `make

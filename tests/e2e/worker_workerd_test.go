@@ -69,7 +69,7 @@ func workerSourcesDigest(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	srcs = append(srcs, filepath.Join(root, "web", "simd.js"), filepath.Join(root, "engine", "tensor", "simd", "kernels.wasm"))
+	srcs = append(srcs, filepath.Join(root, "web", "simd.js"), filepath.Join(root, "internal", "simdgen", "kernels.wasm"))
 	sum := sha256.New()
 	for _, f := range srcs {
 		b, err := os.ReadFile(f)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/wasmlm/wasmlm/tools/headless"
+	"github.com/wasmlm/wasmlm/internal/headless"
 )
 
 // The browser host serves the `make web` site and the model directory with

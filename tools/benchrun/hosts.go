@@ -96,7 +96,7 @@ func simdFiles(root string) []string {
 	return []string{
 		filepath.Join(root, "tools", "wasm_exec_simd.sh"),
 		filepath.Join(root, "web", "simd.js"),
-		filepath.Join(root, "engine", "tensor", "simd", "kernels.wasm"),
+		filepath.Join(root, "internal", "simdgen", "kernels.wasm"),
 	}
 }
 
@@ -137,7 +137,7 @@ func buildCLIHosts(ctx context.Context, goCmd, root, dir string, want map[string
 		bin := filepath.Join(dir, "wasmlm.wasm")
 		return []string{filepath.Join(goroot, "lib", "wasm", "go_js_wasm_exec"), bin}, gobuild(bin, js)
 	})
-	add("wasm-simd", "the wasm build with -tags wasmlm_simd, run by tools/wasm_exec_simd.sh: the SIMD128 kernels (engine/tensor/simd) through web/simd.js", func() ([]string, string) {
+	add("wasm-simd", "the wasm build with -tags wasmlm_simd, run by tools/wasm_exec_simd.sh: the SIMD128 kernels (internal/simdgen) through web/simd.js", func() ([]string, string) {
 		if nodeErr != nil {
 			return nil, "needs Node.js (Debian package nodejs)"
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmlm/wasmlm/tools/headless"
+	"github.com/wasmlm/wasmlm/internal/headless"
 )
 
 // Machine is what the numbers were measured on.

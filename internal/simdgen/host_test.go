@@ -1,6 +1,6 @@
 //go:build !js
 
-package simd
+package simdgen
 
 import (
 	"encoding/json"
@@ -20,10 +20,10 @@ import (
 // Node's and workerd's WebAssembly engines (V8), which validate it, and run
 // web/simd.js's own tests in both.
 
-// repoRoot is the repository root, three levels up from this package.
+// repoRoot is the repository root, two levels up from this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	return root
 }
@@ -48,7 +48,7 @@ func needTool(t *testing.T, name, install string) string {
 // otherwise (a child process opens them).
 var jsSources = []string{
 	"web/simd.js", "tools/simd_check.mjs", "tools/simd_js.test.mjs", "tools/simd_workerd_test.mjs",
-	"engine/tensor/simd/kernels.wasm",
+	"internal/simdgen/kernels.wasm",
 }
 
 func readSources(t *testing.T, root string) {
@@ -88,7 +88,7 @@ console.log(JSON.stringify({exports: WebAssembly.Module.exports(m), imports: Web
 		exports = append(exports, e.Name)
 	}
 
-	src, err := os.ReadFile(filepath.Join("..", "simd_wasm.go"))
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "tensor", "simd_wasm.go"))
 	require.NoError(t, err)
 	var imports []string
 	for _, m := range regexp.MustCompile(`//go:wasmimport wasmlm_simd (\w+)`).FindAllStringSubmatch(string(src), -1) {
@@ -135,7 +135,7 @@ const worker :Workerd.Worker = (
   compatibilityDate = "2025-06-01",
 );
 `, embed("tools/simd_workerd_test.mjs"), embed("web/simd.js"), embed("tools/simd_check.mjs"),
-		embed("engine/tensor/simd/kernels.wasm"), embed("engine/tensor/simd/kernels.wasm"))
+		embed("internal/simdgen/kernels.wasm"), embed("internal/simdgen/kernels.wasm"))
 	path := filepath.Join(dir, "simd.capnp")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
 	out := run(t, dir, bin, "test", path)

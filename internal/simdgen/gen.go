@@ -1,17 +1,17 @@
 //go:build ignore
 
-// gen writes kernels.wasm: go generate ./engine/tensor/simd
+// gen writes kernels.wasm: go generate ./internal/simdgen
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/wasmlm/wasmlm/engine/tensor/simd"
+	"github.com/wasmlm/wasmlm/internal/simdgen"
 )
 
 func main() {
-	b, err := simd.Module()
+	b, err := simdgen.Module()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)

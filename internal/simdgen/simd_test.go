@@ -1,4 +1,4 @@
-package simd
+package simdgen
 
 import (
 	"bytes"
@@ -9,13 +9,13 @@ import (
 )
 
 // TestModuleIsCommitted regenerates the module: kernels.wasm must be what
-// the emitters write now (go generate ./engine/tensor/simd updates it).
+// the emitters write now (go generate ./internal/simdgen updates it).
 func TestModuleIsCommitted(t *testing.T) {
 	want, err := Module()
 	require.NoError(t, err)
 	got, err := os.ReadFile("kernels.wasm")
 	require.NoError(t, err)
-	require.True(t, bytes.Equal(want, got), "kernels.wasm is stale: run go generate ./engine/tensor/simd")
+	require.True(t, bytes.Equal(want, got), "kernels.wasm is stale: run go generate ./internal/simdgen")
 }
 
 // TestModuleIsDeterministic builds the module twice: the committed bytes

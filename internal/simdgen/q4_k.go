@@ -1,4 +1,4 @@
-package simd
+package simdgen
 
 import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 

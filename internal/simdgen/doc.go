@@ -1,4 +1,4 @@
-// Package simd emits kernels.wasm, the WebAssembly SIMD128 module whose
+// Package simdgen emits kernels.wasm, the WebAssembly SIMD128 module whose
 // kernels engine/tensor calls (through //go:wasmimport, in builds with the
 // wasmlm_simd tag) in place of its pure-Go ones: the matrix–vector products
 // of F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K weights, the Q8_0 and Q8_K
@@ -17,11 +17,13 @@
 //
 // The kernels are Go code that emits instructions with internal/wasmgen
 // (its package comment says why not WebAssembly text); `go generate
-// ./engine/tensor/simd` writes the module to kernels.wasm, which is
-// committed, and a test fails if regenerating would change it. V8 schedules
+// ./internal/simdgen` writes the module to kernels.wasm, which is
+// committed, and a test fails if regenerating would change it. Nothing
+// imports this package: it is a build tool, and the hosts load the module
+// it wrote. V8 schedules
 // a long basic block with no regard for register pressure, so the kernels
 // loop over sub-blocks rather than unroll them (unrolled, Q4_K ran at 13
 // GFLOP/s instead of 31, spilling).
-package simd
+package simdgen
 
 //go:generate go run gen.go
