@@ -28,7 +28,18 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
-# The browser tests use $CHROME_PATH, else chromium from PATH.
-if [ -z "${CHROME_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+# The browser tests use $CHROME_PATH when set, else the first of these on
+# PATH: find_chrome is internal/headless's Path, and chrome_names its
+# Names in the same order (internal/headless's tests keep them equal).
+chrome_names="chromium chromium-browser google-chrome google-chrome-stable headless_shell"
+find_chrome() {
+  if [ -n "${CHROME_PATH:-}" ]; then echo "$CHROME_PATH"; return 0; fi
+  local name
+  for name in $chrome_names; do
+    if command -v "$name"; then return 0; fi
+  done
+  return 1
+}
+if ! find_chrome >/dev/null; then
   apt_install chromium
 fi

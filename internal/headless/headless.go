@@ -15,12 +15,21 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Path finds the browser: $CHROME_PATH, else the usual names.
+// Names are the executable names Path looks for on PATH, in order.
+// tools/ensure-deps.sh looks for the same ones (a test keeps them equal)
+// and installs Debian's chromium when none is there and CHROME_PATH is
+// unset.
+func Names() []string {
+	return []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"}
+}
+
+// Path finds the browser: $CHROME_PATH when set, else the first of Names
+// on PATH.
 func Path() (string, error) {
 	if p := os.Getenv("CHROME_PATH"); p != "" {
 		return p, nil
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+	for _, name := range Names() {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
 		}
