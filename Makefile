@@ -47,16 +47,19 @@ test: deps vet test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-wo
 deps:
 	tools/ensure-deps.sh
 
+## vet: go vet, natively and for GOOS=js GOARCH=wasm, and gofmt
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 # The e2e suites (tests/e2e) need their builds and tools: they run from their own targets.
+## test-native: the native tests of every package but the e2e suites
 test-native:
 	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
 
-# Needs Node.js (go_js_wasm_exec runs the test binary with it).
+## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge and HTTP tests in wasm under Node
+## (go_js_wasm_exec runs the test binaries with Node.js)
 test-wasm:
 	@command -v node >/dev/null || { echo "test-wasm needs Node.js (Debian package: nodejs)"; exit 1; }
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test $(WASM_PKGS)
@@ -114,5 +117,22 @@ fuzz:
 	  done; \
 	done
 
+## clean: remove the builds (build/, web/dist/)
 clean:
 	rm -rf build web/dist
+
+## help: this list (each target's "## target: ..." comments in the Makefile)
+.PHONY: help
+help:
+	@echo "make targets (see README.md):"
+	@PORT='$(PORT)' WEB_DIST='$(WEB_DIST)' WORKER_DIR='$(WORKER_DIR)' awk ' \
+	  function expand(s,   name) { \
+	    while (match(s, /\$$\([A-Z_]+\)/)) { \
+	      name = substr(s, RSTART + 2, RLENGTH - 3); \
+	      s = substr(s, 1, RSTART - 1) ENVIRON[name] substr(s, RSTART + RLENGTH); \
+	    } \
+	    return s; \
+	  } \
+	  /^## [A-Za-z0-9_-]+:/ { target = $$2; sub(/:$$/, "", target); sub(/^## [^:]+: */, ""); \
+	    printf "  %-17s %s\n", target, expand($$0); next } \
+	  /^## / { sub(/^## */, ""); printf "  %-17s %s\n", "", expand($$0) }' $(MAKEFILE_LIST)
