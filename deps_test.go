@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const module = "github.com/wasmlm/wasmlm"
+const module = "github.com/wasmlm/wasmlm" // the module path
 
 // layering says, for each package (or package tree, with a trailing "/..."),
 // which wasmlm packages it may import directly. Imports point down the list
@@ -19,9 +19,9 @@ const module = "github.com/wasmlm/wasmlm"
 // table stays complete.
 var layering = map[string][]string{
 	"cmd/...":      {"..."},
-	"jsbridge":     {"engine", "engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/..."},
-	"httpapi":      {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/..."},
-	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/..."},
+	"jsbridge":     {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	"httpapi":      {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
 	"engine/vocab": {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.

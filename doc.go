@@ -1,17 +1,34 @@
 // Package wasmlm is a language-model runtime in pure Go that runs a model
 // entirely on the client: natively, in a web page (GOOS=js GOARCH=wasm behind
-// a Web Worker) and at the edge (Cloudflare Workers).
+// a Web Worker) and at the edge (Cloudflare Workers). ARCHITECTURE.md is the
+// map; README.md says how to use it.
 //
 // The packages, from the top of the dependency graph down:
 //
-//	cmd/wasmlm      the command-line tool
-//	engine          model loading, forward pass, KV cache, generation
-//	engine/gguf     the GGUF container
-//	engine/tensor   storage types and matrix–vector kernels
-//	tokenizer       SentencePiece tokenizer, decoding, streaming decoder
-//	sampling        logit processors, samplers, the seeded PRNG
-//	models          the embedded default model
-//	internal/fmath  platform-independent float maths
+//	cmd/wasmlm          the command-line tool: generate, tokenize, info, serve, bench
+//	cmd/wasm            the browser build: registers the jsbridge binding
+//	cmd/worker          the edge build: httpapi on Cloudflare Workers
+//	jsbridge            the engine as a JavaScript object (syscall/js)
+//	httpapi             the OpenAI-compatible HTTP API
+//	engine/shard        a model split across workers: plan, step protocol, followers, shard files
+//	engine              models, architecture tables, forward pass, sessions, generation, host policy
+//	engine/vocab        tokenizers from GGUF metadata
+//	engine/gguf         the GGUF container: reader and writer
+//	engine/tensor       storage types and matrix–vector kernels
+//	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
+//	tokenizer/bpe       byte-level BPE, pre-tokenizers, tokenizer.json
+//	sampling            logit processors, samplers, the seeded PRNG
+//	chat                chat templates, as llama.cpp recognises them
+//	models              the embedded default model
+//	internal/fmath      float maths that gives the same bits on every platform
+//	internal/modelgen   random-weight GGUF models for tests and benchmarks
+//	internal/golden     llama2.c's reference outputs, for tests
+//	internal/simdgen    the generator of the SIMD128 kernel module (go generate)
+//	internal/wasmgen    a WebAssembly module emitter, for internal/simdgen
+//	internal/headless   the headless-Chromium launcher of tests and benchmarks
+//	tests/e2e           end-to-end tests in headless Chromium and workerd
+//	tools/benchrun      make bench: every host, one table
 //
-// deps_test.go keeps imports pointing down this list.
+// deps_test.go keeps imports pointing down this list, and doc_test.go keeps
+// the list complete.
 package wasmlm
