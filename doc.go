@@ -3,7 +3,9 @@
 // a Web Worker) and at the edge (Cloudflare Workers). ARCHITECTURE.md is the
 // map; README.md says how to use it.
 //
-// The packages, from the top of the dependency graph down:
+// The product's packages, from the top of the dependency graph down (each
+// imports only packages below it; cmd/wasmlm also uses internal/modelgen,
+// for bench -gen):
 //
 //	cmd/wasmlm          the command-line tool: generate, tokenize, info, serve, bench
 //	cmd/wasm            the browser build: registers the jsbridge binding
@@ -15,12 +17,16 @@
 //	engine/vocab        tokenizers from GGUF metadata
 //	engine/gguf         the GGUF container: reader and writer
 //	engine/tensor       storage types and matrix–vector kernels
-//	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
 //	tokenizer/bpe       byte-level BPE, pre-tokenizers, tokenizer.json
+//	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
 //	sampling            logit processors, samplers, the seeded PRNG
 //	chat                chat templates, as llama.cpp recognises them
 //	models              the embedded default model
 //	internal/fmath      float maths that gives the same bits on every platform
+//
+// Beside them, the tools that test, measure and build them (they may import
+// what they work on):
+//
 //	internal/modelgen   random-weight GGUF models for tests and benchmarks
 //	internal/golden     llama2.c's reference outputs, for tests
 //	internal/simdgen    the generator of the SIMD128 kernel module (go generate)
@@ -29,6 +35,6 @@
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchrun      make bench: every host, one table
 //
-// deps_test.go keeps imports pointing down this list, and doc_test.go keeps
-// the list complete.
+// deps_test.go holds every package to what it may import, and doc_test.go
+// keeps these lists complete.
 package wasmlm

@@ -37,7 +37,34 @@ func TestDocListsEveryPackage(t *testing.T) {
 			}
 		}
 	}
+	sorted := slices.Sorted(slices.Values(listed))
 	slices.Sort(packages)
-	slices.Sort(listed)
-	assert.Equal(t, packages, listed)
+	assert.Equal(t, packages, sorted)
+
+	// The product's list is in dependency order: each package imports only
+	// packages listed below it (cmd/wasmlm also a tool, for bench -gen).
+	product := listed[:slices.Index(listed, "internal/fmath")+1]
+	for _, goos := range []string{"", "js"} {
+		cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+		if goos == "js" {
+			cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go list: %s", out)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			pkg := strings.TrimPrefix(fields[0], module+"/")
+			at := slices.Index(product, pkg)
+			if at < 0 {
+				continue // a tool, or the root package
+			}
+			for _, imp := range fields[1:] {
+				rel, ok := strings.CutPrefix(imp, module+"/")
+				if !ok || (pkg == "cmd/wasmlm" && rel == "internal/modelgen") {
+					continue
+				}
+				assert.Greater(t, slices.Index(product, rel), at, "doc.go lists %s above %s, which imports it (GOOS=%s)", rel, pkg, goos)
+			}
+		}
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // An architecture is one model family as GGUF files describe it, declared
 // once: the prefix of its hyper-parameter keys, the keys themselves, and
-// every tensor with its shape and where it goes in Weights. Loading, shape
+// every tensor with its shape and where it goes in modelWeights. Loading, shape
 // checks, cutting a model into parts (Model.Cut), Fingerprint and Info all
 // walk this table; what a family computes differently lives in the forward
 // pass. A new family is an entry in architectures plus those steps.
@@ -48,39 +48,39 @@ func llamaTensors(biases bool) []tensorSpec {
 	optionalBias := !biases
 	return []tensorSpec{
 		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true,
-			matrix: func(w *Weights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
+			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
 		{name: "output_norm.weight", rows: dimModel,
-			vector: func(w *Weights, _ int) *[]float32 { return &w.OutputNorm }},
+			vector: func(w *modelWeights, _ int) *[]float32 { return &w.OutputNorm }},
 		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true, optional: true, // absent: tied to token_embd
-			matrix: func(w *Weights, _ int) **tensor.Matrix { return &w.Output }},
+			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.Output }},
 		{name: "rope_freqs.weight", rows: dimRopePairs, optional: true,
-			vector: func(w *Weights, _ int) *[]float32 { return &w.RopeFreqFactors }},
+			vector: func(w *modelWeights, _ int) *[]float32 { return &w.RopeFreqFactors }},
 
 		{name: "blk.%d.attn_norm.weight", rows: dimModel,
-			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].AttnNorm }},
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnNorm }},
 		{name: "blk.%d.attn_q.weight", rows: dimQ, cols: dimModel, split: true,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wq }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wq }},
 		{name: "blk.%d.attn_k.weight", rows: dimKV, cols: dimModel, split: true,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
 		{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, split: true,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
-		{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias,
-			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].Bq }},
-		{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias,
-			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].Bk }},
-		{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias,
-			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].Bv }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
+		{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias, together: "qkv bias",
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bq }},
+		{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bk }},
+		{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bv }},
 		// Every part of a split model holds all of Wo (see engine/shard).
 		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimModel,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
 		{name: "blk.%d.ffn_norm.weight", rows: dimModel,
-			vector: func(w *Weights, l int) *[]float32 { return &w.Layers[l].FFNNorm }},
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNNorm }},
 		{name: "blk.%d.ffn_gate.weight", rows: dimHidden, cols: dimModel, split: true,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].WGate }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WGate }},
 		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
 		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true,
-			matrix: func(w *Weights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
+			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
 	}
 }
 
@@ -106,8 +106,9 @@ type tensorSpec struct {
 	cols     dimension // a matrix's columns (inputs); 0 for a vector
 	split    bool      // a part of a split model keeps only some of its rows (Axis of rows)
 	optional bool
-	matrix   func(w *Weights, layer int) **tensor.Matrix // where it goes: a matrix,
-	vector   func(w *Weights, layer int) *[]float32      // or a vector
+	together string                                           // optional tensors of one layer with the same name here are all present or all absent
+	matrix   func(w *modelWeights, layer int) **tensor.Matrix // where it goes: a matrix,
+	vector   func(w *modelWeights, layer int) *[]float32      // or a vector
 }
 
 // perLayer reports whether the spec names one tensor per layer.
@@ -166,10 +167,10 @@ type tensorRef struct {
 func (t tensorRef) isMatrix() bool { return t.spec.matrix != nil }
 
 // matrixIn is where the tensor, a matrix, is held in w.
-func (t tensorRef) matrixIn(w *Weights) **tensor.Matrix { return t.spec.matrix(w, t.layer) }
+func (t tensorRef) matrixIn(w *modelWeights) **tensor.Matrix { return t.spec.matrix(w, t.layer) }
 
 // vectorIn is where the tensor, a vector, is held in w.
-func (t tensorRef) vectorIn(w *Weights) *[]float32 { return t.spec.vector(w, t.layer) }
+func (t tensorRef) vectorIn(w *modelWeights) *[]float32 { return t.spec.vector(w, t.layer) }
 
 // walk calls fn for every tensor of the table for a model of the given
 // number of layers, in table order: the globals, then layer by layer.

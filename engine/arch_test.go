@@ -297,6 +297,12 @@ func TestGGUFModelErrors(t *testing.T) {
 			b.AddTensor(name, tensor.F32, []uint64{64, 32}, make([]byte, 64*32*4))
 			return false
 		}), "tensor blk.0.attn_k.weight is 32×64, want 16×64", ErrFormat, CodeInvalidModel},
+		{"some of the q/k/v biases", rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {
+			if name == "blk.0.attn_q.weight" {
+				b.AddTensor("blk.0.attn_q.bias", tensor.F32, []uint64{64}, make([]byte, 64*4))
+			}
+			return true
+		}), "layer 0 has 1 of its 3 tensors of the qkv bias", ErrFormat, CodeInvalidModel},
 		{"missing hyper-parameter", rebuildWithout("llama.block_count", keep), "llama.block_count", gguf.ErrNotFound, CodeInvalidModel},
 		{"hyper-parameter of the wrong type", withKV("llama.block_count", gguf.ValueOf("two")), "llama.block_count", gguf.ErrType, CodeInvalidModel},
 		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor", gguf.ErrNotFound, CodeInvalidModel},

@@ -15,21 +15,22 @@
 //	                      attention.head_count, attention.head_count_kv (= head_count),
 //	                      rope.freq_base (10000), attention.layer_norm_rms_epsilon (1e-5)
 //
-//	tensor                      rows × cols         split along   Weights
-//	token_embd.weight           vocab × dim         vocab         TokenEmbedding
-//	output_norm.weight          dim                 —             OutputNorm
-//	output.weight (optional)    vocab × dim         vocab         Output (else tied to token_embd)
-//	rope_freqs.weight (opt.)    headDim/2           —             RopeFreqFactors
-//	blk.N.attn_norm.weight      dim                 —             Layers[N].AttnNorm
-//	blk.N.attn_q.weight         heads·headDim × dim q heads       Layers[N].Wq
-//	blk.N.attn_k.weight         kvDim × dim         kv heads      Layers[N].Wk
-//	blk.N.attn_v.weight         kvDim × dim         kv heads      Layers[N].Wv
-//	blk.N.attn_{q,k,v}.bias     (optional; qwen2: required)       Layers[N].Bq, Bk, Bv
-//	blk.N.attn_output.weight    dim × dim           —             Layers[N].Wo
-//	blk.N.ffn_norm.weight       dim                 —             Layers[N].FFNNorm
-//	blk.N.ffn_gate.weight       hidden × dim        hidden        Layers[N].WGate
-//	blk.N.ffn_up.weight         hidden × dim        hidden        Layers[N].WUp
-//	blk.N.ffn_down.weight       dim × hidden        dim           Layers[N].WDown
+//	tensor                      rows × cols          split along   held in
+//	token_embd.weight           vocab × dim          vocab         TokenEmbedding
+//	output_norm.weight          dim                  —             OutputNorm
+//	output.weight (optional)    vocab × dim          vocab         Output (else tied to token_embd)
+//	rope_freqs.weight (opt.)    headDim/2            —             RopeFreqFactors
+//	blk.N.attn_norm.weight      dim                  —             Layers[N].AttnNorm
+//	blk.N.attn_q.weight         heads·headDim × dim  q heads       Layers[N].Wq
+//	blk.N.attn_k.weight         kvDim × dim          kv heads      Layers[N].Wk
+//	blk.N.attn_v.weight         kvDim × dim          kv heads      Layers[N].Wv
+//	blk.N.attn_q.bias           heads·headDim        q heads       Layers[N].Bq  ┐ optional, all or none
+//	blk.N.attn_{k,v}.bias       kvDim                kv heads      Layers[N].Bk  ┘ (qwen2: required)
+//	blk.N.attn_output.weight    dim × dim            —             Layers[N].Wo
+//	blk.N.ffn_norm.weight       dim                  —             Layers[N].FFNNorm
+//	blk.N.ffn_gate.weight       hidden × dim         hidden        Layers[N].WGate
+//	blk.N.ffn_up.weight         hidden × dim         hidden        Layers[N].WUp
+//	blk.N.ffn_down.weight       dim × hidden         dim           Layers[N].WDown
 //
 // The forward pass (forward.go) reads like llama2.c's run.c; a model split
 // across workers (engine/shard) plugs into it at its gather points through

@@ -26,7 +26,7 @@ type runState struct {
 	ws     *tensor.Workspace
 }
 
-func newRunState(c Config, w *Weights, context int) *runState {
+func newRunState(c Config, w *modelWeights, context int) *runState {
 	l := w.Layers[0] // every layer has the same shapes
 	return &runState{
 		x: make([]float32, c.Dim), xn: make([]float32, c.Dim),

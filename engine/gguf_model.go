@@ -3,6 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -29,7 +32,7 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	}
 	arch, ok := architectures[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: architecture %q (supported: llama, qwen2)", ErrUnsupported, name)
+		return nil, fmt.Errorf("%w: architecture %q (supported: %s)", ErrUnsupported, name, strings.Join(slices.Sorted(maps.Keys(architectures)), ", "))
 	}
 	if len(f.Tensors()) == 0 {
 		return nil, fmt.Errorf("%w: the file has no tensors (a vocabulary-only GGUF?)", ErrFormat)
@@ -62,8 +65,12 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
+	family, err := f.String("tokenizer.ggml.model") // vocab.FromGGUF has read it already
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
 	return &Model{
-		config: c, weights: w, tokenizer: tok, format: FormatGGUF, arch: arch,
+		config: c, weights: w, tokenizer: tok, tokenizerFamily: family, format: FormatGGUF, arch: arch,
 		fileSize: len(data), chatTemplate: tmpl, metadata: f.Summary(8), part: part,
 	}, nil
 }
@@ -141,8 +148,8 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 
 // ggufWeights binds the file's tensors to the weights, as the
 // architecture's table says; checkShapes then checks them.
-func ggufWeights(f *gguf.File, a *architecture, layers int) (*Weights, error) {
-	w := &Weights{Layers: make([]LayerWeights, layers)}
+func ggufWeights(f *gguf.File, a *architecture, layers int) (*modelWeights, error) {
+	w := &modelWeights{Layers: make([]layerWeights, layers)}
 	var firstErr error
 	a.walk(layers, func(t tensorRef) {
 		if firstErr != nil {

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// llamacppRun is one prompt of llama.cpp's golden output (see
-// ../shared/golden/README.md): greedy, F32 KV cache, 64 generated tokens.
+// llamacppRun is one prompt of llama.cpp's golden output (testdata/, copied
+// from the shared reference set, whose golden/README.md says how it was
+// made): greedy, F32 KV cache, 64 generated tokens.
 type llamacppRun struct {
 	Prompt       string      `json:"prompt"`
 	PromptIDs    []int       `json:"prompt_ids"`

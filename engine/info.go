@@ -27,7 +27,7 @@ type Info struct {
 	BOS             int            `json:"bos_token_id"`
 	EOS             int            `json:"eos_token_id"`
 	Metadata        map[string]any `json:"metadata,omitempty"`
-	TokenizerFamily string         `json:"tokenizer,omitempty"`
+	TokenizerFamily string         `json:"tokenizer"` // "llama" (SentencePiece) or "gpt2" (byte-level BPE): GGUF's tokenizer.ggml.model
 }
 
 // Info summarises the model. For a part of a split model it counts the
@@ -40,7 +40,7 @@ func (m *Model) Info() Info {
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, RopeTheta: c.RopeTheta, NormEps: c.NormEps,
 		SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
-		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata,
+		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {

@@ -61,7 +61,7 @@ func (l *llama2cLayout) vector(name string, n int) []float32 {
 
 // parseLlama2C reads a legacy llama2.c checkpoint. The weights are views into
 // data (copied only if data is not 4-byte aligned).
-func parseLlama2C(data []byte) (Config, *Weights, error) {
+func parseLlama2C(data []byte) (Config, *modelWeights, error) {
 	if len(data) < llama2cHeaderBytes {
 		return Config{}, nil, fmt.Errorf("%w: llama2.c checkpoint is %d bytes, shorter than its %d-byte header", ErrFormat, len(data), llama2cHeaderBytes)
 	}
@@ -98,28 +98,28 @@ func parseLlama2C(data []byte) (Config, *Weights, error) {
 	}
 
 	l := &llama2cLayout{data: data, off: llama2cHeaderBytes}
-	w := &Weights{Layers: make([]LayerWeights, c.Layers)}
+	w := &modelWeights{Layers: make([]layerWeights, c.Layers)}
 	w.TokenEmbedding = l.matrix("token_embedding_table", c.VocabSize, c.Dim)
 	// Each kind of weight is stored for all layers before the next kind.
-	perLayerVector := func(name string, n int, set func(*LayerWeights, []float32)) {
+	perLayerVector := func(name string, n int, set func(*layerWeights, []float32)) {
 		for i := range w.Layers {
 			set(&w.Layers[i], l.vector(fmt.Sprintf("%s[%d]", name, i), n))
 		}
 	}
-	perLayerMatrix := func(name string, rows, cols int, set func(*LayerWeights, *tensor.Matrix)) {
+	perLayerMatrix := func(name string, rows, cols int, set func(*layerWeights, *tensor.Matrix)) {
 		for i := range w.Layers {
 			set(&w.Layers[i], l.matrix(fmt.Sprintf("%s[%d]", name, i), rows, cols))
 		}
 	}
-	perLayerVector("rms_att_weight", c.Dim, func(lw *LayerWeights, v []float32) { lw.AttnNorm = v })
-	perLayerMatrix("wq", c.Dim, c.Dim, func(lw *LayerWeights, m *tensor.Matrix) { lw.Wq = m })
-	perLayerMatrix("wk", c.KVDim(), c.Dim, func(lw *LayerWeights, m *tensor.Matrix) { lw.Wk = m })
-	perLayerMatrix("wv", c.KVDim(), c.Dim, func(lw *LayerWeights, m *tensor.Matrix) { lw.Wv = m })
-	perLayerMatrix("wo", c.Dim, c.Dim, func(lw *LayerWeights, m *tensor.Matrix) { lw.Wo = m })
-	perLayerVector("rms_ffn_weight", c.Dim, func(lw *LayerWeights, v []float32) { lw.FFNNorm = v })
-	perLayerMatrix("w1", c.HiddenDim, c.Dim, func(lw *LayerWeights, m *tensor.Matrix) { lw.WGate = m })
-	perLayerMatrix("w2", c.Dim, c.HiddenDim, func(lw *LayerWeights, m *tensor.Matrix) { lw.WDown = m })
-	perLayerMatrix("w3", c.HiddenDim, c.Dim, func(lw *LayerWeights, m *tensor.Matrix) { lw.WUp = m })
+	perLayerVector("rms_att_weight", c.Dim, func(lw *layerWeights, v []float32) { lw.AttnNorm = v })
+	perLayerMatrix("wq", c.Dim, c.Dim, func(lw *layerWeights, m *tensor.Matrix) { lw.Wq = m })
+	perLayerMatrix("wk", c.KVDim(), c.Dim, func(lw *layerWeights, m *tensor.Matrix) { lw.Wk = m })
+	perLayerMatrix("wv", c.KVDim(), c.Dim, func(lw *layerWeights, m *tensor.Matrix) { lw.Wv = m })
+	perLayerMatrix("wo", c.Dim, c.Dim, func(lw *layerWeights, m *tensor.Matrix) { lw.Wo = m })
+	perLayerVector("rms_ffn_weight", c.Dim, func(lw *layerWeights, v []float32) { lw.FFNNorm = v })
+	perLayerMatrix("w1", c.HiddenDim, c.Dim, func(lw *layerWeights, m *tensor.Matrix) { lw.WGate = m })
+	perLayerMatrix("w2", c.Dim, c.HiddenDim, func(lw *layerWeights, m *tensor.Matrix) { lw.WDown = m })
+	perLayerMatrix("w3", c.HiddenDim, c.Dim, func(lw *layerWeights, m *tensor.Matrix) { lw.WUp = m })
 	w.OutputNorm = l.vector("rms_final_weight", c.Dim)
 	l.take("freq_cis", c.ContextLength*c.HeadDim())
 	if shared {

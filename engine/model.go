@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/wasmlm/wasmlm/tokenizer"
@@ -18,15 +19,18 @@ const (
 // Model is a loaded model: hyper-parameters, weights and tokenizer. It does
 // not change after Load, and sessions share it.
 type Model struct {
-	config       Config
-	weights      *Weights
-	tokenizer    tokenizer.Tokenizer
-	format       Format
-	arch         *architecture
-	fileSize     int            // the size of the model bytes
-	chatTemplate string         // the file's tokenizer.chat_template (Jinja source), if any
-	metadata     map[string]any // the file's own key/value metadata, for Info (GGUF only)
-	part         *Part          // which rows a part of a split model holds; nil for a whole model
+	config    Config
+	weights   *modelWeights
+	tokenizer tokenizer.Tokenizer
+	// tokenizerFamily is the tokenizer's kind: GGUF's tokenizer.ggml.model
+	// ("llama", "gpt2"); "llama" for llama2.c's.
+	tokenizerFamily string
+	format          Format
+	arch            *architecture
+	fileSize        int            // the size of the model bytes
+	chatTemplate    string         // the file's tokenizer.chat_template (Jinja source), if any
+	metadata        map[string]any // the file's own key/value metadata, for Info (GGUF only)
+	part            *Part          // which rows a part of a split model holds; nil for a whole model
 }
 
 // Config is the model's hyper-parameters.
@@ -64,7 +68,13 @@ func Load(data []byte, opts LoadOptions) (*Model, error) {
 	if opts.Part != nil {
 		return nil, fmt.Errorf("%w: LoadOptions.Part is for GGUF files", ErrInvalidOption)
 	}
-	return LoadLlama2C(data, opts.Tokenizer)
+	m, err := LoadLlama2C(data, opts.Tokenizer)
+	if errors.Is(err, ErrFormat) && !errors.Is(err, ErrTokenizerMismatch) {
+		// Not GGUF's magic, so read as llama2.c's headerless format: say
+		// so, for a damaged GGUF file.
+		return nil, fmt.Errorf("%w (the file does not start with \"GGUF\", so it was read as a llama2.c checkpoint)", err)
+	}
+	return m, err
 }
 
 // LoadGGUF reads a GGUF model (see Load).
@@ -90,7 +100,7 @@ func LoadLlama2C(checkpoint, tokenizerBin []byte) (*Model, error) {
 		return nil, fmt.Errorf("%w: tokenizer has %d tokens, model has %d", ErrTokenizerMismatch, tok.VocabSize(), c.VocabSize)
 	}
 	return &Model{
-		config: c, weights: w, tokenizer: tok, format: FormatLlama2C,
+		config: c, weights: w, tokenizer: tok, tokenizerFamily: "llama", format: FormatLlama2C,
 		arch: architectures["llama"], fileSize: len(checkpoint),
 	}, nil
 }

@@ -6,13 +6,13 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
-// Weights are a model's parameters. Matrices are (rows = outputs, cols =
+// modelWeights are a model's parameters. Matrices are (rows = outputs, cols =
 // inputs) views into the model bytes; vectors are float32 views where the file
 // stores float32, else decoded once at load (they are small). The
 // architecture's table (arch.go) says which tensor goes where.
-type Weights struct {
+type modelWeights struct {
 	TokenEmbedding *tensor.Matrix // (vocab, dim)
-	Layers         []LayerWeights
+	Layers         []layerWeights
 	OutputNorm     []float32      // (dim)
 	Output         *tensor.Matrix // (vocab, dim); the embedding itself when shared
 	// RopeFreqFactors, when present, divide each rotary pair's frequency
@@ -20,8 +20,8 @@ type Weights struct {
 	RopeFreqFactors []float32
 }
 
-// LayerWeights are one transformer block's parameters.
-type LayerWeights struct {
+// layerWeights are one transformer block's parameters.
+type layerWeights struct {
 	AttnNorm []float32      // (dim)
 	Wq       *tensor.Matrix // (heads·headDim, dim): query projection
 	Wk       *tensor.Matrix // (kvDim, dim)
@@ -39,29 +39,41 @@ type LayerWeights struct {
 // checkShapes verifies every weight against the config (and, for a part of
 // a split model, against the rows the part holds), so that the forward pass
 // can index without checks.
-func (w *Weights) checkShapes(a *architecture, c Config, part *Part) error {
+func (w *modelWeights) checkShapes(a *architecture, c Config, part *Part) error {
 	if len(w.Layers) != c.Layers {
 		return fmt.Errorf("%w: %d layers of weights, config says %d", ErrFormat, len(w.Layers), c.Layers)
 	}
 	var err error
+	present := map[string][2]int{} // per layer and group: how many present, how many in all
 	a.walk(c.Layers, func(t tensorRef) {
 		if err == nil {
 			err = w.checkShape(t, c, part)
+		}
+		if t.spec.together != "" {
+			key := fmt.Sprintf("%d %s", t.layer, t.spec.together)
+			n := present[key]
+			n[1]++
+			if (t.isMatrix() && *t.matrixIn(w) != nil) || (!t.isMatrix() && *t.vectorIn(w) != nil) {
+				n[0]++
+			}
+			present[key] = n
 		}
 	})
 	if err != nil {
 		return err
 	}
-	for i, l := range w.Layers {
-		if (l.Bq == nil) != (l.Bk == nil) || (l.Bq == nil) != (l.Bv == nil) {
-			return fmt.Errorf("%w: layer %d has some but not all of the q/k/v biases", ErrFormat, i)
+	for l := range c.Layers {
+		for _, t := range a.tensors {
+			if n := present[fmt.Sprintf("%d %s", l, t.together)]; t.together != "" && n[0] != 0 && n[0] != n[1] {
+				return fmt.Errorf("%w: layer %d has %d of its %d tensors of the %s", ErrFormat, l, n[0], n[1], t.together)
+			}
 		}
 	}
 	return nil
 }
 
 // checkShape checks one tensor: present unless optional, and of its shape.
-func (w *Weights) checkShape(t tensorRef, c Config, part *Part) error {
+func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
 	rows, cols := c.size(t.spec.rows), c.size(t.spec.cols)
 	if part != nil && t.spec.split {
 		rows = part.Rows(Axis(t.spec.rows)).Len()
@@ -88,8 +100,8 @@ func (w *Weights) checkShape(t tensorRef, c Config, part *Part) error {
 
 // cut returns weights whose split tensors are views of the rows part
 // selects of w's (whole) tensors; the others are w's own.
-func (w *Weights) cut(a *architecture, part *Part) (*Weights, error) {
-	out := &Weights{Layers: make([]LayerWeights, len(w.Layers))}
+func (w *modelWeights) cut(a *architecture, part *Part) (*modelWeights, error) {
+	out := &modelWeights{Layers: make([]layerWeights, len(w.Layers))}
 	var err error
 	a.walk(len(w.Layers), func(t tensorRef) {
 		var s Span

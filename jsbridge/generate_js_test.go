@@ -267,7 +267,7 @@ func TestChat(t *testing.T) {
 		{js.ValueOf([]any{map[string]any{"role": "user", "content": 5}}), "messages[0].content must be a string or an array of text parts, got 5"},
 		{js.ValueOf([]any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image_url"}}}}), `messages[0].content[0] must be a text part`},
 		{js.ValueOf([]any{map[string]any{"role": "wizard", "content": "x"}}), `role "wizard"`},
-		{js.ValueOf([]any{}), "no messages"},
+		{js.ValueOf([]any{}), "messages must hold at least one message"},
 	} {
 		_, err := call(t, b, "chat", c.msgs, greedy(2))
 		var je *jsError

@@ -143,6 +143,9 @@ func (b *Binding) parseMessages(v js.Value) ([]chat.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n == 0 {
+		return nil, invalid("messages", "must hold at least one message")
+	}
 	msgs := make([]chat.Message, n)
 	for i := range msgs {
 		m := b.get(v, i)

@@ -104,6 +104,9 @@ func (p Params) Validate(vocabSize int) error {
 	}
 	// Sorted ids make the reported offender the same on every run, whatever
 	// order the map iterates in.
+	if len(p.LogitBias) == 0 {
+		return nil // (sorting no keys would still allocate)
+	}
 	for _, id := range slices.Sorted(maps.Keys(p.LogitBias)) {
 		v := p.LogitBias[id]
 		field := fmt.Sprintf("logit_bias[%d]", id)

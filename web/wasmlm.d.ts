@@ -66,7 +66,8 @@ export interface ModelInfo {
   eosTokenId: number;
   /** GGUF metadata (long arrays summarised). */
   metadata?: Record<string, unknown>;
-  tokenizer?: string;
+  /** The tokenizer's kind: "llama" (SentencePiece) or "gpt2" (byte-level BPE), GGUF's tokenizer.ggml.model. */
+  tokenizer: string;
   /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
   chatTemplate: string | null;
   /** The positions this model's session holds. */

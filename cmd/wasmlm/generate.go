@@ -55,15 +55,21 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def := engine.DefaultGenerateOptions() // the JS API's defaults too
+	// decimal is a float32 default as the decimal it was written as (0.8,
+	// not 0.800000011920929), for -h.
+	decimal := func(f float32) float64 {
+		d, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64) // cannot fail: a float's own digits
+		return d
+	}
 	var (
 		mf       modelFlags
 		prompt   = fs.String("p", "", "prompt (empty: start from BOS)")
 		maxTok   = fs.Int("n", def.MaxTokens, "maximum tokens to generate (0: until the context is full)")
-		temp     = fs.Float64("temp", float64(def.Sampling.Temperature), "temperature; 0 is greedy (ties go to the lowest id)")
+		temp     = fs.Float64("temp", decimal(def.Sampling.Temperature), "temperature; 0 is greedy (ties go to the lowest id)")
 		topK     = fs.Int("top-k", def.Sampling.TopK, "keep the K most likely tokens (0: off)")
-		topP     = fs.Float64("top-p", float64(def.Sampling.TopP), "nucleus sampling threshold in (0, 1] (1: off)")
-		minP     = fs.Float64("min-p", float64(def.Sampling.MinP), "drop tokens less likely than min-p × the most likely (0: off)")
-		repeat   = fs.Float64("repeat-penalty", float64(def.Sampling.RepeatPenalty), "penalty for tokens among the last 64 (1: off)")
+		topP     = fs.Float64("top-p", decimal(def.Sampling.TopP), "nucleus sampling threshold in [0, 1] (0 or 1: off)")
+		minP     = fs.Float64("min-p", decimal(def.Sampling.MinP), "drop tokens less likely than min-p × the most likely, in [0, 1] (0: off)")
+		repeat   = fs.Float64("repeat-penalty", decimal(def.Sampling.RepeatPenalty), "penalty for tokens among the last 64 (0 or 1: off)")
 		seed     = fs.Int64("seed", -1, "random seed (-1: from the clock; printed on stderr)")
 		stops    stringList
 		jsonOut  = fs.Bool("json", false, "print one JSON object instead of streaming text")
@@ -94,9 +100,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			RepeatPenalty: float32(*repeat), Seed: s,
 		},
 	}
-	for _, f := range []float64{*temp, *topP, *minP, *repeat} {
-		if math.Abs(f) > math.MaxFloat32 {
-			fmt.Fprintf(stderr, "generate: %v is too large\n", f)
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"-temp", *temp}, {"-top-p", *topP}, {"-min-p", *minP}, {"-repeat-penalty", *repeat}} {
+		if !(math.Abs(f.v) <= math.MaxFloat32) {
+			fmt.Fprintf(stderr, "generate: %s must be a finite number of float32 range, got %v\n", f.flag, f.v)
 			return exitUsage
 		}
 	}
@@ -114,6 +123,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit})
 	if err != nil {
 		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
+		if errors.Is(err, engine.ErrInvalidOption) {
+			return exitUsage // -ctx beyond what the model holds
+		}
 		return exitError
 	}
 	var onToken engine.TokenFunc

@@ -31,7 +31,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	ctx, err := f.Uint32(arch + ".context_length")
+	contextLength, err := f.Uint32(arch + ".context_length")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +41,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(arch, ctx, heads)
+	fmt.Println(arch, contextLength, heads)
 	_, err = f.Float32("llama.context_length")
 	fmt.Println(err)
 	for _, t := range f.Tensors() {

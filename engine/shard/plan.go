@@ -1,13 +1,14 @@
 // Package shard splits a model across workers (Web Workers in a browser) so
 // that each holds part of the weights and computes part of every layer, and
-// the workers together produce exactly the tokens one worker would.
+// the workers together produce exactly the tokens one worker would. Each
+// worker's part of the model is a shard (Part).
 //
 // Every matrix is split by output rows, never by columns: a row's dot
-// product is then computed whole, by one part, exactly as an unsplit model
-// computes it, and the parts only have to gather each other's slices of the
+// product is then computed whole, by one shard, exactly as a whole model
+// computes it, and the shards only have to gather each other's slices of the
 // outputs. (Splitting columns, as Megatron-style tensor parallelism does,
 // would sum partial dot products in a different order and change the bits.)
-// Part i of n computes
+// Shard i of n computes
 //
 //   - attention: kv heads split(KVHeads, i, n) and the query heads that use
 //     them (their GQA groups): those rows of Wq, Wk, Wv, the KV cache of
@@ -20,26 +21,27 @@
 // Which tensors split along which axis is the engine's architecture table
 // (engine.Model.Tensors); this package decides where the cuts fall.
 //
-// Each part keeps the whole residual stream and computes the RMS norms
-// itself (identically). Per token the parts gather (the engine.Peers this
-// package implements): the embedding row (from its owner), then in every
-// layer the attention output, the SwiGLU activation and WDown's output, and
-// at the end the logits (to part 0 only, which samples). Every part holds
-// and computes all of Wo, the smallest matrix of a layer (Dim² of its 2·Dim²
-// + 2·Dim·KVDim + 3·Dim·HiddenDim weights): splitting it would cost one more
-// gather per layer, and in a browser a gather (≈ 0.2 ms measured) costs more
-// than the rows of Wo it would spare up to Dim ≈ 2048 (1B-parameter
-// models), about as much there, and a little less above. Part 0 leads: it
-// runs the generation and tells the others, step by step, what to compute
-// (see Session.Follow).
+// Each shard keeps the whole residual stream and computes the RMS norms
+// itself (identically). Per token the shards gather, through the
+// engine.Peers this package implements: the embedding row (from its owner),
+// then in every layer the attention output, the SwiGLU activation and
+// WDown's output, and at the end the logits (to shard 0 only, which
+// samples). Every shard holds and computes all of Wo, the smallest matrix
+// of a layer (Dim² of its 2·Dim² + 2·Dim·KVDim + 3·Dim·HiddenDim weights):
+// splitting it would cost one more gather per layer, and in a browser a
+// gather (0.09–0.17 ms measured; see web/README.md) costs more than the rows
+// of Wo it would spare up to Dim ≈ 2048 (1B-parameter models), about as
+// much there, and a little less above. Shard 0 leads: it runs the
+// generation and tells the others, step by step, what to compute (see
+// Session.Follow).
 //
 // split(total, i, n) is [⌊i·total/n⌋, ⌊(i+1)·total/n⌋): contiguous, the sizes
-// differ by at most one. When n does not divide KVHeads the later parts get
+// differ by at most one. When n does not divide KVHeads the later shards get
 // one kv head (one GQA group) more. A model splits into at most KVHeads
-// parts.
+// shards.
 //
-// The parts talk through an Exchange, which only moves float32 messages:
-// NewLocalExchange connects parts within one process over channels (each on
+// The shards talk through an Exchange, which only moves float32 messages:
+// NewLocalExchange connects shards within one process over channels (each on
 // its own goroutine, natively on its own core); jsbridge connects Web
 // Workers over MessagePorts.
 package shard
