@@ -66,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
 		out      = fs.String("out", "", "results file (default: bench/results.json in full mode, bench/results-quick.json in quick mode)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
+		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
 		set      = Settings{Method: "load the model, warm up (generate rounds of 8 tokens for warmup_ms), then a greedy generation of max_tokens tokens after a prompt of prompt_tokens tokens, with the end-of-generation tokens banned (native and Node) or muted in the model (generated models), so every run generates them all; decode tokens/s is (generated - 1) / the time from the first to the last token, prefill tokens/s is the prompt's rate, TTFT is from the call to the first token"}
 	)
@@ -77,6 +78,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if *compare != "" {
+		files := strings.Split(*compare, ",")
+		if len(files) != 2 {
+			fmt.Fprintf(stderr, "benchrun: -compare takes two results files, BEFORE,AFTER\n")
+			return 2
+		}
+		var reps [2]Report
+		for i, f := range files {
+			var err error
+			if reps[i], err = readReport(f); err != nil {
+				fmt.Fprintf(stderr, "benchrun: %v\n", err)
+				return 1
+			}
+		}
+		printComparison(stdout, compareRuns(reps[0], reps[1]))
+		return 0
 	}
 	if *printOf != "" {
 		rep, err := readReport(*printOf)

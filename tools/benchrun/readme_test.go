@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -194,5 +195,63 @@ func TestREADMESIMDSpeedupIsResults(t *testing.T) {
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		assert.Contains(t, strings.Join(strings.Fields(string(b)), " "), want, file)
+	}
+}
+
+// README.md's history: decode speed before and after issue 10, per host, is
+// what -compare computes from the two runs kept in bench/history.
+func TestREADMEHistoryIsBenchHistory(t *testing.T) {
+	before, err := readReport("../../bench/history/2026-11-30-before-issue10.json")
+	require.NoError(t, err)
+	after, err := readReport("../../bench/history/2026-11-30-after-issue10.json")
+	require.NoError(t, err)
+	want := compareRuns(before, after)
+	rows := markdownTable(t, "../../README.md", "Before and after issue 10")
+	require.Len(t, rows, len(want))
+	for i, c := range want {
+		row := rows[i]
+		require.Len(t, row, 6, "%v", row)
+		assert.Equal(t, c.Host, row[0])
+		assert.Equal(t, strconv.Itoa(c.Models), row[1], c.Host)
+		sameNumber(t, c.Before, row[2], "", c.Host+" before")
+		sameNumber(t, c.After, row[3], "", c.Host+" after")
+		sameNumber(t, c.Ratio, row[4], "×", c.Host+" ratio")
+		lo, hi, ok := strings.Cut(strings.TrimSuffix(row[5], "×"), "–")
+		require.True(t, ok, "%s: %q is a range", c.Host, row[5])
+		sameNumber(t, c.MinRatio, lo, "", c.Host+" lowest ratio")
+		sameNumber(t, c.MaxRatio, hi, "", c.Host+" highest ratio")
+	}
+}
+
+// compareRuns takes geometric means over the models both runs have, per host.
+func TestCompareRuns(t *testing.T) {
+	r := func(host, model string, v float64) Result {
+		return Result{Host: host, Model: model, DecodeTokensPerSecond: v}
+	}
+	before := Report{Results: []Result{r("native", "a", 10), r("native", "b", 40), r("wasm", "a", 5), r("native", "gone", 1)}}
+	after := Report{Results: []Result{r("native", "a", 20), r("native", "b", 40), r("wasm", "a", 4), r("wasm", "new", 9)}}
+	got := compareRuns(before, after)
+	require.Len(t, got, 2)
+	assert.Equal(t, "native", got[0].Host)
+	assert.Equal(t, 2, got[0].Models)
+	assert.InDelta(t, 20, got[0].Before, 1e-9) // √(10·40)
+	assert.InDelta(t, math.Sqrt(800), got[0].After, 1e-9)
+	assert.InDelta(t, math.Sqrt2, got[0].Ratio, 1e-9)
+	assert.Equal(t, []float64{1, 2}, []float64{got[0].MinRatio, got[0].MaxRatio})
+	assert.Equal(t, runChange{Host: "wasm", Models: 1, Before: 5, After: 4, Ratio: 0.8, MinRatio: 0.8, MaxRatio: 0.8}, got[1])
+}
+
+// The README's two more chromium-simd pairs of issue 10's history.
+func TestREADMEHistoryRepeats(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, n := range []string{"2", "3"} {
+		before, err := readReport("../../bench/history/2026-11-30-before-issue10-chromium-simd-" + n + ".json")
+		require.NoError(t, err)
+		after, err := readReport("../../bench/history/2026-11-30-after-issue10-chromium-simd-" + n + ".json")
+		require.NoError(t, err)
+		c := compareRuns(before, after)
+		require.Len(t, c, 1)
+		assert.Contains(t, string(readme), strconv.FormatFloat(c[0].Ratio, 'f', 2, 64)+"×", "pair %s", n)
 	}
 }
