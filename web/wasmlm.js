@@ -377,19 +377,27 @@ export class WasmLM {
     return this.#start(message, signal).result;
   }
 
-  /** Starts a generation: {result, abort}. onChunk receives each streamed chunk. */
+  /**
+   * Starts a generation: {result, abort}. onChunk receives each streamed chunk.
+   *
+   * A signal that is already aborted travels in the request itself
+   * (aborted: true), so that the worker hands Go a signal that is aborted
+   * from the start and the generation ends before its first token. Posted as
+   * a separate abort message, it would reach the worker only after the Go
+   * side had started generating, and Go yields to the worker's event loop
+   * only after a token (or 2 ms of prompt): one token, sometimes none.
+   */
   #start(message, signal, onChunk) {
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       const result = Promise.reject(new TypeError('wasmlm: signal must be an AbortSignal'));
       return { result, abort: () => {} };
     }
     let id = 0;
-    let result = this.#request(message, [], onChunk, (i) => { id = i; });
+    let result = this.#request({ ...message, aborted: signal?.aborted === true }, [], onChunk, (i) => { id = i; });
     if (this.#followers.length > 0) result = result.then((r) => this.#withFollowersMemory(r));
     const abort = () => this.#abort(id);
-    if (signal) {
-      if (signal.aborted) abort(); // the worker sees the request, then the abort
-      else signal.addEventListener('abort', abort, { once: true });
+    if (signal && !signal.aborted) {
+      signal.addEventListener('abort', abort, { once: true });
       const off = () => signal.removeEventListener('abort', abort);
       result.then(off, off);
     }

@@ -8,7 +8,10 @@
 //                                         the SIMD kernels (a Module, or null and why not)
 //   load      {model, tokenizer, contextLength, peers}
 //   call      {method, args}              info, tokenize, detokenize
-//   generate  {prompt, options}           stream {prompt, options}   chat {messages, options, openai}
+//   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
+//   chat      {messages, options, openai, aborted}
+//             aborted: the page's signal was aborted before the call, so the generation's
+//             signal is aborted from the start (Go then generates nothing)
 //   abort     {id}                        abort generation id (also while it waits its turn)
 // A model split across workers (the load option workers; see jsbridge's Binding):
 //   shard     {index, count}              the worker holding the whole model: a GGUF file of that
@@ -147,7 +150,10 @@ self.onmessage = async (e) => {
     return;
   }
   // Registered before any await, so an abort that follows at once finds it.
+  // A signal the page saw aborted before the call is aborted here before Go
+  // sees it: an abort message would arrive only after Go's first token.
   const controller = new AbortController();
+  if (m.aborted) controller.abort();
   controllers.set(m.id, controller);
   try {
     const value = await handle(m, controller.signal);
