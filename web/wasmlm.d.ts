@@ -21,7 +21,7 @@ export interface LoadOptions {
   cache?: boolean;
   /** Positions the session holds; 0 or omitted: the model's, at most 4096. */
   contextLength?: number;
-  /** Aborts the download. */
+  /** Aborts the download: the load rejects with code 'aborted'. */
   signal?: AbortSignal;
   /** The model's name in chat completions (default: the file's name). */
   name?: string;
@@ -262,17 +262,38 @@ export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompleti
 }
 
 /**
- * Errors from the model carry a code: "invalid_argument", "invalid_model" (the file is malformed),
- * "unsupported_model" (a well-formed model this engine cannot run), "no_model", "prompt_too_long",
- * "busy", "js_exception", "internal", "exchange_failed" (the workers of a split model could not exchange
- * activations; the model may have to be loaded again), ...
+ * The code of every error wasmlm.js rejects with. The engine's (Go's engine.CodeOf and the
+ * bridge's), the same in every host, and the page's own for what fails around the engine.
+ */
+export type ErrorCode =
+  | 'invalid_argument'  // an argument or option is wrong (field and param name it): fix the call
+  | 'invalid_model'     // the model's bytes are malformed, truncated or inconsistent
+  | 'unsupported_model' // a well-formed model this engine cannot run (architecture, tensor type, tokenizer)
+  | 'prompt_too_long'   // the prompt does not fit in the context
+  | 'no_model'          // the model was unloaded (every call after unload(), and those it cut short)
+  | 'js_exception'      // your code threw: a callback (onProgress), a getter of an argument
+  | 'exchange_failed'   // the workers of a split model lost touch: load the model again
+  | 'busy'              // the engine was generating already (the page queues instead; not seen there)
+  | 'internal'          // a bug: the call failed in a way it never should; the runtime goes on
+  | 'fetch_failed'      // the model, its tokenizer or wasmlm.wasm could not be read: an HTTP error status
+                        // (then status), the network, an unreadable Blob
+  | 'worker_failed'     // a worker could not start (refused, wasmlm.worker.js or wasmlm.wasm missing or
+                        // broken) or died (the Go program stopped, an uncaught error): load the model again
+  | 'aborted'           // the load's signal aborted it (the Error's name is 'AbortError', its cause the reason)
+  | 'error';            // anything else
+
+/**
+ * Every rejection of wasmlm.js is an Error with a code. Generations aborted by their signal do
+ * not reject: they resolve with finishReason "abort".
  */
 export interface WasmLMError extends Error {
-  code: string;
+  code: ErrorCode;
   /** For an invalid option or argument: its name ("topK", "stop[1]"; in chat.completions.create, OpenAI's: "top_k"). */
   field?: string;
   /** The same name as OpenAI's API spells it ("top_k", "stop[1]"). */
   param?: string;
+  /** With code fetch_failed: the HTTP status of the response, when there was one. */
+  status?: number;
 }
 
 export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string };

@@ -88,14 +88,27 @@ const created = Symbol('WasmLM constructor');
 let compiled = null;
 let compiledKernels = null;
 
-/** Fetches and compiles the WebAssembly module at url. */
+/**
+ * Fetches and compiles the WebAssembly module at url. A failed download
+ * rejects with code fetch_failed, a module that does not compile with
+ * worker_failed (the engine cannot start).
+ */
 async function compileURL(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim());
-  if (WebAssembly.compileStreaming && (res.headers.get('content-type') || '').startsWith('application/wasm')) {
-    return WebAssembly.compileStreaming(res);
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (err) {
+    throw codedError('fetch_failed', `wasmlm: fetching ${url} failed: ${err?.message ?? err}`, { cause: err });
   }
-  return WebAssembly.compile(await res.arrayBuffer()); // a host that serves .wasm with another MIME type
+  if (!res.ok) throw httpError(url, res);
+  try {
+    if (WebAssembly.compileStreaming && (res.headers.get('content-type') || '').startsWith('application/wasm')) {
+      return await WebAssembly.compileStreaming(res);
+    }
+    return await WebAssembly.compile(await res.arrayBuffer()); // a host that serves .wasm with another MIME type
+  } catch (err) {
+    throw codedError('worker_failed', `wasmlm: ${url} did not compile: ${err?.message ?? err}`, { cause: err });
+  }
 }
 
 function compileWasm() {
@@ -115,7 +128,7 @@ function compileKernels() {
     (module) => ({ module }),
     (err) => {
       compiledKernels = null; // tried again by the next load
-      return { module: null, reason: `the SIMD kernels did not load: ${err?.message ?? err}` };
+      return { module: null, reason: `the SIMD kernels did not load: ${String(err?.message ?? err).replace(/^wasmlm: /, '')}` };
     },
   );
   return compiledKernels;
@@ -126,8 +139,7 @@ function compileKernels() {
  * and, for an invalid option, the option's name (field; param: OpenAI's spelling).
  */
 function wasmlmError(e) {
-  const err = new Error(e.message);
-  err.code = e.code ?? 'error';
+  const err = codedError(e.code || 'error', e.message);
   if (e.field !== undefined) Object.assign(err, { field: e.field, param: e.param });
   return err;
 }
@@ -160,26 +172,48 @@ export class WasmLM {
    * number of workers to split the model across, or 'auto' (autoWorkers).
    */
   static async load(source, options = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError('wasmlm: load options must be an object');
+    try {
+      return await WasmLM.#load(source, options);
+    } catch (err) {
+      throw withCode(err);
+    }
+  }
+
+  static async #load(source, options) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw argumentError('options', `must be an object, got ${describe(options)}`);
+    }
     for (const k of Object.keys(options)) {
-      if (!LOAD_OPTIONS.includes(k)) throw new TypeError(`wasmlm: unknown load option "${k}" (known: ${LOAD_OPTIONS.join(', ')})`);
+      if (!LOAD_OPTIONS.includes(k)) {
+        throw invalidCall(`unknown load option "${k}" (known: ${LOAD_OPTIONS.join(', ')})`);
+      }
     }
     const { onProgress, cache = true, contextLength, signal, simd = true, workers = 'auto' } = options;
-    if (onProgress != null && typeof onProgress !== 'function') throw new TypeError('wasmlm: onProgress must be a function');
-    if (typeof simd !== 'boolean') throw new TypeError(`wasmlm: simd must be a boolean, got ${describe(simd)}`);
-    if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
-      throw new TypeError(`wasmlm: workers must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
+    if (onProgress != null && typeof onProgress !== 'function') {
+      throw argumentError('onProgress', `must be a function, got ${describe(onProgress)}`);
     }
+    if (typeof cache !== 'boolean') throw argumentError('cache', `must be a boolean, got ${describe(cache)}`);
+    if (typeof simd !== 'boolean') throw argumentError('simd', `must be a boolean, got ${describe(simd)}`);
+    if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
+      throw argumentError('workers', `must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
+    }
+    if (options.name != null && typeof options.name !== 'string') {
+      throw argumentError('name', `must be a string, got ${describe(options.name)}`);
+    }
+    checkSignal(signal);
     const tokenizer = options.tokenizer;
-    let name = options.name;
+    let name = options.name ?? undefined;
     if (source == null) {
       source = DEFAULT_MODEL.model;
       name ??= DEFAULT_MODEL.name;
     }
-    name ??= sourceName(source);
-    signal?.throwIfAborted();
+    // Wrong sources reject before a worker starts.
+    const model = checkSource(source, 'source');
+    const tok = tokenizer == null ? null : checkSource(tokenizer, 'tokenizer');
+    name ??= sourceName(model);
+    if (signal?.aborted) throw abortError(signal);
 
-    const worker = new Worker(WORKER_URL, { name: 'wasmlm' });
+    const worker = newWorker('wasmlm');
     const lm = new WasmLM(created, worker, name);
     try {
       // The worker starts the Go program while the model downloads.
@@ -190,13 +224,13 @@ export class WasmLM {
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
       if (workers !== 'auto') lm.#startFollowers(workers - 1, boot); // they boot while the model downloads
       const progress = new Progress(onProgress, tokenizer == null ? 1 : 2);
-      const [model, tok] = await Promise.all([
-        readSource(source, 'model', progress.part(0), { cache, signal }),
-        tokenizer == null ? null : readSource(tokenizer, 'tokenizer', progress.part(1), { cache, signal }),
+      const [modelBytes, tokBytes] = await Promise.all([
+        readSource(model, 'model', progress.part(0), { cache, signal }),
+        tok == null ? null : readSource(tok, 'tokenizer', progress.part(1), { cache, signal }),
       ]);
       await booted;
-      const transfer = [model, tok].filter((s) => s?.owned).map((s) => s.bytes.buffer);
-      lm.#info = await lm.#request({ type: 'load', model: model.bytes, tokenizer: tok?.bytes, contextLength }, transfer);
+      const transfer = [modelBytes, tokBytes].filter((s) => s?.owned).map((s) => s.bytes.buffer);
+      lm.#info = await lm.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength }, transfer);
       let n = workers;
       if (n === 'auto') {
         n = autoWorkers(lm.#info, navigator.hardwareConcurrency);
@@ -250,9 +284,9 @@ export class WasmLM {
     return this.#iterable({ type: 'stream', prompt, options: opts }, signal, (chunk) => chunk);
   }
 
-  /** Stops the worker(s) and frees the model; later calls reject. */
+  /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */
   unload() {
-    this.#fail('wasmlm: the model was unloaded');
+    this.#fail('no_model', 'wasmlm: the model was unloaded');
   }
 
   // --- a model split across workers ----------------------------------------
@@ -260,7 +294,7 @@ export class WasmLM {
   /** Creates and boots the workers of shards 1..count (boot: the boot message). */
   #startFollowers(count, boot) {
     for (let i = 1; i <= count; i++) {
-      const f = new Follower(i, (why) => this.#fail(`wasmlm: worker ${i} of ${count + 1} failed: ${why}; load the model again`));
+      const f = new Follower(i, (why) => this.#fail('worker_failed', `wasmlm: worker ${i} of ${count + 1} failed: ${why}; load the model again`));
       f.booted = boot.then((message) => f.request(message));
       f.booted.catch(() => {}); // awaited by #split
       this.#followers.push(f);
@@ -294,7 +328,7 @@ export class WasmLM {
       }
     }
     const own = (i) => ports[i].filter((p) => p !== null);
-    const fresh = new Worker(WORKER_URL, { name: 'wasmlm' });
+    const fresh = newWorker('wasmlm');
     this.#listen(fresh);
     const freshBooted = boot.then((message) => this.#request(message, [], undefined, undefined, fresh));
     freshBooted.catch(() => {}); // awaited below
@@ -325,9 +359,11 @@ export class WasmLM {
   // --- OpenAI-shaped chat ---------------------------------------------------
 
   async #chatCreate(body, requestOptions = {}) {
-    if (body === null || typeof body !== 'object') throw new TypeError('wasmlm: create() takes a request object {messages, ...}');
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw invalidCall(`create() takes a request object {messages, ...}, got ${describe(body)}`);
+    }
     const { messages, stream = false, stream_options: streamOptions, n, signal: bodySignal } = body;
-    if (n != null && n !== 1) throw new Error('wasmlm: only n = 1 is supported');
+    if (n != null && n !== 1) throw argumentError('n', `must be 1 (one choice per request), got ${describe(n)}`);
     const options = {};
     for (const [key, name] of Object.entries(OPENAI_PARAMS)) {
       if (body[key] != null) options[name] = body[key];
@@ -388,9 +424,10 @@ export class WasmLM {
    * only after a token (or 2 ms of prompt): one token, sometimes none.
    */
   #start(message, signal, onChunk) {
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      const result = Promise.reject(new TypeError('wasmlm: signal must be an AbortSignal'));
-      return { result, abort: () => {} };
+    try {
+      checkSignal(signal);
+    } catch (err) {
+      return { result: Promise.reject(err), abort: () => {} };
     }
     let id = 0;
     let result = this.#request({ ...message, aborted: signal?.aborted === true }, [], onChunk, (i) => { id = i; });
@@ -443,23 +480,25 @@ export class WasmLM {
     worker.onmessage = (e) => this.#receive(e.data);
     worker.onerror = (e) => {
       e.preventDefault(); // reported through the rejected calls instead
-      this.#fail(`wasmlm: the worker failed: ${e.message || 'script error (is wasmlm.worker.js served?)'}`);
+      this.#fail('worker_failed', `wasmlm: the worker failed: ${e.message || 'script error (is wasmlm.worker.js served?)'}`);
     };
-    worker.onmessageerror = () => this.#fail('wasmlm: a message from the worker could not be read');
+    worker.onmessageerror = () => this.#fail('worker_failed', 'wasmlm: a message from the worker could not be read');
   }
 
   /** Posts a request to the worker (or to worker); resolves with its result. */
   #request(message, transfer = [], onChunk, onID, worker = this.#worker) {
-    if (this.#dead) return Promise.reject(new Error(this.#dead));
+    if (this.#dead) return Promise.reject(codedError(this.#dead.code, this.#dead.message));
     const id = this.#nextID++;
     onID?.(id);
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onChunk });
       try {
         worker.postMessage({ ...message, id }, transfer);
-      } catch (err) { // a function or other uncloneable value in the arguments
+      } catch (err) {
         this.#pending.delete(id);
-        reject(new TypeError(`wasmlm: the arguments cannot be sent to the worker: ${err.message}`));
+        reject(err?.name === 'DataCloneError' // a function or another uncloneable value in the arguments
+          ? invalidCall(`the arguments cannot be sent to the worker: ${err.message}`, { cause: err })
+          : codedError('js_exception', `wasmlm: JavaScript threw while the arguments were copied: ${describeThrown(err)}`, { cause: err }));
       }
     });
   }
@@ -480,7 +519,7 @@ export class WasmLM {
   #receive(m) {
     const p = this.#pending.get(m.id);
     if (m.type === 'fatal') {
-      this.#fail(`wasmlm: the WebAssembly runtime stopped: ${m.message}`);
+      this.#fail('worker_failed', `wasmlm: the WebAssembly runtime stopped: ${m.message}`);
       return;
     }
     if (!p) return;
@@ -493,13 +532,13 @@ export class WasmLM {
     else p.resolve(m.value);
   }
 
-  /** Ends the worker and rejects every pending call with why. */
-  #fail(why) {
+  /** Ends the worker and rejects every pending and later call with an Error of code and message why. */
+  #fail(code, why) {
     if (this.#dead) return;
-    this.#dead = why;
+    this.#dead = { code, message: why };
     this.#worker.terminate();
-    for (const f of this.#followers) f.terminate(why);
-    for (const p of this.#pending.values()) p.reject(new Error(why));
+    for (const f of this.#followers) f.terminate(code, why);
+    for (const p of this.#pending.values()) p.reject(codedError(code, why));
     this.#pending.clear();
   }
 }
@@ -519,10 +558,10 @@ class Follower {
 
   constructor(index, onFail) {
     this.index = index;
-    this.#worker = new Worker(WORKER_URL, { name: `wasmlm-${index}` });
+    this.#worker = newWorker(`wasmlm-${index}`);
     const fail = (why) => {
       if (this.#dead) return;
-      this.terminate(why);
+      this.terminate('worker_failed', why);
       onFail(why);
     };
     this.#worker.onmessage = (e) => {
@@ -545,7 +584,7 @@ class Follower {
   }
 
   request(message, transfer = []) {
-    if (this.#dead) return Promise.reject(new Error(this.#dead));
+    if (this.#dead) return Promise.reject(codedError(this.#dead.code, this.#dead.message));
     const id = this.#nextID++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -553,20 +592,80 @@ class Follower {
     });
   }
 
-  terminate(why) {
+  terminate(code, why) {
     if (this.#dead) return;
-    this.#dead = why;
+    this.#dead = { code, message: why };
     this.#worker.terminate();
-    for (const p of this.#pending.values()) p.reject(new Error(why));
+    for (const p of this.#pending.values()) p.reject(codedError(code, why));
     this.#pending.clear();
   }
 }
 
-/** An Error with a code, as the worker's errors have. */
-function codedError(code, message) {
-  const err = new Error(message);
+// --- errors -----------------------------------------------------------------
+//
+// Every rejection is an Error with a code (web/README.md, "Errors"): the Go
+// side's (engine.CodeOf's, such as invalid_argument and invalid_model, and
+// the bridge's no_model and js_exception) and the page's own for what fails
+// around the engine: fetch_failed, worker_failed, aborted. An invalid
+// argument or option also has field and param, as the Go side sets them.
+
+/** An Error (or TypeError, with type) with code and more properties. */
+function codedError(code, message, props, type = Error) {
+  const err = new type(message, props?.cause === undefined ? undefined : { cause: props.cause });
   err.code = code;
+  for (const [k, v] of Object.entries(props ?? {})) if (k !== 'cause') err[k] = v;
   return err;
+}
+
+/**
+ * The error of an argument or option named field whose value is wrong
+ * (problem: "must be a boolean, got 5"), as the Go side words it: code
+ * invalid_argument, field (the JavaScript name), param (snake_case).
+ */
+function argumentError(field, problem) {
+  const param = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return codedError('invalid_argument', `wasmlm: invalid argument: ${field} ${problem}`, { field, param, problem }, TypeError);
+}
+
+/** The error of a call that is wrong as a whole, not in one argument. */
+function invalidCall(problem, props) {
+  return codedError('invalid_argument', `wasmlm: invalid argument: ${problem}`, props, TypeError);
+}
+
+/** The error of a load whose signal aborted: an AbortError, with the signal's reason as its cause. */
+function abortError(signal) {
+  return codedError('aborted', 'wasmlm: the load was aborted', { name: 'AbortError', cause: signal.reason });
+}
+
+/** The error of a response with an HTTP error status. */
+function httpError(url, res) {
+  return codedError('fetch_failed', `wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim(), { status: res.status });
+}
+
+/**
+ * err with a code: err itself when it has one, else an Error of code
+ * "error" (engine.CodeOf's "anything else") with err as its cause. Every
+ * path this module knows of gives its own code; this is the safety net.
+ */
+function withCode(err) {
+  if (err instanceof Error && typeof err.code === 'string' && err.code !== '') return err;
+  return codedError('error', `wasmlm: ${err?.message ?? err}`, { cause: err });
+}
+
+/** A new worker running wasmlm.worker.js; code worker_failed when the browser refuses (a Content-Security-Policy, say). */
+function newWorker(name) {
+  try {
+    return new Worker(WORKER_URL, { name });
+  } catch (err) {
+    throw codedError('worker_failed', `wasmlm: the worker could not start: ${err?.message ?? err}`, { cause: err });
+  }
+}
+
+/** Checks a signal option: undefined or an AbortSignal. */
+function checkSignal(signal) {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw argumentError('signal', `must be an AbortSignal, got ${describe(signal)}`);
+  }
 }
 
 /** Separates the AbortSignal (which cannot cross to the worker) from the options. */
@@ -578,12 +677,16 @@ function splitSignal(options) {
   return [rest, signal ?? undefined];
 }
 
-/** A model name from its source: the file's name, or the URL's last part. */
+/** A model name from its source (checked): the file's name, or the URL's last part. */
 function sourceName(source) {
   if (typeof Blob !== 'undefined' && source instanceof Blob) return source.name || 'model';
-  if (typeof source === 'string' || source instanceof URL) {
-    const path = new URL(source, globalThis.location?.href).pathname;
-    return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)) || 'model';
+  if (source instanceof URL) {
+    const path = source.pathname;
+    try {
+      return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)) || 'model';
+    } catch {
+      return 'model'; // a malformed %-escape
+    }
   }
   return 'model';
 }
@@ -605,46 +708,100 @@ class Progress {
       Object.assign(this.parts[i], { loaded, total, cached });
       if (!this.onProgress) return;
       const known = this.parts.every((p) => p.total !== undefined);
-      this.onProgress({
+      const progress = {
         loaded: this.parts.reduce((s, p) => s + p.loaded, 0),
         total: known ? this.parts.reduce((s, p) => s + p.total, 0) : undefined,
         cached: this.parts.every((p) => p.cached),
-      });
+      };
+      try {
+        this.onProgress(progress);
+      } catch (err) { // as the Go side reports a callback that threw
+        throw codedError('js_exception', `wasmlm: JavaScript threw in onProgress: ${describeThrown(err)}`, { cause: err });
+      }
     };
   }
 }
 
 /**
- * Reads a model source into bytes. owned is true when the bytes are ours
- * (downloaded, read from a Blob, or copied from a view) and can be
- * transferred to the worker without a copy; an ArrayBuffer the caller owns
- * is copied instead, so the caller's buffer is never detached.
+ * Checks a model or tokenizer source (the argument or option field): a URL
+ * (a string is resolved against the page, and returned as a URL), an
+ * ArrayBuffer, a typed array or a Blob.
  */
-async function readSource(source, what, report, { cache, signal }) {
+function checkSource(source, field) {
   if (typeof source === 'string' || source instanceof URL) {
-    const bytes = await download(new URL(source, globalThis.location?.href).href, report, { cache, signal });
-    return { bytes, owned: true };
+    try {
+      return new URL(source, globalThis.location?.href);
+    } catch {
+      throw argumentError(field, `is not a valid URL: ${describe(String(source))}`);
+    }
   }
-  if (source instanceof ArrayBuffer) {
-    report(source.byteLength, source.byteLength, false);
-    return { bytes: new Uint8Array(source), owned: false };
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source) || (typeof Blob !== 'undefined' && source instanceof Blob)) {
+    return source;
   }
-  if (ArrayBuffer.isView(source)) {
-    const copy = new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice();
-    report(copy.length, copy.length, false);
-    return { bytes: copy, owned: true };
-  }
-  if (typeof Blob !== 'undefined' && source instanceof Blob) {
-    const bytes = await readStream(source.stream(), source.size, report, false, signal);
-    return { bytes, owned: true };
-  }
-  throw new TypeError(`wasmlm: the ${what} must be a URL, an ArrayBuffer, a typed array or a Blob, got ${describe(source)}`);
+  throw argumentError(field, `must be a URL, an ArrayBuffer, a typed array or a Blob, got ${describe(source)}`);
 }
 
+/**
+ * Reads a checked model source into bytes. owned is true when the bytes are
+ * ours (downloaded, read from a Blob, or copied from a view) and can be
+ * transferred to the worker without a copy; an ArrayBuffer the caller owns
+ * is copied instead, so the caller's buffer is never detached. It rejects
+ * with code aborted when signal aborts, fetch_failed when the bytes cannot
+ * be had (an HTTP error status, the network, an unreadable file), and
+ * js_exception when onProgress throws.
+ */
+async function readSource(source, what, report, { cache, signal }) {
+  try {
+    if (source instanceof URL) {
+      const bytes = await download(source.href, report, { cache, signal });
+      return { bytes, owned: true };
+    }
+    if (source instanceof ArrayBuffer) {
+      report(source.byteLength, source.byteLength, false);
+      return { bytes: new Uint8Array(source), owned: false };
+    }
+    if (ArrayBuffer.isView(source)) {
+      const copy = new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice();
+      report(copy.length, copy.length, false);
+      return { bytes: copy, owned: true };
+    }
+    const bytes = await readStream(source.stream(), source.size, report, false, signal);
+    return { bytes, owned: true };
+  } catch (err) {
+    if (signal?.aborted) throw abortError(signal);
+    if (typeof err?.code === 'string') throw err; // ours: an HTTP error status, onProgress that threw
+    throw codedError('fetch_failed', `wasmlm: reading the ${what} failed: ${err?.message ?? err}`, { cause: err });
+  }
+}
+
+/**
+ * v for an error message, as the Go side describes values: numbers and
+ * booleans as JavaScript prints them, strings quoted, objects by kind.
+ */
 function describe(v) {
+  switch (typeof v) {
+    case 'undefined': return 'undefined';
+    case 'number': return String(v);
+    case 'boolean': return `boolean ${v}`;
+    case 'string': return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+    case 'function': return 'a function';
+    case 'symbol': return 'a symbol';
+    case 'bigint': return `bigint ${v}`;
+  }
   if (v === null) return 'null';
-  if (typeof v === 'object') return v.constructor?.name ?? 'an object';
-  return typeof v;
+  if (Array.isArray(v)) return 'an array';
+  const kind = Object.getPrototypeOf(v)?.constructor?.name;
+  if (!kind || kind === 'Object') return 'an object';
+  return `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+/** A thrown value as String(value) prints it ("Error: message"). */
+function describeThrown(v) {
+  try {
+    return String(v);
+  } catch {
+    return 'an exception that cannot be printed';
+  }
 }
 
 /**
@@ -661,7 +818,7 @@ async function download(url, report, { cache, signal }) {
   const cached = !!res;
   if (!res) {
     res = await fetch(url, { signal });
-    if (!res.ok) throw new Error(`wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim());
+    if (!res.ok) throw httpError(url, res);
     if (store) {
       store.put(url, res.clone()).catch((err) => console.warn(`wasmlm: could not cache ${url}: ${err.message}`));
     }

@@ -19,7 +19,8 @@
 //   load      {..., peers}                worker i: load shard i's file; shards 1.. follow shard 0
 //   memory    {}                          the Go instance's memory size, in bytes
 // peers: this worker's MessagePorts to the others (null at its own index).
-// Replies: {type: 'chunk', id, chunk} while streaming, then {type: 'result', id, value | error};
+// Replies: {type: 'chunk', id, chunk} while streaming, then {type: 'result', id, value | error}
+// (error: {message, code, field?, param?}; code as wasmlm.js documents it);
 // {type: 'fatal', message} when the Go program exits, or a follower stops following, and nothing
 // more can run.
 'use strict';
@@ -46,34 +47,42 @@ async function loadSIMD(kernels) {
   }
 }
 
-// boot instantiates the Go program with the imports of the SIMD kernels
+// boot starts the Go program once (startGo); if it cannot, the boot and
+// every later request reject with code worker_failed.
+function boot(module, kernels, pageReason) {
+  binding ??= startGo(module, kernels, pageReason).catch((err) => {
+    const e = new Error(`wasmlm: the engine did not start: ${err?.message ?? err}`);
+    e.code = 'worker_failed';
+    throw e;
+  });
+  return binding;
+}
+
+// startGo instantiates the Go program with the imports of the SIMD kernels
 // (the kernels themselves, or stubs that make the Go side run its pure-Go
 // ones) and attaches the kernels before go.run, when the Go side decides
 // which kernels to use.
-function boot(module, kernels, pageReason) {
-  binding ??= (async () => {
-    const simd = await loadSIMD(kernels);
-    simdReason = simd.enabled ? '' : pageReason || simd.reason;
-    const go = new Go();
-    let exitCode = '?';
-    go.exit = (code) => { exitCode = code; };
-    // Both import objects are {module name: functions}: merged at the top level.
-    const instance = await WebAssembly.instantiate(module, { ...go.importObject, ...simd.importObject });
-    if (simd.enabled) {
-      // Not attached, the kernels report unavailable and Go runs without them.
-      await simd.attach(instance).catch((err) => { simdReason = `the SIMD kernels did not attach: ${err?.message ?? err}`; });
-    }
-    memory = instance.exports.mem ?? null;
-    // run() returns once main blocks, having set globalThis.wasmlm; its
-    // Promise settles only if the Go program exits.
-    go.run(instance).then(
-      () => postMessage({ type: 'fatal', message: `the Go program exited (code ${exitCode})` }),
-      (err) => postMessage({ type: 'fatal', message: String(err?.message ?? err) }),
-    );
-    if (!self.wasmlm) throw new Error('wasmlm: wasmlm.wasm did not register its binding (is it the wasmlm build?)');
-    return self.wasmlm;
-  })();
-  return binding;
+async function startGo(module, kernels, pageReason) {
+  const simd = await loadSIMD(kernels);
+  simdReason = simd.enabled ? '' : pageReason || simd.reason;
+  const go = new Go();
+  let exitCode = '?';
+  go.exit = (code) => { exitCode = code; };
+  // Both import objects are {module name: functions}: merged at the top level.
+  const instance = await WebAssembly.instantiate(module, { ...go.importObject, ...simd.importObject });
+  if (simd.enabled) {
+    // Not attached, the kernels report unavailable and Go runs without them.
+    await simd.attach(instance).catch((err) => { simdReason = `the SIMD kernels did not attach: ${err?.message ?? err}`; });
+  }
+  memory = instance.exports.mem ?? null;
+  // run() returns once main blocks, having set globalThis.wasmlm; its
+  // Promise settles only if the Go program exits.
+  go.run(instance).then(
+    () => postMessage({ type: 'fatal', message: `the Go program exited (code ${exitCode})` }),
+    (err) => postMessage({ type: 'fatal', message: String(err?.message ?? err) }),
+  );
+  if (!self.wasmlm) throw new Error('wasmlm.wasm did not register its binding (is it the wasmlm build?)');
+  return self.wasmlm;
 }
 
 // options plus the AbortSignal of this generation (options that are not an
@@ -106,7 +115,7 @@ async function handle(m, signal) {
     await boot(m.module, m.kernels, m.simdReason);
     return null;
   }
-  if (!binding) throw new Error('wasmlm: the worker was not booted');
+  if (!binding) throw internalError('wasmlm: the worker was not booted');
   const b = await binding;
   const onToken = (chunk) => postMessage({ type: 'chunk', id: m.id, chunk });
   switch (m.type) {
@@ -129,7 +138,7 @@ async function handle(m, signal) {
     case 'memory':
       return memory ? memory.buffer.byteLength : null;
     case 'call': {
-      if (!['info', 'tokenize', 'detokenize'].includes(m.method)) throw new Error(`wasmlm: unknown method ${m.method}`);
+      if (!['info', 'tokenize', 'detokenize'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
       const value = await b[m.method](...m.args);
       return m.method === 'info' ? withSIMD(value) : value;
     }
@@ -140,7 +149,14 @@ async function handle(m, signal) {
     case 'chat':
       return withMemory(await b.chat(m.messages, withSignal(m.options, signal), onToken));
   }
-  throw new Error(`wasmlm: unknown request ${m.type}`);
+  throw internalError(`wasmlm: unknown request ${m.type}`);
+}
+
+// The error of a request wasmlm.js never makes: a bug (code internal).
+function internalError(message) {
+  const e = new Error(message);
+  e.code = 'internal';
+  return e;
 }
 
 self.onmessage = async (e) => {
@@ -164,7 +180,7 @@ self.onmessage = async (e) => {
     // An invalid option's error names it as JavaScript does (field) and as
     // OpenAI's API does (param): chat.completions.create was given the latter.
     if (m.openai && typeof err?.param === 'string') message = `wasmlm: invalid argument: ${err.param} ${err.problem}`;
-    const error = { message, code: err?.code ?? 'error' };
+    const error = { message, code: typeof err?.code === 'string' && err.code !== '' ? err.code : 'error' };
     if (typeof err?.field === 'string') Object.assign(error, { field: m.openai ? err.param : err.field, param: err.param });
     postMessage({ type: 'result', id: m.id, error });
   } finally {

@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 
@@ -98,4 +101,245 @@ func TestBrowserAlreadyAbortedSignalGeneratesNothing(t *testing.T) {
 	t.Logf("%d calls with an already-aborted signal, %d tokens generated", len(got.Outcomes), generated)
 	run := loadRuncGolden(t).Runs[1]
 	assert.Equal(t, run.GeneratedIDs[:20], got.After.Tokens, "the model still works")
+}
+
+// rejection is how the page saw a rejection; null when the call did not
+// reject.
+type rejection struct {
+	IsError bool   `json:"isError"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Code    string `json:"code"`
+	Field   string `json:"field"`
+	Status  int    `json:"status"`
+}
+
+// errorPath is one way to make the JS API reject, the code it must carry,
+// and the field it must name ("" for none).
+type errorPath struct {
+	Name  string     `json:"name"`
+	Code  string     `json:"code"`
+	Field string     `json:"field"`
+	Got   *rejection `json:"got"`
+}
+
+// errorPathsScript makes the JS API reject in every way we know of, one
+// call at a time (some replace Worker or fetch while they run), and returns
+// []errorPath. Tried: bad arguments and options made in the page and in Go,
+// bad model bytes, missing files, the network, aborted loads, callbacks and
+// getters that throw, a worker that cannot start or dies, a split model's
+// worker that dies, and every method after unload().
+const errorPathsScript = `
+	const paths = [];
+	const add = (name, code, field, run) => paths.push({ name, code, field, run });
+	const drain = async (iterable) => { for await (const _ of iterable) {} };
+	const aborted = () => { const ac = new AbortController(); ac.abort(new Error('the reason')); return ac.signal; };
+	const RealWorker = globalThis.Worker, realFetch = globalThis.fetch;
+	// Runs load with Worker replaced by make(RealWorker); returns the model and the workers made.
+	const withWorker = async (make, load) => {
+		const made = [];
+		globalThis.Worker = make(RealWorker, made);
+		try { return { lm: await load(), made }; } finally { globalThis.Worker = RealWorker; }
+	};
+	const tracking = (W, made) => class extends W { constructor(url, opts) { super(url, opts); made.push(this); } };
+	const withFetch = async (fake, run) => {
+		globalThis.fetch = (url, opts) => fake(String(url)) ?? realFetch(url, opts);
+		try { return await run(); } finally { globalThis.fetch = realFetch; }
+	};
+	const messages = [{ role: 'user', content: 'Once upon a time' }];
+	const defaultBytes = new Uint8Array(await (await fetch(DEFAULT_MODEL.model)).arrayBuffer());
+	const v4 = defaultBytes.slice(); v4[4] = 4; // GGUF version 4: well formed, not supported
+	const gguf = new Uint8Array(64); gguf.set([71, 71, 85, 70, 3]); // "GGUF", version 3, then zeros
+
+	// Loads.
+	add('load(42)', 'invalid_argument', 'source', () => WasmLM.load(42));
+	add('load({})', 'invalid_argument', 'source', () => WasmLM.load({ url: 'x' }));
+	add('load of a malformed URL', 'invalid_argument', 'source', () => WasmLM.load('http://['));
+	add('load of a 404 URL', 'fetch_failed', '', () => WasmLM.load('/no/such/model.gguf'));
+	add('load with the network down', 'fetch_failed', '', () =>
+		withFetch((u) => (u.endsWith('/offline.gguf') ? Promise.reject(new TypeError('Failed to fetch')) : null),
+			() => WasmLM.load('/offline.gguf', { cache: false })));
+	add('load with options 5', 'invalid_argument', 'options', () => WasmLM.load(undefined, 5));
+	add('load with an unknown option', 'invalid_argument', '', () => WasmLM.load(undefined, { tokeniser: 1 }));
+	add("load with workers: 'lots'", 'invalid_argument', 'workers', () => WasmLM.load(undefined, { workers: 'lots' }));
+	add('load with workers: 0', 'invalid_argument', 'workers', () => WasmLM.load(undefined, { workers: 0 }));
+	add('load with more workers than key/value heads', 'invalid_argument', '', () => WasmLM.load(undefined, { workers: 5 }));
+	add('load with signal: {}', 'invalid_argument', 'signal', () => WasmLM.load(undefined, { signal: {} }));
+	add('load with an aborted signal', 'aborted', '', () => WasmLM.load(undefined, { signal: aborted() }));
+	add('load aborted while it downloads', 'aborted', '', () => {
+		const ac = new AbortController();
+		return WasmLM.load(undefined, { cache: false, signal: ac.signal, onProgress: () => ac.abort() });
+	});
+	add('load with onProgress: 5', 'invalid_argument', 'onProgress', () => WasmLM.load(undefined, { onProgress: 5 }));
+	add('load whose onProgress throws', 'js_exception', '', () =>
+		WasmLM.load(undefined, { onProgress: () => { throw new Error('progress says no'); } }));
+	add("load with simd: 'yes'", 'invalid_argument', 'simd', () => WasmLM.load(undefined, { simd: 'yes' }));
+	add("load with cache: 'no'", 'invalid_argument', 'cache', () => WasmLM.load(undefined, { cache: 'no' }));
+	add('load with name: 7', 'invalid_argument', 'name', () => WasmLM.load(undefined, { name: 7 }));
+	add('load with tokenizer: 42', 'invalid_argument', 'tokenizer', () => WasmLM.load(undefined, { tokenizer: 42 }));
+	add('load with contextLength: -1', 'invalid_argument', 'contextLength', () => WasmLM.load(undefined, { contextLength: -1 }));
+	add('load with contextLength: a function', 'invalid_argument', '', () => WasmLM.load(undefined, { contextLength: () => 1 }));
+	add('load of three bytes', 'invalid_model', '', () => WasmLM.load(new Uint8Array([1, 2, 3])));
+	add('load of a GGUF header and zeros', 'invalid_model', '', () => WasmLM.load(gguf));
+	add('load of a truncated model', 'invalid_model', '', () => WasmLM.load(defaultBytes.slice(0, 5000)));
+	add('load of a GGUF version 4 file', 'unsupported_model', '', () => WasmLM.load(v4));
+	add('load where the browser refuses the worker', 'worker_failed', '', () =>
+		withWorker(() => function () { throw new DOMException('refused by a policy', 'SecurityError'); }, () => WasmLM.load()));
+	add('load whose worker script is missing', 'worker_failed', '', () =>
+		withWorker((W) => class extends W { constructor(url, opts) { super('/no/such/wasmlm.worker.js', opts); } }, () => WasmLM.load()));
+	add('load whose wasmlm.wasm is missing', 'fetch_failed', '', () =>
+		withFetch((u) => (u.endsWith('/wasmlm.wasm') ? Promise.resolve(new Response('no', { status: 404, statusText: 'Not Found' })) : null),
+			async () => (await import('/wasmlm.js?wasm=missing')).WasmLM.load()));
+	add('load whose wasmlm.wasm does not compile', 'worker_failed', '', () =>
+		withFetch((u) => (u.endsWith('/wasmlm.wasm') ? Promise.resolve(new Response(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 99]), { headers: { 'content-type': 'application/wasm' } })) : null),
+			async () => (await import('/wasmlm.js?wasm=broken')).WasmLM.load()));
+
+	// Calls on a loaded model.
+	const lm = await WasmLM.load();
+	add('generate(42)', 'invalid_argument', 'prompt', () => lm.generate(42));
+	add("generate('x', 5)", 'invalid_argument', 'options', () => lm.generate('x', 5));
+	add('generate with topK: -1', 'invalid_argument', 'topK', () => lm.generate('x', { topK: -1 }));
+	add("generate with temperature: 'hot'", 'invalid_argument', 'temperature', () => lm.generate('x', { temperature: 'hot' }));
+	add('generate with an unknown option', 'invalid_argument', '', () => lm.generate('x', { temprature: 1 }));
+	add('generate with signal: {}', 'invalid_argument', 'signal', () => lm.generate('x', { signal: {} }));
+	add('generate with a function in the options', 'invalid_argument', '', () => lm.generate('x', { stop: () => '.' }));
+	add('generate with a getter that throws', 'js_exception', '', () =>
+		lm.generate('x', { get topK() { throw new Error('getter says no'); } }));
+	add('generate with a prompt longer than the context', 'prompt_too_long', '', () => lm.generate('Once upon a time '.repeat(200)));
+	add('stream with topK: -1 (iterating)', 'invalid_argument', 'topK', () => drain(lm.stream('x', { topK: -1 })));
+	add('stream with topK: -1 (result)', 'invalid_argument', 'topK', () => lm.stream('x', { topK: -1 }).result);
+	add('stream with signal: {}', 'invalid_argument', 'signal', () => drain(lm.stream('x', { signal: {} })));
+	add('tokenize(42)', 'invalid_argument', 'text', () => lm.tokenize(42));
+	add('tokenize with addBos: 1', 'invalid_argument', 'addBos', () => lm.tokenize('x', { addBos: 1 }));
+	add("detokenize('x')", 'invalid_argument', 'ids', () => lm.detokenize('x'));
+	add('detokenize of an id outside the vocabulary', 'invalid_argument', '', () => lm.detokenize([1, 99999]));
+	add('chat create(null)', 'invalid_argument', '', () => lm.chat.completions.create(null));
+	add('chat with n: 2', 'invalid_argument', 'n', () => lm.chat.completions.create({ messages, n: 2 }));
+	add('chat with no messages', 'invalid_argument', 'messages', () => lm.chat.completions.create({ messages: [] }));
+	add('chat with content 5', 'invalid_argument', 'messages[0].content', () =>
+		lm.chat.completions.create({ messages: [{ role: 'user', content: 5 }] }));
+	add('chat with top_p: 7', 'invalid_argument', 'top_p', () => lm.chat.completions.create({ messages, top_p: 7 }));
+	add('chat with signal: {}', 'invalid_argument', 'signal', () => lm.chat.completions.create({ messages }, { signal: {} }));
+	add('chat stream with top_k: -1', 'invalid_argument', 'top_k', async () =>
+		drain(await lm.chat.completions.create({ messages, stream: true, top_k: -1 })));
+	add('chat stream with n: 2', 'invalid_argument', 'n', () => lm.chat.completions.create({ messages, stream: true, n: 2 }));
+
+	// After unload(): the calls it cut short, and every later one.
+	const gone = await WasmLM.load();
+	const cut = gone.generate('', { maxTokens: 0, temperature: 0 });
+	cut.catch(() => {});
+	const cutStream = gone.stream('', { maxTokens: 0 });
+	gone.unload();
+	add('a generation unload() cut short', 'no_model', '', () => cut);
+	add('a stream unload() cut short', 'no_model', '', () => drain(cutStream));
+	add('generate after unload()', 'no_model', '', () => gone.generate('x'));
+	add('stream after unload() (iterating)', 'no_model', '', () => drain(gone.stream('x')));
+	add('stream after unload() (result)', 'no_model', '', () => gone.stream('x').result);
+	add('tokenize after unload()', 'no_model', '', () => gone.tokenize('x'));
+	add('detokenize after unload()', 'no_model', '', () => gone.detokenize([1]));
+	add('chat after unload()', 'no_model', '', () => gone.chat.completions.create({ messages }));
+	add('chat stream after unload()', 'no_model', '', async () => drain(await gone.chat.completions.create({ messages, stream: true })));
+
+	// A worker that dies: an uncaught error in it (the error event), the Go
+	// program exiting (its fatal message), a split model's other worker.
+	add('a generation whose worker fails', 'worker_failed', '', async () => {
+		const { lm, made } = await withWorker(tracking, () => WasmLM.load());
+		const pending = lm.generate('', { maxTokens: 0, temperature: 0 });
+		made[0].dispatchEvent(new ErrorEvent('error', { message: 'the worker crashed' }));
+		return pending;
+	});
+	add('a call after the worker failed', 'worker_failed', '', async () => {
+		const { lm, made } = await withWorker(tracking, () => WasmLM.load());
+		made[0].dispatchEvent(new ErrorEvent('error', { message: 'the worker crashed' }));
+		return lm.tokenize('x');
+	});
+	add('a call after the Go program exited', 'worker_failed', '', async () => {
+		const { lm, made } = await withWorker(tracking, () => WasmLM.load());
+		made[0].dispatchEvent(new MessageEvent('message', { data: { type: 'fatal', message: 'the Go program exited (code 2)' } }));
+		return lm.generate('x');
+	});
+	add('a call after a split model lost a worker', 'worker_failed', '', async () => {
+		const { lm, made } = await withWorker(tracking, () => WasmLM.load(undefined, { workers: 2 }));
+		made[1].dispatchEvent(new ErrorEvent('error', { message: 'worker 1 crashed' })); // made: the cutter, worker 1, worker 0
+		return lm.generate('x');
+	});
+
+	const out = [];
+	for (const p of paths) {
+		let got = null;
+		try {
+			const value = await p.run();
+			if (value && typeof value.unload === 'function') value.unload(); // a load that should have failed
+		} catch (e) {
+			got = { isError: e instanceof Error, name: String(e?.name ?? ''), message: String(e?.message ?? e),
+				code: typeof e?.code === 'string' ? e.code : '', field: typeof e?.field === 'string' ? e.field : '',
+				status: typeof e?.status === 'number' ? e.status : 0 };
+		}
+		out.push({ name: p.name, code: p.code, field: p.field, got });
+	}
+	lm.unload();
+	const after = await WasmLM.load();
+	const { tokens } = await after.generate('Once upon a time', { temperature: 0, maxTokens: 10 });
+	after.unload();
+	return { paths: out, after: tokens };
+`
+
+// Every way we know to make the JS API reject gives an Error with a code
+// from the documented list (wasmlm.d.ts's ErrorCode, which both READMEs
+// list): the right code and, for an invalid argument or option, the right
+// field; the page can load and generate afterwards.
+func TestBrowserEveryRejectionHasACode(t *testing.T) {
+	codes := documentedErrorCodes(t)
+	tb := newTab(t, blankPage)
+	tb.expect("404") // the missing model and worker script
+	got := eval[struct {
+		Paths []errorPath `json:"paths"`
+		After []int       `json:"after"`
+	}](t, tb, apiScript(errorPathsScript))
+	require.NotEmpty(t, got.Paths)
+	seen := map[string]int{}
+	for _, p := range got.Paths {
+		e := p.Got
+		if !assert.NotNil(t, e, "%s: did not reject", p.Name) {
+			continue
+		}
+		seen[e.Code]++
+		assert.True(t, e.IsError, "%s: rejected with a %s, not an Error", p.Name, e.Name)
+		assert.Contains(t, codes, e.Code, "%s: code %q is not documented (%s)", p.Name, e.Code, e.Message)
+		assert.Equal(t, p.Code, e.Code, "%s: %s", p.Name, e.Message)
+		assert.Equal(t, p.Field, e.Field, "%s: field (%s)", p.Name, e.Message)
+		assert.NotEmpty(t, e.Message, p.Name)
+		if p.Name == "load of a 404 URL" {
+			assert.Equal(t, 404, e.Status, "the status of a fetch_failed")
+		}
+		if e.Code == "aborted" {
+			assert.Equal(t, "AbortError", e.Name, p.Name)
+		}
+	}
+	assert.Equal(t, loadRuncGolden(t).Runs[1].GeneratedIDs[:10], got.After, "the page loads and generates after them all")
+	t.Logf("%d error paths, codes: %v", len(got.Paths), seen)
+}
+
+// documentedErrorCodes are the codes of wasmlm.d.ts's ErrorCode type; a
+// test fails if README.md or web/README.md leaves one out.
+func documentedErrorCodes(t *testing.T) []string {
+	t.Helper()
+	root := repoRoot(t)
+	dts, err := os.ReadFile(filepath.Join(root, "web", "wasmlm.d.ts"))
+	require.NoError(t, err)
+	block := regexp.MustCompile(`(?s)export type ErrorCode =(.*?)\n\n`).FindSubmatch(dts)
+	require.NotNil(t, block, "wasmlm.d.ts has no ErrorCode type")
+	var codes []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*\| '([a-z_]+)'`).FindAllSubmatch(block[1], -1) {
+		codes = append(codes, string(m[1]))
+	}
+	require.NotEmpty(t, codes)
+	for _, doc := range []string{"README.md", "web/README.md"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		require.NoError(t, err)
+		for _, c := range codes {
+			assert.Contains(t, string(b), "`"+c+"`", "%s does not list the error code %s", doc, c)
+		}
+	}
+	return codes
 }

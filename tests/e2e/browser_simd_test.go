@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,14 +23,14 @@ func TestBrowserSIMDFallback(t *testing.T) {
 	cases := []struct {
 		name   string
 		setup  string // JavaScript run in the page first
-		reason string // in lm.info.simdReason
+		reason string // in lm.info.simdReason; {site} stands for the site's URL
 	}{
 		{"the kernels do not load", `
 			const realFetch = globalThis.fetch;
 			globalThis.fetch = (input, init) => String(input?.url ?? input).endsWith('/wasmlm-simd.wasm')
 				? Promise.reject(new TypeError('blocked by the test'))
 				: realFetch(input, init);`,
-			"the SIMD kernels did not load: blocked by the test"},
+			"the SIMD kernels did not load: fetching {site}/wasmlm-simd.wasm failed: blocked by the test"},
 		{"the browser has no SIMD128", `WebAssembly.validate = () => false;`,
 			"this browser has no WebAssembly SIMD128"},
 	}
@@ -50,7 +51,7 @@ func TestBrowserSIMDFallback(t *testing.T) {
 				`)+`;
 			})()`)
 			assert.False(t, got.SIMD)
-			assert.Equal(t, c.reason, got.SIMDReason)
+			assert.Equal(t, strings.ReplaceAll(c.reason, "{site}", tb.site.url), got.SIMDReason)
 			assert.Equal(t, run.GeneratedIDs[:n], got.Tokens, "the pure-Go kernels still give llama2.c's tokens")
 		})
 	}
@@ -62,11 +63,13 @@ func TestBrowserSIMDOptionMustBeBoolean(t *testing.T) {
 	got := eval[jsError](t, tb, apiScript(`
 		try {
 			(await WasmLM.load(undefined, { simd: 'no' })).unload();
-			return { name: '', message: 'loaded', code: '' };
+			return { name: '', message: 'loaded', code: '', field: '' };
 		} catch (e) {
-			return { name: e.name, message: e.message, code: e.code ?? '' };
+			return { name: e.name, message: e.message, code: e.code ?? '', field: e.field ?? '' };
 		}
 	`))
 	assert.Equal(t, "TypeError", got.Name)
-	assert.Equal(t, "wasmlm: simd must be a boolean, got string", got.Message)
+	assert.Equal(t, `wasmlm: invalid argument: simd must be a boolean, got string "no"`, got.Message)
+	assert.Equal(t, "invalid_argument", got.Code)
+	assert.Equal(t, "simd", got.Field)
 }
