@@ -28,7 +28,7 @@ import (
 
 // siteFiles are the files `make web` must write.
 var siteFiles = []string{
-	"index.html", "demo.css", "demo.js", "wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js",
+	"index.html", "favicon.svg", "demo.css", "demo.js", "wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js",
 	"wasm_exec.js", "wasmlm.wasm", "simd.js", "wasmlm-simd.wasm", "models/" + models.DefaultFile, "models/LICENSE",
 }
 
@@ -140,7 +140,13 @@ const tabTimeout = 90 * time.Second
 // profile (empty caches).
 func newTab(t testing.TB, path string, options ...chromedp.ContextOption) *tab {
 	t.Helper()
-	s := webSite(t)
+	return openTab(t, webSite(t), path, nil, options...)
+}
+
+// openTab opens path on site s in a new tab of the shared browser, running
+// before (if not nil) in the tab first, before the page loads.
+func openTab(t testing.TB, s *site, path string, before chromedp.Action[chromedp.Void], options ...chromedp.ContextOption) *tab {
+	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser(t), options...)
 	ctx, cancelTimeout := context.WithTimeout(ctx, tabTimeout)
 	tb := &tab{ctx: ctx, site: s}
@@ -171,6 +177,9 @@ func newTab(t testing.TB, path string, options ...chromedp.ContextOption) *tab {
 			}
 		}
 	})
+	if before != nil {
+		require.NoError(t, chromedp.Do(ctx, before))
+	}
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.url+path)))
 	return tb
 }
