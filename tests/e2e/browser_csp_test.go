@@ -132,6 +132,7 @@ func TestBrowserStrictCSP(t *testing.T) {
 	icon := eval[string](t, demo, `document.querySelector('link[rel=icon]').href`)
 	assert.Equal(t, s.url+"/favicon.svg", icon, "the demo's favicon is a file of the site")
 	assert.Empty(t, eval[[]string](t, demo, `window.cspViolations`), "the demo page's violations")
+	assert.Contains(t, reliabilitySection(t), "Content-Security-Policy: "+strictCSP, "web/README.md's Reliability table")
 
 	api := openTab(t, s.site, cspBlankPage, listenForViolations)
 	got := eval[struct {

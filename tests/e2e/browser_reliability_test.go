@@ -3,11 +3,15 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,6 +103,8 @@ func TestBrowserAlreadyAbortedSignalGeneratesNothing(t *testing.T) {
 	}
 	assert.Empty(t, wrong, "calls with an already-aborted signal that generated or did not end with \"abort\"")
 	t.Logf("%d calls with an already-aborted signal, %d tokens generated", len(got.Outcomes), generated)
+	assert.Contains(t, reliabilitySection(t), fmt.Sprintf("%d calls with an already-aborted signal (%d each of",
+		len(got.Outcomes), alreadyAbortedRepeats), "web/README.md's Reliability table")
 	run := loadRuncGolden(t).Runs[1]
 	assert.Equal(t, run.GeneratedIDs[:20], got.After.Tokens, "the model still works")
 }
@@ -297,8 +303,9 @@ func TestBrowserEveryRejectionHasACode(t *testing.T) {
 		After []int       `json:"after"`
 	}](t, tb, apiScript(errorPathsScript))
 	require.NotEmpty(t, got.Paths)
-	seen := map[string]int{}
+	seen, wanted := map[string]int{}, map[string]int{}
 	for _, p := range got.Paths {
+		wanted[p.Code]++
 		e := p.Got
 		if !assert.NotNil(t, e, "%s: did not reject", p.Name) {
 			continue
@@ -318,6 +325,34 @@ func TestBrowserEveryRejectionHasACode(t *testing.T) {
 	}
 	assert.Equal(t, loadRuncGolden(t).Runs[1].GeneratedIDs[:10], got.After, "the page loads and generates after them all")
 	t.Logf("%d error paths, codes: %v", len(got.Paths), seen)
+	assert.Contains(t, reliabilitySection(t), errorPathsSummary(len(got.Paths), wanted), "web/README.md's Reliability table")
+}
+
+// errorPathsSummary is how web/README.md's Reliability table counts the
+// error paths: "66 error paths (38 invalid_argument, 9 no_model, ...)", the
+// most frequent code first.
+func errorPathsSummary(n int, byCode map[string]int) string {
+	codes := slices.Collect(maps.Keys(byCode))
+	slices.SortFunc(codes, func(a, b string) int {
+		return cmp.Or(cmp.Compare(byCode[b], byCode[a]), strings.Compare(a, b))
+	})
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%d %s", byCode[c], c)
+	}
+	return fmt.Sprintf("%d error paths (%s)", n, strings.Join(parts, ", "))
+}
+
+// reliabilitySection is the "Reliability" section of web/README.md, whose
+// table the tests of this file keep true.
+func reliabilitySection(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "web", "README.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## Reliability\n")
+	require.True(t, ok, "web/README.md has no Reliability section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
 }
 
 // documentedErrorCodes are the codes of wasmlm.d.ts's ErrorCode type; a
