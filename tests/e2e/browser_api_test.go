@@ -369,11 +369,13 @@ func TestBrowserMainThreadStaysResponsive(t *testing.T) {
 	assert.Greater(t, got.Tokens, 100)
 	// Had the model run on this thread, the timer could not tick during a
 	// generation: ticks would be as few as generations, and every gap as long
-	// as one. A busy machine delays timers now and then, so the bounds are
-	// about the bulk of the ticks, not the worst one.
+	// as one. A busy machine delays timers now and then (a single gap of
+	// 100 ms was seen at a load average of 5), so the bounds are about the
+	// bulk of the ticks, and the worst gap must only be shorter than a whole
+	// generation.
 	assert.Greater(t, float64(len(gaps)), got.ElapsedMs/5/4, "the timer ticked too rarely")
 	assert.Less(t, p90, 25.0, "the main thread was blocked")
-	assert.Less(t, longest, shortest/2, "a gap as long as a generation: the main thread was blocked")
+	assert.Less(t, longest, shortest, "a gap as long as a generation: the main thread was blocked")
 }
 
 // (f) The same seed and options give the same sampled tokens and text in
