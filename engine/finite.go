@@ -22,8 +22,9 @@ import (
 //     products' multiply-add per weight.
 //
 // The matrices are not scanned at load: that would cost time in proportion
-// to the file on every load, for what the forward pass finds the first
-// time it uses it.
+// to the file on every load (BenchmarkScanWeights; for stories110M
+// natively, 35 ms in F32 and about 5 ms quantized, against 2.7 ms for the
+// whole load), for what the forward pass finds the first time it uses it.
 
 // allFinite reports whether x holds neither NaN nor ±Inf. v·0 is ±0 for
 // every finite v and NaN otherwise, so the sums stay 0 unless some value

@@ -291,6 +291,7 @@ func TestNonFiniteWeightsFailGeneration(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := Load(editedGGUF(t, model(tt.spec), tt.tensor, tt.edit), LoadOptions{})
 			require.NoError(t, err, "matrices are not scanned at load")
+			assert.False(t, scanMatricesFinite(m), "the scan BenchmarkScanWeights measures finds it")
 			s := newSession(t, m)
 			for range 2 { // the same model fails the same way again, cleanly
 				res, err := s.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 4}, nil)
