@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
+	"flag"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
@@ -77,4 +80,106 @@ func BenchmarkGenerate128(b *testing.B) {
 			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
+}
+
+var scanShape = flag.String("scan-shape", "stories15M", "BenchmarkScanWeights: the shape of its random-weight models (stories15M, stories110M)")
+
+// BenchmarkScanWeights measures what the engine chose not to do at load:
+// scan every matrix for NaN and infinities (scanMatricesFinite), beside
+// Load itself and a decode step at position 0, for the benchmark's models
+// of the -scan-shape shape. The README quotes it for stories110M:
+//
+//	go test ./engine/ -run '^$' -bench ScanWeights -args -scan-shape=stories110M
+func BenchmarkScanWeights(b *testing.B) {
+	specs, err := modelgen.BenchModels(*scanShape)
+	require.NoError(b, err)
+	for _, sp := range specs {
+		data := buildGGUF(b, sp.Spec)
+		m, err := Load(data, LoadOptions{})
+		require.NoError(b, err)
+		b.Run(sp.Name+"/load", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Load(data, LoadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(sp.Name+"/scan", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if !scanMatricesFinite(m) {
+					b.Fatal("a healthy model's scan found a non-finite value")
+				}
+			}
+		})
+		b.Run(sp.Name+"/decode-step", func(b *testing.B) {
+			s := newSession(b, m)
+			for b.Loop() {
+				if err := s.forward(1, 0, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// scanMatricesFinite reports whether every matrix of m is free of NaN and
+// infinities, as a load-time scan would check: every element of the float
+// types, the fp16 scales (and mins) of every quantized block, whose codes
+// are integers. Tied matrices are scanned once.
+func scanMatricesFinite(m *Model) bool {
+	ok := true
+	seen := map[*tensor.Matrix]bool{}
+	m.arch.walk(m.config.Layers, func(t tensorRef) {
+		if !t.isMatrix() || *t.matrixIn(m.weights) == nil || seen[*t.matrixIn(m.weights)] {
+			return
+		}
+		mat := *t.matrixIn(m.weights)
+		seen[mat] = true
+		ok = ok && matrixFinite(mat)
+	})
+	return ok
+}
+
+// halfOffsets are, per quantized type, the block size in bytes and the
+// offsets of its fp16 fields (ggml-common.h's block structs).
+var halfOffsets = map[tensor.Type]struct {
+	blockBytes int
+	offsets    []int
+}{
+	tensor.Q4_0: {18, []int{0}}, tensor.Q4_1: {20, []int{0, 2}}, tensor.Q5_0: {22, []int{0}}, tensor.Q5_1: {24, []int{0, 2}},
+	tensor.Q8_0: {34, []int{0}}, tensor.Q2_K: {84, []int{80, 82}}, tensor.Q3_K: {110, []int{108}},
+	tensor.Q4_K: {144, []int{0, 2}}, tensor.Q5_K: {176, []int{0, 2}}, tensor.Q6_K: {210, []int{208}},
+}
+
+// matrixFinite reports whether mat holds no NaN and no infinity.
+func matrixFinite(mat *tensor.Matrix) bool {
+	switch mat.Type {
+	case tensor.F32:
+		return allFinite(tensor.Float32s(mat.Data))
+	case tensor.F16, tensor.BF16:
+		exp := uint16(0x7c00) // fp16: five exponent bits
+		if mat.Type == tensor.BF16 {
+			exp = 0x7f80
+		}
+		for i := 0; i+2 <= len(mat.Data); i += 2 {
+			if binary.LittleEndian.Uint16(mat.Data[i:])&exp == exp {
+				return false
+			}
+		}
+		return true
+	}
+	h, ok := halfOffsets[mat.Type]
+	if !ok {
+		panic("matrixFinite: no layout for " + mat.Type.String())
+	}
+	for b := 0; b+h.blockBytes <= len(mat.Data); b += h.blockBytes {
+		for _, o := range h.offsets {
+			if binary.LittleEndian.Uint16(mat.Data[b+o:])&0x7c00 == 0x7c00 {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -59,13 +59,17 @@ func (c *kvCache) layer(l int) (k, v []float32) {
 // forward runs token at position pos through the model, storing its key and
 // value in the cache. With wantLogits it leaves the next-token logits in
 // s.logits (prefill skips the classifier for all but the last prompt
-// token). It allocates nothing.
+// token). It allocates nothing. A NaN or an infinity in the vectors where
+// non-finite weights show (see finite.go) fails the pass with an error
+// wrapping ErrFormat, once the pass has run to its end.
 func (s *Session) forward(token, pos int, wantLogits bool) error {
 	c, w, st := &s.model.config, s.model.weights, s.state
 	if err := s.peers.Begin(token, pos, wantLogits); err != nil {
 		return err
 	}
+	var guard finiteGuard
 	s.peers.Embed(st.x, w.TokenEmbedding, token)
+	guard.check(st.x, guardEmbedding, 0)
 	for l := range w.Layers {
 		lw := &w.Layers[l]
 
@@ -85,7 +89,9 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		copy(keys[pos*s.kv.kvDim:], st.k)
 		copy(values[pos*s.kv.kvDim:], st.v)
 		s.attention(st.attn, st.q, keys, values, pos)
-		tensor.MatVec(st.proj, lw.Wo, s.peers.Gather(GatherAttention, st.attn), st.ws)
+		attn := s.peers.Gather(GatherAttention, st.attn)
+		guard.check(attn, guardAttention, l)
+		tensor.MatVec(st.proj, lw.Wo, attn, st.ws)
 		addInto(st.x, st.proj)
 
 		// Feed-forward: normalise, gate and up projections, SwiGLU, down
@@ -93,15 +99,22 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		rmsNorm(st.xn, st.x, lw.FFNNorm, c.NormEps)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.gate, M: lw.WGate}, tensor.Product{Out: st.up, M: lw.WUp})
 		swiGLU(st.gate, st.up)
-		tensor.MatVec(st.down, lw.WDown, s.peers.Gather(GatherHidden, st.gate), st.ws)
+		hidden := s.peers.Gather(GatherHidden, st.gate)
+		guard.check(hidden, guardHidden, l)
+		tensor.MatVec(st.down, lw.WDown, hidden, st.ws)
 		addInto(st.x, s.peers.Gather(GatherDown, st.down))
 	}
 	if wantLogits {
 		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)
+		guard.check(st.x, guardFinalState, 0)
 		tensor.MatVec(st.logits, w.Output, st.x, st.ws)
 		s.logits = s.peers.Gather(GatherLogits, st.logits)
+		guard.check(s.logits, guardLogits, 0)
 	}
-	return s.peers.End()
+	if err := s.peers.End(); err != nil {
+		return err
+	}
+	return guard.err(token, pos)
 }
 
 // attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v

@@ -61,6 +61,9 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	if err := w.checkShapes(arch, c, part); err != nil {
 		return nil, err
 	}
+	if err := w.checkFinite(arch, c.Layers); err != nil {
+		return nil, err
+	}
 	tmpl, err := f.StringOr("tokenizer.chat_template", "")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)

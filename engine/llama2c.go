@@ -133,5 +133,8 @@ func parseLlama2C(data []byte) (Config, *modelWeights, error) {
 	if err := w.checkShapes(architectures["llama"], c, nil); err != nil {
 		return Config{}, nil, err
 	}
+	if err := w.checkFinite(architectures["llama"], c.Layers); err != nil {
+		return Config{}, nil, err
+	}
 	return c, w, nil
 }
