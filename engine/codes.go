@@ -23,7 +23,7 @@ type Code string
 const (
 	CodeInvalidArgument  Code = "invalid_argument"  // an option, a prompt or an input is wrong: fix the call
 	CodePromptTooLong    Code = "prompt_too_long"   // the prompt does not fit in the context
-	CodeInvalidModel     Code = "invalid_model"     // the model's bytes are malformed, truncated or inconsistent
+	CodeInvalidModel     Code = "invalid_model"     // the model's bytes are malformed, truncated or inconsistent, or its weights not finite
 	CodeUnsupportedModel Code = "unsupported_model" // a well-formed model that uses what this engine cannot run
 	CodeBusy             Code = "busy"              // the session is generating already
 	CodeExchangeFailed   Code = "exchange_failed"   // the workers of a split model lost touch

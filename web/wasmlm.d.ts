@@ -267,7 +267,7 @@ export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompleti
  */
 export type ErrorCode =
   | 'invalid_argument'  // an argument or option is wrong (field and param name it): fix the call
-  | 'invalid_model'     // the model's bytes are malformed, truncated or inconsistent
+  | 'invalid_model'     // the model's bytes are malformed, truncated or inconsistent, or its weights not finite
   | 'unsupported_model' // a well-formed model this engine cannot run (architecture, tensor type, tokenizer)
   | 'prompt_too_long'   // the prompt does not fit in the context
   | 'no_model'          // the model was unloaded (every call after unload(), and those it cut short)

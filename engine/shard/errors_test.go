@@ -2,8 +2,10 @@ package shard
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
@@ -265,4 +268,42 @@ func TestShardedAbortLeavesSessionUsable(t *testing.T) {
 	assert.Equal(t, engine.FinishAbort, res.FinishReason)
 	opts := engine.GenerateOptions{MaxTokens: 50}
 	assert.Equal(t, generate(t, newSession(t, m), "Lily", opts), generate(t, leader.Session, "Lily", opts))
+}
+
+// TestNonFiniteWeightsFailSplitGeneration: a split model whose classifier
+// holds a NaN fails every generation with invalid_model, as a whole model
+// does — each forward pass runs to its end first, so the shards stay in
+// step, nothing hangs, and the group still closes cleanly.
+func TestNonFiniteWeightsFailSplitGeneration(t *testing.T) {
+	sp := randomSpecs()["llama-gqa-F32"]
+	sp.SeparateOutput = true
+	f, err := gguf.Parse(buildGGUF(t, sp))
+	require.NoError(t, err)
+	b := gguf.NewBuilder()
+	for _, kv := range f.KVs() {
+		b.Set(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors() {
+		data := ti.Data
+		if ti.Name == "output.weight" {
+			data = append([]byte(nil), data...)
+			binary.LittleEndian.PutUint32(data[4*int(ti.Dims[0])*250:], math.Float32bits(float32(math.NaN()))) // row 250: shard 1's rows of 2
+		}
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, data)
+	}
+	data, err := b.Bytes()
+	require.NoError(t, err)
+	m, err := engine.LoadGGUF(data)
+	require.NoError(t, err, "the classifier is not scanned at load")
+
+	sessions := sessionsOf(t, splitModel(t, m, 2), exchanges(NewLocalExchange(2)), nil)
+	done := startGroup(sessions)
+	for range 2 {
+		_, err := sessions[0].Generate(context.Background(), "abc", engine.GenerateOptions{MaxTokens: 5}, nil)
+		require.ErrorIs(t, err, engine.ErrFormat)
+		assert.Equal(t, engine.CodeInvalidModel, engine.CodeOf(err))
+		assert.Contains(t, err.Error(), "not finite")
+	}
+	require.NoError(t, sessions[0].Close())
+	assert.NoError(t, <-done)
 }
