@@ -130,6 +130,29 @@ func TestBadRequests(t *testing.T) {
 	})
 }
 
+// TestTypeErrorMessages: a value of the wrong type is named as a JSON
+// client thinks of it, and a number out of its field's range says so.
+func TestTypeErrorMessages(t *testing.T) {
+	h := newHandler(t, Options{})
+	for body, want := range map[string]string{
+		`{"prompt": "x", "max_tokens": 1.5}`:                  "max_tokens must be an integer, got 1.5",
+		`{"prompt": "x", "max_tokens": 1e30}`:                 "max_tokens must be an integer that fits in 64 bits, got 1e30",
+		`{"prompt": "x", "max_tokens": 99999999999999999999}`: "max_tokens must be an integer that fits in 64 bits, got 99999999999999999999",
+		`{"prompt": "x", "temperature": 1e400}`:               "temperature must be a number that fits in 64 bits, got 1e400",
+		`{"prompt": "x", "temperature": "hot"}`:               "temperature must be a number, got a string",
+		`{"prompt": "x", "model": 5}`:                         "model must be a string, got a number",
+		`{"prompt": "x", "stream": 1}`:                        "stream must be a boolean, got a number",
+		`{"prompt": "x", "logit_bias": [1]}`:                  "logit_bias must be an object, got an array",
+		`{"prompt": "x", "top_k": true}`:                      "top_k must be an integer, got a boolean",
+		`[1]`:                                                 "the request body must be a JSON object, got an array",
+		`"x"`:                                                 "the request body must be a JSON object, got a string",
+	} {
+		w := do(h, "POST", "/v1/completions", body)
+		require.Equal(t, http.StatusBadRequest, w.Code, body)
+		assert.Equal(t, want, apiErrorOf(t, w.Body.Bytes()).Message, body)
+	}
+}
+
 func assertNullable(t *testing.T, want string, got *string, field string) {
 	t.Helper()
 	if want == "" {
