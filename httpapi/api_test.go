@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -280,7 +281,6 @@ func TestCORSAndFallback(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, w.Code)
 	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, w.Header().Get("Access-Control-Allow-Methods"), "POST")
-	assert.Contains(t, w.Header().Get("Access-Control-Allow-Headers"), "Content-Type")
 
 	w = do(h, "GET", "/health", "")
 	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
@@ -290,6 +290,61 @@ func TestCORSAndFallback(t *testing.T) {
 	w = do(h, "GET", "/v1/nothing", "")
 	assert.Equal(t, http.StatusNotFound, w.Code)
 	apiErrorOf(t, w.Body.Bytes())
+}
+
+// sdkHeaders are the request headers the openai npm SDK (6.x) asks a
+// preflight for when it runs in a browser.
+const sdkHeaders = "authorization,content-type,x-stainless-arch,x-stainless-lang,x-stainless-os," +
+	"x-stainless-package-version,x-stainless-retry-count,x-stainless-runtime,x-stainless-runtime-version,x-stainless-timeout"
+
+// preflightFrom sends the CORS preflight a browser sends before a page of
+// origin POSTs to path with the openai SDK.
+func preflightFrom(h http.Handler, origin, path string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("OPTIONS", path, nil)
+	r.Header.Set("Origin", origin)
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	r.Header.Set("Access-Control-Request-Headers", sdkHeaders)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestCORSPreflightAllowsTheHeadersAsked (issue 11, item 3): an allowed
+// origin's preflight is answered with every header it asks for, so the
+// openai SDK's X-Stainless-* headers pass; with one allowed origin, another
+// origin gets no CORS headers, and the answer varies by Origin.
+func TestCORSPreflightAllowsTheHeadersAsked(t *testing.T) {
+	const path = "/v1/chat/completions"
+	w := preflightFrom(newHandler(t, Options{AllowOrigin: "*"}), "http://page.example", path)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, sdkHeaders, w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, "POST, OPTIONS", w.Header().Get("Access-Control-Allow-Methods"))
+	assert.Equal(t, []string{"Access-Control-Request-Headers"}, w.Header().Values("Vary"), "* does not vary by Origin")
+
+	h := newHandler(t, Options{AllowOrigin: "http://page.example"})
+	w = preflightFrom(h, "http://page.example", path)
+	assert.Equal(t, "http://page.example", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, sdkHeaders, w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, []string{"Origin", "Access-Control-Request-Headers"}, w.Header().Values("Vary"))
+
+	w = preflightFrom(h, "http://other.example", path)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "another origin is not allowed")
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, []string{"Origin"}, w.Header().Values("Vary"))
+
+	r := httptest.NewRequest("GET", "/health", nil)
+	r.Header.Set("Origin", "http://page.example")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, "http://page.example", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "Retry-After", w.Header().Get("Access-Control-Expose-Headers"))
+
+	w = preflightFrom(newHandler(t, Options{}), "http://page.example", path)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "no AllowOrigin: no CORS")
+	assert.Empty(t, w.Header().Values("Vary"))
 }
 
 // TestPanicBecomes500: a panic anywhere under ServeHTTP is answered with an

@@ -62,9 +62,12 @@ type Options struct {
 	// MaxBodyBytes bounds a request body; a larger one gets 413. 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// AllowOrigin, when set, is sent as Access-Control-Allow-Origin and CORS
-	// preflight requests are answered, so pages of that origin ("*": any) can
-	// call the API from a browser.
+	// AllowOrigin lets web pages of another origin call the API: "*" any
+	// page, or one origin ("https://app.example"). Responses to it carry
+	// Access-Control-Allow-Origin, and CORS preflights are answered with the
+	// methods of the route and every header the page asks for (the openai
+	// SDK sends its own X-Stainless-* headers). "" allows none: a browser
+	// lets only pages of the server's own origin read its answers.
 	AllowOrigin string
 	// NotFound serves requests for paths outside the API (not an API route
 	// and not under /v1/), such as a static web page; nil answers them 404
@@ -180,9 +183,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(sw, internalError(fmt.Errorf("%w: %v", ErrPanic, p)))
 		}
 	}()
-	if h.opts.AllowOrigin != "" {
-		w.Header().Set("Access-Control-Allow-Origin", h.opts.AllowOrigin)
-	}
+	crossOrigin := h.allowOrigin(w, r)
 	path := r.URL.Path
 	rt, ok := h.routes[path]
 	if !ok && strings.HasPrefix(path, "/v1/models/") {
@@ -204,10 +205,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodOptions:
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		if h.opts.AllowOrigin != "" {
-			w.Header().Set("Access-Control-Allow-Methods", strings.Join(allowed, ", "))
-			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
-			w.Header().Set("Access-Control-Max-Age", "86400")
+		if crossOrigin {
+			preflight(w, r, allowed)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case slices.Contains(allowed, r.Method):
