@@ -380,3 +380,69 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	_, err := New(nil, Options{})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 }
+
+// TestPostNeedsJSON (issue 11, item 4): a POST whose body is not declared
+// JSON — what a page of another site can send without a CORS preflight — is
+// refused with 415 before anything runs; JSON with parameters is fine.
+func TestPostNeedsJSON(t *testing.T) {
+	h := newHandler(t, Options{})
+	h.generate = func(context.Context, *engine.Session, engine.Prompt, engine.GenerateOptions, engine.TokenFunc) (engine.Result, error) {
+		t.Error("a refused request generated")
+		return engine.Result{}, nil
+	}
+	post := func(path, contentType string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", path, strings.NewReader(`{"prompt": "x", "content": "x", "tokens": [1]}`))
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for _, path := range []string{"/v1/completions", "/v1/chat/completions", "/tokenize", "/detokenize"} {
+		for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "", "application/x-www-form-urlencoded",
+			"multipart/form-data; boundary=x", "application/jsonl", "application/json-seq"} {
+			w := post(path, ct)
+			require.Equal(t, http.StatusUnsupportedMediaType, w.Code, "%s %q", path, ct)
+			e := apiErrorOf(t, w.Body.Bytes())
+			assert.Equal(t, typeInvalidRequest, e.Type)
+			assertNullable(t, "unsupported_media_type", e.Code, "code")
+			assert.Contains(t, e.Message, "Content-Type: application/json")
+		}
+	}
+	for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
+		w := post("/tokenize", ct)
+		assert.Equal(t, http.StatusOK, w.Code, "%q: %s", ct, w.Body)
+	}
+	assert.Contains(t, post("/tokenize", "").Body.String(), "got none")
+}
+
+// TestHostAllowList (issue 11, item 4): with AllowHost, a request for a
+// name it refuses gets 403 whatever its route; without it, any name passes.
+func TestHostAllowList(t *testing.T) {
+	var asked []string
+	h := newHandler(t, Options{AllowHost: func(name string) bool {
+		asked = append(asked, name)
+		return name == "localhost"
+	}})
+	get := func(h http.Handler, host string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", "/health", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	assert.Equal(t, http.StatusOK, get(h, "LocalHost.:8080").Code)
+	w := get(h, "rebound.example:8080")
+	require.Equal(t, http.StatusForbidden, w.Code)
+	e := apiErrorOf(t, w.Body.Bytes())
+	assertNullable(t, "host_not_allowed", e.Code, "code")
+	assert.Contains(t, e.Message, `"rebound.example"`)
+	assert.Equal(t, []string{"localhost", "rebound.example"}, asked)
+
+	assert.Equal(t, http.StatusOK, get(newHandler(t, Options{}), "rebound.example:8080").Code, "no AllowHost: every name")
+
+	for host, name := range map[string]string{"127.0.0.1:8080": "127.0.0.1", "[::1]:80": "::1", "[::1]": "::1", "Example.COM": "example.com", "": ""} {
+		assert.Equal(t, name, HostName(host), host)
+	}
+}

@@ -69,6 +69,12 @@ type Options struct {
 	// SDK sends its own X-Stainless-* headers). "" allows none: a browser
 	// lets only pages of the server's own origin read its answers.
 	AllowOrigin string
+	// AllowHost, when set, says whether the server answers to a Host name
+	// (HostName(r.Host): no port, lower case); a request for any other gets
+	// 403 (host_not_allowed), which defeats DNS rebinding. nil answers every
+	// name, as an edge worker, reached under its own domain, must. wasmlm
+	// serve accepts loopback names when it listens on a loopback address.
+	AllowHost func(host string) bool
 	// NotFound serves requests for paths outside the API (not an API route
 	// and not under /v1/), such as a static web page; nil answers them 404
 	// with an OpenAI error object.
@@ -183,6 +189,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(sw, internalError(fmt.Errorf("%w: %v", ErrPanic, p)))
 		}
 	}()
+	if e := h.checkHost(r); e != nil {
+		writeError(sw, e)
+		return
+	}
 	crossOrigin := h.allowOrigin(w, r)
 	path := r.URL.Path
 	rt, ok := h.routes[path]
@@ -210,6 +220,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	case slices.Contains(allowed, r.Method):
+		if r.Method == http.MethodPost {
+			if e := checkJSONBody(r); e != nil {
+				writeError(sw, e)
+				return
+			}
+		}
 		rt.serve(sw, r)
 	default:
 		e := &apiError{status: http.StatusMethodNotAllowed, typ: typeInvalidRequest, code: "method_not_allowed",

@@ -133,6 +133,7 @@ func TestClientDisconnectCancels(t *testing.T) {
 	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions",
 		strings.NewReader(fmt.Sprintf(`{"messages": [{"role": "user", "content": "Once"}], "stream": true, "temperature": 0, "max_tokens": %d}`, maxTokens)))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := srv.Client().Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -172,6 +173,7 @@ func TestQueue(t *testing.T) {
 	serve := func(ctx context.Context, prompt string) chan *httptest.ResponseRecorder {
 		ch := make(chan *httptest.ResponseRecorder, 1)
 		r := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"prompt": `+prompt+`}`)).WithContext(ctx)
+		r.Header.Set("Content-Type", "application/json")
 		go func() {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
@@ -269,6 +271,7 @@ func TestQueuedClientHangsUp(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := srv.Client().Do(req)
 		if err == nil {
 			resp.Body.Close()

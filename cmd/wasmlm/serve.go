@@ -40,6 +40,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
 		cors      = fs.String("cors", "", `origin of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
+	var allowHosts stringList
+	fs.Var(&allowHosts, "allow-host", `a Host name the server also answers to, beyond localhost and IP addresses (repeatable; "*": any)`)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -49,6 +51,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 {
 		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx and -max-tokens >= 0")
+		return exitUsage
+	}
+	hosts, err := hostNames(allowHosts)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitUsage
 	}
 	webSet := false
@@ -74,14 +81,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if webDir != "" {
 		opts.NotFound = http.FileServer(http.Dir(webDir))
 	}
-	api, err := httpapi.New(model, opts)
+	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
-
-	ln, err := net.Listen("tcp", *addr)
+	opts.AllowHost = hostPolicy(ln.Addr(), hosts)
+	api, err := httpapi.New(model, opts)
 	if err != nil {
+		ln.Close()
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}

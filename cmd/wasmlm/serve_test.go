@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,7 +82,16 @@ func TestServe(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, body, `"error"`)
 
-	resp, err := http.Post(base+"/v1/completions", "application/json",
+	// DNS rebinding: the server's address under another name.
+	req, err := http.NewRequest("GET", base+"/health", nil)
+	require.NoError(t, err)
+	req.Host = "rebound.example"
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a name the server does not answer to")
+
+	resp, err = http.Post(base+"/v1/completions", "application/json",
 		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}`))
 	require.NoError(t, err)
 	var c struct {
@@ -114,6 +124,7 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-slots", "0"},
 		{"serve", "-queue", "-1"},
 		{"serve", "extra"},
+		{"serve", "-allow-host", ""},
 	} {
 		var stderr bytes.Buffer
 		assert.Equal(t, exitUsage, run(context.Background(), args, io.Discard, &stderr), "%v: %s", args, &stderr)
@@ -123,4 +134,38 @@ func TestServeFlags(t *testing.T) {
 	assert.Empty(t, dir)
 	assert.Equal(t, "stories260K-Q8_0", modelName("/models/stories260K-Q8_0.gguf"))
 	assert.Equal(t, "stories260K", modelName(""))
+}
+
+// TestHostPolicy (issue 11, item 4): on a loopback address serve answers
+// to loopback names and addresses only, beyond it to any address, and to
+// the -allow-host names everywhere; "*" turns the check off.
+func TestHostPolicy(t *testing.T) {
+	policy := func(addr string, allowed ...string) func(string) bool {
+		t.Helper()
+		names, err := hostNames(allowed)
+		require.NoError(t, err)
+		tcp, err := net.ResolveTCPAddr("tcp", addr)
+		require.NoError(t, err)
+		return hostPolicy(tcp, names)
+	}
+	loopback := policy("127.0.0.1:8080")
+	for _, name := range []string{"127.0.0.1", "127.0.0.2", "::1", "localhost", "app.localhost", ""} {
+		assert.True(t, loopback(name), name)
+	}
+	for _, name := range []string{"10.0.0.5", "rebound.example", "localhost.rebound.example", "myhost.lan"} {
+		assert.False(t, loopback(name), name)
+	}
+	assert.True(t, policy("[::1]:0", "MyHost.lan:8080")("myhost.lan"))
+
+	anywhere := policy("0.0.0.0:8080", "myhost.lan")
+	for _, name := range []string{"10.0.0.5", "192.168.1.2", "fe80::1", "127.0.0.1", "localhost", "myhost.lan"} {
+		assert.True(t, anywhere(name), name)
+	}
+	assert.False(t, anywhere("rebound.example"))
+
+	assert.Nil(t, policy("127.0.0.1:8080", "myhost.lan", "*"), `"*": no check`)
+	for _, bad := range []string{"", "a b", "http://x/"} {
+		_, err := hostNames([]string{bad})
+		assert.Error(t, err, "%q", bad)
+	}
 }
