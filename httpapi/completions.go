@@ -181,11 +181,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	switch {
 	case errors.Is(err, ErrQueueFull):
 		c.Err = err
-		writeError(w, &apiError{
-			status: http.StatusServiceUnavailable, typ: typeServer, code: "server_overloaded",
-			message: fmt.Sprintf("The server is overloaded: all %d slots are generating and the queue is full. Retry later.", max(h.opts.Slots, 1)),
-			header:  http.Header{"Retry-After": {"1"}},
-		})
+		writeError(w, h.refusal(err))
 		h.onComplete(c)
 		return
 	case err != nil:

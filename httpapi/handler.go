@@ -51,7 +51,10 @@ type Options struct {
 	Slots int
 	// QueueSize is how many requests may wait for a slot, in arrival order;
 	// one more is refused with 503. 0 means DefaultQueueSize; negative means
-	// none may wait.
+	// none may wait. A POST takes its place before its body is read (it
+	// waits for a slot once the body is in), so at most Slots + QueueSize
+	// bodies are ever held: the memory a burst of requests, or of clients
+	// that stall half-way through their bodies, can take is bounded by it.
 	QueueSize int
 	// ContextLength is each session's context (see engine.SessionOptions);
 	// 0 is the model's, capped at engine.DefaultContextLength.
@@ -62,6 +65,16 @@ type Options struct {
 	// MaxBodyBytes bounds a request body; a larger one gets 413. 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// WriteTimeout bounds each write to the client, not the response (as
+	// http.Server.WriteTimeout would): a stream whose client keeps reading
+	// runs as long as it generates, but a client that stops reading (once
+	// the buffers between are full) for longer is cut, and its generation
+	// ends, freeing the slot. 0: no limit. It needs a ResponseWriter that
+	// takes deadlines (http.ResponseController), as net/http's server's
+	// does. (A body is bounded by the server: http.Server.ReadTimeout covers
+	// a request's headers and body, and net/http lifts it once the body is
+	// in, so it cuts no stream; a body it cuts short gets 408.)
+	WriteTimeout time.Duration
 	// AllowOrigin lets web pages of another origin call the API: "*" any
 	// page, or one origin ("https://app.example"). Responses to it carry
 	// Access-Control-Allow-Origin, and CORS preflights are answered with the
@@ -117,8 +130,9 @@ type Handler struct {
 
 // route is one API endpoint: the method it answers and its handler.
 type route struct {
-	method string
-	serve  func(w http.ResponseWriter, r *http.Request)
+	method     string
+	serve      func(w http.ResponseWriter, r *http.Request)
+	completion bool // a completion endpoint, reported to OnCompletion
 }
 
 // New returns a Handler serving model. It allocates Slots sessions up front,
@@ -127,8 +141,8 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	if model == nil {
 		return nil, fmt.Errorf("%w: no model", ErrInvalidOptions)
 	}
-	if opts.Slots < 0 || opts.MaxTokens < 0 || opts.MaxBodyBytes < 0 {
-		return nil, fmt.Errorf("%w: Slots, MaxTokens and MaxBodyBytes must be >= 0", ErrInvalidOptions)
+	if opts.Slots < 0 || opts.MaxTokens < 0 || opts.MaxBodyBytes < 0 || opts.WriteTimeout < 0 {
+		return nil, fmt.Errorf("%w: Slots, MaxTokens, MaxBodyBytes and WriteTimeout must be >= 0", ErrInvalidOptions)
 	}
 	slots := max(opts.Slots, 1)
 	queue := opts.QueueSize
@@ -169,12 +183,12 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		h.onComplete = func(Completion) {}
 	}
 	h.routes = map[string]route{
-		"/v1/completions":      {http.MethodPost, h.serveCompletions},
-		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions},
-		"/v1/models":           {http.MethodGet, h.serveModels},
-		"/tokenize":            {http.MethodPost, h.serveTokenize},
-		"/detokenize":          {http.MethodPost, h.serveDetokenize},
-		"/health":              {http.MethodGet, h.serveHealth},
+		"/v1/completions":      {http.MethodPost, h.serveCompletions, true},
+		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions, true},
+		"/v1/models":           {http.MethodGet, h.serveModels, false},
+		"/tokenize":            {http.MethodPost, h.serveTokenize, false},
+		"/detokenize":          {http.MethodPost, h.serveDetokenize, false},
+		"/health":              {http.MethodGet, h.serveHealth, false},
 	}
 	return h, nil
 }
@@ -183,11 +197,12 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 // response has not started), never a crash: in an edge worker a panicking Go
 // instance would take the request down with no answer.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := &startedWriter{ResponseWriter: w}
+	sw := h.newWriter(w)
 	defer func() {
 		if p := recover(); p != nil && !sw.started {
 			writeError(sw, internalError(fmt.Errorf("%w: %v", ErrPanic, p)))
 		}
+		sw.extend() // for what net/http still writes once the handler returns
 	}()
 	if e := h.checkHost(r); e != nil {
 		writeError(sw, e)
@@ -197,11 +212,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	rt, ok := h.routes[path]
 	if !ok && strings.HasPrefix(path, "/v1/models/") {
-		rt, ok = route{http.MethodGet, h.serveModel}, true
+		rt, ok = route{method: http.MethodGet, serve: h.serveModel}, true
 	}
 	if !ok {
 		if h.opts.NotFound != nil && !strings.HasPrefix(path, "/v1/") {
-			h.opts.NotFound.ServeHTTP(w, r)
+			h.opts.NotFound.ServeHTTP(sw, r)
 			return
 		}
 		writeError(sw, &apiError{status: http.StatusNotFound, typ: typeInvalidRequest, code: "unknown_url",
@@ -219,13 +234,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			preflight(w, r, allowed)
 		}
 		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodPost && rt.method == http.MethodPost:
+		h.admit(sw, r, rt)
 	case slices.Contains(allowed, r.Method):
-		if r.Method == http.MethodPost {
-			if e := checkJSONBody(r); e != nil {
-				writeError(sw, e)
-				return
-			}
-		}
 		rt.serve(sw, r)
 	default:
 		e := &apiError{status: http.StatusMethodNotAllowed, typ: typeInvalidRequest, code: "method_not_allowed",
@@ -234,26 +245,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(sw, e)
 	}
 }
-
-// startedWriter remembers whether the response has started, so that a
-// recovered panic knows whether an error response can still be sent.
-type startedWriter struct {
-	http.ResponseWriter
-	started bool
-}
-
-func (w *startedWriter) WriteHeader(status int) {
-	w.started = true
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *startedWriter) Write(b []byte) (int, error) {
-	w.started = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the writer's Flush.
-func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Name is the model name the API reports.
 func (h *Handler) Name() string { return h.name }

@@ -14,6 +14,12 @@ import (
 // burst cannot pile up unbounded memory and latency. A waiting request whose
 // context ends (its client left) leaves the queue without ever taking a slot.
 //
+// Before all that, a request is admitted (admit, then leave when it is
+// answered): at most slots + limit requests are between the two at once.
+// The handler admits a request before it reads its body, so the bodies held
+// at once are bounded by the same numbers as the queue; one admitted request
+// more could only have to wait beyond the queue's end.
+//
 // The queue is explicit rather than a buffered channel of sessions because
 // the Go specification does not promise that blocked receivers are served in
 // order; fairness is the point here.
@@ -22,6 +28,9 @@ type scheduler struct {
 	free    []*engine.Session // idle sessions
 	waiting []*waiter         // oldest first
 	limit   int               // most requests that may wait
+
+	admitted int // requests between admit and leave
+	capacity int // most requests admitted at once: slots + limit
 }
 
 // waiter is one queued request; release hands it a session through ch.
@@ -30,7 +39,27 @@ type waiter struct {
 }
 
 func newScheduler(sessions []*engine.Session, limit int) *scheduler {
-	return &scheduler{free: sessions, limit: max(limit, 0)}
+	limit = max(limit, 0)
+	return &scheduler{free: sessions, limit: limit, capacity: len(sessions) + limit}
+}
+
+// admit lets a request in, or fails with ErrQueueFull when capacity
+// requests are in already.
+func (s *scheduler) admit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admitted >= s.capacity {
+		return ErrQueueFull
+	}
+	s.admitted++
+	return nil
+}
+
+// leave ends what admit began.
+func (s *scheduler) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.admitted--
 }
 
 // acquire returns an idle session, waiting for one in FIFO order. It fails

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,8 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// readBody reads the whole request body, refusing one over limit bytes. It
+// readBody reads the whole request body, refusing one over limit bytes, or
+// cut short by the server's read deadline (http.Server.ReadTimeout). It
 // reads to the end so that net/http notices, from then on, a client that
 // hangs up (and cancels the request's context).
 func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *apiError) {
@@ -106,6 +108,9 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *api
 	switch {
 	case errors.As(err, &mbe):
 		return nil, tooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, &apiError{status: http.StatusRequestTimeout, typ: typeInvalidRequest, code: "request_timeout",
+			message: "the request body did not arrive within the server's read timeout"}
 	case err != nil:
 		return nil, badRequest("", "invalid_body", "cannot read the request body: %v", err)
 	}
