@@ -26,6 +26,45 @@ const defaultWebDir = "web/dist"
 // interrupt before it closes their connections.
 const shutdownGrace = 5 * time.Second
 
+// Defaults of the connection limits (see connLimits).
+const (
+	defaultReadTimeout  = 10 * time.Second
+	defaultWriteTimeout = 30 * time.Second
+	defaultIdleTimeout  = 30 * time.Second
+	defaultMaxConns     = 256
+	// maxHeaderBytes bounds a request's headers (net/http's default is 1
+	// MiB): 32 KiB holds any API client's headers and a browser's cookies,
+	// and keeps what -max-conns clients sending headers can hold small.
+	maxHeaderBytes = 32 << 10
+)
+
+// connLimits are serve's limits on connections, each of which a client
+// could otherwise hold for ever.
+type connLimits struct {
+	read, write, idle time.Duration // 0: none
+	maxConns          int           // 0: none
+}
+
+func (c *connLimits) register(fs *flag.FlagSet) {
+	fs.DurationVar(&c.read, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, headers and body; a body cut short gets 408 (0: no limit)")
+	fs.DurationVar(&c.write, "write-timeout", defaultWriteTimeout, "time one write to a client may wait; a client that stops reading a stream is cut after it (0: no limit; a stream may last any time)")
+	fs.DurationVar(&c.idle, "idle-timeout", defaultIdleTimeout, "time a kept-alive connection may wait idle for its next request (0: no limit)")
+	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most half the open-file limit); more wait to be accepted (0: no limit)")
+}
+
+func (c *connLimits) valid() bool {
+	return c.read >= 0 && c.write >= 0 && c.idle >= 0 && c.maxConns >= 0
+}
+
+// orNone maps a flag's 0 (no limit) to net/http's: a negative duration (its
+// 0 would fall back to ReadTimeout).
+func orNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -40,6 +79,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
 		cors      = fs.String("cors", "", `origin of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
+	var limits connLimits
+	limits.register(fs)
 	var allowHosts stringList
 	fs.Var(&allowHosts, "allow-host", `a Host name the server also answers to, beyond localhost and IP addresses (repeatable; "*": any)`)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -49,8 +90,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 {
-		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx and -max-tokens >= 0")
+	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || !limits.valid() {
+		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-conns and the timeouts >= 0")
 		return exitUsage
 	}
 	hosts, err := hostNames(allowHosts)
@@ -74,6 +115,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := httpapi.Options{
 		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit,
 		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
+		WriteTimeout: limits.write,
 	}
 	if *queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
@@ -87,6 +129,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	opts.AllowHost = hostPolicy(ln.Addr(), hosts)
+	if limits.maxConns = capConns(limits.maxConns, openFileLimit(), stderr); limits.maxConns > 0 {
+		ln = newLimitListener(ln, limits.maxConns)
+	}
 	api, err := httpapi.New(model, opts)
 	if err != nil {
 		ln.Close()
@@ -99,16 +144,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s\n",
 		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page)
-	return serveUntilDone(ctx, ln, api, stderr)
+	return serveUntilDone(ctx, ln, api, limits, stderr)
 }
 
 // serveUntilDone serves until ctx ends (an interrupt), then shuts down:
 // running generations get shutdownGrace to finish.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Writer) int {
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, limits connLimits, stderr io.Writer) int {
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		// No write timeout: a streamed completion may run for minutes.
+		Handler: h,
+		// ReadTimeout covers a request's headers and body (ReadHeaderTimeout
+		// falls back to it); net/http lifts it once the body is in, so it
+		// does not cut a stream. No WriteTimeout, which would bound the whole
+		// response: the handler gives each write its own (-write-timeout).
+		ReadTimeout:    orNone(limits.read),
+		IdleTimeout:    orNone(limits.idle),
+		MaxHeaderBytes: maxHeaderBytes,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

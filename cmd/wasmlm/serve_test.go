@@ -125,6 +125,10 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-queue", "-1"},
 		{"serve", "extra"},
 		{"serve", "-allow-host", ""},
+		{"serve", "-read-timeout", "-1s"},
+		{"serve", "-write-timeout", "-1s"},
+		{"serve", "-idle-timeout", "-1s"},
+		{"serve", "-max-conns", "-1"},
 	} {
 		var stderr bytes.Buffer
 		assert.Equal(t, exitUsage, run(context.Background(), args, io.Discard, &stderr), "%v: %s", args, &stderr)
@@ -168,4 +172,70 @@ func TestHostPolicy(t *testing.T) {
 		_, err := hostNames([]string{bad})
 		assert.Error(t, err, "%q", bad)
 	}
+}
+
+// TestLimitListener (issue 11, item 2): with n connections open the next is
+// not accepted until one of them closes (once, however often it is closed);
+// closing the listener ends a waiting Accept.
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := newLimitListener(inner, 2)
+	accepted := make(chan net.Conn, 4)
+	acceptErr := make(chan error, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				acceptErr <- err
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for range 4 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		require.NoError(t, err)
+		defer c.Close()
+	}
+	next := func() net.Conn {
+		t.Helper()
+		select {
+		case c := <-accepted:
+			return c
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting connection was not accepted once a place was free")
+			return nil
+		}
+	}
+	none := func() {
+		t.Helper()
+		select {
+		case <-accepted:
+			t.Fatal("a connection was accepted while two were open")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	first, second := next(), next()
+	none()
+	require.NoError(t, first.Close())
+	assert.Error(t, first.Close())
+	third := next()
+	none()
+	require.NoError(t, second.Close())
+	require.NoError(t, next().Close())
+	require.NoError(t, third.Close())
+	require.NoError(t, ln.Close())
+	assert.ErrorIs(t, <-acceptErr, net.ErrClosed)
+}
+
+func TestCapConns(t *testing.T) {
+	var log bytes.Buffer
+	assert.Equal(t, 42, capConns(256, 100, &log), "(100 files - 16 kept) / 2 per connection")
+	assert.Contains(t, log.String(), "-max-conns 256 lowered to 42")
+	log.Reset()
+	assert.Equal(t, 256, capConns(256, 20000, &log))
+	assert.Equal(t, 256, capConns(256, 0, &log), "limit unknown")
+	assert.Equal(t, 0, capConns(0, 100, &log), "no cap asked for")
+	assert.Equal(t, 1, capConns(256, 10, &log))
 }
