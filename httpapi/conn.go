@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -77,8 +78,11 @@ func (h *Handler) admit(w *writer, r *http.Request, rt route) {
 }
 
 // refusal is the 503 for a request the scheduler will not take
-// (ErrQueueFull).
-func (h *Handler) refusal(error) *apiError {
+// (ErrQueueFull, ErrShuttingDown).
+func (h *Handler) refusal(err error) *apiError {
+	if errors.Is(err, ErrShuttingDown) {
+		return shuttingDown("The server is shutting down. Retry later.")
+	}
 	return &apiError{
 		status: http.StatusServiceUnavailable, typ: typeServer, code: "server_overloaded",
 		message: fmt.Sprintf("The server is overloaded: all %d slots are generating and the queue is full. Retry later.", max(h.opts.Slots, 1)),

@@ -68,18 +68,6 @@ func (c *rawConn) closedByServer() {
 	require.NoError(c.t, err, "the server closed the connection within %v", liveness)
 }
 
-// blockingGenerate is a generation that holds its slot until release is
-// closed, emitting nothing.
-func blockingGenerate(release <-chan struct{}) generateFunc {
-	return func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}, nil
-	}
-}
-
 // TestBodiesCountAgainstTheQueue (issue 11, item 1): a request takes its
 // place before its body is read, so with one slot and one place in the
 // queue, two clients stalled half-way through their bodies leave no room:
@@ -209,22 +197,7 @@ func TestSlowReaderIsCut(t *testing.T) {
 func TestTimeoutsSpareLongStreams(t *testing.T) {
 	const pause, timeout = 250 * time.Millisecond, 100 * time.Millisecond
 	h := newHandler(t, Options{WriteTimeout: timeout})
-	h.generate = func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
-		res := engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}
-		for i := range 4 {
-			select {
-			case <-time.After(pause):
-			case <-ctx.Done():
-				res.FinishReason = engine.FinishAbort
-				return res, nil
-			}
-			res.Tokens = append(res.Tokens, i)
-			if err := onToken(engine.Token{ID: i, Text: fmt.Sprintf("tok%d", i)}); err != nil {
-				return res, err
-			}
-		}
-		return res, nil
-	}
+	h.generate = pacedTokens(4, pause, nil)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ReadTimeout = timeout
 	srv.Start()

@@ -13,6 +13,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -126,6 +127,10 @@ type Handler struct {
 	newID      func(prefix string) string
 	generate   generateFunc
 	onComplete func(Completion)
+	// stopping ends, with cause ErrShuttingDown, when Shutdown's grace is
+	// over: every running generation's context follows it.
+	stopping context.Context
+	stop     context.CancelCauseFunc
 }
 
 // route is one API endpoint: the method it answers and its handler.
@@ -176,6 +181,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		created: time.Now().Unix(), newID: randomID, generate: runSession,
 		onComplete: opts.OnCompletion,
 	}
+	h.stopping, h.stop = context.WithCancelCause(context.Background())
 	if opts.MaxTokens > 0 {
 		h.maxTokens = opts.MaxTokens
 	}

@@ -31,23 +31,58 @@ type scheduler struct {
 
 	admitted int // requests between admit and leave
 	capacity int // most requests admitted at once: slots + limit
+
+	closed  bool          // by close: admit and acquire refuse
+	drained chan struct{} // closed once closed and no request is admitted
 }
 
 // waiter is one queued request; release hands it a session through ch.
 type waiter struct {
-	ch chan *engine.Session // buffered (1): release never blocks on it
+	ch chan *engine.Session // buffered (1): release never blocks on it; nil: closed
 }
 
 func newScheduler(sessions []*engine.Session, limit int) *scheduler {
 	limit = max(limit, 0)
-	return &scheduler{free: sessions, limit: limit, capacity: len(sessions) + limit}
+	return &scheduler{free: sessions, limit: limit, capacity: len(sessions) + limit, drained: make(chan struct{})}
+}
+
+// close refuses every request from now on, with ErrShuttingDown, those
+// waiting for a slot too, and returns a channel closed once every admitted
+// request has left.
+func (s *scheduler) close() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		for _, w := range s.waiting {
+			w.ch <- nil
+		}
+		s.waiting = nil
+		s.checkDrained()
+	}
+	return s.drained
+}
+
+// checkDrained closes drained when the last request of a closed scheduler
+// has left. s.mu is held.
+func (s *scheduler) checkDrained() {
+	if s.closed && s.admitted == 0 {
+		select {
+		case <-s.drained:
+		default:
+			close(s.drained)
+		}
+	}
 }
 
 // admit lets a request in, or fails with ErrQueueFull when capacity
-// requests are in already.
+// requests are in already (ErrShuttingDown once closed).
 func (s *scheduler) admit() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return ErrShuttingDown
+	}
 	if s.admitted >= s.capacity {
 		return ErrQueueFull
 	}
@@ -60,13 +95,19 @@ func (s *scheduler) leave() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.admitted--
+	s.checkDrained()
 }
 
 // acquire returns an idle session, waiting for one in FIFO order. It fails
 // with ErrQueueFull when it would have to wait and limit requests already
-// do, and with ctx's error when ctx ends first.
+// do, with ErrShuttingDown once closed, and with ctx's error when ctx ends
+// first.
 func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
 	if len(s.free) > 0 && len(s.waiting) == 0 {
 		sess := s.free[len(s.free)-1]
 		s.free = s.free[:len(s.free)-1]
@@ -83,6 +124,9 @@ func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
 
 	select {
 	case sess := <-w.ch:
+		if sess == nil {
+			return nil, ErrShuttingDown
+		}
 		return sess, nil
 	case <-ctx.Done():
 	}
@@ -93,9 +137,11 @@ func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
 		return nil, ctx.Err()
 	}
 	s.mu.Unlock()
-	// release chose w before the cancel was seen: the session is in w.ch
-	// already; pass it on.
-	s.release(<-w.ch)
+	// release (or close) chose w before the cancel was seen: the session
+	// (or nil) is in w.ch already; pass it on.
+	if sess := <-w.ch; sess != nil {
+		s.release(sess)
+	}
 	return nil, ctx.Err()
 }
 

@@ -20,10 +20,19 @@ import (
 // fakeTokens is a stand-in generation: it emits "tok0", "tok1", ... until n
 // tokens, ctx's end, or the callback fails, then fails with err if given. It
 // does not touch the session.
-func fakeTokens(n int, err error) generateFunc {
+func fakeTokens(n int, err error) generateFunc { return pacedTokens(n, 0, err) }
+
+// pacedTokens is fakeTokens emitting a token every tick.
+func pacedTokens(n int, tick time.Duration, err error) generateFunc {
 	return func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
 		res := engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}
 		for i := range n {
+			if tick > 0 {
+				select {
+				case <-time.After(tick):
+				case <-ctx.Done():
+				}
+			}
 			if ctx.Err() != nil {
 				res.FinishReason = engine.FinishAbort
 				return res, nil

@@ -22,9 +22,15 @@ import (
 // defaultWebDir is served at / when -web is not given and it exists (make web builds it).
 const defaultWebDir = "web/dist"
 
-// shutdownGrace is how long serve lets running generations finish after an
-// interrupt before it closes their connections.
-const shutdownGrace = 5 * time.Second
+// defaultShutdownGrace is how long serve lets running generations finish
+// after SIGINT or SIGTERM before it ends them: less than the 10 s docker stop
+// waits before it kills (Kubernetes waits 30 s, systemd 90 s), with room for
+// closeMargin.
+const defaultShutdownGrace = 5 * time.Second
+
+// closeMargin is how long, after the grace period, the generations stopped
+// then have to send their last event, before serve closes every connection.
+const closeMargin = time.Second
 
 // Defaults of the connection limits (see connLimits).
 const (
@@ -81,6 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	)
 	var limits connLimits
 	limits.register(fs)
+	grace := fs.Duration("shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, time the running generations have to finish before they are ended (a stream with an error event)")
 	var allowHosts stringList
 	fs.Var(&allowHosts, "allow-host", `a Host name the server also answers to, beyond localhost and IP addresses (repeatable; "*": any)`)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -90,8 +97,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || !limits.valid() {
-		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-conns and the timeouts >= 0")
+	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || !limits.valid() || *grace < 0 {
+		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-conns, the timeouts and -shutdown-grace >= 0")
 		return exitUsage
 	}
 	hosts, err := hostNames(allowHosts)
@@ -144,14 +151,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s\n",
 		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page)
-	return serveUntilDone(ctx, ln, api, limits, stderr)
+	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }
 
-// serveUntilDone serves until ctx ends (an interrupt), then shuts down:
-// running generations get shutdownGrace to finish.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, limits connLimits, stderr io.Writer) int {
+// serveUntilDone serves until ctx ends (SIGINT or SIGTERM), then stops
+// gracefully: it stops accepting connections at once, lets the running
+// generations finish within grace, then has the handler end those left
+// cleanly (httpapi.Handler.Shutdown: an error event that ends a stream), gives
+// those answers closeMargin to go out, and closes whatever is still open.
+func serveUntilDone(ctx context.Context, ln net.Listener, api *httpapi.Handler, limits connLimits, grace time.Duration, stderr io.Writer) int {
 	srv := &http.Server{
-		Handler: h,
+		Handler: api,
 		// ReadTimeout covers a request's headers and body (ReadHeaderTimeout
 		// falls back to it); net/http lifts it once the body is in, so it
 		// does not cut a stream. No WriteTimeout, which would bound the whole
@@ -168,16 +178,30 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, limits
 		return exitError
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stderr, "serve: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	fmt.Fprintf(stderr, "serve: stopping: accepting no more connections; running generations have %v to finish\n", grace)
+	graceCtx, cancelGrace := context.WithTimeout(context.Background(), grace)
+	defer cancelGrace()
+	stopped := make(chan error, 1)
+	go func() { stopped <- api.Shutdown(graceCtx) }()
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), grace+closeMargin)
+	defer cancelClose()
+	if err := srv.Shutdown(closeCtx); err != nil {
+		fmt.Fprintf(stderr, "serve: closing the connections still open after %v\n", grace+closeMargin)
 		srv.Close()
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			fmt.Fprintln(stderr, "serve: the grace period ended: the generations still running were stopped")
+		}
+	case <-time.After(closeMargin):
+		fmt.Fprintln(stderr, "serve: a request outlived its connection")
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
+	fmt.Fprintln(stderr, "serve: stopped")
 	return exitOK
 }
 

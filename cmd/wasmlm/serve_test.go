@@ -112,7 +112,7 @@ func TestServe(t *testing.T) {
 	select {
 	case code := <-exit:
 		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(shutdownGrace + 5*time.Second):
+	case <-time.After(defaultShutdownGrace + closeMargin + 5*time.Second):
 		t.Fatal("serve did not stop")
 	}
 }
@@ -129,6 +129,7 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-write-timeout", "-1s"},
 		{"serve", "-idle-timeout", "-1s"},
 		{"serve", "-max-conns", "-1"},
+		{"serve", "-shutdown-grace", "-1s"},
 	} {
 		var stderr bytes.Buffer
 		assert.Equal(t, exitUsage, run(context.Background(), args, io.Discard, &stderr), "%v: %s", args, &stderr)
