@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -128,7 +130,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
 	}
 	if webDir != "" {
-		opts.NotFound = http.FileServer(http.Dir(webDir))
+		opts.NotFound = http.FileServer(unlisted{http.Dir(webDir)})
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -225,6 +227,30 @@ func chooseWebDir(dir string, explicit bool) (string, error) {
 		return "", fmt.Errorf("-web %s is not a directory", dir)
 	}
 	return "", fmt.Errorf("-web: %w", err)
+}
+
+// unlisted is a web directory whose directories are not listed: a directory
+// opens only when it holds an index.html (which http.FileServer then
+// serves), so the page is served and nothing else it holds is shown.
+type unlisted struct{ http.FileSystem }
+
+func (u unlisted) Open(name string) (http.File, error) {
+	f, err := u.FileSystem.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		var index http.File
+		if index, err = u.FileSystem.Open(path.Join(name, "index.html")); err == nil {
+			err = index.Close()
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fs.ErrNotExist // 404, whatever the reason
+	}
+	return f, nil
 }
 
 // modelName is the id the API reports: the default model's name, or the

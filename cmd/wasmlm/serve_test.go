@@ -44,6 +44,8 @@ func (b *lockedBuffer) String() string {
 func TestServe(t *testing.T) {
 	web := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(web, "index.html"), []byte("<h1>wasmlm</h1>"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(web, "models"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(web, "models", "m.gguf"), []byte("GGUF"), 0o644))
 	ctx, interrupt := context.WithCancel(context.Background())
 	var stderr lockedBuffer
 	exit := make(chan int, 1)
@@ -72,6 +74,12 @@ func TestServe(t *testing.T) {
 	code, body := get("/")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "<h1>wasmlm</h1>", body)
+	code, body = get("/models/m.gguf")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "GGUF", body)
+	code, body = get("/models/")
+	assert.Equal(t, http.StatusNotFound, code, "a directory is not listed")
+	assert.NotContains(t, body, "m.gguf")
 	code, body = get("/health")
 	assert.Equal(t, http.StatusOK, code)
 	assert.JSONEq(t, `{"status":"ok"}`, body)
