@@ -169,19 +169,33 @@ func (p *serveProcess) refusesConnections() bool {
 // false elsewhere.
 func (p *serveProcess) rss(t *testing.T) (bytes int64, ok bool) {
 	t.Helper()
+	return p.status(t, "VmRSS")
+}
+
+// peakRSS is the most resident memory the server has had.
+func (p *serveProcess) peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, ok := p.status(t, "VmHWM")
+	require.True(t, ok, "no /proc")
+	return b
+}
+
+// status reads a size (in kB there) from /proc/PID/status.
+func (p *serveProcess) status(t *testing.T, field string) (bytes int64, ok bool) {
+	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, false
 	}
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for sc.Scan() {
-		if rest, found := strings.CutPrefix(sc.Text(), "VmRSS:"); found {
+		if rest, found := strings.CutPrefix(sc.Text(), field+":"); found {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			require.NoError(t, err, "VmRSS: %q", rest)
+			require.NoError(t, err, "%s: %q", field, rest)
 			return kb << 10, true
 		}
 	}
-	t.Fatalf("no VmRSS in /proc/%d/status", p.cmd.Process.Pid)
+	t.Fatalf("no %s in /proc/%d/status", field, p.cmd.Process.Pid)
 	return 0, false
 }
 
@@ -217,25 +231,36 @@ func newSSEReader(r io.Reader) *sseReader { return &sseReader{rd: bufio.NewReade
 // must come between events.
 func (s *sseReader) next(t testing.TB) (ev sseEvent, ok bool) {
 	t.Helper()
+	ev, ok, err := s.read()
+	require.NoError(t, err)
+	return ev, ok
+}
+
+// read is next for a goroutine: it returns what fails.
+func (s *sseReader) read() (ev sseEvent, ok bool, err error) {
 	started := false
 	for {
 		line, err := s.rd.ReadString('\n')
-		if errors.Is(err, io.EOF) && line == "" {
-			require.False(t, started, "the stream ends inside an event")
-			return sseEvent{}, false
+		switch {
+		case errors.Is(err, io.EOF) && line == "" && started:
+			return ev, false, errors.New("the stream ends inside an event")
+		case errors.Is(err, io.EOF) && line == "":
+			return ev, false, nil
+		case err != nil:
+			return ev, false, fmt.Errorf("reading the stream: %w", err)
 		}
-		require.NoError(t, err, "reading the stream")
 		line = strings.TrimSuffix(line, "\n")
 		switch {
 		case line == "" && started:
-			return ev, true
+			return ev, true, nil
 		case strings.HasPrefix(line, "event: "):
 			ev.name, started = strings.TrimPrefix(line, "event: "), true
+		case strings.HasPrefix(line, "data: ") && ev.data != "":
+			return ev, false, fmt.Errorf("two data lines in an event: %q", line)
 		case strings.HasPrefix(line, "data: "):
-			require.Empty(t, ev.data, "one data line per event")
 			ev.data, started = strings.TrimPrefix(line, "data: "), true
 		default:
-			t.Fatalf("unexpected SSE line %q", line)
+			return ev, false, fmt.Errorf("unexpected SSE line %q", line)
 		}
 	}
 }
