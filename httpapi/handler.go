@@ -8,8 +8,14 @@
 // github.com/syumai/workers). Requests share one model: each generation
 // takes one of Options.Slots sessions (each with its own KV cache); requests
 // that find every slot busy wait in a bounded FIFO queue and are refused with
-// 503 when it is full. Every failure is an OpenAI error object
-// {"error": {"message", "type", "param", "code"}} with a 4xx/5xx status.
+// 503 when it is full. A POST takes its place before its body is read, so
+// what requests hold is bounded by the slots and the queue. Every failure is
+// an OpenAI error object {"error": {"message", "type", "param", "code"}} with
+// a 4xx/5xx status.
+//
+// What a server needs beyond that is in Options (CORS, a Host allow-list, a
+// deadline on each write) and Handler.Shutdown (a graceful stop); deadlines
+// on reading requests and on idle connections are the http.Server's.
 package httpapi
 
 import (
