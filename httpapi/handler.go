@@ -100,9 +100,11 @@ type Options struct {
 	// with an OpenAI error object.
 	NotFound http.Handler
 	// OnCompletion, if set, is called after every valid completion request:
-	// finished, failed, refused because the queue was full, or dropped
-	// because its client left while it waited. It must be safe for
-	// concurrent use.
+	// finished, failed, stopped by Shutdown, or dropped because its client
+	// left while it waited; and after every completion request refused with
+	// 503 (Err ErrQueueFull or ErrShuttingDown), valid or not: one refused
+	// before its body was read has only Endpoint and Err. It must be safe
+	// for concurrent use.
 	OnCompletion func(Completion)
 }
 
