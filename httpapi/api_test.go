@@ -334,7 +334,16 @@ func TestCORSPreflightAllowsTheHeadersAsked(t *testing.T) {
 	assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"))
 	assert.Equal(t, []string{"Origin"}, w.Header().Values("Vary"))
 
-	r := httptest.NewRequest("GET", "/health", nil)
+	r := httptest.NewRequest("OPTIONS", path, nil)
+	r.Header.Set("Origin", "http://page.example")
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	r.Header.Set("Access-Control-Request-Private-Network", "true")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, "true", w.Header().Get("Access-Control-Allow-Private-Network"), "Chromium's Private Network Access")
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"), "none asked for")
+
+	r = httptest.NewRequest("GET", "/health", nil)
 	r.Header.Set("Origin", "http://page.example")
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, r)

@@ -108,6 +108,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitUsage
 	}
+	if *cors, err = corsOrigin(*cors); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitUsage
+	}
 	webSet := false
 	fs.Visit(func(f *flag.Flag) { webSet = webSet || f.Name == "web" })
 	webDir, err := chooseWebDir(*web, webSet)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 
 	"github.com/wasmlm/wasmlm/httpapi"
@@ -53,4 +54,19 @@ func hostPolicy(addr net.Addr, names map[string]bool) func(string) bool {
 		// No Host at all (HTTP/1.0) comes from no browser.
 		return name == "" || name == "localhost" || strings.HasSuffix(name, ".localhost") || names[name]
 	}
+}
+
+// corsOrigin checks -cors: "", "*", or an origin as browsers send it,
+// scheme://host[:port] (a trailing slash, which the Origin header never
+// has, is dropped).
+func corsOrigin(origin string) (string, error) {
+	if origin == "" || origin == "*" {
+		return origin, nil
+	}
+	origin = strings.TrimSuffix(origin, "/")
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf(`-cors %q is not "*" or an origin such as https://app.example:8443`, origin)
+	}
+	return origin, nil
 }

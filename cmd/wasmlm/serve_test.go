@@ -133,6 +133,8 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-queue", "-1"},
 		{"serve", "extra"},
 		{"serve", "-allow-host", ""},
+		{"serve", "-cors", "app.example"},
+		{"serve", "-cors", "https://app.example/page"},
 		{"serve", "-read-timeout", "-1s"},
 		{"serve", "-write-timeout", "-1s"},
 		{"serve", "-idle-timeout", "-1s"},
@@ -247,4 +249,14 @@ func TestCapConns(t *testing.T) {
 	assert.Equal(t, 256, capConns(256, 0, &log), "limit unknown")
 	assert.Equal(t, 0, capConns(0, 100, &log), "no cap asked for")
 	assert.Equal(t, 1, capConns(256, 10, &log))
+}
+
+// TestCORSOriginFlag: -cors takes "*" or an origin as the Origin header
+// spells it (the usage test covers what it refuses).
+func TestCORSOriginFlag(t *testing.T) {
+	for in, out := range map[string]string{"": "", "*": "*", "http://127.0.0.1:5173/": "http://127.0.0.1:5173", "https://app.example": "https://app.example"} {
+		got, err := corsOrigin(in)
+		assert.NoError(t, err, in)
+		assert.Equal(t, out, got, in)
+	}
 }
