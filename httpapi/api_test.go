@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,29 @@ func TestBadRequests(t *testing.T) {
 		assert.Equal(t, 8, c.Usage.CompletionTokens)
 		assert.NotEmpty(t, c.text(t))
 	})
+}
+
+// TestTypeErrorMessages: a value of the wrong type is named as a JSON
+// client thinks of it, and a number out of its field's range says so.
+func TestTypeErrorMessages(t *testing.T) {
+	h := newHandler(t, Options{})
+	for body, want := range map[string]string{
+		`{"prompt": "x", "max_tokens": 1.5}`:                  "max_tokens must be an integer, got 1.5",
+		`{"prompt": "x", "max_tokens": 1e30}`:                 "max_tokens must be an integer that fits in 64 bits, got 1e30",
+		`{"prompt": "x", "max_tokens": 99999999999999999999}`: "max_tokens must be an integer that fits in 64 bits, got 99999999999999999999",
+		`{"prompt": "x", "temperature": 1e400}`:               "temperature must be a number that fits in 64 bits, got 1e400",
+		`{"prompt": "x", "temperature": "hot"}`:               "temperature must be a number, got a string",
+		`{"prompt": "x", "model": 5}`:                         "model must be a string, got a number",
+		`{"prompt": "x", "stream": 1}`:                        "stream must be a boolean, got a number",
+		`{"prompt": "x", "logit_bias": [1]}`:                  "logit_bias must be an object, got an array",
+		`{"prompt": "x", "top_k": true}`:                      "top_k must be an integer, got a boolean",
+		`[1]`:                                                 "the request body must be a JSON object, got an array",
+		`"x"`:                                                 "the request body must be a JSON object, got a string",
+	} {
+		w := do(h, "POST", "/v1/completions", body)
+		require.Equal(t, http.StatusBadRequest, w.Code, body)
+		assert.Equal(t, want, apiErrorOf(t, w.Body.Bytes()).Message, body)
+	}
 }
 
 func assertNullable(t *testing.T, want string, got *string, field string) {
@@ -257,7 +281,6 @@ func TestCORSAndFallback(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, w.Code)
 	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, w.Header().Get("Access-Control-Allow-Methods"), "POST")
-	assert.Contains(t, w.Header().Get("Access-Control-Allow-Headers"), "Content-Type")
 
 	w = do(h, "GET", "/health", "")
 	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
@@ -267,6 +290,70 @@ func TestCORSAndFallback(t *testing.T) {
 	w = do(h, "GET", "/v1/nothing", "")
 	assert.Equal(t, http.StatusNotFound, w.Code)
 	apiErrorOf(t, w.Body.Bytes())
+}
+
+// sdkHeaders are the request headers the openai npm SDK (6.x) asks a
+// preflight for when it runs in a browser.
+const sdkHeaders = "authorization,content-type,x-stainless-arch,x-stainless-lang,x-stainless-os," +
+	"x-stainless-package-version,x-stainless-retry-count,x-stainless-runtime,x-stainless-runtime-version,x-stainless-timeout"
+
+// preflightFrom sends the CORS preflight a browser sends before a page of
+// origin POSTs to path with the openai SDK.
+func preflightFrom(h http.Handler, origin, path string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("OPTIONS", path, nil)
+	r.Header.Set("Origin", origin)
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	r.Header.Set("Access-Control-Request-Headers", sdkHeaders)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestCORSPreflightAllowsTheHeadersAsked (issue 11, item 3): an allowed
+// origin's preflight is answered with every header it asks for, so the
+// openai SDK's X-Stainless-* headers pass; with one allowed origin, another
+// origin gets no CORS headers, and the answer varies by Origin.
+func TestCORSPreflightAllowsTheHeadersAsked(t *testing.T) {
+	const path = "/v1/chat/completions"
+	w := preflightFrom(newHandler(t, Options{AllowOrigin: "*"}), "http://page.example", path)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Equal(t, "*", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, sdkHeaders, w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, "POST, OPTIONS", w.Header().Get("Access-Control-Allow-Methods"))
+	assert.Equal(t, []string{"Access-Control-Request-Headers"}, w.Header().Values("Vary"), "* does not vary by Origin")
+
+	h := newHandler(t, Options{AllowOrigin: "http://page.example"})
+	w = preflightFrom(h, "http://page.example", path)
+	assert.Equal(t, "http://page.example", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, sdkHeaders, w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, []string{"Origin", "Access-Control-Request-Headers"}, w.Header().Values("Vary"))
+
+	w = preflightFrom(h, "http://other.example", path)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "another origin is not allowed")
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, []string{"Origin"}, w.Header().Values("Vary"))
+
+	r := httptest.NewRequest("OPTIONS", path, nil)
+	r.Header.Set("Origin", "http://page.example")
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	r.Header.Set("Access-Control-Request-Private-Network", "true")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, "true", w.Header().Get("Access-Control-Allow-Private-Network"), "Chromium's Private Network Access")
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Headers"), "none asked for")
+
+	r = httptest.NewRequest("GET", "/health", nil)
+	r.Header.Set("Origin", "http://page.example")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	assert.Equal(t, "http://page.example", w.Header().Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "Retry-After", w.Header().Get("Access-Control-Expose-Headers"))
+
+	w = preflightFrom(newHandler(t, Options{}), "http://page.example", path)
+	assert.Equal(t, http.StatusNoContent, w.Code)
+	assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "no AllowOrigin: no CORS")
+	assert.Empty(t, w.Header().Values("Vary"))
 }
 
 // TestPanicBecomes500: a panic anywhere under ServeHTTP is answered with an
@@ -295,10 +382,76 @@ func TestPanicBecomes500(t *testing.T) {
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	m := loadDefault(t)
-	for _, opts := range []Options{{Slots: -1}, {MaxTokens: -1}, {MaxBodyBytes: -1}, {MaxTokens: 513}, {ContextLength: 513}} {
+	for _, opts := range []Options{{Slots: -1}, {MaxTokens: -1}, {MaxBodyBytes: -1}, {WriteTimeout: -1}, {MaxTokens: 513}, {ContextLength: 513}} {
 		_, err := New(m, opts)
 		assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", opts)
 	}
 	_, err := New(nil, Options{})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+// TestPostNeedsJSON (issue 11, item 4): a POST whose body is not declared
+// JSON — what a page of another site can send without a CORS preflight — is
+// refused with 415 before anything runs; JSON with parameters is fine.
+func TestPostNeedsJSON(t *testing.T) {
+	h := newHandler(t, Options{})
+	h.generate = func(context.Context, *engine.Session, engine.Prompt, engine.GenerateOptions, engine.TokenFunc) (engine.Result, error) {
+		t.Error("a refused request generated")
+		return engine.Result{}, nil
+	}
+	post := func(path, contentType string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", path, strings.NewReader(`{"prompt": "x", "content": "x", "tokens": [1]}`))
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for _, path := range []string{"/v1/completions", "/v1/chat/completions", "/tokenize", "/detokenize"} {
+		for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "", "application/x-www-form-urlencoded",
+			"multipart/form-data; boundary=x", "application/jsonl", "application/json-seq"} {
+			w := post(path, ct)
+			require.Equal(t, http.StatusUnsupportedMediaType, w.Code, "%s %q", path, ct)
+			e := apiErrorOf(t, w.Body.Bytes())
+			assert.Equal(t, typeInvalidRequest, e.Type)
+			assertNullable(t, "unsupported_media_type", e.Code, "code")
+			assert.Contains(t, e.Message, "Content-Type: application/json")
+		}
+	}
+	for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
+		w := post("/tokenize", ct)
+		assert.Equal(t, http.StatusOK, w.Code, "%q: %s", ct, w.Body)
+	}
+	assert.Contains(t, post("/tokenize", "").Body.String(), "got none")
+}
+
+// TestHostAllowList (issue 11, item 4): with AllowHost, a request for a
+// name it refuses gets 403 whatever its route; without it, any name passes.
+func TestHostAllowList(t *testing.T) {
+	var asked []string
+	h := newHandler(t, Options{AllowHost: func(name string) bool {
+		asked = append(asked, name)
+		return name == "localhost"
+	}})
+	get := func(h http.Handler, host string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", "/health", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	assert.Equal(t, http.StatusOK, get(h, "LocalHost.:8080").Code)
+	w := get(h, "rebound.example:8080")
+	require.Equal(t, http.StatusForbidden, w.Code)
+	e := apiErrorOf(t, w.Body.Bytes())
+	assertNullable(t, "host_not_allowed", e.Code, "code")
+	assert.Contains(t, e.Message, `"rebound.example"`)
+	assert.Equal(t, []string{"localhost", "rebound.example"}, asked)
+
+	assert.Equal(t, http.StatusOK, get(newHandler(t, Options{}), "rebound.example:8080").Code, "no AllowHost: every name")
+
+	for host, name := range map[string]string{"127.0.0.1:8080": "127.0.0.1", "[::1]:80": "::1", "[::1]": "::1", "Example.COM": "example.com", "": ""} {
+		assert.Equal(t, name, HostName(host), host)
+	}
 }

@@ -173,19 +173,16 @@ func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
 
 // run waits for a slot, generates, and answers.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
-	ctx := r.Context()
+	ctx, stopped, release := h.generationContext(r)
+	defer release()
 	c := Completion{Endpoint: j.endpoint, Stream: j.stream, PromptTokens: len(j.prompt.Tokens)}
 	start := time.Now()
 	sess, err := h.sched.acquire(ctx)
 	c.Queued = time.Since(start)
 	switch {
-	case errors.Is(err, ErrQueueFull):
+	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrShuttingDown):
 		c.Err = err
-		writeError(w, &apiError{
-			status: http.StatusServiceUnavailable, typ: typeServer, code: "server_overloaded",
-			message: fmt.Sprintf("The server is overloaded: all %d slots are generating and the queue is full. Retry later.", max(h.opts.Slots, 1)),
-			header:  http.Header{"Retry-After": {"1"}},
-		})
+		writeError(w, h.refusal(err))
 		h.onComplete(c)
 		return
 	case err != nil:
@@ -201,22 +198,26 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	}
 	var res engine.Result
 	if j.stream {
-		res, err = h.stream(ctx, w, gen, j, c.Queued)
+		res, err = h.stream(ctx, w, gen, j, c.Queued, stopped)
 	} else {
-		res, err = h.complete(w, gen, j, c.Queued)
+		res, err = h.complete(w, gen, j, c.Queued, stopped)
 	}
 	c.CompletionTokens, c.FinishReason, c.Timings, c.Err = len(res.Tokens), res.FinishReason, res.Timings, err
 	h.onComplete(c)
 }
 
 // complete answers with one JSON response once the generation is over.
-func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration) (engine.Result, error) {
+// stopped says whether an abort was Shutdown's.
+func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
 	res, err := gen(nil)
-	if err != nil {
+	switch {
+	case err != nil:
 		writeError(w, generationError(err, j.promptParam))
 		return res, err
-	}
-	if res.FinishReason == engine.FinishAbort {
+	case res.FinishReason == engine.FinishAbort && stopped():
+		writeError(w, stoppedError(res))
+		return res, ErrShuttingDown
+	case res.FinishReason == engine.FinishAbort:
 		return res, nil // the client left: nobody to answer
 	}
 	resp := response{
@@ -238,8 +239,9 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // stream answers with Server-Sent Events: one content chunk per token as
 // soon as it is sampled. The response starts with the first token, so an
 // error before it (a stop string the engine refuses, say) is still an
-// ordinary error response; an error after it is an "error" event.
-func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration) (engine.Result, error) {
+// ordinary error response; an error after it is an "error" event. stopped
+// says whether an abort was Shutdown's.
+func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
 	s := &eventStream{w: w, rc: http.NewResponseController(w), j: j, model: h.name}
 	onToken := func(t engine.Token) error {
 		if t.Text == "" {
@@ -249,6 +251,13 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 	}
 	res, err := gen(onToken)
 	switch {
+	case res.FinishReason == engine.FinishAbort && stopped() && s.err == nil:
+		if s.started {
+			s.fail(stoppedError(res))
+		} else {
+			writeError(w, stoppedError(res))
+		}
+		return res, ErrShuttingDown
 	case err != nil && (ctx.Err() != nil || s.err != nil):
 		return res, nil // the client left (FinishAbort): nobody to tell, nothing failed
 	case err != nil && !s.started:
@@ -262,6 +271,11 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 	}
 	s.finish(res, queued)
 	return res, nil
+}
+
+// stoppedError is the answer to a request whose generation Shutdown stopped.
+func stoppedError(res engine.Result) *apiError {
+	return shuttingDown(fmt.Sprintf("The server is shutting down: the generation was stopped after %d tokens. Retry later.", len(res.Tokens)))
 }
 
 // finishReason maps the engine's reasons to OpenAI's: a full context is a

@@ -17,6 +17,10 @@ var (
 	// ErrQueueFull means every slot is busy and the wait queue is full: the
 	// request is answered 503 at once.
 	ErrQueueFull = errors.New("httpapi: server overloaded: the request queue is full")
+	// ErrShuttingDown means the handler is shutting down (Handler.Shutdown):
+	// the request was refused with 503, or its generation stopped when the
+	// grace period ended.
+	ErrShuttingDown = errors.New("httpapi: the server is shutting down")
 	// ErrPanic means serving a request panicked (in the engine or here); the
 	// handler recovers and answers 500 or an error event, so one bad request
 	// cannot kill the process (or, in an edge worker, the Go instance).

@@ -8,11 +8,18 @@
 // github.com/syumai/workers). Requests share one model: each generation
 // takes one of Options.Slots sessions (each with its own KV cache); requests
 // that find every slot busy wait in a bounded FIFO queue and are refused with
-// 503 when it is full. Every failure is an OpenAI error object
-// {"error": {"message", "type", "param", "code"}} with a 4xx/5xx status.
+// 503 when it is full. A POST takes its place before its body is read, so
+// what requests hold is bounded by the slots and the queue. Every failure is
+// an OpenAI error object {"error": {"message", "type", "param", "code"}} with
+// a 4xx/5xx status.
+//
+// What a server needs beyond that is in Options (CORS, a Host allow-list, a
+// deadline on each write) and Handler.Shutdown (a graceful stop); deadlines
+// on reading requests and on idle connections are the http.Server's.
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -51,7 +58,10 @@ type Options struct {
 	Slots int
 	// QueueSize is how many requests may wait for a slot, in arrival order;
 	// one more is refused with 503. 0 means DefaultQueueSize; negative means
-	// none may wait.
+	// none may wait. A POST takes its place before its body is read (it
+	// waits for a slot once the body is in), so at most Slots + QueueSize
+	// bodies are ever held: the memory a burst of requests, or of clients
+	// that stall half-way through their bodies, can take is bounded by it.
 	QueueSize int
 	// ContextLength is each session's context (see engine.SessionOptions);
 	// 0 is the model's, capped at engine.DefaultContextLength.
@@ -62,18 +72,39 @@ type Options struct {
 	// MaxBodyBytes bounds a request body; a larger one gets 413. 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// AllowOrigin, when set, is sent as Access-Control-Allow-Origin and CORS
-	// preflight requests are answered, so pages of that origin ("*": any) can
-	// call the API from a browser.
+	// WriteTimeout bounds each write to the client, not the response (as
+	// http.Server.WriteTimeout would): a stream whose client keeps reading
+	// runs as long as it generates, but a client that stops reading (once
+	// the buffers between are full) for longer is cut, and its generation
+	// ends, freeing the slot. 0: no limit. It needs a ResponseWriter that
+	// takes deadlines (http.ResponseController), as net/http's server's
+	// does. (A body is bounded by the server: http.Server.ReadTimeout covers
+	// a request's headers and body, and net/http lifts it once the body is
+	// in, so it cuts no stream; a body it cuts short gets 408.)
+	WriteTimeout time.Duration
+	// AllowOrigin lets web pages of another origin call the API: "*" any
+	// page, or one origin ("https://app.example"). Responses to it carry
+	// Access-Control-Allow-Origin, and CORS preflights are answered with the
+	// methods of the route and every header the page asks for (the openai
+	// SDK sends its own X-Stainless-* headers). "" allows none: a browser
+	// lets only pages of the server's own origin read its answers.
 	AllowOrigin string
+	// AllowHost, when set, says whether the server answers to a Host name
+	// (HostName(r.Host): no port, lower case); a request for any other gets
+	// 403 (host_not_allowed), which defeats DNS rebinding. nil answers every
+	// name, as an edge worker, reached under its own domain, must. wasmlm
+	// serve accepts loopback names when it listens on a loopback address.
+	AllowHost func(host string) bool
 	// NotFound serves requests for paths outside the API (not an API route
 	// and not under /v1/), such as a static web page; nil answers them 404
 	// with an OpenAI error object.
 	NotFound http.Handler
 	// OnCompletion, if set, is called after every valid completion request:
-	// finished, failed, refused because the queue was full, or dropped
-	// because its client left while it waited. It must be safe for
-	// concurrent use.
+	// finished, failed, stopped by Shutdown, or dropped because its client
+	// left while it waited; and after every completion request refused with
+	// 503 (Err ErrQueueFull or ErrShuttingDown), valid or not: one refused
+	// before its body was read has only Endpoint and Err. It must be safe
+	// for concurrent use.
 	OnCompletion func(Completion)
 }
 
@@ -104,12 +135,17 @@ type Handler struct {
 	newID      func(prefix string) string
 	generate   generateFunc
 	onComplete func(Completion)
+	// stopping ends, with cause ErrShuttingDown, when Shutdown's grace is
+	// over: every running generation's context follows it.
+	stopping context.Context
+	stop     context.CancelCauseFunc
 }
 
 // route is one API endpoint: the method it answers and its handler.
 type route struct {
-	method string
-	serve  func(w http.ResponseWriter, r *http.Request)
+	method     string
+	serve      func(w http.ResponseWriter, r *http.Request)
+	completion bool // a completion endpoint, reported to OnCompletion
 }
 
 // New returns a Handler serving model. It allocates Slots sessions up front,
@@ -118,8 +154,8 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	if model == nil {
 		return nil, fmt.Errorf("%w: no model", ErrInvalidOptions)
 	}
-	if opts.Slots < 0 || opts.MaxTokens < 0 || opts.MaxBodyBytes < 0 {
-		return nil, fmt.Errorf("%w: Slots, MaxTokens and MaxBodyBytes must be >= 0", ErrInvalidOptions)
+	if opts.Slots < 0 || opts.MaxTokens < 0 || opts.MaxBodyBytes < 0 || opts.WriteTimeout < 0 {
+		return nil, fmt.Errorf("%w: Slots, MaxTokens, MaxBodyBytes and WriteTimeout must be >= 0", ErrInvalidOptions)
 	}
 	slots := max(opts.Slots, 1)
 	queue := opts.QueueSize
@@ -153,6 +189,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		created: time.Now().Unix(), newID: randomID, generate: runSession,
 		onComplete: opts.OnCompletion,
 	}
+	h.stopping, h.stop = context.WithCancelCause(context.Background())
 	if opts.MaxTokens > 0 {
 		h.maxTokens = opts.MaxTokens
 	}
@@ -160,12 +197,12 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		h.onComplete = func(Completion) {}
 	}
 	h.routes = map[string]route{
-		"/v1/completions":      {http.MethodPost, h.serveCompletions},
-		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions},
-		"/v1/models":           {http.MethodGet, h.serveModels},
-		"/tokenize":            {http.MethodPost, h.serveTokenize},
-		"/detokenize":          {http.MethodPost, h.serveDetokenize},
-		"/health":              {http.MethodGet, h.serveHealth},
+		"/v1/completions":      {http.MethodPost, h.serveCompletions, true},
+		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions, true},
+		"/v1/models":           {http.MethodGet, h.serveModels, false},
+		"/tokenize":            {http.MethodPost, h.serveTokenize, false},
+		"/detokenize":          {http.MethodPost, h.serveDetokenize, false},
+		"/health":              {http.MethodGet, h.serveHealth, false},
 	}
 	return h, nil
 }
@@ -174,23 +211,26 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 // response has not started), never a crash: in an edge worker a panicking Go
 // instance would take the request down with no answer.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := &startedWriter{ResponseWriter: w}
+	sw := h.newWriter(w)
 	defer func() {
 		if p := recover(); p != nil && !sw.started {
 			writeError(sw, internalError(fmt.Errorf("%w: %v", ErrPanic, p)))
 		}
+		sw.extend() // for what net/http still writes once the handler returns
 	}()
-	if h.opts.AllowOrigin != "" {
-		w.Header().Set("Access-Control-Allow-Origin", h.opts.AllowOrigin)
+	if e := h.checkHost(r); e != nil {
+		writeError(sw, e)
+		return
 	}
+	crossOrigin := h.allowOrigin(w, r)
 	path := r.URL.Path
 	rt, ok := h.routes[path]
 	if !ok && strings.HasPrefix(path, "/v1/models/") {
-		rt, ok = route{http.MethodGet, h.serveModel}, true
+		rt, ok = route{method: http.MethodGet, serve: h.serveModel}, true
 	}
 	if !ok {
 		if h.opts.NotFound != nil && !strings.HasPrefix(path, "/v1/") {
-			h.opts.NotFound.ServeHTTP(w, r)
+			h.opts.NotFound.ServeHTTP(sw, r)
 			return
 		}
 		writeError(sw, &apiError{status: http.StatusNotFound, typ: typeInvalidRequest, code: "unknown_url",
@@ -204,12 +244,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodOptions:
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		if h.opts.AllowOrigin != "" {
-			w.Header().Set("Access-Control-Allow-Methods", strings.Join(allowed, ", "))
-			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
-			w.Header().Set("Access-Control-Max-Age", "86400")
+		if crossOrigin {
+			preflight(w, r, allowed)
 		}
 		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodPost && rt.method == http.MethodPost:
+		h.admit(sw, r, rt)
 	case slices.Contains(allowed, r.Method):
 		rt.serve(sw, r)
 	default:
@@ -219,26 +259,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(sw, e)
 	}
 }
-
-// startedWriter remembers whether the response has started, so that a
-// recovered panic knows whether an error response can still be sent.
-type startedWriter struct {
-	http.ResponseWriter
-	started bool
-}
-
-func (w *startedWriter) WriteHeader(status int) {
-	w.started = true
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *startedWriter) Write(b []byte) (int, error) {
-	w.started = true
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the writer's Flush.
-func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Name is the model name the API reports.
 func (h *Handler) Name() string { return h.name }

@@ -14,6 +14,12 @@ import (
 // burst cannot pile up unbounded memory and latency. A waiting request whose
 // context ends (its client left) leaves the queue without ever taking a slot.
 //
+// Before all that, a request is admitted (admit, then leave when it is
+// answered): at most slots + limit requests are between the two at once.
+// The handler admits a request before it reads its body, so the bodies held
+// at once are bounded by the same numbers as the queue; one admitted request
+// more could only have to wait beyond the queue's end.
+//
 // The queue is explicit rather than a buffered channel of sessions because
 // the Go specification does not promise that blocked receivers are served in
 // order; fairness is the point here.
@@ -22,22 +28,86 @@ type scheduler struct {
 	free    []*engine.Session // idle sessions
 	waiting []*waiter         // oldest first
 	limit   int               // most requests that may wait
+
+	admitted int // requests between admit and leave
+	capacity int // most requests admitted at once: slots + limit
+
+	closed  bool          // by close: admit and acquire refuse
+	drained chan struct{} // closed once closed and no request is admitted
 }
 
 // waiter is one queued request; release hands it a session through ch.
 type waiter struct {
-	ch chan *engine.Session // buffered (1): release never blocks on it
+	ch chan *engine.Session // buffered (1): release never blocks on it; nil: closed
 }
 
 func newScheduler(sessions []*engine.Session, limit int) *scheduler {
-	return &scheduler{free: sessions, limit: max(limit, 0)}
+	limit = max(limit, 0)
+	return &scheduler{free: sessions, limit: limit, capacity: len(sessions) + limit, drained: make(chan struct{})}
+}
+
+// close refuses every request from now on, with ErrShuttingDown, those
+// waiting for a slot too, and returns a channel closed once every admitted
+// request has left.
+func (s *scheduler) close() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		for _, w := range s.waiting {
+			w.ch <- nil
+		}
+		s.waiting = nil
+		s.checkDrained()
+	}
+	return s.drained
+}
+
+// checkDrained closes drained when the last request of a closed scheduler
+// has left. s.mu is held.
+func (s *scheduler) checkDrained() {
+	if s.closed && s.admitted == 0 {
+		select {
+		case <-s.drained:
+		default:
+			close(s.drained)
+		}
+	}
+}
+
+// admit lets a request in, or fails with ErrQueueFull when capacity
+// requests are in already (ErrShuttingDown once closed).
+func (s *scheduler) admit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrShuttingDown
+	}
+	if s.admitted >= s.capacity {
+		return ErrQueueFull
+	}
+	s.admitted++
+	return nil
+}
+
+// leave ends what admit began.
+func (s *scheduler) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.admitted--
+	s.checkDrained()
 }
 
 // acquire returns an idle session, waiting for one in FIFO order. It fails
 // with ErrQueueFull when it would have to wait and limit requests already
-// do, and with ctx's error when ctx ends first.
+// do, with ErrShuttingDown once closed, and with ctx's error when ctx ends
+// first.
 func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
 	if len(s.free) > 0 && len(s.waiting) == 0 {
 		sess := s.free[len(s.free)-1]
 		s.free = s.free[:len(s.free)-1]
@@ -54,6 +124,9 @@ func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
 
 	select {
 	case sess := <-w.ch:
+		if sess == nil {
+			return nil, ErrShuttingDown
+		}
 		return sess, nil
 	case <-ctx.Done():
 	}
@@ -64,9 +137,11 @@ func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
 		return nil, ctx.Err()
 	}
 	s.mu.Unlock()
-	// release chose w before the cancel was seen: the session is in w.ch
-	// already; pass it on.
-	s.release(<-w.ch)
+	// release (or close) chose w before the cancel was seen: the session
+	// (or nil) is in w.ch already; pass it on.
+	if sess := <-w.ch; sess != nil {
+		s.release(sess)
+	}
 	return nil, ctx.Err()
 }
 

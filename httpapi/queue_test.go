@@ -98,6 +98,13 @@ func TestSchedulerCancel(t *testing.T) {
 	assert.Len(t, s.free, slots)
 }
 
+// admittedNow is the number of admitted requests (for tests).
+func (s *scheduler) admittedNow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.admitted
+}
+
 // idle is the number of free sessions (for tests).
 func (s *scheduler) idle() int {
 	s.mu.Lock()

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +93,8 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// readBody reads the whole request body, refusing one over limit bytes. It
+// readBody reads the whole request body, refusing one over limit bytes, or
+// cut short by the server's read deadline (http.Server.ReadTimeout). It
 // reads to the end so that net/http notices, from then on, a client that
 // hangs up (and cancels the request's context).
 func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *apiError) {
@@ -105,6 +108,9 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *api
 	switch {
 	case errors.As(err, &mbe):
 		return nil, tooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, &apiError{status: http.StatusRequestTimeout, typ: typeInvalidRequest, code: "request_timeout",
+			message: "the request body did not arrive within the server's read timeout"}
 	case err != nil:
 		return nil, badRequest("", "invalid_body", "cannot read the request body: %v", err)
 	}
@@ -129,19 +135,36 @@ func decodeJSON(body []byte, v any) *apiError {
 	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF), len(bytes.TrimSpace(body)) == 0:
 		return badRequest("", "invalid_json", "the request body is not valid JSON: %v", err)
 	case errors.As(err, &ute) && ute.Field == "":
-		return badRequest("", "invalid_type", "the request body must be a JSON object, not %s", ute.Value)
+		return badRequest("", "invalid_type", "the request body must be a JSON object, got %s", jsonValue(ute.Value))
 	case errors.As(err, &ute):
 		// encoding/json names a field of an embedded struct with the struct's
 		// type name first; the client knows only the JSON path.
 		field := strings.TrimPrefix(ute.Field, "samplingRequest.")
-		return badRequest(field, "invalid_type", "%s must be %s, not %s", field, jsonKind(ute.Type.String()), ute.Value)
+		return badRequest(field, "invalid_type", "%s must be %s", field, typeMismatch(ute))
 	}
 	return badRequest("", "invalid_json", "the request body is not valid JSON: %v", err)
 }
 
+// typeMismatch says what a field must be and what it got, as the JS API
+// words it ("an integer, got 1.5"). encoding/json reports a number that does
+// not fit the field's Go type (1e30 for an int64, 1e400 for a float64) as a
+// type error; the client reads it as a range.
+func typeMismatch(ute *json.UnmarshalTypeError) string {
+	goType := strings.TrimPrefix(ute.Type.String(), "*")
+	literal, isNumber := strings.CutPrefix(ute.Value, "number ")
+	kind := jsonKind(goType)
+	if !isNumber || (kind != "an integer" && kind != "a number") {
+		return kind + ", got " + jsonValue(ute.Value)
+	}
+	f, _ := strconv.ParseFloat(literal, 64) // ±Inf when out of float64's range
+	if kind == "a number" || (f == math.Trunc(f) && math.Abs(f) >= 1<<63) {
+		return kind + " that fits in 64 bits, got " + literal
+	}
+	return kind + ", got " + literal
+}
+
 // jsonKind names a Go type the way a JSON client thinks of it.
 func jsonKind(goType string) string {
-	goType = strings.TrimPrefix(goType, "*")
 	switch {
 	case goType == "int" || goType == "int64":
 		return "an integer"
@@ -155,6 +178,18 @@ func jsonKind(goType string) string {
 		return "an array"
 	}
 	return "an object"
+}
+
+// jsonValue names a JSON value as encoding/json describes it: "string",
+// "number", "array", "object" or "bool".
+func jsonValue(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + v
 }
 
 // sampling converts the sampling fields to sampling.Params and validates

@@ -20,10 +20,19 @@ import (
 // fakeTokens is a stand-in generation: it emits "tok0", "tok1", ... until n
 // tokens, ctx's end, or the callback fails, then fails with err if given. It
 // does not touch the session.
-func fakeTokens(n int, err error) generateFunc {
+func fakeTokens(n int, err error) generateFunc { return pacedTokens(n, 0, err) }
+
+// pacedTokens is fakeTokens emitting a token every tick.
+func pacedTokens(n int, tick time.Duration, err error) generateFunc {
 	return func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
 		res := engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishLength}
 		for i := range n {
+			if tick > 0 {
+				select {
+				case <-time.After(tick):
+				case <-ctx.Done():
+				}
+			}
 			if ctx.Err() != nil {
 				res.FinishReason = engine.FinishAbort
 				return res, nil
@@ -133,6 +142,7 @@ func TestClientDisconnectCancels(t *testing.T) {
 	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions",
 		strings.NewReader(fmt.Sprintf(`{"messages": [{"role": "user", "content": "Once"}], "stream": true, "temperature": 0, "max_tokens": %d}`, maxTokens)))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := srv.Client().Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -172,6 +182,7 @@ func TestQueue(t *testing.T) {
 	serve := func(ctx context.Context, prompt string) chan *httptest.ResponseRecorder {
 		ch := make(chan *httptest.ResponseRecorder, 1)
 		r := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"prompt": `+prompt+`}`)).WithContext(ctx)
+		r.Header.Set("Content-Type", "application/json")
 		go func() {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
@@ -269,6 +280,7 @@ func TestQueuedClientHangsUp(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := srv.Client().Do(req)
 		if err == nil {
 			resp.Body.Close()

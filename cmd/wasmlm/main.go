@@ -7,6 +7,7 @@
 //	                [-top-p P] [-min-p P] [-repeat-penalty R] [-seed S] [-stop STR ...] [-json]
 //	wasmlm tokenize [-m MODEL] [-tokenizer TOK] [-no-bos] [-special] TEXT
 //	wasmlm info [-m MODEL] [-tokenizer TOK]
+//	wasmlm serve [-m MODEL] [-addr 127.0.0.1:8080] [-web DIR] [-slots N] [-queue N] [-cors ORIGIN] ...
 //	wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-json]   (or -gen DIR: write the benchmark's models)
 package main
 
@@ -16,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 // Exit codes.
@@ -25,8 +27,15 @@ const (
 	exitUsage = 2 // the command line is wrong
 )
 
+// main runs the command line. SIGINT (Ctrl-C) and SIGTERM (kill, docker
+// stop, systemd) end the command's context, which stops it cleanly (serve:
+// gracefully); a second signal ends the process at once.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // the signals' default action again: a second one kills
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

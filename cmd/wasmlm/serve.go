@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -22,9 +24,54 @@ import (
 // defaultWebDir is served at / when -web is not given and it exists (make web builds it).
 const defaultWebDir = "web/dist"
 
-// shutdownGrace is how long serve lets running generations finish after an
-// interrupt before it closes their connections.
-const shutdownGrace = 5 * time.Second
+// defaultShutdownGrace is how long serve lets running generations finish
+// after SIGINT or SIGTERM before it ends them: less than the 10 s docker stop
+// waits before it kills (Kubernetes waits 30 s, systemd 90 s), with room for
+// closeMargin.
+const defaultShutdownGrace = 5 * time.Second
+
+// closeMargin is how long, after the grace period, the generations stopped
+// then have to send their last event, before serve closes every connection.
+const closeMargin = time.Second
+
+// Defaults of the connection limits (see connLimits).
+const (
+	defaultReadTimeout  = 10 * time.Second
+	defaultWriteTimeout = 30 * time.Second
+	defaultIdleTimeout  = 30 * time.Second
+	defaultMaxConns     = 256
+	// maxHeaderBytes bounds a request's headers (net/http's default is 1
+	// MiB): 32 KiB holds any API client's headers and a browser's cookies,
+	// and keeps what -max-conns clients sending headers can hold small.
+	maxHeaderBytes = 32 << 10
+)
+
+// connLimits are serve's limits on connections, each of which a client
+// could otherwise hold for ever.
+type connLimits struct {
+	read, write, idle time.Duration // 0: none
+	maxConns          int           // 0: none
+}
+
+func (c *connLimits) register(fs *flag.FlagSet) {
+	fs.DurationVar(&c.read, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, headers and body; a body cut short gets 408 (0: no limit)")
+	fs.DurationVar(&c.write, "write-timeout", defaultWriteTimeout, "time one write to a client may wait; a client that stops reading a stream is cut after it (0: no limit; a stream may last any time)")
+	fs.DurationVar(&c.idle, "idle-timeout", defaultIdleTimeout, "time a kept-alive connection may wait idle for its next request (0: no limit)")
+	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most half the open-file limit); more wait to be accepted (0: no limit)")
+}
+
+func (c *connLimits) valid() bool {
+	return c.read >= 0 && c.write >= 0 && c.idle >= 0 && c.maxConns >= 0
+}
+
+// orNone maps a flag's 0 (no limit) to net/http's: a negative duration (its
+// 0 would fall back to ReadTimeout).
+func orNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -38,8 +85,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
 		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
-		cors      = fs.String("cors", "", `Access-Control-Allow-Origin for the API ("*": any page may call it; empty: same origin only)`)
+		cors      = fs.String("cors", "", `origin of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
+	var limits connLimits
+	limits.register(fs)
+	grace := fs.Duration("shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, time the running generations have to finish before they are ended (a stream with an error event)")
+	var allowHosts stringList
+	fs.Var(&allowHosts, "allow-host", `a Host name the server also answers to, beyond localhost and IP addresses (repeatable; "*": any)`)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -47,8 +99,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 {
-		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx and -max-tokens >= 0")
+	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || !limits.valid() || *grace < 0 {
+		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-conns, the timeouts and -shutdown-grace >= 0")
+		return exitUsage
+	}
+	hosts, err := hostNames(allowHosts)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitUsage
+	}
+	if *cors, err = corsOrigin(*cors); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitUsage
 	}
 	webSet := false
@@ -67,21 +128,26 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := httpapi.Options{
 		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit,
 		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
+		WriteTimeout: limits.write,
 	}
 	if *queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
 	}
 	if webDir != "" {
-		opts.NotFound = http.FileServer(http.Dir(webDir))
+		opts.NotFound = http.FileServer(unlisted{http.Dir(webDir)})
 	}
-	api, err := httpapi.New(model, opts)
+	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
-
-	ln, err := net.Listen("tcp", *addr)
+	opts.AllowHost = hostPolicy(ln.Addr(), hosts)
+	if limits.maxConns = capConns(limits.maxConns, openFileLimit(), stderr); limits.maxConns > 0 {
+		ln = newLimitListener(ln, limits.maxConns)
+	}
+	api, err := httpapi.New(model, opts)
 	if err != nil {
+		ln.Close()
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
@@ -91,16 +157,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s\n",
 		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page)
-	return serveUntilDone(ctx, ln, api, stderr)
+	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }
 
-// serveUntilDone serves until ctx ends (an interrupt), then shuts down:
-// running generations get shutdownGrace to finish.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Writer) int {
+// serveUntilDone serves until ctx ends (SIGINT or SIGTERM), then stops
+// gracefully: it stops accepting connections at once, lets the running
+// generations finish within grace, then has the handler end those left
+// cleanly (httpapi.Handler.Shutdown: an error event that ends a stream), gives
+// those answers closeMargin to go out, and closes whatever is still open.
+func serveUntilDone(ctx context.Context, ln net.Listener, api *httpapi.Handler, limits connLimits, grace time.Duration, stderr io.Writer) int {
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		// No write timeout: a streamed completion may run for minutes.
+		Handler: api,
+		// ReadTimeout covers a request's headers and body (ReadHeaderTimeout
+		// falls back to it); net/http lifts it once the body is in, so it
+		// does not cut a stream. No WriteTimeout, which would bound the whole
+		// response: the handler gives each write its own (-write-timeout).
+		ReadTimeout:    orNone(limits.read),
+		IdleTimeout:    orNone(limits.idle),
+		MaxHeaderBytes: maxHeaderBytes,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -110,16 +184,30 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, stderr
 		return exitError
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stderr, "serve: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	fmt.Fprintf(stderr, "serve: stopping: accepting no more connections; running generations have %v to finish\n", grace)
+	graceCtx, cancelGrace := context.WithTimeout(context.Background(), grace)
+	defer cancelGrace()
+	stopped := make(chan error, 1)
+	go func() { stopped <- api.Shutdown(graceCtx) }()
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), grace+closeMargin)
+	defer cancelClose()
+	if err := srv.Shutdown(closeCtx); err != nil {
+		fmt.Fprintf(stderr, "serve: closing the connections still open after %v\n", grace+closeMargin)
 		srv.Close()
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			fmt.Fprintln(stderr, "serve: the grace period ended: the generations still running were stopped")
+		}
+	case <-time.After(closeMargin):
+		fmt.Fprintln(stderr, "serve: a request outlived its connection")
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
+	fmt.Fprintln(stderr, "serve: stopped")
 	return exitOK
 }
 
@@ -143,6 +231,30 @@ func chooseWebDir(dir string, explicit bool) (string, error) {
 		return "", fmt.Errorf("-web %s is not a directory", dir)
 	}
 	return "", fmt.Errorf("-web: %w", err)
+}
+
+// unlisted is a web directory whose directories are not listed: a directory
+// opens only when it holds an index.html (which http.FileServer then
+// serves), so the page is served and nothing else it holds is shown.
+type unlisted struct{ http.FileSystem }
+
+func (u unlisted) Open(name string) (http.File, error) {
+	f, err := u.FileSystem.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		var index http.File
+		if index, err = u.FileSystem.Open(path.Join(name, "index.html")); err == nil {
+			err = index.Close()
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fs.ErrNotExist // 404, whatever the reason
+	}
+	return f, nil
 }
 
 // modelName is the id the API reports: the default model's name, or the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,6 +44,8 @@ func (b *lockedBuffer) String() string {
 func TestServe(t *testing.T) {
 	web := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(web, "index.html"), []byte("<h1>wasmlm</h1>"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(web, "models"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(web, "models", "m.gguf"), []byte("GGUF"), 0o644))
 	ctx, interrupt := context.WithCancel(context.Background())
 	var stderr lockedBuffer
 	exit := make(chan int, 1)
@@ -71,6 +74,12 @@ func TestServe(t *testing.T) {
 	code, body := get("/")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "<h1>wasmlm</h1>", body)
+	code, body = get("/models/m.gguf")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "GGUF", body)
+	code, body = get("/models/")
+	assert.Equal(t, http.StatusNotFound, code, "a directory is not listed")
+	assert.NotContains(t, body, "m.gguf")
 	code, body = get("/health")
 	assert.Equal(t, http.StatusOK, code)
 	assert.JSONEq(t, `{"status":"ok"}`, body)
@@ -81,7 +90,16 @@ func TestServe(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, body, `"error"`)
 
-	resp, err := http.Post(base+"/v1/completions", "application/json",
+	// DNS rebinding: the server's address under another name.
+	req, err := http.NewRequest("GET", base+"/health", nil)
+	require.NoError(t, err)
+	req.Host = "rebound.example"
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a name the server does not answer to")
+
+	resp, err = http.Post(base+"/v1/completions", "application/json",
 		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}`))
 	require.NoError(t, err)
 	var c struct {
@@ -102,7 +120,7 @@ func TestServe(t *testing.T) {
 	select {
 	case code := <-exit:
 		assert.Equal(t, exitOK, code, stderr.String())
-	case <-time.After(shutdownGrace + 5*time.Second):
+	case <-time.After(defaultShutdownGrace + closeMargin + 5*time.Second):
 		t.Fatal("serve did not stop")
 	}
 }
@@ -114,6 +132,14 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-slots", "0"},
 		{"serve", "-queue", "-1"},
 		{"serve", "extra"},
+		{"serve", "-allow-host", ""},
+		{"serve", "-cors", "app.example"},
+		{"serve", "-cors", "https://app.example/page"},
+		{"serve", "-read-timeout", "-1s"},
+		{"serve", "-write-timeout", "-1s"},
+		{"serve", "-idle-timeout", "-1s"},
+		{"serve", "-max-conns", "-1"},
+		{"serve", "-shutdown-grace", "-1s"},
 	} {
 		var stderr bytes.Buffer
 		assert.Equal(t, exitUsage, run(context.Background(), args, io.Discard, &stderr), "%v: %s", args, &stderr)
@@ -123,4 +149,114 @@ func TestServeFlags(t *testing.T) {
 	assert.Empty(t, dir)
 	assert.Equal(t, "stories260K-Q8_0", modelName("/models/stories260K-Q8_0.gguf"))
 	assert.Equal(t, "stories260K", modelName(""))
+}
+
+// TestHostPolicy (issue 11, item 4): on a loopback address serve answers
+// to loopback names and addresses only, beyond it to any address, and to
+// the -allow-host names everywhere; "*" turns the check off.
+func TestHostPolicy(t *testing.T) {
+	policy := func(addr string, allowed ...string) func(string) bool {
+		t.Helper()
+		names, err := hostNames(allowed)
+		require.NoError(t, err)
+		tcp, err := net.ResolveTCPAddr("tcp", addr)
+		require.NoError(t, err)
+		return hostPolicy(tcp, names)
+	}
+	loopback := policy("127.0.0.1:8080")
+	for _, name := range []string{"127.0.0.1", "127.0.0.2", "::1", "localhost", "app.localhost", ""} {
+		assert.True(t, loopback(name), name)
+	}
+	for _, name := range []string{"10.0.0.5", "rebound.example", "localhost.rebound.example", "myhost.lan"} {
+		assert.False(t, loopback(name), name)
+	}
+	assert.True(t, policy("[::1]:0", "MyHost.lan:8080")("myhost.lan"))
+
+	anywhere := policy("0.0.0.0:8080", "myhost.lan")
+	for _, name := range []string{"10.0.0.5", "192.168.1.2", "fe80::1", "127.0.0.1", "localhost", "myhost.lan"} {
+		assert.True(t, anywhere(name), name)
+	}
+	assert.False(t, anywhere("rebound.example"))
+
+	assert.Nil(t, policy("127.0.0.1:8080", "myhost.lan", "*"), `"*": no check`)
+	for _, bad := range []string{"", "a b", "http://x/"} {
+		_, err := hostNames([]string{bad})
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// TestLimitListener (issue 11, item 2): with n connections open the next is
+// not accepted until one of them closes (once, however often it is closed);
+// closing the listener ends a waiting Accept.
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := newLimitListener(inner, 2)
+	accepted := make(chan net.Conn, 4)
+	acceptErr := make(chan error, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				acceptErr <- err
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for range 4 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		require.NoError(t, err)
+		defer c.Close()
+	}
+	next := func() net.Conn {
+		t.Helper()
+		select {
+		case c := <-accepted:
+			return c
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting connection was not accepted once a place was free")
+			return nil
+		}
+	}
+	none := func() {
+		t.Helper()
+		select {
+		case <-accepted:
+			t.Fatal("a connection was accepted while two were open")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	first, second := next(), next()
+	none()
+	require.NoError(t, first.Close())
+	assert.Error(t, first.Close())
+	third := next()
+	none()
+	require.NoError(t, second.Close())
+	require.NoError(t, next().Close())
+	require.NoError(t, third.Close())
+	require.NoError(t, ln.Close())
+	assert.ErrorIs(t, <-acceptErr, net.ErrClosed)
+}
+
+func TestCapConns(t *testing.T) {
+	var log bytes.Buffer
+	assert.Equal(t, 42, capConns(256, 100, &log), "(100 files - 16 kept) / 2 per connection")
+	assert.Contains(t, log.String(), "-max-conns 256 lowered to 42")
+	log.Reset()
+	assert.Equal(t, 256, capConns(256, 20000, &log))
+	assert.Equal(t, 256, capConns(256, 0, &log), "limit unknown")
+	assert.Equal(t, 0, capConns(0, 100, &log), "no cap asked for")
+	assert.Equal(t, 1, capConns(256, 10, &log))
+}
+
+// TestCORSOriginFlag: -cors takes "*" or an origin as the Origin header
+// spells it (the usage test covers what it refuses).
+func TestCORSOriginFlag(t *testing.T) {
+	for in, out := range map[string]string{"": "", "*": "*", "http://127.0.0.1:5173/": "http://127.0.0.1:5173", "https://app.example": "https://app.example"} {
+		got, err := corsOrigin(in)
+		assert.NoError(t, err, in)
+		assert.Equal(t, out, got, in)
+	}
 }

@@ -23,7 +23,12 @@ func main() {
 
 // newHandler loads the embedded model in place and wraps it in the API.
 // Each Go instance serves exactly one request, so one slot suffices and no
-// request ever waits.
+// request ever waits. What wasmlm serve adds for a server on a machine is
+// left out on purpose: no Host allow-list (AllowHost), since the worker is
+// reached under its own *.workers.dev or custom name and has no loopback to
+// keep pages from; no WriteTimeout, since syumai/workers' ResponseWriter
+// takes no deadlines (the platform bounds a request's time). The handler's
+// JSON-only POSTs and CORS preflights hold here too.
 func newHandler() (http.Handler, error) {
 	model, err := engine.Load(models.Default(), engine.LoadOptions{})
 	if err != nil {

@@ -22,6 +22,7 @@ type badRequest struct {
 	body         string
 	status       int
 	param, code  string // "" expects null
+	contentType  string // "" sends application/json
 }
 
 // badRequests are the malformed requests of the HTTP contract, for a server
@@ -40,26 +41,29 @@ func badRequests() []badRequest {
 	}
 	long := strings.Repeat("Once upon a time there was a dog. ", 100) // far over 512 tokens
 	return []badRequest{
-		{"malformed JSON", "POST", cmpl, `{"prompt": "Once",`, 400, "", "invalid_json"},
-		{"not a JSON object", "POST", chat, `"hello"`, 400, "", "invalid_type"},
-		{"max_tokens of the wrong type", "POST", cmpl, `{"prompt": "x", "max_tokens": "ten"}`, 400, "max_tokens", "invalid_type"},
-		{"temperature of the wrong type", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "temperature": [1]}`, 400, "temperature", "invalid_type"},
-		{"stream of the wrong type", "POST", cmpl, `{"prompt": "x", "stream": 1}`, 400, "stream", "invalid_type"},
-		{"messages of the wrong type", "POST", chat, `{"messages": {"role": "user"}}`, 400, "messages", "invalid_type"},
-		{"max_tokens above the limit", "POST", cmpl, `{"prompt": "x", "max_tokens": 513}`, 400, "max_tokens", "invalid_value"},
-		{"max_tokens above the context", "POST", cmpl, `{"prompt": "Once upon a time", "max_tokens": 510}`, 400, "max_tokens", "context_length_exceeded"},
-		{"prompt too long", "POST", cmpl, jsonOf(map[string]any{"prompt": long}), 400, "prompt", "context_length_exceeded"},
-		{"messages too long", "POST", chat, jsonOf(map[string]any{"messages": []map[string]string{{"role": "user", "content": long}}}), 400, "messages", "context_length_exceeded"},
-		{"top_p out of range", "POST", cmpl, `{"prompt": "x", "top_p": 1.5}`, 400, "top_p", "invalid_value"},
-		{"n other than 1", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "n": 3}`, 400, "n", "invalid_value"},
-		{"too many stop strings", "POST", cmpl, `{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}`, 400, "stop", "invalid_value"},
-		{"unknown role", "POST", chat, `{"messages": [{"role": "wizard", "content": "x"}]}`, 400, "messages", "invalid_value"},
-		{"streamed request with a bad field", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "stream": true, "max_tokens": 0}`, 400, "max_tokens", "invalid_value"},
-		{"body over the size limit", "POST", cmpl, jsonOf(map[string]any{"prompt": strings.Repeat("a", httpapi.DefaultMaxBodyBytes)}), 413, "", "request_too_large"},
-		{"wrong method", "GET", chat, ``, 405, "", "method_not_allowed"},
-		{"wrong method on a GET route", "POST", "/health", `{}`, 405, "", "method_not_allowed"},
-		{"unknown route", "POST", "/v1/engines", `{}`, 404, "", "unknown_url"},
-		{"detokenize outside the vocabulary", "POST", "/detokenize", `{"tokens": [600]}`, 400, "tokens", "invalid_value"},
+		{"malformed JSON", "POST", cmpl, `{"prompt": "Once",`, 400, "", "invalid_json", ""},
+		{"not a JSON object", "POST", chat, `"hello"`, 400, "", "invalid_type", ""},
+		{"max_tokens of the wrong type", "POST", cmpl, `{"prompt": "x", "max_tokens": "ten"}`, 400, "max_tokens", "invalid_type", ""},
+		{"temperature of the wrong type", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "temperature": [1]}`, 400, "temperature", "invalid_type", ""},
+		{"stream of the wrong type", "POST", cmpl, `{"prompt": "x", "stream": 1}`, 400, "stream", "invalid_type", ""},
+		{"messages of the wrong type", "POST", chat, `{"messages": {"role": "user"}}`, 400, "messages", "invalid_type", ""},
+		{"max_tokens above the limit", "POST", cmpl, `{"prompt": "x", "max_tokens": 513}`, 400, "max_tokens", "invalid_value", ""},
+		{"max_tokens above the context", "POST", cmpl, `{"prompt": "Once upon a time", "max_tokens": 510}`, 400, "max_tokens", "context_length_exceeded", ""},
+		{"prompt too long", "POST", cmpl, jsonOf(map[string]any{"prompt": long}), 400, "prompt", "context_length_exceeded", ""},
+		{"messages too long", "POST", chat, jsonOf(map[string]any{"messages": []map[string]string{{"role": "user", "content": long}}}), 400, "messages", "context_length_exceeded", ""},
+		{"top_p out of range", "POST", cmpl, `{"prompt": "x", "top_p": 1.5}`, 400, "top_p", "invalid_value", ""},
+		{"n other than 1", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "n": 3}`, 400, "n", "invalid_value", ""},
+		{"too many stop strings", "POST", cmpl, `{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}`, 400, "stop", "invalid_value", ""},
+		{"unknown role", "POST", chat, `{"messages": [{"role": "wizard", "content": "x"}]}`, 400, "messages", "invalid_value", ""},
+		{"streamed request with a bad field", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "stream": true, "max_tokens": 0}`, 400, "max_tokens", "invalid_value", ""},
+		{"body over the size limit", "POST", cmpl, jsonOf(map[string]any{"prompt": strings.Repeat("a", httpapi.DefaultMaxBodyBytes)}), 413, "", "request_too_large", ""},
+		{"wrong method", "GET", chat, ``, 405, "", "method_not_allowed", ""},
+		{"wrong method on a GET route", "POST", "/health", `{}`, 405, "", "method_not_allowed", ""},
+		{"unknown route", "POST", "/v1/engines", `{}`, 404, "", "unknown_url", ""},
+		{"detokenize outside the vocabulary", "POST", "/detokenize", `{"tokens": [600]}`, 400, "tokens", "invalid_value", ""},
+		// What a page of another site may send without a CORS preflight.
+		{"a text/plain body", "POST", chat, `{"messages": [{"role": "user", "content": "x"}]}`, 415, "", "unsupported_media_type", "text/plain;charset=UTF-8"},
+		{"a form body", "POST", cmpl, `prompt=x`, 415, "", "unsupported_media_type", "application/x-www-form-urlencoded"},
 	}
 }
 
@@ -70,7 +74,11 @@ func checkBadRequests(t *testing.T, baseURL string) {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequestWithContext(ctxTimeout(t), tc.method, baseURL+tc.path, strings.NewReader(tc.body))
 			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
+			contentType := tc.contentType
+			if contentType == "" {
+				contentType = "application/json"
+			}
+			req.Header.Set("Content-Type", contentType)
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()

@@ -154,6 +154,7 @@ func postStream(t testing.TB, base, body string) []timedEvent {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", base+"/v1/completions", strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
