@@ -343,16 +343,35 @@ func errorPathsSummary(n int, byCode map[string]int) string {
 	return fmt.Sprintf("%d error paths (%s)", n, strings.Join(parts, ", "))
 }
 
-// reliabilitySection is the "Reliability" section of web/README.md, whose
-// table the tests of this file keep true.
+// reliabilitySection is the "Reliability" sections of web/README.md and
+// README.md, whose tables the page's tests keep true (README.md's has the
+// page's rows among the server's and the model files').
 func reliabilitySection(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "web", "README.md"))
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(b), "\n## Reliability\n")
-	require.True(t, ok, "web/README.md has no Reliability section")
-	section, _, _ = strings.Cut(section, "\n## ")
-	return section
+	var sections []string
+	for _, doc := range []string{filepath.Join("web", "README.md"), "README.md"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), doc))
+		require.NoError(t, err)
+		_, section, ok := strings.Cut(string(b), "\n## Reliability\n")
+		require.True(t, ok, "%s has no Reliability section", doc)
+		section, _, _ = strings.Cut(section, "\n## ")
+		sections = append(sections, section)
+	}
+	// A phrase must be in both: Contains on their join would accept one.
+	return commonText(sections[0], sections[1])
+}
+
+// commonText keeps the lines of a that b also holds, word for word.
+func commonText(a, b string) string {
+	var kept []string
+	for _, line := range strings.Split(a, "\n") {
+		for _, cell := range strings.Split(line, "|") {
+			if cell = strings.TrimSpace(cell); cell != "" && strings.Contains(b, cell) {
+				kept = append(kept, cell)
+			}
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 // documentedErrorCodes are the codes of wasmlm.d.ts's ErrorCode type; a

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,52 +38,16 @@ func sdkPage(t *testing.T) string {
 	return srv.URL
 }
 
-// page is a tab of the shared Chromium showing url. Console errors and
-// uncaught exceptions fail the test unless they contain one of expected.
-func page(t *testing.T, url string, expected ...string) context.Context {
+// corsTab is a tab of the shared Chromium showing the page at base + "/",
+// a server of its own (openTab's console checks: errors and uncaught
+// exceptions fail the test unless they contain one of expected).
+func corsTab(t *testing.T, base string, expected ...string) context.Context {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser(t))
-	ctx, cancelTimeout := context.WithTimeout(ctx, tabTimeout)
-	var (
-		mu       sync.Mutex
-		problems []string
-	)
-	messages := chromedp.Console(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || m.Type == chromedp.ConsoleError {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancel()
-		<-done
-		for _, p := range problems {
-			if !containsAny(p, expected) {
-				t.Errorf("page error: %s", p)
-			}
-		}
-	})
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url)))
-	return ctx
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
+	tb := openTab(t, &site{url: base}, "/", nil)
+	for _, e := range expected {
+		tb.expect(e)
 	}
-	return false
+	return tb.ctx
 }
 
 // sdkResult is what the page's SDK calls gave.
@@ -132,7 +95,7 @@ func sdkScript(base string) string {
 // passed, the answers and the error reached the page. The 400 is a console
 // error the page expects.
 func checkSDKInBrowser(t *testing.T, pageURL, base string) {
-	ctx := page(t, pageURL+"/", "400 (Bad Request)")
+	ctx := corsTab(t, pageURL, "400 (Bad Request)")
 	r, err := chromedp.Run(ctx, chromedp.Evaluate[sdkResult](sdkScript(base), chromedp.EvalAwaitPromise))
 	require.NoError(t, err, "the openai SDK in the page")
 	assert.Equal(t, []string{"stories260K"}, r.Models)
@@ -172,7 +135,7 @@ func TestWorkerCORSOpenAISDKInChromium(t *testing.T) {
 // runs, and the browser sends no JSON one, whose preflight fails.
 func TestHTTPCrossOriginRequestsRefused(t *testing.T) {
 	p := startServe(t)
-	ctx := page(t, sdkPage(t)+"/", "blocked by CORS policy", "Failed to load resource")
+	ctx := corsTab(t, sdkPage(t), "blocked by CORS policy", "Failed to load resource")
 	script := `(async () => {
 		const body = JSON.stringify({ prompt: 'Once upon a time', max_tokens: 8 });
 		const out = {};
