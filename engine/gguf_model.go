@@ -74,7 +74,7 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	}
 	return &Model{
 		config: c, weights: w, tokenizer: tok, tokenizerFamily: family, format: FormatGGUF, arch: arch,
-		fileSize: len(data), chatTemplate: tmpl, metadata: f.Summary(8), part: part,
+		fileSize: len(data), chatTemplate: tmpl, metadata: f.Summary(8), part: part, maxTokenBytes: longestToken(tok),
 	}, nil
 }
 

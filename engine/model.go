@@ -31,6 +31,7 @@ type Model struct {
 	chatTemplate    string         // the file's tokenizer.chat_template (Jinja source), if any
 	metadata        map[string]any // the file's own key/value metadata, for Info (GGUF only)
 	part            *Part          // which rows a part of a split model holds; nil for a whole model
+	maxTokenBytes   int            // the longest token's text (MaxTokenBytes)
 }
 
 // Config is the model's hyper-parameters.
@@ -101,6 +102,6 @@ func LoadLlama2C(checkpoint, tokenizerBin []byte) (*Model, error) {
 	}
 	return &Model{
 		config: c, weights: w, tokenizer: tok, tokenizerFamily: "llama", format: FormatLlama2C,
-		arch: architectures["llama"], fileSize: len(checkpoint),
+		arch: architectures["llama"], fileSize: len(checkpoint), maxTokenBytes: longestToken(tok),
 	}, nil
 }

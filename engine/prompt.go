@@ -30,6 +30,24 @@ func (m *Model) TextPrompt(text string, parseSpecial bool) (Prompt, error) {
 	return Prompt{Tokens: ids}, nil
 }
 
+// MaxTokenBytes bounds the bytes of text one token of this model's
+// vocabulary stands for: the longest token's text (a SentencePiece piece,
+// with its U+2581 for a space; a byte-level BPE token in its byte
+// alphabet; "<0xE2>" for a byte-fallback token; a special token's text).
+// A text of n bytes is thus at least n / MaxTokenBytes tokens long, which
+// lets a host refuse a text far longer than its context without
+// tokenizing it (tokenizing a megabyte takes tens of megabytes).
+func (m *Model) MaxTokenBytes() int { return m.maxTokenBytes }
+
+// longestToken is the length of the longest token text of tok, at least 1.
+func longestToken(tok tokenizer.Tokenizer) int {
+	n := 1
+	for id := range tok.VocabSize() {
+		n = max(n, len(tok.TokenText(id)))
+	}
+	return n
+}
+
 // ChatTemplate is the template chat completions use with this model: the
 // family recognised from the file's tokenizer.chat_template, or "plain"
 // (message contents joined by newlines) when the model carries no template.
