@@ -365,6 +365,12 @@ func (b *Binding) parseDetokenize(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
+		vocab := m.Tokenizer().VocabSize()
+		for i, id := range ids {
+			if id < 0 || id >= vocab {
+				return nil, invalid(fmt.Sprintf("ids[%d]", i), "must be a token id of this model (0..%d), got %d", vocab-1, id)
+			}
+		}
 		return tokenizer.Decode(m.Tokenizer(), ids)
 	}, nil
 }

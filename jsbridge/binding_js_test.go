@@ -159,8 +159,8 @@ func TestDetokenize(t *testing.T) {
 		arg  any
 		want string
 	}{
-		{js.ValueOf([]any{1, 99999}), "id 99999 at position 1"},
-		{js.ValueOf([]any{1, -1}), "id -1 at position 1"},
+		{js.ValueOf([]any{1, 99999}), "ids[1] must be a token id of this model (0..511), got 99999"},
+		{js.ValueOf([]any{1, -1}), "ids[1] must be a token id of this model (0..511), got -1"},
 		{js.ValueOf([]any{"a"}), `ids[0] must be an integer token id, got string "a"`},
 		{js.ValueOf([]any{1.5}), "ids[0] must be an integer token id, got 1.5"},
 		{"1 2 3", `ids must be an array, got string "1 2 3"`},

@@ -310,7 +310,7 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		{`unknown option "temprature"`, ""},
 		{"prompt must be a string, got 42", "prompt"},
 		{"text must be a string, got 42", "text"},
-		{"id 99999 at position 1", ""},
+		{"ids[1] must be a token id of this model (0..511), got 99999", "ids[1]"},
 		{"seed must be an integer in [0, 2^53 - 1], got -1", "seed"},
 		{"the arguments cannot be sent to the worker", ""},
 		{"top_p must be in [0, 1] (0 or 1 = off), got 7", "top_p"}, // OpenAI's name, as it was given
