@@ -122,6 +122,11 @@ func generationError(err error, promptParam string) *apiError {
 		return badRequest(promptParam, "context_length_exceeded", "%v", err)
 	case engine.CodeInvalidArgument: // an empty prompt, text no token can hold, an unknown role, ...
 		return badRequest(promptParam, "invalid_value", "%v", err)
+	case engine.CodeInvalidModel, engine.CodeUnsupportedModel:
+		// The model the server holds is at fault (weights that are not
+		// finite, a chat template this engine does not know), not the
+		// request: a server error, with the engine's code.
+		return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: string(engine.CodeOf(err)), message: err.Error()}
 	}
 	return internalError(err)
 }
