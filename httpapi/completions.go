@@ -102,6 +102,9 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 		return nil, e
 	}
 	if ids == nil {
+		if e := h.textFits(len(text), "prompt"); e != nil {
+			return nil, e
+		}
 		p, err := h.model.TextPrompt(text, false)
 		if err != nil {
 			return nil, generationError(err, "prompt")
@@ -133,11 +136,47 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	// The template is applied twice, here to measure the text and again by
+	// ChatPrompt, which tokenizes it: a cost of the order of the text's
+	// bytes, where tokenizing costs tens of times more. An error here
+	// (an unknown template or role) is ChatPrompt's to report.
+	if tmpl, err := h.model.ChatTemplate(); err == nil {
+		if text, err := tmpl.Apply(msgs, true); err == nil {
+			if e := h.textFits(len(text), "messages"); e != nil {
+				return nil, e
+			}
+		}
+	}
 	var err error
 	if j.prompt, err = h.model.ChatPrompt(msgs); err != nil {
 		return nil, generationError(err, "messages")
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
+}
+
+// textFits refuses, before it is tokenized, a prompt's text of n bytes that
+// cannot leave room for a completion: no token stands for more than
+// MaxTokenBytes bytes of text, so it takes at least n / MaxTokenBytes
+// tokens. Tokenizing a megabyte takes tens of megabytes and a good part of
+// a second; this takes nothing. param names the prompt ("prompt",
+// "messages": the text their template makes of them).
+func (h *Handler) textFits(n int, param string) *apiError {
+	per := h.model.MaxTokenBytes()
+	least := (n + per - 1) / per
+	if least < h.context {
+		return nil
+	}
+	return badRequest(param, "context_length_exceeded",
+		"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): no room is left for a completion.",
+		h.context, promptIs(param), least, n, per)
+}
+
+// promptIs begins a sentence about the prompt's length.
+func promptIs(param string) string {
+	if param == "messages" {
+		return "the messages are"
+	}
+	return "the " + param + " is"
 }
 
 // limitTokens sets the job's MaxTokens: the request's, which must fit in the
@@ -148,8 +187,8 @@ func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
 	room := h.context - len(j.prompt.Tokens)
 	if room <= 0 {
 		return badRequest(j.promptParam, "context_length_exceeded",
-			"This model's maximum context length is %d tokens, and the %s is %d tokens: no room is left for a completion.",
-			h.context, j.promptParam, len(j.prompt.Tokens))
+			"This model's maximum context length is %d tokens, and %s %d tokens: no room is left for a completion.",
+			h.context, promptIs(j.promptParam), len(j.prompt.Tokens))
 	}
 	mt, name := req.requestedMaxTokens()
 	switch {
