@@ -44,7 +44,7 @@ type job struct {
 }
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
-	var req completionRequest
+	req := completionRequest{samplingRequest: h.newSamplingRequest()}
 	if e := h.decode(w, r, &req); e != nil {
 		writeError(w, e)
 		return
@@ -58,7 +58,7 @@ func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
-	var req chatRequest
+	req := chatRequest{samplingRequest: h.newSamplingRequest()}
 	if e := h.decode(w, r, &req); e != nil {
 		writeError(w, e)
 		return
@@ -69,6 +69,12 @@ func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.run(w, r, j)
+}
+
+// newSamplingRequest is what a request's shared fields are decoded into:
+// it knows how many logit_bias entries to take.
+func (h *Handler) newSamplingRequest() samplingRequest {
+	return samplingRequest{LogitBias: logitBias{limit: h.model.Config().VocabSize}}
 }
 
 // newJob validates what both endpoints share.
@@ -97,7 +103,7 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	text, ids, e := req.completionPrompt()
+	text, ids, e := req.completionPrompt(h.context)
 	if e != nil {
 		return nil, e
 	}
