@@ -44,31 +44,43 @@ type job struct {
 }
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
-	req := completionRequest{samplingRequest: h.newSamplingRequest()}
-	if e := h.decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	j, e := h.completionJob(&req)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	h.run(w, r, j)
+	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		req := completionRequest{samplingRequest: h.newSamplingRequest()}
+		if e := decodeJSON(body, &req); e != nil {
+			return nil, e
+		}
+		return h.completionJob(&req)
+	})
 }
 
 func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
-	req := chatRequest{samplingRequest: h.newSamplingRequest()}
-	if e := h.decode(w, r, &req); e != nil {
+	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		req := chatRequest{samplingRequest: h.newSamplingRequest()}
+		if e := decodeJSON(body, &req); e != nil {
+			return nil, e
+		}
+		return h.chatJob(&req)
+	})
+}
+
+// serveJob serves a completion request: build makes its body a job (in
+// prepare), which then waits for a slot and runs.
+func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request, build func(body []byte) (*job, *apiError)) {
+	var j *job
+	start := time.Now()
+	err := h.prepare(w, r, func(body []byte) (e *apiError) {
+		j, e = build(body)
+		return e
+	})
+	var e *apiError
+	switch {
+	case errors.As(err, &e):
 		writeError(w, e)
-		return
+	case err != nil: // the client left while its request waited to be prepared
+		h.onComplete(Completion{Endpoint: r.URL.Path, Dropped: true, Queued: time.Since(start), FinishReason: engine.FinishAbort})
+	default:
+		h.run(w, r, j)
 	}
-	j, e := h.chatJob(&req)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	h.run(w, r, j)
 }
 
 // newSamplingRequest is what a request's shared fields are decoded into:
