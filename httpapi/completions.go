@@ -44,31 +44,49 @@ type job struct {
 }
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
-	var req completionRequest
-	if e := h.decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	j, e := h.completionJob(&req)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	h.run(w, r, j)
+	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		req := completionRequest{samplingRequest: h.newSamplingRequest()}
+		if e := decodeJSON(body, &req); e != nil {
+			return nil, e
+		}
+		return h.completionJob(&req)
+	})
 }
 
 func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
-	var req chatRequest
-	if e := h.decode(w, r, &req); e != nil {
+	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		req := chatRequest{samplingRequest: h.newSamplingRequest()}
+		if e := decodeJSON(body, &req); e != nil {
+			return nil, e
+		}
+		return h.chatJob(&req)
+	})
+}
+
+// serveJob serves a completion request: build makes its body a job (in
+// prepare), which then waits for a slot and runs.
+func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request, build func(body []byte) (*job, *apiError)) {
+	var j *job
+	start := time.Now()
+	err := h.prepare(w, r, func(body []byte) (e *apiError) {
+		j, e = build(body)
+		return e
+	})
+	var e *apiError
+	switch {
+	case errors.As(err, &e):
 		writeError(w, e)
-		return
+	case err != nil: // the client left while its request waited to be prepared
+		h.onComplete(Completion{Endpoint: r.URL.Path, Dropped: true, Queued: time.Since(start), FinishReason: engine.FinishAbort})
+	default:
+		h.run(w, r, j)
 	}
-	j, e := h.chatJob(&req)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	h.run(w, r, j)
+}
+
+// newSamplingRequest is what a request's shared fields are decoded into:
+// it knows how many logit_bias entries to take.
+func (h *Handler) newSamplingRequest() samplingRequest {
+	return samplingRequest{LogitBias: logitBias{limit: h.model.Config().VocabSize}}
 }
 
 // newJob validates what both endpoints share.
@@ -97,11 +115,14 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	text, ids, e := req.completionPrompt()
+	text, ids, e := req.completionPrompt(h.context)
 	if e != nil {
 		return nil, e
 	}
 	if ids == nil {
+		if e := h.textFits(len(text), "prompt"); e != nil {
+			return nil, e
+		}
 		p, err := h.model.TextPrompt(text, false)
 		if err != nil {
 			return nil, generationError(err, "prompt")
@@ -133,11 +154,47 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	// The template is applied twice, here to measure the text and again by
+	// ChatPrompt, which tokenizes it: a cost of the order of the text's
+	// bytes, where tokenizing costs tens of times more. An error here
+	// (an unknown template or role) is ChatPrompt's to report.
+	if tmpl, err := h.model.ChatTemplate(); err == nil {
+		if text, err := tmpl.Apply(msgs, true); err == nil {
+			if e := h.textFits(len(text), "messages"); e != nil {
+				return nil, e
+			}
+		}
+	}
 	var err error
 	if j.prompt, err = h.model.ChatPrompt(msgs); err != nil {
 		return nil, generationError(err, "messages")
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
+}
+
+// textFits refuses, before it is tokenized, a prompt's text of n bytes that
+// cannot leave room for a completion: no token stands for more than
+// MaxTokenBytes bytes of text, so it takes at least n / MaxTokenBytes
+// tokens. Tokenizing a megabyte takes tens of megabytes and a good part of
+// a second; this takes nothing. param names the prompt ("prompt",
+// "messages": the text their template makes of them).
+func (h *Handler) textFits(n int, param string) *apiError {
+	per := h.model.MaxTokenBytes()
+	least := (n + per - 1) / per
+	if least < h.context {
+		return nil
+	}
+	return badRequest(param, "context_length_exceeded",
+		"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): no room is left for a completion.",
+		h.context, promptIs(param), least, n, per)
+}
+
+// promptIs begins a sentence about the prompt's length.
+func promptIs(param string) string {
+	if param == "messages" {
+		return "the messages are"
+	}
+	return "the " + param + " is"
 }
 
 // limitTokens sets the job's MaxTokens: the request's, which must fit in the
@@ -148,8 +205,8 @@ func (h *Handler) limitTokens(j *job, req *samplingRequest, def int) *apiError {
 	room := h.context - len(j.prompt.Tokens)
 	if room <= 0 {
 		return badRequest(j.promptParam, "context_length_exceeded",
-			"This model's maximum context length is %d tokens, and the %s is %d tokens: no room is left for a completion.",
-			h.context, j.promptParam, len(j.prompt.Tokens))
+			"This model's maximum context length is %d tokens, and %s %d tokens: no room is left for a completion.",
+			h.context, promptIs(j.promptParam), len(j.prompt.Tokens))
 	}
 	mt, name := req.requestedMaxTokens()
 	switch {

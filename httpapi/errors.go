@@ -87,16 +87,35 @@ func writeError(w http.ResponseWriter, e *apiError) {
 
 // writeJSON sends v as the whole response body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	encodeJSON(status, v).write(w)
+}
+
+// encoded is a JSON response, encoded ahead of sending (as a large
+// /tokenize answer is, while its request holds its place to prepare).
+type encoded struct {
+	status int
+	body   []byte
+}
+
+// encodeJSON encodes v, to be sent with status.
+func encodeJSON(status int, v any) encoded {
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Every value sent is built from plain structs, strings and numbers;
 		// a marshal failure is a bug, reported without recursion.
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"message":"httpapi: cannot encode the response","type":"server_error","param":null,"code":"internal_error"}}`)
+		return encoded{http.StatusInternalServerError,
+			[]byte(`{"error":{"message":"httpapi: cannot encode the response","type":"server_error","param":null,"code":"internal_error"}}`)}
 	}
+	return encoded{status, b}
+}
+
+// write sends the response, and a newline after it. A failed write means
+// the client left: nothing to do.
+func (e encoded) write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n')) // a failed write means the client left
+	w.WriteHeader(e.status)
+	_, _ = w.Write(e.body)
+	_, _ = w.Write([]byte{'\n'})
 }
 
 // generationError maps an error of the engine (or of what it calls) to the
@@ -122,6 +141,11 @@ func generationError(err error, promptParam string) *apiError {
 		return badRequest(promptParam, "context_length_exceeded", "%v", err)
 	case engine.CodeInvalidArgument: // an empty prompt, text no token can hold, an unknown role, ...
 		return badRequest(promptParam, "invalid_value", "%v", err)
+	case engine.CodeInvalidModel, engine.CodeUnsupportedModel:
+		// The model the server holds is at fault (weights that are not
+		// finite, a chat template this engine does not know), not the
+		// request: a server error, with the engine's code.
+		return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: string(engine.CodeOf(err)), message: err.Error()}
 	}
 	return internalError(err)
 }

@@ -8,7 +8,8 @@
 // github.com/syumai/workers). Requests share one model: each generation
 // takes one of Options.Slots sessions (each with its own KV cache); requests
 // that find every slot busy wait in a bounded FIFO queue and are refused with
-// 503 when it is full. A POST takes its place before its body is read, so
+// 503 when it is full. A POST takes its place before its body is read, and
+// is decoded and tokenized in one of as many places as there are slots, so
 // what requests hold is bounded by the slots and the queue. Every failure is
 // an OpenAI error object {"error": {"message", "type", "param", "code"}} with
 // a 4xx/5xx status.
@@ -20,6 +21,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -54,7 +56,8 @@ type Options struct {
 	// request's "model" is accepted whatever it says). "" is DefaultModelName.
 	ModelName string
 	// Slots is how many generations run at once, each in its own session
-	// (KV cache, about 2·layers·context·kvDim float32s); 0 means 1.
+	// (KV cache, about 2·layers·context·kvDim float32s); 0 means 1. It is
+	// also how many requests are prepared at once (see QueueSize).
 	Slots int
 	// QueueSize is how many requests may wait for a slot, in arrival order;
 	// one more is refused with 503. 0 means DefaultQueueSize; negative means
@@ -62,6 +65,10 @@ type Options struct {
 	// waits for a slot once the body is in), so at most Slots + QueueSize
 	// bodies are ever held: the memory a burst of requests, or of clients
 	// that stall half-way through their bodies, can take is bounded by it.
+	// What a body becomes (decoded JSON, a tokenized prompt: tens of times
+	// the body for a megabyte of text) is made in one of Slots places, in
+	// arrival order, before the request waits for a slot; so at most Slots
+	// requests take that memory at once.
 	QueueSize int
 	// ContextLength is each session's context (see engine.SessionOptions);
 	// 0 is the model's, capped at engine.DefaultContextLength.
@@ -103,8 +110,9 @@ type Options struct {
 	// finished, failed, stopped by Shutdown, or dropped because its client
 	// left while it waited; and after every completion request refused with
 	// 503 (Err ErrQueueFull or ErrShuttingDown), valid or not: one refused
-	// before its body was read has only Endpoint and Err. It must be safe
-	// for concurrent use.
+	// before its body was read has only Endpoint and Err; one whose client
+	// left while it waited to be prepared, before it was known to be valid,
+	// has Endpoint, Dropped and Queued. It must be safe for concurrent use.
 	OnCompletion func(Completion)
 }
 
@@ -113,8 +121,8 @@ type Options struct {
 type Completion struct {
 	Endpoint         string              // "/v1/completions" or "/v1/chat/completions"
 	Stream           bool                // the response was Server-Sent Events
-	Dropped          bool                // the client left while the request waited for a slot
-	Queued           time.Duration       // time spent waiting for a slot
+	Dropped          bool                // the client left while the request waited (to be prepared, or for a slot)
+	Queued           time.Duration       // time spent waiting for a slot (Dropped before it was prepared: for a place to prepare)
 	PromptTokens     int                 //
 	CompletionTokens int                 //
 	FinishReason     engine.FinishReason // the engine's ("abort": the client left)
@@ -130,6 +138,7 @@ type Handler struct {
 	context    int // tokens a session holds
 	maxTokens  int // the most a request may ask for
 	sched      *scheduler
+	preparing  *fifo[struct{}] // the places where requests are prepared: one per slot (see prepare)
 	routes     map[string]route
 	created    int64 // the model's "created" in /v1/models: when New ran
 	newID      func(prefix string) string
@@ -186,7 +195,9 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	h := &Handler{
 		model: model, name: opts.ModelName, opts: opts, context: contextLength,
 		maxTokens: contextLength, sched: newScheduler(sessions, queue),
-		created: time.Now().Unix(), newID: randomID, generate: runSession,
+		// As many as can be admitted may wait for a place to prepare.
+		preparing: newFIFO(make([]struct{}, slots), slots+queue),
+		created:   time.Now().Unix(), newID: randomID, generate: runSession,
 		onComplete: opts.OnCompletion,
 	}
 	h.stopping, h.stop = context.WithCancelCause(context.Background())
@@ -320,50 +331,57 @@ func (h *Handler) serveModel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveTokenize(w http.ResponseWriter, r *http.Request) {
-	var req tokenizeRequest
-	if e := h.decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	if req.Content == nil {
-		writeError(w, badRequest("content", "missing_required_parameter", "content is required"))
-		return
-	}
-	parse := req.ParseSpecial == nil || *req.ParseSpecial
-	ids, err := h.model.Tokenizer().Encode(*req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial, ParseSpecial: parse})
-	if err != nil {
-		writeError(w, generationError(err, "content"))
-		return
-	}
-	if ids == nil {
-		ids = []int{}
-	}
-	writeJSON(w, http.StatusOK, map[string][]int{"tokens": ids})
+	var answer encoded
+	err := h.prepare(w, r, func(body []byte) *apiError {
+		var req tokenizeRequest
+		if e := decodeJSON(body, &req); e != nil {
+			return e
+		}
+		if req.Content == nil {
+			return badRequest("content", "missing_required_parameter", "content is required")
+		}
+		parse := req.ParseSpecial == nil || *req.ParseSpecial
+		ids, err := h.model.Tokenizer().Encode(*req.Content, tokenizer.EncodeOptions{AddSpecial: req.AddSpecial, ParseSpecial: parse})
+		if err != nil {
+			return generationError(err, "content")
+		}
+		if ids == nil {
+			ids = []int{}
+		}
+		answer = encodeJSON(http.StatusOK, map[string][]int{"tokens": ids})
+		return nil
+	})
+	h.answer(w, err, answer)
 }
 
 func (h *Handler) serveDetokenize(w http.ResponseWriter, r *http.Request) {
-	var req detokenizeRequest
-	if e := h.decode(w, r, &req); e != nil {
-		writeError(w, e)
-		return
-	}
-	if req.Tokens == nil {
-		writeError(w, badRequest("tokens", "missing_required_parameter", "tokens is required"))
-		return
-	}
-	text, err := tokenizer.Decode(h.model.Tokenizer(), *req.Tokens)
-	if err != nil {
-		writeError(w, badRequest("tokens", "invalid_value", "%v", err))
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"content": text})
+	var answer encoded
+	err := h.prepare(w, r, func(body []byte) *apiError {
+		var req detokenizeRequest
+		if e := decodeJSON(body, &req); e != nil {
+			return e
+		}
+		if req.Tokens == nil {
+			return badRequest("tokens", "missing_required_parameter", "tokens is required")
+		}
+		text, err := tokenizer.Decode(h.model.Tokenizer(), *req.Tokens)
+		if err != nil {
+			return badRequest("tokens", "invalid_value", "%v", err)
+		}
+		answer = encodeJSON(http.StatusOK, map[string]string{"content": text})
+		return nil
+	})
+	h.answer(w, err, answer)
 }
 
-// decode reads and unmarshals a JSON request body into v.
-func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
-	body, e := readBody(r, w, h.opts.MaxBodyBytes)
-	if e != nil {
-		return e
+// answer sends a prepared answer, or prepare's error, if the client is
+// still there.
+func (h *Handler) answer(w http.ResponseWriter, err error, answer encoded) {
+	var e *apiError
+	switch {
+	case errors.As(err, &e):
+		writeError(w, e)
+	case err == nil:
+		answer.write(w)
 	}
-	return decodeJSON(body, v)
 }

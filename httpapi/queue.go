@@ -19,45 +19,30 @@ import (
 // The handler admits a request before it reads its body, so the bodies held
 // at once are bounded by the same numbers as the queue; one admitted request
 // more could only have to wait beyond the queue's end.
-//
-// The queue is explicit rather than a buffered channel of sessions because
-// the Go specification does not promise that blocked receivers are served in
-// order; fairness is the point here.
 type scheduler struct {
-	mu      sync.Mutex
-	free    []*engine.Session // idle sessions
-	waiting []*waiter         // oldest first
-	limit   int               // most requests that may wait
+	slots *fifo[*engine.Session]
 
-	admitted int // requests between admit and leave
-	capacity int // most requests admitted at once: slots + limit
-
-	closed  bool          // by close: admit and acquire refuse
-	drained chan struct{} // closed once closed and no request is admitted
-}
-
-// waiter is one queued request; release hands it a session through ch.
-type waiter struct {
-	ch chan *engine.Session // buffered (1): release never blocks on it; nil: closed
+	mu       sync.Mutex
+	admitted int           // requests between admit and leave
+	capacity int           // most requests admitted at once: slots + limit
+	closed   bool          // by close: admit refuses
+	drained  chan struct{} // closed once closed and no request is admitted
 }
 
 func newScheduler(sessions []*engine.Session, limit int) *scheduler {
 	limit = max(limit, 0)
-	return &scheduler{free: sessions, limit: limit, capacity: len(sessions) + limit, drained: make(chan struct{})}
+	return &scheduler{slots: newFIFO(sessions, limit), capacity: len(sessions) + limit, drained: make(chan struct{})}
 }
 
 // close refuses every request from now on, with ErrShuttingDown, those
 // waiting for a slot too, and returns a channel closed once every admitted
 // request has left.
 func (s *scheduler) close() <-chan struct{} {
+	s.slots.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
-		for _, w := range s.waiting {
-			w.ch <- nil
-		}
-		s.waiting = nil
 		s.checkDrained()
 	}
 	return s.drained
@@ -103,64 +88,117 @@ func (s *scheduler) leave() {
 // do, with ErrShuttingDown once closed, and with ctx's error when ctx ends
 // first.
 func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, ErrShuttingDown
-	}
-	if len(s.free) > 0 && len(s.waiting) == 0 {
-		sess := s.free[len(s.free)-1]
-		s.free = s.free[:len(s.free)-1]
-		s.mu.Unlock()
-		return sess, nil
-	}
-	if len(s.waiting) >= s.limit {
-		s.mu.Unlock()
-		return nil, ErrQueueFull
-	}
-	w := &waiter{ch: make(chan *engine.Session, 1)}
-	s.waiting = append(s.waiting, w)
-	s.mu.Unlock()
-
-	select {
-	case sess := <-w.ch:
-		if sess == nil {
-			return nil, ErrShuttingDown
-		}
-		return sess, nil
-	case <-ctx.Done():
-	}
-	s.mu.Lock()
-	if i := slices.Index(s.waiting, w); i >= 0 {
-		s.waiting = slices.Delete(s.waiting, i, i+1)
-		s.mu.Unlock()
-		return nil, ctx.Err()
-	}
-	s.mu.Unlock()
-	// release (or close) chose w before the cancel was seen: the session
-	// (or nil) is in w.ch already; pass it on.
-	if sess := <-w.ch; sess != nil {
-		s.release(sess)
-	}
-	return nil, ctx.Err()
+	return s.slots.take(ctx)
 }
 
 // release returns a session: to the oldest waiting request, or to the pool.
-func (s *scheduler) release(sess *engine.Session) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.waiting) > 0 {
-		w := s.waiting[0]
-		s.waiting = slices.Delete(s.waiting, 0, 1)
-		w.ch <- sess
-		return
-	}
-	s.free = append(s.free, sess)
-}
+func (s *scheduler) release(sess *engine.Session) { s.slots.put(sess) }
 
 // queued is the number of requests waiting for a slot.
-func (s *scheduler) queued() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.waiting)
+func (s *scheduler) queued() int { return s.slots.queued() }
+
+// fifo hands the items of a pool (the slots' sessions, the places where
+// requests are prepared) to those who ask, in the order they asked. One who
+// finds none free waits, unless limit others wait already; one whose
+// context ends leaves the line without taking one. Once closed, it refuses
+// everyone, those waiting too.
+//
+// The line is explicit rather than a buffered channel of items because the
+// Go specification does not promise that blocked receivers are served in
+// order; fairness is the point here.
+type fifo[T any] struct {
+	mu      sync.Mutex
+	free    []T
+	waiting []chan grant[T] // oldest first; each buffered (1), so put never blocks on it
+	limit   int             // most that may wait
+	closed  bool
+}
+
+// grant is what a waiter is handed: an item, or (ok false) the news that
+// the pool closed.
+type grant[T any] struct {
+	item T
+	ok   bool
+}
+
+func newFIFO[T any](items []T, limit int) *fifo[T] {
+	return &fifo[T]{free: items, limit: limit}
+}
+
+// take returns a free item, waiting for one in FIFO order. It fails with
+// ErrQueueFull when it would have to wait and limit others already do, with
+// ErrShuttingDown once closed, and with ctx's error when ctx ends first.
+func (f *fifo[T]) take(ctx context.Context) (T, error) {
+	var none T
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return none, ErrShuttingDown
+	}
+	if len(f.free) > 0 && len(f.waiting) == 0 {
+		item := f.free[len(f.free)-1] // the most recently put: a slot's KV cache may hold this client's prefix
+		f.free = f.free[:len(f.free)-1]
+		f.mu.Unlock()
+		return item, nil
+	}
+	if len(f.waiting) >= f.limit {
+		f.mu.Unlock()
+		return none, ErrQueueFull
+	}
+	w := make(chan grant[T], 1)
+	f.waiting = append(f.waiting, w)
+	f.mu.Unlock()
+
+	select {
+	case g := <-w:
+		if !g.ok {
+			return none, ErrShuttingDown
+		}
+		return g.item, nil
+	case <-ctx.Done():
+	}
+	f.mu.Lock()
+	if i := slices.Index(f.waiting, w); i >= 0 {
+		f.waiting = slices.Delete(f.waiting, i, i+1)
+		f.mu.Unlock()
+		return none, ctx.Err()
+	}
+	f.mu.Unlock()
+	// put (or close) chose w before the cancel was seen: the grant is in w
+	// already; pass its item on.
+	if g := <-w; g.ok {
+		f.put(g.item)
+	}
+	return none, ctx.Err()
+}
+
+// put returns an item: to the oldest waiter, or to the pool.
+func (f *fifo[T]) put(item T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.waiting) > 0 {
+		w := f.waiting[0]
+		f.waiting = slices.Delete(f.waiting, 0, 1)
+		w <- grant[T]{item: item, ok: true}
+		return
+	}
+	f.free = append(f.free, item)
+}
+
+// close refuses every take from now on, and those waiting.
+func (f *fifo[T]) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for _, w := range f.waiting {
+		w <- grant[T]{}
+	}
+	f.waiting = nil
+}
+
+// queued is the number waiting.
+func (f *fifo[T]) queued() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiting)
 }

@@ -95,7 +95,7 @@ func TestSchedulerCancel(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, s.queued())
-	assert.Len(t, s.free, slots)
+	assert.Equal(t, slots, s.idle())
 }
 
 // admittedNow is the number of admitted requests (for tests).
@@ -106,8 +106,11 @@ func (s *scheduler) admittedNow() int {
 }
 
 // idle is the number of free sessions (for tests).
-func (s *scheduler) idle() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.free)
+func (s *scheduler) idle() int { return s.slots.idle() }
+
+// idle is the number of free items (for tests).
+func (f *fifo[T]) idle() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.free)
 }

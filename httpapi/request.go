@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,20 +26,20 @@ const (
 // samplingRequest holds the request fields that both completion endpoints
 // share. Pointers tell an omitted (or null) field from a zero one.
 type samplingRequest struct {
-	Model               string             `json:"model"`
-	MaxTokens           *int               `json:"max_tokens"`
-	MaxCompletionTokens *int               `json:"max_completion_tokens"`
-	Temperature         *float64           `json:"temperature"`
-	TopP                *float64           `json:"top_p"`
-	TopK                *int               `json:"top_k"`
-	MinP                *float64           `json:"min_p"`
-	RepeatPenalty       *float64           `json:"repeat_penalty"`
-	PresencePenalty     *float64           `json:"presence_penalty"`
-	FrequencyPenalty    *float64           `json:"frequency_penalty"`
-	Seed                *int64             `json:"seed"`
-	LogitBias           map[string]float64 `json:"logit_bias"`
-	Stop                stopList           `json:"stop"`
-	Stream              bool               `json:"stream"`
+	Model               string    `json:"model"`
+	MaxTokens           *int      `json:"max_tokens"`
+	MaxCompletionTokens *int      `json:"max_completion_tokens"`
+	Temperature         *float64  `json:"temperature"`
+	TopP                *float64  `json:"top_p"`
+	TopK                *int      `json:"top_k"`
+	MinP                *float64  `json:"min_p"`
+	RepeatPenalty       *float64  `json:"repeat_penalty"`
+	PresencePenalty     *float64  `json:"presence_penalty"`
+	FrequencyPenalty    *float64  `json:"frequency_penalty"`
+	Seed                *int64    `json:"seed"`
+	LogitBias           logitBias `json:"logit_bias"`
+	Stop                stopList  `json:"stop"`
+	Stream              bool      `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -70,7 +68,9 @@ type chatMessage struct {
 // stopList is OpenAI's stop: null, a string, or an array of strings.
 type stopList []string
 
-// UnmarshalJSON accepts the three shapes of stop.
+// UnmarshalJSON accepts the three shapes of stop. An array is read one
+// string at a time, and refused at its (maxStops+1)th: a body of 170,000
+// stop strings never becomes a slice of them.
 func (s *stopList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
@@ -85,12 +85,89 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 		*s = stopList{one}
 		return nil
 	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return badRequest("stop", "invalid_type", "stop must be a string or an array of strings")
+	wrongType := badRequest("stop", "invalid_type", "stop must be a string or an array of strings")
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return wrongType
+	}
+	many := stopList{}
+	for dec.More() {
+		if len(many) == maxStops {
+			return badRequest("stop", "invalid_value", "stop: at most %d stop sequences, got more", maxStops)
+		}
+		var one string
+		if err := dec.Decode(&one); err != nil {
+			return wrongType
+		}
+		many = append(many, one)
 	}
 	*s = many
 	return nil
+}
+
+// logitBias is logit_bias, {"token id": bias}, read one entry at a time:
+// an entry beyond limit (the vocabulary's size: no more ids exist) is
+// refused as soon as it is met, so a body of 80,000 entries never becomes a
+// map of them. The handler sets limit before it decodes a request
+// (newSamplingRequest); ids and biases are checked as they come, ids
+// against the vocabulary later (engine.GenerateOptions.Validate).
+type logitBias struct {
+	limit int             // the most entries
+	bias  map[int]float32 // token id → bias
+}
+
+func (l *logitBias) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		l.bias = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return badRequest("logit_bias", "invalid_type", "logit_bias must be an object, got %s", jsonValue(literalKind(b)))
+	}
+	l.bias = map[int]float32{}
+	for n := 0; dec.More(); n++ {
+		if n == l.limit {
+			return badRequest("logit_bias", "invalid_value", "logit_bias: more than %d entries, the vocabulary's size", l.limit)
+		}
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return badRequest("logit_bias", "invalid_json", "logit_bias is not a valid object")
+		}
+		id, err := strconv.Atoi(key)
+		if err != nil {
+			return badRequest("logit_bias", "invalid_value", "logit_bias: key %q is not a token id", key)
+		}
+		var v float64
+		if err := dec.Decode(&v); err != nil {
+			return badRequest("logit_bias", "invalid_type", "logit_bias[%d] must be a number that fits in 64 bits", id)
+		}
+		if v < -maxLogitBias || v > maxLogitBias {
+			return badRequest("logit_bias", "invalid_value", "logit_bias[%d] = %v, must be in [-%d, %d]", id, v, maxLogitBias, maxLogitBias)
+		}
+		l.bias[id] = float32(v)
+	}
+	return nil
+}
+
+// literalKind names the kind of the JSON value b holds as encoding/json's
+// type errors do ("array", "string", "number", "bool", "object").
+func literalKind(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "value"
+	case b[0] == '[':
+		return "array"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '"':
+		return "string"
+	case b[0] == 't' || b[0] == 'f':
+		return "bool"
+	}
+	return "number"
 }
 
 // readBody reads the whole request body, refusing one over limit bytes, or
@@ -103,7 +180,7 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *api
 	if r.ContentLength > limit {
 		return nil, tooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -115,6 +192,26 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64) ([]byte, *api
 		return nil, badRequest("", "invalid_body", "cannot read the request body: %v", err)
 	}
 	return body, nil
+}
+
+// readAll is io.ReadAll into a buffer of size bytes (a body's declared
+// length; -1 when unknown), so that a body of a megabyte takes a megabyte,
+// not the 2 MB io.ReadAll's growing buffer allocates on its way there.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, max(size+1, 512)) // +1: the read that finds the end needs room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // more than declared, or none declared: grow
+		}
+	}
 }
 
 // decodeJSON unmarshals a request body into v, turning every failure into
@@ -223,22 +320,8 @@ func (r *samplingRequest) sampling() (sampling.Params, *apiError) {
 	} else {
 		p.Seed = uint64(time.Now().UnixNano())
 	}
-	if len(r.LogitBias) > 0 {
-		p.LogitBias = make(map[int]float32, len(r.LogitBias))
-		for _, key := range slices.Sorted(maps.Keys(r.LogitBias)) {
-			v := r.LogitBias[key]
-			id, err := strconv.Atoi(key)
-			if err != nil {
-				return sampling.Params{}, badRequest("logit_bias", "invalid_value", "logit_bias: key %q is not a token id", key)
-			}
-			if v < -maxLogitBias || v > maxLogitBias {
-				return sampling.Params{}, badRequest("logit_bias", "invalid_value", "logit_bias[%d] = %v, must be in [-%d, %d]", id, v, maxLogitBias, maxLogitBias)
-			}
-			p.LogitBias[id] = float32(v)
-		}
-	}
-	if len(r.Stop) > maxStops {
-		return sampling.Params{}, badRequest("stop", "invalid_value", "stop: at most %d stop sequences, got %d", maxStops, len(r.Stop))
+	if len(r.LogitBias.bias) > 0 {
+		p.LogitBias = r.LogitBias.bias
 	}
 	for i, s := range r.Stop {
 		if s == "" {
@@ -312,27 +395,65 @@ func messageContent(raw json.RawMessage) (string, error) {
 // completionPrompt reads the prompt of a completion request: a string, or
 // token ids, alone or as the only element of an array (OpenAI's batch shapes
 // with one prompt). It returns the text, or ids when the prompt was ids.
-func (r *completionRequest) completionPrompt() (text string, ids []int, e *apiError) {
+// Ids are read one at a time, and more than maxIDs (the context: no room
+// would be left) refused at the next: a body of half a million ids never
+// becomes a slice of them.
+func (r *completionRequest) completionPrompt(maxIDs int) (text string, ids []int, e *apiError) {
 	raw := bytes.TrimSpace(r.Prompt)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return "", nil, badRequest("prompt", "missing_required_parameter", "prompt is required (use \"\" to start from BOS)")
 	}
-	if err := json.Unmarshal(raw, &text); err == nil {
+	shape := badRequest("prompt", "invalid_value",
+		"prompt must be a string, an array of token ids, or an array holding one of those (one prompt per request)")
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return "", nil, shape
+		}
 		return text, nil, nil
 	}
-	if err := json.Unmarshal(raw, &ids); err == nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return "", nil, shape
+	}
+	first := bytes.TrimLeft(raw[1:], " \t\r\n")
+	switch {
+	case first[0] == '"': // ["text"]
+		if err := dec.Decode(&text); err != nil || dec.More() {
+			return "", nil, shape
+		}
+		return text, nil, nil
+	case first[0] == '[': // [[ids]]
+		if _, err := dec.Token(); err != nil {
+			return "", nil, shape
+		}
+		if ids, e = readIDs(dec, maxIDs, shape); e != nil {
+			return "", nil, e
+		}
+		if _, err := dec.Token(); err != nil || dec.More() {
+			return "", nil, shape
+		}
 		return "", ids, nil
 	}
-	var texts []string
-	if err := json.Unmarshal(raw, &texts); err == nil && len(texts) == 1 {
-		return texts[0], nil, nil
+	ids, e = readIDs(dec, maxIDs, shape)
+	return "", ids, e
+}
+
+// readIDs reads the token ids of the array dec is in, up to its end, and
+// refuses more than maxIDs; shape is the error for anything but integers.
+func readIDs(dec *json.Decoder, maxIDs int, shape *apiError) ([]int, *apiError) {
+	ids := []int{}
+	for dec.More() {
+		if len(ids) == maxIDs {
+			return nil, badRequest("prompt", "context_length_exceeded",
+				"This model's maximum context length is %d tokens, and the prompt is more than %d token ids: no room is left for a completion.", maxIDs, maxIDs)
+		}
+		var id int
+		if err := dec.Decode(&id); err != nil {
+			return nil, shape
+		}
+		ids = append(ids, id)
 	}
-	var batches [][]int
-	if err := json.Unmarshal(raw, &batches); err == nil && len(batches) == 1 {
-		return "", batches[0], nil
-	}
-	return "", nil, badRequest("prompt", "invalid_value",
-		"prompt must be a string, an array of token ids, or an array holding one of those (one prompt per request)")
+	return ids, nil
 }
 
 // tokenizeRequest is POST /tokenize, as llama.cpp's server takes it.

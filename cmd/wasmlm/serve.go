@@ -167,7 +167,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // those answers closeMargin to go out, and closes whatever is still open.
 func serveUntilDone(ctx context.Context, ln net.Listener, api *httpapi.Handler, limits connLimits, grace time.Duration, stderr io.Writer) int {
 	srv := &http.Server{
-		Handler: api,
+		Handler: newMemoryReturner(api),
 		// ReadTimeout covers a request's headers and body (ReadHeaderTimeout
 		// falls back to it); net/http lifts it once the body is in, so it
 		// does not cut a stream. No WriteTimeout, which would bound the whole

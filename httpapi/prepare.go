@@ -1,0 +1,41 @@
+package httpapi
+
+import (
+	"net/http"
+)
+
+// prepare reads r's body and runs fn on it — decoding the JSON, tokenizing
+// the prompt, formatting the messages with the chat template: the work
+// that takes memory in proportion to the body, tens of times its size when
+// a megabyte of text is tokenized — in one of Options.Slots places, taken
+// in arrival order, and leaves the place before the request waits for a
+// slot or generates. Admission bounds the bodies held (slots + queue, each
+// of at most MaxBodyBytes); this bounds what they become: without it, every
+// admitted request would decode and tokenize at once, and 66 requests of a
+// megabyte took a server to 3 GB.
+//
+// As many places as slots: the operator sizes -slots to the memory and the
+// cores there are (wasmlm serve's default is one per core, at most 4), and
+// more requests preparing at once would finish no sooner, since preparing
+// is work for a core; a number of its own (GOMAXPROCS, say) would tie the
+// memory bound to the machine rather than to the configuration.
+//
+// The body is read before a place is taken, so a client slow to send it
+// holds no place (only its admission). A request whose client leaves while
+// it waits for a place leaves the line: prepare returns its context's error
+// and fn does not run. Otherwise it returns fn's error, or the body's
+// (413, 408, 400).
+func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, fn func(body []byte) *apiError) error {
+	body, e := readBody(r, w, h.opts.MaxBodyBytes)
+	if e != nil {
+		return e
+	}
+	if _, err := h.preparing.take(r.Context()); err != nil {
+		return err
+	}
+	defer h.preparing.put(struct{}{})
+	if e := fn(body); e != nil {
+		return e
+	}
+	return nil
+}
