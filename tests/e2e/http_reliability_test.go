@@ -347,6 +347,8 @@ func TestHTTPReliabilityTable(t *testing.T) {
 		fmt.Sprintf("%d refused at once", stalledUploads-held),
 		fmt.Sprintf("the %d admitted", held),
 		fmt.Sprintf("under +%d MiB", stalledRSSGrowth>>20),
+		fmt.Sprintf("**megabyte bursts**: %d clients at once (`-slots %d`, queue %d)", burstClients, burstSlots, burstQueue),
+		fmt.Sprintf("under +%d MiB; back under +%d MiB once idle", burstRSSGrowth>>20, burstRSSReturned>>20),
 		fmt.Sprintf("%d kept-alive clients against `-max-conns %d -idle-timeout 1s`", idleConns+1, idleMaxConns),
 		fmt.Sprintf("at most %d connections held (%d sockets with the listener), idle ones closed, all %d served", idleMaxConns, idleMaxConns+1, idleConns+1),
 		fmt.Sprintf("the end-to-end table's %d (%s)", len(badRequests()), strings.Join(counts, ", ")),

@@ -180,6 +180,12 @@ func (p *serveProcess) peakRSS(t *testing.T) int64 {
 	return b
 }
 
+// resetPeakRSS makes peakRSS start again from the present resident memory
+// (Linux's clear_refs; ok is false where it cannot).
+func (p *serveProcess) resetPeakRSS() (ok bool) {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0) == nil
+}
+
 // status reads a size (in kB there) from /proc/PID/status.
 func (p *serveProcess) status(t *testing.T, field string) (bytes int64, ok bool) {
 	t.Helper()
