@@ -348,7 +348,7 @@ func TestCORSPreflightAllowsTheHeadersAsked(t *testing.T) {
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	assert.Equal(t, "http://page.example", w.Header().Get("Access-Control-Allow-Origin"))
-	assert.Equal(t, "Retry-After", w.Header().Get("Access-Control-Expose-Headers"))
+	assert.Equal(t, "Retry-After, Retry-After-Ms", w.Header().Get("Access-Control-Expose-Headers"))
 
 	w = preflightFrom(newHandler(t, Options{}), "http://page.example", path)
 	assert.Equal(t, http.StatusNoContent, w.Code)

@@ -260,6 +260,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 		res, err = h.complete(w, gen, j, c.Queued, stopped)
 	}
 	c.CompletionTokens, c.FinishReason, c.Timings, c.Err = len(res.Tokens), res.FinishReason, res.Timings, err
+	h.spend(r, c.PromptTokens+c.CompletionTokens)
 	h.onComplete(c)
 }
 

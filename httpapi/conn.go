@@ -66,6 +66,10 @@ func (h *Handler) admit(w *writer, r *http.Request, rt route) {
 		writeError(w, e)
 		return
 	}
+	if e := h.limit(r); e != nil {
+		writeError(w, e)
+		return
+	}
 	if err := h.sched.admit(); err != nil {
 		writeError(w, h.refusal(err))
 		if rt.completion {

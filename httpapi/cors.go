@@ -23,9 +23,9 @@ func (h *Handler) allowOrigin(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	hdr.Set("Access-Control-Allow-Origin", allow)
-	// A 503's Retry-After is not a CORS-safelisted response header: without
-	// this, a page's client could not see how long to wait.
-	hdr.Set("Access-Control-Expose-Headers", "Retry-After")
+	// A 503's or 429's Retry-After is not a CORS-safelisted response
+	// header: without this, a page's client could not see how long to wait.
+	hdr.Set("Access-Control-Expose-Headers", "Retry-After, Retry-After-Ms")
 	return true
 }
 

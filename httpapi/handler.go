@@ -106,6 +106,18 @@ type Options struct {
 	// and not under /v1/), such as a static web page; nil answers them 404
 	// with an OpenAI error object.
 	NotFound http.Handler
+	// Keys, when not nil, makes every /v1/*, /tokenize and /detokenize
+	// request need one of its keys, sent as "Authorization: Bearer KEY" (as
+	// OpenAI's clients do) or "x-api-key: KEY": without one that matches it
+	// is answered 401 (invalid_api_key) before it is admitted or its body
+	// read. CORS preflights, /health and NotFound's pages stay open. A
+	// KeyRing with no keys refuses every request.
+	Keys *KeyRing
+	// Limiter, when not nil, is asked before a POST is admitted whether its
+	// client (its key's name, or without Keys its address) may make a
+	// request now, answered 429 with Retry-After when not; and is told the
+	// tokens (prompt and completion) each generation used. See NewLimiter.
+	Limiter Limiter
 	// OnCompletion, if set, is called after every valid completion request:
 	// finished, failed, stopped by Shutdown, or dropped because its client
 	// left while it waited; and after every completion request refused with
@@ -235,6 +247,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	crossOrigin := h.allowOrigin(w, r)
 	path := r.URL.Path
+	if r.Method != http.MethodOptions && (strings.HasPrefix(path, "/v1/") || path == "/tokenize" || path == "/detokenize") {
+		client, e := h.authenticate(r)
+		if e != nil {
+			writeError(sw, e)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), clientKey{}, client))
+	}
 	rt, ok := h.routes[path]
 	if !ok && strings.HasPrefix(path, "/v1/models/") {
 		rt, ok = route{method: http.MethodGet, serve: h.serveModel}, true
