@@ -89,6 +89,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	)
 	var limits connLimits
 	limits.register(fs)
+	var access accessFlags
+	access.register(fs)
 	grace := fs.Duration("shutdown-grace", defaultShutdownGrace, "on SIGINT or SIGTERM, time the running generations have to finish before they are ended (a stream with an error event)")
 	var allowHosts stringList
 	fs.Var(&allowHosts, "allow-host", `a Host name the server also answers to, beyond localhost and IP addresses (repeatable; "*": any)`)
@@ -112,6 +114,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitUsage
 	}
+	keys, limiter, err := access.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitUsage
+	}
 	webSet := false
 	fs.Visit(func(f *flag.Flag) { webSet = webSet || f.Name == "web" })
 	webDir, err := chooseWebDir(*web, webSet)
@@ -128,7 +135,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := httpapi.Options{
 		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit,
 		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
-		WriteTimeout: limits.write,
+		WriteTimeout: limits.write, Keys: keys, Limiter: limiter,
 	}
 	if *queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
@@ -142,6 +149,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	opts.AllowHost = hostPolicy(ln.Addr(), hosts)
+	access.warnUnauthenticated(ln.Addr(), keys, stderr)
 	if limits.maxConns = capConns(limits.maxConns, openFileLimit(), stderr); limits.maxConns > 0 {
 		ln = newLimitListener(ln, limits.maxConns)
 	}
@@ -157,6 +165,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s\n",
 		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page)
+	access.reloadKeysOnHangup(ctx, keys, stderr)
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }
 

@@ -259,12 +259,16 @@ type clientResult struct {
 	StreamError *clientError `json:"stream_error"`
 }
 
+// clientError is what the openai client made of an error response (see
+// errorOf in the client scripts).
 type clientError struct {
-	Name   string  `json:"name"`
-	Status int     `json:"status"`
-	Type   string  `json:"type"`
-	Param  *string `json:"param"`
-	Code   *string `json:"code"`
+	Name         string  `json:"name"`
+	Status       int     `json:"status"`
+	Type         string  `json:"type"`
+	Param        *string `json:"param"`
+	Code         *string `json:"code"`
+	RetryAfter   *string `json:"retry_after"`    // the Retry-After header
+	RetryAfterMS *string `json:"retry_after_ms"` // the Retry-After-Ms header
 }
 
 // checkOpenAIClient (issue 5, 4b): the official openai client completes

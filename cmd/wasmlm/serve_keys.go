@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wasmlm/wasmlm/httpapi"
+)
+
+// accessFlags are serve's flags for who may use the API, and how much.
+type accessFlags struct {
+	keys                 stringList
+	keyFile              string
+	allowUnauthenticated bool
+	rateLimit            int
+	tokenLimit           int
+}
+
+func (a *accessFlags) register(fs *flag.FlagSet) {
+	fs.Var(&a.keys, "api-key", "an API key the API requires (Authorization: Bearer KEY); repeatable. Visible to other local users in the process list: prefer -api-key-file")
+	fs.StringVar(&a.keyFile, "api-key-file", "", "a file of API keys, one per line (# comments); re-read on SIGHUP. Once given, the API requires a key, even when the file holds none")
+	fs.BoolVar(&a.allowUnauthenticated, "allow-unauthenticated", false, "serve without a key on an address beyond loopback without the warning")
+	fs.IntVar(&a.rateLimit, "rate-limit", 0, "requests per minute each key (without keys: each client address) may make (0: no limit)")
+	fs.IntVar(&a.tokenLimit, "token-limit", 0, "tokens (prompt and completion) per minute each key (without keys: each client address) may use (0: no limit)")
+}
+
+// options builds the handler's key ring (nil: no key required) and limiter
+// (nil: no limits) from the flags, reading the key file.
+func (a *accessFlags) options() (*httpapi.KeyRing, httpapi.Limiter, error) {
+	if a.rateLimit < 0 || a.tokenLimit < 0 {
+		return nil, nil, errors.New("-rate-limit and -token-limit must be >= 0")
+	}
+	var limiter httpapi.Limiter
+	if a.rateLimit > 0 || a.tokenLimit > 0 {
+		var err error
+		if limiter, err = httpapi.NewLimiter(httpapi.Limits{RequestsPerMinute: a.rateLimit, TokensPerMinute: a.tokenLimit}, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(a.keys) == 0 && a.keyFile == "" {
+		return nil, limiter, nil
+	}
+	keys, err := a.readKeys()
+	if err != nil {
+		return nil, nil, err
+	}
+	ring, err := httpapi.NewKeyRing(keys...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ring, limiter, nil
+}
+
+// readKeys returns the keys of -api-key and of -api-key-file.
+func (a *accessFlags) readKeys() ([]string, error) {
+	keys := append([]string(nil), a.keys...)
+	if a.keyFile == "" {
+		return keys, nil
+	}
+	f, err := os.Open(a.keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("-api-key-file: %w", err)
+	}
+	defer f.Close()
+	more, err := httpapi.ReadKeys(f)
+	if err != nil {
+		return nil, fmt.Errorf("-api-key-file %s: %w", a.keyFile, err)
+	}
+	return append(keys, more...), nil
+}
+
+// reloadKeysOnHangup re-reads the key file into ring on every SIGHUP until
+// ctx ends, saying on log how many keys it now holds; a file it cannot
+// read or parse leaves the keys as they were, and says why.
+func (a *accessFlags) reloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, log io.Writer) {
+	if ring == nil || a.keyFile == "" {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			keys, err := a.readKeys()
+			if err == nil {
+				err = ring.Set(keys)
+			}
+			if err != nil {
+				fmt.Fprintf(log, "serve: SIGHUP: keeping the %d API keys held: %v\n", ring.Len(), err)
+				continue
+			}
+			fmt.Fprintf(log, "serve: SIGHUP: %d API keys from %s\n", ring.Len(), a.keyFile)
+		}
+	}()
+}
+
+// warnUnauthenticated says, unless -allow-unauthenticated, what it means
+// to serve without keys on an address other machines can reach.
+func (a *accessFlags) warnUnauthenticated(addr net.Addr, ring *httpapi.KeyRing, log io.Writer) {
+	if ring != nil || a.allowUnauthenticated {
+		return
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return
+	}
+	fmt.Fprintf(log, "serve: WARNING: listening on %s without an API key: anyone who can reach this address can use the model and its CPU. "+
+		"Set -api-key-file (or -api-key), or -allow-unauthenticated to say this is meant.\n", addr)
+}

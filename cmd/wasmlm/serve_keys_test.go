@@ -1,0 +1,95 @@
+//go:build !js
+
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/httpapi"
+)
+
+// TestAccessFlags (issue 19): the key and limit flags make the handler's
+// key ring and limiter; a key file the server cannot use is a usage error
+// naming the file and the line, never a server that opens up.
+func TestAccessFlags(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	good := write("good", "# keys\nsk-file-1\n\nsk-file-2\n")
+	empty := write("empty", "# every key revoked\n")
+	bad := write("bad", "sk-ok\nsk bad\n")
+	for _, tc := range []struct {
+		name     string
+		flags    accessFlags
+		keys     int // -1: no key ring
+		limiter  bool
+		errMatch string
+	}{
+		{"nothing", accessFlags{}, -1, false, ""},
+		{"limits without keys", accessFlags{rateLimit: 10}, -1, true, ""},
+		{"a token limit", accessFlags{tokenLimit: 1000}, -1, true, ""},
+		{"keys on the command line", accessFlags{keys: stringList{"sk-a", "sk-b"}}, 2, false, ""},
+		{"a key file and a key", accessFlags{keys: stringList{"sk-a"}, keyFile: good, rateLimit: 1}, 3, true, ""},
+		{"an empty key file still requires a key", accessFlags{keyFile: empty}, 0, false, ""},
+		{"a missing key file", accessFlags{keyFile: filepath.Join(dir, "none")}, 0, false, "-api-key-file: open"},
+		{"a bad line", accessFlags{keyFile: bad}, 0, false, "bad: line 2"},
+		{"a bad key", accessFlags{keys: stringList{"sk a"}}, 0, false, "API key 1"},
+		{"a negative limit", accessFlags{rateLimit: -1}, 0, false, "-rate-limit and -token-limit must be >= 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ring, limiter, err := tc.flags.options()
+			if tc.errMatch != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.errMatch)
+				return
+			}
+			require.NoError(t, err)
+			if tc.keys < 0 {
+				assert.Nil(t, ring)
+			} else if assert.NotNil(t, ring) {
+				assert.Equal(t, tc.keys, ring.Len())
+			}
+			assert.Equal(t, tc.limiter, limiter != nil)
+		})
+	}
+}
+
+// TestWarnUnauthenticated: serving without keys on an address beyond
+// loopback says so, unless keys are set or -allow-unauthenticated is.
+func TestWarnUnauthenticated(t *testing.T) {
+	ring, err := httpapi.NewKeyRing("sk-a")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		addr  string
+		ring  *httpapi.KeyRing
+		allow bool
+		warn  bool
+	}{
+		{"127.0.0.1:8080", nil, false, false},
+		{"[::1]:8080", nil, false, false},
+		{"0.0.0.0:8080", nil, false, true},
+		{"[::]:8080", nil, false, true},
+		{"192.0.2.10:8080", nil, false, true},
+		{"0.0.0.0:8080", ring, false, false},
+		{"0.0.0.0:8080", nil, true, false},
+	} {
+		addr, err := net.ResolveTCPAddr("tcp", tc.addr)
+		require.NoError(t, err)
+		var log bytes.Buffer
+		(&accessFlags{allowUnauthenticated: tc.allow}).warnUnauthenticated(addr, tc.ring, &log)
+		if tc.warn {
+			assert.Contains(t, log.String(), "WARNING: listening on "+addr.String()+" without an API key", tc.addr)
+		} else {
+			assert.Empty(t, log.String(), "%s, keys %v, allowed %v", tc.addr, tc.ring != nil, tc.allow)
+		}
+	}
+}
