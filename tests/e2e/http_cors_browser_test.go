@@ -159,3 +159,48 @@ func TestHTTPCrossOriginRequestsRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "5+3 tokens") }, liveness, 10*time.Millisecond)
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "/v1/completions"), "only the same-origin completion ran: %s", p.stderr)
 }
+
+// TestHTTPCORSWithKeysInChromium (issue 19, item 3): with keys and -cors
+// ORIGIN, the openai SDK in a page of that origin calls the API with its
+// key (the preflights allow Authorization), and reads a wrong key's 401;
+// a page of another origin cannot call it even with the right key.
+func TestHTTPCORSWithKeysInChromium(t *testing.T) {
+	allowed, other := sdkPage(t), sdkPage(t)
+	p := startServe(t, "-cors", allowed, "-api-key", "sk-page")
+	script := func(key string) string {
+		return `(async () => {
+			const { default: OpenAI } = await import('/openai/index.mjs');
+			const client = new OpenAI({ baseURL: '` + p.url + `/v1', apiKey: '` + key + `', dangerouslyAllowBrowser: true, maxRetries: 0 });
+			try {
+				const c = await client.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 4 });
+				return { text: c.choices[0].message.content };
+			} catch (e) {
+				return { error: { name: e.constructor.name, status: e.status ?? null, code: e.code ?? null } };
+			}
+		})()`
+	}
+	type result struct {
+		Text  string       `json:"text"`
+		Error *clientError `json:"error"`
+	}
+	ctx := corsTab(t, allowed, "401 (Unauthorized)")
+	r, err := chromedp.Run(ctx, chromedp.Evaluate[result](script("sk-page"), chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Nil(t, r.Error)
+	assert.NotEmpty(t, r.Text, "the allowed origin with the key")
+	r, err = chromedp.Run(ctx, chromedp.Evaluate[result](script("sk-wrong"), chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	if assert.NotNil(t, r.Error, "a wrong key") {
+		assert.Equal(t, "AuthenticationError", r.Error.Name)
+		assert.Equal(t, http.StatusUnauthorized, r.Error.Status)
+		assert.Equal(t, "invalid_api_key", deref(r.Error.Code))
+	}
+
+	ctx = corsTab(t, other, "blocked by CORS policy", "Failed to load resource")
+	r, err = chromedp.Run(ctx, chromedp.Evaluate[result](script("sk-page"), chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	if assert.NotNil(t, r.Error, "another origin, even with the key") {
+		assert.Equal(t, "APIConnectionError", r.Error.Name)
+	}
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), "/v1/chat/completions"), "only the allowed page's request ran: %s", p.stderr)
+}
