@@ -18,7 +18,7 @@ func main() {
 	if err != nil {
 		h = loadFailure(err)
 	}
-	workers.Serve(h)
+	workers.Serve(joinHeaders(h))
 }
 
 // newHandler loads the embedded model in place and wraps it in the API.
