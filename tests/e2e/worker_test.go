@@ -260,11 +260,12 @@ type clientResult struct {
 }
 
 type clientError struct {
-	Name   string  `json:"name"`
-	Status int     `json:"status"`
-	Type   string  `json:"type"`
-	Param  *string `json:"param"`
-	Code   *string `json:"code"`
+	Name    string  `json:"name"`
+	Status  int     `json:"status"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
 }
 
 // checkOpenAIClient (issue 5, 4b): the official openai client completes
