@@ -2,7 +2,7 @@
 GO        ?= go
 WASM_EXEC := $(shell $(GO) env GOROOT)/lib/wasm
 # Packages whose tests also run as GOOS=js GOARCH=wasm under Node.
-WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/... ./jsbridge/... ./httpapi/...
+WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/... ./jsbridge/... ./httpapi/... ./cmd/worker/internal/...
 PROMPT    ?= Once upon a time
 # The static site `make web` writes, and the port `make run` serves it on.
 WEB_DIST  ?= web/dist
@@ -58,7 +58,7 @@ vet:
 test-native:
 	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
 
-## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge and HTTP tests in wasm under Node
+## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge, HTTP and edge-limit tests in wasm under Node
 ## (go_js_wasm_exec runs the test binaries with Node.js)
 test-wasm:
 	@command -v node >/dev/null || { echo "test-wasm needs Node.js (Debian package: nodejs)"; exit 1; }

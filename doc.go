@@ -10,6 +10,7 @@
 //	cmd/wasmlm          the command-line tool: generate, tokenize, info, serve, bench
 //	cmd/wasm            the browser build: registers the jsbridge binding
 //	cmd/worker          the edge build: httpapi on Cloudflare Workers
+//	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	jsbridge            the engine as a JavaScript object (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API
 //	engine/shard        a model split across workers: plan, step protocol, followers, shard files

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -143,11 +144,12 @@ func (h *Handler) authenticate(r *http.Request) (client string, e *apiError) {
 	}
 }
 
-// remoteHost is the host part of r's remote address.
+// remoteHost is the host part of r's remote address: net/http's
+// "host:port", or a bare address as some hosts give (syumai/workers gives
+// the CF-Connecting-IP header's, an IPv6 one without brackets).
 func remoteHost(r *http.Request) string {
-	addr := r.RemoteAddr
-	if i := strings.LastIndexByte(addr, ':'); i >= 0 && !strings.HasSuffix(addr, "]") {
-		addr = addr[:i]
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
 	}
-	return strings.Trim(addr, "[]")
+	return strings.Trim(r.RemoteAddr, "[]")
 }

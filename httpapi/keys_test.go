@@ -152,7 +152,7 @@ func TestReadKeys(t *testing.T) {
 
 // TestKeysNameClientsWithoutRevealingThem: the limits count a request
 // under a digest of its key, one per key, never the key; without keys,
-// under the client's address.
+// under the client's address, with or without a port.
 func TestKeysNameClientsWithoutRevealingThem(t *testing.T) {
 	keys, err := NewKeyRing("sk-first", "sk-second")
 	require.NoError(t, err)
@@ -166,7 +166,8 @@ func TestKeysNameClientsWithoutRevealingThem(t *testing.T) {
 	assert.Equal(t, a, again)
 
 	h := newHandler(t, Options{})
-	for addr, want := range map[string]string{"192.0.2.7:5000": "addr:192.0.2.7", "[2001:db8::1]:443": "addr:2001:db8::1", "pipe": "addr:pipe"} {
+	for addr, want := range map[string]string{"192.0.2.7:5000": "addr:192.0.2.7", "[2001:db8::1]:443": "addr:2001:db8::1", "pipe": "addr:pipe",
+		"192.0.2.8": "addr:192.0.2.8", "2001:db8::2": "addr:2001:db8::2", "[2001:db8::3]": "addr:2001:db8::3"} {
 		r := httptest.NewRequest("GET", "/v1/models", nil)
 		r.RemoteAddr = addr
 		client, e := h.authenticate(r)

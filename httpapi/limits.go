@@ -39,7 +39,7 @@ type Limiter interface {
 // LimitExceeded is a Limiter's refusal.
 type LimitExceeded struct {
 	Limit      string        // "requests" or "tokens": OpenAI's error type
-	PerMinute  int           // the limit
+	PerMinute  int           // the limit; 0 if the Limiter cannot say (Cloudflare's binding does not)
 	RetryAfter time.Duration // when the request would be allowed
 }
 
@@ -185,9 +185,14 @@ func (h *Handler) limit(r *http.Request) *apiError {
 	}
 	secs := int(math.Ceil(x.RetryAfter.Seconds()))
 	what := map[string]string{"requests": "requests per min (RPM)", "tokens": "tokens per min (TPM)"}[x.Limit]
+	if x.PerMinute > 0 {
+		what += fmt.Sprintf(": limit %d", x.PerMinute)
+	} else {
+		what = x.Limit
+	}
 	return &apiError{
 		status: http.StatusTooManyRequests, typ: x.Limit, code: "rate_limit_exceeded",
-		message: fmt.Sprintf("Rate limit reached on %s: limit %d. Please try again in %s.", what, x.PerMinute, x.RetryAfter.Round(time.Millisecond)),
+		message: fmt.Sprintf("Rate limit reached on %s. Please try again in %s.", what, x.RetryAfter.Round(time.Millisecond)),
 		header: http.Header{
 			"Retry-After":    {strconv.Itoa(max(secs, 1))},
 			"Retry-After-Ms": {strconv.FormatInt(x.RetryAfter.Milliseconds(), 10)},

@@ -176,3 +176,29 @@ func TestRateLimitedRequests(t *testing.T) {
 		t.Error("the recovered request was not reported")
 	}
 }
+
+// refuseAll is a Limiter that cannot say its limit, as the edge worker's
+// Cloudflare binding cannot.
+type refuseAll struct{ wait time.Duration }
+
+func (l refuseAll) Allow(context.Context, string) *LimitExceeded {
+	return &LimitExceeded{Limit: "requests", RetryAfter: l.wait}
+}
+func (refuseAll) Spend(string, int) {}
+
+// TestRefusalOfAnUnknownLimit: a refusal without PerMinute is still a 429
+// with Retry-After, and its message claims no limit.
+func TestRefusalOfAnUnknownLimit(t *testing.T) {
+	h := newHandler(t, Options{Limiter: refuseAll{wait: 10 * time.Second}})
+	r := httptest.NewRequest("POST", "/tokenize", strings.NewReader(`{"content": "x"}`))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	require.Equal(t, http.StatusTooManyRequests, w.Code)
+	e := apiErrorOf(t, w.Body.Bytes())
+	assert.Equal(t, "rate_limit_exceeded", *e.Code)
+	assert.Equal(t, "requests", e.Type)
+	assert.Equal(t, "Rate limit reached on requests. Please try again in 10s.", e.Message)
+	assert.Equal(t, "10", w.Header().Get("Retry-After"))
+	assert.Equal(t, "10000", w.Header().Get("Retry-After-Ms"))
+}

@@ -14,7 +14,57 @@
 // reports it as meta.simd.
 //
 // syumai/workers instantiates a fresh Go program for every request, so
-// main runs once per request: it parses the model in place from the bytes
-// embedded in the binary (no copy, no dequantisation) and allocates one
-// session, which keeps that per-request start-up small.
+// main runs once per request: it reads the worker's env, parses the model in
+// place from the bytes embedded in the binary (no copy, no dequantisation)
+// and allocates one session, which keeps that per-request start-up small.
+//
+// # Keys and limits
+//
+// The env is read for every request, so a changed secret or variable
+// applies to the next one:
+//
+//   - WASMLM_API_KEYS, a secret (npx wrangler secret put WASMLM_API_KEYS):
+//     API keys separated by commas, spaces around each trimmed, empty
+//     entries skipped. /v1/*, /tokenize and /detokenize then need one, sent
+//     as "Authorization: Bearer KEY" or "x-api-key: KEY", or answer 401
+//     invalid_api_key; /health and CORS preflights stay open. Unset or
+//     blank: no keys, the API is open.
+//   - WASMLM_RATE_LIMIT and WASMLM_TOKEN_LIMIT, variables: the requests
+//     (POSTs) and the tokens (prompt and completion) a client may use per
+//     minute; beyond them 429 rate_limit_exceeded with Retry-After and
+//     Retry-After-Ms. A client is its key, or without keys its address
+//     (the CF-Connecting-IP header, which syumai/workers makes the request's
+//     RemoteAddr; where it is missing, as in a local workerd, all clients
+//     are one). Unset or 0: no limit.
+//   - WASMLM_MAX_TOKENS: the most max_tokens a request may ask for (unset:
+//     the context, 512 tokens).
+//   - WASMLM_RATE_LIMITER, Cloudflare's Rate Limiting binding, declared in
+//     wrangler.toml as [[ratelimits]] (name, namespace_id, simple = { limit,
+//     period }): when bound, each POST is first the binding's to allow,
+//     with the same client as its key; a refusal is 429 with Retry-After
+//     WASMLM_RATE_LIMIT_PERIOD seconds (default 60: set it to the binding's
+//     period, which the worker cannot read). Then WASMLM_RATE_LIMIT and
+//     WASMLM_TOKEN_LIMIT, if set, apply as well.
+//
+// A variable is text, or a number where wrangler's [vars] makes it one. A
+// malformed secret or variable makes the worker answer every request with
+// a 500 OpenAI error object (code worker_misconfigured) that names it,
+// never quoting the secret: it does not serve open or unlimited instead.
+//
+// Where the counts live: a limiter's counts cannot stay in Go, which
+// forgets them with each request's Go program, so WASMLM_RATE_LIMIT and
+// WASMLM_TOKEN_LIMIT are counted in the isolate's JavaScript, a Map on
+// globalThis (package edgelimit) shared by the requests one isolate
+// serves. Cloudflare runs many isolates of a worker, in every location and
+// several in a busy one, each with its own Map, so these limits hold per
+// isolate: a client whose requests reach n isolates may use up to n times
+// them. Only the binding counts across isolates (per location, and
+// approximately, as Cloudflare documents it), so use it for requests; the
+// token limit is per isolate only. workerd has no such binding: the tests
+// (tests/e2e) bind a stand-in of their own, a fixed window in a workerd
+// extension.
+//
+// syumai/workers (v0.32.0) splits every request header's value at its
+// commas; joinHeaders joins them back, so that "Bearer KEY,more" is not
+// taken for KEY.
 package main

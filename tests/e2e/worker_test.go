@@ -267,6 +267,7 @@ type clientError struct {
 	Type         string  `json:"type"`
 	Param        *string `json:"param"`
 	Code         *string `json:"code"`
+	Message      string  `json:"message"`
 	RetryAfter   *string `json:"retry_after"`    // the Retry-After header
 	RetryAfterMS *string `json:"retry_after_ms"` // the Retry-After-Ms header
 }

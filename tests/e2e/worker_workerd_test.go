@@ -7,12 +7,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,7 +67,13 @@ func needTool(t testing.TB, path, install string) string {
 // test's result cache depend on them, which it would not otherwise: the test
 // binary does not import package main.
 func workerSourcesDigest(root string) (string, error) {
-	srcs, err := filepath.Glob(filepath.Join(root, "cmd", "worker", "*"))
+	var srcs []string
+	err := filepath.WalkDir(filepath.Join(root, "cmd", "worker"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			srcs = append(srcs, path)
+		}
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
@@ -107,27 +115,45 @@ func buildWorker(root string) (dir string, cleanup func(), err error) {
 	return dir, cleanup, nil
 }
 
+// edgeService is one worker of a workerd configuration: the edge build with
+// its env, on a socket of its own. Each is an isolate of its own too.
+type edgeService struct {
+	name     string
+	bindings []string // the env: Worker.Binding values, e.g. (name = "WASMLM_RATE_LIMIT", text = "60")
+	addr     string   // where it listens (serveWorkerd picks a free port)
+}
+
+// standInModule is the workerd extension module playing Cloudflare's Rate
+// Limiting binding (see workerd_ratelimit.mjs), for a wrapped binding's
+// moduleName.
+const standInModule = "wasmlm-test:ratelimit"
+
 // workerdConfig is a workerd configuration serving the build at buildRel
 // (relative to the configuration file: workerd embeds relative paths only)
-// on addr.
-func workerdConfig(buildRel, addr string) string {
+// as services, with the rate limiter's stand-in at standInRel (likewise
+// relative; "": none) as an extension.
+func workerdConfig(buildRel, standInRel string, services []edgeService) string {
 	var mods strings.Builder
 	for _, f := range workerFiles {
 		fmt.Fprintf(&mods, "    (name = %q, %s = embed %q),\n", f.name, f.kind, filepath.ToSlash(filepath.Join(buildRel, f.name)))
 	}
-	return fmt.Sprintf(`using Workerd = import "/workerd/workerd.capnp";
-
-const config :Workerd.Config = (
-  services = [(name = "wasmlm", worker = .worker)],
-  sockets = [(name = "http", address = %q, http = (), service = "wasmlm")],
-);
-
-const worker :Workerd.Worker = (
-  modules = [
-%s  ],
-  compatibilityDate = "2025-06-01",
-);
-`, addr, mods.String())
+	var cfg, workers strings.Builder
+	cfg.WriteString("using Workerd = import \"/workerd/workerd.capnp\";\n\nconst config :Workerd.Config = (\n  services = [\n")
+	for i, s := range services {
+		fmt.Fprintf(&cfg, "    (name = %q, worker = .worker%d),\n", s.name, i)
+		fmt.Fprintf(&workers, "\nconst worker%d :Workerd.Worker = (\n  modules = [\n%s  ],\n  bindings = [%s],\n  compatibilityDate = \"2025-06-01\",\n);\n",
+			i, mods.String(), strings.Join(s.bindings, ", "))
+	}
+	cfg.WriteString("  ],\n  sockets = [\n")
+	for _, s := range services {
+		fmt.Fprintf(&cfg, "    (name = %q, address = %q, http = (), service = %q),\n", s.name, s.addr, s.name)
+	}
+	cfg.WriteString("  ],\n")
+	if standInRel != "" {
+		fmt.Fprintf(&cfg, "  extensions = [(modules = [(name = %q, internal = true, esModule = embed %q)])],\n", standInModule, filepath.ToSlash(standInRel))
+	}
+	cfg.WriteString(");\n")
+	return cfg.String() + workers.String()
 }
 
 // freeAddr returns a 127.0.0.1 address with a port nobody listens on.
@@ -160,10 +186,11 @@ func (s *syncBuffer) String() string {
 
 // workerdServer is workerd serving the edge build.
 type workerdServer struct {
-	build string        // the edge build it serves
-	url   string        // http://127.0.0.1:PORT
-	first time.Duration // from start to the first answer: module compile plus one cold Go instance
-	out   *syncBuffer   // workerd's output, for failure messages
+	build string            // the edge build it serves
+	url   string            // http://127.0.0.1:PORT: the first service's
+	urls  map[string]string // each service's, by name
+	first time.Duration     // from start to the first answer: module compile plus one cold Go instance
+	out   *syncBuffer       // workerd's output, for failure messages
 }
 
 // theWorkerd is the workerd of this test binary, started by the first test
@@ -221,6 +248,13 @@ func startWorkerd(root, bin string) (*workerdServer, error) {
 // serveWorkerd writes a configuration serving build on a free port, starts
 // workerd and waits for its first answer; stop ends it.
 func serveWorkerd(bin, build string) (s *workerdServer, stop func(), err error) {
+	return serveWorkerdServices(bin, build, "", []edgeService{{name: "wasmlm"}})
+}
+
+// serveWorkerdServices is serveWorkerd for services, each on a free port,
+// with the rate limiter's stand-in at standIn ("": none); it waits for the
+// first service's GET /health to answer 200.
+func serveWorkerdServices(bin, build, standIn string, services []edgeService) (s *workerdServer, stop func(), err error) {
 	cfgDir, err := os.MkdirTemp("", "wasmlm-workerd-")
 	if err != nil {
 		return nil, nil, err
@@ -231,18 +265,30 @@ func serveWorkerd(bin, build string) (s *workerdServer, stop func(), err error) 
 		cleanup()
 		return nil, nil, err
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		cleanup()
-		return nil, nil, err
+	standInRel := ""
+	if standIn != "" {
+		if standInRel, err = filepath.Rel(cfgDir, standIn); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
 	}
+	s = &workerdServer{build: build, urls: map[string]string{}, out: &syncBuffer{}}
+	services = slices.Clone(services)
+	for i := range services {
+		if services[i].addr, err = freeAddr(); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		s.urls[services[i].name] = "http://" + services[i].addr
+	}
+	s.url = s.urls[services[0].name]
+	addr := services[0].addr
 	cfg := filepath.Join(cfgDir, "workerd.capnp")
-	if err := os.WriteFile(cfg, []byte(workerdConfig(rel, addr)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(workerdConfig(rel, standInRel, services)), 0o644); err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 
-	s = &workerdServer{build: build, url: "http://" + addr, out: &syncBuffer{}}
 	cmd := exec.Command(bin, "serve", cfg, "--verbose")
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	setDeathSignal(cmd)
