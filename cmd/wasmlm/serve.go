@@ -57,7 +57,7 @@ func (c *connLimits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.read, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, headers and body; a body cut short gets 408 (0: no limit)")
 	fs.DurationVar(&c.write, "write-timeout", defaultWriteTimeout, "time one write to a client may wait; a client that stops reading a stream is cut after it (0: no limit; a stream may last any time)")
 	fs.DurationVar(&c.idle, "idle-timeout", defaultIdleTimeout, "time a kept-alive connection may wait idle for its next request (0: no limit)")
-	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most half the open-file limit); more wait to be accepted (0: no limit)")
+	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most (open-file limit - 16) / 2); more wait to be accepted (0: no limit)")
 }
 
 func (c *connLimits) valid() bool {

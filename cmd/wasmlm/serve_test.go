@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -240,15 +242,43 @@ func TestLimitListener(t *testing.T) {
 	assert.ErrorIs(t, <-acceptErr, net.ErrClosed)
 }
 
+// TestCapConns: -max-conns is lowered to (ulimit -n - fdReserve) /
+// fdsPerConn, at least 1, and only when that is smaller; the flag's help and
+// httpapi/README.md state that formula.
 func TestCapConns(t *testing.T) {
-	var log bytes.Buffer
-	assert.Equal(t, 42, capConns(256, 100, &log), "(100 files - 16 kept) / 2 per connection")
-	assert.Contains(t, log.String(), "-max-conns 256 lowered to 42")
-	log.Reset()
-	assert.Equal(t, 256, capConns(256, 20000, &log))
-	assert.Equal(t, 256, capConns(256, 0, &log), "limit unknown")
-	assert.Equal(t, 0, capConns(0, 100, &log), "no cap asked for")
-	assert.Equal(t, 1, capConns(256, 10, &log))
+	for _, tc := range []struct {
+		maxConns int
+		limit    uint64
+		want     int
+		why      string
+	}{
+		{256, 100, 42, "(100 - 16) / 2, not 100 / 2 - 16"},
+		{256, 529, 256, "(529 - 16) / 2 = 256: no lower"},
+		{256, 528, 256, "(528 - 16) / 2 = 256: no lower"},
+		{256, 527, 255, "(527 - 16) / 2 = 255.5, rounded down"},
+		{256, 20000, 256, "the limit is far above"},
+		{256, 0, 256, "the limit is unknown"},
+		{0, 100, 0, "no cap asked for"},
+		{256, 17, 1, "(17 - 16) / 2 = 0: at least 1"},
+		{256, 10, 1, "below the reserve: at least 1"},
+	} {
+		var log bytes.Buffer
+		assert.Equal(t, tc.want, capConns(tc.maxConns, tc.limit, &log), "%d, %d: %s", tc.maxConns, tc.limit, tc.why)
+		if tc.want != tc.maxConns {
+			assert.Contains(t, log.String(), fmt.Sprintf("-max-conns %d lowered to %d", tc.maxConns, tc.want))
+		} else {
+			assert.Empty(t, log.String(), "nothing lowered, nothing said")
+		}
+	}
+
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var limits connLimits
+	limits.register(fs)
+	assert.Contains(t, fs.Lookup("max-conns").Usage, fmt.Sprintf("(open-file limit - %d) / %d", fdReserve, fdsPerConn))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "httpapi", "README.md"))
+	require.NoError(t, err)
+	formula := fmt.Sprintf("(`ulimit -n` − %d) / %d, at least 1", fdReserve, fdsPerConn)
+	assert.True(t, strings.Contains(string(readme), formula), "httpapi/README.md states %s", formula)
 }
 
 // TestCORSOriginFlag: -cors takes "*" or an origin as the Origin header
