@@ -57,7 +57,7 @@ func (c *connLimits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.read, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, headers and body; a body cut short gets 408 (0: no limit)")
 	fs.DurationVar(&c.write, "write-timeout", defaultWriteTimeout, "time one write to a client may wait; a client that stops reading a stream is cut after it (0: no limit; a stream may last any time)")
 	fs.DurationVar(&c.idle, "idle-timeout", defaultIdleTimeout, "time a kept-alive connection may wait idle for its next request (0: no limit)")
-	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most (open-file limit - 16) / 2); more wait to be accepted (0: no limit)")
+	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most (open-file limit - 16) / 2); more wait to be accepted, and idle ones are closed to make room for them (0: no limit)")
 }
 
 func (c *connLimits) valid() bool {
@@ -175,6 +175,9 @@ func serveUntilDone(ctx context.Context, ln net.Listener, api *httpapi.Handler, 
 		ReadTimeout:    orNone(limits.read),
 		IdleTimeout:    orNone(limits.idle),
 		MaxHeaderBytes: maxHeaderBytes,
+	}
+	if ll, ok := ln.(*limitListener); ok {
+		srv.ConnState = ll.ConnState // idle connections make room at the cap
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

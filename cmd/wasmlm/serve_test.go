@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -240,6 +241,168 @@ func TestLimitListener(t *testing.T) {
 	require.NoError(t, third.Close())
 	require.NoError(t, ln.Close())
 	assert.ErrorIs(t, <-acceptErr, net.ErrClosed)
+}
+
+// rawConn is a hand-driven keep-alive client connection, so that a test
+// knows which connection each request goes on.
+type rawConn struct {
+	net.Conn
+	rd *bufio.Reader
+}
+
+// connLiveness bounds how long a test waits for an answer or a close that
+// must come: far less than the minute of idle timeout the tests set, so
+// that only what they test can bring it about in time.
+const connLiveness = 10 * time.Second
+
+func dialRaw(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr) // the kernel completes it, accepted or not
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return &rawConn{Conn: c, rd: bufio.NewReader(c)}
+}
+
+// send writes a GET of path.
+func (c *rawConn) send(path string) error {
+	_, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path)
+	return err
+}
+
+// answer reads the answer to a request sent, which must be 200 and kept alive.
+func (c *rawConn) answer() error {
+	if err := c.SetReadDeadline(time.Now().Add(connLiveness)); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(c.rd, nil)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && (resp.StatusCode != http.StatusOK || resp.Close) {
+		err = fmt.Errorf("%s, close %t", resp.Status, resp.Close)
+	}
+	return err
+}
+
+// get sends a GET of path and reads its answer.
+func (c *rawConn) get(path string) error {
+	if err := c.send(path); err != nil {
+		return err
+	}
+	return c.answer()
+}
+
+// closedByServer says whether the server has closed the connection (or
+// does within connLiveness).
+func (c *rawConn) closedByServer() bool {
+	if err := c.SetReadDeadline(time.Now().Add(connLiveness)); err != nil {
+		return false
+	}
+	_, err := c.rd.ReadByte()
+	return err == io.EOF
+}
+
+// TestIdleConnectionsMakeRoom (-max-conns): when every place is taken, the
+// connection idle longest is closed, so a client waiting in the backlog is
+// served at once rather than after the idle timeout (a minute here, longer
+// than the test waits); below the cap, idle connections are kept.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	// serve serves "ok" through a limitListener of maxConns places; a GET
+	// of /wait says it has come in on entered, then waits for release to
+	// close; each connection going idle is told on idled once the
+	// listener has seen it.
+	type server struct {
+		addr           string
+		entered, idled chan struct{}
+		release        chan struct{}
+	}
+	serve := func(t *testing.T, maxConns int) server {
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ln := newLimitListener(inner, maxConns)
+		s := server{addr: inner.Addr().String(), entered: make(chan struct{}, 8), idled: make(chan struct{}, 64), release: make(chan struct{})}
+		srv := &http.Server{
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/wait" {
+					s.entered <- struct{}{}
+					<-s.release
+				}
+				io.WriteString(w, "ok")
+			}),
+			IdleTimeout: time.Minute,
+			ConnState: func(c net.Conn, state http.ConnState) {
+				ln.ConnState(c, state)
+				if state == http.StateIdle {
+					s.idled <- struct{}{}
+				}
+			},
+		}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		return s
+	}
+	// get is c.get(path), after which the listener has seen c idle.
+	get := func(t *testing.T, s server, c *rawConn, path string) error {
+		t.Helper()
+		if err := c.get(path); err != nil {
+			return err
+		}
+		select {
+		case <-s.idled:
+		case <-time.After(connLiveness):
+			t.Fatal("the connection was not seen idle")
+		}
+		return nil
+	}
+
+	t.Run("a new client", func(t *testing.T) {
+		s := serve(t, 2)
+		a := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, a, "/"))
+		b := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, b, "/"), "b takes the last place: a, idle, is closed")
+		assert.True(t, a.closedByServer())
+		c := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, c, "/"), "c is served, not kept in the backlog while b idles")
+		assert.True(t, b.closedByServer())
+	})
+
+	t.Run("the longest idle, and only it", func(t *testing.T) {
+		s := serve(t, 3)
+		a, b := dialRaw(t, s.addr), dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, a, "/"))
+		require.NoError(t, get(t, s, b, "/"))
+		require.NoError(t, get(t, s, a, "/"), "below the cap, a was kept alive")
+		c := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, c, "/"), "c takes the last place: b, idle longest, is closed")
+		assert.True(t, b.closedByServer())
+		require.NoError(t, get(t, s, a, "/"), "a was kept alive")
+		require.NoError(t, get(t, s, c, "/"), "c was kept alive")
+	})
+
+	t.Run("idle at the cap", func(t *testing.T) {
+		s := serve(t, 2)
+		a, b := dialRaw(t, s.addr), dialRaw(t, s.addr)
+		require.NoError(t, a.send("/wait"))
+		require.NoError(t, b.send("/wait"))
+		for range 2 {
+			select {
+			case <-s.entered:
+			case <-time.After(connLiveness):
+				t.Fatal("a /wait did not come in")
+			}
+		}
+		c := dialRaw(t, s.addr) // waits in the backlog: a and b hold the places
+		require.NoError(t, c.send("/"))
+		close(s.release)
+		require.NoError(t, a.answer())
+		require.NoError(t, b.answer())
+		// The first of a and b to go idle does so at the cap and is
+		// closed; the other too if c has taken the place by then.
+		require.NoError(t, c.answer(), "a or b, idle at the cap, made room for c")
+	})
 }
 
 // TestCapConns: -max-conns is lowered to (ulimit -n - fdReserve) /
