@@ -85,7 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
 		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
-		cors      = fs.String("cors", "", `origin of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
+		cors      = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
 	var limits connLimits
 	limits.register(fs)

@@ -138,6 +138,8 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-allow-host", ""},
 		{"serve", "-cors", "app.example"},
 		{"serve", "-cors", "https://app.example/page"},
+		{"serve", "-cors", "ftp://app.example"},
+		{"serve", "-cors", "https://user@app.example"},
 		{"serve", "-read-timeout", "-1s"},
 		{"serve", "-write-timeout", "-1s"},
 		{"serve", "-idle-timeout", "-1s"},
@@ -444,12 +446,57 @@ func TestCapConns(t *testing.T) {
 	assert.True(t, strings.Contains(string(readme), formula), "httpapi/README.md states %s", formula)
 }
 
-// TestCORSOriginFlag: -cors takes "*" or an origin as the Origin header
-// spells it (the usage test covers what it refuses).
+// TestCORSOriginFlag: -cors takes "*" or an origin, written as browsers
+// write the Origin header it is compared with, and refuses, naming why,
+// what no browser sends as an origin.
 func TestCORSOriginFlag(t *testing.T) {
-	for in, out := range map[string]string{"": "", "*": "*", "http://127.0.0.1:5173/": "http://127.0.0.1:5173", "https://app.example": "https://app.example"} {
-		got, err := corsOrigin(in)
-		assert.NoError(t, err, in)
-		assert.Equal(t, out, got, in)
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"*", "*"},
+		{"https://app.example", "https://app.example"},
+		{"http://127.0.0.1:5173/", "http://127.0.0.1:5173"},
+		{"HTTPS://App.Example:443/", "https://app.example"},
+		{"http://LOCALHOST:80", "http://localhost"},
+		{"https://app.example:80", "https://app.example:80"},
+		{"http://app.example:443", "http://app.example:443"},
+		{"https://app.example:08443", "https://app.example:8443"},
+		{"https://app.example:", "https://app.example"},
+		{"http://[0:0:0:0:0:0:0:1]:8080", "http://[::1]:8080"},
+		{"http://[2001:DB8::A]", "http://[2001:db8::a]"},
+		{"https://xn--bcher-kva.example", "https://xn--bcher-kva.example"},
+		{"https://bücher.example", "https://bücher.example"}, // left as given: browsers send the xn-- form
+	} {
+		got, err := corsOrigin(tc.in)
+		if assert.NoError(t, err, tc.in) {
+			assert.Equal(t, tc.want, got, tc.in)
+		}
+	}
+	for _, tc := range []struct{ in, why string }{
+		{"app.example", "does not start with http:// or https://"},
+		{"localhost:5173", "does not start with http:// or https://"},
+		{"ftp://app.example", "does not start with http:// or https://"},
+		{"wss://app.example", "does not start with http:// or https://"},
+		{"https:app.example", "does not start with http:// or https://"},
+		{"https://", "has no host"},
+		{"https:///page", "has no host"},
+		{"https://:8443", "has no host"},
+		{"https://app.example/page", "has a path (/page)"},
+		{"https://app.example//", "has a path (//)"},
+		{"https://app.example?x=1", "has a query"},
+		{"https://app.example/?", "has a query"},
+		{"https://app.example#top", "has a fragment"},
+		{"https://app.example/#", "has a fragment"},
+		{"https://user@app.example", "has user info"},
+		{"https://user:pw@app.example", "has user info"},
+		{"https://app.example:65536", "port 65536 is beyond 65535"},
+		{"https://app.example:x", "invalid port"},
+		{"http://[fe80::1%25eth0]", "has a %"},
+		{"https://app example", "invalid character"},
+	} {
+		_, err := corsOrigin(tc.in)
+		if assert.Error(t, err, tc.in) {
+			assert.Contains(t, err.Error(), tc.why, tc.in)
+			assert.Contains(t, err.Error(), fmt.Sprintf("-cors %q", tc.in))
+		}
 	}
 }
