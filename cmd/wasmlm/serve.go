@@ -43,6 +43,7 @@ const (
 	// maxHeaderBytes bounds a request's headers (net/http's default is 1
 	// MiB): 32 KiB holds any API client's headers and a browser's cookies,
 	// and keeps what -max-conns clients sending headers can hold small.
+	// net/http reads 4096 bytes more before it answers 431 itself.
 	maxHeaderBytes = 32 << 10
 )
 

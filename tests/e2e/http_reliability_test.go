@@ -389,6 +389,50 @@ func TestHTTPServeIdleAtTheCap(t *testing.T) {
 	}
 }
 
+// headerLimit is the most a request line and headers may take: serve's
+// MaxHeaderBytes, 32 KiB, and the 4096 bytes net/http adds to it.
+const headerLimit = 32<<10 + 4096
+
+// rawRequest sends req on a new connection and reads until the server
+// closes it (within liveness): its whole answer, "" if none.
+func rawRequest(t *testing.T, addr, req string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, req)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(liveness)))
+	b, err := io.ReadAll(c)
+	require.NoError(t, err, "the server did not close the connection")
+	return string(b)
+}
+
+// TestHTTPServeHeaderLimits: what net/http, not the API, answers about
+// headers, as httpapi/README.md says ("Some limits are answered by
+// net/http"): a request line and headers of headerLimit bytes are read, one
+// byte more gets a plain-text 431; headers still coming when -read-timeout
+// runs out are cut with no answer or with a plain-text 400, never a JSON
+// error object.
+func TestHTTPServeHeaderLimits(t *testing.T) {
+	p := startServe(t, "-read-timeout", "1s")
+	padded := func(size int) string {
+		head := fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nX-Pad: ", p.addr)
+		return head + strings.Repeat("a", size-len(head)-4) + "\r\n\r\n"
+	}
+	assert.True(t, strings.HasPrefix(rawRequest(t, p.addr, padded(headerLimit)), "HTTP/1.1 200 OK\r\n"))
+	tooLarge := rawRequest(t, p.addr, padded(headerLimit+1))
+	assert.True(t, strings.HasPrefix(tooLarge, "HTTP/1.1 431 Request Header Fields Too Large\r\n"), tooLarge)
+	assert.Contains(t, tooLarge, "Content-Type: text/plain")
+
+	// Cut at the read timeout: what has come parses (a whole header line),
+	// so no answer; or it does not (a header line without its colon), so 400.
+	assert.Empty(t, rawRequest(t, p.addr, fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\n", p.addr)))
+	badRequest := rawRequest(t, p.addr, fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\nX-Pad", p.addr))
+	assert.True(t, strings.HasPrefix(badRequest, "HTTP/1.1 400 Bad Request\r\n"), badRequest)
+	assert.Contains(t, badRequest, "Content-Type: text/plain")
+}
+
 // TestHTTPReliabilityTable: the server's rows of README.md's "Reliability"
 // table state what the tests above try and bound.
 func TestHTTPReliabilityTable(t *testing.T) {
