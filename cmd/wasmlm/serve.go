@@ -43,6 +43,7 @@ const (
 	// maxHeaderBytes bounds a request's headers (net/http's default is 1
 	// MiB): 32 KiB holds any API client's headers and a browser's cookies,
 	// and keeps what -max-conns clients sending headers can hold small.
+	// net/http reads 4096 bytes more before it answers 431 itself.
 	maxHeaderBytes = 32 << 10
 )
 
@@ -57,7 +58,7 @@ func (c *connLimits) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.read, "read-timeout", defaultReadTimeout, "time a client has to send a whole request, headers and body; a body cut short gets 408 (0: no limit)")
 	fs.DurationVar(&c.write, "write-timeout", defaultWriteTimeout, "time one write to a client may wait; a client that stops reading a stream is cut after it (0: no limit; a stream may last any time)")
 	fs.DurationVar(&c.idle, "idle-timeout", defaultIdleTimeout, "time a kept-alive connection may wait idle for its next request (0: no limit)")
-	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most half the open-file limit); more wait to be accepted (0: no limit)")
+	fs.IntVar(&c.maxConns, "max-conns", defaultMaxConns, "connections open at once (at most (open-file limit - 16) / 2); more wait to be accepted, and idle ones are closed to make room for them (0: no limit)")
 }
 
 func (c *connLimits) valid() bool {
@@ -85,7 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
 		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
-		cors      = fs.String("cors", "", `origin of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
+		cors      = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
 	var limits connLimits
 	limits.register(fs)
@@ -184,6 +185,9 @@ func serveUntilDone(ctx context.Context, ln net.Listener, api *httpapi.Handler, 
 		ReadTimeout:    orNone(limits.read),
 		IdleTimeout:    orNone(limits.idle),
 		MaxHeaderBytes: maxHeaderBytes,
+	}
+	if ll, ok := ln.(*limitListener); ok {
+		srv.ConnState = ll.ConnState // idle connections make room at the cap
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/wasmlm/wasmlm/httpapi"
@@ -56,17 +59,58 @@ func hostPolicy(addr net.Addr, names map[string]bool) func(string) bool {
 	}
 }
 
-// corsOrigin checks -cors: "", "*", or an origin as browsers send it,
-// scheme://host[:port] (a trailing slash, which the Origin header never
-// has, is dropped).
+// corsOrigin checks -cors and writes it as browsers write the Origin header
+// (the URL standard's serialisation of an origin), since the handler
+// compares the two as strings: "", "*", or scheme://host[:port] with the
+// scheme and host in lower case, no port when it is the scheme's default
+// (80 for http, 443 for https), an IPv6 address in its shortest form, and
+// a trailing "/" dropped. A path, a query, a fragment, user info, a scheme
+// other than http and https, no host, or a port beyond 65535 is an error
+// naming it: no browser sends such an origin. A name is otherwise left as
+// given: an internationalised one must be given in its punycode (xn--)
+// form, the one browsers send.
 func corsOrigin(origin string) (string, error) {
 	if origin == "" || origin == "*" {
 		return origin, nil
 	}
-	origin = strings.TrimSuffix(origin, "/")
-	u, err := url.Parse(origin)
-	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf(`-cors %q is not "*" or an origin such as https://app.example:8443`, origin)
+	bad := func(why string) error {
+		return fmt.Errorf(`-cors %q is not "*" or an origin (scheme://host[:port], such as https://app.example:8443): %s`, origin, why)
 	}
-	return origin, nil
+	if lower := strings.ToLower(origin); !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return "", bad("it does not start with http:// or https://")
+	}
+	u, err := url.Parse(origin) // lowers the scheme
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err // not "parse" and the value again
+	}
+	switch {
+	case err != nil:
+		return "", bad(err.Error())
+	case u.User != nil:
+		return "", bad("it has user info (name@ or name:password@)")
+	case u.Host == "" || u.Hostname() == "":
+		return "", bad("it has no host")
+	case u.Path != "" && u.Path != "/":
+		return "", bad(fmt.Sprintf("it has a path (%s)", u.EscapedPath()))
+	case u.RawQuery != "" || u.ForceQuery || strings.Contains(origin, "?"):
+		return "", bad("it has a query (?...)")
+	case u.Fragment != "" || strings.Contains(origin, "#"):
+		return "", bad("it has a fragment (#...)")
+	case strings.Contains(u.Host, "%"):
+		return "", bad("its host has a % (an IPv6 zone?)")
+	}
+	host := strings.ToLower(u.Hostname())
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() {
+		host = "[" + ip.String() + "]"
+	}
+	if p := u.Port(); p != "" {
+		port, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return "", bad(fmt.Sprintf("its port %s is beyond 65535", p))
+		}
+		if def := map[string]uint64{"http": 80, "https": 443}[u.Scheme]; port != def {
+			host += ":" + strconv.FormatUint(port, 10)
+		}
+	}
+	return u.Scheme + "://" + host, nil
 }

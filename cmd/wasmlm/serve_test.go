@@ -3,9 +3,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -135,6 +138,8 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-allow-host", ""},
 		{"serve", "-cors", "app.example"},
 		{"serve", "-cors", "https://app.example/page"},
+		{"serve", "-cors", "ftp://app.example"},
+		{"serve", "-cors", "https://user@app.example"},
 		{"serve", "-read-timeout", "-1s"},
 		{"serve", "-write-timeout", "-1s"},
 		{"serve", "-idle-timeout", "-1s"},
@@ -240,23 +245,258 @@ func TestLimitListener(t *testing.T) {
 	assert.ErrorIs(t, <-acceptErr, net.ErrClosed)
 }
 
-func TestCapConns(t *testing.T) {
-	var log bytes.Buffer
-	assert.Equal(t, 42, capConns(256, 100, &log), "(100 files - 16 kept) / 2 per connection")
-	assert.Contains(t, log.String(), "-max-conns 256 lowered to 42")
-	log.Reset()
-	assert.Equal(t, 256, capConns(256, 20000, &log))
-	assert.Equal(t, 256, capConns(256, 0, &log), "limit unknown")
-	assert.Equal(t, 0, capConns(0, 100, &log), "no cap asked for")
-	assert.Equal(t, 1, capConns(256, 10, &log))
+// rawConn is a hand-driven keep-alive client connection, so that a test
+// knows which connection each request goes on.
+type rawConn struct {
+	net.Conn
+	rd *bufio.Reader
 }
 
-// TestCORSOriginFlag: -cors takes "*" or an origin as the Origin header
-// spells it (the usage test covers what it refuses).
+// connLiveness bounds how long a test waits for an answer or a close that
+// must come: far less than the minute of idle timeout the tests set, so
+// that only what they test can bring it about in time.
+const connLiveness = 10 * time.Second
+
+func dialRaw(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr) // the kernel completes it, accepted or not
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return &rawConn{Conn: c, rd: bufio.NewReader(c)}
+}
+
+// send writes a GET of path.
+func (c *rawConn) send(path string) error {
+	_, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path)
+	return err
+}
+
+// answer reads the answer to a request sent, which must be 200 and kept alive.
+func (c *rawConn) answer() error {
+	if err := c.SetReadDeadline(time.Now().Add(connLiveness)); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(c.rd, nil)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && (resp.StatusCode != http.StatusOK || resp.Close) {
+		err = fmt.Errorf("%s, close %t", resp.Status, resp.Close)
+	}
+	return err
+}
+
+// get sends a GET of path and reads its answer.
+func (c *rawConn) get(path string) error {
+	if err := c.send(path); err != nil {
+		return err
+	}
+	return c.answer()
+}
+
+// closedByServer says whether the server has closed the connection (or
+// does within connLiveness).
+func (c *rawConn) closedByServer() bool {
+	if err := c.SetReadDeadline(time.Now().Add(connLiveness)); err != nil {
+		return false
+	}
+	_, err := c.rd.ReadByte()
+	return err == io.EOF
+}
+
+// TestIdleConnectionsMakeRoom (-max-conns): when every place is taken, the
+// connection idle longest is closed, so a client waiting in the backlog is
+// served at once rather than after the idle timeout (a minute here, longer
+// than the test waits); below the cap, idle connections are kept.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	// serve serves "ok" through a limitListener of maxConns places; a GET
+	// of /wait says it has come in on entered, then waits for release to
+	// close; each connection going idle is told on idled once the
+	// listener has seen it.
+	type server struct {
+		addr           string
+		entered, idled chan struct{}
+		release        chan struct{}
+	}
+	serve := func(t *testing.T, maxConns int) server {
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ln := newLimitListener(inner, maxConns)
+		s := server{addr: inner.Addr().String(), entered: make(chan struct{}, 8), idled: make(chan struct{}, 64), release: make(chan struct{})}
+		srv := &http.Server{
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/wait" {
+					s.entered <- struct{}{}
+					<-s.release
+				}
+				io.WriteString(w, "ok")
+			}),
+			IdleTimeout: time.Minute,
+			ConnState: func(c net.Conn, state http.ConnState) {
+				ln.ConnState(c, state)
+				if state == http.StateIdle {
+					s.idled <- struct{}{}
+				}
+			},
+		}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		return s
+	}
+	// get is c.get(path), after which the listener has seen c idle.
+	get := func(t *testing.T, s server, c *rawConn, path string) error {
+		t.Helper()
+		if err := c.get(path); err != nil {
+			return err
+		}
+		select {
+		case <-s.idled:
+		case <-time.After(connLiveness):
+			t.Fatal("the connection was not seen idle")
+		}
+		return nil
+	}
+
+	t.Run("a new client", func(t *testing.T) {
+		s := serve(t, 2)
+		a := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, a, "/"))
+		b := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, b, "/"), "b takes the last place: a, idle, is closed")
+		assert.True(t, a.closedByServer())
+		c := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, c, "/"), "c is served, not kept in the backlog while b idles")
+		assert.True(t, b.closedByServer())
+	})
+
+	t.Run("the longest idle, and only it", func(t *testing.T) {
+		s := serve(t, 3)
+		a, b := dialRaw(t, s.addr), dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, a, "/"))
+		require.NoError(t, get(t, s, b, "/"))
+		require.NoError(t, get(t, s, a, "/"), "below the cap, a was kept alive")
+		c := dialRaw(t, s.addr)
+		require.NoError(t, get(t, s, c, "/"), "c takes the last place: b, idle longest, is closed")
+		assert.True(t, b.closedByServer())
+		require.NoError(t, get(t, s, a, "/"), "a was kept alive")
+		require.NoError(t, get(t, s, c, "/"), "c was kept alive")
+	})
+
+	t.Run("idle at the cap", func(t *testing.T) {
+		s := serve(t, 2)
+		a, b := dialRaw(t, s.addr), dialRaw(t, s.addr)
+		require.NoError(t, a.send("/wait"))
+		require.NoError(t, b.send("/wait"))
+		for range 2 {
+			select {
+			case <-s.entered:
+			case <-time.After(connLiveness):
+				t.Fatal("a /wait did not come in")
+			}
+		}
+		c := dialRaw(t, s.addr) // waits in the backlog: a and b hold the places
+		require.NoError(t, c.send("/"))
+		close(s.release)
+		require.NoError(t, a.answer())
+		require.NoError(t, b.answer())
+		// The first of a and b to go idle does so at the cap and is
+		// closed; the other too if c has taken the place by then.
+		require.NoError(t, c.answer(), "a or b, idle at the cap, made room for c")
+	})
+}
+
+// TestCapConns: -max-conns is lowered to (ulimit -n - fdReserve) /
+// fdsPerConn, at least 1, and only when that is smaller; the flag's help and
+// httpapi/README.md state that formula.
+func TestCapConns(t *testing.T) {
+	for _, tc := range []struct {
+		maxConns int
+		limit    uint64
+		want     int
+		why      string
+	}{
+		{256, 100, 42, "(100 - 16) / 2, not 100 / 2 - 16"},
+		{256, 529, 256, "(529 - 16) / 2 = 256: no lower"},
+		{256, 528, 256, "(528 - 16) / 2 = 256: no lower"},
+		{256, 527, 255, "(527 - 16) / 2 = 255.5, rounded down"},
+		{256, 20000, 256, "the limit is far above"},
+		{256, 0, 256, "the limit is unknown"},
+		{0, 100, 0, "no cap asked for"},
+		{256, 17, 1, "(17 - 16) / 2 = 0: at least 1"},
+		{256, 10, 1, "below the reserve: at least 1"},
+	} {
+		var log bytes.Buffer
+		assert.Equal(t, tc.want, capConns(tc.maxConns, tc.limit, &log), "%d, %d: %s", tc.maxConns, tc.limit, tc.why)
+		if tc.want != tc.maxConns {
+			assert.Contains(t, log.String(), fmt.Sprintf("-max-conns %d lowered to %d", tc.maxConns, tc.want))
+		} else {
+			assert.Empty(t, log.String(), "nothing lowered, nothing said")
+		}
+	}
+
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var limits connLimits
+	limits.register(fs)
+	assert.Contains(t, fs.Lookup("max-conns").Usage, fmt.Sprintf("(open-file limit - %d) / %d", fdReserve, fdsPerConn))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "httpapi", "README.md"))
+	require.NoError(t, err)
+	formula := fmt.Sprintf("(`ulimit -n` − %d) / %d, at least 1", fdReserve, fdsPerConn)
+	assert.True(t, strings.Contains(string(readme), formula), "httpapi/README.md states %s", formula)
+}
+
+// TestCORSOriginFlag: -cors takes "*" or an origin, written as browsers
+// write the Origin header it is compared with, and refuses, naming why,
+// what no browser sends as an origin.
 func TestCORSOriginFlag(t *testing.T) {
-	for in, out := range map[string]string{"": "", "*": "*", "http://127.0.0.1:5173/": "http://127.0.0.1:5173", "https://app.example": "https://app.example"} {
-		got, err := corsOrigin(in)
-		assert.NoError(t, err, in)
-		assert.Equal(t, out, got, in)
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"*", "*"},
+		{"https://app.example", "https://app.example"},
+		{"http://127.0.0.1:5173/", "http://127.0.0.1:5173"},
+		{"HTTPS://App.Example:443/", "https://app.example"},
+		{"http://LOCALHOST:80", "http://localhost"},
+		{"https://app.example:80", "https://app.example:80"},
+		{"http://app.example:443", "http://app.example:443"},
+		{"https://app.example:08443", "https://app.example:8443"},
+		{"https://app.example:", "https://app.example"},
+		{"http://[0:0:0:0:0:0:0:1]:8080", "http://[::1]:8080"},
+		{"http://[2001:DB8::A]", "http://[2001:db8::a]"},
+		{"https://xn--bcher-kva.example", "https://xn--bcher-kva.example"},
+		{"https://bücher.example", "https://bücher.example"}, // left as given: browsers send the xn-- form
+	} {
+		got, err := corsOrigin(tc.in)
+		if assert.NoError(t, err, tc.in) {
+			assert.Equal(t, tc.want, got, tc.in)
+		}
+	}
+	for _, tc := range []struct{ in, why string }{
+		{"app.example", "does not start with http:// or https://"},
+		{"localhost:5173", "does not start with http:// or https://"},
+		{"ftp://app.example", "does not start with http:// or https://"},
+		{"wss://app.example", "does not start with http:// or https://"},
+		{"https:app.example", "does not start with http:// or https://"},
+		{"https://", "has no host"},
+		{"https:///page", "has no host"},
+		{"https://:8443", "has no host"},
+		{"https://app.example/page", "has a path (/page)"},
+		{"https://app.example//", "has a path (//)"},
+		{"https://app.example?x=1", "has a query"},
+		{"https://app.example/?", "has a query"},
+		{"https://app.example#top", "has a fragment"},
+		{"https://app.example/#", "has a fragment"},
+		{"https://user@app.example", "has user info"},
+		{"https://user:pw@app.example", "has user info"},
+		{"https://app.example:65536", "port 65536 is beyond 65535"},
+		{"https://app.example:x", "invalid port"},
+		{"http://[fe80::1%25eth0]", "has a %"},
+		{"https://app example", "invalid character"},
+	} {
+		_, err := corsOrigin(tc.in)
+		if assert.Error(t, err, tc.in) {
+			assert.Contains(t, err.Error(), tc.why, tc.in)
+			assert.Contains(t, err.Error(), fmt.Sprintf("-cors %q", tc.in))
+		}
 	}
 }

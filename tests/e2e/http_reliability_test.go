@@ -316,6 +316,123 @@ func TestHTTPServeIdleConnections(t *testing.T) {
 	assert.LessOrEqual(t, most, idleMaxConns+1, "the listener and -max-conns connections")
 }
 
+// Idle keep-alive connections at the cap: -max-conns of them, left idle,
+// with an idle timeout far beyond what the test waits (liveness), so that
+// only the server's making room, not the timeout, lets a new client in.
+const (
+	capMaxConns    = 2
+	capIdleTimeout = time.Minute
+)
+
+// keptAlive is a client connection that sends GET /health and reads the
+// answer, keeping the connection alive.
+type keptAlive struct {
+	c  net.Conn
+	rd *bufio.Reader
+}
+
+func dialKeptAlive(t *testing.T, addr string) *keptAlive {
+	t.Helper()
+	c, err := net.Dial("tcp", addr) // the kernel completes it, accepted or not
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return &keptAlive{c: c, rd: bufio.NewReader(c)}
+}
+
+// health sends GET /health and reads its answer, which must be 200 and
+// leave the connection open, within liveness.
+func (k *keptAlive) health() error {
+	if _, err := fmt.Fprintf(k.c, "GET /health HTTP/1.1\r\nHost: %s\r\n\r\n", k.c.RemoteAddr()); err != nil {
+		return err
+	}
+	if err := k.c.SetReadDeadline(time.Now().Add(liveness)); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(k.rd, nil)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && (resp.StatusCode != http.StatusOK || resp.Close) {
+		err = fmt.Errorf("%s, close %t", resp.Status, resp.Close)
+	}
+	return err
+}
+
+// closedByServer says whether the server closes the connection within liveness.
+func (k *keptAlive) closedByServer() bool {
+	if err := k.c.SetReadDeadline(time.Now().Add(liveness)); err != nil {
+		return false
+	}
+	_, err := k.rd.ReadByte()
+	return err == io.EOF
+}
+
+// TestHTTPServeIdleAtTheCap: with `wasmlm serve -max-conns 2 -idle-timeout
+// 1m`, clients that keep their connections alive and idle do not lock a new
+// one out for the minute: when every place is taken, the connection idle
+// longest is closed, so the new client is served (within liveness, a third
+// of the idle timeout) and the idle ones find their connections closed.
+func TestHTTPServeIdleAtTheCap(t *testing.T) {
+	p := startServe(t, "-max-conns", fmt.Sprint(capMaxConns), "-idle-timeout", capIdleTimeout.String())
+	require.Greater(t, capIdleTimeout, liveness, "only the fix, not the idle timeout, can serve the new client in time")
+	idle := make([]*keptAlive, capMaxConns)
+	for i := range idle {
+		idle[i] = dialKeptAlive(t, p.addr)
+		require.NoError(t, idle[i].health(), "idle client %d", i)
+	}
+	late := dialKeptAlive(t, p.addr)
+	require.NoError(t, late.health(), "a new client, while %d others keep their connections idle", capMaxConns)
+	for i, k := range idle {
+		assert.True(t, k.closedByServer(), "idle client %d's connection closed to make room", i)
+	}
+}
+
+// headerLimit is the most a request line and headers may take: serve's
+// MaxHeaderBytes, 32 KiB, and the 4096 bytes net/http adds to it.
+const headerLimit = 32<<10 + 4096
+
+// rawRequest sends req on a new connection and reads until the server
+// closes it (within liveness): its whole answer, "" if none.
+func rawRequest(t *testing.T, addr, req string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, req)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(liveness)))
+	b, err := io.ReadAll(c)
+	require.NoError(t, err, "the server did not close the connection")
+	return string(b)
+}
+
+// TestHTTPServeHeaderLimits: what net/http, not the API, answers about
+// headers, as httpapi/README.md says ("Some limits are answered by
+// net/http"): a request line and headers of headerLimit bytes are read, one
+// byte more gets a plain-text 431; headers still coming when -read-timeout
+// runs out are cut with no answer or with a plain-text 400, never a JSON
+// error object.
+func TestHTTPServeHeaderLimits(t *testing.T) {
+	p := startServe(t, "-read-timeout", "1s")
+	padded := func(size int) string {
+		head := fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nX-Pad: ", p.addr)
+		return head + strings.Repeat("a", size-len(head)-4) + "\r\n\r\n"
+	}
+	assert.True(t, strings.HasPrefix(rawRequest(t, p.addr, padded(headerLimit)), "HTTP/1.1 200 OK\r\n"))
+	tooLarge := rawRequest(t, p.addr, padded(headerLimit+1))
+	assert.True(t, strings.HasPrefix(tooLarge, "HTTP/1.1 431 Request Header Fields Too Large\r\n"), tooLarge)
+	assert.Contains(t, tooLarge, "Content-Type: text/plain")
+
+	// Cut at the read timeout: what has come parses (a whole header line),
+	// so no answer; or it does not (a header line without its colon), so 400.
+	assert.Empty(t, rawRequest(t, p.addr, fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\n", p.addr)))
+	badRequest := rawRequest(t, p.addr, fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\nX-Pad", p.addr))
+	assert.True(t, strings.HasPrefix(badRequest, "HTTP/1.1 400 Bad Request\r\n"), badRequest)
+	assert.Contains(t, badRequest, "Content-Type: text/plain")
+}
+
 // TestHTTPReliabilityTable: the server's rows of README.md's "Reliability"
 // table state what the tests above try and bound.
 func TestHTTPReliabilityTable(t *testing.T) {
@@ -351,6 +468,7 @@ func TestHTTPReliabilityTable(t *testing.T) {
 		fmt.Sprintf("under +%d MiB; back under +%d MiB once idle", burstRSSGrowth>>20, burstRSSReturned>>20),
 		fmt.Sprintf("%d kept-alive clients against `-max-conns %d -idle-timeout 1s`", idleConns+1, idleMaxConns),
 		fmt.Sprintf("at most %d connections held (%d sockets with the listener), idle ones closed, all %d served", idleMaxConns, idleMaxConns+1, idleConns+1),
+		fmt.Sprintf("%d kept-alive clients left idle against `-max-conns %d -idle-timeout %dm`, then one more", capMaxConns, capMaxConns, int(capIdleTimeout.Minutes())),
 		fmt.Sprintf("the end-to-end table's %d (%s)", len(badRequests()), strings.Join(counts, ", ")),
 	} {
 		assert.Contains(t, section, want)
