@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/wasmlm/wasmlm/httpapi"
 )
@@ -80,11 +79,11 @@ func (a *accessFlags) readKeys() ([]string, error) {
 // ctx ends, saying on log how many keys it now holds; a file it cannot
 // read or parse leaves the keys as they were, and says why.
 func (a *accessFlags) reloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, log io.Writer) {
-	if ring == nil || a.keyFile == "" {
+	if ring == nil || a.keyFile == "" || len(hangupSignals) == 0 {
 		return
 	}
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	signal.Notify(hup, hangupSignals...)
 	go func() {
 		defer signal.Stop(hup)
 		for {
