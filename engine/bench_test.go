@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"flag"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -182,4 +183,46 @@ func matrixFinite(mat *tensor.Matrix) bool {
 		}
 	}
 	return true
+}
+
+var (
+	promptShape  = flag.String("prompt-shape", "stories15M", "BenchmarkPromptBlock: the shape of its random-weight model (stories15M, stories110M, tinyllama)")
+	promptType   = flag.String("prompt-type", "Q4_0", "BenchmarkPromptBlock: the model's tensor type")
+	promptTokens = flag.Int("prompt-tokens", 128, "BenchmarkPromptBlock: the prompt's length")
+)
+
+// BenchmarkPromptBlock measures prompt evaluation (prefill) with blocks of
+// 1 (token by token, as before issue 12), 8, 16, 32 and 64 tokens, on a
+// random-weight model of -prompt-shape in -prompt-type, and reports prompt
+// tokens per second. For TinyLlama-1.1B's shape:
+//
+//	go test ./engine/ -run '^$' -bench PromptBlock -benchtime 2x -args -prompt-shape=tinyllama
+func BenchmarkPromptBlock(b *testing.B) {
+	shape, err := modelgen.ShapeByName(*promptShape)
+	require.NoError(b, err)
+	typ := tensor.F32
+	for typ.String() != *promptType {
+		typ++
+		require.Less(b, int(typ), 64, "no tensor type %q", *promptType)
+	}
+	m, err := Load(buildGGUF(b, modelgen.Spec{Shape: shape, Type: typ, SeparateOutput: true, MuteSpecial: true, Seed: 1}), LoadOptions{})
+	require.NoError(b, err)
+	prompt := make([]int, *promptTokens)
+	for i := range prompt {
+		prompt[i] = 3 + i*7919%(shape.VocabSize-3)
+	}
+	for _, block := range []int{1, 8, 16, 32, 64} {
+		b.Run(fmt.Sprintf("block-%d", block), func(b *testing.B) {
+			s, err := m.NewSession(SessionOptions{PromptBlock: block, ContextLength: *promptTokens + 1})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Reset()
+				if _, err := s.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 1}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(prompt))/b.Elapsed().Seconds(), "prompt-tokens/s")
+		})
+	}
 }

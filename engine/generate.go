@@ -49,9 +49,10 @@ type GenerateOptions struct {
 	// Trace asks for each token's sampling trace (Token.Trace): the top
 	// candidates and what each sampling stage made of them.
 	Trace bool
-	// PromptProgress, if set, is called after each prompt token is evaluated
-	// with the number evaluated so far and the number to evaluate (cached
-	// tokens are not counted). Hosts use it to report progress on long prompts
+	// PromptProgress, if set, is called after each block of prompt tokens
+	// is evaluated (SessionOptions.PromptBlock; a cancelled context stops
+	// the prefill between blocks) with the number evaluated so far and the
+	// number to evaluate (cached tokens are not counted). Hosts use it to report progress on long prompts
 	// and, in a browser, to yield to the event loop so an abort can arrive.
 	PromptProgress func(evaluated, total int)
 }
@@ -159,17 +160,25 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		first-- // the last prompt token must run again to produce logits
 	}
 	s.tokens = s.tokens[:first]
-	for pos := first; pos < len(prompt); pos++ {
+	for pos := first; pos < len(prompt); {
 		if ctx.Err() != nil {
 			res.FinishReason = FinishAbort
 			return res, nil
 		}
-		if err := s.forward(prompt[pos], pos, pos == len(prompt)-1); err != nil {
+		n := min(s.promptBlock, len(prompt)-pos)
+		last := pos+n == len(prompt)
+		if n == 1 {
+			err = s.forward(prompt[pos], pos, last)
+		} else {
+			err = s.forwardBlock(prompt[pos:pos+n], pos, last)
+		}
+		if err != nil {
 			return res, err
 		}
-		s.tokens = append(s.tokens, prompt[pos])
+		s.tokens = append(s.tokens, prompt[pos:pos+n]...)
+		pos += n
 		if opts.PromptProgress != nil {
-			opts.PromptProgress(pos+1-first, len(prompt)-first)
+			opts.PromptProgress(pos-first, len(prompt)-first)
 		}
 	}
 	res.Timings.Prefill = time.Since(start)

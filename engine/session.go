@@ -21,6 +21,12 @@ type SessionOptions struct {
 	// the other parts' sessions: required for a part, nil for a whole model.
 	// engine/shard makes them.
 	Peers Peers
+	// PromptBlock is how many prompt tokens are evaluated at once (each
+	// weight row read once per block; see DefaultPromptBlock): 0 means
+	// DefaultPromptBlock, 1 token by token as decoding does. The results are
+	// the same bits whatever it is. The parts of a split model evaluate
+	// token by token.
+	PromptBlock int
 }
 
 // Session is one conversation with a model: it owns the KV cache, the
@@ -29,14 +35,18 @@ type SessionOptions struct {
 // model are independent and may run in parallel.
 type Session struct {
 	model   *Model
-	context int        // positions this session holds
-	state   *runState  // scratch buffers
-	logits  []float32  // (vocab) the last forward pass's logits, the whole vector
-	kv      kvCache    // (layers, context, kvDim) keys and values
-	rope    ropeTable  // rotations for every position
-	tokens  []int      // the ids whose keys and values are in the cache, in order
-	peers   Peers      // the other parts of a split model; wholeModel{} otherwise
-	mu      sync.Mutex // held while a generation (or a Forward) runs
+	context int       // positions this session holds
+	state   *runState // scratch buffers
+	logits  []float32 // (vocab) the last forward pass's logits, the whole vector
+	kv      kvCache   // (layers, context, kvDim) keys and values
+	rope    ropeTable // rotations for every position
+	tokens  []int     // the ids whose keys and values are in the cache, in order
+	peers   Peers     // the other parts of a split model; wholeModel{} otherwise
+	// promptBlock is how many prompt tokens a block holds (1: no blocks),
+	// and block their scratch, allocated at the first block.
+	promptBlock int
+	block       *blockState
+	mu          sync.Mutex // held while a generation (or a Forward) runs
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
@@ -55,17 +65,28 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	case peers == nil:
 		peers = wholeModel{}
 	}
+	block := opts.PromptBlock
+	switch {
+	case block < 0:
+		return nil, optionError("prompt_block", "must be >= 0 (0: %d), got %d", DefaultPromptBlock, block)
+	case block == 0:
+		block = DefaultPromptBlock
+	}
+	if _, whole := peers.(wholeModel); !whole {
+		block = 1
+	}
 	w := m.weights
 	st := newRunState(m.config, w, positions)
 	return &Session{
-		model:   m,
-		context: positions,
-		state:   st,
-		logits:  st.logits,
-		kv:      newKVCache(m.config.Layers, w.Layers[0].Wk.Rows, positions),
-		rope:    newRopeTable(m.config, w.RopeFreqFactors, positions),
-		tokens:  make([]int, 0, positions),
-		peers:   peers,
+		model:       m,
+		context:     positions,
+		state:       st,
+		logits:      st.logits,
+		kv:          newKVCache(m.config.Layers, w.Layers[0].Wk.Rows, positions),
+		rope:        newRopeTable(m.config, w.RopeFreqFactors, positions),
+		tokens:      make([]int, 0, positions),
+		peers:       peers,
+		promptBlock: min(block, positions),
 	}, nil
 }
 

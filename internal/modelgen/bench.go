@@ -16,16 +16,26 @@ func Stories110M() Shape {
 	return Shape{Dim: 768, HiddenDim: 2048, Layers: 12, Heads: 12, KVHeads: 12, VocabSize: 32000, ContextLength: 1024}
 }
 
+// TinyLlama is the shape of TinyLlama-1.1B: a real chat model's size, with
+// grouped-query attention (4 key/value heads for 32) and a separate output.
+func TinyLlama() Shape {
+	return Shape{Dim: 2048, HiddenDim: 5632, Layers: 22, Heads: 32, KVHeads: 4, VocabSize: 32000, ContextLength: 2048}
+}
+
 // ShapeNames are the named shapes, smallest first.
 func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 
-// ShapeByName returns a named shape: "stories15M" or "stories110M".
+// ShapeByName returns a named shape: "stories15M", "stories110M", or
+// "tinyllama" (TinyLlama-1.1B's, 0.6–4.4 GB depending on the type: not among
+// ShapeNames, which the default benchmark generates).
 func ShapeByName(name string) (Shape, error) {
 	switch name {
 	case "stories15M":
 		return Stories15M(), nil
 	case "stories110M":
 		return Stories110M(), nil
+	case "tinyllama":
+		return TinyLlama(), nil
 	}
 	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v)", ErrSpec, name, ShapeNames())
 }

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+)
+
+// TestPromptBlocksAreBitIdentical (issue 12, item 2): evaluating a prompt
+// in blocks leaves, bit for bit, the KV cache and the logits that token by
+// token leaves, and the same greedy continuation, for blocks of every size
+// — the llama2.c checkpoint, every quantization of the GGUF files, and
+// random models with biases (qwen2), grouped-query attention and K-quants.
+func TestPromptBlocksAreBitIdentical(t *testing.T) {
+	models := map[string]*Model{"stories260K.bin": loadStories260K(t)}
+	for _, name := range []string{"F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q6_K"} {
+		models["stories260K-"+name] = loadGGUFModel(t, "stories260K-"+name+".gguf")
+	}
+	for _, sp := range []modelgen.Spec{
+		{Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 1},
+		{Shape: modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
+	} {
+		b, err := modelgen.Build(sp)
+		require.NoError(t, err)
+		m, err := Load(b, LoadOptions{})
+		require.NoError(t, err)
+		models[fmt.Sprintf("%s %v", sp.Arch, sp.Type)] = m
+	}
+	for name, m := range models {
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(len(name))))
+			prompt := make([]int, 70)
+			for i := range prompt {
+				prompt[i] = 3 + rng.IntN(m.config.VocabSize-3)
+			}
+			ref := prefilled(t, m, 1, prompt)
+			for _, block := range []int{2, 7, 32, 64} {
+				s := prefilled(t, m, block, prompt)
+				requireSameBits(t, ref.logits, s.logits, "block %d: logits", block)
+				requireSameBits(t, ref.kv.k, s.kv.k, "block %d: keys", block)
+				requireSameBits(t, ref.kv.v, s.kv.v, "block %d: values", block)
+			}
+		})
+	}
+}
+
+// prefilled is a session with block-sized prompt blocks that has evaluated
+// prompt and generated a greedy token from it.
+func prefilled(t *testing.T, m *Model, block int, prompt []int) *Session {
+	t.Helper()
+	s, err := m.NewSession(SessionOptions{PromptBlock: block})
+	require.NoError(t, err)
+	res, err := s.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 1}, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Tokens, 1)
+	return s
+}
+
+func requireSameBits(t *testing.T, want, got []float32, msg string, args ...any) {
+	t.Helper()
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+			t.Fatalf("%s: element %d is %v, token by token %v", fmt.Sprintf(msg, args...), i, got[i], want[i])
+		}
+	}
+}
+
+// TestPromptBlockOption: PromptBlock is checked, defaults, and a split
+// model's parts evaluate token by token.
+func TestPromptBlockOption(t *testing.T) {
+	m := loadStories260K(t)
+	_, err := m.NewSession(SessionOptions{PromptBlock: -1})
+	assert.ErrorIs(t, err, ErrInvalidOption)
+	s, err := m.NewSession(SessionOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, DefaultPromptBlock, s.promptBlock)
+	s, err = m.NewSession(SessionOptions{PromptBlock: 1 << 20})
+	require.NoError(t, err)
+	assert.Equal(t, s.context, s.promptBlock, "at most the context")
+}

@@ -1,0 +1,96 @@
+package tensor
+
+// Batched products: the same matrix times several vectors (a block of
+// prompt tokens), each weight row read from memory once per block rather
+// than once per token. The rows are taken a tile at a time, a tile small
+// enough to stay in the core's caches while every vector of the block is
+// multiplied with it; each output element is still one row's dot product
+// with one encoded vector, by the same kernel in the same order as MatVec,
+// so the results are bit for bit those of n MatVec calls.
+
+// tileBytes is how many bytes of weights a tile of rows holds: well inside
+// a core's L2 cache (512 KiB on the build machine's EPYC, 256 KiB to 2 MiB
+// on current CPUs) with room for the block's activations and outputs, and
+// large enough that the SIMD kernels' per-call cost is spread over many
+// rows. BenchmarkMatMulTile measures the choice.
+const tileBytes = 64 << 10
+
+// MatMul sets out[t·Rows + r] = Σ_c m[r,c]·x[t·Cols + c] for every token t
+// of the n in x and every row r: n products with the same matrix. out must
+// hold n·Rows elements and x n·Cols. The results are exactly those of n
+// MatVec calls; ws grows to hold n encoded vectors the first time (see
+// Workspace.Reserve), then it allocates nothing.
+func MatMul(out []float32, m *Matrix, x []float32, n int, ws *Workspace) {
+	MatMuls(x[:n*m.Cols], n, ws, Product{out, m})
+}
+
+// MatMuls computes several batched products of the same n vectors (x holds
+// them one after the other, each of the matrices' column count), encoding
+// each vector once per activation type; each Out holds n·M.Rows elements,
+// token after token. The results are exactly those of MatVecs per token.
+func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
+	if n <= 0 || len(products) == 0 {
+		return
+	}
+	cols := len(x) / n
+	if ws == nil {
+		ws = NewWorkspace(cols)
+	}
+	ws.Reserve(n)
+	var acts []activation
+	var encoded Type
+	for i, p := range products {
+		m := p.M
+		if i == 0 || m.tr.vec != encoded {
+			acts, encoded = ws.encodeBatch(m.tr.vec, x, n, cols), m.tr.vec
+		}
+		matMul(p.Out[:n*m.Rows], m, acts)
+	}
+}
+
+// matMul computes the batched product of m with the encoded vectors acts,
+// a tile of rows at a time.
+func matMul(out []float32, m *Matrix, acts []activation) {
+	rb := m.rowBytes
+	tile := max(1, tileBytes/rb)
+	for r0 := 0; r0 < m.Rows; r0 += tile {
+		r1 := min(r0+tile, m.Rows)
+		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr}
+		for t := range acts {
+			o := out[t*m.Rows+r0 : t*m.Rows+r1]
+			if matVecSIMD(o, &rows, &acts[t]) {
+				continue
+			}
+			dot := m.tr.dot
+			for r := range o {
+				o[r] = dot(rows.Data[r*rb:(r+1)*rb], &acts[t])
+			}
+		}
+	}
+}
+
+// Reserve makes room in ws for n encoded vectors of up to its column count,
+// allocating only when it has less.
+func (ws *Workspace) Reserve(n int) {
+	if n <= len(ws.batch) {
+		return
+	}
+	ws.batch = make([]Workspace, n)
+	for i := range ws.batch {
+		ws.batch[i] = *NewWorkspace(ws.maxCols)
+	}
+	ws.acts = make([]activation, n)
+}
+
+// encodeBatch encodes the n vectors of x (cols each) as vec, each in its own
+// workspace of the batch, and returns their encodings.
+func (ws *Workspace) encodeBatch(vec Type, x []float32, n, cols int) []activation {
+	if cols > ws.maxCols {
+		*ws = *NewWorkspace(cols)
+		ws.Reserve(n)
+	}
+	for t := range n {
+		ws.acts[t] = *ws.batch[t].encode(vec, x[t*cols:(t+1)*cols])
+	}
+	return ws.acts[:n]
+}
