@@ -49,21 +49,30 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 }
 
 // matMul computes the batched product of m with the encoded vectors acts,
-// a tile of rows at a time.
+// a tile of rows at a time: with the SIMD kernels where there are some for
+// the type, else with the type's batched pure-Go kernel (traits.dotRows)
+// if it has one, else row by row and token by token with its dot kernel.
 func matMul(out []float32, m *Matrix, acts []activation) {
 	rb := m.rowBytes
 	tile := max(1, tileBytes/rb)
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
 		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr}
-		for t := range acts {
-			o := out[t*m.Rows+r0 : t*m.Rows+r1]
-			if matVecSIMD(o, &rows, &acts[t]) {
-				continue
+		o := out[r0:]
+		if matMulSIMD(o, m.Rows, &rows, acts) {
+			continue
+		}
+		if dotRows := m.tr.dotRows; dotRows != nil {
+			for r := range rows.Rows {
+				dotRows(o[r:], m.Rows, rows.Data[r*rb:(r+1)*rb], acts)
 			}
-			dot := m.tr.dot
-			for r := range o {
-				o[r] = dot(rows.Data[r*rb:(r+1)*rb], &acts[t])
+			continue
+		}
+		dot := m.tr.dot
+		for t := range acts {
+			ot := o[t*m.Rows : t*m.Rows+rows.Rows]
+			for r := range ot {
+				ot[r] = dot(rows.Data[r*rb:(r+1)*rb], &acts[t])
 			}
 		}
 	}

@@ -15,6 +15,10 @@ func matVecSIMD([]float32, *Matrix, *activation) bool {
 	return false
 }
 
+func matMulSIMD([]float32, int, *Matrix, []activation) bool {
+	return false
+}
+
 func dotF32RowsSIMD(_, _, _ []float32, _ int) bool {
 	return false
 }

@@ -105,6 +105,22 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	return true
 }
 
+// matMulSIMD computes a batched product's tile (out[t·stride + r] for the
+// rows of m and every encoding in acts) with SIMD kernels and reports
+// whether it did: for now the matrix–vector kernel once per vector, the
+// tile of rows staying in the cache between them.
+func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation) bool {
+	if !useSIMD {
+		return false
+	}
+	for t := range acts {
+		if !matVecSIMD(out[t*stride:t*stride+m.Rows], m, &acts[t]) {
+			return false
+		}
+	}
+	return true
+}
+
 // encodeSIMD encodes x as vec with a SIMD kernel and reports whether it
 // did (the same bytes as encodeQ8_0 and encodeQ8K).
 func encodeSIMD(vec Type, a *activation, x []float32) bool {

@@ -75,6 +75,10 @@ type traits struct {
 	// dot returns the dot product of one stored row (whole blocks) with the
 	// activation encoded as vec.
 	dot func(row []byte, a *activation) float32
+	// dotRows, if the type has one, sets out[t·stride] to dot(row,
+	// &acts[t]) for every t, bit for bit, faster than calling dot for each
+	// (decoding the row once for all the vectors of a block).
+	dotRows func(out []float32, stride int, row []byte, acts []activation)
 	// dequantize writes len(dst) elements decoded from src (whole blocks).
 	dequantize func(dst []float32, src []byte)
 	// quantize encodes src (whole blocks) into dst, which holds exactly the
