@@ -164,8 +164,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if webDir != "" {
 		page = "web page from " + webDir
 	}
-	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s\n",
-		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page)
+	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
+		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
 	access.reloadKeysOnHangup(ctx, keys, stderr)
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }

@@ -76,6 +76,9 @@ func corsOrigin(origin string) (string, error) {
 	bad := func(why string) error {
 		return fmt.Errorf(`-cors %q is not "*" or an origin (scheme://host[:port], such as https://app.example:8443): %s`, origin, why)
 	}
+	if strings.Contains(origin, ",") {
+		return "", bad("it takes one origin, not a list (give \"*\" for several)")
+	}
 	if lower := strings.ToLower(origin); !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
 		return "", bad("it does not start with http:// or https://")
 	}

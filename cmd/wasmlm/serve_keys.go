@@ -75,11 +75,13 @@ func (a *accessFlags) readKeys() ([]string, error) {
 	return append(keys, more...), nil
 }
 
-// reloadKeysOnHangup re-reads the key file into ring on every SIGHUP until
-// ctx ends, saying on log how many keys it now holds; a file it cannot
-// read or parse leaves the keys as they were, and says why.
+// reloadKeysOnHangup handles SIGHUP until ctx ends: it re-reads the key
+// file into ring, saying on log how many keys it now holds (a file it
+// cannot read or parse leaves the keys as they were, and says why); without
+// a key file it only says there is none to re-read, rather than letting the
+// signal end the server (its default) as a reload meant for it arrives.
 func (a *accessFlags) reloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, log io.Writer) {
-	if ring == nil || a.keyFile == "" || len(hangupSignals) == 0 {
+	if len(hangupSignals) == 0 {
 		return
 	}
 	hup := make(chan os.Signal, 1)
@@ -92,17 +94,55 @@ func (a *accessFlags) reloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyR
 				return
 			case <-hup:
 			}
+			if ring == nil || a.keyFile == "" {
+				fmt.Fprintln(log, "serve: SIGHUP: no -api-key-file to re-read; nothing changed")
+				continue
+			}
 			keys, err := a.readKeys()
 			if err == nil {
 				err = ring.Set(keys)
 			}
 			if err != nil {
-				fmt.Fprintf(log, "serve: SIGHUP: keeping the %d API keys held: %v\n", ring.Len(), err)
+				fmt.Fprintf(log, "serve: SIGHUP: keeping the %s held: %v\n", plural(ring.Len(), "API key"), err)
 				continue
 			}
-			fmt.Fprintf(log, "serve: SIGHUP: %d API keys from %s\n", ring.Len(), a.keyFile)
+			fmt.Fprintf(log, "serve: SIGHUP: %s (%d from -api-key, the rest from %s)\n", plural(ring.Len(), "API key"), len(a.keys), a.keyFile)
 		}
 	}()
+}
+
+// plural is "n thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// describe says, for serve's start-up line, who may use the API and how
+// much.
+func (a *accessFlags) describe(ring *httpapi.KeyRing) string {
+	s := "no API key required"
+	if ring != nil {
+		s = plural(ring.Len(), "API key") + " accepted"
+		if ring.Len() == 0 {
+			s = "no API key accepted: every API request refused"
+		}
+	}
+	if a.rateLimit > 0 {
+		s += fmt.Sprintf(", %d requests/min", a.rateLimit)
+	}
+	if a.tokenLimit > 0 {
+		s += fmt.Sprintf(", %d tokens/min", a.tokenLimit)
+	}
+	if a.rateLimit > 0 || a.tokenLimit > 0 {
+		if ring != nil {
+			s += " per key"
+		} else {
+			s += " per client address"
+		}
+	}
+	return s
 }
 
 // warnUnauthenticated says, unless -allow-unauthenticated, what it means

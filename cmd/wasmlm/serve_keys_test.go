@@ -93,3 +93,24 @@ func TestWarnUnauthenticated(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessDescribed: serve's start-up line says whether keys are needed
+// and what the limits are.
+func TestAccessDescribed(t *testing.T) {
+	none, err := httpapi.NewKeyRing()
+	require.NoError(t, err)
+	two, err := httpapi.NewKeyRing("sk-a", "sk-b")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		flags accessFlags
+		ring  *httpapi.KeyRing
+		want  string
+	}{
+		{accessFlags{}, nil, "no API key required"},
+		{accessFlags{rateLimit: 60}, nil, "no API key required, 60 requests/min per client address"},
+		{accessFlags{tokenLimit: 1000}, two, "2 API keys accepted, 1000 tokens/min per key"},
+		{accessFlags{}, none, "no API key accepted: every API request refused"},
+	} {
+		assert.Equal(t, tc.want, tc.flags.describe(tc.ring))
+	}
+}

@@ -492,6 +492,7 @@ func TestCORSOriginFlag(t *testing.T) {
 		{"https://app.example:x", "invalid port"},
 		{"http://[fe80::1%25eth0]", "has a %"},
 		{"https://app example", "invalid character"},
+		{"http://a.example,http://b.example", "not a list"},
 	} {
 		_, err := corsOrigin(tc.in)
 		if assert.Error(t, err, tc.in) {

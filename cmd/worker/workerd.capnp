@@ -20,5 +20,15 @@ const worker :Workerd.Worker = (
     (name = "simd.wasm", wasm = embed "../../build/worker/simd.wasm"),
     (name = "app.wasm", wasm = embed "../../build/worker/app.wasm"),
   ],
+  # The keys and limits Cloudflare gives as a secret and variables, taken
+  # here from the environment workerd runs in, so that
+  #   WASMLM_API_KEYS=sk-local WASMLM_RATE_LIMIT=60 make worker-run
+  # tries them locally (unset: null, which the worker reads as unset).
+  bindings = [
+    (name = "WASMLM_API_KEYS", fromEnvironment = "WASMLM_API_KEYS"),
+    (name = "WASMLM_RATE_LIMIT", fromEnvironment = "WASMLM_RATE_LIMIT"),
+    (name = "WASMLM_TOKEN_LIMIT", fromEnvironment = "WASMLM_TOKEN_LIMIT"),
+    (name = "WASMLM_MAX_TOKENS", fromEnvironment = "WASMLM_MAX_TOKENS"),
+  ],
   compatibilityDate = "2025-06-01",
 );

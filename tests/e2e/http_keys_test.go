@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -135,4 +136,20 @@ func TestHTTPServeAPIKeys(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "/health needs no key")
+}
+
+// TestHTTPServeHangupWithoutKeyFile (issue 19): a SIGHUP meant as a reload
+// does not end a server that has no key file to re-read (the signal's
+// default): it says so and serves on. The start-up line says who may use
+// the API and the process to signal.
+func TestHTTPServeHangupWithoutKeyFile(t *testing.T) {
+	p := startServe(t, "-api-key", "sk-only", "-rate-limit", "5")
+	assert.Contains(t, p.stderr.String(), fmt.Sprintf("1 API key accepted, 5 requests/min per key; pid %d", p.cmd.Process.Pid))
+	p.signal(t, syscall.SIGHUP)
+	require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "serve: SIGHUP: no -api-key-file to re-read") },
+		liveness, 10*time.Millisecond)
+	resp, err := http.Get(p.url + "/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "still serving")
 }
