@@ -54,6 +54,15 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 // if it has one, else row by row and token by token with its dot kernel.
 func matMul(out []float32, m *Matrix, acts []activation) {
 	rb := m.rowBytes
+	dotRows := m.tr.dotRows
+	if len(acts) < minDotRows {
+		dotRows = nil
+	}
+	if dotRows != nil && isQuantizedVec(m.tr.vec) {
+		for i := range acts {
+			acts[i].pack()
+		}
+	}
 	tile := max(1, tileBytes/rb)
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
@@ -62,7 +71,7 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 		if matMulSIMD(o, m.Rows, &rows, acts) {
 			continue
 		}
-		if dotRows := m.tr.dotRows; dotRows != nil {
+		if dotRows != nil {
 			for r := range rows.Rows {
 				dotRows(o[r:], m.Rows, rows.Data[r*rb:(r+1)*rb], acts)
 			}
@@ -76,6 +85,26 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 			}
 		}
 	}
+}
+
+// minDotRows is the fewest vectors MatMul gives a type's batched kernel
+// (traits.dotRows); a single vector takes MatVec's way, the dot kernel.
+const minDotRows = 2
+
+// isQuantizedVec reports whether vec is an integer encoding of activations
+// (Q8_0, Q8_1 or Q8_K), which the batched kernels read packed.
+func isQuantizedVec(vec Type) bool {
+	return vec == Q8_0 || vec == Q8_1 || vec == Q8_K
+}
+
+// pack packs a's quants for the batched kernels, unless it has already.
+func (a *activation) pack() {
+	if a.packed {
+		return
+	}
+	a.p = a.p[:len(a.q)/32]
+	packActivation(a.p, a.q)
+	a.packed = true
 }
 
 // Reserve makes room in ws for n encoded vectors of up to its column count,

@@ -53,3 +53,55 @@ var bitLanes = func() *[256]uint64 {
 	}
 	return &t
 }()
+
+// Products four at a time, for the batched kernels (traits.dotRows). A
+// uint64 of four 16-bit lanes v_i is read as the number Σ v_i·2^(16i), the
+// lanes signed (a negative lane borrows from the next: the sum is what
+// counts, mod 2^64). Multiplying a word of weights by a word of
+// activations with their lanes in reverse order (packActivation) gives
+// Σ w_i·x_i as the coefficient of 2^48: one multiplication for four
+// products. Products added up keep their coefficients apart as long as
+// each stays within ±2^15 (the top one within [-2^15, 2^15)); every kernel
+// bounds how many it adds before topLane reads the sum, keeping its weight
+// lanes in [-7, 8] (or [-31, 32]) so that a sum of 32 (or 8) products with
+// int8 activations stays within [-2^15, 2^15 - 256]. The integer sums are
+// exactly those of the scalar kernels; only their order differs.
+//
+// Every 8 consecutive elements take two words, the even elements in the
+// first and the odd ones in the second, because that is how masks take the
+// bytes of a uint64 apart: v&lanesFF and v>>8&lanesFF.
+
+const (
+	lanes8  = 0x0008000800080008 // 8 in every 16-bit lane
+	lanesFF = 0x00ff00ff00ff00ff // bits 0-7 of every 16-bit lane
+	lanesF  = 0x000f000f000f000f // bits 0-3
+)
+
+// nibbleLanes returns the lane words of 8-q for the 4-bit quants in v's 8
+// bytes: of the low nibbles (lo0: even bytes, lo1: odd bytes) and of the
+// high nibbles (hi0, hi1).
+func nibbleLanes(v uint64) (lo0, lo1, hi0, hi1 uint64) {
+	return lanes8 - v&lanesF, lanes8 - v>>8&lanesF, lanes8 - v>>4&lanesF, lanes8 - v>>12&lanesF
+}
+
+// topLane returns the coefficient of 2^48 of a sum of lane products (see
+// above): adding 2^47 makes the lower coefficients' part, which lies in
+// [-2^47, 2^47), non-negative so it cannot borrow from the top lane.
+func topLane(acc uint64) int32 {
+	return int32(int64(acc+1<<47) >> 48)
+}
+
+// packActivation packs the int8 quants q into p, eight words for 32
+// quants, four to a word in reverse order: for the 8 quants from 8k, word
+// 2k holds q[8k]·2^48 + q[8k+2]·2^32 + q[8k+4]·2^16 + q[8k+6] and word 2k+1
+// the odd ones likewise.
+func packActivation(p [][8]uint64, q []int8) {
+	q = q[:32*len(p)]
+	for g := range p {
+		x := (*[32]int8)(q[32*g:])
+		for w := range p[g] {
+			k, odd := w/2*8, w%2
+			p[g][w] = uint64(int64(x[k+odd])<<48 + int64(x[k+2+odd])<<32 + int64(x[k+4+odd])<<16 + int64(x[k+6+odd]))
+		}
+	}
+}

@@ -99,6 +99,10 @@ type activation struct {
 	s     []float32 // (cols/32) Q8_1: fp16(d·Σq), the term ggml multiplies with a block's min
 	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block
 	bsums []int16   // (cols/16) Q8_K: Σq per 16 elements
+	// p holds the quants packed for the batched kernels (packActivation),
+	// once MatMul has packed them (packed): they read an encoding many times.
+	p      [][8]uint64 // (cols/32) Q8_0, Q8_1, Q8_K
+	packed bool
 }
 
 // NewWorkspace returns a workspace for products with up to maxCols columns.
@@ -114,6 +118,7 @@ func NewWorkspace(maxCols int) *Workspace {
 			s:     make([]float32, n/qk8),
 			sum:   make([]int32, n/qk8),
 			bsums: make([]int16, n/16),
+			p:     make([][8]uint64, n/32),
 		},
 	}
 }
@@ -126,6 +131,7 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 		*ws = *NewWorkspace(len(x))
 	}
 	a := &ws.act
+	a.packed = false
 	if encodeSIMD(vec, a, x) {
 		return a
 	}
