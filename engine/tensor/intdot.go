@@ -84,6 +84,12 @@ func nibbleLanes(v uint64) (lo0, lo1, hi0, hi1 uint64) {
 	return lanes8 - v&lanesF, lanes8 - v>>8&lanesF, lanes8 - v>>4&lanesF, lanes8 - v>>12&lanesF
 }
 
+// dotLanes returns the sum of the lane products of w and x: for the Q8
+// encodings' quants packed in x, Σ w_i·x_i at the top lane (topLane).
+func dotLanes(w, x *[8]uint64) uint64 {
+	return w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4] + w[5]*x[5] + w[6]*x[6] + w[7]*x[7]
+}
+
 // topLane returns the coefficient of 2^48 of a sum of lane products (see
 // above): adding 2^47 makes the lower coefficients' part, which lies in
 // [-2^47, 2^47), non-negative so it cannot borrow from the top lane.
