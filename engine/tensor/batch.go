@@ -60,7 +60,7 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 	}
 	if dotRows != nil && isQuantizedVec(m.tr.vec) {
 		for i := range acts {
-			acts[i].pack()
+			acts[i].pack(m.tr.vec)
 		}
 	}
 	tile := max(1, tileBytes/rb)
@@ -98,12 +98,18 @@ func isQuantizedVec(vec Type) bool {
 }
 
 // pack packs a's quants for the batched kernels, unless it has already.
-func (a *activation) pack() {
+func (a *activation) pack(vec Type) {
 	if a.packed {
 		return
 	}
 	a.p = a.p[:len(a.q)/32]
 	packActivation(a.p, a.q)
+	if vec == Q8_K { // and sums per 32, as Q8_0 has
+		a.sum = a.sum[:len(a.q)/32]
+		for i := range a.sum {
+			a.sum[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
+		}
+	}
 	a.packed = true
 }
 

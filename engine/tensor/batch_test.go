@@ -89,7 +89,7 @@ func TestDotRowsExtremes(t *testing.T) {
 				acts = append(acts, activationWith(rng, tr.vec, cols, q))
 			}
 			for i := range acts {
-				acts[i].pack()
+				acts[i].pack(tr.vec)
 			}
 			for _, fill := range []int{-1, 0x00, 0xff, 0x88, 0x80, 0x7f, 0x77, 0x08, 0x0f, 0xf0} {
 				for _, finite := range []bool{false, true} {

@@ -97,7 +97,7 @@ type activation struct {
 	q     []int8    // (cols) Q8_0, Q8_1, Q8_K: the quants
 	d     []float32 // (cols/32) Q8_0, Q8_1: block scale as the kernels use it; (cols/256) Q8_K
 	s     []float32 // (cols/32) Q8_1: fp16(d·Σq), the term ggml multiplies with a block's min
-	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block
+	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block; Q8_K once packed, Σq per 32
 	bsums []int16   // (cols/16) Q8_K: Σq per 16 elements
 	// p holds the quants packed for the batched kernels (packActivation),
 	// once MatMul has packed them (packed): they read an encoding many times.
