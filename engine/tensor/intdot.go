@@ -73,6 +73,7 @@ var bitLanes = func() *[256]uint64 {
 
 const (
 	lanes8  = 0x0008000800080008 // 8 in every 16-bit lane
+	lanes32 = 0x0020002000200020 // 32 in every 16-bit lane
 	lanesFF = 0x00ff00ff00ff00ff // bits 0-7 of every 16-bit lane
 	lanesF  = 0x000f000f000f000f // bits 0-3
 )
