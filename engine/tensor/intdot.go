@@ -73,6 +73,7 @@ var bitLanes = func() *[256]uint64 {
 
 const (
 	lanes8  = 0x0008000800080008 // 8 in every 16-bit lane
+	lanes16 = 0x0010001000100010 // 16 in every 16-bit lane
 	lanes32 = 0x0020002000200020 // 32 in every 16-bit lane
 	lanesFF = 0x00ff00ff00ff00ff // bits 0-7 of every 16-bit lane
 	lanesF  = 0x000f000f000f000f // bits 0-3
@@ -89,6 +90,20 @@ func nibbleLanes(v uint64) (lo0, lo1, hi0, hi1 uint64) {
 // encodings' quants packed in x, Σ w_i·x_i at the top lane (topLane).
 func dotLanes(w, x *[8]uint64) uint64 {
 	return w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4] + w[5]*x[5] + w[6]*x[6] + w[7]*x[7]
+}
+
+// dotLanesHalves is dotLanes for lanes whose 32 products may not sum
+// within a lane, but 16 do: the halves' sums read from their top lanes
+// (topLane) and added.
+func dotLanesHalves(w, x *[8]uint64) int32 {
+	return topLane(w[0]*x[0]+w[1]*x[1]+w[2]*x[2]+w[3]*x[3]) + topLane(w[4]*x[4]+w[5]*x[5]+w[6]*x[6]+w[7]*x[7])
+}
+
+// blockLanes is a block of 32 quants unpacked for a batched kernel: its
+// lane words and its scale and min (if it has one) as float32.
+type blockLanes struct {
+	w    [8]uint64
+	d, m float32
 }
 
 // topLane returns the coefficient of 2^48 of a sum of lane products (see

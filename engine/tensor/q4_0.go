@@ -72,11 +72,8 @@ func dotQ4_0(row []byte, a *activation) float32 {
 // block's 32 products sum within a lane), then each activation's dot
 // product runs over them, a block's Σ (q-8)·x_q in eight multiplications.
 func dotRowsQ4_0(out []float32, stride int, row []byte, acts []activation) {
-	const chunk = 64 // blocks unpacked at a time: 4.5 KiB
-	var blocks [chunk]struct {
-		w [qk8 / 4]uint64 // lanes of 8-q
-		d float32
-	}
+	const chunk = 64             // blocks unpacked at a time: 4.5 KiB
+	var blocks [chunk]blockLanes // lanes of 8-q
 	nb := len(row) / q4_0BlockBytes
 	for b0 := 0; b0 < nb; b0 += chunk {
 		wd := blocks[:min(chunk, nb-b0)]
@@ -110,6 +107,16 @@ func dotRowsQ4_0(out []float32, stride int, row []byte, acts []activation) {
 func unpackNibbles(w *[qk8 / 4]uint64, q *[qk8 / 2]byte) {
 	w[0], w[1], w[4], w[5] = nibbleLanes(le64(q[0:8]))
 	w[2], w[3], w[6], w[7] = nibbleLanes(le64(q[8:16]))
+}
+
+// unpackNibbles5 sets w to the lane words of 16-q for the 32 5-bit quants
+// of a Q5_0/Q5_1 block: their low 4 bits in q as unpackNibbles reads them,
+// the 5th bit of element j in bit j of qh.
+func unpackNibbles5(w *[qk8 / 4]uint64, q *[qk8 / 2]byte, qh uint32) {
+	for g := range 4 { // elements 8g..8g+7
+		v := le64(q[8*(g%2):])>>(4*(g/2))&lanes0f | bitLanes[uint8(qh>>(8*g))]<<4
+		w[2*g], w[2*g+1] = lanes16-v&lanesFF, lanes16-v>>8&lanesFF
+	}
 }
 
 // dotNibbles returns Σ_j (w[j]&15)·x[j] + (w[j]>>4)·x[j+16] over a block of
