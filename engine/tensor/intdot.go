@@ -72,6 +72,7 @@ var bitLanes = func() *[256]uint64 {
 // bytes of a uint64 apart: v&lanesFF and v>>8&lanesFF.
 
 const (
+	lanes4  = 0x0004000400040004 // 4 in every 16-bit lane
 	lanes8  = 0x0008000800080008 // 8 in every 16-bit lane
 	lanes16 = 0x0010001000100010 // 16 in every 16-bit lane
 	lanes32 = 0x0020002000200020 // 32 in every 16-bit lane
@@ -92,11 +93,11 @@ func dotLanes(w, x *[8]uint64) uint64 {
 	return w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4] + w[5]*x[5] + w[6]*x[6] + w[7]*x[7]
 }
 
-// dotLanesHalves is dotLanes for lanes whose 32 products may not sum
-// within a lane, but 16 do: the halves' sums read from their top lanes
-// (topLane) and added.
-func dotLanesHalves(w, x *[8]uint64) int32 {
-	return topLane(w[0]*x[0]+w[1]*x[1]+w[2]*x[2]+w[3]*x[3]) + topLane(w[4]*x[4]+w[5]*x[5]+w[6]*x[6]+w[7]*x[7])
+// dotLanes16 is dotLanes for the two halves of 32 elements apart, each
+// sum read from its top lane (topLane): for sub-blocks of 16, and for
+// lanes whose 32 products may not sum within a lane when 16 do.
+func dotLanes16(w, x *[8]uint64) (lo, hi int32) {
+	return topLane(w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3]), topLane(w[4]*x[4] + w[5]*x[5] + w[6]*x[6] + w[7]*x[7])
 }
 
 // blockLanes is a block of 32 quants unpacked for a batched kernel: its

@@ -94,7 +94,7 @@ func dotNibbles5(w *[16]byte, qh uint32, x *[32]byte) int32 {
 
 // dotRowsQ5_0 is dotQ5_0 for several activations at once, as dotRowsQ4_0
 // with lane words of 16-q (in [-15, 16]: 16 products sum within a lane, so
-// each half of a block is read on its own).
+// each half of a block is read on its own: dotLanes16).
 func dotRowsQ5_0(out []float32, stride int, row []byte, acts []activation) {
 	const chunk = 64             // blocks unpacked at a time: 4.5 KiB
 	var blocks [chunk]blockLanes // lanes of 16-q
@@ -115,7 +115,8 @@ func dotRowsQ5_0(out []float32, stride int, row []byte, acts []activation) {
 			}
 			for i := range wd {
 				b := &wd[i]
-				isum := -dotLanesHalves(&b.w, &xp[i])
+				lo, hi := dotLanes16(&b.w, &xp[i])
+				isum := -(lo + hi)
 				scale := float32(b.d * xd[i])
 				sum += float32(scale * float32(isum))
 			}

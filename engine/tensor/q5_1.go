@@ -104,7 +104,8 @@ func dotRowsQ5_1(out []float32, stride int, row []byte, acts []activation) {
 			}
 			for i := range wd {
 				b := &wd[i]
-				isum := 16*xsum[i] - dotLanesHalves(&b.w, &xp[i])
+				lo, hi := dotLanes16(&b.w, &xp[i])
+				isum := 16*xsum[i] - lo - hi
 				scale := float32(b.d * xd[i])
 				sum += float32(scale*float32(isum)) + float32(b.m*xs[i])
 			}

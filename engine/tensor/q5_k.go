@@ -158,7 +158,8 @@ func (b *q5KLanes) unpack(blk *[q5KBlockBytes]byte) {
 // for the activation's packed quants x and sums per 32 xs.
 func (b *q5KLanes) sums(x *[8][qk8 / 4]uint64, xs *[8]int32) (isum, msum int32) {
 	for j := range 8 {
-		isum += b.sc[j] * (16*xs[j] - dotLanesHalves(&b.w[j], &x[j]))
+		lo, hi := dotLanes16(&b.w[j], &x[j])
+		isum += b.sc[j] * (16*xs[j] - lo - hi)
 		msum += b.m[j] * xs[j]
 	}
 	return isum, msum
