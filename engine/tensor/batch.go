@@ -58,9 +58,9 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 	if len(acts) < minDotRows {
 		dotRows = nil
 	}
-	if dotRows != nil && isQuantizedVec(m.tr.vec) {
+	if pack := m.tr.pack; dotRows != nil && pack != nil {
 		for i := range acts {
-			acts[i].pack(m.tr.vec)
+			pack(&acts[i])
 		}
 	}
 	tile := max(1, tileBytes/rb)
@@ -90,28 +90,6 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 // minDotRows is the fewest vectors MatMul gives a type's batched kernel
 // (traits.dotRows); a single vector takes MatVec's way, the dot kernel.
 const minDotRows = 2
-
-// isQuantizedVec reports whether vec is an integer encoding of activations
-// (Q8_0, Q8_1 or Q8_K), which the batched kernels read packed.
-func isQuantizedVec(vec Type) bool {
-	return vec == Q8_0 || vec == Q8_1 || vec == Q8_K
-}
-
-// pack packs a's quants for the batched kernels, unless it has already.
-func (a *activation) pack(vec Type) {
-	if a.packed {
-		return
-	}
-	a.p = a.p[:len(a.q)/32]
-	packActivation(a.p, a.q)
-	if vec == Q8_K { // and sums per 32, as Q8_0 has
-		a.sum = a.sum[:len(a.q)/32]
-		for i := range a.sum {
-			a.sum[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
-		}
-	}
-	a.packed = true
-}
 
 // Reserve makes room in ws for n encoded vectors of up to its column count,
 // allocating only when it has less.

@@ -58,14 +58,15 @@ var bitLanes = func() *[256]uint64 {
 // uint64 of four 16-bit lanes v_i is read as the number Σ v_i·2^(16i), the
 // lanes signed (a negative lane borrows from the next: the sum is what
 // counts, mod 2^64). Multiplying a word of weights by a word of
-// activations with their lanes in reverse order (packActivation) gives
+// activations with their lanes in reverse order (packLanes) gives
 // Σ w_i·x_i as the coefficient of 2^48: one multiplication for four
 // products. Products added up keep their coefficients apart as long as
 // each stays within ±2^15 (the top one within [-2^15, 2^15)); every kernel
-// bounds how many it adds before topLane reads the sum, keeping its weight
-// lanes in [-7, 8] (or [-31, 32]) so that a sum of 32 (or 8) products with
-// int8 activations stays within [-2^15, 2^15 - 256]. The integer sums are
-// exactly those of the scalar kernels; only their order differs.
+// bounds how many it adds before topLane reads the sum: with int8
+// activations, 32 products of weight lanes in [-7, 8], 16 in [-15, 16] or
+// 8 in [-31, 32] all stay within [-2^15, 2^15 - 256]. The integer sums are
+// exactly those of the scalar kernels; only their order differs. (Q8_0's
+// kernel uses three lanes of 21 bits: see packLanes3.)
 //
 // Every 8 consecutive elements take two words, the even elements in the
 // first and the odd ones in the second, because that is how masks take the
@@ -114,17 +115,76 @@ func topLane(acc uint64) int32 {
 	return int32(int64(acc+1<<47) >> 48)
 }
 
-// packActivation packs the int8 quants q into p, eight words for 32
-// quants, four to a word in reverse order: for the 8 quants from 8k, word
-// 2k holds q[8k]·2^48 + q[8k+2]·2^32 + q[8k+4]·2^16 + q[8k+6] and word 2k+1
-// the odd ones likewise.
-func packActivation(p [][8]uint64, q []int8) {
-	q = q[:32*len(p)]
-	for g := range p {
-		x := (*[32]int8)(q[32*g:])
-		for w := range p[g] {
+// packing says which packed forms of its quants an activation holds.
+type packing uint8
+
+const (
+	packedLanes  packing = 1 << iota // p
+	packedSums32                     // sum, for Q8_K: Σq per 32
+	packedLanes3                     // p3
+)
+
+// packLanes packs a's quants into p for the batched kernels, eight words
+// for 32 quants, four to a word in reverse order: for the 8 quants from 8k,
+// word 2k holds q[8k]·2^48 + q[8k+2]·2^32 + q[8k+4]·2^16 + q[8k+6] and
+// word 2k+1 the odd ones likewise.
+func packLanes(a *activation) {
+	if a.packed&packedLanes != 0 {
+		return
+	}
+	a.p = a.p[:len(a.q)/32]
+	for g := range a.p {
+		x := (*[32]int8)(a.q[32*g:])
+		for w := range a.p[g] {
 			k, odd := w/2*8, w%2
-			p[g][w] = uint64(int64(x[k+odd])<<48 + int64(x[k+2+odd])<<32 + int64(x[k+4+odd])<<16 + int64(x[k+6+odd]))
+			a.p[g][w] = uint64(int64(x[k+odd])<<48 + int64(x[k+2+odd])<<32 + int64(x[k+4+odd])<<16 + int64(x[k+6+odd]))
 		}
 	}
+	a.packed |= packedLanes
+}
+
+// packLanesK is packLanes for a Q8_K encoding, which also takes Σq per 32
+// (as Q8_0 has) from its sums per 16, for the K-quants' sub-blocks of 32.
+func packLanesK(a *activation) {
+	packLanes(a)
+	if a.packed&packedSums32 != 0 {
+		return
+	}
+	a.sum = a.sum[:len(a.q)/32]
+	for i := range a.sum {
+		a.sum[i] = int32(a.bsums[2*i]) + int32(a.bsums[2*i+1])
+	}
+	a.packed |= packedSums32
+}
+
+// Three 21-bit lanes to a word (Q8_0's kernel): int8 weights times int8
+// quants reach 2^14 each, so four of them can overflow a 16-bit lane, but
+// a block's 32 sum within ±2^20. A word of weights, lanes in element
+// order, times a word of quants, lanes in reverse order, has Σ w_i·x_i as
+// the coefficient of 2^42; the word's top bit (the lowest of the next
+// coefficient) is shifted out before it is read (topLane3). A block of 32
+// takes 11 words, the last with two lanes.
+
+// packLanes3 packs a's quants into p3 for Q8_0's batched kernel: eleven
+// words for 32 quants, word j holding q[3j]·2^42 + q[3j+1]·2^21 + q[3j+2]
+// (word 10: q[30]·2^42 + q[31]·2^21).
+func packLanes3(a *activation) {
+	if a.packed&packedLanes3 != 0 {
+		return
+	}
+	a.p3 = a.p3[:len(a.q)/32]
+	for g := range a.p3 {
+		x, p := (*[32]int8)(a.q[32*g:]), &a.p3[g]
+		for j := range 10 {
+			p[j] = uint64(int64(x[3*j])<<42 + int64(x[3*j+1])<<21 + int64(x[3*j+2]))
+		}
+		p[10] = uint64(int64(x[30])<<42 + int64(x[31])<<21)
+	}
+	a.packed |= packedLanes3
+}
+
+// topLane3 returns the coefficient of 2^42 of a sum of three-lane products
+// (see above).
+func topLane3(acc uint64) int32 {
+	return int32(int64((acc+1<<41)<<1) >> 43)
 }

@@ -99,10 +99,12 @@ type activation struct {
 	s     []float32 // (cols/32) Q8_1: fp16(d·Σq), the term ggml multiplies with a block's min
 	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block; Q8_K once packed, Σq per 32
 	bsums []int16   // (cols/16) Q8_K: Σq per 16 elements
-	// p holds the quants packed for the batched kernels (packActivation),
-	// once MatMul has packed them (packed): they read an encoding many times.
-	p      [][8]uint64 // (cols/32) Q8_0, Q8_1, Q8_K
-	packed bool
+	// The quants packed into lanes for the batched kernels, which read an
+	// encoding many times (traits.pack): four to a word (p) or three (p3),
+	// as packed says.
+	p      [][8]uint64  // (cols/32) Q8_0, Q8_1, Q8_K: packLanes
+	p3     [][11]uint64 // (cols/32) Q8_0: packLanes3
+	packed packing
 }
 
 // NewWorkspace returns a workspace for products with up to maxCols columns.
@@ -119,6 +121,7 @@ func NewWorkspace(maxCols int) *Workspace {
 			sum:   make([]int32, n/qk8),
 			bsums: make([]int16, n/16),
 			p:     make([][8]uint64, n/32),
+			p3:    make([][11]uint64, n/32),
 		},
 	}
 }
@@ -131,7 +134,7 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 		*ws = *NewWorkspace(len(x))
 	}
 	a := &ws.act
-	a.packed = false
+	a.packed = 0
 	if encodeSIMD(vec, a, x) {
 		return a
 	}

@@ -17,7 +17,7 @@ package tensor
 const q2KBlockBytes = qkK/16 + qkK/4 + 2 + 2
 
 func init() {
-	traitsTable[Q2_K] = &traits{vec: Q8_K, dot: dotQ2K, dotRows: dotRowsQ2K, dequantize: dequantizeQ2K, quantize: quantizeQ2K}
+	traitsTable[Q2_K] = &traits{vec: Q8_K, dot: dotQ2K, dotRows: dotRowsQ2K, pack: packLanesK, dequantize: dequantizeQ2K, quantize: quantizeQ2K}
 }
 
 func dequantizeQ2K(dst []float32, src []byte) {

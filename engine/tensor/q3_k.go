@@ -16,7 +16,7 @@ package tensor
 const q3KBlockBytes = qkK/8 + qkK/4 + 12 + 2
 
 func init() {
-	traitsTable[Q3_K] = &traits{vec: Q8_K, dot: dotQ3K, dotRows: dotRowsQ3K, dequantize: dequantizeQ3K, quantize: quantizeQ3K}
+	traitsTable[Q3_K] = &traits{vec: Q8_K, dot: dotQ3K, dotRows: dotRowsQ3K, pack: packLanesK, dequantize: dequantizeQ3K, quantize: quantizeQ3K}
 }
 
 // q3KScales unpacks the sixteen 6-bit scales of a Q3_K super-block, minus

@@ -11,7 +11,7 @@ package tensor
 const q4_0BlockBytes = 2 + qk8/2
 
 func init() {
-	traitsTable[Q4_0] = &traits{vec: Q8_0, dot: dotQ4_0, dotRows: dotRowsQ4_0, dequantize: dequantizeQ4_0, quantize: quantizeQ4_0}
+	traitsTable[Q4_0] = &traits{vec: Q8_0, dot: dotQ4_0, dotRows: dotRowsQ4_0, pack: packLanes, dequantize: dequantizeQ4_0, quantize: quantizeQ4_0}
 }
 
 func dequantizeQ4_0(dst []float32, src []byte) {
@@ -103,7 +103,7 @@ func dotRowsQ4_0(out []float32, stride int, row []byte, acts []activation) {
 
 // unpackNibbles sets w to the lane words of 8-q for the 32 4-bit quants q
 // of a Q4_0/Q4_1 block (element j in the low nibble of q[j], element j+16
-// in the high nibble), in the order packActivation packs activations.
+// in the high nibble), in the order packLanes packs activations.
 func unpackNibbles(w *[qk8 / 4]uint64, q *[qk8 / 2]byte) {
 	w[0], w[1], w[4], w[5] = nibbleLanes(le64(q[0:8]))
 	w[2], w[3], w[6], w[7] = nibbleLanes(le64(q[8:16]))

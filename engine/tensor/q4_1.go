@@ -15,7 +15,7 @@ import "math"
 const q4_1BlockBytes = 4 + qk8/2
 
 func init() {
-	traitsTable[Q4_1] = &traits{vec: Q8_1, dot: dotQ4_1, dotRows: dotRowsQ4_1, dequantize: dequantizeQ4_1, quantize: quantizeQ4_1}
+	traitsTable[Q4_1] = &traits{vec: Q8_1, dot: dotQ4_1, dotRows: dotRowsQ4_1, pack: packLanes, dequantize: dequantizeQ4_1, quantize: quantizeQ4_1}
 }
 
 func dequantizeQ4_1(dst []float32, src []byte) {

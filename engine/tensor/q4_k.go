@@ -16,7 +16,7 @@ package tensor
 const q4KBlockBytes = 2 + 2 + 12 + qkK/2
 
 func init() {
-	traitsTable[Q4_K] = &traits{vec: Q8_K, dot: dotQ4K, dotRows: dotRowsQ4K, dequantize: dequantizeQ4K, quantize: quantizeQ4K}
+	traitsTable[Q4_K] = &traits{vec: Q8_K, dot: dotQ4K, dotRows: dotRowsQ4K, pack: packLanesK, dequantize: dequantizeQ4K, quantize: quantizeQ4K}
 }
 
 func dequantizeQ4K(dst []float32, src []byte) {

@@ -15,7 +15,7 @@ import "encoding/binary"
 const q5_0BlockBytes = 2 + 4 + qk8/2
 
 func init() {
-	traitsTable[Q5_0] = &traits{vec: Q8_0, dot: dotQ5_0, dotRows: dotRowsQ5_0, dequantize: dequantizeQ5_0, quantize: quantizeQ5_0}
+	traitsTable[Q5_0] = &traits{vec: Q8_0, dot: dotQ5_0, dotRows: dotRowsQ5_0, pack: packLanes, dequantize: dequantizeQ5_0, quantize: quantizeQ5_0}
 }
 
 func dequantizeQ5_0(dst []float32, src []byte) {

@@ -19,7 +19,7 @@ import (
 const q5_1BlockBytes = 4 + 4 + qk8/2
 
 func init() {
-	traitsTable[Q5_1] = &traits{vec: Q8_1, dot: dotQ5_1, dotRows: dotRowsQ5_1, dequantize: dequantizeQ5_1, quantize: quantizeQ5_1}
+	traitsTable[Q5_1] = &traits{vec: Q8_1, dot: dotQ5_1, dotRows: dotRowsQ5_1, pack: packLanes, dequantize: dequantizeQ5_1, quantize: quantizeQ5_1}
 }
 
 func dequantizeQ5_1(dst []float32, src []byte) {

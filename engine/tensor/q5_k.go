@@ -16,7 +16,7 @@ package tensor
 const q5KBlockBytes = 2 + 2 + 12 + qkK/8 + qkK/2
 
 func init() {
-	traitsTable[Q5_K] = &traits{vec: Q8_K, dot: dotQ5K, dotRows: dotRowsQ5K, dequantize: dequantizeQ5K, quantize: quantizeQ5K}
+	traitsTable[Q5_K] = &traits{vec: Q8_K, dot: dotQ5K, dotRows: dotRowsQ5K, pack: packLanesK, dequantize: dequantizeQ5K, quantize: quantizeQ5K}
 }
 
 func dequantizeQ5K(dst []float32, src []byte) {

@@ -18,7 +18,7 @@ package tensor
 const q6KBlockBytes = qkK/2 + qkK/4 + qkK/16 + 2
 
 func init() {
-	traitsTable[Q6_K] = &traits{vec: Q8_K, dot: dotQ6K, dotRows: dotRowsQ6K, dequantize: dequantizeQ6K, quantize: quantizeQ6K}
+	traitsTable[Q6_K] = &traits{vec: Q8_K, dot: dotQ6K, dotRows: dotRowsQ6K, pack: packLanesK, dequantize: dequantizeQ6K, quantize: quantizeQ6K}
 }
 
 func dequantizeQ6K(dst []float32, src []byte) {

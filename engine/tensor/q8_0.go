@@ -16,7 +16,7 @@ const (
 )
 
 func init() {
-	traitsTable[Q8_0] = &traits{vec: Q8_0, dot: dotQ8_0, dotRows: dotRowsQ8_0, dequantize: dequantizeQ8_0, quantize: quantizeQ8_0}
+	traitsTable[Q8_0] = &traits{vec: Q8_0, dot: dotQ8_0, dotRows: dotRowsQ8_0, pack: packLanes3, dequantize: dequantizeQ8_0, quantize: quantizeQ8_0}
 }
 
 func dequantizeQ8_0(dst []float32, src []byte) {
@@ -110,14 +110,12 @@ func dotQ8_0(row []byte, a *activation) float32 {
 	return sum
 }
 
-// dotRowsQ8_0 is dotQ8_0 for several activations at once. An int8 quant
-// w is 16·(u_h-8) + (u_l-8) + 8 for the nibbles u_h, u_l of w+128; a chunk
-// of the row's blocks is unpacked into lane words of 8-u_h and 8-u_l (in
-// [-7, 8], so a block's 32 products sum within a lane), and a block's
-// Σ w·x_q is 16·Σ (u_h-8)·x_q + Σ (u_l-8)·x_q + 8·Σ x_q: sixteen
-// multiplications per activation.
+// dotRowsQ8_0 is dotQ8_0 for several activations at once: a chunk of the
+// row's blocks is unpacked once into words of three 21-bit lanes, and each
+// activation's block sum Σ w·x_q takes eleven multiplications (see
+// packLanes3).
 func dotRowsQ8_0(out []float32, stride int, row []byte, acts []activation) {
-	const chunk = 32 // blocks unpacked at a time: 4.3 KiB
+	const chunk = 48 // blocks unpacked at a time: 4.5 KiB
 	var blocks [chunk]q8_0Lanes
 	nb := len(row) / q8_0BlockBytes
 	for b0 := 0; b0 < nb; b0 += chunk {
@@ -127,14 +125,16 @@ func dotRowsQ8_0(out []float32, stride int, row []byte, acts []activation) {
 		}
 		for t := range acts {
 			a := &acts[t]
-			xp, xd, xs := a.p[b0:b0+len(wd)], a.d[b0:b0+len(wd)], a.sum[b0:b0+len(wd)]
+			xp, xd := a.p3[b0:b0+len(wd)], a.d[b0:b0+len(wd)]
 			var sum float32
 			if b0 > 0 {
 				sum = out[t*stride]
 			}
 			for i := range wd {
 				b := &wd[i]
-				isum := b.sum(&xp[i], xs[i])
+				w, x := &b.w, &xp[i]
+				isum := topLane3(w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4] + w[5]*x[5] +
+					w[6]*x[6] + w[7]*x[7] + w[8]*x[8] + w[9]*x[9] + w[10]*x[10])
 				scale := float32(b.d * xd[i])
 				sum += float32(scale * float32(isum))
 			}
@@ -145,20 +145,17 @@ func dotRowsQ8_0(out []float32, stride int, row []byte, acts []activation) {
 
 // q8_0Lanes is a Q8_0 block unpacked for dotRowsQ8_0.
 type q8_0Lanes struct {
-	h, l [qk8 / 4]uint64 // lanes of 8-u_h, 8-u_l
-	d    float32
+	w [11]uint64 // word j: q[3j] + q[3j+1]·2^21 + q[3j+2]·2^42
+	d float32
 }
 
 func (b *q8_0Lanes) unpack(blk *[q8_0BlockBytes]byte) {
 	b.d = half(blk[0], blk[1])
-	for k := range 4 {
-		b.l[2*k], b.l[2*k+1], b.h[2*k], b.h[2*k+1] = nibbleLanes(le64(blk[2+8*k:]) ^ 0x8080808080808080)
+	q := (*[qk8]byte)(blk[2:])
+	for j := range 10 {
+		b.w[j] = uint64(int64(int8(q[3*j])) + int64(int8(q[3*j+1]))<<21 + int64(int8(q[3*j+2]))<<42)
 	}
-}
-
-// sum returns Σ w·x_q for the activation's packed quants x and their sum xs.
-func (b *q8_0Lanes) sum(x *[qk8 / 4]uint64, xs int32) int32 {
-	return 8*xs - topLane(dotLanes(&b.l, x)) - 16*topLane(dotLanes(&b.h, x))
+	b.w[10] = uint64(int64(int8(q[30])) + int64(int8(q[31]))<<21)
 }
 
 func abs32(f float32) float32 {
