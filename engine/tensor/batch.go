@@ -100,6 +100,8 @@ func (ws *Workspace) Reserve(n int) {
 	ws.batch = make([]Workspace, n)
 	for i := range ws.batch {
 		ws.batch[i] = *NewWorkspace(ws.maxCols)
+		a := &ws.batch[i].act
+		a.p, a.p3 = make([][8]uint64, len(a.q)/32), make([][11]uint64, len(a.q)/32)
 	}
 	ws.acts = make([]activation, n)
 }

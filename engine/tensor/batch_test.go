@@ -136,7 +136,9 @@ func activationWith(rng *rand.Rand, vec Type, cols int, q func(i int) int8) acti
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	a := *NewWorkspace(cols).encode(vec, x)
+	ws := NewWorkspace(cols)
+	ws.Reserve(1)
+	a := *ws.batch[0].encode(vec, x)
 	if vec != Q8_0 && vec != Q8_1 && vec != Q8_K {
 		return a
 	}

@@ -101,7 +101,7 @@ type activation struct {
 	bsums []int16   // (cols/16) Q8_K: Σq per 16 elements
 	// The quants packed into lanes for the batched kernels, which read an
 	// encoding many times (traits.pack): four to a word (p) or three (p3),
-	// as packed says.
+	// as packed says. Only a batch's workspaces have room for them (Reserve).
 	p      [][8]uint64  // (cols/32) Q8_0, Q8_1, Q8_K: packLanes
 	p3     [][11]uint64 // (cols/32) Q8_0: packLanes3
 	packed packing
@@ -120,8 +120,6 @@ func NewWorkspace(maxCols int) *Workspace {
 			s:     make([]float32, n/qk8),
 			sum:   make([]int32, n/qk8),
 			bsums: make([]int16, n/16),
-			p:     make([][8]uint64, n/32),
-			p3:    make([][11]uint64, n/32),
 		},
 	}
 }
