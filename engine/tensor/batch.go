@@ -54,6 +54,15 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 // if it has one, else row by row and token by token with its dot kernel.
 func matMul(out []float32, m *Matrix, acts []activation) {
 	rb := m.rowBytes
+	dotRows := m.tr.dotRows
+	if len(acts) < minDotRows {
+		dotRows = nil
+	}
+	if pack := m.tr.pack; dotRows != nil && pack != nil {
+		for i := range acts {
+			pack(&acts[i])
+		}
+	}
 	tile := max(1, tileBytes/rb)
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
@@ -62,7 +71,7 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 		if matMulSIMD(o, m.Rows, &rows, acts) {
 			continue
 		}
-		if dotRows := m.tr.dotRows; dotRows != nil {
+		if dotRows != nil {
 			for r := range rows.Rows {
 				dotRows(o[r:], m.Rows, rows.Data[r*rb:(r+1)*rb], acts)
 			}
@@ -78,6 +87,10 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 	}
 }
 
+// minDotRows is the fewest vectors MatMul gives a type's batched kernel
+// (traits.dotRows); a single vector takes MatVec's way, the dot kernel.
+const minDotRows = 2
+
 // Reserve makes room in ws for n encoded vectors of up to its column count,
 // allocating only when it has less.
 func (ws *Workspace) Reserve(n int) {
@@ -87,6 +100,8 @@ func (ws *Workspace) Reserve(n int) {
 	ws.batch = make([]Workspace, n)
 	for i := range ws.batch {
 		ws.batch[i] = *NewWorkspace(ws.maxCols)
+		a := &ws.batch[i].act
+		a.p, a.p3 = make([][8]uint64, len(a.q)/32), make([][11]uint64, len(a.q)/32)
 	}
 	ws.acts = make([]activation, n)
 }

@@ -62,3 +62,100 @@ func randomMatrix(t testing.TB, rng *rand.Rand, typ Type, rows, cols int) *Matri
 	require.NoError(t, err)
 	return m
 }
+
+// TestDotRowsExtremes: every batched kernel (traits.dotRows) gives dot's
+// bits on arbitrary bytes, not only those the quantizers write, and on
+// activations at the ends of the int8 range, where the kernels' lane sums
+// come closest to overflowing; over rows longer than the kernels' chunks.
+func TestDotRowsExtremes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 2))
+	const cols, stride = 9 * qkK, 3
+	for _, typ := range kernelTypes {
+		tr := traitsTable[typ]
+		if tr.dotRows == nil {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			rb, err := RowBytes(typ, cols)
+			require.NoError(t, err)
+			var acts []activation
+			for _, q := range []func(i int) int8{
+				func(int) int8 { return int8(rng.Uint32()) },
+				func(int) int8 { return -128 },
+				func(int) int8 { return 127 },
+				func(i int) int8 { return int8(-128 + 255*(i&1)) },
+				func(int) int8 { return int8(-128 + 255*int(rng.Uint32()&1)) },
+			} {
+				acts = append(acts, activationWith(rng, tr.vec, cols, q))
+			}
+			if tr.pack != nil {
+				for i := range acts {
+					tr.pack(&acts[i])
+				}
+			}
+			for _, fill := range []int{-1, 0x00, 0xff, 0x88, 0x80, 0x7f, 0x77, 0x08, 0x0f, 0xf0} {
+				for _, finite := range []bool{false, true} {
+					row := alignedBytes(rb)
+					for i := range row {
+						row[i] = byte(fill)
+						if fill < 0 {
+							row[i] = byte(rng.Uint32())
+						}
+					}
+					if finite { // scales 1 or -2, so that no NaN hides a difference
+						l := layouts[typ]
+						for b := 0; b < rb; b += l.blockBytes {
+							for _, o := range halfFields[typ] {
+								row[b+o], row[b+o+1] = 0x00, byte(0x3c|0x84*(rng.Uint32()&1))
+							}
+						}
+					}
+					out := make([]float32, len(acts)*stride)
+					tr.dotRows(out, stride, row, acts)
+					for i := range acts {
+						// Any NaN for a NaN: which operand's payload an
+						// addition keeps depends on the machine code.
+						got, want := out[i*stride], tr.dot(row, &acts[i])
+						if got != got && want != want {
+							continue
+						}
+						require.Equal(t, math.Float32bits(want), math.Float32bits(got),
+							"fill %#x finite %v activation %d: %v, dot %v", fill, finite, i, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// activationWith is an activation encoded as vec from random values, its
+// quants (for the integer encodings) then replaced by q(i) and its sums
+// made to match.
+func activationWith(rng *rand.Rand, vec Type, cols int, q func(i int) int8) activation {
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	ws := NewWorkspace(cols)
+	ws.Reserve(1)
+	a := *ws.batch[0].encode(vec, x)
+	if vec != Q8_0 && vec != Q8_1 && vec != Q8_K {
+		return a
+	}
+	for i := range a.q {
+		a.q[i] = q(i)
+	}
+	for b := range a.sum[:cols/qk8] {
+		a.sum[b] = 0
+		for _, v := range a.q[b*qk8 : (b+1)*qk8] {
+			a.sum[b] += int32(v)
+		}
+	}
+	for j := range a.bsums[:cols/16] {
+		a.bsums[j] = 0
+		for _, v := range a.q[j*16 : (j+1)*16] {
+			a.bsums[j] += int16(v)
+		}
+	}
+	return a
+}

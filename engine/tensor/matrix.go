@@ -97,8 +97,14 @@ type activation struct {
 	q     []int8    // (cols) Q8_0, Q8_1, Q8_K: the quants
 	d     []float32 // (cols/32) Q8_0, Q8_1: block scale as the kernels use it; (cols/256) Q8_K
 	s     []float32 // (cols/32) Q8_1: fp16(d·Σq), the term ggml multiplies with a block's min
-	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block
+	sum   []int32   // (cols/32) Q8_0, Q8_1: Σq per block; Q8_K once packed, Σq per 32
 	bsums []int16   // (cols/16) Q8_K: Σq per 16 elements
+	// The quants packed into lanes for the batched kernels, which read an
+	// encoding many times (traits.pack): four to a word (p) or three (p3),
+	// as packed says. Only a batch's workspaces have room for them (Reserve).
+	p      [][8]uint64  // (cols/32) Q8_0, Q8_1, Q8_K: packLanes
+	p3     [][11]uint64 // (cols/32) Q8_0: packLanes3
+	packed packing
 }
 
 // NewWorkspace returns a workspace for products with up to maxCols columns.
@@ -126,6 +132,7 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 		*ws = *NewWorkspace(len(x))
 	}
 	a := &ws.act
+	a.packed = 0
 	if encodeSIMD(vec, a, x) {
 		return a
 	}

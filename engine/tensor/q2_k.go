@@ -17,7 +17,7 @@ package tensor
 const q2KBlockBytes = qkK/16 + qkK/4 + 2 + 2
 
 func init() {
-	traitsTable[Q2_K] = &traits{vec: Q8_K, dot: dotQ2K, dequantize: dequantizeQ2K, quantize: quantizeQ2K}
+	traitsTable[Q2_K] = &traits{vec: Q8_K, dot: dotQ2K, dotRows: dotRowsQ2K, pack: packLanesK, dequantize: dequantizeQ2K, quantize: quantizeQ2K}
 }
 
 func dequantizeQ2K(dst []float32, src []byte) {
@@ -135,4 +135,73 @@ func dotQ2K(row []byte, a *activation) float32 {
 		sum += float32(d*float32(isum)) - float32(dmin*float32(msum))
 	}
 	return sum
+}
+
+// dotRowsQ2K is dotQ2K for several activations at once: a chunk of the
+// row's super-blocks is unpacked into lane words of q (in [0, 3]) with
+// their 4-bit scales and mins, and a sub-block's Σ q·x_q takes four
+// multiplications per activation.
+func dotRowsQ2K(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 8 // super-blocks unpacked at a time: 4.6 KiB
+	var blocks [chunk]q2KLanes
+	nb := len(row) / q2KBlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			wd[i].unpack((*[q2KBlockBytes]byte)(row[(b0+i)*q2KBlockBytes:]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			xp, xd, xbs := a.p[8*b0:8*(b0+len(wd))], a.d[b0:b0+len(wd)], a.bsums[16*b0:16*(b0+len(wd))]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				isum, msum := b.sums((*[8][qk8 / 4]uint64)(xp[8*i:]), (*[qkK / 16]int16)(xbs[16*i:]))
+				d := float32(b.d * xd[i])
+				dmin := float32(b.dmin * xd[i])
+				sum += float32(d*float32(isum)) - float32(dmin*float32(msum))
+			}
+			out[t*stride] = sum
+		}
+	}
+}
+
+// q2KLanes is a Q2_K super-block unpacked for dotRowsQ2K.
+type q2KLanes struct {
+	w       [8][qk8 / 4]uint64 // per 32 elements, lanes of q
+	sc, m   [16]int32
+	d, dmin float32
+}
+
+func (b *q2KLanes) unpack(blk *[q2KBlockBytes]byte) {
+	b.d, b.dmin = half(blk[80], blk[81]), half(blk[82], blk[83])
+	for k, s := range blk[:16] {
+		b.sc[k], b.m[k] = int32(s&0xf), int32(s>>4)
+	}
+	for h := range 2 {
+		q := (*[32]byte)(blk[16+32*h:])
+		for g := range 4 {
+			v := le64(q[8*g:])
+			for j := range 4 { // elements 128h+32j+8g..
+				u := v >> (2 * j) & lanes03
+				b.w[4*h+j][2*g], b.w[4*h+j][2*g+1] = u&lanesFF, u>>8&lanesFF
+			}
+		}
+	}
+}
+
+// sums returns Σ_k sc_k·Σ q·x_q and Σ_k m_k·Σ x_q over the sub-blocks k,
+// for the activation's packed quants x and block sums bs.
+func (b *q2KLanes) sums(x *[8][qk8 / 4]uint64, bs *[qkK / 16]int16) (isum, msum int32) {
+	for j := range 8 {
+		lo, hi := dotLanes16(&b.w[j], &x[j])
+		isum += b.sc[2*j]*lo + b.sc[2*j+1]*hi
+	}
+	for k, s := range bs {
+		msum += b.m[k] * int32(s)
+	}
+	return isum, msum
 }

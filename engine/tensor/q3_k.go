@@ -16,7 +16,7 @@ package tensor
 const q3KBlockBytes = qkK/8 + qkK/4 + 12 + 2
 
 func init() {
-	traitsTable[Q3_K] = &traits{vec: Q8_K, dot: dotQ3K, dequantize: dequantizeQ3K, quantize: quantizeQ3K}
+	traitsTable[Q3_K] = &traits{vec: Q8_K, dot: dotQ3K, dotRows: dotRowsQ3K, pack: packLanesK, dequantize: dequantizeQ3K, quantize: quantizeQ3K}
 }
 
 // q3KScales unpacks the sixteen 6-bit scales of a Q3_K super-block, minus
@@ -156,4 +156,68 @@ func dotQ3K(row []byte, a *activation) float32 {
 		sum += float32(d * float32(isum))
 	}
 	return sum
+}
+
+// dotRowsQ3K is dotQ3K for several activations at once: a chunk of the
+// row's super-blocks is unpacked into lane words of the quants as dotQ3K
+// takes them, minus 4 (in [-4, 3]), with their scales, and a sub-block's
+// Σ (q-4)·x_q takes four multiplications per activation.
+func dotRowsQ3K(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 8 // super-blocks unpacked at a time: 4.6 KiB
+	var blocks [chunk]q3KLanes
+	nb := len(row) / q3KBlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			wd[i].unpack((*[q3KBlockBytes]byte)(row[(b0+i)*q3KBlockBytes:]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			xp, xd := a.p[8*b0:8*(b0+len(wd))], a.d[b0:b0+len(wd)]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				isum := b.sum((*[8][qk8 / 4]uint64)(xp[8*i:]))
+				d := float32(b.d * xd[i])
+				sum += float32(d * float32(isum))
+			}
+			out[t*stride] = sum
+		}
+	}
+}
+
+// q3KLanes is a Q3_K super-block unpacked for dotRowsQ3K.
+type q3KLanes struct {
+	w  [8][qk8 / 4]uint64 // per 32 elements, lanes of (low bits | high bit<<2) - 4
+	sc [16]int32          // sc_k - 32
+	d  float32
+}
+
+func (b *q3KLanes) unpack(blk *[q3KBlockBytes]byte) {
+	b.d = half(blk[108], blk[109])
+	b.sc = q3KScales((*[12]byte)(blk[96:108]))
+	hm := (*[32]byte)(blk[0:32])
+	for h := range 2 {
+		q := (*[32]byte)(blk[32+32*h:])
+		for g := range 4 {
+			v, hv := le64(q[8*g:]), le64(hm[8*g:])
+			for j := range 4 { // elements 128h+32j+8g..
+				u := v>>(2*j)&lanes03 | (hv>>(4*h+j)&lanes01)<<2
+				b.w[4*h+j][2*g], b.w[4*h+j][2*g+1] = u&lanesFF-lanes4, u>>8&lanesFF-lanes4
+			}
+		}
+	}
+}
+
+// sum returns Σ_k (sc_k-32)·Σ (q-4)·x_q over the sub-blocks k, for the
+// activation's packed quants x.
+func (b *q3KLanes) sum(x *[8][qk8 / 4]uint64) (isum int32) {
+	for j := range 8 {
+		lo, hi := dotLanes16(&b.w[j], &x[j])
+		isum += b.sc[2*j]*lo + b.sc[2*j+1]*hi
+	}
+	return isum
 }

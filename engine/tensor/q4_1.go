@@ -15,7 +15,7 @@ import "math"
 const q4_1BlockBytes = 4 + qk8/2
 
 func init() {
-	traitsTable[Q4_1] = &traits{vec: Q8_1, dot: dotQ4_1, dequantize: dequantizeQ4_1, quantize: quantizeQ4_1}
+	traitsTable[Q4_1] = &traits{vec: Q8_1, dot: dotQ4_1, dotRows: dotRowsQ4_1, pack: packLanes, dequantize: dequantizeQ4_1, quantize: quantizeQ4_1}
 }
 
 func dequantizeQ4_1(dst []float32, src []byte) {
@@ -67,4 +67,36 @@ func dotQ4_1(row []byte, a *activation) float32 {
 		sum += float32(scale*float32(isum)) + float32(half(blk[2], blk[3])*xs[b])
 	}
 	return sum
+}
+
+// dotRowsQ4_1 is dotQ4_1 for several activations at once, as dotRowsQ4_0:
+// a block's Σ q·x_q is Σ (q-8)·x_q + 8·Σ x_q.
+func dotRowsQ4_1(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 64             // blocks unpacked at a time: 4.5 KiB
+	var blocks [chunk]blockLanes // lanes of 8-q
+	nb := len(row) / q4_1BlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			blk := (*[q4_1BlockBytes]byte)(row[(b0+i)*q4_1BlockBytes:])
+			wd[i].d, wd[i].m = half(blk[0], blk[1]), half(blk[2], blk[3])
+			unpackNibbles(&wd[i].w, (*[qk8 / 2]byte)(blk[4:]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			n := len(wd)
+			xp, xd, xs, xsum := a.p[b0:b0+n], a.d[b0:b0+n], a.s[b0:b0+n], a.sum[b0:b0+n]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				isum := 8*xsum[i] - topLane(dotLanes(&b.w, &xp[i]))
+				scale := float32(b.d * xd[i])
+				sum += float32(scale*float32(isum)) + float32(b.m*xs[i])
+			}
+			out[t*stride] = sum
+		}
+	}
 }

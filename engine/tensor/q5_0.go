@@ -15,7 +15,7 @@ import "encoding/binary"
 const q5_0BlockBytes = 2 + 4 + qk8/2
 
 func init() {
-	traitsTable[Q5_0] = &traits{vec: Q8_0, dot: dotQ5_0, dequantize: dequantizeQ5_0, quantize: quantizeQ5_0}
+	traitsTable[Q5_0] = &traits{vec: Q8_0, dot: dotQ5_0, dotRows: dotRowsQ5_0, pack: packLanes, dequantize: dequantizeQ5_0, quantize: quantizeQ5_0}
 }
 
 func dequantizeQ5_0(dst []float32, src []byte) {
@@ -90,4 +90,37 @@ func dotNibbles5(w *[16]byte, qh uint32, x *[32]byte) int32 {
 	x0, x1, x2, x3 := le64(x[0:8]), le64(x[8:16]), le64(x[16:24]), le64(x[24:32])
 	return dot4u(lo0, x0) + dot4u(lo0>>32, x0>>32) + dot4u(lo1, x1) + dot4u(lo1>>32, x1>>32) +
 		dot4u(hi0, x2) + dot4u(hi0>>32, x2>>32) + dot4u(hi1, x3) + dot4u(hi1>>32, x3>>32)
+}
+
+// dotRowsQ5_0 is dotQ5_0 for several activations at once, as dotRowsQ4_0
+// with lane words of 16-q (in [-15, 16]: 16 products sum within a lane, so
+// each half of a block is read on its own: dotLanes16).
+func dotRowsQ5_0(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 64             // blocks unpacked at a time: 4.5 KiB
+	var blocks [chunk]blockLanes // lanes of 16-q
+	nb := len(row) / q5_0BlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			blk := (*[q5_0BlockBytes]byte)(row[(b0+i)*q5_0BlockBytes:])
+			wd[i].d = half(blk[0], blk[1])
+			unpackNibbles5(&wd[i].w, (*[qk8 / 2]byte)(blk[6:]), binary.LittleEndian.Uint32(blk[2:6]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			xp, xd := a.p[b0:b0+len(wd)], a.d[b0:b0+len(wd)]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				lo, hi := dotLanes16(&b.w, &xp[i])
+				isum := -(lo + hi)
+				scale := float32(b.d * xd[i])
+				sum += float32(scale * float32(isum))
+			}
+			out[t*stride] = sum
+		}
+	}
 }

@@ -19,7 +19,7 @@ import (
 const q5_1BlockBytes = 4 + 4 + qk8/2
 
 func init() {
-	traitsTable[Q5_1] = &traits{vec: Q8_1, dot: dotQ5_1, dequantize: dequantizeQ5_1, quantize: quantizeQ5_1}
+	traitsTable[Q5_1] = &traits{vec: Q8_1, dot: dotQ5_1, dotRows: dotRowsQ5_1, pack: packLanes, dequantize: dequantizeQ5_1, quantize: quantizeQ5_1}
 }
 
 func dequantizeQ5_1(dst []float32, src []byte) {
@@ -79,4 +79,37 @@ func dotQ5_1(row []byte, a *activation) float32 {
 		sum += float32(scale*float32(isum)) + float32(half(blk[2], blk[3])*xs[b])
 	}
 	return sum
+}
+
+// dotRowsQ5_1 is dotQ5_1 for several activations at once, as dotRowsQ5_0:
+// a block's Σ q·x_q is Σ (q-16)·x_q + 16·Σ x_q.
+func dotRowsQ5_1(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 64             // blocks unpacked at a time: 4.5 KiB
+	var blocks [chunk]blockLanes // lanes of 16-q
+	nb := len(row) / q5_1BlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			blk := (*[q5_1BlockBytes]byte)(row[(b0+i)*q5_1BlockBytes:])
+			wd[i].d, wd[i].m = half(blk[0], blk[1]), half(blk[2], blk[3])
+			unpackNibbles5(&wd[i].w, (*[qk8 / 2]byte)(blk[8:]), binary.LittleEndian.Uint32(blk[4:8]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			n := len(wd)
+			xp, xd, xs, xsum := a.p[b0:b0+n], a.d[b0:b0+n], a.s[b0:b0+n], a.sum[b0:b0+n]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				lo, hi := dotLanes16(&b.w, &xp[i])
+				isum := 16*xsum[i] - lo - hi
+				scale := float32(b.d * xd[i])
+				sum += float32(scale*float32(isum)) + float32(b.m*xs[i])
+			}
+			out[t*stride] = sum
+		}
+	}
 }

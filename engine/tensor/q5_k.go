@@ -16,7 +16,7 @@ package tensor
 const q5KBlockBytes = 2 + 2 + 12 + qkK/8 + qkK/2
 
 func init() {
-	traitsTable[Q5_K] = &traits{vec: Q8_K, dot: dotQ5K, dequantize: dequantizeQ5K, quantize: quantizeQ5K}
+	traitsTable[Q5_K] = &traits{vec: Q8_K, dot: dotQ5K, dotRows: dotRowsQ5K, pack: packLanesK, dequantize: dequantizeQ5K, quantize: quantizeQ5K}
 }
 
 func dequantizeQ5K(dst []float32, src []byte) {
@@ -98,4 +98,69 @@ func dotQ5K(row []byte, a *activation) float32 {
 		sum += float32(d*float32(isum)) - float32(dmin*float32(msum))
 	}
 	return sum
+}
+
+// dotRowsQ5K is dotQ5K for several activations at once, as dotRowsQ4K
+// with lane words of 16-q (in [-15, 16]: each half of a sub-block is read
+// on its own) and Σ q·x_q = Σ (q-16)·x_q + 16·Σ x_q.
+func dotRowsQ5K(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 8 // super-blocks unpacked at a time: 4.7 KiB
+	var blocks [chunk]q5KLanes
+	nb := len(row) / q5KBlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			wd[i].unpack((*[q5KBlockBytes]byte)(row[(b0+i)*q5KBlockBytes:]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			xp, xd, xsums := a.p[8*b0:8*(b0+len(wd))], a.d[b0:b0+len(wd)], a.sum[8*b0:8*(b0+len(wd))]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				isum, msum := b.sums((*[8][qk8 / 4]uint64)(xp[8*i:]), (*[8]int32)(xsums[8*i:]))
+				d := float32(b.d * xd[i])
+				dmin := float32(b.dmin * xd[i])
+				sum += float32(d*float32(isum)) - float32(dmin*float32(msum))
+			}
+			out[t*stride] = sum
+		}
+	}
+}
+
+// q5KLanes is a Q5_K super-block unpacked for dotRowsQ5K.
+type q5KLanes q4KLanes // lanes of 16-q
+
+func (b *q5KLanes) unpack(blk *[q5KBlockBytes]byte) {
+	b.d, b.dmin = half(blk[0], blk[1]), half(blk[2], blk[3])
+	for j := range 8 {
+		sc, m := scaleMinK4(j, (*[12]byte)(blk[4:16]))
+		b.sc[j], b.m[j] = int32(sc), int32(m)
+	}
+	qh := (*[32]byte)(blk[16:48])
+	for c := range 4 {
+		q := (*[32]byte)(blk[48+32*c:])
+		lo, hi := &b.w[2*c], &b.w[2*c+1]
+		for k := range 4 {
+			v, h := le64(q[8*k:]), le64(qh[8*k:])>>(2*c)
+			l := v&lanes0f | (h&lanes01)<<4
+			u := v>>4&lanes0f | (h>>1&lanes01)<<4
+			lo[2*k], lo[2*k+1] = lanes16-l&lanesFF, lanes16-l>>8&lanesFF
+			hi[2*k], hi[2*k+1] = lanes16-u&lanesFF, lanes16-u>>8&lanesFF
+		}
+	}
+}
+
+// sums returns Σ_j sc_j·Σ q·x_q and Σ_j m_j·Σ x_q over the sub-blocks j,
+// for the activation's packed quants x and sums per 32 xs.
+func (b *q5KLanes) sums(x *[8][qk8 / 4]uint64, xs *[8]int32) (isum, msum int32) {
+	for j := range 8 {
+		lo, hi := dotLanes16(&b.w[j], &x[j])
+		isum += b.sc[j] * (16*xs[j] - lo - hi)
+		msum += b.m[j] * xs[j]
+	}
+	return isum, msum
 }

@@ -18,7 +18,7 @@ package tensor
 const q6KBlockBytes = qkK/2 + qkK/4 + qkK/16 + 2
 
 func init() {
-	traitsTable[Q6_K] = &traits{vec: Q8_K, dot: dotQ6K, dequantize: dequantizeQ6K, quantize: quantizeQ6K}
+	traitsTable[Q6_K] = &traits{vec: Q8_K, dot: dotQ6K, dotRows: dotRowsQ6K, pack: packLanesK, dequantize: dequantizeQ6K, quantize: quantizeQ6K}
 }
 
 func dequantizeQ6K(dst []float32, src []byte) {
@@ -143,4 +143,77 @@ func dotQ6K(row []byte, a *activation) float32 {
 		sum += float32(d * float32(isum))
 	}
 	return sum
+}
+
+// dotRowsQ6K is dotQ6K for several activations at once: a chunk of the
+// row's super-blocks is unpacked into lane words of 32-q (in [-31, 32], so
+// 8 products sum within a lane) with their scales, and a sub-block's
+// Σ (q-32)·x_q takes four multiplications per activation.
+func dotRowsQ6K(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 8 // super-blocks unpacked at a time: 4.6 KiB
+	var blocks [chunk]q6KLanes
+	nb := len(row) / q6KBlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			wd[i].unpack((*[q6KBlockBytes]byte)(row[(b0+i)*q6KBlockBytes:]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			xp, xd := a.p[8*b0:8*(b0+len(wd))], a.d[b0:b0+len(wd)]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				isum := b.sum((*[8][qk8 / 4]uint64)(xp[8*i:]))
+				d := float32(b.d * xd[i])
+				sum += float32(d * float32(isum))
+			}
+			out[t*stride] = sum
+		}
+	}
+}
+
+// q6KLanes is a Q6_K super-block unpacked for dotRowsQ6K.
+type q6KLanes struct {
+	w  [8][qk8 / 4]uint64 // per 32 elements, lanes of 32-q
+	sc [16]int32
+	d  float32
+}
+
+func (b *q6KLanes) unpack(blk *[q6KBlockBytes]byte) {
+	b.d = half(blk[208], blk[209])
+	for k := range b.sc {
+		b.sc[k] = int32(int8(blk[192+k]))
+	}
+	for h := range 2 {
+		ql := (*[64]byte)(blk[64*h:])
+		qh := (*[32]byte)(blk[128+32*h:])
+		for l := 0; l < 32; l += 8 {
+			// Elements 128h+l.., +32, +64, +96 (as in dotQ6K).
+			la, lb, hv := le64(ql[l:l+8]), le64(ql[32+l:40+l]), le64(qh[l:l+8])
+			for s, q := range [4]uint64{
+				la&lanes0f | (hv&lanes03)<<4, lb&lanes0f | (hv>>2&lanes03)<<4,
+				la>>4&lanes0f | (hv>>4&lanes03)<<4, lb>>4&lanes0f | (hv>>6&lanes03)<<4,
+			} {
+				w := &b.w[4*h+s]
+				w[l/4], w[l/4+1] = lanes32-q&lanesFF, lanes32-q>>8&lanesFF
+			}
+		}
+	}
+}
+
+// sum returns Σ_k sc_k·Σ (q-32)·x_q over the sub-blocks k, for the
+// activation's packed quants x: two lane sums per sub-block, eight
+// products each.
+func (b *q6KLanes) sum(x *[8][qk8 / 4]uint64) (isum int32) {
+	for j := range 8 {
+		w, x := &b.w[j], &x[j]
+		s0 := topLane(w[0]*x[0]+w[1]*x[1]) + topLane(w[2]*x[2]+w[3]*x[3])
+		s1 := topLane(w[4]*x[4]+w[5]*x[5]) + topLane(w[6]*x[6]+w[7]*x[7])
+		isum -= b.sc[2*j]*s0 + b.sc[2*j+1]*s1
+	}
+	return isum
 }

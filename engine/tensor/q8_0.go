@@ -16,7 +16,7 @@ const (
 )
 
 func init() {
-	traitsTable[Q8_0] = &traits{vec: Q8_0, dot: dotQ8_0, dequantize: dequantizeQ8_0, quantize: quantizeQ8_0}
+	traitsTable[Q8_0] = &traits{vec: Q8_0, dot: dotQ8_0, dotRows: dotRowsQ8_0, pack: packLanes3, dequantize: dequantizeQ8_0, quantize: quantizeQ8_0}
 }
 
 func dequantizeQ8_0(dst []float32, src []byte) {
@@ -108,6 +108,54 @@ func dotQ8_0(row []byte, a *activation) float32 {
 		sum += float32(scale * float32(isum))
 	}
 	return sum
+}
+
+// dotRowsQ8_0 is dotQ8_0 for several activations at once: a chunk of the
+// row's blocks is unpacked once into words of three 21-bit lanes, and each
+// activation's block sum Σ w·x_q takes eleven multiplications (see
+// packLanes3).
+func dotRowsQ8_0(out []float32, stride int, row []byte, acts []activation) {
+	const chunk = 48 // blocks unpacked at a time: 4.5 KiB
+	var blocks [chunk]q8_0Lanes
+	nb := len(row) / q8_0BlockBytes
+	for b0 := 0; b0 < nb; b0 += chunk {
+		wd := blocks[:min(chunk, nb-b0)]
+		for i := range wd {
+			wd[i].unpack((*[q8_0BlockBytes]byte)(row[(b0+i)*q8_0BlockBytes:]))
+		}
+		for t := range acts {
+			a := &acts[t]
+			xp, xd := a.p3[b0:b0+len(wd)], a.d[b0:b0+len(wd)]
+			var sum float32
+			if b0 > 0 {
+				sum = out[t*stride]
+			}
+			for i := range wd {
+				b := &wd[i]
+				w, x := &b.w, &xp[i]
+				isum := topLane3(w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4] + w[5]*x[5] +
+					w[6]*x[6] + w[7]*x[7] + w[8]*x[8] + w[9]*x[9] + w[10]*x[10])
+				scale := float32(b.d * xd[i])
+				sum += float32(scale * float32(isum))
+			}
+			out[t*stride] = sum
+		}
+	}
+}
+
+// q8_0Lanes is a Q8_0 block unpacked for dotRowsQ8_0.
+type q8_0Lanes struct {
+	w [11]uint64 // word j: q[3j] + q[3j+1]·2^21 + q[3j+2]·2^42
+	d float32
+}
+
+func (b *q8_0Lanes) unpack(blk *[q8_0BlockBytes]byte) {
+	b.d = half(blk[0], blk[1])
+	q := (*[qk8]byte)(blk[2:])
+	for j := range 10 {
+		b.w[j] = uint64(int64(int8(q[3*j])) + int64(int8(q[3*j+1]))<<21 + int64(int8(q[3*j+2]))<<42)
+	}
+	b.w[10] = uint64(int64(int8(q[30])) + int64(int8(q[31]))<<21)
 }
 
 func abs32(f float32) float32 {

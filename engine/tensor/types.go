@@ -79,6 +79,9 @@ type traits struct {
 	// &acts[t]) for every t, bit for bit, faster than calling dot for each
 	// (decoding the row once for all the vectors of a block).
 	dotRows func(out []float32, stride int, row []byte, acts []activation)
+	// pack, if dotRows reads the activations' quants packed into lanes
+	// (intdot.go), packs an activation encoded as vec so, once per encoding.
+	pack func(a *activation)
 	// dequantize writes len(dst) elements decoded from src (whole blocks).
 	dequantize func(dst []float32, src []byte)
 	// quantize encodes src (whole blocks) into dst, which holds exactly the
