@@ -105,11 +105,16 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	return true
 }
 
+// simdBatch is a Workspace's memory for batched kernels: none yet.
+type simdBatch struct{}
+
+func (*simdBatch) reserve(int) {}
+
 // matMulSIMD computes a batched product's tile (out[t·stride + r] for the
-// rows of m and every encoding in acts) with SIMD kernels and reports
-// whether it did: for now the matrix–vector kernel once per vector, the
-// tile of rows staying in the cache between them.
-func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation) bool {
+// rows of m and every encoding in acts, which are ws's batch) with SIMD
+// kernels and reports whether it did: for now the matrix–vector kernel
+// once per vector, the tile of rows staying in the cache between them.
+func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, _ *Workspace) bool {
 	if !useSIMD {
 		return false
 	}
