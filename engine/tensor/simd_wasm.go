@@ -7,19 +7,17 @@ import "unsafe"
 // With the wasmlm_simd build tag, MatVec, MatMul(s), the activation
 // encoders for Q8_0 and Q8_K, DotF32Rows and AddScaledRows run the SIMD128
 // kernels of the module internal/simdgen emits (kernels.wasm) for the types
-// it covers: matrix–vector kernels for F32, F16, BF16, Q8_0, Q4_0, Q5_0,
-// Q4_K and Q6_K, and for Q8_0, Q4_0, Q5_0, Q4_K and Q6_K batched ones
-// (matmul_*), which decode each block of weights once for all the vectors
-// of a batched product (the other types run the matrix–vector kernel once
-// per vector). The JS host instantiates that module on this instance's own
-// memory and provides its functions as the wasmlm_simd imports below
-// (web/simd.js does both); where the host has no SIMD it provides stubs and
-// available returns 0, and the pure-Go kernels run. Pointers cross as
-// offsets into the shared memory: nothing is copied, and the kernels
-// compute the same bits as the pure-Go ones (simd_wasm_test.go,
-// batch_test.go and attention_test.go check it). A build with the tag
-// needs a host that provides the imports: Go's own wasm_exec.js alone
-// cannot instantiate it.
+// it covers: for F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a
+// matrix–vector kernel and a batched one (matmul_*), which decodes each
+// block of weights once for all the vectors of a batched product. The JS
+// host instantiates that module on this instance's own memory and provides
+// its functions as the wasmlm_simd imports below (web/simd.js does both);
+// where the host has no SIMD it provides stubs and available returns 0,
+// and the pure-Go kernels run. Pointers cross as offsets into the shared
+// memory: nothing is copied, and the kernels compute the same bits as the
+// pure-Go ones (simd_wasm_test.go, batch_test.go and attention_test.go
+// check it). A build with the tag needs a host that provides the imports:
+// Go's own wasm_exec.js alone cannot instantiate it.
 //
 // The kernels keep no reference to their arguments, hence go:noescape.
 
@@ -77,6 +75,18 @@ func simdMatMulQ4K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Point
 //go:wasmimport wasmlm_simd matmul_q6_k
 //go:noescape
 func simdMatMulQ6K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_f32
+//go:noescape
+func simdMatMulF32(out, w unsafe.Pointer, rows, cols int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_f16
+//go:noescape
+func simdMatMulF16(out, w unsafe.Pointer, rows, cols int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_bf16
+//go:noescape
+func simdMatMulBF16(out, w unsafe.Pointer, rows, cols int32, batch unsafe.Pointer)
 
 //go:wasmimport wasmlm_simd encode_q8_0
 //go:noescape
@@ -139,11 +149,11 @@ type batchDesc struct {
 	q, d, bsums           int32 // vector 0's encoding
 	qStride, dStride      int32 // from vector t's q to t+1's; d and bsums
 	scratch, scratchBytes int32 // the decoded weights of a chunk of blocks
-	acc                   int32 // 16 bytes per vector
+	acc                   int32 // 64 bytes per vector
 }
 
 // matMulScratchBytes is the scratch for decoded weights: at least
-// simdgen.MatMulMinScratch (one Q4_K super-block of four rows, 2224 bytes),
+// simdgen.MatMulMinScratch (one Q4_K super-block of four rows, 2240 bytes),
 // and small enough to stay in the L1 cache beside a vector's quants.
 const matMulScratchBytes = 12 << 10
 
@@ -152,7 +162,7 @@ const matMulScratchBytes = 12 << 10
 type simdBatch struct {
 	desc    batchDesc
 	scratch []uint64 // matMulScratchBytes (uint64: 8-byte aligned)
-	acc     []uint64 // 16 bytes per vector
+	acc     []uint64 // 64 bytes per vector
 }
 
 func (b *simdBatch) reserve(n int) {
@@ -162,8 +172,8 @@ func (b *simdBatch) reserve(n int) {
 	if b.scratch == nil {
 		b.scratch = make([]uint64, matMulScratchBytes/8)
 	}
-	if len(b.acc) < 2*n {
-		b.acc = make([]uint64, 2*n)
+	if len(b.acc) < 8*n {
+		b.acc = make([]uint64, 8*n)
 	}
 }
 
@@ -186,6 +196,12 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	var kernel func(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
 	blocks := m.Cols / qk8
 	switch m.Type {
+	case F32:
+		kernel, blocks = simdMatMulF32, m.Cols
+	case F16:
+		kernel, blocks = simdMatMulF16, m.Cols
+	case BF16:
+		kernel, blocks = simdMatMulBF16, m.Cols
 	case Q8_0:
 		kernel = simdMatMulQ8_0
 	case Q4_0:
@@ -206,7 +222,7 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		return true
 	}
 	// The encodings are ws's batch, equally spaced in common arrays (see
-	// Reserve).
+	// Reserve), or for F32 the vectors themselves, one after the other.
 	b := &ws.simd
 	b.desc = batchDesc{
 		tokens: int32(len(acts)), outStride: int32(4 * stride),
@@ -214,6 +230,9 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		qStride: addr(acts[1].q) - addr(acts[0].q), dStride: addr(acts[1].d) - addr(acts[0].d),
 		scratch: addr(b.scratch), scratchBytes: int32(8 * len(b.scratch)),
 		acc: addr(b.acc),
+	}
+	if m.Type == F32 || m.Type == F16 || m.Type == BF16 { // float32 vectors
+		b.desc.q, b.desc.qStride = addr(acts[0].f), addr(acts[1].f)-addr(acts[0].f)
 	}
 	kernel(ptr(out), ptr(m.Data), int32(m.Rows), int32(blocks), unsafe.Pointer(&b.desc))
 	return true

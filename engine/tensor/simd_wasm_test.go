@@ -128,9 +128,11 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 	for _, typ := range simdTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			tr := traitsTable[typ]
-			cols := simdCols(typ)
+			// Long enough for several chunks of scratch: 128 or 16 blocks,
+			// or three chunks of floats and a tail.
+			cols := append(simdCols(typ), 1543)
 			if bs := layouts[typ].blockSize; bs > 1 {
-				cols = append(cols, 4096) // 128 or 16 blocks: several chunks of scratch
+				cols = append(simdCols(typ), 4096)
 			}
 			for _, c := range cols {
 				for _, rows := range []int{1, 2, 3, 4, 5, 7, 9, 13} {

@@ -38,6 +38,12 @@ const (
 	MatMulQ5_0 = "matmul_q5_0"
 	MatMulQ4_K = "matmul_q4_k"
 	MatMulQ6_K = "matmul_q6_k"
+	// MatMulF32, MatMulF16 and MatMulBF16 (out, w, rows, cols, batch):
+	// the same for the float types, the batch's Q being the vectors'
+	// float32 activations (see emitMatMulFloat).
+	MatMulF32  = "matmul_f32"
+	MatMulF16  = "matmul_f16"
+	MatMulBF16 = "matmul_bf16"
 	// AddScaledRowsF32 (out, a, v, rows, cols, stride): for t = 0..rows-1 in
 	// order, out[i] += a[t]·v[t·stride+i] for i < cols, each product rounded.
 	AddScaledRowsF32 = "add_scaled_rows_f32"
@@ -65,6 +71,9 @@ func Module() ([]byte, error) {
 	emitMatMulQ5_0(m)
 	emitMatMulQ4K(m)
 	emitMatMulQ6K(m)
+	emitMatMulF32(m)
+	emitMatMulF16(m)
+	emitMatMulBF16(m)
 	emitAddScaledRowsF32(m)
 	emitEncodeQ8_0(m)
 	emitEncodeQ8K(m)

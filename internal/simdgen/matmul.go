@@ -38,7 +38,7 @@ const (
 	BatchDStride      = 24 // bytes from one vector's scales to the next's, and block sums
 	BatchScratch      = 28 // the decoded weights
 	BatchScratchBytes = 32 // its size, at least MatMulMinScratch
-	BatchAcc          = 36 // 16 bytes per vector: the sums between chunks
+	BatchAcc          = 36 // 64 bytes per vector: the sums between chunks
 	BatchDescBytes    = 40
 )
 
