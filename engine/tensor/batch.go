@@ -55,7 +55,7 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 // its dot kernel.
 func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	rb := m.rowBytes
-	tile := max(1, tileBytes/rb)
+	tile := max(4, tileBytes/rb&^3) // whole groups of four rows, as the SIMD kernels take them
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
 		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr}

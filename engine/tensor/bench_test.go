@@ -53,15 +53,15 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
-// BenchmarkMatMul times MatMul on the same matrices with blocks of 4 and
-// 32 vectors (prompt blocks), reporting GFLOP/s (2·rows·cols per vector):
+// BenchmarkMatMul times MatMul on the same matrices with blocks of 2 to 32
+// vectors (prompt blocks), reporting GFLOP/s (2·rows·cols per vector):
 // against BenchmarkMatVec, the gain of taking the vectors together.
 func BenchmarkMatMul(b *testing.B) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	for _, typ := range kernelTypes {
 		b.Run(typ.String(), func(b *testing.B) {
 			m := benchMatrix(b, rng, typ)
-			for _, n := range []int{4, 32} {
+			for _, n := range []int{2, 4, 8, 32} {
 				b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 					x := randNormal(rng, n*benchCols, 1)
 					out := make([]float32, n*benchRows)

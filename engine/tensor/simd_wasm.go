@@ -179,9 +179,12 @@ func (b *simdBatch) reserve(n int) {
 
 // matMulMinVectors is the fewest vectors for which the batched kernels
 // beat the matrix–vector kernel once per vector: with one they are no
-// faster (decoding into scratch costs about as much as it saves), with
-// two 1.3 to 1.6 times as fast (measured on 2048×768 matrices).
-const matMulMinVectors = 2
+// faster (decoding into scratch costs about as much as it saves), with two
+// 1.1 to 1.6 times as fast, F16 1.4 (measured on 2048×768 matrices). But
+// BF16, whose matrix–vector kernel has next to nothing to decode, gains
+// only from eight vectors on (0.7 times as fast with two, as fast with
+// four, 1.2 times with eight).
+const matMulMinVectors, matMulMinVectorsBF16 = 2, 8
 
 // matMulSIMD computes a batched product's tile (out[t·stride + r] for the
 // rows of m and every encoding in acts, which are ws's batch) with SIMD
@@ -213,7 +216,7 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	case Q6_K:
 		kernel, blocks = simdMatMulQ6K, m.Cols/qkK
 	}
-	if kernel == nil || len(acts) < matMulMinVectors {
+	if kernel == nil || len(acts) < matMulMinVectors || m.Type == BF16 && len(acts) < matMulMinVectorsBF16 {
 		for t := range acts {
 			if !matVecSIMD(out[t*stride:t*stride+m.Rows], m, &acts[t]) {
 				return false

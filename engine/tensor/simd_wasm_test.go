@@ -138,7 +138,7 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 				for _, rows := range []int{1, 2, 3, 4, 5, 7, 9, 13} {
 					trial := rows + c
 					m := matrixOfRows(t, typ, rows, c, func(r int) []byte { return randomSIMDRow(t, rng, typ, c, (r+trial)%2) })
-					for _, n := range []int{2, 3, 5} {
+					for _, n := range []int{2, 3, 5, 9} {
 						x := make([]float32, 0, n*c)
 						for tok := range n {
 							x = append(x, randomActivation(rng, c, trial+tok)...)
