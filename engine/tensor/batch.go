@@ -44,15 +44,16 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 		if i == 0 || m.tr.vec != encoded {
 			acts, encoded = ws.encodeBatch(m.tr.vec, x, n, cols), m.tr.vec
 		}
-		matMul(p.Out[:n*m.Rows], m, acts)
+		matMul(p.Out[:n*m.Rows], m, acts, ws)
 	}
 }
 
-// matMul computes the batched product of m with the encoded vectors acts,
-// a tile of rows at a time: with the SIMD kernels where there are some for
-// the type, else with the type's batched pure-Go kernel (traits.dotRows)
-// if it has one, else row by row and token by token with its dot kernel.
-func matMul(out []float32, m *Matrix, acts []activation) {
+// matMul computes the batched product of m with the encoded vectors acts
+// (ws's batch), a tile of rows at a time: with the SIMD kernels where there
+// are some for the type, else with the type's batched pure-Go kernel
+// (traits.dotRows) if it has one, else row by row and token by token with
+// its dot kernel.
+func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	rb := m.rowBytes
 	dotRows := m.tr.dotRows
 	if len(acts) < minDotRows {
@@ -63,12 +64,12 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 			pack(&acts[i])
 		}
 	}
-	tile := max(1, tileBytes/rb)
+	tile := max(4, tileBytes/rb&^3) // whole groups of four rows, as the SIMD kernels take them
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
 		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr}
 		o := out[r0:]
-		if matMulSIMD(o, m.Rows, &rows, acts) {
+		if matMulSIMD(o, m.Rows, &rows, acts, ws) {
 			continue
 		}
 		if dotRows != nil {
@@ -92,18 +93,37 @@ func matMul(out []float32, m *Matrix, acts []activation) {
 const minDotRows = 2
 
 // Reserve makes room in ws for n encoded vectors of up to its column count,
-// allocating only when it has less.
+// allocating only when it has less. The vectors' encodings are in common
+// arrays, vector t's at t times the stride of its first, so that a
+// batched SIMD kernel finds them all from one pointer.
 func (ws *Workspace) Reserve(n int) {
 	if n <= len(ws.batch) {
 		return
 	}
+	cols := len(ws.rounded) // maxCols in whole Q8_K blocks
+	rounded, q := make([]float32, n*cols), make([]int8, n*cols)
+	d, s, sum := make([]float32, n*cols/qk8), make([]float32, n*cols/qk8), make([]int32, n*cols/qk8)
+	bsums := make([]int16, n*cols/16)
 	ws.batch = make([]Workspace, n)
-	for i := range ws.batch {
-		ws.batch[i] = *NewWorkspace(ws.maxCols)
-		a := &ws.batch[i].act
-		a.p, a.p3 = make([][8]uint64, len(a.q)/32), make([][11]uint64, len(a.q)/32)
+	for t := range ws.batch {
+		ws.batch[t] = Workspace{
+			maxCols: ws.maxCols,
+			rounded: part(rounded, t, cols),
+			act: activation{
+				q: part(q, t, cols), d: part(d, t, cols/qk8), s: part(s, t, cols/qk8),
+				sum: part(sum, t, cols/qk8), bsums: part(bsums, t, cols/16),
+				// packed quants for the batched pure-Go kernels (traits.pack)
+				p: make([][8]uint64, cols/32), p3: make([][11]uint64, cols/32),
+			},
+		}
 	}
 	ws.acts = make([]activation, n)
+	ws.simd.reserve(n)
+}
+
+// part is x's t-th part of size elements, with no room to grow into the next.
+func part[T any](x []T, t, size int) []T {
+	return x[t*size : (t+1)*size : (t+1)*size]
 }
 
 // encodeBatch encodes the n vectors of x (cols each) as vec, each in its own

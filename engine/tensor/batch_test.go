@@ -11,15 +11,16 @@ import (
 
 // TestMatMulIsMatVecs (issue 12): a batched product gives, bit for bit,
 // what MatVec gives token by token, for every type, for blocks of 1 to 33
-// vectors and matrices of fewer and more rows than a tile; and once its
-// workspace has room it allocates nothing.
+// vectors and matrices of fewer and more rows than a tile, and rows long
+// enough that the batched SIMD kernels decode them in several chunks; and
+// once its workspace has room it allocates nothing.
 func TestMatMulIsMatVecs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 1))
 	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
-		for _, shape := range []struct{ rows, cols int }{{7, 256}, {300, 512}, {4096 + 5, 256}} {
+		for _, shape := range []struct{ rows, cols int }{{7, 256}, {300, 512}, {4096 + 5, 256}, {9, 4096}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				m := randomMatrix(t, rng, typ, shape.rows, shape.cols)
-				for _, n := range []int{1, 2, 5, 33} {
+				for _, n := range []int{1, 2, 4, 5, 33} {
 					x := make([]float32, n*shape.cols)
 					for i := range x {
 						x[i] = float32(rng.NormFloat64())

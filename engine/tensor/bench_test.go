@@ -1,54 +1,91 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
 
-// BenchmarkMatVec times MatVec on a 2048×768 matrix of random weights for
-// every type (as a feed-forward projection of a small model), reporting
-// GFLOP/s (2·rows·cols per product) and allocations (which must be zero).
+// benchRows, benchCols: the shape of the benchmarks' matrices, a
+// feed-forward projection of a small model.
+const benchRows, benchCols = 2048, 768
+
+// benchMatrix is a benchRows×benchCols matrix of random weights of type typ.
+func benchMatrix(b *testing.B, rng *rand.Rand, typ Type) *Matrix {
+	rb, err := RowBytes(typ, benchCols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := alignedBytes(benchRows * rb)
+	w := randNormal(rng, benchCols, 0.05)
+	for r := range benchRows {
+		if err := Quantize(typ, data[r*rb:(r+1)*rb], w); err != nil {
+			b.Fatal(err)
+		}
+		w = append(w[1:], w[0]) // a different row each time, cheaply
+	}
+	m, err := NewMatrix(typ, benchRows, benchCols, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkMatVec times MatVec on a benchRows×benchCols matrix for every
+// type, reporting GFLOP/s (2·rows·cols per product) and allocations (which
+// must be zero).
 func BenchmarkMatVec(b *testing.B) {
-	const rows, cols = 2048, 768
 	rng := rand.New(rand.NewPCG(11, 11))
-	x := randNormal(rng, cols, 1)
+	x := randNormal(rng, benchCols, 1)
 	for _, typ := range kernelTypes {
 		b.Run(typ.String(), func(b *testing.B) {
-			rb, err := RowBytes(typ, cols)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data := alignedBytes(rows * rb)
-			w := randNormal(rng, cols, 0.05)
-			for r := range rows {
-				if err := Quantize(typ, data[r*rb:(r+1)*rb], w); err != nil {
-					b.Fatal(err)
-				}
-				w = append(w[1:], w[0]) // a different row each time, cheaply
-			}
-			m, err := NewMatrix(typ, rows, cols, data)
-			if err != nil {
-				b.Fatal(err)
-			}
-			out := make([]float32, rows)
-			ws := NewWorkspace(cols)
+			m := benchMatrix(b, rng, typ)
+			out := make([]float32, benchRows)
+			ws := NewWorkspace(benchCols)
 			b.ReportAllocs()
-			b.SetBytes(int64(len(data)))
+			b.SetBytes(int64(len(m.Data)))
 			b.ResetTimer()
 			for b.Loop() {
 				MatVec(out, m, x, ws)
 			}
-			b.ReportMetric(2*rows*cols*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(2*benchRows*benchCols*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
 
-// BenchmarkMatMul times a batched product of 32 vectors (a prompt block)
-// with a 2048×5632 matrix (TinyLlama's feed-forward down projection) for
-// every type, against the 32 MatVec calls it replaces, reporting GFLOP/s:
-//
-//	go test ./engine/tensor/ -run '^$' -bench MatMul -benchtime 1x
+// BenchmarkMatMul times MatMul on the same matrices with blocks of 2 to 32
+// vectors (prompt blocks), reporting GFLOP/s (2·rows·cols per vector):
+// against BenchmarkMatVec, the gain of taking the vectors together.
 func BenchmarkMatMul(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, typ := range kernelTypes {
+		b.Run(typ.String(), func(b *testing.B) {
+			m := benchMatrix(b, rng, typ)
+			for _, n := range []int{2, 4, 8, 32} {
+				b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+					x := randNormal(rng, n*benchCols, 1)
+					out := make([]float32, n*benchRows)
+					ws := NewWorkspace(benchCols)
+					MatMul(out, m, x, n, ws)
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						MatMul(out, m, x, n, ws)
+					}
+					b.ReportMetric(2*benchRows*benchCols*float64(n*b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkMatMulDown times a batched product of 32 vectors (a prompt
+// block) with a 2048×5632 matrix (TinyLlama's feed-forward down
+// projection) for every type, against the 32 MatVec calls it replaces,
+// reporting GFLOP/s:
+//
+//	go test ./engine/tensor/ -run '^$' -bench MatMulDown -benchtime 1x
+func BenchmarkMatMulDown(b *testing.B) {
 	const rows, cols, n = 2048, 5632, 32
 	rng := rand.New(rand.NewPCG(12, 12))
 	x := randNormal(rng, n*cols, 1)

@@ -86,8 +86,9 @@ type Workspace struct {
 	maxCols int
 	rounded []float32 // (maxCols) x rounded to F16 or BF16; act.f points here or to x
 	act     activation
-	batch   []Workspace  // one per vector of a batched product (Reserve)
+	batch   []Workspace  // one per vector of a batched product (Reserve), in common arrays
 	acts    []activation // the batch's encodings, as MatMuls hands them to the kernels
+	simd    simdBatch    // the batched SIMD kernels' scratch (nothing without them)
 }
 
 // activation is an input vector x encoded for one family of kernels. Which

@@ -15,9 +15,14 @@ func matVecSIMD([]float32, *Matrix, *activation) bool {
 	return false
 }
 
-func matMulSIMD([]float32, int, *Matrix, []activation) bool {
+func matMulSIMD([]float32, int, *Matrix, []activation, *Workspace) bool {
 	return false
 }
+
+// simdBatch is empty without the SIMD kernels.
+type simdBatch struct{}
+
+func (*simdBatch) reserve(int) {}
 
 func dotF32RowsSIMD(_, _, _ []float32, _ int) bool {
 	return false

@@ -1,9 +1,11 @@
 // Package simdgen emits kernels.wasm, the WebAssembly SIMD128 module whose
 // kernels engine/tensor calls (through //go:wasmimport, in builds with the
 // wasmlm_simd tag) in place of its pure-Go ones: the matrix–vector products
-// of F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K weights, the Q8_0 and Q8_K
-// encoders of the activation, and the two products of attention over the
-// KV cache.
+// of F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K weights, their
+// batched products with a block of prompt tokens (matmul_*, matmul.go and
+// matmul_float.go: each block of weights decoded once for all the tokens),
+// the Q8_0 and Q8_K encoders of the activation, and the two products of
+// attention over the KV cache.
 //
 // The module imports the Go instance's own memory and the Go side passes
 // byte offsets of the weights, the activation and the output, so nothing is
@@ -11,19 +13,28 @@
 // counterpart: the integer part of a quantized dot product is exact in any
 // order, and the float operations are the pure-Go ones in the pure-Go
 // order, with four rows in the four lanes of an f32x4 (the F32-like kernels
-// keep the pure-Go four partial sums of one row in the lanes instead).
-// WebAssembly SIMD has no fused multiply-add, so every product is rounded
-// before it is added, as in Go.
+// keep the pure-Go four partial sums of one row in the lanes instead); a
+// batched kernel computes each of its vectors exactly as the matrix–vector
+// kernel would. WebAssembly SIMD has no fused multiply-add, so every
+// product is rounded before it is added, as in Go.
 //
 // The kernels are Go code that emits instructions with internal/wasmgen
 // (its package comment says why not WebAssembly text); `go generate
 // ./internal/simdgen` writes the module to kernels.wasm, which is
 // committed, and a test fails if regenerating would change it. Nothing
 // imports this package: it is a build tool, and the hosts load the module
-// it wrote. V8 schedules
-// a long basic block with no regard for register pressure, so the kernels
-// loop over sub-blocks rather than unroll them (unrolled, Q4_K ran at 13
-// GFLOP/s instead of 31, spilling).
+// it wrote.
+//
+// V8 schedules a long basic block with no regard for register pressure, so
+// the kernels loop over sub-blocks rather than unroll them (unrolled, Q4_K
+// ran at 13 GFLOP/s instead of 31, spilling). It places a block's loads
+// first, in program order, and the arithmetic on them as late as it can: a
+// store between two groups of loads makes it finish the first group's
+// arithmetic before it loads the second (the batched kernels send a pair
+// of rows' sums through memory so: 49 GFLOP/s for Q8_0 instead of 38).
+// Small inner loops it unrolls itself, up to five times, more readily the
+// deeper they nest (a loop over the two pairs of rows only reached 43).
+// `node --print-wasm-code --no-liftoff` shows what it made of a kernel.
 package simdgen
 
 //go:generate go run gen.go

@@ -30,6 +30,20 @@ const (
 	MatVecQ4_K = "matvec_q4_k"
 	// MatVecQ6_K (out, w, xq, xd, rows, blocks): x encoded as Q8_K.
 	MatVecQ6_K = "matvec_q6_k"
+	// MatMulQ8_0, MatMulQ4_0, MatMulQ5_0, MatMulQ4_K and MatMulQ6_K (out,
+	// w, rows, blocks, batch): the matrix–vector kernel of the type for
+	// every vector of a batch (see emitMatMul and the Batch* fields).
+	MatMulQ8_0 = "matmul_q8_0"
+	MatMulQ4_0 = "matmul_q4_0"
+	MatMulQ5_0 = "matmul_q5_0"
+	MatMulQ4_K = "matmul_q4_k"
+	MatMulQ6_K = "matmul_q6_k"
+	// MatMulF32, MatMulF16 and MatMulBF16 (out, w, rows, cols, batch):
+	// the same for the float types, the batch's Q being the vectors'
+	// float32 activations (see emitMatMulFloat).
+	MatMulF32  = "matmul_f32"
+	MatMulF16  = "matmul_f16"
+	MatMulBF16 = "matmul_bf16"
 	// AddScaledRowsF32 (out, a, v, rows, cols, stride): for t = 0..rows-1 in
 	// order, out[i] += a[t]·v[t·stride+i] for i < cols, each product rounded.
 	AddScaledRowsF32 = "add_scaled_rows_f32"
@@ -52,6 +66,14 @@ func Module() ([]byte, error) {
 	emitMatVecQ5_0(m)
 	emitMatVecQ4K(m)
 	emitMatVecQ6K(m)
+	emitMatMulQ8_0(m)
+	emitMatMulQ4_0(m)
+	emitMatMulQ5_0(m)
+	emitMatMulQ4K(m)
+	emitMatMulQ6K(m)
+	emitMatMulF32(m)
+	emitMatMulF16(m)
+	emitMatMulBF16(m)
 	emitAddScaledRowsF32(m)
 	emitEncodeQ8_0(m)
 	emitEncodeQ8K(m)

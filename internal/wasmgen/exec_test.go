@@ -121,6 +121,9 @@ var execCases = []execCase{
 	{"i16x8.shl", false, storeV(I16x8Shl(opA, I32Const(3))), lanes16(func(a, _ v128, i int) uint16 { return u16(a, i) << 3 })},
 	{"i16x8.shr_s", false, storeV(I16x8ShrS(opA, I32Const(21))), lanes16(func(a, _ v128, i int) uint16 { return uint16(int16(u16(a, i)) >> 5) })},
 	{"i16x8.shr_u", false, storeV(I16x8ShrU(opA, I32Const(12))), lanes16(func(a, _ v128, i int) uint16 { return u16(a, i) >> 12 })},
+	{"i16x8.add", false, storeV(I16x8Add(opA, opB)), lanes16(func(a, b v128, i int) uint16 { return u16(a, i) + u16(b, i) })},
+	{"i16x8.sub", false, storeV(I16x8Sub(opA, opB)), lanes16(func(a, b v128, i int) uint16 { return u16(a, i) - u16(b, i) })},
+	{"i16x8.mul", false, storeV(I16x8Mul(opA, opB)), lanes16(func(a, b v128, i int) uint16 { return u16(a, i) * u16(b, i) })},
 	{"i16x8.splat", false, storeV(I16x8Splat(scalarA())), lanes16(func(a, _ v128, _ int) uint16 { return u16(a, 0) })},
 	{"i16x8.eq", false, storeV(I16x8Eq(opA, opC)), func(a, _, c v128) (r v128) {
 		for i := range 8 {
@@ -216,6 +219,7 @@ var execCases = []execCase{
 	{"i32x4 const", false, storeV(I32x4Const([4]uint32{1, 0xfffffffe, 0x12345678, 0x80000000})), lanes32(func(_, _, _ v128, i int) uint32 {
 		return [4]uint32{1, 0xfffffffe, 0x12345678, 0x80000000}[i]
 	})},
+	{"v128.load8x8_s", false, storeV(V128Load8x8S(I32Const(0), 3)), lanes16(func(a, _ v128, i int) uint16 { return uint16(int16(int8(a[3+i]))) })},
 	{"v128.load16x4_u", false, storeV(V128Load16x4U(I32Const(0), 2)), lanes32(func(a, _, _ v128, i int) uint32 { return uint32(u16(a, 1+i)) })},
 	{"v128.load32_splat", false, storeV(V128Load32Splat(I32Const(4), 16)), lanes32(func(_, b, _ v128, _ int) uint32 { return u32(b, 1) })},
 	{"v128.load16_lane", false, storeV(V128Load16Lane(I32Const(2), 4, opB, 3)), func(a, b, _ v128) v128 {
@@ -242,6 +246,10 @@ var execCases = []execCase{
 	{"i32.shl", false, storeI32(I32Shl(scalarA(), scalarB())), func(a, b, _ v128) v128 { return scalarOut(u32(a, 0) << (u32(b, 0) & 31)) }},
 	{"i32.load", false, storeI32(I32Load(I32Const(4), 12)), func(_, b, _ v128) v128 { return scalarOut(u32(b, 0)) }},
 	{"i32.shr_u", false, storeI32(I32ShrU(scalarA(), scalarB())), func(a, b, _ v128) v128 { return scalarOut(u32(a, 0) >> (u32(b, 0) & 31)) }},
+	{"i32.load8_s", false, storeI32(I32Load8S(I32Const(4), 1)), func(a, _, _ v128) v128 { return scalarOut(uint32(int32(int8(a[5])))) }},
+	{"i32.load8_u", false, storeI32(I32Load8U(I32Const(4), 2)), func(a, _, _ v128) v128 { return scalarOut(uint32(a[6])) }},
+	{"i32.lt_u", false, storeI32(I32LtU(scalarA(), scalarB())), func(a, b, _ v128) v128 { return scalarOut(boolI32(u32(a, 0) < u32(b, 0))) }},
+	{"i32.div_u", false, storeI32(I32DivU(scalarA(), I32Or(scalarB(), I32Const(1)))), func(a, b, _ v128) v128 { return scalarOut(u32(a, 0) / (u32(b, 0) | 1)) }},
 	{"i32.load16_u", false, storeI32(I32Load16U(I32Const(4), 2)), func(a, _, _ v128) v128 { return scalarOut(uint32(u16(a, 3))) }},
 	{"select", false, storeI32(Select(scalarA(), scalarB(), I32LtS(scalarA(), scalarB()))), func(a, b, _ v128) v128 {
 		return scalarOut(uint32(min(int32(u32(a, 0)), int32(u32(b, 0)))))

@@ -22,6 +22,8 @@ const (
 
 	opI32Load    = 0x28
 	opF32Load    = 0x2a
+	opI32Load8S  = 0x2c
+	opI32Load8U  = 0x2d
 	opI32Load16U = 0x2f
 	opI32Store   = 0x36
 	opF32Store   = 0x38
@@ -32,6 +34,7 @@ const (
 
 	opI32Eq  = 0x46
 	opI32LtS = 0x48
+	opI32LtU = 0x49
 	opI32GeS = 0x4e
 	opF32Eq  = 0x5b
 	opF32Ne  = 0x5c
@@ -40,6 +43,7 @@ const (
 	opI32Add  = 0x6a
 	opI32Sub  = 0x6b
 	opI32Mul  = 0x6c
+	opI32DivU = 0x6e
 	opI32And  = 0x71
 	opI32Or   = 0x72
 	opI32Shl  = 0x74
@@ -58,6 +62,7 @@ const (
 // SIMD opcodes (after the 0xFD prefix).
 const (
 	simdV128Load          = 0x00
+	simdV128Load8x8S      = 0x01
 	simdV128Load16x4U     = 0x04
 	simdV128Load32Splat   = 0x09
 	simdV128Store         = 0x0b
@@ -94,6 +99,9 @@ const (
 	simdI16x8Shl                  = 0x8b
 	simdI16x8ShrS                 = 0x8c
 	simdI16x8ShrU                 = 0x8d
+	simdI16x8Add                  = 0x8e
+	simdI16x8Sub                  = 0x91
+	simdI16x8Mul                  = 0x95
 	simdI32x4ExtendLowI16x8S      = 0xa7
 	simdI32x4ExtendLowI16x8U      = 0xa9
 	simdI32x4ExtendHighI16x8U     = 0xaa
@@ -123,6 +131,12 @@ func I32Load(addr Expr, offset uint32) Expr { return load(opI32Load, 2, addr, of
 // F32Load is f32.load.
 func F32Load(addr Expr, offset uint32) Expr { return load(opF32Load, 2, addr, offset) }
 
+// I32Load8S is i32.load8_s.
+func I32Load8S(addr Expr, offset uint32) Expr { return load(opI32Load8S, 0, addr, offset) }
+
+// I32Load8U is i32.load8_u.
+func I32Load8U(addr Expr, offset uint32) Expr { return load(opI32Load8U, 0, addr, offset) }
+
 // I32Load16U is i32.load16_u.
 func I32Load16U(addr Expr, offset uint32) Expr { return load(opI32Load16U, 1, addr, offset) }
 
@@ -142,6 +156,9 @@ func I32Eq(a, b Expr) Expr { return plain(opI32Eq, a, b) }
 
 // I32LtS is i32.lt_s.
 func I32LtS(a, b Expr) Expr { return plain(opI32LtS, a, b) }
+
+// I32LtU is i32.lt_u.
+func I32LtU(a, b Expr) Expr { return plain(opI32LtU, a, b) }
 
 // I32GeS is i32.ge_s.
 func I32GeS(a, b Expr) Expr { return plain(opI32GeS, a, b) }
@@ -163,6 +180,9 @@ func I32Sub(a, b Expr) Expr { return plain(opI32Sub, a, b) }
 
 // I32Mul is i32.mul.
 func I32Mul(a, b Expr) Expr { return plain(opI32Mul, a, b) }
+
+// I32DivU is i32.div_u (traps on a zero divisor).
+func I32DivU(a, b Expr) Expr { return plain(opI32DivU, a, b) }
 
 // I32And is i32.and.
 func I32And(a, b Expr) Expr { return plain(opI32And, a, b) }
@@ -195,6 +215,11 @@ func F32ReinterpretI32(a Expr) Expr { return plain(opF32ReinterpretI32, a) }
 
 // V128Load is v128.load.
 func V128Load(addr Expr, offset uint32) Expr { return simdLoad(simdV128Load, 4, addr, offset) }
+
+// V128Load8x8S is v128.load8x8_s: 8 int8 sign-extended to i16x8.
+func V128Load8x8S(addr Expr, offset uint32) Expr {
+	return simdLoad(simdV128Load8x8S, 3, addr, offset)
+}
 
 // V128Load16x4U is v128.load16x4_u: 4 uint16 zero-extended to i32x4.
 func V128Load16x4U(addr Expr, offset uint32) Expr {
@@ -303,6 +328,15 @@ func I16x8ShrS(a, n Expr) Expr { return simdOp(simdI16x8ShrS, a, n) }
 
 // I16x8ShrU is i16x8.shr_u (shift count modulo 16).
 func I16x8ShrU(a, n Expr) Expr { return simdOp(simdI16x8ShrU, a, n) }
+
+// I16x8Add is i16x8.add (wrapping).
+func I16x8Add(a, b Expr) Expr { return simdOp(simdI16x8Add, a, b) }
+
+// I16x8Sub is i16x8.sub (wrapping).
+func I16x8Sub(a, b Expr) Expr { return simdOp(simdI16x8Sub, a, b) }
+
+// I16x8Mul is i16x8.mul (wrapping).
+func I16x8Mul(a, b Expr) Expr { return simdOp(simdI16x8Mul, a, b) }
 
 // I32x4ExtaddPairwiseI16x8S is i32x4.extadd_pairwise_i16x8_s.
 func I32x4ExtaddPairwiseI16x8S(a Expr) Expr { return simdOp(simdI32x4ExtaddPairwiseI16x8S, a) }
