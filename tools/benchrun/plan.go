@@ -11,7 +11,7 @@ type runSpec struct {
 }
 
 // heavyShape is the shape too slow for some of our hosts: TinyLlama-1.1B,
-// 12 times stories110M's compute per token. Natively (the pure-Go kernels,
+// 10 times stories110M's work per token. Natively (the pure-Go kernels,
 // about 1.5 tokens/s) it runs the short prompt only and generates
 // heavyNativeTokens; the other hosts of pure-Go kernels (wasm, chromium,
 // chromium-2w) would take longer still, and wasm-simd and chromium-simd-2w

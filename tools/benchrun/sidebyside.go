@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 )
 
 // The side-by-side tables put our numbers next to the peers measured in the
@@ -210,15 +209,4 @@ func printSideBySide(w io.Writer, rep Report) {
 		}
 		fmt.Fprintf(w, "| %s | %s %s | %d | %.1f | %.1f | %.2f× | %s |\n", what, t.Shape, t.Type, t.Prompt, t.Ours, t.Peer, t.Ratio, t.Verdict)
 	}
-}
-
-// markdownLines are the lines of s that are table rows.
-func markdownLines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, "|") {
-			out = append(out, l)
-		}
-	}
-	return out
 }

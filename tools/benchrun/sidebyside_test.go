@@ -141,6 +141,5 @@ func TestPrintSideBySide(t *testing.T) {
 func TestLastLine(t *testing.T) {
 	assert.Equal(t, `{"a":1}`, lastLine("[node-llama-cpp] a warning\n{\"a\":1}\n\n"))
 	assert.Equal(t, "c | d", lastLines("a\nb\nc\nd\n", 2))
-	assert.Equal(t, []string{"| a |", "| b |"}, markdownLines("x\n| a |\ny\n| b |"))
 	assert.True(t, strings.HasPrefix(limitsNote, "tinyllama"))
 }
