@@ -95,9 +95,12 @@ worker-run: worker
 test-e2e-worker: worker
 	WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^Test(Worker|HTTP)' ./tests/e2e/
 
-## bench: speed on every host (native, wasm in Node with and without SIMD, headless Chromium) for the default model and
-## random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K: one table, bench/results.json (see bench/README.md).
-## BENCH=quick: the default model and stories15M only, into bench/results-quick.json. Models are generated into bench/models/.
+## bench: speed on every host (native, wasm in Node with and without SIMD, headless Chromium) and, side by side on the same files,
+## llama.cpp natively (node-llama-cpp, 1 and 2 threads) and wllama in the same Chromium (needs npm ci --omit=optional), for the default
+## model and random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K and TinyLlama-1.1B ones in Q8_0, Q4_0, Q4_K, with a
+## 128-token prompt and a 512-token one: the tables, bench/results.json (see bench/README.md). BENCH=quick: the default model and
+## stories15M only, into bench/results-quick.json. BENCH=peers: issue 12's targets only (stories110M and TinyLlama, Q8_0/Q4_0/Q4_K, on
+## native, chromium-simd and the peers), into bench/results-peers.json. Models are generated into bench/models/.
 BENCH ?= full
 bench: web
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs beyond Go, when it is missing:
 #   node/npm  (Debian packages nodejs, npm)  — wasm tests under Node, npm ci
-#   node_modules from package-lock.json      — reference tokenizers, workerd, openai
+#   node_modules from package-lock.json      — reference tokenizers, workerd, openai, and the benchmark's
+#                                              peers (node-llama-cpp with its CPU binary, wllama)
 #   Chromium  (Debian package chromium)      — the browser e2e tests
 # System packages are installed with apt-get when running as root on Debian;
 # otherwise the script names the package to install and fails.
@@ -23,9 +24,12 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt_install nodejs npm
 fi
 
-# npm ci when node_modules is missing or older than the lockfile.
+# npm ci when node_modules is missing or older than the lockfile. --omit=optional
+# leaves out node-llama-cpp's optional GPU builds (CUDA, Vulkan: 650 MB); its CPU
+# binary is a direct dependency, and workerd's postinstall fetches its own
+# platform's binary, an optional dependency too, from the registry.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  npm ci --omit=optional --no-audit --no-fund
 fi
 
 # The browser tests use $CHROME_PATH when set, else the first of these on

@@ -88,7 +88,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		set     benchSettings
 		jsonOut = fs.Bool("json", false, "print one JSON object")
 		gen     = fs.String("gen", "", "write the random-weight benchmark models to this directory as <shape>-<type>.gguf, then exit")
-		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated")
+		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only)")
 	)
 	fs.Var(&paths, "m", "model file: GGUF or llama2.c checkpoint (repeatable; default: the embedded "+models.DefaultName+")")
 	fs.StringVar(&set.tokenizer, "tokenizer", "", "llama2.c tokenizer.bin (for llama2.c checkpoints)")

@@ -26,7 +26,7 @@ type benchManifest struct {
 // manifestEntry is one generated model.
 type manifestEntry struct {
 	Name  string        `json:"name"`  // <shape>-<type>
-	Shape string        `json:"shape"` // stories15M, stories110M
+	Shape string        `json:"shape"` // stories15M, stories110M, tinyllama
 	Type  string        `json:"type"`  // the spec's tensor type (see MatrixTypes)
 	File  string        `json:"file"`  // Name + ".gguf", in the directory
 	Size  int64         `json:"size"`
@@ -94,7 +94,10 @@ func writeBenchModel(dir string, m modelgen.Model) (manifestEntry, error) {
 		}
 		e.MatrixTypes[t.String()] += m.Spec.Layers
 	}
-	e.MatrixTypes[mustType(m.Spec, m.Spec.Dim)]++ // the (tied) token embedding
+	e.MatrixTypes[mustType(m.Spec, m.Spec.Dim)]++ // the token embedding (the output too, when tied)
+	if m.Spec.SeparateOutput {
+		e.MatrixTypes[mustType(m.Spec, m.Spec.Dim)]++
+	}
 	path := filepath.Join(dir, e.File)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {

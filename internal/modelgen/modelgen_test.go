@@ -284,6 +284,17 @@ func TestBenchModels(t *testing.T) {
 	}
 	_, err = modelgen.BenchModels("stories42M")
 	require.ErrorIs(t, err, modelgen.ErrSpec)
+
+	// TinyLlama's shape, not among ShapeNames: quantized only, its own output.
+	ms, err = modelgen.BenchModels("tinyllama")
+	require.NoError(t, err)
+	names = nil
+	for _, m := range ms {
+		names = append(names, m.Name)
+		assert.True(t, m.Spec.SeparateOutput, m.Name)
+		assert.Equal(t, modelgen.TinyLlama(), m.Spec.Shape)
+	}
+	assert.Equal(t, []string{"tinyllama-Q8_0", "tinyllama-Q4_0", "tinyllama-Q4_K"}, names)
 }
 
 // Build a random llama model of stories15M's shape with 4-bit K-quant

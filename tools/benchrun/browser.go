@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -42,12 +43,15 @@ type browserHost struct {
 	// workers is WasmLM.load's workers option: how many Web Workers the
 	// model is split across (0 means 1). The run checks lm.info.workers.
 	workers int
+	// wllama runs the page script of wllama (llama.cpp in WebAssembly, one
+	// thread) instead of ours: see wllama.go.
+	wllama bool
 }
 
 // browserHosts are the browser hosts: the page with its pure-Go kernels and
 // with its SIMD128 kernels, each in one Web Worker and split across two
-// (issue 6 item 4: the load option workers).
-func browserHosts(want map[string]bool) []browserHost {
+// (issue 6 item 4: the load option workers), and wllama with one thread.
+func browserHosts(root string, want map[string]bool) []browserHost {
 	var hosts []browserHost
 	if want["chromium"] {
 		hosts = append(hosts, browserHost{Host: Host{Name: "chromium",
@@ -65,6 +69,15 @@ func browserHosts(want map[string]bool) []browserHost {
 		hosts = append(hosts, browserHost{simd: true, workers: 2, Host: Host{Name: "chromium-simd-2w",
 			Description: "chromium-simd with workers: 2: the SIMD128 kernels in two Web Workers; peak memory is both workers'"}})
 	}
+	if want["wllama-1t"] {
+		h := browserHost{wllama: true, Host: Host{Name: "wllama-1t",
+			Description: "wllama (llama.cpp in WebAssembly with SIMD128, @wllama/wllama pinned in package.json) in the same Chromium, one thread (no COOP/COEP), on the CPU: " +
+				"the same prompt of token ids as wasmlm bench's; its own timings (prompt_per_second, predicted_per_second)"}}
+		if _, err := os.Stat(filepath.Join(wllamaDir(root), "index.js")); err != nil {
+			h.Skipped = "needs @wllama/wllama: run npm ci --omit=optional"
+		}
+		hosts = append(hosts, h)
+	}
 	return hosts
 }
 
@@ -78,8 +91,9 @@ type browser struct {
 	problems []string // uncaught exceptions and console errors
 }
 
-// startBrowser serves dist and modelDir and starts Chromium.
-func startBrowser(dist, modelDir string) (*browser, error) {
+// startBrowser serves dist, modelDir and wllama's module (wllamaESM, at
+// wllamaURL) and starts Chromium.
+func startBrowser(dist, modelDir, wllamaESM string) (*browser, error) {
 	for _, f := range []string{"wasmlm.js", "wasmlm.worker.js", "wasmlm.wasm", "wasm_exec.js", "models/stories260K-F16.gguf"} {
 		if _, err := os.Stat(dist + "/" + f); err != nil {
 			return nil, fmt.Errorf("%s is not a `make web` site: %w", dist, err)
@@ -91,6 +105,7 @@ func startBrowser(dist, modelDir string) (*browser, error) {
 	b := &browser{}
 	mux := http.NewServeMux()
 	mux.Handle(modelsURL, http.StripPrefix(modelsURL, http.FileServer(http.Dir(modelDir))))
+	mux.Handle(wllamaURL, http.StripPrefix(wllamaURL, http.FileServer(http.Dir(wllamaESM))))
 	mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>bench</title></head><body></body></html>`)
@@ -182,7 +197,7 @@ const pageScript = `(async () => {
 })()`
 
 // run measures one model in a tab of its own (and so a worker of its own).
-func (b *browser) run(h browserHost, m benchModel, s Settings, log io.Writer) Result {
+func (b *browser) run(h browserHost, m benchModel, s Settings, spec runSpec, log io.Writer) Result {
 	r := newResult(h.Name, m)
 	ctx, cancel := chromedp.NewContext(b.ctx)
 	defer cancel()
@@ -209,8 +224,11 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, log io.Writer) Re
 		r.Error = err.Error()
 		return r
 	}
+	if h.wllama {
+		return runWllama(ctx, r, m, s, spec)
+	}
 	workers := max(h.workers, 1)
-	script := fmt.Sprintf(pageScript, m.URL, h.simd, workers, s.PromptTokens, s.PromptTokens, s.WarmupMS, s.MaxTokens)
+	script := fmt.Sprintf(pageScript, m.URL, h.simd, workers, spec.Prompt, spec.Prompt, s.WarmupMS, spec.N)
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](script, chromedp.EvalAwaitPromise))
 	if err != nil {
 		r.Error = err.Error()

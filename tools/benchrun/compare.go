@@ -20,12 +20,12 @@ type runChange struct {
 	MinRatio, MaxRatio float64
 }
 
-// compareRuns compares the decode speeds of two runs, host by host in the
-// order the later run lists them.
+// compareRuns compares the decode speeds of two runs (after their short
+// prompt), host by host in the order the later run lists them.
 func compareRuns(before, after Report) []runChange {
 	speed := func(rep Report) map[[2]string]float64 {
 		m := map[[2]string]float64{}
-		for _, r := range rep.Results {
+		for _, r := range shortPrompt(rep) {
 			if r.Error == "" && r.DecodeTokensPerSecond > 0 {
 				m[[2]string{r.Host, r.Model}] = r.DecodeTokensPerSecond
 			}
@@ -43,7 +43,7 @@ func compareRuns(before, after Report) []runChange {
 	for _, h := range hosts {
 		c := runChange{Host: h, MinRatio: math.Inf(1), MaxRatio: math.Inf(-1)}
 		var logB, logA float64
-		for _, r := range after.Results {
+		for _, r := range shortPrompt(after) {
 			key := [2]string{h, r.Model}
 			vb, okB := b[key]
 			va, okA := a[key]

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,14 +19,23 @@ import (
 
 // benchModel is one model file the benchmark runs.
 type benchModel struct {
-	Name        string         // stories260K, stories15M-Q8_0, ...
-	Shape       string         // stories260K, stories15M, stories110M
-	Type        string         // the file's tensor type
-	Path        string         // on disk
-	URL         string         // path on the site the browser host serves
-	FileSize    int64          //
-	MatrixTypes map[string]int // matrices by stored type (generated models)
+	Name          string         // stories260K, stories15M-Q8_0, ...
+	Shape         string         // stories260K, stories15M, stories110M, tinyllama
+	Type          string         // the file's tensor type
+	Path          string         // on disk
+	URL           string         // path on the site the browser host serves
+	FileSize      int64          //
+	MatrixTypes   map[string]int // matrices by stored type (generated models)
+	ContextLength int            // the session's: the model's, at most 4096 (as the engine sizes it)
 }
+
+// defaultContextLength is models/stories260K-F16.gguf's context length
+// (`wasmlm info`): too short for the long prompt.
+const defaultContextLength = 512
+
+// maxSessionContext is the most context a session allocates (engine's
+// default), and so the most the long prompt can use.
+const maxSessionContext = 4096
 
 // cliHost runs `wasmlm bench` as a process: natively, or a GOOS=js build
 // under Node.
@@ -56,12 +66,12 @@ type cliJSON struct {
 
 // run measures one model in a process of its own, so the peak memory is
 // that model's alone (WebAssembly memory never shrinks).
-func (h cliHost) run(ctx context.Context, m benchModel, s Settings) Result {
+func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec) Result {
 	r := newResult(h.Name, m)
 	ctx, cancel := context.WithTimeout(ctx, cliTimeout)
 	defer cancel()
 	args := append(append([]string{}, h.argv[1:]...), "bench", "-m", m.Path, "-json",
-		"-prompt", strconv.Itoa(s.PromptTokens), "-n", strconv.Itoa(s.MaxTokens), "-warmup", strconv.Itoa(s.WarmupMS)+"ms")
+		"-prompt", strconv.Itoa(spec.Prompt), "-n", strconv.Itoa(spec.N), "-warmup", strconv.Itoa(s.WarmupMS)+"ms")
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, h.argv[0], args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -153,10 +163,10 @@ func buildCLIHosts(ctx context.Context, goCmd, root, dir string, want map[string
 }
 
 // generateModels runs `wasmlm bench -gen` (which reuses what the same
-// generator version already wrote) and returns the models of shapes, the
-// default model first.
-func generateModels(ctx context.Context, wasmlm, root, dir string, shapes []string, log io.Writer) ([]benchModel, error) {
-	cmd := exec.CommandContext(ctx, wasmlm, "bench", "-gen", dir, "-shapes", strings.Join(shapes, ","))
+// generator version already wrote) and returns the models of md (of only,
+// when not empty), the default model first.
+func generateModels(ctx context.Context, wasmlm, root, dir string, md mode, only []string, log io.Writer) ([]benchModel, error) {
+	cmd := exec.CommandContext(ctx, wasmlm, "bench", "-gen", dir, "-shapes", strings.Join(md.shapes, ","))
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, log, log
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("generating the models: %w", err)
@@ -169,6 +179,9 @@ func generateModels(ctx context.Context, wasmlm, root, dir string, shapes []stri
 			File        string         `json:"file"`
 			Size        int64          `json:"size"`
 			MatrixTypes map[string]int `json:"matrix_types"`
+			Spec        struct {
+				ContextLength int `json:"context_length"`
+			} `json:"spec"`
 		} `json:"models"`
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -178,21 +191,32 @@ func generateModels(ctx context.Context, wasmlm, root, dir string, shapes []stri
 	if err := json.Unmarshal(data, &man); err != nil {
 		return nil, fmt.Errorf("%s/manifest.json: %w", dir, err)
 	}
-	def := filepath.Join(root, "models", "stories260K-F16.gguf")
-	st, err := os.Stat(def)
-	if err != nil {
-		return nil, err
+	var models []benchModel
+	wanted := func(name, typ string) bool {
+		return (len(only) == 0 || slices.Contains(only, name)) && (md.types == nil || slices.Contains(md.types, typ))
 	}
-	models := []benchModel{{Name: "stories260K", Shape: "stories260K", Type: "F16", Path: def, URL: "/models/stories260K-F16.gguf", FileSize: st.Size()}}
-	for _, shape := range shapes {
+	if md.defaultModel && wanted("stories260K", "F16") {
+		def := filepath.Join(root, "models", "stories260K-F16.gguf")
+		st, err := os.Stat(def)
+		if err != nil {
+			return nil, err
+		}
+		models = append(models, benchModel{Name: "stories260K", Shape: "stories260K", Type: "F16", Path: def,
+			URL: "/models/stories260K-F16.gguf", FileSize: st.Size(), ContextLength: defaultContextLength})
+	}
+	for _, shape := range md.shapes {
 		for _, e := range man.Models {
-			if e.Shape == shape {
+			if e.Shape == shape && wanted(e.Name, e.Type) {
 				models = append(models, benchModel{
 					Name: e.Name, Shape: e.Shape, Type: e.Type, Path: filepath.Join(dir, e.File),
 					URL: modelsURL + e.File, FileSize: e.Size, MatrixTypes: e.MatrixTypes,
+					ContextLength: min(e.Spec.ContextLength, maxSessionContext),
 				})
 			}
 		}
+	}
+	if len(models) == 0 {
+		return nil, fmt.Errorf("no model of mode's shapes %v is among -models %v", md.shapes, only)
 	}
 	return models, nil
 }

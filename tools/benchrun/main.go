@@ -3,18 +3,24 @@
 // Command benchrun is `make bench`: it measures wasmlm on every host this
 // machine has — natively, as WebAssembly in Node (with and without the
 // SIMD128 kernels), and in headless Chromium through the page's own JS API —
-// on the default model and random-weight models of llama2.c's stories15M
-// and stories110M shapes in F32, Q8_0, Q4_0 and Q4_K, prints one table (and
-// one against the peers of bench/peers.json) and writes bench/results.json.
+// and, side by side in the same run on the same files, llama.cpp natively
+// (node-llama-cpp, 1 and 2 threads) and wllama (llama.cpp in WebAssembly, 1
+// thread) in the same Chromium, on the default model and random-weight
+// models of llama2.c's stories15M and stories110M shapes in F32, Q8_0, Q4_0
+// and Q4_K and of TinyLlama-1.1B's in Q8_0, Q4_0 and Q4_K. It prints the
+// tables (the results, the side-by-side comparison with issue 12's targets,
+// and issue 6's peers of bench/peers.json) and writes bench/results.json.
 //
-//	go run ./tools/benchrun [-mode full|quick] [-hosts native,wasm,...] [-out FILE]
+//	go run ./tools/benchrun [-mode full|quick|peers] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json
 //
 // Every host runs the same measurement: load the model, warm up, then a
-// greedy generation of -n tokens after a -prompt-token prompt that never
+// greedy generation of -n tokens after a -prompt-token prompt (and after a
+// -long-prompt-token one where the model's context holds it) that never
 // stops early (see bench/README.md). It expects `make web` to have built
-// web/dist; the models are generated into -models by `wasmlm bench -gen`,
-// which reuses them while the generator's version is unchanged.
+// web/dist and `npm ci --omit=optional` the peers; the models are generated
+// into -models-dir by `wasmlm bench -gen`, which reuses them while the
+// generator's version is unchanged.
 package main
 
 import (
@@ -31,20 +37,40 @@ import (
 	"time"
 )
 
-// allHosts are the hosts in the order they run and the table shows them.
+// allHosts are the hosts in the order they run and the table shows them:
+// ours, then the peers measured in the same run.
 func allHosts() []string {
-	return []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w"}
+	return []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w",
+		"llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}
 }
 
-// modeShapes are the generated shapes each mode runs (the default model always runs).
-func modeShapes(mode string) ([]string, error) {
-	switch mode {
+// peerHosts are the hosts that run another runtime, not wasmlm.
+func peerHosts() []string { return []string{"llama.cpp-1t", "llama.cpp-2t", "wllama-1t"} }
+
+// mode is what a -mode runs.
+type mode struct {
+	defaultModel bool     // the embedded default model (stories260K)
+	shapes       []string // generated shapes
+	types        []string // the types of those shapes to run; nil: all the benchmark writes
+	hosts        []string // nil: allHosts
+	out          string   // results file
+}
+
+// modeOf returns the named mode: full (everything, bench/results.json),
+// quick (the default model and stories15M), or peers (issue 12's targets
+// only: stories110M and TinyLlama in Q8_0, Q4_0 and Q4_K on native,
+// chromium-simd and the peers, bench/results-peers.json).
+func modeOf(name string) (mode, error) {
+	switch name {
 	case "full":
-		return []string{"stories15M", "stories110M"}, nil
+		return mode{defaultModel: true, shapes: []string{"stories15M", "stories110M", "tinyllama"}, out: "bench/results.json"}, nil
 	case "quick":
-		return []string{"stories15M"}, nil
+		return mode{defaultModel: true, shapes: []string{"stories15M"}, out: "bench/results-quick.json"}, nil
+	case "peers":
+		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
+			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-peers.json"}, nil
 	}
-	return nil, fmt.Errorf("-mode %q: want full or quick", mode)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick or peers", name)
 }
 
 func main() {
@@ -58,19 +84,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		mode     = fs.String("mode", "full", "full (default model, stories15M and stories110M shapes) or quick (default model and stories15M)")
-		hostList = fs.String("hosts", strings.Join(allHosts(), ","), "hosts to run, comma-separated")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M) or peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers)")
+		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
+		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
-		modelDir = fs.String("models", "bench/models", "where the generated models are kept (gitignored)")
+		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
 		out      = fs.String("out", "", "results file (default: bench/results.json in full mode, bench/results-quick.json in quick mode)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
-		set      = Settings{Method: "load the model, warm up (generate rounds of 8 tokens for warmup_ms), then a greedy generation of max_tokens tokens after a prompt of prompt_tokens tokens, with the end-of-generation tokens banned (native and Node) or muted in the model (generated models), so every run generates them all; decode tokens/s is (generated - 1) / the time from the first to the last token, prefill tokens/s is the prompt's rate, TTFT is from the call to the first token"}
+		set      = Settings{Method: "load the model, warm up (generate rounds of 8 tokens for warmup_ms), then a greedy generation of max_tokens tokens after a prompt of prompt_tokens tokens (and, in a run of its own, after one of long_prompt_tokens where the model's context holds it), with the end-of-generation tokens banned (native and Node) or muted in the model (generated models), so every run generates them all; decode tokens/s is (generated - 1) / the time from the first to the last token, prefill (prompt) tokens/s is the prompt's rate, TTFT is from the call to the first token",
+			Limits: limitsNote}
 	)
 	fs.IntVar(&set.PromptTokens, "prompt", 128, "prompt tokens")
+	fs.IntVar(&set.LongPromptTokens, "long-prompt", 512, "a second, longer prompt, run where the model's context holds it and -n tokens (0: none)")
 	fs.IntVar(&set.MaxTokens, "n", 128, "tokens generated")
 	warmup := fs.Duration("warmup", time.Second, "how long each run generates before measuring")
 	if err := fs.Parse(args); err != nil {
@@ -102,18 +131,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "benchrun: %v\n", err)
 			return 1
 		}
-		printTable(stdout, rep)
-		printPeers(stdout, rep)
+		printAll(stdout, rep)
 		return 0
 	}
-	set.Mode, set.WarmupMS = *mode, int(warmup.Milliseconds())
-	shapes, err := modeShapes(*mode)
+	set.Mode, set.WarmupMS = *modeName, int(warmup.Milliseconds())
+	md, err := modeOf(*modeName)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		return 2
 	}
+	if set.PromptTokens < 1 || set.MaxTokens < 1 || set.LongPromptTokens < 0 {
+		fmt.Fprintf(stderr, "benchrun: -prompt and -n must be at least 1, -long-prompt at least 0\n")
+		return 2
+	}
+	hosts := md.hosts
+	if *hostList != "" {
+		hosts = strings.Split(*hostList, ",")
+	} else if hosts == nil {
+		hosts = allHosts()
+	}
 	want := map[string]bool{}
-	for _, h := range strings.Split(*hostList, ",") {
+	for _, h := range hosts {
 		if !slices.Contains(allHosts(), h) {
 			fmt.Fprintf(stderr, "benchrun: unknown host %q (known: %s)\n", h, strings.Join(allHosts(), ", "))
 			return 2
@@ -121,7 +159,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		want[h] = true
 	}
 	if *out == "" {
-		*out = map[string]string{"full": "bench/results.json", "quick": "bench/results-quick.json"}[*mode]
+		*out = md.out
 	}
 	abs := func(p string) string {
 		if filepath.IsAbs(p) {
@@ -129,16 +167,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return filepath.Join(*root, p)
 	}
+	var models []string
+	if *only != "" {
+		models = strings.Split(*only, ",")
+	}
 	rep, err := measure(ctx, config{
 		root: abs("."), modelDir: abs(*modelDir), dist: abs(*dist), peers: abs(*peers), goCmd: *goCmd,
-		shapes: shapes, want: want, settings: set,
+		mode: md, models: models, want: want, settings: set,
 	}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		return 1
 	}
-	printTable(stdout, rep)
-	printPeers(stdout, rep)
+	printAll(stdout, rep)
 	if err := writeReport(abs(*out), rep); err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		return 1
@@ -153,10 +194,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// printAll writes every table of a report.
+func printAll(w io.Writer, rep Report) {
+	printTable(w, rep)
+	printSideBySide(w, rep)
+	printPeers(w, rep)
+}
+
 // config is one run's inputs.
 type config struct {
 	root, modelDir, dist, peers, goCmd string
-	shapes                             []string
+	mode                               mode
+	models                             []string // only these models, when set
 	want                               map[string]bool
 	settings                           Settings
 }
@@ -185,7 +234,7 @@ func measure(ctx context.Context, c config, log io.Writer) (Report, error) {
 	if cli[0].Skipped != "" {
 		return rep, fmt.Errorf("building wasmlm: %s", cli[0].Skipped)
 	}
-	models, err := generateModels(ctx, cli[0].argv[0], c.root, c.modelDir, c.shapes, log)
+	models, err := generateModels(ctx, cli[0].argv[0], c.root, c.modelDir, c.mode, c.models, log)
 	if err != nil {
 		return rep, err
 	}
@@ -194,16 +243,20 @@ func measure(ctx context.Context, c config, log io.Writer) (Report, error) {
 			continue
 		}
 		rep.Hosts = append(rep.Hosts, h.Host)
+		if h.Skipped == "" {
+			if err := runHost(ctx, &rep, h.Name, models, c.settings, log, h.run); err != nil {
+				return rep, err
+			}
+		}
+	}
+	for _, h := range llamaCppHosts(c.root, c.want) {
+		rep.Hosts = append(rep.Hosts, h.Host)
 		if h.Skipped != "" {
+			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", h.Name, h.Skipped)
 			continue
 		}
-		for _, m := range models {
-			if ctx.Err() != nil {
-				return rep, ctx.Err()
-			}
-			fmt.Fprintf(log, "benchrun: %s %s...\n", h.Name, m.Name)
-			rep.Results = append(rep.Results, h.run(ctx, m, c.settings))
-			logResult(log, rep.Results[len(rep.Results)-1])
+		if err := runHost(ctx, &rep, h.Name, models, c.settings, log, h.run); err != nil {
+			return rep, err
 		}
 	}
 	if err := measureBrowser(ctx, c, models, &rep, log); err != nil {
@@ -214,14 +267,38 @@ func measure(ctx context.Context, c config, log io.Writer) (Report, error) {
 	return rep, nil
 }
 
-// measureBrowser runs the browser hosts.
+// runHost runs one host on every model, each run its plan asks for (see
+// plan), adding the results to rep.
+func runHost(ctx context.Context, rep *Report, host string, models []benchModel, s Settings, log io.Writer,
+	run func(context.Context, benchModel, Settings, runSpec) Result) error {
+	for _, m := range models {
+		for _, spec := range plan(host, m, s) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fmt.Fprintf(log, "benchrun: %s %s, %d-token prompt, %d generated...\n", host, m.Name, spec.Prompt, spec.N)
+			r := run(ctx, m, s, spec)
+			r.Prompt = spec.Prompt
+			rep.Results = append(rep.Results, r)
+			logResult(log, r)
+		}
+	}
+	return nil
+}
+
+// measureBrowser runs the browser hosts (ours and wllama's) in one Chromium.
 func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Report, log io.Writer) error {
-	hosts := browserHosts(c.want)
+	hosts := browserHosts(c.root, c.want)
 	var b *browser
+	defer func() {
+		if b != nil {
+			b.close()
+		}
+	}()
 	for _, h := range hosts {
 		if h.Skipped == "" && b == nil {
 			var err error
-			if b, err = startBrowser(c.dist, c.modelDir); err != nil {
+			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root)); err != nil {
 				h.Skipped = err.Error()
 			}
 		}
@@ -230,18 +307,12 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", h.Name, h.Skipped)
 			continue
 		}
-		for _, m := range models {
-			if ctx.Err() != nil {
-				b.close()
-				return ctx.Err()
-			}
-			fmt.Fprintf(log, "benchrun: %s %s...\n", h.Name, m.Name)
-			rep.Results = append(rep.Results, b.run(h, m, c.settings, log))
-			logResult(log, rep.Results[len(rep.Results)-1])
+		run := func(_ context.Context, m benchModel, s Settings, spec runSpec) Result {
+			return b.run(h, m, s, spec, log)
 		}
-	}
-	if b != nil {
-		b.close()
+		if err := runHost(ctx, rep, h.Name, models, c.settings, log, run); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -251,7 +322,7 @@ func logResult(w io.Writer, r Result) {
 		fmt.Fprintf(w, "benchrun:   error: %s\n", r.Error)
 		return
 	}
-	fmt.Fprintf(w, "benchrun:   decode %.1f tok/s, prefill %.1f tok/s, TTFT %.0f ms, peak %s MiB (%d prompt, %d generated; load average %.2f)\n",
+	fmt.Fprintf(w, "benchrun:   decode %.1f tok/s, prompt %.1f tok/s, TTFT %.0f ms, peak %s MiB (%d prompt, %d generated; load average %.2f)\n",
 		r.DecodeTokensPerSecond, r.PrefillTokensPerSecond, r.TimeToFirstTokenMS, mib(r.PeakMemoryBytes), r.PromptTokens, r.GeneratedTokens, r.LoadAverage1m)
 }
 

@@ -70,11 +70,12 @@ func sameNumber(t *testing.T, v float64, cell, suffix, what string) {
 	assert.Equal(t, strconv.FormatFloat(v, 'f', decimals, 64), num, "%s: the README says %s, results.json %v", what, cell, v)
 }
 
-// resultsByModel indexes the results by host and model name.
+// resultsByModel indexes the decode tokens/s after the short prompt by host
+// and model name.
 func resultsByModel(t *testing.T, rep Report) map[[2]string]float64 {
 	t.Helper()
 	out := map[[2]string]float64{}
-	for _, r := range rep.Results {
+	for _, r := range shortPrompt(rep) {
 		require.Empty(t, r.Error, "%s on %s", r.Model, r.Host)
 		out[[2]string{r.Host, r.Model}] = r.DecodeTokensPerSecond
 	}

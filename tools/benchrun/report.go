@@ -24,11 +24,16 @@ type Report struct {
 
 // Settings are how the run measured.
 type Settings struct {
-	Mode         string `json:"mode"`          // full or quick
+	Mode         string `json:"mode"`          // full, quick or peers
 	PromptTokens int    `json:"prompt_tokens"` // asked for; browser prompts are text and come within a few tokens
-	MaxTokens    int    `json:"max_tokens"`    // generated, greedy, never stopping early
-	WarmupMS     int    `json:"warmup_ms"`     // generating before measuring, so WebAssembly engines have tiered up
-	Method       string `json:"method"`
+	// LongPromptTokens is the second prompt, run where the model's context
+	// holds it (0: none; runs before issue 12 had none).
+	LongPromptTokens int    `json:"long_prompt_tokens,omitempty"`
+	MaxTokens        int    `json:"max_tokens"` // generated, greedy, never stopping early
+	WarmupMS         int    `json:"warmup_ms"`  // generating before measuring, so WebAssembly engines have tiered up
+	Method           string `json:"method"`
+	// Limits says which hosts leave out or shorten which runs (see plan).
+	Limits string `json:"limits,omitempty"`
 }
 
 // Host is one way the benchmark runs the engine.
@@ -47,6 +52,10 @@ type Result struct {
 	MatrixTypes map[string]int `json:"matrix_types,omitempty"`
 	FileSize    int64          `json:"file_size"`
 
+	// Prompt is the prompt length asked for (Settings.PromptTokens or
+	// LongPromptTokens; 0 in runs before issue 12: PromptTokens), and
+	// PromptTokens the prompt's tokens as the host counted them.
+	Prompt                 int     `json:"prompt,omitempty"`
 	PromptTokens           int     `json:"prompt_tokens"`
 	GeneratedTokens        int     `json:"generated_tokens"`
 	FinishReason           string  `json:"finish_reason"`
@@ -102,9 +111,29 @@ func readPeers(path string) (PeerFile, error) {
 	return p, nil
 }
 
+// promptOf is the prompt length r asked for.
+func promptOf(r Result, s Settings) int {
+	if r.Prompt == 0 {
+		return s.PromptTokens
+	}
+	return r.Prompt
+}
+
+// shortPrompt are the results of the short prompt: what runs before issue
+// 12 measured, and what the tables by host and model show.
+func shortPrompt(rep Report) []Result {
+	var out []Result
+	for _, r := range rep.Results {
+		if promptOf(r, rep.Settings) == rep.Settings.PromptTokens {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // shapeOrder sorts shapes smallest first; unknown ones last.
 func shapeOrder(shape string) int {
-	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M"}, shape); i >= 0 {
+	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "tinyllama"}, shape); i >= 0 {
 		return i
 	}
 	return 99
@@ -125,6 +154,7 @@ func sortResults(rs []Result, hostOrder []string) {
 			cmp.Compare(shapeOrder(a.Shape), shapeOrder(b.Shape)),
 			cmp.Compare(typeOrder(a.TensorType), typeOrder(b.TensorType)),
 			cmp.Compare(a.Model, b.Model),
+			cmp.Compare(a.Prompt, b.Prompt),
 			cmp.Compare(indexOr(hostOrder, a.Host), indexOr(hostOrder, b.Host)),
 		)
 	})
@@ -168,21 +198,29 @@ func printTable(w io.Writer, rep Report) {
 	m := rep.Machine
 	fmt.Fprintf(w, "wasmlm %s benchmark, %s: %s, %d cores, %s; Go %s, Node %s, %s; load average %s → %s\n",
 		rep.Settings.Mode, m.Date, m.CPU, m.Cores, m.OS, m.GoVersion, m.NodeVersion, m.ChromiumVersion, m.LoadAverageStart, m.LoadAverageEnd)
-	fmt.Fprintf(w, "prompt %d tokens, %d generated (greedy, never stopping early), after %d ms of warm-up\n\n",
-		rep.Settings.PromptTokens, rep.Settings.MaxTokens, rep.Settings.WarmupMS)
-	fmt.Fprintln(w, "| model | type | host | decode tok/s | prefill tok/s | TTFT ms | peak MiB | file MiB | KV MiB | peak / budget | load |")
-	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	prompts := fmt.Sprintf("prompt %d tokens", rep.Settings.PromptTokens)
+	if rep.Settings.LongPromptTokens > 0 {
+		prompts += fmt.Sprintf(" and %d", rep.Settings.LongPromptTokens)
+	}
+	fmt.Fprintf(w, "%s, %d generated (greedy, never stopping early), after %d ms of warm-up\n",
+		prompts, rep.Settings.MaxTokens, rep.Settings.WarmupMS)
+	if rep.Settings.Limits != "" {
+		fmt.Fprintf(w, "limits: %s\n", rep.Settings.Limits)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| model | type | host | prompt | prompt tok/s | TTFT ms | decode tok/s | peak MiB | file MiB | KV MiB | peak / budget | load |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rep.Results {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %s | %s | error: %s | | | | | | | |\n", r.Shape, typeLabel(r), r.Host, oneLine(r.Error))
+			fmt.Fprintf(w, "| %s | %s | %s | %d | error: %s | | | | | | | |\n", r.Shape, typeLabel(r), r.Host, promptOf(r, rep.Settings), oneLine(r.Error))
 			continue
 		}
 		decode := fmt.Sprintf("%.1f", r.DecodeTokensPerSecond)
 		if r.GeneratedTokens != rep.Settings.MaxTokens {
 			decode += fmt.Sprintf(" (%d tokens)", r.GeneratedTokens)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.0f | %s | %s | %s | %.2f | %.1f |\n",
-			r.Shape, typeLabel(r), r.Host, decode, r.PrefillTokensPerSecond, r.TimeToFirstTokenMS,
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %s | %.2f | %.1f |\n",
+			r.Shape, typeLabel(r), r.Host, r.PromptTokens, r.PrefillTokensPerSecond, r.TimeToFirstTokenMS, decode,
 			mib(r.PeakMemoryBytes), mib(uint64(r.FileSize)), mib(uint64(r.KVCacheBytes)), memoryBudget(r), r.LoadAverage1m)
 	}
 	var sources []string
@@ -300,7 +338,7 @@ func metOrMissed(ok bool, detail string) string {
 func printPeers(w io.Writer, rep Report) {
 	var rows []comparison
 	hosts := map[string]bool{}
-	for _, c := range compare(rep.Results, rep.Peers.Peers) {
+	for _, c := range compare(shortPrompt(rep), rep.Peers.Peers) {
 		if !slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Shape == c.Peer.Shape }) {
 			continue
 		}
@@ -318,7 +356,7 @@ func printPeers(w io.Writer, rep Report) {
 			cols = append(cols, h)
 		}
 	}
-	fmt.Fprintf(w, "\nDecode tokens/s against the peers (%s; %s):\n\n", rep.Peers.Source, rep.Peers.Method)
+	fmt.Fprintf(w, "\nDecode tokens/s against issue 6's peers (%s; %s):\n\n", rep.Peers.Source, rep.Peers.Method)
 	fmt.Fprint(w, "| shape | type | peer | peer host | peer tok/s |")
 	for _, h := range cols {
 		fmt.Fprintf(w, " ours %s | ratio |", h)

@@ -1,0 +1,53 @@
+//go:build !js
+
+package main
+
+import "slices"
+
+// runSpec is one measurement of a model on a host: a greedy generation of N
+// tokens after a Prompt-token prompt, in a process (or tab) of its own.
+type runSpec struct {
+	Prompt, N int
+}
+
+// heavyShape is the shape too slow for some of our hosts: TinyLlama-1.1B,
+// 10 times stories110M's work per token. Natively (the pure-Go kernels,
+// about 1.5 tokens/s) it runs the short prompt only and generates
+// heavyNativeTokens; the other hosts of pure-Go kernels (wasm, chromium,
+// chromium-2w) would take longer still, and wasm-simd and chromium-simd-2w
+// would repeat chromium-simd, so they leave it out.
+const heavyShape = "tinyllama"
+
+// heavyNativeTokens is what native generates on heavyShape: enough for a
+// steady rate (each token costs the same), a quarter of the time.
+const heavyNativeTokens = 32
+
+// heavyHosts are the hosts that run heavyShape.
+func heavyHosts() []string {
+	return append([]string{"native", "chromium-simd"}, peerHosts()...)
+}
+
+// limitsNote is what Settings.Limits says of plan's limits.
+const limitsNote = "tinyllama runs on native, chromium-simd and the peers only; natively (pure-Go kernels, ~1.5 tokens/s) with the short prompt only and 32 generated tokens. " +
+	"The long prompt runs where the model's context holds it and the generated tokens (stories110M, tinyllama)."
+
+// plan is what host runs of model m: the short prompt, then the long one
+// where the model's context holds it and the tokens generated after it,
+// within the limits on heavyShape. An empty plan skips the model.
+func plan(host string, m benchModel, s Settings) []runSpec {
+	n := s.MaxTokens
+	long := s.LongPromptTokens > 0 && s.LongPromptTokens != s.PromptTokens && m.ContextLength >= s.LongPromptTokens+n-1
+	if m.Shape == heavyShape {
+		switch {
+		case !slices.Contains(heavyHosts(), host):
+			return nil
+		case host == "native":
+			n, long = min(n, heavyNativeTokens), false
+		}
+	}
+	out := []runSpec{{Prompt: s.PromptTokens, N: n}}
+	if long {
+		out = append(out, runSpec{Prompt: s.LongPromptTokens, N: n})
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+//go:build !js
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+)
+
+// The side-by-side tables put our numbers next to the peers measured in the
+// same run on the same files (llama.cpp natively with 1 and 2 threads,
+// wllama in the same Chromium with 1 thread), and check issue 12's targets:
+// Chromium with one worker (chromium-simd) against native llama.cpp with one
+// thread — prompt tokens/s ≥ 0.5× on the stories110M and TinyLlama shapes in
+// Q8_0, Q4_0 and Q4_K, and decode tokens/s ≥ 0.6× on TinyLlama.
+
+// baseHost is the peer every ratio divides by, and oursHost the host the
+// targets are about.
+const (
+	baseHost = "llama.cpp-1t"
+	oursHost = "chromium-simd"
+)
+
+// sideBySideHosts are the columns of the side-by-side tables, in order: the
+// peers, then ours (those that ran).
+func sideBySideHosts() []string {
+	return []string{"llama.cpp-1t", "llama.cpp-2t", "wllama-1t", "native", "wasm-simd", "chromium-simd", "chromium-simd-2w"}
+}
+
+// hostLabel is a host's column heading.
+func hostLabel(h string) string {
+	switch h {
+	case "llama.cpp-1t":
+		return "llama.cpp, 1 thread"
+	case "llama.cpp-2t":
+		return "llama.cpp, 2 threads"
+	case "wllama-1t":
+		return "wllama, 1 thread"
+	case "chromium-simd":
+		return "Chromium + SIMD"
+	case "chromium-simd-2w":
+		return "Chromium + SIMD, 2 workers"
+	}
+	return h
+}
+
+// target is one of issue 12's targets for one model and prompt.
+type target struct {
+	What          string  // "prompt" or "decode"
+	Shape, Type   string  //
+	Prompt        int     // prompt length asked for
+	Ours, Peer    float64 // tokens/s, 0 when not measured
+	Ratio, Needed float64
+	Verdict       string // met, missed or not measured
+}
+
+// row is one model and prompt length of the side-by-side tables.
+type row struct {
+	Shape, Type string
+	Prompt      int
+	By          map[string]Result // host → its result, errors left out
+}
+
+// sideBySide groups the results the peers' base host has by model and
+// prompt, in the report's order.
+func sideBySide(rep Report) []row {
+	var rows []row
+	find := func(r Result) int {
+		return slices.IndexFunc(rows, func(x row) bool {
+			return x.Shape == r.Shape && x.Type == r.TensorType && x.Prompt == promptOf(r, rep.Settings)
+		})
+	}
+	for _, r := range rep.Results {
+		if r.Host == baseHost && r.Error == "" && find(r) < 0 {
+			rows = append(rows, row{Shape: r.Shape, Type: r.TensorType, Prompt: promptOf(r, rep.Settings), By: map[string]Result{}})
+		}
+	}
+	for _, r := range rep.Results {
+		if i := find(r); i >= 0 && r.Error == "" && slices.Contains(sideBySideHosts(), r.Host) {
+			rows[i].By[r.Host] = r
+		}
+	}
+	return rows
+}
+
+// targets are issue 12's targets for the rows: prompt tokens/s on the
+// stories110M and TinyLlama shapes, decode tokens/s on TinyLlama, in each
+// of Q8_0, Q4_0 and Q4_K and for every prompt length measured.
+func targets(rows []row) []target {
+	var out []target
+	for _, what := range []string{"prompt", "decode"} {
+		for _, r := range rows {
+			if !slices.Contains([]string{"Q8_0", "Q4_0", "Q4_K"}, r.Type) ||
+				!(r.Shape == "tinyllama" || what == "prompt" && r.Shape == "stories110M") {
+				continue
+			}
+			t := target{What: what, Shape: r.Shape, Type: r.Type, Prompt: r.Prompt, Needed: 0.5}
+			rate := func(x Result) float64 { return x.PrefillTokensPerSecond }
+			if what == "decode" {
+				t.Needed, rate = 0.6, func(x Result) float64 { return x.DecodeTokensPerSecond }
+			}
+			ours, okOurs := r.By[oursHost]
+			peer, okPeer := r.By[baseHost]
+			if !okOurs || !okPeer || rate(peer) <= 0 {
+				t.Verdict = "not measured"
+			} else {
+				t.Ours, t.Peer = rate(ours), rate(peer)
+				t.Ratio = t.Ours / t.Peer
+				t.Verdict = "missed"
+				if t.Ratio >= t.Needed {
+					t.Verdict = "met"
+				}
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// printSideBySide writes the side-by-side tables and the targets, as
+// README.md shows them.
+func printSideBySide(w io.Writer, rep Report) {
+	rows := sideBySide(rep)
+	if len(rows) == 0 {
+		return
+	}
+	var cols []string
+	for _, h := range sideBySideHosts() {
+		if slices.ContainsFunc(rows, func(r row) bool { _, ok := r.By[h]; return ok }) {
+			cols = append(cols, h)
+		}
+	}
+	header := func(extra ...string) {
+		fmt.Fprint(w, "| model | prompt |")
+		for _, h := range cols {
+			fmt.Fprintf(w, " %s |", hostLabel(h))
+		}
+		for _, e := range extra {
+			fmt.Fprintf(w, " %s |", e)
+		}
+		fmt.Fprint(w, "\n|---|--:|")
+		for range len(cols) + len(extra) {
+			fmt.Fprint(w, "--:|")
+		}
+		fmt.Fprintln(w)
+	}
+	ratio := func(r row, num, den string, rate func(Result) float64) string {
+		a, okA := r.By[num]
+		b, okB := r.By[den]
+		if !okA || !okB || rate(b) <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f×", rate(a)/rate(b))
+	}
+	prompt := func(x Result) float64 { return x.PrefillTokensPerSecond }
+	decode := func(x Result) float64 { return x.DecodeTokensPerSecond }
+
+	fmt.Fprintf(w, "\nPrompt tokens/s (time to first token), side by side in one run on the same files:\n\n")
+	header("Chromium + SIMD ÷ llama.cpp 1 thread")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s %s | %d |", r.Shape, r.Type, r.Prompt)
+		for _, h := range cols {
+			if x, ok := r.By[h]; ok {
+				fmt.Fprintf(w, " %.1f (%.2f s) |", x.PrefillTokensPerSecond, x.TimeToFirstTokenMS/1000)
+			} else {
+				fmt.Fprint(w, " — |")
+			}
+		}
+		fmt.Fprintf(w, " %s |\n", ratio(r, oursHost, baseHost, prompt))
+	}
+
+	fmt.Fprintf(w, "\nDecode tokens/s after that prompt:\n\n")
+	header("Chromium + SIMD ÷ llama.cpp 1 thread", "Chromium + SIMD ÷ wllama 1 thread")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s %s | %d |", r.Shape, r.Type, r.Prompt)
+		for _, h := range cols {
+			if x, ok := r.By[h]; ok {
+				v := fmt.Sprintf("%.1f", x.DecodeTokensPerSecond)
+				if x.GeneratedTokens != rep.Settings.MaxTokens {
+					v += fmt.Sprintf(" (%d tokens)", x.GeneratedTokens)
+				}
+				fmt.Fprintf(w, " %s |", v)
+			} else {
+				fmt.Fprint(w, " — |")
+			}
+		}
+		fmt.Fprintf(w, " %s | %s |\n", ratio(r, oursHost, baseHost, decode), ratio(r, oursHost, "wllama-1t", decode))
+	}
+
+	ts := targets(rows)
+	if len(ts) == 0 {
+		return
+	}
+	met := 0
+	for _, t := range ts {
+		if t.Verdict == "met" {
+			met++
+		}
+	}
+	fmt.Fprintf(w, "\nIssue 12's targets, Chromium + SIMD (one worker) against llama.cpp with one thread: %d of %d met:\n\n", met, len(ts))
+	fmt.Fprintln(w, "| target | model | prompt | Chromium + SIMD | llama.cpp, 1 thread | ratio | |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
+	for _, t := range ts {
+		what := fmt.Sprintf("%s tok/s ≥ %.1f×", t.What, t.Needed)
+		if t.Verdict == "not measured" {
+			fmt.Fprintf(w, "| %s | %s %s | %d | — | — | — | not measured |\n", what, t.Shape, t.Type, t.Prompt)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s %s | %d | %.1f | %.1f | %.2f× | %s |\n", what, t.Shape, t.Type, t.Prompt, t.Ours, t.Peer, t.Ratio, t.Verdict)
+	}
+}

@@ -1,0 +1,145 @@
+//go:build !js
+
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlan: the long prompt runs where the context holds it and the tokens
+// generated after it; TinyLlama runs only on its hosts, natively shorter.
+func TestPlan(t *testing.T) {
+	s := Settings{PromptTokens: 128, LongPromptTokens: 512, MaxTokens: 128}
+	m := func(shape string, ctx int) benchModel { return benchModel{Shape: shape, ContextLength: ctx} }
+	assert.Equal(t, []runSpec{{128, 128}}, plan("wasm", m("stories260K", defaultContextLength), s))
+	assert.Equal(t, []runSpec{{128, 128}}, plan("native", m("stories15M", 256), s))
+	assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan("chromium", m("stories110M", 1024), s))
+	assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan("llama.cpp-1t", m("stories110M", 1024), s))
+	assert.Equal(t, []runSpec{{128, 128}}, plan("native", m("stories110M", 638), s), "512 + 128 - 1 positions needed")
+	assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan("native", m("stories110M", 639), s))
+
+	for _, h := range []string{"wasm", "wasm-simd", "chromium", "chromium-2w", "chromium-simd-2w"} {
+		assert.Empty(t, plan(h, m("tinyllama", 2048), s), h)
+	}
+	for _, h := range []string{"chromium-simd", "llama.cpp-1t", "llama.cpp-2t", "wllama-1t"} {
+		assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan(h, m("tinyllama", 2048), s), h)
+	}
+	assert.Equal(t, []runSpec{{128, heavyNativeTokens}}, plan("native", m("tinyllama", 2048), s))
+
+	s.LongPromptTokens = 0
+	assert.Equal(t, []runSpec{{128, 128}}, plan("native", m("stories110M", 1024), s), "no long prompt")
+}
+
+// TestModes: each mode's models and hosts, and its results file.
+func TestModes(t *testing.T) {
+	full, err := modeOf("full")
+	require.NoError(t, err)
+	assert.True(t, full.defaultModel)
+	assert.Equal(t, []string{"stories15M", "stories110M", "tinyllama"}, full.shapes)
+	assert.Nil(t, full.hosts, "every host")
+	assert.Equal(t, "bench/results.json", full.out)
+	peers, err := modeOf("peers")
+	require.NoError(t, err)
+	assert.False(t, peers.defaultModel)
+	assert.Equal(t, []string{"Q8_0", "Q4_0", "Q4_K"}, peers.types)
+	assert.Equal(t, []string{"native", "chromium-simd", "llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}, peers.hosts)
+	assert.Equal(t, "bench/results-peers.json", peers.out)
+	for _, h := range append(peers.hosts, heavyHosts()...) {
+		assert.Contains(t, allHosts(), h)
+	}
+	_, err = modeOf("slow")
+	assert.Error(t, err)
+}
+
+// sideBySideReport is two models, one at two prompt lengths, with the
+// peers and our hosts, a failed run and a host the tables leave out.
+func sideBySideReport() Report {
+	r := func(host, shape, typ string, prompt int, pps, ttft, dps float64) Result {
+		return Result{Host: host, Model: shape + "-" + typ, Shape: shape, TensorType: typ, Prompt: prompt, PromptTokens: prompt,
+			PrefillTokensPerSecond: pps, TimeToFirstTokenMS: ttft, DecodeTokensPerSecond: dps, GeneratedTokens: 128}
+	}
+	native := r("native", "tinyllama", "Q4_0", 128, 1.5, 85000, 1.4)
+	native.GeneratedTokens = 32
+	return Report{
+		Settings: Settings{PromptTokens: 128, LongPromptTokens: 512, MaxTokens: 128},
+		Results: []Result{
+			r("llama.cpp-1t", "stories110M", "Q4_0", 128, 400, 320, 180),
+			r("llama.cpp-2t", "stories110M", "Q4_0", 128, 700, 183, 250),
+			r("wllama-1t", "stories110M", "Q4_0", 128, 13, 9900, 10),
+			r("chromium-simd", "stories110M", "Q4_0", 128, 220, 580, 82),
+			r("wasm", "stories110M", "Q4_0", 128, 8, 16000, 6),
+			r("llama.cpp-1t", "stories110M", "Q4_0", 512, 350, 1460, 66),
+			{Host: "chromium-simd", Shape: "stories110M", TensorType: "Q4_0", Prompt: 512, Error: "boom"},
+			r("llama.cpp-1t", "tinyllama", "Q4_0", 128, 68, 1880, 27.5),
+			r("chromium-simd", "tinyllama", "Q4_0", 128, 40, 3200, 17),
+			native,
+			r("chromium-simd", "stories15M", "Q4_0", 128, 1400, 90, 560), // no llama.cpp: no row
+		},
+	}
+}
+
+// TestTargets: issue 12's targets, per model and prompt, met or missed, and
+// not measured where our run failed.
+func TestTargets(t *testing.T) {
+	rows := sideBySide(sideBySideReport())
+	require.Len(t, rows, 3)
+	assert.Equal(t, []int{128, 512, 128}, []int{rows[0].Prompt, rows[1].Prompt, rows[2].Prompt})
+	assert.NotContains(t, rows[0].By, "wasm", "not a side-by-side host")
+	assert.Len(t, rows[0].By, 4)
+	assert.NotContains(t, rows[1].By, "chromium-simd", "a failed run is no number")
+
+	ts := targets(rows)
+	require.Len(t, ts, 4)
+	assert.Equal(t, target{What: "prompt", Shape: "stories110M", Type: "Q4_0", Prompt: 128, Ours: 220, Peer: 400, Ratio: 0.55, Needed: 0.5, Verdict: "met"}, ts[0])
+	assert.Equal(t, "not measured", ts[1].Verdict)
+	assert.Equal(t, "prompt", ts[2].What)
+	assert.InDelta(t, 40.0/68, ts[2].Ratio, 1e-12)
+	assert.Equal(t, "met", ts[2].Verdict)
+	assert.Equal(t, "decode", ts[3].What, "decode only on TinyLlama")
+	assert.InDelta(t, 17/27.5, ts[3].Ratio, 1e-12)
+	assert.Equal(t, "met", ts[3].Verdict)
+
+	rows[2].By["chromium-simd"] = Result{DecodeTokensPerSecond: 16, PrefillTokensPerSecond: 30}
+	ts = targets(rows)
+	assert.Equal(t, []string{"missed", "missed"}, []string{ts[2].Verdict, ts[3].Verdict}, "0.44× of prompt, 0.58× of decode")
+}
+
+// TestPrintSideBySide: one table of prompt tokens/s with TTFT, one of decode
+// tokens/s with the ratios, one of the targets; columns only for the hosts
+// that ran, shortened generations marked.
+func TestPrintSideBySide(t *testing.T) {
+	var b bytes.Buffer
+	printSideBySide(&b, sideBySideReport())
+	out := b.String()
+	for _, want := range []string{
+		"| model | prompt | llama.cpp, 1 thread | llama.cpp, 2 threads | wllama, 1 thread | native | Chromium + SIMD | Chromium + SIMD ÷ llama.cpp 1 thread |",
+		"| stories110M Q4_0 | 128 | 400.0 (0.32 s) | 700.0 (0.18 s) | 13.0 (9.90 s) | — | 220.0 (0.58 s) | 0.55× |",
+		"| stories110M Q4_0 | 512 | 350.0 (1.46 s) | — | — | — | — | — |",
+		"| tinyllama Q4_0 | 128 | 68.0 (1.88 s) | — | — | 1.5 (85.00 s) | 40.0 (3.20 s) | 0.59× |",
+		"| stories110M Q4_0 | 128 | 180.0 | 250.0 | 10.0 | — | 82.0 | 0.46× | 8.20× |",
+		"| tinyllama Q4_0 | 128 | 27.5 | — | — | 1.4 (32 tokens) | 17.0 | 0.62× | — |",
+		"Issue 12's targets, Chromium + SIMD (one worker) against llama.cpp with one thread: 3 of 4 met:",
+		"| prompt tok/s ≥ 0.5× | stories110M Q4_0 | 128 | 220.0 | 400.0 | 0.55× | met |",
+		"| prompt tok/s ≥ 0.5× | stories110M Q4_0 | 512 | — | — | — | not measured |",
+		"| decode tok/s ≥ 0.6× | tinyllama Q4_0 | 128 | 17.0 | 27.5 | 0.62× | met |",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "stories15M", "no peer measured it")
+	assert.NotContains(t, out, "wasm", "not a side-by-side host")
+
+	b.Reset()
+	printSideBySide(&b, Report{Results: []Result{{Host: "native", Shape: "stories15M"}}})
+	assert.Empty(t, b.String(), "no peers, no tables")
+}
+
+func TestLastLine(t *testing.T) {
+	assert.Equal(t, `{"a":1}`, lastLine("[node-llama-cpp] a warning\n{\"a\":1}\n\n"))
+	assert.Equal(t, "c | d", lastLines("a\nb\nc\nd\n", 2))
+	assert.True(t, strings.HasPrefix(limitsNote, "tinyllama"))
+}
