@@ -107,7 +107,7 @@ func readResults(t *testing.T) Report {
 func TestREADMEDecodeTableIsResults(t *testing.T) {
 	decode := resultsByModel(t, readResults(t))
 	hosts := []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-simd-2w"}
-	rows := markdownTable(t, "../../README.md", "Decode tokens/s (prefill tokens/s in `bench/results.json`)")
+	rows := markdownTable(t, "../../README.md", "Decode tokens/s (prompt tokens/s and TTFT in `bench/results.json`)")
 	require.Len(t, rows, 9, "the default model and two shapes in four types")
 	for _, row := range rows {
 		require.Len(t, row, 1+len(hosts), "%v", row)
@@ -254,5 +254,61 @@ func TestREADMEHistoryRepeats(t *testing.T) {
 		c := compareRuns(before, after)
 		require.Len(t, c, 1)
 		assert.Contains(t, string(readme), strconv.FormatFloat(c[0].Ratio, 'f', 2, 64)+"×", "pair %s", n)
+	}
+}
+
+// README.md's side-by-side tables and issue 12's targets are what -print
+// prints for bench/results-peers.json, line for line, and the README says
+// how many targets were met.
+func TestREADMESideBySideIsResultsPeers(t *testing.T) {
+	rep, err := readReport("../../bench/results-peers.json")
+	require.NoError(t, err)
+	var b strings.Builder
+	printSideBySide(&b, rep)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var tables [][]string
+	inTable := false
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "|") && inTable:
+			tables[len(tables)-1] = append(tables[len(tables)-1], l)
+		case strings.HasPrefix(l, "|"):
+			tables, inTable = append(tables, []string{l}), true
+		default:
+			inTable = false
+		}
+	}
+	require.Len(t, tables, 3, "prompt, decode, targets")
+	for _, table := range tables {
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+	}
+	ts := targets(sideBySide(rep))
+	met := 0
+	for _, tg := range ts {
+		if tg.Verdict == "met" {
+			met++
+		}
+	}
+	assert.Contains(t, string(readme), fmt.Sprintf("%d of %d targets met", met, len(ts)))
+
+	// The ranges the README gives of Chromium + SIMD against wllama.
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	for _, rate := range []func(Result) float64{
+		func(r Result) float64 { return r.PrefillTokensPerSecond },
+		func(r Result) float64 { return r.DecodeTokensPerSecond },
+	} {
+		lo, hi := 0.0, 0.0
+		for _, r := range sideBySide(rep) {
+			ours, okOurs := r.By[oursHost]
+			peer, okPeer := r.By["wllama-1t"]
+			require.True(t, okOurs && okPeer, "%s %s %d", r.Shape, r.Type, r.Prompt)
+			v := rate(ours) / rate(peer)
+			if lo == 0 || v < lo {
+				lo = v
+			}
+			hi = max(hi, v)
+		}
+		assert.Contains(t, text, fmt.Sprintf("%.1f–%.1f×", lo, hi))
 	}
 }
