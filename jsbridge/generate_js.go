@@ -48,7 +48,7 @@ func (b *Binding) parseRun(method string) func(args []js.Value) (work, error) {
 // run waits for the request's turn, then generates. An abort (through the
 // request's signal) before the turn comes resolves with finishReason "abort"
 // and no tokens.
-func (b *Binding) run(r *request, turn *ticket) (any, error) {
+func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	defer b.queue.leave(turn)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -65,9 +65,11 @@ func (b *Binding) run(r *request, turn *ticket) (any, error) {
 	defer func() {
 		// A panic mid-generation may leave the KV cache out of step with the
 		// session's token list: start the next call with a fresh session.
+		// The error is the one the method's Promise gets for any panic
+		// (panicError, under the method's exported name).
 		if p := recover(); p != nil {
 			b.resetSession(s)
-			panic(p)
+			err = b.panicError(r.method, p)
 		}
 	}()
 
