@@ -8,6 +8,8 @@ PROMPT    ?= Once upon a time
 WEB_DIST  ?= web/dist
 # The SIMD128 kernels (go generate ./internal/simdgen), which the page and the edge worker load.
 SIMD_KERNELS := internal/simdgen/kernels.wasm
+# The same kernels, some written with relaxed SIMD, for engines that have it.
+SIMD_RELAXED := internal/simdgen/kernels-relaxed.wasm
 PORT      ?= 8080
 # The edge build `make worker` writes (cmd/worker/workerd.capnp and wrangler.toml
 # load it from here), and the port `make worker-run` serves it on: 8787 unless
@@ -37,6 +39,7 @@ web: wasm
 	@mkdir -p $(WEB_DIST)/models
 	install -m 644 web/index.html web/favicon.svg web/demo.css web/demo.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js web/simd.js $(WEB_DIST)/
 	install -m 644 $(SIMD_KERNELS) $(WEB_DIST)/wasmlm-simd.wasm
+	install -m 644 $(SIMD_RELAXED) $(WEB_DIST)/wasmlm-simd-relaxed.wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
@@ -65,10 +68,11 @@ test-wasm:
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test $(WASM_PKGS)
 
 ## test-wasm-simd: the tensor and engine tests in wasm under Node with the SIMD128 kernels
-## (tools/wasm_exec_simd.sh provides them through web/simd.js), then with its stubs (the fallback)
+## (tools/wasm_exec_simd.sh provides them through web/simd.js), with the relaxed-SIMD ones, then with its stubs (the fallback)
 test-wasm-simd:
 	@command -v node >/dev/null || { echo "test-wasm-simd needs Node.js (Debian package: nodejs)"; exit 1; }
 	GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
+	WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
 	WASMLM_SIMD=off GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
 
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
@@ -82,6 +86,7 @@ worker:
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)
 	install -m 644 cmd/worker/worker.mjs web/simd.js $(WORKER_DIR)/
 	install -m 644 $(SIMD_KERNELS) $(WORKER_DIR)/simd.wasm
+	install -m 644 $(SIMD_RELAXED) $(WORKER_DIR)/simd-relaxed.wasm
 	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
 	@echo "$(WORKER_DIR): app.wasm $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped, the whole worker $$(cat $(WORKER_DIR)/*.mjs $(WORKER_DIR)/*.js $(WORKER_DIR)/*.wasm | gzip -c | wc -c) (Cloudflare Workers limit: 3 MB free plan, 10 MB paid)"
 

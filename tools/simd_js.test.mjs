@@ -11,8 +11,9 @@ import { checkMatVec } from './simd_check.mjs';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 // web/ is not an ES-module package for Node; a data: URL always is.
 const source = readFileSync(path.join(root, 'web', 'simd.js'), 'utf8');
-const { simdImports, simdSupported } = await import('data:text/javascript;base64,' + Buffer.from(source).toString('base64'));
+const { simdImports, simdSupported, relaxedSimdSupported } = await import('data:text/javascript;base64,' + Buffer.from(source).toString('base64'));
 const kernels = readFileSync(path.join(root, 'internal', 'simdgen', 'kernels.wasm'));
+const relaxedKernels = readFileSync(path.join(root, 'internal', 'simdgen', 'kernels-relaxed.wasm'));
 
 test('Node has SIMD128', () => {
   assert.equal(simdSupported(), true);
@@ -56,6 +57,31 @@ for (const [name, args, reason] of [
     assert.equal(await simd.attach({ exports: { mem: new WebAssembly.Memory({ initial: 1 }) } }), false);
   });
 }
+
+// Node 20 has relaxed SIMD only behind --experimental-wasm-relaxed-simd
+// (simd_js.test.mjs runs once without it and once with it where Node knows
+// the flag): the relaxed kernels where the engine has it, else the plain ones.
+test('relaxed kernels where the engine has relaxed SIMD', async () => {
+  const simd = await simdImports(kernels, { relaxed: relaxedKernels });
+  assert.equal(simd.enabled, true);
+  assert.equal(simd.relaxed, relaxedSimdSupported());
+  assert.equal(await checkMatVec(simd), 5);
+  const plain = await simdImports(kernels);
+  assert.equal(plain.relaxed, false);
+});
+
+test('a relaxed module that does not load falls back to the plain one', async () => {
+  const simd = await simdImports(kernels, { relaxed: new Uint8Array([1, 2, 3]) });
+  assert.equal(simd.enabled, true);
+  assert.equal(simd.relaxed, false);
+  assert.equal(await checkMatVec(simd), 5);
+});
+
+test('disabled is disabled, relaxed or not', async () => {
+  const simd = await simdImports(kernels, { enabled: false, relaxed: relaxedKernels });
+  assert.equal(simd.enabled, false);
+  assert.equal(simd.relaxed, false);
+});
 
 test('attach needs the Go instance', async () => {
   const simd = await simdImports(kernels);

@@ -35,10 +35,20 @@ const simdSource = readFileSync(path.join(here, '..', 'web', 'simd.js'), 'utf8')
 const { simdImports } = await import('data:text/javascript;base64,' + Buffer.from(simdSource).toString('base64'));
 
 const kernelsPath = process.env.WASMLM_SIMD_WASM || path.join(here, '..', 'internal', 'simdgen', 'kernels.wasm');
-const off = process.env.WASMLM_SIMD === 'off';
-const simd = await simdImports(off ? null : readFileSync(kernelsPath), { enabled: !off });
+const mode = process.env.WASMLM_SIMD || 'simd128';
+if (!['simd128', 'relaxed', 'off'].includes(mode)) {
+  console.error(`wasm_exec_simd.mjs: WASMLM_SIMD must be simd128, relaxed or off, got ${JSON.stringify(mode)}`);
+  process.exit(1);
+}
+const off = mode === 'off';
+const relaxed = mode === 'relaxed' ? readFileSync(path.join(here, '..', 'internal', 'simdgen', 'kernels-relaxed.wasm')) : null;
+const simd = await simdImports(off ? null : readFileSync(kernelsPath), { enabled: !off, relaxed });
 if (!off && !simd.enabled) {
   console.error(`wasm_exec_simd.mjs: the SIMD kernels are unavailable: ${simd.reason}`);
+  process.exit(1);
+}
+if (relaxed && !simd.relaxed) {
+  console.error('wasm_exec_simd.mjs: the relaxed SIMD kernels are unavailable (this Node has no relaxed SIMD)');
   process.exit(1);
 }
 

@@ -20,6 +20,12 @@
 // engine has no SIMD, or kernelsSource is null or fails to load, or
 // { enabled: false } is passed, the imports are stubs and the Go side runs
 // its pure-Go kernels (the result's `enabled` and `reason` say which).
+//
+// kernels-relaxed.wasm has the same kernels, some of them written with
+// relaxed SIMD's integer dot product (faster, and the same bits): pass it
+// as { relaxed: source } and it is used where the engine has relaxed SIMD
+// (relaxedSimdSupported), kernelsSource otherwise or if it fails to load
+// (the result's `relaxed` says which).
 
 const IMPORT_MODULE = 'wasmlm_simd';
 
@@ -32,13 +38,32 @@ const PROBE = new Uint8Array([
   0x0a, 0x08, 0x01, 0x06, 0x00, 0x41, 0x00, 0xfd, 0x0f, 0x0b, // body
 ]);
 
-/** Whether this WebAssembly engine supports SIMD128. */
-export function simdSupported() {
+// The smallest module that uses the relaxed SIMD instruction the relaxed
+// kernels use: (func (result v128) i32.const 0 i8x16.splat i32.const 0
+// i8x16.splat i16x8.relaxed_dot_i8x16_i7x16_s).
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // type: () -> v128
+  0x03, 0x02, 0x01, 0x00, // one function of type 0
+  0x0a, 0x0f, 0x01, 0x0d, 0x00, 0x41, 0x00, 0xfd, 0x0f, 0x41, 0x00, 0xfd, 0x0f, 0xfd, 0x92, 0x02, 0x0b, // body
+]);
+
+function validates(bytes) {
   try {
-    return WebAssembly.validate(PROBE);
+    return WebAssembly.validate(bytes);
   } catch {
     return false;
   }
+}
+
+/** Whether this WebAssembly engine supports SIMD128. */
+export function simdSupported() {
+  return validates(PROBE);
+}
+
+/** Whether it also supports relaxed SIMD (its integer dot product). */
+export function relaxedSimdSupported() {
+  return validates(PROBE) && validates(RELAXED_PROBE);
 }
 
 async function compile(source) {
@@ -74,13 +99,25 @@ function stubImports() {
  * The imports a wasmlm_simd build needs, and attach(goInstance) to call
  * between instantiating it and go.run. One call per Go instance.
  * @param {WebAssembly.Module|Response|Promise<Response>|BufferSource|string|URL|null} source
- * @param {{enabled?: boolean}} [options] enabled: false forces the pure-Go kernels
- * @returns {Promise<{importObject: object, attach: (goInstance: WebAssembly.Instance) => Promise<boolean>, enabled: boolean, reason: string}>}
+ * @param {{enabled?: boolean, relaxed?: WebAssembly.Module|Response|Promise<Response>|BufferSource|string|URL|null}} [options]
+ *   enabled: false forces the pure-Go kernels; relaxed: kernels-relaxed.wasm, used instead of source where the engine has relaxed SIMD
+ * @returns {Promise<{importObject: object, attach: (goInstance: WebAssembly.Instance) => Promise<boolean>, enabled: boolean, relaxed: boolean, reason: string}>}
  */
-export async function simdImports(source, { enabled = true } = {}) {
+export async function simdImports(source, { enabled = true, relaxed: relaxedSource = null } = {}) {
   let module = null;
   let reason = '';
-  if (!enabled) {
+  let relaxed = false;
+  if (enabled && relaxedSource != null && relaxedSimdSupported()) {
+    try {
+      module = await compile(relaxedSource);
+      relaxed = true;
+    } catch {
+      // the plain kernels below, if they load
+    }
+  }
+  if (module) {
+    // relaxed
+  } else if (!enabled) {
     reason = 'disabled';
   } else if (source == null) {
     reason = 'no kernel module given';
@@ -99,7 +136,7 @@ export async function simdImports(source, { enabled = true } = {}) {
     reason = 'the kernel module imports no memory (is it kernels.wasm?)';
   }
   if (!module) {
-    return { importObject: { [IMPORT_MODULE]: stubImports() }, attach: async () => false, enabled: false, reason };
+    return { importObject: { [IMPORT_MODULE]: stubImports() }, attach: async () => false, enabled: false, relaxed: false, reason };
   }
 
   const imports = {};
@@ -124,5 +161,5 @@ export async function simdImports(source, { enabled = true } = {}) {
     attached = true;
     return true;
   }
-  return { importObject: { [IMPORT_MODULE]: imports }, attach, enabled: true, reason };
+  return { importObject: { [IMPORT_MODULE]: imports }, attach, enabled: true, relaxed, reason };
 }

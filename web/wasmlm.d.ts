@@ -26,11 +26,14 @@ export interface LoadOptions {
   /** The model's name in chat completions (default: the file's name). */
   name?: string;
   /**
-   * Run the matrix products on the SIMD128 kernels (wasmlm-simd.wasm) where
-   * the browser supports WebAssembly SIMD (default true); false runs the
-   * pure-Go kernels. Both give the same tokens; `info.simd` says which run.
+   * Run the matrix products on the SIMD128 kernels where the browser
+   * supports WebAssembly SIMD (default true): their relaxed-SIMD build
+   * (wasmlm-simd-relaxed.wasm) where it also has relaxed SIMD, else
+   * wasmlm-simd.wasm. 'simd128' keeps to wasmlm-simd.wasm; false runs the
+   * pure-Go kernels. All give the same tokens; `info.simd` and
+   * `info.simdRelaxed` say which run.
    */
-  simd?: boolean;
+  simd?: boolean | 'simd128';
   /**
    * Split the model across this many Web Workers, or 'auto' (the default):
    * autoWorkers(info, navigator.hardwareConcurrency), which splits a model
@@ -74,6 +77,8 @@ export interface ModelInfo {
   sessionContextLength: number;
   /** Whether the matrix products run on the SIMD128 kernels. */
   simd: boolean;
+  /** Whether those are the relaxed-SIMD build (wasmlm-simd-relaxed.wasm). */
+  simdRelaxed: boolean;
   /**
    * Why they do not, when simd is false: the `simd: false` load option, a
    * browser without WebAssembly SIMD, or wasmlm-simd.wasm failing to load.

@@ -7,8 +7,9 @@
 // The model runs in a dedicated worker (wasmlm.worker.js, which runs
 // wasmlm.wasm through Go's wasm_exec.js), so the page's main thread never
 // blocks. The engine's matrix products run on SIMD128 kernels
-// (wasmlm-simd.wasm, attached by simd.js) where the browser has SIMD, on
-// pure Go otherwise. No SharedArrayBuffer and no special headers are needed.
+// (wasmlm-simd.wasm, attached by simd.js) where the browser has SIMD — the
+// relaxed-SIMD build of them (wasmlm-simd-relaxed.wasm, the same bits)
+// where it also has relaxed SIMD — on pure Go otherwise. No SharedArrayBuffer and no special headers are needed.
 //
 // With the load option workers: N the model is split across N workers, each
 // holding 1/N of the weights (its attention heads, feed-forward rows and
@@ -17,12 +18,13 @@
 // samples, streams); the tokens are exactly those of one worker.
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
-import { simdSupported } from './simd.js';
+import { simdSupported, relaxedSimdSupported } from './simd.js';
 
 const here = import.meta.url;
 const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
 const WASM_URL = new URL('./wasmlm.wasm', here).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', here).href;
+const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', here).href;
 
 /** The default model, shipped beside this module: stories260K (MIT), a GGUF file that carries its vocabulary. */
 export const DEFAULT_MODEL = Object.freeze({
@@ -86,7 +88,7 @@ const created = Symbol('WasmLM constructor');
 // page: each model has its own worker, and a WebAssembly.Module can be
 // posted to a worker, so only the first load pays for compiling.
 let compiled = null;
-let compiledKernels = null;
+const compiledKernels = new Map(); // 'relaxed' or 'simd128' → Promise of {module, relaxed} or {module: null, reason}
 
 /**
  * Fetches and compiles the WebAssembly module at url. A failed download
@@ -118,20 +120,25 @@ function compileWasm() {
 }
 
 /**
- * The SIMD kernels: {module} or, where they cannot run, {module: null,
- * reason}. Never rejects: without the kernels the engine runs its pure-Go
- * ones, so a missing or broken wasmlm-simd.wasm only costs speed.
+ * The SIMD kernels: {module, relaxed} or, where they cannot run, {module:
+ * null, reason}. The relaxed-SIMD build where the browser has relaxed SIMD
+ * and allowRelaxed, else (or if it fails to load) the SIMD128 one. Never
+ * rejects: without the kernels the engine runs its pure-Go ones, so a
+ * missing or broken wasmlm-simd.wasm only costs speed.
  */
-function compileKernels() {
+function compileKernels(allowRelaxed) {
   if (!simdSupported()) return Promise.resolve({ module: null, reason: 'this browser has no WebAssembly SIMD128' });
-  compiledKernels ??= compileURL(SIMD_URL).then(
-    (module) => ({ module }),
-    (err) => {
-      compiledKernels = null; // tried again by the next load
-      return { module: null, reason: `the SIMD kernels did not load: ${String(err?.message ?? err).replace(/^wasmlm: /, '')}` };
-    },
-  );
-  return compiledKernels;
+  const kind = allowRelaxed && relaxedSimdSupported() ? 'relaxed' : 'simd128';
+  if (!compiledKernels.has(kind)) {
+    const plain = () => compileURL(SIMD_URL).then((module) => ({ module, relaxed: false }));
+    const p = (kind === 'relaxed' ? compileURL(SIMD_RELAXED_URL).then((module) => ({ module, relaxed: true }), plain) : plain())
+      .catch((err) => {
+        compiledKernels.delete(kind); // tried again by the next load
+        return { module: null, reason: `the SIMD kernels did not load: ${String(err?.message ?? err).replace(/^wasmlm: /, '')}` };
+      });
+    compiledKernels.set(kind, p);
+  }
+  return compiledKernels.get(kind);
 }
 
 /**
@@ -168,7 +175,8 @@ export class WasmLM {
    * ArrayBuffer, a typed array or a Blob/File; nothing for the default
    * model. options: {tokenizer, onProgress, cache = true, contextLength,
    * signal, name, simd = true, workers = 'auto'}; simd: false runs the
-   * pure-Go kernels even where the SIMD128 ones could run; workers: the
+   * pure-Go kernels even where the SIMD128 ones could run, 'simd128' the
+   * SIMD128 ones even where the relaxed-SIMD ones could; workers: the
    * number of workers to split the model across, or 'auto' (autoWorkers).
    */
   static async load(source, options = {}) {
@@ -193,7 +201,9 @@ export class WasmLM {
       throw argumentError('onProgress', `must be a function, got ${describe(onProgress)}`);
     }
     if (typeof cache !== 'boolean') throw argumentError('cache', `must be a boolean, got ${describe(cache)}`);
-    if (typeof simd !== 'boolean') throw argumentError('simd', `must be a boolean, got ${describe(simd)}`);
+    if (typeof simd !== 'boolean' && simd !== 'simd128') {
+      throw argumentError('simd', `must be a boolean or 'simd128', got ${describe(simd)}`);
+    }
     if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
       throw argumentError('workers', `must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
     }
@@ -217,9 +227,9 @@ export class WasmLM {
     const lm = new WasmLM(created, worker, name);
     try {
       // The worker starts the Go program while the model downloads.
-      const kernels = simd ? compileKernels() : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
+      const kernels = simd ? compileKernels(simd === true) : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
       const boot = Promise.all([compileWasm(), kernels]).then(([module, k]) =>
-        ({ type: 'boot', module, kernels: k.module, simdReason: k.reason }));
+        ({ type: 'boot', module, kernels: k.module, simdRelaxed: k.relaxed === true, simdReason: k.reason }));
       const booted = boot.then((message) => lm.#request(message));
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
       if (workers !== 'auto') lm.#startFollowers(workers - 1, boot); // they boot while the model downloads

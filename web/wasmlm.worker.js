@@ -4,8 +4,9 @@
 // classic script and importScripts works in every browser with workers.
 //
 // Messages from the page: {id, type, ...}
-//   boot      {module, kernels, simdReason}  start the Go program (a compiled WebAssembly.Module) with
-//                                         the SIMD kernels (a Module, or null and why not)
+//   boot      {module, kernels, simdRelaxed, simdReason}  start the Go program (a compiled WebAssembly.Module)
+//                                         with the SIMD kernels (a Module, whether it is the relaxed-SIMD
+//                                         build, or null and why not)
 //   load      {model, tokenizer, contextLength, peers}
 //   call      {method, args}              info, tokenize, detokenize
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
@@ -30,6 +31,7 @@ importScripts('./wasm_exec.js');
 let binding = null; // a Promise of globalThis.wasmlm, set by the Go program
 let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMemoryBytes
 let simdReason = ''; // why the SIMD kernels are not attached, for info's simdReason
+let simdRelaxed = false; // whether the kernels are the relaxed-SIMD build, for info's simdRelaxed
 const controllers = new Map(); // generation id → AbortController
 
 // simdImports of simd.js, an ES module, which a classic worker loads with
@@ -99,6 +101,7 @@ function withSIMD(info) {
   if (info && typeof info === 'object' && info.simd === false) {
     info.simdReason = simdReason || 'this wasmlm.wasm was built without the SIMD kernels (-tags wasmlm_simd)';
   }
+  if (info && typeof info === 'object') info.simdRelaxed = info.simd === true && simdRelaxed;
   return info;
 }
 
@@ -112,6 +115,7 @@ function withMemory(result) {
 
 async function handle(m, signal) {
   if (m.type === 'boot') {
+    simdRelaxed = m.simdRelaxed === true;
     await boot(m.module, m.kernels, m.simdReason);
     return null;
   }

@@ -18,6 +18,7 @@ import "./wasm_exec.js";
 import { createRuntimeContext, loadModule } from "./runtime.mjs";
 import { simdImports } from "./simd.js";
 import simdKernels from "./simd.wasm";
+import simdRelaxedKernels from "./simd-relaxed.wasm";
 
 // syumai/workers' Go side calls JavaScript through tryCatch, which turns a
 // thrown exception into a value Go can inspect.
@@ -36,7 +37,9 @@ let compiled; // app.wasm, compiled once per isolate
 async function startGo(env, ctx) {
   compiled ??= await loadModule();
   const go = new Go();
-  const simd = await simdImports(simdKernels);
+  // The relaxed-SIMD build of the kernels where the runtime has relaxed SIMD
+  // (Cloudflare's and workerd's V8 do), the SIMD128 one otherwise.
+  const simd = await simdImports(simdKernels, { relaxed: simdRelaxedKernels });
   let ready;
   const registered = new Promise((resolve) => { ready = resolve; });
   const instance = new WebAssembly.Instance(compiled, {

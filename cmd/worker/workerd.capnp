@@ -18,6 +18,7 @@ const worker :Workerd.Worker = (
     (name = "wasm_exec.js", esModule = embed "../../build/worker/wasm_exec.js"),
     (name = "simd.js", esModule = embed "../../build/worker/simd.js"),
     (name = "simd.wasm", wasm = embed "../../build/worker/simd.wasm"),
+    (name = "simd-relaxed.wasm", wasm = embed "../../build/worker/simd-relaxed.wasm"),
     (name = "app.wasm", wasm = embed "../../build/worker/app.wasm"),
   ],
   # The keys and limits Cloudflare gives as a secret and variables, taken

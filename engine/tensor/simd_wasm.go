@@ -13,7 +13,9 @@ import "unsafe"
 // host instantiates that module on this instance's own memory and provides
 // its functions as the wasmlm_simd imports below (web/simd.js does both);
 // where the host has no SIMD it provides stubs and available returns 0,
-// and the pure-Go kernels run. Pointers cross as offsets into the shared
+// and the pure-Go kernels run. Where the engine has relaxed SIMD the host
+// may provide kernels-relaxed.wasm's kernels instead: the same exports and
+// the same bits, faster. Pointers cross as offsets into the shared
 // memory: nothing is copied, and the kernels compute the same bits as the
 // pure-Go ones (simd_wasm_test.go, batch_test.go and attention_test.go
 // check it). A build with the tag needs a host that provides the imports:

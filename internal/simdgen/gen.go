@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen writes kernels.wasm: go generate ./internal/simdgen
+// gen writes kernels.wasm and kernels-relaxed.wasm: go generate ./internal/simdgen
 package main
 
 import (
@@ -11,13 +11,17 @@ import (
 )
 
 func main() {
-	b, err := simdgen.Module()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
-	if err := os.WriteFile("kernels.wasm", b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
+	for file, module := range map[string]func() ([]byte, error){
+		"kernels.wasm":         simdgen.Module,
+		"kernels-relaxed.wasm": simdgen.RelaxedModule,
+	} {
+		b, err := module()
+		if err == nil {
+			err = os.WriteFile(file, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
 	}
 }

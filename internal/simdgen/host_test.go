@@ -73,20 +73,27 @@ func run(t *testing.T, dir, name string, args ...string) string {
 // kernel the Go side imports exists, and the module imports only Go's memory.
 func TestExportsMatchGoImports(t *testing.T) {
 	node := needTool(t, "node", "Debian package nodejs")
+	// WebAssembly.Module.exports and imports do not validate the function
+	// bodies' instructions, so Node 20 reads the relaxed module too.
 	const script = `const m = new WebAssembly.Module(require("fs").readFileSync(process.argv[1]));
 console.log(JSON.stringify({exports: WebAssembly.Module.exports(m), imports: WebAssembly.Module.imports(m)}));`
-	out := run(t, ".", node, "-e", script, "kernels.wasm")
-	var desc struct {
-		Exports []struct{ Name, Kind string }
-		Imports []struct{ Module, Name, Kind string }
+	moduleExports := func(file string) []string {
+		out := run(t, ".", node, append(relaxedFlags(node), "-e", script, file)...)
+		var desc struct {
+			Exports []struct{ Name, Kind string }
+			Imports []struct{ Module, Name, Kind string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &desc), out)
+		require.Equal(t, []struct{ Module, Name, Kind string }{{MemoryModule, MemoryName, "memory"}}, desc.Imports)
+		var exports []string
+		for _, e := range desc.Exports {
+			require.Equal(t, "function", e.Kind, e.Name)
+			exports = append(exports, e.Name)
+		}
+		return exports
 	}
-	require.NoError(t, json.Unmarshal([]byte(out), &desc), out)
-	require.Equal(t, []struct{ Module, Name, Kind string }{{MemoryModule, MemoryName, "memory"}}, desc.Imports)
-	var exports []string
-	for _, e := range desc.Exports {
-		require.Equal(t, "function", e.Kind, e.Name)
-		exports = append(exports, e.Name)
-	}
+	exports := moduleExports("kernels.wasm")
+	require.Equal(t, exports, moduleExports("kernels-relaxed.wasm"), "the relaxed module's exports")
 
 	src, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "tensor", "simd_wasm.go"))
 	require.NoError(t, err)
@@ -101,11 +108,25 @@ console.log(JSON.stringify({exports: WebAssembly.Module.exports(m), imports: Web
 	require.Equal(t, exports, imports)
 }
 
-// TestSimdJSInNode runs web/simd.js's tests (tools/simd_js.test.mjs).
+// TestSimdJSInNode runs web/simd.js's tests (tools/simd_js.test.mjs), and
+// again with relaxed SIMD enabled where Node has it behind a flag.
 func TestSimdJSInNode(t *testing.T) {
 	node := needTool(t, "node", "Debian package nodejs")
 	readSources(t, repoRoot(t))
 	run(t, repoRoot(t), node, "--test", filepath.Join("tools", "simd_js.test.mjs"))
+	if flags := relaxedFlags(node); len(flags) > 0 {
+		run(t, repoRoot(t), node, append(flags, "--test", filepath.Join("tools", "simd_js.test.mjs"))...)
+	}
+}
+
+// relaxedFlags are the Node flags that enable relaxed SIMD: Node 20's
+// --experimental-wasm-relaxed-simd, or none where Node does not know it
+// (relaxed SIMD is on by default from Node 22).
+func relaxedFlags(node string) []string {
+	if err := exec.Command(node, "--experimental-wasm-relaxed-simd", "-e", "0").Run(); err == nil {
+		return []string{"--experimental-wasm-relaxed-simd"}
+	}
+	return nil
 }
 
 // TestSimdJSInWorkerd runs tools/simd_workerd_test.mjs in workerd (the
@@ -130,12 +151,13 @@ const worker :Workerd.Worker = (
     (name = "simd.js", esModule = embed %q),
     (name = "simd_check.mjs", esModule = embed %q),
     (name = "kernels.wasm", wasm = embed %q),
+    (name = "kernels-relaxed.wasm", wasm = embed %q),
     (name = "kernels.bin", data = embed %q),
   ],
   compatibilityDate = "2025-06-01",
 );
 `, embed("tools/simd_workerd_test.mjs"), embed("web/simd.js"), embed("tools/simd_check.mjs"),
-		embed("internal/simdgen/kernels.wasm"), embed("internal/simdgen/kernels.wasm"))
+		embed("internal/simdgen/kernels.wasm"), embed("internal/simdgen/kernels-relaxed.wasm"), embed("internal/simdgen/kernels.wasm"))
 	path := filepath.Join(dir, "simd.capnp")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
 	out := run(t, dir, bin, "test", path)

@@ -55,17 +55,24 @@ const (
 )
 
 // Module returns the bytes of the kernel module.
-func Module() ([]byte, error) {
+func Module() ([]byte, error) { return build(false) }
+
+// RelaxedModule returns the bytes of the kernel module for engines with
+// relaxed SIMD: the same exports computing the same bits, some of them
+// with relaxed SIMD's integer dot product (see the package comment).
+func RelaxedModule() ([]byte, error) { return build(true) }
+
+func build(relaxed bool) ([]byte, error) {
 	m := wg.NewModule()
 	m.ImportMemory(MemoryModule, MemoryName, 0)
 	emitMatVecF32(m)
 	emitMatVecF16(m)
 	emitMatVecBF16(m)
 	emitMatVecQ8_0(m)
-	emitMatVecQ4_0(m)
+	emitMatVecQ4_0(m, relaxed)
 	emitMatVecQ5_0(m)
-	emitMatVecQ4K(m)
-	emitMatVecQ6K(m)
+	emitMatVecQ4K(m, relaxed)
+	emitMatVecQ6K(m, relaxed)
 	emitMatMulQ8_0(m)
 	emitMatMulQ4_0(m)
 	emitMatMulQ5_0(m)

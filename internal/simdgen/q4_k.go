@@ -6,7 +6,7 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // computes it: per super-block the integers isum = Σ_j sc_j·Σ q·x and
 // msum = Σ_j m_j·(bsums[2j] + bsums[2j+1]), then
 // float32(d·dx·isum) - float32(dmin·dx·msum) added to the sum.
-func emitMatVecQ4K(m *wg.Module) {
+func emitMatVecQ4K(m *wg.Module, relaxed bool) {
 	emitQ8KKernel(m, MatVecQ4_K, q4KBlockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs wg.Local) wg.Expr {
 		// Per row: the unpacked scales and mins; the scales as int32, those
 		// of sub-blocks 2c, 2c+1 in lanes 0 and 1 of scLo (shifted along as
@@ -53,6 +53,10 @@ func emitMatVecQ4K(m *wg.Module) {
 		c, cq := k.Local(wg.I32), k.Local(wg.I32)
 		k.Set(cq, get(qx))
 		k.forRange(c, i32(0), i32(4), 1, func() {
+			if relaxed {
+				q4KChunkRelaxed(k, p, pc, cq, x[:4], isum, scLo, scHi, part, t, u)
+				return
+			}
 			// x[2i], x[2i+1]: the even and odd elements of activations
 			// 64c+16i.., as int16 (the quants are split the same way).
 			for i := range 4 {
@@ -103,6 +107,35 @@ func emitMatVecQ4K(m *wg.Module) {
 			wg.F32x4ConvertI32x4S(get(msumV))))
 		return wg.F32x4Sub(get(isumV), get(msumV))
 	})
+}
+
+// q4KChunkRelaxed is the chunk loop's body of emitMatVecQ4K with relaxed
+// SIMD: the nibbles stay bytes (0..15, in i7's range) and
+// i16x8.relaxed_dot multiplies them with the activation bytes as loaded
+// (x[0..3]: activations 64c.. in four sixteens). Per row and sub-block
+// the int16 lanes add four products of at most 15·128: no overflow.
+func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isum, scLo, scHi [4]wg.Local, part [4]wg.Local, t, u wg.Local) {
+	for i := range x {
+		k.Set(x[i], wg.V128Load(get(cq), uint32(16*i)))
+	}
+	mask := i8x16Splat(15)
+	for j := range p {
+		k.Set(t, wg.V128Load(get(pc[j]), 16))
+		k.Set(u, wg.V128Load(get(pc[j]), 32))
+		k.Set(part[0], wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), wg.V128And(get(t), mask)),
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), wg.V128And(get(u), mask)))))
+		k.Set(part[1], wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[2]), wg.V128And(wg.I16x8ShrU(get(t), i32(4)), mask)),
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), wg.V128And(wg.I16x8ShrU(get(u), i32(4)), mask)))))
+		k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
+			wg.I32x4Mul(get(part[0]), lane32(get(scLo[j]), 0)),
+			wg.I32x4Mul(get(part[1]), lane32(get(scLo[j]), 1)))))
+		k.Set(scLo[j], pairs32(get(scLo[j]), get(scHi[j]), [4]int{2, 3, 4, 5}))
+		k.Set(scHi[j], pairs32(get(scHi[j]), get(scHi[j]), [4]int{2, 3, 0, 1}))
+		k.Set(pc[j], wg.I32Add(get(pc[j]), i32(32)))
+	}
+	k.Set(cq, wg.I32Add(get(cq), i32(64)))
 }
 
 // unpackScalesK4 sets t to the 6-bit scales of sub-blocks 0..7 in bytes

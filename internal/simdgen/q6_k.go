@@ -6,7 +6,12 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // computes it: per super-block the integer isum = Σ_k sc_k·Σ (q-32)·x over
 // the 16 sub-blocks k (the pure-Go Σ q·x - 32·bsums[k] is the same number),
 // then float32(d·dx·isum) added to the sum.
-func emitMatVecQ6K(m *wg.Module) {
+//
+// With relaxed SIMD the quants stay 0..63 (in i7's range) for
+// i16x8.relaxed_dot with the activation bytes as loaded, and 32·x is
+// taken off in int16, once per activation vector for the four rows: each
+// lane's Σ q·x - Σ 32·x is at most 2·63·128 + 2·32·128 in magnitude.
+func emitMatVecQ6K(m *wg.Module, relaxed bool) {
 	emitQ8KKernel(m, MatVecQ6_K, q6KBlockBytes, false, func(k kernel, p [4]wg.Local, qx, dx, _ wg.Local) wg.Expr {
 		var scv, isum [4]wg.Local // per row: the int8 scales in loop order (rotated as it goes), Σ
 		var pc [4]wg.Local        // per row: ql + 64h + 16g
@@ -40,6 +45,11 @@ func emitMatVecQ6K(m *wg.Module) {
 				// Elements 128h+16g+l+32i (l < 16) of sub-block 8h+g+2i,
 				// for i = 0..3, whose scales are in bytes 0..3 of scv.
 				for i := range 4 {
+					if relaxed { // x[2i]: the bytes; x[2i+1]: their pair sums times 32
+						k.Set(x[2*i], wg.V128Load(get(cq), uint32(32*i)))
+						k.Set(x[2*i+1], wg.I16x8RelaxedDotI8x16I7x16S(get(x[2*i]), get(bias)))
+						continue
+					}
 					k.extendX(x[2*i:2*i+2], cq, uint32(32*i), t)
 				}
 				for j := range p {
@@ -54,6 +64,12 @@ func emitMatVecQ6K(m *wg.Module) {
 						wg.V128Or(wg.I8x16ShrU(get(lb), i32(4)), wg.V128And(wg.I8x16ShrU(get(hb), i32(2)), get(mask2))),
 					}
 					for i, qe := range quants {
+						if relaxed {
+							dot := wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Sub(
+								wg.I16x8RelaxedDotI8x16I7x16S(get(x[2*i]), qe), get(x[2*i+1])))
+							k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Mul(dot, lane32(get(sc), i))))
+							continue
+						}
 						k.Set(q, wg.I8x16Sub(qe, get(bias)))
 						k.Set(isum[j], wg.I32x4Add(get(isum[j]),
 							wg.I32x4Mul(dot16(q, x[2*i:2*i+2]), lane32(get(sc), i))))

@@ -19,7 +19,7 @@ const (
 
 // emitMatVecQ8_0 emits ggml_vec_dot_q8_0_q8_0 as dotQ8_0 computes it.
 func emitMatVecQ8_0(m *wg.Module) {
-	emitQ8Kernel(m, MatVecQ8_0, q8_0BlockBytes, 0, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+	emitQ8Kernel(m, MatVecQ8_0, q8_0BlockBytes, 0, xInOrder, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		// Quants w[0..31] at p+2, int8 × int8 summed in pairs into int32;
 		// x[0..3] are the activations 0-7, 8-15, 16-23, 24-31.
 		k.Set(t[0], wg.V128Load(get(p), 2))
@@ -35,18 +35,46 @@ func emitMatVecQ8_0(m *wg.Module) {
 }
 
 // emitMatVecQ4_0 emits ggml_vec_dot_q4_0_q8_0 as dotQ4_0 computes it:
-// Σ(q-8)·x as Σq·x - 8·Σx.
-func emitMatVecQ4_0(m *wg.Module) {
-	emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+// Σ(q-8)·x as Σq·x - 8·Σx. With relaxed SIMD, the nibbles stay bytes
+// (0..15, in i7's range) and i16x8.relaxed_dot multiplies them with the
+// activation bytes as loaded, sixteen products in pairs per instruction.
+func emitMatVecQ4_0(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, xBytes, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+			k.Set(t[0], wg.V128Load(get(p), 2))
+			return nibbleDotRelaxed(t[0], x, nil)
+		})
+		return
+	}
+	emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, xEvenOdd, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		k.Set(t[0], wg.V128Load(get(p), 2))
 		return nibbleDot(t[0], x, nil)
 	})
 }
 
+// nibbleDotRelaxed is nibbleDot with relaxed SIMD: the 32 4-bit quants of
+// w as bytes (element j the low nibble of byte j, j+16 the high one) with
+// high[0..1] (if not nil) or-ed into elements 0-15 and 16-31, times the
+// activation bytes x[0] (elements 0-15) and x[1] (16-31). Each int16 lane
+// of a relaxed dot is two products of at most 31·128: the pair sums of
+// both halves added still fit in int16.
+func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
+	mask := i8x16Splat(15)
+	q := [2]wg.Expr{wg.V128And(get(w), mask), wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask)}
+	if high != nil {
+		for i := range q {
+			q[i] = wg.V128Or(q[i], high[i])
+		}
+	}
+	return wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
+		wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), q[0]),
+		wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1])))
+}
+
 // emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
 // Σ(q-16)·x as Σq·x - 16·Σx, q the nibble plus 16 times bit j of qh.
 func emitMatVecQ5_0(m *wg.Module) {
-	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, xEvenOdd, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		// qh at p+2: bit e is the 5th bit of element e. Lane l of an int16
 		// vector holds elements 2l and 2l+1 (of 0-15 or of 16-31): compare
 		// the masked bits with the mask itself for 0 or -1, then keep 16.
@@ -91,17 +119,25 @@ func nibbleDot(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
 		wg.I32x4Add(wg.I32x4DotI16x8S(q[2], get(x[2])), wg.I32x4DotI16x8S(q[3], get(x[3]))))
 }
 
+// xLayout is how emitQ8Kernel gives blockDot a block's 32 activation
+// quants.
+type xLayout int
+
+const (
+	xInOrder xLayout = iota // int16: elements 0-7, 8-15, 16-23, 24-31
+	xEvenOdd                // int16: 0-15 even, 0-15 odd, 16-31 even, 16-31 odd
+	xBytes                  // int8 as stored: 0-15, 16-31 (x[2], x[3] unused)
+)
+
 // emitQ8Kernel emits a kernel with parameters (out, w, xq, xd, rows,
 // blocks), or for a nibble format (offset 8 or 16) (out, w, xq, xd, xsum,
 // rows, blocks). blockDot returns the integer dot product of the block at p
 // with the activation block as an i32x4 of partial sums; it gets the 32
-// activation quants as int16 in x: in order (elements 0-7, 8-15, 16-23,
-// 24-31), or for a nibble format even and odd apart (0-15 even, 0-15 odd,
-// 16-31 even, 16-31 odd), and then offset·xsum[b] is taken from the sums
-// (the quants' offset). t is scratch; the returned expression is emitted
-// after blockDot returns, so a scratch local it reads must not be set
-// again before.
-func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32,
+// activation quants in x as layout says, and then offset·xsum[b] is taken
+// from the sums (the quants' offset). t is scratch; the returned
+// expression is emitted after blockDot returns, so a scratch local it
+// reads must not be set again before.
+func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
 	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr) {
 	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
 	nibbles := offset != 0
@@ -125,8 +161,12 @@ func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32,
 		}
 		k.forRange(b, i32(0), get(n), 1, func() {
 			for half := range 2 {
+				if layout == xBytes {
+					k.Set(x[half], wg.V128Load(get(qx), uint32(16*half)))
+					continue
+				}
 				k.Set(xv, wg.V128Load(get(qx), uint32(16*half)))
-				if nibbles {
+				if layout == xEvenOdd {
 					k.Set(x[2*half], wg.I16x8ShrS(wg.I16x8Shl(get(xv), i32(8)), i32(8)))
 					k.Set(x[2*half+1], wg.I16x8ShrS(get(xv), i32(8)))
 				} else {

@@ -8,22 +8,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestModuleIsCommitted regenerates the module: kernels.wasm must be what
-// the emitters write now (go generate ./internal/simdgen updates it).
+// TestModuleIsCommitted regenerates the modules: kernels.wasm and
+// kernels-relaxed.wasm must be what the emitters write now (go generate
+// ./internal/simdgen updates them).
 func TestModuleIsCommitted(t *testing.T) {
-	want, err := Module()
-	require.NoError(t, err)
-	got, err := os.ReadFile("kernels.wasm")
-	require.NoError(t, err)
-	require.True(t, bytes.Equal(want, got), "kernels.wasm is stale: run go generate ./internal/simdgen")
+	for file, module := range map[string]func() ([]byte, error){"kernels.wasm": Module, "kernels-relaxed.wasm": RelaxedModule} {
+		want, err := module()
+		require.NoError(t, err)
+		got, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), "%s is stale: run go generate ./internal/simdgen", file)
+	}
 }
 
 // TestModuleIsDeterministic builds the module twice: the committed bytes
 // must not depend on map order or anything else that varies between runs.
 func TestModuleIsDeterministic(t *testing.T) {
-	a, err := Module()
-	require.NoError(t, err)
-	b, err := Module()
-	require.NoError(t, err)
-	require.Equal(t, a, b)
+	for _, module := range []func() ([]byte, error){Module, RelaxedModule} {
+		a, err := module()
+		require.NoError(t, err)
+		b, err := module()
+		require.NoError(t, err)
+		require.Equal(t, a, b)
+	}
 }

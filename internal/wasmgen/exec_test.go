@@ -106,6 +106,10 @@ func boolI32(b bool) uint32 {
 	return 0
 }
 
+// i7Mask keeps the relaxed dot products' second operand in 0..127, where
+// their results are defined.
+var i7Mask = [16]uint8{0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f}
+
 var shufflePattern = [16]uint8{31, 0, 17, 5, 5, 16, 2, 29, 8, 9, 10, 11, 24, 3, 14, 20}
 
 var execCases = []execCase{
@@ -145,6 +149,9 @@ var execCases = []execCase{
 	{"i32x4.mul", false, storeV(I32x4Mul(opA, opB)), lanes32(func(a, b, _ v128, i int) uint32 { return u32(a, i) * u32(b, i) })},
 	{"i32x4.dot_i16x8_s", false, storeV(I32x4DotI16x8S(opA, opB)), lanes32(func(a, b, _ v128, i int) uint32 {
 		return uint32(int32(int16(u16(a, 2*i)))*int32(int16(u16(b, 2*i))) + int32(int16(u16(a, 2*i+1)))*int32(int16(u16(b, 2*i+1))))
+	})},
+	{"i16x8.relaxed_dot_i8x16_i7x16_s", false, storeV(I16x8RelaxedDotI8x16I7x16S(opA, V128And(opB, I8x16Const(i7Mask)))), lanes16(func(a, b v128, i int) uint16 {
+		return uint16(int16(int8(a[2*i]))*int16(b[2*i]&0x7f) + int16(int8(a[2*i+1]))*int16(b[2*i+1]&0x7f))
 	})},
 	{"i32x4.min_s", false, storeV(I32x4MinS(opA, opB)), lanes32(func(a, b, _ v128, i int) uint32 { return uint32(min(int32(u32(a, i)), int32(u32(b, i)))) })},
 	{"i32x4.max_s", false, storeV(I32x4MaxS(opA, opB)), lanes32(func(a, b, _ v128, i int) uint32 { return uint32(max(int32(u32(a, i)), int32(u32(b, i)))) })},
@@ -311,8 +318,11 @@ func refControl(a, _, _ v128) v128 {
 const execRunner = `
 const fs = require("fs");
 const [wasm, inputs] = process.argv.slice(1);
+const bytes = fs.readFileSync(wasm);
+// Node 20 has relaxed SIMD behind a flag (later versions by default).
+if (!WebAssembly.validate(bytes)) require("v8").setFlagsFromString("--experimental-wasm-relaxed-simd");
 const mem = new WebAssembly.Memory({initial: 1});
-const inst = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(wasm)), {t: {mem}});
+const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {t: {mem}});
 const u8 = new Uint8Array(mem.buffer);
 const out = JSON.parse(fs.readFileSync(inputs, "utf8")).map(({fn, input}) => {
   u8.set(Buffer.from(input, "hex"), 0);

@@ -27,7 +27,7 @@ func TestBrowserSIMDFallback(t *testing.T) {
 	}{
 		{"the kernels do not load", `
 			const realFetch = globalThis.fetch;
-			globalThis.fetch = (input, init) => String(input?.url ?? input).endsWith('/wasmlm-simd.wasm')
+			globalThis.fetch = (input, init) => /\/wasmlm-simd(-relaxed)?\.wasm$/.test(String(input?.url ?? input))
 				? Promise.reject(new TypeError('blocked by the test'))
 				: realFetch(input, init);`,
 			"the SIMD kernels did not load: fetching {site}/wasmlm-simd.wasm failed: blocked by the test"},
@@ -57,6 +57,71 @@ func TestBrowserSIMDFallback(t *testing.T) {
 	}
 }
 
+// Chromium has relaxed SIMD, so by default the page runs the relaxed-SIMD
+// build of the kernels (lm.info.simdRelaxed); they compute the same bits as
+// the SIMD128 ones (simd: 'simd128') and pure Go (simd: false), so greedy
+// generation gives the same tokens with all three, on the quantized types
+// the relaxed kernels cover: stories260K in Q4_0 and the synthetic
+// dim-256 model's real Q4_K and Q6_K tensors (engine/testdata/gguf). If the
+// relaxed build fails to load, the page falls back to the SIMD128 one.
+func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
+	tb := newTab(t, blankPage)
+	type outcome struct {
+		SIMD        bool   `json:"simd"`
+		SIMDRelaxed bool   `json:"simdRelaxed"`
+		Tokens      []int  `json:"tokens"`
+		Error       string `json:"error"`
+	}
+	got := eval[map[string][]outcome](t, tb, apiScript(`
+		const out = {};
+		for (const file of ['stories260K-Q4_0.gguf', 'synth-k256-Q4_K_M.gguf', 'synth-k256-Q6_K.gguf']) {
+			out[file] = [];
+			for (const simd of [true, 'simd128', false]) {
+				try {
+					const lm = await WasmLM.load('`+llama2cDir+`gguf/' + file, { simd, cache: false });
+					const r = await lm.generate('Once upon a time', { temperature: 0, maxTokens: 48 });
+					out[file].push({ simd: lm.info.simd, simdRelaxed: lm.info.simdRelaxed, tokens: r.tokens, error: '' });
+					lm.unload();
+				} catch (e) {
+					out[file].push({ simd: false, simdRelaxed: false, tokens: [], error: String(e) });
+				}
+			}
+		}
+		return out;
+	`))
+	require.Len(t, got, 3)
+	for file, o := range got {
+		require.Len(t, o, 3, file)
+		for i, mode := range []string{"relaxed", "simd128", "pure Go"} {
+			require.Empty(t, o[i].Error, "%s, %s", file, mode)
+			assert.Len(t, o[i].Tokens, 48, "%s, %s", file, mode)
+			assert.Equal(t, i < 2, o[i].SIMD, "%s, %s: info.simd", file, mode)
+			assert.Equal(t, i == 0, o[i].SIMDRelaxed, "%s, %s: info.simdRelaxed", file, mode)
+		}
+		assert.Equal(t, o[2].Tokens, o[0].Tokens, "%s: relaxed SIMD and pure Go", file)
+		assert.Equal(t, o[2].Tokens, o[1].Tokens, "%s: SIMD128 and pure Go", file)
+	}
+
+	// The relaxed build blocked: the SIMD128 one, no reason given.
+	tb = newTab(t, blankPage)
+	fallback := eval[outcome](t, tb, `(async () => {
+		const realFetch = globalThis.fetch;
+		globalThis.fetch = (input, init) => String(input?.url ?? input).endsWith('/wasmlm-simd-relaxed.wasm')
+			? Promise.reject(new TypeError('blocked by the test'))
+			: realFetch(input, init);
+		return `+apiScript(`
+			const lm = await WasmLM.load('`+llama2cDir+`gguf/stories260K-Q4_0.gguf', { cache: false });
+			const r = await lm.generate('Once upon a time', { temperature: 0, maxTokens: 48 });
+			lm.unload();
+			return { simd: lm.info.simd, simdRelaxed: lm.info.simdRelaxed, tokens: r.tokens, error: lm.info.simdReason ?? '' };
+		`)+`;
+	})()`)
+	assert.True(t, fallback.SIMD)
+	assert.False(t, fallback.SIMDRelaxed)
+	assert.Empty(t, fallback.Error)
+	assert.Equal(t, got["stories260K-Q4_0.gguf"][0].Tokens, fallback.Tokens)
+}
+
 // A simd load option that is not a boolean is a TypeError naming it.
 func TestBrowserSIMDOptionMustBeBoolean(t *testing.T) {
 	tb := newTab(t, blankPage)
@@ -69,7 +134,7 @@ func TestBrowserSIMDOptionMustBeBoolean(t *testing.T) {
 		}
 	`))
 	assert.Equal(t, "TypeError", got.Name)
-	assert.Equal(t, `wasmlm: invalid argument: simd must be a boolean, got string "no"`, got.Message)
+	assert.Equal(t, `wasmlm: invalid argument: simd must be a boolean or 'simd128', got string "no"`, got.Message)
 	assert.Equal(t, "invalid_argument", got.Code)
 	assert.Equal(t, "simd", got.Field)
 }

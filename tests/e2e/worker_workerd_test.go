@@ -41,6 +41,7 @@ var workerFiles = []struct{ name, kind string }{
 	{"wasm_exec.js", "esModule"},
 	{"simd.js", "esModule"},
 	{"simd.wasm", "wasm"},
+	{"simd-relaxed.wasm", "wasm"},
 	{"app.wasm", "wasm"},
 }
 
@@ -77,7 +78,8 @@ func workerSourcesDigest(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	srcs = append(srcs, filepath.Join(root, "web", "simd.js"), filepath.Join(root, "internal", "simdgen", "kernels.wasm"))
+	srcs = append(srcs, filepath.Join(root, "web", "simd.js"), filepath.Join(root, "internal", "simdgen", "kernels.wasm"),
+		filepath.Join(root, "internal", "simdgen", "kernels-relaxed.wasm"))
 	sum := sha256.New()
 	for _, f := range srcs {
 		b, err := os.ReadFile(f)
