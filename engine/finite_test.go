@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -310,7 +311,7 @@ func TestNonFiniteWeightsFailGeneration(t *testing.T) {
 // streamed; the session stays usable for prompts that avoid it.
 func TestNonFiniteEmbeddingStopsGeneration(t *testing.T) {
 	good := buildGGUF(t, finiteSpec("llama", tensor.Q8_0, false))
-	healthy, err := Load(good, LoadOptions{})
+	healthy, err := Load(slices.Clone(good), LoadOptions{}) // a copy: its session packs the bytes (with SIMD)
 	require.NoError(t, err)
 	prompt := []int{1, 5}
 	want, err := newSession(t, healthy).GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 1}, nil)

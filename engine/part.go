@@ -94,6 +94,9 @@ func (m *Model) Cut(p Part) (*Model, error) {
 	if err := p.check(m.config); err != nil {
 		return nil, err
 	}
+	if m.WeightsPacked() {
+		return nil, errPackedCut
+	}
 	w, err := m.weights.cut(m.arch, &p)
 	if err != nil {
 		return nil, err
@@ -102,6 +105,16 @@ func (m *Model) Cut(p Part) (*Model, error) {
 	out.weights, out.part = w, &p
 	return &out, nil
 }
+
+// errPackedCut: a model whose weights were packed for the SIMD kernels
+// cannot be cut into parts, nor its bytes into shard files.
+var errPackedCut = fmt.Errorf("%w: the model's weights were reordered for the SIMD kernels by its first session: cut it into parts before that", ErrInvalidOption)
+
+// WeightsPacked reports whether the model's first session has reordered
+// its weights in place for the SIMD kernels (tensor.Pack): from then on
+// the bytes it was loaded from are no longer the file's, and it cannot be
+// cut into parts (Cut) nor its bytes into shard files.
+func (m *Model) WeightsPacked() bool { return m.weights.packed.Load() }
 
 // Part reports which rows the model holds, for a part of a split model
 // (Cut, or LoadOptions.Part); ok is false for a whole model.

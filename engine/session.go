@@ -76,6 +76,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		block = 1
 	}
 	w := m.weights
+	w.pack(m.arch, m.config.Layers)
 	st := newRunState(m.config, w, positions)
 	return &Session{
 		model:       m,

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
@@ -18,6 +20,32 @@ type modelWeights struct {
 	// RopeFreqFactors, when present, divide each rotary pair's frequency
 	// (headDim/2 values; llama-3.1-style rope scaling stores them as rope_freqs.weight).
 	RopeFreqFactors []float32
+
+	packOnce sync.Once   // pack
+	packed   atomic.Bool // some matrices are packed (tensor.Pack)
+}
+
+// pack packs the matrices the SIMD kernels read faster packed
+// (tensor.Pack), once: every matrix of the layers and a separate output,
+// not the token embedding (read row by row, and the output when tied). It
+// reorders the model's bytes in place, so a model is cut into parts, or
+// its file into shards, before: Cut refuses afterwards (WeightsPacked).
+// Without the SIMD kernels it does nothing.
+func (w *modelWeights) pack(a *architecture, layers int) {
+	w.packOnce.Do(func() {
+		a.walk(layers, func(t tensorRef) {
+			if !t.isMatrix() {
+				return
+			}
+			m := *t.matrixIn(w)
+			if m == nil || m == w.TokenEmbedding {
+				return
+			}
+			if tensor.Pack(m) {
+				w.packed.Store(true)
+			}
+		})
+	})
 }
 
 // layerWeights are one transformer block's parameters.

@@ -69,6 +69,11 @@ func (b *Binding) parseShard(args []js.Value) (work, error) {
 		if src == nil {
 			return nil, invalidCall("only a GGUF model loaded whole can be cut into shards")
 		}
+		// A model's first generation packs its weights in place (see
+		// engine.Model.WeightsPacked): the bytes are no longer the file's.
+		if m, _, err := b.currentModel(); err == nil && m.WeightsPacked() {
+			return nil, invalidCall("the model's weights were reordered by its first generation: cut shards before generating")
+		}
 		out, err := shard.File(src, v[0], v[1])
 		if err != nil {
 			return nil, err

@@ -67,7 +67,7 @@ func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	tile := max(4, tileBytes/rb&^3) // whole groups of four rows, as the SIMD kernels take them
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
-		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr}
+		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr, packed: m.packed}
 		o := out[r0:]
 		if matMulSIMD(o, m.Rows, &rows, acts, ws) {
 			continue

@@ -15,6 +15,7 @@ type Matrix struct {
 	Data       []byte // Rows * RowBytes(Type, Cols) bytes
 	rowBytes   int
 	tr         *traits
+	packed     bool // Data in the packed layout (Pack)
 }
 
 // NewMatrix returns a matrix view over data, checking that data holds exactly
@@ -56,8 +57,12 @@ func elementAlign(t Type) uintptr {
 	return 1
 }
 
-// RowData is the stored bytes of row r.
+// RowData is the stored bytes of row r. It panics for a packed matrix
+// (Pack), whose rows are not contiguous: AppendRow reads those.
 func (m *Matrix) RowData(r int) []byte {
+	if m.packed {
+		panic(errPacked("RowData"))
+	}
 	return m.Data[r*m.rowBytes : (r+1)*m.rowBytes]
 }
 
@@ -69,12 +74,27 @@ func (m *Matrix) Slice(lo, hi int) (*Matrix, error) {
 	if lo == 0 && hi == m.Rows {
 		return m, nil
 	}
+	if m.packed {
+		return nil, errPacked("a slice")
+	}
 	return &Matrix{Type: m.Type, Rows: hi - lo, Cols: m.Cols, Data: m.Data[lo*m.rowBytes : hi*m.rowBytes : hi*m.rowBytes], rowBytes: m.rowBytes, tr: m.tr}, nil
 }
 
-// Row decodes row r into dst, which must hold Cols elements (an embedding lookup).
+// Row decodes row r into dst, which must hold Cols elements (an embedding
+// lookup). For a packed matrix it decodes block by block.
 func (m *Matrix) Row(dst []float32, r int) {
-	m.tr.dequantize(dst[:m.Cols], m.RowData(r))
+	if !m.packed {
+		m.tr.dequantize(dst[:m.Cols], m.RowData(r))
+		return
+	}
+	l := layouts[m.Type]
+	g := r &^ 3
+	t, j := min(4, m.Rows-g), r-g
+	base := g * m.rowBytes
+	for b := range m.rowBytes / l.blockBytes {
+		off := base + (t*b+j)*l.blockBytes
+		m.tr.dequantize(dst[b*l.blockSize:(b+1)*l.blockSize], m.Data[off:off+l.blockBytes])
+	}
 }
 
 // Workspace holds the scratch memory matrix products need: the activation

@@ -40,23 +40,23 @@ func simdMatVecBF16(out, w, x unsafe.Pointer, rows, cols int32)
 
 //go:wasmimport wasmlm_simd matvec_q8_0
 //go:noescape
-func simdMatVecQ8_0(out, w, xq, xd unsafe.Pointer, rows, blocks int32)
+func simdMatVecQ8_0(out, w, xq, xd unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q4_0
 //go:noescape
-func simdMatVecQ4_0(out, w, xq, xd, xsum unsafe.Pointer, rows, blocks int32)
+func simdMatVecQ4_0(out, w, xq, xd, xsum unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q5_0
 //go:noescape
-func simdMatVecQ5_0(out, w, xq, xd, xsum unsafe.Pointer, rows, blocks int32)
+func simdMatVecQ5_0(out, w, xq, xd, xsum unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q4_k
 //go:noescape
-func simdMatVecQ4K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks int32)
+func simdMatVecQ4K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q6_k
 //go:noescape
-func simdMatVecQ6K(out, w, xq, xd unsafe.Pointer, rows, blocks int32)
+func simdMatVecQ6K(out, w, xq, xd unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matmul_q8_0
 //go:noescape
@@ -119,6 +119,10 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	}
 	o, w := unsafe.Pointer(unsafe.SliceData(out)), unsafe.Pointer(unsafe.SliceData(m.Data))
 	rows, cols := int32(m.Rows), int32(m.Cols)
+	var packed int32
+	if m.packed {
+		packed = 1
+	}
 	switch m.Type {
 	case F32:
 		simdMatVecF32(o, w, ptr(a.f), rows, cols, cols)
@@ -127,15 +131,15 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	case BF16:
 		simdMatVecBF16(o, w, ptr(a.f), rows, cols)
 	case Q8_0:
-		simdMatVecQ8_0(o, w, ptr(a.q), ptr(a.d), rows, cols/qk8)
+		simdMatVecQ8_0(o, w, ptr(a.q), ptr(a.d), rows, cols/qk8, packed)
 	case Q4_0:
-		simdMatVecQ4_0(o, w, ptr(a.q), ptr(a.d), ptr(a.sum), rows, cols/qk8)
+		simdMatVecQ4_0(o, w, ptr(a.q), ptr(a.d), ptr(a.sum), rows, cols/qk8, packed)
 	case Q5_0:
-		simdMatVecQ5_0(o, w, ptr(a.q), ptr(a.d), ptr(a.sum), rows, cols/qk8)
+		simdMatVecQ5_0(o, w, ptr(a.q), ptr(a.d), ptr(a.sum), rows, cols/qk8, packed)
 	case Q4_K:
-		simdMatVecQ4K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK)
+		simdMatVecQ4K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK, packed)
 	case Q6_K:
-		simdMatVecQ6K(o, w, ptr(a.q), ptr(a.d), rows, cols/qkK)
+		simdMatVecQ6K(o, w, ptr(a.q), ptr(a.d), rows, cols/qkK, packed)
 	default:
 		return false
 	}
@@ -152,6 +156,7 @@ type batchDesc struct {
 	qStride, dStride      int32 // from vector t's q to t+1's; d and bsums
 	scratch, scratchBytes int32 // the decoded weights of a chunk of blocks
 	acc                   int32 // 64 bytes per vector
+	packed                int32 // 1: the matrix is packed (Pack)
 }
 
 // matMulScratchBytes is the scratch for decoded weights: at least
@@ -235,6 +240,9 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		qStride: addr(acts[1].q) - addr(acts[0].q), dStride: addr(acts[1].d) - addr(acts[0].d),
 		scratch: addr(b.scratch), scratchBytes: int32(8 * len(b.scratch)),
 		acc: addr(b.acc),
+	}
+	if m.packed {
+		b.desc.packed = 1
 	}
 	if m.Type == F32 || m.Type == F16 || m.Type == BF16 { // float32 vectors
 		b.desc.q, b.desc.qStride = addr(acts[0].f), addr(acts[1].f)-addr(acts[0].f)

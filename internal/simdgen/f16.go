@@ -22,8 +22,8 @@ func emitMatVecBF16(m *wg.Module) {
 // 16-bit weights: decode takes four of them in the high halves of 32-bit
 // lanes (the low halves zero), decodeScalar one in an i32.
 func emitMatVecHalf(m *wg.Module, name string, decode, decodeScalar func(h wg.Local) wg.Expr) {
-	matvec(m, name, 1, false, func(n wg.Expr) wg.Expr { return wg.I32Shl(n, i32(1)) },
-		func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local) {
+	matvec(m, name, 1, false, 0, func(n wg.Expr) wg.Expr { return wg.I32Shl(n, i32(1)) },
+		func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, _, res wg.Local) {
 			x := act[0]
 			c, end := k.Local(wg.I32), k.Local(wg.I32) // column index
 			x0, x1, h, wv := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)

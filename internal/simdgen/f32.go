@@ -10,7 +10,7 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // tail loop adds them to s0; then (s0+s1)+(s2+s3).
 func emitMatVecF32(m *wg.Module) {
 	rowBytes := func(stride wg.Expr) wg.Expr { return wg.I32Shl(stride, i32(2)) }
-	matvec(m, MatVecF32, 1, true, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local) {
+	matvec(m, MatVecF32, 1, true, 0, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, _, res wg.Local) {
 		x := act[0]
 		i, end := k.Local(wg.I32), k.Local(wg.I32)
 		xv, xs := k.Local(wg.V128), k.Local(wg.F32)

@@ -168,6 +168,43 @@ func (k kernel) transposeSum(dst wg.Local, add func(a, b wg.Expr) wg.Expr, v [4]
 	k.Set(dst, add(pairs32(get(t01), get(t23), [4]int{0, 2, 4, 6}), pairs32(get(t01), get(t23), [4]int{1, 3, 5, 7})))
 }
 
+// groupRows sets p[j] to where rows r..r+3's blocks start and step to the
+// bytes from one of a row's blocks to the next: row r+j at w + (r+j)·rb
+// and step blockBytes (the last group repeating the last row where fewer
+// than four remain), or, where packed is not 0, the group's rows
+// interleaved block by block (engine/tensor's Pack): block b of row r+j at
+// w + r·rb + (t·b + j)·blockBytes, t = min(4, rows - r), and step
+// t·blockBytes. The group's bytes are the same either way. With blockBytes
+// 0 (kernels of floats) the rows are never packed.
+func (k kernel) groupRows(p [4]wg.Local, step, w, r, rows, rb, packed wg.Local, blockBytes int32) {
+	plain := func() {
+		for j := range p {
+			row := wg.I32Add(get(r), i32(int32(j)))
+			if j > 0 {
+				last := wg.I32Sub(get(rows), i32(1))
+				row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
+			}
+			k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
+		}
+		k.Set(step, i32(blockBytes))
+	}
+	if blockBytes == 0 {
+		plain()
+		return
+	}
+	k.IfElse(wg.I32Eq(get(packed), i32(0)), plain, func() {
+		// step = t·blockBytes, t = min(4, rows-r); p[j] = group + min(j, t-1)·blockBytes.
+		left := wg.I32Sub(get(rows), get(r))
+		k.Set(step, wg.I32Mul(wg.Select(i32(4), left, wg.I32GeS(left, i32(4))), i32(blockBytes)))
+		k.Set(p[0], wg.I32Add(get(w), wg.I32Mul(get(r), get(rb))))
+		for j := 1; j < 4; j++ {
+			off := i32(int32(j) * blockBytes)
+			lastOff := wg.I32Sub(get(step), i32(blockBytes))
+			k.Set(p[j], wg.I32Add(get(p[0]), wg.Select(off, lastOff, wg.I32LtS(off, get(step)))))
+		}
+	})
+}
+
 // matvec emits a matrix–vector kernel exported as name with parameters
 // (out, w, act..., rows, n) (nAct activation pointers), and a final stride
 // parameter if strided, and the row loop they all share: rows go in groups
@@ -176,10 +213,15 @@ func (k kernel) transposeSum(dst wg.Local, add func(a, b wg.Expr) wg.Expr, v [4]
 // results into one f32x4 local (lane j: row r+j), which is stored to
 // out[r..r+3] (only the lanes of existing rows). rowBytes gets n, or the
 // stride when strided.
-func matvec(m *wg.Module, name string, nAct int, strided bool, rowBytes func(n wg.Expr) wg.Expr,
-	group func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local)) {
+//
+// A kernel of blocks (blockBytes > 0) also takes a final packed parameter:
+// when it is not 0 the matrix is packed (see groupRows), and p[j] is row
+// j's first block in the group. Either way group advances p[j] by step
+// from one block to the next, which matvec sets.
+func matvec(m *wg.Module, name string, nAct int, strided bool, blockBytes int32, rowBytes func(n wg.Expr) wg.Expr,
+	group func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, step, res wg.Local)) {
 	nParams := 4 + nAct
-	if strided {
+	if strided || blockBytes > 0 {
 		nParams++
 	}
 	params := make([]wg.ValType, nParams)
@@ -193,7 +235,7 @@ func matvec(m *wg.Module, name string, nAct int, strided bool, rowBytes func(n w
 		act[i] = k.Param(2 + i)
 	}
 	rows, n := k.Param(2+nAct), k.Param(3+nAct)
-	rb, r := k.Local(wg.I32), k.Local(wg.I32)
+	rb, r, step := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	var p [4]wg.Local
 	for j := range p {
 		p[j] = k.Local(wg.I32)
@@ -205,15 +247,12 @@ func matvec(m *wg.Module, name string, nAct int, strided bool, rowBytes func(n w
 		k.Set(rb, rowBytes(get(n)))
 	}
 	k.forRange(r, i32(0), get(rows), 4, func() {
-		for j := range p {
-			row := wg.I32Add(get(r), i32(int32(j)))
-			if j > 0 {
-				last := wg.I32Sub(get(rows), i32(1))
-				row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
-			}
-			k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
+		if blockBytes > 0 {
+			k.groupRows(p, step, w, r, rows, rb, k.Param(4+nAct), blockBytes)
+		} else {
+			k.groupRows(p, step, w, r, rows, rb, 0, 0)
 		}
-		group(k, act, n, p, res)
+		group(k, act, n, p, step, res)
 		dst := wg.I32Add(get(out), wg.I32Shl(get(r), i32(2)))
 		k.IfElse(wg.I32GeS(wg.I32Sub(get(rows), get(r)), i32(4)), func() {
 			k.V128Store(dst, 0, get(res))

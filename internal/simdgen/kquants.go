@@ -24,7 +24,7 @@ func emitQ8KKernel(m *wg.Module, name string, blockBytes int32, withBsums bool,
 		nAct = 3
 	}
 	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
-	matvec(m, name, nAct, false, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local) {
+	matvec(m, name, nAct, false, blockBytes, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, step, res wg.Local) {
 		b, qx, dx, bs := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 		k.Set(res, f32x4Zero())
 		k.Set(qx, get(act[0]))
@@ -35,7 +35,7 @@ func emitQ8KKernel(m *wg.Module, name string, blockBytes int32, withBsums bool,
 		k.forRange(b, i32(0), get(n), 1, func() {
 			k.Set(res, wg.F32x4Add(get(res), superBlock(k, p, qx, dx, bs)))
 			for j := range p {
-				k.Set(p[j], wg.I32Add(get(p[j]), i32(blockBytes)))
+				k.Set(p[j], wg.I32Add(get(p[j]), get(step)))
 			}
 			k.Set(qx, wg.I32Add(get(qx), i32(qkK)))
 			k.Set(dx, wg.I32Add(get(dx), i32(4)))

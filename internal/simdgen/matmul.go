@@ -39,7 +39,8 @@ const (
 	BatchScratch      = 28 // the decoded weights
 	BatchScratchBytes = 32 // its size, at least MatMulMinScratch
 	BatchAcc          = 36 // 64 bytes per vector: the sums between chunks
-	BatchDescBytes    = 40
+	BatchPacked       = 40 // not 0: the matrix is packed (see groupRows)
+	BatchDescBytes    = 44
 )
 
 // scratchHead is the bytes at the start of the scratch that the kernels
@@ -89,7 +90,8 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	perBlock := typ.chunks*256 + typ.extraBytes
 	elems := typ.chunks * 32
 	// kb: blocks per chunk, as many as the scratch holds.
-	kb, rb, r := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	kb, rb, r, step, packed := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	k.Set(packed, field(BatchPacked))
 	k.Set(kb, wg.I32DivU(wg.I32Sub(field(BatchScratchBytes), i32(scratchHead)), i32(perBlock)))
 	k.Set(rb, wg.I32Mul(get(blocks), i32(typ.blockBytes)))
 	var p [4]wg.Local
@@ -179,14 +181,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	}
 
 	k.forRange(r, i32(0), get(rows), 4, func() {
-		for j := range p {
-			row := wg.I32Add(get(r), i32(int32(j)))
-			if j > 0 {
-				last := wg.I32Sub(get(rows), i32(1))
-				row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
-			}
-			k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
-		}
+		k.groupRows(p, step, w, r, rows, rb, packed, typ.blockBytes)
 		k.Set(cb, i32(0))
 		k.Loop(func() {
 			k.Set(ce, wg.I32Add(get(cb), get(kb)))
@@ -197,7 +192,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Loop(func() {
 				typ.decode(k, p, sp)
 				for j := range p {
-					k.Set(p[j], wg.I32Add(get(p[j]), i32(typ.blockBytes)))
+					k.Set(p[j], wg.I32Add(get(p[j]), get(step)))
 				}
 				k.Set(sp, wg.I32Add(get(sp), i32(perBlock)))
 				k.BrIf(0, wg.I32LtU(get(sp), get(spEnd)))

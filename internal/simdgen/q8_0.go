@@ -145,7 +145,7 @@ func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xL
 	if nibbles {
 		nAct = 3
 	}
-	matvec(m, name, nAct, false, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, res wg.Local) {
+	matvec(m, name, nAct, false, blockBytes, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, step, res wg.Local) {
 		b, qx, dx, sx := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 		var x, s [4]wg.Local
 		for j := range 4 {
@@ -186,7 +186,7 @@ func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xL
 			scale := wg.F32x4Mul(f16ToF32(h), wg.V128Load32Splat(get(dx), 0))
 			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))))
 			for j := range p {
-				k.Set(p[j], wg.I32Add(get(p[j]), i32(blockBytes)))
+				k.Set(p[j], wg.I32Add(get(p[j]), get(step)))
 			}
 			k.Set(qx, wg.I32Add(get(qx), i32(32)))
 			k.Set(dx, wg.I32Add(get(dx), i32(4)))
