@@ -152,7 +152,7 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 // and sizes in bytes. The pointers in it are to memory the Workspace holds.
 type batchDesc struct {
 	tokens, outStride     int32
-	q, d, bsums           int32 // vector 0's encoding
+	q, d, bsums           int32 // vector 0's encoding (for Q8_0, bsums: its Σq per block)
 	qStride, dStride      int32 // from vector t's q to t+1's; d and bsums
 	scratch, scratchBytes int32 // the decoded weights of a chunk of blocks
 	acc                   int32 // 64 bytes per vector
@@ -243,6 +243,9 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	}
 	if m.packed {
 		b.desc.packed = 1
+	}
+	if m.tr.vec == Q8_0 { // the relaxed Q4_0 kernel reads the block sums where Q8_K's go
+		b.desc.bsums = addr(acts[0].sum)
 	}
 	if m.Type == F32 || m.Type == F16 || m.Type == BF16 { // float32 vectors
 		b.desc.q, b.desc.qStride = addr(acts[0].f), addr(acts[1].f)-addr(acts[0].f)

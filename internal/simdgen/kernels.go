@@ -74,7 +74,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatVecQ4K(m, relaxed)
 	emitMatVecQ6K(m, relaxed)
 	emitMatMulQ8_0(m)
-	emitMatMulQ4_0(m)
+	emitMatMulQ4_0(m, relaxed)
 	emitMatMulQ5_0(m)
 	emitMatMulQ4K(m)
 	emitMatMulQ6K(m)

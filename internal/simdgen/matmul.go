@@ -65,6 +65,26 @@ type matmulType struct {
 	// j's integer sum), the decoded extras at ex, the token's block scale
 	// at d and (Q8_K) its block sums at bs.
 	finish func(k kernel, res, isum, ex, d, bs wg.Local)
+	// byteOffset, if not 0 (relaxed SIMD, one chunk per block of 4-bit
+	// quants only): decode stores the four rows' quants as bytes, unsigned
+	// (0..15, in i7's range) and without their offset, which is byteOffset,
+	// four elements of each row at a time: the 16 bytes at sp + 16i are
+	// elements 4i..4i+3 of rows 0, 1, 2 and 3 (quads); the extras follow at
+	// sp + 128. A vector's four activations 4i.. splat over the four rows
+	// then make one i16x8.relaxed_dot per sixteen products, the four rows'
+	// sums come out in their lanes with no transposing, and byteOffset·Σx
+	// (the activation's block sums, which the Go side puts where Q8_K's
+	// block sums go) is taken off. Each int16 lane adds eight pairs of
+	// products of at most 15·128: at most 30720, no overflow.
+	byteOffset int32
+}
+
+// quantBytes is the scratch a block's decoded quants take.
+func (typ matmulType) quantBytes() int32 {
+	if typ.byteOffset != 0 {
+		return 128
+	}
+	return typ.chunks * 256
 }
 
 // emitMatMul emits a batched kernel with parameters (out, w, rows, blocks,
@@ -87,7 +107,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	k.Set(scratch, field(BatchScratch))
 	k.Set(acc, field(BatchAcc))
 
-	perBlock := typ.chunks*256 + typ.extraBytes
+	perBlock := typ.quantBytes() + typ.extraBytes
 	elems := typ.chunks * 32
 	// kb: blocks per chunk, as many as the scratch holds.
 	kb, rb, r, step, packed := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
@@ -148,6 +168,18 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	// loop (which V8 unrolls), 43; all sixteen at once, 38.
 	u, prev, pr := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.I32)
 	blockSums := func(sp, bx wg.Local) {
+		if typ.byteOffset != 0 { // quads
+			for i := range 8 {
+				dot := wg.I16x8RelaxedDotI8x16I7x16S(wg.V128Load32Splat(get(bx), uint32(4*i)), wg.V128Load(get(sp), uint32(16*i)))
+				if i > 0 {
+					dot = wg.I16x8Add(get(u), dot)
+				}
+				k.Set(u, dot)
+			}
+			offset := wg.I32x4Shl(wg.V128Load32Splat(get(bbs), 0), i32(3)) // ·8
+			k.Set(isum, wg.I32x4Sub(wg.I32x4ExtaddPairwiseI16x8S(get(u)), offset))
+			return
+		}
 		if typ.chunks == 1 {
 			loadX(bx)
 			k.Set(cp, get(sp))
@@ -215,7 +247,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 				k.Set(bbs, get(pbs))
 				k.Loop(func() {
 					blockSums(sp, bx)
-					k.Set(cp, wg.I32Add(get(sp), i32(typ.chunks*256)))
+					k.Set(cp, wg.I32Add(get(sp), i32(typ.quantBytes())))
 					typ.finish(k, res, isum, cp, bd, bbs)
 					k.Set(sp, wg.I32Add(get(sp), i32(perBlock)))
 					k.Set(bx, wg.I32Add(get(bx), i32(elems)))
@@ -264,12 +296,27 @@ func q8Finish(k kernel, res, isum, ex, d, _ wg.Local) {
 	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))))
 }
 
+// storeQuads stores v[0..3] (rows 0..3, sixteen byte quants each) at
+// sp+off as quads: the 16 bytes at sp+off+16i are lane i (bytes 4i..4i+3)
+// of v[0], v[1], v[2] and v[3], a 4×4 transpose of 32-bit lanes.
+func (k kernel) storeQuads(sp wg.Local, off uint32, v [4]wg.Local) {
+	t := [4]wg.Local{k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)}
+	k.Set(t[0], pairs32(get(v[0]), get(v[1]), [4]int{0, 4, 1, 5})) // a0 b0 a1 b1
+	k.Set(t[1], pairs32(get(v[0]), get(v[1]), [4]int{2, 6, 3, 7})) // a2 b2 a3 b3
+	k.Set(t[2], pairs32(get(v[2]), get(v[3]), [4]int{0, 4, 1, 5})) // c0 d0 c1 d1
+	k.Set(t[3], pairs32(get(v[2]), get(v[3]), [4]int{2, 6, 3, 7})) // c2 d2 c3 d3
+	k.V128Store(get(sp), off, pairs32(get(t[0]), get(t[2]), [4]int{0, 1, 4, 5}))
+	k.V128Store(get(sp), off+16, pairs32(get(t[0]), get(t[2]), [4]int{2, 3, 6, 7}))
+	k.V128Store(get(sp), off+32, pairs32(get(t[1]), get(t[3]), [4]int{0, 1, 4, 5}))
+	k.V128Store(get(sp), off+48, pairs32(get(t[1]), get(t[3]), [4]int{2, 3, 6, 7}))
+}
+
 // q8Scales stores the fp16 scales at offset 0 of the rows p as f32x4 at
-// sp + 256.
-func q8Scales(k kernel, p [4]wg.Local, sp wg.Local) {
+// sp + off.
+func q8Scales(k kernel, p [4]wg.Local, sp wg.Local, off uint32) {
 	h := k.Local(wg.V128)
 	k.Set(h, gatherHalf(p, 0))
-	k.V128Store(get(sp), 256, f16ToF32(h))
+	k.V128Store(get(sp), off, f16ToF32(h))
 }
 
 func emitMatMulQ8_0(m *wg.Module) {
@@ -280,7 +327,7 @@ func emitMatMulQ8_0(m *wg.Module) {
 					k.V128Store(get(sp), uint32(64*j+16*i), wg.V128Load8x8S(get(p[j]), uint32(2+8*i)))
 				}
 			}
-			q8Scales(k, p, sp)
+			q8Scales(k, p, sp, 256)
 		},
 		finish: q8Finish,
 	})
@@ -305,7 +352,27 @@ func (k kernel) nibbles(dst wg.Local, off uint32, v, lo, hi wg.Local, high []wg.
 	}
 }
 
-func emitMatMulQ4_0(m *wg.Module) {
+// emitMatMulQ4_0 emits matmul_q4_0; with relaxed SIMD its nibbles stay
+// bytes, in quads (matmulType.byteOffset).
+func emitMatMulQ4_0(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitMatMul(m, matmulType{name: MatMulQ4_0, blockBytes: q4_0BlockBytes, chunks: 1, extraBytes: 16, byteOffset: 8,
+			decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
+				var lo, hi [4]wg.Local
+				for j := range p {
+					lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128)
+					k.Set(hi[j], wg.V128Load(get(p[j]), 2))
+					k.Set(lo[j], wg.V128And(get(hi[j]), i8x16Splat(15)))
+					k.Set(hi[j], wg.V128And(wg.I16x8ShrU(get(hi[j]), i32(4)), i8x16Splat(15)))
+				}
+				k.storeQuads(sp, 0, lo)
+				k.storeQuads(sp, 64, hi)
+				q8Scales(k, p, sp, 128)
+			},
+			finish: q8Finish,
+		})
+		return
+	}
 	emitMatMul(m, matmulType{name: MatMulQ4_0, blockBytes: q4_0BlockBytes, chunks: 1, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
 			v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
@@ -313,7 +380,7 @@ func emitMatMulQ4_0(m *wg.Module) {
 				k.Set(v, wg.V128Load(get(p[j]), 2))
 				k.nibbles(sp, uint32(64*j), v, lo, hi, nil, 8)
 			}
-			q8Scales(k, p, sp)
+			q8Scales(k, p, sp, 256)
 		},
 		finish: q8Finish,
 	})
@@ -341,7 +408,7 @@ func emitMatMulQ5_0(m *wg.Module) {
 				high := []wg.Expr{fifth(b0, m0), fifth(b0, m1), fifth(b1, m0), fifth(b1, m1)}
 				k.nibbles(sp, uint32(64*j), v, lo, hi, high, 16)
 			}
-			q8Scales(k, p, sp)
+			q8Scales(k, p, sp, 256)
 		},
 		finish: q8Finish,
 	})
