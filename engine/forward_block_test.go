@@ -23,9 +23,14 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	for _, name := range []string{"F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q6_K"} {
 		models["stories260K-"+name] = loadGGUFModel(t, "stories260K-"+name+".gguf")
 	}
+	// K-quant rows are whole super-blocks of 256 (Q2_K and Q3_K have no
+	// fallback type for others).
+	kShape := modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 300, ContextLength: 128}
 	for _, sp := range []modelgen.Spec{
 		{Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 1},
-		{Shape: modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
+		{Shape: kShape, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
+		{Shape: kShape, Type: tensor.Q2_K, SeparateOutput: true, Seed: 3},
+		{Shape: kShape, Type: tensor.Q3_K, SeparateOutput: true, Seed: 4},
 	} {
 		b, err := modelgen.Build(sp)
 		require.NoError(t, err)

@@ -80,13 +80,7 @@ func TestDotRowsExtremes(t *testing.T) {
 			rb, err := RowBytes(typ, cols)
 			require.NoError(t, err)
 			var acts []activation
-			for _, q := range []func(i int) int8{
-				func(int) int8 { return int8(rng.Uint32()) },
-				func(int) int8 { return -128 },
-				func(int) int8 { return 127 },
-				func(i int) int8 { return int8(-128 + 255*(i&1)) },
-				func(int) int8 { return int8(-128 + 255*int(rng.Uint32()&1)) },
-			} {
+			for _, q := range extremeQuants(rng) {
 				acts = append(acts, activationWith(rng, tr.vec, cols, q))
 			}
 			if tr.pack != nil {
@@ -94,34 +88,14 @@ func TestDotRowsExtremes(t *testing.T) {
 					tr.pack(&acts[i])
 				}
 			}
-			for _, fill := range []int{-1, 0x00, 0xff, 0x88, 0x80, 0x7f, 0x77, 0x08, 0x0f, 0xf0} {
+			for _, fill := range extremeFills {
 				for _, finite := range []bool{false, true} {
-					row := alignedBytes(rb)
-					for i := range row {
-						row[i] = byte(fill)
-						if fill < 0 {
-							row[i] = byte(rng.Uint32())
-						}
-					}
-					if finite { // scales 1 or -2, so that no NaN hides a difference
-						l := layouts[typ]
-						for b := 0; b < rb; b += l.blockBytes {
-							for _, o := range halfFields[typ] {
-								row[b+o], row[b+o+1] = 0x00, byte(0x3c|0x84*(rng.Uint32()&1))
-							}
-						}
-					}
+					row := extremeRow(rng, typ, rb, fill, finite)
 					out := make([]float32, len(acts)*stride)
 					tr.dotRows(out, stride, row, acts)
 					for i := range acts {
-						// Any NaN for a NaN: which operand's payload an
-						// addition keeps depends on the machine code.
-						got, want := out[i*stride], tr.dot(row, &acts[i])
-						if got != got && want != want {
-							continue
-						}
-						require.Equal(t, math.Float32bits(want), math.Float32bits(got),
-							"fill %#x finite %v activation %d: %v, dot %v", fill, finite, i, got, want)
+						requireSameDot(t, tr.dot(row, &acts[i]), out[i*stride],
+							"fill %#x finite %v activation %d", fill, finite, i)
 					}
 				}
 			}
@@ -129,9 +103,55 @@ func TestDotRowsExtremes(t *testing.T) {
 	}
 }
 
+// extremeQuants are activation quants (see setQuants) at the ends of the
+// int8 range, and random ones.
+func extremeQuants(rng *rand.Rand) []func(i int) int8 {
+	return []func(i int) int8{
+		func(int) int8 { return int8(rng.Uint32()) },
+		func(int) int8 { return -128 },
+		func(int) int8 { return 127 },
+		func(i int) int8 { return int8(-128 + 255*(i&1)) },
+		func(int) int8 { return int8(-128 + 255*int(rng.Uint32()&1)) },
+	}
+}
+
+// extremeFills are the bytes extremeRow fills a row with (-1: random
+// ones): quants and packed scales at the ends of their ranges.
+var extremeFills = []int{-1, 0x00, 0xff, 0x88, 0x80, 0x7f, 0x77, 0x08, 0x0f, 0xf0}
+
+// extremeRow is rb bytes of typ filled with fill, the fp16 scales made 1
+// or -2 if finite, so that no NaN hides a difference.
+func extremeRow(rng *rand.Rand, typ Type, rb, fill int, finite bool) []byte {
+	row := alignedBytes(rb)
+	for i := range row {
+		row[i] = byte(fill)
+		if fill < 0 {
+			row[i] = byte(rng.Uint32())
+		}
+	}
+	if finite {
+		l := layouts[typ]
+		for b := 0; b < rb; b += l.blockBytes {
+			for _, o := range halfFields[typ] {
+				row[b+o], row[b+o+1] = 0x00, byte(0x3c|0x84*(rng.Uint32()&1))
+			}
+		}
+	}
+	return row
+}
+
+// requireSameDot requires got to be want's bits, or both NaN: which
+// operand's payload an addition keeps depends on the machine code.
+func requireSameDot(t *testing.T, want, got float32, msg string, args ...any) {
+	t.Helper()
+	if got != got && want != want {
+		return
+	}
+	require.Equal(t, math.Float32bits(want), math.Float32bits(got), fmt.Sprintf(msg, args...)+": %v, dot %v", got, want)
+}
+
 // activationWith is an activation encoded as vec from random values, its
-// quants (for the integer encodings) then replaced by q(i) and its sums
-// made to match.
+// quants (for the integer encodings) then replaced by q(i) (setQuants).
 func activationWith(rng *rand.Rand, vec Type, cols int, q func(i int) int8) activation {
 	x := make([]float32, cols)
 	for i := range x {
@@ -140,8 +160,15 @@ func activationWith(rng *rand.Rand, vec Type, cols int, q func(i int) int8) acti
 	ws := NewWorkspace(cols)
 	ws.Reserve(1)
 	a := *ws.batch[0].encode(vec, x)
+	setQuants(&a, vec, cols, q)
+	return a
+}
+
+// setQuants replaces the quants of a, for the integer encodings vec, by
+// q(i) and makes its sums match.
+func setQuants(a *activation, vec Type, cols int, q func(i int) int8) {
 	if vec != Q8_0 && vec != Q8_1 && vec != Q8_K {
-		return a
+		return
 	}
 	for i := range a.q {
 		a.q[i] = q(i)
@@ -158,5 +185,4 @@ func activationWith(rng *rand.Rand, vec Type, cols int, q func(i int) int8) acti
 			a.bsums[j] += int16(v)
 		}
 	}
-	return a
 }

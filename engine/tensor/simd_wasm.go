@@ -9,16 +9,17 @@ import "unsafe"
 // kernels of the module internal/simdgen emits (kernels.wasm) for the types
 // it covers: for F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a
 // matrix–vector kernel and a batched one (matmul_*), which decodes each
-// block of weights once for all the vectors of a batched product. The JS
-// host instantiates that module on this instance's own memory and provides
-// its functions as the wasmlm_simd imports below (web/simd.js does both);
-// where the host has no SIMD it provides stubs and available returns 0,
-// and the pure-Go kernels run. Where the engine has relaxed SIMD the host
-// may provide kernels-relaxed.wasm's kernels instead: the same exports and
-// the same bits, faster. Pointers cross as offsets into the shared
-// memory: nothing is copied, and the kernels compute the same bits as the
-// pure-Go ones (simd_wasm_test.go, batch_test.go and attention_test.go
-// check it). A build with the tag needs a host that provides the imports:
+// block of weights once for all the vectors of a batched product; for Q2_K
+// and Q3_K a batched one only (a single vector takes the pure-Go kernel).
+// The JS host instantiates that module on this instance's own memory and
+// provides its functions as the wasmlm_simd imports below (web/simd.js
+// does both); where the host has no SIMD it provides stubs and available
+// returns 0, and the pure-Go kernels run. Where the engine has relaxed
+// SIMD the host may provide kernels-relaxed.wasm's kernels instead: the
+// same exports and the same bits, faster. Pointers cross as offsets into
+// the shared memory: nothing is copied, and the kernels compute the same
+// bits as the pure-Go ones (simd_wasm_test.go, batch_test.go and
+// attention_test.go check it). A build with the tag needs a host that provides the imports:
 // Go's own wasm_exec.js alone cannot instantiate it.
 //
 // The kernels keep no reference to their arguments, hence go:noescape.
@@ -77,6 +78,14 @@ func simdMatMulQ4K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Point
 //go:wasmimport wasmlm_simd matmul_q6_k
 //go:noescape
 func simdMatMulQ6K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q2_k
+//go:noescape
+func simdMatMulQ2K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q3_k
+//go:noescape
+func simdMatMulQ3K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
 
 //go:wasmimport wasmlm_simd matmul_f32
 //go:noescape
@@ -222,6 +231,10 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		kernel, blocks = simdMatMulQ4K, m.Cols/qkK
 	case Q6_K:
 		kernel, blocks = simdMatMulQ6K, m.Cols/qkK
+	case Q2_K:
+		kernel, blocks = simdMatMulQ2K, m.Cols/qkK
+	case Q3_K:
+		kernel, blocks = simdMatMulQ3K, m.Cols/qkK
 	}
 	if kernel == nil || len(acts) < matMulMinVectors || m.Type == BF16 && len(acts) < matMulMinVectorsBF16 {
 		for t := range acts {

@@ -19,6 +19,10 @@ import (
 // simdTypes are the types with a SIMD kernel.
 var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K}
 
+// simdMatMulTypes are the types with a batched SIMD kernel: simdTypes, and
+// those with no matrix–vector kernel.
+var simdMatMulTypes = append([]Type{Q2_K, Q3_K}, simdTypes...)
+
 // TestSIMDAvailability proves which path the host chose: the kernels, or
 // with WASMLM_SIMD=off the stubs, when every other test of the package
 // then runs the pure-Go kernels.
@@ -125,7 +129,7 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 		t.Skip("the host provides no SIMD kernels")
 	}
 	rng := rand.New(rand.NewPCG(24, 24))
-	for _, typ := range simdTypes {
+	for _, typ := range simdMatMulTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			tr := traitsTable[typ]
 			// Long enough for several chunks of scratch: 128 or 16 blocks,
@@ -155,6 +159,53 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 								require.Equal(t, math.Float32bits(want), math.Float32bits(g),
 									"%d×%d, vector %d of %d, row %d: SIMD %v, pure Go %v", rows, c, tok, n, r, g, want)
 							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSIMDMatMulExtremes is TestDotRowsExtremes for the batched SIMD
+// kernels of the integer types: rows of arbitrary bytes and of every
+// quant and packed scale at the ends of its range, with finite scales or
+// not, and vectors whose quants are at the ends of the int8 range, in one
+// batch; each output is the pure-Go dot's bits (or a NaN for a NaN), over
+// a number of rows not a multiple of four and rows decoded in two chunks
+// of scratch.
+func TestSIMDMatMulExtremes(t *testing.T) {
+	if !SIMD() {
+		t.Skip("the host provides no SIMD kernels")
+	}
+	rng := rand.New(rand.NewPCG(25, 25))
+	const rows, cols = 5, 9 * qkK
+	for _, typ := range simdMatMulTypes {
+		tr := traitsTable[typ]
+		if tr.vec != Q8_0 && tr.vec != Q8_K {
+			continue // float vectors: no quants to push to the ends
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			rb, err := RowBytes(typ, cols)
+			require.NoError(t, err)
+			quants := extremeQuants(rng)
+			ws := NewWorkspace(cols)
+			ws.Reserve(len(quants))
+			acts := ws.encodeBatch(tr.vec, randNormal(rng, len(quants)*cols, 1), len(quants), cols)
+			for i, q := range quants {
+				setQuants(&acts[i], tr.vec, cols, q)
+			}
+			for _, fill := range extremeFills {
+				for _, finite := range []bool{false, true} {
+					m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, finite) })
+					out := make([]float32, len(acts)*rows+1)
+					out[len(acts)*rows] = 42
+					require.True(t, matMulSIMD(out[:len(acts)*rows], rows, m, acts, ws))
+					require.Equal(t, float32(42), out[len(acts)*rows], "wrote past the outputs")
+					for i := range acts {
+						for r := range rows {
+							requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[i*rows+r],
+								"fill %#x finite %v vector %d row %d", fill, finite, i, r)
 						}
 					}
 				}

@@ -38,6 +38,10 @@ const (
 	MatMulQ5_0 = "matmul_q5_0"
 	MatMulQ4_K = "matmul_q4_k"
 	MatMulQ6_K = "matmul_q6_k"
+	// MatMulQ2_K and MatMulQ3_K: the same, though these types have no
+	// matrix–vector kernel (see matmul_q2_k.go).
+	MatMulQ2_K = "matmul_q2_k"
+	MatMulQ3_K = "matmul_q3_k"
 	// MatMulF32, MatMulF16 and MatMulBF16 (out, w, rows, cols, batch):
 	// the same for the float types, the batch's Q being the vectors'
 	// float32 activations (see emitMatMulFloat).
@@ -78,6 +82,8 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatMulQ5_0(m)
 	emitMatMulQ4K(m)
 	emitMatMulQ6K(m)
+	emitMatMulQ2K(m)
+	emitMatMulQ3K(m)
 	emitMatMulF32(m)
 	emitMatMulF16(m)
 	emitMatMulBF16(m)

@@ -474,28 +474,33 @@ func emitMatMulQ4K(m *wg.Module) {
 			k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
 			k.V128Store(get(sp), ex+144, f16ToF32(u))
 		},
-		// The pure-Go float32(d·dx·isum) - float32(dmin·dx·msum), msum
-		// = Σ_i m_i·(bsums[2i] + bsums[2i+1]) per row.
-		finish: func(k kernel, res, isum, ex, d, bs wg.Local) {
-			dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			var ms [4]wg.Local
-			for j := range ms {
-				ms[j] = k.Local(wg.V128)
-			}
-			k.Set(b0, wg.V128Load(get(bs), 0))
-			k.Set(b1, wg.V128Load(get(bs), 16))
-			for j := range ms {
-				k.Set(ms[j], wg.I32x4Add(
-					wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
-					wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
-			}
-			k.transposeSum(msum, wg.I32x4Add, ms)
-			k.Set(dd, wg.V128Load32Splat(get(d), 0))
-			a := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 128), get(dd)), wg.F32x4ConvertI32x4S(get(isum)))
-			b := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 144), get(dd)), wg.F32x4ConvertI32x4S(get(msum)))
-			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Sub(a, b)))
-		},
+		finish: minsFinish,
 	})
+}
+
+// minsFinish is the float part of the K-quants with mins (Q4_K, Q2_K):
+// the pure-Go float32(d·dx·isum) - float32(dmin·dx·msum), msum = Σ_i
+// m_i·bsums[i] per row over the sixteen block sums, from the extras at ex:
+// row j's sixteen mins as int16 at 32j (Q4_K's eight each twice), then d
+// and dmin as f32x4 at 128 and 144.
+func minsFinish(k kernel, res, isum, ex, d, bs wg.Local) {
+	dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	var ms [4]wg.Local
+	for j := range ms {
+		ms[j] = k.Local(wg.V128)
+	}
+	k.Set(b0, wg.V128Load(get(bs), 0))
+	k.Set(b1, wg.V128Load(get(bs), 16))
+	for j := range ms {
+		k.Set(ms[j], wg.I32x4Add(
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
+	}
+	k.transposeSum(msum, wg.I32x4Add, ms)
+	k.Set(dd, wg.V128Load32Splat(get(d), 0))
+	a := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 128), get(dd)), wg.F32x4ConvertI32x4S(get(isum)))
+	b := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 144), get(dd)), wg.F32x4ConvertI32x4S(get(msum)))
+	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Sub(a, b)))
 }
 
 func emitMatMulQ6K(m *wg.Module) {
