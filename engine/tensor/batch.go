@@ -59,11 +59,7 @@ func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	if len(acts) < minDotRows {
 		dotRows = nil
 	}
-	if pack := m.tr.pack; dotRows != nil && pack != nil {
-		for i := range acts {
-			pack(&acts[i])
-		}
-	}
+	packed := m.tr.pack == nil // the encodings in dotRows' lanes, done at the first tile that needs them
 	tile := max(4, tileBytes/rb&^3) // whole groups of four rows, as the SIMD kernels take them
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)
@@ -73,6 +69,12 @@ func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 			continue
 		}
 		if dotRows != nil {
+			if !packed {
+				for i := range acts {
+					m.tr.pack(&acts[i])
+				}
+				packed = true
+			}
 			for r := range rows.Rows {
 				dotRows(o[r:], m.Rows, rows.Data[r*rb:(r+1)*rb], acts)
 			}
