@@ -59,7 +59,7 @@ func browserHosts(root string, want map[string]bool) []browserHost {
 	}
 	if want["chromium-simd"] {
 		hosts = append(hosts, browserHost{simd: true, Host: Host{Name: "chromium-simd",
-			Description: "the same with WasmLM.load's default simd: true: the SIMD128 kernels (wasmlm-simd.wasm) on the worker's Go memory"}})
+			Description: "the same with WasmLM.load's default simd: true: the SIMD128 kernels on the worker's Go memory, their relaxed-SIMD build (wasmlm-simd-relaxed.wasm) where Chromium has relaxed SIMD (simd_relaxed says)"}})
 	}
 	if want["chromium-2w"] {
 		hosts = append(hosts, browserHost{workers: 2, Host: Host{Name: "chromium-2w",
@@ -142,6 +142,7 @@ type browserRun struct {
 		HeadCountKv          int    `json:"headCountKv"`
 		SessionContextLength int    `json:"sessionContextLength"`
 		SIMD                 bool   `json:"simd"`
+		SIMDRelaxed          bool   `json:"simdRelaxed"`
 		SIMDReason           string `json:"simdReason"`
 		Workers              int    `json:"workers"`
 		FileSize             int    `json:"fileSize"`
@@ -254,6 +255,7 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, spec runSpec, log
 	}
 	r.KVCacheBytes = 2 * int64(in.BlockCount) * int64(in.SessionContextLength) * int64(kvDim) * 4
 	r.LoadMS = out.LoadMS
+	r.SIMDRelaxed = in.SIMDRelaxed
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = out.Usage.PromptTokens, out.Usage.CompletionTokens, out.FinishReason
 	r.TimeToFirstTokenMS = out.Timings.TimeToFirstTokenMs
 	r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = out.Timings.PrefillTokensPerSecond, out.Timings.DecodeTokensPerSecond

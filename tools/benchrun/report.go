@@ -72,6 +72,9 @@ type Result struct {
 	// YieldMS is the time the browser's worker spent handing control to its
 	// event loop between tokens (included in its decode time).
 	YieldMS float64 `json:"yield_ms,omitempty"`
+	// SIMDRelaxed: the page ran the relaxed-SIMD build of the kernels
+	// (wasmlm-simd-relaxed.wasm; lm.info.simdRelaxed).
+	SIMDRelaxed bool `json:"simd_relaxed,omitempty"`
 	Error   string  `json:"error,omitempty"`
 }
 
