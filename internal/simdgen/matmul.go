@@ -310,14 +310,45 @@ func (k kernel) nibbles(dst wg.Local, off uint32, v, lo, hi wg.Local, high []wg.
 	}
 }
 
+// decodeNibbles4 decodes the 4-bit quants at offset qs of the blocks p
+// (Q4_0) into scratch at sp, minus offset.
+func decodeNibbles4(k kernel, p [4]wg.Local, sp wg.Local, qs uint32, offset uint16) {
+	v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	for j := range p {
+		k.Set(v, wg.V128Load(get(p[j]), qs))
+		k.nibbles(sp, uint32(64*j), v, lo, hi, nil, offset)
+	}
+}
+
+// decodeNibbles5 decodes the 5-bit quants of the blocks p (Q5_0),
+// their low bits at offset qs and their fifth bits at qh, into scratch at
+// sp, minus offset.
+func decodeNibbles5(k kernel, p [4]wg.Local, sp wg.Local, qh, qs uint32, offset uint16) {
+	v, lo, hi, b0, b1 := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	// Bit e of qh is the 5th bit of element e; lane l of elements 8i..
+	// takes bit 8i+l: the masked bits compared with the mask itself give 0
+	// or -1, of which 16 is kept.
+	var m0, m1 [8]uint16
+	for l := range m0 {
+		m0[l], m1[l] = 1<<l, 1<<(8+l)
+	}
+	fifth := func(b wg.Local, mask [8]uint16) wg.Expr {
+		mv := wg.I16x8Const(mask)
+		return wg.V128And(wg.I16x8Eq(wg.V128And(get(b), mv), mv), i16x8Splat(16))
+	}
+	for j := range p {
+		k.Set(b0, wg.I16x8Splat(wg.I32Load(get(p[j]), qh)))
+		k.Set(b1, wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p[j]), qh), i32(16))))
+		k.Set(v, wg.V128Load(get(p[j]), qs))
+		high := []wg.Expr{fifth(b0, m0), fifth(b0, m1), fifth(b1, m0), fifth(b1, m1)}
+		k.nibbles(sp, uint32(64*j), v, lo, hi, high, offset)
+	}
+}
+
 func emitMatMulQ4_0(m *wg.Module) {
 	emitMatMul(m, matmulType{name: MatMulQ4_0, blockBytes: q4_0BlockBytes, chunks: 1, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			for j := range p {
-				k.Set(v, wg.V128Load(get(p[j]), 2))
-				k.nibbles(sp, uint32(64*j), v, lo, hi, nil, 8)
-			}
+			decodeNibbles4(k, p, sp, 2, 8)
 			q8Scales(k, p, sp)
 		},
 		finish: q8Finish,
@@ -327,25 +358,7 @@ func emitMatMulQ4_0(m *wg.Module) {
 func emitMatMulQ5_0(m *wg.Module) {
 	emitMatMul(m, matmulType{name: MatMulQ5_0, blockBytes: q5_0BlockBytes, chunks: 1, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			v, lo, hi, b0, b1 := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			// qh at p+2: bit e is the 5th bit of element e; lane l of
-			// elements 8i.. takes bit 8i+l: the masked bits compared with
-			// the mask itself give 0 or -1, of which 16 is kept.
-			var m0, m1 [8]uint16
-			for l := range m0 {
-				m0[l], m1[l] = 1<<l, 1<<(8+l)
-			}
-			fifth := func(b wg.Local, mask [8]uint16) wg.Expr {
-				mv := wg.I16x8Const(mask)
-				return wg.V128And(wg.I16x8Eq(wg.V128And(get(b), mv), mv), i16x8Splat(16))
-			}
-			for j := range p {
-				k.Set(b0, wg.I16x8Splat(wg.I32Load(get(p[j]), 2)))
-				k.Set(b1, wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p[j]), 2), i32(16))))
-				k.Set(v, wg.V128Load(get(p[j]), 6))
-				high := []wg.Expr{fifth(b0, m0), fifth(b0, m1), fifth(b1, m0), fifth(b1, m1)}
-				k.nibbles(sp, uint32(64*j), v, lo, hi, high, 16)
-			}
+			decodeNibbles5(k, p, sp, 2, 6, 16)
 			q8Scales(k, p, sp)
 		},
 		finish: q8Finish,
@@ -362,78 +375,84 @@ const q4KExtraBytes = 4*32 + 16 + 16 + 16
 
 func emitMatMulQ4K(m *wg.Module) {
 	emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes,
-		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			scm, u, v0, v1, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			sl, sh := k.Local(wg.V128), k.Local(wg.V128)
-			c, pc, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
-			const ex = 8 * 256
-			for j := range p {
-				// Scales in bytes 0..7 of scm, mins in 8..15; the scales
-				// go through memory to be splat in the loop.
-				k.unpackScalesK4(scm, u, p[j])
-				k.V128Store(get(sp), ex+160, get(scm))
-				var m0, m1 [16]uint8
-				for l := range 8 {
-					m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
-					m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
-				}
-				k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
-				k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
-				// Bytes 32c..32c+31 of the quants: sub-block 2c in the low
-				// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
-				k.Set(pc, get(p[j]))
-				k.Set(dst, wg.I32Add(get(sp), i32(int32(64*j))))
-				k.forRange(c, i32(0), i32(4), 1, func() {
-					k.Set(sl, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+160)))
-					k.Set(sh, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+161)))
-					k.Set(v0, wg.V128Load(get(pc), 16))
-					k.Set(v1, wg.V128Load(get(pc), 32))
-					for half, v := range []wg.Local{v0, v1} {
-						k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
-						k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
-						off := uint32(32 * half)
-						k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(lo)), get(sl)))
-						k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(lo)), get(sl)))
-						k.V128Store(get(dst), 256+off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(hi)), get(sh)))
-						k.V128Store(get(dst), 256+off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(hi)), get(sh)))
-					}
-					k.Set(pc, wg.I32Add(get(pc), i32(32)))
-					k.Set(dst, wg.I32Add(get(dst), i32(512)))
-				})
-			}
-			// d and dmin: the fp16 pair at offset 0 of each row.
-			var e wg.Expr = f32x4Zero()
-			for j := range p {
-				e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
-			}
-			k.Set(v0, e)
-			k.Set(u, wg.I32x4Shl(get(v0), i32(16)))
-			k.V128Store(get(sp), ex+128, f16ToF32(u))
-			k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
-			k.V128Store(get(sp), ex+144, f16ToF32(u))
-		},
-		// The pure-Go float32(d·dx·isum) - float32(dmin·dx·msum), msum
-		// = Σ_i m_i·(bsums[2i] + bsums[2i+1]) per row.
-		finish: func(k kernel, res, isum, ex, d, bs wg.Local) {
-			dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			var ms [4]wg.Local
-			for j := range ms {
-				ms[j] = k.Local(wg.V128)
-			}
-			k.Set(b0, wg.V128Load(get(bs), 0))
-			k.Set(b1, wg.V128Load(get(bs), 16))
-			for j := range ms {
-				k.Set(ms[j], wg.I32x4Add(
-					wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
-					wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
-			}
-			k.transposeSum(msum, wg.I32x4Add, ms)
-			k.Set(dd, wg.V128Load32Splat(get(d), 0))
-			a := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 128), get(dd)), wg.F32x4ConvertI32x4S(get(isum)))
-			b := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 144), get(dd)), wg.F32x4ConvertI32x4S(get(msum)))
-			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Sub(a, b)))
-		},
+		decode: decodeScaleMinK,
+		finish: scaleMinFinish,
 	})
+}
+
+// decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp.
+func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local) {
+	scm, u, v0, v1, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	sl, sh := k.Local(wg.V128), k.Local(wg.V128)
+	c, pc, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	const ex = 8 * 256
+	for j := range p {
+		// Scales in bytes 0..7 of scm, mins in 8..15; the scales
+		// go through memory to be splat in the loop.
+		k.unpackScalesK4(scm, u, p[j])
+		k.V128Store(get(sp), ex+160, get(scm))
+		var m0, m1 [16]uint8
+		for l := range 8 {
+			m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
+			m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
+		}
+		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
+		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
+		// Bytes 32c..32c+31 of the quants: sub-block 2c in the low
+		// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
+		k.Set(pc, get(p[j]))
+		k.Set(dst, wg.I32Add(get(sp), i32(int32(64*j))))
+		k.forRange(c, i32(0), i32(4), 1, func() {
+			k.Set(sl, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+160)))
+			k.Set(sh, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+161)))
+			k.Set(v0, wg.V128Load(get(pc), 16))
+			k.Set(v1, wg.V128Load(get(pc), 32))
+			for half, v := range []wg.Local{v0, v1} {
+				k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
+				k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
+				off := uint32(32 * half)
+				k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(lo)), get(sl)))
+				k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(lo)), get(sl)))
+				k.V128Store(get(dst), 256+off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(hi)), get(sh)))
+				k.V128Store(get(dst), 256+off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(hi)), get(sh)))
+			}
+			k.Set(pc, wg.I32Add(get(pc), i32(32)))
+			k.Set(dst, wg.I32Add(get(dst), i32(512)))
+		})
+	}
+	// d and dmin: the fp16 pair at offset 0 of each row.
+	var e wg.Expr = f32x4Zero()
+	for j := range p {
+		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
+	}
+	k.Set(v0, e)
+	k.Set(u, wg.I32x4Shl(get(v0), i32(16)))
+	k.V128Store(get(sp), ex+128, f16ToF32(u))
+	k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
+	k.V128Store(get(sp), ex+144, f16ToF32(u))
+}
+
+// scaleMinFinish is the float part of Q4_K: the pure-Go
+// float32(d·dx·isum) - float32(dmin·dx·msum), msum = Σ_i m_i·(bsums[2i] +
+// bsums[2i+1]) per row.
+func scaleMinFinish(k kernel, res, isum, ex, d, bs wg.Local) {
+	dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	var ms [4]wg.Local
+	for j := range ms {
+		ms[j] = k.Local(wg.V128)
+	}
+	k.Set(b0, wg.V128Load(get(bs), 0))
+	k.Set(b1, wg.V128Load(get(bs), 16))
+	for j := range ms {
+		k.Set(ms[j], wg.I32x4Add(
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
+	}
+	k.transposeSum(msum, wg.I32x4Add, ms)
+	k.Set(dd, wg.V128Load32Splat(get(d), 0))
+	a := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 128), get(dd)), wg.F32x4ConvertI32x4S(get(isum)))
+	b := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 144), get(dd)), wg.F32x4ConvertI32x4S(get(msum)))
+	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Sub(a, b)))
 }
 
 func emitMatMulQ6K(m *wg.Module) {
