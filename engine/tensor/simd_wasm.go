@@ -9,7 +9,8 @@ import "unsafe"
 // kernels of the module internal/simdgen emits (kernels.wasm) for the types
 // it covers: for F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a
 // matrix–vector kernel and a batched one (matmul_*), which decodes each
-// block of weights once for all the vectors of a batched product. The JS
+// block of weights once for all the vectors of a batched product; for
+// Q4_1, Q5_1 and Q5_K only a batched one (their MatVec is pure Go). The JS
 // host instantiates that module on this instance's own memory and provides
 // its functions as the wasmlm_simd imports below (web/simd.js does both);
 // where the host has no SIMD it provides stubs and available returns 0,
@@ -75,6 +76,18 @@ func simdMatMulQ4K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Point
 //go:wasmimport wasmlm_simd matmul_q6_k
 //go:noescape
 func simdMatMulQ6K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q4_1
+//go:noescape
+func simdMatMulQ4_1(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q5_1
+//go:noescape
+func simdMatMulQ5_1(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q5_k
+//go:noescape
+func simdMatMulQ5K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
 
 //go:wasmimport wasmlm_simd matmul_f32
 //go:noescape
@@ -146,7 +159,7 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 // and sizes in bytes. The pointers in it are to memory the Workspace holds.
 type batchDesc struct {
 	tokens, outStride     int32
-	q, d, bsums           int32 // vector 0's encoding
+	q, d, bsums           int32 // vector 0's encoding (bsums: Q8_K's, or Q8_1's s)
 	qStride, dStride      int32 // from vector t's q to t+1's; d and bsums
 	scratch, scratchBytes int32 // the decoded weights of a chunk of blocks
 	acc                   int32 // 64 bytes per vector
@@ -209,10 +222,16 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		kernel = simdMatMulQ8_0
 	case Q4_0:
 		kernel = simdMatMulQ4_0
+	case Q4_1:
+		kernel = simdMatMulQ4_1
 	case Q5_0:
 		kernel = simdMatMulQ5_0
+	case Q5_1:
+		kernel = simdMatMulQ5_1
 	case Q4_K:
 		kernel, blocks = simdMatMulQ4K, m.Cols/qkK
+	case Q5_K:
+		kernel, blocks = simdMatMulQ5K, m.Cols/qkK
 	case Q6_K:
 		kernel, blocks = simdMatMulQ6K, m.Cols/qkK
 	}
@@ -236,6 +255,9 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	}
 	if m.Type == F32 || m.Type == F16 || m.Type == BF16 { // float32 vectors
 		b.desc.q, b.desc.qStride = addr(acts[0].f), addr(acts[1].f)-addr(acts[0].f)
+	}
+	if m.tr.vec == Q8_1 { // s where Q8_K's block sums go, spaced as d
+		b.desc.bsums = addr(acts[0].s)
 	}
 	kernel(ptr(out), ptr(m.Data), int32(m.Rows), int32(blocks), unsafe.Pointer(&b.desc))
 	return true

@@ -16,8 +16,10 @@ import (
 // These tests run under tools/wasm_exec_simd.sh, which provides the SIMD
 // kernels (or, with WASMLM_SIMD=off, the stubs).
 
-// simdTypes are the types with a SIMD kernel.
+// simdTypes are the types with a SIMD kernel; batchedSIMDTypes those with
+// a batched one only.
 var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K}
+var batchedSIMDTypes = []Type{Q4_1, Q5_1, Q5_K}
 
 // TestSIMDAvailability proves which path the host chose: the kernels, or
 // with WASMLM_SIMD=off the stubs, when every other test of the package
@@ -125,7 +127,7 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 		t.Skip("the host provides no SIMD kernels")
 	}
 	rng := rand.New(rand.NewPCG(24, 24))
-	for _, typ := range simdTypes {
+	for _, typ := range append(simdTypes[:len(simdTypes):len(simdTypes)], batchedSIMDTypes...) {
 		t.Run(typ.String(), func(t *testing.T) {
 			tr := traitsTable[typ]
 			// Long enough for several chunks of scratch: 128 or 16 blocks,

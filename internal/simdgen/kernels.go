@@ -38,6 +38,12 @@ const (
 	MatMulQ5_0 = "matmul_q5_0"
 	MatMulQ4_K = "matmul_q4_k"
 	MatMulQ6_K = "matmul_q6_k"
+	// MatMulQ4_1, MatMulQ5_1 and MatMulQ5_K (out, w, rows, blocks, batch):
+	// the same for types with no matrix–vector kernel (matmul_mins.go);
+	// Q4_1 and Q5_1 take Q8_1 vectors, their s where Q8_K's block sums go.
+	MatMulQ4_1 = "matmul_q4_1"
+	MatMulQ5_1 = "matmul_q5_1"
+	MatMulQ5_K = "matmul_q5_k"
 	// MatMulF32, MatMulF16 and MatMulBF16 (out, w, rows, cols, batch):
 	// the same for the float types, the batch's Q being the vectors'
 	// float32 activations (see emitMatMulFloat).
@@ -71,6 +77,9 @@ func Module() ([]byte, error) {
 	emitMatMulQ5_0(m)
 	emitMatMulQ4K(m)
 	emitMatMulQ6K(m)
+	emitMatMulQ4_1(m)
+	emitMatMulQ5_1(m)
+	emitMatMulQ5K(m)
 	emitMatMulF32(m)
 	emitMatMulF16(m)
 	emitMatMulBF16(m)

@@ -33,7 +33,7 @@ const (
 	BatchOutStride    = 4  // bytes from one vector's outputs to the next's
 	BatchQ            = 8  // vector 0's int8 quants
 	BatchD            = 12 // vector 0's float32 block scales
-	BatchBsums        = 16 // vector 0's int16 block sums (Q8_K)
+	BatchBsums        = 16 // vector 0's int16 block sums (Q8_K), or float32 s (Q8_1)
 	BatchQStride      = 20 // bytes from one vector's quants to the next's
 	BatchDStride      = 24 // bytes from one vector's scales to the next's, and block sums
 	BatchScratch      = 28 // the decoded weights
@@ -62,7 +62,7 @@ type matmulType struct {
 	decode func(k kernel, p [4]wg.Local, sp wg.Local)
 	// finish emits res += the block's float part, from isum (lane j: row
 	// j's integer sum), the decoded extras at ex, the token's block scale
-	// at d and (Q8_K) its block sums at bs.
+	// at d and (Q8_K, Q8_1) its block sums at bs.
 	finish func(k kernel, res, isum, ex, d, bs wg.Local)
 }
 
@@ -306,12 +306,15 @@ func (k kernel) nibbles(dst wg.Local, off uint32, v, lo, hi wg.Local, high []wg.
 		if high != nil {
 			e = wg.V128Or(e, high[i])
 		}
-		k.V128Store(get(dst), off+uint32(16*i), wg.I16x8Sub(e, i16x8Splat(offset)))
+		if offset != 0 {
+			e = wg.I16x8Sub(e, i16x8Splat(offset))
+		}
+		k.V128Store(get(dst), off+uint32(16*i), e)
 	}
 }
 
 // decodeNibbles4 decodes the 4-bit quants at offset qs of the blocks p
-// (Q4_0) into scratch at sp, minus offset.
+// (Q4_0, Q4_1) into scratch at sp, minus offset.
 func decodeNibbles4(k kernel, p [4]wg.Local, sp wg.Local, qs uint32, offset uint16) {
 	v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 	for j := range p {
@@ -320,7 +323,7 @@ func decodeNibbles4(k kernel, p [4]wg.Local, sp wg.Local, qs uint32, offset uint
 	}
 }
 
-// decodeNibbles5 decodes the 5-bit quants of the blocks p (Q5_0),
+// decodeNibbles5 decodes the 5-bit quants of the blocks p (Q5_0, Q5_1),
 // their low bits at offset qs and their fifth bits at qh, into scratch at
 // sp, minus offset.
 func decodeNibbles5(k kernel, p [4]wg.Local, sp wg.Local, qh, qs uint32, offset uint16) {
@@ -375,17 +378,25 @@ const q4KExtraBytes = 4*32 + 16 + 16 + 16
 
 func emitMatMulQ4K(m *wg.Module) {
 	emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes,
-		decode: decodeScaleMinK,
+		decode: func(k kernel, p [4]wg.Local, sp wg.Local) { decodeScaleMinK(k, p, sp, false) },
 		finish: scaleMinFinish,
 	})
 }
 
-// decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp.
-func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local) {
+// decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp, or
+// with fifth Q5_K's (the same but for the fifth bits, qh at 16, and the
+// quants after them).
+func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local, fifth bool) {
 	scm, u, v0, v1, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 	sl, sh := k.Local(wg.V128), k.Local(wg.V128)
 	c, pc, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	const ex = 8 * 256
+	qs := uint32(16)
+	var qh [2]wg.Local // Q5_K's fifth bits of elements 0..15 and 16..31
+	if fifth {
+		qs += 32
+		qh = [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
+	}
 	for j := range p {
 		// Scales in bytes 0..7 of scm, mins in 8..15; the scales
 		// go through memory to be splat in the loop.
@@ -402,14 +413,27 @@ func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local) {
 		// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
 		k.Set(pc, get(p[j]))
 		k.Set(dst, wg.I32Add(get(sp), i32(int32(64*j))))
+		if fifth {
+			k.Set(qh[0], wg.V128Load(get(p[j]), 16))
+			k.Set(qh[1], wg.V128Load(get(p[j]), 32))
+		}
 		k.forRange(c, i32(0), i32(4), 1, func() {
 			k.Set(sl, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+160)))
 			k.Set(sh, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+161)))
-			k.Set(v0, wg.V128Load(get(pc), 16))
-			k.Set(v1, wg.V128Load(get(pc), 32))
+			k.Set(v0, wg.V128Load(get(pc), qs))
+			k.Set(v1, wg.V128Load(get(pc), qs+16))
 			for half, v := range []wg.Local{v0, v1} {
 				k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
 				k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
+				if fifth {
+					// Bit 2c of qh[l] is worth 16 in element l of sub-block
+					// 2c, bit 2c+1 in that of 2c+1: qh moves right by two
+					// for the next c.
+					h := get(qh[half])
+					k.Set(lo, wg.V128Or(get(lo), wg.V128And(wg.I8x16Shl(h, i32(4)), i8x16Splat(16))))
+					k.Set(hi, wg.V128Or(get(hi), wg.V128And(wg.I8x16Shl(h, i32(3)), i8x16Splat(16))))
+					k.Set(qh[half], wg.I8x16ShrU(h, i32(2)))
+				}
 				off := uint32(32 * half)
 				k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(lo)), get(sl)))
 				k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(lo)), get(sl)))
@@ -432,7 +456,7 @@ func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local) {
 	k.V128Store(get(sp), ex+144, f16ToF32(u))
 }
 
-// scaleMinFinish is the float part of Q4_K: the pure-Go
+// scaleMinFinish is the float part of Q4_K and Q5_K: the pure-Go
 // float32(d·dx·isum) - float32(dmin·dx·msum), msum = Σ_i m_i·(bsums[2i] +
 // bsums[2i+1]) per row.
 func scaleMinFinish(k kernel, res, isum, ex, d, bs wg.Local) {
