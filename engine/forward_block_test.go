@@ -26,6 +26,7 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	for _, sp := range []modelgen.Spec{
 		{Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 1},
 		{Shape: modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
+		{Shape: modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 301, ContextLength: 128}, Type: tensor.Q5_K, SeparateOutput: true, Seed: 3},
 	} {
 		b, err := modelgen.Build(sp)
 		require.NoError(t, err)
