@@ -31,6 +31,7 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 		{Shape: kShape, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
 		{Shape: kShape, Type: tensor.Q2_K, SeparateOutput: true, Seed: 3},
 		{Shape: kShape, Type: tensor.Q3_K, SeparateOutput: true, Seed: 4},
+		{Shape: modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 301, ContextLength: 128}, Type: tensor.Q5_K, SeparateOutput: true, Seed: 3},
 	} {
 		b, err := modelgen.Build(sp)
 		require.NoError(t, err)

@@ -59,7 +59,7 @@ func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	if len(acts) < minDotRows {
 		dotRows = nil
 	}
-	packed := m.tr.pack == nil // the encodings in dotRows' lanes, done at the first tile that needs them
+	packed := m.tr.pack == nil      // the encodings in dotRows' lanes, done at the first tile that needs them
 	tile := max(4, tileBytes/rb&^3) // whole groups of four rows, as the SIMD kernels take them
 	for r0 := 0; r0 < m.Rows; r0 += tile {
 		r1 := min(r0+tile, m.Rows)

@@ -9,17 +9,18 @@ import "unsafe"
 // kernels of the module internal/simdgen emits (kernels.wasm) for the types
 // it covers: for F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a
 // matrix–vector kernel and a batched one (matmul_*), which decodes each
-// block of weights once for all the vectors of a batched product; for Q2_K
-// and Q3_K a batched one only (a single vector takes the pure-Go kernel).
-// The JS host instantiates that module on this instance's own memory and
-// provides its functions as the wasmlm_simd imports below (web/simd.js
-// does both); where the host has no SIMD it provides stubs and available
-// returns 0, and the pure-Go kernels run. Where the engine has relaxed
-// SIMD the host may provide kernels-relaxed.wasm's kernels instead: the
-// same exports and the same bits, faster. Pointers cross as offsets into
-// the shared memory: nothing is copied, and the kernels compute the same
-// bits as the pure-Go ones (simd_wasm_test.go, batch_test.go and
-// attention_test.go check it). A build with the tag needs a host that provides the imports:
+// block of weights once for all the vectors of a batched product; for
+// Q2_K, Q3_K, Q4_1, Q5_1 and Q5_K a batched one only (a single vector
+// takes the pure-Go kernel). The JS host instantiates that module on this
+// instance's own memory and provides its functions as the wasmlm_simd
+// imports below (web/simd.js does both); where the host has no SIMD it
+// provides stubs and available returns 0, and the pure-Go kernels run.
+// Where the engine has relaxed SIMD the host may provide
+// kernels-relaxed.wasm's kernels instead: the same exports and the same
+// bits, faster. Pointers cross as offsets into the shared memory: nothing
+// is copied, and the kernels compute the same bits as the pure-Go ones
+// (simd_wasm_test.go, batch_test.go and attention_test.go check it). A
+// build with the tag needs a host that provides the imports:
 // Go's own wasm_exec.js alone cannot instantiate it.
 //
 // The kernels keep no reference to their arguments, hence go:noescape.
@@ -86,6 +87,18 @@ func simdMatMulQ2K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Point
 //go:wasmimport wasmlm_simd matmul_q3_k
 //go:noescape
 func simdMatMulQ3K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q4_1
+//go:noescape
+func simdMatMulQ4_1(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q5_1
+//go:noescape
+func simdMatMulQ5_1(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd matmul_q5_k
+//go:noescape
+func simdMatMulQ5K(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
 
 //go:wasmimport wasmlm_simd matmul_f32
 //go:noescape
@@ -161,7 +174,7 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 // and sizes in bytes. The pointers in it are to memory the Workspace holds.
 type batchDesc struct {
 	tokens, outStride     int32
-	q, d, bsums           int32 // vector 0's encoding (for Q8_0, bsums: its Σq per block)
+	q, d, bsums           int32 // vector 0's encoding (bsums: Q8_K's, Q8_1's s, or Q8_0's Σq per block)
 	qStride, dStride      int32 // from vector t's q to t+1's; d and bsums
 	scratch, scratchBytes int32 // the decoded weights of a chunk of blocks
 	acc                   int32 // 64 bytes per vector
@@ -225,10 +238,16 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		kernel = simdMatMulQ8_0
 	case Q4_0:
 		kernel = simdMatMulQ4_0
+	case Q4_1:
+		kernel = simdMatMulQ4_1
 	case Q5_0:
 		kernel = simdMatMulQ5_0
+	case Q5_1:
+		kernel = simdMatMulQ5_1
 	case Q4_K:
 		kernel, blocks = simdMatMulQ4K, m.Cols/qkK
+	case Q5_K:
+		kernel, blocks = simdMatMulQ5K, m.Cols/qkK
 	case Q6_K:
 		kernel, blocks = simdMatMulQ6K, m.Cols/qkK
 	case Q2_K:
@@ -262,6 +281,9 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	}
 	if m.Type == F32 || m.Type == F16 || m.Type == BF16 { // float32 vectors
 		b.desc.q, b.desc.qStride = addr(acts[0].f), addr(acts[1].f)-addr(acts[0].f)
+	}
+	if m.tr.vec == Q8_1 { // s where Q8_K's block sums go, spaced as d
+		b.desc.bsums = addr(acts[0].s)
 	}
 	kernel(ptr(out), ptr(m.Data), int32(m.Rows), int32(blocks), unsafe.Pointer(&b.desc))
 	return true

@@ -16,12 +16,13 @@ import (
 // These tests run under tools/wasm_exec_simd.sh, which provides the SIMD
 // kernels (or, with WASMLM_SIMD=off, the stubs).
 
-// simdTypes are the types with a SIMD kernel.
+// simdTypes are the types with a SIMD matrix–vector kernel (and a batched
+// one).
 var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K}
 
 // simdMatMulTypes are the types with a batched SIMD kernel: simdTypes, and
 // those with no matrix–vector kernel.
-var simdMatMulTypes = append([]Type{Q2_K, Q3_K}, simdTypes...)
+var simdMatMulTypes = append([]Type{Q2_K, Q3_K, Q4_1, Q5_1, Q5_K}, simdTypes...)
 
 // TestSIMDAvailability proves which path the host chose: the kernels, or
 // with WASMLM_SIMD=off the stubs, when every other test of the package

@@ -4,9 +4,9 @@
 // of F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K weights, their
 // batched products with a block of prompt tokens (matmul_*, matmul.go and
 // matmul_float.go: each block of weights decoded once for all the tokens)
-// and those of Q2_K and Q3_K weights (matmul_q2_k.go),
-// the Q8_0 and Q8_K encoders of the activation, and the two products of
-// attention over the KV cache.
+// and those of Q2_K and Q3_K weights (matmul_q2_k.go) and of Q4_1, Q5_1
+// and Q5_K weights (matmul_mins.go), the Q8_0 and Q8_K encoders of the
+// activation, and the two products of attention over the KV cache.
 //
 // The module imports the Go instance's own memory and the Go side passes
 // byte offsets of the weights, the activation and the output, so nothing is

@@ -42,6 +42,12 @@ const (
 	// matrix–vector kernel (see matmul_q2_k.go).
 	MatMulQ2_K = "matmul_q2_k"
 	MatMulQ3_K = "matmul_q3_k"
+	// MatMulQ4_1, MatMulQ5_1 and MatMulQ5_K (out, w, rows, blocks, batch):
+	// the same for types with no matrix–vector kernel (matmul_mins.go);
+	// Q4_1 and Q5_1 take Q8_1 vectors, their s where Q8_K's block sums go.
+	MatMulQ4_1 = "matmul_q4_1"
+	MatMulQ5_1 = "matmul_q5_1"
+	MatMulQ5_K = "matmul_q5_k"
 	// MatMulF32, MatMulF16 and MatMulBF16 (out, w, rows, cols, batch):
 	// the same for the float types, the batch's Q being the vectors'
 	// float32 activations (see emitMatMulFloat).
@@ -84,6 +90,9 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatMulQ6K(m)
 	emitMatMulQ2K(m)
 	emitMatMulQ3K(m)
+	emitMatMulQ4_1(m)
+	emitMatMulQ5_1(m)
+	emitMatMulQ5K(m)
 	emitMatMulF32(m)
 	emitMatMulF16(m)
 	emitMatMulBF16(m)

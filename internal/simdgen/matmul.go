@@ -33,7 +33,7 @@ const (
 	BatchOutStride    = 4  // bytes from one vector's outputs to the next's
 	BatchQ            = 8  // vector 0's int8 quants
 	BatchD            = 12 // vector 0's float32 block scales
-	BatchBsums        = 16 // vector 0's int16 block sums (Q8_K)
+	BatchBsums        = 16 // vector 0's int16 block sums (Q8_K), or float32 s (Q8_1)
 	BatchQStride      = 20 // bytes from one vector's quants to the next's
 	BatchDStride      = 24 // bytes from one vector's scales to the next's, and block sums
 	BatchScratch      = 28 // the decoded weights
@@ -63,7 +63,7 @@ type matmulType struct {
 	decode func(k kernel, p [4]wg.Local, sp wg.Local)
 	// finish emits res += the block's float part, from isum (lane j: row
 	// j's integer sum), the decoded extras at ex, the token's block scale
-	// at d and (Q8_K) its block sums at bs.
+	// at d and (Q8_K, Q8_1) its block sums at bs.
 	finish func(k kernel, res, isum, ex, d, bs wg.Local)
 	// byteOffset, if not 0 (relaxed SIMD, one chunk per block of 4-bit
 	// quants only): decode stores the four rows' quants as bytes, unsigned
@@ -348,7 +348,45 @@ func (k kernel) nibbles(dst wg.Local, off uint32, v, lo, hi wg.Local, high []wg.
 		if high != nil {
 			e = wg.V128Or(e, high[i])
 		}
-		k.V128Store(get(dst), off+uint32(16*i), wg.I16x8Sub(e, i16x8Splat(offset)))
+		if offset != 0 {
+			e = wg.I16x8Sub(e, i16x8Splat(offset))
+		}
+		k.V128Store(get(dst), off+uint32(16*i), e)
+	}
+}
+
+// decodeNibbles4 decodes the 4-bit quants at offset qs of the blocks p
+// (Q4_0, Q4_1) into scratch at sp, minus offset.
+func decodeNibbles4(k kernel, p [4]wg.Local, sp wg.Local, qs uint32, offset uint16) {
+	v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	for j := range p {
+		k.Set(v, wg.V128Load(get(p[j]), qs))
+		k.nibbles(sp, uint32(64*j), v, lo, hi, nil, offset)
+	}
+}
+
+// decodeNibbles5 decodes the 5-bit quants of the blocks p (Q5_0, Q5_1),
+// their low bits at offset qs and their fifth bits at qh, into scratch at
+// sp, minus offset.
+func decodeNibbles5(k kernel, p [4]wg.Local, sp wg.Local, qh, qs uint32, offset uint16) {
+	v, lo, hi, b0, b1 := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	// Bit e of qh is the 5th bit of element e; lane l of elements 8i..
+	// takes bit 8i+l: the masked bits compared with the mask itself give 0
+	// or -1, of which 16 is kept.
+	var m0, m1 [8]uint16
+	for l := range m0 {
+		m0[l], m1[l] = 1<<l, 1<<(8+l)
+	}
+	fifth := func(b wg.Local, mask [8]uint16) wg.Expr {
+		mv := wg.I16x8Const(mask)
+		return wg.V128And(wg.I16x8Eq(wg.V128And(get(b), mv), mv), i16x8Splat(16))
+	}
+	for j := range p {
+		k.Set(b0, wg.I16x8Splat(wg.I32Load(get(p[j]), qh)))
+		k.Set(b1, wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p[j]), qh), i32(16))))
+		k.Set(v, wg.V128Load(get(p[j]), qs))
+		high := []wg.Expr{fifth(b0, m0), fifth(b0, m1), fifth(b1, m0), fifth(b1, m1)}
+		k.nibbles(sp, uint32(64*j), v, lo, hi, high, offset)
 	}
 }
 
@@ -375,11 +413,7 @@ func emitMatMulQ4_0(m *wg.Module, relaxed bool) {
 	}
 	emitMatMul(m, matmulType{name: MatMulQ4_0, blockBytes: q4_0BlockBytes, chunks: 1, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			for j := range p {
-				k.Set(v, wg.V128Load(get(p[j]), 2))
-				k.nibbles(sp, uint32(64*j), v, lo, hi, nil, 8)
-			}
+			decodeNibbles4(k, p, sp, 2, 8)
 			q8Scales(k, p, sp, 256)
 		},
 		finish: q8Finish,
@@ -389,25 +423,7 @@ func emitMatMulQ4_0(m *wg.Module, relaxed bool) {
 func emitMatMulQ5_0(m *wg.Module) {
 	emitMatMul(m, matmulType{name: MatMulQ5_0, blockBytes: q5_0BlockBytes, chunks: 1, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			v, lo, hi, b0, b1 := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			// qh at p+2: bit e is the 5th bit of element e; lane l of
-			// elements 8i.. takes bit 8i+l: the masked bits compared with
-			// the mask itself give 0 or -1, of which 16 is kept.
-			var m0, m1 [8]uint16
-			for l := range m0 {
-				m0[l], m1[l] = 1<<l, 1<<(8+l)
-			}
-			fifth := func(b wg.Local, mask [8]uint16) wg.Expr {
-				mv := wg.I16x8Const(mask)
-				return wg.V128And(wg.I16x8Eq(wg.V128And(get(b), mv), mv), i16x8Splat(16))
-			}
-			for j := range p {
-				k.Set(b0, wg.I16x8Splat(wg.I32Load(get(p[j]), 2)))
-				k.Set(b1, wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p[j]), 2), i32(16))))
-				k.Set(v, wg.V128Load(get(p[j]), 6))
-				high := []wg.Expr{fifth(b0, m0), fifth(b0, m1), fifth(b1, m0), fifth(b1, m1)}
-				k.nibbles(sp, uint32(64*j), v, lo, hi, high, 16)
-			}
+			decodeNibbles5(k, p, sp, 2, 6, 16)
 			q8Scales(k, p, sp, 256)
 		},
 		finish: q8Finish,
@@ -424,65 +440,89 @@ const q4KExtraBytes = 4*32 + 16 + 16 + 16
 
 func emitMatMulQ4K(m *wg.Module) {
 	emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes,
-		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			scm, u, v0, v1, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			sl, sh := k.Local(wg.V128), k.Local(wg.V128)
-			c, pc, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
-			const ex = 8 * 256
-			for j := range p {
-				// Scales in bytes 0..7 of scm, mins in 8..15; the scales
-				// go through memory to be splat in the loop.
-				k.unpackScalesK4(scm, u, p[j])
-				k.V128Store(get(sp), ex+160, get(scm))
-				var m0, m1 [16]uint8
-				for l := range 8 {
-					m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
-					m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
-				}
-				k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
-				k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
-				// Bytes 32c..32c+31 of the quants: sub-block 2c in the low
-				// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
-				k.Set(pc, get(p[j]))
-				k.Set(dst, wg.I32Add(get(sp), i32(int32(64*j))))
-				k.forRange(c, i32(0), i32(4), 1, func() {
-					k.Set(sl, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+160)))
-					k.Set(sh, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+161)))
-					k.Set(v0, wg.V128Load(get(pc), 16))
-					k.Set(v1, wg.V128Load(get(pc), 32))
-					for half, v := range []wg.Local{v0, v1} {
-						k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
-						k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
-						off := uint32(32 * half)
-						k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(lo)), get(sl)))
-						k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(lo)), get(sl)))
-						k.V128Store(get(dst), 256+off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(hi)), get(sh)))
-						k.V128Store(get(dst), 256+off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(hi)), get(sh)))
-					}
-					k.Set(pc, wg.I32Add(get(pc), i32(32)))
-					k.Set(dst, wg.I32Add(get(dst), i32(512)))
-				})
-			}
-			// d and dmin: the fp16 pair at offset 0 of each row.
-			var e wg.Expr = f32x4Zero()
-			for j := range p {
-				e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
-			}
-			k.Set(v0, e)
-			k.Set(u, wg.I32x4Shl(get(v0), i32(16)))
-			k.V128Store(get(sp), ex+128, f16ToF32(u))
-			k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
-			k.V128Store(get(sp), ex+144, f16ToF32(u))
-		},
+		decode: func(k kernel, p [4]wg.Local, sp wg.Local) { decodeScaleMinK(k, p, sp, false) },
 		finish: minsFinish,
 	})
 }
 
-// minsFinish is the float part of the K-quants with mins (Q4_K, Q2_K):
-// the pure-Go float32(d·dx·isum) - float32(dmin·dx·msum), msum = Σ_i
-// m_i·bsums[i] per row over the sixteen block sums, from the extras at ex:
-// row j's sixteen mins as int16 at 32j (Q4_K's eight each twice), then d
-// and dmin as f32x4 at 128 and 144.
+// decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp, or
+// with fifth Q5_K's (the same but for the fifth bits, qh at 16, and the
+// quants after them).
+func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local, fifth bool) {
+	scm, u, v0, v1, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	sl, sh := k.Local(wg.V128), k.Local(wg.V128)
+	c, pc, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	const ex = 8 * 256
+	qs := uint32(16)
+	var qh [2]wg.Local // Q5_K's fifth bits of elements 0..15 and 16..31
+	if fifth {
+		qs += 32
+		qh = [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
+	}
+	for j := range p {
+		// Scales in bytes 0..7 of scm, mins in 8..15; the scales
+		// go through memory to be splat in the loop.
+		k.unpackScalesK4(scm, u, p[j])
+		k.V128Store(get(sp), ex+160, get(scm))
+		var m0, m1 [16]uint8
+		for l := range 8 {
+			m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
+			m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
+		}
+		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
+		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
+		// Bytes 32c..32c+31 of the quants: sub-block 2c in the low
+		// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
+		k.Set(pc, get(p[j]))
+		k.Set(dst, wg.I32Add(get(sp), i32(int32(64*j))))
+		if fifth {
+			k.Set(qh[0], wg.V128Load(get(p[j]), 16))
+			k.Set(qh[1], wg.V128Load(get(p[j]), 32))
+		}
+		k.forRange(c, i32(0), i32(4), 1, func() {
+			k.Set(sl, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+160)))
+			k.Set(sh, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+161)))
+			k.Set(v0, wg.V128Load(get(pc), qs))
+			k.Set(v1, wg.V128Load(get(pc), qs+16))
+			for half, v := range []wg.Local{v0, v1} {
+				k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
+				k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
+				if fifth {
+					// Bit 2c of qh[l] is worth 16 in element l of sub-block
+					// 2c, bit 2c+1 in that of 2c+1: qh moves right by two
+					// for the next c.
+					h := get(qh[half])
+					k.Set(lo, wg.V128Or(get(lo), wg.V128And(wg.I8x16Shl(h, i32(4)), i8x16Splat(16))))
+					k.Set(hi, wg.V128Or(get(hi), wg.V128And(wg.I8x16Shl(h, i32(3)), i8x16Splat(16))))
+					k.Set(qh[half], wg.I8x16ShrU(h, i32(2)))
+				}
+				off := uint32(32 * half)
+				k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(lo)), get(sl)))
+				k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(lo)), get(sl)))
+				k.V128Store(get(dst), 256+off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(hi)), get(sh)))
+				k.V128Store(get(dst), 256+off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(hi)), get(sh)))
+			}
+			k.Set(pc, wg.I32Add(get(pc), i32(32)))
+			k.Set(dst, wg.I32Add(get(dst), i32(512)))
+		})
+	}
+	// d and dmin: the fp16 pair at offset 0 of each row.
+	var e wg.Expr = f32x4Zero()
+	for j := range p {
+		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
+	}
+	k.Set(v0, e)
+	k.Set(u, wg.I32x4Shl(get(v0), i32(16)))
+	k.V128Store(get(sp), ex+128, f16ToF32(u))
+	k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
+	k.V128Store(get(sp), ex+144, f16ToF32(u))
+}
+
+// minsFinish is the float part of the K-quants with mins (Q4_K, Q5_K,
+// Q2_K): the pure-Go float32(d·dx·isum) - float32(dmin·dx·msum), msum =
+// Σ_i m_i·bsums[i] per row over the sixteen block sums, from the extras
+// at ex: row j's sixteen mins as int16 at 32j (Q4_K's and Q5_K's eight
+// each twice), then d and dmin as f32x4 at 128 and 144.
 func minsFinish(k kernel, res, isum, ex, d, bs wg.Local) {
 	dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 	var ms [4]wg.Local
