@@ -210,7 +210,7 @@ func MatVecs(x []float32, ws *Workspace, products ...Product) {
 			a, encoded = ws.encode(m.tr.vec, x[:m.Cols]), m.tr.vec
 		}
 		out := p.Out[:m.Rows]
-		if matVecSIMD(out, m, a) {
+		if matVecSIMD(out, m, a) || matVecBatchedSIMD(out, m, a, ws) {
 			continue
 		}
 		dot, rb := m.tr.dot, m.rowBytes

@@ -19,6 +19,10 @@ func matMulSIMD([]float32, int, *Matrix, []activation, *Workspace) bool {
 	return false
 }
 
+func matVecBatchedSIMD([]float32, *Matrix, *activation, *Workspace) bool {
+	return false
+}
+
 // simdBatch is empty without the SIMD kernels.
 type simdBatch struct{}
 

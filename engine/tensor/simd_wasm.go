@@ -225,8 +225,45 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	if !useSIMD {
 		return false
 	}
-	var kernel func(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
-	blocks := m.Cols / qk8
+	kernel, blocks := matMulKernel(m)
+	if kernel == nil || len(acts) < matMulMinVectors || m.Type == BF16 && len(acts) < matMulMinVectorsBF16 {
+		for t := range acts {
+			if !matVecSIMD(out[t*stride:t*stride+m.Rows], m, &acts[t]) && !matVecBatchedSIMD(out[t*stride:t*stride+m.Rows], m, &acts[t], ws) {
+				return false
+			}
+		}
+		return true
+	}
+	runMatMul(kernel, blocks, out, stride, m, acts, ws)
+	return true
+}
+
+// matVecBatchedSIMD computes MatVec's rows for a type with a batched SIMD
+// kernel but no matrix–vector one (Q2_K, Q3_K, Q4_1, Q5_1, Q5_K) with the
+// batched kernel and one vector, and reports whether it did: each block is
+// decoded into scratch for one product only, but that is still several
+// times the pure-Go kernels' speed. ws's scratch is made the first time.
+func matVecBatchedSIMD(out []float32, m *Matrix, a *activation, ws *Workspace) bool {
+	if !useSIMD {
+		return false
+	}
+	switch m.Type {
+	case Q2_K, Q3_K, Q4_1, Q5_1, Q5_K:
+	default:
+		return false
+	}
+	kernel, blocks := matMulKernel(m)
+	ws.simd.reserve(1)
+	runMatMul(kernel, blocks, out, m.Rows, m, unsafe.Slice(a, 1), ws)
+	return true
+}
+
+type matMulKernelFunc = func(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
+
+// matMulKernel is the batched kernel for m's type, if any, and the blocks
+// (for floats, elements) of a row it takes.
+func matMulKernel(m *Matrix) (kernel matMulKernelFunc, blocks int) {
+	blocks = m.Cols / qk8
 	switch m.Type {
 	case F32:
 		kernel, blocks = simdMatMulF32, m.Cols
@@ -255,23 +292,22 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	case Q3_K:
 		kernel, blocks = simdMatMulQ3K, m.Cols/qkK
 	}
-	if kernel == nil || len(acts) < matMulMinVectors || m.Type == BF16 && len(acts) < matMulMinVectorsBF16 {
-		for t := range acts {
-			if !matVecSIMD(out[t*stride:t*stride+m.Rows], m, &acts[t]) {
-				return false
-			}
-		}
-		return true
-	}
-	// The encodings are ws's batch, equally spaced in common arrays (see
-	// Reserve), or for F32 the vectors themselves, one after the other.
+	return kernel, blocks
+}
+
+// runMatMul runs a batched kernel on the encodings acts: ws's batch,
+// equally spaced in common arrays (see Reserve), or for F32 the vectors
+// themselves, one after the other; or a single encoding.
+func runMatMul(kernel matMulKernelFunc, blocks int, out []float32, stride int, m *Matrix, acts []activation, ws *Workspace) {
 	b := &ws.simd
 	b.desc = batchDesc{
 		tokens: int32(len(acts)), outStride: int32(4 * stride),
 		q: addr(acts[0].q), d: addr(acts[0].d), bsums: addr(acts[0].bsums),
-		qStride: addr(acts[1].q) - addr(acts[0].q), dStride: addr(acts[1].d) - addr(acts[0].d),
 		scratch: addr(b.scratch), scratchBytes: int32(8 * len(b.scratch)),
 		acc: addr(b.acc),
+	}
+	if len(acts) > 1 {
+		b.desc.qStride, b.desc.dStride = addr(acts[1].q)-addr(acts[0].q), addr(acts[1].d)-addr(acts[0].d)
 	}
 	if m.packed {
 		b.desc.packed = 1
@@ -280,13 +316,15 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 		b.desc.bsums = addr(acts[0].sum)
 	}
 	if m.Type == F32 || m.Type == F16 || m.Type == BF16 { // float32 vectors
-		b.desc.q, b.desc.qStride = addr(acts[0].f), addr(acts[1].f)-addr(acts[0].f)
+		b.desc.q, b.desc.qStride = addr(acts[0].f), 0
+		if len(acts) > 1 {
+			b.desc.qStride = addr(acts[1].f) - addr(acts[0].f)
+		}
 	}
 	if m.tr.vec == Q8_1 { // s where Q8_K's block sums go, spaced as d
 		b.desc.bsums = addr(acts[0].s)
 	}
 	kernel(ptr(out), ptr(m.Data), int32(m.Rows), int32(blocks), unsafe.Pointer(&b.desc))
-	return true
 }
 
 // addr is the address of s's first element, as the kernels take it.

@@ -4,6 +4,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -339,6 +340,32 @@ func TestSIMDEncodeMatchesPureGo(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestSIMDMatVecOfBatchedOnlyTypes: the types with a batched SIMD kernel
+// but no matrix–vector one run MatVec on the batched kernel with one
+// vector (matVecBatchedSIMD), with the pure-Go kernel's bits, and after
+// the first product allocate nothing.
+func TestSIMDMatVecOfBatchedOnlyTypes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 25))
+	for _, typ := range []Type{Q2_K, Q3_K, Q4_1, Q5_1, Q5_K} {
+		for _, shape := range []struct{ rows, cols int }{{1, 256}, {7, 512}, {4096 + 3, 256}, {9, 4096}} {
+			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
+				m := randomMatrix(t, rng, typ, shape.rows, shape.cols)
+				x := randNormal(rng, shape.cols, 1)
+				ws := NewWorkspace(shape.cols)
+				got := make([]float32, shape.rows)
+				MatVec(got, m, x, ws)
+				a := ws.encode(traitsTable[typ].vec, x)
+				for r := range shape.rows {
+					want := traitsTable[typ].dot(m.RowData(r), a)
+					require.Equal(t, math.Float32bits(want), math.Float32bits(got[r]), "row %d: %v, pure Go %v", r, got[r], want)
+				}
+				require.Equal(t, SIMD(), matVecBatchedSIMD(got, m, a, ws))
+				require.Zero(t, testing.AllocsPerRun(3, func() { MatVec(got, m, x, ws) }))
+			})
 		}
 	}
 }
