@@ -74,8 +74,8 @@ type Result struct {
 	YieldMS float64 `json:"yield_ms,omitempty"`
 	// SIMDRelaxed: the page ran the relaxed-SIMD build of the kernels
 	// (wasmlm-simd-relaxed.wasm; lm.info.simdRelaxed).
-	SIMDRelaxed bool `json:"simd_relaxed,omitempty"`
-	Error   string  `json:"error,omitempty"`
+	SIMDRelaxed bool   `json:"simd_relaxed,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // PeerFile is bench/peers.json: other runtimes' numbers, measured elsewhere.
