@@ -65,7 +65,8 @@ type LoadOptions struct {
 // Where the SIMD kernels run (wasm builds with the wasmlm_simd tag), the
 // model's first session reorders the bytes of its layer matrices in data,
 // in place, into the layout those kernels read fastest (tensor.Pack): after
-// that, data is no longer the file (see Model.WeightsPacked).
+// that, data is no longer the file (see Model.WeightsPacked), and loading
+// the same bytes again gives a broken model; load a copy instead.
 func Load(data []byte, opts LoadOptions) (*Model, error) {
 	if len(data) >= 4 && string(data[:4]) == "GGUF" {
 		return loadGGUF(data, opts.Part)
