@@ -162,7 +162,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	s.tokens = s.tokens[:first]
 	for pos := first; pos < len(prompt); {
 		if ctx.Err() != nil {
+			// The blocks evaluated so far stay in the cache: say so.
 			res.FinishReason = FinishAbort
+			res.Timings.Prefill, res.Timings.PrefillTokens = time.Since(start), pos-first
 			return res, nil
 		}
 		n := min(s.promptBlock, len(prompt)-pos)

@@ -238,6 +238,8 @@ func TestPromptProgress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, FinishAbort, res.FinishReason)
 	assert.Empty(t, res.Tokens)
+	assert.Equal(t, 2, res.Timings.PrefillTokens, "the block evaluated before the abort")
+	assert.Positive(t, res.Timings.Prefill)
 }
 
 // TestGeneratedTokensAllocateNothing: once a generation has started, a

@@ -89,6 +89,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		jsonOut = fs.Bool("json", false, "print one JSON object")
 		gen     = fs.String("gen", "", "write the random-weight benchmark models to this directory as <shape>-<type>.gguf, then exit")
 		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only)")
+		only    = fs.String("models", "", "with -gen: only these of the shapes' models, comma-separated <shape>-<type> names (default: all)")
 	)
 	fs.Var(&paths, "m", "model file: GGUF or llama2.c checkpoint (repeatable; default: the embedded "+models.DefaultName+")")
 	fs.StringVar(&set.tokenizer, "tokenizer", "", "llama2.c tokenizer.bin (for llama2.c checkpoints)")
@@ -108,7 +109,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintln(stderr, "bench: -gen writes models; it takes no -m")
 			return exitUsage
 		}
-		if err := generateBenchModels(*gen, strings.Split(*shapes, ","), stderr); err != nil {
+		var names []string
+		if *only != "" {
+			names = strings.Split(*only, ",")
+		}
+		if err := generateBenchModels(*gen, strings.Split(*shapes, ","), names, stderr); err != nil {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return exitError
 		}

@@ -144,6 +144,15 @@ func TestBenchGen(t *testing.T) {
 	code, _, errOut = runCLI(t, "bench", "-gen", dir, "-shapes", "stories15M")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, errOut, "wrote "+filepath.Join(dir, "stories15M-Q8_0.gguf"), "a damaged file is written again")
+
+	// -models: only those, the others untouched.
+	other := t.TempDir()
+	code, _, errOut = runCLI(t, "bench", "-gen", other, "-shapes", "stories15M", "-models", "stories15M-Q4_0")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "wrote "), errOut)
+	man = readManifest(other)
+	require.Len(t, man.Models, 1)
+	assert.Equal(t, "stories15M-Q4_0", man.Models[0].Name)
 }
 
 func sum(m map[string]int) int {
@@ -167,6 +176,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench", "-m", "/nonexistent/model.gguf"}, exitError, "no such file"},
 		{[]string{"bench", "-gen", "x", "-m", "y"}, exitUsage, "takes no -m"},
 		{[]string{"bench", "-gen", "x", "-shapes", "stories42M"}, exitError, `no shape named "stories42M"`},
+		{[]string{"bench", "-gen", "x", "-shapes", "stories15M", "-models", "stories15M-Q9_0"}, exitError, `no model "stories15M-Q9_0"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

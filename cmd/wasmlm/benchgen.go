@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/wasmlm/wasmlm/internal/modelgen"
@@ -36,13 +37,27 @@ type manifestEntry struct {
 	MatrixTypes map[string]int `json:"matrix_types"`
 }
 
-// generateBenchModels writes the benchmark models of shapes into dir,
-// keeping files the manifest says this generator version already wrote
-// from the same spec.
-func generateBenchModels(dir string, shapes []string, log io.Writer) error {
-	specs, err := modelgen.BenchModels(shapes...)
+// generateBenchModels writes the benchmark models of shapes (only those
+// named in only, if it is not empty) into dir, keeping files the manifest
+// says this generator version already wrote from the same spec.
+func generateBenchModels(dir string, shapes, only []string, log io.Writer) error {
+	all, err := modelgen.BenchModels(shapes...)
 	if err != nil {
 		return err
+	}
+	specs := all
+	if len(only) > 0 {
+		specs = nil
+		for _, m := range all {
+			if slices.Contains(only, m.Name) {
+				specs = append(specs, m)
+			}
+		}
+		for _, name := range only {
+			if !slices.ContainsFunc(all, func(m modelgen.Model) bool { return m.Name == name }) {
+				return fmt.Errorf("no model %q among those of the shapes %v", name, shapes)
+			}
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

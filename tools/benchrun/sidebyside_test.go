@@ -143,3 +143,15 @@ func TestLastLine(t *testing.T) {
 	assert.Equal(t, "c | d", lastLines("a\nb\nc\nd\n", 2))
 	assert.True(t, strings.HasPrefix(limitsNote, "tinyllama"))
 }
+
+// TestGenNames: a run generates only the models it needs.
+func TestGenNames(t *testing.T) {
+	peers, err := modeOf("peers")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"stories110M-Q8_0", "stories110M-Q4_0", "stories110M-Q4_K", "tinyllama-Q8_0", "tinyllama-Q4_0", "tinyllama-Q4_K"}, genNames(peers, nil))
+	assert.Equal(t, []string{"tinyllama-Q4_0"}, genNames(peers, []string{"tinyllama-Q4_0"}))
+	full, err := modeOf("full")
+	require.NoError(t, err)
+	assert.Nil(t, genNames(full, nil), "every model of the mode")
+	assert.Equal(t, []string{"stories15M-F32"}, genNames(full, []string{"stories260K", "stories15M-F32"}))
+}
