@@ -30,10 +30,11 @@
 // products can saturate int16: the same bits on every engine. Measured
 // under Node on 2048×768 matrices: Q4_0 and Q4_K 1.43 times the plain
 // kernels' GFLOP/s (26 → 37), Q6_K 1.17 times (15 → 17.6). The batched
-// matmul_q4_0 keeps its decoded nibbles as bytes too, four rows' elements
-// interleaved by fours (matmulType.byteOffset), so that one relaxed dot
-// serves the four rows: 1.1–1.2 times the plain one (TinyLlama Q4_0
-// prompt under Node: 20 → 24.7 tokens/s). The hosts
+// matmul_q4_0 and matmul_q4_k keep their decoded nibbles as bytes too,
+// four rows' elements interleaved by fours (matmulType.byteOffset and
+// quadsK), so that one relaxed dot serves the four rows: 1.1–1.2 times the
+// plain ones (TinyLlama's prompt under Node: Q4_0 20 → 24.7 tokens/s, Q4_K
+// 22.7 → 27.4). The hosts
 // (web/simd.js) use it where the engine validates relaxed SIMD and fall
 // back to kernels.wasm. i32x4.relaxed_dot_i8x16_i7x16_add_s is not used:
 // Node 20's V8 computes it wrongly (twice the products, no addend).

@@ -86,7 +86,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatMulQ8_0(m)
 	emitMatMulQ4_0(m, relaxed)
 	emitMatMulQ5_0(m)
-	emitMatMulQ4K(m)
+	emitMatMulQ4K(m, relaxed)
 	emitMatMulQ6K(m)
 	emitMatMulQ2K(m)
 	emitMatMulQ3K(m)

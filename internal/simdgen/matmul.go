@@ -77,12 +77,24 @@ type matmulType struct {
 	// block sums go) is taken off. Each int16 lane adds eight pairs of
 	// products of at most 15·128: at most 30720, no overflow.
 	byteOffset int32
+	// quadsK (relaxed SIMD, Q4_K): decode stores each of the eight 32-element
+	// sub-blocks as quads, as byteOffset does a block (128 bytes each, sub-block
+	// c at sp + 128c), the nibbles not multiplied by their sub-block's scale,
+	// then the four rows' scales of sub-block c as an i32x4 at sp + 1024 +
+	// 16c; the extras follow at sp + 1152. A vector's sub-block sums (one
+	// relaxed dot per sixteen products, the same int16 bound as byteOffset's)
+	// are multiplied by the scales and added up: Σ_c sc_c·Σ q·x, the integer
+	// the plain kernel computes.
+	quadsK bool
 }
 
 // quantBytes is the scratch a block's decoded quants take.
 func (typ matmulType) quantBytes() int32 {
-	if typ.byteOffset != 0 {
+	switch {
+	case typ.byteOffset != 0:
 		return 128
+	case typ.quadsK:
+		return 8*128 + 8*16
 	}
 	return typ.chunks * 256
 }
@@ -167,15 +179,31 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	// Measured: with the store, 49 GFLOP/s for Q8_0; with the pairs a
 	// loop (which V8 unrolls), 43; all sixteen at once, 38.
 	u, prev, pr := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.I32)
-	blockSums := func(sp, bx wg.Local) {
-		if typ.byteOffset != 0 { // quads
-			for i := range 8 {
-				dot := wg.I16x8RelaxedDotI8x16I7x16S(wg.V128Load32Splat(get(bx), uint32(4*i)), wg.V128Load(get(sp), uint32(16*i)))
-				if i > 0 {
-					dot = wg.I16x8Add(get(u), dot)
-				}
-				k.Set(u, dot)
+	quadSums := func(q, x wg.Local) { // u = the pair sums of the quads at q with the activations at x
+		for i := range 8 {
+			dot := wg.I16x8RelaxedDotI8x16I7x16S(wg.V128Load32Splat(get(x), uint32(4*i)), wg.V128Load(get(q), uint32(16*i)))
+			if i > 0 {
+				dot = wg.I16x8Add(get(u), dot)
 			}
+			k.Set(u, dot)
+		}
+	}
+	blockSums := func(sp, bx wg.Local) {
+		if typ.quadsK {
+			k.Set(isum, f32x4Zero())
+			k.Set(cq, get(sp))
+			k.Set(cx, get(bx))
+			k.forRange(c, i32(0), i32(8), 1, func() {
+				quadSums(cq, cx)
+				k.Set(isum, wg.I32x4Add(get(isum), wg.I32x4Mul(wg.I32x4ExtaddPairwiseI16x8S(get(u)),
+					wg.V128Load(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(4))), 1024))))
+				k.Set(cq, wg.I32Add(get(cq), i32(128)))
+				k.Set(cx, wg.I32Add(get(cx), i32(32)))
+			})
+			return
+		}
+		if typ.byteOffset != 0 { // quads
+			quadSums(sp, bx)
 			offset := wg.I32x4Shl(wg.V128Load32Splat(get(bbs), 0), i32(3)) // ·8
 			k.Set(isum, wg.I32x4Sub(wg.I32x4ExtaddPairwiseI16x8S(get(u)), offset))
 			return
@@ -438,11 +466,77 @@ func emitMatMulQ5_0(m *wg.Module) {
 // then 16 bytes of the decoder's scratch.
 const q4KExtraBytes = 4*32 + 16 + 16 + 16
 
-func emitMatMulQ4K(m *wg.Module) {
+// emitMatMulQ4K emits matmul_q4_k; with relaxed SIMD its nibbles stay
+// bytes, in quads (matmulType.quadsK).
+func emitMatMulQ4K(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes, quadsK: true,
+			decode: decodeQ4KQuads, finish: minsFinish})
+		return
+	}
 	emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) { decodeScaleMinK(k, p, sp, false) },
 		finish: minsFinish,
 	})
+}
+
+// decodeQ4KQuads decodes the Q4_K super-blocks p into scratch at sp for
+// matmulType.quadsK: the quants as quads, the scales as i32x4 per
+// sub-block, then minsFinish's extras (the mins, d and dmin) at sp + 1152.
+func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
+	const ex = 8*128 + 8*16
+	var scm, lo, hi [4]wg.Local
+	for j := range p {
+		scm[j], lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	}
+	u, a, b := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	var m0, m1 [16]uint8
+	for l := range 8 {
+		m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
+		m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
+	}
+	for j := range p {
+		// Scales in bytes 0..7 of scm[j], mins in 8..15; the mins as
+		// minsFinish reads them.
+		k.unpackScalesK4(scm[j], u, p[j])
+		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), m0))
+		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), m1))
+	}
+	// Sub-block c's scales of the four rows as i32x4: byte c of each row's
+	// scm into bytes 0, 4, 8, 12, then the rest of each lane cleared.
+	for c := range 8 {
+		var s01, s23 [16]uint8
+		for i := range s01 {
+			s01[i], s23[i] = uint8(c), uint8(c)
+		}
+		s01[4], s23[12] = uint8(16+c), uint8(16+c)
+		k.Set(a, wg.I8x16Shuffle(get(scm[0]), get(scm[1]), s01)) // byte 0: row 0's, byte 4: row 1's
+		k.Set(b, wg.I8x16Shuffle(get(scm[2]), get(scm[3]), s23)) // byte 8: row 2's, byte 12: row 3's
+		k.V128Store(get(sp), uint32(1024+16*c), wg.V128And(pairs32(get(a), get(b), [4]int{0, 1, 6, 7}), i32x4Splat(0xff)))
+	}
+	// Bytes 32c..32c+31 of the quants (c = 0..3): sub-block 2c in the low
+	// nibbles, 2c+1 in the high ones; elements 0..15 then 16..31.
+	for c := range 4 {
+		for half := range 2 {
+			for j := range p {
+				k.Set(hi[j], wg.V128Load(get(p[j]), uint32(16+32*c+16*half)))
+				k.Set(lo[j], wg.V128And(get(hi[j]), i8x16Splat(15)))
+				k.Set(hi[j], wg.V128And(wg.I16x8ShrU(get(hi[j]), i32(4)), i8x16Splat(15)))
+			}
+			k.storeQuads(sp, uint32(128*(2*c)+64*half), lo)
+			k.storeQuads(sp, uint32(128*(2*c+1)+64*half), hi)
+		}
+	}
+	// d and dmin: the fp16 pair at offset 0 of each row.
+	var e wg.Expr = f32x4Zero()
+	for j := range p {
+		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
+	}
+	k.Set(a, e)
+	k.Set(u, wg.I32x4Shl(get(a), i32(16)))
+	k.V128Store(get(sp), ex+128, f16ToF32(u))
+	k.Set(u, wg.V128And(get(a), i32x4Splat(0xffff0000)))
+	k.V128Store(get(sp), ex+144, f16ToF32(u))
 }
 
 // decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp, or
