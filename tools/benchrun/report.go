@@ -222,9 +222,13 @@ func printTable(w io.Writer, rep Report) {
 		if r.GeneratedTokens != rep.Settings.MaxTokens {
 			decode += fmt.Sprintf(" (%d tokens)", r.GeneratedTokens)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %s | %.2f | %.1f |\n",
+		peak, ratio := "—", "—" // a host that does not measure it (wllama)
+		if r.PeakMemoryBytes > 0 {
+			peak, ratio = mib(r.PeakMemoryBytes), fmt.Sprintf("%.2f", memoryBudget(r))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %s | %s | %.1f |\n",
 			r.Shape, typeLabel(r), r.Host, r.PromptTokens, r.PrefillTokensPerSecond, r.TimeToFirstTokenMS, decode,
-			mib(r.PeakMemoryBytes), mib(uint64(r.FileSize)), mib(uint64(r.KVCacheBytes)), memoryBudget(r), r.LoadAverage1m)
+			peak, mib(uint64(r.FileSize)), mib(uint64(r.KVCacheBytes)), ratio, r.LoadAverage1m)
 	}
 	var sources []string
 	for _, h := range rep.Hosts {
