@@ -115,7 +115,14 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	// A long prompt takes many forward passes before the first token: yield
 	// during it too (every promptYieldInterval), so an abort still arrives.
 	lastYield := time.Now()
-	opts.PromptProgress = func(int, int) {
+	opts.PromptProgress = func(done, total int) {
+		if r.onPromptProgress.Type() == js.TypeFunction {
+			// A callback that throws does not stop the generation.
+			_ = b.recovered(r.method+" onPromptProgress", func() error {
+				r.onPromptProgress.Invoke(map[string]any{"done": done, "total": total})
+				return nil
+			})
+		}
 		if time.Since(lastYield) >= promptYieldInterval {
 			y.yield()
 			lastYield = time.Now()

@@ -2,6 +2,7 @@ package jsbridge
 
 import (
 	"context"
+	"strings"
 	"syscall/js"
 	"testing"
 
@@ -281,4 +282,40 @@ func TestChat(t *testing.T) {
 func withSeed(p sampling.Params, seed uint64) sampling.Params {
 	p.Seed = seed
 	return p
+}
+
+// TestOnPromptProgress: onPromptProgress gets {done, total} after each
+// evaluated block of prompt tokens (blocks of engine.DefaultPromptBlock),
+// the last with done == total; it must be a function; a callback that
+// throws does not stop the generation.
+func TestOnPromptProgress(t *testing.T) {
+	b := newLoaded(t)
+	prompt := strings.Repeat("Once upon a time, there was a little girl named Lily. ", 6)
+	var seen [][2]int
+	progress := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		seen = append(seen, [2]int{a[0].Get("done").Int(), a[0].Get("total").Int()})
+		return nil
+	})
+	defer progress.Release()
+	res := mustCall(t, b, "generate", prompt, obj(map[string]any{"temperature": 0, "maxTokens": 2, "onPromptProgress": progress}))
+	total := res.Get("usage").Get("promptTokens").Int()
+	require.Greater(t, total, 2*engine.DefaultPromptBlock, "a prompt of several blocks")
+	require.NotEmpty(t, seen)
+	for i, p := range seen {
+		assert.Equal(t, total, p[1], "total")
+		if i < len(seen)-1 {
+			assert.Equal(t, (i+1)*engine.DefaultPromptBlock, p[0], "block %d", i)
+		}
+	}
+	assert.Equal(t, total, seen[len(seen)-1][0], "the last block")
+
+	thrower := js.Global().Get("Function").New("p", "throw new Error('boom')")
+	res = mustCall(t, b, "generate", prompt+"Again.", obj(map[string]any{"temperature": 0, "maxTokens": 2, "onPromptProgress": thrower}))
+	assert.Equal(t, 2, res.Get("usage").Get("completionTokens").Int(), "a throwing callback does not stop the generation")
+
+	_, err := call(t, b, "generate", prompt, obj(map[string]any{"onPromptProgress": 5}))
+	var je *jsError
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, "onPromptProgress", je.Field)
+	assert.Contains(t, je.Message, "onPromptProgress must be a function, got 5")
 }

@@ -24,7 +24,7 @@ const maxInt32 = math.MaxInt32
 // have.
 var generateFields = []string{
 	"maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty",
-	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal",
+	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal", "onPromptProgress",
 }
 
 // request is one parsed generate, stream or chat call.
@@ -35,6 +35,9 @@ type request struct {
 	opts    engine.GenerateOptions
 	signal  js.Value // an AbortSignal, or undefined
 	onToken js.Value // a function, or undefined
+	// onPromptProgress, a function or undefined, gets {done, total} after
+	// each evaluated block of prompt tokens (engine.GenerateOptions.PromptProgress).
+	onPromptProgress js.Value
 }
 
 // parseGenerateOptions maps a JavaScript options object onto engine
@@ -82,6 +85,13 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	}
 	if o.Trace, err = f.boolean("trace", false); err != nil {
 		return err
+	}
+	r.onPromptProgress = js.Undefined()
+	if fn, ok := f.value("onPromptProgress"); ok && !fn.IsUndefined() && !fn.IsNull() {
+		if fn.Type() != js.TypeFunction {
+			return invalid("onPromptProgress", "must be a function, got %s", b.describe(fn))
+		}
+		r.onPromptProgress = fn
 	}
 	r.signal = js.Undefined()
 	if sig, ok := f.value("signal"); ok {

@@ -125,6 +125,13 @@ export interface GenerateOptions {
   trace?: boolean;
   /** Aborts the generation; it then resolves with finishReason "abort". */
   signal?: AbortSignal;
+  /**
+   * Called in the page after each evaluated block of prompt tokens (32
+   * at a time; a cached prefix is not evaluated again), the last call with
+   * done === total: for a progress bar while a long prompt runs before the
+   * first token. A callback that throws does not stop the generation.
+   */
+  onPromptProgress?: (progress: { done: number; total: number }) => void;
 }
 
 export type FinishReason = 'stop' | 'length' | 'context' | 'abort';

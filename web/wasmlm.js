@@ -280,8 +280,9 @@ export class WasmLM {
 
   /** Generates a completion of prompt; resolves to {text, tokens, finishReason, usage, timings, seed, ...}. */
   generate(prompt, options) {
-    const [opts, signal] = splitSignal(options);
-    return this.#run({ type: 'generate', prompt, options: opts }, signal);
+    const [opts, signal, onPromptProgress] = splitCallbacks(options);
+    if (onPromptProgress instanceof Error) return Promise.reject(onPromptProgress);
+    return this.#start({ type: 'generate', prompt, options: opts, promptProgress: onPromptProgress != null }, signal, undefined, onPromptProgress).result;
   }
 
   /**
@@ -290,8 +291,9 @@ export class WasmLM {
    * generate would; breaking out of the loop aborts the generation.
    */
   stream(prompt, options) {
-    const [opts, signal] = splitSignal(options);
-    return this.#iterable({ type: 'stream', prompt, options: opts }, signal, (chunk) => chunk);
+    const [opts, signal, onPromptProgress] = splitCallbacks(options);
+    if (onPromptProgress instanceof Error) return this.#iterable(null, undefined, null, onPromptProgress);
+    return this.#iterable({ type: 'stream', prompt, options: opts, promptProgress: onPromptProgress != null }, signal, (chunk) => chunk, onPromptProgress);
   }
 
   /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */
@@ -433,14 +435,14 @@ export class WasmLM {
    * side had started generating, and Go yields to the worker's event loop
    * only after a token (or 2 ms of prompt): one token, sometimes none.
    */
-  #start(message, signal, onChunk) {
+  #start(message, signal, onChunk, onPromptProgress) {
     try {
       checkSignal(signal);
     } catch (err) {
       return { result: Promise.reject(err), abort: () => {} };
     }
     let id = 0;
-    let result = this.#request({ ...message, aborted: signal?.aborted === true }, [], onChunk, (i) => { id = i; });
+    let result = this.#request({ ...message, aborted: signal?.aborted === true }, [], onChunk, (i) => { id = i; }, this.#worker, onPromptProgress);
     if (this.#followers.length > 0) result = result.then((r) => this.#withFollowersMemory(r));
     const abort = () => this.#abort(id);
     if (signal && !signal.aborted) {
@@ -452,17 +454,19 @@ export class WasmLM {
   }
 
   /** An async iterable over a generation's chunks (mapped by map; undefined skips). */
-  #iterable(message, signal, map) {
+  #iterable(message, signal, map, onPromptProgress) {
     const queue = [];
     let wake = null;
     let finished = false;
     let failure = null;
     const notify = () => { wake?.(); wake = null; };
-    const { result, abort } = this.#start(message, signal, (c) => {
-      const v = map(c);
-      if (v !== undefined) queue.push(v);
-      notify();
-    });
+    const { result, abort } = onPromptProgress instanceof Error
+      ? { result: Promise.reject(onPromptProgress), abort: () => {} } // a bad option: the first next() rejects
+      : this.#start(message, signal, (c) => {
+        const v = map(c);
+        if (v !== undefined) queue.push(v);
+        notify();
+      }, onPromptProgress);
     result.then(() => { finished = true; notify(); }, (e) => { finished = true; failure = e; notify(); });
     result.catch(() => {}); // a caller who only iterates gets the error from next()
     return {
@@ -496,12 +500,12 @@ export class WasmLM {
   }
 
   /** Posts a request to the worker (or to worker); resolves with its result. */
-  #request(message, transfer = [], onChunk, onID, worker = this.#worker) {
+  #request(message, transfer = [], onChunk, onID, worker = this.#worker, onPromptProgress) {
     if (this.#dead) return Promise.reject(codedError(this.#dead.code, this.#dead.message));
     const id = this.#nextID++;
     onID?.(id);
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onChunk });
+      this.#pending.set(id, { resolve, reject, onChunk, onPromptProgress });
       try {
         worker.postMessage({ ...message, id }, transfer);
       } catch (err) {
@@ -535,6 +539,14 @@ export class WasmLM {
     if (!p) return;
     if (m.type === 'chunk') {
       p.onChunk?.(m.chunk);
+      return;
+    }
+    if (m.type === 'promptProgress') {
+      try {
+        p.onPromptProgress?.(m.progress);
+      } catch (err) {
+        globalThis.reportError?.(err); // the caller's callback threw: the generation goes on
+      }
       return;
     }
     this.#pending.delete(m.id);
@@ -685,6 +697,24 @@ function splitSignal(options) {
   }
   const { signal, ...rest } = options;
   return [rest, signal ?? undefined];
+}
+
+/**
+ * splitSignal, and the onPromptProgress callback apart too (it stays in the
+ * page; the worker posts the progress): [options, signal, callback], the
+ * callback undefined when not given, or a TypeError when it is not a
+ * function.
+ */
+function splitCallbacks(options) {
+  const [rest, signal] = splitSignal(options);
+  if (rest === null || typeof rest !== 'object' || Array.isArray(rest) || !('onPromptProgress' in rest)) {
+    return [rest, signal, undefined];
+  }
+  const { onPromptProgress, ...others } = rest;
+  if (onPromptProgress != null && typeof onPromptProgress !== 'function') {
+    return [others, signal, argumentError('onPromptProgress', `must be a function, got ${describe(onPromptProgress)}`)];
+  }
+  return [others, signal, onPromptProgress ?? undefined];
 }
 
 /** A model name from its source (checked): the file's name, or the URL's last part. */

@@ -89,6 +89,13 @@ async function startGo(module, kernels, pageReason) {
 
 // options plus the AbortSignal of this generation (options that are not an
 // object go to Go as they are, which rejects them with a clear message).
+// options plus, when the page asked for it (promptProgress), an
+// onPromptProgress that posts each evaluated prompt block's {done, total}.
+function withProgress(m, options) {
+  if (!m.promptProgress || options == null || typeof options !== 'object' || Array.isArray(options)) return options;
+  return { ...options, onPromptProgress: (progress) => postMessage({ type: 'promptProgress', id: m.id, progress }) };
+}
+
 function withSignal(options, signal) {
   if (options == null) return { signal };
   if (typeof options !== 'object' || Array.isArray(options)) return options;
@@ -147,9 +154,9 @@ async function handle(m, signal) {
       return m.method === 'info' ? withSIMD(value) : value;
     }
     case 'generate':
-      return withMemory(await b.generate(m.prompt, withSignal(m.options, signal)));
+      return withMemory(await b.generate(m.prompt, withProgress(m, withSignal(m.options, signal))));
     case 'stream':
-      return withMemory(await b.stream(m.prompt, withSignal(m.options, signal), onToken));
+      return withMemory(await b.stream(m.prompt, withProgress(m, withSignal(m.options, signal)), onToken));
     case 'chat':
       return withMemory(await b.chat(m.messages, withSignal(m.options, signal), onToken));
   }

@@ -561,3 +561,42 @@ func TestBrowserChatCompletions(t *testing.T) {
 	assert.Equal(t, "abort", *last.Choices[0].FinishReason)
 	assert.Less(t, len(got.Aborted), 4+abortSlack+2)
 }
+
+// onPromptProgress: generate and stream report each evaluated block of a
+// long prompt in the page, {done, total}, the last with done == total; a
+// callback that is not a function is a TypeError naming it.
+func TestBrowserPromptProgress(t *testing.T) {
+	tb := newTab(t, blankPage)
+	type progress struct{ Done, Total int }
+	got := eval[struct {
+		Generate []progress `json:"generate"`
+		Stream   []progress `json:"stream"`
+		Prompt   int        `json:"prompt"`
+		Error    jsError    `json:"error"`
+	}](t, tb, apiScript(`
+		const lm = await WasmLM.load();
+		const prompt = 'Once upon a time, there was a little girl named Lily. '.repeat(6);
+		const generate = [], stream = [];
+		const r = await lm.generate(prompt, { temperature: 0, maxTokens: 2, onPromptProgress: (p) => generate.push(p) });
+		const s = lm.stream(prompt + 'Then', { temperature: 0, maxTokens: 2, onPromptProgress: (p) => stream.push(p) });
+		for await (const _ of s) {}
+		let error = { name: '', message: '', code: '', field: '' };
+		try {
+			await lm.generate(prompt, { onPromptProgress: 'yes' });
+		} catch (e) {
+			error = { name: e.name, message: e.message, code: e.code ?? '', field: e.field ?? '' };
+		}
+		lm.unload();
+		return { generate, stream, prompt: r.usage.promptTokens, error };
+	`))
+	require.NotEmpty(t, got.Generate)
+	last := got.Generate[len(got.Generate)-1]
+	assert.Equal(t, got.Prompt, last.Total)
+	assert.Equal(t, last.Total, last.Done, "the last block ends the prompt")
+	assert.Greater(t, len(got.Generate), 2, "a prompt of several blocks: %v", got.Generate)
+	require.NotEmpty(t, got.Stream, "stream reports too")
+	assert.Equal(t, got.Stream[len(got.Stream)-1].Done, got.Stream[len(got.Stream)-1].Total)
+	assert.Equal(t, "TypeError", got.Error.Name)
+	assert.Equal(t, "onPromptProgress", got.Error.Field)
+	assert.Contains(t, got.Error.Message, "onPromptProgress must be a function")
+}
