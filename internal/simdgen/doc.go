@@ -22,14 +22,16 @@
 // RelaxedModule emits the same kernels as kernels-relaxed.wasm for engines
 // with WebAssembly relaxed SIMD (Chromium since 114, workerd, Node 22 and
 // later, Node 20 with --experimental-wasm-relaxed-simd): there the matrix–vector kernels of
-// Q4_0, Q4_K and Q6_K keep their 4- and 6-bit quants as bytes and multiply
+// Q4_0, Q5_0, Q4_K and Q6_K keep their 4- to 6-bit quants as bytes and multiply
 // them with the activation bytes by i16x8.relaxed_dot_i8x16_i7x16_s
 // (x86's pmaddubsw), where the plain kernels widen both to int16 first.
 // Its result is implementation-defined only where the second operand has
 // its top bit set, which these quants (0..63) never do, and no pair of
 // products can saturate int16: the same bits on every engine. Measured
 // under Node on 2048×768 matrices: Q4_0 and Q4_K 1.43 times the plain
-// kernels' GFLOP/s (26 → 37), Q6_K 1.17 times (15 → 17.6). The batched
+// kernels' GFLOP/s (26 → 37), Q5_0 1.3–1.5 times (its fifth bits picked
+// per byte by i8x16.shuffle and tested by i8x16.eq), Q6_K 1.17 times
+// (15 → 17.6). The batched
 // matmul_q4_0 and matmul_q4_k keep their decoded nibbles as bytes too,
 // four rows' elements interleaved by fours (matmulType.byteOffset and
 // quadsK), so that one relaxed dot serves the four rows: 1.1–1.2 times the

@@ -80,7 +80,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatVecBF16(m)
 	emitMatVecQ8_0(m)
 	emitMatVecQ4_0(m, relaxed)
-	emitMatVecQ5_0(m)
+	emitMatVecQ5_0(m, relaxed)
 	emitMatVecQ4K(m, relaxed)
 	emitMatVecQ6K(m, relaxed)
 	emitMatMulQ8_0(m)

@@ -73,7 +73,31 @@ func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
 
 // emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
 // Σ(q-16)·x as Σq·x - 16·Σx, q the nibble plus 16 times bit j of qh.
-func emitMatVecQ5_0(m *wg.Module) {
+// With relaxed SIMD the quants (0..31) stay bytes for nibbleDotRelaxed:
+// byte e of qh's splat picked for element e (i8x16.shuffle), its bit e
+// tested against a byte mask, and 16 kept where it is set.
+func emitMatVecQ5_0(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, xBytes, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+			k.Set(t[0], wg.V128Load32Splat(get(p), 2)) // qh in every lane
+			var bits [16]uint8
+			for i := range bits {
+				bits[i] = 1 << (i % 8)
+			}
+			mask := wg.I8x16Const(bits)
+			fifth := func(first uint8) wg.Expr { // elements 16·(first/2)...: bytes first, first+1 of qh
+				var pick [16]uint8
+				for i := range pick {
+					pick[i] = first + uint8(i/8)
+				}
+				b := wg.V128And(wg.I8x16Shuffle(get(t[0]), get(t[0]), pick), mask)
+				return wg.V128And(wg.I8x16Eq(b, mask), i8x16Splat(16))
+			}
+			k.Set(t[1], wg.V128Load(get(p), 6))
+			return nibbleDotRelaxed(t[1], x, []wg.Expr{fifth(0), fifth(2)})
+		})
+		return
+	}
 	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, xEvenOdd, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		// qh at p+2: bit e is the 5th bit of element e. Lane l of an int16
 		// vector holds elements 2l and 2l+1 (of 0-15 or of 16-31): compare

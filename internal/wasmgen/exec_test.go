@@ -129,6 +129,14 @@ var execCases = []execCase{
 	{"i16x8.sub", false, storeV(I16x8Sub(opA, opB)), lanes16(func(a, b v128, i int) uint16 { return u16(a, i) - u16(b, i) })},
 	{"i16x8.mul", false, storeV(I16x8Mul(opA, opB)), lanes16(func(a, b v128, i int) uint16 { return u16(a, i) * u16(b, i) })},
 	{"i16x8.splat", false, storeV(I16x8Splat(scalarA())), lanes16(func(a, _ v128, _ int) uint16 { return u16(a, 0) })},
+	{"i8x16.eq", false, storeV(I8x16Eq(opA, opC)), func(a, _, c v128) (r v128) {
+		for i := range r {
+			if a[i] == c[i] {
+				r[i] = 0xff
+			}
+		}
+		return r
+	}},
 	{"i16x8.eq", false, storeV(I16x8Eq(opA, opC)), func(a, _, c v128) (r v128) {
 		for i := range 8 {
 			put16(&r, i, uint16(-int16(boolI32(u16(a, i) == u16(c, i)))))

@@ -73,6 +73,7 @@ const (
 	simdI32x4ExtractLane  = 0x1b
 	simdF32x4ExtractLane  = 0x1f
 	simdF32x4ReplaceLane  = 0x20
+	simdI8x16Eq           = 0x23
 	simdI16x8Eq           = 0x2d
 	simdI32x4Eq           = 0x37
 	simdF32x4Lt           = 0x43
@@ -364,6 +365,9 @@ func I32x4ShrS(a, n Expr) Expr { return simdOp(simdI32x4ShrS, a, n) }
 
 // I16x8Eq is i16x8.eq: all ones in the lanes where a equals b.
 func I16x8Eq(a, b Expr) Expr { return simdOp(simdI16x8Eq, a, b) }
+
+// I8x16Eq is i8x16.eq: byte i is 0xff where a[i] == b[i], else 0.
+func I8x16Eq(a, b Expr) Expr { return simdOp(simdI8x16Eq, a, b) }
 
 // I32x4Eq is i32x4.eq: all ones in the lanes where a equals b.
 func I32x4Eq(a, b Expr) Expr { return simdOp(simdI32x4Eq, a, b) }
