@@ -32,7 +32,11 @@ require(path.join(goroot, 'lib', 'wasm', 'wasm_exec.js'));
 // web/simd.js is an ES module in a package Node treats as CommonJS; a data:
 // URL is always loaded as a module, on every Node version.
 const simdSource = readFileSync(path.join(here, '..', 'web', 'simd.js'), 'utf8');
-const { simdImports } = await import('data:text/javascript;base64,' + Buffer.from(simdSource).toString('base64'));
+const { simdImports, relaxedSimdSupported } = await import('data:text/javascript;base64,' + Buffer.from(simdSource).toString('base64'));
+
+// --probe-relaxed: exit 0 where this Node runs relaxed SIMD (with the flags
+// wasm_exec_simd.sh passes), 1 where it does not.
+if (process.argv[2] === '--probe-relaxed') process.exit(relaxedSimdSupported() ? 0 : 1);
 
 const kernelsPath = process.env.WASMLM_SIMD_WASM || path.join(here, '..', 'internal', 'simdgen', 'kernels.wasm');
 const mode = process.env.WASMLM_SIMD || 'simd128';

@@ -73,17 +73,23 @@ func run(t *testing.T, dir, name string, args ...string) string {
 // kernel the Go side imports exists, and the module imports only Go's memory.
 func TestExportsMatchGoImports(t *testing.T) {
 	node := needTool(t, "node", "Debian package nodejs")
-	// WebAssembly.Module.exports and imports do not validate the function
-	// bodies' instructions, so Node 20 reads the relaxed module too.
-	const script = `const m = new WebAssembly.Module(require("fs").readFileSync(process.argv[1]));
+	// A Node without relaxed SIMD (before 20, whose flag relaxedFlags
+	// passes) cannot compile the relaxed module: it says so.
+	const script = `let m;
+try { m = new WebAssembly.Module(require("fs").readFileSync(process.argv[1])); }
+catch (e) { console.log(JSON.stringify({unsupported: String(e)})); process.exit(0); }
 console.log(JSON.stringify({exports: WebAssembly.Module.exports(m), imports: WebAssembly.Module.imports(m)}));`
 	moduleExports := func(file string) []string {
 		out := run(t, ".", node, append(relaxedFlags(node), "-e", script, file)...)
 		var desc struct {
-			Exports []struct{ Name, Kind string }
-			Imports []struct{ Module, Name, Kind string }
+			Unsupported string
+			Exports     []struct{ Name, Kind string }
+			Imports     []struct{ Module, Name, Kind string }
 		}
 		require.NoError(t, json.Unmarshal([]byte(out), &desc), out)
+		if desc.Unsupported != "" {
+			return nil
+		}
 		require.Equal(t, []struct{ Module, Name, Kind string }{{MemoryModule, MemoryName, "memory"}}, desc.Imports)
 		var exports []string
 		for _, e := range desc.Exports {
@@ -93,7 +99,12 @@ console.log(JSON.stringify({exports: WebAssembly.Module.exports(m), imports: Web
 		return exports
 	}
 	exports := moduleExports("kernels.wasm")
-	require.Equal(t, exports, moduleExports("kernels-relaxed.wasm"), "the relaxed module's exports")
+	require.NotEmpty(t, exports, "kernels.wasm does not compile in this Node")
+	if relaxed := moduleExports("kernels-relaxed.wasm"); relaxed != nil {
+		require.Equal(t, exports, relaxed, "the relaxed module's exports")
+	} else {
+		t.Log("this Node cannot compile kernels-relaxed.wasm (no relaxed SIMD): it is compiled and run in workerd's test (TestSimdJSInWorkerd)")
+	}
 
 	src, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "tensor", "simd_wasm.go"))
 	require.NoError(t, err)
