@@ -57,11 +57,11 @@ func elementAlign(t Type) uintptr {
 	return 1
 }
 
-// RowData is the stored bytes of row r. It panics for a packed matrix
-// (Pack), whose rows are not contiguous: AppendRow reads those.
+// RowData is the stored bytes of row r: a view into Data, or for a packed
+// matrix (Pack), whose rows are not contiguous, a copy (AppendRow).
 func (m *Matrix) RowData(r int) []byte {
 	if m.packed {
-		panic(errPacked("RowData"))
+		return m.AppendRow(nil, r)
 	}
 	return m.Data[r*m.rowBytes : (r+1)*m.rowBytes]
 }
@@ -88,12 +88,8 @@ func (m *Matrix) Row(dst []float32, r int) {
 		return
 	}
 	l := layouts[m.Type]
-	g := r &^ 3
-	t, j := min(4, m.Rows-g), r-g
-	base := g * m.rowBytes
 	for b := range m.rowBytes / l.blockBytes {
-		off := base + (t*b+j)*l.blockBytes
-		m.tr.dequantize(dst[b*l.blockSize:(b+1)*l.blockSize], m.Data[off:off+l.blockBytes])
+		m.tr.dequantize(dst[b*l.blockSize:(b+1)*l.blockSize], m.packedBlock(r, b))
 	}
 }
 

@@ -20,8 +20,8 @@ import "fmt"
 // matrix–vector and batched kernels read fastest, where those kernels run
 // (SIMD) and have one for m's type (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K), and
 // reports whether it did. A packed matrix computes the same products, bit
-// for bit; its rows are still read by Row and AppendRow, but RowData and
-// Slice refuse it, and its Data is no longer in the file's layout (so no
+// for bit; its rows still read back by Row, RowData (a copy) and
+// AppendRow, but Slice refuses it, and its Data is no longer in the file's layout (so no
 // longer what a GGUF writer or another reader of those bytes expects).
 // Packing an already packed matrix does nothing and reports true.
 func Pack(m *Matrix) bool {
@@ -64,17 +64,22 @@ func (m *Matrix) Packed() bool { return m.packed }
 // whether or not m is packed.
 func (m *Matrix) AppendRow(dst []byte, r int) []byte {
 	if !m.packed {
-		return append(dst, m.RowData(r)...)
+		return append(dst, m.Data[r*m.rowBytes:(r+1)*m.rowBytes]...)
 	}
+	for b := range m.rowBytes / layouts[m.Type].blockBytes {
+		dst = append(dst, m.packedBlock(r, b)...)
+	}
+	return dst
+}
+
+// packedBlock is block b of row r of a packed matrix: in r's group of t
+// rows (four, or fewer for the last), at (t·b + r's place in it) blocks.
+func (m *Matrix) packedBlock(r, b int) []byte {
 	bb := layouts[m.Type].blockBytes
 	g := r &^ 3
 	t, j := min(4, m.Rows-g), r-g
-	base := g * m.rowBytes
-	for b := range m.rowBytes / bb {
-		off := base + (t*b+j)*bb
-		dst = append(dst, m.Data[off:off+bb]...)
-	}
-	return dst
+	off := g*m.rowBytes + (t*b+j)*bb
+	return m.Data[off : off+bb]
 }
 
 // errPacked is the error of what a packed matrix cannot do.

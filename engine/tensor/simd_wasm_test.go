@@ -25,6 +25,20 @@ var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K}
 // those with no matrix–vector kernel.
 var simdMatMulTypes = append([]Type{Q2_K, Q3_K, Q4_1, Q5_1, Q5_K}, simdTypes...)
 
+// needSIMD skips a test of the SIMD kernels where the host provides the
+// stubs on purpose (WASMLM_SIMD=off); anywhere else a host without them
+// fails it.
+func needSIMD(t *testing.T) {
+	t.Helper()
+	if SIMD() {
+		return
+	}
+	if os.Getenv("WASMLM_SIMD") != "off" {
+		t.Fatal("the host provides no SIMD kernels (run the tests through tools/wasm_exec_simd.sh)")
+	}
+	t.Skip("WASMLM_SIMD=off: the host provides the stubs")
+}
+
 // TestSIMDAvailability proves which path the host chose: the kernels, or
 // with WASMLM_SIMD=off the stubs, when every other test of the package
 // then runs the pure-Go kernels.
@@ -91,9 +105,7 @@ func randomActivation(rng *rand.Rand, cols, trial int) []float32 {
 // row counts around the group of four, several block counts and
 // activations, each output equals the pure-Go kernel's bit for bit.
 func TestSIMDMatchesPureGo(t *testing.T) {
-	if !SIMD() {
-		t.Skip("the host provides no SIMD kernels")
-	}
+	needSIMD(t)
 	rng := rand.New(rand.NewPCG(21, 21))
 	for _, typ := range simdTypes {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -127,9 +139,7 @@ func TestSIMDMatchesPureGo(t *testing.T) {
 // kernel's with that vector's encoding, bit for bit, and nothing is
 // written past the outputs.
 func TestSIMDMatMulMatchesPureGo(t *testing.T) {
-	if !SIMD() {
-		t.Skip("the host provides no SIMD kernels")
-	}
+	needSIMD(t)
 	rng := rand.New(rand.NewPCG(24, 24))
 	for _, typ := range simdMatMulTypes {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -177,9 +187,7 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 // a number of rows not a multiple of four and rows decoded in two chunks
 // of scratch.
 func TestSIMDMatMulExtremes(t *testing.T) {
-	if !SIMD() {
-		t.Skip("the host provides no SIMD kernels")
-	}
+	needSIMD(t)
 	rng := rand.New(rand.NewPCG(25, 25))
 	const rows, cols = 5, 9 * qkK
 	for _, typ := range simdMatMulTypes {
@@ -219,9 +227,7 @@ func TestSIMDMatMulExtremes(t *testing.T) {
 // TestSIMDF16Specials checks the F16 decoding of Inf and NaN: products with
 // them must give the pure-Go Inf of the same sign, or a NaN.
 func TestSIMDF16Specials(t *testing.T) {
-	if !SIMD() {
-		t.Skip("the host provides no SIMD kernels")
-	}
+	needSIMD(t)
 	const rows, cols = 6, 13
 	data := alignedBytes(2 * rows * cols)
 	specials := []uint16{0x7c00, 0xfc00, 0x7c01, 0xfe00, 0x7fff, 0x0001}
@@ -305,9 +311,7 @@ func specialActivation(rng *rand.Rand, n, kind int) []float32 {
 // TestSIMDEncodeMatchesPureGo checks the SIMD activation encoders against
 // encodeQ8_0 and encodeQ8K: the same quants, scales (bit for bit) and sums.
 func TestSIMDEncodeMatchesPureGo(t *testing.T) {
-	if !SIMD() {
-		t.Skip("the host provides no SIMD kernels")
-	}
+	needSIMD(t)
 	rng := rand.New(rand.NewPCG(23, 23))
 	for _, cols := range []int{256, 512, 768, 2048} {
 		for kind := range 6 {

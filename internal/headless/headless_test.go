@@ -51,7 +51,7 @@ func TestEnsureDepsFindsWhatPathFinds(t *testing.T) {
 	}
 	cases := map[string]setup{
 		"none":                   {path: [][]string{{}}},
-		"CHROME_PATH":            {chromePath: "/opt/browser/chrome", path: [][]string{names}},
+		"CHROME_PATH":            {chromePath: filepath.Join(t.TempDir(), "chrome"), path: [][]string{names}},
 		"empty CHROME_PATH":      {chromePath: "", path: [][]string{{last}}},
 		"all":                    {path: [][]string{names}},
 		"two, the later first":   {path: [][]string{{last}, {secondLast}}},

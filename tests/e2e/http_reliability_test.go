@@ -141,7 +141,7 @@ func TestHTTPServeUnderLoad(t *testing.T) {
 		}
 	}
 	if len(rss) == 0 {
-		t.Skip("no /proc: the server's memory is not measured here")
+		skipOrFail(t, "no /proc: the server's memory is not measured here")
 	}
 	t.Logf("RSS after each wave of %d streams: %v MiB", loadClients, mib(rss...))
 	assert.LessOrEqual(t, rss[len(rss)-1]-rss[0], int64(loadRSSGrowth), "RSS growth from the first wave to the last")
@@ -220,7 +220,7 @@ func TestHTTPServeStalledUploads(t *testing.T) {
 	p := startServe(t, "-slots", fmt.Sprint(stalledSlots), "-queue", fmt.Sprint(stalledQueue), "-read-timeout", "2s")
 	start, ok := p.rss(t)
 	if !ok {
-		t.Skip("no /proc: the server's memory is not measured here")
+		skipOrFail(t, "no /proc: the server's memory is not measured here")
 	}
 	results := make(chan rawExchange, stalledUploads)
 	sent := make(chan struct{}, stalledUploads)
@@ -266,7 +266,7 @@ const (
 func TestHTTPServeIdleConnections(t *testing.T) {
 	p := startServe(t, "-max-conns", fmt.Sprint(idleMaxConns), "-idle-timeout", "1s")
 	if _, ok := p.sockets(t); !ok {
-		t.Skip("no /proc: the server's connections are not counted here")
+		skipOrFail(t, "no /proc: the server's connections are not counted here")
 	}
 	health := fmt.Sprintf("GET /health HTTP/1.1\r\nHost: %s\r\n\r\n", p.addr)
 	answered := make(chan error, idleConns+1)

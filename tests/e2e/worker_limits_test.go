@@ -362,7 +362,7 @@ func TestWorkerRunConfigTakesKeysFromTheEnvironment(t *testing.T) {
 	root := repoRoot(t)
 	build := filepath.Join(root, "build", "worker")
 	if got := os.Getenv(workerBuildEnv); got == "" || filepath.Clean(got) != build {
-		t.Skipf("cmd/worker/workerd.capnp serves %s, which only make test-e2e-worker builds (WASMLM_WORKER_BUILD=%q)", build, got)
+		skipOrFail(t, fmt.Sprintf("cmd/worker/workerd.capnp serves %s, which only make test-e2e-worker builds (WASMLM_WORKER_BUILD=%q)", build, got))
 	}
 	bin := workerdBinary(t, root)
 	addr, err := freeAddr()
