@@ -1,0 +1,233 @@
+package simdgen
+
+import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+
+// The batched kernels of the K-quants with a matrix–vector kernel too
+// (Q4_K, Q6_K; matmul.go has the framework, matmul_mins.go Q5_K's and
+// matmul_q2_k.go Q2_K's and Q3_K's): eight 32-element chunks per
+// super-block, each sub-block's scale applied in the decode (or, in the
+// relaxed Q4_K kernel, after each sub-block's dot), the mins through the
+// activation's block sums in minsFinish.
+
+// q4KExtraBytes: the rows' mins as int16 (each twice: lanes 2i, 2i+1 are
+// sub-block i's, for the sixteen block sums), then d and dmin as f32x4,
+// then 16 bytes of the decoder's scratch.
+const q4KExtraBytes = 4*32 + 16 + 16 + 16
+
+// emitMatMulQ4K emits matmul_q4_k; with relaxed SIMD its nibbles stay
+// bytes, in quads (matmulType.quadsK).
+func emitMatMulQ4K(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes, quadsK: true,
+			decode: decodeQ4KQuads, finish: minsFinish})
+		return
+	}
+	emitMatMul(m, matmulType{name: MatMulQ4_K, blockBytes: q4KBlockBytes, chunks: 8, extraBytes: q4KExtraBytes,
+		decode: func(k kernel, p [4]wg.Local, sp wg.Local) { decodeScaleMinK(k, p, sp, false) },
+		finish: minsFinish,
+	})
+}
+
+// decodeQ4KQuads decodes the Q4_K super-blocks p into scratch at sp for
+// matmulType.quadsK: the quants as quads, the scales as i32x4 per
+// sub-block, then minsFinish's extras (the mins, d and dmin) at sp + 1152.
+func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
+	const ex = 8*128 + 8*16
+	var scm, lo, hi [4]wg.Local
+	for j := range p {
+		scm[j], lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	}
+	u, a, b := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	var m0, m1 [16]uint8
+	for l := range 8 {
+		m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
+		m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
+	}
+	for j := range p {
+		// Scales in bytes 0..7 of scm[j], mins in 8..15; the mins as
+		// minsFinish reads them.
+		k.unpackScalesK4(scm[j], u, p[j])
+		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), m0))
+		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), m1))
+	}
+	// Sub-block c's scales of the four rows as i32x4: byte c of each row's
+	// scm into bytes 0, 4, 8, 12, then the rest of each lane cleared.
+	for c := range 8 {
+		var s01, s23 [16]uint8
+		for i := range s01 {
+			s01[i], s23[i] = uint8(c), uint8(c)
+		}
+		s01[4], s23[12] = uint8(16+c), uint8(16+c)
+		k.Set(a, wg.I8x16Shuffle(get(scm[0]), get(scm[1]), s01)) // byte 0: row 0's, byte 4: row 1's
+		k.Set(b, wg.I8x16Shuffle(get(scm[2]), get(scm[3]), s23)) // byte 8: row 2's, byte 12: row 3's
+		k.V128Store(get(sp), uint32(1024+16*c), wg.V128And(pairs32(get(a), get(b), [4]int{0, 1, 6, 7}), i32x4Splat(0xff)))
+	}
+	// Bytes 32c..32c+31 of the quants (c = 0..3): sub-block 2c in the low
+	// nibbles, 2c+1 in the high ones; elements 0..15 then 16..31.
+	for c := range 4 {
+		for half := range 2 {
+			for j := range p {
+				k.Set(hi[j], wg.V128Load(get(p[j]), uint32(16+32*c+16*half)))
+				k.Set(lo[j], wg.V128And(get(hi[j]), i8x16Splat(15)))
+				k.Set(hi[j], wg.V128And(wg.I16x8ShrU(get(hi[j]), i32(4)), i8x16Splat(15)))
+			}
+			k.storeQuads(sp, uint32(128*(2*c)+64*half), lo)
+			k.storeQuads(sp, uint32(128*(2*c+1)+64*half), hi)
+		}
+	}
+	// d and dmin: the fp16 pair at offset 0 of each row.
+	var e wg.Expr = f32x4Zero()
+	for j := range p {
+		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
+	}
+	k.Set(a, e)
+	k.Set(u, wg.I32x4Shl(get(a), i32(16)))
+	k.V128Store(get(sp), ex+128, f16ToF32(u))
+	k.Set(u, wg.V128And(get(a), i32x4Splat(0xffff0000)))
+	k.V128Store(get(sp), ex+144, f16ToF32(u))
+}
+
+// decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp, or
+// with fifth Q5_K's (the same but for the fifth bits, qh at 16, and the
+// quants after them).
+func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local, fifth bool) {
+	scm, u, v0, v1, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	sl, sh := k.Local(wg.V128), k.Local(wg.V128)
+	c, pc, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	const ex = 8 * 256
+	qs := uint32(16)
+	var qh [2]wg.Local // Q5_K's fifth bits of elements 0..15 and 16..31
+	if fifth {
+		qs += 32
+		qh = [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
+	}
+	for j := range p {
+		// Scales in bytes 0..7 of scm, mins in 8..15; the scales
+		// go through memory to be splat in the loop.
+		k.unpackScalesK4(scm, u, p[j])
+		k.V128Store(get(sp), ex+160, get(scm))
+		var m0, m1 [16]uint8
+		for l := range 8 {
+			m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
+			m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
+		}
+		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
+		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
+		// Bytes 32c..32c+31 of the quants: sub-block 2c in the low
+		// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
+		k.Set(pc, get(p[j]))
+		k.Set(dst, wg.I32Add(get(sp), i32(int32(64*j))))
+		if fifth {
+			k.Set(qh[0], wg.V128Load(get(p[j]), 16))
+			k.Set(qh[1], wg.V128Load(get(p[j]), 32))
+		}
+		k.forRange(c, i32(0), i32(4), 1, func() {
+			k.Set(sl, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+160)))
+			k.Set(sh, wg.I16x8Splat(wg.I32Load8U(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(1))), ex+161)))
+			k.Set(v0, wg.V128Load(get(pc), qs))
+			k.Set(v1, wg.V128Load(get(pc), qs+16))
+			for half, v := range []wg.Local{v0, v1} {
+				k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
+				k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
+				if fifth {
+					// Bit 2c of qh[l] is worth 16 in element l of sub-block
+					// 2c, bit 2c+1 in that of 2c+1: qh moves right by two
+					// for the next c.
+					h := get(qh[half])
+					k.Set(lo, wg.V128Or(get(lo), wg.V128And(wg.I8x16Shl(h, i32(4)), i8x16Splat(16))))
+					k.Set(hi, wg.V128Or(get(hi), wg.V128And(wg.I8x16Shl(h, i32(3)), i8x16Splat(16))))
+					k.Set(qh[half], wg.I8x16ShrU(h, i32(2)))
+				}
+				off := uint32(32 * half)
+				k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(lo)), get(sl)))
+				k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(lo)), get(sl)))
+				k.V128Store(get(dst), 256+off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16U(get(hi)), get(sh)))
+				k.V128Store(get(dst), 256+off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16U(get(hi)), get(sh)))
+			}
+			k.Set(pc, wg.I32Add(get(pc), i32(32)))
+			k.Set(dst, wg.I32Add(get(dst), i32(512)))
+		})
+	}
+	// d and dmin: the fp16 pair at offset 0 of each row.
+	var e wg.Expr = f32x4Zero()
+	for j := range p {
+		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
+	}
+	k.Set(v0, e)
+	k.Set(u, wg.I32x4Shl(get(v0), i32(16)))
+	k.V128Store(get(sp), ex+128, f16ToF32(u))
+	k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
+	k.V128Store(get(sp), ex+144, f16ToF32(u))
+}
+
+// minsFinish is the float part of the K-quants with mins (Q4_K, Q5_K,
+// Q2_K): the pure-Go float32(d·dx·isum) - float32(dmin·dx·msum), msum =
+// Σ_i m_i·bsums[i] per row over the sixteen block sums, from the extras
+// at ex: row j's sixteen mins as int16 at 32j (Q4_K's and Q5_K's eight
+// each twice), then d and dmin as f32x4 at 128 and 144.
+func minsFinish(k kernel, res, isum, ex, d, bs wg.Local) {
+	dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	var ms [4]wg.Local
+	for j := range ms {
+		ms[j] = k.Local(wg.V128)
+	}
+	k.Set(b0, wg.V128Load(get(bs), 0))
+	k.Set(b1, wg.V128Load(get(bs), 16))
+	for j := range ms {
+		k.Set(ms[j], wg.I32x4Add(
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
+	}
+	k.transposeSum(msum, wg.I32x4Add, ms)
+	k.Set(dd, wg.V128Load32Splat(get(d), 0))
+	a := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 128), get(dd)), wg.F32x4ConvertI32x4S(get(isum)))
+	b := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 144), get(dd)), wg.F32x4ConvertI32x4S(get(msum)))
+	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Sub(a, b)))
+}
+
+func emitMatMulQ6K(m *wg.Module) {
+	emitMatMul(m, matmulType{name: MatMulQ6_K, blockBytes: q6KBlockBytes, chunks: 8, extraBytes: 16,
+		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
+			la, lb, hb, q, sc := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+			h, g, pq, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+			for j := range p {
+				// Half h, then g, the low or high 16 of each 32: elements
+				// 128h+32i+16g.. (chunk 4h+i, vectors 2g and 2g+1) of
+				// sub-block 8h+2i+g, from ql at 64h+16g (+32 for i odd),
+				// qh at 128+32h+16g (bits 2i, 2i+1).
+				k.forRange(h, i32(0), i32(2), 1, func() {
+					k.forRange(g, i32(0), i32(2), 1, func() {
+						k.Set(pq, wg.I32Add(get(p[j]), wg.I32Add(wg.I32Shl(get(h), i32(6)), wg.I32Shl(get(g), i32(4)))))
+						k.Set(la, wg.V128Load(get(pq), 0))
+						k.Set(lb, wg.V128Load(get(pq), 32))
+						k.Set(hb, wg.V128Load(wg.I32Sub(get(pq), wg.I32Shl(get(h), i32(5))), 128))
+						k.Set(dst, wg.I32Add(get(sp), wg.I32Add(wg.I32Shl(get(h), i32(10)), wg.I32Add(wg.I32Shl(get(g), i32(5)), i32(int32(64*j))))))
+						mask4, mask2 := i8x16Splat(0x0f), i8x16Splat(0x30)
+						quants := [4]wg.Expr{
+							wg.V128Or(wg.V128And(get(la), mask4), wg.V128And(wg.I8x16Shl(get(hb), i32(4)), mask2)),
+							wg.V128Or(wg.V128And(get(lb), mask4), wg.V128And(wg.I8x16Shl(get(hb), i32(2)), mask2)),
+							wg.V128Or(wg.I8x16ShrU(get(la), i32(4)), wg.V128And(get(hb), mask2)),
+							wg.V128Or(wg.I8x16ShrU(get(lb), i32(4)), wg.V128And(wg.I8x16ShrU(get(hb), i32(2)), mask2)),
+						}
+						for i, qe := range quants {
+							k.Set(q, wg.I8x16Sub(qe, i8x16Splat(32)))
+							// Scale 8h+2i+g: at 192 + (pq - p - 16g)/8 + g
+							// + 2i = 192 + 8h + g + 2i.
+							k.Set(sc, wg.I16x8Splat(wg.I32Load8S(wg.I32Add(get(p[j]), wg.I32Add(wg.I32Shl(get(h), i32(3)), get(g))), uint32(192+2*i))))
+							off := uint32(256 * i)
+							k.V128Store(get(dst), off, wg.I16x8Mul(wg.I16x8ExtendLowI8x16S(get(q)), get(sc)))
+							k.V128Store(get(dst), off+16, wg.I16x8Mul(wg.I16x8ExtendHighI8x16S(get(q)), get(sc)))
+						}
+					})
+				})
+			}
+			t := k.Local(wg.V128)
+			k.Set(t, gatherHalf(p, 208))
+			k.V128Store(get(sp), 8*256, f16ToF32(t))
+		},
+		finish: func(k kernel, res, isum, ex, d, _ wg.Local) {
+			dd := wg.F32x4Mul(wg.V128Load(get(ex), 0), wg.V128Load32Splat(get(d), 0))
+			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(dd, wg.F32x4ConvertI32x4S(get(isum)))))
+		},
+	})
+}
