@@ -38,17 +38,11 @@ func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
 		scm[j], lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 	}
 	u, a, b := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-	var m0, m1 [16]uint8
-	for l := range 8 {
-		m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
-		m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
-	}
 	for j := range p {
 		// Scales in bytes 0..7 of scm[j], mins in 8..15; the mins as
 		// minsFinish reads them.
 		k.unpackScalesK4(scm[j], u, p[j])
-		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), m0))
-		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), m1))
+		storeMins(k, sp, ex+uint32(32*j), scm[j])
 	}
 	// Sub-block c's scales of the four rows as i32x4: byte c of each row's
 	// scm into bytes 0, 4, 8, 12, then the rest of each lane cleared.
@@ -75,16 +69,7 @@ func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
 			k.storeQuads(sp, uint32(128*(2*c+1)+64*half), hi)
 		}
 	}
-	// d and dmin: the fp16 pair at offset 0 of each row.
-	var e wg.Expr = f32x4Zero()
-	for j := range p {
-		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
-	}
-	k.Set(a, e)
-	k.Set(u, wg.I32x4Shl(get(a), i32(16)))
-	k.V128Store(get(sp), ex+128, f16ToF32(u))
-	k.Set(u, wg.V128And(get(a), i32x4Splat(0xffff0000)))
-	k.V128Store(get(sp), ex+144, f16ToF32(u))
+	storeDDmin(k, p, sp, ex, a, u)
 }
 
 // decodeScaleMinK decodes the Q4_K super-blocks p into scratch at sp, or
@@ -106,13 +91,7 @@ func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local, fifth bool) {
 		// go through memory to be splat in the loop.
 		k.unpackScalesK4(scm, u, p[j])
 		k.V128Store(get(sp), ex+160, get(scm))
-		var m0, m1 [16]uint8
-		for l := range 8 {
-			m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
-			m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
-		}
-		k.V128Store(get(sp), ex+uint32(32*j), wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
-		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
+		storeMins(k, sp, ex+uint32(32*j), scm)
 		// Bytes 32c..32c+31 of the quants: sub-block 2c in the low
 		// nibbles (chunk 2c), 2c+1 in the high ones (chunk 2c+1).
 		k.Set(pc, get(p[j]))
@@ -148,16 +127,7 @@ func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local, fifth bool) {
 			k.Set(dst, wg.I32Add(get(dst), i32(512)))
 		})
 	}
-	// d and dmin: the fp16 pair at offset 0 of each row.
-	var e wg.Expr = f32x4Zero()
-	for j := range p {
-		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
-	}
-	k.Set(v0, e)
-	k.Set(u, wg.I32x4Shl(get(v0), i32(16)))
-	k.V128Store(get(sp), ex+128, f16ToF32(u))
-	k.Set(u, wg.V128And(get(v0), i32x4Splat(0xffff0000)))
-	k.V128Store(get(sp), ex+144, f16ToF32(u))
+	storeDDmin(k, p, sp, ex, v0, u)
 }
 
 // minsFinish is the float part of the K-quants with mins (Q4_K, Q5_K,
@@ -230,4 +200,32 @@ func emitMatMulQ6K(m *wg.Module) {
 			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(dd, wg.F32x4ConvertI32x4S(get(isum)))))
 		},
 	})
+}
+
+// storeMins stores the mins of a row's unpacked scales (bytes 8..15 of
+// scm, unpackScalesK4) at sp+off as minsFinish reads them: sixteen int16,
+// each min twice (lanes 2i and 2i+1 are sub-block i's).
+func storeMins(k kernel, sp wg.Local, off uint32, scm wg.Local) {
+	var m0, m1 [16]uint8
+	for l := range 8 {
+		m0[2*l], m0[2*l+1] = uint8(8+l/2), 16
+		m1[2*l], m1[2*l+1] = uint8(12+l/2), 16
+	}
+	k.V128Store(get(sp), off, wg.I8x16Shuffle(get(scm), f32x4Zero(), m0))
+	k.V128Store(get(sp), off+16, wg.I8x16Shuffle(get(scm), f32x4Zero(), m1))
+}
+
+// storeDDmin stores the four rows' d and dmin (the fp16 pair at offset 0
+// of each super-block p[j]) as f32x4 at sp+ex+128 and sp+ex+144, as
+// minsFinish reads them; t and u are scratch.
+func storeDDmin(k kernel, p [4]wg.Local, sp wg.Local, ex uint32, t, u wg.Local) {
+	var e wg.Expr = f32x4Zero()
+	for j := range p {
+		e = wg.V128Load32Lane(get(p[j]), 0, e, uint8(j))
+	}
+	k.Set(t, e)
+	k.Set(u, wg.I32x4Shl(get(t), i32(16)))
+	k.V128Store(get(sp), ex+128, f16ToF32(u))
+	k.Set(u, wg.V128And(get(t), i32x4Splat(0xffff0000)))
+	k.V128Store(get(sp), ex+144, f16ToF32(u))
 }
