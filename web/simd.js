@@ -106,28 +106,22 @@ function stubImports() {
 export async function simdImports(source, { enabled = true, relaxed: relaxedSource = null } = {}) {
   let module = null;
   let reason = '';
-  let relaxed = false;
   if (enabled && relaxedSource != null && relaxedSimdSupported()) {
-    try {
-      module = await compile(relaxedSource);
-      relaxed = true;
-    } catch {
-      // the plain kernels below, if they load
-    }
+    module = await compile(relaxedSource).catch(() => null); // else the plain kernels, if they load
   }
-  if (module) {
-    // relaxed
-  } else if (!enabled) {
-    reason = 'disabled';
-  } else if (source == null) {
-    reason = 'no kernel module given';
-  } else if (!(source instanceof WebAssembly.Module) && !simdSupported()) {
-    reason = 'this WebAssembly engine has no SIMD128';
-  } else {
-    try {
-      module = await compile(source);
-    } catch (err) {
-      reason = `the kernel module did not load: ${err?.message ?? err}`;
+  const relaxed = module != null;
+  if (!relaxed) {
+    if (!enabled) {
+      reason = 'disabled';
+    } else if (source == null) {
+      reason = 'no kernel module given';
+    } else if (!(source instanceof WebAssembly.Module) && !simdSupported()) {
+      reason = 'this WebAssembly engine has no SIMD128';
+    } else {
+      module = await compile(source).catch((err) => {
+        reason = `the kernel module did not load: ${err?.message ?? err}`;
+        return null;
+      });
     }
   }
   const memoryImport = module && WebAssembly.Module.imports(module).find((i) => i.kind === 'memory');

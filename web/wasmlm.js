@@ -281,8 +281,7 @@ export class WasmLM {
   /** Generates a completion of prompt; resolves to {text, tokens, finishReason, usage, timings, seed, ...}. */
   generate(prompt, options) {
     const [opts, signal, onPromptProgress] = splitCallbacks(options);
-    if (onPromptProgress instanceof Error) return Promise.reject(onPromptProgress);
-    return this.#start({ type: 'generate', prompt, options: opts, promptProgress: onPromptProgress != null }, signal, undefined, onPromptProgress).result;
+    return this.#start({ type: 'generate', prompt, options: opts }, signal, undefined, onPromptProgress).result;
   }
 
   /**
@@ -292,8 +291,7 @@ export class WasmLM {
    */
   stream(prompt, options) {
     const [opts, signal, onPromptProgress] = splitCallbacks(options);
-    if (onPromptProgress instanceof Error) return this.#iterable(null, undefined, null, onPromptProgress);
-    return this.#iterable({ type: 'stream', prompt, options: opts, promptProgress: onPromptProgress != null }, signal, (chunk) => chunk, onPromptProgress);
+    return this.#iterable({ type: 'stream', prompt, options: opts }, signal, (chunk) => chunk, onPromptProgress);
   }
 
   /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */
@@ -433,16 +431,19 @@ export class WasmLM {
    * from the start and the generation ends before its first token. Posted as
    * a separate abort message, it would reach the worker only after the Go
    * side had started generating, and Go yields to the worker's event loop
-   * only after a token (or 2 ms of prompt): one token, sometimes none.
+   * only after a token (or a prompt block): one token, sometimes none.
    */
   #start(message, signal, onChunk, onPromptProgress) {
     try {
       checkSignal(signal);
+      if (onPromptProgress != null && typeof onPromptProgress !== 'function') {
+        throw argumentError('onPromptProgress', `must be a function, got ${describe(onPromptProgress)}`);
+      }
     } catch (err) {
       return { result: Promise.reject(err), abort: () => {} };
     }
     let id = 0;
-    let result = this.#request({ ...message, aborted: signal?.aborted === true }, [], onChunk, (i) => { id = i; }, this.#worker, onPromptProgress);
+    let result = this.#request({ ...message, aborted: signal?.aborted === true, promptProgress: onPromptProgress != null }, [], onChunk, (i) => { id = i; }, this.#worker, onPromptProgress);
     if (this.#followers.length > 0) result = result.then((r) => this.#withFollowersMemory(r));
     const abort = () => this.#abort(id);
     if (signal && !signal.aborted) {
@@ -460,13 +461,11 @@ export class WasmLM {
     let finished = false;
     let failure = null;
     const notify = () => { wake?.(); wake = null; };
-    const { result, abort } = onPromptProgress instanceof Error
-      ? { result: Promise.reject(onPromptProgress), abort: () => {} } // a bad option: the first next() rejects
-      : this.#start(message, signal, (c) => {
-        const v = map(c);
-        if (v !== undefined) queue.push(v);
-        notify();
-      }, onPromptProgress);
+    const { result, abort } = this.#start(message, signal, (c) => {
+      const v = map(c);
+      if (v !== undefined) queue.push(v);
+      notify();
+    }, onPromptProgress);
     result.then(() => { finished = true; notify(); }, (e) => { finished = true; failure = e; notify(); });
     result.catch(() => {}); // a caller who only iterates gets the error from next()
     return {
@@ -701,9 +700,8 @@ function splitSignal(options) {
 
 /**
  * splitSignal, and the onPromptProgress callback apart too (it stays in the
- * page; the worker posts the progress): [options, signal, callback], the
- * callback undefined when not given, or a TypeError when it is not a
- * function.
+ * page; the worker posts the progress; #start checks it): [options,
+ * signal, callback].
  */
 function splitCallbacks(options) {
   const [rest, signal] = splitSignal(options);
@@ -711,9 +709,6 @@ function splitCallbacks(options) {
     return [rest, signal, undefined];
   }
   const { onPromptProgress, ...others } = rest;
-  if (onPromptProgress != null && typeof onPromptProgress !== 'function') {
-    return [others, signal, argumentError('onPromptProgress', `must be a function, got ${describe(onPromptProgress)}`)];
-  }
   return [others, signal, onPromptProgress ?? undefined];
 }
 
