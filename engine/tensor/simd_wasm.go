@@ -238,21 +238,20 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 	return true
 }
 
-// matVecBatchedSIMD computes MatVec's rows for a type with a batched SIMD
-// kernel but no matrix–vector one (Q2_K, Q3_K, Q4_1, Q5_1, Q5_K) with the
-// batched kernel and one vector, and reports whether it did: each block is
+// matVecBatchedSIMD computes MatVec's rows with the type's batched SIMD
+// kernel and one vector, and reports whether it did: the way of the types
+// that have a batched kernel but no matrix–vector one (Q2_K, Q3_K, Q4_1,
+// Q5_1, Q5_K), for which callers try it after matVecSIMD. Each block is
 // decoded into scratch for one product only, but that is still several
 // times the pure-Go kernels' speed. ws's scratch is made the first time.
 func matVecBatchedSIMD(out []float32, m *Matrix, a *activation, ws *Workspace) bool {
 	if !useSIMD {
 		return false
 	}
-	switch m.Type {
-	case Q2_K, Q3_K, Q4_1, Q5_1, Q5_K:
-	default:
+	kernel, blocks := matMulKernel(m)
+	if kernel == nil {
 		return false
 	}
-	kernel, blocks := matMulKernel(m)
 	ws.simd.reserve(1)
 	runMatMul(kernel, blocks, out, m.Rows, m, unsafe.Slice(a, 1), ws)
 	return true
