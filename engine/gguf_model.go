@@ -3,9 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -26,29 +23,11 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	if err != nil {
 		return nil, ggufError(err)
 	}
-	name, err := f.String("general.architecture")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
-	arch, ok := architectures[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: architecture %q (supported: %s)", ErrUnsupported, name, strings.Join(slices.Sorted(maps.Keys(architectures)), ", "))
-	}
-	if len(f.Tensors()) == 0 {
-		return nil, fmt.Errorf("%w: the file has no tensors (a vocabulary-only GGUF?)", ErrFormat)
-	}
-	c, err := ggufConfig(f, arch)
+	h, err := readHeader(f)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := vocab.FromGGUF(f)
-	if err != nil {
-		return nil, vocabError(err)
-	}
-	c.VocabSize = tok.VocabSize()
-	if err := c.validate(); err != nil {
-		return nil, err
-	}
+	arch, c, tok := h.arch, h.config, h.tok
 	if part != nil {
 		if err := part.check(c); err != nil {
 			return nil, err
@@ -64,17 +43,9 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	if err := w.checkFinite(arch, c.Layers); err != nil {
 		return nil, err
 	}
-	tmpl, err := f.StringOr("tokenizer.chat_template", "")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
-	family, err := f.String("tokenizer.ggml.model") // vocab.FromGGUF has read it already
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
 	return &Model{
-		config: c, weights: w, tokenizer: tok, tokenizerFamily: family, format: FormatGGUF, arch: arch,
-		fileSize: len(data), chatTemplate: tmpl, metadata: f.Summary(8), part: part, maxTokenBytes: longestToken(tok),
+		config: c, weights: w, tokenizer: tok, tokenizerFamily: h.family, format: FormatGGUF, arch: arch,
+		fileSize: len(data), chatTemplate: h.chatTemplate, metadata: f.Summary(8), part: part, maxTokenBytes: longestToken(tok),
 	}, nil
 }
 

@@ -72,15 +72,7 @@ type TensorSplit struct {
 // Tensors lists every tensor the model's architecture uses (optional ones
 // included, present or not) and how a split model divides it.
 func (m *Model) Tensors() []TensorSplit {
-	var out []TensorSplit
-	m.arch.walk(m.config.Layers, func(t tensorRef) {
-		ts := TensorSplit{Name: t.name, Split: t.spec.split}
-		if ts.Split {
-			ts.Axis = Axis(t.spec.rows)
-		}
-		out = append(out, ts)
-	})
-	return out
+	return tensorSplits(m.arch, m.config.Layers)
 }
 
 // Cut returns the part of the model that holds the rows p selects of every

@@ -12,6 +12,9 @@ var (
 	// ErrTruncated is returned when a length, count or offset read from the
 	// file needs more bytes than the file has left.
 	ErrTruncated = errors.New("gguf: truncated file")
+	// ErrNeedMore is returned by ParseHeader when the header goes on past
+	// the bytes it was given: call it again with more of the file.
+	ErrNeedMore = errors.New("gguf: the header continues past the bytes given")
 	// ErrUnsupported is returned for a file this reader does not read: GGUF
 	// v1, big-endian files, versions after 3, value or tensor types it does
 	// not know.

@@ -136,3 +136,32 @@ func BenchmarkParseStories260KQ8_0(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseHeader checks ParseHeader against Parse on every input and every
+// prefix of it: with the whole file it agrees with Parse (a header needs no
+// data), and with a prefix it either reads the same header or asks for more
+// (ErrNeedMore), never more than the file has and never less than the
+// header's end. Its seeds are FuzzParse's (testdata/fuzz/FuzzParseHeader
+// holds copies of them).
+func FuzzParseHeader(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		whole, err := gguf.Parse(data)
+		full, ferr := gguf.ParseHeader(data, int64(len(data)))
+		if err != nil {
+			require.Error(t, ferr, "ParseHeader accepted what Parse refused: %v", err)
+			require.NotErrorIs(t, ferr, gguf.ErrNeedMore)
+			return
+		}
+		require.NoError(t, ferr, "ParseHeader refused what Parse accepted")
+		require.Equal(t, whole.DataOffset, full.DataOffset)
+		k := int(cut) % (len(data) + 1)
+		part, err := gguf.ParseHeader(data[:k], int64(len(data)))
+		if k >= whole.HeaderSize {
+			require.NoError(t, err, "the prefix holds the whole header")
+			require.Equal(t, whole.KVs(), part.KVs())
+			require.Equal(t, len(whole.Tensors()), len(part.Tensors()))
+			return
+		}
+		require.ErrorIs(t, err, gguf.ErrNeedMore, "a prefix inside the header")
+	})
+}

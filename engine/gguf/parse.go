@@ -42,6 +42,9 @@ type File struct {
 	// without tensors whose header is not padded (llama.cpp's vocab-only
 	// files) it is the file's length.
 	DataOffset int
+	// HeaderSize is the length of the header: the magic, the KVs and the
+	// tensor infos, before the padding up to DataOffset.
+	HeaderSize int
 
 	kvs         []KV
 	kvIndex     map[string]int
@@ -75,7 +78,30 @@ func (t TensorInfo) Elements() int64 {
 // tensor's placement before returning; the File's tensor data point into
 // data, which must not change while the File is used.
 func Parse(data []byte) (*File, error) {
-	r := &reader{b: data}
+	return parse(data, len(data), true)
+}
+
+// ParseHeader reads the header of a GGUF file of size bytes from prefix, its
+// first bytes, as Parse would, without the tensor data: the tensors' Data are
+// nil (their Offset and Size say where they lie), and the placement of every
+// tensor is checked against size. When the header goes on past prefix, the
+// error wraps ErrNeedMore: read more of the file (twice as much, say) and
+// call again. HeaderSize is how much of prefix it took.
+func ParseHeader(prefix []byte, size int64) (*File, error) {
+	if size < int64(len(prefix)) {
+		return nil, fmt.Errorf("%w: a %d-byte file cannot start with %d bytes", ErrInvalid, size, len(prefix))
+	}
+	if size > math.MaxInt {
+		return nil, fmt.Errorf("%w: a file of %d bytes", ErrUnsupported, size)
+	}
+	return parse(prefix, int(size), false)
+}
+
+// parse reads a file of size bytes whose first len(data) bytes are data
+// (all of them when withData), pointing the tensors' Data into data when
+// withData.
+func parse(data []byte, size int, withData bool) (*File, error) {
+	r := &reader{b: data, size: size}
 	f := &File{}
 	if err := f.parseHeader(r); err != nil {
 		return nil, err
@@ -97,7 +123,11 @@ func Parse(data []byte) (*File, error) {
 	if err := f.parseTensorInfos(r, nTensors); err != nil {
 		return nil, err
 	}
-	if err := f.placeTensors(data, r.off); err != nil {
+	f.HeaderSize = r.off
+	if !withData {
+		data = nil
+	}
+	if err := f.placeTensors(data, size, r.off); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -246,7 +276,7 @@ func parseTensorInfo(r *reader, name string) (TensorInfo, error) {
 	}
 	// Sizes and offsets past the whole file fail later; cap them here so the
 	// arithmetic below stays inside int.
-	limit := uint64(len(r.b))
+	limit := uint64(r.size)
 	if off > limit {
 		return t, errorf(ErrTruncated, at, "offset %d is past the end of the %d-byte file", off, limit)
 	}
@@ -266,21 +296,22 @@ func parseTensorInfo(r *reader, name string) (TensorInfo, error) {
 	return t, nil
 }
 
-// placeTensors fixes the data section after the header ending at headerEnd
-// and checks each tensor's range in it: aligned, inside, and not overlapping
-// another tensor.
-func (f *File) placeTensors(data []byte, headerEnd int) error {
+// placeTensors fixes the data section of a file of size bytes after the
+// header ending at headerEnd and checks each tensor's range in it: aligned,
+// inside, and not overlapping another tensor. It points each tensor's Data
+// into data, unless data is nil.
+func (f *File) placeTensors(data []byte, size, headerEnd int) error {
 	f.DataOffset = alignUp(headerEnd, f.Alignment)
 	if len(f.tensors) == 0 {
 		// Vocab-only files from llama.cpp end right after the header, with
 		// no padding: their data section is empty.
-		f.DataOffset = min(f.DataOffset, len(data))
+		f.DataOffset = min(f.DataOffset, size)
 		return nil
 	}
-	if f.DataOffset > len(data) {
+	if f.DataOffset > size {
 		return errorf(ErrTruncated, headerEnd, "file ends before the data section at byte %d", f.DataOffset)
 	}
-	section := len(data) - f.DataOffset
+	section := size - f.DataOffset
 	for i := range f.tensors {
 		t := &f.tensors[i]
 		if t.Offset%f.Alignment != 0 {
@@ -290,8 +321,10 @@ func (f *File) placeTensors(data []byte, headerEnd int) error {
 			return fmt.Errorf("%w: tensor %q bytes [%d, %d) of the data section end past its %d bytes",
 				ErrTruncated, t.Name, t.Offset, t.Offset+t.Size, section)
 		}
-		start := f.DataOffset + t.Offset
-		t.Data = data[start : start+t.Size : start+t.Size]
+		if data != nil {
+			start := f.DataOffset + t.Offset
+			t.Data = data[start : start+t.Size : start+t.Size]
+		}
 	}
 	// Sorted by offset, each tensor must end before the next begins.
 	order := make([]int, len(f.tensors))

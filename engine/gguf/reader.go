@@ -18,9 +18,23 @@ const maxNesting = 8
 type reader struct {
 	b   []byte
 	off int
+	// size is the whole file's length: len(b), or more when b is only the
+	// first bytes of the file (ParseHeader). A read past b but within size
+	// fails with ErrNeedMore rather than ErrTruncated.
+	size int
 }
 
 func (r *reader) left() int { return len(r.b) - r.off }
+
+// shortBy is the error of a read of n bytes (of what, at the current
+// offset) that b cannot satisfy: ErrNeedMore when the file goes on past b
+// far enough, else ErrTruncated.
+func (r *reader) shortBy(n int, what string, format string, args ...any) error {
+	if r.off+n <= r.size && n >= 0 {
+		return errorf(ErrNeedMore, r.off, "%s needs bytes up to %d, %d given", what, r.off+n, len(r.b))
+	}
+	return errorf(ErrTruncated, r.off, format, args...)
+}
 
 // errorf returns err wrapping sentinel, citing byte offset at.
 func errorf(sentinel error, at int, format string, args ...any) error {
@@ -29,7 +43,7 @@ func errorf(sentinel error, at int, format string, args ...any) error {
 
 func (r *reader) need(n int, what string) error {
 	if r.left() < n {
-		return errorf(ErrTruncated, r.off, "%s needs %d bytes, %d left", what, n, r.left())
+		return r.shortBy(n, what, "%s needs %d bytes, %d left", what, n, r.left())
 	}
 	return nil
 }
@@ -62,7 +76,10 @@ func (r *reader) count(what string, minSize int) (int, error) {
 		return 0, err
 	}
 	if n > uint64(r.left()/minSize) {
-		return 0, errorf(ErrTruncated, at, "%s is %d, but %d bytes left hold at most %d", what, n, r.left(), r.left()/minSize)
+		if n <= uint64((r.size-r.off)/minSize) {
+			return 0, errorf(ErrNeedMore, at, "%s is %d, which needs more than the %d bytes given", what, n, len(r.b))
+		}
+		return 0, errorf(ErrTruncated, at, "%s is %d, but %d bytes left hold at most %d", what, n, r.size-r.off, (r.size-r.off)/minSize)
 	}
 	return int(n), nil
 }
@@ -71,13 +88,16 @@ func (r *reader) count(what string, minSize int) (int, error) {
 func (r *reader) bytes(what string) ([]byte, error) {
 	at := r.off
 	if r.left() < 8 {
-		return nil, errorf(ErrTruncated, at, "%s length needs 8 bytes, %d left", what, r.left())
+		return nil, r.shortBy(8, what+" length", "%s length needs 8 bytes, %d left", what, r.left())
 	}
 	n := binary.LittleEndian.Uint64(r.b[r.off:])
-	r.off += 8
-	if n > uint64(r.left()) {
-		return nil, errorf(ErrTruncated, at, "%s length %d exceeds the %d bytes left", what, n, r.left())
+	if n > uint64(r.left()-8) {
+		if n <= uint64(r.size-r.off-8) {
+			return nil, errorf(ErrNeedMore, at, "%s of %d bytes goes past the %d bytes given", what, n, len(r.b))
+		}
+		return nil, errorf(ErrTruncated, at, "%s length %d exceeds the %d bytes left", what, n, r.size-r.off-8)
 	}
+	r.off += 8
 	s := r.b[r.off : r.off+int(n)]
 	r.off += int(n)
 	return s, nil

@@ -23,6 +23,7 @@ type Builder struct {
 	kvIndex     map[string]int
 	tensors     []TensorInfo
 	tensorIndex map[string]int
+	refs        []*TensorRef // per tensor: where its bytes lie (AddTensorRef), or nil
 	err         error
 }
 
@@ -108,6 +109,11 @@ func checkValue(v Value, depth int) error {
 // bytes are data; len(data) must be what tensor.RowBytes gives for the
 // shape. The bytes are kept, not copied, until Bytes or WriteTo.
 func (b *Builder) AddTensor(name string, t tensor.Type, dims []uint64, data []byte) {
+	b.addTensor(name, t, dims, data, nil)
+}
+
+// addTensor adds a tensor with its bytes (data) or, for a ref, with none.
+func (b *Builder) addTensor(name string, t tensor.Type, dims []uint64, data []byte, ref *TensorRef) {
 	if b.err != nil {
 		return
 	}
@@ -141,12 +147,18 @@ func (b *Builder) AddTensor(name string, t tensor.Type, dims []uint64, data []by
 		b.fail("tensor %q: %v", name, err)
 		return
 	}
-	if hi, need := bits.Mul64(uint64(rowBytes), rows); hi != 0 || need != uint64(len(data)) {
+	hi, need := bits.Mul64(uint64(rowBytes), rows)
+	switch {
+	case hi != 0 || need > math.MaxInt:
+		b.fail("tensor %q: %v %v is too large", name, t, dims)
+		return
+	case ref == nil && need != uint64(len(data)):
 		b.fail("tensor %q: %v %v does not take the %d bytes given", name, t, dims, len(data))
 		return
 	}
 	b.tensorIndex[name] = len(b.tensors)
-	b.tensors = append(b.tensors, TensorInfo{Name: name, Type: t, Dims: append([]uint64(nil), dims...), Size: len(data), Data: data})
+	b.tensors = append(b.tensors, TensorInfo{Name: name, Type: t, Dims: append([]uint64(nil), dims...), Size: int(need), Data: data})
+	b.refs = append(b.refs, ref)
 }
 
 // alignment is the layout alignment: general.alignment when it is a valid
@@ -168,32 +180,20 @@ func (b *Builder) Bytes() ([]byte, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	le := binary.LittleEndian
-	head := append([]byte(Magic), 0, 0, 0, 0)
-	le.PutUint32(head[len(Magic):], b.version)
-	head = le.AppendUint64(head, uint64(len(b.tensors)))
-	head = le.AppendUint64(head, uint64(len(b.kvs)))
-	for _, kv := range b.kvs {
-		head = appendString(head, kv.Key)
-		head = le.AppendUint32(head, uint32(kv.Value.typ))
-		head = appendValue(head, kv.Value)
-	}
-	align := b.alignment()
-	offset := 0
-	for _, t := range b.tensors {
-		head = appendString(head, t.Name)
-		head = le.AppendUint32(head, uint32(len(t.Dims)))
-		for _, d := range t.Dims {
-			head = le.AppendUint64(head, d)
+	for i, ref := range b.refs {
+		if ref != nil {
+			return nil, fmt.Errorf("%w: tensor %q has a source, not bytes: use Layout", ErrInvalid, b.tensors[i].Name)
 		}
-		head = le.AppendUint32(head, uint32(t.Type))
-		head = le.AppendUint64(head, uint64(offset))
-		offset = alignUp(offset+t.Size, align)
 	}
+	head := b.header()
+	align := b.alignment()
 	if len(b.tensors) == 0 {
 		return head, nil // as llama.cpp writes vocab-only files: no padding
 	}
-	dataStart := alignUp(len(head), align)
+	dataStart, offset := alignUp(len(head), align), 0
+	for _, t := range b.tensors {
+		offset = alignUp(offset+t.Size, align)
+	}
 	out := make([]byte, dataStart+offset) // zeroed: the padding
 	copy(out, head)
 	offset = 0

@@ -1,7 +1,9 @@
 package shard
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
@@ -31,35 +33,15 @@ func File(data []byte, index, count int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPlan(m.Config(), index, count)
-	if err != nil {
-		return nil, err
-	}
 	f, err := gguf.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", engine.ErrFormat, err)
 	}
-	b := gguf.NewBuilder()
-	b.SetVersion(f.Version)
-	for _, kv := range f.KVs() { // general.alignment among them, when the file sets one
-		b.Set(kv.Key, kv.Value)
-	}
-	b.Set(keyIndex, gguf.ValueOf(uint32(index)))
-	b.Set(keyCount, gguf.ValueOf(uint32(count)))
-	b.Set(keySource, gguf.ValueOf(m.Fingerprint()))
-	b.Set(keyRows, gguf.ArrayOf(rowsArray(p.rows)))
-	for _, t := range m.Tensors() {
-		ti, ok := f.Tensor(t.Name)
-		if !ok {
-			continue // an optional tensor the file does not have
-		}
-		dims, bytes := ti.Dims, ti.Data
-		if t.Split {
-			if dims, bytes, err = sliceRows(ti, p.rows.Rows(t.Axis)); err != nil {
-				return nil, err
-			}
-		}
-		b.AddTensor(ti.Name, ti.Type, dims, bytes)
+	b, err := partBuilder(f, m.Config(), m.Tensors(), index, count, m.Fingerprint(), func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, lo, n int) {
+		b.AddTensor(ti.Name, ti.Type, dims, ti.Data[lo:lo+n])
+	})
+	if err != nil {
+		return nil, err
 	}
 	out, err := b.Bytes()
 	if err != nil {
@@ -68,22 +50,103 @@ func File(data []byte, index, count int) ([]byte, error) {
 	return out, nil
 }
 
-// sliceRows returns the dims and bytes of rows s of a matrix, or of
-// elements s of a vector. The engine has checked the shapes of every tensor
-// it uses against the whole model, so s lies inside.
-func sliceRows(t gguf.TensorInfo, s engine.Span) ([]uint64, []byte, error) {
+// Layout is the layout of part index of count of the GGUF model whose
+// header is f (gguf.ParseHeader's; the model's whole file, or the file that
+// gguf.Join makes of a split GGUF's parts) from that file's bytes (source 0;
+// compose with Join's layout through gguf.Layout.Through): the file File
+// would cut, for a host that reads only the bytes a part needs. source
+// identifies the whole model (HeaderFingerprint), so that parts laid out
+// from different models refuse to work together; every part of one model
+// must be given the same.
+func Layout(f *gguf.File, index, count int, source uint64) (*gguf.Layout, error) {
+	if _, ok := f.Lookup(keyIndex); ok {
+		return nil, fmt.Errorf("%w: the file is already a part of a split model", ErrSplit)
+	}
+	h, err := engine.ReadHeader(f)
+	if err != nil {
+		return nil, err
+	}
+	b, err := partBuilder(f, h.Config(), h.Tensors(), index, count, source, func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, lo, _ int) {
+		b.AddTensorRef(ti.Name, ti.Type, dims, gguf.TensorRef{Source: 0, Offset: int64(f.DataOffset + ti.Offset + lo)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	l, err := b.Layout()
+	if err != nil {
+		return nil, fmt.Errorf("%w: laying out part %d of %d: %w", engine.ErrFormat, index, count, err)
+	}
+	return l, nil
+}
+
+// HeaderFingerprint identifies a model by its header bytes (every file's,
+// for a split GGUF, in order) and its size, for Layout's source: FNV-1a,
+// as engine.Model.Fingerprint is, which needs the weights.
+func HeaderFingerprint(headers [][]byte, size int64) uint64 {
+	h := fnv.New64a()
+	for _, b := range headers {
+		h.Write(b)
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(size))
+	h.Write(n[:])
+	return h.Sum64()
+}
+
+// partBuilder starts the file of part index of count of the model of config
+// c with header f: f's metadata, the wasmlm.shard.* keys, and for every
+// tensor of tensors that f has, add(b, its info, its dims in the part, the
+// offset and length of the part's bytes in the tensor's).
+func partBuilder(f *gguf.File, c engine.Config, tensors []engine.TensorSplit, index, count int, source uint64,
+	add func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, lo, n int)) (*gguf.Builder, error) {
+	p, err := newPlan(c, index, count)
+	if err != nil {
+		return nil, err
+	}
+	b := gguf.NewBuilder()
+	b.SetVersion(f.Version)
+	for _, kv := range f.KVs() { // general.alignment among them, when the file sets one
+		b.Set(kv.Key, kv.Value)
+	}
+	b.Set(keyIndex, gguf.ValueOf(uint32(index)))
+	b.Set(keyCount, gguf.ValueOf(uint32(count)))
+	b.Set(keySource, gguf.ValueOf(source))
+	b.Set(keyRows, gguf.ArrayOf(rowsArray(p.rows)))
+	for _, t := range tensors {
+		ti, ok := f.Tensor(t.Name)
+		if !ok {
+			continue // an optional tensor the file does not have
+		}
+		dims, lo, n := ti.Dims, 0, ti.Size
+		if t.Split {
+			if dims, lo, n, err = sliceRows(ti, p.rows.Rows(t.Axis)); err != nil {
+				return nil, err
+			}
+		}
+		add(b, ti, dims, lo, n)
+	}
+	return b, nil
+}
+
+// sliceRows returns the dims of rows s of a matrix, or of elements s of a
+// vector, and where their bytes lie in the tensor's: from lo, n bytes. The
+// rows must lie inside the tensor.
+func sliceRows(t gguf.TensorInfo, s engine.Span) (dims []uint64, lo, n int, err error) {
 	if len(t.Dims) == 1 {
 		eb, err := tensor.RowBytes(t.Type, 1)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: vector %s (%v) cannot be split by elements: %w", engine.ErrUnsupported, t.Name, t.Type, err)
+			return nil, 0, 0, fmt.Errorf("%w: vector %s (%v) cannot be split by elements: %w", engine.ErrUnsupported, t.Name, t.Type, err)
 		}
-		return []uint64{uint64(s.Len())}, t.Data[s.Lo*eb : s.Hi*eb], nil
+		if s.Lo < 0 || s.Hi > int(t.Dims[0]) {
+			return nil, 0, 0, fmt.Errorf("%w: vector %s of %d elements has no elements [%d, %d)", engine.ErrFormat, t.Name, t.Dims[0], s.Lo, s.Hi)
+		}
+		return []uint64{uint64(s.Len())}, s.Lo * eb, s.Len() * eb, nil
 	}
 	rb, err := tensor.RowBytes(t.Type, int(t.Dims[0]))
-	if err != nil || len(t.Dims) != 2 {
-		return nil, nil, fmt.Errorf("%w: tensor %s (%v %v) cannot give rows [%d, %d)", engine.ErrFormat, t.Name, t.Type, t.Dims, s.Lo, s.Hi)
+	if err != nil || len(t.Dims) != 2 || s.Lo < 0 || s.Hi > int(t.Dims[1]) {
+		return nil, 0, 0, fmt.Errorf("%w: tensor %s (%v %v) cannot give rows [%d, %d)", engine.ErrFormat, t.Name, t.Type, t.Dims, s.Lo, s.Hi)
 	}
-	return []uint64{t.Dims[0], uint64(s.Len())}, t.Data[s.Lo*rb : s.Hi*rb], nil
+	return []uint64{t.Dims[0], uint64(s.Len())}, s.Lo * rb, s.Len() * rb, nil
 }
 
 // rowsArray lists a part's rows as the keyRows array.

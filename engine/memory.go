@@ -1,0 +1,43 @@
+package engine
+
+// Memory is what a model takes in memory once loaded, with one session of
+// it, in bytes: an estimate from the shapes alone (a Header is enough), so
+// that a host can tell before downloading a model whether it fits.
+type Memory struct {
+	Weights int64 `json:"weights"`  // the model's bytes, held as they are in the file
+	KVCache int64 `json:"kv_cache"` // a session's keys and values
+	// Scratch is everything else: a session's buffers (activations,
+	// logits, a prompt block's, the rotary table, the sampler's), the
+	// tokenizer and the Go runtime.
+	Scratch int64 `json:"scratch"`
+	Total   int64 `json:"total"`
+}
+
+// runtimeBytes is the Go runtime's own share of a program's memory (its
+// code's data, the heap's bookkeeping, goroutine stacks), and
+// tokenizerBytesPerToken what the tokenizer takes per vocabulary entry
+// (strings, maps, merge tables): measured by TestMemoryEstimateCovers.
+const (
+	runtimeBytes           = 24 << 20
+	tokenizerBytesPerToken = 160
+)
+
+// EstimateMemory is the memory that a model of config c, whose weights
+// take weights bytes in memory, takes with a session of contextLength
+// positions whose keys and values are kvValueBytes bytes each (4 for F32, 2
+// for F16). contextLength is the session's: see SessionContextLength.
+func EstimateMemory(c Config, weights int64, contextLength, kvValueBytes int) Memory {
+	m := Memory{Weights: weights}
+	ctx := int64(contextLength)
+	m.KVCache = 2 * int64(c.Layers) * ctx * int64(c.KVDim()) * int64(kvValueBytes)
+	dim, kv, hidden, vocab := int64(c.Dim), int64(c.KVDim()), int64(c.HiddenDim), int64(c.VocabSize)
+	perToken := 6*dim + 2*kv + 2*hidden // one position's activations
+	floats := perToken + ctx + vocab + // the run state, scores and logits
+		int64(DefaultPromptBlock)*perToken + // a prompt block's
+		ctx*int64(c.HeadDim()) + // the rotary table
+		2*max(dim, hidden) // the kernels' workspace
+	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
+		tokenizerBytesPerToken*vocab + runtimeBytes
+	m.Total = m.Weights + m.KVCache + m.Scratch
+	return m
+}

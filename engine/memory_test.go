@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+)
+
+// headerOf reads data's header as a host reading a file from the network
+// would: from a small prefix, doubled until ParseHeader has enough.
+func headerOf(t *testing.T, data []byte) *engine.Header {
+	t.Helper()
+	n := 256
+	for {
+		f, err := gguf.ParseHeader(data[:min(n, len(data))], int64(len(data)))
+		if err == nil {
+			h, err := engine.ReadHeader(f)
+			require.NoError(t, err)
+			return h
+		}
+		require.ErrorIs(t, err, gguf.ErrNeedMore)
+		require.Less(t, n, len(data), "ParseHeader asked for more than the whole file")
+		n *= 2
+	}
+}
+
+// TestMemoryEstimateCovers loads models and runs a generation, measuring
+// what the Go runtime took from the system for them (beyond the model's
+// bytes, which the test holds before it starts measuring), and checks that
+// EstimateMemory's scratch and KV cache cover it without overshooting by
+// much: the estimate is what a host relies on to refuse a model that would
+// not fit.
+func TestMemoryEstimateCovers(t *testing.T) {
+	shapes := []struct {
+		name  string
+		shape modelgen.Shape
+		typ   tensor.Type
+	}{
+		{"15M Q8_0", modelgen.Stories15M(), tensor.Q8_0},
+		{"wide vocab F16", modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 64000, ContextLength: 2048}, tensor.F16},
+		{"long context Q4_0", modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 4, Heads: 8, KVHeads: 4, VocabSize: 32000, ContextLength: 4096}, tensor.Q4_0},
+	}
+	for _, tc := range shapes {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := modelgen.Build(modelgen.Spec{Shape: tc.shape, Type: tc.typ, Seed: 3, MuteSpecial: true})
+			require.NoError(t, err)
+			h := headerOf(t, data)
+			est := engine.EstimateMemory(h.Config(), int64(len(data)), min(tc.shape.ContextLength, engine.DefaultContextLength), 4)
+
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			m, err := engine.LoadGGUF(data)
+			require.NoError(t, err)
+			s, err := m.NewSession(engine.SessionOptions{})
+			require.NoError(t, err)
+			_, err = s.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{MaxTokens: 8}, nil)
+			require.NoError(t, err)
+			runtime.ReadMemStats(&after)
+			used := int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+			budget := est.KVCache + est.Scratch - 24<<20 // the runtime's share was there before
+			t.Logf("used %.1f MiB; estimated KV %.1f + scratch %.1f MiB (runtime's share excluded: %.1f)",
+				mib(used), mib(est.KVCache), mib(est.Scratch), mib(budget))
+			assert.LessOrEqual(t, used, budget, "the estimate must cover what loading and generating took")
+			assert.Less(t, budget, used*2+8<<20, "the estimate should not be far above what it took")
+			runtime.KeepAlive(s)
+		})
+	}
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
