@@ -2,8 +2,8 @@ package jsbridge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -18,8 +18,14 @@ import (
 // engine. Its methods, all returning a Promise:
 //
 //	load(model, {tokenizer, contextLength, peers}) → info; model and tokenizer
-//	                                            are Uint8Arrays or ArrayBuffers (copied);
+//	                                            are Uint8Arrays or ArrayBuffers (copied),
+//	                                            or model is 'assembled': what prepare
+//	                                            and fill read (assemble_js.go);
 //	                                            peers: see below
+//	inspect(prefixes, sizes, options)         → what a model is and what loading it takes,
+//	                                            from its header (inspect_js.go)
+//	prepare(prefixes, sizes, {shardIndex, shardCount}) → {reads, size, bytes}
+//	fill(source, offset, chunk)               → bytes placed
 //	info()                                    → info of the loaded model
 //	tokenize(text, {addBos = true, special = false}) → number[]
 //	detokenize(ids)                           → string
@@ -81,6 +87,7 @@ type Binding struct {
 	ctxLen   int             // the positions the session holds
 	exchange *portExchange   // the channels to the other shards, for a shard of a split model
 	source   []byte          // the bytes of a whole GGUF model, which shard cuts
+	asm      *assembly       // a model being filled (prepare, fill), until load takes it
 
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
@@ -123,6 +130,9 @@ func New() *Binding {
 	b.export("split", b.parseSplit)
 	b.export("shard", b.parseShard)
 	b.export("follow", b.parseFollow)
+	b.export("inspect", b.parseInspect)
+	b.export("prepare", b.parsePrepare)
+	b.export("fill", b.parseFill)
 	return b
 }
 
@@ -140,7 +150,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow", "inspect", "prepare", "fill"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil
@@ -218,14 +228,15 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	}
 	tokArg, hasTok := f.value("tokenizer")
 	peersArg, hasPeers := f.value("peers")
-	if isNullish(modelArg) {
-		return nil, invalid("model", "must be a Uint8Array or an ArrayBuffer, got %s", b.describe(modelArg))
+	assembled := modelArg.Type() == js.TypeString && modelArg.String() == "assembled"
+	if isNullish(modelArg) || (modelArg.Type() == js.TypeString && !assembled) {
+		return nil, invalid("model", "must be a Uint8Array, an ArrayBuffer or 'assembled', got %s", b.describe(modelArg))
 	}
 	turn := b.queue.join()
 	return func() (any, error) {
 		defer b.queue.leave(turn)
 		b.queue.wait(context.Background(), turn) // after the calls made before it; a load cannot be aborted
-		data, err := b.bytes(modelArg, "model")
+		data, err := b.modelBytes(modelArg, assembled)
 		if err != nil {
 			return nil, err
 		}
@@ -265,8 +276,25 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		// The previous model stays until the new one has loaded, so a failed
 		// load leaves the binding as it was.
 		b.install(m, part, ctxLen, ex, source)
+		// Parsing the header left garbage (the vocabulary's strings): collect
+		// it now, so that the session's buffers reuse its memory rather than
+		// grow WebAssembly memory, which never shrinks.
+		runtime.GC()
 		return infoValue(m, part, ctxLen)
 	}, nil
+}
+
+// modelBytes is load's model: the bytes of modelArg copied into Go memory,
+// or the model prepare and fill assembled.
+func (b *Binding) modelBytes(modelArg js.Value, assembled bool) ([]byte, error) {
+	if !assembled {
+		return b.bytes(modelArg, "model")
+	}
+	a, err := b.takeAssembly()
+	if err != nil {
+		return nil, err
+	}
+	return a.buf, nil
 }
 
 // parseInfo: info().
@@ -290,17 +318,9 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 // kernels (the host decides, by providing them or not), and which shard of
 // how many the model is (0 of 1 when whole).
 func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int) (any, error) {
-	raw, err := json.Marshal(m.Info())
+	out, err := camelInfo(m.Info())
 	if err != nil {
-		return nil, fmt.Errorf("info: %w", err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("info: %w", err)
-	}
-	out := make(map[string]any, len(fields)+3)
-	for k, v := range fields {
-		out[camelCase(k)] = v
+		return nil, err
 	}
 	out["chatTemplate"] = nil
 	if t, err := m.ChatTemplate(); err == nil {

@@ -118,18 +118,27 @@ func (l *Layout) Reads(gap int64) []Read {
 // many bytes it placed. Bytes no segment takes are skipped.
 func (l *Layout) Fill(dst []byte, src int, offset int64, chunk []byte) int {
 	placed := 0
-	end := offset + int64(len(chunk))
+	l.Place(src, offset, len(chunk), func(lo, hi, at int) {
+		placed += copy(dst[at:], chunk[lo:hi])
+	})
+	return placed
+}
+
+// Place calls put for every piece of the n bytes of source src from offset
+// that a segment takes: bytes [lo, hi) of those n go to byte at of the
+// assembled file. For a host whose chunk is not a Go slice (a JavaScript
+// Uint8Array, copied in piece by piece).
+func (l *Layout) Place(src int, offset int64, n int, put func(lo, hi, at int)) {
+	end := offset + int64(n)
 	for _, s := range l.Segments {
 		if s.Source != src {
 			continue
 		}
 		lo, hi := max(offset, s.Offset), min(end, s.Offset+int64(s.Len))
-		if lo >= hi {
-			continue
+		if lo < hi {
+			put(int(lo-offset), int(hi-offset), s.Dst+int(lo-s.Offset))
 		}
-		placed += copy(dst[s.Dst+int(lo-s.Offset):], chunk[lo-offset:hi-offset])
 	}
-	return placed
 }
 
 // Covered is how many bytes of the file the segments fill: what Fill must

@@ -201,3 +201,33 @@ func readHeader(data []byte) (header, error) {
 	h.rows = engine.Part{Vocab: span(0), Q: span(1), KV: span(2), Hidden: span(3), Model: span(4)}
 	return h, nil
 }
+
+// PartBytes is about the size of part index of count's file (Layout's
+// Size) without laying it out: its tensors' bytes, aligned, after f's
+// header. For choosing how many parts a model needs.
+func PartBytes(f *gguf.File, index, count int) (int64, error) {
+	h, err := engine.ReadHeader(f)
+	if err != nil {
+		return 0, err
+	}
+	p, err := newPlan(h.Config(), index, count)
+	if err != nil {
+		return 0, err
+	}
+	align := int64(f.Alignment)
+	n := int64(f.DataOffset) + 1024 // the header, and the wasmlm.shard.* keys
+	for _, t := range h.Tensors() {
+		ti, ok := f.Tensor(t.Name)
+		if !ok {
+			continue
+		}
+		size := ti.Size
+		if t.Split {
+			if _, _, size, err = sliceRows(ti, p.rows.Rows(t.Axis)); err != nil {
+				return 0, err
+			}
+		}
+		n += (int64(size) + align - 1) / align * align
+	}
+	return n, nil
+}

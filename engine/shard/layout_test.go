@@ -102,3 +102,18 @@ func TestHeaderFingerprint(t *testing.T) {
 	assert.NotEqual(t, a, HeaderFingerprint([][]byte{[]byte("GGUF header")}, 101))
 	assert.NotEqual(t, a, HeaderFingerprint([][]byte{[]byte("GGUF headeR")}, 100))
 }
+
+func TestPartBytesIsAboutTheLayoutsSize(t *testing.T) {
+	data, _ := loadGGUF(t, randomSpecs()["llama-gqa-Q4_K"])
+	f := parseHeader(t, data)
+	for _, n := range []int{1, 2, 4} {
+		for i := range n {
+			l, err := Layout(f, i, n, 7)
+			require.NoError(t, err)
+			got, err := PartBytes(f, i, n)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, got, int64(l.Size), "part %d of %d", i, n)
+			assert.Less(t, got, int64(l.Size)+2048, "part %d of %d", i, n)
+		}
+	}
+}

@@ -189,7 +189,8 @@ func Build(sp Spec) ([]byte, error) {
 	if err := sp.validate(); err != nil {
 		return nil, err
 	}
-	g := &generator{sp: sp, rng: rand.New(rand.NewPCG(sp.Seed, 1)), b: gguf.NewBuilder()}
+	g := newGenerator(sp)
+	g.emit = g.b.AddTensor
 	g.metadata()
 	g.tensors()
 	if g.err != nil {
@@ -198,12 +199,20 @@ func Build(sp Spec) ([]byte, error) {
 	return g.b.Bytes()
 }
 
+func newGenerator(sp Spec) *generator {
+	return &generator{sp: sp, rng: rand.New(rand.NewPCG(sp.Seed, 1)), b: gguf.NewBuilder()}
+}
+
 // generator holds the state of one Build.
 type generator struct {
 	sp  Spec
 	rng *rand.Rand
 	b   *gguf.Builder
 	err error // the first quantization error
+	// emit takes each tensor as it is drawn; with headerOnly none is drawn
+	// and data is nil.
+	emit       func(name string, t tensor.Type, dims []uint64, data []byte)
+	headerOnly bool
 }
 
 func (g *generator) metadata() {
@@ -256,7 +265,7 @@ func (g *generator) tensors() {
 		g.matrix("output.weight", sp.VocabSize, sp.Dim, true)
 	}
 	if sp.RopeFreqFactors != nil {
-		g.b.AddTensor("rope_freqs.weight", tensor.F32, []uint64{uint64(len(sp.RopeFreqFactors))}, f32Bytes(sp.RopeFreqFactors))
+		g.emit("rope_freqs.weight", tensor.F32, []uint64{uint64(len(sp.RopeFreqFactors))}, f32Bytes(sp.RopeFreqFactors))
 	}
 }
 
@@ -274,6 +283,15 @@ func (g *generator) random(n int, mean float64) []float32 {
 // matrix adds a rows×cols matrix (ggml dims: cols first). output says it is
 // the output projection, whose special rows MuteSpecial zeroes.
 func (g *generator) matrix(name string, rows, cols int, output bool) {
+	if g.headerOnly {
+		t, err := g.sp.MatrixType(cols)
+		if err != nil {
+			g.err = cmp.Or(g.err, fmt.Errorf("%s: %w", name, err))
+			return
+		}
+		g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, nil)
+		return
+	}
 	vals := g.random(rows*cols, 0)
 	if output && g.sp.MuteSpecial {
 		for _, id := range []int{bosID, eosID} {
@@ -289,12 +307,16 @@ func (g *generator) matrix(name string, rows, cols int, output bool) {
 		g.err = cmp.Or(g.err, fmt.Errorf("%s: %w", name, err))
 		return
 	}
-	g.b.AddTensor(name, t, []uint64{uint64(cols), uint64(rows)}, data)
+	g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, data)
 }
 
 // vector adds an F32 vector of n values around mean.
 func (g *generator) vector(name string, n int, mean float64) {
-	g.b.AddTensor(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(g.random(n, mean)))
+	if g.headerOnly {
+		g.emit(name, tensor.F32, []uint64{uint64(n)}, nil)
+		return
+	}
+	g.emit(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(g.random(n, mean)))
 }
 
 // encode stores a rows×cols matrix as type t.

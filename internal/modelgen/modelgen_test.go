@@ -312,3 +312,25 @@ func ExampleBuild() {
 	fmt.Println(info.Parameters, info.TensorTypes)
 	// Output: 15191712 map[F32:13 Q4_K:6 Q5_0:37]
 }
+
+func TestWriteIsBuild(t *testing.T) {
+	for name, sp := range map[string]modelgen.Spec{
+		"F32":        {Shape: modelgen.Shape{Dim: 64, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 32}, Seed: 1},
+		"Q4_K split": {Shape: modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 1, Heads: 4, KVHeads: 4, VocabSize: 320, ContextLength: 32}, Seed: 2, Type: tensor.Q4_K, SeparateOutput: true, MuteSpecial: true},
+		"qwen2 Q8_0": {Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 64, Layers: 1, Heads: 2, KVHeads: 1, VocabSize: 300, ContextLength: 32}, Seed: 3, Type: tensor.Q8_0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, err := modelgen.Build(sp)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			n, err := modelgen.Write(&buf, sp)
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(want)), n)
+			assert.Equal(t, want, buf.Bytes())
+			l, err := modelgen.Header(sp)
+			require.NoError(t, err)
+			assert.Equal(t, len(want), l.Size)
+			assert.Equal(t, want[:len(l.Header)], l.Header)
+		})
+	}
+}

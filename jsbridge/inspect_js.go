@@ -1,0 +1,195 @@
+package jsbridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"syscall/js"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/shard"
+)
+
+// inspectFields are the keys of inspect's options.
+var inspectFields = []string{"contextLength", "kvType", "workers", "deviceMemory"}
+
+// parseInspect: inspect(prefixes, sizes, {contextLength, kvType, workers,
+// deviceMemory}) describes the model the files' headers describe and what
+// loading it would take (memory: see inspection), or {more: i}.
+func (b *Binding) parseInspect(args []js.Value) (work, error) {
+	o, err := b.readFields(arg(args, 2), "options", inspectFields)
+	if err != nil {
+		return nil, err
+	}
+	ctxLen, err := o.integer("contextLength", 0, 0, maxInt32, ">= 0 (0: the model's, at most 4096)")
+	if err != nil {
+		return nil, err
+	}
+	workers, err := o.integer("workers", 0, 0, maxWorkersSearch, fmt.Sprintf("in 0..%d (0: as few as fit)", maxWorkersSearch))
+	if err != nil {
+		return nil, err
+	}
+	kvType := "auto"
+	if v, ok := o.value("kvType"); ok {
+		if v.Type() != js.TypeString || (v.String() != "auto" && v.String() != "f16" && v.String() != "f32") {
+			return nil, invalid("kvType", "must be 'auto', 'f16' or 'f32', got %s", b.describe(v))
+		}
+		kvType = v.String()
+	}
+	device := 0.0
+	if v, ok := o.value("deviceMemory"); ok {
+		if v.Type() != js.TypeNumber || !(v.Float() > 0) {
+			return nil, invalid("deviceMemory", "must be navigator.deviceMemory (GiB, > 0), got %s", b.describe(v))
+		}
+		device = v.Float()
+	}
+	return func() (any, error) {
+		f, _, _, more, err := b.headers(args)
+		if err != nil || more >= 0 {
+			return map[string]any{"more": more}, err
+		}
+		h, err := engine.ReadHeader(f)
+		if err != nil {
+			return nil, err
+		}
+		return inspection(f, h, args, ctxLen, kvType, workers, device)
+	}, nil
+}
+
+// inspection is the header's engine.Info in camelCase plus chatTemplate
+// (the recognised template's name, or null), chatTemplateSource (the
+// file's Jinja source, or ""), sessionContextLength, kvType
+// (the one a load would use), parts (files) and memory: {weights, kvCache,
+// scratch, total} of the model whole, and perWorker (the same, for the
+// largest shard) across workers (the count asked, or the fewest that fit),
+// workersNeeded (the fewest that fit, or null when no split fits), fits,
+// and limits: {worker, device} in bytes (device null when unknown).
+func inspection(f *gguf.File, h *engine.Header, args []js.Value, ctxLen int, kvType string, workers int, deviceGiB float64) (any, error) {
+	c := h.Config()
+	size := int64(0)
+	parts := arg(args, 1).Length()
+	for i := range parts {
+		size += int64(arg(args, 1).Index(i).Float())
+	}
+	info := h.Info(int(size))
+	positions := min(c.ContextLength, engine.DefaultContextLength)
+	if ctxLen > 0 {
+		if ctxLen > c.ContextLength {
+			return nil, invalid("contextLength", "must be in 0..%d (0: the model's, at most %d), got %d", c.ContextLength, engine.DefaultContextLength, ctxLen)
+		}
+		positions = ctxLen
+	}
+	if kvType == "auto" {
+		kvType = "f32"
+		if info.Parameters > 100_000_000 {
+			kvType = "f16"
+		}
+	}
+	kvBytes := 4
+	if kvType == "f16" {
+		kvBytes = 2
+	}
+	whole := engine.EstimateMemory(c, size, positions, kvBytes)
+	perWorker := func(n int) (engine.Memory, error) {
+		if n <= 1 {
+			return whole, nil
+		}
+		largest := int64(0)
+		for i := range n {
+			w, err := shard.PartBytes(f, i, n)
+			if err != nil {
+				return engine.Memory{}, err
+			}
+			largest = max(largest, w)
+		}
+		m := engine.EstimateMemory(c, largest, positions, kvBytes)
+		kvHeads := (c.KVHeads + n - 1) / n // the later shards get one more
+		m.KVCache = m.KVCache * int64(kvHeads) / int64(c.KVHeads)
+		m.Total = m.Weights + m.KVCache + m.Scratch
+		return m, nil
+	}
+	device := int64(deviceGiB * (1 << 30))
+	// Chromium reports at most 8 (GiB): more memory than that is not a limit it can tell.
+	if deviceGiB >= 8 {
+		device = 0
+	}
+	fits := func(m engine.Memory, n int) bool {
+		return m.Total <= workerLimit && m.Weights <= maxModelBytes && (device == 0 || m.Total*int64(n) <= device)
+	}
+	needed := 0
+	for n := 1; n <= min(c.KVHeads, maxWorkersSearch); n++ {
+		m, err := perWorker(n)
+		if err != nil {
+			break // a model that does not split n ways
+		}
+		if fits(m, n) {
+			needed = n
+			break
+		}
+	}
+	n := workers
+	if n == 0 {
+		n = max(needed, 1)
+	}
+	if n > 1 && n > c.KVHeads {
+		return nil, invalid("workers", "must be at most %d (one per key/value head) for this model, got %d", c.KVHeads, n)
+	}
+	per, err := perWorker(n)
+	if err != nil {
+		return nil, err
+	}
+	out, err := camelInfo(info)
+	if err != nil {
+		return nil, err
+	}
+	out["chatTemplate"] = nil
+	if t, err := chatTemplate(h.ChatTemplate()); err == nil {
+		out["chatTemplate"] = t.Name()
+	}
+	out["chatTemplateSource"] = h.ChatTemplate()
+	out["sessionContextLength"] = positions
+	out["kvType"] = kvType
+	out["parts"] = parts
+	limits := map[string]any{"worker": int64(workerLimit), "device": nil}
+	if device > 0 {
+		limits["device"] = device
+	}
+	var neededValue any
+	if needed > 0 {
+		neededValue = needed
+	}
+	out["memory"] = map[string]any{
+		"weights": whole.Weights, "kvCache": whole.KVCache, "scratch": whole.Scratch, "total": whole.Total,
+		"workers": n, "perWorker": map[string]any{"weights": per.Weights, "kvCache": per.KVCache, "scratch": per.Scratch, "total": per.Total},
+		"workersNeeded": neededValue, "fits": fits(per, n), "limits": limits,
+	}
+	return out, nil
+}
+
+// chatTemplate is the template a model whose file's template is src uses,
+// as engine.Model.ChatTemplate picks it.
+func chatTemplate(src string) (chat.Template, error) {
+	if src == "" {
+		return chat.Named("plain")
+	}
+	return chat.Detect(src)
+}
+
+// camelInfo is info with its JSON names in camelCase (the GGUF metadata
+// keys inside are left as they are).
+func camelInfo(info engine.Info) (map[string]any, error) {
+	raw, err := json.Marshal(info)
+	if err != nil {
+		return nil, fmt.Errorf("info: %w", err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("info: %w", err)
+	}
+	out := make(map[string]any, len(fields)+8)
+	for k, v := range fields {
+		out[camelCase(k)] = v
+	}
+	return out, nil
+}
