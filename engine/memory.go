@@ -32,7 +32,7 @@ func EstimateMemory(c Config, weights int64, contextLength, kvValueBytes int) Me
 	m.KVCache = 2 * int64(c.Layers) * ctx * int64(c.KVDim()) * int64(kvValueBytes)
 	dim, kv, hidden, vocab := int64(c.Dim), int64(c.KVDim()), int64(c.HiddenDim), int64(c.VocabSize)
 	perToken := 6*dim + 2*kv + 2*hidden // one position's activations
-	floats := perToken + ctx + vocab + // the run state, scores and logits
+	floats := perToken + ctx + vocab +  // the run state, scores and logits
 		int64(DefaultPromptBlock)*perToken + // a prompt block's
 		ctx*int64(c.HeadDim()) + // the rotary table
 		2*max(dim, hidden) // the kernels' workspace
