@@ -49,7 +49,7 @@ func TestLoadRejectsBadModels(t *testing.T) {
 		code     string
 		contains string
 	}{
-		{"no model", nil, "invalid_argument", "model must be a Uint8Array or an ArrayBuffer, got undefined"},
+		{"no model", nil, "invalid_argument", "model must be a Uint8Array, an ArrayBuffer or 'assembled', got undefined"},
 		{"a number", []any{42}, "invalid_argument", "model must be a Uint8Array or an ArrayBuffer, got 42"},
 		{"a string", []any{"stories260K.bin"}, "invalid_argument", `got string "stories260K.bin"`},
 		{"bad options", []any{jsBytes(checkpoint), 7}, "invalid_argument", "options must be an object, got 7"},

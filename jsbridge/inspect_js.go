@@ -9,6 +9,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/shard"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // inspectFields are the keys of inspect's options.
@@ -133,7 +134,7 @@ func inspection(f *gguf.File, h *engine.Header, args []js.Value, ctxLen int, kvT
 		n = max(needed, 1)
 	}
 	if n > 1 && n > c.KVHeads {
-		return nil, invalid("workers", "must be at most %d (one per key/value head) for this model, got %d", c.KVHeads, n)
+		return nil, invalid("workers", "must be at most %d: this model splits at most %d ways (one per key/value head), got %d", c.KVHeads, c.KVHeads, n)
 	}
 	per, err := perWorker(n)
 	if err != nil {
@@ -151,6 +152,7 @@ func inspection(f *gguf.File, h *engine.Header, args []js.Value, ctxLen int, kvT
 	out["sessionContextLength"] = positions
 	out["kvType"] = kvType
 	out["parts"] = parts
+	out["simd"] = tensor.SIMD()
 	limits := map[string]any{"worker": int64(workerLimit), "device": nil}
 	if device > 0 {
 		limits["device"] = device

@@ -19,6 +19,13 @@
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
 import { simdSupported, relaxedSimdSupported } from './simd.js';
+import {
+  abortError, argumentError, checkSignal, codedError, describe, describeThrown, httpError, invalidCall, withCode,
+} from './errors.js';
+import {
+  CACHE_NAME, Progress, cachedSources, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
+  readHeaders, readSource, sourceName,
+} from './load.js';
 
 const here = import.meta.url;
 const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
@@ -33,9 +40,9 @@ export const DEFAULT_MODEL = Object.freeze({
 });
 
 /** The Cache Storage cache that keeps downloaded models. */
-export const CACHE_NAME = 'wasmlm-models-v1';
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers'];
+
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256'];
 
 /** The most workers the load option workers: 'auto' (the default) uses. */
 export const MAX_AUTO_WORKERS = 4;
@@ -211,6 +218,11 @@ export class WasmLM {
       throw argumentError('name', `must be a string, got ${describe(options.name)}`);
     }
     checkSignal(signal);
+    const { kvType, sha256 } = options;
+    checkKVType(kvType);
+    if (sha256 != null && !(typeof sha256 === 'string' && /^[0-9a-fA-F]{64}$/.test(sha256))) {
+      throw argumentError('sha256', `must be a SHA-256 digest as 64 hex digits, got ${describe(sha256)}`);
+    }
     const tokenizer = options.tokenizer;
     let name = options.name ?? undefined;
     if (source == null) {
@@ -218,42 +230,162 @@ export class WasmLM {
       name ??= DEFAULT_MODEL.name;
     }
     // Wrong sources reject before a worker starts.
-    const model = checkSource(source, 'source');
+    const files = checkSources(source, 'source');
     const tok = tokenizer == null ? null : checkSource(tokenizer, 'tokenizer');
-    name ??= sourceName(model);
+    name ??= sourceName(files[0].source);
     if (signal?.aborted) throw abortError(signal);
 
     const worker = newWorker('wasmlm');
     const lm = new WasmLM(created, worker, name);
     try {
-      // The worker starts the Go program while the model downloads.
+      // The worker starts the Go program while the model's header downloads.
       const kernels = simd ? compileKernels(simd === true) : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
       const boot = Promise.all([compileWasm(), kernels]).then(([module, k]) =>
         ({ type: 'boot', module, kernels: k.module, simdRelaxed: k.relaxed === true, simdReason: k.reason }));
       const booted = boot.then((message) => lm.#request(message));
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
-      if (workers !== 'auto') lm.#startFollowers(workers - 1, boot); // they boot while the model downloads
-      const progress = new Progress(onProgress, tokenizer == null ? 1 : 2);
-      const [modelBytes, tokBytes] = await Promise.all([
-        readSource(model, 'model', progress.part(0), { cache, signal }),
-        tok == null ? null : readSource(tok, 'tokenizer', progress.part(1), { cache, signal }),
-      ]);
+      // A GGUF model is read range by range into the workers' memory; a
+      // llama2.c checkpoint (and its tokenizer) whole.
+      const known = tok == null ? await fromCache(files, cache) : files;
+      const head = tok == null ? await readHeaders(known, signal) : null;
+      if (!head) {
+        await lm.#loadWhole(files, tok, { onProgress, cache, contextLength, signal, workers, booted });
+        return lm;
+      }
       await booted;
-      const transfer = [modelBytes, tokBytes].filter((s) => s?.owned).map((s) => s.bytes.buffer);
-      lm.#info = await lm.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength }, transfer);
+      const ask = (message) => lm.#request(message);
+      const inspection = await inspectHeaders(head, ask, {
+        contextLength, kvType, workers: workers === 'auto' ? 0 : workers, deviceMemory: globalThis.navigator?.deviceMemory,
+      });
       let n = workers;
       if (n === 'auto') {
-        n = autoWorkers(lm.#info, navigator.hardwareConcurrency);
-        lm.#startFollowers(n - 1, boot);
+        n = Math.max(autoWorkers(inspection, globalThis.navigator?.hardwareConcurrency), inspection.memory.workers);
       }
-      if (n > 1) await lm.#split(n, boot);
-      delete lm.#info.shardIndex;
-      delete lm.#info.shardCount;
-      lm.#info.workers = n;
+      if (!inspection.memory.fits || (n > 1 && n > inspection.headCountKv)) throw modelTooLarge(inspection, n);
+      if (n > 1 && n !== inspection.memory.workers) {
+        const again = await inspectHeaders(head, ask, { contextLength, kvType, workers: n, deviceMemory: globalThis.navigator?.deviceMemory });
+        if (!again.memory.fits) throw modelTooLarge(again, n);
+      }
+      lm.#startFollowers(n - 1, boot);
+      const sources = await cachedSources(known, head, { cache, sha256, signal, onProgress });
+      await lm.#assemble(sources, head, n, { onProgress, contextLength, kvType, signal });
       return lm;
     } catch (err) {
       lm.unload();
       throw err;
+    }
+  }
+
+  /**
+   * Reads a model that is not GGUF (a llama2.c checkpoint) and its
+   * tokenizer whole, and loads them in this worker.
+   */
+  async #loadWhole(files, tok, { onProgress, cache, contextLength, signal, workers, booted }) {
+    if (files.length > 1) throw invalidCall('only a GGUF model comes in parts');
+    if (workers !== 'auto' && workers > 1) {
+      throw codedError('invalid_argument', `wasmlm: workers: ${workers} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
+    }
+    const progress = new Progress(onProgress, tok == null ? 1 : 2);
+    const [modelBytes, tokBytes] = await Promise.all([
+      readSource(files[0].source, 'model', progress.part(0), { cache, signal }),
+      tok == null ? null : readSource(tok, 'tokenizer', progress.part(1), { cache, signal }),
+    ]);
+    await booted;
+    const transfer = [modelBytes, tokBytes].filter((s) => s?.owned).map((s) => s.bytes.buffer);
+    this.#info = await this.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength }, transfer);
+    delete this.#info.shardIndex;
+    delete this.#info.shardCount;
+    this.#info.workers = 1;
+  }
+
+  /**
+   * Reads the model into n workers — each worker its shard, straight into
+   * its memory, from sources ({url} or {blob} each: the worker reads them;
+   * {bytes}: this page sends the chunks) — and loads it: the followers
+   * (shards 1..n-1) follow, this worker leads. head: readHeaders'.
+   */
+  async #assemble(sources, head, n, { onProgress, contextLength, kvType, signal }) {
+    const ports = Array.from({ length: n }, () => new Array(n).fill(null));
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++) {
+        const ch = new MessageChannel();
+        ports[i][j] = ch.port1;
+        ports[j][i] = ch.port2;
+      }
+    }
+    const own = (i) => ports[i].filter((p) => p !== null);
+    const progress = new Progress(onProgress, n);
+    const cached = sources.every((s) => s.cached);
+    const workers = [
+      { request: (m, transfer, onProgressMessage) => this.#request(m, transfer, undefined, undefined, this.#worker, undefined, onProgressMessage) },
+      ...this.#followers,
+    ];
+    await Promise.all(this.#followers.map((f) => f.booted));
+    const read = async (w, i) => {
+      const report = progress.part(i);
+      const onBytes = ({ loaded, total }) => report(loaded, total, cached);
+      const shard = { prefixes: head.prefixes, sizes: head.sizes, shardIndex: i, shardCount: n };
+      if (sources.every((s) => s.bytes)) {
+        await feedBytes(w, shard, sources, onBytes, signal);
+      } else {
+        await w.request({ type: 'assemble', ...shard, sources: sources.map(({ url, blob }) => (blob ? { blob } : { url })) }, [], onBytes);
+      }
+    };
+    const aborted = new Promise((_, reject) => signal?.addEventListener('abort', () => reject(abortError(signal)), { once: true }));
+    aborted.catch(() => {});
+    await Promise.race([Promise.all(workers.map((w, i) => read(w, i))), aborted]);
+    const load = (w, i) => w.request({
+      type: 'load', model: 'assembled', contextLength, kvType: kvType ?? undefined, peers: n > 1 ? ports[i] : undefined,
+    }, n > 1 ? own(i) : []);
+    const infos = await Promise.all(workers.map((w, i) => load(w, i)));
+    this.#info = infos[0];
+    delete this.#info.shardIndex;
+    delete this.#info.shardCount;
+    this.#info.workers = n;
+  }
+
+  /**
+   * What the model at source is and what loading it would take, from its
+   * GGUF header alone (a Range request for its first bytes, or a slice of
+   * a Blob): {architecture, parameters, tensorTypes, contextLength,
+   * chatTemplate, fileSize, ..., memory: {weights, kvCache, scratch, total,
+   * workers, perWorker, workersNeeded, fits, limits}}. options:
+   * {contextLength, kvType, workers, signal}.
+   */
+  static async inspect(source, options = {}) {
+    try {
+      if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+        throw argumentError('options', `must be an object, got ${describe(options)}`);
+      }
+      for (const k of Object.keys(options)) {
+        if (!['contextLength', 'kvType', 'workers', 'signal'].includes(k)) {
+          throw invalidCall(`unknown inspect option "${k}" (known: contextLength, kvType, workers, signal)`);
+        }
+      }
+      const { contextLength, kvType, workers, signal } = options;
+      checkKVType(kvType);
+      checkSignal(signal);
+      if (workers != null && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
+        throw argumentError('workers', `must be an integer in 1..64, got ${describe(workers)}`);
+      }
+      const files = checkSources(source ?? DEFAULT_MODEL.model, 'source');
+      const head = await readHeaders(files, signal);
+      if (!head) throw codedError('invalid_model', 'wasmlm: inspect reads GGUF files; this is not one (a llama2.c checkpoint?)');
+      const worker = newWorker('wasmlm-inspect');
+      const lm = new WasmLM(created, worker, 'inspect');
+      try {
+        const module = await compileWasm();
+        await lm.#request({ type: 'boot', module, kernels: null, simdRelaxed: false, simdReason: 'inspect' });
+        const inspection = await inspectHeaders(head, (m) => lm.#request(m), {
+          contextLength, kvType, workers: workers ?? 0, deviceMemory: globalThis.navigator?.deviceMemory,
+        });
+        delete inspection.simd;
+        return inspection;
+      } finally {
+        lm.unload();
+      }
+    } catch (err) {
+      throw withCode(err);
     }
   }
 
@@ -308,61 +440,6 @@ export class WasmLM {
       f.booted = boot.then((message) => f.request(message));
       f.booted.catch(() => {}); // awaited by #split
       this.#followers.push(f);
-    }
-  }
-
-  /**
-   * Splits the model loaded whole in this worker across n workers: it cuts a
-   * GGUF file of each shard (engine/shard's File), which moves without a copy
-   * to that shard's worker — shard 0's to a fresh worker, which takes this
-   * one's place, because WebAssembly memory never shrinks and this one has
-   * held the whole file. So each worker keeps only its shard (and the page
-   * holds one shard at a time while cutting). A MessageChannel connects each
-   * pair of workers. boot: the boot message.
-   */
-  async #split(n, boot) {
-    const info = this.#info;
-    if (info.format !== 'gguf') {
-      throw codedError('invalid_argument', `wasmlm: workers: ${n} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
-    }
-    if (n > info.headCountKv) {
-      throw codedError('invalid_argument',
-        `wasmlm: workers: ${n}, but this model splits at most ${info.headCountKv} ways (one per key/value head)`);
-    }
-    const ports = Array.from({ length: n }, () => new Array(n).fill(null));
-    for (let i = 0; i < n; i++) {
-      for (let j = i + 1; j < n; j++) {
-        const ch = new MessageChannel();
-        ports[i][j] = ch.port1;
-        ports[j][i] = ch.port2;
-      }
-    }
-    const own = (i) => ports[i].filter((p) => p !== null);
-    const fresh = newWorker('wasmlm');
-    this.#listen(fresh);
-    const freshBooted = boot.then((message) => this.#request(message, [], undefined, undefined, fresh));
-    freshBooted.catch(() => {}); // awaited below
-    try {
-      await Promise.all(this.#followers.map((f) => f.booted));
-      for (let i = 1; i < n; i++) {
-        const bytes = await this.#request({ type: 'shard', index: i, count: n });
-        await this.#followers[i - 1].request(
-          { type: 'load', model: bytes, contextLength: info.sessionContextLength, peers: ports[i] },
-          [bytes.buffer, ...own(i)],
-        );
-      }
-      const first = await this.#request({ type: 'shard', index: 0, count: n });
-      await freshBooted;
-      const whole = this.#worker;
-      this.#worker = fresh;
-      whole.terminate();
-      await this.#request(
-        { type: 'load', model: first, contextLength: info.sessionContextLength, peers: ports[0] },
-        [first.buffer, ...own(0)],
-      );
-    } catch (err) {
-      fresh.terminate(); // the caller unloads the rest
-      throw err;
     }
   }
 
@@ -499,12 +576,12 @@ export class WasmLM {
   }
 
   /** Posts a request to the worker (or to worker); resolves with its result. */
-  #request(message, transfer = [], onChunk, onID, worker = this.#worker, onPromptProgress) {
+  #request(message, transfer = [], onChunk, onID, worker = this.#worker, onPromptProgress, onProgress) {
     if (this.#dead) return Promise.reject(codedError(this.#dead.code, this.#dead.message));
     const id = this.#nextID++;
     onID?.(id);
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onChunk, onPromptProgress });
+      this.#pending.set(id, { resolve, reject, onChunk, onPromptProgress, onProgress });
       try {
         worker.postMessage({ ...message, id }, transfer);
       } catch (err) {
@@ -538,6 +615,14 @@ export class WasmLM {
     if (!p) return;
     if (m.type === 'chunk') {
       p.onChunk?.(m.chunk);
+      return;
+    }
+    if (m.type === 'progress') {
+      try {
+        p.onProgress?.(m.progress);
+      } catch (err) {
+        this.#fail('js_exception', `wasmlm: JavaScript threw in onProgress: ${describeThrown(err)}`);
+      }
       return;
     }
     if (m.type === 'promptProgress') {
@@ -592,6 +677,14 @@ class Follower {
         return;
       }
       const p = this.#pending.get(m.id);
+      if (m.type === 'progress' && p) {
+        try {
+          p.onProgress?.(m.progress);
+        } catch (err) {
+          fail(`onProgress threw: ${describeThrown(err)}`);
+        }
+        return;
+      }
       if (m.type !== 'result' || !p) return;
       this.#pending.delete(m.id);
       if (m.error) p.reject(wasmlmError(m.error));
@@ -604,11 +697,11 @@ class Follower {
     this.#worker.onmessageerror = () => fail('a message from the worker could not be read');
   }
 
-  request(message, transfer = []) {
+  request(message, transfer = [], onProgress) {
     if (this.#dead) return Promise.reject(codedError(this.#dead.code, this.#dead.message));
     const id = this.#nextID++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { resolve, reject, onProgress });
       this.#worker.postMessage({ ...message, id }, transfer);
     });
   }
@@ -622,70 +715,12 @@ class Follower {
   }
 }
 
-// --- errors -----------------------------------------------------------------
-//
-// Every rejection is an Error with a code (web/README.md, "Errors"): the Go
-// side's (engine.CodeOf's, such as invalid_argument and invalid_model, and
-// the bridge's no_model and js_exception) and the page's own for what fails
-// around the engine: fetch_failed, worker_failed, aborted. An invalid
-// argument or option also has field and param, as the Go side sets them.
-
-/** An Error (or TypeError, with type) with code and more properties. */
-function codedError(code, message, props, type = Error) {
-  const err = new type(message, props?.cause === undefined ? undefined : { cause: props.cause });
-  err.code = code;
-  for (const [k, v] of Object.entries(props ?? {})) if (k !== 'cause') err[k] = v;
-  return err;
-}
-
-/**
- * The error of an argument or option named field whose value is wrong
- * (problem: "must be a boolean, got 5"), as the Go side words it: code
- * invalid_argument, field (the JavaScript name), param (snake_case).
- */
-function argumentError(field, problem) {
-  const param = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return codedError('invalid_argument', `wasmlm: invalid argument: ${field} ${problem}`, { field, param, problem }, TypeError);
-}
-
-/** The error of a call that is wrong as a whole, not in one argument. */
-function invalidCall(problem, props) {
-  return codedError('invalid_argument', `wasmlm: invalid argument: ${problem}`, props, TypeError);
-}
-
-/** The error of a load whose signal aborted: an AbortError, with the signal's reason as its cause. */
-function abortError(signal) {
-  return codedError('aborted', 'wasmlm: the load was aborted', { name: 'AbortError', cause: signal.reason });
-}
-
-/** The error of a response with an HTTP error status. */
-function httpError(url, res) {
-  return codedError('fetch_failed', `wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim(), { status: res.status });
-}
-
-/**
- * err with a code: err itself when it has one, else an Error of code
- * "error" (engine.CodeOf's "anything else") with err as its cause. Every
- * path this module knows of gives its own code; this is the safety net.
- */
-function withCode(err) {
-  if (err instanceof Error && typeof err.code === 'string' && err.code !== '') return err;
-  return codedError('error', `wasmlm: ${err?.message ?? err}`, { cause: err });
-}
-
 /** A new worker running wasmlm.worker.js; code worker_failed when the browser refuses (a Content-Security-Policy, say). */
 function newWorker(name) {
   try {
     return new Worker(WORKER_URL, { name });
   } catch (err) {
     throw codedError('worker_failed', `wasmlm: the worker could not start: ${err?.message ?? err}`, { cause: err });
-  }
-}
-
-/** Checks a signal option: undefined or an AbortSignal. */
-function checkSignal(signal) {
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw argumentError('signal', `must be an AbortSignal, got ${describe(signal)}`);
   }
 }
 
@@ -712,182 +747,8 @@ function splitCallbacks(options) {
   return [others, signal, onPromptProgress ?? undefined];
 }
 
-/** A model name from its source (checked): the file's name, or the URL's last part. */
-function sourceName(source) {
-  if (typeof Blob !== 'undefined' && source instanceof Blob) return source.name || 'model';
-  if (source instanceof URL) {
-    const path = source.pathname;
-    try {
-      return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)) || 'model';
-    } catch {
-      return 'model'; // a malformed %-escape
-    }
-  }
-  return 'model';
-}
-
 function randomID() {
   const b = crypto.getRandomValues(new Uint8Array(12));
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
-/** Combines the progress of the files a load reads into one {loaded, total, cached}. */
-class Progress {
-  constructor(onProgress, parts) {
-    this.onProgress = onProgress;
-    this.parts = Array.from({ length: parts }, () => ({ loaded: 0, total: undefined, cached: false }));
-  }
-
-  part(i) {
-    return (loaded, total, cached) => {
-      Object.assign(this.parts[i], { loaded, total, cached });
-      if (!this.onProgress) return;
-      const known = this.parts.every((p) => p.total !== undefined);
-      const progress = {
-        loaded: this.parts.reduce((s, p) => s + p.loaded, 0),
-        total: known ? this.parts.reduce((s, p) => s + p.total, 0) : undefined,
-        cached: this.parts.every((p) => p.cached),
-      };
-      try {
-        this.onProgress(progress);
-      } catch (err) { // as the Go side reports a callback that threw
-        throw codedError('js_exception', `wasmlm: JavaScript threw in onProgress: ${describeThrown(err)}`, { cause: err });
-      }
-    };
-  }
-}
-
-/**
- * Checks a model or tokenizer source (the argument or option field): a URL
- * (a string is resolved against the page, and returned as a URL), an
- * ArrayBuffer, a typed array or a Blob.
- */
-function checkSource(source, field) {
-  if (typeof source === 'string' || source instanceof URL) {
-    try {
-      return new URL(source, globalThis.location?.href);
-    } catch {
-      throw argumentError(field, `is not a valid URL: ${describe(String(source))}`);
-    }
-  }
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source) || (typeof Blob !== 'undefined' && source instanceof Blob)) {
-    return source;
-  }
-  throw argumentError(field, `must be a URL, an ArrayBuffer, a typed array or a Blob, got ${describe(source)}`);
-}
-
-/**
- * Reads a checked model source into bytes. owned is true when the bytes are
- * ours (downloaded, read from a Blob, or copied from a view) and can be
- * transferred to the worker without a copy; an ArrayBuffer the caller owns
- * is copied instead, so the caller's buffer is never detached. It rejects
- * with code aborted when signal aborts, fetch_failed when the bytes cannot
- * be had (an HTTP error status, the network, an unreadable file), and
- * js_exception when onProgress throws.
- */
-async function readSource(source, what, report, { cache, signal }) {
-  try {
-    if (source instanceof URL) {
-      const bytes = await download(source.href, report, { cache, signal });
-      return { bytes, owned: true };
-    }
-    if (source instanceof ArrayBuffer) {
-      report(source.byteLength, source.byteLength, false);
-      return { bytes: new Uint8Array(source), owned: false };
-    }
-    if (ArrayBuffer.isView(source)) {
-      const copy = new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice();
-      report(copy.length, copy.length, false);
-      return { bytes: copy, owned: true };
-    }
-    const bytes = await readStream(source.stream(), source.size, report, false, signal);
-    return { bytes, owned: true };
-  } catch (err) {
-    if (signal?.aborted) throw abortError(signal);
-    if (typeof err?.code === 'string') throw err; // ours: an HTTP error status, onProgress that threw
-    throw codedError('fetch_failed', `wasmlm: reading the ${what} failed: ${err?.message ?? err}`, { cause: err });
-  }
-}
-
-/**
- * v for an error message, as the Go side describes values: numbers and
- * booleans as JavaScript prints them, strings quoted, objects by kind.
- */
-function describe(v) {
-  switch (typeof v) {
-    case 'undefined': return 'undefined';
-    case 'number': return String(v);
-    case 'boolean': return `boolean ${v}`;
-    case 'string': return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
-    case 'function': return 'a function';
-    case 'symbol': return 'a symbol';
-    case 'bigint': return `bigint ${v}`;
-  }
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  const kind = Object.getPrototypeOf(v)?.constructor?.name;
-  if (!kind || kind === 'Object') return 'an object';
-  return `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`;
-}
-
-/** A thrown value as String(value) prints it ("Error: message"). */
-function describeThrown(v) {
-  try {
-    return String(v);
-  } catch {
-    return 'an exception that cannot be printed';
-  }
-}
-
-/**
- * Fetches url with streamed progress, answering from Cache Storage when it
- * holds the URL and keeping a fresh download there. Without Cache Storage
- * (non-secure contexts, some private modes) it just fetches.
- */
-async function download(url, report, { cache, signal }) {
-  let store = null;
-  if (cache && globalThis.caches) {
-    store = await caches.open(CACHE_NAME).catch(() => null);
-  }
-  let res = store ? await store.match(url).catch(() => undefined) : undefined;
-  const cached = !!res;
-  if (!res) {
-    res = await fetch(url, { signal });
-    if (!res.ok) throw httpError(url, res);
-    if (store) {
-      store.put(url, res.clone()).catch((err) => console.warn(`wasmlm: could not cache ${url}: ${err.message}`));
-    }
-  }
-  // A compressed response's Content-Length counts compressed bytes.
-  const length = res.headers.get('content-encoding') ? NaN : Number(res.headers.get('content-length'));
-  return readStream(res.body, Number.isFinite(length) && length > 0 ? length : undefined, report, cached, signal);
-}
-
-/** Reads a byte stream into one Uint8Array, reporting progress per chunk. */
-async function readStream(stream, total, report, cached, signal) {
-  const reader = stream.getReader();
-  const onAbort = () => reader.cancel(signal.reason).catch(() => {});
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    let buf = new Uint8Array(total ?? 1 << 20);
-    let loaded = 0;
-    report(0, total, cached);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (loaded + value.length > buf.length) { // unknown or wrong length: grow
-        const bigger = new Uint8Array(Math.max(buf.length * 2, loaded + value.length));
-        bigger.set(buf.subarray(0, loaded));
-        buf = bigger;
-      }
-      buf.set(value, loaded);
-      loaded += value.length;
-      report(loaded, total, cached);
-    }
-    signal?.throwIfAborted();
-    report(loaded, loaded, cached);
-    return loaded === buf.length ? buf : buf.slice(0, loaded);
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
-}

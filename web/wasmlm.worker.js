@@ -7,7 +7,16 @@
 //   boot      {module, kernels, simdRelaxed, simdReason}  start the Go program (a compiled WebAssembly.Module)
 //                                         with the SIMD kernels (a Module, whether it is the relaxed-SIMD
 //                                         build, or null and why not)
-//   load      {model, tokenizer, contextLength, peers}
+//   load      {model, tokenizer, contextLength, peers, kvType}
+//             model: bytes, or 'assembled': what assemble (or prepare and fill) read
+//   inspect   {prefixes, sizes, options}  what the model whose files start with prefixes is, and
+//                                         what loading it takes ({more: i}: read more of file i)
+//   assemble  {sources, prefixes, sizes, shardIndex, shardCount}
+//             read the model (shard shardIndex of shardCount) from sources ({url} or {blob} each,
+//             see reader.js), range by range, straight into the Go instance's memory; posts
+//             {type: 'progress', id, progress: {loaded, total}} as bytes arrive
+//   prepare   {prefixes, sizes, shardIndex, shardCount}, then fill {source, offset, chunk}:
+//             the same, with the page sending the chunks (a model the page holds as bytes)
 //   call      {method, args}              info, tokenize, detokenize
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
 //   chat      {messages, options, openai, aborted}
@@ -131,9 +140,9 @@ async function handle(m, signal) {
   const onToken = (chunk) => postMessage({ type: 'chunk', id: m.id, chunk });
   switch (m.type) {
     case 'load': {
-      const info = withSIMD(await b.load(m.model, {
-        tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined,
-      }));
+      const options = { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined };
+      if (m.kvType != null) options.kvType = m.kvType;
+      const info = withSIMD(await b.load(m.model, options));
       if (m.peers && info.shardIndex > 0) {
         // Serve worker 0 from now on. follow() settles only when the
         // shards can no longer work together: this worker is then useless.
@@ -146,6 +155,14 @@ async function handle(m, signal) {
     }
     case 'shard':
       return b.shard(m.index, m.count);
+    case 'inspect':
+      return b.inspect(m.prefixes, m.sizes, m.options);
+    case 'prepare':
+      return b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
+    case 'fill':
+      return b.fill(m.source, m.offset, m.chunk);
+    case 'assemble':
+      return assemble(b, m, signal);
     case 'memory':
       return memory ? memory.buffer.byteLength : null;
     case 'call': {
@@ -161,6 +178,40 @@ async function handle(m, signal) {
       return withMemory(await b.chat(m.messages, withSignal(m.options, signal), onToken));
   }
   throw internalError(`wasmlm: unknown request ${m.type}`);
+}
+
+// assemble prepares the model (or shard) in the Go instance and reads every
+// range it needs from m.sources, a chunk at a time, into it, reporting the
+// bytes placed. Resolves to {bytes}.
+async function assemble(b, m, signal) {
+  const { openReader } = await import('./reader.js');
+  const plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
+  if (plan.more >= 0) throw internalError(`wasmlm: the header of file ${plan.more} needs more than the page read`);
+  const readers = m.sources.map((s) => openReader(s));
+  let loaded = 0;
+  let reported = 0;
+  const report = () => {
+    postMessage({ type: 'progress', id: m.id, progress: { loaded, total: plan.bytes } });
+    reported = loaded;
+  };
+  report();
+  for (const [source, start, end] of plan.reads) {
+    let at = start;
+    for await (const chunk of readers[source].range(start, end, signal)) {
+      loaded += await b.fill(source, at, chunk);
+      at += chunk.length;
+      if (loaded - reported >= 4 << 20) report();
+    }
+    if (at !== end) throw codedError('fetch_failed', `wasmlm: file ${source + 1} ended at byte ${at}, before ${end}`);
+  }
+  report();
+  return { bytes: loaded };
+}
+
+function codedError(code, message) {
+  const e = new Error(message);
+  e.code = code;
+  return e;
 }
 
 // The error of a request wasmlm.js never makes: a bug (code internal).

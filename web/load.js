@@ -1,0 +1,369 @@
+// load.js: what wasmlm.js reads a model with — checking sources, reading
+// GGUF headers, and the whole-file read of a model that is not GGUF (a
+// llama2.c checkpoint and its tokenizer). An ES module.
+
+import {
+  abortError, argumentError, codedError, describe, describeThrown, httpError,
+} from './errors.js';
+import { openReader, splitURLs } from './reader.js';
+
+/** The Cache Storage cache that keeps models read whole (llama2.c checkpoints). */
+export const CACHE_NAME = 'wasmlm-models-v1';
+
+/** A model name from its source (checked): the file's name, or the URL's last part. */
+export function sourceName(source) {
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return source.name || 'model';
+  if (source instanceof URL) {
+    const path = source.pathname;
+    try {
+      return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)) || 'model';
+    } catch {
+      return 'model'; // a malformed %-escape
+    }
+  }
+  return 'model';
+}
+
+/** Combines the progress of the files a load reads into one {loaded, total, cached}. */
+export class Progress {
+  constructor(onProgress, parts) {
+    this.onProgress = onProgress;
+    this.parts = Array.from({ length: parts }, () => ({ loaded: 0, total: undefined, cached: false }));
+  }
+
+  part(i) {
+    return (loaded, total, cached) => {
+      Object.assign(this.parts[i], { loaded, total, cached });
+      if (!this.onProgress) return;
+      const known = this.parts.every((p) => p.total !== undefined);
+      const progress = {
+        loaded: this.parts.reduce((s, p) => s + p.loaded, 0),
+        total: known ? this.parts.reduce((s, p) => s + p.total, 0) : undefined,
+        cached: this.parts.every((p) => p.cached),
+      };
+      try {
+        this.onProgress(progress);
+      } catch (err) { // as the Go side reports a callback that threw
+        throw codedError('js_exception', `wasmlm: JavaScript threw in onProgress: ${describeThrown(err)}`, { cause: err });
+      }
+    };
+  }
+}
+
+/**
+ * Checks a model or tokenizer source (the argument or option field): a URL
+ * (a string is resolved against the page, and returned as a URL), an
+ * ArrayBuffer, a typed array or a Blob.
+ */
+export function checkSource(source, field) {
+  if (typeof source === 'string' || source instanceof URL) {
+    try {
+      return new URL(source, globalThis.location?.href);
+    } catch {
+      throw argumentError(field, `is not a valid URL: ${describe(String(source))}`);
+    }
+  }
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source) || (typeof Blob !== 'undefined' && source instanceof Blob)) {
+    return source;
+  }
+  throw argumentError(field, `must be a URL, an ArrayBuffer, a typed array or a Blob, got ${describe(source)}`);
+}
+
+/**
+ * Reads a checked model source into bytes. owned is true when the bytes are
+ * ours (downloaded, read from a Blob, or copied from a view) and can be
+ * transferred to the worker without a copy; an ArrayBuffer the caller owns
+ * is copied instead, so the caller's buffer is never detached. It rejects
+ * with code aborted when signal aborts, fetch_failed when the bytes cannot
+ * be had (an HTTP error status, the network, an unreadable file), and
+ * js_exception when onProgress throws.
+ */
+export async function readSource(source, what, report, { cache, signal }) {
+  try {
+    if (source instanceof URL) {
+      const bytes = await download(source.href, report, { cache, signal });
+      return { bytes, owned: true };
+    }
+    if (source instanceof ArrayBuffer) {
+      report(source.byteLength, source.byteLength, false);
+      return { bytes: new Uint8Array(source), owned: false };
+    }
+    if (ArrayBuffer.isView(source)) {
+      const copy = new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice();
+      report(copy.length, copy.length, false);
+      return { bytes: copy, owned: true };
+    }
+    const bytes = await readStream(source.stream(), source.size, report, false, signal);
+    return { bytes, owned: true };
+  } catch (err) {
+    if (signal?.aborted) throw abortError(signal);
+    if (typeof err?.code === 'string') throw err; // ours: an HTTP error status, onProgress that threw
+    throw codedError('fetch_failed', `wasmlm: reading the ${what} failed: ${err?.message ?? err}`, { cause: err });
+  }
+}
+
+/**
+ * Fetches url with streamed progress, answering from Cache Storage when it
+ * holds the URL and keeping a fresh download there. Without Cache Storage
+ * (non-secure contexts, some private modes) it just fetches.
+ */
+export async function download(url, report, { cache, signal }) {
+  let store = null;
+  if (cache && globalThis.caches) {
+    store = await caches.open(CACHE_NAME).catch(() => null);
+  }
+  let res = store ? await store.match(url).catch(() => undefined) : undefined;
+  const cached = !!res;
+  if (!res) {
+    res = await fetch(url, { signal });
+    if (!res.ok) throw httpError(url, res);
+    if (store) {
+      store.put(url, res.clone()).catch((err) => console.warn(`wasmlm: could not cache ${url}: ${err.message}`));
+    }
+  }
+  // A compressed response's Content-Length counts compressed bytes.
+  const length = res.headers.get('content-encoding') ? NaN : Number(res.headers.get('content-length'));
+  return readStream(res.body, Number.isFinite(length) && length > 0 ? length : undefined, report, cached, signal);
+}
+
+/** Reads a byte stream into one Uint8Array, reporting progress per chunk. */
+export async function readStream(stream, total, report, cached, signal) {
+  const reader = stream.getReader();
+  const onAbort = () => reader.cancel(signal.reason).catch(() => {});
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    let buf = new Uint8Array(total ?? 1 << 20);
+    let loaded = 0;
+    report(0, total, cached);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (loaded + value.length > buf.length) { // unknown or wrong length: grow
+        const bigger = new Uint8Array(Math.max(buf.length * 2, loaded + value.length));
+        bigger.set(buf.subarray(0, loaded));
+        buf = bigger;
+      }
+      buf.set(value, loaded);
+      loaded += value.length;
+      report(loaded, total, cached);
+    }
+    signal?.throwIfAborted();
+    report(loaded, loaded, cached);
+    return loaded === buf.length ? buf : buf.slice(0, loaded);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+// --- GGUF models, read range by range ---------------------------------------
+
+/** How much of a file is read first for its header; it doubles while the Go side asks for more. */
+const FIRST_PREFIX = 1 << 20;
+
+/** The most of a file read as its header (the Go side refuses longer headers). */
+const MAX_PREFIX = 64 << 20;
+
+/** How much of a model held as bytes the page sends a worker at once. */
+const FEED_CHUNK = 8 << 20;
+
+/** Checks the kvType option: undefined, 'auto', 'f16' or 'f32'. */
+export function checkKVType(kvType) {
+  if (kvType != null && !['auto', 'f16', 'f32'].includes(kvType)) {
+    throw argumentError('kvType', `must be 'auto', 'f16' or 'f32', got ${describe(kvType)}`);
+  }
+}
+
+/**
+ * The files of a model source (checked as checkSource does): one URL — the
+ * first part of a split GGUF (name-00001-of-00003.gguf) stands for all its
+ * parts — a Blob, bytes, or an array of URLs or Blobs (a split GGUF's parts,
+ * in order). Each is {source, url} | {source, blob} | {source, bytes}.
+ */
+export function checkSources(source, field) {
+  const list = Array.isArray(source) ? source : [source];
+  if (list.length === 0 || list.length > 9999) {
+    throw argumentError(field, `must be a URL, an ArrayBuffer, a typed array, a Blob or an array of a split model's parts, got ${list.length === 0 ? 'an empty array' : 'too many parts'}`);
+  }
+  const files = list.map((s, i) => {
+    const checked = checkSource(s, Array.isArray(source) ? `${field}[${i}]` : field);
+    if (checked instanceof URL) return { source: checked, url: checked.href };
+    if (typeof Blob !== 'undefined' && checked instanceof Blob) return { source: checked, blob: checked };
+    if (Array.isArray(source)) throw argumentError(`${field}[${i}]`, 'must be a URL or a Blob: the parts of a split model are files');
+    const bytes = checked instanceof ArrayBuffer ? new Uint8Array(checked) : new Uint8Array(checked.buffer, checked.byteOffset, checked.byteLength);
+    return { source: checked, bytes };
+  });
+  if (files.length === 1 && files[0].url) {
+    const urls = splitURLs(files[0].url);
+    if (urls.length > 1) return urls.map((url) => ({ source: new URL(url), url }));
+  }
+  return files;
+}
+
+/**
+ * The first bytes of every file of a GGUF model and the files' sizes:
+ * {prefixes, sizes, grow(i)}; grow reads twice as much of file i. null when
+ * the model is not GGUF (or a server does not say how large it is): it is
+ * then read whole.
+ */
+export async function readHeaders(files, signal) {
+  const readers = files.map((f) => (f.bytes ? null : openReader(f.blob ? { blob: f.blob } : { url: f.url })));
+  const read = async (i, n) => {
+    if (files[i].bytes) {
+      const b = files[i].bytes;
+      return { bytes: b.slice(0, Math.min(n, b.length)), size: b.length };
+    }
+    try {
+      return await readers[i].prefix(n);
+    } catch (err) {
+      if (signal?.aborted) throw abortError(signal);
+      if (err?.sizeUnknown) return null;
+      throw err;
+    }
+  };
+  const heads = [];
+  for (let i = 0; i < files.length; i++) {
+    signal?.throwIfAborted();
+    const h = await read(i, FIRST_PREFIX);
+    if (!h) return null;
+    if (i === 0 && !(h.bytes.length >= 4 && String.fromCharCode(...h.bytes.subarray(0, 4)) === 'GGUF')) return null;
+    heads.push(h);
+  }
+  const head = {
+    prefixes: heads.map((h) => h.bytes),
+    sizes: heads.map((h) => h.size),
+    async grow(i) {
+      const n = Math.min(head.prefixes[i].length * 2, MAX_PREFIX, head.sizes[i]);
+      if (n <= head.prefixes[i].length) {
+        throw codedError('invalid_model', `wasmlm: the header of file ${i + 1} is longer than ${MAX_PREFIX >> 20} MiB or than the file`);
+      }
+      const h = await read(i, n);
+      head.prefixes[i] = h.bytes;
+    },
+  };
+  return head;
+}
+
+/**
+ * Asks a booted worker (ask posts a request) what the model whose headers
+ * head holds is, growing the prefixes while the Go side needs more.
+ */
+export async function inspectHeaders(head, ask, options) {
+  for (;;) {
+    const r = await ask({ type: 'inspect', prefixes: head.prefixes, sizes: head.sizes, options: withoutUndefined(options) });
+    if (!(r.more >= 0)) return r;
+    await head.grow(r.more);
+  }
+}
+
+function withoutUndefined(o) {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
+}
+
+const MiB = (n) => `${Math.round(n / (1 << 20))} MiB`;
+
+/**
+ * The error of a model that does not fit n workers (code model_too_large,
+ * with memory: the inspection's memory, and workersNeeded), naming the
+ * numbers and the workers count that would fit.
+ */
+export function modelTooLarge(inspection, n) {
+  const m = inspection.memory;
+  const p = m.perWorker;
+  const limits = [`a worker holds at most ${MiB(m.limits.worker)}`];
+  if (m.limits.device != null) limits.push(`this device reports ${MiB(m.limits.device)} of memory`);
+  const fix = m.workersNeeded != null
+    ? `it fits with workers: ${m.workersNeeded}`
+    : `no split fits (at most ${inspection.headCountKv} workers, one per key/value head)`;
+  return codedError('model_too_large',
+    `wasmlm: the model needs ${MiB(p.total)} per worker across ${n} worker${n > 1 ? 's' : ''} ` +
+    `(weights ${MiB(p.weights)}, KV cache ${MiB(p.kvCache)} for ${inspection.sessionContextLength} positions in ${inspection.kvType}, scratch ${MiB(p.scratch)}); ` +
+    `${limits.join(' and ')}: ${fix}`,
+    { memory: m, workersNeeded: m.workersNeeded });
+}
+
+/**
+ * The sources the workers read: the files, or, for URLs with cache on where
+ * the browser can keep them (cache.js), the cached copies as Blobs (each
+ * with cached: whether it was there before). Downloading into the cache
+ * reports progress with phase 'download'.
+ */
+export async function cachedSources(files, head, { cache, sha256, signal, onProgress }) {
+  if (sha256 != null && files.length > 1) {
+    throw argumentError('sha256', 'is the digest of one file; a split model comes in parts');
+  }
+  const store = await openStore(files, cache);
+  if (!store) return files.map((f) => ({ cached: false, ...f }));
+  const out = [];
+  for (let i = 0; i < files.length; i++) {
+    if (files[i].blob) {
+      out.push({ cached: false, ...files[i] });
+      continue;
+    }
+    const { url } = files[i];
+    const total = head.sizes[i];
+    // A file the header's read took whole (a small model) is not fetched again.
+    const res = head.prefixes[i].length === total ? new Response(head.prefixes[i]) : await fetch(url, { signal });
+    if (!res.ok) throw httpError(url, res);
+    let loaded = 0;
+    const counted = res.body.pipeThrough(new TransformStream({
+      transform(chunk, ctl) {
+        loaded += chunk.length;
+        onProgress?.({ loaded, total, cached: false, phase: 'download' });
+        ctl.enqueue(chunk);
+      },
+    }));
+    await store.put(url, new Response(counted, { headers: { 'x-wasmlm-size': String(total), 'content-type': 'application/octet-stream' } }));
+    if (loaded !== total) {
+      await store.delete(url);
+      throw codedError('fetch_failed', `wasmlm: ${url} ended after ${loaded} of its ${total} bytes`);
+    }
+    const blob = await (await store.match(url)).blob();
+    out.push({ ...files[i], blob, cached: false });
+  }
+  return out;
+}
+
+/** The cache for files, when cache is on and every file is a URL; else null. */
+async function openStore(files, cache) {
+  if (!cache || !files.every((f) => f.url) || !globalThis.caches) return null;
+  return caches.open(CACHE_NAME).catch(() => null);
+}
+
+/**
+ * files, with the copies the cache holds whole as Blobs ({url, blob,
+ * cached: true}), so that reading their headers and bytes needs no network.
+ */
+export async function fromCache(files, cache) {
+  const store = await openStore(files, cache);
+  if (!store) return files;
+  return Promise.all(files.map(async (f) => {
+    const res = await store.match(f.url).catch(() => undefined);
+    if (!res) return f;
+    const blob = await res.blob().catch(() => null);
+    if (!blob || blob.size !== Number(res.headers.get('x-wasmlm-size'))) {
+      await store.delete(f.url).catch(() => {}); // a partial or damaged copy
+      return f;
+    }
+    return { ...f, blob, cached: true };
+  }));
+}
+
+/**
+ * Sends a worker (w.request) the bytes its model or shard needs from
+ * sources held as bytes by this page: prepare, then a fill per chunk (a
+ * copy of FEED_CHUNK bytes at most, transferred), reporting {loaded, total}.
+ */
+export async function feedBytes(w, shard, sources, onBytes, signal) {
+  const plan = await w.request({ type: 'prepare', ...shard });
+  if (plan.more >= 0) throw codedError('internal', `wasmlm: the header of file ${plan.more + 1} needs more than the page read`);
+  let loaded = 0;
+  onBytes({ loaded, total: plan.bytes });
+  for (const [source, start, end] of plan.reads) {
+    for (let at = start; at < end; at += FEED_CHUNK) {
+      if (signal?.aborted) throw abortError(signal);
+      const chunk = sources[source].bytes.slice(at, Math.min(at + FEED_CHUNK, end));
+      loaded += await w.request({ type: 'fill', source, offset: at, chunk }, [chunk.buffer]);
+      onBytes({ loaded, total: plan.bytes });
+    }
+  }
+}
