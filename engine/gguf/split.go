@@ -30,9 +30,9 @@ const DefaultSplitMaxTensors = 128
 // whatever general.alignment says (GGUF_DEFAULT_ALIGNMENT).
 const splitAlignment = DefaultAlignment
 
-// splitSuffix is the end of a part's file name after its prefix:
-// "-%05d-of-%05d.gguf", numbers 1-based. A uint16 count always fits the five
-// digits, so the suffix always has this length.
+// splitSuffixLen is the length of the end of a part's file name after its
+// prefix, "-%05d-of-%05d.gguf" (numbers 1-based): a uint16 count always
+// fits the five digits, so the suffix always has this length.
 const splitSuffixLen = len("-00001-of-00003.gguf")
 
 // SplitPath returns the file name of part no (1-based) of count parts whose
