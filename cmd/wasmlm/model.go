@@ -16,7 +16,7 @@ type modelFlags struct {
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.path, "m", "", "model file: GGUF or llama2.c checkpoint (default: the embedded "+models.DefaultName+")")
+	fs.StringVar(&m.path, "m", "", "model file: GGUF (of a split model, its first part: name-00001-of-0000N.gguf) or llama2.c checkpoint (default: the embedded "+models.DefaultName+")")
 	fs.StringVar(&m.tokenizer, "tokenizer", "", "llama2.c tokenizer.bin (needed with a llama2.c checkpoint)")
 }
 
@@ -28,7 +28,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		}
 		return engine.Load(models.Default(), engine.LoadOptions{})
 	}
-	data, err := os.ReadFile(m.path)
+	data, err := readModel(m.path)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	}
 	model, err := engine.Load(data, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.path, err)
+		return nil, fmt.Errorf("%s: %w%s", m.path, err, splitHint(m.path, data))
 	}
 	return model, nil
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/httpapi"
 	"github.com/wasmlm/wasmlm/models"
 )
@@ -277,6 +278,9 @@ func modelName(path string) string {
 		return models.DefaultName
 	}
 	base := filepath.Base(path)
+	if prefix, _, _, ok := gguf.ParseSplitPath(base); ok {
+		return prefix // a split model is named without its part number
+	}
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 

@@ -42,6 +42,22 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// servedAt waits for serve to announce its address on stderr and returns
+// its base URL.
+func servedAt(t *testing.T, stderr *lockedBuffer) string {
+	t.Helper()
+	addrRE := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`)
+	var base string
+	require.Eventually(t, func() bool {
+		m := addrRE.FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = "http://" + m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 10*time.Millisecond, "serve never announced its address: %s", stderr)
+	return base
+}
+
 // TestServe: wasmlm serve on a free port answers the API and serves the web
 // directory at /, logs each completion, and exits 0 when interrupted.
 func TestServe(t *testing.T) {
@@ -56,15 +72,7 @@ func TestServe(t *testing.T) {
 		exit <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-web", web, "-slots", "2"}, io.Discard, &stderr)
 	}()
 
-	addrRE := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`)
-	var base string
-	require.Eventually(t, func() bool {
-		m := addrRE.FindStringSubmatch(stderr.String())
-		if m != nil {
-			base = "http://" + m[1]
-		}
-		return m != nil
-	}, 30*time.Second, 10*time.Millisecond, "serve never announced its address: %s", &stderr)
+	base := servedAt(t, &stderr)
 
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
@@ -154,6 +162,7 @@ func TestServeFlags(t *testing.T) {
 	assert.Empty(t, dir)
 	assert.Equal(t, "stories260K-Q8_0", modelName("/models/stories260K-Q8_0.gguf"))
 	assert.Equal(t, "stories260K", modelName(""))
+	assert.Equal(t, "tinyllama-Q4_K", modelName("/models/tinyllama-Q4_K-00001-of-00003.gguf"))
 }
 
 // TestHostPolicy (issue 11, item 4): on a loopback address serve answers

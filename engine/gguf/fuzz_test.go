@@ -17,7 +17,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
-var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzParse seed files")
+var updateSeeds = flag.Bool("update-seeds", false, "rewrite the seed files of testdata/fuzz")
 
 // FuzzParse checks that no input panics Parse or makes it allocate more
 // than a small multiple of its size, that every error wraps a sentinel, and that whatever Parse accepts is a consistent file: its
@@ -100,19 +100,25 @@ func fuzzSeeds(t *testing.T) map[string][]byte {
 // TestFuzzSeedsCommitted keeps testdata/fuzz/FuzzParse in step with
 // fuzzSeeds; run with -update-seeds to rewrite the files.
 func TestFuzzSeedsCommitted(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
 	for name, data := range fuzzSeeds(t) {
-		path := filepath.Join(dir, "seed-"+name)
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
-		if *updateSeeds {
-			require.NoError(t, os.MkdirAll(dir, 0o755))
-			require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
-			continue
-		}
-		got, err := os.ReadFile(path)
-		require.NoError(t, err, "run go test -run TestFuzzSeedsCommitted -update-seeds")
-		assert.Equal(t, want, string(got), path)
+		checkSeed(t, "FuzzParse", name, fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data))
 	}
+}
+
+// checkSeed checks that the committed seed file of fuzz target fuzz called
+// name holds want, or writes it there with -update-seeds.
+func checkSeed(t *testing.T, fuzz, name, want string) {
+	t.Helper()
+	dir := filepath.Join("testdata", "fuzz", fuzz)
+	path := filepath.Join(dir, "seed-"+name)
+	if *updateSeeds {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+		return
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -run %s -update-seeds", t.Name())
+	assert.Equal(t, want, string(got), path)
 }
 
 func BenchmarkParseVocabLlamaSPM(b *testing.B) {

@@ -185,6 +185,40 @@ func (s Spec) validate() error {
 // tokenizes to its UTF-8 bytes) and, as wasmlm.modelgen.version, Version.
 // Tensors are written in llama.cpp's order and names.
 func Build(sp Spec) ([]byte, error) {
+	b, err := build(sp)
+	if err != nil {
+		return nil, err
+	}
+	return b.Bytes()
+}
+
+// BuildSplit writes the model sp describes as parts of a split model, the
+// files llama-gguf-split --split-max-tensors ⌈tensors/parts⌉ writes from
+// Build's file: part i is to be named gguf.SplitPath(prefix, i+1, parts).
+// It is an ErrSpec error when that limit does not cut the model's tensors
+// into exactly parts parts (9 tensors cannot be 4 parts of at most 3), or
+// when parts is below 1. A model in 1 part is one file with the split keys.
+func BuildSplit(sp Spec, parts int) ([][]byte, error) {
+	b, err := build(sp)
+	if err != nil {
+		return nil, err
+	}
+	n := b.TensorCount()
+	if parts < 1 || parts > n {
+		return nil, fmt.Errorf("%w: %d parts of a model of %d tensors", ErrSpec, parts, n)
+	}
+	out, err := b.SplitBytes(gguf.SplitOptions{MaxTensors: (n + parts - 1) / parts})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != parts {
+		return nil, fmt.Errorf("%w: at most %d tensors a part cut %d tensors into %d parts, not %d", ErrSpec, (n+parts-1)/parts, n, len(out), parts)
+	}
+	return out, nil
+}
+
+// build fills a Builder with the model sp describes.
+func build(sp Spec) (*gguf.Builder, error) {
 	sp = sp.withDefaults()
 	if err := sp.validate(); err != nil {
 		return nil, err
@@ -196,7 +230,7 @@ func Build(sp Spec) ([]byte, error) {
 	if g.err != nil {
 		return nil, g.err
 	}
-	return g.b.Bytes()
+	return g.b, nil
 }
 
 func newGenerator(sp Spec) *generator {
