@@ -26,12 +26,12 @@ func readModel(path string) ([]byte, error) {
 }
 
 // joinSplit reads the count parts whose names start with prefix and returns
-// the file llama-gguf-split --merge writes from them (see joinParts). The
+// the file llama-gguf-split --merge writes from them (see gguf.Join). The
 // parts are mapped, not read, where the system can map files, so the joined
 // file is the only copy of the model in memory.
 func joinSplit(prefix string, count int) ([]byte, error) {
 	parts := make([]*gguf.File, 0, count)
-	var first gguf.SplitInfo
+	datas := make([][]byte, 0, count)
 	for i := range count {
 		path := gguf.SplitPath(prefix, i+1, count)
 		data, unmap, err := mapFile(path)
@@ -59,51 +59,22 @@ func joinSplit(prefix string, count int) ([]byte, error) {
 			return nil, fmt.Errorf("%s says it is part %d of %d (%s, %s), not part %d of %d as its name says",
 				path, s.Index+1, s.Count, gguf.SplitNoKey, gguf.SplitCountKey, i+1, count)
 		}
-		if i == 0 {
-			first = s
-		}
-		parts = append(parts, f)
+		parts, datas = append(parts, f), append(datas, data)
 	}
-	b, err := joinParts(parts, first.Tensors, func(i int) string { return gguf.SplitPath(prefix, i+1, count) })
+	sizes := make([]int64, len(parts))
+	for i, d := range datas {
+		sizes[i] = int64(len(d))
+	}
+	_, l, err := gguf.Join(parts, sizes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", gguf.SplitPath(prefix, 1, count), err)
 	}
-	return b.Bytes() // the one allocation of the model's size; the parts are unmapped after it
-}
-
-// joinParts builds the file llama-gguf-split --merge writes from the parts
-// of a model: the first part's metadata with split.count set to 0 (and so
-// moved last, as the tool sets it), which marks a whole file, then the
-// tensors of every part in order, their dims without trailing 1s. The
-// tensors' bytes are the parts' until Bytes copies them. tensors is
-// split.tensors.count, which the parts' tensors must add up to, each name
-// once; name(i) names part i in errors.
-func joinParts(parts []*gguf.File, tensors int, name func(int) string) (*gguf.Builder, error) {
-	b := gguf.NewBuilder()
-	for _, kv := range parts[0].KVs() {
-		if kv.Key != gguf.SplitCountKey {
-			b.Set(kv.Key, kv.Value)
-		}
+	out := make([]byte, l.Size) // the one allocation of the model's size; the parts are unmapped after it
+	copy(out, l.Header)
+	for i, d := range datas {
+		l.Fill(out, i, 0, d)
 	}
-	b.Set(gguf.SplitCountKey, gguf.ValueOf(uint16(0)))
-	in := map[string]int{} // tensor name → part
-	for i, p := range parts {
-		for _, t := range p.Tensors() {
-			if j, dup := in[t.Name]; dup {
-				return nil, fmt.Errorf("tensor %q is in both %s and %s", t.Name, name(j), name(i))
-			}
-			in[t.Name] = i
-			dims := t.Dims
-			for len(dims) > 1 && dims[len(dims)-1] == 1 {
-				dims = dims[:len(dims)-1]
-			}
-			b.AddTensor(t.Name, t.Type, dims, t.Data)
-		}
-	}
-	if len(in) != tensors {
-		return nil, fmt.Errorf("the %d parts hold %d tensors, but %s says %d (%s)", len(parts), len(in), name(0), tensors, gguf.SplitTensorsKey)
-	}
-	return b, nil
+	return out, nil
 }
 
 // splitHint explains a model that did not load because it is the first

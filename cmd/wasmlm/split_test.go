@@ -207,8 +207,8 @@ func TestSplitModelErrors(t *testing.T) {
 		{p("gone-00001-of-00003.gguf"), "part 3 of 3 of the split model is missing: open " + p("gone-00003-of-00003.gguf")},
 		{p("swapped-00001-of-00003.gguf"), "swapped-00002-of-00003.gguf says it is part 3 of 3 (split.no, split.count), not part 2 of 3 as its name says"},
 		{p("count-00001-of-00002.gguf"), "count-00001-of-00002.gguf says it is part 1 of 3 (split.no, split.count), not part 1 of 2 as its name says"},
-		{p("dup-00001-of-00002.gguf"), `tensor "a" is in both ` + p("dup-00001-of-00002.gguf") + " and " + p("dup-00002-of-00002.gguf")},
-		{p("few-00001-of-00002.gguf"), "the 2 parts hold 2 tensors, but " + p("few-00001-of-00002.gguf") + " says 3 (split.tensors.count)"},
+		{p("dup-00001-of-00002.gguf"), p("dup-00001-of-00002.gguf") + `: gguf: malformed file: tensor "a" is in both part 1 and part 2`},
+		{p("few-00001-of-00002.gguf"), p("few-00001-of-00002.gguf") + ": gguf: malformed file: the 2 parts hold 2 tensors; the first says 3 (split.tensors.count)"},
 		{p("plain-00001-of-00002.gguf"), "plain-00002-of-00002.gguf is not a part of a split model: it has no split.count"},
 		{p("renamed.gguf"), "renamed.gguf is part 1 of 3 of a split model; its parts are found by their names, name-00001-of-00003.gguf)"},
 	} {
