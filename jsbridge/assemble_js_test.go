@@ -107,9 +107,13 @@ func TestAssembledModelIsTheModel(t *testing.T) {
 			defer b.Release()
 			assemble(t, b, files, 0, 1, 4093)
 			info := mustCall(t, b, "load", "assembled")
-			for _, k := range []string{"architecture", "parameters", "vocabSize", "fileSize", "chatTemplate"} {
+			for _, k := range []string{"architecture", "parameters", "vocabSize", "chatTemplate"} {
 				assert.Equal(t, wantInfo.Get(k).String(), info.Get(k).String(), k)
 			}
+			inspected, err := withHeaders(t, b, "inspect", files, js.Undefined())
+			require.NoError(t, err)
+			assert.Equal(t, inspected.Get("fileSize").Int(), info.Get("fileSize").Int(), "the model's size: its parts joined")
+			assert.Equal(t, len(files), inspected.Get("parts").Int())
 			run := golden.Runs[0]
 			res := mustCall(t, b, "generate", run.Prompt, greedy(golden.Steps+1-len(run.PromptIDs)))
 			assert.Equal(t, run.GeneratedIDs, ints(res.Get("tokens")))

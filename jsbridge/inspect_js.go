@@ -46,7 +46,7 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 		device = v.Float()
 	}
 	return func() (any, error) {
-		f, _, _, more, err := b.headers(args)
+		f, whole, _, more, err := b.headers(args)
 		if err != nil || more >= 0 {
 			return map[string]any{"more": more}, err
 		}
@@ -54,7 +54,7 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
-		return inspection(f, h, args, ctxLen, kvType, workers, device)
+		return inspection(f, h, int64(whole.Size), arg(args, 1).Length(), ctxLen, kvType, workers, device)
 	}, nil
 }
 
@@ -66,13 +66,8 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 // largest shard) across workers (the count asked, or the fewest that fit),
 // workersNeeded (the fewest that fit, or null when no split fits), fits,
 // and limits: {worker, device} in bytes (device null when unknown).
-func inspection(f *gguf.File, h *engine.Header, args []js.Value, ctxLen int, kvType string, workers int, deviceGiB float64) (any, error) {
+func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, kvType string, workers int, deviceGiB float64) (any, error) {
 	c := h.Config()
-	size := int64(0)
-	parts := arg(args, 1).Length()
-	for i := range parts {
-		size += int64(arg(args, 1).Index(i).Float())
-	}
 	info := h.Info(int(size))
 	positions := min(c.ContextLength, engine.DefaultContextLength)
 	if ctxLen > 0 {
