@@ -166,7 +166,7 @@ func (b *Binding) parsePrepare(args []js.Value) (work, error) {
 
 // readGap merges reads closer than this: a host reading over HTTP makes
 // one request rather than two for up to this many bytes more.
-const readGap = 1 << 20
+const readGap = 256 << 10
 
 // parseFill: fill(source, offset, chunk) copies chunk, the bytes of file
 // source from offset, where the prepared model takes them.

@@ -77,7 +77,10 @@ function urlReader(url) {
       throw codedError('fetch_failed', `wasmlm: fetching ${url} failed: ${err?.message ?? err}`, { cause: err });
     }
     if (res.status === 206) {
+      // A server on another origin may not expose Content-Range
+      // (Access-Control-Expose-Headers): a 206 is then taken to start where asked.
       const cr = contentRangeTotal(res);
+      if (!cr && !res.headers.has('content-range')) return { res, skip: 0, total: undefined };
       if (!cr || cr.start !== start) {
         res.body?.cancel().catch(() => {});
         throw codedError('fetch_failed', `wasmlm: fetching ${url}: the server answered bytes=${start}- with Content-Range ${res.headers.get('content-range')}`);
@@ -91,6 +94,12 @@ function urlReader(url) {
     if (res.status === 416 && start === 0) return { res: null, skip: 0, total: 0 }; // an empty file
     res.body?.cancel().catch(() => {});
     throw codedError('fetch_failed', `wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim(), { status: res.status });
+  };
+  // The size from a HEAD request's Content-Length (which CORS always exposes).
+  const headSize = async () => {
+    const res = await fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => null);
+    const n = res?.ok && !res.headers.get('content-encoding') ? Number(res.headers.get('content-length') ?? NaN) : NaN;
+    return Number.isFinite(n) ? n : undefined;
   };
   const checkSize = (total) => {
     if (total === undefined) return;
@@ -110,6 +119,7 @@ function urlReader(url) {
       const bytes = new Uint8Array(got);
       let at = 0;
       for (const c of out) { bytes.set(c, at); at += c.length; }
+      if (size === undefined) size = await headSize();
       if (size === undefined) {
         throw codedError('fetch_failed', `wasmlm: ${url}: the server says neither Content-Range nor Content-Length, so the model's size is unknown`, { sizeUnknown: true, bytes });
       }

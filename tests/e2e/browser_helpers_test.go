@@ -49,6 +49,8 @@ type site struct {
 
 	mu   sync.Mutex
 	hits map[string]int // requests per path
+
+	files sync.Map // name → *servedFile, under filesDir (serveFile)
 }
 
 // requests is the number of requests the server has answered for path.
@@ -89,6 +91,7 @@ func webSite(t testing.TB) *site {
 		files := http.FileServer(http.Dir(dist))
 		mux := http.NewServeMux()
 		mux.Handle(llama2cDir, http.StripPrefix(llama2cDir, http.FileServer(http.Dir(testdata))))
+		mux.HandleFunc(filesDir, s.serveFiles)
 		mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>e2e</title></head><body></body></html>`)
