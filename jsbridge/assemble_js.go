@@ -3,7 +3,9 @@ package jsbridge
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
@@ -17,6 +19,7 @@ import (
 //	inspect(prefixes, sizes, options) → {more} | inspection
 //	prepare(prefixes, sizes, {shardIndex, shardCount}) → {more} | {reads, size, bytes}
 //	fill(source, offset, chunk) → bytes placed
+//	filled(bytes)                → bytes placed so far
 //	load('assembled', options) → info
 //
 // prefixes are the first bytes of each file of the model (one, or the
@@ -25,7 +28,11 @@ import (
 // (twice as much, say) and call again. reads lists [source, start, end]
 // ranges of the files that the model (or the shard) needs; each chunk read
 // goes to fill, in any order; load then reads the model from what was
-// filled.
+// filled. A host that holds the instance's WebAssembly.Memory may instead
+// copy each chunk straight to prepare's address plus where the segments
+// say (Go's memory does not move), then report the bytes with filled: no
+// chunk passes through Go, so none waits for Go's garbage collector to be
+// released (a JavaScript value handed to Go lives until then).
 
 // maxHeaderBytes bounds how much of a file its header may take (the
 // vocabulary is most of it: 7 MB for a 262k-token one), so that a corrupt
@@ -160,7 +167,17 @@ func (b *Binding) parsePrepare(args []js.Value) (work, error) {
 		for i, r := range reads {
 			out[i] = []any{r.Source, r.Start, r.End}
 		}
-		return map[string]any{"reads": out, "size": l.Size, "bytes": l.Covered()}, nil
+		segs := make([]any, len(l.Segments))
+		for i, sg := range l.Segments {
+			segs[i] = []any{sg.Source, sg.Offset, sg.Dst, sg.Len}
+		}
+		return map[string]any{
+			"reads": out, "size": l.Size, "bytes": l.Covered(),
+			// Where the model's bytes are in the instance's memory, and where
+			// each segment of the files goes there: a host with the memory
+			// at hand copies chunks in itself, then calls filled.
+			"address": float64(uintptr(unsafe.Pointer(unsafe.SliceData(a.buf)))), "segments": segs,
+		}, nil
 	}, nil
 }
 
@@ -193,11 +210,42 @@ func (b *Binding) parseFill(args []js.Value) (work, error) {
 			placed += js.CopyBytesToGo(a.buf[at:at+hi-lo], chunk.Call("subarray", lo, hi))
 		})
 		b.mu.Lock()
+		before := a.placed
 		a.placed += placed
 		b.mu.Unlock()
+		// Every chunk (and each subarray of it) that reached Go stays
+		// referenced from wasm_exec.js's table of values until Go's garbage
+		// collector finalizes its js.Value, and filling allocates nothing, so
+		// no collection would come: without this the page's JavaScript heap
+		// keeps every chunk read, the size of the model.
+		if before/gcEvery != a.placed/gcEvery {
+			runtime.GC()
+		}
 		return placed, nil
 	}, nil
 }
+
+// parseFilled: filled(bytes) says that the host copied bytes of the
+// prepared model into its memory itself (at prepare's address, as its
+// segments say) rather than through fill.
+func (b *Binding) parseFilled(args []js.Value) (work, error) {
+	n := arg(args, 0)
+	if n.Type() != js.TypeNumber || n.Float() != float64(int(n.Float())) || n.Float() < 0 {
+		return nil, invalid("bytes", "must be a byte count, got %s", b.describe(n))
+	}
+	return func() (any, error) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.asm == nil {
+			return nil, invalidCall("call prepare before filled")
+		}
+		b.asm.placed += n.Int()
+		return b.asm.placed, nil
+	}, nil
+}
+
+// gcEvery is how many bytes fill places between collections (see fill).
+const gcEvery = 32 << 20
 
 // takeAssembly returns the filled model and forgets it, or an error when
 // none was prepared or it is not complete.

@@ -26,6 +26,7 @@ import (
 //	                                            from its header (inspect_js.go)
 //	prepare(prefixes, sizes, {shardIndex, shardCount}) → {reads, size, bytes}
 //	fill(source, offset, chunk)               → bytes placed
+//	filled(bytes)                             → bytes placed so far
 //	info()                                    → info of the loaded model
 //	tokenize(text, {addBos = true, special = false}) → number[]
 //	detokenize(ids)                           → string
@@ -133,6 +134,7 @@ func New() *Binding {
 	b.export("inspect", b.parseInspect)
 	b.export("prepare", b.parsePrepare)
 	b.export("fill", b.parseFill)
+	b.export("filled", b.parseFilled)
 	return b
 }
 
@@ -150,7 +152,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow", "inspect", "prepare", "fill"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow", "inspect", "prepare", "fill", "filled"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil

@@ -61,11 +61,11 @@ func TestPanicsAreRecovered(t *testing.T) {
 }
 
 // TestFuncsReleased: after every kind of call — successful, rejected,
-// aborted, queued — only the thirteen methods hold js.Funcs, and Release frees
+// aborted, queued — only the fourteen methods hold js.Funcs, and Release frees
 // those and removes the methods.
 func TestFuncsReleased(t *testing.T) {
 	b := New()
-	const methods = 13
+	const methods = 14
 	assert.Equal(t, methods, b.LiveFuncs())
 	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)

@@ -6,7 +6,7 @@
 //
 //   const r = openReader({ url } | { blob });
 //   const { bytes, size } = await r.prefix(1 << 20);   // the first bytes, and the file's size
-//   for await (const chunk of r.range(start, end, signal)) ...
+//   for await (const chunk of r.range(start, end, signal)) ...   // a view, valid until the next
 //
 // A server that ignores Range (answers 200) still works: the body is read
 // from the start and the bytes before the range are skipped. A connection
@@ -30,6 +30,34 @@ function abortError(signal) {
   return codedError('aborted', 'wasmlm: the load was aborted', { name: 'AbortError', cause: signal.reason });
 }
 
+/** The size of the buffer a byte stream is read into (see chunks). */
+const BUFFER = 1 << 20;
+
+/**
+ * A reader of stream's chunks: into one reused buffer where the stream is a
+ * byte stream (read() then yields views of it, valid until the next read:
+ * copy what you keep), so reading gigabytes allocates nothing for the
+ * garbage collector to catch up with; chunk by chunk otherwise.
+ */
+function chunks(stream) {
+  let byob = null;
+  try {
+    byob = stream.getReader({ mode: 'byob' });
+  } catch {
+    const reader = stream.getReader();
+    return { read: () => reader.read(), cancel: (why) => reader.cancel(why) };
+  }
+  let buf = new ArrayBuffer(BUFFER);
+  return {
+    async read() {
+      const r = await byob.read(new Uint8Array(buf, 0, buf.byteLength));
+      if (r.value) buf = r.value.buffer; // the same memory, handed back
+      return r;
+    },
+    cancel: (why) => byob.cancel(why),
+  };
+}
+
 /** A reader of source: {url} (a string) or {blob}. */
 export function openReader(source) {
   if (source.blob) return blobReader(source.blob);
@@ -45,7 +73,7 @@ function blobReader(blob) {
     },
     async *range(start, end, signal) {
       signal?.throwIfAborted();
-      const reader = blob.slice(start, end).stream().getReader();
+      const reader = chunks(blob.slice(start, end).stream());
       try {
         for (;;) {
           if (signal?.aborted) throw abortError(signal);
@@ -113,7 +141,7 @@ function urlReader(url) {
       const out = [];
       let got = 0;
       for await (const chunk of this.range(0, n, undefined, true)) {
-        out.push(chunk);
+        out.push(chunk.slice()); // range's chunks are views of a reused buffer
         got += chunk.length;
       }
       const bytes = new Uint8Array(got);
@@ -134,7 +162,7 @@ function urlReader(url) {
         const { res, skip, total } = await request(at, end, signal);
         checkSize(total);
         if (!res) break;
-        const reader = res.body.getReader();
+        const reader = chunks(res.body);
         let pos = at - skip; // the file offset of the next byte the body gives
         try {
           for (;;) {

@@ -41,6 +41,7 @@ let binding = null; // a Promise of globalThis.wasmlm, set by the Go program
 let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMemoryBytes
 let simdReason = ''; // why the SIMD kernels are not attached, for info's simdReason
 let simdRelaxed = false; // whether the kernels are the relaxed-SIMD build, for info's simdRelaxed
+let plan = null; // the model being read: the Go side's prepare result (assemble, prepare, fill)
 const controllers = new Map(); // generation id → AbortController
 
 // simdImports of simd.js, an ES module, which a classic worker loads with
@@ -157,10 +158,17 @@ async function handle(m, signal) {
       return b.shard(m.index, m.count);
     case 'inspect':
       return b.inspect(m.prefixes, m.sizes, m.options);
-    case 'prepare':
-      return b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
-    case 'fill':
-      return b.fill(m.source, m.offset, m.chunk);
+    case 'prepare': {
+      plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
+      const { segments, address, ...rest } = plan;
+      return rest;
+    }
+    case 'fill': {
+      if (!plan) throw internalError('wasmlm: fill before prepare');
+      const placed = place(plan, m.source, m.offset, m.chunk);
+      await b.filled(placed);
+      return placed;
+    }
     case 'assemble':
       return assemble(b, m, signal);
     case 'memory':
@@ -185,7 +193,7 @@ async function handle(m, signal) {
 // bytes placed. Resolves to {bytes}.
 async function assemble(b, m, signal) {
   const { openReader } = await import('./reader.js');
-  const plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
+  plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
   if (plan.more >= 0) throw internalError(`wasmlm: the header of file ${plan.more} needs more than the page read`);
   const readers = m.sources.map((s) => openReader(s));
   let loaded = 0;
@@ -198,14 +206,35 @@ async function assemble(b, m, signal) {
   for (const [source, start, end] of plan.reads) {
     let at = start;
     for await (const chunk of readers[source].range(start, end, signal)) {
-      loaded += await b.fill(source, at, chunk);
+      loaded += place(plan, source, at, chunk);
       at += chunk.length;
       if (loaded - reported >= 4 << 20) report();
     }
     if (at !== end) throw codedError('fetch_failed', `wasmlm: file ${source + 1} ended at byte ${at}, before ${end}`);
   }
+  await b.filled(loaded);
   report();
   return { bytes: loaded };
+}
+
+// place copies chunk, the bytes of file source from at, where the plan's
+// segments put them in the Go instance's memory (Go's memory does not move,
+// and Go does not run while this does), and returns how many it placed.
+// The chunk never reaches Go, so it is garbage as soon as it is placed: a
+// value handed to Go would live until Go's garbage collector ran.
+function place(p, source, at, chunk) {
+  const mem = new Uint8Array(memory.buffer); // anew: the buffer changes when the memory grows
+  const end = at + chunk.length;
+  let placed = 0;
+  for (const [src, offset, dst, len] of p.segments) {
+    if (src !== source) continue;
+    const lo = Math.max(at, offset);
+    const hi = Math.min(end, offset + len);
+    if (lo >= hi) continue;
+    mem.set(chunk.subarray(lo - at, hi - at), p.address + dst + (lo - offset));
+    placed += hi - lo;
+  }
+  return placed;
 }
 
 function codedError(code, message) {

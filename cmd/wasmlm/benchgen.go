@@ -91,16 +91,13 @@ func generateBenchModels(dir string, shapes, only []string, log io.Writer) error
 	return man.write(dir)
 }
 
-// writeBenchModel builds m and writes it to dir/<name>.gguf, through a
-// temporary file so a reader never sees half a model.
+// writeBenchModel writes m to dir/<name>.gguf a tensor at a time (a model
+// of gigabytes is never held whole), through a temporary file so a reader
+// never sees half a model.
 func writeBenchModel(dir string, m modelgen.Model) (manifestEntry, error) {
-	data, err := modelgen.Build(m.Spec)
-	if err != nil {
-		return manifestEntry{}, fmt.Errorf("%s: %w", m.Name, err)
-	}
 	e := manifestEntry{
 		Name: m.Name, Shape: m.Shape, Type: m.Spec.Type.String(), File: m.Name + ".gguf",
-		Size: int64(len(data)), Spec: m.Spec, MatrixTypes: map[string]int{},
+		Spec: m.Spec, MatrixTypes: map[string]int{},
 	}
 	for _, cols := range matrixCols(m.Spec.Shape) {
 		t, err := m.Spec.MatrixType(cols)
@@ -115,8 +112,17 @@ func writeBenchModel(dir string, m modelgen.Model) (manifestEntry, error) {
 	}
 	path := filepath.Join(dir, e.File)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	f, err := os.Create(tmp)
+	if err != nil {
 		return e, err
+	}
+	e.Size, err = modelgen.Write(f, m.Spec)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return e, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return e, os.Rename(tmp, path)
 }

@@ -22,6 +22,19 @@ func TinyLlama() Shape {
 	return Shape{Dim: 2048, HiddenDim: 5632, Layers: 22, Heads: 32, KVHeads: 4, VocabSize: 32000, ContextLength: 2048}
 }
 
+// Llama3B is a 3B-parameter Llama shape (dim 3072, as Llama-3.2-3B, with a
+// 32000-token vocabulary): 1.7 GB in Q4_0, for the memory benchmark.
+func Llama3B() Shape {
+	return Shape{Dim: 3072, HiddenDim: 8192, Layers: 28, Heads: 24, KVHeads: 8, VocabSize: 32000, ContextLength: 4096}
+}
+
+// Llama8B is Llama-3-8B's shape with a 32000-token vocabulary: 4.4 GB in
+// Q4_0, more than one 32-bit WebAssembly memory holds, for the tests and
+// benchmark of a model split across workers.
+func Llama8B() Shape {
+	return Shape{Dim: 4096, HiddenDim: 14336, Layers: 32, Heads: 32, KVHeads: 8, VocabSize: 32000, ContextLength: 8192}
+}
+
 // ShapeNames are the named shapes, smallest first.
 func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 
@@ -36,6 +49,10 @@ func ShapeByName(name string) (Shape, error) {
 		return Stories110M(), nil
 	case "tinyllama":
 		return TinyLlama(), nil
+	case "llama3b":
+		return Llama3B(), nil
+	case "llama8b":
+		return Llama8B(), nil
 	}
 	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v)", ErrSpec, name, ShapeNames())
 }
@@ -47,10 +64,14 @@ func BenchTypes() []tensor.Type {
 
 // benchTypesOf are the types the benchmark writes shape in: BenchTypes,
 // less F32 for TinyLlama (4.4 GB: more than 32-bit WebAssembly can hold, and
-// no one runs a 1.1B model unquantized in a page).
+// no one runs a 1.1B model unquantized in a page); Q4_0 only for the 3B and
+// 8B shapes (the memory benchmark's).
 func benchTypesOf(shape string) []tensor.Type {
-	if shape == "tinyllama" {
+	switch shape {
+	case "tinyllama":
 		return BenchTypes()[1:]
+	case "llama3b", "llama8b":
+		return []tensor.Type{tensor.Q4_0}
 	}
 	return BenchTypes()
 }
@@ -81,7 +102,7 @@ func BenchModels(shapes ...string) ([]Model, error) {
 		}
 		for _, t := range benchTypesOf(name) {
 			m := Model{Name: name + "-" + t.String(), Shape: name}
-			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: name == "tinyllama", MuteSpecial: true, Seed: benchSeed}
+			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: name != "stories15M" && name != "stories110M", MuteSpecial: true, Seed: benchSeed}
 			out = append(out, m)
 		}
 	}

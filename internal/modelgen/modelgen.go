@@ -93,6 +93,11 @@ type Spec struct {
 	// Std is the weights' standard deviation (DefaultStd when 0). Norm
 	// weights are 1 + noise, biases noise.
 	Std float64 `json:"std,omitempty"`
+	// Fast draws Q4_0 and Q8_0 matrices' quants as uniform random bits
+	// under one scale (giving about Std) instead of quantizing normal
+	// draws: twenty times faster, for the multi-gigabyte models of tests
+	// that need a real size, not a real distribution. Other types ignore it.
+	Fast bool `json:"fast,omitempty"`
 }
 
 // withDefaults returns s with its zero-valued optional fields filled in.
@@ -326,6 +331,11 @@ func (g *generator) matrix(name string, rows, cols int, output bool) {
 		g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, nil)
 		return
 	}
+	if t, err := g.sp.MatrixType(cols); err == nil && g.sp.Fast && (t == tensor.Q4_0 || t == tensor.Q8_0) {
+		data := g.fastQuants(t, rows, cols, output && g.sp.MuteSpecial)
+		g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, data)
+		return
+	}
 	vals := g.random(rows*cols, 0)
 	if output && g.sp.MuteSpecial {
 		for _, id := range []int{bosID, eosID} {
@@ -342,6 +352,37 @@ func (g *generator) matrix(name string, rows, cols int, output bool) {
 		return
 	}
 	g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, data)
+}
+
+// fastQuants draws a rows×cols Q4_0 or Q8_0 matrix as random quants under
+// a scale that gives them about Std (see Spec.Fast); mute zeroes the
+// scales of BOS's and EOS's rows, as MuteSpecial asks.
+func (g *generator) fastQuants(t tensor.Type, rows, cols int, mute bool) []byte {
+	rb, _ := tensor.RowBytes(t, cols)
+	data := make([]byte, rows*rb)
+	for i := 0; i+8 <= len(data); i += 8 {
+		binary.LittleEndian.PutUint64(data[i:], g.rng.Uint64())
+	}
+	block, scale := 18, g.sp.Std/4.6 // Q4_0: an f16 scale, 32 4-bit quants (-8..7, uniform: std 4.6)
+	if t == tensor.Q8_0 {
+		block, scale = 34, g.sp.Std/74 // an f16 scale, 32 int8 quants (uniform: std 74)
+	}
+	half, err := encode(tensor.F16, 1, 1, []float32{float32(scale)})
+	if err != nil {
+		g.err = cmp.Or(g.err, err)
+		return data
+	}
+	d := binary.LittleEndian.Uint16(half)
+	for r := range rows {
+		for b := r * rb; b < (r+1)*rb; b += block {
+			v := d
+			if mute && (r == bosID || r == eosID) {
+				v = 0
+			}
+			binary.LittleEndian.PutUint16(data[b:], v)
+		}
+	}
+	return data
 }
 
 // vector adds an F32 vector of n values around mean.

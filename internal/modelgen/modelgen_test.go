@@ -2,6 +2,7 @@ package modelgen_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -331,6 +332,44 @@ func TestWriteIsBuild(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, len(want), l.Size)
 			assert.Equal(t, want[:len(l.Header)], l.Header)
+		})
+	}
+}
+
+// TestFastModelsLoadAndRun: Spec.Fast's random quants load, run and stay
+// finite, about as spread as asked, BOS and EOS muted.
+func TestFastModelsLoadAndRun(t *testing.T) {
+	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q8_0} {
+		t.Run(typ.String(), func(t *testing.T) {
+			sp := modelgen.Spec{Shape: modelgen.Shape{Dim: 128, HiddenDim: 256, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 512, ContextLength: 64},
+				Type: typ, Fast: true, Seed: 9, MuteSpecial: true, SeparateOutput: true}
+			data, err := modelgen.Build(sp)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			_, err = modelgen.Write(&buf, sp)
+			require.NoError(t, err)
+			assert.Equal(t, data, buf.Bytes(), "Write is Build")
+			m, err := engine.LoadGGUF(data)
+			require.NoError(t, err)
+			f, err := gguf.Parse(data)
+			require.NoError(t, err)
+			ti, _ := f.Tensor("blk.0.ffn_up.weight")
+			mat, err := tensor.NewMatrix(typ, 256, 128, ti.Data)
+			require.NoError(t, err)
+			row := make([]float32, 128)
+			var sum float64
+			for r := range 256 {
+				mat.Row(row, r)
+				for _, v := range row {
+					sum += float64(v) * float64(v)
+				}
+			}
+			assert.InDelta(t, modelgen.DefaultStd, math.Sqrt(sum/(256*128)), modelgen.DefaultStd*0.1)
+			s, err := m.NewSession(engine.SessionOptions{})
+			require.NoError(t, err)
+			r, err := s.Generate(context.Background(), "Once", engine.GenerateOptions{MaxTokens: 8}, nil)
+			require.NoError(t, err)
+			assert.Len(t, r.Tokens, 8, "BOS and EOS are muted: greedy never stops early")
 		})
 	}
 }
