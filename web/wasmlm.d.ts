@@ -1,15 +1,25 @@
 // Types of wasmlm.js: a language model that runs in a Web Worker.
 
-/** Where a model comes from: a URL, bytes, or a file the user picked. */
-export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
+/**
+ * Where a model comes from: a URL, bytes, or a file the user picked; a split
+ * GGUF (name-00001-of-00003.gguf, as llama-gguf-split writes them) by its
+ * first part's URL (the others are found by name) or by all its parts, in
+ * order, as URLs or Blobs.
+ */
+export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob | ReadonlyArray<string | URL | Blob>;
 
 export interface LoadProgress {
-  /** Bytes read so far, over all the files of the load. */
+  /** Bytes read so far, over all the files (and workers) of the load. */
   loaded: number;
   /** Bytes in all, once every file's size is known. */
   total?: number;
-  /** Whether every file came from Cache Storage. */
+  /** Whether every file came from the cache. */
   cached: boolean;
+  /**
+   * 'download' while a model is downloaded into the cache (then it is read
+   * from there: the progress starts again, without phase); absent otherwise.
+   */
+  phase?: 'download';
 }
 
 export interface LoadOptions {
@@ -46,6 +56,61 @@ export interface LoadOptions {
    * web/README.md, "Several workers".
    */
   workers?: number | 'auto';
+  /**
+   * The KV cache's type: 'f16' halves it (llama.cpp's default), 'f32' keeps
+   * full precision; 'auto' (the default): f16 for models over 100M
+   * parameters, f32 below.
+   */
+  kvType?: 'auto' | 'f16' | 'f32';
+  /**
+   * The model file's SHA-256 (64 hex digits): the cached copy must match it
+   * (see README, "Model cache"); not for a model in parts.
+   */
+  sha256?: string;
+}
+
+/** What loading a model would take, in bytes (inspect's memory). */
+export interface MemoryEstimate {
+  /** The model's bytes held in memory (the file; a split GGUF's parts joined). */
+  weights: number;
+  /** A session's keys and values, for sessionContextLength positions in kvType. */
+  kvCache: number;
+  /** Everything else: activations, logits, tokenizer, the Go runtime. */
+  scratch: number;
+  total: number;
+  /** The workers the estimate is for: the option's, or the fewest that fit. */
+  workers: number;
+  /** The most any one of them takes. */
+  perWorker: { weights: number; kvCache: number; scratch: number; total: number };
+  /** The fewest workers it fits in; null when no split fits. */
+  workersNeeded: number | null;
+  /** Whether it fits in workers workers. */
+  fits: boolean;
+  /**
+   * The limits: a worker's WebAssembly memory (32-bit: 4 GiB, less the
+   * program's own), and navigator.deviceMemory where the browser says less
+   * than 8 GiB (null otherwise).
+   */
+  limits: { worker: number; device: number | null };
+}
+
+/** What WasmLM.inspect says of a model, from its header alone. */
+export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers' | 'kvType'> {
+  /** The file's chat template source (Jinja), "" when it has none. */
+  chatTemplateSource: string;
+  /** The KV cache type a load would use. */
+  kvType: 'f16' | 'f32';
+  /** The files of the model (a split GGUF's parts). */
+  parts: number;
+  memory: MemoryEstimate;
+}
+
+export interface InspectOptions {
+  contextLength?: number;
+  kvType?: 'auto' | 'f16' | 'f32';
+  /** Estimate for this many workers (default: the fewest that fit). */
+  workers?: number;
+  signal?: AbortSignal;
 }
 
 /** What a model is; the fields of `wasmlm info`, in camelCase. */
@@ -292,6 +357,8 @@ export type ErrorCode =
   | 'worker_failed'     // a worker could not start (refused, wasmlm.worker.js or wasmlm.wasm missing or
                         // broken) or died (the Go program stopped, an uncaught error): load the model again
   | 'aborted'           // the load's signal aborted it (the Error's name is 'AbortError', its cause the reason)
+  | 'model_too_large'   // the model does not fit the workers asked for (or any): memory and workersNeeded say why
+  | 'integrity_failed'  // a downloaded model's SHA-256 is not the sha256 option's
   | 'error';            // anything else
 
 /**
@@ -306,6 +373,9 @@ export interface WasmLMError extends Error {
   param?: string;
   /** With code fetch_failed: the HTTP status of the response, when there was one. */
   status?: number;
+  /** With code model_too_large: what the model takes, and the workers that would fit it (null: none). */
+  memory?: MemoryEstimate;
+  workersNeeded?: number | null;
 }
 
 export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string };
@@ -331,6 +401,11 @@ export declare class WasmLM {
   static load(source?: ModelSource | null, options?: LoadOptions): Promise<WasmLM>;
   /** Deletes cached model downloads. */
   static clearCache(): Promise<void>;
+  /**
+   * What a model is and what loading it would take, from its GGUF header
+   * alone (a Range request for a URL's first bytes, a slice of a Blob).
+   */
+  static inspect(source?: ModelSource | null, options?: InspectOptions): Promise<ModelInspection>;
   readonly info: ModelInfo;
   readonly name: string;
   tokenize(text: string, options?: TokenizeOptions): Promise<number[]>;
