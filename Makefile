@@ -41,6 +41,7 @@ web: wasm
 	install -m 644 $(SIMD_KERNELS) $(WEB_DIST)/wasmlm-simd.wasm
 	install -m 644 $(SIMD_RELAXED) $(WEB_DIST)/wasmlm-simd-relaxed.wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
+	install -m 644 web/sha256.js $(WEB_DIST)/
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
 ## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
