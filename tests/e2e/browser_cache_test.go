@@ -3,10 +3,14 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -324,4 +328,43 @@ func TestBrowserCacheLocksAcrossTabs(t *testing.T) {
 	assert.Equal(t, sha256Hex(data), first.SHA)
 	assert.Equal(t, sha256Hex(data), second.SHA)
 	assert.Len(t, m.log(), 1)
+}
+
+// A tab closed mid-download keeps what its worker wrote (whole 1 MiB
+// pieces: the piece being gathered in the page is lost with it); another
+// tab resumes from there.
+func TestBrowserCacheResumesAfterTheTabCloses(t *testing.T) {
+	a, m := newCacheSite(t)
+	b := openTab(t, a.site, blankPage, nil)
+	data := randomModel(4<<20+77, 13)
+	m.put("model.gguf", data)
+	held := 2<<20 + 5
+	m.holdAt(held)
+	started := eval[bool](t, a, cacheScript(`
+		window.loaded = 0;
+		cachedModel('`+modelURL+`', { onProgress: (n) => { window.loaded = n; } }).catch(() => {});
+		for (let i = 0; i < 1000 && window.loaded < `+strconv.Itoa(held)+`; i++) await new Promise((r) => setTimeout(r, 10));
+		return window.loaded === `+strconv.Itoa(held)+`;`))
+	require.True(t, started, "the download reached the pause")
+	written := 2 << 20
+	stored := eval[int](t, b, cacheScript(`
+		for (let i = 0; i < 1000; i++) {
+			const [e] = await cache.list();
+			if (e?.size >= `+strconv.Itoa(written)+`) return e.size;
+			await new Promise((r) => setTimeout(r, 10));
+		}
+		return -1;`))
+	require.Equal(t, written, stored, "the worker wrote the whole pieces")
+	require.NoError(t, chromedp.Do(a.ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, page.Close, cdp.Empty{})
+		return err
+	})))
+	eval[bool](t, b, `fetch('`+releasePath+`', { method: 'POST' }).then(() => true)`)
+
+	got := eval[cacheResult](t, b, cacheScript(`return attempt(cachedModel('`+modelURL+`'));`))
+	require.Empty(t, got.Code, got.Message)
+	assert.Equal(t, sha256Hex(data), got.SHA)
+	log := m.log()
+	require.Len(t, log, 2)
+	assert.Equal(t, fmt.Sprintf("bytes=%d-", written), log[1].Range)
 }
