@@ -287,6 +287,19 @@ func cacheScript(body string) string {
 	})()`
 }
 
+// startHeldDownload starts cachedModel(modelURL) in tb (window.result is
+// its attempt) and waits until the response held after n bytes (holdAt)
+// has delivered them.
+func startHeldDownload(t *testing.T, tb *tab, n int) {
+	t.Helper()
+	started := eval[bool](t, tb, cacheScript(`
+		window.loaded = 0;
+		window.result = attempt(cachedModel('`+modelURL+`', { onProgress: (n) => { window.loaded = n; } }));
+		for (let i = 0; i < 1000 && window.loaded < `+strconv.Itoa(n)+`; i++) await new Promise((r) => setTimeout(r, 10));
+		return window.loaded === `+strconv.Itoa(n)+`;`))
+	require.True(t, started, "the download reached the pause")
+}
+
 // cacheResult is what attempt(cachedModel(...)) returns.
 type cacheResult struct {
 	None    bool   `json:"none"` // cachedModel returned null

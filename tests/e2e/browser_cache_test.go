@@ -303,12 +303,7 @@ func TestBrowserCacheLocksAcrossTabs(t *testing.T) {
 	m.put("model.gguf", data)
 	half := len(data) / 2
 	m.holdAt(half)
-	started := eval[bool](t, a, cacheScript(`
-		window.loaded = 0;
-		window.result = attempt(cachedModel('`+modelURL+`', { onProgress: (n) => { window.loaded = n; } }));
-		for (let i = 0; i < 1000 && window.loaded < `+strconv.Itoa(half)+`; i++) await new Promise((r) => setTimeout(r, 10));
-		return window.loaded === `+strconv.Itoa(half)+`;`))
-	require.True(t, started, "the first tab's download reached the pause")
+	startHeldDownload(t, a, half)
 	waiting := eval[bool](t, b, cacheScript(`
 		window.result = attempt(cachedModel('`+modelURL+`'));
 		for (let i = 0; i < 1000; i++) {
@@ -340,12 +335,7 @@ func TestBrowserCacheResumesAfterTheTabCloses(t *testing.T) {
 	m.put("model.gguf", data)
 	held := 2<<20 + 5
 	m.holdAt(held)
-	started := eval[bool](t, a, cacheScript(`
-		window.loaded = 0;
-		cachedModel('`+modelURL+`', { onProgress: (n) => { window.loaded = n; } }).catch(() => {});
-		for (let i = 0; i < 1000 && window.loaded < `+strconv.Itoa(held)+`; i++) await new Promise((r) => setTimeout(r, 10));
-		return window.loaded === `+strconv.Itoa(held)+`;`))
-	require.True(t, started, "the download reached the pause")
+	startHeldDownload(t, a, held)
 	written := 2 << 20
 	stored := eval[int](t, b, cacheScript(`
 		for (let i = 0; i < 1000; i++) {
