@@ -3,6 +3,8 @@
 // writing them (through cache.worker.js, or the page's writable streams),
 // streaming a response into one, hashing one. An ES module.
 
+import { abortError, codedError } from './errors.js';
+
 /** The OPFS directory of the cache. */
 export const CACHE_DIR = 'wasmlm-models';
 
@@ -282,29 +284,7 @@ export function warn(message) {
 }
 
 // --- errors -------------------------------------------------------------------
-// codedError, argumentError, abortError and httpError are wasmlm.js's,
-// repeated here until they move to a module of their own.
-
-/** An Error (or TypeError, with type) with code and more properties. */
-export function codedError(code, message, props, type = Error) {
-  const err = new type(message, props?.cause === undefined ? undefined : { cause: props.cause });
-  err.code = code;
-  for (const [k, v] of Object.entries(props ?? {})) if (k !== 'cause') err[k] = v;
-  return err;
-}
-
-export function argumentError(field, problem) {
-  const param = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return codedError('invalid_argument', `wasmlm: invalid argument: ${field} ${problem}`, { field, param, problem }, TypeError);
-}
-
-export function abortError(signal) {
-  return codedError('aborted', 'wasmlm: the load was aborted', { name: 'AbortError', cause: signal.reason });
-}
-
-export function httpError(url, res) {
-  return codedError('fetch_failed', `wasmlm: fetching ${url} failed: HTTP ${res.status} ${res.statusText}`.trim(), { status: res.status });
-}
+// The cache's own; errors.js has the rest.
 
 export function integrityError(url, want, got) {
   return codedError('integrity_failed', `wasmlm: ${url} has SHA-256 ${got}, not ${want}; the cached copy was deleted`, { expected: want, actual: got });

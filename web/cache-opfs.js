@@ -12,9 +12,9 @@
 
 import { Sha256 } from './sha256.js';
 import {
-  codedError, contentLength, discard, fileOf, get, cancel, hashFile, httpError, integrityError,
-  openFiles, pump, warn,
+  cancel, contentLength, discard, fileOf, get, hashFile, integrityError, openFiles, pump, warn,
 } from './cache-io.js';
+import { codedError, httpError } from './errors.js';
 
 /**
  * cachedModel in OPFS, with the entry's lock held: the entry's file when it

@@ -1,7 +1,7 @@
 // cache.js: the model cache of wasmlm.js — models downloaded once into the
 // browser's persistent storage, resumed when a download is interrupted, and
 // never handed out incomplete. An ES module; cache-opfs.js, cache-io.js,
-// cache.worker.js and sha256.js come with it.
+// cache.worker.js, sha256.js and errors.js come with it.
 //
 // Where: the Origin Private File System (OPFS), directory wasmlm-models,
 // one entry per URL: <key>.bin (the bytes) and <key>.json (the record
@@ -24,9 +24,10 @@
 import { Sha256 } from './sha256.js';
 import { opfsModel, parseMeta } from './cache-opfs.js';
 import {
-  CACHE_DIR, abortError, argumentError, cancel, codedError, contentLength, discard, fileOf, get, hashFile, httpError,
-  integrityError, jsException, opfsDir, storageError, warn, workerCanSync,
+  CACHE_DIR, cancel, contentLength, discard, fileOf, get, hashFile, integrityError, jsException, opfsDir,
+  storageError, warn, workerCanSync,
 } from './cache-io.js';
+import { abortError, argumentError, codedError, httpError } from './errors.js';
 
 export { CACHE_DIR };
 
