@@ -34,13 +34,14 @@ wasm:
 	@mkdir -p $(WEB_DIST)
 	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
 
-## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, SIMD kernels, default model
+## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, SIMD kernels, model cache, default model
 web: wasm
 	@mkdir -p $(WEB_DIST)/models
 	install -m 644 web/index.html web/favicon.svg web/demo.css web/demo.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js web/simd.js web/errors.js web/load.js web/reader.js $(WEB_DIST)/
 	install -m 644 $(SIMD_KERNELS) $(WEB_DIST)/wasmlm-simd.wasm
 	install -m 644 $(SIMD_RELAXED) $(WEB_DIST)/wasmlm-simd-relaxed.wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
+	install -m 644 web/cache.js web/cache-opfs.js web/cache-io.js web/cache.worker.js web/sha256.js $(WEB_DIST)/
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
 ## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
