@@ -5,10 +5,10 @@
 import {
   abortError, argumentError, codedError, describe, describeThrown, httpError,
 } from './errors.js';
+import { CACHE_NAME, cache as modelCache, cachedModel } from './cache.js';
+import { Sha256 } from './sha256.js';
 import { openReader, splitURLs } from './reader.js';
 
-/** The Cache Storage cache that keeps models read whole (llama2.c checkpoints). */
-export const CACHE_NAME = 'wasmlm-models-v1';
 
 /** A model name from its source (checked): the file's name, or the URL's last part. */
 export function sourceName(source) {
@@ -282,70 +282,53 @@ export function modelTooLarge(inspection, n) {
 }
 
 /**
- * The sources the workers read: the files, or, for URLs with cache on where
- * the browser can keep them (cache.js), the cached copies as Blobs (each
- * with cached: whether it was there before). Downloading into the cache
- * reports progress with phase 'download'.
+ * files, with the ones the cache (cache.js) holds whole as Blobs ({url,
+ * blob, cached: true}), so that reading their headers and bytes needs no
+ * network. Nothing is downloaded here.
  */
-export async function cachedSources(files, head, { cache, sha256, signal, onProgress }) {
-  if (sha256 != null && files.length > 1) {
-    throw argumentError('sha256', 'is the digest of one file; a split model comes in parts');
-  }
-  const store = await openStore(files, cache);
-  if (!store) return files.map((f) => ({ cached: false, ...f }));
-  const out = [];
-  for (let i = 0; i < files.length; i++) {
-    if (files[i].blob) {
-      out.push({ cached: false, ...files[i] });
-      continue;
-    }
-    const { url } = files[i];
-    const total = head.sizes[i];
-    // A file the header's read took whole (a small model) is not fetched again.
-    const res = head.prefixes[i].length === total ? new Response(head.prefixes[i]) : await fetch(url, { signal });
-    if (!res.ok) throw httpError(url, res);
-    let loaded = 0;
-    const counted = res.body.pipeThrough(new TransformStream({
-      transform(chunk, ctl) {
-        loaded += chunk.length;
-        onProgress?.({ loaded, total, cached: false, phase: 'download' });
-        ctl.enqueue(chunk);
-      },
-    }));
-    await store.put(url, new Response(counted, { headers: { 'x-wasmlm-size': String(total), 'content-type': 'application/octet-stream' } }));
-    if (loaded !== total) {
-      await store.delete(url);
-      throw codedError('fetch_failed', `wasmlm: ${url} ended after ${loaded} of its ${total} bytes`);
-    }
-    const blob = await (await store.match(url)).blob();
-    out.push({ ...files[i], blob, cached: false });
-  }
-  return out;
-}
-
-/** The cache for files, when cache is on and every file is a URL; else null. */
-async function openStore(files, cache) {
-  if (!cache || !files.every((f) => f.url) || !globalThis.caches) return null;
-  return caches.open(CACHE_NAME).catch(() => null);
+export async function fromCache(files, { cache, sha256, signal }) {
+  if (!cache || !files.every((f) => f.url)) return files;
+  const entries = await modelCache.list().catch(() => []);
+  return Promise.all(files.map(async (f) => {
+    if (!entries.some((e) => e.url === f.url && e.complete)) return f;
+    const r = await cachedModel(f.url, { sha256, signal }).catch(() => null); // a damaged entry: downloaded later
+    return r ? { ...f, blob: r.file, cached: r.cached } : f;
+  }));
 }
 
 /**
- * files, with the copies the cache holds whole as Blobs ({url, blob,
- * cached: true}), so that reading their headers and bytes needs no network.
+ * The sources the workers read: files, with the URLs downloaded into the
+ * cache (cache.js) where cache is on and the browser can keep them, as
+ * Blobs (cached: whether they were there already). A download reports
+ * progress with phase 'download' (and 'verify' while a stored file is
+ * hashed). Where the browser will not store a model (quota), it is read
+ * from the network instead.
  */
-export async function fromCache(files, cache) {
-  const store = await openStore(files, cache);
-  if (!store) return files;
-  return Promise.all(files.map(async (f) => {
-    const res = await store.match(f.url).catch(() => undefined);
-    if (!res) return f;
-    const blob = await res.blob().catch(() => null);
-    if (!blob || blob.size !== Number(res.headers.get('x-wasmlm-size'))) {
-      await store.delete(f.url).catch(() => {}); // a partial or damaged copy
-      return f;
+export async function cachedSources(files, { cache, sha256, signal, onProgress }) {
+  if (sha256 != null && files.length > 1) {
+    throw argumentError('sha256', 'is the digest of one file; a split model comes in parts');
+  }
+  if (!cache) return files.map((f) => ({ cached: false, ...f }));
+  const out = [];
+  for (const f of files) {
+    if (!f.url || f.blob) {
+      out.push({ cached: false, ...f });
+      continue;
     }
-    return { ...f, blob, cached: true };
-  }));
+    const report = (loaded, total, phase) => {
+      if (phase !== 'cached') onProgress?.({ loaded, total, cached: false, phase });
+    };
+    let r;
+    try {
+      r = await cachedModel(f.url, { sha256, signal, onProgress: report });
+    } catch (err) {
+      if (err?.code !== 'storage_failed') throw err;
+      console.warn(`wasmlm: ${err.message}; reading the model from the network instead`);
+      r = null;
+    }
+    out.push(r ? { ...f, blob: r.file, cached: r.cached } : { cached: false, ...f });
+  }
+  return out;
 }
 
 /**
@@ -354,8 +337,10 @@ export async function fromCache(files, cache) {
  * copy of FEED_CHUNK bytes at most, transferred), reporting {loaded, total}.
  */
 export async function feedBytes(w, shard, sources, onBytes, signal) {
-  const plan = await w.request({ type: 'prepare', ...shard });
+  const { sha256, ...prepare } = shard;
+  const plan = await w.request({ type: 'prepare', ...prepare });
   if (plan.more >= 0) throw codedError('internal', `wasmlm: the header of file ${plan.more + 1} needs more than the page read`);
+  if (sha256) checkDigest(sources[0].bytes, sha256, 'the model');
   let loaded = 0;
   onBytes({ loaded, total: plan.bytes });
   for (const [source, start, end] of plan.reads) {
@@ -365,5 +350,16 @@ export async function feedBytes(w, shard, sources, onBytes, signal) {
       loaded += await w.request({ type: 'fill', source, offset: at, chunk }, [chunk.buffer]);
       onBytes({ loaded, total: plan.bytes });
     }
+  }
+}
+
+/**
+ * Checks that bytes have the SHA-256 want (hex): code integrity_failed
+ * otherwise.
+ */
+export function checkDigest(bytes, want, what) {
+  const got = new Sha256().update(bytes).hex();
+  if (got !== want.toLowerCase()) {
+    throw codedError('integrity_failed', `wasmlm: ${what}'s SHA-256 is ${got}, not the ${want} asked for`);
   }
 }

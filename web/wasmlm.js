@@ -19,11 +19,14 @@
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
 import { simdSupported, relaxedSimdSupported } from './simd.js';
+import { CACHE_NAME, cache as modelCache } from './cache.js';
+
+export { CACHE_NAME };
 import {
   abortError, argumentError, checkSignal, codedError, describe, describeThrown, httpError, invalidCall, withCode,
 } from './errors.js';
 import {
-  CACHE_NAME, Progress, cachedSources, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
+  Progress, cachedSources, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
   readHeaders, readSource, sourceName,
 } from './load.js';
 
@@ -246,7 +249,7 @@ export class WasmLM {
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
       // A GGUF model is read range by range into the workers' memory; a
       // llama2.c checkpoint (and its tokenizer) whole.
-      const known = tok == null ? await fromCache(files, cache) : files;
+      const known = tok == null ? await fromCache(files, { cache, sha256, signal }) : files;
       const head = tok == null ? await readHeaders(known, signal) : null;
       if (!head) {
         await lm.#loadWhole(files, tok, { onProgress, cache, contextLength, signal, workers, booted });
@@ -267,8 +270,14 @@ export class WasmLM {
         if (!again.memory.fits) throw modelTooLarge(again, n);
       }
       lm.#startFollowers(n - 1, boot);
-      const sources = await cachedSources(known, head, { cache, sha256, signal, onProgress });
-      await lm.#assemble(sources, head, n, { onProgress, contextLength, kvType, signal });
+      const sources = await cachedSources(known, { cache, sha256, signal, onProgress });
+      // The cache checked the SHA-256 of what it holds; otherwise the page
+      // (bytes it holds) or the one worker reading the whole file does.
+      const verify = sha256 != null && !sources.every((f) => f.blob && f.url) ? sha256.toLowerCase() : undefined;
+      if (verify && n > 1 && !sources[0].bytes) {
+        throw argumentError('sha256', 'is checked as the model is read, which one worker does whole: with workers > 1, load from a URL with the cache on (or from bytes)');
+      }
+      await lm.#assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256: verify });
       return lm;
     } catch (err) {
       lm.unload();
@@ -304,7 +313,7 @@ export class WasmLM {
    * {bytes}: this page sends the chunks) — and loads it: the followers
    * (shards 1..n-1) follow, this worker leads. head: readHeaders'.
    */
-  async #assemble(sources, head, n, { onProgress, contextLength, kvType, signal }) {
+  async #assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256 }) {
     const ports = Array.from({ length: n }, () => new Array(n).fill(null));
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
@@ -324,7 +333,7 @@ export class WasmLM {
     const read = async (w, i) => {
       const report = progress.part(i);
       const onBytes = ({ loaded, total }) => report(loaded, total, cached);
-      const shard = { prefixes: head.prefixes, sizes: head.sizes, shardIndex: i, shardCount: n };
+      const shard = { prefixes: head.prefixes, sizes: head.sizes, shardIndex: i, shardCount: n, sha256: i === 0 ? sha256 : undefined };
       if (sources.every((s) => s.bytes)) {
         await feedBytes(w, shard, sources, onBytes, signal);
       } else {
@@ -389,9 +398,12 @@ export class WasmLM {
     }
   }
 
-  /** Deletes the cached model downloads (Cache Storage). */
+  /** The model cache: list(), delete(url), clear() (cache.js). */
+  static cache = modelCache;
+
+  /** Deletes every cached model: WasmLM.cache.clear(). */
   static async clearCache() {
-    if (globalThis.caches) await caches.delete(CACHE_NAME);
+    await modelCache.clear();
   }
 
   /** What the model is: {format, architecture, vocabSize, contextLength, ...}. */

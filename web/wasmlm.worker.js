@@ -196,6 +196,8 @@ async function assemble(b, m, signal) {
   plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
   if (plan.more >= 0) throw internalError(`wasmlm: the header of file ${plan.more} needs more than the page read`);
   const readers = m.sources.map((s) => openReader(s));
+  // With sha256 (one worker, reading the whole file in order), the bytes are hashed as they pass.
+  const hasher = m.sha256 ? new (await import('./sha256.js')).Sha256() : null;
   let loaded = 0;
   let reported = 0;
   const report = () => {
@@ -207,10 +209,15 @@ async function assemble(b, m, signal) {
     let at = start;
     for await (const chunk of readers[source].range(start, end, signal)) {
       loaded += place(plan, source, at, chunk);
+      hasher?.update(chunk);
       at += chunk.length;
       if (loaded - reported >= 4 << 20) report();
     }
     if (at !== end) throw codedError('fetch_failed', `wasmlm: file ${source + 1} ended at byte ${at}, before ${end}`);
+  }
+  if (hasher) {
+    const got = hasher.hex();
+    if (got !== m.sha256) throw codedError('integrity_failed', `wasmlm: the model's SHA-256 is ${got}, not the ${m.sha256} asked for`);
   }
   await b.filled(loaded);
   report();

@@ -5,6 +5,7 @@ package e2e
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // The page's part of the reliability suite (web/README.md, "Reliability"):
@@ -147,7 +151,7 @@ const errorPathsScript = `
 		globalThis.Worker = make(RealWorker, made);
 		try { return { lm: await load(), made }; } finally { globalThis.Worker = RealWorker; }
 	};
-	const tracking = (W, made) => class extends W { constructor(url, opts) { super(url, opts); made.push(this); } };
+	const tracking = (W, made) => class extends W { constructor(url, opts) { super(url, opts); this.wasmlmName = opts?.name; made.push(this); } };
 	const withFetch = async (fake, run) => {
 		globalThis.fetch = (url, opts) => fake(String(url)) ?? realFetch(url, opts);
 		try { return await run(); } finally { globalThis.fetch = realFetch; }
@@ -189,6 +193,15 @@ const errorPathsScript = `
 	add('load of a GGUF header and zeros', 'invalid_model', '', () => WasmLM.load(gguf));
 	add('load of a truncated model', 'invalid_model', '', () => WasmLM.load(defaultBytes.slice(0, 5000)));
 	add('load of a GGUF version 4 file', 'unsupported_model', '', () => WasmLM.load(v4));
+	add('load of a model too large for the workers asked', 'model_too_large', '', () => WasmLM.load('/__e2e__/files/huge.gguf', { workers: 1 }));
+	add('load of bytes whose SHA-256 is not the one given', 'integrity_failed', '', () => WasmLM.load(defaultBytes, { sha256: '0'.repeat(64) }));
+	add('load of a URL whose SHA-256 is not the one given', 'integrity_failed', '', () => WasmLM.load(DEFAULT_MODEL.model, { cache: false, sha256: 'f'.repeat(64) }));
+	add("load with sha256: 'abc'", 'invalid_argument', 'sha256', () => WasmLM.load(undefined, { sha256: 'abc' }));
+	add("load with kvType: 'q8_0'", 'invalid_argument', 'kvType', () => WasmLM.load(undefined, { kvType: 'q8_0' }));
+	add('load of an empty array of parts', 'invalid_argument', 'source', () => WasmLM.load([]));
+	add('load of two whole models as the parts of one', 'invalid_model', '', () => WasmLM.load([new Blob([defaultBytes]), new Blob([defaultBytes])]));
+	add('inspect of a llama2.c checkpoint', 'invalid_model', '', () => WasmLM.inspect('` + llama2cDir + `stories260K.bin'));
+	add("inspect with workers: 'two'", 'invalid_argument', 'workers', () => WasmLM.inspect(undefined, { workers: 'two' }));
 	add('load where the browser refuses the worker', 'worker_failed', '', () =>
 		withWorker(() => function () { throw new DOMException('refused by a policy', 'SecurityError'); }, () => WasmLM.load()));
 	add('load whose worker script is missing', 'worker_failed', '', () =>
@@ -266,7 +279,7 @@ const errorPathsScript = `
 	});
 	add('a call after a split model lost a worker', 'worker_failed', '', async () => {
 		const { lm, made } = await withWorker(tracking, () => WasmLM.load(undefined, { workers: 2 }));
-		made[1].dispatchEvent(new ErrorEvent('error', { message: 'worker 1 crashed' })); // made: the cutter, worker 1, worker 0
+		made.find((w) => w.wasmlmName === 'wasmlm-1').dispatchEvent(new ErrorEvent('error', { message: 'worker 1 crashed' }));
 		return lm.generate('x');
 	});
 
@@ -298,6 +311,10 @@ func TestBrowserEveryRejectionHasACode(t *testing.T) {
 	codes := documentedErrorCodes(t)
 	tb := newTab(t, blankPage)
 	tb.expect("404") // the missing model and worker script
+	// An 8B-shape model's header and zeros: 4.1 GB that no load reads past the header.
+	big, err := modelgen.Header(modelgen.Spec{Shape: modelgen.Llama8B(), Type: tensor.Q4_0})
+	require.NoError(t, err)
+	serveReader(t, tb.site, "huge.gguf", int64(big.Size), func() io.ReadSeeker { return &zeroTail{header: big.Header, size: int64(big.Size)} })
 	got := eval[struct {
 		Paths []errorPath `json:"paths"`
 		After []int       `json:"after"`
