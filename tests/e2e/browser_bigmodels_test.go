@@ -322,3 +322,65 @@ func TestBrowserSplits8BAcrossWorkers(t *testing.T) {
 	t.Logf("Chromium: %d workers, %v, %.1f s; renderer peak %d MiB (the page's workers share its process)",
 		got.Workers, mibs(got.Memory), time.Since(start).Seconds(), peak>>20)
 }
+
+// TestBrowserLoadResumesAnInterruptedDownload: a load whose download is cut
+// off halfway rejects with fetch_failed and keeps what arrived; the next
+// load asks for the rest (Range from where it stopped, If-Range) and runs
+// the model, giving the engine's tokens.
+func TestBrowserLoadResumesAnInterruptedDownload(t *testing.T) {
+	sp := shardSpec
+	sp.Shape.Layers, sp.Shape.Dim, sp.Shape.HiddenDim = 2, 512, 1024
+	data, err := modelgen.Build(sp)
+	require.NoError(t, err)
+	want := nativeGreedy(t, data, bigPrompt, 8)
+	tb, m := newCacheSite(t)
+	tb.expect("ERR_CONTENT_LENGTH_MISMATCH")
+	etag := m.put("model.gguf", data)
+	half := len(data)/2 + 7
+	m.dropDownloadAfter(half)
+	type attempt struct {
+		Code   string `json:"code"`
+		Tokens []int  `json:"tokens"`
+		Cached bool   `json:"cached"`
+	}
+	load := func() attempt {
+		return eval[attempt](t, tb, `(async () => {
+			const { WasmLM } = await import('/wasmlm.js');
+			let cached = false, released = false;
+			const onProgress = (p) => {
+				cached = p.cached;
+				if (p.phase === 'download' && p.loaded >= `+strconv.Itoa(half)+` && !released) {
+					released = true;
+					fetch('`+releasePath+`', { method: 'POST' });
+				}
+			};
+			try {
+				const lm = await WasmLM.load('`+modelsPath+`model.gguf', { onProgress });
+				const r = await lm.generate('`+bigPrompt+`', { temperature: 0, maxTokens: 8 });
+				lm.unload();
+				return { tokens: r.tokens, cached };
+			} catch (e) {
+				return { code: e.code ?? String(e) };
+			}
+		})()`)
+	}
+	first := load()
+	require.Equal(t, "fetch_failed", first.Code, "a download cut off halfway")
+	second := load()
+	require.Empty(t, second.Code)
+	assert.Equal(t, want, second.Tokens, "the resumed model is the file")
+	third := load()
+	assert.Equal(t, want, third.Tokens)
+	assert.True(t, third.Cached, "the third load reads the cache")
+	var downloads []modelRequest
+	for _, r := range m.log() {
+		if !strings.HasPrefix(r.Range, "bytes=0-") { // not a read of the header
+			downloads = append(downloads, r)
+		}
+	}
+	require.Len(t, downloads, 2, "%+v", m.log())
+	assert.True(t, downloads[0].Dropped)
+	assert.Equal(t, fmt.Sprintf("bytes=%d-", half), downloads[1].Range, "the second load resumes where the first stopped")
+	assert.Equal(t, etag, downloads[1].IfRange)
+	assert.Equal(t, 206, downloads[1].Status)
+}

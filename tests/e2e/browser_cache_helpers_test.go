@@ -45,7 +45,10 @@ type modelServer struct {
 	hold        int           // > 0: the next response pauses after this many bytes of its body
 	release     chan struct{} // closed by a request for releasePath: the dropped or held response goes on
 	ignoreRange bool
-	requests    []modelRequest
+	// dropWhole makes drop wait for a request without a Range header (a
+	// download from the start, not a read of the header).
+	dropWhole bool
+	requests  []modelRequest
 }
 
 // releasePath is what the page fetches to let a held response go on, or a
@@ -91,6 +94,15 @@ func (m *modelServer) dropAfter(n int) {
 	m.release = make(chan struct{})
 }
 
+// dropDownloadAfter is dropAfter for the next request without a Range
+// header: a download from the start, not a load's read of the header.
+func (m *modelServer) dropDownloadAfter(n int) {
+	m.dropAfter(n)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dropWhole = true
+}
+
 // holdAt makes the next response pause after n bytes of its body until the
 // page fetches releasePath (or releaseTimeout passes).
 func (m *modelServer) holdAt(n int) {
@@ -128,7 +140,7 @@ func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	f, ok := m.files[name]
 	drop, hold, release := 0, 0, m.release
-	if ok {
+	if ok && (!m.dropWhole || r.Header.Get("Range") == "") {
 		drop, m.drop = m.drop, 0
 		hold, m.hold = m.hold, 0
 	}
