@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
@@ -62,31 +61,12 @@ func assemble(t testing.TB, b *Binding, files [][]byte, index, count, chunk int)
 	assert.Equal(t, v.Get("bytes").Int(), placed)
 }
 
-// splitFiles writes the GGUF file data as count parts as llama-gguf-split
-// does (the first with every KV, all with the split.* keys).
+// splitFiles writes the GGUF file data as count parts, as llama-gguf-split
+// --split-max-tensors does (modelgen.Split).
 func splitFiles(t testing.TB, data []byte, count int) [][]byte {
 	t.Helper()
-	f, err := gguf.Parse(data)
+	parts, err := modelgen.Split(data, count)
 	require.NoError(t, err)
-	tensors := f.Tensors()
-	var parts [][]byte
-	for i := range count {
-		b := gguf.NewBuilder()
-		if i == 0 {
-			for _, kv := range f.KVs() {
-				b.Set(kv.Key, kv.Value)
-			}
-		}
-		b.Set(gguf.SplitNoKey, gguf.ValueOf(uint16(i)))
-		b.Set(gguf.SplitCountKey, gguf.ValueOf(uint16(count)))
-		b.Set(gguf.SplitTensorsKey, gguf.ValueOf(int32(len(tensors))))
-		for _, ti := range tensors[i*len(tensors)/count : (i+1)*len(tensors)/count] {
-			b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
-		}
-		p, err := b.Bytes()
-		require.NoError(t, err)
-		parts = append(parts, p)
-	}
 	return parts
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // headerOf parses data's header from growing prefixes, as a host reading
@@ -84,33 +85,26 @@ func TestParseHeaderErrors(t *testing.T) {
 	}
 }
 
-// splitParts writes the tensors of the GGUF file data as count parts, as
-// llama-gguf-split does: the first part with every KV and split.no,
-// split.count and split.tensors.count, the others with only the split keys.
+// splitParts writes the GGUF file data as count parts, as llama-gguf-split
+// --split-max-tensors does (modelgen.Split).
 func splitParts(t testing.TB, data []byte, count int) [][]byte {
 	t.Helper()
-	f, err := gguf.Parse(data)
+	parts, err := modelgen.Split(data, count)
 	require.NoError(t, err)
-	tensors := f.Tensors()
-	var parts [][]byte
-	for i := range count {
-		b := gguf.NewBuilder()
-		if i == 0 {
-			for _, kv := range f.KVs() {
-				b.Set(kv.Key, kv.Value)
-			}
-		}
-		b.Set(gguf.SplitNoKey, gguf.ValueOf(uint16(i)))
-		b.Set(gguf.SplitCountKey, gguf.ValueOf(uint16(count)))
-		b.Set(gguf.SplitTensorsKey, gguf.ValueOf(int32(len(tensors))))
-		for _, ti := range tensors[i*len(tensors)/count : (i+1)*len(tensors)/count] {
-			b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
-		}
-		p, err := b.Bytes()
-		require.NoError(t, err)
-		parts = append(parts, p)
-	}
 	return parts
+}
+
+// headersOf reads the headers and sizes of parts, as a host reading each
+// part's first bytes does.
+func headersOf(t testing.TB, parts [][]byte) ([]*gguf.File, []int64) {
+	t.Helper()
+	var headers []*gguf.File
+	var sizes []int64
+	for _, p := range parts {
+		headers = append(headers, headerOf(t, p))
+		sizes = append(sizes, int64(len(p)))
+	}
+	return headers, sizes
 }
 
 // manyTensors is a file of 7 tensors of mixed types, with a split key-free
@@ -136,13 +130,7 @@ func TestJoinRebuildsTheFile(t *testing.T) {
 	for _, count := range []int{2, 3, 7} {
 		t.Run(fmt.Sprintf("%d parts", count), func(t *testing.T) {
 			parts := splitParts(t, data, count)
-			var headers []*gguf.File
-			var sizes []int64
-			for _, p := range parts {
-				headers = append(headers, headerOf(t, p))
-				sizes = append(sizes, int64(len(p)))
-			}
-			f, l, err := gguf.Join(headers, sizes)
+			f, l, err := gguf.Join(headersOf(t, parts))
 			require.NoError(t, err)
 			// The file it was split from, marked whole as llama-gguf-split --merge marks it.
 			orig, err := gguf.Parse(data)
@@ -207,13 +195,7 @@ func TestJoinErrors(t *testing.T) {
 func TestThroughComposesLayouts(t *testing.T) {
 	data := manyTensors(t)
 	parts := splitParts(t, data, 3)
-	var headers []*gguf.File
-	var sizes []int64
-	for _, p := range parts {
-		headers = append(headers, headerOf(t, p))
-		sizes = append(sizes, int64(len(p)))
-	}
-	f, joined, err := gguf.Join(headers, sizes)
+	f, joined, err := gguf.Join(headersOf(t, parts))
 	require.NoError(t, err)
 	// A file of some of the joined file's tensors, referring to it.
 	b := gguf.NewBuilder()

@@ -208,6 +208,29 @@ func BuildSplit(sp Spec, parts int) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return splitBuilder(b, parts)
+}
+
+// Split writes the GGUF file data as parts as BuildSplit does: the files
+// llama-gguf-split --split-max-tensors ⌈tensors/parts⌉ writes from it.
+func Split(data []byte, parts int) ([][]byte, error) {
+	f, err := gguf.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	b := gguf.NewBuilder()
+	b.SetVersion(f.Version)
+	for _, kv := range f.KVs() {
+		b.Set(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors() {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	return splitBuilder(b, parts)
+}
+
+// splitBuilder writes b's file as parts parts (see BuildSplit).
+func splitBuilder(b *gguf.Builder, parts int) ([][]byte, error) {
 	n := b.TensorCount()
 	if parts < 1 || parts > n {
 		return nil, fmt.Errorf("%w: %d parts of a model of %d tensors", ErrSpec, parts, n)
