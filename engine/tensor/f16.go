@@ -159,25 +159,10 @@ func EncodeF16(dst []uint16, src []float32) {
 // DecodeF16 sets dst[i] to the value of the F16 bits src[i] (exactly).
 func DecodeF16(dst []float32, src []uint16) {
 	src = src[:len(dst)]
+	t := f16Table()
 	for i, h := range src {
-		dst[i] = decodeHalf(h)
+		dst[i] = t[h]
 	}
-}
-
-// decodeHalf is f16ToF32 computed as the SIMD kernels compute it, without
-// the table: the exponent and mantissa shifted
-// to where float32 has them are the value scaled by 2^-112, subnormals
-// included, so one exact multiplication rescales them; exponent 31 (Inf,
-// NaN with its payload) then gets every exponent bit set. Reading the KV
-// cache, a lookup in the 256 KiB table would compete for the CPU's caches
-// with the cache's own rows.
-func decodeHalf(h uint16) float32 {
-	b := uint32(h)
-	bits := math.Float32bits(math.Float32frombits(b&0x7fff<<13)*0x1p112) | b&0x8000<<16
-	if b&0x7c00 == 0x7c00 {
-		bits |= 0x7f800000
-	}
-	return math.Float32frombits(bits)
 }
 
 // DecodeF16Rows decodes rows of F16 bits width values each, stride values
