@@ -203,7 +203,7 @@ func (s *Session) attention(out, q []float32, l, pos int) {
 // (grouped-query attention shares a key among several), in one sequential
 // read of the cache, makes it about as fast as attention over an F32
 // cache, which reads twice the bytes (decoding inside the products
-// instead, once per query head, measured 1.3 to 1.6 times as slow in wasm
+// instead, once per query head, measured 1.2 to 1.6 times as slow in wasm
 // with SIMD).
 func (s *Session) attentionF16(out, q []float32, l, pos int) {
 	c, kv, st := &s.model.config, &s.kv, s.state
