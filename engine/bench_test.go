@@ -253,7 +253,7 @@ func BenchmarkAttention(b *testing.B) {
 					kv:    newKVCache(kv, c.Layers, c.KVDim(), positions),
 					state: &runState{scores: make([]float32, positions)},
 				}
-				s.state.allocF16(c, c.Dim, c.KVDim(), positions)
+				s.state.allocF16(c, c.Dim, c.KVDim(), positions, 1)
 				k, v := make([]float32, c.KVDim()), make([]float32, c.KVDim())
 				for l := range c.Layers {
 					for pos := range positions {

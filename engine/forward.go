@@ -12,7 +12,7 @@ type runState struct {
 	q      []float32 // (heads·headDim): the queries
 	k      []float32 // (kvDim): the key of the current position
 	v      []float32 // (kvDim): its value
-	scores []float32 // (context): one head's attention over the positions; with an F16 cache (heads, context)
+	scores []float32 // (context): one head's attention over the positions; with an F16 cache (tokens, heads, context)
 	attn   []float32 // (heads·headDim): the heads' outputs
 	proj   []float32 // (dim): the attention output projected back by Wo
 	gate   []float32 // (hidden): the feed-forward gate, then the gated units
@@ -23,7 +23,7 @@ type runState struct {
 
 	// With an F16 cache (see attentionF16): the queries rounded to F16,
 	// and a chunk of positions' keys or values decoded.
-	qHalf   []float32 // (heads·headDim)
+	qHalf   []float32 // (tokens, heads·headDim)
 	kvChunk []float32 // (kvChunkValues/kvDim, kvDim)
 }
 

@@ -82,9 +82,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			s.rope.rotate(ki, pos+i, c.HeadDim(), c.RopeStyle)
 			s.kv.store(l, pos+i, ki, vi)
 		}
-		for i := range n {
-			s.attention(row(attn, i, qDim), row(q, i, qDim), l, pos+i)
-		}
+		s.attentionBlock(attn, q, n, l, pos)
 		guard.check(attn, qDim, guardAttention, l)
 		tensor.MatMul(b.proj[:n*dim], lw.Wo, attn, n, st.ws)
 		addInto(x, b.proj[:n*dim])

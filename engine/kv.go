@@ -129,10 +129,12 @@ func (m *Model) DefaultKVType() KVType {
 const kvChunkValues = 32 << 10
 
 // allocF16 allocates the buffers attention over an F16 cache of context
-// positions uses, for queries of qDim values and keys of kvDim.
-func (st *runState) allocF16(c Config, qDim, kvDim, context int) {
-	st.scores = make([]float32, qDim/c.HeadDim()*context)
-	st.qHalf = make([]float32, qDim)
+// positions uses, for queries of qDim values and keys of kvDim, and prompt
+// blocks of block tokens.
+func (st *runState) allocF16(c Config, qDim, kvDim, context, block int) {
+	tokens := min(block, kvBlockTokens)
+	st.scores = make([]float32, tokens*qDim/c.HeadDim()*context)
+	st.qHalf = make([]float32, tokens*qDim)
 	st.kvChunk = make([]float32, max(kvChunkValues/kvDim, 1)*kvDim)
 }
 
@@ -174,7 +176,7 @@ func (c *kvCache) store(l, pos int, k, v []float32) {
 // Heads share key/value heads in groups (grouped-query attention).
 func (s *Session) attention(out, q []float32, l, pos int) {
 	if s.kv.typ == KVF16 {
-		s.attentionF16(out, q, l, pos)
+		s.attentionF16(out, q, 1, l, pos)
 		return
 	}
 	c, kv := &s.model.config, &s.kv
@@ -192,30 +194,61 @@ func (s *Session) attention(out, q []float32, l, pos int) {
 	}
 }
 
-// attentionF16 is attention over an F16 cache, a chunk of positions at a
-// time: the chunk's keys (then values), contiguous in the cache for all the
-// key/value heads, are decoded to float32 once, in one sequential read,
-// and the F32 products of every query head run over them. A decoded F16
-// value is exact, and each score and each output is still its own chain
-// of operations in the F32 path's order (the sums over t go chunk after
+// kvBlockTokens is how many tokens of a prompt block attend together over
+// an F16 cache, sharing each decoded chunk: decoding the cache again for
+// each token took natively a seventh of the prompt's time at 900 positions
+// (stories110M's shape), a quarter of that is little, and the scores of
+// four tokens take four times one's memory.
+const kvBlockTokens = 4
+
+// attentionBlock is attention for the n tokens of a prompt block, at
+// positions pos..pos+n-1, whose queries and outputs are the rows of q and
+// out: token by token over an F32 cache, kvBlockTokens at a time over an
+// F16 one. Each token's result is the bits attention gives it alone.
+func (s *Session) attentionBlock(out, q []float32, n, l, pos int) {
+	step := 1
+	if s.kv.typ == KVF16 {
+		step = kvBlockTokens
+	}
+	qDim := len(q) / n
+	for i := 0; i < n; i += step {
+		g := min(step, n-i)
+		rows := func(x []float32) []float32 { return x[i*qDim : (i+g)*qDim] }
+		if s.kv.typ == KVF16 {
+			s.attentionF16(rows(out), rows(q), g, l, pos+i)
+		} else {
+			s.attention(rows(out), rows(q), l, pos+i)
+		}
+	}
+}
+
+// attentionF16 is attention over an F16 cache for tokens consecutive
+// tokens, at positions pos..pos+tokens-1, whose queries and outputs are the
+// rows of q and out. It goes a chunk of positions at a time: the chunk's
+// keys (then values), contiguous in the cache for all the key/value heads,
+// are decoded to float32 once, in one sequential read, and the F32 products
+// of every query head of every token run over them. A decoded F16 value is
+// exact, and each score and each output is still its own chain of
+// operations in the F32 path's order (the sums over t go chunk after
 // chunk), so the bits are those of the F32 products over the whole decoded
-// cache. Decoding each value once for all the query heads that read it
-// (grouped-query attention shares a key among several), in one sequential
-// read of the cache, makes it about as fast as attention over an F32
-// cache, which reads twice the bytes (decoding inside the products
-// instead, once per query head, measured 1.2 to 1.6 times as slow in wasm
-// with SIMD).
-func (s *Session) attentionF16(out, q []float32, l, pos int) {
+// cache, token by token. Decoding each value once for all the query heads
+// that read it (grouped-query attention shares a key among several), in
+// one sequential read of the cache, makes it about as fast as attention
+// over an F32 cache, which reads twice the bytes (decoding inside the
+// products instead, once per query head, measured 1.2 to 1.6 times as slow
+// in wasm with SIMD).
+func (s *Session) attentionF16(out, q []float32, tokens, l, pos int) {
 	c, kv, st := &s.model.config, &s.kv, s.state
-	headDim, group, heads, n := c.HeadDim(), c.GroupSize(), len(q)/c.HeadDim(), pos+1
+	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
+	heads, end := qDim/headDim, pos+tokens // positions 0..end-1 are read
 	scale := float32(1 / math.Sqrt(float64(headDim)))
 	chunk := len(st.kvChunk) / kv.kvDim // positions a chunk holds
 	layer := l * kv.positions * kv.kvDim
-	// each calls f for the chunks [t0, t1) of positions 0..pos, with their
+	// each calls f for the chunks [t0, t1) of positions 0..end-1, with their
 	// rows of cache decoded into rows: (t1-t0, kvDim).
 	each := func(cache []uint16, f func(t0, t1 int, rows []float32)) {
-		for t0 := 0; t0 < n; t0 += chunk {
-			t1 := min(n, t0+chunk)
+		for t0 := 0; t0 < end; t0 += chunk {
+			t1 := min(end, t0+chunk)
 			rows := st.kvChunk[:(t1-t0)*kv.kvDim]
 			tensor.DecodeF16Rows(rows, cache[layer+t0*kv.kvDim:], len(rows), len(rows))
 			f(t0, t1, rows)
@@ -223,21 +256,37 @@ func (s *Session) attentionF16(out, q []float32, l, pos int) {
 	}
 	qs := st.qHalf[:len(q)]
 	tensor.RoundF16(qs, q)
-	scores := st.scores[:heads*n] // (heads, n)
+	// score(i, h) is token i's head h's scores over its positions 0..pos+i.
+	score := func(i, h int) []float32 {
+		at := (i*heads + h) * end
+		return st.scores[at : at+pos+i+1]
+	}
 	each(kv.k16, func(t0, t1 int, keys []float32) {
-		for h := range heads { // q·k_t for every t of the chunk
-			tensor.DotF32Rows(scores[h*n+t0:h*n+t1], qs[h*headDim:(h+1)*headDim], keys[h/group*headDim:], kv.kvDim)
+		for i := range tokens {
+			for h := range heads { // q·k_t for every t of the chunk
+				if sc := score(i, h); t0 < len(sc) {
+					at := i*qDim + h*headDim
+					tensor.DotF32Rows(sc[t0:min(t1, len(sc))], qs[at:at+headDim], keys[h/group*headDim:], kv.kvDim)
+				}
+			}
 		}
 	})
-	for h := range heads {
-		sh := scores[h*n : (h+1)*n]
-		scaledSoftmax(sh, scale)
-		tensor.RoundF16(sh, sh)
+	for i := range tokens {
+		for h := range heads {
+			sc := score(i, h)
+			scaledSoftmax(sc, scale)
+			tensor.RoundF16(sc, sc)
+		}
 	}
 	clear(out)
 	each(kv.v16, func(t0, t1 int, values []float32) {
-		for h := range heads { // Σ_t score[t]·v_t over the chunk's t
-			tensor.AddScaledRows(out[h*headDim:(h+1)*headDim], scores[h*n+t0:h*n+t1], values[h/group*headDim:], kv.kvDim)
+		for i := range tokens {
+			for h := range heads { // Σ_t score[t]·v_t over the chunk's t
+				if sc := score(i, h); t0 < len(sc) {
+					at := i*qDim + h*headDim
+					tensor.AddScaledRows(out[at:at+headDim], sc[t0:min(t1, len(sc))], values[h/group*headDim:], kv.kvDim)
+				}
+			}
 		}
 	})
 }

@@ -36,8 +36,9 @@ func EstimateMemory(c Config, weights int64, contextLength, kvValueBytes int) Me
 		int64(DefaultPromptBlock)*perToken + // a prompt block's
 		ctx*int64(c.HeadDim()) + // the rotary table
 		2*max(dim, hidden) // the kernels' workspace
-	if kvValueBytes == KVF16.ValueBytes() { // every head's scores, the rounded queries, a decoded chunk
-		floats += int64(c.Heads)*ctx + dim + int64(max(kvChunkValues/c.KVDim(), 1)*c.KVDim())
+	if kvValueBytes == KVF16.ValueBytes() { // a few tokens' scores and rounded queries, a decoded chunk
+		tokens := int64(min(DefaultPromptBlock, kvBlockTokens))
+		floats += tokens*(int64(c.Heads)*ctx+dim) + int64(max(kvChunkValues/c.KVDim(), 1)*c.KVDim())
 	}
 	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
 		tokenizerBytesPerToken*vocab + runtimeBytes

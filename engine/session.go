@@ -92,7 +92,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	w.pack(m.arch, m.config.Layers)
 	st := newRunState(m.config, w, positions)
 	if kvType == KVF16 {
-		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions)
+		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions, min(block, positions))
 	}
 	return &Session{
 		model:       m,
