@@ -50,3 +50,26 @@ func ExampleOptionError() {
 	// engine: invalid option: top_p must be in [0, 1] (0 or 1 = off), got 1.5
 	// invalid_argument
 }
+
+// A session's KV cache holds its keys and values in F16 when asked (half
+// the memory); KVAuto, the zero value, chooses F16 for models of more than
+// 100M parameters only, so the small default model keeps F32 unless asked.
+func ExampleSessionOptions_kvType() {
+	model, err := engine.Load(models.Default(), engine.LoadOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := model.Config()
+	for _, kv := range []engine.KVType{engine.KVAuto, engine.KVF16} {
+		session, err := model.NewSession(engine.SessionOptions{KVType: kv})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s: %s, %d bytes\n", kv, session.KVType(), c.KVCacheBytes(session.ContextLength(), session.KVType()))
+	}
+	// Output:
+	// auto: f32, 655360 bytes
+	// f16: f16, 327680 bytes
+}

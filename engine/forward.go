@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"math"
-
-	"github.com/wasmlm/wasmlm/engine/tensor"
-)
+import "github.com/wasmlm/wasmlm/engine/tensor"
 
 // runState is a session's scratch memory for the forward pass, allocated
 // once. The sizes are the model's; a part of a split model computes only its
@@ -16,7 +12,7 @@ type runState struct {
 	q      []float32 // (heads·headDim): the queries
 	k      []float32 // (kvDim): the key of the current position
 	v      []float32 // (kvDim): its value
-	scores []float32 // (context): one head's attention over the positions
+	scores []float32 // (context): one head's attention over the positions; with an F16 cache (tokens, heads, context)
 	attn   []float32 // (heads·headDim): the heads' outputs
 	proj   []float32 // (dim): the attention output projected back by Wo
 	gate   []float32 // (hidden): the feed-forward gate, then the gated units
@@ -24,6 +20,11 @@ type runState struct {
 	down   []float32 // (dim): the feed-forward output
 	logits []float32 // (vocab): the classifier's output
 	ws     *tensor.Workspace
+
+	// With an F16 cache (see attentionF16): the queries rounded to F16,
+	// and a chunk of positions' keys or values decoded.
+	qHalf   []float32 // (tokens, heads·headDim)
+	kvChunk []float32 // (kvChunkValues/kvDim, kvDim)
 }
 
 func newRunState(c Config, w *modelWeights, context int) *runState {
@@ -36,24 +37,6 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 		logits: make([]float32, w.Output.Rows),
 		ws:     tensor.NewWorkspace(max(c.Dim, c.HiddenDim)),
 	}
-}
-
-// kvCache holds the keys and values of every position seen so far.
-type kvCache struct {
-	k, v      []float32 // (layers, positions, kvDim)
-	kvDim     int
-	positions int
-}
-
-func newKVCache(layers, kvDim, context int) kvCache {
-	n := layers * context * kvDim
-	return kvCache{k: make([]float32, n), v: make([]float32, n), kvDim: kvDim, positions: context}
-}
-
-// layer is layer l's keys and values: (positions, kvDim) each.
-func (c *kvCache) layer(l int) (k, v []float32) {
-	n := c.positions * c.kvDim
-	return c.k[l*n : (l+1)*n], c.v[l*n : (l+1)*n]
 }
 
 // forward runs token at position pos through the model, storing its key and
@@ -85,10 +68,8 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		}
 		s.rope.rotate(st.q, pos, c.HeadDim(), c.RopeStyle)
 		s.rope.rotate(st.k, pos, c.HeadDim(), c.RopeStyle)
-		keys, values := s.kv.layer(l)
-		copy(keys[pos*s.kv.kvDim:], st.k)
-		copy(values[pos*s.kv.kvDim:], st.v)
-		s.attention(st.attn, st.q, keys, values, pos)
+		s.kv.store(l, pos, st.k, st.v)
+		s.attention(st.attn, st.q, l, pos)
 		attn := s.peers.Gather(GatherAttention, st.attn)
 		guard.check(attn, guardAttention, l)
 		tensor.MatVec(st.proj, lw.Wo, attn, st.ws)
@@ -115,26 +96,4 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		return err
 	}
 	return guard.err(token, pos)
-}
-
-// attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v
-// over positions 0..pos of the cached keys and values, into out. Heads
-// share key/value heads in groups (grouped-query attention).
-func (s *Session) attention(out, q, keys, values []float32, pos int) {
-	c := &s.model.config
-	headDim, kvDim, group := c.HeadDim(), s.kv.kvDim, c.GroupSize()
-	scale := float32(1 / math.Sqrt(float64(headDim)))
-	scores := s.state.scores[:pos+1]
-	for h := range len(q) / headDim {
-		qh := q[h*headDim : (h+1)*headDim]
-		kvOff := h / group * headDim
-		tensor.DotF32Rows(scores, qh, keys[kvOff:], kvDim) // q·k_t for every cached t
-		for t := range scores {
-			scores[t] *= scale
-		}
-		softmax(scores)
-		oh := out[h*headDim : (h+1)*headDim]
-		clear(oh)
-		tensor.AddScaledRows(oh, scores, values[kvOff:], kvDim) // Σ_t score[t]·v_t
-	}
 }

@@ -71,7 +71,6 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		}
 		tensor.MatMuls(xn, n, st.ws, tensor.Product{Out: q, M: lw.Wq},
 			tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
-		keys, values := s.kv.layer(l)
 		for i := range n {
 			qi, ki, vi := row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim)
 			if lw.Bq != nil {
@@ -81,12 +80,9 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			}
 			s.rope.rotate(qi, pos+i, c.HeadDim(), c.RopeStyle)
 			s.rope.rotate(ki, pos+i, c.HeadDim(), c.RopeStyle)
-			copy(keys[(pos+i)*kvDim:], ki)
-			copy(values[(pos+i)*kvDim:], vi)
+			s.kv.store(l, pos+i, ki, vi)
 		}
-		for i := range n {
-			s.attention(row(attn, i, qDim), row(q, i, qDim), keys, values, pos+i)
-		}
+		s.attentionBlock(attn, q, n, l, pos)
 		guard.check(attn, qDim, guardAttention, l)
 		tensor.MatMul(b.proj[:n*dim], lw.Wo, attn, n, st.ws)
 		addInto(x, b.proj[:n*dim])

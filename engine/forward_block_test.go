@@ -16,8 +16,9 @@ import (
 // TestPromptBlocksAreBitIdentical (issue 12, item 2): evaluating a prompt
 // in blocks leaves, bit for bit, the KV cache and the logits that token by
 // token leaves, and the same greedy continuation, for blocks of every size
-// — the llama2.c checkpoint, every quantization of the GGUF files, and
-// random models with biases (qwen2), grouped-query attention and K-quants.
+// and both KV cache types — the llama2.c checkpoint, every quantization of
+// the GGUF files, and random models with biases (qwen2), grouped-query
+// attention and K-quants.
 func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	models := map[string]*Model{"stories260K.bin": loadStories260K(t)}
 	for _, name := range []string{"F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q6_K"} {
@@ -40,28 +41,32 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 		models[fmt.Sprintf("%s %v", sp.Arch, sp.Type)] = m
 	}
 	for name, m := range models {
-		t.Run(name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(3, uint64(len(name))))
-			prompt := make([]int, 70)
-			for i := range prompt {
-				prompt[i] = 3 + rng.IntN(m.config.VocabSize-3)
-			}
-			ref := prefilled(t, m, 1, prompt)
-			for _, block := range []int{2, 7, 32, 64} {
-				s := prefilled(t, m, block, prompt)
-				requireSameBits(t, ref.logits, s.logits, "block %d: logits", block)
-				requireSameBits(t, ref.kv.k, s.kv.k, "block %d: keys", block)
-				requireSameBits(t, ref.kv.v, s.kv.v, "block %d: values", block)
-			}
-		})
+		for _, kv := range []KVType{KVF32, KVF16} {
+			t.Run(name+" "+kv.String(), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(3, uint64(len(name))))
+				prompt := make([]int, 70)
+				for i := range prompt {
+					prompt[i] = 3 + rng.IntN(m.config.VocabSize-3)
+				}
+				ref := prefilled(t, m, kv, 1, prompt)
+				for _, block := range []int{2, 7, 32, 64} {
+					s := prefilled(t, m, kv, block, prompt)
+					requireSameBits(t, ref.logits, s.logits, "block %d: logits", block)
+					requireSameBits(t, ref.kv.k, s.kv.k, "block %d: keys", block)
+					requireSameBits(t, ref.kv.v, s.kv.v, "block %d: values", block)
+					assert.Equal(t, ref.kv.k16, s.kv.k16, "block %d: F16 keys", block)
+					assert.Equal(t, ref.kv.v16, s.kv.v16, "block %d: F16 values", block)
+				}
+			})
+		}
 	}
 }
 
-// prefilled is a session with block-sized prompt blocks that has evaluated
-// prompt and generated a greedy token from it.
-func prefilled(t *testing.T, m *Model, block int, prompt []int) *Session {
+// prefilled is a session with a kv cache and block-sized prompt blocks
+// that has evaluated prompt and generated a greedy token from it.
+func prefilled(t *testing.T, m *Model, kv KVType, block int, prompt []int) *Session {
 	t.Helper()
-	s, err := m.NewSession(SessionOptions{PromptBlock: block})
+	s, err := m.NewSession(SessionOptions{PromptBlock: block, KVType: kv})
 	require.NoError(t, err)
 	res, err := s.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 1}, nil)
 	require.NoError(t, err)

@@ -67,15 +67,18 @@ func TestLogitsMatchLlama2C(t *testing.T) {
 }
 
 // TestDecodeStepAllocatesNothing: the forward pass of one token uses only
-// buffers allocated with the session.
+// buffers allocated with the session, whatever its KV cache type.
 func TestDecodeStepAllocatesNothing(t *testing.T) {
-	s := newSession(t, loadStories260K(t))
-	pos := 0
-	allocs := testing.AllocsPerRun(50, func() {
-		if err := s.forward(1+pos%300, pos, true); err != nil {
-			t.Fatal(err)
-		}
-		pos++
-	})
-	assert.Zero(t, allocs)
+	m := loadStories260K(t)
+	for _, kv := range []KVType{KVF32, KVF16} {
+		s := newSessionKV(t, m, kv)
+		pos := 0
+		allocs := testing.AllocsPerRun(50, func() {
+			if err := s.forward(1+pos%300, pos, true); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		})
+		assert.Zero(t, allocs, "%v", kv)
+	}
 }

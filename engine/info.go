@@ -58,6 +58,34 @@ func (m *Model) Info() Info {
 	return info
 }
 
+// wholeParameters is the parameter count of the whole model, as Info
+// counts it for a whole model: for a part of a split model, the tensors it
+// holds only some rows of are counted whole.
+func (m *Model) wholeParameters() int64 {
+	if m.part == nil {
+		return m.Info().Parameters
+	}
+	c, w := m.config, m.weights
+	var n int64
+	m.arch.walk(c.Layers, func(t tensorRef) {
+		rows := func(held int) int64 {
+			if t.spec.split {
+				return int64(c.size(t.spec.rows))
+			}
+			return int64(held)
+		}
+		switch {
+		case t.isMatrix() && t.name == nameOutput && w.Output == w.TokenEmbedding:
+		case t.isMatrix() && *t.matrixIn(w) != nil:
+			mat := *t.matrixIn(w)
+			n += rows(mat.Rows) * int64(mat.Cols)
+		case !t.isMatrix() && *t.vectorIn(w) != nil:
+			n += rows(len(*t.vectorIn(w)))
+		}
+	})
+	return n
+}
+
 // Fingerprint identifies the model's weights cheaply: FNV-1a over its
 // hyper-parameters, every vector, and the first, middle and last row of
 // every matrix, in table order. engine/shard stamps each part with its whole

@@ -24,18 +24,23 @@ const (
 
 // EstimateMemory is the memory that a model of config c, whose weights
 // take weights bytes in memory, takes with a session of contextLength
-// positions whose keys and values are kvValueBytes bytes each (4 for F32, 2
-// for F16). contextLength is the session's: see SessionContextLength.
-func EstimateMemory(c Config, weights int64, contextLength, kvValueBytes int) Memory {
+// positions whose keys and values are held as kv (KVAuto counts as F32:
+// resolve it first, see KVType.Resolve). contextLength is the session's:
+// see SessionContextLength.
+func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memory {
 	m := Memory{Weights: weights}
 	ctx := int64(contextLength)
-	m.KVCache = 2 * int64(c.Layers) * ctx * int64(c.KVDim()) * int64(kvValueBytes)
-	dim, kv, hidden, vocab := int64(c.Dim), int64(c.KVDim()), int64(c.HiddenDim), int64(c.VocabSize)
-	perToken := 6*dim + 2*kv + 2*hidden // one position's activations
-	floats := perToken + ctx + vocab +  // the run state, scores and logits
+	m.KVCache = c.KVCacheBytes(contextLength, kv)
+	dim, kvDim, hidden, vocab := int64(c.Dim), int64(c.KVDim()), int64(c.HiddenDim), int64(c.VocabSize)
+	perToken := 6*dim + 2*kvDim + 2*hidden // one position's activations
+	floats := perToken + ctx + vocab +     // the run state, scores and logits
 		int64(DefaultPromptBlock)*perToken + // a prompt block's
 		ctx*int64(c.HeadDim()) + // the rotary table
 		2*max(dim, hidden) // the kernels' workspace
+	if kv == KVF16 { // a few tokens' scores and rounded queries, a decoded chunk
+		tokens := int64(min(DefaultPromptBlock, kvBlockTokens))
+		floats += tokens*(int64(c.Heads)*ctx+dim) + int64(max(kvChunkValues/c.KVDim(), 1)*c.KVDim())
+	}
 	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
 		tokenizerBytesPerToken*vocab + runtimeBytes
 	m.Total = m.Weights + m.KVCache + m.Scratch

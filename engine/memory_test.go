@@ -49,31 +49,40 @@ func TestMemoryEstimateCovers(t *testing.T) {
 		{"long context Q4_0", modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 4, Heads: 8, KVHeads: 4, VocabSize: 32000, ContextLength: 4096}, tensor.Q4_0},
 	}
 	for _, tc := range shapes {
-		t.Run(tc.name, func(t *testing.T) {
-			data, err := modelgen.Build(modelgen.Spec{Shape: tc.shape, Type: tc.typ, Seed: 3, MuteSpecial: true})
-			require.NoError(t, err)
-			h := headerOf(t, data)
-			est := engine.EstimateMemory(h.Config(), int64(len(data)), min(tc.shape.ContextLength, engine.DefaultContextLength), 4)
-
-			runtime.GC()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			m, err := engine.LoadGGUF(data)
-			require.NoError(t, err)
-			s, err := m.NewSession(engine.SessionOptions{})
-			require.NoError(t, err)
-			_, err = s.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{MaxTokens: 8}, nil)
-			require.NoError(t, err)
-			runtime.ReadMemStats(&after)
-			used := int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)
-			budget := est.KVCache + est.Scratch - 24<<20 // the runtime's share was there before
-			t.Logf("used %.1f MiB; estimated KV %.1f + scratch %.1f MiB (runtime's share excluded: %.1f)",
-				mib(used), mib(est.KVCache), mib(est.Scratch), mib(budget))
-			assert.LessOrEqual(t, used, budget, "the estimate must cover what loading and generating took")
-			assert.Less(t, budget, used*2+8<<20, "the estimate should not be far above what it took")
-			runtime.KeepAlive(s)
-		})
+		for _, kv := range []engine.KVType{engine.KVF32, engine.KVF16} {
+			t.Run(tc.name+" "+kv.String(), func(t *testing.T) {
+				memoryEstimateCovers(t, tc.shape, tc.typ, kv)
+			})
+		}
 	}
+}
+
+// memoryEstimateCovers is TestMemoryEstimateCovers for one model and a KV
+// cache of type kv.
+func memoryEstimateCovers(t *testing.T, shape modelgen.Shape, typ tensor.Type, kv engine.KVType) {
+	data, err := modelgen.Build(modelgen.Spec{Shape: shape, Type: typ, Seed: 3, MuteSpecial: true})
+	require.NoError(t, err)
+	h := headerOf(t, data)
+	est := engine.EstimateMemory(h.Config(), int64(len(data)), min(shape.ContextLength, engine.DefaultContextLength), kv)
+	assert.Equal(t, h.Config().KVCacheBytes(min(shape.ContextLength, engine.DefaultContextLength), kv), est.KVCache)
+
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m, err := engine.LoadGGUF(data)
+	require.NoError(t, err)
+	s, err := m.NewSession(engine.SessionOptions{KVType: kv})
+	require.NoError(t, err)
+	_, err = s.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{MaxTokens: 8}, nil)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	used := int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+	budget := est.KVCache + est.Scratch - 24<<20 // the runtime's share was there before
+	t.Logf("used %.1f MiB; estimated KV %.1f + scratch %.1f MiB (runtime's share excluded: %.1f)",
+		mib(used), mib(est.KVCache), mib(est.Scratch), mib(budget))
+	assert.LessOrEqual(t, used, budget, "the estimate must cover what loading and generating took")
+	assert.Less(t, budget, used*2+8<<20, "the estimate should not be far above what it took")
+	runtime.KeepAlive(s)
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }

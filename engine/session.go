@@ -27,6 +27,11 @@ type SessionOptions struct {
 	// the same bits whatever it is. The parts of a split model evaluate
 	// token by token.
 	PromptBlock int
+	// KVType is how the KV cache holds keys and values: KVF32, KVF16 (half
+	// the memory), or KVAuto, the zero value: F16 for a model of more than
+	// AutoKVF16Parameters parameters, F32 otherwise (Model.DefaultKVType).
+	// The parts of a split model must all be given the same.
+	KVType KVType
 }
 
 // Session is one conversation with a model: it owns the KV cache, the
@@ -38,7 +43,7 @@ type Session struct {
 	context int       // positions this session holds
 	state   *runState // scratch buffers
 	logits  []float32 // (vocab) the last forward pass's logits, the whole vector
-	kv      kvCache   // (layers, context, kvDim) keys and values
+	kv      kvCache   // (layers, context, kvDim) keys and values, as kv.typ says
 	rope    ropeTable // rotations for every position
 	tokens  []int     // the ids whose keys and values are in the cache, in order
 	peers   Peers     // the other parts of a split model; wholeModel{} otherwise
@@ -50,11 +55,19 @@ type Session struct {
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
-// 2 · layers · context · kvDim float32 values).
+// 2 · layers · context · kvDim values, float32 or F16: see
+// Config.KVCacheBytes).
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	positions, err := m.SessionContextLength(opts.ContextLength)
 	if err != nil {
 		return nil, err
+	}
+	if err := opts.KVType.check(); err != nil {
+		return nil, err
+	}
+	kvType := opts.KVType
+	if kvType == KVAuto {
+		kvType = m.DefaultKVType()
 	}
 	peers := opts.Peers
 	switch {
@@ -78,12 +91,15 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	w := m.weights
 	w.pack(m.arch, m.config.Layers)
 	st := newRunState(m.config, w, positions)
+	if kvType == KVF16 {
+		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions, min(block, positions))
+	}
 	return &Session{
 		model:       m,
 		context:     positions,
 		state:       st,
 		logits:      st.logits,
-		kv:          newKVCache(m.config.Layers, w.Layers[0].Wk.Rows, positions),
+		kv:          newKVCache(kvType, m.config.Layers, w.Layers[0].Wk.Rows, positions),
 		rope:        newRopeTable(m.config, w.RopeFreqFactors, positions),
 		tokens:      make([]int, 0, positions),
 		peers:       peers,
@@ -108,6 +124,10 @@ func (m *Model) SessionContextLength(requested int) (int, error) {
 
 // ContextLength is the number of positions the session holds.
 func (s *Session) ContextLength() int { return s.context }
+
+// KVType is how the session's KV cache holds keys and values: KVF32 or
+// KVF16 (KVAuto resolved).
+func (s *Session) KVType() KVType { return s.kv.typ }
 
 // Model is the model the session runs.
 func (s *Session) Model() *Model { return s.model }

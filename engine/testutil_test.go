@@ -31,9 +31,16 @@ func loadStories260K(t testing.TB) *Model {
 	return m
 }
 
+// newSession is a session with an F32 KV cache, as llama2.c keeps its keys
+// and values and llama.cpp's F32 golden runs kept theirs.
 func newSession(t testing.TB, m *Model) *Session {
+	return newSessionKV(t, m, KVF32)
+}
+
+// newSessionKV is a session with a kv cache.
+func newSessionKV(t testing.TB, m *Model, kv KVType) *Session {
 	t.Helper()
-	s, err := m.NewSession(SessionOptions{})
+	s, err := m.NewSession(SessionOptions{KVType: kv})
 	require.NoError(t, err)
 	return s
 }

@@ -73,6 +73,10 @@ type Options struct {
 	// ContextLength is each session's context (see engine.SessionOptions);
 	// 0 is the model's, capped at engine.DefaultContextLength.
 	ContextLength int
+	// KVType is each session's KV cache type (see engine.SessionOptions):
+	// the zero value, engine.KVAuto, is F16 for models of more than 100M
+	// parameters and F32 for smaller ones.
+	KVType engine.KVType
 	// MaxTokens caps max_tokens; a request asking for more gets 400. 0 means
 	// the context length.
 	MaxTokens int
@@ -147,8 +151,9 @@ type Handler struct {
 	model      *engine.Model
 	name       string
 	opts       Options
-	context    int // tokens a session holds
-	maxTokens  int // the most a request may ask for
+	context    int           // tokens a session holds
+	kvType     engine.KVType // the sessions' KV cache type, resolved
+	maxTokens  int           // the most a request may ask for
 	sched      *scheduler
 	preparing  *fifo[struct{}] // the places where requests are prepared: one per slot (see prepare)
 	routes     map[string]route
@@ -194,7 +199,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	}
 	sessions := make([]*engine.Session, slots)
 	for i := range sessions {
-		s, err := model.NewSession(engine.SessionOptions{ContextLength: opts.ContextLength})
+		s, err := model.NewSession(engine.SessionOptions{ContextLength: opts.ContextLength, KVType: opts.KVType})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
@@ -205,7 +210,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
 	h := &Handler{
-		model: model, name: opts.ModelName, opts: opts, context: contextLength,
+		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(),
 		maxTokens: contextLength, sched: newScheduler(sessions, queue),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFIFO(make([]struct{}, slots), slots+queue),
@@ -294,6 +299,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Name is the model name the API reports.
 func (h *Handler) Name() string { return h.name }
 
+// KVType is the sessions' KV cache type (Options.KVType resolved: KVF32 or
+// KVF16).
+func (h *Handler) KVType() engine.KVType { return h.kvType }
+
 // ContextLength is the context, in tokens, each request's prompt and
 // completion must fit in.
 func (h *Handler) ContextLength() int { return h.context }
@@ -316,6 +325,7 @@ type modelMeta struct {
 	Architecture  string        `json:"architecture"`
 	VocabSize     int           `json:"vocab_size"`
 	ContextLength int           `json:"context_length"` // what a request can use: the session's
+	KVType        engine.KVType `json:"kv_type"`        // the sessions' KV cache type: f32 or f16
 	Parameters    int64         `json:"parameters"`
 	Slots         int           `json:"slots"`
 	// SIMD says whether the matrix products run on the SIMD128 kernels (the
@@ -329,7 +339,7 @@ func (h *Handler) modelObject() modelObject {
 		ID: h.name, Object: "model", Created: h.created, OwnedBy: "wasmlm",
 		Meta: modelMeta{
 			Format: info.Format, Architecture: info.Architecture, VocabSize: info.VocabSize,
-			ContextLength: h.context, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
+			ContextLength: h.context, KVType: h.kvType, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
 			SIMD: tensor.SIMD(),
 		},
 	}

@@ -17,7 +17,7 @@ import (
 // Binding is the JavaScript object through which a page's worker drives the
 // engine. Its methods, all returning a Promise:
 //
-//	load(model, {tokenizer, contextLength, peers}) → info; model and tokenizer
+//	load(model, {tokenizer, contextLength, peers, kvType}) → info; model and tokenizer
 //	                                            are Uint8Arrays or ArrayBuffers (copied),
 //	                                            or model is 'assembled': what prepare
 //	                                            and fill read (assemble_js.go);
@@ -46,7 +46,9 @@ import (
 // fields take engine.DefaultGenerateOptions. A result is {text, tokens,
 // promptTokens, finishReason, seed, usage, timings}. Info has the fields of
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
-// sessionContextLength and simd (whether the SIMD128 kernels run).
+// sessionContextLength, kvType (the session's KV cache type, 'f16' or
+// 'f32': load's kvType, 'auto' by default, resolved for the model) and simd
+// (whether the SIMD128 kernels run).
 //
 // A rejected Promise carries an Error whose message says what went wrong and
 // whose code is engine.CodeOf's ("invalid_argument", "prompt_too_long",
@@ -80,12 +82,13 @@ type Binding struct {
 	// queue orders load, generate, stream and chat: one runs at a time.
 	queue turnQueue
 
-	mu       sync.Mutex // guards model, part, session, shardSession, ctxLen, exchange and source
+	mu       sync.Mutex // guards model, part, session, shardSession, ctxLen, kvType, exchange and source
 	model    *engine.Model
 	part     *shard.Part     // the shard the model is, for a shard of a split model; nil when whole
 	session  *engine.Session // made when a call first needs it (see current)
 	shardSes *shard.Session  // the session of a shard (its Session is session)
 	ctxLen   int             // the positions the session holds
+	kvType   engine.KVType   // the session's KV cache type, resolved (load's kvType)
 	exchange *portExchange   // the channels to the other shards, for a shard of a split model
 	source   []byte          // the bytes of a whole GGUF model, which shard cuts
 	asm      *assembly       // a model being filled (prepare, fill), until load takes it
@@ -175,7 +178,7 @@ func (b *Binding) current() (*engine.Model, *engine.Session, error) {
 		return nil, nil, fmt.Errorf("%w: call load first", ErrNoModel)
 	}
 	if b.session == nil {
-		opts := engine.SessionOptions{ContextLength: b.ctxLen}
+		opts := engine.SessionOptions{ContextLength: b.ctxLen, KVType: b.kvType}
 		if b.part == nil {
 			s, err := b.model.NewSession(opts)
 			if err != nil {
@@ -217,7 +220,7 @@ func (b *Binding) currentModel() (*engine.Model, int, error) {
 	return b.model, b.ctxLen, nil
 }
 
-// parseLoad: load(model, {tokenizer, contextLength, peers}).
+// parseLoad: load(model, {tokenizer, contextLength, peers, kvType}).
 func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	modelArg := arg(args, 0)
 	f, err := b.readFields(arg(args, 1), "options", loadFields)
@@ -225,6 +228,10 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		return nil, err
 	}
 	ctxLen, err := f.integer("contextLength", 0, 0, maxInt32, ">= 0 (0: the model's, at most 4096)")
+	if err != nil {
+		return nil, err
+	}
+	kvType, err := f.kvType()
 	if err != nil {
 		return nil, err
 	}
@@ -275,15 +282,34 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		if part == nil && m.Format() == engine.FormatGGUF {
 			source = data // the weights are views of it anyway
 		}
+		if kvType == engine.KVAuto {
+			kvType = m.DefaultKVType() // the whole model's choice, for a shard too
+		}
 		// The previous model stays until the new one has loaded, so a failed
-		// load leaves the binding as it was.
+		// load leaves the binding as it was. (A session made for it between
+		// these two calls, with the new type, is dropped by install.)
+		b.setKVType(kvType)
 		b.install(m, part, ctxLen, ex, source)
 		// Parsing the header left garbage (the vocabulary's strings): collect
 		// it now, so that the session's buffers reuse its memory rather than
 		// grow WebAssembly memory, which never shrinks.
 		runtime.GC()
-		return infoValue(m, part, ctxLen)
+		return infoValue(m, part, ctxLen, kvType)
 	}, nil
+}
+
+// setKVType sets the KV cache type of the sessions made from now on.
+func (b *Binding) setKVType(t engine.KVType) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.kvType = t
+}
+
+// sessionKVType is the KV cache type of the loaded model's session.
+func (b *Binding) sessionKVType() engine.KVType {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.kvType
 }
 
 // modelBytes is load's model: the bytes of modelArg copied into Go memory,
@@ -307,19 +333,19 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 			return nil, err
 		}
 		b.mu.Lock()
-		part := b.part
+		part, kvType := b.part, b.kvType
 		b.mu.Unlock()
-		return infoValue(m, part, ctxLen)
+		return infoValue(m, part, ctxLen, kvType)
 	}, nil
 }
 
 // infoValue is engine.Info with camelCase keys (its JSON names converted;
 // the GGUF metadata keys inside are left as they are), plus the chat
 // template's name (null when the file's template is not recognised), the
-// session's context length, whether the matrix products run on the SIMD128
-// kernels (the host decides, by providing them or not), and which shard of
-// how many the model is (0 of 1 when whole).
-func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int) (any, error) {
+// session's context length and KV cache type, whether the matrix products
+// run on the SIMD128 kernels (the host decides, by providing them or not),
+// and which shard of how many the model is (0 of 1 when whole).
+func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvType engine.KVType) (any, error) {
 	out, err := camelInfo(m.Info())
 	if err != nil {
 		return nil, err
@@ -329,6 +355,7 @@ func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int) (any
 		out["chatTemplate"] = t.Name()
 	}
 	out["sessionContextLength"] = sessionContextLength
+	out["kvType"] = kvType.String()
 	out["simd"] = tensor.SIMD()
 	out["shardIndex"], out["shardCount"] = 0, 1
 	if part != nil {

@@ -31,12 +31,9 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 	if err != nil {
 		return nil, err
 	}
-	kvType := "auto"
-	if v, ok := o.value("kvType"); ok {
-		if v.Type() != js.TypeString || (v.String() != "auto" && v.String() != "f16" && v.String() != "f32") {
-			return nil, invalid("kvType", "must be 'auto', 'f16' or 'f32', got %s", b.describe(v))
-		}
-		kvType = v.String()
+	kvType, err := o.kvType()
+	if err != nil {
+		return nil, err
 	}
 	device := 0.0
 	if v, ok := o.value("deviceMemory"); ok {
@@ -66,7 +63,7 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 // largest shard) across workers (the count asked, or the fewest that fit),
 // workersNeeded (the fewest that fit, or null when no split fits), fits,
 // and limits: {worker, device} in bytes (device null when unknown).
-func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, kvType string, workers int, deviceGiB float64) (any, error) {
+func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, kvType engine.KVType, workers int, deviceGiB float64) (any, error) {
 	c := h.Config()
 	info := h.Info(int(size))
 	positions := min(c.ContextLength, engine.DefaultContextLength)
@@ -76,17 +73,8 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 		}
 		positions = ctxLen
 	}
-	if kvType == "auto" {
-		kvType = "f32"
-		if info.Parameters > 100_000_000 {
-			kvType = "f16"
-		}
-	}
-	kvBytes := 4
-	if kvType == "f16" {
-		kvBytes = 2
-	}
-	whole := engine.EstimateMemory(c, size, positions, kvBytes)
+	kvType = kvType.Resolve(info.Parameters)
+	whole := engine.EstimateMemory(c, size, positions, kvType)
 	perWorker := func(n int) (engine.Memory, error) {
 		if n <= 1 {
 			return whole, nil
@@ -99,7 +87,7 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 			}
 			largest = max(largest, w)
 		}
-		m := engine.EstimateMemory(c, largest, positions, kvBytes)
+		m := engine.EstimateMemory(c, largest, positions, kvType)
 		kvHeads := (c.KVHeads + n - 1) / n // the later shards get one more
 		m.KVCache = m.KVCache * int64(kvHeads) / int64(c.KVHeads)
 		m.Total = m.Weights + m.KVCache + m.Scratch
@@ -145,7 +133,7 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 	}
 	out["chatTemplateSource"] = h.ChatTemplate()
 	out["sessionContextLength"] = positions
-	out["kvType"] = kvType
+	out["kvType"] = kvType.String()
 	out["parts"] = parts
 	out["simd"] = tensor.SIMD()
 	limits := map[string]any{"worker": int64(workerLimit), "device": nil}

@@ -208,4 +208,19 @@ func (b *Binding) messageContent(c js.Value, i int) (string, error) {
 var tokenizeFields = []string{"addBos", "special"}
 
 // loadFields are the keys of load's options.
-var loadFields = []string{"tokenizer", "contextLength", "peers"}
+var loadFields = []string{"tokenizer", "contextLength", "peers", "kvType"}
+
+// kvType reads a kvType option: 'auto' (also when absent), 'f16' or 'f32'
+// (engine.SessionOptions.KVType).
+func (f fields) kvType() (engine.KVType, error) {
+	v, ok := f.value("kvType")
+	if !ok {
+		return engine.KVAuto, nil
+	}
+	if v.Type() == js.TypeString {
+		if t, err := engine.ParseKVType(v.String()); err == nil {
+			return t, nil
+		}
+	}
+	return 0, invalid("kvType", "must be 'auto', 'f16' or 'f32', got %s", f.b.describe(v))
+}

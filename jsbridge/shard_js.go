@@ -49,7 +49,7 @@ func (b *Binding) parseSplit(args []js.Value) (work, error) {
 		// after the other shards' files have been cut, so that WebAssembly
 		// memory grows for the larger of the two, not for both.
 		b.install(part.Model, part, ctxLen, b.newPortExchange(0, ports), b.sourceBytes())
-		return infoValue(part.Model, part, ctxLen)
+		return infoValue(part.Model, part, ctxLen, b.sessionKVType())
 	}, nil
 }
 

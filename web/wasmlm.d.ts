@@ -95,11 +95,9 @@ export interface MemoryEstimate {
 }
 
 /** What WasmLM.inspect says of a model, from its header alone. */
-export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers' | 'kvType'> {
+export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers'> {
   /** The file's chat template source (Jinja), "" when it has none. */
   chatTemplateSource: string;
-  /** The KV cache type a load would use. */
-  kvType: 'f16' | 'f32';
   /** The files of the model (a split GGUF's parts). */
   parts: number;
   memory: MemoryEstimate;
@@ -140,6 +138,8 @@ export interface ModelInfo {
   chatTemplate: string | null;
   /** The positions this model's session holds. */
   sessionContextLength: number;
+  /** The session's KV cache type: the load option kvType, 'auto' resolved for the model (F16 above 100M parameters). */
+  kvType: 'f16' | 'f32';
   /** Whether the matrix products run on the SIMD128 kernels. */
   simd: boolean;
   /** Whether those are the relaxed-SIMD build (wasmlm-simd-relaxed.wasm). */

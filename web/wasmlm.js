@@ -252,7 +252,7 @@ export class WasmLM {
       const known = tok == null ? await fromCache(files, { cache, sha256, signal }) : files;
       const head = tok == null ? await readHeaders(known, signal) : null;
       if (!head) {
-        await lm.#loadWhole(files, tok, { onProgress, cache, contextLength, signal, workers, booted });
+        await lm.#loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted });
         return lm;
       }
       await booted;
@@ -289,7 +289,7 @@ export class WasmLM {
    * Reads a model that is not GGUF (a llama2.c checkpoint) and its
    * tokenizer whole, and loads them in this worker.
    */
-  async #loadWhole(files, tok, { onProgress, cache, contextLength, signal, workers, booted }) {
+  async #loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted }) {
     if (files.length > 1) throw invalidCall('only a GGUF model comes in parts');
     if (workers !== 'auto' && workers > 1) {
       throw codedError('invalid_argument', `wasmlm: workers: ${workers} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
@@ -301,7 +301,7 @@ export class WasmLM {
     ]);
     await booted;
     const transfer = [modelBytes, tokBytes].filter((s) => s?.owned).map((s) => s.bytes.buffer);
-    this.#info = await this.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength }, transfer);
+    this.#info = await this.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength, kvType: kvType ?? undefined }, transfer);
     delete this.#info.shardIndex;
     delete this.#info.shardCount;
     this.#info.workers = 1;

@@ -41,9 +41,11 @@ type benchResult struct {
 	TensorTypes   map[string]int `json:"tensor_types"`
 	FileSize      int            `json:"file_size"`
 	ContextLength int            `json:"context_length"` // of the session
-	// KVCacheBytes is the session's KV cache: 2 · layers · context · kvDim float32s.
-	KVCacheBytes int64   `json:"kv_cache_bytes"`
-	LoadMS       float64 `json:"load_ms"` // reading the file and engine.Load
+	// KVType is the session's KV cache type (f32 or f16, -kv-type resolved),
+	// and KVCacheBytes its size: 2 · layers · context · kvDim values.
+	KVType       engine.KVType `json:"kv_type"`
+	KVCacheBytes int64         `json:"kv_cache_bytes"`
+	LoadMS       float64       `json:"load_ms"` // reading the file and engine.Load
 	// WarmupTokens were generated, in rounds, before measuring.
 	WarmupTokens int `json:"warmup_tokens"`
 
@@ -70,13 +72,14 @@ type benchSettings struct {
 	prompt, n, ctx int
 	warmup         time.Duration
 	tokenizer      string
+	kvType         engine.KVType
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-warmup D] [-ctx N] [-json]\n"+
+		fmt.Fprint(stderr, "usage: wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-warmup D] [-ctx N] [-kv-type T] [-json]\n"+
 			"       wasmlm bench -gen DIR [-shapes stories15M,stories110M]\n\n"+
 			"Measures load time, time to first token, prefill and decode tokens/s and peak memory of each\n"+
 			"model: greedy decoding of a fixed synthetic prompt, never stopping early. -gen writes the\n"+
@@ -97,6 +100,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&set.n, "n", 128, "tokens to generate")
 	fs.DurationVar(&set.warmup, "warmup", time.Second, "generate for this long before measuring, so the code is compiled and hot (WebAssembly engines tier up while it runs); 0: no warm-up")
 	fs.IntVar(&set.ctx, "ctx", 0, "context length to allocate (0: the model's, at most 4096)")
+	kvType := kvTypeFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -104,6 +108,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "bench: unexpected argument %q (models go in -m)\n", fs.Arg(0))
 		return exitUsage
 	}
+	set.kvType = *kvType
 	if *gen != "" {
 		if len(paths) > 0 {
 			fmt.Fprintln(stderr, "bench: -gen writes models; it takes no -m")
@@ -145,9 +150,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		out.Models = append(out.Models, r)
 		if !*jsonOut {
-			fmt.Fprintf(stdout, "%-24s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+			fmt.Fprintf(stdout, "%-24s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10s\n",
 				r.Name, r.LoadMS, r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond,
-				mb(r.PeakMemoryBytes), mb(uint64(r.FileSize)), mb(uint64(r.KVCacheBytes)))
+				mb(r.PeakMemoryBytes), mb(uint64(r.FileSize)), fmt.Sprintf("%.1f %s", mb(uint64(r.KVCacheBytes)), r.KVType))
 		}
 	}
 	if *jsonOut {
@@ -176,7 +181,7 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 		return benchResult{}, err
 	}
 	loaded := time.Since(start)
-	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx})
+	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx, KVType: set.kvType})
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -188,9 +193,9 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	r := benchResult{
 		Model: displayPath(path), Name: benchName(path), Architecture: info.Architecture,
 		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize(),
-		ContextLength: session.ContextLength(),
-		KVCacheBytes:  2 * int64(c.Layers) * int64(session.ContextLength()) * int64(c.KVDim()) * 4,
-		LoadMS:        ms(loaded),
+		ContextLength: session.ContextLength(), KVType: session.KVType(),
+		KVCacheBytes: c.KVCacheBytes(session.ContextLength(), session.KVType()),
+		LoadMS:       ms(loaded),
 	}
 
 	sp := model.Tokenizer().Special()

@@ -49,6 +49,7 @@ func TestBenchJSON(t *testing.T) {
 		assert.Equal(t, "llama", r.Architecture)
 		assert.Equal(t, 512, r.ContextLength)
 		assert.EqualValues(t, 2*5*512*(4*8)*4, r.KVCacheBytes, "2 · layers · context · kvDim · 4 bytes")
+		assert.Equal(t, engine.KVF32, r.KVType, "-kv-type auto, a small model")
 		assert.Positive(t, r.WarmupTokens)
 		assert.Zero(t, r.WarmupTokens%8, "rounds of 8 tokens")
 		assert.Equal(t, 16, r.PromptTokens)
@@ -85,7 +86,20 @@ func TestBenchText(t *testing.T) {
 	assert.Contains(t, lines[0], "prompt 4 tokens, 4 generated")
 	assert.Contains(t, lines[1], "decode/s")
 	assert.True(t, strings.HasPrefix(lines[2], models.DefaultName), lines[2])
+	assert.True(t, strings.HasSuffix(lines[2], " 0.6 f32"), "the KV cache: %s", lines[2])
 	assert.Contains(t, lines[3], "peak memory:")
+}
+
+// TestBenchKVType: -kv-type f16 gives the session an F16 cache, half the
+// size.
+func TestBenchKVType(t *testing.T) {
+	code, out, errOut := runCLI(t, "bench", "-prompt", "4", "-n", "4", "-warmup", "0", "-kv-type", "f16", "-json")
+	require.Equal(t, exitOK, code, errOut)
+	var res benchJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.Len(t, res.Models, 1)
+	assert.Equal(t, engine.KVF16, res.Models[0].KVType)
+	assert.EqualValues(t, 2*5*512*(4*8)*2, res.Models[0].KVCacheBytes, "2 · layers · context · kvDim · 2 bytes")
 }
 
 // TestBenchPrompt: the synthetic prompt starts with BOS, has the length

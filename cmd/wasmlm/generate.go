@@ -74,6 +74,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		stops    stringList
 		jsonOut  = fs.Bool("json", false, "print one JSON object instead of streaming text")
 		ctxLimit = fs.Int("ctx", 0, "context length to allocate (0: the model's)")
+		kvType   = kvTypeFlag(fs)
 	)
 	mf.register(fs)
 	fs.Var(&stops, "stop", "stop string (repeatable)")
@@ -120,7 +121,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitError
 	}
-	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit})
+	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit, KVType: *kvType})
 	if err != nil {
 		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
 		if errors.Is(err, engine.ErrInvalidOption) {
@@ -165,16 +166,16 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stdout)
 	}
 	t := res.Timings
-	fmt.Fprintf(stderr, "seed %d; %d prompt tokens, %d generated (%s); first token after %v; prefill %.1f tok/s, decode %.1f tok/s\n",
+	fmt.Fprintf(stderr, "seed %d; %d prompt tokens, %d generated (%s); first token after %v; prefill %.1f tok/s, decode %.1f tok/s; KV cache %s\n",
 		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
-		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond())
+		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond(), session.KVType())
 	return exitOK
 }
 
 // optionFlags are the flags of generate's options, by the option's name.
 var optionFlags = map[string]string{
 	"max_tokens": "-n", "temperature": "-temp", "top_k": "-top-k", "top_p": "-top-p", "min_p": "-min-p",
-	"repeat_penalty": "-repeat-penalty", "stop": "-stop", "context_length": "-ctx",
+	"repeat_penalty": "-repeat-penalty", "stop": "-stop", "context_length": "-ctx", "kv_type": "-kv-type",
 }
 
 // flagError words err for the command line: an invalid option is named by

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/wasmlm/wasmlm/engine"
 )
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -25,9 +27,15 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "info: %v\n", err)
 		return exitError
 	}
+	// The model's metadata, and the KV cache type its sessions get by
+	// default (-kv-type auto).
+	out := struct {
+		engine.Info
+		KVType engine.KVType `json:"kv_type"`
+	}{model.Info(), model.DefaultKVType()}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(model.Info()); err != nil {
+	if err := enc.Encode(out); err != nil {
 		fmt.Fprintf(stderr, "info: %v\n", err)
 		return exitError
 	}

@@ -4,11 +4,12 @@
 // download.
 //
 //	wasmlm generate [-m MODEL] [-tokenizer TOK] [-p PROMPT] [-n MAX] [-temp T] [-top-k K]
-//	                [-top-p P] [-min-p P] [-repeat-penalty R] [-seed S] [-stop STR ...] [-json]
+//	                [-top-p P] [-min-p P] [-repeat-penalty R] [-seed S] [-stop STR ...]
+//	                [-kv-type auto|f16|f32] [-json]
 //	wasmlm tokenize [-m MODEL] [-tokenizer TOK] [-no-bos] [-special] TEXT
 //	wasmlm info [-m MODEL] [-tokenizer TOK]
-//	wasmlm serve [-m MODEL] [-addr 127.0.0.1:8080] [-web DIR] [-slots N] [-queue N] [-cors ORIGIN] ...
-//	wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-json]   (or -gen DIR: write the benchmark's models)
+//	wasmlm serve [-m MODEL] [-addr 127.0.0.1:8080] [-web DIR] [-slots N] [-queue N] [-kv-type T] [-cors ORIGIN] ...
+//	wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-kv-type T] [-json]   (or -gen DIR: write the benchmark's models)
 package main
 
 import (

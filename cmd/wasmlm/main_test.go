@@ -98,6 +98,7 @@ func TestTokenizeAndInfo(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &info))
 	assert.EqualValues(t, 512, info["vocab_size"])
 	assert.Equal(t, "llama", info["architecture"])
+	assert.Equal(t, "f32", info["kv_type"], "the default KV cache of a model of 260K parameters")
 
 	code, out, _ = runCLI(t, "info", "-m", "../../engine/testdata/gguf/stories260K-Q8_0.gguf")
 	require.Equal(t, exitOK, code)
@@ -106,6 +107,22 @@ func TestTokenizeAndInfo(t *testing.T) {
 	meta, ok := info["metadata"].(map[string]any)
 	require.True(t, ok, "GGUF metadata is printed")
 	assert.Equal(t, "llama", meta["general.architecture"])
+}
+
+// TestGenerateKVType: -kv-type chooses the session's KV cache (stderr says
+// which; auto is f32 for the small default model), and greedy generation
+// of the F32 GGUF gives llama2.c's tokens with either, as llama.cpp's does
+// (engine's golden tests compare every file type with llama.cpp's runs).
+func TestGenerateKVType(t *testing.T) {
+	for _, c := range []struct{ flag, want string }{{"auto", "f32"}, {"f32", "f32"}, {"f16", "f16"}} {
+		code, out, errOut := runCLI(t, "generate", "-m", "../../engine/testdata/gguf/stories260K-F32.gguf",
+			"-p", "Once upon a time", "-temp", "0", "-n", "64", "-kv-type", c.flag, "-json")
+		require.Equal(t, exitOK, code, errOut)
+		assert.Contains(t, errOut, "; KV cache "+c.want+"\n", c.flag)
+		var res generateJSON
+		require.NoError(t, json.Unmarshal([]byte(out), &res))
+		assert.Equal(t, loadGolden(t).Runs[1].GeneratedIDs[:64], res.Tokens, "-kv-type %s", c.flag)
+	}
 }
 
 func TestCLIErrors(t *testing.T) {
@@ -131,6 +148,9 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-p", strings.Repeat("once upon a time ", 200)}, exitError, "prompt too long"},
 		{[]string{"info", "extra"}, exitUsage, "the model goes in -m"},
 		{[]string{"tokenize", "bad \xff"}, exitError, "UTF-8"},
+		{[]string{"generate", "-kv-type", "f8"}, exitUsage, `invalid value "f8" for flag -kv-type: engine: invalid option: kv_type must be auto, f16 or f32, got "f8"`},
+		{[]string{"serve", "-kv-type", "F16"}, exitUsage, `invalid value "F16" for flag -kv-type`},
+		{[]string{"bench", "-kv-type", ""}, exitUsage, `invalid value "" for flag -kv-type`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -45,6 +45,14 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	return model, nil
 }
 
+// kvTypeFlag registers -kv-type, the KV cache type of the sessions a
+// command makes.
+func kvTypeFlag(fs *flag.FlagSet) *engine.KVType {
+	t := new(engine.KVType)
+	fs.TextVar(t, "kv-type", engine.KVAuto, "the KV cache type, `auto|f16|f32`: f16 holds keys and values in half the memory; auto is f16 for models of more than 100M parameters, f32 for smaller ones")
+	return t
+}
+
 // parseFlags parses args, reporting usage errors on stderr; ok is false when
 // the command should exit with code.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {

@@ -86,6 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		slots     = fs.Int("slots", defaultSlots(), "generations that run at once, each with its own KV cache")
 		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
 		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
+		kvType    = kvTypeFlag(fs)
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
 		cors      = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
@@ -135,7 +136,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	opts := httpapi.Options{
-		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit,
+		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit, KVType: *kvType,
 		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
 		WriteTimeout: limits.write, Keys: keys, Limiter: limiter,
 	}
@@ -165,8 +166,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if webDir != "" {
 		page = "web page from " + webDir
 	}
-	fmt.Fprintf(stderr, "serve: %s (context %d, %d slots, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
-		api.Name(), api.ContextLength(), *slots, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
+	fmt.Fprintf(stderr, "serve: %s (context %d, %s KV cache, %d slots, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
+		api.Name(), api.ContextLength(), api.KVType(), *slots, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
 	access.reloadKeysOnHangup(ctx, keys, stderr)
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }

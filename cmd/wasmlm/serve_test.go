@@ -69,7 +69,7 @@ func TestServe(t *testing.T) {
 	var stderr lockedBuffer
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-web", web, "-slots", "2"}, io.Discard, &stderr)
+		exit <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-web", web, "-slots", "2", "-kv-type", "f16"}, io.Discard, &stderr)
 	}()
 
 	base := servedAt(t, &stderr)
@@ -97,6 +97,8 @@ func TestServe(t *testing.T) {
 	code, body = get("/v1/models")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, `"id":"stories260K"`)
+	assert.Contains(t, body, `"kv_type":"f16"`, "the slots' KV cache is -kv-type's")
+	assert.Contains(t, stderr.String(), "f16 KV cache")
 	code, body = get("/v1/nope")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, body, `"error"`)

@@ -22,7 +22,9 @@ type Session struct {
 
 // NewSession makes the session of shard p, connected to the other shards'
 // sessions through ex (whose element for shard j reaches shard j's). Every
-// shard must be given the same opts.ContextLength.
+// shard must be given the same opts.ContextLength and opts.KVType (which
+// the shards do not check: different types give a result that neither
+// type alone would).
 func NewSession(p *Part, ex Exchange, opts engine.SessionOptions) (*Session, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("%w: shard %d of %d needs an Exchange to reach the other shards", ErrSplit, p.Index, p.Count)

@@ -94,13 +94,19 @@ func TestShardedGreedyMatchesLlama2C(t *testing.T) {
 
 // TestShardedSamplingMatchesWhole: seeded sampling (every stage of the
 // chain, penalties included) picks the same tokens from a split model as
-// from the whole one, for the default GGUF model and the llama2.c checkpoint.
+// from the whole one, for the default GGUF model and the llama2.c
+// checkpoint, with either KV cache type (each shard holds its key/value
+// heads' part of the cache).
 func TestShardedSamplingMatchesWhole(t *testing.T) {
 	for name, m := range map[string]*engine.Model{"gguf": defaultModel(t), "llama2c": stories260K(t)} {
-		for _, n := range shardCounts {
-			t.Run(fmt.Sprintf("%s/%d shards", name, n), func(t *testing.T) {
-				leader := startShards(t, splitModel(t, m, n), engine.SessionOptions{ContextLength: 256})
-				whole, err := m.NewSession(engine.SessionOptions{ContextLength: 256})
+		for _, c := range []struct {
+			n  int
+			kv engine.KVType
+		}{{2, engine.KVF32}, {3, engine.KVF32}, {4, engine.KVF32}, {2, engine.KVF16}, {3, engine.KVF16}} {
+			n, opts := c.n, engine.SessionOptions{ContextLength: 256, KVType: c.kv}
+			t.Run(fmt.Sprintf("%s/%d shards/%v", name, n, c.kv), func(t *testing.T) {
+				leader := startShards(t, splitModel(t, m, n), opts)
+				whole, err := m.NewSession(opts)
 				require.NoError(t, err)
 				for _, seed := range []uint64{1, 42, 31337} {
 					opts := engine.GenerateOptions{MaxTokens: 120, Trace: true, Sampling: sampling.Params{

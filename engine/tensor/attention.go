@@ -3,7 +3,8 @@ package tensor
 // The two products of attention over a KV cache: the scores of a query
 // against every cached key, and the score-weighted sum of the cached values.
 // The cache keeps the keys (and values) of consecutive positions stride
-// float32 apart. With the wasmlm_simd build tag they run SIMD kernels that
+// float32 apart (an F16 cache is decoded a chunk at a time first, see
+// DecodeF16Rows). With the wasmlm_simd build tag they run SIMD kernels that
 // give the same bits.
 
 // DotF32Rows sets out[t] = DotF32(rows[t·stride : t·stride+len(x)], x) for

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -82,5 +83,58 @@ func TestAttentionEmpty(t *testing.T) {
 	require.NotPanics(t, func() {
 		DotF32Rows(nil, []float32{1}, nil, 1)
 		AddScaledRows([]float32{1}, nil, nil, 1)
+		DecodeF16Rows(nil, nil, 1, 1)
+		DecodeF16Rows(make([]float32, 3), []uint16{1, 2, 3}, 0, 1)
 	})
+}
+
+// TestEncodeF16 checks that an F16 cache stores what RoundF16 computes:
+// the nearest F16, ties to even, overflow to infinity.
+func TestEncodeF16(t *testing.T) {
+	for _, c := range []struct {
+		in   float32
+		want uint16
+	}{
+		{0, 0}, {float32(math.Copysign(0, -1)), 0x8000}, {1, 0x3c00}, {-2, 0xc000},
+		{1 + 0x1p-11, 0x3c00},            // a tie: to even
+		{1 + 3*0x1p-11, 0x3c02},          // a tie: to even, upwards
+		{65504, 0x7bff}, {65520, 0x7c00}, // the largest F16; half an ulp above it overflows
+		{0x1p-24, 0x0001}, {0x1p-25, 0}, // the smallest subnormal; half of it, a tie, to even (zero)
+		{float32(math.Inf(-1)), 0xfc00},
+	} {
+		var got [1]uint16
+		EncodeF16(got[:], []float32{c.in})
+		assert.Equal(t, c.want, got[0], "%v", c.in)
+		var r [1]float32
+		RoundF16(r[:], []float32{c.in})
+		assert.Equal(t, math.Float32bits(f16Table()[c.want]), math.Float32bits(r[0]), "%v", c.in)
+	}
+}
+
+// TestDecodeF16Rows decodes every F16 bit pattern, Inf and NaN payloads
+// included, in rows of several widths and strides: each value is the
+// pure-Go table's, and nothing past the rows is written.
+func TestDecodeF16Rows(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	for _, s := range [][2]int{{1, 1}, {3, 5}, {4, 4}, {7, 9}, {8, 8}, {17, 24}, {64, 256}, {100, 100}} {
+		width, stride := s[0], s[1]
+		// Strides equal to widths cover every pattern.
+		for start := 0; start+width <= len(all); start += 13 * stride {
+			rows := min(13, (len(all)-start-width)/stride+1)
+			src := all[start:]
+			dst := make([]float32, rows*width+1)
+			dst[rows*width] = 42
+			DecodeF16Rows(dst[:rows*width], src, width, stride)
+			require.Equal(t, float32(42), dst[rows*width], "%v wrote past dst", s)
+			for r := range rows {
+				for i := range width {
+					h := src[r*stride+i]
+					require.Equal(t, math.Float32bits(f16Table()[h]), math.Float32bits(dst[r*width+i]), "%v: %#04x", s, h)
+				}
+			}
+		}
+	}
 }

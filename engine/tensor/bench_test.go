@@ -132,3 +132,39 @@ func BenchmarkMatMulDown(b *testing.B) {
 		run("MatMul32", func() { MatMul(out, m, x, n, ws) })
 	}
 }
+
+// BenchmarkAttentionRows times the two products of attention for one query
+// head of TinyLlama-1.1B's shape (head size 64, four key/value heads: rows
+// 256 values apart) over 1024 cached positions, reporting GFLOP/s
+// (2·positions·headDim per product), and the decoding of those positions'
+// F16 keys (of all four heads), which attention over an F16 cache adds,
+// reporting values per second.
+func BenchmarkAttentionRows(b *testing.B) {
+	const positions, headDim, stride = 1024, 64, 256
+	rng := rand.New(rand.NewPCG(12, 12))
+	rows := randNormal(rng, positions*stride, 1)
+	x := randNormal(rng, headDim, 1)
+	scores := make([]float32, positions)
+	out := make([]float32, headDim)
+	a := randNormal(rng, positions, 0.03)
+	run := func(name string, f func()) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f()
+			}
+			b.ReportMetric(2*positions*headDim*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+	run("scores", func() { DotF32Rows(scores, x, rows, stride) })
+	run("values", func() { AddScaledRows(out, a, rows, stride) })
+	halves := make([]uint16, len(rows))
+	EncodeF16(halves, rows)
+	b.Run("decodeF16", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			DecodeF16Rows(rows, halves, len(rows), len(rows))
+		}
+		b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+	})
+}

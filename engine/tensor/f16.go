@@ -131,8 +131,10 @@ func uint16s(b []byte) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }
 
-// roundF16 sets dst[i] = src[i] rounded to F16.
-func roundF16(dst, src []float32) {
+// RoundF16 sets dst[i] = src[i] rounded to the nearest F16 (ties to even),
+// kept as float32: the values an F16 dot product multiplies exactly. dst
+// may be src.
+func RoundF16(dst, src []float32) {
 	dst = dst[:len(src)]
 	t := f16Table()
 	for i, v := range src {
@@ -141,11 +143,46 @@ func roundF16(dst, src []float32) {
 }
 
 func dequantizeF16(dst []float32, src []byte) {
-	w := uint16s(src)
-	w = w[:len(dst)]
+	DecodeF16(dst, uint16s(src))
+}
+
+// EncodeF16 sets dst[i] to src[i] rounded to the nearest F16 (ties to even,
+// as ggml's GGML_FP32_TO_FP16), as bits: how an F16 KV cache stores a key or
+// a value.
+func EncodeF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = f32ToF16(v)
+	}
+}
+
+// DecodeF16 sets dst[i] to the value of the F16 bits src[i] (exactly).
+func DecodeF16(dst []float32, src []uint16) {
+	src = src[:len(dst)]
 	t := f16Table()
-	for i, h := range w {
+	for i, h := range src {
 		dst[i] = t[h]
+	}
+}
+
+// DecodeF16Rows decodes rows of F16 bits width values each, stride values
+// apart in src, into dst, one after the other: row r of src (at r·stride)
+// becomes dst[r·width : (r+1)·width], for the len(dst)/width rows dst
+// holds. Attention over an F16 KV cache decodes a chunk of positions' keys
+// (or values) so, once for all the query heads that read them.
+// With the wasmlm_simd build tag it runs a SIMD kernel that gives the same
+// bits.
+func DecodeF16Rows(dst []float32, src []uint16, width, stride int) {
+	if width <= 0 || len(dst) < width {
+		return
+	}
+	rows := len(dst) / width
+	src = src[:(rows-1)*stride+width]
+	if decodeF16RowsSIMD(dst[:rows*width], src, width, stride) {
+		return
+	}
+	for r := range rows {
+		DecodeF16(dst[r*width:(r+1)*width], src[r*stride:r*stride+width])
 	}
 }
 

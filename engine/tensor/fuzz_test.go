@@ -71,3 +71,31 @@ func fuzzDot(f *testing.F, typ Type) {
 		}
 	})
 }
+
+// FuzzDecodeF16Rows is the differential target of the F16 KV cache's
+// decoder: rows of arbitrary F16 bits (every pattern: Inf, NaN payloads,
+// subnormals), of any width and stride, decode to the bits of the table
+// that f16ToF32 fills, field by field.
+func FuzzDecodeF16Rows(f *testing.F) {
+	f.Add([]byte{0, 0x3c, 0, 0xc0, 1, 0, 0xff, 0x7b, 0, 0x7c, 1, 0xfe}, uint8(2), uint8(3))
+	f.Fuzz(func(t *testing.T, rowBytes []byte, width, stride uint8) {
+		src := make([]uint16, min(len(rowBytes)/2, 4096))
+		for i := range src {
+			src[i] = uint16(rowBytes[2*i]) | uint16(rowBytes[2*i+1])<<8
+		}
+		w := int(width)%65 + 1
+		s := max(int(stride)%130+1, w)
+		if len(src) < w {
+			return
+		}
+		rows := (len(src)-w)/s + 1
+		dst := make([]float32, rows*w)
+		DecodeF16Rows(dst, src, w, s)
+		for r := range rows {
+			for i := range w {
+				h := src[r*s+i]
+				require.Equal(t, math.Float32bits(f16ToF32(h)), math.Float32bits(dst[r*w+i]), "row %d, %#04x", r, h)
+			}
+		}
+	})
+}

@@ -158,7 +158,7 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 		a.f = x
 	case F16:
 		a.f = ws.rounded[:len(x)]
-		roundF16(a.f, x)
+		RoundF16(a.f, x)
 	case BF16:
 		a.f = ws.rounded[:len(x)]
 		roundBF16(a.f, x)

@@ -36,6 +36,10 @@ func addScaledRowsSIMD(_, _, _ []float32, _ int) bool {
 	return false
 }
 
+func decodeF16RowsSIMD([]float32, []uint16, int, int) bool {
+	return false
+}
+
 func encodeSIMD(Type, *activation, []float32) bool {
 	return false
 }

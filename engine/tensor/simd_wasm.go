@@ -4,24 +4,24 @@ package tensor
 
 import "unsafe"
 
-// With the wasmlm_simd build tag, MatVec, MatMul(s), the activation
-// encoders for Q8_0 and Q8_K, DotF32Rows and AddScaledRows run the SIMD128
-// kernels of the module internal/simdgen emits (kernels.wasm) for the types
-// it covers: for F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a
-// matrix–vector kernel and a batched one (matmul_*), which decodes each
-// block of weights once for all the vectors of a batched product; for
-// Q2_K, Q3_K, Q4_1, Q5_1 and Q5_K a batched one only (a single vector
-// takes the pure-Go kernel). The JS host instantiates that module on this
-// instance's own memory and provides its functions as the wasmlm_simd
-// imports below (web/simd.js does both); where the host has no SIMD it
-// provides stubs and available returns 0, and the pure-Go kernels run.
-// Where the engine has relaxed SIMD the host may provide
-// kernels-relaxed.wasm's kernels instead: the same exports and the same
-// bits, faster. Pointers cross as offsets into the shared memory: nothing
-// is copied, and the kernels compute the same bits as the pure-Go ones
-// (simd_wasm_test.go, batch_test.go and attention_test.go check it). A
-// build with the tag needs a host that provides the imports:
-// Go's own wasm_exec.js alone cannot instantiate it.
+// With the wasmlm_simd build tag, MatVec, MatMul(s), the activation encoders
+// for Q8_0 and Q8_K, the products of attention (DotF32Rows, AddScaledRows)
+// and the F16 decoder DecodeF16Rows run the SIMD128 kernels of the module
+// internal/simdgen emits (kernels.wasm) for the types it covers: for F32,
+// F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a matrix–vector kernel and a
+// batched one (matmul_*), which decodes each block of weights once for all
+// the vectors of a batched product; for Q2_K, Q3_K, Q4_1, Q5_1 and Q5_K a
+// batched one only (a single vector takes the pure-Go kernel). The JS host
+// instantiates that module on this instance's own memory and provides its
+// functions as the wasmlm_simd imports below (web/simd.js does both); where
+// the host has no SIMD it provides stubs and available returns 0, and the
+// pure-Go kernels run. Where the engine has relaxed SIMD the host may provide
+// kernels-relaxed.wasm's kernels instead: the same exports and the same bits,
+// faster. Pointers cross as offsets into the shared memory: nothing is
+// copied, and the kernels compute the same bits as the pure-Go ones
+// (simd_wasm_test.go, batch_test.go and attention_test.go check it). A build
+// with the tag needs a host that provides the imports: Go's own wasm_exec.js
+// alone cannot instantiate it.
 //
 // The kernels keep no reference to their arguments, hence go:noescape.
 
@@ -123,6 +123,10 @@ func simdEncodeQ8K(x, q, d, bsums unsafe.Pointer, blocks int32)
 //go:wasmimport wasmlm_simd add_scaled_rows_f32
 //go:noescape
 func simdAddScaledRowsF32(out, a, v unsafe.Pointer, rows, cols, stride int32)
+
+//go:wasmimport wasmlm_simd decode_f16_rows
+//go:noescape
+func simdDecodeF16Rows(dst, src unsafe.Pointer, rows, cols, stride int32)
 
 // useSIMD is decided once, when the package is initialised (the host has
 // instantiated the kernels by then), and never changes.
@@ -372,5 +376,13 @@ func addScaledRowsSIMD(out, a, rows []float32, stride int) bool {
 		return false
 	}
 	simdAddScaledRowsF32(ptr(out), ptr(a), ptr(rows), int32(len(a)), int32(len(out)), int32(stride))
+	return true
+}
+
+func decodeF16RowsSIMD(dst []float32, src []uint16, width, stride int) bool {
+	if !useSIMD {
+		return false
+	}
+	simdDecodeF16Rows(ptr(dst), ptr(src), int32(len(dst)/width), int32(width), int32(stride))
 	return true
 }

@@ -6,7 +6,9 @@
 // matmul_float.go: each block of weights decoded once for all the tokens)
 // and those of Q2_K and Q3_K weights (matmul_q2_k.go) and of Q4_1, Q5_1
 // and Q5_K weights (matmul_mins.go), the Q8_0 and Q8_K encoders of the
-// activation, and the two products of attention over the KV cache.
+// activation, the two products of attention over the KV cache, and the
+// decoder of an F16 KV cache's rows (attention over it decodes a chunk of
+// positions once and runs the F32 products over it).
 //
 // The module imports the Go instance's own memory and the Go side passes
 // byte offsets of the weights, the activation and the output, so nothing is

@@ -5,7 +5,8 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // The 16-bit float kernels, F16 and BF16: the F32 kernel's four lanes and
 // tail (see emitMatVecF32), with each weight decoded to its exact float32
 // and x already rounded to the weight type by the Go side, as the pure-Go
-// dotF16 and dotBF16 sum them (every product is exact in float32).
+// dotF16 and dotBF16 sum them (every product is exact in float32); and the
+// decoder of an F16 KV cache's rows.
 
 // emitMatVecF16 emits the F16 kernel.
 func emitMatVecF16(m *wg.Module) {
@@ -114,4 +115,48 @@ func f16ToF32Scalar(h wg.Local) wg.Expr {
 	special := wg.Select(i32(0x7f800000), i32(0),
 		wg.I32Eq(wg.I32And(get(h), i32(0x7c00)), i32(0x7c00)))
 	return wg.F32ReinterpretI32(wg.I32Or(wg.I32Or(mag, sign), special))
+}
+
+// emitDecodeF16Rows emits DecodeF16Rows (dst, src, rows, cols, stride):
+// row r, the cols F16 values at src + 2·r·stride, decoded exactly
+// (f16ToF32: the pure-Go table's values, Inf and NaN payloads included) to
+// the float32 at dst + 4·r·cols. Attention over an F16 cache decodes a
+// chunk of a key/value head's rows so, once for the group of query heads
+// that share it, and runs the F32 kernels over it.
+func emitDecodeF16Rows(m *wg.Module) {
+	k := kernel{m.Func(DecodeF16Rows, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	dst, src, rows, cols, stride := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
+	r, c, end, d, s := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	wv, h := k.Local(wg.V128), k.Local(wg.V128)
+	hs := k.Local(wg.I32)
+	k.forRange(r, i32(0), get(rows), 1, func() {
+		// Eight values per iteration (one 16-byte load), then four, then one.
+		k.Set(d, get(dst))
+		k.Set(s, get(src))
+		k.Set(end, wg.I32And(get(cols), i32(^7)))
+		k.forRange(c, i32(0), get(end), 8, func() {
+			k.Set(wv, wg.V128Load(get(s), 0))
+			k.Set(h, halvesHigh(wv, 0))
+			k.V128Store(get(d), 0, f16ToF32(h))
+			k.Set(h, halvesHigh(wv, 4))
+			k.V128Store(get(d), 16, f16ToF32(h))
+			k.Set(s, wg.I32Add(get(s), i32(16)))
+			k.Set(d, wg.I32Add(get(d), i32(32)))
+		})
+		k.Set(end, wg.I32And(get(cols), i32(^3)))
+		k.forRange(c, get(c), get(end), 4, func() {
+			k.Set(h, wg.I32x4Shl(wg.V128Load16x4U(get(s), 0), i32(16)))
+			k.V128Store(get(d), 0, f16ToF32(h))
+			k.Set(s, wg.I32Add(get(s), i32(8)))
+			k.Set(d, wg.I32Add(get(d), i32(16)))
+		})
+		k.forRange(c, get(c), get(cols), 1, func() {
+			k.Set(hs, wg.I32Load16U(get(s), 0))
+			k.F32Store(get(d), 0, f16ToF32Scalar(hs))
+			k.Set(s, wg.I32Add(get(s), i32(2)))
+			k.Set(d, wg.I32Add(get(d), i32(4)))
+		})
+		k.Set(dst, wg.I32Add(get(dst), wg.I32Shl(get(cols), i32(2))))
+		k.Set(src, wg.I32Add(get(src), wg.I32Shl(get(stride), i32(1))))
+	})
 }

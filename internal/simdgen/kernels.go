@@ -57,6 +57,11 @@ const (
 	// AddScaledRowsF32 (out, a, v, rows, cols, stride): for t = 0..rows-1 in
 	// order, out[i] += a[t]·v[t·stride+i] for i < cols, each product rounded.
 	AddScaledRowsF32 = "add_scaled_rows_f32"
+	// DecodeF16Rows (dst, src, rows, cols, stride): row r, the cols F16
+	// values at src + 2·r·stride, decoded exactly to the float32 at
+	// dst + 4·r·cols (attention over an F16 KV cache decodes chunks of it
+	// so, then runs the F32 kernels over them).
+	DecodeF16Rows = "decode_f16_rows"
 	// EncodeQ8_0 (x, q, amax, sum, blocks): x quantized to Q8_0, with each
 	// block's max|x| where its scale goes (see emitEncodeQ8_0).
 	EncodeQ8_0 = "encode_q8_0"
@@ -97,6 +102,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatMulF16(m)
 	emitMatMulBF16(m)
 	emitAddScaledRowsF32(m)
+	emitDecodeF16Rows(m)
 	emitEncodeQ8_0(m)
 	emitEncodeQ8K(m)
 	return m.Bytes()

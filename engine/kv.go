@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// KVType is how a session's KV cache holds the keys and values: float32,
+// or IEEE half precision (F16) in half the memory. The zero value, KVAuto,
+// chooses by the model's size.
+type KVType int
+
+// The KV cache types.
+const (
+	// KVAuto is F16 for a model of more than AutoKVF16Parameters
+	// parameters and F32 for a smaller one (Model.DefaultKVType): the
+	// cache of a small model costs little next to its weights, and F32
+	// keeps its output equal to llama2.c's run.c (which keeps float32
+	// keys and values); a large model's cache is hundreds of megabytes at
+	// a long context, and half of it is worth a result that is
+	// llama.cpp's default.
+	KVAuto KVType = iota
+	// KVF32 keeps keys and values as float32.
+	KVF32
+	// KVF16 keeps them as F16, each rounded to the nearest (ties to even,
+	// as ggml's GGML_FP32_TO_FP16), and attends as llama.cpp does over an
+	// F16 cache on the CPU: the query rounded to F16 for its products with
+	// the keys, the attention weights rounded to F16 for their products
+	// with the values (ggml's F16 matrix product rounds its float32 operand
+	// so), every product then exact in float32.
+	KVF16
+)
+
+// AutoKVF16Parameters is the parameter count above which KVAuto is F16.
+const AutoKVF16Parameters = 100_000_000
+
+// String is the type's name as the options spell it: "auto", "f32", "f16".
+func (t KVType) String() string {
+	switch t {
+	case KVAuto:
+		return "auto"
+	case KVF32:
+		return "f32"
+	case KVF16:
+		return "f16"
+	}
+	return fmt.Sprintf("KVType(%d)", int(t))
+}
+
+// ParseKVType reads "auto", "f16" or "f32"; anything else is an error
+// wrapping ErrInvalidOption that names kv_type.
+func ParseKVType(s string) (KVType, error) {
+	for _, t := range []KVType{KVAuto, KVF32, KVF16} {
+		if s == t.String() {
+			return t, nil
+		}
+	}
+	return 0, optionError("kv_type", "must be auto, f16 or f32, got %q", s)
+}
+
+// MarshalText is the type's name (String), so that JSON and flags show it.
+func (t KVType) MarshalText() ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return []byte(t.String()), nil
+}
+
+// UnmarshalText is ParseKVType.
+func (t *KVType) UnmarshalText(b []byte) error {
+	v, err := ParseKVType(string(b))
+	if err == nil {
+		*t = v
+	}
+	return err
+}
+
+// check reports a value that is none of the types.
+func (t KVType) check() error {
+	if t < KVAuto || t > KVF16 {
+		return optionError("kv_type", "must be KVAuto, KVF32 or KVF16, got %d", int(t))
+	}
+	return nil
+}
+
+// Resolve is the type a session of a model of the given parameter count
+// uses when asked for t: t itself, or for KVAuto F16 above
+// AutoKVF16Parameters and F32 otherwise.
+func (t KVType) Resolve(parameters int64) KVType {
+	switch {
+	case t != KVAuto:
+		return t
+	case parameters > AutoKVF16Parameters:
+		return KVF16
+	}
+	return KVF32
+}
+
+// ValueBytes is the bytes one cached value takes: 4 for F32, 2 for F16 (and
+// KVAuto's largest, 4).
+func (t KVType) ValueBytes() int {
+	if t == KVF16 {
+		return 2
+	}
+	return 4
+}
+
+// KVCacheBytes is what the KV cache of a session of contextLength positions
+// holding t takes: 2 (keys and values) · layers · contextLength · kvDim
+// values. KVAuto counts as F32, the larger: resolve it first (KVType.Resolve
+// with the model's parameter count, or Model.DefaultKVType) for the size a
+// session will have.
+func (c Config) KVCacheBytes(contextLength int, t KVType) int64 {
+	return 2 * int64(c.Layers) * int64(contextLength) * int64(c.KVDim()) * int64(t.ValueBytes())
+}
+
+// DefaultKVType is the type KVAuto resolves to for this model, counting
+// the parameters of the whole model even in a part of a split one, so that
+// every part chooses alike.
+func (m *Model) DefaultKVType() KVType {
+	return KVAuto.Resolve(m.wholeParameters())
+}
+
+// kvChunkValues is about the size of the chunk of positions' keys (or
+// values) that attention over an F16 cache decodes at once: 128 KiB,
+// which the CPU's L2 cache holds while every query head reads it.
+const kvChunkValues = 32 << 10
+
+// allocF16 allocates the buffers attention over an F16 cache of context
+// positions uses, for queries of qDim values and keys of kvDim, and prompt
+// blocks of block tokens.
+func (st *runState) allocF16(c Config, qDim, kvDim, context, block int) {
+	tokens := min(block, kvBlockTokens)
+	st.scores = make([]float32, tokens*qDim/c.HeadDim()*context)
+	st.qHalf = make([]float32, tokens*qDim)
+	st.kvChunk = make([]float32, max(kvChunkValues/kvDim, 1)*kvDim)
+}
+
+// kvCache holds the keys and values of every position seen so far: as
+// float32 in k and v, or for KVF16 as F16 bits in k16 and v16.
+type kvCache struct {
+	typ       KVType
+	k, v      []float32 // (layers, positions, kvDim), KVF32
+	k16, v16  []uint16  // (layers, positions, kvDim), KVF16
+	kvDim     int
+	positions int
+}
+
+func newKVCache(t KVType, layers, kvDim, context int) kvCache {
+	n := layers * context * kvDim
+	c := kvCache{typ: t, kvDim: kvDim, positions: context}
+	if t == KVF16 {
+		c.k16, c.v16 = make([]uint16, n), make([]uint16, n)
+	} else {
+		c.k, c.v = make([]float32, n), make([]float32, n)
+	}
+	return c
+}
+
+// store puts position pos's key and value (kvDim values each) in layer l.
+func (c *kvCache) store(l, pos int, k, v []float32) {
+	at := (l*c.positions + pos) * c.kvDim
+	if c.typ == KVF16 {
+		tensor.EncodeF16(c.k16[at:at+c.kvDim], k)
+		tensor.EncodeF16(c.v16[at:at+c.kvDim], v)
+		return
+	}
+	copy(c.k[at:at+c.kvDim], k)
+	copy(c.v[at:at+c.kvDim], v)
+}
+
+// attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v
+// over positions 0..pos of layer l's cached keys and values, into out.
+// Heads share key/value heads in groups (grouped-query attention).
+func (s *Session) attention(out, q []float32, l, pos int) {
+	if s.kv.typ == KVF16 {
+		s.attentionF16(out, q, 1, l, pos)
+		return
+	}
+	c, kv := &s.model.config, &s.kv
+	headDim, group := c.HeadDim(), c.GroupSize()
+	scale := float32(1 / math.Sqrt(float64(headDim)))
+	scores := s.state.scores[:pos+1]
+	layer := l * kv.positions * kv.kvDim
+	for h := range len(q) / headDim {
+		qh, oh := q[h*headDim:(h+1)*headDim], out[h*headDim:(h+1)*headDim]
+		at := layer + h/group*headDim                      // the head's first key (and value)
+		tensor.DotF32Rows(scores, qh, kv.k[at:], kv.kvDim) // q·k_t for every cached t
+		scaledSoftmax(scores, scale)
+		clear(oh)
+		tensor.AddScaledRows(oh, scores, kv.v[at:], kv.kvDim) // Σ_t score[t]·v_t
+	}
+}
+
+// kvBlockTokens is how many tokens of a prompt block attend together over
+// an F16 cache, sharing each decoded chunk: decoding the cache again for
+// each token took natively a seventh of the prompt's time at 900 positions
+// (stories110M's shape), a quarter of that is little, and the scores of
+// four tokens take four times one's memory.
+const kvBlockTokens = 4
+
+// attentionBlock is attention for the n tokens of a prompt block, at
+// positions pos..pos+n-1, whose queries and outputs are the rows of q and
+// out: token by token over an F32 cache, kvBlockTokens at a time over an
+// F16 one. Each token's result is the bits attention gives it alone.
+func (s *Session) attentionBlock(out, q []float32, n, l, pos int) {
+	step := 1
+	if s.kv.typ == KVF16 {
+		step = kvBlockTokens
+	}
+	qDim := len(q) / n
+	for i := 0; i < n; i += step {
+		g := min(step, n-i)
+		rows := func(x []float32) []float32 { return x[i*qDim : (i+g)*qDim] }
+		if s.kv.typ == KVF16 {
+			s.attentionF16(rows(out), rows(q), g, l, pos+i)
+		} else {
+			s.attention(rows(out), rows(q), l, pos+i)
+		}
+	}
+}
+
+// attentionF16 is attention over an F16 cache for tokens consecutive
+// tokens, at positions pos..pos+tokens-1, whose queries and outputs are the
+// rows of q and out. It goes a chunk of positions at a time: the chunk's
+// keys (then values), contiguous in the cache for all the key/value heads,
+// are decoded to float32 once, in one sequential read, and the F32 products
+// of every query head of every token run over them. A decoded F16 value is
+// exact, and each score and each output is still its own chain of
+// operations in the F32 path's order (the sums over t go chunk after
+// chunk), so the bits are those of the F32 products over the whole decoded
+// cache, token by token. Decoding each value once for all the query heads
+// that read it (grouped-query attention shares a key among several), in
+// one sequential read of the cache, makes it about as fast as attention
+// over an F32 cache, which reads twice the bytes (decoding inside the
+// products instead, once per query head, measured 1.2 to 1.6 times as slow
+// in wasm with SIMD).
+func (s *Session) attentionF16(out, q []float32, tokens, l, pos int) {
+	c, kv, st := &s.model.config, &s.kv, s.state
+	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
+	heads, end := qDim/headDim, pos+tokens // positions 0..end-1 are read
+	scale := float32(1 / math.Sqrt(float64(headDim)))
+	chunk := len(st.kvChunk) / kv.kvDim // positions a chunk holds
+	layer := l * kv.positions * kv.kvDim
+	// each calls f for the chunks [t0, t1) of positions 0..end-1, with their
+	// rows of cache decoded into rows: (t1-t0, kvDim).
+	each := func(cache []uint16, f func(t0, t1 int, rows []float32)) {
+		for t0 := 0; t0 < end; t0 += chunk {
+			t1 := min(end, t0+chunk)
+			rows := st.kvChunk[:(t1-t0)*kv.kvDim]
+			tensor.DecodeF16Rows(rows, cache[layer+t0*kv.kvDim:], len(rows), len(rows))
+			f(t0, t1, rows)
+		}
+	}
+	qs := st.qHalf[:len(q)]
+	tensor.RoundF16(qs, q)
+	// score(i, h) is token i's head h's scores over its positions 0..pos+i.
+	score := func(i, h int) []float32 {
+		at := (i*heads + h) * end
+		return st.scores[at : at+pos+i+1]
+	}
+	each(kv.k16, func(t0, t1 int, keys []float32) {
+		for i := range tokens {
+			for h := range heads { // q·k_t for every t of the chunk
+				if sc := score(i, h); t0 < len(sc) {
+					at := i*qDim + h*headDim
+					tensor.DotF32Rows(sc[t0:min(t1, len(sc))], qs[at:at+headDim], keys[h/group*headDim:], kv.kvDim)
+				}
+			}
+		}
+	})
+	for i := range tokens {
+		for h := range heads {
+			sc := score(i, h)
+			scaledSoftmax(sc, scale)
+			tensor.RoundF16(sc, sc)
+		}
+	}
+	clear(out)
+	each(kv.v16, func(t0, t1 int, values []float32) {
+		for i := range tokens {
+			for h := range heads { // Σ_t score[t]·v_t over the chunk's t
+				if sc := score(i, h); t0 < len(sc) {
+					at := i*qDim + h*headDim
+					tensor.AddScaledRows(out[at:at+headDim], sc[t0:min(t1, len(sc))], values[h/group*headDim:], kv.kvDim)
+				}
+			}
+		}
+	})
+}
+
+// scaledSoftmax replaces x with softmax(scale·x).
+func scaledSoftmax(x []float32, scale float32) {
+	for t := range x {
+		x[t] *= scale
+	}
+	softmax(x)
+}
