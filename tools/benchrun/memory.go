@@ -19,16 +19,17 @@ import (
 // given their memory back, resets every Chromium process's peak (Linux's
 // clear_refs 5) and, once the model has loaded, generated and been
 // unloaded, reads the largest renderer's peak (VmHWM): the tab's. The
-// browser's other processes (the browser process, which holds a Blob's
-// bytes, the GPU and utility processes) are read too.
+// browser's other processes (the browser process, the GPU and utility
+// processes) are read too: what a page keeps outside its own process shows
+// there.
 //
 // Resident memory (VmRSS, VmHWM) counts the pages of Chromium's code that
-// its processes share, about 60 MiB a renderer; the waits go by each
+// its processes share, about 90 MiB of a blank page's 115; the waits go by each
 // process's own memory (RssAnon) instead.
 
 // idleRendererAnon is how much memory of their own the renderers may hold
 // between them before a load: a blank page's renderer and the spare ones
-// take 5–40 MiB each, an earlier model's would take hundreds.
+// take 15–30 MiB each, an earlier model's would take hundreds.
 const idleRendererAnon = 256 << 20
 
 // returnedSlack is how much more memory of its own the tab's renderer may
