@@ -111,7 +111,10 @@ test-e2e-worker: worker
 ## model and random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K and TinyLlama-1.1B ones in Q8_0, Q4_0, Q4_K, with a
 ## 128-token prompt and a 512-token one: the tables, bench/results.json (see bench/README.md). BENCH=quick: the default model and
 ## stories15M only, into bench/results-quick.json. BENCH=peers: issue 12's targets only (stories110M and TinyLlama, Q8_0/Q4_0/Q4_K, on
-## native, chromium-simd and the peers), into bench/results-peers.json. Models are generated into bench/models/.
+## native, chromium-simd and the peers), into bench/results-peers.json. BENCH=memory: issue 13's target, the peak resident memory of
+## the process that ran the model (in Chromium the tab's renderer, which runs its workers) for TinyLlama and a 3B shape in Q4_0
+## on native, chromium-simd (default load options: the model cache on) and wllama, into bench/results-memory.json (20-30 minutes).
+## Models are generated into bench/models/.
 BENCH ?= full
 bench: web
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)

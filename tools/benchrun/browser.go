@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,6 +47,11 @@ type browserHost struct {
 	// wllama runs the page script of wllama (llama.cpp in WebAssembly, one
 	// thread) instead of ours: see wllama.go.
 	wllama bool
+	// cache is WasmLM.load's cache option: false (the speed benchmark: the
+	// page reads the model from the server) or true (the default, which the
+	// memory benchmark measures: downloaded into the model cache, then read
+	// from it).
+	cache bool
 }
 
 // browserHosts are the browser hosts: the page with its pure-Go kernels and
@@ -146,6 +152,7 @@ type browserRun struct {
 		SIMDReason           string `json:"simdReason"`
 		Workers              int    `json:"workers"`
 		FileSize             int    `json:"fileSize"`
+		KVType               string `json:"kvType"`
 	} `json:"info"`
 	Usage struct {
 		PromptTokens     int `json:"promptTokens"`
@@ -160,6 +167,7 @@ type browserRun struct {
 	} `json:"timings"`
 	FinishReason    string  `json:"finishReason"`
 	WasmMemoryBytes float64 `json:"wasmMemoryBytes"`
+	CacheStorage    string  `json:"cacheStorage"`
 }
 
 // pageScript loads the model at url, finds the longest prefix of a story
@@ -167,11 +175,14 @@ type browserRun struct {
 // synthetic vocabulary every byte is a token), warms up (rounds of 8 tokens
 // for warmupMs, as wasmlm bench does), then generates n tokens greedily. The
 // warm-up shares BOS with the measured prompt, so the session keeps it and
-// the measured prefill evaluates the rest.
+// the measured prefill evaluates the rest. With the model cache on, it
+// says where the cache kept the model, and deletes it after the run (the
+// next run loads cold, and the profile does not keep gigabytes).
 const pageScript = `(async () => {
 	const { WasmLM } = await import('/wasmlm.js');
+	const url = %q, options = %s;
 	const t0 = performance.now();
-	const lm = await WasmLM.load(%q, { cache: false, simd: %t, workers: %d });
+	const lm = await WasmLM.load(url, options);
 	const loadMs = performance.now() - t0;
 	try {
 		const story = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine with her dog. ';
@@ -190,14 +201,21 @@ const pageScript = `(async () => {
 		}
 		const r = await lm.generate(text, { temperature: 0, maxTokens: %d });
 		const perWorker = r.wasmMemoryBytesPerWorker ?? [r.wasmMemoryBytes ?? 0];
+		let cacheStorage = '';
+		if (options.cache !== false) {
+			const entry = (await WasmLM.cache.list()).find((e) => e.url === new URL(url, location.href).href);
+			cacheStorage = entry ? entry.storage : 'none';
+		}
 		return { loadMs, info: lm.info, usage: r.usage, timings: r.timings, finishReason: r.finishReason,
-			wasmMemoryBytes: perWorker.reduce((a, b) => a + (b ?? 0), 0) };
+			wasmMemoryBytes: perWorker.reduce((a, b) => a + (b ?? 0), 0), cacheStorage };
 	} finally {
 		lm.unload();
+		if (options.cache !== false) await WasmLM.cache.delete(url);
 	}
 })()`
 
-// run measures one model in a tab of its own (and so a worker of its own).
+// run measures one model in a tab of its own (and so a worker of its own),
+// and the memory of the tab's process (see memory.go).
 func (b *browser) run(h browserHost, m benchModel, s Settings, spec runSpec, log io.Writer) Result {
 	r := newResult(h.Name, m)
 	ctx, cancel := chromedp.NewContext(b.ctx)
@@ -225,11 +243,30 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, spec runSpec, log
 		r.Error = err.Error()
 		return r
 	}
+	probe := startProbe(ctx)
 	if h.wllama {
-		return runWllama(ctx, r, m, s, spec)
+		r = runWllama(ctx, r, m, s, spec)
+	} else {
+		r = runPage(ctx, h, r, m, s, spec)
 	}
+	probe.finish(ctx, &r)
+	return r
+}
+
+// loadOptions is WasmLM.load's options object for h.
+func loadOptions(h browserHost) string {
+	cache := ""
+	if !h.cache {
+		cache = "cache: false, "
+	}
+	return fmt.Sprintf("{ %ssimd: %t, workers: %d }", cache, h.simd, max(h.workers, 1))
+}
+
+// runPage measures m with our page in the tab ctx has opened, filling r.
+func runPage(ctx context.Context, h browserHost, r Result, m benchModel, s Settings, spec runSpec) Result {
 	workers := max(h.workers, 1)
-	script := fmt.Sprintf(pageScript, m.URL, h.simd, workers, spec.Prompt, spec.Prompt, s.WarmupMS, spec.N)
+	r.LoadOptions = loadOptions(h)
+	script := fmt.Sprintf(pageScript, m.URL, r.LoadOptions, spec.Prompt, spec.Prompt, s.WarmupMS, spec.N)
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](script, chromedp.EvalAwaitPromise))
 	if err != nil {
 		r.Error = err.Error()
@@ -253,7 +290,9 @@ func (b *browser) run(h browserHost, m benchModel, s Settings, spec runSpec, log
 	if in.HeadCount > 0 {
 		kvDim = in.EmbeddingLength / in.HeadCount * in.HeadCountKv
 	}
-	r.KVCacheBytes = 2 * int64(in.BlockCount) * int64(in.SessionContextLength) * int64(kvDim) * 4
+	// The page reports no kvType before the F16 KV cache: it was F32.
+	r.KVType, r.ContextLength, r.CacheStorage = cmp.Or(in.KVType, "f32"), in.SessionContextLength, out.CacheStorage
+	r.KVCacheBytes = 2 * int64(in.BlockCount) * int64(in.SessionContextLength) * int64(kvDim) * kvBytes(r.KVType)
 	r.LoadMS = out.LoadMS
 	r.SIMDRelaxed = in.SIMDRelaxed
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = out.Usage.PromptTokens, out.Usage.CompletionTokens, out.FinishReason

@@ -61,6 +61,8 @@ type cliJSON struct {
 		DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
 		PeakMemoryBytes        uint64  `json:"peak_memory_bytes"`
 		PeakMemorySource       string  `json:"peak_memory_source"`
+		ProcessPeakRSSBytes    uint64  `json:"process_peak_rss_bytes"`
+		ContextLength          int     `json:"context_length"`
 	} `json:"models"`
 }
 
@@ -89,6 +91,13 @@ func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = o.PromptTokens, o.GeneratedTokens, o.FinishReason
 	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = o.TimeToFirstTokenMS, o.PrefillTokensPerSecond, o.DecodeTokensPerSecond
 	r.PeakMemoryBytes, r.PeakMemorySource = o.PeakMemoryBytes, o.PeakMemorySource
+	r.KVType, r.ContextLength = "f32", o.ContextLength
+	if o.ProcessPeakRSSBytes > 0 {
+		r.ProcessPeakRSSBytes, r.ProcessPeakRSSSource = o.ProcessPeakRSSBytes, "wasmlm bench's process: its VmHWM, reset before the model"
+		if h.Name != "native" {
+			r.ProcessPeakRSSSource = "Node's process (the WebAssembly memory, V8 and Node): its VmHWM, reset by wasmlm bench before the model"
+		}
+	}
 	return r
 }
 

@@ -97,6 +97,7 @@ func (h llamaCppHost) run(ctx context.Context, m benchModel, s Settings, spec ru
 	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = out.TimeToFirstTokenMS, out.PrefillTokensPerSecond, out.DecodeTokensPerSecond
 	r.PeakMemoryBytes = out.PeakMemoryBytes
 	r.PeakMemorySource = "the Node process's peak resident set (maxRSS): Node, the model's mapped pages and llama.cpp's buffers (its repacked copies of Q4_0 and Q4_K weights included)"
+	r.ProcessPeakRSSBytes, r.ProcessPeakRSSSource = r.PeakMemoryBytes, "the Node process's maxRSS (a process per run)"
 	return r
 }
 

@@ -11,7 +11,7 @@
 // tables (the results, the side-by-side comparison with issue 12's targets,
 // and issue 6's peers of bench/peers.json) and writes bench/results.json.
 //
-//	go run ./tools/benchrun [-mode full|quick|peers] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
+//	go run ./tools/benchrun [-mode full|quick|peers|memory] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json
 //
 // Every host runs the same measurement: load the model, warm up, then a
@@ -54,12 +54,28 @@ type mode struct {
 	types        []string // the types of those shapes to run; nil: all the benchmark writes
 	hosts        []string // nil: allHosts
 	out          string   // results file
+	// cache is WasmLM.load's cache option for our browser hosts (false: the
+	// page reads the model from the server).
+	cache bool
+	// maxTokens (when not 0) replaces -n's default, and noLongPrompt
+	// -long-prompt's with 0; a value given on the command line wins.
+	maxTokens    int
+	noLongPrompt bool
 }
 
+// memoryTokens is what the memory mode generates: enough to see the KV
+// cache and the sampler at work (the peak comes with the load), few enough
+// that wllama's 3B run (under a token a second) takes minutes, not an hour.
+const memoryTokens = 32
+
 // modeOf returns the named mode: full (everything, bench/results.json),
-// quick (the default model and stories15M), or peers (issue 12's targets
+// quick (the default model and stories15M), peers (issue 12's targets
 // only: stories110M and TinyLlama in Q8_0, Q4_0 and Q4_K on native,
-// chromium-simd and the peers, bench/results-peers.json).
+// chromium-simd and the peers, bench/results-peers.json), or memory
+// (issue 13's target: TinyLlama and the 3B shape in Q4_0 on native,
+// chromium-simd with the page's default options — the model cache on — and
+// wllama, the short prompt and 32 generated tokens,
+// bench/results-memory.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -69,8 +85,26 @@ func modeOf(name string) (mode, error) {
 	case "peers":
 		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-peers.json"}, nil
+	case "memory":
+		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
+			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick or peers", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers or memory", name)
+}
+
+// with applies md's defaults to the settings the flags gave, where the
+// command line did not name them (given: the flags it set), and -cache.
+func (md mode) with(s Settings, given map[string]bool, cache bool) (mode, Settings) {
+	if md.maxTokens > 0 && !given["n"] {
+		s.MaxTokens = md.maxTokens
+	}
+	if md.noLongPrompt && !given["long-prompt"] {
+		s.LongPromptTokens = 0
+	}
+	if given["cache"] {
+		md.cache = cache
+	}
+	return md, s
 }
 
 func main() {
@@ -84,23 +118,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M) or peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) or memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
 		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
-		out      = fs.String("out", "", "results file (default: bench/results.json in full mode, bench/results-quick.json in quick mode)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
+		cacheOn  = fs.Bool("cache", false, "our browser hosts load with WasmLM.load's model cache on (default: the mode's: on in memory mode, off in the others)")
 		set      = Settings{Method: "load the model, warm up (generate rounds of 8 tokens for warmup_ms), then a greedy generation of max_tokens tokens after a prompt of prompt_tokens tokens (and, in a run of its own, after one of long_prompt_tokens where the model's context holds it), with the end-of-generation tokens banned (native and Node) or muted in the model (generated models), so every run generates them all; decode tokens/s is (generated - 1) / the time from the first to the last token, prefill (prompt) tokens/s is the prompt's rate, TTFT is from the call to the first token",
 			Limits: limitsNote}
 	)
 	fs.IntVar(&set.PromptTokens, "prompt", 128, "prompt tokens")
-	fs.IntVar(&set.LongPromptTokens, "long-prompt", 512, "a second, longer prompt, run where the model's context holds it and -n tokens (0: none)")
-	fs.IntVar(&set.MaxTokens, "n", 128, "tokens generated")
+	fs.IntVar(&set.LongPromptTokens, "long-prompt", 512, "a second, longer prompt, run where the model's context holds it and -n tokens (0: none; the memory mode's default)")
+	fs.IntVar(&set.MaxTokens, "n", 128, "tokens generated (the memory mode's default: 32)")
 	warmup := fs.Duration("warmup", time.Second, "how long each run generates before measuring")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -140,6 +175,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		return 2
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	md, set = md.with(set, given, *cacheOn)
 	if set.PromptTokens < 1 || set.MaxTokens < 1 || set.LongPromptTokens < 0 {
 		fmt.Fprintf(stderr, "benchrun: -prompt and -n must be at least 1, -long-prompt at least 0\n")
 		return 2
@@ -198,6 +236,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func printAll(w io.Writer, rep Report) {
 	printTable(w, rep)
 	printSideBySide(w, rep)
+	printMemory(w, rep)
 	printPeers(w, rep)
 }
 
@@ -307,6 +346,7 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", h.Name, h.Skipped)
 			continue
 		}
+		h.cache = c.mode.cache
 		run := func(_ context.Context, m benchModel, s Settings, spec runSpec) Result {
 			return b.run(h, m, s, spec, log)
 		}

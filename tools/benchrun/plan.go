@@ -10,34 +10,35 @@ type runSpec struct {
 	Prompt, N int
 }
 
-// heavyShape is the shape too slow for some of our hosts: TinyLlama-1.1B,
-// 10 times stories110M's work per token. Natively (the pure-Go kernels,
-// 6–9 prompt tokens/s, 1.4 generated) it runs the short prompt only and generates
-// heavyNativeTokens; the other hosts of pure-Go kernels (wasm, chromium,
-// chromium-2w) would take longer still, and wasm-simd and chromium-simd-2w
-// would repeat chromium-simd, so they leave it out.
-const heavyShape = "tinyllama"
+// heavyShapes are the shapes too slow for some of our hosts: TinyLlama-1.1B,
+// 10 times stories110M's work per token, and the 3B shape (the memory
+// benchmark's), 3 times TinyLlama's. Natively (the pure-Go kernels, 6–9
+// prompt tokens/s on TinyLlama, 1.4 generated) they run the short prompt
+// only and generate heavyNativeTokens; the other hosts of pure-Go kernels
+// (wasm, chromium, chromium-2w) would take longer still, and wasm-simd and
+// chromium-simd-2w would repeat chromium-simd, so they leave them out.
+func heavyShapes() []string { return []string{"tinyllama", "llama3b"} }
 
-// heavyNativeTokens is what native generates on heavyShape: enough for a
+// heavyNativeTokens is what native generates on heavyShapes: enough for a
 // steady rate (each token costs the same), a quarter of the time.
 const heavyNativeTokens = 32
 
-// heavyHosts are the hosts that run heavyShape.
+// heavyHosts are the hosts that run heavyShapes.
 func heavyHosts() []string {
 	return append([]string{"native", "chromium-simd"}, peerHosts()...)
 }
 
 // limitsNote is what Settings.Limits says of plan's limits.
-const limitsNote = "tinyllama runs on native, chromium-simd and the peers only; natively (pure-Go kernels, 6-9 prompt tokens/s, 1.4 generated) with the short prompt only and 32 generated tokens. " +
+const limitsNote = "tinyllama (and llama3b) run on native, chromium-simd and the peers only; natively (pure-Go kernels, 6-9 prompt tokens/s, 1.4 generated on tinyllama) with the short prompt only and 32 generated tokens. " +
 	"The long prompt runs where the model's context holds it and the generated tokens (stories110M, tinyllama)."
 
 // plan is what host runs of model m: the short prompt, then the long one
 // where the model's context holds it and the tokens generated after it,
-// within the limits on heavyShape. An empty plan skips the model.
+// within the limits on heavyShapes. An empty plan skips the model.
 func plan(host string, m benchModel, s Settings) []runSpec {
 	n := s.MaxTokens
 	long := s.LongPromptTokens > 0 && s.LongPromptTokens != s.PromptTokens && m.ContextLength >= s.LongPromptTokens+n-1
-	if m.Shape == heavyShape {
+	if slices.Contains(heavyShapes(), m.Shape) {
 		switch {
 		case !slices.Contains(heavyHosts(), host):
 			return nil

@@ -312,3 +312,54 @@ func TestREADMESideBySideIsResultsPeers(t *testing.T) {
 		assert.Contains(t, text, fmt.Sprintf("%.1f–%.1f×", lo, hi))
 	}
 }
+
+// README.md's memory table is what -print prints for
+// bench/results-memory.json, line for line, and the README says how many
+// models met issue 13's target.
+func TestREADMEMemoryIsResultsMemory(t *testing.T) {
+	rep, err := readReport("../../bench/results-memory.json")
+	require.NoError(t, err)
+	var b strings.Builder
+	printMemory(&b, rep)
+	var table []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "|") {
+			table = append(table, l)
+		}
+	}
+	require.Len(t, table, 4, "the TinyLlama and 3B shapes")
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the memory table")
+	met := 0
+	rows := memoryRows(rep)
+	for _, row := range rows {
+		r, ok := row.By[oursHost]
+		if memoryVerdict(r, ok) == "met" {
+			met++
+		}
+	}
+	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d models meet it", met, len(rows)))
+}
+
+// The renderer peaks README.md gives of the memory runs kept in
+// bench/history: repeats with the model cache, one without it, and runs
+// whose prompt fills the context.
+func TestREADMEMemoryHistory(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	for _, name := range []string{"1", "2", "no-cache", "full-context-tinyllama", "full-context-llama3b"} {
+		rep, err := readReport("../../bench/history/2026-11-30-memory-" + name + ".json")
+		require.NoError(t, err)
+		for _, r := range rep.Results {
+			if r.Host != oursHost {
+				continue
+			}
+			require.Empty(t, r.Error, name)
+			require.Positive(t, r.ProcessPeakRSSBytes, name)
+			assert.Contains(t, text, strings.TrimSuffix(mb(float64(r.ProcessPeakRSSBytes)), " MB"), "%s: %s", name, r.Model)
+			assert.Equal(t, name == "no-cache", strings.Contains(r.LoadOptions, "cache: false"), name)
+		}
+	}
+}

@@ -66,6 +66,32 @@ type Result struct {
 	PeakMemoryBytes        uint64  `json:"peak_memory_bytes"`
 	PeakMemorySource       string  `json:"peak_memory_source"`
 	KVCacheBytes           int64   `json:"kv_cache_bytes"`
+	// KVType is the KV cache's element type (f32 or f16; empty in runs
+	// before issue 13: f32), ContextLength the positions it holds.
+	KVType        string `json:"kv_type,omitempty"`
+	ContextLength int    `json:"context_length,omitempty"`
+	// ProcessPeakRSSBytes is the peak resident memory of the process that
+	// ran the model, as ProcessPeakRSSSource says: in Chromium the tab's
+	// renderer process (the page and its Web Workers: see memory.go),
+	// natively wasmlm's, under Node and for llama.cpp the Node process's.
+	// 0: not measured (runs before issue 13).
+	ProcessPeakRSSBytes  uint64 `json:"process_peak_rss_bytes,omitempty"`
+	ProcessPeakRSSSource string `json:"process_peak_rss_source,omitempty"`
+	// In Chromium: the tab's renderer's resident memory just before the
+	// load and after the model was unloaded, the other renderers' before
+	// the load (what earlier runs left behind: a blank page's worth), and
+	// the largest peak of the browser's other processes during the run
+	// (OtherProcess says which: browser, gpu-process, utility, ...).
+	ProcessRSSBeforeLoadBytes  uint64 `json:"process_rss_before_load_bytes,omitempty"`
+	ProcessRSSAfterUnloadBytes uint64 `json:"process_rss_after_unload_bytes,omitempty"`
+	OtherRenderersRSSBytes     uint64 `json:"other_renderers_rss_bytes,omitempty"`
+	OtherProcessPeakRSSBytes   uint64 `json:"other_process_peak_rss_bytes,omitempty"`
+	OtherProcess               string `json:"other_process,omitempty"`
+	// LoadOptions are WasmLM.load's options (our browser hosts), and
+	// CacheStorage where the model cache kept the model when it was on
+	// (opfs, cache-storage; none: the page read it from the network).
+	LoadOptions  string `json:"load_options,omitempty"`
+	CacheStorage string `json:"cache_storage,omitempty"`
 	// LoadAverage1m is the machine's 1-minute load average when the run
 	// started: the machine is shared, and other work slows every number.
 	LoadAverage1m float64 `json:"load_average_1m"`
@@ -136,7 +162,7 @@ func shortPrompt(rep Report) []Result {
 
 // shapeOrder sorts shapes smallest first; unknown ones last.
 func shapeOrder(shape string) int {
-	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "tinyllama"}, shape); i >= 0 {
+	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "tinyllama", "llama3b", "llama8b"}, shape); i >= 0 {
 		return i
 	}
 	return 99
@@ -211,39 +237,53 @@ func printTable(w io.Writer, rep Report) {
 		fmt.Fprintf(w, "limits: %s\n", rep.Settings.Limits)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| model | type | host | prompt | prompt tok/s | TTFT ms | decode tok/s | peak MiB | file MiB | KV MiB | peak / budget | load |")
-	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| model | type | host | prompt | prompt tok/s | TTFT ms | decode tok/s | peak MiB | process MiB | file MiB | KV MiB | peak / budget | load |")
+	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rep.Results {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %s | %s | %d | error: %s | | | | | | | |\n", r.Shape, typeLabel(r), r.Host, promptOf(r, rep.Settings), oneLine(r.Error))
+			fmt.Fprintf(w, "| %s | %s | %s | %d | error: %s | | | | | | | | |\n", r.Shape, typeLabel(r), r.Host, promptOf(r, rep.Settings), oneLine(r.Error))
 			continue
 		}
 		decode := fmt.Sprintf("%.1f", r.DecodeTokensPerSecond)
 		if r.GeneratedTokens != rep.Settings.MaxTokens {
 			decode += fmt.Sprintf(" (%d tokens)", r.GeneratedTokens)
 		}
-		peak, ratio := "—", "—" // a host that does not measure it (wllama)
+		peak, ratio, process := "—", "—", "—" // a host that does not measure it (wllama's memory, runs before issue 13)
 		if r.PeakMemoryBytes > 0 {
 			peak, ratio = mib(r.PeakMemoryBytes), fmt.Sprintf("%.2f", memoryBudget(r))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %s | %s | %.1f |\n",
+		if r.ProcessPeakRSSBytes > 0 {
+			process = mib(r.ProcessPeakRSSBytes)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %.1f |\n",
 			r.Shape, typeLabel(r), r.Host, r.PromptTokens, r.PrefillTokensPerSecond, r.TimeToFirstTokenMS, decode,
-			peak, mib(uint64(r.FileSize)), mib(uint64(r.KVCacheBytes)), ratio, r.LoadAverage1m)
+			peak, process, mib(uint64(r.FileSize)), mib(uint64(r.KVCacheBytes)), ratio, r.LoadAverage1m)
 	}
-	var sources []string
 	for _, h := range rep.Hosts {
 		if h.Skipped != "" {
 			fmt.Fprintf(w, "\n%s: not run: %s", h.Name, h.Skipped)
 		}
 	}
-	for _, r := range rep.Results {
-		s := r.Host + ": " + r.PeakMemorySource
-		if r.PeakMemorySource != "" && !slices.Contains(sources, s) {
-			sources = append(sources, s)
-		}
-	}
+	sources := sourcesOf(rep.Results, func(r Result) string { return r.PeakMemorySource })
+	processes := sourcesOf(rep.Results, func(r Result) string { return r.ProcessPeakRSSSource })
 	fmt.Fprintf(w, "\npeak memory — %s. peak / budget = peak memory ÷ (1.2 × file + KV cache), issue 6's memory target (≤ 1). "+
 		"load = the 1-minute load average when the run started.\n", strings.Join(sources, "; "))
+	if len(processes) > 0 {
+		fmt.Fprintf(w, "process — the peak resident memory of the process that ran the model: %s.\n", strings.Join(processes, "; "))
+	}
+}
+
+// sourcesOf lists "host: source" once each, for the results source gives
+// one.
+func sourcesOf(rs []Result, source func(Result) string) []string {
+	var out []string
+	for _, r := range rs {
+		s := r.Host + ": " + source(r)
+		if source(r) != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // memoryBudget is the peak memory as a fraction of issue 6's target,

@@ -66,7 +66,8 @@ func TestPrintTable(t *testing.T) {
 			{Host: "native", Model: "stories15M-Q4_K", Shape: "stories15M", TensorType: "Q4_K", MatrixTypes: map[string]int{"Q4_K": 6, "Q5_0": 37}, DecodeTokensPerSecond: 82.4, GeneratedTokens: 128, PeakMemorySource: "VmHWM"},
 			{Host: "wasm", Model: "stories260K", Shape: "stories260K", TensorType: "F16", Error: "exit status 1:\n  no\n node"},
 			{Host: "native", Model: "stories15M-F32", Shape: "stories15M", TensorType: "F32", DecodeTokensPerSecond: 136.8, GeneratedTokens: 100,
-				PromptTokens: 128, PrefillTokensPerSecond: 301.25, TimeToFirstTokenMS: 425.4},
+				PromptTokens: 128, PrefillTokensPerSecond: 301.25, TimeToFirstTokenMS: 425.4,
+				PeakMemoryBytes: 80 << 20, ProcessPeakRSSBytes: 82 << 20, ProcessPeakRSSSource: "its VmHWM", FileSize: 60 << 20},
 		},
 	}
 	sortResults(rep.Results, allHosts())
@@ -81,14 +82,16 @@ func TestPrintTable(t *testing.T) {
 	}
 	require.Len(t, rows, 4, out)
 	assert.Contains(t, rows[0], "| stories260K | F16 | wasm | 128 | error: exit status 1: no node |", "the prompt asked for")
-	assert.Contains(t, rows[1], "| F32 | native | 128 | 301.2 | 425 | 136.8 (100 tokens) |", "prompt tokens, prompt tok/s, TTFT, decode")
+	assert.Contains(t, rows[1], "| F32 | native | 128 | 301.2 | 425 | 136.8 (100 tokens) | 80.0 | 82.0 | 60.0 |", "prompt tokens, prompt tok/s, TTFT, decode, peak, process, file")
+	assert.Contains(t, rows[3], "| 44.6 | — | — | 0.0 |", "no peak memory, no process peak")
 	assert.Contains(t, rows[2], "| Q4_K (6 of 43 matrices; 37 Q5_0) | native | 0 | 0.0 | 0 | 82.4 |")
 	assert.Contains(t, rows[3], "| chromium | 0 | 0.0 | 0 | 44.6 |")
-	assert.Contains(t, out, "| model | type | host | prompt | prompt tok/s | TTFT ms | decode tok/s |")
+	assert.Contains(t, out, "| model | type | host | prompt | prompt tok/s | TTFT ms | decode tok/s | peak MiB | process MiB |")
 	assert.Contains(t, out, "peak / budget")
 	assert.InDelta(t, 0.5, memoryBudget(Result{PeakMemoryBytes: 80, FileSize: 100, KVCacheBytes: 40}), 1e-12, "80 of 1.2·100 + 40")
 	assert.Contains(t, out, "chromium-simd: not run: not yet")
 	assert.Contains(t, out, "native: VmHWM")
+	assert.Contains(t, out, "process — the peak resident memory of the process that ran the model: native: its VmHWM.")
 }
 
 // TestPrintPeers: peers of shapes not measured are left out, and so are our

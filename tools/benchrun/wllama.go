@@ -129,9 +129,10 @@ func runWllama(ctx context.Context, r Result, m benchModel, s Settings, spec run
 		return r
 	}
 	t := out.Timings
-	r.KVCacheBytes = 2 * int64(out.Layers) * int64(m.ContextLength) * int64(out.KVDim) * 2 // F16, llama.cpp's default
+	r.KVType, r.ContextLength = "f16", m.ContextLength // llama.cpp's default
+	r.KVCacheBytes = 2 * int64(out.Layers) * int64(m.ContextLength) * int64(out.KVDim) * kvBytes(r.KVType)
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = out.Usage.PromptTokens, out.Usage.CompletionTokens, strings.TrimSpace(out.FinishReason)
 	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = t.PromptMS, t.PromptPerSecond, t.PredictedPerSecond
-	r.PeakMemorySource = "not reported (wllama's WebAssembly memory is in its worker)"
+	r.PeakMemorySource = "not reported (wllama's WebAssembly memory is in its worker: see the process's)"
 	return r
 }
