@@ -4,6 +4,7 @@
 // streaming a response into one, hashing one. An ES module.
 
 import { abortError, codedError } from './errors.js';
+import { chunks } from './reader.js';
 
 /** The OPFS directory of the cache. */
 export const CACHE_DIR = 'wasmlm-models';
@@ -15,22 +16,25 @@ const FLUSH_EVERY = 64 << 20; // bytes between flushes to disk
 // --- streaming to disk --------------------------------------------------------
 
 /**
- * Copies body into writer (in WRITE_BATCH pieces), hashing with hasher,
- * calling progress with the bytes so far after each chunk; returns their
- * number. Bytes received before a failure are written, and the writer
- * closed, before it rethrows: the next call resumes after them.
+ * Copies body into writer (in WRITE_BATCH pieces, in buffers the writer
+ * hands out and takes back), hashing with hasher, calling progress with the
+ * bytes so far after each chunk; returns their number. The body is read
+ * into one reused buffer where it is a byte stream (reader.js's chunks), so
+ * a download of gigabytes leaves next to nothing for the garbage collector.
+ * Bytes received before a failure are written, and the writer closed,
+ * before it rethrows: the next call resumes after them.
  */
 export async function pump(url, body, writer, hasher, signal, progress) {
-  const reader = body.getReader();
-  let batch = new Uint8Array(WRITE_BATCH);
+  const reader = chunks(body);
+  let batch = new Uint8Array(writer.buffer());
   let fill = 0;
   let received = 0;
   const flush = async () => {
     if (fill === 0) return;
     const bytes = batch.subarray(0, fill);
-    batch = new Uint8Array(WRITE_BATCH); // the worker takes the buffer
     fill = 0;
-    await writer.write(bytes);
+    await writer.write(bytes); // the writer takes the buffer…
+    batch = new Uint8Array(writer.buffer()); // …and gives one back
   };
   let failure = null;
   try {
@@ -91,9 +95,10 @@ export async function hashFile(file, from, to, hasher, signal, report) {
 
 /**
  * The file operations of one cachedModel call on the OPFS directory:
- * writeFile(name, bytes), writer(name, from) → { write(bytes), close() }
- * (bytes after the first from are dropped; write takes bytes' buffer), and
- * close(). Through cache.worker.js when sync, else with the page's
+ * writeFile(name, bytes), writer(name, from) → { buffer(), write(bytes),
+ * close() } (bytes after the first from are dropped; buffer() is an
+ * ArrayBuffer of WRITE_BATCH bytes to fill; write takes bytes' buffer, and
+ * buffer() may hand it out again once written), and close(). Through cache.worker.js when sync, else with the page's
  * writable streams (which reach the file only when closed: the writer is
  * always closed, after a failure too).
  */
@@ -115,7 +120,13 @@ export async function openFiles(sync) {
         if (from === 0) await this.writeFile(name, new Uint8Array(0));
         const w = await storageCall(name, open(name, from > 0));
         if (from > 0) await storageCall(name, w.seek(from), () => w.abort());
-        return { write: (bytes) => storageCall(name, w.write(bytes)), close: () => storageCall(name, w.close()) };
+        // write copies the bytes before it resolves: one buffer serves every batch.
+        const buffer = new ArrayBuffer(WRITE_BATCH);
+        return {
+          buffer: () => buffer,
+          write: (bytes) => storageCall(name, w.write(bytes)),
+          close: () => storageCall(name, w.close()),
+        };
       },
       close() {},
     };
@@ -129,15 +140,20 @@ export async function openFiles(sync) {
       let at = from;
       let unflushed = 0;
       const inFlight = [];
+      const spare = []; // buffers the worker has written and sent back
       const post = (op, args, transfer) => {
         const p = io.call(op, { name, ...args }, transfer);
         p.catch(() => {}); // awaited below
         inFlight.push(p);
+        return p;
       };
       return {
+        buffer: () => spare.pop() ?? new ArrayBuffer(WRITE_BATCH),
         async write(bytes) {
           const n = bytes.length; // 0 once the buffer is transferred
-          post('write', { bytes, at }, [bytes.buffer]);
+          post('write', { bytes, at }, [bytes.buffer]).then((back) => {
+            if (back?.byteLength === WRITE_BATCH) spare.push(back);
+          }, () => {});
           at += n;
           unflushed += n;
           if (unflushed >= FLUSH_EVERY) {

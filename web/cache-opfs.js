@@ -28,14 +28,14 @@ export async function opfsModel(sync, url, key, { sha256, signal, report }) {
     if (entry?.meta.complete) {
       if (await verifyStored(files, key, entry, sha256, signal, report)) {
         report(entry.file.size, entry.file.size, 'cached');
-        return { file: entry.file, cached: true };
+        return { file: entry.file, handle: await files.dir.getFileHandle(`${key}.bin`), cached: true };
       }
       warn(`discarding the cached copy of ${url}: its SHA-256 is not ${sha256}`);
       await discard(files.dir, key);
       entry = null;
     }
     await download(files, url, key, entry, { sha256, signal, report });
-    return { file: await fileOf(files.dir, `${key}.bin`), cached: false };
+    return { file: await fileOf(files.dir, `${key}.bin`), handle: await files.dir.getFileHandle(`${key}.bin`), cached: false };
   } finally {
     files.close();
   }

@@ -41,7 +41,9 @@ const ENTRY_FILE = /^([0-9a-f]{64})\.(bin|json)$/;
 
 /**
  * Ensures url is wholly in the cache and returns its bytes: { file: Blob,
- * cached } (cached: nothing had to be downloaded), or null when this page
+ * handle, cached } (handle: the OPFS FileSystemFileHandle of file, which a
+ * worker can read with a FileSystemSyncAccessHandle, undefined in Cache
+ * Storage; cached: nothing had to be downloaded), or null when this page
  * has no persistent storage (or url is not http(s)): then fetch it.
  * options: sha256 (64 hex digits: the bytes must have this SHA-256),
  * signal (an AbortSignal), onProgress(loaded, total, phase) — phase

@@ -10,7 +10,8 @@
 // has no FileSystemWritableFileStream at all. Here every written byte is in
 // the file as soon as write returns, and flushed to disk every few MiB.
 //
-// Messages: { id, op, ...args } → { id, value } or { id, error: { name, message } }.
+// Messages: { id, op, ...args } → { id, value } or { id, error: { name, message } };
+// write's value is the written bytes' buffer, transferred back for reuse.
 // Some browsers' first versions of the handle had async methods; every call
 // is awaited, which costs nothing with the synchronous ones.
 
@@ -53,6 +54,13 @@ async function close(name) {
   }
 }
 
+/** A value sent back by transferring it (an ArrayBuffer), not by copying. */
+class Transfer {
+  constructor(buffer) {
+    this.buffer = buffer;
+  }
+}
+
 const ops = {
   /** Whether this browser gives workers FileSystemSyncAccessHandle. */
   probe() {
@@ -64,9 +72,13 @@ const ops = {
     const h = await open(dir, name);
     await h.truncate(size);
   },
-  /** Writes bytes (a Uint8Array) at offset at of the open file name. */
+  /**
+   * Writes bytes (a Uint8Array) at offset at of the open file name, and
+   * sends their buffer back for the page's next bytes.
+   */
   async write({ name, bytes, at }) {
     await writeAll(handle(name), bytes, at);
+    return new Transfer(bytes.buffer);
   },
   async flush({ name }) {
     await handle(name).flush();
@@ -89,7 +101,8 @@ const ops = {
 self.onmessage = async ({ data }) => {
   try {
     const value = await ops[data.op](data);
-    self.postMessage({ id: data.id, value });
+    if (value instanceof Transfer) self.postMessage({ id: data.id, value: value.buffer }, [value.buffer]);
+    else self.postMessage({ id: data.id, value });
   } catch (err) {
     self.postMessage({ id: data.id, error: { name: err?.name ?? 'Error', message: err?.message ?? String(err) } });
   }

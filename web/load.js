@@ -326,7 +326,7 @@ export async function cachedSources(files, { cache, sha256, signal, onProgress }
       console.warn(`wasmlm: ${err.message}; reading the model from the network instead`);
       r = null;
     }
-    out.push(r ? { ...f, blob: r.file, cached: r.cached } : { cached: false, ...f });
+    out.push(r ? { ...f, blob: r.file, handle: r.handle, cached: r.cached } : { cached: false, ...f });
   }
   return out;
 }

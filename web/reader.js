@@ -4,7 +4,7 @@
 // needs, which go straight into the Go instance's memory). An ES module
 // that imports errors.js.
 //
-//   const r = openReader({ url } | { blob });
+//   const r = openReader({ url } | { blob, handle }, { stream });
 //   const { bytes, size } = await r.prefix(1 << 20);   // the first bytes, and the file's size
 //   for await (const chunk of r.range(start, end, signal)) ...   // a view, valid until the next
 //
@@ -32,7 +32,7 @@ const BUFFER = 1 << 20;
  * copy what you keep), so reading gigabytes allocates nothing for the
  * garbage collector to catch up with; chunk by chunk otherwise.
  */
-function chunks(stream) {
+export function chunks(stream) {
   let byob = null;
   try {
     byob = stream.getReader({ mode: 'byob' });
@@ -51,26 +51,96 @@ function chunks(stream) {
   };
 }
 
-/** A reader of source: {url} (a string) or {blob}. */
-export function openReader(source) {
-  if (source.blob) return blobReader(source.blob);
+/**
+ * A reader of source: {url} (a string) or {blob} — with handle, the OPFS
+ * FileSystemFileHandle the Blob is a File of (the model cache's), read in a
+ * worker through a read-only FileSystemSyncAccessHandle. stream: a Blob's
+ * ranges are read as streams (else a slice at a time; see blobReader).
+ */
+export function openReader(source, { stream = false } = {}) {
+  if (source.blob && source.handle && syncReads()) return handleReader(source.handle, source.blob, stream);
+  if (source.blob) return blobReader(source.blob, stream);
   if (typeof source.url === 'string') return urlReader(source.url);
   throw codedError('invalid_argument', 'wasmlm: a model source is {url} or {blob}');
 }
 
-function blobReader(blob) {
+/**
+ * A Blob's reader. With stream, a range is one stream of the Blob's slice,
+ * read into one reused buffer (chunks): nothing left for the garbage
+ * collector. Otherwise a slice at a time with arrayBuffer(), each slice
+ * garbage once placed — a few hundred megabytes of a 620 MB model that the
+ * collector had not yet freed at the worker's peak, measured in Chromium —
+ * because streams of slices of one Blob read by two workers at once stall
+ * in Chromium (TestBrowserShardsReadOnlyTheirRanges, one run in two).
+ */
+function blobReader(blob, stream) {
   return {
     async prefix(n) {
       const bytes = new Uint8Array(await blob.slice(0, Math.min(n, blob.size)).arrayBuffer());
       return { bytes, size: blob.size };
     },
-    // A Blob is read a slice at a time with arrayBuffer(): streams of
-    // slices of one Blob read by two workers at once were seen to stall in
-    // Chromium (TestBrowserShardsReadOnlyTheirRanges, one run in two).
     async *range(start, end, signal) {
+      if (stream) {
+        const reader = chunks(blob.slice(start, end).stream());
+        try {
+          for (;;) {
+            if (signal?.aborted) throw abortError(signal);
+            const r = await reader.read();
+            if (r.done) return;
+            yield r.value;
+          }
+        } finally {
+          reader.cancel().catch(() => {});
+        }
+      }
       for (let at = start; at < end; at += BLOB_SLICE) {
         if (signal?.aborted) throw abortError(signal);
         yield new Uint8Array(await blob.slice(at, Math.min(at + BLOB_SLICE, end)).arrayBuffer());
+      }
+    },
+  };
+}
+
+/** Whether this is a worker with FileSystemSyncAccessHandle (OPFS reads in place). */
+function syncReads() {
+  return typeof globalThis.WorkerGlobalScope === 'function' &&
+    typeof globalThis.FileSystemFileHandle?.prototype.createSyncAccessHandle === 'function';
+}
+
+/**
+ * The reader of an OPFS file (handle) whose File is blob: a range is read
+ * with a read-only FileSystemSyncAccessHandle into one reused buffer, so
+ * the bytes pass from the disk to their place with no garbage and no
+ * stream. Read-only handles of one file can be open in several workers at
+ * once; where one cannot be opened (a browser without the read-only mode,
+ * the file being written), or the file is no longer blob's size, the range
+ * is read from blob instead.
+ */
+function handleReader(handle, blob, stream) {
+  const fallback = blobReader(blob, stream);
+  return {
+    prefix: (n) => fallback.prefix(n),
+    async *range(start, end, signal) {
+      let sync = null;
+      try {
+        sync = await handle.createSyncAccessHandle({ mode: 'read-only' });
+        if (sync.getSize() !== blob.size) throw new DOMException('the file changed', 'InvalidStateError');
+      } catch {
+        sync?.close();
+        yield* fallback.range(start, end, signal);
+        return;
+      }
+      try {
+        const buf = new Uint8Array(BUFFER * 4);
+        for (let at = start; at < end;) {
+          if (signal?.aborted) throw abortError(signal);
+          const n = sync.read(buf.subarray(0, Math.min(buf.length, end - at)), { at });
+          if (!(n > 0)) throw codedError('fetch_failed', `wasmlm: the cached model ended at byte ${at}, before ${end}`);
+          at += n;
+          yield buf.subarray(0, n);
+        }
+      } finally {
+        sync.close();
       }
     },
   };

@@ -337,7 +337,8 @@ export class WasmLM {
       if (sources.every((s) => s.bytes)) {
         await feedBytes(w, shard, sources, onBytes, signal);
       } else {
-        await w.request({ type: 'assemble', ...shard, sources: sources.map(({ url, blob }) => (blob ? { blob } : { url })) }, [], onBytes);
+        const from = ({ url, blob, handle }) => (blob ? { blob, handle } : { url });
+        await w.request({ type: 'assemble', ...shard, sources: sources.map(from) }, [], onBytes);
       }
     };
     const aborted = new Promise((_, reject) => signal?.addEventListener('abort', () => reject(abortError(signal)), { once: true }));

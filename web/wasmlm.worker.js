@@ -195,7 +195,8 @@ async function assemble(b, m, signal) {
   const { openReader } = await import('./reader.js');
   plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
   if (plan.more >= 0) throw internalError(`wasmlm: the header of file ${plan.more} needs more than the page read`);
-  const readers = m.sources.map((s) => openReader(s));
+  // One worker reads a Blob as a stream; several, a slice at a time (see reader.js).
+  const readers = m.sources.map((s) => openReader(s, { stream: m.shardCount === 1 }));
   // With sha256 (one worker, reading the whole file in order), the bytes are hashed as they pass.
   const hasher = m.sha256 ? new (await import('./sha256.js')).Sha256() : null;
   let loaded = 0;
