@@ -349,8 +349,10 @@ func TestREADMEMemoryHistory(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	text := strings.Join(strings.Fields(string(readme)), " ")
-	for _, name := range []string{"1", "2", "no-cache", "full-context-tinyllama", "full-context-llama3b"} {
-		rep, err := readReport("../../bench/history/2026-11-30-memory-" + name + ".json")
+	for _, name := range []string{"2026-11-30-memory-1", "2026-11-30-memory-2", "2026-11-30-memory-no-cache",
+		"2026-11-30-memory-full-context-tinyllama", "2026-11-30-memory-full-context-llama3b",
+		"2026-12-01-memory-repeat", "2026-12-01-memory-no-cache"} {
+		rep, err := readReport("../../bench/history/" + name + ".json")
 		require.NoError(t, err)
 		for _, r := range rep.Results {
 			if r.Host != oursHost {
@@ -359,7 +361,7 @@ func TestREADMEMemoryHistory(t *testing.T) {
 			require.Empty(t, r.Error, name)
 			require.Positive(t, r.ProcessPeakRSSBytes, name)
 			assert.Contains(t, text, strings.TrimSuffix(mb(float64(r.ProcessPeakRSSBytes)), " MB"), "%s: %s", name, r.Model)
-			assert.Equal(t, name == "no-cache", strings.Contains(r.LoadOptions, "cache: false"), name)
+			assert.Equal(t, strings.HasSuffix(name, "no-cache"), strings.Contains(r.LoadOptions, "cache: false"), name)
 		}
 	}
 }
