@@ -42,8 +42,11 @@ var layering = map[string][]string{
 	"internal/golden":   {}, // llama2.c's reference outputs, for the tests of several packages
 	"internal/wasmgen":  {},
 	"internal/modelgen": {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
-	"tests/e2e":         {"..."},
-	"tools/...":         {"..."},
+	// The llama.cpp parity harness (tests of every architecture): runs
+	// Node.js, so a build tool like internal/headless.
+	"internal/llamacppref": {"internal/modelgen", "engine/tensor"},
+	"tests/e2e":            {"..."},
+	"tools/...":            {"..."},
 }
 
 // hostFree are the package trees that must run unchanged natively, in a
@@ -52,7 +55,7 @@ var layering = map[string][]string{
 // machinery runs, on the developer's machine.
 var (
 	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "internal/..."}
-	hostTools = []string{"internal/headless"}
+	hostTools = []string{"internal/headless", "internal/llamacppref"}
 )
 
 // forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may

@@ -33,6 +33,7 @@
 //	internal/simdgen    the generator of the SIMD128 kernel module (go generate)
 //	internal/wasmgen    a WebAssembly module emitter, for internal/simdgen
 //	internal/headless   the headless-Chromium launcher of tests and benchmarks
+//	internal/llamacppref  llama.cpp's output on random models, the parity harness of every architecture
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchrun      make bench: every host, one table
 //

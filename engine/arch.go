@@ -21,8 +21,12 @@ type architecture struct {
 
 // architectures maps general.architecture to its table.
 var architectures = map[string]*architecture{
-	"llama": {name: "llama", ropeStyle: RopeInterleaved, keys: llamaKeys, tensors: llamaTensors(false)},
-	"qwen2": {name: "qwen2", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(true)},
+	"llama": {name: "llama", ropeStyle: RopeInterleaved, keys: llamaKeys, tensors: llamaTensors(biasOptional, false)},
+	"qwen2": {name: "qwen2", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasRequired, false)},
+	// qwen3 is qwen2 without biases and with an RMSNorm of each query and
+	// key head before the rotation; its files say key_length, as its heads
+	// are wider than dim/heads.
+	"qwen3": {name: "qwen3", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasNone, true)},
 }
 
 // The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's
@@ -39,14 +43,25 @@ var llamaKeys = []configKey{
 		defaultFloat: func(Config) float32 { return 10000 }},
 	{key: "attention.layer_norm_rms_epsilon", float: func(c *Config) *float32 { return &c.NormEps },
 		defaultFloat: func(Config) float32 { return 1e-5 }},
+	{key: "attention.key_length", int: func(c *Config) *int { return &c.KeyLength }, // absent: dim/heads
+		defaultInt: func(Config) int { return 0 }},
 }
 
+// biasPolicy says whether a member of the llama family has q/k/v biases.
+type biasPolicy int
+
+const (
+	biasOptional biasPolicy = iota // llama: a file may carry them or not
+	biasRequired                   // qwen2
+	biasNone                       // qwen3: llama.cpp loads none
+)
+
 // llamaTensors is the llama family's tensor table (llama.cpp's
-// LLM_TENSOR_NAMES); qwen2 has the same tensors with the q/k/v biases
-// required, which llama files may carry or not.
-func llamaTensors(biases bool) []tensorSpec {
-	optionalBias := !biases
-	return []tensorSpec{
+// LLM_TENSOR_NAMES): the q/k/v biases as bias says, and with qkNorm the
+// per-head norms of the queries and keys (qwen3).
+func llamaTensors(bias biasPolicy, qkNorm bool) []tensorSpec {
+	optionalBias := bias == biasOptional
+	t := []tensorSpec{
 		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true,
 			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
 		{name: "output_norm.weight", rows: dimModel,
@@ -64,14 +79,27 @@ func llamaTensors(biases bool) []tensorSpec {
 			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
 		{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, split: true,
 			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
-		{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias, together: "qkv bias",
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bq }},
-		{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bk }},
-		{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bv }},
+	}
+	if bias != biasNone {
+		t = append(t,
+			tensorSpec{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias, together: "qkv bias",
+				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bq }},
+			tensorSpec{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
+				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bk }},
+			tensorSpec{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
+				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bv }})
+	}
+	if qkNorm {
+		// One norm serves every head, so each part of a split model holds it whole.
+		t = append(t,
+			tensorSpec{name: "blk.%d.attn_q_norm.weight", rows: dimHead,
+				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].QNorm }},
+			tensorSpec{name: "blk.%d.attn_k_norm.weight", rows: dimHead,
+				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].KNorm }})
+	}
+	return append(t, []tensorSpec{
 		// Every part of a split model holds all of Wo (see engine/shard).
-		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimModel,
+		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ,
 			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
 		{name: "blk.%d.ffn_norm.weight", rows: dimModel,
 			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNNorm }},
@@ -81,7 +109,7 @@ func llamaTensors(biases bool) []tensorSpec {
 			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
 		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true,
 			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
-	}
+	}...)
 }
 
 // nameOutput is the output classifier; a file without it ties the output to
@@ -130,11 +158,12 @@ type dimension int
 const (
 	dimNone      dimension = iota
 	dimVocab               // VocabSize
-	dimQ                   // Heads · HeadDim (= Dim)
+	dimQ                   // Heads · HeadDim (QDim; Dim unless the file says key_length)
 	dimKV                  // KVHeads · HeadDim
 	dimHidden              // HiddenDim
 	dimModel               // Dim, the residual stream
 	dimRopePairs           // HeadDim / 2
+	dimHead                // HeadDim
 )
 
 // size is d's value under c.
@@ -143,7 +172,7 @@ func (c Config) size(d dimension) int {
 	case dimVocab:
 		return c.VocabSize
 	case dimQ:
-		return c.Heads * c.HeadDim()
+		return c.QDim()
 	case dimKV:
 		return c.KVDim()
 	case dimHidden:
@@ -152,6 +181,8 @@ func (c Config) size(d dimension) int {
 		return c.Dim
 	case dimRopePairs:
 		return c.HeadDim() / 2
+	case dimHead:
+		return c.HeadDim()
 	}
 	return 0
 }

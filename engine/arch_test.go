@@ -15,8 +15,8 @@ import (
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
-// naiveModel is a direct float64 transcription of the llama / qwen2
-// architectures, written from the papers' formulas rather than from the
+// naiveModel is a direct float64 transcription of the llama / qwen2 /
+// qwen3 architectures, written from the papers' formulas rather than from the
 // engine's code, and reading its weights by name from the GGUF file and its
 // hyper-parameters from the spec (never from the engine's Model), so it is an
 // independent reference for the engine's loader and forward pass.
@@ -74,7 +74,11 @@ func (n *naiveModel) matVec(name string, x []float64) []float64 {
 }
 
 func (n *naiveModel) rms(x []float64, weight string) []float64 {
-	w := n.vector(weight)
+	return n.rmsWith(x, n.vector(weight))
+}
+
+// rmsWith is RMSNorm of x with weights w.
+func (n *naiveModel) rmsWith(x, w []float64) []float64 {
 	ss := 0.0
 	for _, v := range x {
 		ss += v * v
@@ -87,12 +91,21 @@ func (n *naiveModel) rms(x []float64, weight string) []float64 {
 	return out
 }
 
+// headNorm applies RMSNorm with weights name to each head of v (qwen3's
+// q and k norms: one set of weights for every head).
+func (n *naiveModel) headNorm(v []float64, name string) {
+	w := n.vector(name)
+	for h := 0; h < len(v); h += len(w) {
+		copy(v[h:h+len(w)], n.rmsWith(v[h:h+len(w)], w))
+	}
+}
+
 // rope rotates each head of v by position pos: llama rotates adjacent pairs
-// (GPT-J style; GGUF conversion permutes q and k for it), qwen2 the first
-// half of a head with the second (GPT-NeoX style).
+// (GPT-J style; GGUF conversion permutes q and k for it), qwen2 and qwen3
+// the first half of a head with the second (GPT-NeoX style).
 func (n *naiveModel) rope(v []float64, pos int) {
 	c := n.sp
-	hd := c.Dim / c.Heads
+	hd := c.HeadSize()
 	scale := 1.0
 	if n.sp.RopeLinearScale > 0 {
 		scale = float64(n.sp.RopeLinearScale)
@@ -105,7 +118,7 @@ func (n *naiveModel) rope(v []float64, pos int) {
 			}
 			angle := float64(pos) / scale * freq
 			a, b := h+2*i, h+2*i+1
-			if n.sp.Arch == "qwen2" {
+			if n.sp.Arch != "llama" {
 				a, b = h+i, h+i+hd/2
 			}
 			x0, x1 := v[a], v[b]
@@ -136,21 +149,25 @@ func (n *naiveModel) step(token int) []float64 {
 	for i, v := range row {
 		x[i] = float64(v)
 	}
-	hd := c.Dim / c.Heads
+	hd := c.HeadSize() // key_length when the file says, else dim/heads
 	for l := range c.Layers {
 		name := func(s string) string { return fmt.Sprintf("blk.%d.%s", l, s) }
 		h := n.rms(x, name("attn_norm.weight"))
 		q, k, v := n.matVec(name("attn_q.weight"), h), n.matVec(name("attn_k.weight"), h), n.matVec(name("attn_v.weight"), h)
-		if n.sp.Arch == "qwen2" {
+		switch n.sp.Arch {
+		case "qwen2":
 			add(q, n.vector(name("attn_q.bias")))
 			add(k, n.vector(name("attn_k.bias")))
 			add(v, n.vector(name("attn_v.bias")))
+		case "qwen3":
+			n.headNorm(q, name("attn_q_norm.weight"))
+			n.headNorm(k, name("attn_k_norm.weight"))
 		}
 		n.rope(q, pos)
 		n.rope(k, pos)
 		n.keys[l] = append(n.keys[l], k)
 		n.vals[l] = append(n.vals[l], v)
-		att := make([]float64, c.Dim)
+		att := make([]float64, c.Heads*hd)
 		for head := range c.Heads {
 			kvh := head * c.KVHeads / c.Heads // grouped-query attention
 			scores := make([]float64, pos+1)
@@ -205,6 +222,11 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 	linear.RopeLinearScale = 4
 	withFactors.RopeFreqFactors = factors
 	qwen2.SeparateOutput = true
+	qwen3, qwen3Tied := specOf("qwen3", qwenShape, 7, 0.1), specOf("qwen3", qwenShape, 8, 0.1)
+	qwen3.HeadDim, qwen3.SeparateOutput = 16, true // 8 heads of 16 over a 64-wide stream: queries 128 wide, as Qwen3's are wider than dim
+	qwen3Tied.HeadDim = 32
+	llamaWide := llama
+	llamaWide.HeadDim = 4 // key_length narrower than dim/heads: any llama-family file may say it
 	tests := []struct {
 		name string
 		spec modelgen.Spec
@@ -214,6 +236,9 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 		{"llama linear rope scaling", linear},
 		{"llama rope frequency factors", withFactors},
 		{"qwen2 biases and NeoX rope", qwen2},
+		{"qwen3 q/k norms, wide heads", qwen3},
+		{"qwen3 wider heads, tied output", qwen3Tied},
+		{"llama with key_length", llamaWide},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -308,6 +333,9 @@ func TestGGUFModelErrors(t *testing.T) {
 		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor", gguf.ErrNotFound, CodeInvalidModel},
 		{"yarn scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("yarn")), `rope scaling "yarn"`, ErrUnsupported, CodeUnsupportedModel},
 		{"mixture of experts", withKV("llama.expert_count", gguf.ValueOf(uint32(8))), "mixture-of-experts", ErrUnsupported, CodeUnsupportedModel},
+		{"values narrower than keys", withKV("llama.attention.value_length", gguf.ValueOf(uint32(4))), "values of 4 per head, keys of 8", ErrUnsupported, CodeUnsupportedModel},
+		{"key_length the tensors do not have", withKV("llama.attention.key_length", gguf.ValueOf(uint32(16))),
+			"tensor blk.0.attn_q.weight is 64×64, want 128×64", ErrFormat, CodeInvalidModel},
 		{"vocabulary-only file", rebuild(func(*gguf.Builder, string, gguf.TensorInfo) bool { return false }), "no tensors", ErrFormat, CodeInvalidModel},
 		{"unknown tokenizer", withKV("tokenizer.ggml.model", gguf.ValueOf("bert")), `"bert"`, vocab.ErrUnsupportedModel, CodeUnsupportedModel},
 		{"chat template of the wrong type", withKV("tokenizer.chat_template", gguf.ValueOf(uint32(1))), "tokenizer.chat_template", gguf.ErrType, CodeInvalidModel},

@@ -29,10 +29,24 @@ type Config struct {
 	RopeScale     float32   // linear position scaling: positions are divided by it (1 = none)
 	RopeStyle     RopeStyle // which dimensions rotate together
 	NormEps       float32   // epsilon inside RMSNorm's square root
+	// KeyLength is the width of one attention head when the file says
+	// (GGUF's attention.key_length), 0 otherwise: then it is Dim/Heads.
+	// Qwen3's heads are wider than that (Qwen3-0.6B: dim 1024, 16 heads of
+	// 128), so its queries are wider than the residual stream.
+	KeyLength int
 }
 
-// HeadDim is the width of one attention head.
-func (c Config) HeadDim() int { return c.Dim / c.Heads }
+// HeadDim is the width of one attention head: KeyLength, or Dim/Heads.
+func (c Config) HeadDim() int {
+	if c.KeyLength > 0 {
+		return c.KeyLength
+	}
+	return c.Dim / c.Heads
+}
+
+// QDim is the width of the queries of one position, and of the attention
+// output that Wo projects back to Dim: all query heads.
+func (c Config) QDim() int { return c.HeadDim() * c.Heads }
 
 // KVDim is the width of the keys (and values) of one position: all kv heads.
 func (c Config) KVDim() int { return c.HeadDim() * c.KVHeads }
@@ -58,8 +72,14 @@ func (c Config) validate() error {
 			return fmt.Errorf("%w: %s = %d is out of range (1..%d)", ErrFormat, f.name, f.v, maxDimension)
 		}
 	}
-	if c.Dim%c.Heads != 0 {
+	if c.KeyLength < 0 || c.KeyLength > maxDimension {
+		return fmt.Errorf("%w: key_length = %d is out of range (1..%d)", ErrFormat, c.KeyLength, maxDimension)
+	}
+	if c.KeyLength == 0 && c.Dim%c.Heads != 0 {
 		return fmt.Errorf("%w: dim %d is not a multiple of n_heads %d", ErrFormat, c.Dim, c.Heads)
+	}
+	if int64(c.QDim()) > maxDimension {
+		return fmt.Errorf("%w: %d heads of %d values are more than %d", ErrFormat, c.Heads, c.HeadDim(), maxDimension)
 	}
 	if c.Heads%c.KVHeads != 0 {
 		return fmt.Errorf("%w: n_heads %d is not a multiple of n_kv_heads %d", ErrFormat, c.Heads, c.KVHeads)

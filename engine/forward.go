@@ -35,8 +35,26 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 		scores: make([]float32, context), attn: make([]float32, l.Wq.Rows), proj: make([]float32, c.Dim),
 		gate: make([]float32, l.WGate.Rows), up: make([]float32, l.WUp.Rows), down: make([]float32, l.WDown.Rows),
 		logits: make([]float32, w.Output.Rows),
-		ws:     tensor.NewWorkspace(max(c.Dim, c.HiddenDim)),
+		ws:     tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim())),
 	}
+}
+
+// adjustQKV finishes one position's q, k and v from their products in
+// layer lw, in place: adds the biases (qwen2), normalises each head of q
+// and k (qwen3), and rotates q and k by position pos.
+func (s *Session) adjustQKV(lw *layerWeights, q, k, v []float32, pos int) {
+	c := &s.model.config
+	if lw.Bq != nil {
+		addInto(q, lw.Bq)
+		addInto(k, lw.Bk)
+		addInto(v, lw.Bv)
+	}
+	if lw.QNorm != nil {
+		headsRMSNorm(q, lw.QNorm, c.NormEps)
+		headsRMSNorm(k, lw.KNorm, c.NormEps)
+	}
+	s.rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
+	s.rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
 }
 
 // forward runs token at position pos through the model, storing its key and
@@ -56,18 +74,13 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 	for l := range w.Layers {
 		lw := &w.Layers[l]
 
-		// Attention: normalise, project to q, k, v, rotate, cache, attend,
+		// Attention: normalise, project to q, k, v (qwen2: add biases;
+		// qwen3: normalise each head of q and k), rotate, cache, attend,
 		// project back, add to the residual stream.
 		rmsNorm(st.xn, st.x, lw.AttnNorm, c.NormEps)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
 			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
-		if lw.Bq != nil {
-			addInto(st.q, lw.Bq)
-			addInto(st.k, lw.Bk)
-			addInto(st.v, lw.Bv)
-		}
-		s.rope.rotate(st.q, pos, c.HeadDim(), c.RopeStyle)
-		s.rope.rotate(st.k, pos, c.HeadDim(), c.RopeStyle)
+		s.adjustQKV(lw, st.q, st.k, st.v, pos)
 		s.kv.store(l, pos, st.k, st.v)
 		s.attention(st.attn, st.q, l, pos)
 		attn := s.peers.Gather(GatherAttention, st.attn)

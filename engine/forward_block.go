@@ -73,13 +73,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
 		for i := range n {
 			qi, ki, vi := row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim)
-			if lw.Bq != nil {
-				addInto(qi, lw.Bq)
-				addInto(ki, lw.Bk)
-				addInto(vi, lw.Bv)
-			}
-			s.rope.rotate(qi, pos+i, c.HeadDim(), c.RopeStyle)
-			s.rope.rotate(ki, pos+i, c.HeadDim(), c.RopeStyle)
+			s.adjustQKV(lw, qi, ki, vi, pos+i)
 			s.kv.store(l, pos+i, ki, vi)
 		}
 		s.attentionBlock(attn, q, n, l, pos)

@@ -17,8 +17,8 @@ import (
 // in blocks leaves, bit for bit, the KV cache and the logits that token by
 // token leaves, and the same greedy continuation, for blocks of every size
 // and both KV cache types — the llama2.c checkpoint, every quantization of
-// the GGUF files, and random models with biases (qwen2), grouped-query
-// attention and K-quants.
+// the GGUF files, and random models with biases (qwen2), q/k norms and
+// heads wider than dim/heads (qwen3), grouped-query attention and K-quants.
 func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	models := map[string]*Model{"stories260K.bin": loadStories260K(t)}
 	for _, name := range []string{"F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q6_K"} {
@@ -29,6 +29,7 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	kShape := modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 300, ContextLength: 128}
 	for _, sp := range []modelgen.Spec{
 		{Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 1},
+		{Arch: "qwen3", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 5},
 		{Shape: kShape, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
 		{Shape: kShape, Type: tensor.Q2_K, SeparateOutput: true, Seed: 3},
 		{Shape: kShape, Type: tensor.Q3_K, SeparateOutput: true, Seed: 4},

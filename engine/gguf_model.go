@@ -107,14 +107,14 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 	if n, err := f.Uint32Or(key("expert_count"), 0); err != nil || n > 0 {
 		return Config{}, fmt.Errorf("%w: mixture-of-experts models (%d experts)", ErrUnsupported, n)
 	}
-	// Optional facts that must agree with the derived ones.
-	if c.Heads > 0 {
-		headDim := uint32(c.Dim / c.Heads)
+	// Optional facts that must agree with the head width (read or derived).
+	if c.Heads > 0 && (c.KeyLength > 0 || c.Dim%c.Heads == 0) {
+		headDim := uint32(c.HeadDim())
 		if d, err := f.Uint32Or(key("rope.dimension_count"), headDim); err != nil || d != headDim {
 			return Config{}, fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions", ErrUnsupported, d, headDim)
 		}
-		if d, err := f.Uint32Or(key("attention.key_length"), headDim); err != nil || d != headDim {
-			return Config{}, fmt.Errorf("%w: head size %d differs from embedding_length/head_count = %d", ErrUnsupported, d, headDim)
+		if d, err := f.Uint32Or(key("attention.value_length"), headDim); err != nil || d != headDim {
+			return Config{}, fmt.Errorf("%w: values of %d per head, keys of %d", ErrUnsupported, d, headDim)
 		}
 	}
 	return c, nil

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // TestGreedyMatchesLlama2C: greedy decoding of stories260K reproduces
@@ -67,18 +69,25 @@ func TestLogitsMatchLlama2C(t *testing.T) {
 }
 
 // TestDecodeStepAllocatesNothing: the forward pass of one token uses only
-// buffers allocated with the session, whatever its KV cache type.
+// buffers allocated with the session, whatever its KV cache type: for
+// stories260K, and for a qwen3 model whose queries are wider than its
+// residual stream (the products' workspace must fit them).
 func TestDecodeStepAllocatesNothing(t *testing.T) {
-	m := loadStories260K(t)
-	for _, kv := range []KVType{KVF32, KVF16} {
-		s := newSessionKV(t, m, kv)
-		pos := 0
-		allocs := testing.AllocsPerRun(50, func() {
-			if err := s.forward(1+pos%300, pos, true); err != nil {
-				t.Fatal(err)
-			}
-			pos++
-		})
-		assert.Zero(t, allocs, "%v", kv)
+	qwen3 := specOf("qwen3", tinyShape, 3, 0.1)
+	qwen3.HeadDim, qwen3.Type = 32, tensor.Q8_0
+	qm, err := Load(buildGGUF(t, qwen3), LoadOptions{})
+	require.NoError(t, err)
+	for name, m := range map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm} {
+		for _, kv := range []KVType{KVF32, KVF16} {
+			s := newSessionKV(t, m, kv)
+			pos := 0
+			allocs := testing.AllocsPerRun(50, func() {
+				if err := s.forward(1+pos%250, pos%s.context, true); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			})
+			assert.Zero(t, allocs, "%s %v", name, kv)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func (h *Header) Info(fileSize int) Info {
 	info := Info{
 		Format: FormatGGUF, Architecture: h.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
-		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, RopeTheta: c.RopeTheta, NormEps: c.NormEps,
+		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
 		SharedOutput: !hasOutput, TensorTypes: map[string]int{},
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}

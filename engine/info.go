@@ -18,6 +18,7 @@ type Info struct {
 	Layers          int            `json:"block_count"`
 	Heads           int            `json:"head_count"`
 	KVHeads         int            `json:"head_count_kv"`
+	HeadDim         int            `json:"key_length"` // the width of one head (Qwen3's is not embedding_length/head_count)
 	RopeTheta       float32        `json:"rope_freq_base"`
 	NormEps         float32        `json:"rms_norm_eps"`
 	SharedOutput    bool           `json:"shared_output"`
@@ -38,7 +39,7 @@ func (m *Model) Info() Info {
 	info := Info{
 		Format: m.format, Architecture: m.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
-		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, RopeTheta: c.RopeTheta, NormEps: c.NormEps,
+		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
 		SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
@@ -99,7 +100,7 @@ func (m *Model) Fingerprint() uint64 {
 		binary.LittleEndian.PutUint64(b[:], v)
 		h.Write(b[:])
 	}
-	for _, v := range [...]int{c.Dim, c.HiddenDim, c.Layers, c.Heads, c.KVHeads, c.VocabSize, c.ContextLength, int(c.RopeStyle)} {
+	for _, v := range [...]int{c.Dim, c.HiddenDim, c.Layers, c.Heads, c.KVHeads, c.VocabSize, c.ContextLength, int(c.RopeStyle), c.HeadDim()} {
 		num(uint64(v))
 	}
 	for _, v := range [...]float32{c.RopeTheta, c.RopeScale, c.NormEps} {

@@ -31,15 +31,16 @@ func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memor
 	m := Memory{Weights: weights}
 	ctx := int64(contextLength)
 	m.KVCache = c.KVCacheBytes(contextLength, kv)
-	dim, kvDim, hidden, vocab := int64(c.Dim), int64(c.KVDim()), int64(c.HiddenDim), int64(c.VocabSize)
-	perToken := 6*dim + 2*kvDim + 2*hidden // one position's activations
-	floats := perToken + ctx + vocab +     // the run state, scores and logits
+	dim, qDim, kvDim := int64(c.Dim), int64(c.QDim()), int64(c.KVDim())
+	hidden, vocab := int64(c.HiddenDim), int64(c.VocabSize)
+	perToken := 4*dim + 2*qDim + 2*kvDim + 2*hidden // one position's activations
+	floats := perToken + ctx + vocab +              // the run state, scores and logits
 		int64(DefaultPromptBlock)*perToken + // a prompt block's
 		ctx*int64(c.HeadDim()) + // the rotary table
-		2*max(dim, hidden) // the kernels' workspace
+		2*max(dim, hidden, qDim) // the kernels' workspace
 	if kv == KVF16 { // a few tokens' scores and rounded queries, a decoded chunk
 		tokens := int64(min(DefaultPromptBlock, kvBlockTokens))
-		floats += tokens*(int64(c.Heads)*ctx+dim) + int64(max(kvChunkValues/c.KVDim(), 1)*c.KVDim())
+		floats += tokens*(int64(c.Heads)*ctx+qDim) + int64(max(kvChunkValues/c.KVDim(), 1)*c.KVDim())
 	}
 	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
 		tokenizerBytesPerToken*vocab + runtimeBytes

@@ -41,17 +41,20 @@ func headerOf(t *testing.T, data []byte) *engine.Header {
 func TestMemoryEstimateCovers(t *testing.T) {
 	shapes := []struct {
 		name  string
+		arch  string
 		shape modelgen.Shape
 		typ   tensor.Type
 	}{
-		{"15M Q8_0", modelgen.Stories15M(), tensor.Q8_0},
-		{"wide vocab F16", modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 64000, ContextLength: 2048}, tensor.F16},
-		{"long context Q4_0", modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 4, Heads: 8, KVHeads: 4, VocabSize: 32000, ContextLength: 4096}, tensor.Q4_0},
+		{"15M Q8_0", "llama", modelgen.Stories15M(), tensor.Q8_0},
+		{"wide vocab F16", "llama", modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 64000, ContextLength: 2048}, tensor.F16},
+		{"long context Q4_0", "llama", modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 4, Heads: 8, KVHeads: 4, VocabSize: 32000, ContextLength: 4096}, tensor.Q4_0},
+		// Heads twice as wide as dim/heads, as Qwen3-0.6B's.
+		{"qwen3 wide heads Q8_0", "qwen3", modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 4, Heads: 8, KVHeads: 4, HeadDim: 64, VocabSize: 32000, ContextLength: 4096}, tensor.Q8_0},
 	}
 	for _, tc := range shapes {
 		for _, kv := range []engine.KVType{engine.KVF32, engine.KVF16} {
 			t.Run(tc.name+" "+kv.String(), func(t *testing.T) {
-				memoryEstimateCovers(t, tc.shape, tc.typ, kv)
+				memoryEstimateCovers(t, modelgen.Spec{Arch: tc.arch, Shape: tc.shape, Type: tc.typ, Seed: 3, MuteSpecial: true}, kv)
 			})
 		}
 	}
@@ -59,8 +62,9 @@ func TestMemoryEstimateCovers(t *testing.T) {
 
 // memoryEstimateCovers is TestMemoryEstimateCovers for one model and a KV
 // cache of type kv.
-func memoryEstimateCovers(t *testing.T, shape modelgen.Shape, typ tensor.Type, kv engine.KVType) {
-	data, err := modelgen.Build(modelgen.Spec{Shape: shape, Type: typ, Seed: 3, MuteSpecial: true})
+func memoryEstimateCovers(t *testing.T, sp modelgen.Spec, kv engine.KVType) {
+	shape := sp.Shape
+	data, err := modelgen.Build(sp)
 	require.NoError(t, err)
 	h := headerOf(t, data)
 	est := engine.EstimateMemory(h.Config(), int64(len(data)), min(shape.ContextLength, engine.DefaultContextLength), kv)

@@ -25,6 +25,35 @@ func rmsNorm(out, x, weight []float32, eps float32) {
 	}
 }
 
+// headsRMSNorm normalises each head of v (heads of len(weight) values) in
+// place: an RMSNorm with the same weights for every head, computed as
+// ggml computes it (rmsNormGGML).
+func headsRMSNorm(v, weight []float32, eps float32) {
+	for h := 0; h+len(weight) <= len(v); h += len(weight) {
+		head := v[h : h+len(weight)]
+		rmsNormGGML(head, head, weight, eps)
+	}
+}
+
+// rmsNormGGML is rmsNorm as ggml's CPU backend computes it (ggml_rms_norm
+// then ggml_mul): the squares summed in float64, their mean rounded to
+// float32, the scale 1/sqrt(mean + eps) in float32 arithmetic. The
+// residual stream's norms keep rmsNorm, llama2.c's arithmetic (run.c sums
+// in float32), which the engine's llama2.c parity rests on.
+func rmsNormGGML(out, x, weight []float32, eps float32) {
+	x = x[:len(out)]
+	weight = weight[:len(out)]
+	var ss float64
+	for _, v := range x {
+		ss += float64(v * v)
+	}
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	for i, v := range x {
+		out[i] = weight[i] * float32(scale*v)
+	}
+}
+
 // softmax replaces x with exp(x - max) / Σ exp(x - max).
 func softmax(x []float32) {
 	if len(x) == 0 {

@@ -58,6 +58,8 @@ type layerWeights struct {
 	Bq       []float32      // (heads·headDim) or nil: query bias (qwen2)
 	Bk       []float32      // (kvDim) or nil
 	Bv       []float32      // (kvDim) or nil
+	QNorm    []float32      // (headDim) or nil: RMSNorm weights of each query head (qwen3)
+	KNorm    []float32      // (headDim) or nil: of each key head
 	FFNNorm  []float32      // (dim)
 	WGate    *tensor.Matrix // (hidden, dim): w1 in llama2.c
 	WDown    *tensor.Matrix // (dim, hidden): w2

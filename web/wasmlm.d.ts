@@ -122,6 +122,8 @@ export interface ModelInfo {
   blockCount: number;
   headCount: number;
   headCountKv: number;
+  /** The width of one attention head (GGUF's attention.key_length; embeddingLength / headCount unless the file says otherwise, as Qwen3's do). */
+  keyLength: number;
   ropeFreqBase: number;
   rmsNormEps: number;
   sharedOutput: boolean;
@@ -391,7 +393,7 @@ export declare const MAX_AUTO_WORKERS: number;
  * llama2.c checkpoint.
  */
 export declare function autoWorkers(
-  info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv' | 'simd'>,
+  info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv' | 'simd'> & Partial<Pick<ModelInfo, 'keyLength'>>,
   hardwareConcurrency: number | undefined,
 ): number;
 

@@ -72,13 +72,16 @@ const AUTO_LAYER_BYTES_PER_WORKER = { simd: 3 << 20, pureGo: 256 << 10 };
  * MAX_AUTO_WORKERS and the model's key/value heads, and at least one. A
  * llama2.c checkpoint runs in one worker.
  * info: a ModelInfo (format, fileSize, parameters, blockCount, embeddingLength,
- * feedForwardLength, headCount, headCountKv, simd).
+ * feedForwardLength, headCount, headCountKv, simd; keyLength, the head width, when
+ * it is not embeddingLength / headCount, as Qwen3's).
  */
 export function autoWorkers(info, hardwareConcurrency) {
   const { format, fileSize, parameters, blockCount: layers, embeddingLength: dim, feedForwardLength: hidden } = info;
   if (format !== 'gguf' || !(layers > 0 && parameters > 0 && info.headCount > 0)) return 1;
-  const kvDim = (dim * info.headCountKv) / info.headCount;
-  const layerParams = 2 * dim * dim + 2 * dim * kvDim + 3 * dim * hidden; // Wq, Wo, Wk, Wv, gate, up, down
+  const headDim = info.keyLength > 0 ? info.keyLength : dim / info.headCount;
+  const qDim = headDim * info.headCount;
+  const kvDim = headDim * info.headCountKv;
+  const layerParams = 2 * dim * qDim + 2 * dim * kvDim + 3 * dim * hidden; // Wq, Wo, Wk, Wv, gate, up, down
   const layerBytes = (fileSize * layerParams) / parameters;
   const perWorker = info.simd ? AUTO_LAYER_BYTES_PER_WORKER.simd : AUTO_LAYER_BYTES_PER_WORKER.pureGo;
   const wanted = Math.floor(layerBytes / perWorker);

@@ -127,10 +127,11 @@ func writeBenchModel(dir string, m modelgen.Model) (manifestEntry, error) {
 	return e, os.Rename(tmp, path)
 }
 
-// matrixCols are the row lengths of a layer's seven matrices: q, k, v, o,
-// gate and up read the embedding (Dim); down reads the hidden layer.
+// matrixCols are the row lengths of a layer's seven matrices: q, k, v,
+// gate and up read the embedding (Dim); o reads the attention heads (QDim:
+// Dim unless the heads are wider, as Qwen3's); down reads the hidden layer.
 func matrixCols(s modelgen.Shape) []int {
-	return []int{s.Dim, s.Dim, s.Dim, s.Dim, s.Dim, s.Dim, s.HiddenDim}
+	return []int{s.Dim, s.Dim, s.Dim, s.QDim(), s.Dim, s.Dim, s.HiddenDim}
 }
 
 func mustType(sp modelgen.Spec, cols int) string {

@@ -27,13 +27,15 @@
 // then in every layer the attention output, the SwiGLU activation and
 // WDown's output, and at the end the logits (to shard 0 only, which
 // samples). Every shard holds and computes all of Wo, the smallest matrix
-// of a layer (Dim² of its 2·Dim² + 2·Dim·KVDim + 3·Dim·HiddenDim weights):
+// of a layer (Dim·QDim of its 2·Dim·QDim + 2·Dim·KVDim + 3·Dim·HiddenDim
+// weights; QDim is Dim unless the heads are wider, as Qwen3's):
 // splitting it would cost one more gather per layer, and in a browser a
 // gather (0.09–0.17 ms measured; see web/README.md) costs more than the rows
 // of Wo it would spare up to Dim ≈ 2048 (1B-parameter models), about as
 // much there, and a little less above. Shard 0 leads: it runs the
 // generation and tells the others, step by step, what to compute (see
-// Session.Follow).
+// Session.Follow). Weights that serve every head alike (Qwen3's q and k
+// norms) every shard holds whole.
 //
 // split(total, i, n) is [⌊i·total/n⌋, ⌊(i+1)·total/n⌋): contiguous, the sizes
 // differ by at most one. When n does not divide KVHeads the later shards get

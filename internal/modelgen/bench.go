@@ -35,12 +35,21 @@ func Llama8B() Shape {
 	return Shape{Dim: 4096, HiddenDim: 14336, Layers: 32, Heads: 32, KVHeads: 8, VocabSize: 32000, ContextLength: 8192}
 }
 
+// Qwen3_0_6B is the shape of Qwen3-0.6B (architecture qwen3): heads of
+// 128 values, wider than dim/heads = 64, so the queries (2048) are twice
+// as wide as the residual stream; a 151936-token vocabulary, the output
+// tied to the embedding as in the real model.
+func Qwen3_0_6B() Shape {
+	return Shape{Dim: 1024, HiddenDim: 3072, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, VocabSize: 151936, ContextLength: 40960}
+}
+
 // ShapeNames are the named shapes, smallest first.
 func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 
 // ShapeByName returns a named shape: "stories15M", "stories110M", or
 // "tinyllama" (TinyLlama-1.1B's, 0.6–4.4 GB depending on the type: not among
-// ShapeNames, which the default benchmark generates).
+// ShapeNames, which the default benchmark generates), "llama3b", "llama8b",
+// "qwen3-0.6b" (of architecture ArchOf: qwen3).
 func ShapeByName(name string) (Shape, error) {
 	switch name {
 	case "stories15M":
@@ -53,8 +62,19 @@ func ShapeByName(name string) (Shape, error) {
 		return Llama3B(), nil
 	case "llama8b":
 		return Llama8B(), nil
+	case "qwen3-0.6b":
+		return Qwen3_0_6B(), nil
 	}
 	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v)", ErrSpec, name, ShapeNames())
+}
+
+// ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",
+// llama for the others.
+func ArchOf(shape string) string {
+	if shape == "qwen3-0.6b" {
+		return "qwen3"
+	}
+	return DefaultArch
 }
 
 // BenchTypes are the tensor types the benchmark writes each shape in.
@@ -65,9 +85,12 @@ func BenchTypes() []tensor.Type {
 // benchTypesOf are the types the benchmark writes shape in: BenchTypes,
 // less F32 for TinyLlama (4.4 GB: more than 32-bit WebAssembly can hold, and
 // no one runs a 1.1B model unquantized in a page); Q4_0 only for the 3B and
-// 8B shapes (the memory benchmark's).
+// 8B shapes (the memory benchmark's); Q8_0 and Q4_K for Qwen3-0.6B (as
+// issue 14 asks).
 func benchTypesOf(shape string) []tensor.Type {
 	switch shape {
+	case "qwen3-0.6b":
+		return []tensor.Type{tensor.Q8_0, tensor.Q4_K}
 	case "tinyllama":
 		return BenchTypes()[1:]
 	case "llama3b", "llama8b":
@@ -88,11 +111,12 @@ type Model struct {
 }
 
 // BenchModels returns the random-weight models the benchmark runs: each
-// named shape in each of BenchTypes (TinyLlama's without F32), BOS and EOS
-// muted (so greedy decoding generates exactly as many tokens as asked), all
-// with the same seed. The output is tied to the embedding as in llama2.c's
-// stories models, except TinyLlama's, which is its own matrix as in the real
-// model (a 2048×32000 product per token that a tied output would hide).
+// named shape in its types (benchTypesOf), of its architecture (ArchOf),
+// BOS and EOS muted (so greedy decoding generates exactly as many tokens as
+// asked), all with the same seed. The output is tied to the embedding as in
+// llama2.c's stories models and in Qwen3-0.6B; the larger llama shapes'
+// is its own matrix as in the real models (TinyLlama: a 2048×32000 product
+// per token that a tied output would hide).
 func BenchModels(shapes ...string) ([]Model, error) {
 	var out []Model
 	for _, name := range shapes {
@@ -102,7 +126,11 @@ func BenchModels(shapes ...string) ([]Model, error) {
 		}
 		for _, t := range benchTypesOf(name) {
 			m := Model{Name: name + "-" + t.String(), Shape: name}
-			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: name != "stories15M" && name != "stories110M", MuteSpecial: true, Seed: benchSeed}
+			separate := name != "stories15M" && name != "stories110M" && name != "qwen3-0.6b"
+			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: separate, MuteSpecial: true, Seed: benchSeed}
+			if arch := ArchOf(name); arch != DefaultArch {
+				m.Spec.Arch = arch
+			}
 			out = append(out, m)
 		}
 	}

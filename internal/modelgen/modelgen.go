@@ -1,5 +1,5 @@
-// Package modelgen writes random-weight GGUF models of any llama or qwen2
-// shape, for tests and benchmarks: a model with the shape and tensor types of
+// Package modelgen writes random-weight GGUF models of any llama, qwen2 or
+// qwen3 shape, for tests and benchmarks: a model with the shape and tensor types of
 // a real one runs exactly as fast as the real one, and a few lines of Go make
 // it, so nothing big is committed or downloaded.
 //
@@ -51,21 +51,36 @@ type Shape struct {
 	KVHeads       int `json:"kv_heads"`       // key/value heads (grouped-query attention when < Heads)
 	VocabSize     int `json:"vocab_size"`     // tokens; at least MinVocabSize
 	ContextLength int `json:"context_length"` // positions the model was "trained" for
+	// HeadDim is the width of one attention head, written as
+	// attention.key_length and value_length; 0 means Dim/Heads (and, but
+	// for qwen3, no such keys). Qwen3's heads are wider than that: its
+	// queries are then wider than the residual stream.
+	HeadDim int `json:"head_dim,omitempty"`
 }
 
-// HeadDim is the size of one attention head.
-func (s Shape) HeadDim() int { return s.Dim / s.Heads }
+// HeadSize is the width of one attention head: HeadDim, or Dim/Heads.
+func (s Shape) HeadSize() int {
+	if s.HeadDim > 0 {
+		return s.HeadDim
+	}
+	return s.Dim / s.Heads
+}
 
-// KVDim is the size of the keys (and values) of one position.
-func (s Shape) KVDim() int { return s.HeadDim() * s.KVHeads }
+// QDim is the width of the queries of one position: all heads.
+func (s Shape) QDim() int { return s.HeadSize() * s.Heads }
+
+// KVDim is the width of the keys (and values) of one position.
+func (s Shape) KVDim() int { return s.HeadSize() * s.KVHeads }
 
 // Spec describes one random-weight model. The zero value of each optional
 // field means its Default.
 type Spec struct {
 	// Name is written as general.name (optional).
 	Name string `json:"name,omitempty"`
-	// Arch is "llama" (the default) or "qwen2" (adds q/k/v biases; the
-	// engine applies NeoX-style rope to it).
+	// Arch is "llama" (the default), "qwen2" (adds q/k/v biases; NeoX-style
+	// rope) or "qwen3" (no biases, an RMSNorm of each head of the queries
+	// and keys, NeoX-style rope, attention.key_length and value_length
+	// always written, as llama.cpp's converter writes them).
 	Arch string `json:"arch,omitempty"`
 	Shape
 	// RopeTheta is rope.freq_base (DefaultRopeTheta when 0).
@@ -93,6 +108,12 @@ type Spec struct {
 	// Std is the weights' standard deviation (DefaultStd when 0). Norm
 	// weights are 1 + noise, biases noise.
 	Std float64 `json:"std,omitempty"`
+	// OutputStd is the standard deviation of the output classifier
+	// (output.weight, or the token embedding when the output is tied to
+	// it); Std when 0. Larger, it makes the next-token distribution
+	// peaked as a trained model's is, while the layers keep Std: greedy
+	// decoding then rarely meets a near tie, which parity tests need.
+	OutputStd float64 `json:"output_std,omitempty"`
 	// Fast draws Q4_0 and Q8_0 matrices' quants as uniform random bits
 	// under one scale (giving about Std) instead of quantizing normal
 	// draws: twenty times faster, for the multi-gigabyte models of tests
@@ -113,6 +134,9 @@ func (s Spec) withDefaults() Spec {
 	}
 	if s.Std == 0 {
 		s.Std = DefaultStd
+	}
+	if s.OutputStd == 0 {
+		s.OutputStd = s.Std
 	}
 	return s
 }
@@ -147,8 +171,8 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
-	if s.Arch != "llama" && s.Arch != "qwen2" {
-		return fmt.Errorf("%w: architecture %q is not llama or qwen2", ErrSpec, s.Arch)
+	if s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3" {
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2 or qwen3", ErrSpec, s.Arch)
 	}
 	sh := s.Shape
 	for _, f := range []struct {
@@ -160,16 +184,22 @@ func (s Spec) validate() error {
 			return fmt.Errorf("%w: %s is %d, want 1..%d", ErrSpec, f.name, f.v, maxElements)
 		}
 	}
+	if sh.HeadDim < 0 || sh.HeadDim > maxElements {
+		return fmt.Errorf("%w: HeadDim is %d, want 0..%d", ErrSpec, sh.HeadDim, maxElements)
+	}
 	if sh.VocabSize < MinVocabSize || sh.VocabSize > maxElements {
 		return fmt.Errorf("%w: VocabSize is %d, want %d..%d (the synthetic vocabulary's control and byte tokens)", ErrSpec, sh.VocabSize, MinVocabSize, maxElements)
 	}
-	if sh.Dim%sh.Heads != 0 || sh.HeadDim()%2 != 0 {
-		return fmt.Errorf("%w: Dim %d is not an even head size times Heads %d", ErrSpec, sh.Dim, sh.Heads)
+	if sh.HeadDim == 0 && sh.Dim%sh.Heads != 0 {
+		return fmt.Errorf("%w: Dim %d is not a multiple of Heads %d (and HeadDim is 0)", ErrSpec, sh.Dim, sh.Heads)
+	}
+	if sh.HeadSize()%2 != 0 {
+		return fmt.Errorf("%w: the head size %d is odd; rotary embeddings need pairs", ErrSpec, sh.HeadSize())
 	}
 	if sh.Heads%sh.KVHeads != 0 {
 		return fmt.Errorf("%w: Heads %d is not a multiple of KVHeads %d", ErrSpec, sh.Heads, sh.KVHeads)
 	}
-	for _, m := range [][2]int{{sh.VocabSize, sh.Dim}, {sh.Dim, sh.Dim}, {sh.HiddenDim, sh.Dim}, {sh.Dim, sh.HiddenDim}} {
+	for _, m := range [][2]int{{sh.VocabSize, sh.Dim}, {sh.QDim(), sh.Dim}, {sh.Dim, sh.QDim()}, {sh.HiddenDim, sh.Dim}, {sh.Dim, sh.HiddenDim}} {
 		if hi, n := bits.Mul64(uint64(m[0]), uint64(m[1])); hi != 0 || n > maxElements {
 			return fmt.Errorf("%w: a %d×%d matrix has more than %d values", ErrSpec, m[0], m[1], maxElements)
 		}
@@ -177,8 +207,8 @@ func (s Spec) validate() error {
 			return err
 		}
 	}
-	if !(s.Std > 0) || math.IsInf(s.Std, 0) || !(s.RopeLinearScale >= 0) {
-		return fmt.Errorf("%w: Std %v and RopeLinearScale %v must be finite and positive (0: none)", ErrSpec, s.Std, s.RopeLinearScale)
+	if !(s.Std > 0) || math.IsInf(s.Std, 0) || !(s.OutputStd > 0) || math.IsInf(s.OutputStd, 0) || !(s.RopeLinearScale >= 0) {
+		return fmt.Errorf("%w: Std %v, OutputStd %v and RopeLinearScale %v must be finite and positive (0: none)", ErrSpec, s.Std, s.OutputStd, s.RopeLinearScale)
 	}
 	return nil
 }
@@ -292,6 +322,10 @@ func (g *generator) metadata() {
 	b.Set(key("attention.head_count_kv"), gguf.ValueOf(uint32(sp.KVHeads)))
 	b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
 	b.Set(key("attention.layer_norm_rms_epsilon"), gguf.ValueOf(sp.NormEps))
+	if sp.HeadDim > 0 || sp.Arch == "qwen3" { // the converter writes them from config.json's head_dim
+		b.Set(key("attention.key_length"), gguf.ValueOf(uint32(sp.HeadSize())))
+		b.Set(key("attention.value_length"), gguf.ValueOf(uint32(sp.HeadSize())))
+	}
 	if sp.RopeLinearScale > 0 {
 		b.Set(key("rope.scaling.type"), gguf.ValueOf("linear"))
 		b.Set(key("rope.scaling.factor"), gguf.ValueOf(sp.RopeLinearScale))
@@ -303,19 +337,23 @@ func (g *generator) metadata() {
 // tensors draws and adds every tensor, in llama.cpp's order.
 func (g *generator) tensors() {
 	sp := g.sp
-	kv := sp.KVDim()
+	q, kv := sp.QDim(), sp.KVDim()
 	layer := func(i int, name string) string { return fmt.Sprintf("blk.%d.%s", i, name) }
 	g.matrix("token_embd.weight", sp.VocabSize, sp.Dim, !sp.SeparateOutput)
 	for i := range sp.Layers {
 		g.vector(layer(i, "attn_norm.weight"), sp.Dim, 1)
-		g.matrix(layer(i, "attn_q.weight"), sp.Dim, sp.Dim, false)
+		g.matrix(layer(i, "attn_q.weight"), q, sp.Dim, false)
 		g.matrix(layer(i, "attn_k.weight"), kv, sp.Dim, false)
 		g.matrix(layer(i, "attn_v.weight"), kv, sp.Dim, false)
-		g.matrix(layer(i, "attn_output.weight"), sp.Dim, sp.Dim, false)
-		if sp.Arch == "qwen2" {
-			g.vector(layer(i, "attn_q.bias"), sp.Dim, 0)
+		g.matrix(layer(i, "attn_output.weight"), sp.Dim, q, false)
+		switch sp.Arch {
+		case "qwen2":
+			g.vector(layer(i, "attn_q.bias"), q, 0)
 			g.vector(layer(i, "attn_k.bias"), kv, 0)
 			g.vector(layer(i, "attn_v.bias"), kv, 0)
+		case "qwen3": // one norm for every head
+			g.vector(layer(i, "attn_q_norm.weight"), sp.HeadSize(), 1)
+			g.vector(layer(i, "attn_k_norm.weight"), sp.HeadSize(), 1)
 		}
 		g.vector(layer(i, "ffn_norm.weight"), sp.Dim, 1)
 		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
@@ -331,19 +369,20 @@ func (g *generator) tensors() {
 	}
 }
 
-// random draws n values from N(mean, Std²).
-func (g *generator) random(n int, mean float64) []float32 {
+// random draws n values from N(mean, std²).
+func (g *generator) random(n int, mean, std float64) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		// The product is rounded on its own so no platform fuses it into a
 		// multiply-add: the same Spec gives the same bytes everywhere.
-		v[i] = float32(mean + float64(g.rng.NormFloat64()*g.sp.Std))
+		v[i] = float32(mean + float64(g.rng.NormFloat64()*std))
 	}
 	return v
 }
 
 // matrix adds a rows×cols matrix (ggml dims: cols first). output says it is
-// the output projection, whose special rows MuteSpecial zeroes.
+// the output projection, drawn with OutputStd, whose special rows
+// MuteSpecial zeroes.
 func (g *generator) matrix(name string, rows, cols int, output bool) {
 	if g.headerOnly {
 		t, err := g.sp.MatrixType(cols)
@@ -354,12 +393,16 @@ func (g *generator) matrix(name string, rows, cols int, output bool) {
 		g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, nil)
 		return
 	}
+	std := g.sp.Std
+	if output {
+		std = g.sp.OutputStd
+	}
 	if t, err := g.sp.MatrixType(cols); err == nil && g.sp.Fast && (t == tensor.Q4_0 || t == tensor.Q8_0) {
-		data := g.fastQuants(t, rows, cols, output && g.sp.MuteSpecial)
+		data := g.fastQuants(t, rows, cols, std, output && g.sp.MuteSpecial)
 		g.emit(name, t, []uint64{uint64(cols), uint64(rows)}, data)
 		return
 	}
-	vals := g.random(rows*cols, 0)
+	vals := g.random(rows*cols, 0, std)
 	if output && g.sp.MuteSpecial {
 		for _, id := range []int{bosID, eosID} {
 			clear(vals[id*cols : (id+1)*cols])
@@ -378,17 +421,17 @@ func (g *generator) matrix(name string, rows, cols int, output bool) {
 }
 
 // fastQuants draws a rows×cols Q4_0 or Q8_0 matrix as random quants under
-// a scale that gives them about Std (see Spec.Fast); mute zeroes the
+// a scale that gives them about std (see Spec.Fast); mute zeroes the
 // scales of BOS's and EOS's rows, as MuteSpecial asks.
-func (g *generator) fastQuants(t tensor.Type, rows, cols int, mute bool) []byte {
+func (g *generator) fastQuants(t tensor.Type, rows, cols int, std float64, mute bool) []byte {
 	rb, _ := tensor.RowBytes(t, cols)
 	data := make([]byte, rows*rb)
 	for i := 0; i+8 <= len(data); i += 8 {
 		binary.LittleEndian.PutUint64(data[i:], g.rng.Uint64())
 	}
-	block, scale := 18, g.sp.Std/4.6 // Q4_0: an f16 scale, 32 4-bit quants (-8..7, uniform: std 4.6)
+	block, scale := 18, std/4.6 // Q4_0: an f16 scale, 32 4-bit quants (-8..7, uniform: std 4.6)
 	if t == tensor.Q8_0 {
-		block, scale = 34, g.sp.Std/74 // an f16 scale, 32 int8 quants (uniform: std 74)
+		block, scale = 34, std/74 // an f16 scale, 32 int8 quants (uniform: std 74)
 	}
 	half, err := encode(tensor.F16, 1, 1, []float32{float32(scale)})
 	if err != nil {
@@ -414,7 +457,7 @@ func (g *generator) vector(name string, n int, mean float64) {
 		g.emit(name, tensor.F32, []uint64{uint64(n)}, nil)
 		return
 	}
-	g.emit(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(g.random(n, mean)))
+	g.emit(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(g.random(n, mean, g.sp.Std)))
 }
 
 // encode stores a rows×cols matrix as type t.

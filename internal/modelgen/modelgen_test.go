@@ -35,12 +35,12 @@ func wantType(t tensor.Type, cols uint64) tensor.Type {
 	return fallback
 }
 
-// TestBuildLoads: a built model of every benchmark type and of both
-// architectures loads in the engine with the spec's hyper-parameters, its
+// TestBuildLoads: a built model of every benchmark type and of each
+// architecture loads in the engine with the spec's hyper-parameters, its
 // matrices in the spec's type (with the K-quant fallback), and the
 // synthetic vocabulary's special tokens.
 func TestBuildLoads(t *testing.T) {
-	for _, arch := range []string{"llama", "qwen2"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
 		for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 			t.Run(arch+"/"+typ.String(), func(t *testing.T) {
 				sp := modelgen.Spec{Name: "tiny", Arch: arch, Shape: tiny, Type: typ, Seed: 3, SeparateOutput: arch == "qwen2"}
@@ -240,7 +240,7 @@ func TestBuildErrors(t *testing.T) {
 		{"zero layers", with(func(s *modelgen.Spec) { s.Layers = 0 }), "Layers is 0"},
 		{"negative dim", with(func(s *modelgen.Spec) { s.Dim = -256 }), "Dim is -256"},
 		{"heads do not divide dim", with(func(s *modelgen.Spec) { s.Heads = 3 }), "Heads 3"},
-		{"odd head size", with(func(s *modelgen.Spec) { s.Heads, s.KVHeads = 256, 256 }), "even head size"},
+		{"odd head size", with(func(s *modelgen.Spec) { s.Heads, s.KVHeads = 256, 256 }), "head size 1 is odd"},
 		{"kv heads do not divide heads", with(func(s *modelgen.Spec) { s.KVHeads = 3 }), "KVHeads 3"},
 		{"vocabulary without byte tokens", with(func(s *modelgen.Spec) { s.VocabSize = 258 }), "VocabSize is 258"},
 		{"row not a whole number of blocks", with(func(s *modelgen.Spec) { s.Type, s.HiddenDim = tensor.Q8_0, 100 }), "Q8_0 rows of 100 values"},
@@ -319,6 +319,7 @@ func TestWriteIsBuild(t *testing.T) {
 		"F32":        {Shape: modelgen.Shape{Dim: 64, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 32}, Seed: 1},
 		"Q4_K split": {Shape: modelgen.Shape{Dim: 256, HiddenDim: 512, Layers: 1, Heads: 4, KVHeads: 4, VocabSize: 320, ContextLength: 32}, Seed: 2, Type: tensor.Q4_K, SeparateOutput: true, MuteSpecial: true},
 		"qwen2 Q8_0": {Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 64, Layers: 1, Heads: 2, KVHeads: 1, VocabSize: 300, ContextLength: 32}, Seed: 3, Type: tensor.Q8_0},
+		"qwen3 Q8_0": {Arch: "qwen3", Shape: modelgen.Shape{Dim: 64, HiddenDim: 64, Layers: 1, Heads: 2, KVHeads: 1, HeadDim: 64, VocabSize: 300, ContextLength: 32}, Seed: 4, Type: tensor.Q8_0, OutputStd: 0.3},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want, err := modelgen.Build(sp)

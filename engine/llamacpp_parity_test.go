@@ -1,0 +1,98 @@
+//go:build !js
+
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/llamacppref"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+)
+
+// parityModel is the engine as llamacppref drives it: fresh sessions of
+// one model, with the KV cache of the case's type.
+type parityModel struct {
+	m  *Model
+	kv KVType
+}
+
+func (p parityModel) Greedy(prompt []int, n int) ([]int, error) {
+	s, err := p.m.NewSession(SessionOptions{KVType: p.kv})
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: n}, nil)
+	return res.Tokens, err
+}
+
+func (p parityModel) Logits(tokens []int) ([][]float32, error) {
+	s, err := p.m.NewSession(SessionOptions{KVType: p.kv})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(tokens))
+	for pos, tok := range tokens {
+		if err := s.Forward(tok, pos, true); err != nil {
+			return nil, err
+		}
+		out[pos] = slices.Clone(s.Logits())
+	}
+	return out, nil
+}
+
+// loadParity loads a case's model for llamacppref.Check.
+func loadParity(t testing.TB, c llamacppref.Case, data []byte) llamacppref.Model {
+	m, err := Load(data, LoadOptions{})
+	require.NoError(t, err)
+	kv := KVF32
+	if c.KVType == llamacppref.KVF16 {
+		kv = KVF16
+	}
+	return parityModel{m: m, kv: kv}
+}
+
+// TestParityWithLlamaCpp checks every architecture against llama.cpp
+// (internal/llamacppref; README: Supported models): small random-weight
+// models in F32 with an F32 KV cache, and in Q8_0 with an F32 cache and an
+// F16 one (llama.cpp's default), each continued greedily for 64 tokens
+// after 3 prompts. The tokens must be llama.cpp's, and so must the
+// probabilities of its 10 most probable tokens at every step: within
+// llamacppref.DefaultTolerance, or where Q8_0 or F16 rounding differs,
+// llamacppref.DefaultRoundingTolerance. The layers' weights are small
+// (Std 0.1: the random network does not amplify float32 rounding from
+// layer to layer) and the output's large (OutputStd 0.5: the next-token
+// distribution is peaked as a trained model's is, so greedy decoding
+// meets few near ties); BOS and EOS are muted, as the engine ends a
+// generation at BOS (as llama2.c does) and llama.cpp does not.
+func TestParityWithLlamaCpp(t *testing.T) {
+	llama := modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 384, ContextLength: 128}
+	// Qwen3's heads are wider than dim/heads, as in Qwen3-0.6B (1024 wide,
+	// 16 heads of 128): here 4 heads of 32 over a 64-wide stream.
+	qwen3 := llama
+	qwen3.HeadDim = 32
+	archs := []struct {
+		arch  string
+		shape modelgen.Shape
+	}{{"llama", llama}, {"qwen2", llama}, {"qwen3", qwen3}}
+	var cases []llamacppref.Case
+	for _, a := range archs {
+		for _, c := range []struct {
+			typ tensor.Type
+			kv  llamacppref.KVType
+		}{{tensor.F32, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF16}} {
+			cases = append(cases, llamacppref.Case{
+				Name:   fmt.Sprintf("%s-%v-kv%s", a.arch, c.typ, c.kv),
+				KVType: c.kv,
+				Spec: modelgen.Spec{Arch: a.arch, Shape: a.shape, Type: c.typ, Seed: 14, Std: 0.1, OutputStd: 0.5,
+					SeparateOutput: true, MuteSpecial: true},
+			})
+		}
+	}
+	llamacppref.Check(t, cases, loadParity)
+}

@@ -1,0 +1,88 @@
+// llama.cpp's greedy continuations and next-token probabilities, through
+// node-llama-cpp (pinned in package.json; its prebuilt CPU binary, never a
+// build or a GPU backend, one thread), for the parity harness of package
+// llamacppref. It reads one JSON request on stdin:
+//
+//	{"jobs": [{"model": "/tmp/m.gguf", "prompts": [[1, 5], [1]], "tokens": 64,
+//	           "top_k": 10, "kv_type": "F32"}]}
+//
+// and prints one JSON line: {"results": [...]}, one per job in order, each
+// {"error": "..."} when llama.cpp refused the model, else
+// {"architecture", "tensors", "runs": [{"tokens": [...], "steps": [[[id, p], ...], ...]}]}:
+// for each prompt the greedy tokens after it (up to an end-of-generation
+// token, which is not listed) and, for each token chosen (the
+// end-of-generation one included), the top_k most probable tokens with their
+// probabilities (the softmax of all logits, llama.cpp's float32 arithmetic),
+// most probable first. Flash attention is off, so the attention is ggml's
+// plain CPU path, and the KV cache holds kv_type (F32 or F16).
+import { getLlama } from 'node-llama-cpp';
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+
+// llama.cpp says why it refuses a model only in its log: the job's error
+// carries the log's errors.
+let logged = [];
+const logger = (level, message) => {
+  if (level === 'error' || level === 'fatal') logged.push(message.trim());
+};
+const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error', logger, progressLogs: false });
+const results = [];
+for (const job of request.jobs) {
+  logged = [];
+  try {
+    results.push(await run(job));
+  } catch (err) {
+    results.push({ error: [String(err?.message ?? err), ...logged].join('\n') });
+  }
+}
+console.log(JSON.stringify({ results }));
+await llama.dispose();
+
+async function run(job) {
+  const model = await llama.loadModel({ modelPath: job.model, gpuLayers: 0, useMmap: false });
+  const longest = Math.max(...job.prompts.map((p) => p.length));
+  const context = await model.createContext({
+    contextSize: Math.min(model.trainContextSize, longest + job.tokens + 1),
+    threads: 1,
+    flashAttention: false,
+    experimentalKvCacheKeyType: job.kv_type,
+    experimentalKvCacheValueType: job.kv_type,
+  });
+  try {
+    const sequence = context.getSequence();
+    const runs = [];
+    for (const prompt of job.prompts) {
+      await sequence.clearHistory();
+      const tokens = [];
+      const steps = [];
+      const options = { temperature: 0, yieldEogToken: true };
+      for await (const { token, probabilities } of sequence.evaluateWithMetadata(prompt, { probabilities: true }, options)) {
+        steps.push(top(probabilities, job.top_k));
+        if (model.isEogToken(token)) break;
+        tokens.push(token);
+        if (tokens.length >= job.tokens) break;
+      }
+      runs.push({ tokens, steps });
+    }
+    return {
+      architecture: model.fileInfo.metadata?.general?.architecture ?? null,
+      tensors: model.fileInfo.fullTensorInfo?.length ?? model.fileInfo.tensorInfo?.length ?? null,
+      runs,
+    };
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+}
+
+// top is the k first entries of a probability map sorted most probable first.
+function top(probabilities, k) {
+  const out = [];
+  for (const [id, p] of probabilities) {
+    if (out.length >= k) break;
+    out.push([id, p]);
+  }
+  return out;
+}
