@@ -18,11 +18,13 @@ const module = "github.com/wasmlm/wasmlm" // the module path
 // in ARCHITECTURE.md, never up; a package missing here fails the test so the
 // table stays complete.
 var layering = map[string][]string{
-	"cmd/...":      {"..."},
-	"jsbridge":     {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
-	"httpapi":      {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
-	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
-	"engine/vocab": {"engine/gguf", "tokenizer/..."},
+	"cmd/...":  {"..."},
+	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/chatprompt"},
+	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/chatprompt"},
+	// The hosts' chat prompt with template options, over engine and chat.
+	"internal/chatprompt": {"engine", "chat"},
+	"engine":              {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
+	"engine/vocab":        {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.
 	"engine/shard":  {"engine", "engine/gguf", "engine/tensor"},

@@ -13,8 +13,16 @@
 // message merged into the first user turn, trimmed whitespace, a dropped
 // message), we follow llama.cpp, not Jinja.
 //
-// The "plain" template is ours, for models with no chat template at all (such
-// as the tiny story models): see Named.
+// Two families are ours, not llama.cpp's: "plain", for models with no chat
+// template at all (such as the tiny story models, see Named), and "qwen3",
+// Qwen3's hybrid-thinking template (see Options): llama.cpp's legacy path
+// formats it as chatml, its server renders the Jinja template, and qwen3
+// reproduces that rendering byte for byte, which equals chatml's output for
+// a conversation without reasoning and with thinking on.
+//
+// A reply's reasoning ("<think>...</think>" at its start) is separated from
+// its content by SplitReasoning and ReasoningParser, as llama.cpp's server
+// does with its default reasoning_format.
 package chat
 
 import (
@@ -48,13 +56,29 @@ type family struct {
 	format     func(b *strings.Builder, msgs []Message, addAssistant bool)
 	stop       []string
 	extraRoles []string
+	// formatWith, when set, replaces format for a family that takes
+	// Options (its template has a thinking switch).
+	formatWith func(b *strings.Builder, msgs []Message, addAssistant bool, opts Options)
+}
+
+// Options are the inputs of a template beyond the messages: the Jinja
+// keyword arguments (llama.cpp's chat_template_kwargs) that a family here
+// honours. The zero value is every template's default; a family without the
+// switch ignores it, as its Jinja template would.
+type Options struct {
+	// DisableThinking is enable_thinking=false. Qwen3 thinks by default: its
+	// reply starts with a "<think>...</think>" block. With thinking disabled,
+	// the assistant opening is followed by an empty block,
+	// "<think>\n\n</think>\n\n", exactly as Qwen3's template writes it, and
+	// the model answers at once.
+	DisableThinking bool
 }
 
 // Named returns the template with the given name, one of Names(): the
 // llama.cpp names ("chatml", "llama2", "llama2-sys", "llama2-sys-bos",
 // "llama2-sys-strip", "llama3", "mistral-v1", "mistral-v3",
 // "mistral-v3-tekken", "mistral-v7", "zephyr", "phi3", "phi4", "gemma", ...)
-// plus "plain".
+// plus "qwen3" and "plain".
 //
 // "plain" is for a model with no chat template: the message contents are
 // joined in order with "\n", with no role markers, and addAssistant appends
@@ -102,7 +126,14 @@ func (t Template) Stop() []string {
 	return slices.Clone(t.f.stop)
 }
 
-// Apply renders msgs as one prompt. With addAssistant it ends with the opening
+// Thinking reports whether the template has a thinking switch, that is
+// whether Options.DisableThinking changes what it writes (Qwen3).
+func (t Template) Thinking() bool {
+	return t.f != nil && t.f.formatWith != nil
+}
+
+// Apply renders msgs as one prompt with the template's default options
+// (ApplyWith with the zero Options). With addAssistant it ends with the opening
 // of an assistant turn, so the model's continuation is the reply (a few
 // llama.cpp formats, such as orion and minicpm, always or never write that
 // opening; Apply does what llama.cpp does).
@@ -113,6 +144,12 @@ func (t Template) Stop() []string {
 // gemma and orion merge it into the next user turn, yandex drops it, gigachat
 // keeps it only as the first message.
 func (t Template) Apply(msgs []Message, addAssistant bool) (string, error) {
+	return t.ApplyWith(msgs, addAssistant, Options{})
+}
+
+// ApplyWith renders msgs as one prompt, as Apply does, with opts (which a
+// template without that switch ignores).
+func (t Template) ApplyWith(msgs []Message, addAssistant bool, opts Options) (string, error) {
 	if t.f == nil {
 		return "", fmt.Errorf("%w: zero Template (use Detect or Named)", ErrUnknownTemplate)
 	}
@@ -129,7 +166,11 @@ func (t Template) Apply(msgs []Message, addAssistant bool) (string, error) {
 	}
 	var b strings.Builder
 	b.Grow(size)
-	t.f.format(&b, msgs, addAssistant)
+	if t.f.formatWith != nil {
+		t.f.formatWith(&b, msgs, addAssistant, opts)
+	} else {
+		t.f.format(&b, msgs, addAssistant)
+	}
 	return b.String(), nil
 }
 

@@ -15,6 +15,10 @@ import (
 // Like llama.cpp, a source that is exactly a llama.cpp template name
 // ("chatml", "llama3", ...) selects that template.
 //
+// One check is ours: Qwen3's hybrid-thinking template, ChatML to llama.cpp's
+// detector, is "qwen3", the same format with Qwen3's thinking switch and
+// history rules (see Options).
+//
 // A template that matches nothing, or that llama.cpp recognises as a family
 // this package does not implement (llama4, deepseek3, falcon3, ...), gives an
 // error wrapping ErrUnknownTemplate that says which; there is no fallback.
@@ -52,8 +56,9 @@ func isLlamaCppName(s string) bool {
 }
 
 // detectFamily returns llama.cpp's name for the template's family ("dots1"
-// for the one family llama.cpp detects but does not name), or "" when nothing
-// matches. The chain below is llama.cpp's, in llama.cpp's order.
+// for the one family llama.cpp detects but does not name, "qwen3" for our
+// refinement of chatml), or "" when nothing matches. The chain below is
+// llama.cpp's, in llama.cpp's order.
 func detectFamily(tmpl string) string {
 	if isLlamaCppName(tmpl) {
 		return tmpl
@@ -67,6 +72,9 @@ func detectFamily(tmpl string) string {
 		case has("<end_of_utterance>"):
 			// SmolVLM uses <|im_start|> as its BOS but is not chatml.
 			return "smolvlm"
+		case isQwen3(has):
+			// Ours: llama.cpp's legacy path says chatml, which qwen3 extends.
+			return "qwen3"
 		}
 		return "chatml"
 	case strings.HasPrefix(tmpl, "mistral") || has("[INST]"):

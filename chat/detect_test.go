@@ -45,11 +45,23 @@ func TestDetectOrder(t *testing.T) {
 		{"<|role_start|>", "megrez"},
 		{"<role>ASSISTANT</role> 'HUMAN'", "bailing"},
 		{"{# <seed:bos> #}", "seed_oss"},
+		// qwen3: the thinking switch and the empty block as Qwen3 writes it
+		// (a Jinja string literal, two newlines after it); SmolLM3's block
+		// (double quotes, one newline) and a switch alone stay chatml.
+		{`<|im_start|>{% if enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}`, "qwen3"},
+		{`<|im_start|>{% if enable_thinking %}{{ "<|im_start|>assistant\n" + "<think>\n\n</think>\n" }}`, "chatml"},
+		{`<|im_start|>{% if enable_thinking %}`, "chatml"},
+		{`<|im_start|><|im_sep|>enable_thinking '<think>\n\n</think>\n\n'`, "phi4"},
+		{"qwen3", ""},        // ours, not a llama.cpp name: no template
 		{"chatml", "chatml"}, // a llama.cpp name selects that template
 		{"llama2-sys-bos", "llama2-sys-bos"},
 	}
 	for _, tc := range cases {
 		tmpl, err := Detect(tc.tmpl)
+		if tc.want == "" {
+			require.ErrorIs(t, err, ErrUnknownTemplate, tc.tmpl)
+			continue
+		}
 		require.NoError(t, err, tc.tmpl)
 		assert.Equal(t, tc.want, tmpl.Name(), tc.tmpl)
 	}

@@ -53,3 +53,39 @@ func ExampleNamed_plain() {
 	// Output:
 	// "Once upon a time\nthere was a dog."
 }
+
+func ExampleTemplate_ApplyWith() {
+	// Qwen3 with thinking switched off (enable_thinking=false): the empty
+	// think block follows the assistant opening, as Qwen3's template writes.
+	tmpl, err := chat.Named("qwen3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prompt, err := tmpl.ApplyWith([]chat.Message{{Role: "user", Content: "Hi"}}, true, chat.Options{DisableThinking: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%q\n", prompt)
+	// Output:
+	// "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+}
+
+func ExampleReasoningParser() {
+	// A streamed reply whose tags arrive cut across tokens.
+	var p chat.ReasoningParser
+	for _, token := range []string{"<thi", "nk>\nThe user", " greets me.\n</th", "ink>\n\nHello", "!"} {
+		reasoning, content := p.Write(token)
+		fmt.Printf("reasoning %q content %q\n", reasoning, content)
+	}
+	reasoning, content := p.Flush()
+	fmt.Printf("end: reasoning %q content %q\n", reasoning, content)
+	// Output:
+	// reasoning "" content ""
+	// reasoning "The user" content ""
+	// reasoning " greets me." content ""
+	// reasoning "" content "Hello"
+	// reasoning "" content "!"
+	// end: reasoning "" content ""
+}

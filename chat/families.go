@@ -4,12 +4,13 @@ import "strings"
 
 // families maps every supported name to its format. It is read-only after
 // package initialisation. Each entry mirrors the llama.cpp format of the same
-// name (src/llama-chat.cpp, llm_chat_apply_template), except "plain", which is
-// ours.
+// name (src/llama-chat.cpp, llm_chat_apply_template), except "plain" and
+// "qwen3", which are ours (qwen3 follows Qwen3's Jinja template).
 var families = map[string]*family{
 	"plain": {name: "plain", format: formatPlain},
 
 	"chatml":   {name: "chatml", format: formatChatML, stop: []string{"<|im_end|>"}},
+	"qwen3":    {name: "qwen3", formatWith: formatQwen3, stop: []string{"<|im_end|>"}},
 	"phi3":     {name: "phi3", format: formatPhi3, stop: []string{"<|end|>"}},
 	"phi4":     {name: "phi4", format: formatPhi4, stop: []string{"<|im_end|>"}},
 	"zephyr":   {name: "zephyr", format: formatZephyr, stop: []string{"<|endoftext|>"}},

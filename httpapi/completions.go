@@ -9,7 +9,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/chatprompt"
 )
 
 // generateFunc runs one generation on a session. It is a Handler field so
@@ -154,19 +156,23 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	opts, e := req.templateOptions()
+	if e != nil {
+		return nil, e
+	}
 	// The template is applied twice, here to measure the text and again by
 	// ChatPrompt, which tokenizes it: a cost of the order of the text's
 	// bytes, where tokenizing costs tens of times more. An error here
 	// (an unknown template or role) is ChatPrompt's to report.
 	if tmpl, err := h.model.ChatTemplate(); err == nil {
-		if text, err := tmpl.Apply(msgs, true); err == nil {
+		if text, err := tmpl.ApplyWith(msgs, true, opts); err == nil {
 			if e := h.textFits(len(text), "messages"); e != nil {
 				return nil, e
 			}
 		}
 	}
 	var err error
-	if j.prompt, err = h.model.ChatPrompt(msgs); err != nil {
+	if j.prompt, err = chatprompt.Build(h.model, msgs, opts); err != nil {
 		return nil, generationError(err, "messages")
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
@@ -284,8 +290,10 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	}
 	finish := finishReason(res.FinishReason)
 	if j.chat {
+		// The reply's reasoning apart, as llama.cpp's server returns it.
+		reasoning, content := chat.SplitReasoning(res.Text)
 		resp.Object = "chat.completion"
-		resp.Choices = []chatChoice{{Message: assistantMessage{Role: "assistant", Content: res.Text}, FinishReason: &finish}}
+		resp.Choices = []chatChoice{{Message: assistantMessage{Role: "assistant", Content: content, ReasoningContent: reasoning}, FinishReason: &finish}}
 	} else {
 		resp.Object = "text_completion"
 		resp.Choices = []textChoice{{Text: res.Text, FinishReason: &finish}}
@@ -304,6 +312,9 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 	onToken := func(t engine.Token) error {
 		if t.Text == "" {
 			return nil // held back (part of a character or of a stop string): nothing to show yet
+		}
+		if j.chat {
+			return s.reply(s.reasoning.Write(t.Text))
 		}
 		return s.content(t.Text)
 	}
@@ -370,9 +381,13 @@ type chatChoice struct {
 	FinishReason *string          `json:"finish_reason"`
 }
 
+// assistantMessage is a chat reply. ReasoningContent is the reasoning
+// ("<think>...</think>") the reply started with, as llama.cpp's server
+// returns it: absent when there is none.
 type assistantMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role             string `json:"role"`
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 }
 
 type usage struct {

@@ -56,6 +56,10 @@ type completionRequest struct {
 type chatRequest struct {
 	samplingRequest
 	Messages []chatMessage `json:"messages"`
+	// EnableThinking and chat_template_kwargs.enable_thinking (llama.cpp's
+	// form) switch a thinking template's reasoning off (templateOptions).
+	EnableThinking     *bool           `json:"enable_thinking"`
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
 }
 
 // chatMessage is one message; content is a string, an array of content

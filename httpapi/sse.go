@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 )
 
@@ -21,6 +22,9 @@ type eventStream struct {
 	model   string
 	started bool
 	err     error // the first write error: the client is gone
+	// reasoning splits a chat reply's reasoning from its content as it
+	// streams (chat.ReasoningParser).
+	reasoning chat.ReasoningParser
 }
 
 // chunk is a streamed completion chunk (object "text_completion" or
@@ -42,9 +46,13 @@ type chatChunkChoice struct {
 	FinishReason *string   `json:"finish_reason"`
 }
 
+// chatDelta is a chat chunk's delta: the role (first chunk), or a piece of
+// the reply's content or of its reasoning, as llama.cpp's server sends them
+// (a piece of each in two chunks, the reasoning first).
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
 }
 
 // newChunk is a chunk carrying one choice: text (nil: none) for a text
@@ -95,6 +103,28 @@ func (s *eventStream) content(text string) error {
 	return s.send("", s.newChunk(&text, "", nil))
 }
 
+// reply sends the pieces of a chat reply's reasoning and content that the
+// reasoning parser released: a reasoning_content chunk, then a content
+// chunk, each only if it has text. Nothing released (a tag's first bytes,
+// say) sends nothing, but the stream's headers go out with the first token
+// all the same.
+func (s *eventStream) reply(reasoning, content string) error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	if reasoning != "" {
+		c := s.newChunk(nil, "", nil)
+		c.Choices.([]chatChunkChoice)[0].Delta.ReasoningContent = &reasoning
+		if err := s.send("", c); err != nil {
+			return err
+		}
+	}
+	if content != "" {
+		return s.send("", s.newChunk(&content, "", nil))
+	}
+	return nil
+}
+
 // finish sends the finish chunk, the usage chunk if asked for, and [DONE].
 func (s *eventStream) finish(res engine.Result, queued time.Duration) {
 	if s.start() != nil {
@@ -102,6 +132,9 @@ func (s *eventStream) finish(res engine.Result, queued time.Duration) {
 	}
 	reason := finishReason(res.FinishReason)
 	if s.j.chat {
+		if s.reply(s.reasoning.Flush()) != nil {
+			return
+		}
 		s.send("", s.newChunk(nil, "", &reason))
 	} else {
 		empty := ""

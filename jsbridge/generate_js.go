@@ -6,8 +6,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
+	"github.com/wasmlm/wasmlm/internal/chatprompt"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -75,7 +77,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 
 	var prompt engine.Prompt
 	if r.method == "chat" {
-		prompt, err = m.ChatPrompt(r.msgs)
+		prompt, err = chatprompt.Build(m, r.msgs, r.chatOpts)
 	} else {
 		prompt, err = m.TextPrompt(r.prompt, false)
 	}
@@ -92,6 +94,12 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	}
 	n := 0
 	where := r.method + " onToken"
+	// A chat's chunks also say which part of their text is reasoning and
+	// which content (chat.ReasoningParser).
+	var split *chat.ReasoningParser
+	if r.method == "chat" {
+		split = new(chat.ReasoningParser)
+	}
 	onToken := func(t engine.Token) error {
 		n++
 		if b.tokenHook != nil {
@@ -99,6 +107,10 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 		if r.onToken.Type() == js.TypeFunction {
 			c := b.chunk(t, prev, m.Tokenizer())
+			if split != nil {
+				reasoning, content := split.Write(t.Text)
+				setReply(c, reasoning, content)
+			}
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
 				return err
 			}
@@ -133,7 +145,22 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if split != nil && r.onToken.Type() == js.TypeFunction {
+		// What the parser still held: a last chunk with no text of its own.
+		if reasoning, content := split.Flush(); reasoning != "" || content != "" {
+			c := b.object.New()
+			c.Set("text", "")
+			c.Set("token", -1)
+			setReply(c, reasoning, content)
+			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
+				return nil, err
+			}
+		}
+	}
 	v := resultValue(res, opts.Sampling.Seed, y.spent)
+	if r.method == "chat" {
+		v["reasoning"], v["content"] = chat.SplitReasoning(res.Text)
+	}
 	exchange.since(v)
 	return v, nil
 }
@@ -169,8 +196,17 @@ func (b *Binding) watchAbort(signal js.Value, cancel context.CancelFunc) (unwatc
 	}
 }
 
-// chunk is what onToken receives: {text, token, trace?}; token is -1 for
-// text released at the end that belongs to no single token.
+// setReply sets a chat chunk's reasoning and content: the parts of the
+// reply's text that this chunk makes final, reasoning ("<think>...</think>")
+// and content apart, as chat.ReasoningParser releases them.
+func setReply(c js.Value, reasoning, content string) {
+	c.Set("reasoning", reasoning)
+	c.Set("content", content)
+}
+
+// chunk is what onToken receives: {text, token, trace?} (a chat's also has
+// reasoning and content); token is -1 for text released at the end that
+// belongs to no single token.
 func (b *Binding) chunk(t engine.Token, prev int, tok tokenizer.Tokenizer) js.Value {
 	c := b.object.New()
 	c.Set("text", t.Text)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/chat"
@@ -27,14 +28,19 @@ var generateFields = []string{
 	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal", "onPromptProgress",
 }
 
+// chatFields are the keys a chat options object may have: generate's, and
+// the chat template's options.
+var chatFields = append(slices.Clip(generateFields), "enableThinking")
+
 // request is one parsed generate, stream or chat call.
 type request struct {
-	method  string
-	prompt  string         // generate and stream
-	msgs    []chat.Message // chat
-	opts    engine.GenerateOptions
-	signal  js.Value // an AbortSignal, or undefined
-	onToken js.Value // a function, or undefined
+	method   string
+	prompt   string         // generate and stream
+	msgs     []chat.Message // chat
+	chatOpts chat.Options   // chat: the template's options
+	opts     engine.GenerateOptions
+	signal   js.Value // an AbortSignal, or undefined
+	onToken  js.Value // a function, or undefined
 	// onPromptProgress, a function or undefined, gets {done, total} after
 	// each evaluated block of prompt tokens (engine.GenerateOptions.PromptProgress).
 	onPromptProgress js.Value
@@ -47,10 +53,25 @@ type request struct {
 // valid in the page exactly when it is on the command line; either way the
 // error names the JavaScript field. An omitted seed is drawn from
 // crypto.getRandomValues.
+//
+// A chat's options may also have enableThinking (default true): false is
+// the Jinja template's enable_thinking=false, which switches a thinking
+// template's reasoning off (chat.Options.DisableThinking).
 func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
-	f, err := b.readFields(v, "options", generateFields)
+	known := generateFields
+	if r.method == "chat" {
+		known = chatFields
+	}
+	f, err := b.readFields(v, "options", known)
 	if err != nil {
 		return err
+	}
+	if r.method == "chat" {
+		enable, err := f.boolean("enableThinking", true)
+		if err != nil {
+			return err
+		}
+		r.chatOpts.DisableThinking = !enable
 	}
 	r.opts = engine.DefaultGenerateOptions()
 	o := &r.opts

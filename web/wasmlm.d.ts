@@ -245,6 +245,9 @@ export interface GenerateResult {
    * wasmMemoryBytes above) first; null for a worker that did not answer.
    */
   wasmMemoryBytesPerWorker?: Array<number | null>;
+  /** A chat's: the reply's reasoning ("<think>...</think>", trimmed; "" if none) and the rest, its content. */
+  reasoning?: string;
+  content?: string;
 }
 
 export interface TraceCandidate {
@@ -307,6 +310,13 @@ export interface ChatCompletionRequest {
   top_k?: number;
   min_p?: number;
   repeat_penalty?: number;
+  /**
+   * false switches a thinking template's reasoning off (Qwen3: the empty think block after the
+   * assistant opening); default true. Ignored by templates without the switch.
+   */
+  enable_thinking?: boolean;
+  /** llama.cpp's form of the template's options: only enable_thinking is read (it must agree with the field above). */
+  chat_template_kwargs?: { enable_thinking?: boolean; [key: string]: unknown } | null;
   /** Only 1. */
   n?: number;
   signal?: AbortSignal;
@@ -320,7 +330,11 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: Array<{ index: 0; message: { role: 'assistant'; content: string }; logprobs: null; finish_reason: ChatFinishReason }>;
+  /**
+   * message.content is the reply without its reasoning; reasoning_content, present when the reply
+   * started with "<think>...</think>", is that reasoning (trimmed), as llama.cpp's server returns it.
+   */
+  choices: Array<{ index: 0; message: { role: 'assistant'; content: string; reasoning_content?: string }; logprobs: null; finish_reason: ChatFinishReason }>;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   seed: number;
 }
@@ -330,7 +344,8 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string }; logprobs: null; finish_reason: ChatFinishReason | null }>;
+  /** A delta holds the role (first chunk), a piece of the content, or a piece of the reasoning (reasoning_content). */
+  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string; reasoning_content?: string }; logprobs: null; finish_reason: ChatFinishReason | null }>;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 

@@ -94,8 +94,20 @@ const OPENAI_PARAMS = {
   max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
   top_p: 'topP', top_k: 'topK', min_p: 'minP', repeat_penalty: 'repeatPenalty',
   presence_penalty: 'presencePenalty', frequency_penalty: 'frequencyPenalty', seed: 'seed', stop: 'stop',
+  enable_thinking: 'enableThinking',
 };
 const created = Symbol('WasmLM constructor');
+
+/**
+ * A chat result's OpenAI message: the reply's content, and its reasoning
+ * ("<think>...</think>", which the engine splits off) as reasoning_content
+ * when there is any, as llama.cpp's server returns it.
+ */
+function assistantMessage(r) {
+  const m = { role: 'assistant', content: r.content };
+  if (r.reasoning) m.reasoning_content = r.reasoning;
+  return m;
+}
 
 // The compiled wasmlm.wasm and SIMD kernels, shared by every model of the
 // page: each model has its own worker, and a WebAssembly.Module can be
@@ -471,6 +483,23 @@ export class WasmLM {
     for (const [key, name] of Object.entries(OPENAI_PARAMS)) {
       if (body[key] != null) options[name] = body[key];
     }
+    // llama.cpp's form of enable_thinking: chat_template_kwargs.enable_thinking.
+    const kwargs = body.chat_template_kwargs;
+    if (kwargs != null) {
+      if (typeof kwargs !== 'object' || Array.isArray(kwargs)) {
+        throw argumentError('chat_template_kwargs', `must be an object, got ${describe(kwargs)}`);
+      }
+      const enable = kwargs.enable_thinking;
+      if (enable != null) {
+        if (typeof enable !== 'boolean') {
+          throw argumentError('chat_template_kwargs.enable_thinking', `must be a boolean, got ${describe(enable)}`);
+        }
+        if (options.enableThinking != null && options.enableThinking !== enable) {
+          throw argumentError('enable_thinking', `is ${options.enableThinking} but chat_template_kwargs.enable_thinking is ${enable}: give one, or the same value`);
+        }
+        options.enableThinking = enable;
+      }
+    }
     const signal = requestOptions?.signal ?? bodySignal;
     const base = {
       id: `chatcmpl-${randomID()}`,
@@ -485,7 +514,7 @@ export class WasmLM {
       const r = await this.#run(request, signal);
       return {
         ...base, object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: r.text }, logprobs: null, finish_reason: FINISH_TO_OPENAI[r.finishReason] }],
+        choices: [{ index: 0, message: assistantMessage(r), logprobs: null, finish_reason: FINISH_TO_OPENAI[r.finishReason] }],
         usage: usage(r), seed: r.seed,
       };
     }
@@ -496,7 +525,12 @@ export class WasmLM {
       ...base, object: 'chat.completion.chunk',
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     });
-    const tokens = this.#iterable(request, controller.signal, (c) => (c.text === '' ? undefined : chunk({ content: c.text }, null)));
+    // The reasoning and the content a token completes, in that order, each
+    // in its own chunk as llama.cpp's server sends them.
+    const tokens = this.#iterable(request, controller.signal, (c) => [
+      ...(c.reasoning ? [chunk({ reasoning_content: c.reasoning }, null)] : []),
+      ...(c.content ? [chunk({ content: c.content }, null)] : []),
+    ]);
     const result = tokens.result;
     async function* chunks() {
       yield chunk({ role: 'assistant', content: '' }, null);
@@ -547,7 +581,7 @@ export class WasmLM {
     return { result, abort };
   }
 
-  /** An async iterable over a generation's chunks (mapped by map; undefined skips). */
+  /** An async iterable over a generation's chunks (mapped by map; undefined skips, an array gives several). */
   #iterable(message, signal, map, onPromptProgress) {
     const queue = [];
     let wake = null;
@@ -556,7 +590,8 @@ export class WasmLM {
     const notify = () => { wake?.(); wake = null; };
     const { result, abort } = this.#start(message, signal, (c) => {
       const v = map(c);
-      if (v !== undefined) queue.push(v);
+      if (Array.isArray(v)) queue.push(...v);
+      else if (v !== undefined) queue.push(v);
       notify();
     }, onPromptProgress);
     result.then(() => { finished = true; notify(); }, (e) => { finished = true; failure = e; notify(); });

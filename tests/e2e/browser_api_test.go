@@ -278,6 +278,9 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 			outcome(lm.generate('x', { seed: -1 })),
 			outcome(lm.generate('x', { onToken: () => {} })),
 			outcome(lm.chat.completions.create({ messages: [{ role: 'user', content: 'hi' }], top_p: 7 })),
+			outcome(lm.chat.completions.create({ messages: [{ role: 'user', content: 'hi' }], enable_thinking: 'no' })),
+			outcome(lm.chat.completions.create({ messages: [{ role: 'user', content: 'hi' }], chat_template_kwargs: { enable_thinking: 1 } })),
+			outcome(lm.chat.completions.create({ messages: [{ role: 'user', content: 'hi' }], enable_thinking: true, chat_template_kwargs: { enable_thinking: false } })),
 		];
 		const after = await lm.generate('Once upon a time', { temperature: 0, maxTokens: 20 });
 		lm.unload();
@@ -314,6 +317,9 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		{"seed must be an integer in [0, 2^53 - 1], got -1", "seed"},
 		{"the arguments cannot be sent to the worker", ""},
 		{"top_p must be in [0, 1] (0 or 1 = off), got 7", "top_p"}, // OpenAI's name, as it was given
+		{`enable_thinking must be a boolean, got string "no"`, "enable_thinking"},
+		{"chat_template_kwargs.enable_thinking must be a boolean, got 1", "chat_template_kwargs.enable_thinking"},
+		{"enable_thinking is true but chat_template_kwargs.enable_thinking is false", "enable_thinking"},
 	}
 	require.Len(t, got.Calls, len(wantCalls))
 	for i, w := range wantCalls {
@@ -494,8 +500,11 @@ func TestBrowserCachesModelDownloads(t *testing.T) {
 func TestBrowserChatCompletions(t *testing.T) {
 	tb := newTab(t, blankPage)
 	type choice struct {
-		Index        int                             `json:"index"`
-		Message      *struct{ Role, Content string } `json:"message"`
+		Index   int `json:"index"`
+		Message *struct {
+			Role, Content    string
+			ReasoningContent *string `json:"reasoning_content"`
+		} `json:"message"`
 		Delta        *struct{ Role, Content string } `json:"delta"`
 		FinishReason *string                         `json:"finish_reason"`
 	}
@@ -519,7 +528,8 @@ func TestBrowserChatCompletions(t *testing.T) {
 		const lm = await WasmLM.load();
 		const messages = [{ role: 'system', content: 'Once upon a time' }, { role: 'user', content: 'there was a cat' }];
 		const plain = await lm.generate('Once upon a time\nthere was a cat', { temperature: 0, maxTokens: 30 });
-		const whole = await lm.chat.completions.create({ messages, temperature: 0, max_tokens: 30 });
+		// The plain template has no thinking switch: enable_thinking changes nothing.
+		const whole = await lm.chat.completions.create({ messages, temperature: 0, max_tokens: 30, enable_thinking: false, chat_template_kwargs: { enable_thinking: false } });
 		const stream = await lm.chat.completions.create({ messages, temperature: 0, max_tokens: 30, stream: true, stream_options: { include_usage: true } });
 		const chunks = [];
 		for await (const c of stream) chunks.push(c);
@@ -537,6 +547,7 @@ func TestBrowserChatCompletions(t *testing.T) {
 	require.Len(t, w.Choices, 1)
 	assert.Equal(t, "assistant", w.Choices[0].Message.Role)
 	assert.Equal(t, got.Plain.Text, w.Choices[0].Message.Content)
+	assert.Nil(t, w.Choices[0].Message.ReasoningContent, "no reasoning: no reasoning_content")
 	assert.Equal(t, "length", *w.Choices[0].FinishReason)
 	require.NotNil(t, w.Usage)
 	assert.Equal(t, len(got.Plain.PromptTokens), w.Usage.PromptTokens)

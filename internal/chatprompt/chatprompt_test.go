@@ -1,0 +1,81 @@
+package chatprompt
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// qwen3Like is enough of Qwen3's template for Detect to find qwen3.
+const qwen3Like = `<|im_start|>{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}`
+
+// withTemplate is the default model with tokenizer.chat_template set.
+func withTemplate(t *testing.T, src string) *engine.Model {
+	t.Helper()
+	f, err := gguf.Parse(models.Default())
+	require.NoError(t, err)
+	b := gguf.NewBuilder()
+	for _, kv := range f.KVs() {
+		b.Set(kv.Key, kv.Value)
+	}
+	b.Set("tokenizer.chat_template", gguf.ValueOf(src))
+	for _, ti := range f.Tensors() {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	data, err := b.Bytes()
+	require.NoError(t, err)
+	m, err := engine.Load(data, engine.LoadOptions{})
+	require.NoError(t, err)
+	return m
+}
+
+func TestBuild(t *testing.T) {
+	msgs := []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time"}}
+	off := chat.Options{DisableThinking: true}
+
+	t.Run("qwen3", func(t *testing.T) {
+		m := withTemplate(t, qwen3Like)
+		tmpl, err := m.ChatTemplate()
+		require.NoError(t, err)
+		require.Equal(t, "qwen3", tmpl.Name())
+
+		def, err := m.ChatPrompt(msgs)
+		require.NoError(t, err)
+		got, err := Build(m, msgs, chat.Options{})
+		require.NoError(t, err)
+		assert.Equal(t, def, got, "default options: ChatPrompt's prompt")
+
+		got, err = Build(m, msgs, off)
+		require.NoError(t, err)
+		text, err := tmpl.Apply(msgs, true)
+		require.NoError(t, err)
+		want, err := m.TextPrompt(text+"<think>\n\n</think>\n\n", true)
+		require.NoError(t, err)
+		assert.Equal(t, want.Tokens, got.Tokens, "the empty think block after the assistant opening")
+		assert.Equal(t, def.Stop, got.Stop)
+		assert.Equal(t, def.StopTokens, got.StopTokens)
+	})
+
+	t.Run("no thinking switch", func(t *testing.T) {
+		for _, m := range []*engine.Model{withTemplate(t, "chatml"), withTemplate(t, "<start_of_turn>")} {
+			def, err := m.ChatPrompt(msgs)
+			require.NoError(t, err)
+			got, err := Build(m, msgs, off)
+			require.NoError(t, err)
+			assert.Equal(t, def, got, "the option changes nothing")
+		}
+	})
+
+	t.Run("errors are ChatPrompt's", func(t *testing.T) {
+		m := withTemplate(t, qwen3Like)
+		_, want := m.ChatPrompt([]chat.Message{{Role: "wizard"}})
+		require.Error(t, want)
+		_, err := Build(m, []chat.Message{{Role: "wizard"}}, off)
+		assert.Equal(t, want, err)
+	})
+}

@@ -1,0 +1,119 @@
+package jsbridge
+
+import (
+	"strings"
+	"syscall/js"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/chatprompt"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// qwen3Template is enough of Qwen3's chat template for the engine to use the
+// qwen3 format (chat.Detect).
+const qwen3Template = `<|im_start|>{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}`
+
+// qwen3File is the default model carrying qwen3Template.
+func qwen3File(t *testing.T) []byte {
+	t.Helper()
+	f, err := gguf.Parse(models.Default())
+	require.NoError(t, err)
+	b := gguf.NewBuilder()
+	for _, kv := range f.KVs() {
+		b.Set(kv.Key, kv.Value)
+	}
+	b.Set("tokenizer.chat_template", gguf.ValueOf(qwen3Template))
+	for _, ti := range f.Tensors() {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	data, err := b.Bytes()
+	require.NoError(t, err)
+	return data
+}
+
+// TestChatEnableThinking: enableThinking: false gives a thinking template's
+// prompt the empty think block, as chatprompt.Build does natively; true, or
+// no option, the template's default.
+func TestChatEnableThinking(t *testing.T) {
+	file := qwen3File(t)
+	native, err := engine.Load(file, engine.LoadOptions{})
+	require.NoError(t, err)
+	msgs := []chat.Message{{Role: "user", Content: "Once upon a time"}}
+	on, err := native.ChatPrompt(msgs)
+	require.NoError(t, err)
+	off, err := chatprompt.Build(native, msgs, chat.Options{DisableThinking: true})
+	require.NoError(t, err)
+	require.NotEqual(t, on.Tokens, off.Tokens)
+
+	b := New()
+	t.Cleanup(func() {
+		b.Release()
+		require.Zero(t, b.LiveFuncs(), "js.Funcs left unreleased")
+	})
+	mustCall(t, b, "load", jsBytes(file))
+	assert.Equal(t, "qwen3", mustCall(t, b, "info").Get("chatTemplate").String())
+	jsMsgs := js.ValueOf([]any{map[string]any{"role": "user", "content": "Once upon a time"}})
+	for _, tc := range []struct {
+		opts map[string]any
+		want []int
+	}{
+		{map[string]any{}, on.Tokens},
+		{map[string]any{"enableThinking": true}, on.Tokens},
+		{map[string]any{"enableThinking": nil}, on.Tokens},
+		{map[string]any{"enableThinking": false}, off.Tokens},
+	} {
+		tc.opts["temperature"], tc.opts["maxTokens"] = 0, 2
+		res := mustCall(t, b, "chat", jsMsgs, obj(tc.opts))
+		assert.Equal(t, tc.want, ints(res.Get("promptTokens")), "%v", tc.opts)
+	}
+
+	_, err = call(t, b, "chat", jsMsgs, obj(map[string]any{"enableThinking": "no"}))
+	var je *jsError
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, "invalid_argument", je.Code)
+	assert.Equal(t, "enableThinking", je.Field)
+	assert.Equal(t, "enable_thinking", je.Param)
+	assert.Contains(t, je.Message, `enableThinking must be a boolean, got string "no"`)
+
+	_, err = call(t, b, "generate", "x", obj(map[string]any{"enableThinking": false}))
+	require.ErrorAs(t, err, &je)
+	assert.Contains(t, je.Message, `unknown option "enableThinking"`, "a chat option only")
+}
+
+// TestChatReasoningFields: a chat's chunks carry their text's reasoning and
+// content parts, and its result the whole reply's (chat.SplitReasoning);
+// the parts add up to the text. (The split itself is chat's, tested there:
+// the default model writes no <think>.)
+func TestChatReasoningFields(t *testing.T) {
+	b := newLoaded(t)
+	var text, reasoning, content strings.Builder
+	fn := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		c := a[0]
+		text.WriteString(c.Get("text").String())
+		require.Equal(t, js.TypeString, c.Get("reasoning").Type())
+		require.Equal(t, js.TypeString, c.Get("content").Type())
+		reasoning.WriteString(c.Get("reasoning").String())
+		content.WriteString(c.Get("content").String())
+		return nil
+	})
+	defer fn.Release()
+	res := mustCall(t, b, "chat", js.ValueOf([]any{map[string]any{"role": "user", "content": "Once upon a time"}}), greedy(30), fn)
+	r, c := chat.SplitReasoning(res.Get("text").String())
+	assert.Equal(t, r, res.Get("reasoning").String())
+	assert.Equal(t, c, res.Get("content").String())
+	assert.Equal(t, res.Get("text").String(), text.String())
+	assert.Equal(t, r, reasoning.String())
+	assert.Equal(t, c, content.String())
+	assert.NotEmpty(t, c)
+
+	// generate's results and chunks have no such fields.
+	log := newChunkLog(t)
+	gen := mustCall(t, b, "stream", "Once upon a time", greedy(3), log.fn)
+	assert.True(t, gen.Get("reasoning").IsUndefined())
+}
