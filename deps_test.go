@@ -19,10 +19,9 @@ const module = "github.com/wasmlm/wasmlm" // the module path
 // table stays complete.
 var layering = map[string][]string{
 	"cmd/...":  {"..."},
-	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/chatprompt"},
-	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models", "internal/chatprompt"},
+	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
 	// The hosts' chat prompt with template options, over engine and chat.
-	"internal/chatprompt": {"engine", "chat"},
 	"engine":              {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
 	"engine/vocab":        {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above

@@ -13,7 +13,6 @@
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	jsbridge            the engine as a JavaScript object (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API
-//	internal/chatprompt a chat prompt with chat-template options, for jsbridge and httpapi
 //	engine/shard        a model split across workers: plan, step protocol, followers, shard files
 //	engine              models, architecture tables, forward pass, sessions, generation, host policy
 //	engine/vocab        tokenizers from GGUF metadata

@@ -65,11 +65,18 @@ func (m *Model) ChatTemplate() (chat.Template, error) {
 // text parsed. Its stop conditions are the template's end-of-turn markers:
 // those that are single tokens as ids, the others as text.
 func (m *Model) ChatPrompt(msgs []chat.Message) (Prompt, error) {
+	return m.ChatPromptWith(msgs, chat.Options{})
+}
+
+// ChatPromptWith is ChatPrompt with the template rendered with opts (such as
+// chat.Options.DisableThinking, which only a template with a thinking switch
+// heeds).
+func (m *Model) ChatPromptWith(msgs []chat.Message, opts chat.Options) (Prompt, error) {
 	tmpl, err := m.ChatTemplate()
 	if err != nil {
 		return Prompt{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	text, err := tmpl.Apply(msgs, true)
+	text, err := tmpl.ApplyWith(msgs, true, opts)
 	if err != nil {
 		return Prompt{}, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/internal/chatprompt"
 )
 
 // generateFunc runs one generation on a session. It is a Handler field so
@@ -172,7 +171,7 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 		}
 	}
 	var err error
-	if j.prompt, err = chatprompt.Build(h.model, msgs, opts); err != nil {
+	if j.prompt, err = h.model.ChatPromptWith(msgs, opts); err != nil {
 		return nil, generationError(err, "messages")
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)

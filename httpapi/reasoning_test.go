@@ -12,7 +12,6 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
-	"github.com/wasmlm/wasmlm/internal/chatprompt"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -142,7 +141,7 @@ func TestEnableThinking(t *testing.T) {
 	msgs := []chat.Message{{Role: "user", Content: "hi"}}
 	on, err := m.ChatPrompt(msgs)
 	require.NoError(t, err)
-	off, err := chatprompt.Build(m, msgs, chat.Options{DisableThinking: true})
+	off, err := m.ChatPromptWith(msgs, chat.Options{DisableThinking: true})
 	require.NoError(t, err)
 	require.NotEqual(t, on.Tokens, off.Tokens)
 

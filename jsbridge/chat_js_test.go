@@ -11,7 +11,6 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
-	"github.com/wasmlm/wasmlm/internal/chatprompt"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -38,7 +37,7 @@ func qwen3File(t *testing.T) []byte {
 }
 
 // TestChatEnableThinking: enableThinking: false gives a thinking template's
-// prompt the empty think block, as chatprompt.Build does natively; true, or
+// prompt the empty think block, as engine.Model.ChatPromptWith does natively; true, or
 // no option, the template's default.
 func TestChatEnableThinking(t *testing.T) {
 	file := qwen3File(t)
@@ -47,7 +46,7 @@ func TestChatEnableThinking(t *testing.T) {
 	msgs := []chat.Message{{Role: "user", Content: "Once upon a time"}}
 	on, err := native.ChatPrompt(msgs)
 	require.NoError(t, err)
-	off, err := chatprompt.Build(native, msgs, chat.Options{DisableThinking: true})
+	off, err := native.ChatPromptWith(msgs, chat.Options{DisableThinking: true})
 	require.NoError(t, err)
 	require.NotEqual(t, on.Tokens, off.Tokens)
 

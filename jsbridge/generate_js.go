@@ -9,7 +9,6 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
-	"github.com/wasmlm/wasmlm/internal/chatprompt"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -77,7 +76,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 
 	var prompt engine.Prompt
 	if r.method == "chat" {
-		prompt, err = chatprompt.Build(m, r.msgs, r.chatOpts)
+		prompt, err = m.ChatPromptWith(r.msgs, r.chatOpts)
 	} else {
 		prompt, err = m.TextPrompt(r.prompt, false)
 	}

@@ -1,4 +1,4 @@
-package chatprompt
+package engine_test
 
 import (
 	"testing"
@@ -14,8 +14,8 @@ import (
 // qwen3Like is enough of Qwen3's template for Detect to find qwen3.
 const qwen3Like = `<|im_start|>{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}`
 
-// withTemplate is the default model with tokenizer.chat_template set.
-func withTemplate(t *testing.T, src string) *engine.Model {
+// withChatTemplate is the default model with tokenizer.chat_template set.
+func withChatTemplate(t *testing.T, src string) *engine.Model {
 	t.Helper()
 	f, err := gguf.Parse(models.Default())
 	require.NoError(t, err)
@@ -34,23 +34,25 @@ func withTemplate(t *testing.T, src string) *engine.Model {
 	return m
 }
 
-func TestBuild(t *testing.T) {
+// ChatPromptWith renders Qwen3-like templates with the thinking switch, and
+// changes nothing for templates without it.
+func TestChatPromptWith(t *testing.T) {
 	msgs := []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time"}}
 	off := chat.Options{DisableThinking: true}
 
 	t.Run("qwen3", func(t *testing.T) {
-		m := withTemplate(t, qwen3Like)
+		m := withChatTemplate(t, qwen3Like)
 		tmpl, err := m.ChatTemplate()
 		require.NoError(t, err)
 		require.Equal(t, "qwen3", tmpl.Name())
 
 		def, err := m.ChatPrompt(msgs)
 		require.NoError(t, err)
-		got, err := Build(m, msgs, chat.Options{})
+		got, err := m.ChatPromptWith(msgs, chat.Options{})
 		require.NoError(t, err)
 		assert.Equal(t, def, got, "default options: ChatPrompt's prompt")
 
-		got, err = Build(m, msgs, off)
+		got, err = m.ChatPromptWith(msgs, off)
 		require.NoError(t, err)
 		text, err := tmpl.Apply(msgs, true)
 		require.NoError(t, err)
@@ -62,20 +64,20 @@ func TestBuild(t *testing.T) {
 	})
 
 	t.Run("no thinking switch", func(t *testing.T) {
-		for _, m := range []*engine.Model{withTemplate(t, "chatml"), withTemplate(t, "<start_of_turn>")} {
+		for _, m := range []*engine.Model{withChatTemplate(t, "chatml"), withChatTemplate(t, "<start_of_turn>")} {
 			def, err := m.ChatPrompt(msgs)
 			require.NoError(t, err)
-			got, err := Build(m, msgs, off)
+			got, err := m.ChatPromptWith(msgs, off)
 			require.NoError(t, err)
 			assert.Equal(t, def, got, "the option changes nothing")
 		}
 	})
 
 	t.Run("errors are ChatPrompt's", func(t *testing.T) {
-		m := withTemplate(t, qwen3Like)
+		m := withChatTemplate(t, qwen3Like)
 		_, want := m.ChatPrompt([]chat.Message{{Role: "wizard"}})
 		require.Error(t, want)
-		_, err := Build(m, []chat.Message{{Role: "wizard"}}, off)
+		_, err := m.ChatPromptWith([]chat.Message{{Role: "wizard"}}, off)
 		assert.Equal(t, want, err)
 	})
 }
