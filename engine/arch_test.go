@@ -329,6 +329,7 @@ func TestGGUFModelErrors(t *testing.T) {
 			return true
 		}), "layer 0 has 1 of its 3 tensors of the qkv bias", ErrFormat, CodeInvalidModel},
 		{"missing hyper-parameter", rebuildWithout("llama.block_count", keep), "llama.block_count", gguf.ErrNotFound, CodeInvalidModel},
+		{"a part of a split model", firstPart(t, good), "this file is part 1 of 2 of a split model", ErrFormat, CodeInvalidModel},
 		{"hyper-parameter of the wrong type", withKV("llama.block_count", gguf.ValueOf("two")), "llama.block_count", gguf.ErrType, CodeInvalidModel},
 		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor", gguf.ErrNotFound, CodeInvalidModel},
 		{"yarn scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("yarn")), `rope scaling "yarn"`, ErrUnsupported, CodeUnsupportedModel},
@@ -356,4 +357,13 @@ func TestGGUFModelErrors(t *testing.T) {
 	m, err := Load(rebuild(keep), LoadOptions{})
 	require.NoError(t, err, "the rebuilt file itself loads")
 	assert.Equal(t, 4, m.Config().GroupSize())
+}
+
+// firstPart is the first of two parts of data split as llama-gguf-split
+// splits a model.
+func firstPart(t *testing.T, data []byte) []byte {
+	t.Helper()
+	parts, err := modelgen.Split(data, 2)
+	require.NoError(t, err)
+	return parts[0]
 }

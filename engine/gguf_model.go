@@ -23,6 +23,9 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	if err != nil {
 		return nil, ggufError(err)
 	}
+	if si, ok, err := f.Split(); err == nil && ok && si.Count > 1 {
+		return nil, fmt.Errorf("%w: this file is part %d of %d of a split model (llama-gguf-split's split.* keys): join the parts first (gguf.Join; wasmlm's -m takes the first part's path and finds the others)", ErrFormat, si.Index+1, si.Count)
+	}
 	h, err := readHeader(f)
 	if err != nil {
 		return nil, err

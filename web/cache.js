@@ -28,6 +28,7 @@ import {
   storageError, warn, workerCanSync,
 } from './cache-io.js';
 import { abortError, argumentError, codedError, httpError } from './errors.js';
+import { splitURLs } from './reader.js';
 
 export { CACHE_DIR };
 
@@ -84,11 +85,24 @@ export async function cachedModel(url, options = {}) {
   }
 }
 
+/** cache.delete of one URL's entry. */
+async function deleteEntry(href) {
+  const key = entryKey(href);
+  return exclusive(key, undefined, async () => {
+    const dir = await opfsDir(false).catch(() => null);
+    const inOPFS = dir ? await discard(dir, key) : false;
+    const store = await cacheStore();
+    const inCache = store ? await store.delete(href) : false;
+    return inOPFS || inCache;
+  });
+}
+
 /**
  * The cache's entries, both kinds: list() → [{ url, size (bytes stored),
  * total (the server's size, when known), complete, sha256 (when verified),
  * storage: 'opfs' | 'cache-storage', modified (ms since 1970) }];
- * delete(url) → whether there was an entry; clear() → entries removed.
+ * delete(url) → whether there was an entry (for the first part of a split
+ * model, name-00001-of-0000N.gguf, every part's); clear() → entries removed.
  * delete and clear wait for a download of the entry (in any tab) to end.
  */
 export const cache = {
@@ -123,15 +137,10 @@ export const cache = {
   },
 
   async delete(url) {
-    const href = checkURL(url, 'url');
-    const key = entryKey(href);
-    return exclusive(key, undefined, async () => {
-      const dir = await opfsDir(false).catch(() => null);
-      const inOPFS = dir ? await discard(dir, key) : false;
-      const store = await cacheStore();
-      const inCache = store ? await store.delete(href) : false;
-      return inOPFS || inCache;
-    });
+    const first = checkURL(url, 'url');
+    let found = false;
+    for (const part of splitURLs(first)) found = (await deleteEntry(part)) || found;
+    return found;
   },
 
   async clear() {

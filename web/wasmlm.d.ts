@@ -16,10 +16,12 @@ export interface LoadProgress {
   /** Whether every file came from the cache. */
   cached: boolean;
   /**
-   * 'download' while a model is downloaded into the cache (then it is read
-   * from there: the progress starts again, without phase); absent otherwise.
+   * 'download' while a model is downloaded into the cache, 'verify' while
+   * cached bytes are hashed against the sha256 option (then the model is
+   * read from the cache: the progress starts again, without phase); absent
+   * otherwise.
    */
-  phase?: 'download';
+  phase?: 'download' | 'verify';
 }
 
 export interface LoadOptions {
@@ -27,7 +29,10 @@ export interface LoadOptions {
   tokenizer?: ModelSource;
   /** Called as bytes arrive. */
   onProgress?: (progress: LoadProgress) => void;
-  /** Keep downloads in Cache Storage and read them from there (default true). */
+  /**
+   * Keep downloads in the model cache (the Origin Private File System, Cache
+   * Storage where there is none) and read them from there (default true).
+   */
   cache?: boolean;
   /** Positions the session holds; 0 or omitted: the model's, at most 4096. */
   contextLength?: number;
@@ -103,11 +108,12 @@ export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRel
   memory: MemoryEstimate;
 }
 
-export interface InspectOptions {
+/** inspect's options; load's others are accepted and ignored, so one object serves both calls. */
+export interface InspectOptions extends Omit<LoadOptions, 'contextLength' | 'kvType' | 'workers' | 'signal'> {
   contextLength?: number;
   kvType?: 'auto' | 'f16' | 'f32';
-  /** Estimate for this many workers (default: the fewest that fit). */
-  workers?: number;
+  /** Estimate for this many workers ('auto' or omitted: the fewest that fit). */
+  workers?: number | 'auto';
   signal?: AbortSignal;
 }
 
@@ -376,6 +382,8 @@ export type ErrorCode =
   | 'aborted'           // the load's signal aborted it (the Error's name is 'AbortError', its cause the reason)
   | 'model_too_large'   // the model does not fit the workers asked for (or any): memory and workersNeeded say why
   | 'integrity_failed'  // a downloaded model's SHA-256 is not the sha256 option's
+  | 'storage_failed'    // the model cache could not store a file (storage full, denied); load reads
+                        // from the network instead, WasmLM.cache's calls reject with it
   | 'error';            // anything else
 
 /**
@@ -412,12 +420,39 @@ export declare function autoWorkers(
   hardwareConcurrency: number | undefined,
 ): number;
 
+/** An entry of the model cache. */
+export interface CacheEntry {
+  url: string;
+  /** Bytes stored (null while another tab writes the file). */
+  size: number | null;
+  /** The server's size for the file, when known. */
+  total?: number;
+  /** Whether every byte is stored (a model is read from the cache only then). */
+  complete: boolean;
+  /** The SHA-256 the bytes were verified to have (the sha256 load option), when they were. */
+  sha256?: string;
+  storage: 'opfs' | 'cache-storage';
+  /** When the entry was last written, in ms since 1970. */
+  modified?: number;
+}
+
+/** WasmLM.cache. delete and clear wait for a download of the entry (in any tab) to end. */
+export interface ModelCache {
+  list(): Promise<CacheEntry[]>;
+  /** Deletes url's entry (for a split model's first part, every part's); whether there was one. */
+  delete(url: string | URL): Promise<boolean>;
+  /** Deletes every entry; how many there were. */
+  clear(): Promise<number>;
+}
+
 export declare class WasmLM {
   private constructor();
   /** Loads a model into a new Web Worker; no source: the default model beside wasmlm.js. */
   static load(source?: ModelSource | null, options?: LoadOptions): Promise<WasmLM>;
-  /** Deletes cached model downloads. */
+  /** Deletes cached model downloads: WasmLM.cache.clear(), without its count. */
   static clearCache(): Promise<void>;
+  /** The model cache: what it holds, and deleting from it. */
+  static readonly cache: ModelCache;
   /**
    * What a model is and what loading it would take, from its GGUF header
    * alone (a Range request for a URL's first bytes, a slice of a Blob).

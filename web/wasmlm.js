@@ -249,6 +249,9 @@ export class WasmLM {
     }
     // Wrong sources reject before a worker starts.
     const files = checkSources(source, 'source');
+    if (sha256 != null && files.length > 1) { // before the cache, which checks each file it has against it
+      throw argumentError('sha256', 'is the digest of one file; a split model comes in parts');
+    }
     const tok = tokenizer == null ? null : checkSource(tokenizer, 'tokenizer');
     name ??= sourceName(files[0].source);
     if (signal?.aborted) throw abortError(signal);
@@ -375,7 +378,8 @@ export class WasmLM {
    * a Blob): {architecture, parameters, tensorTypes, contextLength,
    * chatTemplate, fileSize, ..., memory: {weights, kvCache, scratch, total,
    * workers, perWorker, workersNeeded, fits, limits}}. options:
-   * {contextLength, kvType, workers, signal}.
+   * {contextLength, kvType, workers, signal}; load's other options are
+   * accepted and ignored, so one options object serves inspect and load.
    */
   static async inspect(source, options = {}) {
     try {
@@ -383,15 +387,16 @@ export class WasmLM {
         throw argumentError('options', `must be an object, got ${describe(options)}`);
       }
       for (const k of Object.keys(options)) {
-        if (!['contextLength', 'kvType', 'workers', 'signal'].includes(k)) {
-          throw invalidCall(`unknown inspect option "${k}" (known: contextLength, kvType, workers, signal)`);
+        if (!LOAD_OPTIONS.includes(k)) {
+          throw invalidCall(`unknown inspect option "${k}" (known: contextLength, kvType, workers, signal, and load's others, which inspect ignores: ${LOAD_OPTIONS.join(', ')})`);
         }
       }
-      const { contextLength, kvType, workers, signal } = options;
+      const { contextLength, kvType, signal } = options;
+      const workers = options.workers === 'auto' ? undefined : options.workers;
       checkKVType(kvType);
       checkSignal(signal);
       if (workers != null && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
-        throw argumentError('workers', `must be an integer in 1..64, got ${describe(workers)}`);
+        throw argumentError('workers', `must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
       }
       const files = checkSources(source ?? DEFAULT_MODEL.model, 'source');
       const head = await readHeaders(files, signal);

@@ -91,7 +91,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		set     benchSettings
 		jsonOut = fs.Bool("json", false, "print one JSON object")
 		gen     = fs.String("gen", "", "write the random-weight benchmark models to this directory as <shape>-<type>.gguf, then exit")
-		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only)")
+		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only; llama3b and llama8b, Llama-3.2-3B-like and Llama-3-8B-like with a 32000-token vocabulary; qwen3-0.6b)")
 		only    = fs.String("models", "", "with -gen: only these of the shapes' models, comma-separated <shape>-<type> names (default: all)")
 	)
 	fs.Var(&paths, "m", "model file: GGUF or llama2.c checkpoint (repeatable; default: the embedded "+models.DefaultName+")")
@@ -140,7 +140,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "%s/%s %s, %d CPUs; prompt %d tokens, %d generated (greedy), warm-up %v\n",
 			out.GOOS, out.GOARCH, out.GoVersion, out.NumCPU, set.prompt, set.n, set.warmup)
 		fmt.Fprintf(stdout, "%-24s %10s %10s %10s %10s %10s %10s %10s\n",
-			"model", "load ms", "TTFT ms", "prefill/s", "decode/s", "peak MB", "file MB", "KV MB")
+			"model", "load ms", "TTFT ms", "prefill/s", "decode/s", "peak MiB", "file MiB", "KV MiB")
 	}
 	for _, path := range paths {
 		r, err := benchModel(ctx, path, set)
@@ -168,6 +168,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// mb is n bytes in MiB (2^20 bytes), as the CLI prints sizes.
 func mb(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // benchModel loads one model (path "" is the embedded default) and

@@ -77,7 +77,7 @@ func generateBenchModels(dir string, shapes, only []string, log io.Writer) error
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(log, "wrote %s (%.1f MB, %.1f s)\n", filepath.Join(dir, e.File), mb(uint64(e.Size)), time.Since(start).Seconds())
+		fmt.Fprintf(log, "wrote %s (%.1f MiB, %.1f s)\n", filepath.Join(dir, e.File), mb(uint64(e.Size)), time.Since(start).Seconds())
 		if i >= 0 {
 			man.Models[i] = e
 		} else {

@@ -65,7 +65,7 @@ func ShapeByName(name string) (Shape, error) {
 	case "qwen3-0.6b":
 		return Qwen3_0_6B(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v)", ErrSpec, name, ShapeNames())
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v and tinyllama, llama3b, llama8b, qwen3-0.6b)", ErrSpec, name, ShapeNames())
 }
 
 // ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",

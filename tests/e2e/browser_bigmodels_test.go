@@ -168,6 +168,42 @@ func TestBrowserLoadsSplitGGUF(t *testing.T) {
 	got := eval[bigRun](t, tb, apiScript(bigLoadScript(`[(`+blobs+`)[0], (`+blobs+`)[2]]`, "{ workers: 1 }", bigPrompt, 4)))
 	require.NotNil(t, got.Error, "a part missing")
 	assert.Equal(t, "invalid_model", got.Error.Code, got.Error.Message)
+
+	// The parts are cached now. A sha256 (one file's digest) is refused
+	// before the cache is touched; inspect takes load's options; deleting
+	// the first part's URL deletes every part's entry.
+	cached := eval[struct {
+		Code        string `json:"code"`
+		Field       string `json:"field"`
+		Before      int    `json:"before"`
+		AfterSHA    int    `json:"afterSHA"`
+		Parts       int    `json:"parts"`
+		Deleted     bool   `json:"deleted"`
+		AfterDelete int    `json:"afterDelete"`
+	}](t, tb, apiScript(`
+		const first = '`+first+`';
+		const count = async () => (await WasmLM.cache.list()).filter((e) => e.url.includes('/tiny-0000')).length;
+		const before = await count();
+		let code = '', field = '';
+		try {
+			(await WasmLM.load(first, { sha256: '0'.repeat(64) })).unload();
+		} catch (e) {
+			code = e.code;
+			field = e.field ?? '';
+		}
+		const afterSHA = await count();
+		const options = { workers: 'auto', cache: true, onProgress: () => {}, simd: true };
+		const seen = await WasmLM.inspect(first, options);
+		const deleted = await WasmLM.cache.delete(first);
+		return { code, field, before, afterSHA, parts: seen.parts, deleted, afterDelete: await count() };
+	`))
+	assert.Equal(t, "invalid_argument", cached.Code)
+	assert.Equal(t, "sha256", cached.Field)
+	assert.Equal(t, 3, cached.Before, "the three parts cached")
+	assert.Equal(t, 3, cached.AfterSHA, "a refused sha256 leaves the cache alone")
+	assert.Equal(t, 3, cached.Parts, "inspect with load's options")
+	assert.True(t, cached.Deleted)
+	assert.Equal(t, 0, cached.AfterDelete, "cache.delete of the first part deletes every part")
 }
 
 // TestBrowserModelTooLarge: a model's header says what it takes, so inspect
