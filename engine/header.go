@@ -110,14 +110,25 @@ func (h *Header) Info(fileSize int) Info {
 	return info
 }
 
+// SplitError is why the model cannot be split across workers, as
+// Model.SplitError says, or nil when it can.
+func (h *Header) SplitError() error { return h.arch.splitError() }
+
 // tensorSplits lists the tensors of an architecture for a model of layers
-// layers and how a split model divides each.
+// layers and how a split model divides each: a fused tensor once, with its
+// pieces' axes.
 func tensorSplits(a *architecture, layers int) []TensorSplit {
 	var out []TensorSplit
 	a.walk(layers, func(t tensorRef) {
+		if t.spec.piece > 0 {
+			return // listed with its first piece
+		}
 		ts := TensorSplit{Name: t.name, Split: t.spec.split}
 		if ts.Split {
 			ts.Axis = Axis(t.spec.rows)
+		}
+		for _, d := range t.spec.fused {
+			ts.Fused = append(ts.Fused, Axis(d))
 		}
 		out = append(out, ts)
 	})
