@@ -197,6 +197,11 @@ func TestFamilyInfo(t *testing.T) {
 			info := m.Info()
 			assert.Equal(t, info, h.Info(len(data)))
 			w := want[c.name]
+			if c.spec.Arch == "olmo2" {
+				assert.Contains(t, info.SplitError, "olmo2 normalises all the queries")
+			} else {
+				assert.Empty(t, info.SplitError)
+			}
 			got := Info{RopeDims: info.RopeDims, RopeFactors: info.RopeFactors, RopeAttnFactor: info.RopeAttnFactor,
 				RopeOriginalContext: info.RopeOriginalContext, NoRopeInterval: info.NoRopeInterval, EmbeddingScale: info.EmbeddingScale,
 				AttentionScale: info.AttentionScale, ResidualScale: info.ResidualScale, LogitScale: info.LogitScale}

@@ -93,7 +93,7 @@ func (h *Header) Info(fileSize int) Info {
 		SharedOutput: !hasOutput, TensorTypes: map[string]int{},
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}
-	info.familyInfo(c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),
+	info.familyInfo(h.arch, c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),
 		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")))
 	h.arch.walk(c.Layers, func(t tensorRef) {
 		ti, ok := f.Tensor(t.name)

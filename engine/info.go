@@ -41,11 +41,15 @@ type Info struct {
 	AttentionScale      float32 `json:"attention_scale,omitempty"`
 	ResidualScale       float32 `json:"residual_scale,omitempty"`
 	LogitScale          float32 `json:"logit_scale,omitempty"`
+	// SplitError says why the model cannot be split across workers (its
+	// family's layers need every head at once: olmo2), "" when it can.
+	SplitError string `json:"split_error,omitempty"`
 }
 
-// familyInfo fills in what the model's family adds: rope factors says
+// familyInfo fills in what the model's family a adds: rope factors says
 // which frequency factors it has ("" for none).
-func (info *Info) familyInfo(c Config, ropeFactors string) {
+func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
+	info.SplitError = a.noSplit
 	info.RopeDims = c.RopeDims
 	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
 	info.NoRopeInterval = c.NoRopeInterval
@@ -76,7 +80,7 @@ func (m *Model) Info() Info {
 		SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
-	info.familyInfo(c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil))
+	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil))
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {
 		case t.isMatrix() && t.name == nameOutput && info.SharedOutput:

@@ -86,7 +86,7 @@ func (a *architecture) splitError() error {
 	if a.noSplit == "" {
 		return nil
 	}
-	return fmt.Errorf("%w: a %s model cannot be split across workers: %s", ErrUnsupported, a.name, a.noSplit)
+	return fmt.Errorf("%w: %s models cannot be split across workers: %s", ErrUnsupported, a.name, a.noSplit)
 }
 
 // Tensors lists every tensor the model's architecture uses (optional ones

@@ -150,6 +150,8 @@ export interface ModelInfo {
   attentionScale?: number;
   residualScale?: number;
   logitScale?: number;
+  /** Why the model cannot be split across workers (OLMo 2 normalises every head of q and k at once); absent when it can. */
+  splitError?: string;
   /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
   chatTemplate: string | null;
   /** The positions this model's session holds. */
