@@ -279,3 +279,24 @@ func TestFamilyFileErrors(t *testing.T) {
 	assert.Equal(t, 1, m.Config().NoRopeInterval)
 	assert.False(t, m.Config().rotates(0))
 }
+
+// TestFamilyFingerprint: models that differ only in a family's
+// hyper-parameter (Granite's multipliers) have different fingerprints, so
+// parts of the one do not work with parts of the other.
+func TestFamilyFingerprint(t *testing.T) {
+	seen := map[uint64]string{}
+	for name, f := range map[string]modelgen.Family{
+		"logit 8":          {LogitScale: 8},
+		"logit 4":          {LogitScale: 4},
+		"logit 8, embed 2": {LogitScale: 8, EmbeddingScale: 2},
+		"logit 8, resid 2": {LogitScale: 8, ResidualScale: 2},
+	} {
+		sp := specOf("granite", tinyShape, 1, 0.1)
+		sp.Family = f
+		m, err := Load(buildGGUF(t, sp), LoadOptions{})
+		require.NoError(t, err)
+		fp := m.Fingerprint()
+		assert.NotContains(t, seen, fp, "%s has %s's fingerprint", name, seen[fp])
+		seen[fp] = name
+	}
+}

@@ -146,6 +146,14 @@ func (m *Model) Fingerprint() uint64 {
 	for _, v := range [...]float32{c.RopeTheta, c.RopeScale, c.NormEps} {
 		num(uint64(math.Float32bits(v)))
 	}
+	// What some families add, when they do (so that the llama family's
+	// fingerprints stay as they were).
+	for i, v := range [...]float32{float32(c.RopeDims), c.RopeAttnFactor, float32(c.RopeOriginalContext), float32(c.NoRopeInterval),
+		c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale} {
+		if v != 0 {
+			num(uint64(i)<<32 | uint64(math.Float32bits(v)))
+		}
+	}
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {
 		case t.isMatrix() && t.name == nameOutput && w.Output == w.TokenEmbedding:
