@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
@@ -17,6 +18,25 @@ type architecture struct {
 	ropeStyle RopeStyle    // which dimensions of a head rotate together
 	keys      []configKey  // hyper-parameters, read in order
 	tensors   []tensorSpec // global tensors and (name "blk.%d.…") each layer's
+
+	// partialRope says that the family may rotate fewer dimensions of a
+	// head than it has (rope.dimension_count below the head width), as
+	// llama.cpp lets phi3 do; for the others llama.cpp refuses such a
+	// file, and so does the engine.
+	partialRope bool
+	// noRopeInterval is Config.NoRopeInterval for a family that fixes it
+	// (smollm3: llama.cpp's 4, which the files do not say).
+	noRopeInterval int
+	// configure reads what a family's file says beyond keys, or refuses
+	// what the engine does not compute; nil for none.
+	configure func(f *gguf.File, c *Config) error
+	// unsupported are tensors ("blk.%d.…": each layer's) that llama.cpp
+	// would compute with in this family and the engine does not: a file
+	// that has one is refused, naming it, rather than run without it.
+	unsupported []string
+	// noSplit says why a model of the family cannot be split across
+	// workers; "" when it can.
+	noSplit string
 }
 
 // architectures maps general.architecture to its table.
@@ -27,6 +47,12 @@ var architectures = map[string]*architecture{
 	// key head before the rotation; its files say key_length, as its heads
 	// are wider than dim/heads.
 	"qwen3": {name: "qwen3", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasNone, true)},
+	// The families whose steps differ more have their own files:
+	// arch_phi3.go, arch_smollm3.go, arch_olmo2.go, arch_granite.go.
+	"phi3":    phi3,
+	"smollm3": smollm3,
+	"olmo2":   olmo2,
+	"granite": granite,
 }
 
 // The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's
@@ -137,6 +163,14 @@ type tensorSpec struct {
 	together string                                           // optional tensors of one layer with the same name here are all present or all absent
 	matrix   func(w *modelWeights, layer int) **tensor.Matrix // where it goes: a matrix,
 	vector   func(w *modelWeights, layer int) *[]float32      // or a vector
+
+	// fused, for a matrix that files store fused with others in one
+	// tensor (phi3's attn_qkv holds q, k and v; its ffn_up the gate, then
+	// up), lists the rows of every piece of that tensor in order, and
+	// piece says which this one is: its rows follow the earlier pieces'.
+	// Each piece is a view of its rows of the tensor.
+	fused []dimension
+	piece int
 }
 
 // perLayer reports whether the spec names one tensor per layer.
@@ -162,7 +196,7 @@ const (
 	dimKV                  // KVHeads · HeadDim
 	dimHidden              // HiddenDim
 	dimModel               // Dim, the residual stream
-	dimRopePairs           // HeadDim / 2
+	dimRopePairs           // RotaryDims / 2
 	dimHead                // HeadDim
 )
 
@@ -180,7 +214,7 @@ func (c Config) size(d dimension) int {
 	case dimModel:
 		return c.Dim
 	case dimRopePairs:
-		return c.HeadDim() / 2
+		return c.RotaryDims() / 2
 	case dimHead:
 		return c.HeadDim()
 	}
@@ -218,4 +252,48 @@ func (a *architecture) walk(layers int, fn func(tensorRef)) {
 			}
 		}
 	}
+}
+
+// pieceRows is where a fused tensor's piece t lies in it, in a model of
+// config c or, with part, in a part of a split model (which holds its rows
+// of each piece, in order: every piece is split): rows [lo, lo+rows) of
+// total.
+func (t *tensorSpec) pieceRows(c Config, part *Part) (lo, rows, total int) {
+	for i, d := range t.fused {
+		n := c.size(d)
+		if part != nil {
+			n = part.Rows(Axis(d)).Len()
+		}
+		switch {
+		case i < t.piece:
+			lo += n
+		case i == t.piece:
+			rows = n
+		}
+		total += n
+	}
+	return lo, rows, total
+}
+
+// pieceOf is piece t of whole, the fused tensor name, as a view of its rows.
+func (t *tensorSpec) pieceOf(name string, whole *tensor.Matrix, c Config, part *Part) (*tensor.Matrix, error) {
+	lo, rows, total := t.pieceRows(c, part)
+	if whole.Rows != total {
+		return nil, fmt.Errorf("%w: tensor %s is %d×%d, want %d×%d", ErrFormat, name, whole.Rows, whole.Cols, total, c.size(t.cols))
+	}
+	m, err := whole.Slice(lo, lo+rows)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tensor %s: %w", ErrFormat, name, err)
+	}
+	return m, nil
+}
+
+// has reports whether the table lists a tensor of that name.
+func (a *architecture) has(name string) bool {
+	for i := range a.tensors {
+		if a.tensors[i].name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -100,30 +100,36 @@ func (n *naiveModel) headNorm(v []float64, name string) {
 	}
 }
 
-// rope rotates each head of v by position pos: llama rotates adjacent pairs
-// (GPT-J style; GGUF conversion permutes q and k for it), qwen2 and qwen3
-// the first half of a head with the second (GPT-NeoX style).
+// rope rotates each head of v by position pos: llama (and smollm3,
+// granite) rotates adjacent pairs (GPT-J style; GGUF conversion permutes q
+// and k for it), qwen2, qwen3, phi3 and olmo2 the first half of the
+// rotated dimensions with the second (GPT-NeoX style). Only the first
+// ropeDims dimensions of a head rotate (phi3's partial rotary), at
+// frequencies theta^(-2i/ropeDims) divided by the factors (rope_freqs, or
+// phi3's LongRoPE factors), and the rotated values are multiplied by
+// phi3's attention factor.
 func (n *naiveModel) rope(v []float64, pos int) {
 	c := n.sp
-	hd := c.HeadSize()
+	hd, dims := c.HeadSize(), n.ropeDims()
 	scale := 1.0
 	if n.sp.RopeLinearScale > 0 {
 		scale = float64(n.sp.RopeLinearScale)
 	}
+	factors, attn := n.ropeFactors()
 	for h := 0; h < len(v); h += hd {
-		for i := 0; i < hd/2; i++ {
-			freq := math.Pow(float64(c.RopeTheta), -float64(2*i)/float64(hd))
-			if n.sp.RopeFreqFactors != nil {
-				freq /= float64(n.sp.RopeFreqFactors[i])
+		for i := 0; i < dims/2; i++ {
+			freq := math.Pow(float64(c.RopeTheta), -float64(2*i)/float64(dims))
+			if factors != nil {
+				freq /= float64(factors[i])
 			}
 			angle := float64(pos) / scale * freq
 			a, b := h+2*i, h+2*i+1
-			if n.sp.Arch != "llama" {
-				a, b = h+i, h+i+hd/2
+			if n.neox() {
+				a, b = h+i, h+i+dims/2
 			}
 			x0, x1 := v[a], v[b]
-			v[a] = x0*math.Cos(angle) - x1*math.Sin(angle)
-			v[b] = x0*math.Sin(angle) + x1*math.Cos(angle)
+			v[a] = attn * (x0*math.Cos(angle) - x1*math.Sin(angle))
+			v[b] = attn * (x0*math.Sin(angle) + x1*math.Cos(angle))
 		}
 	}
 }
@@ -149,11 +155,12 @@ func (n *naiveModel) step(token int) []float64 {
 	for i, v := range row {
 		x[i] = float64(v)
 	}
+	n.scaleBy(x, float64(n.sp.EmbeddingScale))
 	hd := c.HeadSize() // key_length when the file says, else dim/heads
 	for l := range c.Layers {
 		name := func(s string) string { return fmt.Sprintf("blk.%d.%s", l, s) }
-		h := n.rms(x, name("attn_norm.weight"))
-		q, k, v := n.matVec(name("attn_q.weight"), h), n.matVec(name("attn_k.weight"), h), n.matVec(name("attn_v.weight"), h)
+		h := n.preNorm(x, name("attn_norm.weight"))
+		q, k, v := n.qkv(l, h)
 		switch n.sp.Arch {
 		case "qwen2":
 			add(q, n.vector(name("attn_q.bias")))
@@ -162,9 +169,14 @@ func (n *naiveModel) step(token int) []float64 {
 		case "qwen3":
 			n.headNorm(q, name("attn_q_norm.weight"))
 			n.headNorm(k, name("attn_k_norm.weight"))
+		case "olmo2": // all the queries, the whole key
+			q = n.rms(q, name("attn_q_norm.weight"))
+			k = n.rms(k, name("attn_k_norm.weight"))
 		}
-		n.rope(q, pos)
-		n.rope(k, pos)
+		if n.rotates(l) {
+			n.rope(q, pos)
+			n.rope(k, pos)
+		}
 		n.keys[l] = append(n.keys[l], k)
 		n.vals[l] = append(n.vals[l], v)
 		att := make([]float64, c.Heads*hd)
@@ -176,7 +188,7 @@ func (n *naiveModel) step(token int) []float64 {
 				for i := range hd {
 					scores[t] += q[head*hd+i] * n.keys[l][t][kvh*hd+i]
 				}
-				scores[t] /= math.Sqrt(float64(hd))
+				scores[t] *= n.attentionScale()
 				maxS = math.Max(maxS, scores[t])
 			}
 			sum := 0.0
@@ -190,15 +202,25 @@ func (n *naiveModel) step(token int) []float64 {
 				}
 			}
 		}
-		add(x, n.matVec(name("attn_output.weight"), att))
-		h = n.rms(x, name("ffn_norm.weight"))
-		gate, up := n.matVec(name("ffn_gate.weight"), h), n.matVec(name("ffn_up.weight"), h)
+		add(x, n.sublayerOut(n.matVec(name("attn_output.weight"), att), name("post_attention_norm.weight")))
+		h = n.preNorm(x, name("ffn_norm.weight"))
+		gate, up := n.gateUp(l, h)
 		for i, g := range gate {
 			gate[i] = g / (1 + math.Exp(-g)) * up[i]
 		}
-		add(x, n.matVec(name("ffn_down.weight"), gate))
+		add(x, n.sublayerOut(n.matVec(name("ffn_down.weight"), gate), name("post_ffw_norm.weight")))
 	}
-	return n.matVec("output.weight", n.rms(x, "output_norm.weight"))
+	logits := n.matVec("output.weight", n.rms(x, "output_norm.weight"))
+	if n.sp.LogitScale != 0 {
+		n.scaleBy(logits, 1/float64(n.sp.LogitScale))
+	}
+	return logits
+}
+
+// referenceCase is a model the float64 reference checks the engine on.
+type referenceCase struct {
+	name string
+	spec modelgen.Spec
 }
 
 var tinyShape = Config{
@@ -227,10 +249,7 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 	qwen3Tied.HeadDim = 32
 	llamaWide := llama
 	llamaWide.HeadDim = 4 // key_length narrower than dim/heads: any llama-family file may say it
-	tests := []struct {
-		name string
-		spec modelgen.Spec
-	}{
+	tests := []referenceCase{
 		{"llama GQA tied output", llama},
 		{"llama separate output", separate},
 		{"llama linear rope scaling", linear},
@@ -240,6 +259,7 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 		{"qwen3 wider heads, tied output", qwen3Tied},
 		{"llama with key_length", llamaWide},
 	}
+	tests = append(tests, familyReferenceCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := buildGGUF(t, tt.spec)

@@ -34,6 +34,57 @@ type Config struct {
 	// Qwen3's heads are wider than that (Qwen3-0.6B: dim 1024, 16 heads of
 	// 128), so its queries are wider than the residual stream.
 	KeyLength int
+
+	// What some families add to the llama family's hyper-parameters (see
+	// the architectures' files, arch_*.go); the zero value of each is the
+	// llama family's behaviour.
+
+	// RopeDims is how many of a head's dimensions rotary embeddings turn
+	// (GGUF's rope.dimension_count; Phi-4-mini turns 96 of 128), 0 meaning
+	// all of them: the first RopeDims, paired as RopeStyle says, at
+	// frequencies theta^(-2i/RopeDims); the others pass unchanged.
+	RopeDims int
+	// RopeAttnFactor multiplies the cosines and sines of every rotation
+	// (rope.scaling.attn_factor: LongRoPE's attention factor), 0 meaning 1.
+	RopeAttnFactor float32
+	// RopeOriginalContext is the context the model was first trained for
+	// (rope.scaling.original_context_length; 0: ContextLength). A session
+	// whose context exceeds it rotates by a LongRoPE model's long factors,
+	// else by its short ones (see ropeFactors).
+	RopeOriginalContext int
+	// NoRopeInterval, when > 0, leaves layer l unrotated where (l+1) is a
+	// multiple of it: SmolLM3 skips every 4th layer; 1 rotates none (a
+	// Granite file whose rope.scaling.finetuned is false).
+	NoRopeInterval int
+	// Granite's multipliers, 0 meaning none: EmbeddingScale multiplies the
+	// token embedding, AttentionScale replaces 1/√headDim on the attention
+	// scores, ResidualScale multiplies each sub-layer's output before it is
+	// added to the residual stream, and the logits are divided by
+	// LogitScale.
+	EmbeddingScale, AttentionScale, ResidualScale, LogitScale float32
+}
+
+// RotaryDims is how many of a head's dimensions rotate: RopeDims, or all.
+func (c Config) RotaryDims() int {
+	if c.RopeDims > 0 {
+		return c.RopeDims
+	}
+	return c.HeadDim()
+}
+
+// rotates reports whether layer l applies rotary embeddings (see
+// NoRopeInterval).
+func (c Config) rotates(l int) bool {
+	return c.NoRopeInterval <= 0 || (l+1)%c.NoRopeInterval != 0
+}
+
+// attentionScale multiplies the attention scores q·k: AttentionScale, or
+// 1/√headDim.
+func (c Config) attentionScale() float32 {
+	if c.AttentionScale != 0 {
+		return c.AttentionScale
+	}
+	return float32(1 / math.Sqrt(float64(c.HeadDim())))
 }
 
 // HeadDim is the width of one attention head: KeyLength, or Dim/Heads.
@@ -86,6 +137,21 @@ func (c Config) validate() error {
 	}
 	if c.HeadDim()%2 != 0 {
 		return fmt.Errorf("%w: head dimension %d is odd; rotary embeddings need pairs", ErrFormat, c.HeadDim())
+	}
+	if c.RopeDims < 0 || c.RopeDims > c.HeadDim() || c.RopeDims%2 != 0 {
+		return fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions (want an even count, at most all)", ErrFormat, c.RopeDims, c.HeadDim())
+	}
+	if c.RopeOriginalContext < 0 || c.RopeOriginalContext > maxDimension || c.NoRopeInterval < 0 || c.NoRopeInterval > maxDimension {
+		return fmt.Errorf("%w: rope original context %d or no-rope interval %d out of range", ErrFormat, c.RopeOriginalContext, c.NoRopeInterval)
+	}
+	for _, f := range []struct {
+		name string
+		v    float32
+	}{{"rope attention factor", c.RopeAttnFactor}, {"embedding scale", c.EmbeddingScale}, {"attention scale", c.AttentionScale},
+		{"residual scale", c.ResidualScale}, {"logit scale", c.LogitScale}} {
+		if math.IsNaN(float64(f.v)) || math.IsInf(float64(f.v), 0) || f.v < 0 {
+			return fmt.Errorf("%w: %s %v must be finite and not negative (0: none)", ErrFormat, f.name, f.v)
+		}
 	}
 	if !(c.RopeTheta > 0) || math.IsInf(float64(c.RopeTheta), 0) {
 		return fmt.Errorf("%w: rope theta %v must be positive and finite", ErrFormat, c.RopeTheta)

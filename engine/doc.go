@@ -32,6 +32,12 @@
 //	blk.N.ffn_up.weight         hidden × dim         hidden        Layers[N].WUp
 //	blk.N.ffn_down.weight       dim × hidden         dim           Layers[N].WDown
 //
+// qwen2 and qwen3 are that table with biases, or with per-head q/k norms;
+// the families whose blocks differ more (phi3's fused matrices and
+// LongRoPE, smollm3's layers without rope, olmo2's post-norms, granite's
+// multipliers) have a file each, arch_<family>.go, and small hooks in the
+// forward pass (forward_hooks.go) that do nothing for llama.
+//
 // The forward pass (forward.go) reads like llama2.c's run.c; a model split
 // across workers (engine/shard) plugs into it at its gather points through
 // the Peers interface, and a whole model's Peers does nothing.

@@ -30,6 +30,15 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	for _, sp := range []modelgen.Spec{
 		{Arch: "qwen2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 1},
 		{Arch: "qwen3", Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, VocabSize: 300, ContextLength: 128}, Type: tensor.Q8_0, Seed: 5},
+		// The families' own steps: fused matrices, partial rotary and
+		// LongRoPE; layers without rope; post-norms and whole q/k norms;
+		// multipliers.
+		{Arch: "phi3", Shape: familyShape, Family: modelgen.Family{RopeDims: 12, RopeOriginalContext: 64, RopeAttnFactor: 1.2,
+			RopeFactorsLong: []float32{1, 2, 4, 8, 16, 32}, RopeFactorsShort: []float32{1, 1, 1, 1.1, 1.2, 1.3}}, Type: tensor.Q8_0, Seed: 6},
+		{Arch: "smollm3", Shape: withLayers(familyShape, 4), Type: tensor.Q8_0, Seed: 7},
+		{Arch: "olmo2", Shape: familyShape, Type: tensor.Q8_0, SeparateOutput: true, Seed: 8},
+		{Arch: "granite", Shape: familyShape, Family: modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.0625, ResidualScale: 0.22, LogitScale: 8},
+			Type: tensor.Q8_0, Seed: 9},
 		{Shape: kShape, Type: tensor.Q4_K, SeparateOutput: true, Seed: 2},
 		{Shape: kShape, Type: tensor.Q2_K, SeparateOutput: true, Seed: 3},
 		{Shape: kShape, Type: tensor.Q3_K, SeparateOutput: true, Seed: 4},

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -36,7 +37,7 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 			return nil, err
 		}
 	}
-	w, err := ggufWeights(f, arch, c.Layers)
+	w, err := ggufWeights(f, arch, c, part)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +111,29 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 	if n, err := f.Uint32Or(key("expert_count"), 0); err != nil || n > 0 {
 		return Config{}, fmt.Errorf("%w: mixture-of-experts models (%d experts)", ErrUnsupported, n)
 	}
+	if c.RopeOriginalContext, err = uint32Key(f, key("rope.scaling.original_context_length"), 0); err != nil {
+		return Config{}, err
+	}
+	if c.RopeAttnFactor, err = f.Float32Or(key("rope.scaling.attn_factor"), 0); err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	c.NoRopeInterval = a.noRopeInterval
+	if a.configure != nil {
+		if err := a.configure(f, &c); err != nil {
+			return Config{}, err
+		}
+	}
 	// Optional facts that must agree with the head width (read or derived).
 	if c.Heads > 0 && (c.KeyLength > 0 || c.Dim%c.Heads == 0) {
 		headDim := uint32(c.HeadDim())
-		if d, err := f.Uint32Or(key("rope.dimension_count"), headDim); err != nil || d != headDim {
-			return Config{}, fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions", ErrUnsupported, d, headDim)
+		d, err := f.Uint32Or(key("rope.dimension_count"), headDim)
+		switch {
+		case err != nil:
+			return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+		case d != headDim && !a.partialRope:
+			return Config{}, fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions (llama.cpp too refuses them in %s)", ErrUnsupported, d, headDim, a.name)
+		case d != headDim:
+			c.RopeDims = int(d)
 		}
 		if d, err := f.Uint32Or(key("attention.value_length"), headDim); err != nil || d != headDim {
 			return Config{}, fmt.Errorf("%w: values of %d per head, keys of %d", ErrUnsupported, d, headDim)
@@ -123,18 +142,51 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 	return c, nil
 }
 
+// uint32Key reads an optional unsigned key, def when absent.
+func uint32Key(f *gguf.File, key string, def int) (int, error) {
+	v, err := f.Uint32Or(key, uint32(def))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	return int(v), nil
+}
+
 // ggufWeights binds the file's tensors to the weights, as the
-// architecture's table says; checkShapes then checks them.
-func ggufWeights(f *gguf.File, a *architecture, layers int) (*modelWeights, error) {
-	w := &modelWeights{Layers: make([]layerWeights, layers)}
+// architecture's table says, for a model of config c (part: the rows of a
+// part of a split model); checkShapes then checks them. A tensor the
+// table lists as unsupported is an error.
+func ggufWeights(f *gguf.File, a *architecture, c Config, part *Part) (*modelWeights, error) {
+	for l := range c.Layers {
+		for _, name := range a.unsupported {
+			if strings.Contains(name, "%d") {
+				name = fmt.Sprintf(name, l)
+			}
+			if hasTensor(f, name) {
+				return nil, fmt.Errorf("%w: tensor %s, which %s models may have and this engine does not compute with", ErrUnsupported, name, a.name)
+			}
+		}
+	}
+	w := &modelWeights{Layers: make([]layerWeights, c.Layers)}
+	fused := map[string]*tensor.Matrix{} // the fused tensors, whole, by name
 	var firstErr error
-	a.walk(layers, func(t tensorRef) {
+	a.walk(c.Layers, func(t tensorRef) {
 		if firstErr != nil {
 			return
 		}
 		ti, ok := f.Tensor(t.name)
 		if !ok {
 			return // checkShapes reports the tensors that are not optional
+		}
+		if t.spec.fused != nil {
+			whole, ok := fused[t.name]
+			if !ok {
+				if whole, firstErr = ggufMatrix(ti, true); firstErr != nil {
+					return
+				}
+				fused[t.name] = whole
+			}
+			*t.matrixIn(w), firstErr = t.spec.pieceOf(t.name, whole, c, part)
+			return
 		}
 		m, err := ggufMatrix(ti, t.isMatrix())
 		switch {
@@ -154,6 +206,12 @@ func ggufWeights(f *gguf.File, a *architecture, layers int) (*modelWeights, erro
 		w.Output = w.TokenEmbedding // tied embeddings
 	}
 	return w, firstErr
+}
+
+// hasTensor reports whether the file has a tensor of that name.
+func hasTensor(f *gguf.File, name string) bool {
+	_, ok := f.Tensor(name)
+	return ok
 }
 
 // ggufMatrix views a tensor as a matrix (ggml dims [cols, rows]) or, for a

@@ -70,14 +70,22 @@ func TestLogitsMatchLlama2C(t *testing.T) {
 
 // TestDecodeStepAllocatesNothing: the forward pass of one token uses only
 // buffers allocated with the session, whatever its KV cache type: for
-// stories260K, and for a qwen3 model whose queries are wider than its
-// residual stream (the products' workspace must fit them).
+// stories260K, for a qwen3 model whose queries are wider than its
+// residual stream (the products' workspace must fit them), and for the
+// families' reference models.
 func TestDecodeStepAllocatesNothing(t *testing.T) {
 	qwen3 := specOf("qwen3", tinyShape, 3, 0.1)
 	qwen3.HeadDim, qwen3.Type = 32, tensor.Q8_0
 	qm, err := Load(buildGGUF(t, qwen3), LoadOptions{})
 	require.NoError(t, err)
-	for name, m := range map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm} {
+	models := map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm}
+	for _, c := range familyReferenceCases() {
+		c.spec.Type = tensor.Q8_0
+		m, err := Load(buildGGUF(t, c.spec), LoadOptions{})
+		require.NoError(t, err)
+		models[c.name] = m
+	}
+	for name, m := range models {
 		for _, kv := range []KVType{KVF32, KVF16} {
 			s := newSessionKV(t, m, kv)
 			pos := 0

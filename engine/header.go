@@ -93,9 +93,11 @@ func (h *Header) Info(fileSize int) Info {
 		SharedOutput: !hasOutput, TensorTypes: map[string]int{},
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}
+	info.familyInfo(h.arch, c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),
+		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")))
 	h.arch.walk(c.Layers, func(t tensorRef) {
 		ti, ok := f.Tensor(t.name)
-		if !ok {
+		if !ok || t.spec.piece > 0 { // a fused tensor counts once
 			return
 		}
 		if t.isMatrix() {
@@ -108,14 +110,25 @@ func (h *Header) Info(fileSize int) Info {
 	return info
 }
 
+// SplitError is why the model cannot be split across workers, as
+// Model.SplitError says, or nil when it can.
+func (h *Header) SplitError() error { return h.arch.splitError() }
+
 // tensorSplits lists the tensors of an architecture for a model of layers
-// layers and how a split model divides each.
+// layers and how a split model divides each: a fused tensor once, with its
+// pieces' axes.
 func tensorSplits(a *architecture, layers int) []TensorSplit {
 	var out []TensorSplit
 	a.walk(layers, func(t tensorRef) {
+		if t.spec.piece > 0 {
+			return // listed with its first piece
+		}
 		ts := TensorSplit{Name: t.name, Split: t.spec.split}
 		if ts.Split {
 			ts.Axis = Axis(t.spec.rows)
+		}
+		for _, d := range t.spec.fused {
+			ts.Fused = append(ts.Fused, Axis(d))
 		}
 		out = append(out, ts)
 	})

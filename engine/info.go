@@ -29,6 +29,43 @@ type Info struct {
 	EOS             int            `json:"eos_token_id"`
 	Metadata        map[string]any `json:"metadata,omitempty"`
 	TokenizerFamily string         `json:"tokenizer"` // "llama" (SentencePiece) or "gpt2" (byte-level BPE): GGUF's tokenizer.ggml.model
+
+	// What some families' files say beyond the llama family's keys (see
+	// Config); zero, and left out of JSON, where a model says none of it.
+	RopeDims            int     `json:"rope_dimension_count,omitempty"`         // the rotated dimensions of a head, when fewer than key_length (phi3's partial rotary)
+	RopeFactors         string  `json:"rope_factors,omitempty"`                 // "long/short" (LongRoPE: rope_factors_long/short) or "freqs" (rope_freqs)
+	RopeAttnFactor      float32 `json:"rope_attn_factor,omitempty"`             // rope.scaling.attn_factor
+	RopeOriginalContext int     `json:"rope_original_context_length,omitempty"` // above it a session rotates by the long factors
+	NoRopeInterval      int     `json:"no_rope_interval,omitempty"`             // every n-th layer has no rotary embeddings (smollm3: 4; 1: none has)
+	EmbeddingScale      float32 `json:"embedding_scale,omitempty"`              // granite's multipliers
+	AttentionScale      float32 `json:"attention_scale,omitempty"`
+	ResidualScale       float32 `json:"residual_scale,omitempty"`
+	LogitScale          float32 `json:"logit_scale,omitempty"`
+	// SplitError says why the model cannot be split across workers (its
+	// family's layers need every head at once: olmo2), "" when it can.
+	SplitError string `json:"split_error,omitempty"`
+}
+
+// familyInfo fills in what the model's family a adds: rope factors says
+// which frequency factors it has ("" for none).
+func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
+	info.SplitError = a.noSplit
+	info.RopeDims = c.RopeDims
+	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
+	info.NoRopeInterval = c.NoRopeInterval
+	info.EmbeddingScale, info.AttentionScale, info.ResidualScale, info.LogitScale = c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale
+}
+
+// ropeFactorsName names the frequency factors a model has (see
+// Info.RopeFactors).
+func ropeFactorsName(freqs, longShort bool) string {
+	switch {
+	case longShort:
+		return "long/short"
+	case freqs:
+		return "freqs"
+	}
+	return ""
 }
 
 // Info summarises the model. For a part of a split model it counts the
@@ -43,13 +80,16 @@ func (m *Model) Info() Info {
 		SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
+	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil))
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {
 		case t.isMatrix() && t.name == nameOutput && info.SharedOutput:
 			// the embedding, counted once
 		case t.isMatrix() && *t.matrixIn(w) != nil:
 			mat := *t.matrixIn(w)
-			info.TensorTypes[mat.Type.String()]++
+			if t.spec.piece == 0 { // a fused tensor is one tensor, its pieces' rows its parameters
+				info.TensorTypes[mat.Type.String()]++
+			}
 			info.Parameters += int64(mat.Rows) * int64(mat.Cols)
 		case !t.isMatrix() && *t.vectorIn(w) != nil:
 			info.TensorTypes["F32"]++ // vectors are held as float32
@@ -105,6 +145,14 @@ func (m *Model) Fingerprint() uint64 {
 	}
 	for _, v := range [...]float32{c.RopeTheta, c.RopeScale, c.NormEps} {
 		num(uint64(math.Float32bits(v)))
+	}
+	// What some families add, when they do (so that the llama family's
+	// fingerprints stay as they were).
+	for i, v := range [...]float32{float32(c.RopeDims), c.RopeAttnFactor, float32(c.RopeOriginalContext), float32(c.NoRopeInterval),
+		c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale} {
+		if v != 0 {
+			num(uint64(i)<<32 | uint64(math.Float32bits(v)))
+		}
 	}
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
@@ -172,6 +171,7 @@ func (c *kvCache) store(l, pos int, k, v []float32) {
 }
 
 // attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v
+// (or granite's scale for 1/√headDim: Config.attentionScale)
 // over positions 0..pos of layer l's cached keys and values, into out.
 // Heads share key/value heads in groups (grouped-query attention).
 func (s *Session) attention(out, q []float32, l, pos int) {
@@ -181,7 +181,7 @@ func (s *Session) attention(out, q []float32, l, pos int) {
 	}
 	c, kv := &s.model.config, &s.kv
 	headDim, group := c.HeadDim(), c.GroupSize()
-	scale := float32(1 / math.Sqrt(float64(headDim)))
+	scale := c.attentionScale()
 	scores := s.state.scores[:pos+1]
 	layer := l * kv.positions * kv.kvDim
 	for h := range len(q) / headDim {
@@ -241,7 +241,7 @@ func (s *Session) attentionF16(out, q []float32, tokens, l, pos int) {
 	c, kv, st := &s.model.config, &s.kv, s.state
 	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
 	heads, end := qDim/headDim, pos+tokens // positions 0..end-1 are read
-	scale := float32(1 / math.Sqrt(float64(headDim)))
+	scale := c.attentionScale()
 	chunk := len(st.kvChunk) / kv.kvDim // positions a chunk holds
 	layer := l * kv.positions * kv.kvDim
 	// each calls f for the chunks [t0, t1) of positions 0..end-1, with their

@@ -76,10 +76,40 @@ func TestParityWithLlamaCpp(t *testing.T) {
 	// 16 heads of 128): here 4 heads of 32 over a 64-wide stream.
 	qwen3 := llama
 	qwen3.HeadDim = 32
+	// Phi-4-mini rotates 96 of its heads' 128 dimensions, by LongRoPE's
+	// factors: here 12 of 16, by the long factors (a context of 128
+	// positions, first trained for 32), and in phi3-short by the short
+	// ones (256 positions, first trained for 256), over whole heads.
+	phi3 := modelgen.Family{RopeDims: 12, RopeOriginalContext: 32, RopeAttnFactor: 1.1832, SlidingWindow: 2047,
+		RopeFactorsLong:  []float32{1, 1.5, 2.5, 4, 7, 12},
+		RopeFactorsShort: []float32{1, 1.02, 1.05, 1.1, 1.2, 1.4}}
+	phi3Short := modelgen.Family{RopeOriginalContext: 256, RopeAttnFactor: 1.19,
+		RopeFactorsLong:  []float32{1, 1.5, 2.5, 4, 7, 12, 20, 30},
+		RopeFactorsShort: []float32{1, 1.02, 1.05, 1.1, 1.2, 1.4, 1.7, 2}}
+	long := llama
+	long.ContextLength = 256
+	// SmolLM3's every 4th layer has no rope: 4 layers, the last without.
+	fourLayers := llama
+	fourLayers.Layers = 4
+	// Granite 3.x's multipliers (granite-3.3-2b: 12, 1/64 for its heads of
+	// 64, 0.22, 8), the attention's for these heads of 16; its output
+	// weights 8 times the others', as its logits are divided by 8.
+	granite := modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.0625, ResidualScale: 0.22, LogitScale: 8}
 	archs := []struct {
-		arch  string
-		shape modelgen.Shape
-	}{{"llama", llama}, {"qwen2", llama}, {"qwen3", qwen3}}
+		name, arch string
+		shape      modelgen.Shape
+		family     modelgen.Family
+		outputStd  float64
+	}{
+		{"llama", "llama", llama, modelgen.Family{}, 0.5},
+		{"qwen2", "qwen2", llama, modelgen.Family{}, 0.5},
+		{"qwen3", "qwen3", qwen3, modelgen.Family{}, 0.5},
+		{"phi3", "phi3", llama, phi3, 0.5},
+		{"phi3-short", "phi3", long, phi3Short, 0.5},
+		{"smollm3", "smollm3", fourLayers, modelgen.Family{}, 0.5},
+		{"olmo2", "olmo2", llama, modelgen.Family{}, 0.5},
+		{"granite", "granite", llama, granite, 4},
+	}
 	var cases []llamacppref.Case
 	for _, a := range archs {
 		for _, c := range []struct {
@@ -87,9 +117,9 @@ func TestParityWithLlamaCpp(t *testing.T) {
 			kv  llamacppref.KVType
 		}{{tensor.F32, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF16}} {
 			cases = append(cases, llamacppref.Case{
-				Name:   fmt.Sprintf("%s-%v-kv%s", a.arch, c.typ, c.kv),
+				Name:   fmt.Sprintf("%s-%v-kv%s", a.name, c.typ, c.kv),
 				KVType: c.kv,
-				Spec: modelgen.Spec{Arch: a.arch, Shape: a.shape, Type: c.typ, Seed: 14, Std: 0.1, OutputStd: 0.5,
+				Spec: modelgen.Spec{Arch: a.arch, Shape: a.shape, Family: a.family, Type: c.typ, Seed: 14, Std: 0.1, OutputStd: a.outputStd,
 					SeparateOutput: true, MuteSpecial: true},
 			})
 		}

@@ -93,42 +93,51 @@ func addInto(dst, src []float32) {
 	}
 }
 
-// ropeTable holds cos and sin of every position's rotation angle.
+// ropeTable holds cos and sin of every position's rotation angle, for the
+// pairs of a head's dimensions that rotate (Config.RotaryDims).
 type ropeTable struct {
-	cos, sin []float32 // (context, headDim/2)
-	half     int
+	cos, sin []float32 // (context, rotaryDims/2)
+	half     int       // the pairs of a head that rotate: rotaryDims/2
 }
 
 // newRopeTable precomputes the rotations for positions [0, context):
-// pair i of a head turns by pos/scale · theta^(-2i/headDim) / factors[i]
-// (factors may be nil).
+// pair i of a head turns by pos/scale · theta^(-2i/rotaryDims) / factors[i]
+// (factors may be nil), its cosine and sine multiplied by the attention
+// factor (LongRoPE's; 1 without), as ggml's rope multiplies them.
 func newRopeTable(c Config, factors []float32, context int) ropeTable {
-	half := c.HeadDim() / 2
+	dims := c.RotaryDims()
+	half := dims / 2
 	t := ropeTable{cos: make([]float32, context*half), sin: make([]float32, context*half), half: half}
 	logTheta := fmath.Log64(float64(c.RopeTheta))
 	invFreq := make([]float64, half)
 	for i := range invFreq {
 		// In float32, as llama2.c computes 1/powf(theta, 2i/headDim).
-		expo := float32(2*i) / float32(c.HeadDim())
+		expo := float32(2*i) / float32(dims)
 		invFreq[i] = float64(float32(1 / fmath.Exp64(float64(expo)*logTheta)))
 		if factors != nil {
 			invFreq[i] = float64(float32(invFreq[i]) / factors[i])
 		}
+	}
+	attn := c.RopeAttnFactor
+	if attn == 0 {
+		attn = 1
 	}
 	for pos := 0; pos < context; pos++ {
 		p := float32(float32(pos) / c.RopeScale)
 		for i, f := range invFreq {
 			angle := float32(p * float32(f))
 			s, co := math.Sincos(float64(angle))
-			t.cos[pos*half+i] = float32(co)
-			t.sin[pos*half+i] = float32(s)
+			t.cos[pos*half+i] = float32(co) * attn
+			t.sin[pos*half+i] = float32(s) * attn
 		}
 	}
 	return t
 }
 
 // rotate applies position pos's rotation to every head in v (heads·headDim
-// values), pairing dimensions as style says.
+// values), pairing dimensions as style says: the first t.half pairs of a
+// head turn, (2i, 2i+1) or (i, i+t.half), and any dimensions past them
+// (partial rotary, as Phi-4-mini's) stay as they are.
 func (t ropeTable) rotate(v []float32, pos, headDim int, style RopeStyle) {
 	cos := t.cos[pos*t.half : (pos+1)*t.half]
 	sin := t.sin[pos*t.half : (pos+1)*t.half]

@@ -62,11 +62,31 @@ func (p *Part) check(c Config) error {
 	return nil
 }
 
+// AxisLen is the number of rows along axis a of a whole model of config c.
+func (c Config) AxisLen(a Axis) int { return c.size(dimension(a)) }
+
 // TensorSplit says how a split model divides one of its tensors.
 type TensorSplit struct {
 	Name  string // the GGUF name, e.g. "blk.0.attn_q.weight"
 	Split bool   // whether a part holds only some of its rows (else all of it)
-	Axis  Axis   // what its rows index, when Split
+	Axis  Axis   // what its rows index, when Split (the first piece's, for a fused tensor)
+	// Fused, for a tensor that holds several matrices one after another
+	// (phi3's attn_qkv: the queries', the keys' and the values' rows), are
+	// the axes of its pieces' rows, in order: a part holds its rows of each
+	// piece, one piece after another.
+	Fused []Axis
+}
+
+// SplitError is why a model of this architecture cannot be split across
+// workers (an error wrapping ErrUnsupported), or nil when it can.
+func (m *Model) SplitError() error { return m.arch.splitError() }
+
+// splitError is SplitError for the architecture.
+func (a *architecture) splitError() error {
+	if a.noSplit == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s models cannot be split across workers: %s", ErrUnsupported, a.name, a.noSplit)
 }
 
 // Tensors lists every tensor the model's architecture uses (optional ones
@@ -82,6 +102,9 @@ func (m *Model) Tensors() []TensorSplit {
 func (m *Model) Cut(p Part) (*Model, error) {
 	if m.part != nil {
 		return nil, fmt.Errorf("%w: the model is already a part of a split model", ErrInvalidOption)
+	}
+	if err := m.SplitError(); err != nil {
+		return nil, err
 	}
 	if err := p.check(m.config); err != nil {
 		return nil, err

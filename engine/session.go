@@ -100,7 +100,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		state:       st,
 		logits:      st.logits,
 		kv:          newKVCache(kvType, m.config.Layers, w.Layers[0].Wk.Rows, positions),
-		rope:        newRopeTable(m.config, w.RopeFreqFactors, positions),
+		rope:        newRopeTable(m.config, w.ropeFactors(m.config, positions), positions),
 		tokens:      make([]int, 0, positions),
 		peers:       peers,
 		promptBlock: min(block, positions),

@@ -20,6 +20,11 @@ type modelWeights struct {
 	// RopeFreqFactors, when present, divide each rotary pair's frequency
 	// (headDim/2 values; llama-3.1-style rope scaling stores them as rope_freqs.weight).
 	RopeFreqFactors []float32
+	// RopeFactorsLong and RopeFactorsShort are LongRoPE's frequency
+	// factors (phi3: rope_factors_long/short.weight, rotaryDims/2 values
+	// each), for a session whose context exceeds the original training
+	// context and for one whose does not (ropeFactors chooses).
+	RopeFactorsLong, RopeFactorsShort []float32
 
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
@@ -50,7 +55,7 @@ func (w *modelWeights) pack(a *architecture, layers int) {
 
 // layerWeights are one transformer block's parameters.
 type layerWeights struct {
-	AttnNorm []float32      // (dim)
+	AttnNorm []float32      // (dim); nil where the family has no pre-norms (olmo2)
 	Wq       *tensor.Matrix // (heads·headDim, dim): query projection
 	Wk       *tensor.Matrix // (kvDim, dim)
 	Wv       *tensor.Matrix // (kvDim, dim)
@@ -58,12 +63,17 @@ type layerWeights struct {
 	Bq       []float32      // (heads·headDim) or nil: query bias (qwen2)
 	Bk       []float32      // (kvDim) or nil
 	Bv       []float32      // (kvDim) or nil
-	QNorm    []float32      // (headDim) or nil: RMSNorm weights of each query head (qwen3)
-	KNorm    []float32      // (headDim) or nil: of each key head
-	FFNNorm  []float32      // (dim)
-	WGate    *tensor.Matrix // (hidden, dim): w1 in llama2.c
-	WDown    *tensor.Matrix // (dim, hidden): w2
-	WUp      *tensor.Matrix // (hidden, dim): w3
+	QNorm    []float32      // (headDim) or nil: RMSNorm weights of each query head (qwen3); (heads·headDim): of all the queries at once (olmo2)
+	KNorm    []float32      // (headDim) or nil: of each key head; (kvDim): of the whole key (olmo2)
+	FFNNorm  []float32      // (dim); nil where the family has no pre-norms (olmo2)
+	// AttnPostNorm and FFNPostNorm, where the family has them (olmo2),
+	// normalise the attention's and the feed-forward's outputs before they
+	// are added to the residual stream.
+	AttnPostNorm []float32      // (dim) or nil
+	FFNPostNorm  []float32      // (dim) or nil
+	WGate        *tensor.Matrix // (hidden, dim): w1 in llama2.c
+	WDown        *tensor.Matrix // (dim, hidden): w2
+	WUp          *tensor.Matrix // (hidden, dim): w3
 }
 
 // checkShapes verifies every weight against the config (and, for a part of

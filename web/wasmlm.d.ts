@@ -142,6 +142,22 @@ export interface ModelInfo {
   metadata?: Record<string, unknown>;
   /** The tokenizer's kind: "llama" (SentencePiece) or "gpt2" (byte-level BPE), GGUF's tokenizer.ggml.model. */
   tokenizer: string;
+  /** What some families' files say (absent where a model says none of it): the dimensions of a head that rotate, when fewer than keyLength (Phi-4-mini's partial rotary). */
+  ropeDimensionCount?: number;
+  /** The rope frequency factors the model has: 'long/short' (Phi-3's LongRoPE) or 'freqs'. */
+  ropeFactors?: 'long/short' | 'freqs';
+  /** LongRoPE's attention factor, and the context above which a session rotates by the long factors. */
+  ropeAttnFactor?: number;
+  ropeOriginalContextLength?: number;
+  /** Every n-th layer has no rotary embeddings (SmolLM3: 4). */
+  noRopeInterval?: number;
+  /** Granite's multipliers: of the embedding, of the attention scores (for 1/√keyLength), of each sub-layer's output; the logits are divided by logitScale. */
+  embeddingScale?: number;
+  attentionScale?: number;
+  residualScale?: number;
+  logitScale?: number;
+  /** Why the model cannot be split across workers (OLMo 2 normalises every head of q and k at once); absent when it can. */
+  splitError?: string;
   /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
   chatTemplate: string | null;
   /** The positions this model's session holds. */

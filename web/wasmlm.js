@@ -70,14 +70,15 @@ const AUTO_LAYER_BYTES_PER_WORKER = { simd: 3 << 20, pureGo: 256 << 10 };
  * hardwareConcurrency (the page and the browser need a core too: on 2 cores,
  * two workers in lockstep swung from 0.9× to 1.5× between runs), at most
  * MAX_AUTO_WORKERS and the model's key/value heads, and at least one. A
- * llama2.c checkpoint runs in one worker.
+ * llama2.c checkpoint runs in one worker, and so does a model whose family
+ * cannot be split (info.splitError says why).
  * info: a ModelInfo (format, fileSize, parameters, blockCount, embeddingLength,
  * feedForwardLength, headCount, headCountKv, simd; keyLength, the head width, when
  * it is not embeddingLength / headCount, as Qwen3's).
  */
 export function autoWorkers(info, hardwareConcurrency) {
   const { format, fileSize, parameters, blockCount: layers, embeddingLength: dim, feedForwardLength: hidden } = info;
-  if (format !== 'gguf' || !(layers > 0 && parameters > 0 && info.headCount > 0)) return 1;
+  if (format !== 'gguf' || info.splitError || !(layers > 0 && parameters > 0 && info.headCount > 0)) return 1;
   const headDim = info.keyLength > 0 ? info.keyLength : dim / info.headCount;
   const qDim = headDim * info.headCount;
   const kvDim = headDim * info.headCountKv;

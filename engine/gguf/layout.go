@@ -47,11 +47,36 @@ type TensorRef struct {
 // AddTensorRef adds a tensor as AddTensor does, whose bytes are not given
 // but lie at ref; only Layout lays such tensors out (Bytes fails).
 func (b *Builder) AddTensorRef(name string, t tensor.Type, dims []uint64, ref TensorRef) {
-	if ref.Source < 0 || ref.Offset < 0 {
-		b.fail("tensor %q: source %d offset %d", name, ref.Source, ref.Offset)
+	b.AddTensorPieces(name, t, dims, []TensorPiece{{Source: ref.Source, Offset: ref.Offset, Len: wholeTensor}})
+}
+
+// TensorPiece is Len bytes of source file Source from Offset: one of the
+// ranges a tensor's bytes are gathered from (AddTensorPieces).
+type TensorPiece struct {
+	Source int
+	Offset int64
+	Len    int
+}
+
+// wholeTensor is the Len of AddTensorRef's one piece: the tensor's size.
+const wholeTensor = -1
+
+// AddTensorPieces adds a tensor as AddTensorRef does, whose bytes are those
+// of pieces, one after another (rows of a fused tensor that a part of a
+// split model holds: its rows of the queries, of the keys, of the values).
+// The pieces' lengths must add up to the tensor's size.
+func (b *Builder) AddTensorPieces(name string, t tensor.Type, dims []uint64, pieces []TensorPiece) {
+	if len(pieces) == 0 {
+		b.fail("tensor %q: no pieces", name)
 		return
 	}
-	b.addTensor(name, t, dims, nil, &ref)
+	for _, p := range pieces {
+		if p.Source < 0 || p.Offset < 0 || (p.Len < 0 && !(p.Len == wholeTensor && len(pieces) == 1)) {
+			b.fail("tensor %q: source %d offset %d length %d", name, p.Source, p.Offset, p.Len)
+			return
+		}
+	}
+	b.addTensor(name, t, dims, nil, slices.Clone(pieces))
 }
 
 // Layout returns the layout of the file built: the header as Bytes writes
@@ -73,11 +98,15 @@ func (b *Builder) Layout() (*Layout, error) {
 	copy(l.Header, head)
 	offset := 0
 	for i, t := range b.tensors {
-		ref := b.refs[i]
-		if ref == nil {
+		pieces := b.refs[i]
+		if pieces == nil {
 			return nil, fmt.Errorf("%w: tensor %q has bytes, not a source: use Bytes", ErrInvalid, t.Name)
 		}
-		l.Segments = append(l.Segments, Segment{Source: ref.Source, Offset: ref.Offset, Dst: dataStart + offset, Len: t.Size})
+		at := dataStart + offset
+		for _, p := range pieces {
+			l.Segments = append(l.Segments, Segment{Source: p.Source, Offset: p.Offset, Dst: at, Len: p.Len})
+			at += p.Len
+		}
 		offset = alignUp(offset+t.Size, align)
 	}
 	l.Size = dataStart + offset

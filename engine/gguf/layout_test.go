@@ -233,3 +233,42 @@ func TestBytesRefusesTensorRefs(t *testing.T) {
 	_, err = b.Layout()
 	require.ErrorIs(t, err, gguf.ErrInvalid)
 }
+
+// TestTensorPieces: a tensor laid out from pieces of other tensors holds
+// their bytes one after another (a part's rows of each piece of a fused
+// tensor); pieces that do not add up to the tensor's size are an error.
+func TestTensorPieces(t *testing.T) {
+	data := manyTensors(t)
+	f, err := gguf.Parse(data)
+	require.NoError(t, err)
+	a, b := f.Tensors()[0], f.Tensors()[5]
+	require.Equal(t, tensor.F32, a.Type)
+	require.Equal(t, tensor.F32, b.Type)
+	// 4 values of a from its second, then 8 of b from its first.
+	pieces := []gguf.TensorPiece{
+		{Source: 0, Offset: int64(f.DataOffset + a.Offset + 4), Len: 16},
+		{Source: 0, Offset: int64(f.DataOffset + b.Offset), Len: 32},
+	}
+	want := append(append([]byte(nil), a.Data[4:20]...), b.Data[:32]...)
+	builder := gguf.NewBuilder()
+	builder.AddTensorPieces("p", tensor.F32, []uint64{12}, pieces)
+	l, err := builder.Layout()
+	require.NoError(t, err)
+	out := assemble(t, l, [][]byte{data}, 0, rand.New(rand.NewPCG(1, 2)))
+	g, err := gguf.Parse(out)
+	require.NoError(t, err)
+	p, ok := g.Tensor("p")
+	require.True(t, ok)
+	assert.Equal(t, want, p.Data)
+
+	for name, pieces := range map[string][]gguf.TensorPiece{
+		"short":    {{Offset: 0, Len: 16}},
+		"none":     nil,
+		"negative": {{Offset: 0, Len: -16}, {Offset: 0, Len: 64}},
+	} {
+		builder := gguf.NewBuilder()
+		builder.AddTensorPieces("p", tensor.F32, []uint64{12}, pieces)
+		_, err := builder.Layout()
+		assert.ErrorIs(t, err, gguf.ErrInvalid, name)
+	}
+}

@@ -23,7 +23,7 @@ type Builder struct {
 	kvIndex     map[string]int
 	tensors     []TensorInfo
 	tensorIndex map[string]int
-	refs        []*TensorRef // per tensor: where its bytes lie (AddTensorRef), or nil
+	refs        [][]TensorPiece // per tensor: where its bytes lie (AddTensorRef, AddTensorPieces), or nil
 	err         error
 }
 
@@ -113,7 +113,7 @@ func (b *Builder) AddTensor(name string, t tensor.Type, dims []uint64, data []by
 }
 
 // addTensor adds a tensor with its bytes (data) or, for a ref, with none.
-func (b *Builder) addTensor(name string, t tensor.Type, dims []uint64, data []byte, ref *TensorRef) {
+func (b *Builder) addTensor(name string, t tensor.Type, dims []uint64, data []byte, ref []TensorPiece) {
 	if b.err != nil {
 		return
 	}
@@ -155,6 +155,17 @@ func (b *Builder) addTensor(name string, t tensor.Type, dims []uint64, data []by
 	case ref == nil && need != uint64(len(data)):
 		b.fail("tensor %q: %v %v does not take the %d bytes given", name, t, dims, len(data))
 		return
+	case len(ref) == 1 && ref[0].Len == wholeTensor:
+		ref[0].Len = int(need)
+	case ref != nil:
+		n := uint64(0)
+		for _, p := range ref {
+			n += uint64(p.Len)
+		}
+		if n != need {
+			b.fail("tensor %q: %v %v does not take the %d bytes of its pieces", name, t, dims, n)
+			return
+		}
 	}
 	b.tensorIndex[name] = len(b.tensors)
 	b.tensors = append(b.tensors, TensorInfo{Name: name, Type: t, Dims: append([]uint64(nil), dims...), Size: int(need), Data: data})

@@ -37,8 +37,18 @@ func File(data []byte, index, count int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", engine.ErrFormat, err)
 	}
-	b, err := partBuilder(f, m.Config(), m.Tensors(), index, count, m.Fingerprint(), func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, lo, n int) {
-		b.AddTensor(ti.Name, ti.Type, dims, ti.Data[lo:lo+n])
+	if err := m.SplitError(); err != nil {
+		return nil, err
+	}
+	b, err := partBuilder(f, m.Config(), m.Tensors(), index, count, m.Fingerprint(), func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, ranges []byteRange) {
+		data := ti.Data[ranges[0].lo : ranges[0].lo+ranges[0].n]
+		if len(ranges) > 1 { // a fused tensor's rows of each piece, one after another
+			data = nil
+			for _, r := range ranges {
+				data = append(data, ti.Data[r.lo:r.lo+r.n]...)
+			}
+		}
+		b.AddTensor(ti.Name, ti.Type, dims, data)
 	})
 	if err != nil {
 		return nil, err
@@ -66,8 +76,15 @@ func Layout(f *gguf.File, index, count int, source uint64) (*gguf.Layout, error)
 	if err != nil {
 		return nil, err
 	}
-	b, err := partBuilder(f, h.Config(), h.Tensors(), index, count, source, func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, lo, _ int) {
-		b.AddTensorRef(ti.Name, ti.Type, dims, gguf.TensorRef{Source: 0, Offset: int64(f.DataOffset + ti.Offset + lo)})
+	if err := h.SplitError(); err != nil {
+		return nil, err
+	}
+	b, err := partBuilder(f, h.Config(), h.Tensors(), index, count, source, func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, ranges []byteRange) {
+		pieces := make([]gguf.TensorPiece, len(ranges))
+		for i, r := range ranges {
+			pieces[i] = gguf.TensorPiece{Source: 0, Offset: int64(f.DataOffset + ti.Offset + r.lo), Len: r.n}
+		}
+		b.AddTensorPieces(ti.Name, ti.Type, dims, pieces)
 	})
 	if err != nil {
 		return nil, err
@@ -93,12 +110,16 @@ func HeaderFingerprint(headers [][]byte, size int64) uint64 {
 	return h.Sum64()
 }
 
+// byteRange is n bytes of a tensor's, from lo.
+type byteRange struct{ lo, n int }
+
 // partBuilder starts the file of part index of count of the model of config
 // c with header f: f's metadata, the wasmlm.shard.* keys, and for every
 // tensor of tensors that f has, add(b, its info, its dims in the part, the
-// offset and length of the part's bytes in the tensor's).
+// ranges of the tensor's bytes that the part's are, in order: one, but for
+// a fused tensor, one per piece).
 func partBuilder(f *gguf.File, c engine.Config, tensors []engine.TensorSplit, index, count int, source uint64,
-	add func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, lo, n int)) (*gguf.Builder, error) {
+	add func(b *gguf.Builder, ti gguf.TensorInfo, dims []uint64, ranges []byteRange)) (*gguf.Builder, error) {
 	p, err := newPlan(c, index, count)
 	if err != nil {
 		return nil, err
@@ -117,15 +138,43 @@ func partBuilder(f *gguf.File, c engine.Config, tensors []engine.TensorSplit, in
 		if !ok {
 			continue // an optional tensor the file does not have
 		}
-		dims, lo, n := ti.Dims, 0, ti.Size
-		if t.Split {
-			if dims, lo, n, err = sliceRows(ti, p.rows.Rows(t.Axis)); err != nil {
-				return nil, err
-			}
+		dims, ranges, err := partRanges(ti, t, c, p.rows)
+		if err != nil {
+			return nil, err
 		}
-		add(b, ti, dims, lo, n)
+		add(b, ti, dims, ranges)
 	}
 	return b, nil
+}
+
+// partRanges is what a part holding rows of a model of config c holds of
+// tensor t (whose info is ti): its dims, and the ranges of its bytes in the
+// tensor's: the whole tensor, its rows of a split one, or its rows of each
+// piece of a fused one (see engine.TensorSplit).
+func partRanges(ti gguf.TensorInfo, t engine.TensorSplit, c engine.Config, rows engine.Part) ([]uint64, []byteRange, error) {
+	switch {
+	case !t.Split:
+		return ti.Dims, []byteRange{{0, ti.Size}}, nil
+	case t.Fused == nil:
+		dims, lo, n, err := sliceRows(ti, rows.Rows(t.Axis))
+		return dims, []byteRange{{lo, n}}, err
+	}
+	var ranges []byteRange
+	held, offset := 0, 0 // the part's rows of the pieces so far, the whole's
+	for _, a := range t.Fused {
+		s := rows.Rows(a)
+		_, lo, n, err := sliceRows(ti, engine.Span{Lo: offset + s.Lo, Hi: offset + s.Hi})
+		if err != nil {
+			return nil, nil, err
+		}
+		ranges = append(ranges, byteRange{lo, n})
+		held += s.Len()
+		offset += c.AxisLen(a)
+	}
+	if len(ti.Dims) != 2 || ti.Dims[1] != uint64(offset) {
+		return nil, nil, fmt.Errorf("%w: tensor %s (%v) is not the %d rows of its pieces", engine.ErrFormat, ti.Name, ti.Dims, offset)
+	}
+	return []uint64{ti.Dims[0], uint64(held)}, ranges, nil
 }
 
 // sliceRows returns the dims of rows s of a matrix, or of elements s of a
@@ -210,6 +259,9 @@ func PartBytes(f *gguf.File, index, count int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := h.SplitError(); err != nil {
+		return 0, err
+	}
 	p, err := newPlan(h.Config(), index, count)
 	if err != nil {
 		return 0, err
@@ -221,11 +273,13 @@ func PartBytes(f *gguf.File, index, count int) (int64, error) {
 		if !ok {
 			continue
 		}
-		size := ti.Size
-		if t.Split {
-			if _, _, size, err = sliceRows(ti, p.rows.Rows(t.Axis)); err != nil {
-				return 0, err
-			}
+		_, ranges, err := partRanges(ti, t, h.Config(), p.rows)
+		if err != nil {
+			return 0, err
+		}
+		size := 0
+		for _, r := range ranges {
+			size += r.n
 		}
 		n += (int64(size) + align - 1) / align * align
 	}

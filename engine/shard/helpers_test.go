@@ -168,9 +168,11 @@ func generate(t testing.TB, s *engine.Session, prompt string, opts engine.Genera
 // evenly by every split: llama with grouped-query attention (12 heads, 4 kv
 // heads: 3 shards get 1, 1 and 2), with a separate output and a quantized
 // variant, qwen2 (q/k/v biases, NeoX rope; 6 heads over 3 kv heads: 2
-// shards get 1 and 2), and qwen3 (q/k norms, which every shard holds
+// shards get 1 and 2), qwen3 (q/k norms, which every shard holds
 // whole; heads of 32 over a 96-wide stream, so the queries and Wo's rows
-// are 192 wide).
+// are 192 wide), phi3 (fused q/k/v and gate/up, of which a shard holds its
+// rows of each piece; partial rotary, LongRoPE), smollm3 (a layer without
+// rope) and granite (multipliers).
 func randomSpecs() map[string]modelgen.Spec {
 	gqa := modelgen.Shape{Dim: 96, HiddenDim: 160, Layers: 2, Heads: 12, KVHeads: 4, VocabSize: 300, ContextLength: 64}
 	qwen := modelgen.Shape{Dim: 96, HiddenDim: 136, Layers: 2, Heads: 6, KVHeads: 3, VocabSize: 320, ContextLength: 64}
@@ -181,5 +183,23 @@ func randomSpecs() map[string]modelgen.Spec {
 		"llama-gqa-Q4_K":     {Shape: gqa, Seed: 3, Std: 0.08, Type: tensor.Q4_K},
 		"qwen2-F16":          {Arch: "qwen2", Shape: qwen, Seed: 4, Std: 0.08, Type: tensor.F16},
 		"qwen3-Q8_0-wide":    {Arch: "qwen3", Shape: qwen3, Seed: 5, Std: 0.08, Type: tensor.Q8_0, SeparateOutput: true},
+		"phi3-Q8_0-fused": {Arch: "phi3", Shape: withHidden(qwen, 160), Seed: 6, Std: 0.08, Type: tensor.Q8_0, Family: modelgen.Family{
+			RopeDims: 12, RopeOriginalContext: 32, RopeAttnFactor: 1.2,
+			RopeFactorsLong: []float32{1, 2, 4, 8, 16, 32}, RopeFactorsShort: []float32{1, 1, 1, 1.1, 1.2, 1.3}}},
+		"smollm3-F32": {Arch: "smollm3", Shape: withLayers(gqa, 4), Seed: 7, Std: 0.08},
+		"granite-Q8_0": {Arch: "granite", Shape: gqa, Seed: 8, Std: 0.08, Type: tensor.Q8_0,
+			Family: modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.1, ResidualScale: 0.22, LogitScale: 8}},
 	}
+}
+
+// withHidden is s with n hidden units.
+func withHidden(s modelgen.Shape, n int) modelgen.Shape {
+	s.HiddenDim = n
+	return s
+}
+
+// withLayers is s with n layers.
+func withLayers(s modelgen.Shape, n int) modelgen.Shape {
+	s.Layers = n
+	return s
 }

@@ -7,7 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // parseHeader reads data's header from a prefix, as a host reading a URL
@@ -115,5 +117,25 @@ func TestPartBytesIsAboutTheLayoutsSize(t *testing.T) {
 			assert.GreaterOrEqual(t, got, int64(l.Size), "part %d of %d", i, n)
 			assert.Less(t, got, int64(l.Size)+2048, "part %d of %d", i, n)
 		}
+	}
+}
+
+// TestUnsplittableFamily: a model whose family cannot be split (olmo2
+// normalises all the heads of q and k at once) is refused by every way of
+// splitting it, with the reason, as unsupported.
+func TestUnsplittableFamily(t *testing.T) {
+	data, m := loadGGUF(t, modelgen.Spec{Arch: "olmo2", Shape: modelgen.Shape{Dim: 64, HiddenDim: 96, Layers: 1, Heads: 4, KVHeads: 2,
+		VocabSize: 300, ContextLength: 32}, SeparateOutput: true, Seed: 1})
+	f, err := gguf.Parse(data)
+	require.NoError(t, err)
+	for name, split := range map[string]func() error{
+		"Cut":       func() error { _, err := Cut(m, 0, 2); return err },
+		"File":      func() error { _, err := File(data, 0, 2); return err },
+		"Layout":    func() error { _, err := Layout(f, 0, 2, 1); return err },
+		"PartBytes": func() error { _, err := PartBytes(f, 1, 2); return err },
+	} {
+		err := split()
+		assert.ErrorIs(t, err, engine.ErrUnsupported, name)
+		assert.ErrorContains(t, err, "olmo2 normalises all the queries", name)
 	}
 }

@@ -19,7 +19,13 @@
 //     embedding.
 //
 // Which tensors split along which axis is the engine's architecture table
-// (engine.Model.Tensors); this package decides where the cuts fall.
+// (engine.Model.Tensors); this package decides where the cuts fall. A fused
+// tensor (phi3's attn_qkv holds the queries', keys' and values' rows, its
+// ffn_up the gate's and up's) is cut piece by piece: a shard holds its rows
+// of each piece, one after another, and its file holds them so. A family
+// whose layers need every head at once (olmo2 normalises all the queries of
+// a position together) cannot be split: engine.Model.SplitError says why,
+// and Cut, File, Layout and PartBytes refuse it.
 //
 // Each shard keeps the whole residual stream and computes the RMS norms
 // itself (identically). Per token the shards gather, through the

@@ -1,5 +1,5 @@
-// Package modelgen writes random-weight GGUF models of any llama, qwen2 or
-// qwen3 shape, for tests and benchmarks: a model with the shape and tensor types of
+// Package modelgen writes random-weight GGUF models of any llama, qwen2,
+// qwen3, phi3, smollm3, olmo2 or granite shape, for tests and benchmarks: a model with the shape and tensor types of
 // a real one runs exactly as fast as the real one, and a few lines of Go make
 // it, so nothing big is committed or downloaded.
 //
@@ -80,9 +80,13 @@ type Spec struct {
 	// Arch is "llama" (the default), "qwen2" (adds q/k/v biases; NeoX-style
 	// rope) or "qwen3" (no biases, an RMSNorm of each head of the queries
 	// and keys, NeoX-style rope, attention.key_length and value_length
-	// always written, as llama.cpp's converter writes them).
+	// always written, as llama.cpp's converter writes them), or one of the
+	// families of family.go: "phi3", "smollm3", "olmo2", "granite".
 	Arch string `json:"arch,omitempty"`
 	Shape
+	// Family holds what phi3 and granite files say beyond the llama
+	// family's keys (see family.go); zero for the others.
+	Family
 	// RopeTheta is rope.freq_base (DefaultRopeTheta when 0).
 	RopeTheta float32 `json:"rope_theta,omitempty"`
 	// NormEps is attention.layer_norm_rms_epsilon (DefaultNormEps when 0).
@@ -171,8 +175,8 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
-	if s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3" {
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2 or qwen3", ErrSpec, s.Arch)
+	if s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3" && !isFamily(s.Arch) {
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2 or granite", ErrSpec, s.Arch)
 	}
 	sh := s.Shape
 	for _, f := range []struct {
@@ -210,7 +214,7 @@ func (s Spec) validate() error {
 	if !(s.Std > 0) || math.IsInf(s.Std, 0) || !(s.OutputStd > 0) || math.IsInf(s.OutputStd, 0) || !(s.RopeLinearScale >= 0) {
 		return fmt.Errorf("%w: Std %v, OutputStd %v and RopeLinearScale %v must be finite and positive (0: none)", ErrSpec, s.Std, s.OutputStd, s.RopeLinearScale)
 	}
-	return nil
+	return s.validateFamily()
 }
 
 // Build writes the model sp describes as a GGUF file. Its metadata carries
@@ -330,6 +334,7 @@ func (g *generator) metadata() {
 		b.Set(key("rope.scaling.type"), gguf.ValueOf("linear"))
 		b.Set(key("rope.scaling.factor"), gguf.ValueOf(sp.RopeLinearScale))
 	}
+	g.familyMetadata()
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -337,6 +342,10 @@ func (g *generator) metadata() {
 // tensors draws and adds every tensor, in llama.cpp's order.
 func (g *generator) tensors() {
 	sp := g.sp
+	if sp.Arch == "phi3" || sp.Arch == "olmo2" {
+		g.familyTensors()
+		return
+	}
 	q, kv := sp.QDim(), sp.KVDim()
 	layer := func(i int, name string) string { return fmt.Sprintf("blk.%d.%s", i, name) }
 	g.matrix("token_embd.weight", sp.VocabSize, sp.Dim, !sp.SeparateOutput)

@@ -166,21 +166,24 @@ func TestBrowserAutoWorkers(t *testing.T) {
 	got := eval[struct {
 		Counts     []int `json:"counts"`
 		Checkpoint int   `json:"checkpoint"`
+		Unsplit    int   `json:"unsplit"`
 		Default    int   `json:"default"`
 	}](t, tb, `(async () => {
 		const { WasmLM, autoWorkers } = await import('/wasmlm.js');
 		const calls = `+jsonString(t, calls)+`;
 		const counts = calls.map((c) => autoWorkers(c.info, c.cores));
 		const checkpoint = autoWorkers({ ...calls[calls.length - 2].info, format: 'llama2c' }, 16);
+		const unsplit = autoWorkers({ ...calls[calls.length - 2].info, splitError: 'olmo2 normalises all the queries at once' }, 16);
 		const lm = await WasmLM.load(); // workers: 'auto' by default
 		const def = lm.info.workers;
 		lm.unload();
-		return { counts, checkpoint, default: def };
+		return { counts, checkpoint, unsplit, default: def };
 	})()`)
 	require.Len(t, got.Counts, len(tests))
 	for i, tt := range tests {
 		assert.Equal(t, tt.want, got.Counts[i], tt.name)
 	}
 	assert.Equal(t, 1, got.Checkpoint, "a llama2.c checkpoint runs in one worker")
+	assert.Equal(t, 1, got.Unsplit, "so does a model whose family cannot be split")
 	assert.Equal(t, 1, got.Default, "the default model is too small to split")
 }
