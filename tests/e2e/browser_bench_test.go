@@ -30,7 +30,7 @@ var siteSizeBounds = []struct {
 	file           string
 	bytes, gzBytes int
 }{
-	{"wasmlm.wasm", 5_500_000, 1_500_000},        // "at most 5.5 MB (1.5 MB gzipped)"
+	{"wasmlm.wasm", 6_000_000, 1_600_000},        // "at most 6 MB (1.6 MB gzipped)"
 	{"wasmlm-simd.wasm", 64_000, 12_000},         // "under 64 KB each (12 KB each gzipped)"
 	{"wasmlm-simd-relaxed.wasm", 64_000, 12_000}, // the same
 	{"simd.js", 8_000, 3_000},                    // "under 8 KB (3 KB gzipped)"
