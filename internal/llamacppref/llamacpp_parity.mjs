@@ -3,7 +3,7 @@
 // build or a GPU backend, one thread), for the parity harness of package
 // llamacppref. It reads one JSON request on stdin:
 //
-//	{"jobs": [{"model": "/tmp/m.gguf", "prompts": [[1, 5], [1]], "tokens": 64,
+//	{"jobs": [{"model": "m.gguf", "prompts": [[1, 5], [1]], "tokens": 64,
 //	           "top_k": 10, "kv_type": "F32"}]}
 //
 // and prints one JSON line: {"results": [...]}, one per job in order, each
