@@ -8,6 +8,7 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -17,17 +18,7 @@ const qwen3Like = `<|im_start|>{%- if enable_thinking is defined and enable_thin
 // withChatTemplate is the default model with tokenizer.chat_template set.
 func withChatTemplate(t *testing.T, src string) *engine.Model {
 	t.Helper()
-	f, err := gguf.Parse(models.Default())
-	require.NoError(t, err)
-	b := gguf.NewBuilder()
-	for _, kv := range f.KVs() {
-		b.Set(kv.Key, kv.Value)
-	}
-	b.Set("tokenizer.chat_template", gguf.ValueOf(src))
-	for _, ti := range f.Tensors() {
-		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
-	}
-	data, err := b.Bytes()
+	data, err := modelgen.SetKV(models.Default(), "tokenizer.chat_template", gguf.ValueOf(src))
 	require.NoError(t, err)
 	m, err := engine.Load(data, engine.LoadOptions{})
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -21,17 +22,7 @@ const qwen3Template = `<|im_start|>{%- if enable_thinking is defined and enable_
 // qwen3File is the default model carrying qwen3Template.
 func qwen3File(t *testing.T) []byte {
 	t.Helper()
-	f, err := gguf.Parse(models.Default())
-	require.NoError(t, err)
-	b := gguf.NewBuilder()
-	for _, kv := range f.KVs() {
-		b.Set(kv.Key, kv.Value)
-	}
-	b.Set("tokenizer.chat_template", gguf.ValueOf(qwen3Template))
-	for _, ti := range f.Tensors() {
-		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
-	}
-	data, err := b.Bytes()
+	data, err := modelgen.SetKV(models.Default(), "tokenizer.chat_template", gguf.ValueOf(qwen3Template))
 	require.NoError(t, err)
 	return data
 }

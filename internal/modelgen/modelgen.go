@@ -489,3 +489,22 @@ func f32Bytes(vals []float32) []byte {
 	}
 	return out
 }
+
+// SetKV is the GGUF file data with the metadata key set to v (added, or
+// replaced), its tensors and their data as they were: how tests give a
+// model another chat template, say.
+func SetKV(data []byte, key string, v gguf.Value) ([]byte, error) {
+	f, err := gguf.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	b := gguf.NewBuilder()
+	for _, kv := range f.KVs() {
+		b.Set(kv.Key, kv.Value)
+	}
+	b.Set(key, v)
+	for _, ti := range f.Tensors() {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	return b.Bytes()
+}
