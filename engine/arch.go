@@ -17,6 +17,9 @@ type architecture struct {
 	ropeStyle RopeStyle    // which dimensions of a head rotate together
 	keys      []configKey  // hyper-parameters, read in order
 	tensors   []tensorSpec // global tensors and (name "blk.%d.…") each layer's
+	// configure, if set, sets what the family derives from the keys read
+	// rather than reads (gemma's scales and layer pattern).
+	configure func(*Config)
 }
 
 // architectures maps general.architecture to its table.
@@ -27,6 +30,11 @@ var architectures = map[string]*architecture{
 	// key head before the rotation; its files say key_length, as its heads
 	// are wider than dim/heads.
 	"qwen3": {name: "qwen3", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasNone, true)},
+	// gemma2 and gemma3 add to the llama layout norms after attention and
+	// the feed-forward, GELU, soft-capping and sliding-window layers (see
+	// arch_gemma.go).
+	"gemma2": gemma2,
+	"gemma3": gemma3,
 }
 
 // The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's

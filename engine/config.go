@@ -34,6 +34,20 @@ type Config struct {
 	// Qwen3's heads are wider than that (Qwen3-0.6B: dim 1024, 16 heads of
 	// 128), so its queries are wider than the residual stream.
 	KeyLength int
+
+	// Gemma's departures from the llama layout (arch_gemma.go); the zero
+	// values are the llama family's.
+	EmbedScale    float32       // the token embeddings are multiplied by it (√dim); 0: not scaled
+	QueryScale    float32       // the queries are multiplied by it once rotated, and the scores are not scaled; 0: scores scaled by 1/√headDim
+	AttnSoftCap   float32       // the attention scores become cap·tanh(score/cap); 0: not capped
+	FinalSoftCap  float32       // the logits likewise
+	GELU          bool          // the feed-forward's gate is GELU (tanh approximation), not SiLU
+	SlidingWindow SlidingWindow // the layers that attend to recent positions only
+	// exactGELU evaluates GELU for each value in float32 rather than as
+	// llama.cpp does, through an F16 table (gelu.go): for the float64
+	// reference tests, whose inputs differ from the engine's in their last
+	// bits, which the table's F16 roundings would turn into F16 steps.
+	exactGELU bool
 }
 
 // HeadDim is the width of one attention head: KeyLength, or Dim/Heads.
@@ -96,5 +110,5 @@ func (c Config) validate() error {
 	if !(c.NormEps > 0) || c.NormEps > 1 {
 		return fmt.Errorf("%w: norm epsilon %v must be in (0, 1]", ErrFormat, c.NormEps)
 	}
-	return nil
+	return c.validateGemma()
 }

@@ -40,10 +40,11 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 }
 
 // adjustQKV finishes one position's q, k and v from their products in
-// layer lw, in place: adds the biases (qwen2), normalises each head of q
-// and k (qwen3), and rotates q and k by position pos.
-func (s *Session) adjustQKV(lw *layerWeights, q, k, v []float32, pos int) {
-	c := &s.model.config
+// layer l, in place: adds the biases (qwen2), normalises each head of q
+// and k (qwen3, gemma3), rotates q and k by position pos (a sliding-window
+// layer by its own rotations, if it has any) and scales q (gemma).
+func (s *Session) adjustQKV(l int, q, k, v []float32, pos int) {
+	c, lw := &s.model.config, &s.model.weights.Layers[l]
 	if lw.Bq != nil {
 		addInto(q, lw.Bq)
 		addInto(k, lw.Bk)
@@ -53,8 +54,13 @@ func (s *Session) adjustQKV(lw *layerWeights, q, k, v []float32, pos int) {
 		headsRMSNorm(q, lw.QNorm, c.NormEps)
 		headsRMSNorm(k, lw.KNorm, c.NormEps)
 	}
-	s.rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
-	s.rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
+	rope := &s.rope
+	if s.ropeSliding.cos != nil && c.Sliding(l) {
+		rope = &s.ropeSliding
+	}
+	rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
+	rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
+	c.scaleQueries(q)
 }
 
 // forward runs token at position pos through the model, storing its key and
@@ -70,39 +76,50 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 	}
 	var guard finiteGuard
 	s.peers.Embed(st.x, w.TokenEmbedding, token)
+	c.scaleEmbedding(st.x)
 	guard.check(st.x, guardEmbedding, 0)
 	for l := range w.Layers {
 		lw := &w.Layers[l]
 
 		// Attention: normalise, project to q, k, v (qwen2: add biases;
-		// qwen3: normalise each head of q and k), rotate, cache, attend,
-		// project back, add to the residual stream.
+		// qwen3, gemma3: normalise each head of q and k), rotate, cache,
+		// attend, project back (gemma: normalise), add to the residual
+		// stream.
 		rmsNorm(st.xn, st.x, lw.AttnNorm, c.NormEps)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
 			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
-		s.adjustQKV(lw, st.q, st.k, st.v, pos)
+		s.adjustQKV(l, st.q, st.k, st.v, pos)
 		s.kv.store(l, pos, st.k, st.v)
 		s.attention(st.attn, st.q, l, pos)
 		attn := s.peers.Gather(GatherAttention, st.attn)
 		guard.check(attn, guardAttention, l)
 		tensor.MatVec(st.proj, lw.Wo, attn, st.ws)
+		c.postNorm(st.proj, lw.AttnPostNorm)
 		addInto(st.x, st.proj)
 
-		// Feed-forward: normalise, gate and up projections, SwiGLU, down
-		// projection, add to the residual stream.
+		// Feed-forward: normalise, gate and up projections, SwiGLU (gemma:
+		// GeGLU), down projection (gemma: normalise), add to the residual
+		// stream.
 		rmsNorm(st.xn, st.x, lw.FFNNorm, c.NormEps)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.gate, M: lw.WGate}, tensor.Product{Out: st.up, M: lw.WUp})
-		swiGLU(st.gate, st.up)
+		c.gateUnits(st.gate, st.up)
 		hidden := s.peers.Gather(GatherHidden, st.gate)
 		guard.check(hidden, guardHidden, l)
 		tensor.MatVec(st.down, lw.WDown, hidden, st.ws)
-		addInto(st.x, s.peers.Gather(GatherDown, st.down))
+		down := s.peers.Gather(GatherDown, st.down)
+		if lw.FFNPostNorm != nil { // into xn: down may be the peers' buffer
+			copy(st.xn, down)
+			down = st.xn
+			c.postNorm(down, lw.FFNPostNorm)
+		}
+		addInto(st.x, down)
 	}
 	if wantLogits {
 		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)
 		guard.check(st.x, guardFinalState, 0)
 		tensor.MatVec(st.logits, w.Output, st.x, st.ws)
 		s.logits = s.peers.Gather(GatherLogits, st.logits)
+		c.capLogits(s.logits)
 		guard.check(s.logits, guardLogits, 0)
 	}
 	if err := s.peers.End(); err != nil {

@@ -117,6 +117,9 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 			return Config{}, fmt.Errorf("%w: values of %d per head, keys of %d", ErrUnsupported, d, headDim)
 		}
 	}
+	if a.configure != nil {
+		a.configure(&c)
+	}
 	return c, nil
 }
 

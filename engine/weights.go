@@ -60,10 +60,14 @@ type layerWeights struct {
 	Bv       []float32      // (kvDim) or nil
 	QNorm    []float32      // (headDim) or nil: RMSNorm weights of each query head (qwen3)
 	KNorm    []float32      // (headDim) or nil: of each key head
-	FFNNorm  []float32      // (dim)
-	WGate    *tensor.Matrix // (hidden, dim): w1 in llama2.c
-	WDown    *tensor.Matrix // (dim, hidden): w2
-	WUp      *tensor.Matrix // (hidden, dim): w3
+	// AttnPostNorm and FFNPostNorm (dim) or nil: RMSNorm weights of the
+	// attention's and the feed-forward's outputs (gemma).
+	AttnPostNorm []float32
+	FFNPostNorm  []float32
+	FFNNorm      []float32      // (dim)
+	WGate        *tensor.Matrix // (hidden, dim): w1 in llama2.c
+	WDown        *tensor.Matrix // (dim, hidden): w2
+	WUp          *tensor.Matrix // (hidden, dim): w3
 }
 
 // checkShapes verifies every weight against the config (and, for a part of
