@@ -94,5 +94,6 @@ func TestParityWithLlamaCpp(t *testing.T) {
 			})
 		}
 	}
+	cases = append(cases, gemmaParityCases()...)
 	llamacppref.Check(t, cases, loadParity)
 }
