@@ -168,18 +168,25 @@ func generate(t testing.TB, s *engine.Session, prompt string, opts engine.Genera
 // evenly by every split: llama with grouped-query attention (12 heads, 4 kv
 // heads: 3 shards get 1, 1 and 2), with a separate output and a quantized
 // variant, qwen2 (q/k/v biases, NeoX rope; 6 heads over 3 kv heads: 2
-// shards get 1 and 2), and qwen3 (q/k norms, which every shard holds
+// shards get 1 and 2), qwen3 (q/k norms, which every shard holds
 // whole; heads of 32 over a 96-wide stream, so the queries and Wo's rows
-// are 192 wide).
+// are 192 wide), and gemma2 and gemma3 (post-norms, which every shard
+// holds whole and applies to the gathered vectors; GeGLU on each shard's
+// hidden units; sliding windows of 8, whose rings each shard keeps for its
+// kv heads).
 func randomSpecs() map[string]modelgen.Spec {
 	gqa := modelgen.Shape{Dim: 96, HiddenDim: 160, Layers: 2, Heads: 12, KVHeads: 4, VocabSize: 300, ContextLength: 64}
 	qwen := modelgen.Shape{Dim: 96, HiddenDim: 136, Layers: 2, Heads: 6, KVHeads: 3, VocabSize: 320, ContextLength: 64}
 	qwen3 := modelgen.Shape{Dim: 96, HiddenDim: 160, Layers: 2, Heads: 6, KVHeads: 3, HeadDim: 32, VocabSize: 320, ContextLength: 64}
+	gemma3 := qwen3
+	gemma3.Layers = 7 // layer 5 attends to every position, the others to 8
 	return map[string]modelgen.Spec{
 		"llama-gqa-F32":      {Shape: gqa, Seed: 1, Std: 0.08},
 		"llama-gqa-Q8_0-out": {Shape: gqa, Seed: 2, Std: 0.08, Type: tensor.Q8_0, SeparateOutput: true},
 		"llama-gqa-Q4_K":     {Shape: gqa, Seed: 3, Std: 0.08, Type: tensor.Q4_K},
 		"qwen2-F16":          {Arch: "qwen2", Shape: qwen, Seed: 4, Std: 0.08, Type: tensor.F16},
 		"qwen3-Q8_0-wide":    {Arch: "qwen3", Shape: qwen3, Seed: 5, Std: 0.08, Type: tensor.Q8_0, SeparateOutput: true},
+		"gemma2-Q8_0":        {Arch: "gemma2", Shape: gqa, Gemma: modelgen.Gemma{SlidingWindow: 8}, Seed: 6, Std: 0.08, Type: tensor.Q8_0},
+		"gemma3-F32-wide":    {Arch: "gemma3", Shape: gemma3, Gemma: modelgen.Gemma{SlidingWindow: 8}, Seed: 7, Std: 0.08, SeparateOutput: true},
 	}
 }
