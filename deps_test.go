@@ -22,8 +22,8 @@ var layering = map[string][]string{
 	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
 	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
 	// The hosts' chat prompt with template options, over engine and chat.
-	"engine":              {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
-	"engine/vocab":        {"engine/gguf", "tokenizer/..."},
+	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
+	"engine/vocab": {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.
 	"engine/shard":  {"engine", "engine/gguf", "engine/tensor"},
