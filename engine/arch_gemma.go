@@ -133,9 +133,9 @@ func (c Config) validateGemma() error {
 	return c.validateSlidingWindow()
 }
 
-// gemmaSteps are the gemma families' steps of the forward pass that the
-// llama family has not, as methods of the config; each does nothing for a
-// model without the feature, so the forward pass calls them all.
+// The steps of the forward pass that the gemma families have and the llama
+// family has not, as methods of the config: each does nothing for a model
+// without its feature, so the forward pass calls them all.
 
 // scaleEmbedding multiplies the token embeddings x by EmbedScale.
 func (c *Config) scaleEmbedding(x []float32) {
