@@ -27,8 +27,10 @@ type architecture struct {
 	// noRopeInterval is Config.NoRopeInterval for a family that fixes it
 	// (smollm3: llama.cpp's 4, which the files do not say).
 	noRopeInterval int
-	// configure reads what a family's file says beyond keys, or refuses
-	// what the engine does not compute; nil for none.
+	// configure reads what a family's file says beyond keys, derives what
+	// the family computes from the keys read (gemma's scales), or refuses
+	// what the engine does not compute; nil for none. It runs once every
+	// key has been read.
 	configure func(f *gguf.File, c *Config) error
 	// unsupported are tensors ("blk.%d.…": each layer's) that llama.cpp
 	// would compute with in this family and the engine does not: a file
@@ -48,11 +50,14 @@ var architectures = map[string]*architecture{
 	// are wider than dim/heads.
 	"qwen3": {name: "qwen3", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasNone, true)},
 	// The families whose steps differ more have their own files:
-	// arch_phi3.go, arch_smollm3.go, arch_olmo2.go, arch_granite.go.
+	// arch_phi3.go, arch_smollm3.go, arch_olmo2.go, arch_granite.go,
+	// arch_gemma.go (gemma2 and gemma3).
 	"phi3":    phi3,
 	"smollm3": smollm3,
 	"olmo2":   olmo2,
 	"granite": granite,
+	"gemma2":  gemma2,
+	"gemma3":  gemma3,
 }
 
 // The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's

@@ -140,21 +140,27 @@ func add(x, y []float64) {
 	}
 }
 
-// step runs token at the next position and returns the logits.
-func (n *naiveModel) step(token int) []float64 {
-	c := n.sp
+// embed returns token's embedding row in float64 and the position it
+// goes to, making the caches on the first step.
+func (n *naiveModel) embed(token int) (x []float64, pos int) {
 	if n.keys == nil {
-		n.keys = make([][][]float64, c.Layers)
-		n.vals = make([][][]float64, c.Layers)
+		n.keys = make([][][]float64, n.sp.Layers)
+		n.vals = make([][][]float64, n.sp.Layers)
 	}
-	pos := len(n.keys[0])
 	emb, _ := n.tensor("token_embd.weight")
-	row := make([]float32, c.Dim)
+	row := make([]float32, n.sp.Dim)
 	emb.Row(row, token)
-	x := make([]float64, c.Dim)
+	x = make([]float64, n.sp.Dim)
 	for i, v := range row {
 		x[i] = float64(v)
 	}
+	return x, len(n.keys[0])
+}
+
+// step runs token at the next position and returns the logits.
+func (n *naiveModel) step(token int) []float64 {
+	c := n.sp
+	x, pos := n.embed(token)
 	n.scaleBy(x, float64(n.sp.EmbeddingScale))
 	hd := c.HeadSize() // key_length when the file says, else dim/heads
 	for l := range c.Layers {

@@ -250,7 +250,7 @@ func BenchmarkAttention(b *testing.B) {
 			b.Run(shape.name+"/"+kv.String(), func(b *testing.B) {
 				s := &Session{
 					model: &Model{config: c},
-					kv:    newKVCache(kv, c.Layers, c.KVDim(), positions),
+					kv:    newKVCache(c, kv, c.KVDim(), positions),
 					state: &runState{scores: make([]float32, positions)},
 				}
 				s.state.allocF16(c, c.Dim, c.KVDim(), positions, 1)

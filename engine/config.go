@@ -57,11 +57,24 @@ type Config struct {
 	// Granite file whose rope.scaling.finetuned is false).
 	NoRopeInterval int
 	// Granite's multipliers, 0 meaning none: EmbeddingScale multiplies the
-	// token embedding, AttentionScale replaces 1/√headDim on the attention
-	// scores, ResidualScale multiplies each sub-layer's output before it is
-	// added to the residual stream, and the logits are divided by
-	// LogitScale.
+	// token embedding (also gemma's √dim), AttentionScale replaces
+	// 1/√headDim on the attention scores, ResidualScale multiplies each
+	// sub-layer's output before it is added to the residual stream, and the
+	// logits are divided by LogitScale.
 	EmbeddingScale, AttentionScale, ResidualScale, LogitScale float32
+
+	// Gemma's departures from the llama layout (arch_gemma.go; its
+	// embeddings are scaled by √dim through EmbeddingScale).
+	QueryScale    float32       // the queries are multiplied by it once rotated, and the scores are not scaled; 0: scores scaled by 1/√headDim
+	AttnSoftCap   float32       // the attention scores become cap·tanh(score/cap); 0: not capped
+	FinalSoftCap  float32       // the logits likewise
+	GELU          bool          // the feed-forward's gate is GELU (tanh approximation), not SiLU
+	SlidingWindow SlidingWindow // the layers that attend to recent positions only
+	// exactGELU evaluates GELU for each value in float32 rather than as
+	// llama.cpp does, through an F16 table (gelu.go): for the float64
+	// reference tests, whose inputs differ from the engine's in their last
+	// bits, which the table's F16 roundings would turn into F16 steps.
+	exactGELU bool
 }
 
 // RotaryDims is how many of a head's dimensions rotate: RopeDims, or all.
@@ -162,5 +175,5 @@ func (c Config) validate() error {
 	if !(c.NormEps > 0) || c.NormEps > 1 {
 		return fmt.Errorf("%w: norm epsilon %v must be in (0, 1]", ErrFormat, c.NormEps)
 	}
-	return nil
+	return c.validateGemma()
 }

@@ -41,11 +41,12 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 
 // adjustQKV finishes one position's q, k and v from their products in
 // layer l, in place: adds the biases (qwen2), normalises each head of q
-// and k (qwen3; olmo2: all of q and all of k at once), and rotates q and k
-// by position pos, unless the layer has no rotary embeddings (smollm3).
+// and k (qwen3, gemma3; olmo2: all of q and all of k at once), rotates q
+// and k by position pos (a sliding-window layer by its own rotations, if it
+// has any; none in a layer without rotary embeddings: smollm3) and scales q
+// (gemma).
 func (s *Session) adjustQKV(l int, q, k, v []float32, pos int) {
-	lw := &s.model.weights.Layers[l]
-	c := &s.model.config
+	c, lw := &s.model.config, &s.model.weights.Layers[l]
 	if lw.Bq != nil {
 		addInto(q, lw.Bq)
 		addInto(k, lw.Bk)
@@ -56,9 +57,14 @@ func (s *Session) adjustQKV(l int, q, k, v []float32, pos int) {
 		headsRMSNorm(k, lw.KNorm, c.NormEps)
 	}
 	if c.rotates(l) {
-		s.rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
-		s.rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
+		rope := &s.rope
+		if s.ropeSliding.cos != nil && c.Sliding(l) {
+			rope = &s.ropeSliding
+		}
+		rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
+		rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
 	}
+	c.scaleQueries(q)
 }
 
 // forward runs token at position pos through the model, storing its key and
@@ -80,9 +86,9 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		lw := &w.Layers[l]
 
 		// Attention: normalise, project to q, k, v (qwen2: add biases;
-		// qwen3: normalise each head of q and k), rotate, cache, attend,
-		// project back, add to the residual stream (olmo2: normalised;
-		// granite: scaled).
+		// qwen3, gemma3: normalise each head of q and k), rotate, cache,
+		// attend, project back, add to the residual stream (olmo2, gemma:
+		// normalised; granite: scaled).
 		c.preNorm(st.xn, st.x, lw.AttnNorm)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
 			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
@@ -94,15 +100,18 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		tensor.MatVec(st.proj, lw.Wo, attn, st.ws)
 		c.addSublayer(st.x, st.proj, lw.AttnPostNorm)
 
-		// Feed-forward: normalise, gate and up projections, SwiGLU, down
-		// projection, add to the residual stream (as attention's).
+		// Feed-forward: normalise, gate and up projections, SwiGLU (gemma:
+		// GeGLU), down projection, add to the residual stream (as
+		// attention's).
 		c.preNorm(st.xn, st.x, lw.FFNNorm)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.gate, M: lw.WGate}, tensor.Product{Out: st.up, M: lw.WUp})
-		swiGLU(st.gate, st.up)
+		c.gateUnits(st.gate, st.up)
 		hidden := s.peers.Gather(GatherHidden, st.gate)
 		guard.check(hidden, guardHidden, l)
 		tensor.MatVec(st.down, lw.WDown, hidden, st.ws)
-		c.addSublayer(st.x, s.peers.Gather(GatherDown, st.down), lw.FFNPostNorm)
+		// addSublayer changes its input: not the peers' buffer, but a copy
+		copy(st.xn, s.peers.Gather(GatherDown, st.down))
+		c.addSublayer(st.x, st.xn, lw.FFNPostNorm)
 	}
 	if wantLogits {
 		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)
@@ -110,6 +119,7 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		tensor.MatVec(st.logits, w.Output, st.x, st.ws)
 		s.logits = s.peers.Gather(GatherLogits, st.logits)
 		c.scaleLogits(s.logits)
+		c.capLogits(s.logits)
 		guard.check(s.logits, guardLogits, 0)
 	}
 	if err := s.peers.End(); err != nil {

@@ -73,11 +73,9 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		tensor.MatMuls(xn, n, st.ws, tensor.Product{Out: q, M: lw.Wq},
 			tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
 		for i := range n {
-			qi, ki, vi := row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim)
-			s.adjustQKV(l, qi, ki, vi, pos+i)
-			s.kv.store(l, pos+i, ki, vi)
+			s.adjustQKV(l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
 		}
-		s.attentionBlock(attn, q, n, l, pos)
+		s.attentionBlock(attn, q, k, v, n, l, pos) // stores k and v
 		guard.check(attn, qDim, guardAttention, l)
 		tensor.MatMul(b.proj[:n*dim], lw.Wo, attn, n, st.ws)
 		c.addSublayer(x, b.proj[:n*dim], lw.AttnPostNorm)
@@ -86,7 +84,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			c.preNorm(row(xn, i, dim), row(x, i, dim), lw.FFNNorm)
 		}
 		tensor.MatMuls(xn, n, st.ws, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
-		swiGLU(gate, up)
+		c.gateUnits(gate, up)
 		guard.check(gate, hidden, guardHidden, l)
 		tensor.MatMul(b.down[:n*dim], lw.WDown, gate, n, st.ws)
 		c.addSublayer(x, b.down[:n*dim], lw.FFNPostNorm)
@@ -98,6 +96,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		tensor.MatVec(st.logits, w.Output, st.x, st.ws)
 		s.logits = st.logits
 		c.scaleLogits(s.logits)
+		c.capLogits(s.logits)
 		guard.checkAt(s.logits, n-1, guardLogits, 0)
 	}
 	if guard.what == "" {

@@ -18,7 +18,8 @@ import (
 // token leaves, and the same greedy continuation, for blocks of every size
 // and both KV cache types — the llama2.c checkpoint, every quantization of
 // the GGUF files, and random models with biases (qwen2), q/k norms and
-// heads wider than dim/heads (qwen3), grouped-query attention and K-quants.
+// heads wider than dim/heads (qwen3), grouped-query attention and K-quants,
+// and gemma's, whose sliding-window layers keep rings of their window.
 func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	models := map[string]*Model{"stories260K.bin": loadStories260K(t)}
 	for _, name := range []string{"F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q6_K"} {
@@ -43,6 +44,10 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 		{Shape: kShape, Type: tensor.Q2_K, SeparateOutput: true, Seed: 3},
 		{Shape: kShape, Type: tensor.Q3_K, SeparateOutput: true, Seed: 4},
 		{Shape: modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 2, Heads: 8, KVHeads: 2, VocabSize: 301, ContextLength: 128}, Type: tensor.Q5_K, SeparateOutput: true, Seed: 3},
+		// Sliding windows of 16 positions, which the prompt of 70 passes
+		// (and a block of 32 or 64 covers): gemma3's rings wrap round.
+		gemmaSpec("gemma2", tensor.Q8_0, 16),
+		gemmaSpec("gemma3", tensor.Q8_0, 16),
 	} {
 		b, err := modelgen.Build(sp)
 		require.NoError(t, err)

@@ -159,6 +159,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	if first == len(prompt) {
 		first-- // the last prompt token must run again to produce logits
 	}
+	if !s.kv.holds(first, len(s.tokens)) {
+		first = 0 // a sliding window's ring has moved past the prefix
+	}
 	s.tokens = s.tokens[:first]
 	for pos := first; pos < len(prompt); {
 		if ctx.Err() != nil {

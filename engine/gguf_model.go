@@ -118,11 +118,6 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	c.NoRopeInterval = a.noRopeInterval
-	if a.configure != nil {
-		if err := a.configure(f, &c); err != nil {
-			return Config{}, err
-		}
-	}
 	// Optional facts that must agree with the head width (read or derived).
 	if c.Heads > 0 && (c.KeyLength > 0 || c.Dim%c.Heads == 0) {
 		headDim := uint32(c.HeadDim())
@@ -137,6 +132,11 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 		}
 		if d, err := f.Uint32Or(key("attention.value_length"), headDim); err != nil || d != headDim {
 			return Config{}, fmt.Errorf("%w: values of %d per head, keys of %d", ErrUnsupported, d, headDim)
+		}
+	}
+	if a.configure != nil {
+		if err := a.configure(f, &c); err != nil {
+			return Config{}, err
 		}
 	}
 	return c, nil

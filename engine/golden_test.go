@@ -78,7 +78,8 @@ func TestDecodeStepAllocatesNothing(t *testing.T) {
 	qwen3.HeadDim, qwen3.Type = 32, tensor.Q8_0
 	qm, err := Load(buildGGUF(t, qwen3), LoadOptions{})
 	require.NoError(t, err)
-	models := map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm}
+	models := map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm,
+		"gemma3 Q8_0": loadGemma(t, "gemma3", tensor.Q8_0, 8)} // past its window of 8: the rings wrap
 	for _, c := range familyReferenceCases() {
 		c.spec.Type = tensor.Q8_0
 		m, err := Load(buildGGUF(t, c.spec), LoadOptions{})

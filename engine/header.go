@@ -90,7 +90,7 @@ func (h *Header) Info(fileSize int) Info {
 		Format: FormatGGUF, Architecture: h.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
-		SharedOutput: !hasOutput, TensorTypes: map[string]int{},
+		SlidingWindow: c.slidingWindow(), SharedOutput: !hasOutput, TensorTypes: map[string]int{},
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}
 	info.familyInfo(h.arch, c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),

@@ -9,18 +9,21 @@ import (
 // Info describes a model for display (wasmlm info, the JS lm.info, the HTTP
 // model list). Field names in JSON are snake_case.
 type Info struct {
-	Format          Format         `json:"format"`
-	Architecture    string         `json:"architecture"`
-	VocabSize       int            `json:"vocab_size"`
-	ContextLength   int            `json:"context_length"`
-	Dim             int            `json:"embedding_length"`
-	HiddenDim       int            `json:"feed_forward_length"`
-	Layers          int            `json:"block_count"`
-	Heads           int            `json:"head_count"`
-	KVHeads         int            `json:"head_count_kv"`
-	HeadDim         int            `json:"key_length"` // the width of one head (Qwen3's is not embedding_length/head_count)
-	RopeTheta       float32        `json:"rope_freq_base"`
-	NormEps         float32        `json:"rms_norm_eps"`
+	Format        Format  `json:"format"`
+	Architecture  string  `json:"architecture"`
+	VocabSize     int     `json:"vocab_size"`
+	ContextLength int     `json:"context_length"`
+	Dim           int     `json:"embedding_length"`
+	HiddenDim     int     `json:"feed_forward_length"`
+	Layers        int     `json:"block_count"`
+	Heads         int     `json:"head_count"`
+	KVHeads       int     `json:"head_count_kv"`
+	HeadDim       int     `json:"key_length"` // the width of one head (Qwen3's is not embedding_length/head_count)
+	RopeTheta     float32 `json:"rope_freq_base"`
+	NormEps       float32 `json:"rms_norm_eps"`
+	// SlidingWindow is the positions a sliding-window layer attends to
+	// (gemma2, gemma3: see Config.SlidingWindow); 0 when none slides.
+	SlidingWindow   int            `json:"sliding_window,omitempty"`
 	SharedOutput    bool           `json:"shared_output"`
 	Parameters      int64          `json:"parameters"`
 	TensorTypes     map[string]int `json:"tensor_types"`
@@ -77,7 +80,7 @@ func (m *Model) Info() Info {
 		Format: m.format, Architecture: m.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
-		SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
+		SlidingWindow: c.slidingWindow(), SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
 	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil))

@@ -107,12 +107,17 @@ func (t KVType) ValueBytes() int {
 }
 
 // KVCacheBytes is what the KV cache of a session of contextLength positions
-// holding t takes: 2 (keys and values) · layers · contextLength · kvDim
-// values. KVAuto counts as F32, the larger: resolve it first (KVType.Resolve
-// with the model's parameter count, or Model.DefaultKVType) for the size a
-// session will have.
+// holding t takes: 2 (keys and values) · kvDim values for each position
+// each layer holds, contextLength but for a sliding-window layer's ring
+// (see SlidingWindow). KVAuto counts as F32, the larger: resolve it first
+// (KVType.Resolve with the model's parameter count, or
+// Model.DefaultKVType) for the size a session will have.
 func (c Config) KVCacheBytes(contextLength int, t KVType) int64 {
-	return 2 * int64(c.Layers) * int64(contextLength) * int64(c.KVDim()) * int64(t.ValueBytes())
+	var positions int64
+	for l := range c.Layers {
+		positions += int64(c.kvSlots(l, contextLength, t))
+	}
+	return 2 * positions * int64(c.KVDim()) * int64(t.ValueBytes())
 }
 
 // DefaultKVType is the type KVAuto resolves to for this model, counting
@@ -138,29 +143,40 @@ func (st *runState) allocF16(c Config, qDim, kvDim, context, block int) {
 }
 
 // kvCache holds the keys and values of every position seen so far: as
-// float32 in k and v, or for KVF16 as F16 bits in k16 and v16.
+// float32 in k and v, or for KVF16 as F16 bits in k16 and v16. A layer
+// holds every position of the session's context, or, attending to a
+// sliding window, a ring of the latest (kvLayer).
 type kvCache struct {
-	typ       KVType
-	k, v      []float32 // (layers, positions, kvDim), KVF32
-	k16, v16  []uint16  // (layers, positions, kvDim), KVF16
-	kvDim     int
-	positions int
+	typ      KVType
+	k, v     []float32 // every layer's (slots, kvDim), layer after layer, KVF32
+	k16, v16 []uint16  // the same, KVF16
+	kvDim    int
+	layers   []kvLayer // where each layer's positions lie
 }
 
-func newKVCache(t KVType, layers, kvDim, context int) kvCache {
-	n := layers * context * kvDim
-	c := kvCache{typ: t, kvDim: kvDim, positions: context}
-	if t == KVF16 {
-		c.k16, c.v16 = make([]uint16, n), make([]uint16, n)
-	} else {
-		c.k, c.v = make([]float32, n), make([]float32, n)
+func newKVCache(c Config, t KVType, kvDim, context int) kvCache {
+	kv := kvCache{typ: t, kvDim: kvDim, layers: make([]kvLayer, c.Layers)}
+	n := 0
+	for l := range kv.layers {
+		ly := kvLayer{at: n, slots: c.kvSlots(l, context, t)}
+		if c.Sliding(l) {
+			ly.window = c.SlidingWindow.Size
+		}
+		kv.layers[l] = ly
+		n += ly.slots * kvDim
 	}
-	return c
+	if t == KVF16 {
+		kv.k16, kv.v16 = make([]uint16, n), make([]uint16, n)
+	} else {
+		kv.k, kv.v = make([]float32, n), make([]float32, n)
+	}
+	return kv
 }
 
 // store puts position pos's key and value (kvDim values each) in layer l.
 func (c *kvCache) store(l, pos int, k, v []float32) {
-	at := (l*c.positions + pos) * c.kvDim
+	ly := c.layers[l]
+	at := ly.at + ly.slot(pos)*c.kvDim
 	if c.typ == KVF16 {
 		tensor.EncodeF16(c.k16[at:at+c.kvDim], k)
 		tensor.EncodeF16(c.v16[at:at+c.kvDim], v)
@@ -171,9 +187,11 @@ func (c *kvCache) store(l, pos int, k, v []float32) {
 }
 
 // attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v
-// (or granite's scale for 1/√headDim: Config.attentionScale)
-// over positions 0..pos of layer l's cached keys and values, into out.
-// Heads share key/value heads in groups (grouped-query attention).
+// over the positions of layer l's cached keys and values that the query at
+// pos attends to (0..pos, or the layer's window), into out, oldest first.
+// Heads share key/value heads in groups (grouped-query attention). The
+// scores are scaled and capped as the model says (Config.attentionWeights:
+// granite's scale replaces 1/√headDim; gemma's queries are scaled instead).
 func (s *Session) attention(out, q []float32, l, pos int) {
 	if s.kv.typ == KVF16 {
 		s.attentionF16(out, q, 1, l, pos)
@@ -181,16 +199,24 @@ func (s *Session) attention(out, q []float32, l, pos int) {
 	}
 	c, kv := &s.model.config, &s.kv
 	headDim, group := c.HeadDim(), c.GroupSize()
-	scale := c.attentionScale()
-	scores := s.state.scores[:pos+1]
-	layer := l * kv.positions * kv.kvDim
+	ly := kv.layers[l]
+	first := ly.first(pos)
+	// Positions first..pos fill slots from first's on, wrapping round a
+	// ring at mid: two runs of consecutive rows.
+	mid, slot := ly.wrap(first, pos+1)
+	scores := s.state.scores[:pos+1-first]
+	older, newer := scores[:mid-first], scores[mid-first:]
 	for h := range len(q) / headDim {
 		qh, oh := q[h*headDim:(h+1)*headDim], out[h*headDim:(h+1)*headDim]
-		at := layer + h/group*headDim                      // the head's first key (and value)
-		tensor.DotF32Rows(scores, qh, kv.k[at:], kv.kvDim) // q·k_t for every cached t
-		scaledSoftmax(scores, scale)
+		at := ly.at + h/group*headDim // the head's first key (and value)
+		// q·k_t for every attended t
+		tensor.DotF32Rows(older, qh, kv.k[at+slot*kv.kvDim:], kv.kvDim)
+		tensor.DotF32Rows(newer, qh, kv.k[at:], kv.kvDim)
+		c.attentionWeights(scores)
 		clear(oh)
-		tensor.AddScaledRows(oh, scores, kv.v[at:], kv.kvDim) // Σ_t score[t]·v_t
+		// Σ_t score[t]·v_t
+		tensor.AddScaledRows(oh, older, kv.v[at+slot*kv.kvDim:], kv.kvDim)
+		tensor.AddScaledRows(oh, newer, kv.v[at:], kv.kvDim)
 	}
 }
 
@@ -201,18 +227,25 @@ func (s *Session) attention(out, q []float32, l, pos int) {
 // four tokens take four times one's memory.
 const kvBlockTokens = 4
 
-// attentionBlock is attention for the n tokens of a prompt block, at
-// positions pos..pos+n-1, whose queries and outputs are the rows of q and
-// out: token by token over an F32 cache, kvBlockTokens at a time over an
-// F16 one. Each token's result is the bits attention gives it alone.
-func (s *Session) attentionBlock(out, q []float32, n, l, pos int) {
+// attentionBlock stores the keys and values of the n tokens of a prompt
+// block, at positions pos..pos+n-1, in layer l, and computes their
+// attention; their queries, keys, values and outputs are the rows of q, k,
+// v and out. It goes token by token over an F32 cache, kvBlockTokens at a
+// time over an F16 one, storing each group's keys and values just before
+// the group attends, so that a sliding-window layer's ring needs room for
+// its window and one group only (Config.kvSlots). Each token's result is
+// the bits attention gives it alone.
+func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 	step := 1
 	if s.kv.typ == KVF16 {
 		step = kvBlockTokens
 	}
-	qDim := len(q) / n
+	qDim, kvDim := len(q)/n, len(k)/n
 	for i := 0; i < n; i += step {
 		g := min(step, n-i)
+		for j := i; j < i+g; j++ {
+			s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
+		}
 		rows := func(x []float32) []float32 { return x[i*qDim : (i+g)*qDim] }
 		if s.kv.typ == KVF16 {
 			s.attentionF16(rows(out), rows(q), g, l, pos+i)
@@ -230,64 +263,73 @@ func (s *Session) attentionBlock(out, q []float32, n, l, pos int) {
 // of every query head of every token run over them. A decoded F16 value is
 // exact, and each score and each output is still its own chain of
 // operations in the F32 path's order (the sums over t go chunk after
-// chunk), so the bits are those of the F32 products over the whole decoded
-// cache, token by token. Decoding each value once for all the query heads
-// that read it (grouped-query attention shares a key among several), in
-// one sequential read of the cache, makes it about as fast as attention
-// over an F32 cache, which reads twice the bytes (decoding inside the
-// products instead, once per query head, measured 1.2 to 1.6 times as slow
-// in wasm with SIMD).
+// chunk, oldest position first), so the bits are those of the F32 products
+// over the whole decoded cache, token by token. Decoding each value once
+// for all the query heads that read it (grouped-query attention shares a
+// key among several), in one sequential read of the cache, makes it about
+// as fast as attention over an F32 cache, which reads twice the bytes
+// (decoding inside the products instead, once per query head, measured 1.2
+// to 1.6 times as slow in wasm with SIMD).
 func (s *Session) attentionF16(out, q []float32, tokens, l, pos int) {
 	c, kv, st := &s.model.config, &s.kv, s.state
 	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
-	heads, end := qDim/headDim, pos+tokens // positions 0..end-1 are read
-	scale := c.attentionScale()
-	chunk := len(st.kvChunk) / kv.kvDim // positions a chunk holds
-	layer := l * kv.positions * kv.kvDim
-	// each calls f for the chunks [t0, t1) of positions 0..end-1, with their
-	// rows of cache decoded into rows: (t1-t0, kvDim).
+	ly := kv.layers[l]
+	heads, end := qDim/headDim, pos+tokens // positions ly.first(pos)..end-1 are read
+	chunk := len(st.kvChunk) / kv.kvDim    // positions a chunk holds
+	// each calls f for the chunks [t0, t1) of the positions read, with
+	// their rows of cache decoded into rows: (t1-t0, kvDim). A chunk ends
+	// where a ring wraps round.
 	each := func(cache []uint16, f func(t0, t1 int, rows []float32)) {
-		for t0 := 0; t0 < end; t0 += chunk {
-			t1 := min(end, t0+chunk)
+		for t0 := ly.first(pos); t0 < end; {
+			t1, slot := ly.wrap(t0, min(end, t0+chunk))
 			rows := st.kvChunk[:(t1-t0)*kv.kvDim]
-			tensor.DecodeF16Rows(rows, cache[layer+t0*kv.kvDim:], len(rows), len(rows))
+			tensor.DecodeF16Rows(rows, cache[ly.at+slot*kv.kvDim:], len(rows), len(rows))
 			f(t0, t1, rows)
+			t0 = t1
 		}
 	}
 	qs := st.qHalf[:len(q)]
 	tensor.RoundF16(qs, q)
-	// score(i, h) is token i's head h's scores over its positions 0..pos+i.
+	// score(i, h) is token i's head h's scores over the positions it
+	// attends to, ly.first(pos+i)..pos+i.
 	score := func(i, h int) []float32 {
-		at := (i*heads + h) * end
-		return st.scores[at : at+pos+i+1]
+		at := (i*heads + h) * (end - ly.first(pos))
+		return st.scores[at : at+pos+i+1-ly.first(pos+i)]
 	}
-	each(kv.k16, func(t0, t1 int, keys []float32) {
+	// products runs f(sc, a, b) for each token i and head h over positions
+	// [a, b), those of the chunk [t0, t1) that token i attends to, sc being
+	// their scores.
+	products := func(t0, t1 int, f func(sc []float32, i, h, a, b int)) {
 		for i := range tokens {
-			for h := range heads { // q·k_t for every t of the chunk
-				if sc := score(i, h); t0 < len(sc) {
-					at := i*qDim + h*headDim
-					tensor.DotF32Rows(sc[t0:min(t1, len(sc))], qs[at:at+headDim], keys[h/group*headDim:], kv.kvDim)
-				}
+			first := ly.first(pos + i)
+			a, b := max(t0, first), min(t1, pos+i+1)
+			if a >= b {
+				continue
+			}
+			for h := range heads {
+				f(score(i, h)[a-first:b-first], i, h, a, b)
 			}
 		}
+	}
+	each(kv.k16, func(t0, t1 int, keys []float32) {
+		products(t0, t1, func(sc []float32, i, h, a, _ int) { // q·k_t for every t
+			at := i*qDim + h*headDim
+			tensor.DotF32Rows(sc, qs[at:at+headDim], keys[(a-t0)*kv.kvDim+h/group*headDim:], kv.kvDim)
+		})
 	})
 	for i := range tokens {
 		for h := range heads {
 			sc := score(i, h)
-			scaledSoftmax(sc, scale)
+			c.attentionWeights(sc)
 			tensor.RoundF16(sc, sc)
 		}
 	}
 	clear(out)
 	each(kv.v16, func(t0, t1 int, values []float32) {
-		for i := range tokens {
-			for h := range heads { // Σ_t score[t]·v_t over the chunk's t
-				if sc := score(i, h); t0 < len(sc) {
-					at := i*qDim + h*headDim
-					tensor.AddScaledRows(out[at:at+headDim], sc[t0:min(t1, len(sc))], values[h/group*headDim:], kv.kvDim)
-				}
-			}
-		}
+		products(t0, t1, func(sc []float32, i, h, a, _ int) { // Σ_t score[t]·v_t over the chunk's t
+			at := i*qDim + h*headDim
+			tensor.AddScaledRows(out[at:at+headDim], sc, values[(a-t0)*kv.kvDim+h/group*headDim:], kv.kvDim)
+		})
 	})
 }
 

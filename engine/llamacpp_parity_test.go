@@ -124,5 +124,6 @@ func TestParityWithLlamaCpp(t *testing.T) {
 			})
 		}
 	}
+	cases = append(cases, gemmaParityCases()...)
 	llamacppref.Check(t, cases, loadParity)
 }

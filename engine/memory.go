@@ -36,7 +36,7 @@ func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memor
 	perToken := 4*dim + 2*qDim + 2*kvDim + 2*hidden // one position's activations
 	floats := perToken + ctx + vocab +              // the run state, scores and logits
 		int64(DefaultPromptBlock)*perToken + // a prompt block's
-		ctx*int64(c.HeadDim()) + // the rotary table
+		ctx*int64(c.HeadDim())*int64(c.ropeTables()) + // the rotary tables
 		2*max(dim, hidden, qDim) // the kernels' workspace
 	if kv == KVF16 { // a few tokens' scores and rounded queries, a decoded chunk
 		tokens := int64(min(DefaultPromptBlock, kvBlockTokens))

@@ -50,6 +50,10 @@ func TestMemoryEstimateCovers(t *testing.T) {
 		{"long context Q4_0", "llama", modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 4, Heads: 8, KVHeads: 4, VocabSize: 32000, ContextLength: 4096}, tensor.Q4_0},
 		// Heads twice as wide as dim/heads, as Qwen3-0.6B's.
 		{"qwen3 wide heads Q8_0", "qwen3", modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 4, Heads: 8, KVHeads: 4, HeadDim: 64, VocabSize: 32000, ContextLength: 4096}, tensor.Q8_0},
+		// Gemma-3-1B's layout: one kv head of 256, five of every six layers
+		// keeping a ring of 512 positions (modelgen's default window), and
+		// the sliding layers' rotations of their own.
+		{"gemma3 sliding window Q8_0", "gemma3", modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 7, Heads: 4, KVHeads: 1, HeadDim: 256, VocabSize: 32000, ContextLength: 4096}, tensor.Q8_0},
 	}
 	for _, tc := range shapes {
 		for _, kv := range []engine.KVType{engine.KVF32, engine.KVF16} {

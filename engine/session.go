@@ -43,10 +43,13 @@ type Session struct {
 	context int       // positions this session holds
 	state   *runState // scratch buffers
 	logits  []float32 // (vocab) the last forward pass's logits, the whole vector
-	kv      kvCache   // (layers, context, kvDim) keys and values, as kv.typ says
+	kv      kvCache   // keys and values, as kv.typ says: (layers, positions, kvDim), a sliding layer's positions a ring
 	rope    ropeTable // rotations for every position
-	tokens  []int     // the ids whose keys and values are in the cache, in order
-	peers   Peers     // the other parts of a split model; wholeModel{} otherwise
+	// ropeSliding are the sliding-window layers' rotations, when they
+	// differ (gemma3's local layers); empty otherwise.
+	ropeSliding ropeTable
+	tokens      []int // the ids whose keys and values are in the cache, in order
+	peers       Peers // the other parts of a split model; wholeModel{} otherwise
 	// promptBlock is how many prompt tokens a block holds (1: no blocks),
 	// and block their scratch, allocated at the first block.
 	promptBlock int
@@ -55,8 +58,8 @@ type Session struct {
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
-// 2 · layers · context · kvDim values, float32 or F16: see
-// Config.KVCacheBytes).
+// 2 · layers · context · kvDim values, float32 or F16, less for
+// sliding-window layers: see Config.KVCacheBytes).
 func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	positions, err := m.SessionContextLength(opts.ContextLength)
 	if err != nil {
@@ -94,17 +97,22 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if kvType == KVF16 {
 		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions, min(block, positions))
 	}
-	return &Session{
+	s := &Session{
 		model:       m,
 		context:     positions,
 		state:       st,
 		logits:      st.logits,
-		kv:          newKVCache(kvType, m.config.Layers, w.Layers[0].Wk.Rows, positions),
+		kv:          newKVCache(m.config, kvType, w.Layers[0].Wk.Rows, positions),
 		rope:        newRopeTable(m.config, w.ropeFactors(m.config, positions), positions),
 		tokens:      make([]int, 0, positions),
 		peers:       peers,
 		promptBlock: min(block, positions),
-	}, nil
+	}
+	if c := m.config; c.slidingRope() {
+		c.RopeTheta, c.RopeScale = c.SlidingWindow.RopeTheta, c.SlidingWindow.RopeScale
+		s.ropeSliding = newRopeTable(c, w.RopeFreqFactors, positions)
+	}
+	return s, nil
 }
 
 // SessionContextLength is the number of positions a session made with
@@ -146,6 +154,9 @@ func (s *Session) Reset() {
 // followers run every step their leader starts with it); the session
 // forgets its cached conversation, so the next generation evaluates its
 // prompt from the start. It fails with ErrBusy while a generation runs.
+// The positions before pos that it attends to must be in the cache: a
+// sliding-window layer's ring holds only the latest (see SlidingWindow), so
+// a driver evaluates positions in order.
 func (s *Session) Forward(token, pos int, logits bool) error {
 	if !s.mu.TryLock() {
 		return ErrBusy

@@ -63,12 +63,12 @@ type layerWeights struct {
 	Bq       []float32      // (heads·headDim) or nil: query bias (qwen2)
 	Bk       []float32      // (kvDim) or nil
 	Bv       []float32      // (kvDim) or nil
-	QNorm    []float32      // (headDim) or nil: RMSNorm weights of each query head (qwen3); (heads·headDim): of all the queries at once (olmo2)
+	QNorm    []float32      // (headDim) or nil: RMSNorm weights of each query head (qwen3, gemma3); (heads·headDim): of all the queries at once (olmo2)
 	KNorm    []float32      // (headDim) or nil: of each key head; (kvDim): of the whole key (olmo2)
 	FFNNorm  []float32      // (dim); nil where the family has no pre-norms (olmo2)
-	// AttnPostNorm and FFNPostNorm, where the family has them (olmo2),
-	// normalise the attention's and the feed-forward's outputs before they
-	// are added to the residual stream.
+	// AttnPostNorm and FFNPostNorm, where the family has them (olmo2,
+	// gemma), normalise the attention's and the feed-forward's outputs
+	// before they are added to the residual stream.
 	AttnPostNorm []float32      // (dim) or nil
 	FFNPostNorm  []float32      // (dim) or nil
 	WGate        *tensor.Matrix // (hidden, dim): w1 in llama2.c

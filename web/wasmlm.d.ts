@@ -132,6 +132,8 @@ export interface ModelInfo {
   keyLength: number;
   ropeFreqBase: number;
   rmsNormEps: number;
+  /** The positions a sliding-window layer attends to (Gemma 2 and 3: their KV cache holds only those); absent when no layer slides. */
+  slidingWindow?: number;
   sharedOutput: boolean;
   parameters: number;
   tensorTypes: Record<string, number>;

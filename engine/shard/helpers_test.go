@@ -172,11 +172,16 @@ func generate(t testing.TB, s *engine.Session, prompt string, opts engine.Genera
 // whole; heads of 32 over a 96-wide stream, so the queries and Wo's rows
 // are 192 wide), phi3 (fused q/k/v and gate/up, of which a shard holds its
 // rows of each piece; partial rotary, LongRoPE), smollm3 (a layer without
-// rope) and granite (multipliers).
+// rope), granite (multipliers), and gemma2 and gemma3 (post-norms, which
+// every shard holds whole and applies to the gathered vectors; GeGLU on
+// each shard's hidden units; sliding windows of 8, whose rings each shard
+// keeps for its kv heads).
 func randomSpecs() map[string]modelgen.Spec {
 	gqa := modelgen.Shape{Dim: 96, HiddenDim: 160, Layers: 2, Heads: 12, KVHeads: 4, VocabSize: 300, ContextLength: 64}
 	qwen := modelgen.Shape{Dim: 96, HiddenDim: 136, Layers: 2, Heads: 6, KVHeads: 3, VocabSize: 320, ContextLength: 64}
 	qwen3 := modelgen.Shape{Dim: 96, HiddenDim: 160, Layers: 2, Heads: 6, KVHeads: 3, HeadDim: 32, VocabSize: 320, ContextLength: 64}
+	gemma3 := qwen3
+	gemma3.Layers = 7 // layer 5 attends to every position, the others to 8
 	return map[string]modelgen.Spec{
 		"llama-gqa-F32":      {Shape: gqa, Seed: 1, Std: 0.08},
 		"llama-gqa-Q8_0-out": {Shape: gqa, Seed: 2, Std: 0.08, Type: tensor.Q8_0, SeparateOutput: true},
@@ -189,6 +194,8 @@ func randomSpecs() map[string]modelgen.Spec {
 		"smollm3-F32": {Arch: "smollm3", Shape: withLayers(gqa, 4), Seed: 7, Std: 0.08},
 		"granite-Q8_0": {Arch: "granite", Shape: gqa, Seed: 8, Std: 0.08, Type: tensor.Q8_0,
 			Family: modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.1, ResidualScale: 0.22, LogitScale: 8}},
+		"gemma2-Q8_0":     {Arch: "gemma2", Shape: gqa, Family: modelgen.Family{SlidingWindow: 8}, Seed: 6, Std: 0.08, Type: tensor.Q8_0},
+		"gemma3-F32-wide": {Arch: "gemma3", Shape: gemma3, Family: modelgen.Family{SlidingWindow: 8}, Seed: 7, Std: 0.08, SeparateOutput: true},
 	}
 }
 

@@ -40,13 +40,16 @@
 // of Wo it would spare up to Dim ≈ 2048 (1B-parameter models), about as
 // much there, and a little less above. Shard 0 leads: it runs the
 // generation and tells the others, step by step, what to compute (see
-// Session.Follow). Weights that serve every head alike (Qwen3's q and k
-// norms) every shard holds whole.
+// Session.Follow). Weights that serve every head alike (Qwen3's and
+// Gemma 3's q and k norms) or the whole residual stream (Gemma's norms of
+// the attention's and the feed-forward's outputs, applied to the gathered
+// vectors) every shard holds whole; each keeps its kv heads' part of
+// every layer's KV cache, a sliding-window layer's ring included.
 //
 // split(total, i, n) is [⌊i·total/n⌋, ⌊(i+1)·total/n⌋): contiguous, the sizes
 // differ by at most one. When n does not divide KVHeads the later shards get
 // one kv head (one GQA group) more. A model splits into at most KVHeads
-// shards.
+// shards: one with a single kv head (Gemma-3-1B) does not split.
 //
 // The shards talk through an Exchange, which only moves float32 messages:
 // NewLocalExchange connects shards within one process over channels (each on

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/sampling"
 )
@@ -328,4 +329,32 @@ func BenchmarkShardedDecodeStep(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestOneKVHeadDoesNotSplit: a model with one kv head, as Gemma-3-1B
+// (modelgen's gemma3-1b shape, from its header alone), cannot split: each
+// shard holds whole GQA groups, and there is one. Cutting it, or planning
+// it, fails with ErrSplit saying so.
+func TestOneKVHeadDoesNotSplit(t *testing.T) {
+	sh, err := modelgen.ShapeByName("gemma3-1b")
+	require.NoError(t, err)
+	l, err := modelgen.Header(modelgen.Spec{Arch: "gemma3", Shape: sh, Type: tensor.Q8_0})
+	require.NoError(t, err)
+	f, err := gguf.ParseHeader(l.Header, int64(l.Size))
+	require.NoError(t, err)
+	h, err := engine.ReadHeader(f)
+	require.NoError(t, err)
+	_, err = newPlan(h.Config(), 0, 2)
+	require.ErrorIs(t, err, ErrSplit)
+	assert.Contains(t, err.Error(), "2 shards, but the model has 1 kv heads: at most 1 shards (each holds whole GQA groups)")
+
+	small := sh
+	small.Dim, small.HiddenDim, small.Layers, small.HeadDim, small.VocabSize, small.ContextLength = 64, 96, 2, 32, 300, 64
+	_, m := loadGGUF(t, modelgen.Spec{Arch: "gemma3", Shape: small, Seed: 1})
+	_, err = Cut(m, 1, 2)
+	require.ErrorIs(t, err, ErrSplit)
+	assert.Contains(t, err.Error(), "1 kv heads")
+	one, err := Cut(m, 0, 1)
+	require.NoError(t, err, "one shard is the whole model")
+	assert.Equal(t, 1, one.Count)
 }

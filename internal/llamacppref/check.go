@@ -75,10 +75,22 @@ type Case struct {
 
 // Rounds reports whether the case's model rounds values to a type coarser
 // than float32 as it runs: quantized weights (and so their products'
-// input vectors), or an F16 cache.
+// input vectors), an F16 cache, or an activation that ggml's CPU backend
+// looks up in an F16 table (gemma's GELU: see f16Activations).
 func (c Case) Rounds() bool {
-	return c.Spec.Type != tensor.F32 || c.KVType == KVF16
+	return c.Spec.Type != tensor.F32 || c.KVType == KVF16 || f16Activations[c.Spec.Arch]
 }
+
+// f16Activations are the architectures whose feed-forward activation
+// llama.cpp's CPU backend computes through an F16 table
+// (ggml_table_gelu_f16: the input rounded to F16, the result an F16), as
+// the engine does too. A float32 difference in the order of sums that
+// moves an input across an F16 rounding boundary moves its unit by an F16
+// step, about 5e-4 of it, so an F32 model of these rounds like a quantized
+// one: one ulp more in gemma3's token embeddings moves its probabilities
+// by up to 2e-4 (in the engine, or in llama.cpp, whose one-token decoding
+// then differs from its own batches by as much).
+var f16Activations = map[string]bool{"gemma2": true, "gemma3": true}
 
 // withDefaults fills in c's zero fields.
 func (c Case) withDefaults() Case {

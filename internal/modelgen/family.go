@@ -2,7 +2,6 @@ package modelgen
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -29,9 +28,9 @@ import (
 //     attention.scale, residual_scale, logit_scale) that are not 0;
 //     llama.cpp requires logit_scale, so LogitScale is.
 
-// Family holds what phi3 and granite files say beyond the llama family's
-// keys; every field's zero value writes nothing (or, for phi3, the
-// converter's default).
+// Family holds what phi3, granite, gemma2 and gemma3 files say beyond the
+// llama family's keys; every field's zero value writes nothing (or, for
+// phi3 and the gemmas, the converter's or the real models' default).
 type Family struct {
 	// RopeDims is phi3's rope.dimension_count: how many dimensions of a
 	// head rotate (partial rotary); 0 means all of them.
@@ -45,9 +44,16 @@ type Family struct {
 	RopeFactorsLong  []float32 `json:"rope_factors_long,omitempty"`
 	RopeFactorsShort []float32 `json:"rope_factors_short,omitempty"`
 	RopeAttnFactor   float32   `json:"rope_attn_factor,omitempty"`
-	// SlidingWindow is phi3's attention.sliding_window (0 as Phi-4-mini's
-	// converted files say; llama.cpp ignores it).
+	// SlidingWindow is attention.sliding_window: phi3's, written as it is
+	// (0 as Phi-4-mini's converted files say; llama.cpp ignores it), or
+	// the positions a gemma sliding layer attends to, 0 meaning Gemma 2's
+	// 4096 (gemma2) or Gemma-3-1B's 512 (gemma3).
 	SlidingWindow int `json:"sliding_window,omitempty"`
+	// AttnSoftCap is gemma2's attn_logit_softcapping (Gemma 2's 50 when 0).
+	AttnSoftCap float32 `json:"attn_softcap,omitempty"`
+	// FinalSoftCap is final_logit_softcapping: gemma2's (Gemma 2's 30 when
+	// 0); gemma3 writes it only when set.
+	FinalSoftCap float32 `json:"final_softcap,omitempty"`
 	// Granite's multipliers: granite.embedding_scale, attention.scale,
 	// residual_scale and logit_scale.
 	EmbeddingScale float32 `json:"embedding_scale,omitempty"`
@@ -55,12 +61,6 @@ type Family struct {
 	ResidualScale  float32 `json:"residual_scale,omitempty"`
 	LogitScale     float32 `json:"logit_scale,omitempty"`
 }
-
-// families are the architectures this file writes.
-var families = []string{"phi3", "smollm3", "olmo2", "granite"}
-
-// isFamily reports whether arch is one of families.
-func isFamily(arch string) bool { return slices.Contains(families, arch) }
 
 // ropeDims is how many dimensions of a head rotate.
 func (s Spec) ropeDims() int {
@@ -75,8 +75,8 @@ func (s Spec) validateFamily() error {
 	f := s.Family
 	phi3 := s.Arch == "phi3"
 	switch {
-	case !phi3 && (f.RopeDims != 0 || f.RopeOriginalContext != 0 || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0 || f.SlidingWindow != 0):
-		return fmt.Errorf("%w: partial rotary, LongRoPE and the sliding window are phi3's (llama.cpp refuses the others' partial rotary)", ErrSpec)
+	case !phi3 && (f.RopeDims != 0 || f.RopeOriginalContext != 0 || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0):
+		return fmt.Errorf("%w: partial rotary and LongRoPE are phi3's (llama.cpp refuses the others' partial rotary)", ErrSpec)
 	case s.Arch != "granite" && (f.EmbeddingScale != 0 || f.AttentionScale != 0 || f.ResidualScale != 0 || f.LogitScale != 0):
 		return fmt.Errorf("%w: the multipliers are granite's", ErrSpec)
 	case s.Arch == "granite" && !(f.LogitScale > 0):

@@ -1,7 +1,8 @@
 // Package modelgen writes random-weight GGUF models of any llama, qwen2,
-// qwen3, phi3, smollm3, olmo2 or granite shape, for tests and benchmarks: a model with the shape and tensor types of
-// a real one runs exactly as fast as the real one, and a few lines of Go make
-// it, so nothing big is committed or downloaded.
+// qwen3, phi3, smollm3, olmo2, granite, gemma2 or gemma3 shape, for tests
+// and benchmarks: a model with the shape and tensor types of a real one
+// runs exactly as fast as the real one, and a few lines of Go make it, so
+// nothing big is committed or downloaded.
 //
 // Weights are drawn from a normal distribution with a seeded PCG generator,
 // so a Spec always gives the same bytes; matrices are stored in the Spec's
@@ -81,11 +82,12 @@ type Spec struct {
 	// rope) or "qwen3" (no biases, an RMSNorm of each head of the queries
 	// and keys, NeoX-style rope, attention.key_length and value_length
 	// always written, as llama.cpp's converter writes them), or one of the
-	// families of family.go: "phi3", "smollm3", "olmo2", "granite".
+	// families of family.go ("phi3", "smollm3", "olmo2", "granite") and
+	// gemma.go ("gemma2", "gemma3").
 	Arch string `json:"arch,omitempty"`
 	Shape
-	// Family holds what phi3 and granite files say beyond the llama
-	// family's keys (see family.go); zero for the others.
+	// Family holds what phi3, granite and the gemmas' files say beyond the
+	// llama family's keys (see family.go); zero for the others.
 	Family
 	// RopeTheta is rope.freq_base (DefaultRopeTheta when 0).
 	RopeTheta float32 `json:"rope_theta,omitempty"`
@@ -130,6 +132,7 @@ func (s Spec) withDefaults() Spec {
 	if s.Arch == "" {
 		s.Arch = DefaultArch
 	}
+	s = s.gemmaDefaults()
 	if s.RopeTheta == 0 {
 		s.RopeTheta = DefaultRopeTheta
 	}
@@ -175,8 +178,13 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
-	if s.Arch != "llama" && s.Arch != "qwen2" && s.Arch != "qwen3" && !isFamily(s.Arch) {
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2 or granite", ErrSpec, s.Arch)
+	switch s.Arch {
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite":
+	default:
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2 or gemma3", ErrSpec, s.Arch)
+	}
+	if err := s.validateGemma(); err != nil {
+		return err
 	}
 	sh := s.Shape
 	for _, f := range []struct {
@@ -324,9 +332,11 @@ func (g *generator) metadata() {
 	b.Set(key("block_count"), gguf.ValueOf(uint32(sp.Layers)))
 	b.Set(key("attention.head_count"), gguf.ValueOf(uint32(sp.Heads)))
 	b.Set(key("attention.head_count_kv"), gguf.ValueOf(uint32(sp.KVHeads)))
-	b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
+	if sp.Arch != "gemma2" || sp.RopeTheta != DefaultRopeTheta { // gemma2's converter writes none
+		b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
+	}
 	b.Set(key("attention.layer_norm_rms_epsilon"), gguf.ValueOf(sp.NormEps))
-	if sp.HeadDim > 0 || sp.Arch == "qwen3" { // the converter writes them from config.json's head_dim
+	if sp.HeadDim > 0 || sp.Arch != "llama" && sp.Arch != "qwen2" { // the converter writes them from config.json's head_dim
 		b.Set(key("attention.key_length"), gguf.ValueOf(uint32(sp.HeadSize())))
 		b.Set(key("attention.value_length"), gguf.ValueOf(uint32(sp.HeadSize())))
 	}
@@ -335,6 +345,7 @@ func (g *generator) metadata() {
 		b.Set(key("rope.scaling.factor"), gguf.ValueOf(sp.RopeLinearScale))
 	}
 	g.familyMetadata()
+	g.gemmaMetadata()
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -348,6 +359,7 @@ func (g *generator) tensors() {
 	}
 	q, kv := sp.QDim(), sp.KVDim()
 	layer := func(i int, name string) string { return fmt.Sprintf("blk.%d.%s", i, name) }
+	gemma := sp.Arch == "gemma2" || sp.Arch == "gemma3" // post-norms; the norm weights are 1 + w, as the converter writes them
 	g.matrix("token_embd.weight", sp.VocabSize, sp.Dim, !sp.SeparateOutput)
 	for i := range sp.Layers {
 		g.vector(layer(i, "attn_norm.weight"), sp.Dim, 1)
@@ -360,14 +372,20 @@ func (g *generator) tensors() {
 			g.vector(layer(i, "attn_q.bias"), q, 0)
 			g.vector(layer(i, "attn_k.bias"), kv, 0)
 			g.vector(layer(i, "attn_v.bias"), kv, 0)
-		case "qwen3": // one norm for every head
+		case "qwen3", "gemma3": // one norm for every head
 			g.vector(layer(i, "attn_q_norm.weight"), sp.HeadSize(), 1)
 			g.vector(layer(i, "attn_k_norm.weight"), sp.HeadSize(), 1)
+		}
+		if gemma {
+			g.vector(layer(i, "post_attention_norm.weight"), sp.Dim, 1)
 		}
 		g.vector(layer(i, "ffn_norm.weight"), sp.Dim, 1)
 		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
 		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
 		g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)
+		if gemma {
+			g.vector(layer(i, "post_ffw_norm.weight"), sp.Dim, 1)
+		}
 	}
 	g.vector("output_norm.weight", sp.Dim, 1)
 	if sp.SeparateOutput {
