@@ -29,17 +29,23 @@ var (
 
 func loadVocab(t *testing.T, name string) tokenizer.Tokenizer {
 	t.Helper()
+	f, err := gguf.Parse(readVocabGGUF(t, name))
+	require.NoError(t, err)
+	tok, err := FromGGUF(f)
+	require.NoError(t, err)
+	return tok
+}
+
+// readVocabGGUF returns testdata's vocab-only GGUF file of a vocabulary.
+func readVocabGGUF(t *testing.T, name string) []byte {
+	t.Helper()
 	gz, err := os.ReadFile(filepath.Join("testdata", "ggml-vocab-"+name+".gguf.gz"))
 	require.NoError(t, err)
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	require.NoError(t, err)
 	data, err := io.ReadAll(zr)
 	require.NoError(t, err)
-	f, err := gguf.Parse(data)
-	require.NoError(t, err)
-	tok, err := FromGGUF(f)
-	require.NoError(t, err)
-	return tok
+	return data
 }
 
 // readVocabTest reads llama.cpp's tests/test-tokenizer-0 files: the .inp

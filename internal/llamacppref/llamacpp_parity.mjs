@@ -15,6 +15,11 @@
 // probabilities (the softmax of all logits, llama.cpp's float32 arithmetic),
 // most probable first. Flash attention is off, so the attention is ggml's
 // plain CPU path, and the KV cache holds kv_type (F32 or F16).
+//
+// A job with "texts" instead ({"model": "v.gguf", "texts": ["a", ...]})
+// loads the model's vocabulary only and returns {"tokenized": [[...], ...]}:
+// each text's token ids as llama_tokenize gives them with add_special and
+// parse_special false.
 import { getLlama } from 'node-llama-cpp';
 
 const chunks = [];
@@ -41,6 +46,7 @@ console.log(JSON.stringify({ results }));
 await llama.dispose();
 
 async function run(job) {
+  if (job.texts) return tokenize(job);
   const model = await llama.loadModel({ modelPath: job.model, gpuLayers: 0, useMmap: false });
   const longest = Math.max(...job.prompts.map((p) => p.length));
   const context = await model.createContext({
@@ -73,6 +79,15 @@ async function run(job) {
     };
   } finally {
     await context.dispose();
+    await model.dispose();
+  }
+}
+
+async function tokenize(job) {
+  const model = await llama.loadModel({ modelPath: job.model, vocabOnly: true });
+  try {
+    return { tokenized: job.texts.map((text) => Array.from(model.tokenize(text, false))) };
+  } finally {
     await model.dispose();
   }
 }

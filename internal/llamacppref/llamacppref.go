@@ -107,6 +107,10 @@ type Job struct {
 	Tokens  int     `json:"tokens"`  // greedy tokens to generate after each prompt
 	TopK    int     `json:"top_k"`   // probabilities reported per step
 	KVType  KVType  `json:"kv_type"`
+	// Texts, when set, makes the job a tokenization instead: llama.cpp
+	// loads the file's vocabulary only and tokenizes each text
+	// (Output.Tokenized); Prompts and the rest are then unused.
+	Texts []string `json:"texts,omitempty"`
 }
 
 // Output is llama.cpp's result for one job.
@@ -117,6 +121,10 @@ type Output struct {
 	Architecture string `json:"architecture"` // general.architecture, as node-llama-cpp read it
 	Tensors      int    `json:"tensors"`      // the tensors node-llama-cpp read
 	Runs         []Run  `json:"runs"`         // one per prompt
+	// Tokenized are a tokenization job's results: the ids of each text,
+	// as llama_tokenize gives them with add_special and parse_special
+	// false.
+	Tokenized [][]int `json:"tokenized"`
 }
 
 // Run is llama.cpp's greedy continuation of one prompt.
@@ -176,4 +184,21 @@ func (r *Runner) Run(jobs []Job) ([]Output, error) {
 		return nil, fmt.Errorf("node %s: %d results for %d jobs", script, len(res.Results), len(jobs))
 	}
 	return res.Results, nil
+}
+
+// Tokenize has llama.cpp tokenize texts with the vocabulary of the GGUF
+// file at path (add_special and parse_special false); a vocabulary it
+// refuses is an error.
+func (r *Runner) Tokenize(path string, texts []string) ([][]int, error) {
+	out, err := r.Run([]Job{{Model: path, Texts: texts}})
+	if err != nil {
+		return nil, err
+	}
+	if out[0].Error != "" {
+		return nil, fmt.Errorf("llama.cpp refused %s: %s", path, out[0].Error)
+	}
+	if len(out[0].Tokenized) != len(texts) {
+		return nil, fmt.Errorf("llama.cpp tokenized %d of %d texts", len(out[0].Tokenized), len(texts))
+	}
+	return out[0].Tokenized, nil
 }

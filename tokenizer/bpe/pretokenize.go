@@ -60,6 +60,8 @@ var preTokenizerKinds = map[string]string{
 
 	"starcoder": "starcoder", "refact": "starcoder", "command-r": "starcoder", "smollm": "starcoder",
 	"codeshell": "starcoder", "exaone": "starcoder", "minerva-7b": "starcoder",
+
+	"gpt-4o": "gpt-4o", "llama4": "gpt-4o", "kanana2": "gpt-4o", "talkie": "gpt-4o",
 }
 
 // PreTokenizers lists the pre-tokenizer names New accepts, sorted.
@@ -99,6 +101,8 @@ func newPreTokenizer(name string) (preTokenizer, error) {
 		p.stages = []matcher{llama3Matcher(3)}
 	case "qwen2":
 		p.stages = []matcher{llama3Matcher(1)}
+	case "gpt-4o":
+		p.stages = []matcher{matchGPT4o}
 	case "default":
 		// [\p{P}\$\+<=>\^~\|]+ | GPT-2 | \p{N}+ | [0-9][0-9][0-9]
 		p.stages = []matcher{plus(isPunctOr("$+<=>^~|")), matchGPT2, plus(isNumber), threeASCIIDigits}
@@ -234,18 +238,8 @@ func matchSpaces(c []uint8, i int) int {
 func llama3Matcher(maxDigits int) matcher {
 	return func(r []rune, c []uint8, i int) int {
 		n, ch, ci := len(r), r[i], c[i]
-		if ch == '\'' && i+1 < n {
-			a := lowerASCII(r[i+1])
-			switch a {
-			case 's', 't', 'm', 'd':
-				return i + 2
-			}
-			if i+2 < n {
-				b := lowerASCII(r[i+2])
-				if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
-					return i + 3
-				}
-			}
+		if k := contraction(r, i); k > i {
+			return k
 		}
 		// [^\r\n\p{L}\p{N}]?\p{L}+
 		if ci&classLetter != 0 {
@@ -275,18 +269,124 @@ func llama3Matcher(maxDigits int) matcher {
 			return k
 		}
 		// ch is white space. \s*[\r\n]+ ends after the run's last CR or LF.
-		k, last := i, -1
-		for k < n && c[k]&classSpace != 0 {
-			if r[k] == '\r' || r[k] == '\n' {
-				last = k
-			}
+		return matchSpacesCRLF(r, c, i)
+	}
+}
+
+// matchGPT4o is the gpt-4o pre-tokenizer (o200k: Phi-4-mini, Llama 4) as
+// llama.cpp runs it. Its tokenizer.json regex,
+//
+//	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//	\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// is rewritten by llama.cpp (llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_GPT4O)
+// for its std::regex, which knows no case classes: an "upper" letter is a
+// letter that is not a-z, a "lower" one a letter that is not A-Z, and
+// marks (\p{M}) are neither. So outside ASCII every letter is both, as Lm
+// and Lo are in the original, and a word is cut only where ASCII case
+// says: "HelloWorld" is "Hello", "World". One consequence differs from
+// Hugging Face: a capitalised word that starts with a non-ASCII capital
+// ("ÉCOLE") is "É", "COLE" in llama.cpp (the regex backtracks to the last
+// letter that may be lower case), "ÉCOLE" in Hugging Face; and a combining
+// mark ends a word here. The engine follows llama.cpp, the reference.
+func matchGPT4o(r []rune, c []uint8, i int) int {
+	n := len(r)
+	// [^\r\n\p{L}\p{N}]? before a word: the prefix is taken only when a
+	// letter follows (without it the word could not start here either).
+	s := i
+	if c[i]&(classLetter|classNumber) == 0 && r[i] != '\r' && r[i] != '\n' && i+1 < n && c[i+1]&classLetter != 0 {
+		s = i + 1
+	}
+	if c[s]&classLetter != 0 {
+		return contraction(r, gpt4oWord(r, c, s))
+	}
+	if c[i]&classNumber != 0 { // \p{N}{1,3}
+		k := i + 1
+		for k < n && k-i < 3 && c[k]&classNumber != 0 {
 			k++
 		}
-		if last >= 0 {
-			return last + 1
-		}
-		return matchSpaces(c, i)
+		return k
 	}
+	// " ?[^\s\p{L}\p{N}]+[\r\n/]*"
+	j := i
+	if r[i] == ' ' && i+1 < n && classOther(c[i+1]) {
+		j = i + 1
+	}
+	if classOther(c[j]) {
+		k := runOther(c, j)
+		for k < n && (r[k] == '\r' || r[k] == '\n' || r[k] == '/') {
+			k++
+		}
+		return k
+	}
+	return matchSpacesCRLF(r, c, i)
+}
+
+// gpt4oWord returns the end of the word of letters starting at s (a
+// letter): the first two alternatives of matchGPT4o without their prefix
+// and contraction. U* L+ first, U and L being the rewritten case classes:
+// U* takes the letters up to the first a-z (j); if one is there, L+ takes
+// it and the letters after it up to an A-Z; else the regex backtracks to
+// the last letter before j that is not A-Z (only a non-ASCII letter can
+// be), and L+ is that letter. With none, U+ L* takes the run of A-Z up to
+// j.
+func gpt4oWord(r []rune, c []uint8, s int) int {
+	n := len(r)
+	j := s
+	for j < n && c[j]&classLetter != 0 && !('a' <= r[j] && r[j] <= 'z') {
+		j++
+	}
+	if j < n && 'a' <= r[j] && r[j] <= 'z' {
+		k := j + 1
+		for k < n && c[k]&classLetter != 0 && !('A' <= r[k] && r[k] <= 'Z') {
+			k++
+		}
+		return k
+	}
+	for k := j - 1; k >= s; k-- {
+		if r[k] >= 128 {
+			return k + 1
+		}
+	}
+	return j
+}
+
+// contraction returns the end of (?i:'s|'t|'re|'ve|'m|'ll|'d)? at i: i
+// when none is there.
+func contraction(r []rune, i int) int {
+	n := len(r)
+	if i+1 >= n || r[i] != '\'' {
+		return i
+	}
+	a := lowerASCII(r[i+1])
+	switch a {
+	case 's', 't', 'm', 'd':
+		return i + 2
+	}
+	if i+2 < n {
+		b := lowerASCII(r[i+2])
+		if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
+			return i + 3
+		}
+	}
+	return i
+}
+
+// matchSpacesCRLF matches \s*[\r\n]+|\s+(?!\S)|\s+ at i, where r[i] is
+// white space: up to the run's last CR or LF, else as matchSpaces.
+func matchSpacesCRLF(r []rune, c []uint8, i int) int {
+	k, last := i, -1
+	for k < len(r) && c[k]&classSpace != 0 {
+		if r[k] == '\r' || r[k] == '\n' {
+			last = k
+		}
+		k++
+	}
+	if last >= 0 {
+		return last + 1
+	}
+	return matchSpaces(c, i)
 }
 
 func lowerASCII(r rune) rune {
