@@ -40,10 +40,13 @@ type Info struct {
 	RopeAttnFactor      float32 `json:"rope_attn_factor,omitempty"`             // rope.scaling.attn_factor
 	RopeOriginalContext int     `json:"rope_original_context_length,omitempty"` // above it a session rotates by the long factors
 	NoRopeInterval      int     `json:"no_rope_interval,omitempty"`             // every n-th layer has no rotary embeddings (smollm3: 4; 1: none has)
-	EmbeddingScale      float32 `json:"embedding_scale,omitempty"`              // granite's multipliers
+	EmbeddingScale      float32 `json:"embedding_scale,omitempty"`              // granite's multipliers (the first also gemma's √dim)
 	AttentionScale      float32 `json:"attention_scale,omitempty"`
 	ResidualScale       float32 `json:"residual_scale,omitempty"`
 	LogitScale          float32 `json:"logit_scale,omitempty"`
+	QueryScale          float32 `json:"query_scale,omitempty"`   // gemma: the queries' scale (1/√query_pre_attn_scalar, as llama.cpp derives it)
+	AttnSoftCap         float32 `json:"attn_softcap,omitempty"`  // gemma2: attention scores soft-capped at this
+	FinalSoftCap        float32 `json:"final_softcap,omitempty"` // gemma2 (gemma3 when its file says): logits soft-capped at this
 	// SplitError says why the model cannot be split across workers (its
 	// family's layers need every head at once: olmo2), "" when it can.
 	SplitError string `json:"split_error,omitempty"`
@@ -57,6 +60,7 @@ func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
 	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
 	info.NoRopeInterval = c.NoRopeInterval
 	info.EmbeddingScale, info.AttentionScale, info.ResidualScale, info.LogitScale = c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale
+	info.QueryScale, info.AttnSoftCap, info.FinalSoftCap = c.QueryScale, c.AttnSoftCap, c.FinalSoftCap
 }
 
 // ropeFactorsName names the frequency factors a model has (see

@@ -153,11 +153,15 @@ export interface ModelInfo {
   ropeOriginalContextLength?: number;
   /** Every n-th layer has no rotary embeddings (SmolLM3: 4). */
   noRopeInterval?: number;
-  /** Granite's multipliers: of the embedding, of the attention scores (for 1/√keyLength), of each sub-layer's output; the logits are divided by logitScale. */
+  /** Granite's multipliers: of the embedding (also Gemma's √dim), of the attention scores (for 1/√keyLength), of each sub-layer's output; the logits are divided by logitScale. */
   embeddingScale?: number;
   attentionScale?: number;
   residualScale?: number;
   logitScale?: number;
+  /** Gemma: the queries' scale (1/√query_pre_attn_scalar as llama.cpp derives it), and the soft-caps of the attention scores (Gemma 2) and of the logits (Gemma 2; Gemma 3 when its file says). */
+  queryScale?: number;
+  attnSoftcap?: number;
+  finalSoftcap?: number;
   /** Why the model cannot be split across workers (OLMo 2 normalises every head of q and k at once); absent when it can. */
   splitError?: string;
   /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
