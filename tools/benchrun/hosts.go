@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,6 +64,7 @@ type cliJSON struct {
 		PeakMemorySource       string  `json:"peak_memory_source"`
 		ProcessPeakRSSBytes    uint64  `json:"process_peak_rss_bytes"`
 		ContextLength          int     `json:"context_length"`
+		KVType                 string  `json:"kv_type"`
 	} `json:"models"`
 }
 
@@ -91,7 +93,7 @@ func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = o.PromptTokens, o.GeneratedTokens, o.FinishReason
 	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = o.TimeToFirstTokenMS, o.PrefillTokensPerSecond, o.DecodeTokensPerSecond
 	r.PeakMemoryBytes, r.PeakMemorySource = o.PeakMemoryBytes, o.PeakMemorySource
-	r.KVType, r.ContextLength = "f32", o.ContextLength
+	r.KVType, r.ContextLength = cmp.Or(o.KVType, "f32"), o.ContextLength // no kv_type before the F16 cache: F32
 	if o.ProcessPeakRSSBytes > 0 {
 		r.ProcessPeakRSSBytes, r.ProcessPeakRSSSource = o.ProcessPeakRSSBytes, "wasmlm bench's process: its VmHWM, reset before the model"
 		if h.Name != "native" {

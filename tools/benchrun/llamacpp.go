@@ -57,6 +57,7 @@ type llamaCppJSON struct {
 	LoadMS                 float64 `json:"load_ms"`
 	FileSize               int64   `json:"file_size"`
 	KVCacheBytes           int64   `json:"kv_cache_bytes"`
+	ContextLength          int     `json:"context_length"`
 	PromptTokens           int     `json:"prompt_tokens"`
 	GeneratedTokens        int     `json:"generated_tokens"`
 	TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
@@ -93,6 +94,7 @@ func (h llamaCppHost) run(ctx context.Context, m benchModel, s Settings, spec ru
 		return r
 	}
 	r.FileSize, r.KVCacheBytes, r.LoadMS = out.FileSize, out.KVCacheBytes, out.LoadMS
+	r.KVType, r.ContextLength = "f16", out.ContextLength // llama.cpp's default cache type
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = out.PromptTokens, out.GeneratedTokens, "length"
 	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = out.TimeToFirstTokenMS, out.PrefillTokensPerSecond, out.DecodeTokensPerSecond
 	r.PeakMemoryBytes = out.PeakMemoryBytes

@@ -75,7 +75,9 @@ const memoryTokens = 32
 // (issue 13's target: TinyLlama and the 3B shape in Q4_0 on native,
 // chromium-simd with the page's default options — the model cache on — and
 // wllama, the short prompt and 32 generated tokens,
-// bench/results-memory.json).
+// bench/results-memory.json), or archs (issue 14's shapes of other
+// families: Qwen3-0.6B and Gemma-3-1B in Q8_0 and Q4_K on native,
+// chromium-simd and the peers, bench/results-archs.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -85,11 +87,14 @@ func modeOf(name string) (mode, error) {
 	case "peers":
 		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-peers.json"}, nil
+	case "archs":
+		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b"}, types: []string{"Q8_0", "Q4_K"},
+			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-archs.json"}, nil
 	case "memory":
 		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
 			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers or memory", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory or archs", name)
 }
 
 // with applies md's defaults to the settings the flags gave, where the
@@ -118,14 +123,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) or memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) or archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
 		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
-		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
@@ -318,6 +323,11 @@ func runHost(ctx context.Context, rep *Report, host string, models []benchModel,
 			fmt.Fprintf(log, "benchrun: %s %s, %d-token prompt, %d generated...\n", host, m.Name, spec.Prompt, spec.N)
 			r := run(ctx, m, s, spec)
 			r.Prompt = spec.Prompt
+			if r.Error == "" && r.ContextLength > 0 && r.KVType != "" && strings.HasSuffix(m.Path, ".gguf") {
+				if kv, err := kvCacheBytes(m.Path, r.ContextLength, r.KVType); err == nil {
+					r.KVCacheBytes = kv
+				}
+			}
 			rep.Results = append(rep.Results, r)
 			logResult(log, r)
 		}

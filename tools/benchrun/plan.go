@@ -11,13 +11,14 @@ type runSpec struct {
 }
 
 // heavyShapes are the shapes too slow for some of our hosts: TinyLlama-1.1B,
-// 10 times stories110M's work per token, and the 3B shape (the memory
-// benchmark's), 3 times TinyLlama's. Natively (the pure-Go kernels, 6–9
+// 10 times stories110M's work per token, the 3B shape (the memory
+// benchmark's), 3 times TinyLlama's, and the Qwen3-0.6B and Gemma-3-1B
+// shapes (the archs benchmark's), about half and once TinyLlama's. Natively (the pure-Go kernels, 6–9
 // prompt tokens/s on TinyLlama, 1.4 generated) they run the short prompt
 // only and generate heavyNativeTokens; the other hosts of pure-Go kernels
 // (wasm, chromium, chromium-2w) would take longer still, and wasm-simd and
 // chromium-simd-2w would repeat chromium-simd, so they leave them out.
-func heavyShapes() []string { return []string{"tinyllama", "llama3b"} }
+func heavyShapes() []string { return []string{"tinyllama", "llama3b", "qwen3-0.6b", "gemma3-1b"} }
 
 // heavyNativeTokens is what native generates on heavyShapes: enough for a
 // steady rate (each token costs the same), a quarter of the time.
@@ -29,7 +30,7 @@ func heavyHosts() []string {
 }
 
 // limitsNote is what Settings.Limits says of plan's limits.
-const limitsNote = "tinyllama (and llama3b) run on native, chromium-simd and the peers only; natively (pure-Go kernels, 6-9 prompt tokens/s, 1.4 generated on tinyllama) with the short prompt only and 32 generated tokens. " +
+const limitsNote = "tinyllama (and llama3b, qwen3-0.6b, gemma3-1b) run on native, chromium-simd and the peers only; natively (pure-Go kernels, 6-9 prompt tokens/s, 1.4 generated on tinyllama) with the short prompt only and 32 generated tokens. " +
 	"The long prompt runs where the model's context holds it and the generated tokens (stories110M, tinyllama)."
 
 // plan is what host runs of model m: the short prompt, then the long one

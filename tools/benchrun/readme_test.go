@@ -261,28 +261,7 @@ func TestREADMEHistoryRepeats(t *testing.T) {
 // prints for bench/results-peers.json, line for line, and the README says
 // how many targets were met.
 func TestREADMESideBySideIsResultsPeers(t *testing.T) {
-	rep, err := readReport("../../bench/results-peers.json")
-	require.NoError(t, err)
-	var b strings.Builder
-	printSideBySide(&b, rep)
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	var tables [][]string
-	inTable := false
-	for _, l := range strings.Split(b.String(), "\n") {
-		switch {
-		case strings.HasPrefix(l, "|") && inTable:
-			tables[len(tables)-1] = append(tables[len(tables)-1], l)
-		case strings.HasPrefix(l, "|"):
-			tables, inTable = append(tables, []string{l}), true
-		default:
-			inTable = false
-		}
-	}
-	require.Len(t, tables, 3, "prompt, decode, targets")
-	for _, table := range tables {
-		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
-	}
+	rep, readme := readmeHasSideBySide(t, "../../bench/results-peers.json", 3)
 	ts := targets(sideBySide(rep))
 	met := 0
 	for _, tg := range ts {
@@ -311,6 +290,48 @@ func TestREADMESideBySideIsResultsPeers(t *testing.T) {
 		}
 		assert.Contains(t, text, fmt.Sprintf("%.1f–%.1f×", lo, hi))
 	}
+}
+
+// TestREADMEArchsIsResultsArchs: README.md's side-by-side tables of the
+// other families' shapes (Qwen3-0.6B, Gemma-3-1B) are what -print prints
+// for bench/results-archs.json, line for line.
+func TestREADMEArchsIsResultsArchs(t *testing.T) {
+	rep, _ := readmeHasSideBySide(t, "../../bench/results-archs.json", 2)
+	shapes := map[string]bool{}
+	for _, r := range rep.Results {
+		shapes[r.Shape] = true
+	}
+	assert.Equal(t, map[string]bool{"qwen3-0.6b": true, "gemma3-1b": true}, shapes)
+}
+
+// readmeHasSideBySide checks that README.md holds, line for line, the n
+// side-by-side tables printSideBySide prints for a results file, and
+// returns the report and the README.
+func readmeHasSideBySide(t *testing.T, results string, n int) (Report, []byte) {
+	t.Helper()
+	rep, err := readReport(results)
+	require.NoError(t, err)
+	var b strings.Builder
+	printSideBySide(&b, rep)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var tables [][]string
+	inTable := false
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "|") && inTable:
+			tables[len(tables)-1] = append(tables[len(tables)-1], l)
+		case strings.HasPrefix(l, "|"):
+			tables, inTable = append(tables, []string{l}), true
+		default:
+			inTable = false
+		}
+	}
+	require.Len(t, tables, n, "prompt, decode (and targets)")
+	for _, table := range tables {
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+	}
+	return rep, readme
 }
 
 // README.md's memory table is what -print prints for
