@@ -48,31 +48,39 @@ func TestPreTokenizersAsLlamaCpp(t *testing.T) {
 	// not show.
 	cases = append(cases, vocabCase{"gpt-neox", "gpt-4o"}, vocabCase{"falcon", "gpt-4o"})
 	dir := t.TempDir()
-	for _, c := range cases {
-		name := c.file
+	jobs := make([]llamacppref.Job, len(cases))
+	toks := make([]tokenizer.Tokenizer, len(cases))
+	names := make([]string, len(cases))
+	for k, c := range cases {
+		names[k] = c.file
 		if c.pre != "" {
-			name += "-as-" + c.pre
+			names[k] += "-as-" + c.pre
 		}
-		t.Run(name, func(t *testing.T) {
-			data := readVocabGGUF(t, c.file)
-			if c.pre != "" {
-				var err error
-				data, err = modelgen.SetKV(data, keyPre, gguf.ValueOf(c.pre))
-				require.NoError(t, err)
-			}
-			path := filepath.Join(dir, name+".gguf")
-			require.NoError(t, os.WriteFile(path, data, 0o644))
-			f, err := gguf.Parse(data)
+		data := readVocabGGUF(t, c.file)
+		if c.pre != "" {
+			var err error
+			data, err = modelgen.SetKV(data, keyPre, gguf.ValueOf(c.pre))
 			require.NoError(t, err)
-			tok, err := FromGGUF(f)
-			require.NoError(t, err)
-			want, err := r.Tokenize(path, texts)
-			require.NoError(t, err)
+		}
+		path := filepath.Join(dir, names[k]+".gguf")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		f, err := gguf.Parse(data)
+		require.NoError(t, err)
+		toks[k], err = FromGGUF(f)
+		require.NoError(t, err, names[k])
+		jobs[k] = llamacppref.Job{Model: path, Texts: texts}
+	}
+	outs, err := r.Run(jobs) // one Node.js process for them all
+	require.NoError(t, err)
+	for k, out := range outs {
+		t.Run(names[k], func(t *testing.T) {
+			require.Empty(t, out.Error, "llama.cpp refused the vocabulary")
+			require.Len(t, out.Tokenized, len(texts))
 			differ := 0
 			for i, text := range texts {
-				got, err := tok.Encode(text, tokenizer.EncodeOptions{})
+				got, err := toks[k].Encode(text, tokenizer.EncodeOptions{})
 				require.NoError(t, err)
-				if !assert.Equal(t, want[i], got, "string %d %q", i, text) {
+				if !assert.Equal(t, out.Tokenized[i], got, "string %d %q", i, text) {
 					if differ++; differ == 10 {
 						t.Fatal("10 strings differ; stopping")
 					}

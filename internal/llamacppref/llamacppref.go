@@ -185,20 +185,3 @@ func (r *Runner) Run(jobs []Job) ([]Output, error) {
 	}
 	return res.Results, nil
 }
-
-// Tokenize has llama.cpp tokenize texts with the vocabulary of the GGUF
-// file at path (add_special and parse_special false); a vocabulary it
-// refuses is an error.
-func (r *Runner) Tokenize(path string, texts []string) ([][]int, error) {
-	out, err := r.Run([]Job{{Model: path, Texts: texts}})
-	if err != nil {
-		return nil, err
-	}
-	if out[0].Error != "" {
-		return nil, fmt.Errorf("llama.cpp refused %s: %s", path, out[0].Error)
-	}
-	if len(out[0].Tokenized) != len(texts) {
-		return nil, fmt.Errorf("llama.cpp tokenized %d of %d texts", len(out[0].Tokenized), len(texts))
-	}
-	return out[0].Tokenized, nil
-}
