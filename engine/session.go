@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 )
 
@@ -32,7 +33,17 @@ type SessionOptions struct {
 	// AutoKVF16Parameters parameters, F32 otherwise (Model.DefaultKVType).
 	// The parts of a split model must all be given the same.
 	KVType KVType
+	// Threads is how many threads the session's matrix products split
+	// their output rows among: 0 means runtime.GOMAXPROCS(0) (natively,
+	// every core; 1 in WebAssembly), 1 the calling goroutine alone. The
+	// threads come from one process-wide pool that every session shares
+	// (see tensor.Workspace.SetThreads), and each row is computed as with
+	// one thread: the results are the same bits whatever it is.
+	Threads int
 }
+
+// MaxThreads bounds SessionOptions.Threads.
+const MaxThreads = 256
 
 // Session is one conversation with a model: it owns the KV cache, the
 // position and the scratch buffers. A session runs one generation at a time;
@@ -91,9 +102,17 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if _, whole := peers.(wholeModel); !whole {
 		block = 1
 	}
+	threads := opts.Threads
+	switch {
+	case threads < 0 || threads > MaxThreads:
+		return nil, optionError("threads", "must be 0 (every core) to %d, got %d", MaxThreads, threads)
+	case threads == 0:
+		threads = runtime.GOMAXPROCS(0)
+	}
 	w := m.weights
 	w.pack(m.arch, m.config.Layers)
 	st := newRunState(m.config, w, positions)
+	st.ws.SetThreads(threads)
 	if kvType == KVF16 {
 		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions, min(block, positions))
 	}
@@ -136,6 +155,10 @@ func (s *Session) ContextLength() int { return s.context }
 // KVType is how the session's KV cache holds keys and values: KVF32 or
 // KVF16 (KVAuto resolved).
 func (s *Session) KVType() KVType { return s.kv.typ }
+
+// Threads is how many threads the session's matrix products split among
+// (SessionOptions.Threads resolved).
+func (s *Session) Threads() int { return s.state.ws.Threads() }
 
 // Model is the model the session runs.
 func (s *Session) Model() *Model { return s.model }

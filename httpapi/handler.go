@@ -77,6 +77,10 @@ type Options struct {
 	// the zero value, engine.KVAuto, is F16 for models of more than 100M
 	// parameters and F32 for smaller ones.
 	KVType engine.KVType
+	// Threads is each session's thread count (engine.SessionOptions): 0,
+	// every core. The sessions share one pool of threads, so several slots
+	// do not multiply them.
+	Threads int
 	// MaxTokens caps max_tokens; a request asking for more gets 400. 0 means
 	// the context length.
 	MaxTokens int
@@ -199,7 +203,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	}
 	sessions := make([]*engine.Session, slots)
 	for i := range sessions {
-		s, err := model.NewSession(engine.SessionOptions{ContextLength: opts.ContextLength, KVType: opts.KVType})
+		s, err := model.NewSession(engine.SessionOptions{ContextLength: opts.ContextLength, KVType: opts.KVType, Threads: opts.Threads})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}

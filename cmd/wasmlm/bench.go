@@ -43,9 +43,11 @@ type benchResult struct {
 	ContextLength int            `json:"context_length"` // of the session
 	// KVType is the session's KV cache type (f32 or f16, -kv-type resolved),
 	// and KVCacheBytes its size: 2 · layers · context · kvDim values.
-	KVType       engine.KVType `json:"kv_type"`
-	KVCacheBytes int64         `json:"kv_cache_bytes"`
-	LoadMS       float64       `json:"load_ms"` // reading the file and engine.Load
+	KVType engine.KVType `json:"kv_type"`
+	// Threads is the session's thread count (-threads resolved).
+	Threads      int     `json:"threads"`
+	KVCacheBytes int64   `json:"kv_cache_bytes"`
+	LoadMS       float64 `json:"load_ms"` // reading the file and engine.Load
 	// WarmupTokens were generated, in rounds, before measuring.
 	WarmupTokens int `json:"warmup_tokens"`
 
@@ -73,6 +75,7 @@ type benchSettings struct {
 	warmup         time.Duration
 	tokenizer      string
 	kvType         engine.KVType
+	threads        int
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -101,6 +104,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&set.warmup, "warmup", time.Second, "generate for this long before measuring, so the code is compiled and hot (WebAssembly engines tier up while it runs); 0: no warm-up")
 	fs.IntVar(&set.ctx, "ctx", 0, "context length to allocate (0: the model's, at most 4096)")
 	kvType := kvTypeFlag(fs)
+	fs.IntVar(&set.threads, "threads", 0, "threads for the matrix products (0: every core)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -182,7 +186,7 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 		return benchResult{}, err
 	}
 	loaded := time.Since(start)
-	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx, KVType: set.kvType})
+	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx, KVType: set.kvType, Threads: set.threads})
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -194,7 +198,7 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	r := benchResult{
 		Model: displayPath(path), Name: benchName(path), Architecture: info.Architecture,
 		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize(),
-		ContextLength: session.ContextLength(), KVType: session.KVType(),
+		ContextLength: session.ContextLength(), KVType: session.KVType(), Threads: session.Threads(),
 		KVCacheBytes: c.KVCacheBytes(session.ContextLength(), session.KVType()),
 		LoadMS:       ms(loaded),
 	}

@@ -75,6 +75,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		jsonOut  = fs.Bool("json", false, "print one JSON object instead of streaming text")
 		ctxLimit = fs.Int("ctx", 0, "context length to allocate (0: the model's)")
 		kvType   = kvTypeFlag(fs)
+		threads  = threadsFlag(fs)
 	)
 	mf.register(fs)
 	fs.Var(&stops, "stop", "stop string (repeatable)")
@@ -121,7 +122,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitError
 	}
-	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit, KVType: *kvType})
+	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads})
 	if err != nil {
 		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
 		if errors.Is(err, engine.ErrInvalidOption) {
@@ -176,6 +177,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 var optionFlags = map[string]string{
 	"max_tokens": "-n", "temperature": "-temp", "top_k": "-top-k", "top_p": "-top-p", "min_p": "-min-p",
 	"repeat_penalty": "-repeat-penalty", "stop": "-stop", "context_length": "-ctx", "kv_type": "-kv-type",
+	"threads": "-threads",
 }
 
 // flagError words err for the command line: an invalid option is named by

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/models"
@@ -51,6 +52,12 @@ func kvTypeFlag(fs *flag.FlagSet) *engine.KVType {
 	t := new(engine.KVType)
 	fs.TextVar(t, "kv-type", engine.KVAuto, "the KV cache type, `auto|f16|f32`: f16 holds keys and values in half the memory; auto is f16 for models of more than 100M parameters, f32 for smaller ones")
 	return t
+}
+
+// threadsFlag registers -threads, how many threads the sessions a command
+// makes split their matrix products among.
+func threadsFlag(fs *flag.FlagSet) *int {
+	return fs.Int("threads", 0, fmt.Sprintf("threads for the matrix products, `N` (0: every core, %d here; the results are the same whatever it is)", runtime.GOMAXPROCS(0)))
 }
 
 // parseFlags parses args, reporting usage errors on stderr; ok is false when

@@ -87,6 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
 		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
 		kvType    = kvTypeFlag(fs)
+		threads   = threadsFlag(fs)
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
 		cors      = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
@@ -136,7 +137,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	opts := httpapi.Options{
-		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit, KVType: *kvType,
+		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads,
 		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
 		WriteTimeout: limits.write, Keys: keys, Limiter: limiter,
 	}

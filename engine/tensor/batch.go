@@ -54,26 +54,49 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 // (traits.dotRows) if it has one, else row by row and token by token with
 // its dot kernel.
 func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
+	job := &ws.job
+	job.out, job.m, job.acts, job.ws, job.run = out, m, acts, ws, matMulRows
+	job.tile = max(4, tileBytes/m.rowBytes&^3) // whole groups of four rows, as the SIMD kernels take them
+	// The encodings go into dotRows' lanes at the first tile that needs
+	// them (none, where the SIMD kernels take every tile); before the
+	// threads start, when the product is split.
+	job.packed = m.tr.pack == nil
+	if n := ws.parts(m.Rows, m.Cols*len(acts)); n > 1 {
+		if m.tr.dotRows != nil && len(acts) >= minDotRows && !job.packed {
+			for i := range acts {
+				m.tr.pack(&acts[i])
+			}
+			job.packed = true
+		}
+		splitRows(job, m.Rows, n, job.tile)
+	} else {
+		matMulRows(job, 0, m.Rows)
+	}
+	job.out, job.m, job.acts, job.ws = nil, nil, nil, nil
+}
+
+// matMulRows computes rows [lo, hi) of job's batched product, a tile at a
+// time (lo a multiple of job.tile).
+func matMulRows(job *rowsJob, lo, hi int) {
+	m, acts, out, ws := job.m, job.acts, job.out, job.ws
 	rb := m.rowBytes
 	dotRows := m.tr.dotRows
 	if len(acts) < minDotRows {
 		dotRows = nil
 	}
-	packed := m.tr.pack == nil      // the encodings in dotRows' lanes, done at the first tile that needs them
-	tile := max(4, tileBytes/rb&^3) // whole groups of four rows, as the SIMD kernels take them
-	for r0 := 0; r0 < m.Rows; r0 += tile {
-		r1 := min(r0+tile, m.Rows)
+	for r0 := lo; r0 < hi; r0 += job.tile {
+		r1 := min(r0+job.tile, hi)
 		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr, packed: m.packed}
 		o := out[r0:]
-		if matMulSIMD(o, m.Rows, &rows, acts, ws) {
+		if matMulSIMD(o, m.Rows, &rows, acts, ws) { // never split: SIMD builds run one thread
 			continue
 		}
 		if dotRows != nil {
-			if !packed {
+			if !job.packed {
 				for i := range acts {
 					m.tr.pack(&acts[i])
 				}
-				packed = true
+				job.packed = true
 			}
 			for r := range rows.Rows {
 				dotRows(o[r:], m.Rows, rows.Data[r*rb:(r+1)*rb], acts)

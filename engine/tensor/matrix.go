@@ -105,6 +105,8 @@ type Workspace struct {
 	batch   []Workspace  // one per vector of a batched product (Reserve), in common arrays
 	acts    []activation // the batch's encodings, as MatMuls hands them to the kernels
 	simd    simdBatch    // the batched SIMD kernels' scratch (nothing without them)
+	threads int          // SetThreads: how many threads a product's rows split among (0: 1)
+	job     rowsJob      // the product being split (pool.go)
 }
 
 // activation is an input vector x encoded for one family of kernels. Which
@@ -209,10 +211,24 @@ func MatVecs(x []float32, ws *Workspace, products ...Product) {
 		if matVecSIMD(out, m, a) || matVecBatchedSIMD(out, m, a, ws) {
 			continue
 		}
-		dot, rb := m.tr.dot, m.rowBytes
-		for r := range out {
-			out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
+		job := &ws.job
+		job.out, job.m, job.a, job.run = out, m, a, matVecRows
+		if n := ws.parts(m.Rows, m.Cols); n > 1 {
+			splitRows(job, m.Rows, n, rowAlign)
+		} else {
+			matVecRows(job, 0, m.Rows)
 		}
+		job.out, job.m, job.a = nil, nil, nil
+	}
+}
+
+// matVecRows computes rows [lo, hi) of a matrix–vector product with the
+// type's dot kernel.
+func matVecRows(job *rowsJob, lo, hi int) {
+	m, a, out := job.m, job.a, job.out
+	dot, rb := m.tr.dot, m.rowBytes
+	for r := lo; r < hi; r++ {
+		out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
 	}
 }
 

@@ -43,6 +43,7 @@ const maxSessionContext = 4096
 type cliHost struct {
 	Host
 	argv []string // the command that runs wasmlm: its binary, or a runner and the .wasm
+	args []string // flags of wasmlm bench the host adds (native: -threads)
 }
 
 // cliTimeout bounds one model's run on one host.
@@ -76,6 +77,7 @@ func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec
 	defer cancel()
 	args := append(append([]string{}, h.argv[1:]...), "bench", "-m", m.Path, "-json",
 		"-prompt", strconv.Itoa(spec.Prompt), "-n", strconv.Itoa(spec.N), "-warmup", strconv.Itoa(s.WarmupMS)+"ms")
+	args = append(args, h.args...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, h.argv[0], args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -96,7 +98,7 @@ func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec
 	r.KVType, r.ContextLength = cmp.Or(o.KVType, "f32"), o.ContextLength // no kv_type before the F16 cache: F32
 	if o.ProcessPeakRSSBytes > 0 {
 		r.ProcessPeakRSSBytes, r.ProcessPeakRSSSource = o.ProcessPeakRSSBytes, "wasmlm bench's process: its VmHWM, reset before the model"
-		if h.Name != "native" {
+		if !strings.HasPrefix(h.Name, "native") {
 			r.ProcessPeakRSSSource = "Node's process (the WebAssembly memory, V8 and Node): its VmHWM, reset by wasmlm bench before the model"
 		}
 	}
@@ -127,11 +129,11 @@ func buildCLIHosts(ctx context.Context, goCmd, root, dir string, want map[string
 	goroot := strings.TrimSpace(output(goCmd, "env", "GOROOT"))
 	_, nodeErr := exec.LookPath("node")
 	var hosts []cliHost
-	add := func(name, desc string, build func() ([]string, string)) {
+	add := func(name, desc string, build func() ([]string, string), args ...string) {
 		if !want[name] {
 			return
 		}
-		h := cliHost{Host: Host{Name: name, Description: desc}}
+		h := cliHost{Host: Host{Name: name, Description: desc}, args: args}
 		h.argv, h.Skipped = build()
 		if h.Skipped != "" {
 			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", name, h.Skipped)
@@ -147,10 +149,17 @@ func buildCLIHosts(ctx context.Context, goCmd, root, dir string, want map[string
 		return ""
 	}
 	js := []string{"GOOS=js", "GOARCH=wasm"}
-	add("native", "wasmlm bench, a native build (GOOS/GOARCH of this machine)", func() ([]string, string) {
+	var nativeBuilt bool
+	var nativeSkip string
+	native := func() ([]string, string) { // one build for both native hosts
 		bin := filepath.Join(dir, "wasmlm")
-		return []string{bin}, gobuild(bin, nil)
-	})
+		if !nativeBuilt {
+			nativeSkip, nativeBuilt = gobuild(bin, nil), true
+		}
+		return []string{bin}, nativeSkip
+	}
+	add("native", "wasmlm bench, a native build (GOOS/GOARCH of this machine), one thread (-threads 1)", native, "-threads", "1")
+	add("native-2t", "the native build with two threads (-threads 2): each matrix product's rows split between them", native, "-threads", "2")
 	add("wasm", "the same command built with GOOS=js GOARCH=wasm, run by Node (Go's go_js_wasm_exec); pure-Go kernels", func() ([]string, string) {
 		if nodeErr != nil {
 			return nil, "needs Node.js (Debian package nodejs)"

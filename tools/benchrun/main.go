@@ -40,7 +40,7 @@ import (
 // allHosts are the hosts in the order they run and the table shows them:
 // ours, then the peers measured in the same run.
 func allHosts() []string {
-	return []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w",
+	return []string{"native", "native-2t", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w",
 		"llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}
 }
 

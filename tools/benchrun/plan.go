@@ -26,7 +26,7 @@ const heavyNativeTokens = 32
 
 // heavyHosts are the hosts that run heavyShapes.
 func heavyHosts() []string {
-	return append([]string{"native", "chromium-simd"}, peerHosts()...)
+	return append([]string{"native", "native-2t", "chromium-simd"}, peerHosts()...)
 }
 
 // limitsNote is what Settings.Limits says of plan's limits.
@@ -43,7 +43,7 @@ func plan(host string, m benchModel, s Settings) []runSpec {
 		switch {
 		case !slices.Contains(heavyHosts(), host):
 			return nil
-		case host == "native":
+		case host == "native" || host == "native-2t":
 			n, long = min(n, heavyNativeTokens), false
 		}
 	}

@@ -314,7 +314,7 @@ type comparison struct {
 // comparisonHosts are our hosts the peer table shows, in order; the first
 // is the one issue 6's targets are about (the browser, one worker).
 func comparisonHosts() []string {
-	return []string{"chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w", "wasm-simd", "native"}
+	return []string{"chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w", "wasm-simd", "native", "native-2t"}
 }
 
 // compare pairs each peer with our decode tokens/s on its shape and type.

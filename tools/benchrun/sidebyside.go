@@ -25,7 +25,7 @@ const (
 // sideBySideHosts are the columns of the side-by-side tables, in order: the
 // peers, then ours (those that ran).
 func sideBySideHosts() []string {
-	return []string{"llama.cpp-1t", "llama.cpp-2t", "wllama-1t", "native", "wasm-simd", "chromium-simd", "chromium-simd-2w"}
+	return []string{"llama.cpp-1t", "llama.cpp-2t", "wllama-1t", "native", "native-2t", "wasm-simd", "chromium-simd", "chromium-simd-2w"}
 }
 
 // hostLabel is a host's column heading.
@@ -37,6 +37,8 @@ func hostLabel(h string) string {
 		return "llama.cpp, 2 threads"
 	case "wllama-1t":
 		return "wllama, 1 thread"
+	case "native-2t":
+		return "native, 2 threads"
 	case "chromium-simd":
 		return "Chromium + SIMD"
 	case "chromium-simd-2w":
