@@ -294,6 +294,20 @@ func (t *tensorSpec) pieceOf(name string, whole *tensor.Matrix, c Config, part *
 }
 
 // has reports whether the table lists a tensor of that name.
+// qkNorm is Info.QKNorm for the family: "heads" when it normalises each
+// query and key head, "all" when all of them at once, "" when neither.
+func (a *architecture) qkNorm() string {
+	for i := range a.tensors {
+		if t := &a.tensors[i]; t.name == "blk.%d.attn_q_norm.weight" {
+			if t.rows == dimHead {
+				return "heads"
+			}
+			return "all"
+		}
+	}
+	return ""
+}
+
 func (a *architecture) has(name string) bool {
 	for i := range a.tensors {
 		if a.tensors[i].name == name {

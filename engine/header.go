@@ -94,7 +94,7 @@ func (h *Header) Info(fileSize int) Info {
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}
 	info.familyInfo(h.arch, c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),
-		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")))
+		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")), h.arch.qkNorm())
 	h.arch.walk(c.Layers, func(t tensorRef) {
 		ti, ok := f.Tensor(t.name)
 		if !ok || t.spec.piece > 0 { // a fused tensor counts once

@@ -44,23 +44,40 @@ type Info struct {
 	AttentionScale      float32 `json:"attention_scale,omitempty"`
 	ResidualScale       float32 `json:"residual_scale,omitempty"`
 	LogitScale          float32 `json:"logit_scale,omitempty"`
-	QueryScale          float32 `json:"query_scale,omitempty"`   // gemma: the queries' scale (1/√query_pre_attn_scalar, as llama.cpp derives it)
-	AttnSoftCap         float32 `json:"attn_softcap,omitempty"`  // gemma2: attention scores soft-capped at this
-	FinalSoftCap        float32 `json:"final_softcap,omitempty"` // gemma2 (gemma3 when its file says): logits soft-capped at this
+	SlidingLayers       int     `json:"sliding_layers,omitempty"`         // how many layers attend to SlidingWindow positions (Gemma-3-1B: 22 of 26)
+	SlidingPattern      int     `json:"sliding_window_pattern,omitempty"` // of every n layers the last attends to all positions, the others slide (gemma2: 2, gemma3: 6)
+	RopeFreqBaseSWA     float32 `json:"rope_freq_base_swa,omitempty"`     // the sliding layers' rope base, where it is not rope_freq_base (gemma3: 10000)
+	QKNorm              string  `json:"qk_norm,omitempty"`                // "heads": each query and key head is RMS-normalised (qwen3, gemma3); "all": all the queries and the whole key at once (olmo2)
+	QueryScale          float32 `json:"query_scale,omitempty"`            // gemma: the queries' scale (1/√query_pre_attn_scalar, as llama.cpp derives it)
+	AttnSoftCap         float32 `json:"attn_softcap,omitempty"`           // gemma2: attention scores soft-capped at this
+	FinalSoftCap        float32 `json:"final_softcap,omitempty"`          // gemma2 (gemma3 when its file says): logits soft-capped at this
 	// SplitError says why the model cannot be split across workers (its
 	// family's layers need every head at once: olmo2), "" when it can.
 	SplitError string `json:"split_error,omitempty"`
 }
 
 // familyInfo fills in what the model's family a adds: rope factors says
-// which frequency factors it has ("" for none).
-func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
+// which frequency factors it has ("" for none), qkNorm how it normalises
+// queries and keys (Info.QKNorm).
+func (info *Info) familyInfo(a *architecture, c Config, ropeFactors, qkNorm string) {
 	info.SplitError = a.noSplit
 	info.RopeDims = c.RopeDims
 	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
 	info.NoRopeInterval = c.NoRopeInterval
 	info.EmbeddingScale, info.AttentionScale, info.ResidualScale, info.LogitScale = c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale
 	info.QueryScale, info.AttnSoftCap, info.FinalSoftCap = c.QueryScale, c.AttnSoftCap, c.FinalSoftCap
+	for l := range c.Layers {
+		if c.Sliding(l) {
+			info.SlidingLayers++
+		}
+	}
+	if info.SlidingLayers > 0 {
+		info.SlidingPattern = c.SlidingWindow.Period
+		if c.slidingRope() {
+			info.RopeFreqBaseSWA = c.SlidingWindow.RopeTheta
+		}
+	}
+	info.QKNorm = qkNorm
 }
 
 // ropeFactorsName names the frequency factors a model has (see
@@ -87,7 +104,7 @@ func (m *Model) Info() Info {
 		SlidingWindow: c.slidingWindow(), SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
-	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil))
+	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil), m.arch.qkNorm())
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {
 		case t.isMatrix() && t.name == nameOutput && info.SharedOutput:

@@ -158,6 +158,12 @@ export interface ModelInfo {
   attentionScale?: number;
   residualScale?: number;
   logitScale?: number;
+  /** Sliding-window models (Gemma 2 and 3): how many layers slide, the pattern (of every n layers the last attends to all positions), and the sliding layers' rope base where it differs. */
+  slidingLayers?: number;
+  slidingWindowPattern?: number;
+  ropeFreqBaseSwa?: number;
+  /** How queries and keys are RMS-normalised: 'heads' (each head: Qwen3, Gemma 3) or 'all' (all at once: OLMo 2). */
+  qkNorm?: 'heads' | 'all';
   /** Gemma: the queries' scale (1/√query_pre_attn_scalar as llama.cpp derives it), and the soft-caps of the attention scores (Gemma 2) and of the logits (Gemma 2; Gemma 3 when its file says). */
   queryScale?: number;
   attnSoftcap?: number;

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wasmlm/wasmlm/internal/modelgen"
@@ -55,7 +56,11 @@ func generateBenchModels(dir string, shapes, only []string, log io.Writer) error
 		}
 		for _, name := range only {
 			if !slices.ContainsFunc(all, func(m modelgen.Model) bool { return m.Name == name }) {
-				return fmt.Errorf("no model %q among those of the shapes %v", name, shapes)
+				names := make([]string, len(all))
+				for i, m := range all {
+					names[i] = m.Name
+				}
+				return fmt.Errorf("no model %q among those of -shapes %s (they are: %s)", name, strings.Join(shapes, ","), strings.Join(names, ", "))
 			}
 		}
 	}

@@ -167,8 +167,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if webDir != "" {
 		page = "web page from " + webDir
 	}
-	fmt.Fprintf(stderr, "serve: %s (context %d, %s KV cache, %d slots, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
-		api.Name(), api.ContextLength(), api.KVType(), *slots, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
+	slotWord := "slots"
+	if *slots == 1 {
+		slotWord = "slot"
+	}
+	fmt.Fprintf(stderr, "serve: %s (context %d, %s KV cache, %d %s, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
+		api.Name(), api.ContextLength(), api.KVType(), *slots, slotWord, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
 	access.reloadKeysOnHangup(ctx, keys, stderr)
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }

@@ -2,6 +2,7 @@ package modelgen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
@@ -78,7 +79,7 @@ func ShapeByName(name string) (Shape, error) {
 	case "gemma3-1b":
 		return Gemma3_1B(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %v and tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b)", ErrSpec, name, ShapeNames())
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b)", ErrSpec, name, strings.Join(ShapeNames(), ", "))
 }
 
 // ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",
