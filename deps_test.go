@@ -33,6 +33,7 @@ var layering = map[string][]string{
 	// kernel module's emitter (go generate; the hosts load the module it
 	// writes) and the launcher of headless Chromium (tests, benchmark).
 	"internal/simdgen":  {"internal/wasmgen"},
+	"internal/asmgen":   {}, // engine/tensor's amd64 assembly, written with avo (go generate)
 	"internal/headless": {},
 	"chat":              {},
 	"tokenizer":         {},
@@ -56,7 +57,7 @@ var layering = map[string][]string{
 // machinery runs, on the developer's machine.
 var (
 	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "internal/..."}
-	hostTools = []string{"internal/headless", "internal/llamacppref"}
+	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/asmgen"}
 )
 
 // forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may

@@ -19,6 +19,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // Exit codes.
@@ -32,6 +34,9 @@ const (
 // stop, systemd) end the command's context, which stops it cleanly (serve:
 // gracefully); a second signal ends the process at once.
 func main() {
+	if os.Getenv("WASMLM_SIMD") == "off" {
+		tensor.SetNativeSIMD(false) // the pure-Go kernels (natively; in WebAssembly the runner reads it)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

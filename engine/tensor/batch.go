@@ -91,6 +91,19 @@ func matMulRows(job *rowsJob, lo, hi int) {
 		if matMulSIMD(o, m.Rows, &rows, acts, ws) { // never split: SIMD builds run one thread
 			continue
 		}
+		if hasRows8(m.Type) { // native SIMD: eight rows at a time, token by token
+			n8 := rows.Rows &^ 7
+			for t := range acts {
+				ot := o[t*m.Rows : t*m.Rows+rows.Rows]
+				for r := 0; r < n8; r += 8 {
+					dotRows8(ot[r:r+8], &rows, r, &acts[t])
+				}
+				for r := n8; r < rows.Rows; r++ {
+					ot[r] = m.tr.dot(rows.Data[r*rb:(r+1)*rb], &acts[t])
+				}
+			}
+			continue
+		}
 		if dotRows != nil {
 			if !job.packed {
 				for i := range acts {

@@ -228,6 +228,10 @@ func matVecRows(job *rowsJob, lo, hi int) {
 	m, a, out := job.m, job.a, job.out
 	dot, rb := m.tr.dot, m.rowBytes
 	for r := lo; r < hi; r++ {
+		if r+8 <= hi && dotRows8(out[r:r+8], m, r, a) { // native SIMD, eight rows at a time
+			r += 7
+			continue
+		}
 		out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
 	}
 }

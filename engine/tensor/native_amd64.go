@@ -1,0 +1,52 @@
+//go:build amd64 && !purego
+
+package tensor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+//go:generate go run ../../internal/asmgen -out native_amd64.s -stubs native_stubs_amd64.go -pkg tensor
+
+// Natively on amd64 the matrix–vector products of some types run on AVX2
+// kernels (native_amd64.s, written by internal/asmgen), eight rows at a
+// time, with the pure-Go kernels' bits: see internal/asmgen. They need
+// AVX2 and F16C, which every x86-64 CPU with AVX2 has; without them, with
+// the purego build tag, or after SetNativeSIMD(false) (the command line's
+// WASMLM_SIMD=off), the pure-Go kernels run.
+var nativeSIMD = nativeSIMDAvailable
+
+// nativeSIMDAvailable says whether this CPU runs the kernels.
+var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
+
+// NativeSIMD reports whether native matrix products run on the AVX2
+// kernels (for the types that have one).
+func NativeSIMD() bool { return nativeSIMD }
+
+// SetNativeSIMD turns the native SIMD kernels on (where the CPU has them)
+// or off, for the whole process: the results are the same bits either
+// way, only the speed differs. Call it before any product runs.
+func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
+
+// hasRows8 reports whether dotRows8 has a kernel for t.
+func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0) }
+
+// dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a, on
+// the type's eight-row kernel, and reports whether there is one.
+func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
+	if !nativeSIMD {
+		return false
+	}
+	nb, rb := m.Cols/qk8, m.rowBytes
+	switch m.Type {
+	case Q8_0:
+		dotQ8_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], nil, nb)
+	case Q4_0:
+		dotQ4_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.sum[0], nb)
+	default:
+		return false
+	}
+	return true
+}

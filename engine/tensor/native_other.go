@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// NativeSIMD reports whether native matrix products run on the AVX2
+// kernels: never on this architecture or with the purego build tag.
+func NativeSIMD() bool { return false }
+
+// SetNativeSIMD does nothing here: there are no native SIMD kernels.
+func SetNativeSIMD(bool) {}
+
+func dotRows8([]float32, *Matrix, int, *activation) bool { return false }
+
+func hasRows8(Type) bool { return false }

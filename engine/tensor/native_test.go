@@ -1,0 +1,66 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestNativeKernelsAreBitIdentical: each native eight-row kernel gives the
+// pure-Go dot kernel's bits on every row: for random rows and rows the
+// quantizer cannot write (every quant −128, 127 or random bytes), with
+// activations from the encoder and with quants at the ends of the range the
+// encoder writes (±127: it never writes −128), over 1 to 200 blocks.
+func TestNativeKernelsAreBitIdentical(t *testing.T) {
+	if !NativeSIMD() {
+		t.Skip("no native SIMD kernels here (not amd64 with AVX2 and F16C, or purego, or WASMLM_SIMD=off)")
+	}
+	rng := rand.New(rand.NewPCG(40, 2))
+	quants := []func(i int) int8{
+		nil, // the encoder's
+		func(int) int8 { return 127 },
+		func(int) int8 { return -127 },
+		func(i int) int8 { return int8(-127 + 254*(i&1)) },
+		func(int) int8 { return int8(rng.IntN(255) - 127) },
+	}
+	for _, typ := range []Type{Q8_0, Q4_0} {
+		tr := traitsTable[typ]
+		for _, nb := range []int{1, 2, 7, 64, 200} {
+			cols := nb * qk8
+			rb, err := RowBytes(typ, cols)
+			require.NoError(t, err)
+			for _, fill := range append([]int{-2}, extremeFills...) {
+				t.Run(fmt.Sprintf("%v/%d-blocks/fill-%d", typ, nb, fill), func(t *testing.T) {
+					const rows = 8 + 3
+					m := randomMatrix(t, rng, typ, rows, cols)
+					if fill != -2 {
+						m = matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, true) })
+					}
+					for qi, q := range quants {
+						a := activationWith(rng, tr.vec, cols, func(int) int8 { return 0 })
+						if q != nil {
+							setQuants(&a, tr.vec, cols, q)
+						} else {
+							x := randNormal(rng, cols, 1)
+							a = *NewWorkspace(cols).encode(tr.vec, x)
+						}
+						for r0 := 0; r0+8 <= rows; r0++ {
+							var got [8]float32
+							require.True(t, dotRows8(got[:], m, r0, &a), "an eight-row kernel for %v", typ)
+							for i := range got {
+								r := r0 + i
+								want := tr.dot(m.Data[r*rb:(r+1)*rb], &a)
+								if math.Float32bits(got[i]) != math.Float32bits(want) {
+									t.Fatalf("quants %d, row %d: %v (%#x), pure Go %v (%#x)", qi, r, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,224 @@
+// Command asmgen writes engine/tensor's amd64 assembly kernels with avo
+// (github.com/mmcloughlin/avo): Go code that emits Go assembly, so the
+// kernels are written, reviewed and register-allocated as Go, and the
+// stubs that declare them are generated with them. Run it through
+// `go generate ./engine/tensor` (see engine/tensor/native_amd64.go).
+//
+// Each kernel computes the dot products of eight rows at once with one
+// row per lane: the lanes take the blocks of their rows in order and do,
+// for each block, the float32 operations of the pure-Go kernel in the
+// pure-Go kernel's order (no fused multiply-add), so every lane's result
+// is the pure-Go kernel's, bit for bit. The integer part of a block (the
+// Σ w_q·x_q of 32 quants) is exact whatever the order, so it runs with
+// the widest instructions there are.
+package main
+
+import (
+	"flag"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	flag.Parse()
+	ConstraintExpr("!purego")
+	dotQ8_0x8()
+	dotQ4_0x8()
+	Generate()
+}
+
+// rowAddrs holds what addresses the eight rows of a group: rows 0–3 are
+// base + {0, s, 2s, 3s}, rows 4–7 the same from base4 = base + 4s.
+type rowAddrs struct {
+	base, base4, s, s3 Register
+}
+
+func (r rowAddrs) mem(row, disp int) Mem {
+	b := r.base
+	if row >= 4 {
+		b, row = r.base4, row-4
+	}
+	switch row {
+	case 0:
+		return Mem{Base: b, Disp: disp}
+	case 1:
+		return Mem{Base: b, Index: r.s, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: b, Index: r.s, Scale: 2, Disp: disp}
+	}
+	return Mem{Base: b, Index: r.s3, Scale: 1, Disp: disp}
+}
+
+// eightRows writes a kernel named name over eight rows of blocks of
+// blockBytes bytes, each starting with its fp16 scale: for every block,
+// rowSums(row i) gives row i's eight int32 partial sums of Σ w_q·x_q (xq
+// holding the block's 32 activation quants), fix adjusts the eight rows'
+// block sums (one per lane) if the type needs it, then the block adds
+// float32(float32(d_w·d_x)·float32(isum)) to each row's sum, as the
+// pure-Go kernels do.
+type eightRows struct {
+	name       string
+	doc        []string
+	blockBytes int
+	// rowSums returns row i's partial sums (a YMM of eight int32).
+	rowSums func(k *kernel, i int) Register
+	// fix, if set, adjusts isum, the eight rows' block sums.
+	fix func(k *kernel, isum Register)
+	// setup, if set, makes the constants rowSums needs, before the loop.
+	setup func(k *kernel)
+}
+
+// kernel is what rowSums and fix work with.
+type kernel struct {
+	rows      rowAddrs
+	xq, ones  Register // the block's activation quants; sixteen int16 ones
+	xs        Register // the activation's per-block Σ x_q (Q4_0), a pointer
+	constants map[string]Register
+}
+
+func (e eightRows) build() {
+	TEXT(e.name, NOSPLIT, "func(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int32, nb int)")
+	Doc(e.doc...)
+	var k kernel
+	out := Load(Param("out"), GP64())
+	k.rows = rowAddrs{base: GP64(), s: GP64()}
+	Load(Param("w"), k.rows.base)
+	Load(Param("stride"), k.rows.s)
+	x := Load(Param("x"), GP64())
+	xd := Load(Param("xd"), GP64())
+	k.xs = Load(Param("xs"), GP64())
+	nb := Load(Param("nb"), GP64())
+	r := &k.rows
+	r.s3 = GP64()
+	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
+	r.base4 = GP64()
+	LEAQ(Mem{Base: r.base, Index: r.s, Scale: 4}, r.base4)
+
+	k.ones = YMM() // sixteen int16 ones, for VPMADDWD's pairwise sums
+	VPCMPEQW(k.ones, k.ones, k.ones)
+	VPSRLW(Imm(15), k.ones, k.ones)
+	k.constants = map[string]Register{}
+	if e.setup != nil {
+		e.setup(&k)
+	}
+	sum := YMM()
+	VXORPS(sum, sum, sum)
+
+	Label(e.name + "_block")
+	TESTQ(nb, nb)
+	JZ(LabelRef(e.name + "_done"))
+
+	k.xq = YMM()
+	VMOVDQU(Mem{Base: x}, k.xq)
+	var acc [8]Register
+	for i := range acc {
+		acc[i] = e.rowSums(&k, i)
+	}
+	// Eight rows' eight partial sums into one sum per row (lane i: row i).
+	h01, h23, h45, h67 := acc[0], acc[2], acc[4], acc[6] // in place: no more registers live
+	VPHADDD(acc[1], acc[0], h01)
+	VPHADDD(acc[3], acc[2], h23)
+	VPHADDD(acc[5], acc[4], h45)
+	VPHADDD(acc[7], acc[6], h67)
+	VPHADDD(h23, h01, h01) // rows 0–3: the low halves' sums, then the high halves'
+	VPHADDD(h67, h45, h45) // rows 4–7
+	lo, hi := acc[1], acc[3]
+	VPERM2I128(Imm(0x20), h45, h01, lo)
+	VPERM2I128(Imm(0x31), h45, h01, hi)
+	VPADDD(hi, lo, lo)
+	if e.fix != nil {
+		e.fix(&k, lo)
+	}
+	isum := YMM()
+	VCVTDQ2PS(lo, isum) // exact: every block sum is below 2²⁴ in magnitude
+
+	// The rows' block scales, F16 → F32 (exact), times the activation's.
+	halves := XMM()
+	h := GP32()
+	for i := range 8 {
+		MOVWLZX(r.mem(i, 0), h)
+		if i == 0 {
+			VMOVD(h, halves)
+		} else {
+			VPINSRW(Imm(uint64(i)), h, halves, halves)
+		}
+	}
+	dw, dx := YMM(), YMM()
+	VCVTPH2PS(halves, dw)
+	VBROADCASTSS(Mem{Base: xd}, dx)
+	VMULPS(dx, dw, dw)   // scale = float32(d_w·d_x)
+	VMULPS(isum, dw, dw) // float32(scale·float32(isum))
+	VADDPS(dw, sum, sum) // sum += …
+
+	ADDQ(Imm(uint64(e.blockBytes)), r.base)
+	ADDQ(Imm(uint64(e.blockBytes)), r.base4)
+	ADDQ(Imm(32), x)
+	ADDQ(Imm(4), xd)
+	ADDQ(Imm(4), k.xs)
+	DECQ(nb)
+	JMP(LabelRef(e.name + "_block"))
+
+	Label(e.name + "_done")
+	VMOVUPS(sum, Mem{Base: out})
+	VZEROUPPER()
+	RET()
+}
+
+// dotQ8_0x8 is dotQ8_0 (engine/tensor/q8_0.go) for eight rows: per block,
+// isum = Σ w_q·x_q over 32 signed quants.
+func dotQ8_0x8() {
+	eightRows{
+		name: "dotQ8_0x8",
+		doc: []string{"dotQ8_0x8 sets out[0:8] to dotQ8_0 of the eight Q8_0 rows at w, w+stride, …, w+7·stride",
+			"with the activation's nb blocks of quants x and scales xd (xs unused; AVX2, F16C)."},
+		blockBytes: 34,
+		rowSums: func(k *kernel, i int) Register {
+			wq, sx := YMM(), YMM()
+			VMOVDQU(k.rows.mem(i, 2), wq)
+			VPSIGNB(wq, k.xq, sx) // x_q with w_q's sign (x_q is never −128)
+			VPABSB(wq, wq)        // |w_q|, unsigned: |−128| = 128 still fits
+			VPMADDUBSW(sx, wq, wq)
+			VPMADDWD(k.ones, wq, wq)
+			return wq
+		},
+	}.build()
+}
+
+// dotQ4_0x8 is dotQ4_0 (engine/tensor/q4_0.go) for eight rows: per block,
+// isum = Σ q·x_q over 32 unsigned nibbles (the low ones are elements 0–15,
+// the high ones 16–31), less 8·Σ x_q.
+func dotQ4_0x8() {
+	eightRows{
+		name: "dotQ4_0x8",
+		doc: []string{"dotQ4_0x8 sets out[0:8] to dotQ4_0 of the eight Q4_0 rows at w, w+stride, …, w+7·stride",
+			"with the activation's nb blocks of quants x, scales xd and sums xs (AVX2, F16C)."},
+		blockBytes: 18,
+		setup: func(k *kernel) {
+			mask := YMM()
+			t := GP32()
+			MOVL(U32(0x0f0f0f0f), t)
+			VMOVD(t, mask.(VecVirtual).AsX())
+			VPBROADCASTD(mask.(VecVirtual).AsX(), mask)
+			k.constants["0f"] = mask
+		},
+		rowSums: func(k *kernel, i int) Register {
+			mask := k.constants["0f"]
+			lo, hi := YMM(), YMM()
+			VMOVDQU(k.rows.mem(i, 2), lo.(VecVirtual).AsX())
+			VPSRLW(Imm(4), lo.(VecVirtual).AsX(), hi.(VecVirtual).AsX())
+			VINSERTI128(Imm(1), hi.(VecVirtual).AsX(), lo, lo)
+			VPAND(mask, lo, lo)
+			VPMADDUBSW(k.xq, lo, lo) // unsigned nibbles times signed x_q
+			VPMADDWD(k.ones, lo, lo)
+			return lo
+		},
+		fix: func(k *kernel, isum Register) {
+			s := YMM()
+			VPBROADCASTD(Mem{Base: k.xs}, s)
+			VPSLLD(Imm(3), s, s)
+			VPSUBD(s, isum, isum) // − 8·Σ x_q
+		},
+	}.build()
+}
