@@ -77,7 +77,9 @@ const memoryTokens = 32
 // wllama, the short prompt and 32 generated tokens,
 // bench/results-memory.json), or archs (issue 14's shapes of other
 // families: Qwen3-0.6B and Gemma-3-1B in Q8_0 and Q4_K on native,
-// chromium-simd and the peers, bench/results-archs.json).
+// chromium-simd and the peers, bench/results-archs.json), or native (issue
+// 15's: stories110M and TinyLlama in Q8_0, Q4_0 and Q4_K natively with 1
+// and 2 threads beside llama.cpp with 1 and 2, bench/results-native.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -87,6 +89,9 @@ func modeOf(name string) (mode, error) {
 	case "peers":
 		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-peers.json"}, nil
+	case "native":
+		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
+			hosts: []string{"native", "native-2t", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-native.json"}, nil
 	case "archs":
 		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b"}, types: []string{"Q8_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-archs.json"}, nil
@@ -94,7 +99,7 @@ func modeOf(name string) (mode, error) {
 		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
 			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory or archs", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs or native", name)
 }
 
 // with applies md's defaults to the settings the flags gave, where the
@@ -123,14 +128,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) or archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
 		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
-		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")

@@ -157,9 +157,25 @@ func printSideBySide(w io.Writer, rep Report) {
 	}
 	prompt := func(x Result) float64 { return x.PrefillTokensPerSecond }
 	decode := func(x Result) float64 { return x.DecodeTokensPerSecond }
+	// The ratio columns: Chromium's against the peers where it ran, else
+	// native's against llama.cpp's with as many threads (issue 15).
+	type ratioCol struct{ label, num, den string }
+	promptRatios := []ratioCol{{"Chromium + SIMD ÷ llama.cpp 1 thread", oursHost, baseHost}}
+	decodeRatios := append(slices.Clip(promptRatios), ratioCol{"Chromium + SIMD ÷ wllama 1 thread", oursHost, "wllama-1t"})
+	if !slices.Contains(cols, oursHost) && slices.Contains(cols, "native") {
+		promptRatios = []ratioCol{{"native ÷ llama.cpp, 1 thread", "native", baseHost}, {"native ÷ llama.cpp, 2 threads", "native-2t", "llama.cpp-2t"}}
+		decodeRatios = promptRatios
+	}
+	labels := func(rc []ratioCol) []string {
+		var out []string
+		for _, c := range rc {
+			out = append(out, c.label)
+		}
+		return out
+	}
 
 	fmt.Fprintf(w, "\nPrompt tokens/s (time to first token), side by side in one run on the same files:\n\n")
-	header("Chromium + SIMD ÷ llama.cpp 1 thread")
+	header(labels(promptRatios)...)
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s %s | %d |", r.Shape, r.Type, r.Prompt)
 		for _, h := range cols {
@@ -169,11 +185,14 @@ func printSideBySide(w io.Writer, rep Report) {
 				fmt.Fprint(w, " — |")
 			}
 		}
-		fmt.Fprintf(w, " %s |\n", ratio(r, oursHost, baseHost, prompt))
+		for _, c := range promptRatios {
+			fmt.Fprintf(w, " %s |", ratio(r, c.num, c.den, prompt))
+		}
+		fmt.Fprintln(w)
 	}
 
 	fmt.Fprintf(w, "\nDecode tokens/s after that prompt:\n\n")
-	header("Chromium + SIMD ÷ llama.cpp 1 thread", "Chromium + SIMD ÷ wllama 1 thread")
+	header(labels(decodeRatios)...)
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s %s | %d |", r.Shape, r.Type, r.Prompt)
 		for _, h := range cols {
@@ -187,9 +206,16 @@ func printSideBySide(w io.Writer, rep Report) {
 				fmt.Fprint(w, " — |")
 			}
 		}
-		fmt.Fprintf(w, " %s | %s |\n", ratio(r, oursHost, baseHost, decode), ratio(r, oursHost, "wllama-1t", decode))
+		for _, c := range decodeRatios {
+			fmt.Fprintf(w, " %s |", ratio(r, c.num, c.den, decode))
+		}
+		fmt.Fprintln(w)
 	}
 
+	if !slices.Contains(cols, oursHost) {
+		printNativeTargets(w, rows)
+		return
+	}
 	ts := targets(rows)
 	if len(ts) == 0 {
 		return
@@ -210,5 +236,67 @@ func printSideBySide(w io.Writer, rep Report) {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %s %s | %d | %.1f | %.1f | %.2f× | %s |\n", what, t.Shape, t.Type, t.Prompt, t.Ours, t.Peer, t.Ratio, t.Verdict)
+	}
+}
+
+// nativeTargets are issue 15's targets for the rows: natively, against
+// llama.cpp with as many threads (1 and 2), prompt tokens/s ≥ 0.5× and
+// decode tokens/s ≥ 0.8× on the stories110M and TinyLlama shapes in Q8_0,
+// Q4_0 and Q4_K, for every prompt length measured.
+func nativeTargets(rows []row) []target {
+	var out []target
+	for _, what := range []string{"prompt", "decode"} {
+		for _, threads := range []int{1, 2} {
+			ours, peer := "native", baseHost
+			if threads == 2 {
+				ours, peer = "native-2t", "llama.cpp-2t"
+			}
+			for _, r := range rows {
+				if !slices.Contains([]string{"Q8_0", "Q4_0", "Q4_K"}, r.Type) || !slices.Contains([]string{"stories110M", "tinyllama"}, r.Shape) {
+					continue
+				}
+				t := target{What: fmt.Sprintf("%s, %d thread", what, threads), Shape: r.Shape, Type: r.Type, Prompt: r.Prompt, Needed: 0.5}
+				if threads == 2 {
+					t.What += "s"
+				}
+				rate := func(x Result) float64 { return x.PrefillTokensPerSecond }
+				if what == "decode" {
+					t.Needed, rate = 0.8, func(x Result) float64 { return x.DecodeTokensPerSecond }
+				}
+				o, okOurs := r.By[ours]
+				p, okPeer := r.By[peer]
+				if !okOurs || !okPeer || rate(p) <= 0 {
+					continue // a row the plan left out (the long prompt natively on TinyLlama)
+				}
+				t.Ours, t.Peer = rate(o), rate(p)
+				t.Ratio = t.Ours / t.Peer
+				t.Verdict = "missed"
+				if t.Ratio >= t.Needed {
+					t.Verdict = "met"
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// printNativeTargets writes issue 15's targets and how many were met.
+func printNativeTargets(w io.Writer, rows []row) {
+	ts := nativeTargets(rows)
+	if len(ts) == 0 {
+		return
+	}
+	met := 0
+	for _, t := range ts {
+		if t.Verdict == "met" {
+			met++
+		}
+	}
+	fmt.Fprintf(w, "\nIssue 15's targets, natively against llama.cpp with as many threads: %d of %d met:\n\n", met, len(ts))
+	fmt.Fprintln(w, "| target | model | prompt | native | llama.cpp | ratio | |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
+	for _, t := range ts {
+		fmt.Fprintf(w, "| %s tok/s ≥ %.1f× | %s %s | %d | %.1f | %.1f | %.2f× | %s |\n", t.What, t.Needed, t.Shape, t.Type, t.Prompt, t.Ours, t.Peer, t.Ratio, t.Verdict)
 	}
 }
