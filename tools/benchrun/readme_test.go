@@ -304,6 +304,21 @@ func TestREADMEArchsIsResultsArchs(t *testing.T) {
 	assert.Equal(t, map[string]bool{"qwen3-0.6b": true, "gemma3-1b": true}, shapes)
 }
 
+// TestREADMENativeIsResultsNative: README.md's native tables (issue 15)
+// are what -print prints for bench/results-native.json, and it says how
+// many of issue 15's targets were met.
+func TestREADMENativeIsResultsNative(t *testing.T) {
+	rep, readme := readmeHasSideBySide(t, "../../bench/results-native.json", 3)
+	ts := nativeTargets(sideBySide(rep))
+	met := 0
+	for _, tg := range ts {
+		if tg.Verdict == "met" {
+			met++
+		}
+	}
+	assert.Contains(t, string(readme), fmt.Sprintf("**%d of %d met**", met, len(ts)))
+}
+
 // readmeHasSideBySide checks that README.md holds, line for line, the n
 // side-by-side tables printSideBySide prints for a results file, and
 // returns the report and the README.
