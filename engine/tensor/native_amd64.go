@@ -31,7 +31,7 @@ func NativeSIMD() bool { return nativeSIMD }
 func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
-func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0) }
+func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K) }
 
 // dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a, on
 // the type's eight-row kernel, and reports whether there is one.
@@ -45,6 +45,8 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		dotQ8_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], nil, nb)
 	case Q4_0:
 		dotQ4_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.sum[0], nb)
+	case Q4_K:
+		dotQ4Kx8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.bsums[0], m.Cols/qkK)
 	default:
 		return false
 	}

@@ -225,3 +225,985 @@ dotQ4_0x8_done:
 	VMOVUPS Y2, (AX)
 	VZEROUPPER
 	RET
+
+// func dotQ4Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-56
+	MOVQ         w+8(FP), AX
+	MOVQ         stride+16(FP), CX
+	MOVQ         x+24(FP), DX
+	MOVQ         xd+32(FP), BX
+	MOVQ         bsums+40(FP), SI
+	MOVQ         nb+48(FP), DI
+	LEAQ         (CX)(CX*2), R8
+	LEAQ         (AX)(CX*4), R9
+	MOVL         $0x0f0f0f0f, R10
+	VMOVD        R10, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+
+q4k_block:
+	TESTQ        DI, DI
+	JZ           q4k_done
+	VMOVDQU      (SI), X2
+	VPHADDW      16(SI), X2, X2
+	MOVL         4(AX), R10
+	MOVL         8(AX), R11
+	MOVL         12(AX), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X3
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X3, X3
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X3, X3
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X3, X3
+	VPMOVZXBW    X3, Y4
+	VEXTRACTI128 $0x01, Y4, X3
+	VPMADDWD     X2, X3, X3
+	VPHADDD      X3, X3, X3
+	VPHADDD      X3, X3, X3
+	VPBROADCASTD X3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(AX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPMADDUBSW   (DX), Y5, Y5
+	VPMADDUBSW   32(DX), Y6, Y6
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y7
+	VPMADDWD     Y7, Y5, Y5
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y7
+	VPMADDWD     Y7, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VMOVDQU      48(AX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPMADDUBSW   64(DX), Y6, Y6
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y6, Y6
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+	VMOVDQU      80(AX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPMADDUBSW   128(DX), Y6, Y6
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y6, Y6
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+	VMOVDQU      112(AX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPMADDUBSW   192(DX), Y6, Y6
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y6, Y6
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y6, Y5, Y5
+	VPADDD       Y7, Y5, Y5
+	MOVL         4(AX)(CX*1), R10
+	MOVL         8(AX)(CX*1), R11
+	MOVL         12(AX)(CX*1), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X6
+	VPMADDWD     X2, X6, X6
+	VPHADDD      X6, X6, X6
+	VPHADDD      X6, X6, X6
+	VPBROADCASTD X6, Y6
+	VPBLENDD     $0x02, Y6, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(AX)(CX*1), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPMADDUBSW   (DX), Y6, Y6
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y6, Y6
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y6, Y6
+	VMOVDQU      48(AX)(CX*1), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPMADDUBSW   96(DX), Y8, Y8
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y7, Y7
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y8, Y6, Y6
+	VMOVDQU      80(AX)(CX*1), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPMADDUBSW   160(DX), Y8, Y8
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y7, Y7
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y8, Y6, Y6
+	VMOVDQU      112(AX)(CX*1), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPMADDUBSW   224(DX), Y8, Y8
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y7, Y7
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y7, Y6, Y6
+	VPADDD       Y8, Y6, Y6
+	MOVL         4(AX)(CX*2), R10
+	MOVL         8(AX)(CX*2), R11
+	MOVL         12(AX)(CX*2), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X7
+	VPMADDWD     X2, X7, X7
+	VPHADDD      X7, X7, X7
+	VPHADDD      X7, X7, X7
+	VPBROADCASTD X7, Y7
+	VPBLENDD     $0x04, Y7, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(AX)(CX*2), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPMADDUBSW   (DX), Y7, Y7
+	VPMADDUBSW   32(DX), Y8, Y8
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y7, Y7
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y9
+	VPMADDWD     Y9, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VMOVDQU      48(AX)(CX*2), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPMADDUBSW   64(DX), Y8, Y8
+	VPMADDUBSW   96(DX), Y9, Y9
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y8, Y8
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+	VMOVDQU      80(AX)(CX*2), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPMADDUBSW   128(DX), Y8, Y8
+	VPMADDUBSW   160(DX), Y9, Y9
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y8, Y8
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+	VMOVDQU      112(AX)(CX*2), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPMADDUBSW   192(DX), Y8, Y8
+	VPMADDUBSW   224(DX), Y9, Y9
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y8, Y8
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y8, Y7, Y7
+	VPADDD       Y9, Y7, Y7
+	MOVL         4(AX)(R8*1), R10
+	MOVL         8(AX)(R8*1), R11
+	MOVL         12(AX)(R8*1), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X8
+	VPMADDWD     X2, X8, X8
+	VPHADDD      X8, X8, X8
+	VPHADDD      X8, X8, X8
+	VPBROADCASTD X8, Y8
+	VPBLENDD     $0x08, Y8, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(AX)(R8*1), Y8
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y0, Y8, Y8
+	VPAND        Y0, Y9, Y9
+	VPMADDUBSW   (DX), Y8, Y8
+	VPMADDUBSW   32(DX), Y9, Y9
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y8, Y8
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y10
+	VPMADDWD     Y10, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      48(AX)(R8*1), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPMADDUBSW   64(DX), Y9, Y9
+	VPMADDUBSW   96(DX), Y10, Y10
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y9, Y9
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      80(AX)(R8*1), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPMADDUBSW   128(DX), Y9, Y9
+	VPMADDUBSW   160(DX), Y10, Y10
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y9, Y9
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y10, Y8, Y8
+	VMOVDQU      112(AX)(R8*1), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPMADDUBSW   192(DX), Y9, Y9
+	VPMADDUBSW   224(DX), Y10, Y10
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y9, Y9
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y9, Y8, Y8
+	VPADDD       Y10, Y8, Y8
+	MOVL         4(R9), R10
+	MOVL         8(R9), R11
+	MOVL         12(R9), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X9
+	VPMADDWD     X2, X9, X9
+	VPHADDD      X9, X9, X9
+	VPHADDD      X9, X9, X9
+	VPBROADCASTD X9, Y9
+	VPBLENDD     $0x10, Y9, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(R9), Y9
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VPAND        Y0, Y10, Y10
+	VPMADDUBSW   (DX), Y9, Y9
+	VPMADDUBSW   32(DX), Y10, Y10
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y9, Y9
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y9, Y9
+	VMOVDQU      48(R9), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPMADDUBSW   64(DX), Y10, Y10
+	VPMADDUBSW   96(DX), Y11, Y11
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y10, Y10
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y10, Y9, Y9
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      80(R9), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPMADDUBSW   128(DX), Y10, Y10
+	VPMADDUBSW   160(DX), Y11, Y11
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y10, Y10
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y10, Y9, Y9
+	VPADDD       Y11, Y9, Y9
+	VMOVDQU      112(R9), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPMADDUBSW   192(DX), Y10, Y10
+	VPMADDUBSW   224(DX), Y11, Y11
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y10, Y10
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y10, Y9, Y9
+	VPADDD       Y11, Y9, Y9
+	MOVL         4(R9)(CX*1), R10
+	MOVL         8(R9)(CX*1), R11
+	MOVL         12(R9)(CX*1), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X10
+	VPMADDWD     X2, X10, X10
+	VPHADDD      X10, X10, X10
+	VPHADDD      X10, X10, X10
+	VPBROADCASTD X10, Y10
+	VPBLENDD     $0x20, Y10, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(R9)(CX*1), Y10
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VPAND        Y0, Y11, Y11
+	VPMADDUBSW   (DX), Y10, Y10
+	VPMADDUBSW   32(DX), Y11, Y11
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y10, Y10
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y12
+	VPMADDWD     Y12, Y11, Y11
+	VPADDD       Y11, Y10, Y10
+	VMOVDQU      48(R9)(CX*1), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VPAND        Y0, Y12, Y12
+	VPMADDUBSW   64(DX), Y11, Y11
+	VPMADDUBSW   96(DX), Y12, Y12
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y11, Y11
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y11, Y10, Y10
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      80(R9)(CX*1), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VPAND        Y0, Y12, Y12
+	VPMADDUBSW   128(DX), Y11, Y11
+	VPMADDUBSW   160(DX), Y12, Y12
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y11, Y11
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y11, Y10, Y10
+	VPADDD       Y12, Y10, Y10
+	VMOVDQU      112(R9)(CX*1), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VPAND        Y0, Y12, Y12
+	VPMADDUBSW   192(DX), Y11, Y11
+	VPMADDUBSW   224(DX), Y12, Y12
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y11, Y11
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y11, Y10, Y10
+	VPADDD       Y12, Y10, Y10
+	MOVL         4(R9)(CX*2), R10
+	MOVL         8(R9)(CX*2), R11
+	MOVL         12(R9)(CX*2), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X11
+	VPMADDWD     X2, X11, X11
+	VPHADDD      X11, X11, X11
+	VPHADDD      X11, X11, X11
+	VPBROADCASTD X11, Y11
+	VPBLENDD     $0x40, Y11, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(R9)(CX*2), Y11
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VPAND        Y0, Y12, Y12
+	VPMADDUBSW   (DX), Y11, Y11
+	VPMADDUBSW   32(DX), Y12, Y12
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y11, Y11
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y11, Y11
+	VMOVDQU      48(R9)(CX*2), Y12
+	VPSRLW       $0x04, Y12, Y13
+	VPAND        Y0, Y12, Y12
+	VPAND        Y0, Y13, Y13
+	VPMADDUBSW   64(DX), Y12, Y12
+	VPMADDUBSW   96(DX), Y13, Y13
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y12, Y12
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y12, Y11, Y11
+	VPADDD       Y13, Y11, Y11
+	VMOVDQU      80(R9)(CX*2), Y12
+	VPSRLW       $0x04, Y12, Y13
+	VPAND        Y0, Y12, Y12
+	VPAND        Y0, Y13, Y13
+	VPMADDUBSW   128(DX), Y12, Y12
+	VPMADDUBSW   160(DX), Y13, Y13
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y12, Y12
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y12, Y11, Y11
+	VPADDD       Y13, Y11, Y11
+	VMOVDQU      112(R9)(CX*2), Y12
+	VPSRLW       $0x04, Y12, Y13
+	VPAND        Y0, Y12, Y12
+	VPAND        Y0, Y13, Y13
+	VPMADDUBSW   192(DX), Y12, Y12
+	VPMADDUBSW   224(DX), Y13, Y13
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y12, Y12
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y12, Y11, Y11
+	VPADDD       Y13, Y11, Y11
+	MOVL         4(R9)(R8*1), R10
+	MOVL         8(R9)(R8*1), R11
+	MOVL         12(R9)(R8*1), R12
+	MOVL         R10, R13
+	ANDL         $0x3f3f3f3f, R13
+	VMOVD        R13, X4
+	SHRL         $0x06, R10
+	ANDL         $0x03030303, R10
+	SHLL         $0x04, R10
+	MOVL         R12, R13
+	ANDL         $0x0f0f0f0f, R13
+	ORL          R10, R13
+	VPINSRD      $0x01, R13, X4, X4
+	MOVL         R11, R13
+	ANDL         $0x3f3f3f3f, R13
+	VPINSRD      $0x02, R13, X4, X4
+	SHRL         $0x04, R12
+	ANDL         $0x0f0f0f0f, R12
+	SHRL         $0x06, R11
+	ANDL         $0x03030303, R11
+	SHLL         $0x04, R11
+	ORL          R11, R12
+	VPINSRD      $0x03, R12, X4, X4
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $0x01, Y4, X12
+	VPMADDWD     X2, X12, X12
+	VPHADDD      X12, X12, X12
+	VPHADDD      X12, X12, X12
+	VPBROADCASTD X12, Y2
+	VPBLENDD     $0x80, Y2, Y3, Y3
+	VPERMQ       $0x44, Y4, Y4
+	VMOVDQU      16(R9)(R8*1), Y2
+	VPSRLW       $0x04, Y2, Y12
+	VPAND        Y0, Y2, Y2
+	VPAND        Y0, Y12, Y12
+	VPMADDUBSW   (DX), Y2, Y2
+	VPMADDUBSW   32(DX), Y12, Y12
+	VPSHUFB      shuffleK4_0<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y2, Y2
+	VPSHUFB      shuffleK4_1<>+0(SB), Y4, Y13
+	VPMADDWD     Y13, Y12, Y12
+	VPADDD       Y12, Y2, Y2
+	VMOVDQU      48(R9)(R8*1), Y12
+	VPSRLW       $0x04, Y12, Y13
+	VPAND        Y0, Y12, Y12
+	VPAND        Y0, Y13, Y13
+	VPMADDUBSW   64(DX), Y12, Y12
+	VPMADDUBSW   96(DX), Y13, Y13
+	VPSHUFB      shuffleK4_2<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y12, Y12
+	VPSHUFB      shuffleK4_3<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y12, Y2, Y2
+	VPADDD       Y13, Y2, Y2
+	VMOVDQU      80(R9)(R8*1), Y12
+	VPSRLW       $0x04, Y12, Y13
+	VPAND        Y0, Y12, Y12
+	VPAND        Y0, Y13, Y13
+	VPMADDUBSW   128(DX), Y12, Y12
+	VPMADDUBSW   160(DX), Y13, Y13
+	VPSHUFB      shuffleK4_4<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y12, Y12
+	VPSHUFB      shuffleK4_5<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y12, Y2, Y2
+	VPADDD       Y13, Y2, Y2
+	VMOVDQU      112(R9)(R8*1), Y12
+	VPSRLW       $0x04, Y12, Y13
+	VPAND        Y0, Y12, Y12
+	VPAND        Y0, Y13, Y13
+	VPMADDUBSW   192(DX), Y12, Y12
+	VPMADDUBSW   224(DX), Y13, Y13
+	VPSHUFB      shuffleK4_6<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y12, Y12
+	VPSHUFB      shuffleK4_7<>+0(SB), Y4, Y14
+	VPMADDWD     Y14, Y13, Y13
+	VPADDD       Y12, Y2, Y2
+	VPADDD       Y13, Y2, Y2
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y10, Y9, Y9
+	VPHADDD      Y2, Y11, Y11
+	VPHADDD      Y7, Y5, Y5
+	VPHADDD      Y11, Y9, Y9
+	VPERM2I128   $0x20, Y9, Y5, Y6
+	VPERM2I128   $0x31, Y9, Y5, Y8
+	VPADDD       Y8, Y6, Y6
+	VCVTDQ2PS    Y6, Y2
+	VCVTDQ2PS    Y3, Y3
+	MOVWLZX      (AX), R10
+	VMOVD        R10, X4
+	MOVWLZX      (AX)(CX*1), R10
+	VPINSRW      $0x01, R10, X4, X4
+	MOVWLZX      (AX)(CX*2), R10
+	VPINSRW      $0x02, R10, X4, X4
+	MOVWLZX      (AX)(R8*1), R10
+	VPINSRW      $0x03, R10, X4, X4
+	MOVWLZX      (R9), R10
+	VPINSRW      $0x04, R10, X4, X4
+	MOVWLZX      (R9)(CX*1), R10
+	VPINSRW      $0x05, R10, X4, X4
+	MOVWLZX      (R9)(CX*2), R10
+	VPINSRW      $0x06, R10, X4, X4
+	MOVWLZX      (R9)(R8*1), R10
+	VPINSRW      $0x07, R10, X4, X4
+	VCVTPH2PS    X4, Y4
+	MOVWLZX      2(AX), R10
+	VMOVD        R10, X5
+	MOVWLZX      2(AX)(CX*1), R10
+	VPINSRW      $0x01, R10, X5, X5
+	MOVWLZX      2(AX)(CX*2), R10
+	VPINSRW      $0x02, R10, X5, X5
+	MOVWLZX      2(AX)(R8*1), R10
+	VPINSRW      $0x03, R10, X5, X5
+	MOVWLZX      2(R9), R10
+	VPINSRW      $0x04, R10, X5, X5
+	MOVWLZX      2(R9)(CX*1), R10
+	VPINSRW      $0x05, R10, X5, X5
+	MOVWLZX      2(R9)(CX*2), R10
+	VPINSRW      $0x06, R10, X5, X5
+	MOVWLZX      2(R9)(R8*1), R10
+	VPINSRW      $0x07, R10, X5, X5
+	VCVTPH2PS    X5, Y5
+	VBROADCASTSS (BX), Y6
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y6, Y5, Y5
+	VMULPS       Y2, Y4, Y4
+	VMULPS       Y3, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	ADDQ         $0x90, AX
+	ADDQ         $0x90, R9
+	ADDQ         $0x00000100, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x20, SI
+	DECQ         DI
+	JMP          q4k_block
+
+q4k_done:
+	MOVQ    out+0(FP), AX
+	VMOVUPS Y1, (AX)
+	VZEROUPPER
+	RET
+
+DATA shuffleK4_0<>+0(SB)/1, $0x00
+DATA shuffleK4_0<>+1(SB)/1, $0x01
+DATA shuffleK4_0<>+2(SB)/1, $0x00
+DATA shuffleK4_0<>+3(SB)/1, $0x01
+DATA shuffleK4_0<>+4(SB)/1, $0x00
+DATA shuffleK4_0<>+5(SB)/1, $0x01
+DATA shuffleK4_0<>+6(SB)/1, $0x00
+DATA shuffleK4_0<>+7(SB)/1, $0x01
+DATA shuffleK4_0<>+8(SB)/1, $0x00
+DATA shuffleK4_0<>+9(SB)/1, $0x01
+DATA shuffleK4_0<>+10(SB)/1, $0x00
+DATA shuffleK4_0<>+11(SB)/1, $0x01
+DATA shuffleK4_0<>+12(SB)/1, $0x00
+DATA shuffleK4_0<>+13(SB)/1, $0x01
+DATA shuffleK4_0<>+14(SB)/1, $0x00
+DATA shuffleK4_0<>+15(SB)/1, $0x01
+DATA shuffleK4_0<>+16(SB)/1, $0x00
+DATA shuffleK4_0<>+17(SB)/1, $0x01
+DATA shuffleK4_0<>+18(SB)/1, $0x00
+DATA shuffleK4_0<>+19(SB)/1, $0x01
+DATA shuffleK4_0<>+20(SB)/1, $0x00
+DATA shuffleK4_0<>+21(SB)/1, $0x01
+DATA shuffleK4_0<>+22(SB)/1, $0x00
+DATA shuffleK4_0<>+23(SB)/1, $0x01
+DATA shuffleK4_0<>+24(SB)/1, $0x00
+DATA shuffleK4_0<>+25(SB)/1, $0x01
+DATA shuffleK4_0<>+26(SB)/1, $0x00
+DATA shuffleK4_0<>+27(SB)/1, $0x01
+DATA shuffleK4_0<>+28(SB)/1, $0x00
+DATA shuffleK4_0<>+29(SB)/1, $0x01
+DATA shuffleK4_0<>+30(SB)/1, $0x00
+DATA shuffleK4_0<>+31(SB)/1, $0x01
+GLOBL shuffleK4_0<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_1<>+0(SB)/1, $0x02
+DATA shuffleK4_1<>+1(SB)/1, $0x03
+DATA shuffleK4_1<>+2(SB)/1, $0x02
+DATA shuffleK4_1<>+3(SB)/1, $0x03
+DATA shuffleK4_1<>+4(SB)/1, $0x02
+DATA shuffleK4_1<>+5(SB)/1, $0x03
+DATA shuffleK4_1<>+6(SB)/1, $0x02
+DATA shuffleK4_1<>+7(SB)/1, $0x03
+DATA shuffleK4_1<>+8(SB)/1, $0x02
+DATA shuffleK4_1<>+9(SB)/1, $0x03
+DATA shuffleK4_1<>+10(SB)/1, $0x02
+DATA shuffleK4_1<>+11(SB)/1, $0x03
+DATA shuffleK4_1<>+12(SB)/1, $0x02
+DATA shuffleK4_1<>+13(SB)/1, $0x03
+DATA shuffleK4_1<>+14(SB)/1, $0x02
+DATA shuffleK4_1<>+15(SB)/1, $0x03
+DATA shuffleK4_1<>+16(SB)/1, $0x02
+DATA shuffleK4_1<>+17(SB)/1, $0x03
+DATA shuffleK4_1<>+18(SB)/1, $0x02
+DATA shuffleK4_1<>+19(SB)/1, $0x03
+DATA shuffleK4_1<>+20(SB)/1, $0x02
+DATA shuffleK4_1<>+21(SB)/1, $0x03
+DATA shuffleK4_1<>+22(SB)/1, $0x02
+DATA shuffleK4_1<>+23(SB)/1, $0x03
+DATA shuffleK4_1<>+24(SB)/1, $0x02
+DATA shuffleK4_1<>+25(SB)/1, $0x03
+DATA shuffleK4_1<>+26(SB)/1, $0x02
+DATA shuffleK4_1<>+27(SB)/1, $0x03
+DATA shuffleK4_1<>+28(SB)/1, $0x02
+DATA shuffleK4_1<>+29(SB)/1, $0x03
+DATA shuffleK4_1<>+30(SB)/1, $0x02
+DATA shuffleK4_1<>+31(SB)/1, $0x03
+GLOBL shuffleK4_1<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_2<>+0(SB)/1, $0x04
+DATA shuffleK4_2<>+1(SB)/1, $0x05
+DATA shuffleK4_2<>+2(SB)/1, $0x04
+DATA shuffleK4_2<>+3(SB)/1, $0x05
+DATA shuffleK4_2<>+4(SB)/1, $0x04
+DATA shuffleK4_2<>+5(SB)/1, $0x05
+DATA shuffleK4_2<>+6(SB)/1, $0x04
+DATA shuffleK4_2<>+7(SB)/1, $0x05
+DATA shuffleK4_2<>+8(SB)/1, $0x04
+DATA shuffleK4_2<>+9(SB)/1, $0x05
+DATA shuffleK4_2<>+10(SB)/1, $0x04
+DATA shuffleK4_2<>+11(SB)/1, $0x05
+DATA shuffleK4_2<>+12(SB)/1, $0x04
+DATA shuffleK4_2<>+13(SB)/1, $0x05
+DATA shuffleK4_2<>+14(SB)/1, $0x04
+DATA shuffleK4_2<>+15(SB)/1, $0x05
+DATA shuffleK4_2<>+16(SB)/1, $0x04
+DATA shuffleK4_2<>+17(SB)/1, $0x05
+DATA shuffleK4_2<>+18(SB)/1, $0x04
+DATA shuffleK4_2<>+19(SB)/1, $0x05
+DATA shuffleK4_2<>+20(SB)/1, $0x04
+DATA shuffleK4_2<>+21(SB)/1, $0x05
+DATA shuffleK4_2<>+22(SB)/1, $0x04
+DATA shuffleK4_2<>+23(SB)/1, $0x05
+DATA shuffleK4_2<>+24(SB)/1, $0x04
+DATA shuffleK4_2<>+25(SB)/1, $0x05
+DATA shuffleK4_2<>+26(SB)/1, $0x04
+DATA shuffleK4_2<>+27(SB)/1, $0x05
+DATA shuffleK4_2<>+28(SB)/1, $0x04
+DATA shuffleK4_2<>+29(SB)/1, $0x05
+DATA shuffleK4_2<>+30(SB)/1, $0x04
+DATA shuffleK4_2<>+31(SB)/1, $0x05
+GLOBL shuffleK4_2<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_3<>+0(SB)/1, $0x06
+DATA shuffleK4_3<>+1(SB)/1, $0x07
+DATA shuffleK4_3<>+2(SB)/1, $0x06
+DATA shuffleK4_3<>+3(SB)/1, $0x07
+DATA shuffleK4_3<>+4(SB)/1, $0x06
+DATA shuffleK4_3<>+5(SB)/1, $0x07
+DATA shuffleK4_3<>+6(SB)/1, $0x06
+DATA shuffleK4_3<>+7(SB)/1, $0x07
+DATA shuffleK4_3<>+8(SB)/1, $0x06
+DATA shuffleK4_3<>+9(SB)/1, $0x07
+DATA shuffleK4_3<>+10(SB)/1, $0x06
+DATA shuffleK4_3<>+11(SB)/1, $0x07
+DATA shuffleK4_3<>+12(SB)/1, $0x06
+DATA shuffleK4_3<>+13(SB)/1, $0x07
+DATA shuffleK4_3<>+14(SB)/1, $0x06
+DATA shuffleK4_3<>+15(SB)/1, $0x07
+DATA shuffleK4_3<>+16(SB)/1, $0x06
+DATA shuffleK4_3<>+17(SB)/1, $0x07
+DATA shuffleK4_3<>+18(SB)/1, $0x06
+DATA shuffleK4_3<>+19(SB)/1, $0x07
+DATA shuffleK4_3<>+20(SB)/1, $0x06
+DATA shuffleK4_3<>+21(SB)/1, $0x07
+DATA shuffleK4_3<>+22(SB)/1, $0x06
+DATA shuffleK4_3<>+23(SB)/1, $0x07
+DATA shuffleK4_3<>+24(SB)/1, $0x06
+DATA shuffleK4_3<>+25(SB)/1, $0x07
+DATA shuffleK4_3<>+26(SB)/1, $0x06
+DATA shuffleK4_3<>+27(SB)/1, $0x07
+DATA shuffleK4_3<>+28(SB)/1, $0x06
+DATA shuffleK4_3<>+29(SB)/1, $0x07
+DATA shuffleK4_3<>+30(SB)/1, $0x06
+DATA shuffleK4_3<>+31(SB)/1, $0x07
+GLOBL shuffleK4_3<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_4<>+0(SB)/1, $0x08
+DATA shuffleK4_4<>+1(SB)/1, $0x09
+DATA shuffleK4_4<>+2(SB)/1, $0x08
+DATA shuffleK4_4<>+3(SB)/1, $0x09
+DATA shuffleK4_4<>+4(SB)/1, $0x08
+DATA shuffleK4_4<>+5(SB)/1, $0x09
+DATA shuffleK4_4<>+6(SB)/1, $0x08
+DATA shuffleK4_4<>+7(SB)/1, $0x09
+DATA shuffleK4_4<>+8(SB)/1, $0x08
+DATA shuffleK4_4<>+9(SB)/1, $0x09
+DATA shuffleK4_4<>+10(SB)/1, $0x08
+DATA shuffleK4_4<>+11(SB)/1, $0x09
+DATA shuffleK4_4<>+12(SB)/1, $0x08
+DATA shuffleK4_4<>+13(SB)/1, $0x09
+DATA shuffleK4_4<>+14(SB)/1, $0x08
+DATA shuffleK4_4<>+15(SB)/1, $0x09
+DATA shuffleK4_4<>+16(SB)/1, $0x08
+DATA shuffleK4_4<>+17(SB)/1, $0x09
+DATA shuffleK4_4<>+18(SB)/1, $0x08
+DATA shuffleK4_4<>+19(SB)/1, $0x09
+DATA shuffleK4_4<>+20(SB)/1, $0x08
+DATA shuffleK4_4<>+21(SB)/1, $0x09
+DATA shuffleK4_4<>+22(SB)/1, $0x08
+DATA shuffleK4_4<>+23(SB)/1, $0x09
+DATA shuffleK4_4<>+24(SB)/1, $0x08
+DATA shuffleK4_4<>+25(SB)/1, $0x09
+DATA shuffleK4_4<>+26(SB)/1, $0x08
+DATA shuffleK4_4<>+27(SB)/1, $0x09
+DATA shuffleK4_4<>+28(SB)/1, $0x08
+DATA shuffleK4_4<>+29(SB)/1, $0x09
+DATA shuffleK4_4<>+30(SB)/1, $0x08
+DATA shuffleK4_4<>+31(SB)/1, $0x09
+GLOBL shuffleK4_4<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_5<>+0(SB)/1, $0x0a
+DATA shuffleK4_5<>+1(SB)/1, $0x0b
+DATA shuffleK4_5<>+2(SB)/1, $0x0a
+DATA shuffleK4_5<>+3(SB)/1, $0x0b
+DATA shuffleK4_5<>+4(SB)/1, $0x0a
+DATA shuffleK4_5<>+5(SB)/1, $0x0b
+DATA shuffleK4_5<>+6(SB)/1, $0x0a
+DATA shuffleK4_5<>+7(SB)/1, $0x0b
+DATA shuffleK4_5<>+8(SB)/1, $0x0a
+DATA shuffleK4_5<>+9(SB)/1, $0x0b
+DATA shuffleK4_5<>+10(SB)/1, $0x0a
+DATA shuffleK4_5<>+11(SB)/1, $0x0b
+DATA shuffleK4_5<>+12(SB)/1, $0x0a
+DATA shuffleK4_5<>+13(SB)/1, $0x0b
+DATA shuffleK4_5<>+14(SB)/1, $0x0a
+DATA shuffleK4_5<>+15(SB)/1, $0x0b
+DATA shuffleK4_5<>+16(SB)/1, $0x0a
+DATA shuffleK4_5<>+17(SB)/1, $0x0b
+DATA shuffleK4_5<>+18(SB)/1, $0x0a
+DATA shuffleK4_5<>+19(SB)/1, $0x0b
+DATA shuffleK4_5<>+20(SB)/1, $0x0a
+DATA shuffleK4_5<>+21(SB)/1, $0x0b
+DATA shuffleK4_5<>+22(SB)/1, $0x0a
+DATA shuffleK4_5<>+23(SB)/1, $0x0b
+DATA shuffleK4_5<>+24(SB)/1, $0x0a
+DATA shuffleK4_5<>+25(SB)/1, $0x0b
+DATA shuffleK4_5<>+26(SB)/1, $0x0a
+DATA shuffleK4_5<>+27(SB)/1, $0x0b
+DATA shuffleK4_5<>+28(SB)/1, $0x0a
+DATA shuffleK4_5<>+29(SB)/1, $0x0b
+DATA shuffleK4_5<>+30(SB)/1, $0x0a
+DATA shuffleK4_5<>+31(SB)/1, $0x0b
+GLOBL shuffleK4_5<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_6<>+0(SB)/1, $0x0c
+DATA shuffleK4_6<>+1(SB)/1, $0x0d
+DATA shuffleK4_6<>+2(SB)/1, $0x0c
+DATA shuffleK4_6<>+3(SB)/1, $0x0d
+DATA shuffleK4_6<>+4(SB)/1, $0x0c
+DATA shuffleK4_6<>+5(SB)/1, $0x0d
+DATA shuffleK4_6<>+6(SB)/1, $0x0c
+DATA shuffleK4_6<>+7(SB)/1, $0x0d
+DATA shuffleK4_6<>+8(SB)/1, $0x0c
+DATA shuffleK4_6<>+9(SB)/1, $0x0d
+DATA shuffleK4_6<>+10(SB)/1, $0x0c
+DATA shuffleK4_6<>+11(SB)/1, $0x0d
+DATA shuffleK4_6<>+12(SB)/1, $0x0c
+DATA shuffleK4_6<>+13(SB)/1, $0x0d
+DATA shuffleK4_6<>+14(SB)/1, $0x0c
+DATA shuffleK4_6<>+15(SB)/1, $0x0d
+DATA shuffleK4_6<>+16(SB)/1, $0x0c
+DATA shuffleK4_6<>+17(SB)/1, $0x0d
+DATA shuffleK4_6<>+18(SB)/1, $0x0c
+DATA shuffleK4_6<>+19(SB)/1, $0x0d
+DATA shuffleK4_6<>+20(SB)/1, $0x0c
+DATA shuffleK4_6<>+21(SB)/1, $0x0d
+DATA shuffleK4_6<>+22(SB)/1, $0x0c
+DATA shuffleK4_6<>+23(SB)/1, $0x0d
+DATA shuffleK4_6<>+24(SB)/1, $0x0c
+DATA shuffleK4_6<>+25(SB)/1, $0x0d
+DATA shuffleK4_6<>+26(SB)/1, $0x0c
+DATA shuffleK4_6<>+27(SB)/1, $0x0d
+DATA shuffleK4_6<>+28(SB)/1, $0x0c
+DATA shuffleK4_6<>+29(SB)/1, $0x0d
+DATA shuffleK4_6<>+30(SB)/1, $0x0c
+DATA shuffleK4_6<>+31(SB)/1, $0x0d
+GLOBL shuffleK4_6<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK4_7<>+0(SB)/1, $0x0e
+DATA shuffleK4_7<>+1(SB)/1, $0x0f
+DATA shuffleK4_7<>+2(SB)/1, $0x0e
+DATA shuffleK4_7<>+3(SB)/1, $0x0f
+DATA shuffleK4_7<>+4(SB)/1, $0x0e
+DATA shuffleK4_7<>+5(SB)/1, $0x0f
+DATA shuffleK4_7<>+6(SB)/1, $0x0e
+DATA shuffleK4_7<>+7(SB)/1, $0x0f
+DATA shuffleK4_7<>+8(SB)/1, $0x0e
+DATA shuffleK4_7<>+9(SB)/1, $0x0f
+DATA shuffleK4_7<>+10(SB)/1, $0x0e
+DATA shuffleK4_7<>+11(SB)/1, $0x0f
+DATA shuffleK4_7<>+12(SB)/1, $0x0e
+DATA shuffleK4_7<>+13(SB)/1, $0x0f
+DATA shuffleK4_7<>+14(SB)/1, $0x0e
+DATA shuffleK4_7<>+15(SB)/1, $0x0f
+DATA shuffleK4_7<>+16(SB)/1, $0x0e
+DATA shuffleK4_7<>+17(SB)/1, $0x0f
+DATA shuffleK4_7<>+18(SB)/1, $0x0e
+DATA shuffleK4_7<>+19(SB)/1, $0x0f
+DATA shuffleK4_7<>+20(SB)/1, $0x0e
+DATA shuffleK4_7<>+21(SB)/1, $0x0f
+DATA shuffleK4_7<>+22(SB)/1, $0x0e
+DATA shuffleK4_7<>+23(SB)/1, $0x0f
+DATA shuffleK4_7<>+24(SB)/1, $0x0e
+DATA shuffleK4_7<>+25(SB)/1, $0x0f
+DATA shuffleK4_7<>+26(SB)/1, $0x0e
+DATA shuffleK4_7<>+27(SB)/1, $0x0f
+DATA shuffleK4_7<>+28(SB)/1, $0x0e
+DATA shuffleK4_7<>+29(SB)/1, $0x0f
+DATA shuffleK4_7<>+30(SB)/1, $0x0e
+DATA shuffleK4_7<>+31(SB)/1, $0x0f
+GLOBL shuffleK4_7<>(SB), RODATA|NOPTR, $32

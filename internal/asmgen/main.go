@@ -15,6 +15,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -26,6 +27,7 @@ func main() {
 	ConstraintExpr("!purego")
 	dotQ8_0x8()
 	dotQ4_0x8()
+	dotQ4Kx8()
 	Generate()
 }
 
@@ -116,18 +118,7 @@ func (e eightRows) build() {
 	for i := range acc {
 		acc[i] = e.rowSums(&k, i)
 	}
-	// Eight rows' eight partial sums into one sum per row (lane i: row i).
-	h01, h23, h45, h67 := acc[0], acc[2], acc[4], acc[6] // in place: no more registers live
-	VPHADDD(acc[1], acc[0], h01)
-	VPHADDD(acc[3], acc[2], h23)
-	VPHADDD(acc[5], acc[4], h45)
-	VPHADDD(acc[7], acc[6], h67)
-	VPHADDD(h23, h01, h01) // rows 0–3: the low halves' sums, then the high halves'
-	VPHADDD(h67, h45, h45) // rows 4–7
-	lo, hi := acc[1], acc[3]
-	VPERM2I128(Imm(0x20), h45, h01, lo)
-	VPERM2I128(Imm(0x31), h45, h01, hi)
-	VPADDD(hi, lo, lo)
+	lo := reduce8(acc)
 	if e.fix != nil {
 		e.fix(&k, lo)
 	}
@@ -135,18 +126,7 @@ func (e eightRows) build() {
 	VCVTDQ2PS(lo, isum) // exact: every block sum is below 2²⁴ in magnitude
 
 	// The rows' block scales, F16 → F32 (exact), times the activation's.
-	halves := XMM()
-	h := GP32()
-	for i := range 8 {
-		MOVWLZX(r.mem(i, 0), h)
-		if i == 0 {
-			VMOVD(h, halves)
-		} else {
-			VPINSRW(Imm(uint64(i)), h, halves, halves)
-		}
-	}
-	dw, dx := YMM(), YMM()
-	VCVTPH2PS(halves, dw)
+	dw, dx := halves8(*r, 0), YMM()
 	VBROADCASTSS(Mem{Base: xd}, dx)
 	VMULPS(dx, dw, dw)   // scale = float32(d_w·d_x)
 	VMULPS(isum, dw, dw) // float32(scale·float32(isum))
@@ -164,6 +144,41 @@ func (e eightRows) build() {
 	VMOVUPS(sum, Mem{Base: out})
 	VZEROUPPER()
 	RET()
+}
+
+// reduce8 sums each row's eight int32 partial sums (acc[i]: row i's) into
+// one YMM holding row i's sum in lane i, in acc's registers, and returns it.
+func reduce8(acc [8]Register) Register {
+	h01, h23, h45, h67 := acc[0], acc[2], acc[4], acc[6] // in place: no more registers live
+	VPHADDD(acc[1], acc[0], h01)
+	VPHADDD(acc[3], acc[2], h23)
+	VPHADDD(acc[5], acc[4], h45)
+	VPHADDD(acc[7], acc[6], h67)
+	VPHADDD(h23, h01, h01) // rows 0–3: the low halves' sums, then the high halves'
+	VPHADDD(h67, h45, h45) // rows 4–7
+	lo, hi := acc[1], acc[3]
+	VPERM2I128(Imm(0x20), h45, h01, lo)
+	VPERM2I128(Imm(0x31), h45, h01, hi)
+	VPADDD(hi, lo, lo)
+	return lo
+}
+
+// halves8 converts the fp16 at offset disp of the current block of each of
+// the eight rows into a YMM of float32 (lane i: row i), exactly.
+func halves8(r rowAddrs, disp int) Register {
+	halves := XMM()
+	h := GP32()
+	for i := range 8 {
+		MOVWLZX(r.mem(i, disp), h)
+		if i == 0 {
+			VMOVD(h, halves)
+		} else {
+			VPINSRW(Imm(uint64(i)), h, halves, halves)
+		}
+	}
+	f := YMM()
+	VCVTPH2PS(halves, f)
+	return f
 }
 
 // dotQ8_0x8 is dotQ8_0 (engine/tensor/q8_0.go) for eight rows: per block,
@@ -221,4 +236,160 @@ func dotQ4_0x8() {
 			VPSUBD(s, isum, isum) // − 8·Σ x_q
 		},
 	}.build()
+}
+
+// dotQ4Kx8 is dotQ4K (engine/tensor/q4_k.go) for eight rows: per
+// super-block of 256, isum = Σ_j sc_j·Σ q·x_q over its eight sub-blocks and
+// msum = Σ_j m_j·Σ x_q (the activation's block sums), then
+// sum += float32(d·float32(isum)) − float32(dmin·float32(msum)), d and dmin
+// the row's scales times the activation's.
+func dotQ4Kx8() {
+	TEXT("dotQ4Kx8", NOSPLIT, "func(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)")
+	Doc("dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride",
+		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
+	r := rowAddrs{base: GP64(), s: GP64()}
+	Load(Param("w"), r.base)
+	Load(Param("stride"), r.s)
+	x := Load(Param("x"), GP64())
+	xd := Load(Param("xd"), GP64())
+	bs := Load(Param("bsums"), GP64())
+	nb := Load(Param("nb"), GP64())
+	r.s3 = GP64()
+	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
+	r.base4 = GP64()
+	LEAQ(Mem{Base: r.base, Index: r.s, Scale: 4}, r.base4)
+
+	mask := YMM()
+	t := GP32()
+	MOVL(U32(0x0f0f0f0f), t)
+	VMOVD(t, mask.(VecVirtual).AsX())
+	VPBROADCASTD(mask.(VecVirtual).AsX(), mask)
+	sum := YMM()
+	VXORPS(sum, sum, sum)
+
+	Label("q4k_block")
+	TESTQ(nb, nb)
+	JZ(LabelRef("q4k_done"))
+
+	// The activation's Σ x_q of each sub-block: its two block sums of 16.
+	pairs := XMM()
+	VMOVDQU(Mem{Base: bs}, pairs)
+	VPHADDW(Mem{Base: bs, Disp: 16}, pairs, pairs)
+
+	var acc [8]Register
+	msum := YMM()
+	for i := range 8 {
+		// The sub-block scales and mins (6 bits each, packed in 12 bytes) as
+		// sixteen int16: sc_0..sc_7, m_0..m_7 (ggml's utmp unpacking).
+		u0, u1, u2, v := GP32(), GP32(), GP32(), GP32()
+		MOVL(r.mem(i, 4), u0)
+		MOVL(r.mem(i, 8), u1)
+		MOVL(r.mem(i, 12), u2)
+		sm := XMM()
+		// utmp0 = u0 & 0x3f3f3f3f
+		MOVL(u0, v)
+		ANDL(U32(0x3f3f3f3f), v)
+		VMOVD(v, sm)
+		// utmp1 = (u2 & 0x0f0f0f0f) | ((u0 >> 6) & 0x03030303) << 4
+		SHRL(Imm(6), u0)
+		ANDL(U32(0x03030303), u0)
+		SHLL(Imm(4), u0)
+		MOVL(u2, v)
+		ANDL(U32(0x0f0f0f0f), v)
+		ORL(u0, v)
+		VPINSRD(Imm(1), v, sm, sm)
+		// utmp2 = u1 & 0x3f3f3f3f
+		MOVL(u1, v)
+		ANDL(U32(0x3f3f3f3f), v)
+		VPINSRD(Imm(2), v, sm, sm)
+		// utmp3 = ((u2 >> 4) & 0x0f0f0f0f) | ((u1 >> 6) & 0x03030303) << 4
+		SHRL(Imm(4), u2)
+		ANDL(U32(0x0f0f0f0f), u2)
+		SHRL(Imm(6), u1)
+		ANDL(U32(0x03030303), u1)
+		SHLL(Imm(4), u1)
+		ORL(u1, u2)
+		VPINSRD(Imm(3), u2, sm, sm)
+		scales := YMM()
+		VPMOVZXBW(sm, scales) // sc_0..sc_7 | m_0..m_7
+
+		// msum of row i into lane i of msum.
+		mins, m := XMM(), YMM()
+		VEXTRACTI128(Imm(1), scales, mins)
+		VPMADDWD(pairs, mins, mins)
+		VPHADDD(mins, mins, mins)
+		VPHADDD(mins, mins, mins) // every lane: Σ_j m_j·Σ x_q
+		if i == 0 {
+			VPBROADCASTD(mins, msum)
+		} else {
+			VPBROADCASTD(mins, m)
+			VPBLENDD(Imm(uint64(1)<<i), m, msum, msum)
+		}
+
+		// The scales in both halves, for the shuffles that broadcast sc_j.
+		VPERMQ(Imm(0x44), scales, scales)
+		acc[i] = YMM()
+		for c := range 4 {
+			lo, hi, sc := YMM(), YMM(), YMM()
+			VMOVDQU(r.mem(i, 16+32*c), lo)
+			VPSRLW(Imm(4), lo, hi)
+			VPAND(mask, lo, lo)
+			VPAND(mask, hi, hi)
+			VPMADDUBSW(Mem{Base: x, Disp: 64 * c}, lo, lo)    // sub-block 2c
+			VPMADDUBSW(Mem{Base: x, Disp: 64*c + 32}, hi, hi) // sub-block 2c+1
+			VPSHUFB(shuffleK4(2*c), scales, sc)
+			VPMADDWD(sc, lo, lo)
+			VPSHUFB(shuffleK4(2*c+1), scales, sc)
+			VPMADDWD(sc, hi, hi)
+			if c == 0 {
+				VPADDD(hi, lo, acc[i])
+			} else {
+				VPADDD(lo, acc[i], acc[i])
+				VPADDD(hi, acc[i], acc[i])
+			}
+		}
+	}
+	isum := reduce8(acc)
+	fi, fm := YMM(), YMM()
+	VCVTDQ2PS(isum, fi) // rounded to nearest even, as Go's float32(isum)
+	VCVTDQ2PS(msum, fm)
+
+	d, dmin, dx := halves8(r, 0), halves8(r, 2), YMM()
+	VBROADCASTSS(Mem{Base: xd}, dx)
+	VMULPS(dx, d, d)       // float32(d_w·d_x)
+	VMULPS(dx, dmin, dmin) // float32(dmin_w·d_x)
+	VMULPS(fi, d, d)       // float32(d·float32(isum))
+	VMULPS(fm, dmin, dmin) // float32(dmin·float32(msum))
+	VSUBPS(dmin, d, d)     // … − …
+	VADDPS(d, sum, sum)    // sum += …
+
+	ADDQ(Imm(144), r.base)
+	ADDQ(Imm(144), r.base4)
+	ADDQ(U32(256), x)
+	ADDQ(Imm(4), xd)
+	ADDQ(Imm(32), bs)
+	DECQ(nb)
+	JMP(LabelRef("q4k_block"))
+
+	Label("q4k_done")
+	out := Load(Param("out"), GP64())
+	VMOVUPS(sum, Mem{Base: out})
+	VZEROUPPER()
+	RET()
+}
+
+// shuffleK4s are the VPSHUFB controls that broadcast the int16 sc_j to
+// every lane of a YMM holding sc_0..sc_7 in both halves.
+var shuffleK4s = map[int]Mem{}
+
+func shuffleK4(j int) Mem {
+	if m, ok := shuffleK4s[j]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("shuffleK4_%d", j), RODATA|NOPTR)
+	for b := range 32 {
+		DATA(b, U8(uint8(2*j+b%2)))
+	}
+	shuffleK4s[j] = m
+	return m
 }
