@@ -31,7 +31,9 @@ func NativeSIMD() bool { return nativeSIMD }
 func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
-func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K) }
+func hasRows8(t Type) bool {
+	return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K || t == Q6_K)
+}
 
 // dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a, on
 // the type's eight-row kernel, and reports whether there is one.
@@ -47,6 +49,8 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		dotQ4_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.sum[0], nb)
 	case Q4_K:
 		dotQ4Kx8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.bsums[0], m.Cols/qkK)
+	case Q6_K:
+		dotQ6Kx8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.bsums[0], m.Cols/qkK)
 	default:
 		return false
 	}

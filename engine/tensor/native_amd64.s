@@ -1207,3 +1207,918 @@ DATA shuffleK4_7<>+29(SB)/1, $0x0f
 DATA shuffleK4_7<>+30(SB)/1, $0x0e
 DATA shuffleK4_7<>+31(SB)/1, $0x0f
 GLOBL shuffleK4_7<>(SB), RODATA|NOPTR, $32
+
+// func dotQ6Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
+// Requires: AVX, AVX2, F16C
+TEXT ·dotQ6Kx8(SB), NOSPLIT, $0-56
+	MOVQ         w+8(FP), AX
+	MOVQ         stride+16(FP), CX
+	MOVQ         x+24(FP), DX
+	MOVQ         xd+32(FP), BX
+	MOVQ         bsums+40(FP), SI
+	MOVQ         nb+48(FP), DI
+	LEAQ         (CX)(CX*2), R8
+	LEAQ         (AX)(CX*4), R9
+	MOVL         $0x0f0f0f0f, R10
+	VMOVD        R10, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x03030303, R10
+	VMOVD        R10, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
+
+q6k_block:
+	TESTQ        DI, DI
+	JZ           q6k_done
+	VPMOVSXBW    192(AX), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y9, Y9, Y9
+	VPSUBD       Y4, Y9, Y9
+	VPMOVSXBW    192(AX), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(AX), Y4
+	VMOVDQU      (AX), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VMOVDQU      32(AX), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VPMOVSXBW    200(AX), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(AX), Y4
+	VMOVDQU      64(AX), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VMOVDQU      96(AX), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y9, Y9
+	VPMOVSXBW    192(AX)(CX*1), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y10, Y10, Y10
+	VPSUBD       Y4, Y10, Y10
+	VPMOVSXBW    192(AX)(CX*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(AX)(CX*1), Y4
+	VMOVDQU      (AX)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VMOVDQU      32(AX)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPMOVSXBW    200(AX)(CX*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(AX)(CX*1), Y4
+	VMOVDQU      64(AX)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VMOVDQU      96(AX)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPHADDD      Y10, Y9, Y9
+	VPMOVSXBW    192(AX)(CX*2), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y10, Y10, Y10
+	VPSUBD       Y4, Y10, Y10
+	VPMOVSXBW    192(AX)(CX*2), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(AX)(CX*2), Y4
+	VMOVDQU      (AX)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VMOVDQU      32(AX)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPMOVSXBW    200(AX)(CX*2), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(AX)(CX*2), Y4
+	VMOVDQU      64(AX)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VMOVDQU      96(AX)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPMOVSXBW    192(AX)(R8*1), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y11, Y11, Y11
+	VPSUBD       Y4, Y11, Y11
+	VPMOVSXBW    192(AX)(R8*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(AX)(R8*1), Y4
+	VMOVDQU      (AX)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VMOVDQU      32(AX)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPMOVSXBW    200(AX)(R8*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(AX)(R8*1), Y4
+	VMOVDQU      64(AX)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VMOVDQU      96(AX)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y10, Y9, Y9
+	VPMOVSXBW    192(R9), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y10, Y10, Y10
+	VPSUBD       Y4, Y10, Y10
+	VPMOVSXBW    192(R9), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(R9), Y4
+	VMOVDQU      (R9), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VMOVDQU      32(R9), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPMOVSXBW    200(R9), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(R9), Y4
+	VMOVDQU      64(R9), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VMOVDQU      96(R9), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y10, Y10
+	VPMOVSXBW    192(R9)(CX*1), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y11, Y11, Y11
+	VPSUBD       Y4, Y11, Y11
+	VPMOVSXBW    192(R9)(CX*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(R9)(CX*1), Y4
+	VMOVDQU      (R9)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VMOVDQU      32(R9)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPMOVSXBW    200(R9)(CX*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(R9)(CX*1), Y4
+	VMOVDQU      64(R9)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VMOVDQU      96(R9)(CX*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPHADDD      Y11, Y10, Y10
+	VPMOVSXBW    192(R9)(CX*2), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y11, Y11, Y11
+	VPSUBD       Y4, Y11, Y11
+	VPMOVSXBW    192(R9)(CX*2), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(R9)(CX*2), Y4
+	VMOVDQU      (R9)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VMOVDQU      32(R9)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPMOVSXBW    200(R9)(CX*2), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(R9)(CX*2), Y4
+	VMOVDQU      64(R9)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VMOVDQU      96(R9)(CX*2), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y11, Y11
+	VPMOVSXBW    192(R9)(R8*1), Y4
+	VPMADDWD     (SI), Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPXOR        Y12, Y12, Y12
+	VPSUBD       Y4, Y12, Y12
+	VPMOVSXBW    192(R9)(R8*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      128(R9)(R8*1), Y4
+	VMOVDQU      (R9)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   (DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   64(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VMOVDQU      32(R9)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   32(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   96(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VPMOVSXBW    200(R9)(R8*1), X5
+	VPERMQ       $0x44, Y5, Y5
+	VMOVDQU      160(R9)(R8*1), Y4
+	VMOVDQU      64(R9)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPAND        Y1, Y4, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   128(DX), Y7, Y7
+	VPSHUFB      shuffleK6_0<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   192(DX), Y7, Y7
+	VPSHUFB      shuffleK6_2<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VMOVDQU      96(R9)(R8*1), Y6
+	VPAND        Y0, Y6, Y7
+	VPSRLW       $0x02, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   160(DX), Y7, Y7
+	VPSHUFB      shuffleK6_1<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y4, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPMADDUBSW   224(DX), Y7, Y7
+	VPSHUFB      shuffleK6_3<>+0(SB), Y5, Y8
+	VPMADDWD     Y8, Y7, Y7
+	VPADDD       Y7, Y12, Y12
+	VPHADDD      Y12, Y11, Y11
+	VPHADDD      Y11, Y10, Y10
+	VPERM2I128   $0x20, Y10, Y9, Y11
+	VPERM2I128   $0x31, Y10, Y9, Y12
+	VPADDD       Y12, Y11, Y11
+	VCVTDQ2PS    Y11, Y3
+	MOVWLZX      208(AX), R10
+	VMOVD        R10, X13
+	MOVWLZX      208(AX)(CX*1), R10
+	VPINSRW      $0x01, R10, X13, X13
+	MOVWLZX      208(AX)(CX*2), R10
+	VPINSRW      $0x02, R10, X13, X13
+	MOVWLZX      208(AX)(R8*1), R10
+	VPINSRW      $0x03, R10, X13, X13
+	MOVWLZX      208(R9), R10
+	VPINSRW      $0x04, R10, X13, X13
+	MOVWLZX      208(R9)(CX*1), R10
+	VPINSRW      $0x05, R10, X13, X13
+	MOVWLZX      208(R9)(CX*2), R10
+	VPINSRW      $0x06, R10, X13, X13
+	MOVWLZX      208(R9)(R8*1), R10
+	VPINSRW      $0x07, R10, X13, X13
+	VCVTPH2PS    X13, Y13
+	VBROADCASTSS (BX), Y14
+	VMULPS       Y14, Y13, Y13
+	VMULPS       Y3, Y13, Y13
+	VADDPS       Y13, Y2, Y2
+	ADDQ         $0x000000d2, AX
+	ADDQ         $0x000000d2, R9
+	ADDQ         $0x00000100, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x20, SI
+	DECQ         DI
+	JMP          q6k_block
+
+q6k_done:
+	MOVQ    out+0(FP), AX
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
+DATA shuffleK6_0<>+0(SB)/1, $0x00
+DATA shuffleK6_0<>+1(SB)/1, $0x01
+DATA shuffleK6_0<>+2(SB)/1, $0x00
+DATA shuffleK6_0<>+3(SB)/1, $0x01
+DATA shuffleK6_0<>+4(SB)/1, $0x00
+DATA shuffleK6_0<>+5(SB)/1, $0x01
+DATA shuffleK6_0<>+6(SB)/1, $0x00
+DATA shuffleK6_0<>+7(SB)/1, $0x01
+DATA shuffleK6_0<>+8(SB)/1, $0x00
+DATA shuffleK6_0<>+9(SB)/1, $0x01
+DATA shuffleK6_0<>+10(SB)/1, $0x00
+DATA shuffleK6_0<>+11(SB)/1, $0x01
+DATA shuffleK6_0<>+12(SB)/1, $0x00
+DATA shuffleK6_0<>+13(SB)/1, $0x01
+DATA shuffleK6_0<>+14(SB)/1, $0x00
+DATA shuffleK6_0<>+15(SB)/1, $0x01
+DATA shuffleK6_0<>+16(SB)/1, $0x02
+DATA shuffleK6_0<>+17(SB)/1, $0x03
+DATA shuffleK6_0<>+18(SB)/1, $0x02
+DATA shuffleK6_0<>+19(SB)/1, $0x03
+DATA shuffleK6_0<>+20(SB)/1, $0x02
+DATA shuffleK6_0<>+21(SB)/1, $0x03
+DATA shuffleK6_0<>+22(SB)/1, $0x02
+DATA shuffleK6_0<>+23(SB)/1, $0x03
+DATA shuffleK6_0<>+24(SB)/1, $0x02
+DATA shuffleK6_0<>+25(SB)/1, $0x03
+DATA shuffleK6_0<>+26(SB)/1, $0x02
+DATA shuffleK6_0<>+27(SB)/1, $0x03
+DATA shuffleK6_0<>+28(SB)/1, $0x02
+DATA shuffleK6_0<>+29(SB)/1, $0x03
+DATA shuffleK6_0<>+30(SB)/1, $0x02
+DATA shuffleK6_0<>+31(SB)/1, $0x03
+GLOBL shuffleK6_0<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK6_2<>+0(SB)/1, $0x08
+DATA shuffleK6_2<>+1(SB)/1, $0x09
+DATA shuffleK6_2<>+2(SB)/1, $0x08
+DATA shuffleK6_2<>+3(SB)/1, $0x09
+DATA shuffleK6_2<>+4(SB)/1, $0x08
+DATA shuffleK6_2<>+5(SB)/1, $0x09
+DATA shuffleK6_2<>+6(SB)/1, $0x08
+DATA shuffleK6_2<>+7(SB)/1, $0x09
+DATA shuffleK6_2<>+8(SB)/1, $0x08
+DATA shuffleK6_2<>+9(SB)/1, $0x09
+DATA shuffleK6_2<>+10(SB)/1, $0x08
+DATA shuffleK6_2<>+11(SB)/1, $0x09
+DATA shuffleK6_2<>+12(SB)/1, $0x08
+DATA shuffleK6_2<>+13(SB)/1, $0x09
+DATA shuffleK6_2<>+14(SB)/1, $0x08
+DATA shuffleK6_2<>+15(SB)/1, $0x09
+DATA shuffleK6_2<>+16(SB)/1, $0x0a
+DATA shuffleK6_2<>+17(SB)/1, $0x0b
+DATA shuffleK6_2<>+18(SB)/1, $0x0a
+DATA shuffleK6_2<>+19(SB)/1, $0x0b
+DATA shuffleK6_2<>+20(SB)/1, $0x0a
+DATA shuffleK6_2<>+21(SB)/1, $0x0b
+DATA shuffleK6_2<>+22(SB)/1, $0x0a
+DATA shuffleK6_2<>+23(SB)/1, $0x0b
+DATA shuffleK6_2<>+24(SB)/1, $0x0a
+DATA shuffleK6_2<>+25(SB)/1, $0x0b
+DATA shuffleK6_2<>+26(SB)/1, $0x0a
+DATA shuffleK6_2<>+27(SB)/1, $0x0b
+DATA shuffleK6_2<>+28(SB)/1, $0x0a
+DATA shuffleK6_2<>+29(SB)/1, $0x0b
+DATA shuffleK6_2<>+30(SB)/1, $0x0a
+DATA shuffleK6_2<>+31(SB)/1, $0x0b
+GLOBL shuffleK6_2<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK6_1<>+0(SB)/1, $0x04
+DATA shuffleK6_1<>+1(SB)/1, $0x05
+DATA shuffleK6_1<>+2(SB)/1, $0x04
+DATA shuffleK6_1<>+3(SB)/1, $0x05
+DATA shuffleK6_1<>+4(SB)/1, $0x04
+DATA shuffleK6_1<>+5(SB)/1, $0x05
+DATA shuffleK6_1<>+6(SB)/1, $0x04
+DATA shuffleK6_1<>+7(SB)/1, $0x05
+DATA shuffleK6_1<>+8(SB)/1, $0x04
+DATA shuffleK6_1<>+9(SB)/1, $0x05
+DATA shuffleK6_1<>+10(SB)/1, $0x04
+DATA shuffleK6_1<>+11(SB)/1, $0x05
+DATA shuffleK6_1<>+12(SB)/1, $0x04
+DATA shuffleK6_1<>+13(SB)/1, $0x05
+DATA shuffleK6_1<>+14(SB)/1, $0x04
+DATA shuffleK6_1<>+15(SB)/1, $0x05
+DATA shuffleK6_1<>+16(SB)/1, $0x06
+DATA shuffleK6_1<>+17(SB)/1, $0x07
+DATA shuffleK6_1<>+18(SB)/1, $0x06
+DATA shuffleK6_1<>+19(SB)/1, $0x07
+DATA shuffleK6_1<>+20(SB)/1, $0x06
+DATA shuffleK6_1<>+21(SB)/1, $0x07
+DATA shuffleK6_1<>+22(SB)/1, $0x06
+DATA shuffleK6_1<>+23(SB)/1, $0x07
+DATA shuffleK6_1<>+24(SB)/1, $0x06
+DATA shuffleK6_1<>+25(SB)/1, $0x07
+DATA shuffleK6_1<>+26(SB)/1, $0x06
+DATA shuffleK6_1<>+27(SB)/1, $0x07
+DATA shuffleK6_1<>+28(SB)/1, $0x06
+DATA shuffleK6_1<>+29(SB)/1, $0x07
+DATA shuffleK6_1<>+30(SB)/1, $0x06
+DATA shuffleK6_1<>+31(SB)/1, $0x07
+GLOBL shuffleK6_1<>(SB), RODATA|NOPTR, $32
+
+DATA shuffleK6_3<>+0(SB)/1, $0x0c
+DATA shuffleK6_3<>+1(SB)/1, $0x0d
+DATA shuffleK6_3<>+2(SB)/1, $0x0c
+DATA shuffleK6_3<>+3(SB)/1, $0x0d
+DATA shuffleK6_3<>+4(SB)/1, $0x0c
+DATA shuffleK6_3<>+5(SB)/1, $0x0d
+DATA shuffleK6_3<>+6(SB)/1, $0x0c
+DATA shuffleK6_3<>+7(SB)/1, $0x0d
+DATA shuffleK6_3<>+8(SB)/1, $0x0c
+DATA shuffleK6_3<>+9(SB)/1, $0x0d
+DATA shuffleK6_3<>+10(SB)/1, $0x0c
+DATA shuffleK6_3<>+11(SB)/1, $0x0d
+DATA shuffleK6_3<>+12(SB)/1, $0x0c
+DATA shuffleK6_3<>+13(SB)/1, $0x0d
+DATA shuffleK6_3<>+14(SB)/1, $0x0c
+DATA shuffleK6_3<>+15(SB)/1, $0x0d
+DATA shuffleK6_3<>+16(SB)/1, $0x0e
+DATA shuffleK6_3<>+17(SB)/1, $0x0f
+DATA shuffleK6_3<>+18(SB)/1, $0x0e
+DATA shuffleK6_3<>+19(SB)/1, $0x0f
+DATA shuffleK6_3<>+20(SB)/1, $0x0e
+DATA shuffleK6_3<>+21(SB)/1, $0x0f
+DATA shuffleK6_3<>+22(SB)/1, $0x0e
+DATA shuffleK6_3<>+23(SB)/1, $0x0f
+DATA shuffleK6_3<>+24(SB)/1, $0x0e
+DATA shuffleK6_3<>+25(SB)/1, $0x0f
+DATA shuffleK6_3<>+26(SB)/1, $0x0e
+DATA shuffleK6_3<>+27(SB)/1, $0x0f
+DATA shuffleK6_3<>+28(SB)/1, $0x0e
+DATA shuffleK6_3<>+29(SB)/1, $0x0f
+DATA shuffleK6_3<>+30(SB)/1, $0x0e
+DATA shuffleK6_3<>+31(SB)/1, $0x0f
+GLOBL shuffleK6_3<>(SB), RODATA|NOPTR, $32

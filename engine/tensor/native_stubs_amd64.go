@@ -15,3 +15,7 @@ func dotQ4_0x8(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int3
 // dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride
 // with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
 func dotQ4Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
+
+// dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride
+// with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
+func dotQ6Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)

@@ -28,6 +28,7 @@ func main() {
 	dotQ8_0x8()
 	dotQ4_0x8()
 	dotQ4Kx8()
+	dotQ6Kx8()
 	Generate()
 }
 
@@ -391,5 +392,150 @@ func shuffleK4(j int) Mem {
 		DATA(b, U8(uint8(2*j+b%2)))
 	}
 	shuffleK4s[j] = m
+	return m
+}
+
+// dotQ6Kx8 is dotQ6K (engine/tensor/q6_k.go) for eight rows: per
+// super-block of 256, isum = Σ_k sc_k·(Σ q·x_q − 32·Σ x_q) over its sixteen
+// sub-blocks of 16 (q the 6-bit quant, 0..63; sc_k signed), then
+// sum += float32(d·float32(isum)). Its vector registers are named, not
+// allocated: avo's allocator would reach for Y16–Y31, which AVX2 lacks.
+func dotQ6Kx8() {
+	TEXT("dotQ6Kx8", NOSPLIT, "func(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)")
+	Doc("dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride",
+		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
+	r := rowAddrs{base: GP64(), s: GP64()}
+	Load(Param("w"), r.base)
+	Load(Param("stride"), r.s)
+	x := Load(Param("x"), GP64())
+	xd := Load(Param("xd"), GP64())
+	bs := Load(Param("bsums"), GP64())
+	nb := Load(Param("nb"), GP64())
+	r.s3 = GP64()
+	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
+	r.base4 = GP64()
+	LEAQ(Mem{Base: r.base, Index: r.s, Scale: 4}, r.base4)
+
+	m0f, m03, sum := Y0, Y1, Y2
+	t32 := GP32()
+	MOVL(U32(0x0f0f0f0f), t32)
+	VMOVD(t32, X0)
+	VPBROADCASTD(X0, m0f)
+	MOVL(U32(0x03030303), t32)
+	VMOVD(t32, X1)
+	VPBROADCASTD(X1, m03)
+	VXORPS(sum, sum, sum)
+
+	Label("q6k_block")
+	TESTQ(nb, nb)
+	JZ(LabelRef("q6k_done"))
+
+	// Row i's sums accumulate in accRegs[i], reduced as the rows come
+	// (reduce8's tree): rows 0, 1 → Y9; 2, 3 → Y10, then with Y9 → Y9;
+	// 4, 5 → Y10; 6, 7 → Y11, then with Y10 → Y10.
+	accRegs := [8]VecPhysical{Y9, Y10, Y10, Y11, Y10, Y11, Y11, Y12}
+	sc, sch, qh, ql, q, t := Y4, Y5, Y4, Y6, Y7, Y8
+	for i := range 8 {
+		acc := accRegs[i]
+		// −32·Σ_k sc_k·Σ x_q, the quants' offset, to start row i's sums.
+		VPMOVSXBW(r.mem(i, 192), sc) // the sixteen scales as int16
+		VPMADDWD(Mem{Base: bs}, sc, sc)
+		VPSLLD(Imm(5), sc, sc)
+		VPXOR(acc, acc, acc)
+		VPSUBD(sc, acc, acc)
+		for h := range 2 {
+			// The half's eight scales, as int16 in both halves of a YMM.
+			VPMOVSXBW(r.mem(i, 192+8*h), sch.AsX())
+			VPERMQ(Imm(0x44), sch, sch)
+			VMOVDQU(r.mem(i, 128+32*h), qh)
+			for half := range 2 { // ql[0:32] for q1, q3; ql[32:64] for q2, q4
+				VMOVDQU(r.mem(i, 64*h+32*half), ql)
+				for hi := range 2 { // the low nibbles, then the high ones
+					n := half + 2*hi // q1..q4 as 0..3: x[32n, 32n+32) of the half
+					if hi == 0 {
+						VPAND(m0f, ql, q)
+					} else {
+						VPSRLW(Imm(4), ql, q)
+						VPAND(m0f, q, q)
+					}
+					if n > 0 {
+						VPSRLW(Imm(uint64(2*n)), qh, t)
+						VPAND(m03, t, t)
+					} else {
+						VPAND(m03, qh, t)
+					}
+					VPSLLW(Imm(4), t, t)
+					VPOR(t, q, q) // the 6-bit quants, 0..63
+					VPMADDUBSW(Mem{Base: x, Disp: 128*h + 32*n}, q, q)
+					VPSHUFB(shuffleK6(n), sch, t) // sc of sub-blocks 2n and 2n+1 of the half
+					VPMADDWD(t, q, q)
+					VPADDD(q, acc, acc)
+				}
+			}
+		}
+		switch i {
+		case 1, 3, 5, 7:
+			VPHADDD(acc, accRegs[i-1], accRegs[i-1])
+		}
+		switch i {
+		case 3:
+			VPHADDD(Y10, Y9, Y9) // rows 0–3
+		case 7:
+			VPHADDD(Y11, Y10, Y10) // rows 4–7
+		}
+	}
+	VPERM2I128(Imm(0x20), Y10, Y9, Y11)
+	VPERM2I128(Imm(0x31), Y10, Y9, Y12)
+	VPADDD(Y12, Y11, Y11)
+	VCVTDQ2PS(Y11, Y3)
+
+	h := GP32()
+	for i := range 8 {
+		MOVWLZX(r.mem(i, 208), h)
+		if i == 0 {
+			VMOVD(h, X13)
+		} else {
+			VPINSRW(Imm(uint64(i)), h, X13, X13)
+		}
+	}
+	VCVTPH2PS(X13, Y13)
+	VBROADCASTSS(Mem{Base: xd}, Y14)
+	VMULPS(Y14, Y13, Y13) // float32(d_w·d_x)
+	VMULPS(Y3, Y13, Y13)  // float32(d·float32(isum))
+	VADDPS(Y13, sum, sum) // sum += …
+
+	ADDQ(U32(210), r.base)
+	ADDQ(U32(210), r.base4)
+	ADDQ(U32(256), x)
+	ADDQ(Imm(4), xd)
+	ADDQ(Imm(32), bs)
+	DECQ(nb)
+	JMP(LabelRef("q6k_block"))
+
+	Label("q6k_done")
+	out := Load(Param("out"), GP64())
+	VMOVUPS(sum, Mem{Base: out})
+	VZEROUPPER()
+	RET()
+}
+
+// shuffleK6s are the VPSHUFB controls that put the int16 sc_{2n} in every
+// lane of a YMM's low half and sc_{2n+1} in its high half, from a YMM
+// holding a half's eight scales in both halves.
+var shuffleK6s = map[int]Mem{}
+
+func shuffleK6(n int) Mem {
+	if m, ok := shuffleK6s[n]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("shuffleK6_%d", n), RODATA|NOPTR)
+	for b := range 32 {
+		j := 2 * n
+		if b >= 16 {
+			j++
+		}
+		DATA(b, U8(uint8(2*j+b%2)))
+	}
+	shuffleK6s[n] = m
 	return m
 }
