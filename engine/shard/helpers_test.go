@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,7 +73,7 @@ func buildGGUF(t testing.TB, sp modelgen.Spec) []byte {
 func loadGGUF(t testing.TB, sp modelgen.Spec) ([]byte, *engine.Model) {
 	t.Helper()
 	data := buildGGUF(t, sp)
-	m, err := engine.LoadGGUF(data)
+	m, err := engine.LoadGGUF(slices.Clone(data)) // data stays the file's bytes, whatever m's sessions pack
 	require.NoError(t, err)
 	return data, m
 }

@@ -56,7 +56,7 @@ func MatMuls(x []float32, n int, ws *Workspace, products ...Product) {
 func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	job := &ws.job
 	job.out, job.m, job.acts, job.ws, job.run = out, m, acts, ws, matMulRows
-	job.tile = max(4, tileBytes/m.rowBytes&^3) // whole groups of four rows, as the SIMD kernels take them
+	job.tile = max(8, tileBytes/m.rowBytes&^7) // whole groups of eight rows, as the native kernels take them (four, the SIMD128 ones)
 	// The encodings go into dotRows' lanes at the first tile that needs
 	// them (none, where the SIMD kernels take every tile); before the
 	// threads start, when the product is split.

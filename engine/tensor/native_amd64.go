@@ -36,23 +36,33 @@ func hasRows8(t Type) bool {
 }
 
 // dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a, on
-// the type's eight-row kernel, and reports whether there is one.
+// the type's eight-row kernel, and reports whether there is one. A packed
+// matrix (Pack) is read in its layout; r is then a multiple of eight.
 func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
-	if !nativeSIMD {
+	if !hasRows8(m.Type) {
 		return false
 	}
-	nb, rb := m.Cols/qk8, m.rowBytes
+	rb, bb := m.rowBytes, layouts[m.Type].blockBytes
+	stride, second, step := rb, 4*rb, bb // the file's layout: row after row
+	if m.packed {
+		stride, step = bb, 4*bb // each group of four rows block by block
+	}
+	w, x := &m.Data[r*rb], (*int8)(unsafe.Pointer(&a.q[0]))
 	switch m.Type {
 	case Q8_0:
-		dotQ8_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], nil, nb)
+		dotQ8_0x8(&out[0], w, stride, second, step, x, &a.d[0], nil, m.Cols/qk8)
 	case Q4_0:
-		dotQ4_0x8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.sum[0], nb)
+		dotQ4_0x8(&out[0], w, stride, second, step, x, &a.d[0], &a.sum[0], m.Cols/qk8)
 	case Q4_K:
-		dotQ4Kx8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.bsums[0], m.Cols/qkK)
+		dotQ4Kx8(&out[0], w, stride, second, step, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	case Q6_K:
-		dotQ6Kx8(&out[0], &m.Data[r*rb], rb, (*int8)(unsafe.Pointer(&a.q[0])), &a.d[0], &a.bsums[0], m.Cols/qkK)
-	default:
-		return false
+		dotQ6Kx8(&out[0], w, stride, second, step, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	}
 	return true
 }
+
+// packNative reports whether Pack reorders m for the native kernels: where
+// they run for its type, and its rows are whole groups of eight (so that no
+// row of a packed matrix is left to a pure-Go kernel, which reads rows in
+// the file's layout).
+func packNative(m *Matrix) bool { return hasRows8(m.Type) && m.Rows%8 == 0 }

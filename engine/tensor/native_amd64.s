@@ -4,18 +4,19 @@
 
 #include "textflag.h"
 
-// func dotQ8_0x8(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int32, nb int)
-// Requires: AVX, AVX2, F16C
-TEXT ·dotQ8_0x8(SB), NOSPLIT, $0-56
+// func dotQ8_0x8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ8_0x8(SB), NOSPLIT, $0-72
 	MOVQ     out+0(FP), AX
 	MOVQ     w+8(FP), CX
 	MOVQ     stride+16(FP), DX
-	MOVQ     x+24(FP), BX
-	MOVQ     xd+32(FP), SI
-	MOVQ     xs+40(FP), DI
-	MOVQ     nb+48(FP), R8
+	MOVQ     x+40(FP), BX
+	MOVQ     xd+48(FP), SI
+	MOVQ     xs+56(FP), DI
+	MOVQ     nb+64(FP), R8
 	LEAQ     (DX)(DX*2), R9
-	LEAQ     (CX)(DX*4), R10
+	MOVQ     second+24(FP), R10
+	ADDQ     CX, R10
 	VPCMPEQW Y0, Y0, Y0
 	VPSRLW   $0x0f, Y0, Y0
 	VXORPS   Y1, Y1, Y1
@@ -23,6 +24,8 @@ TEXT ·dotQ8_0x8(SB), NOSPLIT, $0-56
 dotQ8_0x8_block:
 	TESTQ        R8, R8
 	JZ           dotQ8_0x8_done
+	PREFETCHT0   1024(CX)
+	PREFETCHT0   1024(R10)
 	VMOVDQU      (BX), Y2
 	VMOVDQU      2(CX), Y3
 	VPSIGNB      Y3, Y2, Y4
@@ -95,8 +98,8 @@ dotQ8_0x8_block:
 	VMULPS       Y4, Y3, Y3
 	VMULPS       Y2, Y3, Y3
 	VADDPS       Y3, Y1, Y1
-	ADDQ         $0x22, CX
-	ADDQ         $0x22, R10
+	ADDQ         step+32(FP), CX
+	ADDQ         step+32(FP), R10
 	ADDQ         $0x20, BX
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
@@ -108,18 +111,19 @@ dotQ8_0x8_done:
 	VZEROUPPER
 	RET
 
-// func dotQ4_0x8(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int32, nb int)
-// Requires: AVX, AVX2, F16C
-TEXT ·dotQ4_0x8(SB), NOSPLIT, $0-56
+// func dotQ4_0x8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ4_0x8(SB), NOSPLIT, $0-72
 	MOVQ         out+0(FP), AX
 	MOVQ         w+8(FP), CX
 	MOVQ         stride+16(FP), DX
-	MOVQ         x+24(FP), BX
-	MOVQ         xd+32(FP), SI
-	MOVQ         xs+40(FP), DI
-	MOVQ         nb+48(FP), R8
+	MOVQ         x+40(FP), BX
+	MOVQ         xd+48(FP), SI
+	MOVQ         xs+56(FP), DI
+	MOVQ         nb+64(FP), R8
 	LEAQ         (DX)(DX*2), R9
-	LEAQ         (CX)(DX*4), R10
+	MOVQ         second+24(FP), R10
+	ADDQ         CX, R10
 	VPCMPEQW     Y0, Y0, Y0
 	VPSRLW       $0x0f, Y0, Y0
 	MOVL         $0x0f0f0f0f, R11
@@ -130,6 +134,8 @@ TEXT ·dotQ4_0x8(SB), NOSPLIT, $0-56
 dotQ4_0x8_block:
 	TESTQ        R8, R8
 	JZ           dotQ4_0x8_done
+	PREFETCHT0   1024(CX)
+	PREFETCHT0   1024(R10)
 	VMOVDQU      (BX), Y3
 	VMOVDQU      2(CX), X4
 	VPSRLW       $0x04, X4, X5
@@ -213,8 +219,8 @@ dotQ4_0x8_block:
 	VMULPS       Y13, Y12, Y12
 	VMULPS       Y3, Y12, Y12
 	VADDPS       Y12, Y2, Y2
-	ADDQ         $0x12, CX
-	ADDQ         $0x12, R10
+	ADDQ         step+32(FP), CX
+	ADDQ         step+32(FP), R10
 	ADDQ         $0x20, BX
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
@@ -226,17 +232,18 @@ dotQ4_0x8_done:
 	VZEROUPPER
 	RET
 
-// func dotQ4Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
-// Requires: AVX, AVX2, F16C
-TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-56
+// func dotQ4Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-72
 	MOVQ         w+8(FP), AX
 	MOVQ         stride+16(FP), CX
-	MOVQ         x+24(FP), DX
-	MOVQ         xd+32(FP), BX
-	MOVQ         bsums+40(FP), SI
-	MOVQ         nb+48(FP), DI
+	MOVQ         x+40(FP), DX
+	MOVQ         xd+48(FP), BX
+	MOVQ         bsums+56(FP), SI
+	MOVQ         nb+64(FP), DI
 	LEAQ         (CX)(CX*2), R8
-	LEAQ         (AX)(CX*4), R9
+	MOVQ         second+24(FP), R9
+	ADDQ         AX, R9
 	MOVL         $0x0f0f0f0f, R10
 	VMOVD        R10, X0
 	VPBROADCASTD X0, Y0
@@ -245,6 +252,8 @@ TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-56
 q4k_block:
 	TESTQ        DI, DI
 	JZ           q4k_done
+	PREFETCHT0   1024(AX)
+	PREFETCHT0   1024(R9)
 	VMOVDQU      (SI), X2
 	VPHADDW      16(SI), X2, X2
 	MOVL         4(AX), R10
@@ -922,8 +931,8 @@ q4k_block:
 	VMULPS       Y3, Y5, Y5
 	VSUBPS       Y5, Y4, Y4
 	VADDPS       Y4, Y1, Y1
-	ADDQ         $0x90, AX
-	ADDQ         $0x90, R9
+	ADDQ         step+32(FP), AX
+	ADDQ         step+32(FP), R9
 	ADDQ         $0x00000100, DX
 	ADDQ         $0x04, BX
 	ADDQ         $0x20, SI
@@ -1208,17 +1217,18 @@ DATA shuffleK4_7<>+30(SB)/1, $0x0e
 DATA shuffleK4_7<>+31(SB)/1, $0x0f
 GLOBL shuffleK4_7<>(SB), RODATA|NOPTR, $32
 
-// func dotQ6Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
-// Requires: AVX, AVX2, F16C
-TEXT ·dotQ6Kx8(SB), NOSPLIT, $0-56
+// func dotQ6Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ6Kx8(SB), NOSPLIT, $0-72
 	MOVQ         w+8(FP), AX
 	MOVQ         stride+16(FP), CX
-	MOVQ         x+24(FP), DX
-	MOVQ         xd+32(FP), BX
-	MOVQ         bsums+40(FP), SI
-	MOVQ         nb+48(FP), DI
+	MOVQ         x+40(FP), DX
+	MOVQ         xd+48(FP), BX
+	MOVQ         bsums+56(FP), SI
+	MOVQ         nb+64(FP), DI
 	LEAQ         (CX)(CX*2), R8
-	LEAQ         (AX)(CX*4), R9
+	MOVQ         second+24(FP), R9
+	ADDQ         AX, R9
 	MOVL         $0x0f0f0f0f, R10
 	VMOVD        R10, X0
 	VPBROADCASTD X0, Y0
@@ -1230,6 +1240,8 @@ TEXT ·dotQ6Kx8(SB), NOSPLIT, $0-56
 q6k_block:
 	TESTQ        DI, DI
 	JZ           q6k_done
+	PREFETCHT0   1024(AX)
+	PREFETCHT0   1024(R9)
 	VPMOVSXBW    192(AX), Y4
 	VPMADDWD     (SI), Y4, Y4
 	VPSLLD       $0x05, Y4, Y4
@@ -1973,8 +1985,8 @@ q6k_block:
 	VMULPS       Y14, Y13, Y13
 	VMULPS       Y3, Y13, Y13
 	VADDPS       Y13, Y2, Y2
-	ADDQ         $0x000000d2, AX
-	ADDQ         $0x000000d2, R9
+	ADDQ         step+32(FP), AX
+	ADDQ         step+32(FP), R9
 	ADDQ         $0x00000100, DX
 	ADDQ         $0x04, BX
 	ADDQ         $0x20, SI

@@ -12,3 +12,5 @@ func SetNativeSIMD(bool) {}
 func dotRows8([]float32, *Matrix, int, *activation) bool { return false }
 
 func hasRows8(Type) bool { return false }
+
+func packNative(*Matrix) bool { return false }

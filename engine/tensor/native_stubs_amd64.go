@@ -6,16 +6,16 @@ package tensor
 
 // dotQ8_0x8 sets out[0:8] to dotQ8_0 of the eight Q8_0 rows at w, w+stride, …, w+7·stride
 // with the activation's nb blocks of quants x and scales xd (xs unused; AVX2, F16C).
-func dotQ8_0x8(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int32, nb int)
+func dotQ8_0x8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4_0x8 sets out[0:8] to dotQ4_0 of the eight Q4_0 rows at w, w+stride, …, w+7·stride
 // with the activation's nb blocks of quants x, scales xd and sums xs (AVX2, F16C).
-func dotQ4_0x8(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int32, nb int)
+func dotQ4_0x8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride
 // with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
-func dotQ4Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
+func dotQ4Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
 
 // dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride
 // with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
-func dotQ6Kx8(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)
+func dotQ6Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)

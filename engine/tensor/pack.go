@@ -28,7 +28,7 @@ func Pack(m *Matrix) bool {
 	if m.packed {
 		return true
 	}
-	if !SIMD() || !packable(m.Type) {
+	if !(SIMD() || packNative(m)) || !packable(m.Type) {
 		return false
 	}
 	bb := layouts[m.Type].blockBytes

@@ -14,17 +14,19 @@ import (
 // TestPackedProductsAreTheSame: a packed matrix (Pack) gives MatVec's and
 // MatMul's results bit for bit, and its rows read back as they were, for
 // every type the SIMD kernels pack, with last groups of one to four rows
-// and matrices of several tiles. Without the SIMD kernels Pack declines
-// and nothing changes.
+// and matrices of several tiles, on one thread and split among three.
+// Natively the AVX2 kernels' types are packed when their rows are whole
+// groups of eight; without any SIMD kernels Pack declines and nothing
+// changes.
 func TestPackedProductsAreTheSame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
 	for _, typ := range []Type{F32, Q4_1, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K} {
-		for _, shape := range []struct{ rows, cols int }{{1, 256}, {6, 512}, {7, 256}, {8, 768}, {4096 + 5, 256}} {
+		for _, shape := range []struct{ rows, cols int }{{1, 256}, {6, 512}, {7, 256}, {8, 768}, {4096 + 5, 256}, {4096, 256}, {64, 2048}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				plain := randomMatrix(t, rng, typ, shape.rows, shape.cols)
 				packed, err := NewMatrix(typ, shape.rows, shape.cols, slices.Clone(plain.Data))
 				require.NoError(t, err)
-				want := SIMD() && packable(typ)
+				want := (SIMD() || packNative(plain)) && packable(typ)
 				require.Equal(t, want, Pack(packed))
 				require.Equal(t, want, packed.Packed())
 				require.Equal(t, want, Pack(packed), "packing twice")
@@ -54,13 +56,18 @@ func TestPackedProductsAreTheSame(t *testing.T) {
 				for _, n := range []int{1, 2, 5, 33} {
 					x := randNormal(rng, n*shape.cols, 1)
 					got, exp := make([]float32, n*shape.rows), make([]float32, n*shape.rows)
-					ws := NewWorkspace(shape.cols)
+					ws, split := NewWorkspace(shape.cols), NewWorkspace(shape.cols)
+					split.SetThreads(3)
 					MatMul(exp, plain, x, n, ws)
 					MatMul(got, packed, x, n, ws)
 					requireSameBits(t, exp, got, "MatMul, n=%d", n)
+					MatMul(got, packed, x, n, split)
+					requireSameBits(t, exp, got, "MatMul, n=%d, 3 threads", n)
 					MatVec(exp[:shape.rows], plain, x[:shape.cols], ws)
 					MatVec(got[:shape.rows], packed, x[:shape.cols], ws)
 					requireSameBits(t, exp[:shape.rows], got[:shape.rows], "MatVec")
+					MatVec(got[:shape.rows], packed, x[:shape.cols], split)
+					requireSameBits(t, exp[:shape.rows], got[:shape.rows], "MatVec, 3 threads")
 				}
 			})
 		}

@@ -21,8 +21,9 @@ import (
 const minRowsWork = 1 << 16
 
 // rowAlign is the granularity of the parts' row ranges: whole groups of
-// four rows, as packed matrices and the four-row kernels take them.
-const rowAlign = 4
+// eight rows, as the native kernels take them (and packed matrices, in
+// groups of four, and the four-row SIMD128 kernels).
+const rowAlign = 8
 
 // rowsJob is one product split among threads: the kernel's inputs and a
 // WaitGroup counting the parts not yet done. A Workspace owns one, reused

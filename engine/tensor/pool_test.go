@@ -80,7 +80,7 @@ func TestSmallProductsStayOnOneThread(t *testing.T) {
 	ws.SetThreads(8)
 	require.Equal(t, 1, ws.parts(32, 288))
 	require.Equal(t, 8, ws.parts(32000, 288))
-	require.Equal(t, 2, ws.parts(8, 1<<16))
-	require.Equal(t, 1, ws.parts(3, 1<<20), "fewer rows than a group of four")
+	require.Equal(t, 2, ws.parts(16, 1<<16))
+	require.Equal(t, 1, ws.parts(7, 1<<20), "fewer rows than a group of eight")
 	require.Equal(t, 8, ws.Threads())
 }

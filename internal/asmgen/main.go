@@ -32,8 +32,25 @@ func main() {
 	Generate()
 }
 
-// rowAddrs holds what addresses the eight rows of a group: rows 0–3 are
-// base + {0, s, 2s, 3s}, rows 4–7 the same from base4 = base + 4s.
+// prefetchAhead is how far ahead of the current block the kernels ask for
+// their rows' bytes.
+const prefetchAhead = 1024
+
+// arg is the memory operand of a scalar argument.
+func arg(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// rowAddrs holds what addresses the eight rows' current blocks: rows 0–3
+// at base + {0, s, 2s, 3s}, rows 4–7 the same from base4; both move on by
+// the kernel's step a block. In a GGUF file's layout s is the row's bytes,
+// base4 = base + 4s and the step a block's bytes; packed (tensor.Pack: each
+// group of four rows block by block), s is a block's bytes, base4 the next
+// group's start and the step four blocks.
 type rowAddrs struct {
 	base, base4, s, s3 Register
 }
@@ -82,7 +99,7 @@ type kernel struct {
 }
 
 func (e eightRows) build() {
-	TEXT(e.name, NOSPLIT, "func(out *float32, w *byte, stride int, x *int8, xd *float32, xs *int32, nb int)")
+	TEXT(e.name, NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, xs *int32, nb int)")
 	Doc(e.doc...)
 	var k kernel
 	out := Load(Param("out"), GP64())
@@ -97,7 +114,8 @@ func (e eightRows) build() {
 	r.s3 = GP64()
 	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
 	r.base4 = GP64()
-	LEAQ(Mem{Base: r.base, Index: r.s, Scale: 4}, r.base4)
+	MOVQ(arg("second"), r.base4) // rows 4–7: second bytes on
+	ADDQ(r.base, r.base4)
 
 	k.ones = YMM() // sixteen int16 ones, for VPMADDWD's pairwise sums
 	VPCMPEQW(k.ones, k.ones, k.ones)
@@ -112,6 +130,12 @@ func (e eightRows) build() {
 	Label(e.name + "_block")
 	TESTQ(nb, nb)
 	JZ(LabelRef(e.name + "_done"))
+
+	// Packed, each group of rows is one stream: ask for its bytes a few
+	// blocks ahead (in the file's layout the rows' own streams are further
+	// apart than this reaches, and the hardware prefetchers take them).
+	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
+	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
 
 	k.xq = YMM()
 	VMOVDQU(Mem{Base: x}, k.xq)
@@ -133,8 +157,8 @@ func (e eightRows) build() {
 	VMULPS(isum, dw, dw) // float32(scale·float32(isum))
 	VADDPS(dw, sum, sum) // sum += …
 
-	ADDQ(Imm(uint64(e.blockBytes)), r.base)
-	ADDQ(Imm(uint64(e.blockBytes)), r.base4)
+	ADDQ(arg("step"), r.base)
+	ADDQ(arg("step"), r.base4)
 	ADDQ(Imm(32), x)
 	ADDQ(Imm(4), xd)
 	ADDQ(Imm(4), k.xs)
@@ -245,7 +269,7 @@ func dotQ4_0x8() {
 // sum += float32(d·float32(isum)) − float32(dmin·float32(msum)), d and dmin
 // the row's scales times the activation's.
 func dotQ4Kx8() {
-	TEXT("dotQ4Kx8", NOSPLIT, "func(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)")
+	TEXT("dotQ4Kx8", NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, bsums *int16, nb int)")
 	Doc("dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride",
 		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
 	r := rowAddrs{base: GP64(), s: GP64()}
@@ -258,7 +282,8 @@ func dotQ4Kx8() {
 	r.s3 = GP64()
 	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
 	r.base4 = GP64()
-	LEAQ(Mem{Base: r.base, Index: r.s, Scale: 4}, r.base4)
+	MOVQ(arg("second"), r.base4) // rows 4–7: second bytes on
+	ADDQ(r.base, r.base4)
 
 	mask := YMM()
 	t := GP32()
@@ -271,6 +296,8 @@ func dotQ4Kx8() {
 	Label("q4k_block")
 	TESTQ(nb, nb)
 	JZ(LabelRef("q4k_done"))
+	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
+	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
 
 	// The activation's Σ x_q of each sub-block: its two block sums of 16.
 	pairs := XMM()
@@ -364,8 +391,8 @@ func dotQ4Kx8() {
 	VSUBPS(dmin, d, d)     // … − …
 	VADDPS(d, sum, sum)    // sum += …
 
-	ADDQ(Imm(144), r.base)
-	ADDQ(Imm(144), r.base4)
+	ADDQ(arg("step"), r.base)
+	ADDQ(arg("step"), r.base4)
 	ADDQ(U32(256), x)
 	ADDQ(Imm(4), xd)
 	ADDQ(Imm(32), bs)
@@ -401,7 +428,7 @@ func shuffleK4(j int) Mem {
 // sum += float32(d·float32(isum)). Its vector registers are named, not
 // allocated: avo's allocator would reach for Y16–Y31, which AVX2 lacks.
 func dotQ6Kx8() {
-	TEXT("dotQ6Kx8", NOSPLIT, "func(out *float32, w *byte, stride int, x *int8, xd *float32, bsums *int16, nb int)")
+	TEXT("dotQ6Kx8", NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, bsums *int16, nb int)")
 	Doc("dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride",
 		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
 	r := rowAddrs{base: GP64(), s: GP64()}
@@ -414,7 +441,8 @@ func dotQ6Kx8() {
 	r.s3 = GP64()
 	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
 	r.base4 = GP64()
-	LEAQ(Mem{Base: r.base, Index: r.s, Scale: 4}, r.base4)
+	MOVQ(arg("second"), r.base4) // rows 4–7: second bytes on
+	ADDQ(r.base, r.base4)
 
 	m0f, m03, sum := Y0, Y1, Y2
 	t32 := GP32()
@@ -429,6 +457,8 @@ func dotQ6Kx8() {
 	Label("q6k_block")
 	TESTQ(nb, nb)
 	JZ(LabelRef("q6k_done"))
+	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
+	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
 
 	// Row i's sums accumulate in accRegs[i], reduced as the rows come
 	// (reduce8's tree): rows 0, 1 → Y9; 2, 3 → Y10, then with Y9 → Y9;
@@ -504,8 +534,8 @@ func dotQ6Kx8() {
 	VMULPS(Y3, Y13, Y13)  // float32(d·float32(isum))
 	VADDPS(Y13, sum, sum) // sum += …
 
-	ADDQ(U32(210), r.base)
-	ADDQ(U32(210), r.base4)
+	ADDQ(arg("step"), r.base)
+	ADDQ(arg("step"), r.base4)
 	ADDQ(U32(256), x)
 	ADDQ(Imm(4), xd)
 	ADDQ(Imm(32), bs)
