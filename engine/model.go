@@ -62,11 +62,13 @@ type LoadOptions struct {
 
 // Load reads a model from its bytes, detecting the format. The weights are
 // views into data, which must not be modified while the model is in use.
-// Where the SIMD kernels run (wasm builds with the wasmlm_simd tag), the
-// model's first session reorders the bytes of its layer matrices in data,
-// in place, into the layout those kernels read fastest (tensor.Pack): after
-// that, data is no longer the file (see Model.WeightsPacked), and loading
-// the same bytes again gives a broken model; load a copy instead.
+// Where the SIMD kernels run (wasm builds with the wasmlm_simd tag, and
+// natively on amd64 CPUs with AVX2 unless tensor.SetNativeSIMD(false) or
+// the purego tag), the model's first session reorders the bytes of its
+// layer matrices in data, in place, into the layout those kernels read
+// fastest (tensor.Pack): after that, data is no longer the file (see
+// Model.WeightsPacked), and loading the same bytes again gives a broken
+// model; load a copy instead.
 func Load(data []byte, opts LoadOptions) (*Model, error) {
 	if len(data) >= 4 && string(data[:4]) == "GGUF" {
 		return loadGGUF(data, opts.Part)
