@@ -17,7 +17,7 @@ PORT      ?= 8080
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 
-.PHONY: run generate deps test test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench bench-e2e fuzz clean
+.PHONY: bench-serve run generate deps test test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -120,6 +120,12 @@ test-e2e-worker: worker
 BENCH ?= full
 bench: web
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)
+
+## bench-serve: wasmlm serve under load (issue 15): TinyLlama-1.1B Q4_0 served with 4 slots, 1, 4 and 16 concurrent streaming
+## clients of 64 tokens each; aggregate and per-stream tokens/s into bench/results-serve.json (make bench BENCH=native first,
+## for the model).
+bench-serve:
+	$(GO) run ./tools/servebench -m bench/models/tinyllama-Q4_0.gguf
 
 ## bench-e2e: what make bench does not measure, as Go benchmarks in tests/e2e run once each: the demo page's load time and the
 ## default model's sampled and traced speed in Chromium, Web Workers' exchanges, the edge worker in workerd (start, per-request

@@ -37,6 +37,7 @@
 //	internal/llamacppref  llama.cpp's output on random models, the parity harness of every architecture
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchrun      make bench: every host, one table
+//	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients
 //
 // deps_test.go holds every package to what it may import, and doc_test.go
 // keeps these lists complete.
