@@ -272,18 +272,7 @@ func dotQ4Kx8() {
 	TEXT("dotQ4Kx8", NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, bsums *int16, nb int)")
 	Doc("dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride",
 		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
-	r := rowAddrs{base: GP64(), s: GP64()}
-	Load(Param("w"), r.base)
-	Load(Param("stride"), r.s)
-	x := Load(Param("x"), GP64())
-	xd := Load(Param("xd"), GP64())
-	bs := Load(Param("bsums"), GP64())
-	nb := Load(Param("nb"), GP64())
-	r.s3 = GP64()
-	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
-	r.base4 = GP64()
-	MOVQ(arg("second"), r.base4) // rows 4–7: second bytes on
-	ADDQ(r.base, r.base4)
+	r, x, xd, bs, nb := kParams()
 
 	mask := YMM()
 	t := GP32()
@@ -391,35 +380,13 @@ func dotQ4Kx8() {
 	VSUBPS(dmin, d, d)     // … − …
 	VADDPS(d, sum, sum)    // sum += …
 
-	ADDQ(arg("step"), r.base)
-	ADDQ(arg("step"), r.base4)
-	ADDQ(U32(256), x)
-	ADDQ(Imm(4), xd)
-	ADDQ(Imm(32), bs)
-	DECQ(nb)
-	JMP(LabelRef("q4k_block"))
-
-	Label("q4k_done")
-	out := Load(Param("out"), GP64())
-	VMOVUPS(sum, Mem{Base: out})
-	VZEROUPPER()
-	RET()
+	kNext(r, x, xd, bs, nb, "q4k", sum)
 }
 
-// shuffleK4s are the VPSHUFB controls that broadcast the int16 sc_j to
+// shuffleK4 is the VPSHUFB control that broadcasts the int16 sc_j to
 // every lane of a YMM holding sc_0..sc_7 in both halves.
-var shuffleK4s = map[int]Mem{}
-
 func shuffleK4(j int) Mem {
-	if m, ok := shuffleK4s[j]; ok {
-		return m
-	}
-	m := GLOBL(fmt.Sprintf("shuffleK4_%d", j), RODATA|NOPTR)
-	for b := range 32 {
-		DATA(b, U8(uint8(2*j+b%2)))
-	}
-	shuffleK4s[j] = m
-	return m
+	return shuffle(fmt.Sprintf("shuffleK4_%d", j), func(int) int { return j })
 }
 
 // dotQ6Kx8 is dotQ6K (engine/tensor/q6_k.go) for eight rows: per
@@ -431,18 +398,7 @@ func dotQ6Kx8() {
 	TEXT("dotQ6Kx8", NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, bsums *int16, nb int)")
 	Doc("dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride",
 		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
-	r := rowAddrs{base: GP64(), s: GP64()}
-	Load(Param("w"), r.base)
-	Load(Param("stride"), r.s)
-	x := Load(Param("x"), GP64())
-	xd := Load(Param("xd"), GP64())
-	bs := Load(Param("bsums"), GP64())
-	nb := Load(Param("nb"), GP64())
-	r.s3 = GP64()
-	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
-	r.base4 = GP64()
-	MOVQ(arg("second"), r.base4) // rows 4–7: second bytes on
-	ADDQ(r.base, r.base4)
+	r, x, xd, bs, nb := kParams()
 
 	m0f, m03, sum := Y0, Y1, Y2
 	t32 := GP32()
@@ -534,38 +490,67 @@ func dotQ6Kx8() {
 	VMULPS(Y3, Y13, Y13)  // float32(d·float32(isum))
 	VADDPS(Y13, sum, sum) // sum += …
 
+	kNext(r, x, xd, bs, nb, "q6k", sum)
+}
+
+// shuffleK6 is the VPSHUFB control that puts the int16 sc_{2n} in every
+// lane of a YMM's low half and sc_{2n+1} in its high half, from a YMM
+// holding a half's eight scales in both halves.
+func shuffleK6(n int) Mem {
+	return shuffle(fmt.Sprintf("shuffleK6_%d", n), func(b int) int { return 2*n + b/16 })
+}
+
+// shuffles are the VPSHUFB controls written so far, by name.
+var shuffles = map[string]Mem{}
+
+// shuffle is (once) the read-only 32-byte control that fills each byte b
+// of a YMM with byte 2·elem(b) + b%2 of its half: int16 elem(b) in every
+// int16 lane.
+func shuffle(name string, elem func(b int) int) Mem {
+	if m, ok := shuffles[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for b := range 32 {
+		DATA(b, U8(uint8(2*elem(b)+b%2)))
+	}
+	shuffles[name] = m
+	return m
+}
+
+// kParams loads the K-quant kernels' arguments: the rows' addresses, the
+// activation's quants, scales and block sums, and the super-block count.
+func kParams() (r rowAddrs, x, xd, bs, nb Register) {
+	r = rowAddrs{base: GP64(), s: GP64()}
+	Load(Param("w"), r.base)
+	Load(Param("stride"), r.s)
+	x = Load(Param("x"), GP64())
+	xd = Load(Param("xd"), GP64())
+	bs = Load(Param("bsums"), GP64())
+	nb = Load(Param("nb"), GP64())
+	r.s3 = GP64()
+	LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
+	r.base4 = GP64()
+	MOVQ(arg("second"), r.base4) // rows 4–7: second bytes on
+	ADDQ(r.base, r.base4)
+	return r, x, xd, bs, nb
+}
+
+// kNext ends a K-quant kernel's loop: on to the next super-block (the
+// activation's 256 quants, its scale and 16 block sums), back to name's
+// block label; then, when none is left, out[0:8] = sum.
+func kNext(r rowAddrs, x, xd, bs, nb Register, name string, sum Register) {
 	ADDQ(arg("step"), r.base)
 	ADDQ(arg("step"), r.base4)
 	ADDQ(U32(256), x)
 	ADDQ(Imm(4), xd)
 	ADDQ(Imm(32), bs)
 	DECQ(nb)
-	JMP(LabelRef("q6k_block"))
+	JMP(LabelRef(name + "_block"))
 
-	Label("q6k_done")
+	Label(name + "_done")
 	out := Load(Param("out"), GP64())
 	VMOVUPS(sum, Mem{Base: out})
 	VZEROUPPER()
 	RET()
-}
-
-// shuffleK6s are the VPSHUFB controls that put the int16 sc_{2n} in every
-// lane of a YMM's low half and sc_{2n+1} in its high half, from a YMM
-// holding a half's eight scales in both halves.
-var shuffleK6s = map[int]Mem{}
-
-func shuffleK6(n int) Mem {
-	if m, ok := shuffleK6s[n]; ok {
-		return m
-	}
-	m := GLOBL(fmt.Sprintf("shuffleK6_%d", n), RODATA|NOPTR)
-	for b := range 32 {
-		j := 2 * n
-		if b >= 16 {
-			j++
-		}
-		DATA(b, U8(uint8(2*j+b%2)))
-	}
-	shuffleK6s[n] = m
-	return m
 }
