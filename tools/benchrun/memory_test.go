@@ -111,7 +111,7 @@ func TestMemoryMode(t *testing.T) {
 
 	big := benchModel{Shape: "llama3b", ContextLength: 4096}
 	assert.Empty(t, plan("chromium", big, s))
-	assert.Equal(t, []runSpec{{128, heavyNativeTokens}}, plan("native", big, s))
+	assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan("native", big, s))
 	assert.Equal(t, []runSpec{{128, memoryTokens}}, plan("wllama-1t", big, withDefaults(md, s)))
 	assert.Equal(t, []string{"{ cache: false, simd: true, workers: 1 }", "{ simd: false, workers: 2 }"},
 		[]string{loadOptions(browserHost{simd: true}), loadOptions(browserHost{cache: true, workers: 2})})

@@ -29,7 +29,8 @@ func TestPlan(t *testing.T) {
 	for _, h := range []string{"chromium-simd", "llama.cpp-1t", "llama.cpp-2t", "wllama-1t"} {
 		assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan(h, m("tinyllama", 2048), s), h)
 	}
-	assert.Equal(t, []runSpec{{128, heavyNativeTokens}}, plan("native", m("tinyllama", 2048), s))
+	assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan("native", m("tinyllama", 2048), s))
+	assert.Equal(t, []runSpec{{128, 128}, {512, 128}}, plan("native-2t", m("tinyllama", 2048), s))
 
 	s.LongPromptTokens = 0
 	assert.Equal(t, []runSpec{{128, 128}}, plan("native", m("stories110M", 1024), s), "no long prompt")
