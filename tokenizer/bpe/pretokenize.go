@@ -248,29 +248,36 @@ func llama3Matcher(maxDigits int) matcher {
 		if ch != '\r' && ch != '\n' && ci&classNumber == 0 && i+1 < n && c[i+1]&classLetter != 0 {
 			return runOf(c, i+2, classLetter)
 		}
-		// \p{N}{1,maxDigits}
-		if ci&classNumber != 0 {
-			k := i + 1
-			for k < n && k-i < maxDigits && c[k]&classNumber != 0 {
-				k++
-			}
-			return k
-		}
-		// " ?[^\s\p{L}\p{N}]+[\r\n]*"
-		j := i
-		if ch == ' ' && i+1 < n && classOther(c[i+1]) {
-			j = i + 1
-		}
-		if classOther(c[j]) {
-			k := runOther(c, j)
-			for k < n && (r[k] == '\r' || r[k] == '\n') {
-				k++
-			}
-			return k
-		}
-		// ch is white space. \s*[\r\n]+ ends after the run's last CR or LF.
-		return matchSpacesCRLF(r, c, i)
+		return matchTail(r, c, i, maxDigits, "\r\n")
 	}
+}
+
+// matchTail matches, at i where no word starts, the alternatives the
+// llama3, qwen2 and gpt-4o regexes share after their words:
+//
+//	\p{N}{1,maxDigits}| ?[^\s\p{L}\p{N}]+[trail]*|\s*[\r\n]+|\s+(?!\S)|\s+
+func matchTail(r []rune, c []uint8, i, maxDigits int, trail string) int {
+	n := len(r)
+	if c[i]&classNumber != 0 {
+		k := i + 1
+		for k < n && k-i < maxDigits && c[k]&classNumber != 0 {
+			k++
+		}
+		return k
+	}
+	j := i
+	if r[i] == ' ' && i+1 < n && classOther(c[i+1]) {
+		j = i + 1
+	}
+	if classOther(c[j]) {
+		k := runOther(c, j)
+		for k < n && strings.ContainsRune(trail, r[k]) {
+			k++
+		}
+		return k
+	}
+	// r[i] is white space. \s*[\r\n]+ ends after the run's last CR or LF.
+	return matchSpacesCRLF(r, c, i)
 }
 
 // matchGPT4o is the gpt-4o pre-tokenizer (o200k: Phi-4-mini, Llama 4) as
@@ -301,26 +308,7 @@ func matchGPT4o(r []rune, c []uint8, i int) int {
 	if c[s]&classLetter != 0 {
 		return contraction(r, gpt4oWord(r, c, s))
 	}
-	if c[i]&classNumber != 0 { // \p{N}{1,3}
-		k := i + 1
-		for k < n && k-i < 3 && c[k]&classNumber != 0 {
-			k++
-		}
-		return k
-	}
-	// " ?[^\s\p{L}\p{N}]+[\r\n/]*"
-	j := i
-	if r[i] == ' ' && i+1 < n && classOther(c[i+1]) {
-		j = i + 1
-	}
-	if classOther(c[j]) {
-		k := runOther(c, j)
-		for k < n && (r[k] == '\r' || r[k] == '\n' || r[k] == '/') {
-			k++
-		}
-		return k
-	}
-	return matchSpacesCRLF(r, c, i)
+	return matchTail(r, c, i, 3, "\r\n/")
 }
 
 // gpt4oWord returns the end of the word of letters starting at s (a
