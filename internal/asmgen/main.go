@@ -36,6 +36,29 @@ func main() {
 // their rows' bytes.
 const prefetchAhead = 1024
 
+// fillLanes sets every 32-bit lane of the YMM m to v (a byte mask: v
+// repeats one byte).
+func fillLanes(m Register, v uint32) {
+	x := m.(Vec).AsX()
+	t := GP32()
+	MOVL(U32(v), t)
+	VMOVD(t, x)
+	VPBROADCASTD(x, m)
+}
+
+// loopTop starts a kernel's loop over blocks: done when nb is 0, else the
+// next blocks of the eight rows are asked for. Packed, each group of rows
+// is one stream: its bytes are asked for a few blocks ahead (in the file's
+// layout the rows' own streams are further apart than this reaches, and
+// the hardware prefetchers take them).
+func loopTop(name string, r rowAddrs, nb Register) {
+	Label(name + "_block")
+	TESTQ(nb, nb)
+	JZ(LabelRef(name + "_done"))
+	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
+	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
+}
+
 // arg is the memory operand of a scalar argument.
 func arg(name string) Mem {
 	b, err := Param(name).Resolve()
@@ -127,15 +150,7 @@ func (e eightRows) build() {
 	sum := YMM()
 	VXORPS(sum, sum, sum)
 
-	Label(e.name + "_block")
-	TESTQ(nb, nb)
-	JZ(LabelRef(e.name + "_done"))
-
-	// Packed, each group of rows is one stream: ask for its bytes a few
-	// blocks ahead (in the file's layout the rows' own streams are further
-	// apart than this reaches, and the hardware prefetchers take them).
-	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
-	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
+	loopTop(e.name, *r, nb)
 
 	k.xq = YMM()
 	VMOVDQU(Mem{Base: x}, k.xq)
@@ -237,10 +252,7 @@ func dotQ4_0x8() {
 		blockBytes: 18,
 		setup: func(k *kernel) {
 			mask := YMM()
-			t := GP32()
-			MOVL(U32(0x0f0f0f0f), t)
-			VMOVD(t, mask.(VecVirtual).AsX())
-			VPBROADCASTD(mask.(VecVirtual).AsX(), mask)
+			fillLanes(mask, 0x0f0f0f0f)
 			k.constants["0f"] = mask
 		},
 		rowSums: func(k *kernel, i int) Register {
@@ -275,18 +287,11 @@ func dotQ4Kx8() {
 	r, x, xd, bs, nb := kParams()
 
 	mask := YMM()
-	t := GP32()
-	MOVL(U32(0x0f0f0f0f), t)
-	VMOVD(t, mask.(VecVirtual).AsX())
-	VPBROADCASTD(mask.(VecVirtual).AsX(), mask)
+	fillLanes(mask, 0x0f0f0f0f)
 	sum := YMM()
 	VXORPS(sum, sum, sum)
 
-	Label("q4k_block")
-	TESTQ(nb, nb)
-	JZ(LabelRef("q4k_done"))
-	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
-	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
+	loopTop("q4k", r, nb)
 
 	// The activation's Σ x_q of each sub-block: its two block sums of 16.
 	pairs := XMM()
@@ -401,20 +406,11 @@ func dotQ6Kx8() {
 	r, x, xd, bs, nb := kParams()
 
 	m0f, m03, sum := Y0, Y1, Y2
-	t32 := GP32()
-	MOVL(U32(0x0f0f0f0f), t32)
-	VMOVD(t32, X0)
-	VPBROADCASTD(X0, m0f)
-	MOVL(U32(0x03030303), t32)
-	VMOVD(t32, X1)
-	VPBROADCASTD(X1, m03)
+	fillLanes(m0f, 0x0f0f0f0f)
+	fillLanes(m03, 0x03030303)
 	VXORPS(sum, sum, sum)
 
-	Label("q6k_block")
-	TESTQ(nb, nb)
-	JZ(LabelRef("q6k_done"))
-	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
-	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
+	loopTop("q6k", r, nb)
 
 	// Row i's sums accumulate in accRegs[i], reduced as the rows come
 	// (reduce8's tree): rows 0, 1 → Y9; 2, 3 → Y10, then with Y9 → Y9;
