@@ -102,18 +102,7 @@ func targets(rows []row) []target {
 			if what == "decode" {
 				t.Needed, rate = 0.6, func(x Result) float64 { return x.DecodeTokensPerSecond }
 			}
-			ours, okOurs := r.By[oursHost]
-			peer, okPeer := r.By[baseHost]
-			if !okOurs || !okPeer || rate(peer) <= 0 {
-				t.Verdict = "not measured"
-			} else {
-				t.Ours, t.Peer = rate(ours), rate(peer)
-				t.Ratio = t.Ours / t.Peer
-				t.Verdict = "missed"
-				if t.Ratio >= t.Needed {
-					t.Verdict = "met"
-				}
-			}
+			t.judge(r, oursHost, baseHost, rate)
 			out = append(out, t)
 		}
 	}
@@ -216,18 +205,46 @@ func printSideBySide(w io.Writer, rep Report) {
 		printNativeTargets(w, rows)
 		return
 	}
-	ts := targets(rows)
+	printTargets(w, "Issue 12's targets, Chromium + SIMD (one worker) against llama.cpp with one thread",
+		"Chromium + SIMD", "llama.cpp, 1 thread", targets(rows))
+}
+
+// judge measures t on row r, ours against peer by rate: the ratio and
+// whether it is the Needed one, or "not measured" when either did not run.
+func (t *target) judge(r row, ours, peer string, rate func(Result) float64) {
+	o, okOurs := r.By[ours]
+	p, okPeer := r.By[peer]
+	if !okOurs || !okPeer || rate(p) <= 0 {
+		t.Verdict = "not measured"
+		return
+	}
+	t.Ours, t.Peer = rate(o), rate(p)
+	t.Ratio = t.Ours / t.Peer
+	t.Verdict = "missed"
+	if t.Ratio >= t.Needed {
+		t.Verdict = "met"
+	}
+}
+
+// metCount is how many of ts were met.
+func metCount(ts []target) int {
+	n := 0
+	for _, t := range ts {
+		if t.Verdict == "met" {
+			n++
+		}
+	}
+	return n
+}
+
+// printTargets writes a table of targets under heading, with how many
+// were met, ours and the peer's columns so labelled.
+func printTargets(w io.Writer, heading, ours, peer string, ts []target) {
 	if len(ts) == 0 {
 		return
 	}
-	met := 0
-	for _, t := range ts {
-		if t.Verdict == "met" {
-			met++
-		}
-	}
-	fmt.Fprintf(w, "\nIssue 12's targets, Chromium + SIMD (one worker) against llama.cpp with one thread: %d of %d met:\n\n", met, len(ts))
-	fmt.Fprintln(w, "| target | model | prompt | Chromium + SIMD | llama.cpp, 1 thread | ratio | |")
+	fmt.Fprintf(w, "\n%s: %d of %d met:\n\n", heading, metCount(ts), len(ts))
+	fmt.Fprintf(w, "| target | model | prompt | %s | %s | ratio | |\n", ours, peer)
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
 	for _, t := range ts {
 		what := fmt.Sprintf("%s tok/s ≥ %.1f×", t.What, t.Needed)
@@ -263,18 +280,9 @@ func nativeTargets(rows []row) []target {
 				if what == "decode" {
 					t.Needed, rate = 0.8, func(x Result) float64 { return x.DecodeTokensPerSecond }
 				}
-				o, okOurs := r.By[ours]
-				p, okPeer := r.By[peer]
-				if !okOurs || !okPeer || rate(p) <= 0 {
-					continue // a row the plan left out (the long prompt natively on TinyLlama)
+				if t.judge(r, ours, peer, rate); t.Verdict != "not measured" { // else a row the plan left out
+					out = append(out, t)
 				}
-				t.Ours, t.Peer = rate(o), rate(p)
-				t.Ratio = t.Ours / t.Peer
-				t.Verdict = "missed"
-				if t.Ratio >= t.Needed {
-					t.Verdict = "met"
-				}
-				out = append(out, t)
 			}
 		}
 	}
@@ -283,20 +291,5 @@ func nativeTargets(rows []row) []target {
 
 // printNativeTargets writes issue 15's targets and how many were met.
 func printNativeTargets(w io.Writer, rows []row) {
-	ts := nativeTargets(rows)
-	if len(ts) == 0 {
-		return
-	}
-	met := 0
-	for _, t := range ts {
-		if t.Verdict == "met" {
-			met++
-		}
-	}
-	fmt.Fprintf(w, "\nIssue 15's targets, natively against llama.cpp with as many threads: %d of %d met:\n\n", met, len(ts))
-	fmt.Fprintln(w, "| target | model | prompt | native | llama.cpp | ratio | |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
-	for _, t := range ts {
-		fmt.Fprintf(w, "| %s tok/s ≥ %.1f× | %s %s | %d | %.1f | %.1f | %.2f× | %s |\n", t.What, t.Needed, t.Shape, t.Type, t.Prompt, t.Ours, t.Peer, t.Ratio, t.Verdict)
-	}
+	printTargets(w, "Issue 15's targets, natively against llama.cpp with as many threads", "native", "llama.cpp", nativeTargets(rows))
 }
