@@ -62,7 +62,7 @@ func matMul(out []float32, m *Matrix, acts []activation, ws *Workspace) {
 	// threads start, when the product is split.
 	job.packed = m.tr.pack == nil
 	if n := ws.parts(m.Rows, m.Cols*len(acts)); n > 1 {
-		if m.tr.dotRows != nil && len(acts) >= minDotRows && !job.packed {
+		if m.tr.dotRows != nil && len(acts) >= minDotRows && !job.packed && !hasRows8(m.Type) {
 			for i := range acts {
 				m.tr.pack(&acts[i])
 			}
@@ -91,20 +91,7 @@ func matMulRows(job *rowsJob, lo, hi int) {
 		if matMulSIMD(o, m.Rows, &rows, acts, ws) { // never split: SIMD builds run one thread
 			continue
 		}
-		if hasRows8(m.Type) { // native SIMD: eight rows at a time, token by token
-			n8 := rows.Rows &^ 7
-			for t := range acts {
-				ot := o[t*m.Rows : t*m.Rows+rows.Rows]
-				for r := 0; r < n8; r += 8 {
-					dotRows8(ot[r:r+8], &rows, r, &acts[t])
-				}
-				for r := n8; r < rows.Rows; r++ {
-					ot[r] = m.tr.dot(rows.Data[r*rb:(r+1)*rb], &acts[t])
-				}
-			}
-			continue
-		}
-		if dotRows != nil {
+		if dotRows != nil && !hasRows8(m.Type) { // the native kernels take the vectors one by one
 			if !job.packed {
 				for i := range acts {
 					m.tr.pack(&acts[i])
@@ -116,12 +103,8 @@ func matMulRows(job *rowsJob, lo, hi int) {
 			}
 			continue
 		}
-		dot := m.tr.dot
-		for t := range acts {
-			ot := o[t*m.Rows : t*m.Rows+rows.Rows]
-			for r := range ot {
-				ot[r] = dot(rows.Data[r*rb:(r+1)*rb], &acts[t])
-			}
+		for t := range acts { // the native kernels where the type has one, else dot
+			rowDots(o[t*m.Rows:t*m.Rows+rows.Rows], &rows, 0, rows.Rows, &acts[t])
 		}
 	}
 }

@@ -225,13 +225,21 @@ func MatVecs(x []float32, ws *Workspace, products ...Product) {
 // matVecRows computes rows [lo, hi) of a matrix–vector product with the
 // type's dot kernel.
 func matVecRows(job *rowsJob, lo, hi int) {
-	m, a, out := job.m, job.a, job.out
-	dot, rb := m.tr.dot, m.rowBytes
-	for r := lo; r < hi; r++ {
-		if r+8 <= hi && dotRows8(out[r:r+8], m, r, a) { // native SIMD, eight rows at a time
-			r += 7
-			continue
+	rowDots(job.out, job.m, lo, hi, job.a)
+}
+
+// rowDots sets out[r], for rows lo..hi-1 of m, to the row's dot product
+// with a: eight rows at a time on the native kernel where m's type has one,
+// the rest with the type's dot kernel.
+func rowDots(out []float32, m *Matrix, lo, hi int, a *activation) {
+	r := lo
+	if hasRows8(m.Type) {
+		for ; r+8 <= hi; r += 8 {
+			dotRows8(out[r:r+8], m, r, a)
 		}
+	}
+	dot, rb := m.tr.dot, m.rowBytes
+	for ; r < hi; r++ {
 		out[r] = dot(m.Data[r*rb:(r+1)*rb], a)
 	}
 }
