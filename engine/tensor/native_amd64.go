@@ -21,6 +21,10 @@ var nativeSIMD = nativeSIMDAvailable
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
+// cpuHasNativeSIMD reports whether this CPU could run the native kernels
+// (whether or not they are on).
+func cpuHasNativeSIMD() bool { return nativeSIMDAvailable }
+
 // NativeSIMD reports whether native matrix products run on the AVX2
 // kernels (for the types that have one).
 func NativeSIMD() bool { return nativeSIMD }

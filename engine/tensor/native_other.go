@@ -14,3 +14,6 @@ func dotRows8([]float32, *Matrix, int, *activation) bool { return false }
 func hasRows8(Type) bool { return false }
 
 func packNative(*Matrix) bool { return false }
+
+// cpuHasNativeSIMD reports false: there are no native kernels in this build.
+func cpuHasNativeSIMD() bool { return false }
