@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/engine/gguf"
-	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
@@ -21,26 +19,11 @@ func TestGemma3_1B(t *testing.T) {
 	sh, err := modelgen.ShapeByName("gemma3-1b")
 	require.NoError(t, err)
 	assert.Equal(t, modelgen.Gemma3_1B(), sh)
-	l, err := modelgen.Header(modelgen.Spec{Arch: "gemma3", Shape: sh, Type: tensor.Q8_0})
-	require.NoError(t, err)
-	f, err := gguf.ParseHeader(l.Header, int64(l.Size))
-	require.NoError(t, err)
-	h, err := engine.ReadHeader(f)
-	require.NoError(t, err)
+	h, size := benchHeader(t, "gemma3", sh)
 	c := h.Config()
 	assert.Equal(t, []int{1152, 1024, 256, 256}, []int{c.Dim, c.QDim(), c.KVDim(), c.HeadDim()})
-	assert.EqualValues(t, 999_885_952, h.Info(l.Size).Parameters)
-	assert.Equal(t, 512, h.Info(l.Size).SlidingWindow)
+	assert.EqualValues(t, 999_885_952, h.Info(size).Parameters)
+	assert.Equal(t, 512, h.Info(size).SlidingWindow)
 	assert.EqualValues(t, 2*(22*512+4*4096)*256*2, c.KVCacheBytes(4096, engine.KVF32)/2)
-
-	ms, err := modelgen.BenchModels("gemma3-1b")
-	require.NoError(t, err)
-	var names []string
-	for _, m := range ms {
-		names = append(names, m.Name)
-		assert.Equal(t, "gemma3", m.Spec.Arch)
-		assert.False(t, m.Spec.SeparateOutput, "tied, as in the real model")
-	}
-	assert.Equal(t, []string{"gemma3-1b-Q8_0", "gemma3-1b-Q4_K"}, names)
-	assert.Equal(t, "gemma3", modelgen.ArchOf("gemma3-1b"))
+	requireBenchModels(t, "gemma3-1b", "gemma3", "gemma3-1b-Q8_0", "gemma3-1b-Q4_K")
 }

@@ -92,26 +92,41 @@ func TestQwen3_0_6B(t *testing.T) {
 	sh, err := modelgen.ShapeByName("qwen3-0.6b")
 	require.NoError(t, err)
 	assert.Equal(t, modelgen.Qwen3_0_6B(), sh)
-	l, err := modelgen.Header(modelgen.Spec{Arch: "qwen3", Shape: sh, Type: tensor.Q8_0})
+	h, size := benchHeader(t, "qwen3", sh)
+	c := h.Config()
+	assert.Equal(t, []int{1024, 2048, 1024, 128}, []int{c.Dim, c.QDim(), c.KVDim(), c.HeadDim()})
+	assert.EqualValues(t, 596_049_920, h.Info(size).Parameters)
+	requireBenchModels(t, "qwen3-0.6b", "qwen3", "qwen3-0.6b-Q8_0", "qwen3-0.6b-Q4_K")
+	assert.Equal(t, "llama", modelgen.ArchOf("tinyllama"))
+}
+
+// benchHeader is the header of shape sh as an arch file in Q8_0, read by
+// the engine, and the file's size.
+func benchHeader(t *testing.T, arch string, sh modelgen.Shape) (*engine.Header, int) {
+	t.Helper()
+	l, err := modelgen.Header(modelgen.Spec{Arch: arch, Shape: sh, Type: tensor.Q8_0})
 	require.NoError(t, err)
 	f, err := gguf.ParseHeader(l.Header, int64(l.Size))
 	require.NoError(t, err)
 	h, err := engine.ReadHeader(f)
 	require.NoError(t, err)
-	c := h.Config()
-	assert.Equal(t, []int{1024, 2048, 1024, 128}, []int{c.Dim, c.QDim(), c.KVDim(), c.HeadDim()})
-	assert.EqualValues(t, 596_049_920, h.Info(l.Size).Parameters)
+	return h, l.Size
+}
 
-	ms, err := modelgen.BenchModels("qwen3-0.6b")
+// requireBenchModels checks that the benchmark writes shape as the models
+// names, arch files with the output tied as in the real model.
+func requireBenchModels(t *testing.T, shape, arch string, names ...string) {
+	t.Helper()
+	ms, err := modelgen.BenchModels(shape)
 	require.NoError(t, err)
-	var names []string
+	var got []string
 	for _, m := range ms {
-		names = append(names, m.Name)
-		assert.Equal(t, "qwen3", m.Spec.Arch)
+		got = append(got, m.Name)
+		assert.Equal(t, arch, m.Spec.Arch)
 		assert.False(t, m.Spec.SeparateOutput, "tied, as in the real model")
 	}
-	assert.Equal(t, []string{"qwen3-0.6b-Q8_0", "qwen3-0.6b-Q4_K"}, names)
-	assert.Equal(t, "llama", modelgen.ArchOf("tinyllama"))
+	assert.Equal(t, names, got)
+	assert.Equal(t, arch, modelgen.ArchOf(shape))
 }
 
 // TestOutputStd: the output matrix is drawn with OutputStd, the layers'
