@@ -70,7 +70,6 @@ func (n *naiveModel) gemmaStep(token int) []float64 {
 		for head := range c.Heads {
 			kvh := head * c.KVHeads / c.Heads
 			scores := make([]float64, pos+1-first)
-			maxS := math.Inf(-1)
 			for j := range scores {
 				for i := range hd {
 					scores[j] += q[head*hd+i] * n.keys[l][first+j][kvh*hd+i]
@@ -78,18 +77,8 @@ func (n *naiveModel) gemmaStep(token int) []float64 {
 				if c.Arch == "gemma2" {
 					scores[j] = float64(c.AttnSoftCap) * math.Tanh(scores[j]/float64(c.AttnSoftCap))
 				}
-				maxS = math.Max(maxS, scores[j])
 			}
-			sum := 0.0
-			for j := range scores {
-				scores[j] = math.Exp(scores[j] - maxS)
-				sum += scores[j]
-			}
-			for j := range scores {
-				for i := range hd {
-					att[head*hd+i] += scores[j] / sum * n.vals[l][first+j][kvh*hd+i]
-				}
-			}
+			n.attend(att[head*hd:(head+1)*hd], scores, n.vals[l][first:], kvh*hd)
 		}
 		add(x, n.rms(n.matVec(name("attn_output.weight"), att), name("post_attention_norm.weight")))
 		h = n.rms(x, name("ffn_norm.weight"))

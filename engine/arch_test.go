@@ -140,6 +140,25 @@ func add(x, y []float64) {
 	}
 }
 
+// attend adds to out Σ_t softmax(scores)_t·v_t, v_t being vals[t] from
+// offset on (a kv head's values), in float64.
+func (n *naiveModel) attend(out, scores []float64, vals [][]float64, offset int) {
+	maxS := math.Inf(-1)
+	for _, v := range scores {
+		maxS = math.Max(maxS, v)
+	}
+	sum := 0.0
+	for t := range scores {
+		scores[t] = math.Exp(scores[t] - maxS)
+		sum += scores[t]
+	}
+	for t := range scores {
+		for i := range out {
+			out[i] += scores[t] / sum * vals[t][offset+i]
+		}
+	}
+}
+
 // embed returns token's embedding row in float64 and the position it
 // goes to, making the caches on the first step.
 func (n *naiveModel) embed(token int) (x []float64, pos int) {
@@ -189,24 +208,13 @@ func (n *naiveModel) step(token int) []float64 {
 		for head := range c.Heads {
 			kvh := head * c.KVHeads / c.Heads // grouped-query attention
 			scores := make([]float64, pos+1)
-			maxS := math.Inf(-1)
 			for t := range scores {
 				for i := range hd {
 					scores[t] += q[head*hd+i] * n.keys[l][t][kvh*hd+i]
 				}
 				scores[t] *= n.attentionScale()
-				maxS = math.Max(maxS, scores[t])
 			}
-			sum := 0.0
-			for t := range scores {
-				scores[t] = math.Exp(scores[t] - maxS)
-				sum += scores[t]
-			}
-			for t := range scores {
-				for i := range hd {
-					att[head*hd+i] += scores[t] / sum * n.vals[l][t][kvh*hd+i]
-				}
-			}
+			n.attend(att[head*hd:(head+1)*hd], scores, n.vals[l], kvh*hd)
 		}
 		add(x, n.sublayerOut(n.matVec(name("attn_output.weight"), att), name("post_attention_norm.weight")))
 		h = n.preNorm(x, name("ffn_norm.weight"))
