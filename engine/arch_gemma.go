@@ -116,11 +116,18 @@ func gemmaTensors(gemma3 bool) []tensorSpec {
 		}
 		t = append(t, s)
 	}
-	return append(t,
-		tensorSpec{name: "blk.%d.post_attention_norm.weight", rows: dimModel,
+	return append(t, postNormTensors()...)
+}
+
+// postNormTensors are the norms of the attention's and the feed-forward's
+// outputs (gemma, olmo2).
+func postNormTensors() []tensorSpec {
+	return []tensorSpec{
+		{name: "blk.%d.post_attention_norm.weight", rows: dimModel,
 			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnPostNorm }},
-		tensorSpec{name: "blk.%d.post_ffw_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNPostNorm }})
+		{name: "blk.%d.post_ffw_norm.weight", rows: dimModel,
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNPostNorm }},
+	}
 }
 
 // validateGemma checks the values the gemma families add to Config.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
-	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // olmo2 is Ai2's OLMo 2 (llama.cpp's LLM_ARCH_OLMO2): a llama block
@@ -25,39 +24,26 @@ var olmo2 = &architecture{
 		"so a part holding some heads cannot normalise its own",
 }
 
-// olmo2Tensors is olmo2's tensor table (llama.cpp's).
+// olmo2Tensors is olmo2's tensor table (llama.cpp's): the llama family's
+// without pre-norms or rope frequency factors, its output never tied,
+// with whole-vector q/k norms and the post-norms.
 func olmo2Tensors() []tensorSpec {
-	return []tensorSpec{
-		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
-		{name: "output_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, _ int) *[]float32 { return &w.OutputNorm }},
-		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.Output }},
-
-		{name: "blk.%d.attn_q.weight", rows: dimQ, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wq }},
-		{name: "blk.%d.attn_k.weight", rows: dimKV, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
-		{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
-		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
-		{name: "blk.%d.attn_q_norm.weight", rows: dimQ,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].QNorm }},
-		{name: "blk.%d.attn_k_norm.weight", rows: dimKV,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].KNorm }},
-		{name: "blk.%d.post_attention_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnPostNorm }},
-		{name: "blk.%d.ffn_gate.weight", rows: dimHidden, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WGate }},
-		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
-		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
-		{name: "blk.%d.post_ffw_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNPostNorm }},
+	var t []tensorSpec
+	for _, s := range llamaTensors(biasNone, false) {
+		switch s.name {
+		case "rope_freqs.weight", "blk.%d.attn_norm.weight", "blk.%d.ffn_norm.weight":
+			continue
+		case nameOutput:
+			s.optional = false
+		}
+		t = append(t, s)
 	}
+	return append(append(t,
+		tensorSpec{name: "blk.%d.attn_q_norm.weight", rows: dimQ,
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].QNorm }},
+		tensorSpec{name: "blk.%d.attn_k_norm.weight", rows: dimKV,
+			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].KNorm }}),
+		postNormTensors()...)
 }
 
 // configureOLMo2 refuses OLMo 3's sliding-window layers.
