@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // benchRows, benchCols: the shape of the benchmarks' matrices, a
@@ -168,3 +169,85 @@ func BenchmarkAttentionRows(b *testing.B) {
 		b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
 	})
 }
+
+// BenchmarkMatVecStreamed times MatVec on a matrix far larger than the
+// caches (32768×2048, 37 to 71 MB), packed as a model's weights are: the
+// memory-bound product of decoding. Natively, on a CPU with AVX-512 VNNI,
+// the interleaved types also run their AVX2 form (/avx2).
+// BenchmarkReadBandwidth is the bound: one core reading memory.
+func BenchmarkMatVecStreamed(b *testing.B) {
+	const rows, cols, distinct = 32768, 2048, 61
+	rng := rand.New(rand.NewPCG(11, 11))
+	x := randNormal(rng, cols, 1)
+	for _, typ := range kernelTypes {
+		if !packable(typ) && typ != F32 {
+			continue
+		}
+		rb, err := RowBytes(typ, cols)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data := alignedBytes(rows * rb)
+		w := randNormal(rng, cols, 0.05)
+		for r := range distinct { // then repeated: quantizing 32768 rows would take long
+			if err := Quantize(typ, data[r*rb:(r+1)*rb], w); err != nil {
+				b.Fatal(err)
+			}
+			w = append(w[1:], w[0])
+		}
+		for r := distinct; r < rows; r++ {
+			copy(data[r*rb:(r+1)*rb], data[(r%distinct)*rb:])
+		}
+		m, err := NewMatrix(typ, rows, cols, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		Pack(m)
+		out, ws := make([]float32, rows), NewWorkspace(cols)
+		run := func(name string) {
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(m.Data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					MatVec(out, m, x, ws)
+				}
+			})
+		}
+		run(typ.String())
+		if nativeVNNI && m.rows8 {
+			nativeVNNI = false
+			run(typ.String() + "/avx2")
+			nativeVNNI = true
+		}
+	}
+}
+
+// BenchmarkReadBandwidth reads 128 MB with eight independent 64-bit sums:
+// about what one core can stream from memory.
+func BenchmarkReadBandwidth(b *testing.B) {
+	data := alignedBytes(128 << 20)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	u := unsafe.Slice((*uint64)(unsafe.Pointer(&data[0])), len(data)/8)
+	b.SetBytes(int64(len(data)))
+	var s uint64
+	for b.Loop() {
+		var a [8]uint64
+		for i := 0; i+8 <= len(u); i += 8 {
+			a[0] += u[i]
+			a[1] += u[i+1]
+			a[2] += u[i+2]
+			a[3] += u[i+3]
+			a[4] += u[i+4]
+			a[5] += u[i+5]
+			a[6] += u[i+6]
+			a[7] += u[i+7]
+		}
+		s += a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7]
+	}
+	sink = s
+}
+
+// sink keeps a benchmark's result alive.
+var sink uint64

@@ -15,7 +15,8 @@ type Matrix struct {
 	Data       []byte // Rows * RowBytes(Type, Cols) bytes
 	rowBytes   int
 	tr         *traits
-	packed     bool // Data in the packed layout (Pack)
+	packed     bool // Data in a packed layout (Pack)
+	rows8      bool // that layout is the native kernels' interleaved one (packRows8)
 }
 
 // NewMatrix returns a matrix view over data, checking that data holds exactly
@@ -88,8 +89,12 @@ func (m *Matrix) Row(dst []float32, r int) {
 		return
 	}
 	l := layouts[m.Type]
+	if m.rows8 {
+		m.rowInterleaved(dst, r)
+		return
+	}
 	for b := range m.rowBytes / l.blockBytes {
-		m.tr.dequantize(dst[b*l.blockSize:(b+1)*l.blockSize], m.packedBlock(r, b))
+		m.tr.dequantize(dst[b*l.blockSize:(b+1)*l.blockSize], m.appendBlock(nil, r, b))
 	}
 }
 

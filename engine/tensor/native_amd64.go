@@ -21,6 +21,12 @@ var nativeSIMD = nativeSIMDAvailable
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
+// nativeVNNI says whether the interleaved kernels (Q8_0, Q4_0 packed by
+// Pack) run their AVX-512 VNNI form, on YMM registers, rather than their
+// AVX2 form: where the CPU has AVX-512 VNNI and VL. Both give the same
+// bits; tests turn it off to check the AVX2 form on such a CPU.
+var nativeVNNI = nativeSIMDAvailable && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+
 // cpuHasNativeSIMD reports whether this CPU could run the native kernels
 // (whether or not they are on).
 func cpuHasNativeSIMD() bool { return nativeSIMDAvailable }
@@ -46,6 +52,10 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	if !hasRows8(m.Type) {
 		return false
 	}
+	if m.rows8 {
+		dotInterleaved8(out, m, r, a)
+		return true
+	}
 	rb, bb := m.rowBytes, layouts[m.Type].blockBytes
 	stride, second, step := rb, 4*rb, bb // the file's layout: row after row
 	if m.packed {
@@ -64,6 +74,26 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	}
 	return true
 }
+
+// dotInterleaved8 is dotRows8 for a matrix in the interleaved layout
+// (packRows8), r a multiple of eight.
+func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
+	w, x, nb := &m.Data[r*m.rowBytes], (*int8)(unsafe.Pointer(&a.q[0])), m.Cols/qk8
+	switch {
+	case m.Type == Q8_0 && nativeVNNI:
+		dotQ8_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == Q8_0:
+		dotQ8_0r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case nativeVNNI:
+		dotQ4_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	default:
+		dotQ4_0r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	}
+}
+
+// interleaves reports whether Pack stores a matrix of type t in the
+// interleaved layout of eight rows (packRows8) for the native kernels.
+func interleaves(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0) }
 
 // packNative reports whether Pack reorders m for the native kernels: where
 // they run for its type, and its rows are whole groups of eight (so that no

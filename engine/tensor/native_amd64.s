@@ -24,8 +24,8 @@ TEXT ·dotQ8_0x8(SB), NOSPLIT, $0-72
 dotQ8_0x8_block:
 	TESTQ        R8, R8
 	JZ           dotQ8_0x8_done
-	PREFETCHT0   1024(CX)
-	PREFETCHT0   1024(R10)
+	PREFETCHT0   256(CX)
+	PREFETCHT0   256(R10)
 	VMOVDQU      (BX), Y2
 	VMOVDQU      2(CX), Y3
 	VPSIGNB      Y3, Y2, Y4
@@ -134,8 +134,8 @@ TEXT ·dotQ4_0x8(SB), NOSPLIT, $0-72
 dotQ4_0x8_block:
 	TESTQ        R8, R8
 	JZ           dotQ4_0x8_done
-	PREFETCHT0   1024(CX)
-	PREFETCHT0   1024(R10)
+	PREFETCHT0   256(CX)
+	PREFETCHT0   256(R10)
 	VMOVDQU      (BX), Y3
 	VMOVDQU      2(CX), X4
 	VPSRLW       $0x04, X4, X5
@@ -252,8 +252,8 @@ TEXT ·dotQ4Kx8(SB), NOSPLIT, $0-72
 q4k_block:
 	TESTQ        DI, DI
 	JZ           q4k_done
-	PREFETCHT0   1024(AX)
-	PREFETCHT0   1024(R9)
+	PREFETCHT0   256(AX)
+	PREFETCHT0   256(R9)
 	VMOVDQU      (SI), X2
 	VPHADDW      16(SI), X2, X2
 	MOVL         4(AX), R10
@@ -1240,8 +1240,8 @@ TEXT ·dotQ6Kx8(SB), NOSPLIT, $0-72
 q6k_block:
 	TESTQ        DI, DI
 	JZ           q6k_done
-	PREFETCHT0   1024(AX)
-	PREFETCHT0   1024(R9)
+	PREFETCHT0   256(AX)
+	PREFETCHT0   256(R9)
 	VPMOVSXBW    192(AX), Y4
 	VPMADDWD     (SI), Y4, Y4
 	VPSLLD       $0x05, Y4, Y4
@@ -2134,3 +2134,306 @@ DATA shuffleK6_3<>+29(SB)/1, $0x0f
 DATA shuffleK6_3<>+30(SB)/1, $0x0e
 DATA shuffleK6_3<>+31(SB)/1, $0x0f
 GLOBL shuffleK6_3<>(SB), RODATA|NOPTR, $32
+
+// func dotQ8_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ8_0r8(SB), NOSPLIT, $0-48
+	MOVQ     out+0(FP), AX
+	MOVQ     w+8(FP), CX
+	MOVQ     x+16(FP), DX
+	MOVQ     xd+24(FP), BX
+	MOVQ     xs+32(FP), SI
+	MOVQ     nb+40(FP), DI
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x0f, Y0, Y0
+	VXORPS   Y1, Y1, Y1
+
+dotQ8_0r8_block:
+	TESTQ        DI, DI
+	JZ           dotQ8_0r8_done
+	PREFETCHT0   512(CX)
+	PREFETCHT0   576(CX)
+	PREFETCHT0   640(CX)
+	PREFETCHT0   704(CX)
+	PREFETCHT0   768(CX)
+	VMOVDQU      16(CX), Y2
+	VPBROADCASTD (DX), Y3
+	VPSIGNB      Y2, Y3, Y3
+	VPABSB       Y2, Y2
+	VPMADDUBSW   Y3, Y2, Y2
+	VPMADDWD     Y0, Y2, Y2
+	VMOVDQU      48(CX), Y3
+	VPBROADCASTD 4(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VMOVDQU      80(CX), Y3
+	VPBROADCASTD 8(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VMOVDQU      112(CX), Y3
+	VPBROADCASTD 12(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VMOVDQU      144(CX), Y3
+	VPBROADCASTD 16(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VMOVDQU      176(CX), Y3
+	VPBROADCASTD 20(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VMOVDQU      208(CX), Y3
+	VPBROADCASTD 24(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VMOVDQU      240(CX), Y3
+	VPBROADCASTD 28(DX), Y4
+	VPSIGNB      Y3, Y4, Y4
+	VPABSB       Y3, Y3
+	VPMADDUBSW   Y4, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPADDD       Y3, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VCVTPH2PS    (CX), Y3
+	VBROADCASTSS (BX), Y4
+	VMULPS       Y4, Y3, Y3
+	VMULPS       Y2, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	ADDQ         $0x00000110, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x04, SI
+	DECQ         DI
+	JMP          dotQ8_0r8_block
+
+dotQ8_0r8_done:
+	VMOVUPS Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func dotQ8_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·dotQ8_0r8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x80808080, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+
+dotQ8_0r8VNNI_block:
+	TESTQ         DI, DI
+	JZ            dotQ8_0r8VNNI_done
+	PREFETCHT0    512(CX)
+	PREFETCHT0    576(CX)
+	PREFETCHT0    640(CX)
+	PREFETCHT0    704(CX)
+	PREFETCHT0    768(CX)
+	VPXOR         Y2, Y2, Y2
+	VPXOR         16(CX), Y0, Y3
+	VPDPBUSD.BCST (DX), Y3, Y2
+	VPXOR         48(CX), Y0, Y3
+	VPDPBUSD.BCST 4(DX), Y3, Y2
+	VPXOR         80(CX), Y0, Y3
+	VPDPBUSD.BCST 8(DX), Y3, Y2
+	VPXOR         112(CX), Y0, Y3
+	VPDPBUSD.BCST 12(DX), Y3, Y2
+	VPXOR         144(CX), Y0, Y3
+	VPDPBUSD.BCST 16(DX), Y3, Y2
+	VPXOR         176(CX), Y0, Y3
+	VPDPBUSD.BCST 20(DX), Y3, Y2
+	VPXOR         208(CX), Y0, Y3
+	VPDPBUSD.BCST 24(DX), Y3, Y2
+	VPXOR         240(CX), Y0, Y3
+	VPDPBUSD.BCST 28(DX), Y3, Y2
+	VPBROADCASTD  (SI), Y3
+	VPSLLD        $0x07, Y3, Y3
+	VPSUBD        Y3, Y2, Y2
+	VCVTDQ2PS     Y2, Y2
+	VCVTPH2PS     (CX), Y3
+	VBROADCASTSS  (BX), Y4
+	VMULPS        Y4, Y3, Y3
+	VMULPS        Y2, Y3, Y3
+	VADDPS        Y3, Y1, Y1
+	ADDQ          $0x00000110, CX
+	ADDQ          $0x20, DX
+	ADDQ          $0x04, BX
+	ADDQ          $0x04, SI
+	DECQ          DI
+	JMP           dotQ8_0r8VNNI_block
+
+dotQ8_0r8VNNI_done:
+	VMOVUPS Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ4_0r8(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
+
+dotQ4_0r8_block:
+	TESTQ        DI, DI
+	JZ           dotQ4_0r8_done
+	PREFETCHT0   512(CX)
+	PREFETCHT0   576(CX)
+	PREFETCHT0   640(CX)
+	VMOVDQU      16(CX), Y3
+	VPSRLW       $0x04, Y3, Y4
+	VPAND        Y1, Y3, Y3
+	VPAND        Y1, Y4, Y4
+	VPBROADCASTD (DX), Y5
+	VPBROADCASTD 16(DX), Y6
+	VPMADDUBSW   Y5, Y3, Y3
+	VPMADDUBSW   Y6, Y4, Y4
+	VPADDW       Y4, Y3, Y3
+	VMOVDQU      48(CX), Y4
+	VPSRLW       $0x04, Y4, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPBROADCASTD 4(DX), Y6
+	VPBROADCASTD 20(DX), Y7
+	VPMADDUBSW   Y6, Y4, Y4
+	VPMADDUBSW   Y7, Y5, Y5
+	VPADDW       Y4, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VMOVDQU      80(CX), Y4
+	VPSRLW       $0x04, Y4, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPBROADCASTD 8(DX), Y6
+	VPBROADCASTD 24(DX), Y7
+	VPMADDUBSW   Y6, Y4, Y4
+	VPMADDUBSW   Y7, Y5, Y5
+	VPADDW       Y4, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VMOVDQU      112(CX), Y4
+	VPSRLW       $0x04, Y4, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
+	VPBROADCASTD 12(DX), Y6
+	VPBROADCASTD 28(DX), Y7
+	VPMADDUBSW   Y6, Y4, Y4
+	VPMADDUBSW   Y7, Y5, Y5
+	VPADDW       Y4, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPBROADCASTD (SI), Y4
+	VPSLLD       $0x03, Y4, Y4
+	VPSUBD       Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VCVTPH2PS    (CX), Y4
+	VBROADCASTSS (BX), Y5
+	VMULPS       Y5, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	ADDQ         $0x00000090, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x04, SI
+	DECQ         DI
+	JMP          dotQ4_0r8_block
+
+dotQ4_0r8_done:
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·dotQ4_0r8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+
+dotQ4_0r8VNNI_block:
+	TESTQ         DI, DI
+	JZ            dotQ4_0r8VNNI_done
+	PREFETCHT0    512(CX)
+	PREFETCHT0    576(CX)
+	PREFETCHT0    640(CX)
+	VPXOR         Y2, Y2, Y2
+	VMOVDQU       16(CX), Y3
+	VPSRLW        $0x04, Y3, Y4
+	VPAND         Y0, Y3, Y3
+	VPAND         Y0, Y4, Y4
+	VPDPBUSD.BCST (DX), Y3, Y2
+	VPDPBUSD.BCST 16(DX), Y4, Y2
+	VMOVDQU       48(CX), Y3
+	VPSRLW        $0x04, Y3, Y4
+	VPAND         Y0, Y3, Y3
+	VPAND         Y0, Y4, Y4
+	VPDPBUSD.BCST 4(DX), Y3, Y2
+	VPDPBUSD.BCST 20(DX), Y4, Y2
+	VMOVDQU       80(CX), Y3
+	VPSRLW        $0x04, Y3, Y4
+	VPAND         Y0, Y3, Y3
+	VPAND         Y0, Y4, Y4
+	VPDPBUSD.BCST 8(DX), Y3, Y2
+	VPDPBUSD.BCST 24(DX), Y4, Y2
+	VMOVDQU       112(CX), Y3
+	VPSRLW        $0x04, Y3, Y4
+	VPAND         Y0, Y3, Y3
+	VPAND         Y0, Y4, Y4
+	VPDPBUSD.BCST 12(DX), Y3, Y2
+	VPDPBUSD.BCST 28(DX), Y4, Y2
+	VPBROADCASTD  (SI), Y3
+	VPSLLD        $0x03, Y3, Y3
+	VPSUBD        Y3, Y2, Y2
+	VCVTDQ2PS     Y2, Y2
+	VCVTPH2PS     (CX), Y3
+	VBROADCASTSS  (BX), Y4
+	VMULPS        Y4, Y3, Y3
+	VMULPS        Y2, Y3, Y3
+	VADDPS        Y3, Y1, Y1
+	ADDQ          $0x00000090, CX
+	ADDQ          $0x20, DX
+	ADDQ          $0x04, BX
+	ADDQ          $0x04, SI
+	DECQ          DI
+	JMP           dotQ4_0r8VNNI_block
+
+dotQ4_0r8VNNI_done:
+	VMOVUPS Y1, (AX)
+	VZEROUPPER
+	RET

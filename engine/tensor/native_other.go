@@ -17,3 +17,8 @@ func packNative(*Matrix) bool { return false }
 
 // cpuHasNativeSIMD reports false: there are no native kernels in this build.
 func cpuHasNativeSIMD() bool { return false }
+
+func interleaves(Type) bool { return false }
+
+// nativeVNNI is never set here (see native_amd64.go).
+var nativeVNNI = false

@@ -19,3 +19,23 @@ func dotQ4Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, 
 // dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride
 // with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
 func dotQ6Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
+
+// dotQ8_0r8 sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)
+// with the activation's nb blocks of quants x, scales xd and sums xs.
+// AVX2, F16C.
+func dotQ8_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ8_0r8VNNI sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)
+// with the activation's nb blocks of quants x, scales xd and sums xs.
+// AVX-512 VNNI and VL, F16C.
+func dotQ8_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ4_0r8 sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)
+// with the activation's nb blocks of quants x, scales xd and sums xs.
+// AVX2, F16C.
+func dotQ4_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ4_0r8VNNI sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)
+// with the activation's nb blocks of quants x, scales xd and sums xs.
+// AVX-512 VNNI and VL, F16C.
+func dotQ4_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)

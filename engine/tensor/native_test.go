@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,6 +53,9 @@ func TestNativeKernelsAreBitIdentical(t *testing.T) {
 							x := randNormal(rng, cols, 1)
 							a = *NewWorkspace(cols).encode(tr.vec, x)
 						}
+						if interleaves(typ) {
+							requireInterleavedBits(t, m, &a, qi)
+						}
 						for r0 := 0; r0+8 <= rows; r0++ {
 							var got [8]float32
 							require.True(t, dotRows8(got[:], m, r0, &a), "an eight-row kernel for %v", typ)
@@ -65,6 +69,31 @@ func TestNativeKernelsAreBitIdentical(t *testing.T) {
 						}
 					}
 				})
+			}
+		}
+	}
+}
+
+// requireInterleavedBits checks the interleaved kernels (both forms where
+// the CPU has AVX-512 VNNI) on m's first eight rows, packed, against the
+// pure-Go kernel.
+func requireInterleavedBits(t *testing.T, m *Matrix, a *activation, qi int) {
+	t.Helper()
+	rb := m.rowBytes
+	packed, err := NewMatrix(m.Type, 8, m.Cols, slices.Clone(m.Data[:8*rb]))
+	require.NoError(t, err)
+	require.True(t, Pack(packed))
+	require.True(t, packed.rows8, "interleaved")
+	vnni := nativeVNNI
+	defer func() { nativeVNNI = vnni }()
+	for _, on := range []bool{false, vnni} {
+		nativeVNNI = on
+		var got [8]float32
+		require.True(t, dotRows8(got[:], packed, 0, a))
+		for r := range got {
+			want := m.tr.dot(m.Data[r*rb:(r+1)*rb], a)
+			if math.Float32bits(got[r]) != math.Float32bits(want) {
+				t.Fatalf("interleaved (VNNI %v), quants %d, row %d: %v (%#x), pure Go %v (%#x)", on, qi, r, got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
 			}
 		}
 	}

@@ -31,6 +31,11 @@ func Pack(m *Matrix) bool {
 	if !(SIMD() || packNative(m)) || !packable(m.Type) {
 		return false
 	}
+	if interleaves(m.Type) {
+		packRows8(m)
+		m.packed, m.rows8 = true, true
+		return true
+	}
 	bb := layouts[m.Type].blockBytes
 	blocks := m.rowBytes / bb
 	group := make([]byte, 4*m.rowBytes)
@@ -66,20 +71,81 @@ func (m *Matrix) AppendRow(dst []byte, r int) []byte {
 	if !m.packed {
 		return append(dst, m.Data[r*m.rowBytes:(r+1)*m.rowBytes]...)
 	}
+	if dst == nil {
+		dst = make([]byte, 0, m.rowBytes) // appendBlock appends to nil by returning a view
+	}
 	for b := range m.rowBytes / layouts[m.Type].blockBytes {
-		dst = append(dst, m.packedBlock(r, b)...)
+		dst = m.appendBlock(dst, r, b)
 	}
 	return dst
 }
 
-// packedBlock is block b of row r of a packed matrix: in r's group of t
-// rows (four, or fewer for the last), at (t·b + r's place in it) blocks.
-func (m *Matrix) packedBlock(r, b int) []byte {
+// appendBlock appends block b of row r of a packed matrix to dst. In
+// groups of four, it is in r's group of t rows (four, or fewer for the
+// last), at (t·b + r's place in it) blocks; interleaved, see packRows8.
+func (m *Matrix) appendBlock(dst []byte, r, b int) []byte {
 	bb := layouts[m.Type].blockBytes
+	if m.rows8 {
+		blk := m.Data[(r&^7)*m.rowBytes+8*b*bb:][:8*bb]
+		j := r & 7
+		dst = append(dst, blk[2*j:2*j+2]...)
+		for c := 16; c < len(blk); c += 32 {
+			dst = append(dst, blk[c+4*j:c+4*j+4]...)
+		}
+		return dst
+	}
 	g := r &^ 3
 	t, j := min(4, m.Rows-g), r-g
 	off := g*m.rowBytes + (t*b+j)*bb
-	return m.Data[off : off+bb]
+	if dst == nil {
+		return m.Data[off : off+bb : off+bb] // a view: nothing to copy
+	}
+	return append(dst, m.Data[off:off+bb]...)
+}
+
+// rowInterleaved is Row for the interleaved layout: each block gathered
+// on the stack, then decoded by its type's (statically called) decoder,
+// so that nothing is allocated.
+func (m *Matrix) rowInterleaved(dst []float32, r int) {
+	var buf [q8_0BlockBytes]byte
+	bb := layouts[m.Type].blockBytes
+	for b := range m.rowBytes / bb {
+		blk := m.appendBlock(buf[:0], r, b)
+		y := dst[b*qk8 : (b+1)*qk8]
+		if m.Type == Q8_0 {
+			dequantizeQ8_0(y, blk)
+		} else {
+			dequantizeQ4_0(y, blk)
+		}
+	}
+}
+
+// packRows8 reorders m, whose blocks are a 2-byte scale and then quants in
+// whole words of four bytes (Q8_0, Q4_0), into the interleaved layout of
+// the native kernels: each group of eight rows block by block, and each
+// group's block b (at group + 8·b·blockBytes) as the eight rows' scales
+// (16 bytes), then the rows' first four quant bytes (rows 0 to 7), their
+// next four, and so on: a YMM register of four bytes from each row at
+// once. A group occupies the same bytes either way, so this too is a
+// permutation within each group, made in place. m's rows are whole groups
+// of eight (packNative).
+func packRows8(m *Matrix) {
+	bb := layouts[m.Type].blockBytes
+	group := make([]byte, 8*m.rowBytes)
+	for g := 0; g < m.Rows; g += 8 {
+		data := m.Data[g*m.rowBytes : (g+8)*m.rowBytes]
+		copy(group, data)
+		for b := range m.rowBytes / bb {
+			blk := data[8*b*bb:][:8*bb]
+			for j := range 8 {
+				src := group[j*m.rowBytes+b*bb:][:bb]
+				copy(blk[2*j:], src[:2])
+				for c := 0; 2+4*c < bb; c++ {
+					copy(blk[16+32*c+4*j:], src[2+4*c:2+4*c+4])
+				}
+			}
+		}
+	}
 }
 
 // errPacked is the error of what a packed matrix cannot do.

@@ -29,12 +29,14 @@ func main() {
 	dotQ4_0x8()
 	dotQ4Kx8()
 	dotQ6Kx8()
+	interleavedQ8_0()
+	interleavedQ4_0()
 	Generate()
 }
 
 // prefetchAhead is how far ahead of the current block the kernels ask for
 // their rows' bytes.
-const prefetchAhead = 1024
+const prefetchAhead = 256
 
 // fillLanes sets every 32-bit lane of the YMM m to v (a byte mask: v
 // repeats one byte).
@@ -55,8 +57,10 @@ func loopTop(name string, r rowAddrs, nb Register) {
 	Label(name + "_block")
 	TESTQ(nb, nb)
 	JZ(LabelRef(name + "_done"))
-	PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
-	PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
+	if prefetchAhead > 0 {
+		PREFETCHT0(Mem{Base: r.base, Disp: prefetchAhead})
+		PREFETCHT0(Mem{Base: r.base4, Disp: prefetchAhead})
+	}
 }
 
 // arg is the memory operand of a scalar argument.

@@ -1,0 +1,220 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The interleaved kernels read eight rows of Q8_0 or Q4_0 that tensor.Pack
+// has stored interleaved, block by block: for each block, the eight rows'
+// fp16 scales (16 bytes), then the rows' quant bytes four at a time — the
+// first four bytes of rows 0 to 7, then the next four of rows 0 to 7, and
+// so on. Four bytes of eight rows fill a YMM with one row per 32-bit lane,
+// so the products of the eight rows with four activation quants
+// (broadcast to every lane) sum within their lanes: each lane ends the
+// block holding its row's Σ w_q·x_q with no horizontal additions, and the
+// eight scales convert with one instruction. The float32 steps are the
+// pure-Go kernel's, per lane, as in the other kernels.
+//
+// Each type has two: one for AVX2 (VPMADDUBSW and VPMADDWD, the product of
+// an unsigned and a signed byte) and one for AVX-512 VNNI on YMM registers
+// (VPDPBUSD: four such products added into a 32-bit lane in one
+// instruction, the activation's four bytes broadcast from memory).
+
+// interleavedPrefetch is how far ahead of its block an interleaved kernel
+// asks for the rows' bytes: they are one stream.
+const interleavedPrefetch = 512
+
+// interleaved describes one interleaved kernel.
+type interleaved struct {
+	name       string
+	doc        []string
+	blockBytes int  // of one row's block: the group's block is eight times that
+	vnni       bool // AVX-512 VNNI (and VL) rather than AVX2
+	// isum computes the eight rows' Σ w_q·x_q of the block at w (its
+	// quants from w+16) with the activation's quants x, into a YMM of
+	// int32, one row per lane; xs points at the activation's Σ x_q.
+	isum func(k *ikernel) Register
+}
+
+// ikernel is what an interleaved kernel's isum works with.
+type ikernel struct {
+	w, x, xs Register
+	ones     Register // sixteen int16 ones (AVX2)
+	low      Register // 0x0f in every byte (Q4_0)
+	flip     Register // 0x80 in every byte (VNNI Q8_0)
+}
+
+func (e interleaved) build() {
+	TEXT(e.name, NOSPLIT, "func(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)")
+	Doc(e.doc...)
+	var k ikernel
+	out := Load(Param("out"), GP64())
+	k.w = Load(Param("w"), GP64())
+	k.x = Load(Param("x"), GP64())
+	xd := Load(Param("xd"), GP64())
+	k.xs = Load(Param("xs"), GP64())
+	nb := Load(Param("nb"), GP64())
+	if !e.vnni {
+		k.ones = YMM()
+		VPCMPEQW(k.ones, k.ones, k.ones)
+		VPSRLW(Imm(15), k.ones, k.ones)
+	}
+	if e.blockBytes == 18 {
+		k.low = YMM()
+		fillLanes(k.low, 0x0f0f0f0f)
+	} else if e.vnni {
+		k.flip = YMM()
+		fillLanes(k.flip, 0x80808080)
+	}
+	sum := YMM()
+	VXORPS(sum, sum, sum)
+
+	Label(e.name + "_block")
+	TESTQ(nb, nb)
+	JZ(LabelRef(e.name + "_done"))
+	for off := 0; off < 8*e.blockBytes; off += 64 { // a line for every line the block spans
+		PREFETCHT0(Mem{Base: k.w, Disp: interleavedPrefetch + off})
+	}
+
+	isum := e.isum(&k)
+	f := YMM()
+	VCVTDQ2PS(isum, f) // exact: every block sum is below 2²⁴ in magnitude
+	dw, dx := YMM(), YMM()
+	VCVTPH2PS(Mem{Base: k.w}, dw) // the eight rows' scales, F16 → F32 (exact)
+	VBROADCASTSS(Mem{Base: xd}, dx)
+	VMULPS(dx, dw, dw)   // scale = float32(d_w·d_x)
+	VMULPS(f, dw, dw)    // float32(scale·float32(isum))
+	VADDPS(dw, sum, sum) // sum += …
+
+	ADDQ(U32(8*e.blockBytes), k.w)
+	ADDQ(Imm(32), k.x)
+	ADDQ(Imm(4), xd)
+	ADDQ(Imm(4), k.xs)
+	DECQ(nb)
+	JMP(LabelRef(e.name + "_block"))
+
+	Label(e.name + "_done")
+	VMOVUPS(sum, Mem{Base: out})
+	VZEROUPPER()
+	RET()
+}
+
+// lanes4 is the YMM of the eight rows' four quant bytes at chunk c of the
+// block at w.
+func lanes4(w Register, c int) Mem { return Mem{Base: w, Disp: 16 + 32*c} }
+
+// dotQ8_0r8 and dotQ8_0r8VNNI: Q8_0, per block Σ w_q·x_q over 32 signed
+// quants. AVX2 multiplies |w_q| by x_q with w_q's sign (VPSIGNB); VNNI
+// multiplies w_q + 128 (unsigned: the sign bit flipped) by x_q and takes
+// 128·Σ x_q off.
+func interleavedQ8_0() {
+	doc := func(how string) []string {
+		return []string{
+			"dotQ8_0r8" + how + " sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)",
+			"with the activation's nb blocks of quants x, scales xd and sums xs.",
+		}
+	}
+	interleaved{
+		name: "dotQ8_0r8", doc: append(doc(""), "AVX2, F16C."), blockBytes: 34,
+		isum: func(k *ikernel) Register {
+			acc := YMM()
+			for c := range 8 {
+				wq, sx := YMM(), YMM()
+				VMOVDQU(lanes4(k.w, c), wq)
+				VPBROADCASTD(Mem{Base: k.x, Disp: 4 * c}, sx)
+				VPSIGNB(wq, sx, sx) // x_q with w_q's sign (x_q is never −128)
+				VPABSB(wq, wq)      // |w_q|, unsigned: |−128| = 128 still fits
+				VPMADDUBSW(sx, wq, wq)
+				if c == 0 {
+					VPMADDWD(k.ones, wq, acc)
+					continue
+				}
+				VPMADDWD(k.ones, wq, wq)
+				VPADDD(wq, acc, acc)
+			}
+			return acc
+		},
+	}.build()
+	interleaved{
+		name: "dotQ8_0r8VNNI", doc: append(doc("VNNI"), "AVX-512 VNNI and VL, F16C."), blockBytes: 34, vnni: true,
+		isum: func(k *ikernel) Register {
+			acc := YMM()
+			VPXOR(acc, acc, acc)
+			for c := range 8 {
+				wq := YMM()
+				VPXOR(lanes4(k.w, c), k.flip, wq) // w_q + 128
+				VPDPBUSD_BCST(Mem{Base: k.x, Disp: 4 * c}, wq, acc)
+			}
+			s := YMM()
+			VPBROADCASTD(Mem{Base: k.xs}, s)
+			VPSLLD(Imm(7), s, s)
+			VPSUBD(s, acc, acc) // − 128·Σ x_q
+			return acc
+		},
+	}.build()
+}
+
+// dotQ4_0r8 and dotQ4_0r8VNNI: Q4_0, per block Σ q·x_q over 32 unsigned
+// nibbles (the low ones are elements 0–15, the high ones 16–31), less
+// 8·Σ x_q. AVX2 adds the int16 pair sums of the whole block before
+// widening them: each is at most 2·15·128, and eight of them fit.
+func interleavedQ4_0() {
+	doc := func(how string) []string {
+		return []string{
+			"dotQ4_0r8" + how + " sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)",
+			"with the activation's nb blocks of quants x, scales xd and sums xs.",
+		}
+	}
+	fix := func(k *ikernel, acc Register) {
+		s := YMM()
+		VPBROADCASTD(Mem{Base: k.xs}, s)
+		VPSLLD(Imm(3), s, s)
+		VPSUBD(s, acc, acc) // − 8·Σ x_q
+	}
+	interleaved{
+		name: "dotQ4_0r8", doc: append(doc(""), "AVX2, F16C."), blockBytes: 18,
+		isum: func(k *ikernel) Register {
+			acc := YMM()
+			for c := range 4 {
+				lo, hi, xl, xh := YMM(), YMM(), YMM(), YMM()
+				VMOVDQU(lanes4(k.w, c), lo)
+				VPSRLW(Imm(4), lo, hi)
+				VPAND(k.low, lo, lo)
+				VPAND(k.low, hi, hi)
+				VPBROADCASTD(Mem{Base: k.x, Disp: 4 * c}, xl)
+				VPBROADCASTD(Mem{Base: k.x, Disp: 16 + 4*c}, xh)
+				VPMADDUBSW(xl, lo, lo)
+				VPMADDUBSW(xh, hi, hi)
+				if c == 0 {
+					VPADDW(hi, lo, acc)
+					continue
+				}
+				VPADDW(lo, acc, acc)
+				VPADDW(hi, acc, acc)
+			}
+			VPMADDWD(k.ones, acc, acc)
+			fix(k, acc)
+			return acc
+		},
+	}.build()
+	interleaved{
+		name: "dotQ4_0r8VNNI", doc: append(doc("VNNI"), "AVX-512 VNNI and VL, F16C."), blockBytes: 18, vnni: true,
+		isum: func(k *ikernel) Register {
+			acc := YMM()
+			VPXOR(acc, acc, acc)
+			for c := range 4 {
+				lo, hi := YMM(), YMM()
+				VMOVDQU(lanes4(k.w, c), lo)
+				VPSRLW(Imm(4), lo, hi)
+				VPAND(k.low, lo, lo)
+				VPAND(k.low, hi, hi)
+				VPDPBUSD_BCST(Mem{Base: k.x, Disp: 4 * c}, lo, acc)
+				VPDPBUSD_BCST(Mem{Base: k.x, Disp: 16 + 4*c}, hi, acc)
+			}
+			fix(k, acc)
+			return acc
+		},
+	}.build()
+}
