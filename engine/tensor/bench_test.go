@@ -11,7 +11,8 @@ import (
 // feed-forward projection of a small model.
 const benchRows, benchCols = 2048, 768
 
-// benchMatrix is a benchRows×benchCols matrix of random weights of type typ.
+// benchMatrix is a benchRows×benchCols matrix of random weights of type typ,
+// packed (Pack) where a SIMD kernel reads it so, as a model's weights are.
 func benchMatrix(b *testing.B, rng *rand.Rand, typ Type) *Matrix {
 	rb, err := RowBytes(typ, benchCols)
 	if err != nil {
@@ -29,6 +30,7 @@ func benchMatrix(b *testing.B, rng *rand.Rand, typ Type) *Matrix {
 	if err != nil {
 		b.Fatal(err)
 	}
+	Pack(m) // as a model's weights are, where a SIMD kernel reads them packed
 	return m
 }
 

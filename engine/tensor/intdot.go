@@ -147,6 +147,12 @@ func packLanes(a *activation) {
 // (as Q8_0 has) from its sums per 16, for the K-quants' sub-blocks of 32.
 func packLanesK(a *activation) {
 	packLanes(a)
+	sums32(a)
+}
+
+// sums32 sets a Q8_K encoding's Σq per 32 quants (sum) from its sums per
+// 16, for the K-quants' sub-blocks of 32.
+func sums32(a *activation) {
 	if a.packed&packedSums32 != 0 {
 		return
 	}

@@ -175,6 +175,9 @@ func (ws *Workspace) encode(vec Type, x []float32) *activation {
 		encodeQ8_1(a, x)
 	case Q8_K:
 		encodeQ8K(a, x)
+		if nativeSIMD {
+			sums32(a) // for the interleaved Q4_K kernels, before any thread reads a
+		}
 	}
 	return a
 }

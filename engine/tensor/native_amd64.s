@@ -2437,3 +2437,939 @@ dotQ4_0r8VNNI_done:
 	VMOVUPS Y1, (AX)
 	VZEROUPPER
 	RET
+
+// func dotQ4Kr8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ4Kr8(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VPCMPEQW     Y2, Y2, Y2
+	VPSRLW       $0x0f, Y2, Y2
+
+dotQ4Kr8_block:
+	TESTQ        DI, DI
+	JZ           dotQ4Kr8_done
+	PREFETCHT0   1024(CX)
+	PREFETCHT0   1088(CX)
+	PREFETCHT0   1152(CX)
+	PREFETCHT0   1216(CX)
+	PREFETCHT0   1280(CX)
+	PREFETCHT0   1344(CX)
+	PREFETCHT0   1408(CX)
+	PREFETCHT0   1472(CX)
+	PREFETCHT0   1536(CX)
+	PREFETCHT0   1600(CX)
+	PREFETCHT0   1664(CX)
+	PREFETCHT0   1728(CX)
+	PREFETCHT0   1792(CX)
+	PREFETCHT0   1856(CX)
+	PREFETCHT0   1920(CX)
+	PREFETCHT0   1984(CX)
+	PREFETCHT0   2048(CX)
+	PREFETCHT0   2112(CX)
+	VMOVDQU      32(CX), Y3
+	VMOVDQU      64(CX), Y4
+	VMOVDQU      96(CX), Y5
+	MOVL         $0x3f3f3f3f, R8
+	VMOVD        R8, X6
+	VPBROADCASTD X6, Y6
+	MOVL         $0x03030303, R8
+	VMOVD        R8, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y3, Y8
+	VPAND        Y6, Y4, Y6
+	VPSRLD       $0x06, Y3, Y3
+	VPAND        Y7, Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPAND        Y0, Y5, Y9
+	VPOR         Y3, Y9, Y9
+	VPSRLD       $0x06, Y4, Y3
+	VPAND        Y7, Y3, Y3
+	VPSLLD       $0x04, Y3, Y3
+	VPSRLD       $0x04, Y5, Y4
+	VPAND        Y0, Y4, Y4
+	VPOR         Y3, Y4, Y4
+	VPSHUFB      byteOfDwords_0<>+0(SB), Y6, Y3
+	VPBROADCASTD (SI), Y5
+	VPMULLD      Y5, Y3, Y3
+	VMOVDQA      Y3, Y3
+	VPSHUFB      byteOfDwords_1<>+0(SB), Y6, Y5
+	VPBROADCASTD 4(SI), Y7
+	VPMULLD      Y7, Y5, Y5
+	VPADDD       Y5, Y3, Y3
+	VPSHUFB      byteOfDwords_2<>+0(SB), Y6, Y5
+	VPBROADCASTD 8(SI), Y7
+	VPMULLD      Y7, Y5, Y5
+	VPADDD       Y5, Y3, Y3
+	VPSHUFB      byteOfDwords_3<>+0(SB), Y6, Y5
+	VPBROADCASTD 12(SI), Y6
+	VPMULLD      Y6, Y5, Y5
+	VPADDD       Y5, Y3, Y3
+	VPSHUFB      byteOfDwords_0<>+0(SB), Y4, Y5
+	VPBROADCASTD 16(SI), Y6
+	VPMULLD      Y6, Y5, Y5
+	VPADDD       Y5, Y3, Y3
+	VPSHUFB      byteOfDwords_1<>+0(SB), Y4, Y5
+	VPBROADCASTD 20(SI), Y6
+	VPMULLD      Y6, Y5, Y5
+	VPADDD       Y5, Y3, Y3
+	VPSHUFB      byteOfDwords_2<>+0(SB), Y4, Y5
+	VPBROADCASTD 24(SI), Y6
+	VPMULLD      Y6, Y5, Y5
+	VPADDD       Y5, Y3, Y3
+	VPSHUFB      byteOfDwords_3<>+0(SB), Y4, Y4
+	VPBROADCASTD 28(SI), Y5
+	VPMULLD      Y5, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VMOVDQU      128(CX), Y4
+	VPSRLW       $0x04, Y4, Y5
+	VPAND        Y0, Y4, Y4
+	VPAND        Y0, Y5, Y5
+	VPBROADCASTD (DX), Y6
+	VPBROADCASTD 32(DX), Y7
+	VPMADDUBSW   Y6, Y4, Y4
+	VPMADDUBSW   Y7, Y5, Y5
+	VMOVDQA      Y4, Y4
+	VMOVDQA      Y5, Y5
+	VMOVDQU      160(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 4(DX), Y10
+	VPBROADCASTD 36(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VMOVDQU      192(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 8(DX), Y10
+	VPBROADCASTD 40(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VMOVDQU      224(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 12(DX), Y10
+	VPBROADCASTD 44(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VMOVDQU      256(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 16(DX), Y10
+	VPBROADCASTD 48(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VMOVDQU      288(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 20(DX), Y10
+	VPBROADCASTD 52(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VMOVDQU      320(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 24(DX), Y10
+	VPBROADCASTD 56(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VMOVDQU      352(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPAND        Y0, Y7, Y7
+	VPBROADCASTD 28(DX), Y10
+	VPBROADCASTD 60(DX), Y11
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDUBSW   Y11, Y7, Y7
+	VPADDW       Y6, Y4, Y4
+	VPADDW       Y7, Y5, Y5
+	VPMADDWD     Y2, Y4, Y4
+	VPMADDWD     Y2, Y5, Y5
+	VPSHUFB      byteOfDwords_0<>+0(SB), Y8, Y6
+	VPMULLD      Y6, Y4, Y4
+	VPSHUFB      byteOfDwords_1<>+0(SB), Y8, Y6
+	VPMULLD      Y6, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      384(CX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD 64(DX), Y7
+	VPBROADCASTD 96(DX), Y10
+	VPMADDUBSW   Y7, Y5, Y5
+	VPMADDUBSW   Y10, Y6, Y6
+	VMOVDQA      Y5, Y5
+	VMOVDQA      Y6, Y6
+	VMOVDQU      416(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 68(DX), Y11
+	VPBROADCASTD 100(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VMOVDQU      448(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 72(DX), Y11
+	VPBROADCASTD 104(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VMOVDQU      480(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 76(DX), Y11
+	VPBROADCASTD 108(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VMOVDQU      512(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 80(DX), Y11
+	VPBROADCASTD 112(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VMOVDQU      544(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 84(DX), Y11
+	VPBROADCASTD 116(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VMOVDQU      576(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 88(DX), Y11
+	VPBROADCASTD 120(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VMOVDQU      608(CX), Y7
+	VPSRLW       $0x04, Y7, Y10
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y10, Y10
+	VPBROADCASTD 92(DX), Y11
+	VPBROADCASTD 124(DX), Y12
+	VPMADDUBSW   Y11, Y7, Y7
+	VPMADDUBSW   Y12, Y10, Y10
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y10, Y6, Y6
+	VPMADDWD     Y2, Y5, Y5
+	VPMADDWD     Y2, Y6, Y6
+	VPSHUFB      byteOfDwords_2<>+0(SB), Y8, Y7
+	VPMULLD      Y7, Y5, Y5
+	VPSHUFB      byteOfDwords_3<>+0(SB), Y8, Y7
+	VPMULLD      Y7, Y6, Y6
+	VPADDD       Y5, Y4, Y4
+	VPADDD       Y6, Y4, Y4
+	VMOVDQU      640(CX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD 128(DX), Y7
+	VPBROADCASTD 160(DX), Y8
+	VPMADDUBSW   Y7, Y5, Y5
+	VPMADDUBSW   Y8, Y6, Y6
+	VMOVDQA      Y5, Y5
+	VMOVDQA      Y6, Y6
+	VMOVDQU      672(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 132(DX), Y10
+	VPBROADCASTD 164(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      704(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 136(DX), Y10
+	VPBROADCASTD 168(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      736(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 140(DX), Y10
+	VPBROADCASTD 172(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      768(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 144(DX), Y10
+	VPBROADCASTD 176(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      800(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 148(DX), Y10
+	VPBROADCASTD 180(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      832(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 152(DX), Y10
+	VPBROADCASTD 184(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      864(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 156(DX), Y10
+	VPBROADCASTD 188(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VPMADDWD     Y2, Y5, Y5
+	VPMADDWD     Y2, Y6, Y6
+	VPSHUFB      byteOfDwords_0<>+0(SB), Y9, Y7
+	VPMULLD      Y7, Y5, Y5
+	VPSHUFB      byteOfDwords_1<>+0(SB), Y9, Y7
+	VPMULLD      Y7, Y6, Y6
+	VPADDD       Y5, Y4, Y4
+	VPADDD       Y6, Y4, Y4
+	VMOVDQU      896(CX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPBROADCASTD 192(DX), Y7
+	VPBROADCASTD 224(DX), Y8
+	VPMADDUBSW   Y7, Y5, Y5
+	VPMADDUBSW   Y8, Y6, Y6
+	VMOVDQA      Y5, Y5
+	VMOVDQA      Y6, Y6
+	VMOVDQU      928(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 196(DX), Y10
+	VPBROADCASTD 228(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      960(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 200(DX), Y10
+	VPBROADCASTD 232(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      992(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 204(DX), Y10
+	VPBROADCASTD 236(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      1024(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 208(DX), Y10
+	VPBROADCASTD 240(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      1056(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 212(DX), Y10
+	VPBROADCASTD 244(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      1088(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 216(DX), Y10
+	VPBROADCASTD 248(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      1120(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPBROADCASTD 220(DX), Y10
+	VPBROADCASTD 252(DX), Y11
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDUBSW   Y11, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VPMADDWD     Y2, Y5, Y5
+	VPMADDWD     Y2, Y6, Y6
+	VPSHUFB      byteOfDwords_2<>+0(SB), Y9, Y7
+	VPMULLD      Y7, Y5, Y5
+	VPSHUFB      byteOfDwords_3<>+0(SB), Y9, Y7
+	VPMULLD      Y7, Y6, Y6
+	VPADDD       Y5, Y4, Y4
+	VPADDD       Y6, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y3, Y3
+	VCVTPH2PS    (CX), Y5
+	VCVTPH2PS    16(CX), Y6
+	VBROADCASTSS (BX), Y7
+	VMULPS       Y7, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y3, Y6, Y6
+	VSUBPS       Y6, Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	ADDQ         $0x00000480, CX
+	ADDQ         $0x00000100, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x20, SI
+	DECQ         DI
+	JMP          dotQ4Kr8_block
+
+dotQ4Kr8_done:
+	VMOVUPS Y1, (AX)
+	VZEROUPPER
+	RET
+
+DATA byteOfDwords_0<>+0(SB)/1, $0x00
+DATA byteOfDwords_0<>+1(SB)/1, $0x80
+DATA byteOfDwords_0<>+2(SB)/1, $0x80
+DATA byteOfDwords_0<>+3(SB)/1, $0x80
+DATA byteOfDwords_0<>+4(SB)/1, $0x04
+DATA byteOfDwords_0<>+5(SB)/1, $0x80
+DATA byteOfDwords_0<>+6(SB)/1, $0x80
+DATA byteOfDwords_0<>+7(SB)/1, $0x80
+DATA byteOfDwords_0<>+8(SB)/1, $0x08
+DATA byteOfDwords_0<>+9(SB)/1, $0x80
+DATA byteOfDwords_0<>+10(SB)/1, $0x80
+DATA byteOfDwords_0<>+11(SB)/1, $0x80
+DATA byteOfDwords_0<>+12(SB)/1, $0x0c
+DATA byteOfDwords_0<>+13(SB)/1, $0x80
+DATA byteOfDwords_0<>+14(SB)/1, $0x80
+DATA byteOfDwords_0<>+15(SB)/1, $0x80
+DATA byteOfDwords_0<>+16(SB)/1, $0x10
+DATA byteOfDwords_0<>+17(SB)/1, $0x80
+DATA byteOfDwords_0<>+18(SB)/1, $0x80
+DATA byteOfDwords_0<>+19(SB)/1, $0x80
+DATA byteOfDwords_0<>+20(SB)/1, $0x14
+DATA byteOfDwords_0<>+21(SB)/1, $0x80
+DATA byteOfDwords_0<>+22(SB)/1, $0x80
+DATA byteOfDwords_0<>+23(SB)/1, $0x80
+DATA byteOfDwords_0<>+24(SB)/1, $0x18
+DATA byteOfDwords_0<>+25(SB)/1, $0x80
+DATA byteOfDwords_0<>+26(SB)/1, $0x80
+DATA byteOfDwords_0<>+27(SB)/1, $0x80
+DATA byteOfDwords_0<>+28(SB)/1, $0x1c
+DATA byteOfDwords_0<>+29(SB)/1, $0x80
+DATA byteOfDwords_0<>+30(SB)/1, $0x80
+DATA byteOfDwords_0<>+31(SB)/1, $0x80
+GLOBL byteOfDwords_0<>(SB), RODATA|NOPTR, $32
+
+DATA byteOfDwords_1<>+0(SB)/1, $0x01
+DATA byteOfDwords_1<>+1(SB)/1, $0x80
+DATA byteOfDwords_1<>+2(SB)/1, $0x80
+DATA byteOfDwords_1<>+3(SB)/1, $0x80
+DATA byteOfDwords_1<>+4(SB)/1, $0x05
+DATA byteOfDwords_1<>+5(SB)/1, $0x80
+DATA byteOfDwords_1<>+6(SB)/1, $0x80
+DATA byteOfDwords_1<>+7(SB)/1, $0x80
+DATA byteOfDwords_1<>+8(SB)/1, $0x09
+DATA byteOfDwords_1<>+9(SB)/1, $0x80
+DATA byteOfDwords_1<>+10(SB)/1, $0x80
+DATA byteOfDwords_1<>+11(SB)/1, $0x80
+DATA byteOfDwords_1<>+12(SB)/1, $0x0d
+DATA byteOfDwords_1<>+13(SB)/1, $0x80
+DATA byteOfDwords_1<>+14(SB)/1, $0x80
+DATA byteOfDwords_1<>+15(SB)/1, $0x80
+DATA byteOfDwords_1<>+16(SB)/1, $0x11
+DATA byteOfDwords_1<>+17(SB)/1, $0x80
+DATA byteOfDwords_1<>+18(SB)/1, $0x80
+DATA byteOfDwords_1<>+19(SB)/1, $0x80
+DATA byteOfDwords_1<>+20(SB)/1, $0x15
+DATA byteOfDwords_1<>+21(SB)/1, $0x80
+DATA byteOfDwords_1<>+22(SB)/1, $0x80
+DATA byteOfDwords_1<>+23(SB)/1, $0x80
+DATA byteOfDwords_1<>+24(SB)/1, $0x19
+DATA byteOfDwords_1<>+25(SB)/1, $0x80
+DATA byteOfDwords_1<>+26(SB)/1, $0x80
+DATA byteOfDwords_1<>+27(SB)/1, $0x80
+DATA byteOfDwords_1<>+28(SB)/1, $0x1d
+DATA byteOfDwords_1<>+29(SB)/1, $0x80
+DATA byteOfDwords_1<>+30(SB)/1, $0x80
+DATA byteOfDwords_1<>+31(SB)/1, $0x80
+GLOBL byteOfDwords_1<>(SB), RODATA|NOPTR, $32
+
+DATA byteOfDwords_2<>+0(SB)/1, $0x02
+DATA byteOfDwords_2<>+1(SB)/1, $0x80
+DATA byteOfDwords_2<>+2(SB)/1, $0x80
+DATA byteOfDwords_2<>+3(SB)/1, $0x80
+DATA byteOfDwords_2<>+4(SB)/1, $0x06
+DATA byteOfDwords_2<>+5(SB)/1, $0x80
+DATA byteOfDwords_2<>+6(SB)/1, $0x80
+DATA byteOfDwords_2<>+7(SB)/1, $0x80
+DATA byteOfDwords_2<>+8(SB)/1, $0x0a
+DATA byteOfDwords_2<>+9(SB)/1, $0x80
+DATA byteOfDwords_2<>+10(SB)/1, $0x80
+DATA byteOfDwords_2<>+11(SB)/1, $0x80
+DATA byteOfDwords_2<>+12(SB)/1, $0x0e
+DATA byteOfDwords_2<>+13(SB)/1, $0x80
+DATA byteOfDwords_2<>+14(SB)/1, $0x80
+DATA byteOfDwords_2<>+15(SB)/1, $0x80
+DATA byteOfDwords_2<>+16(SB)/1, $0x12
+DATA byteOfDwords_2<>+17(SB)/1, $0x80
+DATA byteOfDwords_2<>+18(SB)/1, $0x80
+DATA byteOfDwords_2<>+19(SB)/1, $0x80
+DATA byteOfDwords_2<>+20(SB)/1, $0x16
+DATA byteOfDwords_2<>+21(SB)/1, $0x80
+DATA byteOfDwords_2<>+22(SB)/1, $0x80
+DATA byteOfDwords_2<>+23(SB)/1, $0x80
+DATA byteOfDwords_2<>+24(SB)/1, $0x1a
+DATA byteOfDwords_2<>+25(SB)/1, $0x80
+DATA byteOfDwords_2<>+26(SB)/1, $0x80
+DATA byteOfDwords_2<>+27(SB)/1, $0x80
+DATA byteOfDwords_2<>+28(SB)/1, $0x1e
+DATA byteOfDwords_2<>+29(SB)/1, $0x80
+DATA byteOfDwords_2<>+30(SB)/1, $0x80
+DATA byteOfDwords_2<>+31(SB)/1, $0x80
+GLOBL byteOfDwords_2<>(SB), RODATA|NOPTR, $32
+
+DATA byteOfDwords_3<>+0(SB)/1, $0x03
+DATA byteOfDwords_3<>+1(SB)/1, $0x80
+DATA byteOfDwords_3<>+2(SB)/1, $0x80
+DATA byteOfDwords_3<>+3(SB)/1, $0x80
+DATA byteOfDwords_3<>+4(SB)/1, $0x07
+DATA byteOfDwords_3<>+5(SB)/1, $0x80
+DATA byteOfDwords_3<>+6(SB)/1, $0x80
+DATA byteOfDwords_3<>+7(SB)/1, $0x80
+DATA byteOfDwords_3<>+8(SB)/1, $0x0b
+DATA byteOfDwords_3<>+9(SB)/1, $0x80
+DATA byteOfDwords_3<>+10(SB)/1, $0x80
+DATA byteOfDwords_3<>+11(SB)/1, $0x80
+DATA byteOfDwords_3<>+12(SB)/1, $0x0f
+DATA byteOfDwords_3<>+13(SB)/1, $0x80
+DATA byteOfDwords_3<>+14(SB)/1, $0x80
+DATA byteOfDwords_3<>+15(SB)/1, $0x80
+DATA byteOfDwords_3<>+16(SB)/1, $0x13
+DATA byteOfDwords_3<>+17(SB)/1, $0x80
+DATA byteOfDwords_3<>+18(SB)/1, $0x80
+DATA byteOfDwords_3<>+19(SB)/1, $0x80
+DATA byteOfDwords_3<>+20(SB)/1, $0x17
+DATA byteOfDwords_3<>+21(SB)/1, $0x80
+DATA byteOfDwords_3<>+22(SB)/1, $0x80
+DATA byteOfDwords_3<>+23(SB)/1, $0x80
+DATA byteOfDwords_3<>+24(SB)/1, $0x1b
+DATA byteOfDwords_3<>+25(SB)/1, $0x80
+DATA byteOfDwords_3<>+26(SB)/1, $0x80
+DATA byteOfDwords_3<>+27(SB)/1, $0x80
+DATA byteOfDwords_3<>+28(SB)/1, $0x1f
+DATA byteOfDwords_3<>+29(SB)/1, $0x80
+DATA byteOfDwords_3<>+30(SB)/1, $0x80
+DATA byteOfDwords_3<>+31(SB)/1, $0x80
+GLOBL byteOfDwords_3<>(SB), RODATA|NOPTR, $32
+
+// func dotQ4Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·dotQ4Kr8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	VXORPS       Y1, Y1, Y1
+
+dotQ4Kr8VNNI_block:
+	TESTQ         DI, DI
+	JZ            dotQ4Kr8VNNI_done
+	PREFETCHT0    1024(CX)
+	PREFETCHT0    1088(CX)
+	PREFETCHT0    1152(CX)
+	PREFETCHT0    1216(CX)
+	PREFETCHT0    1280(CX)
+	PREFETCHT0    1344(CX)
+	PREFETCHT0    1408(CX)
+	PREFETCHT0    1472(CX)
+	PREFETCHT0    1536(CX)
+	PREFETCHT0    1600(CX)
+	PREFETCHT0    1664(CX)
+	PREFETCHT0    1728(CX)
+	PREFETCHT0    1792(CX)
+	PREFETCHT0    1856(CX)
+	PREFETCHT0    1920(CX)
+	PREFETCHT0    1984(CX)
+	PREFETCHT0    2048(CX)
+	PREFETCHT0    2112(CX)
+	VMOVDQU       32(CX), Y2
+	VMOVDQU       64(CX), Y3
+	VMOVDQU       96(CX), Y4
+	MOVL          $0x3f3f3f3f, R8
+	VMOVD         R8, X5
+	VPBROADCASTD  X5, Y5
+	MOVL          $0x03030303, R8
+	VMOVD         R8, X6
+	VPBROADCASTD  X6, Y6
+	VPAND         Y5, Y2, Y7
+	VPAND         Y5, Y3, Y5
+	VPSRLD        $0x06, Y2, Y2
+	VPAND         Y6, Y2, Y2
+	VPSLLD        $0x04, Y2, Y2
+	VPAND         Y0, Y4, Y8
+	VPOR          Y2, Y8, Y8
+	VPSRLD        $0x06, Y3, Y2
+	VPAND         Y6, Y2, Y2
+	VPSLLD        $0x04, Y2, Y2
+	VPSRLD        $0x04, Y4, Y3
+	VPAND         Y0, Y3, Y3
+	VPOR          Y2, Y3, Y3
+	VPSHUFB       byteOfDwords_0<>+0(SB), Y5, Y2
+	VPBROADCASTD  (SI), Y4
+	VPMULLD       Y4, Y2, Y2
+	VMOVDQA       Y2, Y2
+	VPSHUFB       byteOfDwords_1<>+0(SB), Y5, Y4
+	VPBROADCASTD  4(SI), Y6
+	VPMULLD       Y6, Y4, Y4
+	VPADDD        Y4, Y2, Y2
+	VPSHUFB       byteOfDwords_2<>+0(SB), Y5, Y4
+	VPBROADCASTD  8(SI), Y6
+	VPMULLD       Y6, Y4, Y4
+	VPADDD        Y4, Y2, Y2
+	VPSHUFB       byteOfDwords_3<>+0(SB), Y5, Y4
+	VPBROADCASTD  12(SI), Y5
+	VPMULLD       Y5, Y4, Y4
+	VPADDD        Y4, Y2, Y2
+	VPSHUFB       byteOfDwords_0<>+0(SB), Y3, Y4
+	VPBROADCASTD  16(SI), Y5
+	VPMULLD       Y5, Y4, Y4
+	VPADDD        Y4, Y2, Y2
+	VPSHUFB       byteOfDwords_1<>+0(SB), Y3, Y4
+	VPBROADCASTD  20(SI), Y5
+	VPMULLD       Y5, Y4, Y4
+	VPADDD        Y4, Y2, Y2
+	VPSHUFB       byteOfDwords_2<>+0(SB), Y3, Y4
+	VPBROADCASTD  24(SI), Y5
+	VPMULLD       Y5, Y4, Y4
+	VPADDD        Y4, Y2, Y2
+	VPSHUFB       byteOfDwords_3<>+0(SB), Y3, Y3
+	VPBROADCASTD  28(SI), Y4
+	VPMULLD       Y4, Y3, Y3
+	VPADDD        Y3, Y2, Y2
+	VPXOR         Y3, Y3, Y3
+	VPXOR         Y4, Y4, Y4
+	VMOVDQU       128(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST (DX), Y5, Y3
+	VPDPBUSD.BCST 32(DX), Y6, Y4
+	VMOVDQU       160(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 4(DX), Y5, Y3
+	VPDPBUSD.BCST 36(DX), Y6, Y4
+	VMOVDQU       192(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 8(DX), Y5, Y3
+	VPDPBUSD.BCST 40(DX), Y6, Y4
+	VMOVDQU       224(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 12(DX), Y5, Y3
+	VPDPBUSD.BCST 44(DX), Y6, Y4
+	VMOVDQU       256(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 16(DX), Y5, Y3
+	VPDPBUSD.BCST 48(DX), Y6, Y4
+	VMOVDQU       288(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 20(DX), Y5, Y3
+	VPDPBUSD.BCST 52(DX), Y6, Y4
+	VMOVDQU       320(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 24(DX), Y5, Y3
+	VPDPBUSD.BCST 56(DX), Y6, Y4
+	VMOVDQU       352(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPDPBUSD.BCST 28(DX), Y5, Y3
+	VPDPBUSD.BCST 60(DX), Y6, Y4
+	VPSHUFB       byteOfDwords_0<>+0(SB), Y7, Y5
+	VPMULLD       Y5, Y3, Y3
+	VPSHUFB       byteOfDwords_1<>+0(SB), Y7, Y5
+	VPMULLD       Y5, Y4, Y4
+	VPADDD        Y4, Y3, Y3
+	VPXOR         Y4, Y4, Y4
+	VPXOR         Y5, Y5, Y5
+	VMOVDQU       384(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 64(DX), Y6, Y4
+	VPDPBUSD.BCST 96(DX), Y9, Y5
+	VMOVDQU       416(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 68(DX), Y6, Y4
+	VPDPBUSD.BCST 100(DX), Y9, Y5
+	VMOVDQU       448(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 72(DX), Y6, Y4
+	VPDPBUSD.BCST 104(DX), Y9, Y5
+	VMOVDQU       480(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 76(DX), Y6, Y4
+	VPDPBUSD.BCST 108(DX), Y9, Y5
+	VMOVDQU       512(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 80(DX), Y6, Y4
+	VPDPBUSD.BCST 112(DX), Y9, Y5
+	VMOVDQU       544(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 84(DX), Y6, Y4
+	VPDPBUSD.BCST 116(DX), Y9, Y5
+	VMOVDQU       576(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 88(DX), Y6, Y4
+	VPDPBUSD.BCST 120(DX), Y9, Y5
+	VMOVDQU       608(CX), Y6
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y9, Y9
+	VPDPBUSD.BCST 92(DX), Y6, Y4
+	VPDPBUSD.BCST 124(DX), Y9, Y5
+	VPSHUFB       byteOfDwords_2<>+0(SB), Y7, Y6
+	VPMULLD       Y6, Y4, Y4
+	VPSHUFB       byteOfDwords_3<>+0(SB), Y7, Y6
+	VPMULLD       Y6, Y5, Y5
+	VPADDD        Y4, Y3, Y3
+	VPADDD        Y5, Y3, Y3
+	VPXOR         Y4, Y4, Y4
+	VPXOR         Y5, Y5, Y5
+	VMOVDQU       640(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 128(DX), Y6, Y4
+	VPDPBUSD.BCST 160(DX), Y7, Y5
+	VMOVDQU       672(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 132(DX), Y6, Y4
+	VPDPBUSD.BCST 164(DX), Y7, Y5
+	VMOVDQU       704(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 136(DX), Y6, Y4
+	VPDPBUSD.BCST 168(DX), Y7, Y5
+	VMOVDQU       736(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 140(DX), Y6, Y4
+	VPDPBUSD.BCST 172(DX), Y7, Y5
+	VMOVDQU       768(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 144(DX), Y6, Y4
+	VPDPBUSD.BCST 176(DX), Y7, Y5
+	VMOVDQU       800(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 148(DX), Y6, Y4
+	VPDPBUSD.BCST 180(DX), Y7, Y5
+	VMOVDQU       832(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 152(DX), Y6, Y4
+	VPDPBUSD.BCST 184(DX), Y7, Y5
+	VMOVDQU       864(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 156(DX), Y6, Y4
+	VPDPBUSD.BCST 188(DX), Y7, Y5
+	VPSHUFB       byteOfDwords_0<>+0(SB), Y8, Y6
+	VPMULLD       Y6, Y4, Y4
+	VPSHUFB       byteOfDwords_1<>+0(SB), Y8, Y6
+	VPMULLD       Y6, Y5, Y5
+	VPADDD        Y4, Y3, Y3
+	VPADDD        Y5, Y3, Y3
+	VPXOR         Y4, Y4, Y4
+	VPXOR         Y5, Y5, Y5
+	VMOVDQU       896(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 192(DX), Y6, Y4
+	VPDPBUSD.BCST 224(DX), Y7, Y5
+	VMOVDQU       928(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 196(DX), Y6, Y4
+	VPDPBUSD.BCST 228(DX), Y7, Y5
+	VMOVDQU       960(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 200(DX), Y6, Y4
+	VPDPBUSD.BCST 232(DX), Y7, Y5
+	VMOVDQU       992(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 204(DX), Y6, Y4
+	VPDPBUSD.BCST 236(DX), Y7, Y5
+	VMOVDQU       1024(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 208(DX), Y6, Y4
+	VPDPBUSD.BCST 240(DX), Y7, Y5
+	VMOVDQU       1056(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 212(DX), Y6, Y4
+	VPDPBUSD.BCST 244(DX), Y7, Y5
+	VMOVDQU       1088(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 216(DX), Y6, Y4
+	VPDPBUSD.BCST 248(DX), Y7, Y5
+	VMOVDQU       1120(CX), Y6
+	VPSRLW        $0x04, Y6, Y7
+	VPAND         Y0, Y6, Y6
+	VPAND         Y0, Y7, Y7
+	VPDPBUSD.BCST 220(DX), Y6, Y4
+	VPDPBUSD.BCST 252(DX), Y7, Y5
+	VPSHUFB       byteOfDwords_2<>+0(SB), Y8, Y6
+	VPMULLD       Y6, Y4, Y4
+	VPSHUFB       byteOfDwords_3<>+0(SB), Y8, Y6
+	VPMULLD       Y6, Y5, Y5
+	VPADDD        Y4, Y3, Y3
+	VPADDD        Y5, Y3, Y3
+	VCVTDQ2PS     Y3, Y3
+	VCVTDQ2PS     Y2, Y2
+	VCVTPH2PS     (CX), Y4
+	VCVTPH2PS     16(CX), Y5
+	VBROADCASTSS  (BX), Y6
+	VMULPS        Y6, Y4, Y4
+	VMULPS        Y6, Y5, Y5
+	VMULPS        Y3, Y4, Y4
+	VMULPS        Y2, Y5, Y5
+	VSUBPS        Y5, Y4, Y4
+	VADDPS        Y4, Y1, Y1
+	ADDQ          $0x00000480, CX
+	ADDQ          $0x00000100, DX
+	ADDQ          $0x04, BX
+	ADDQ          $0x20, SI
+	DECQ          DI
+	JMP           dotQ4Kr8VNNI_block
+
+dotQ4Kr8VNNI_done:
+	VMOVUPS Y1, (AX)
+	VZEROUPPER
+	RET

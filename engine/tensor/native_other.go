@@ -20,5 +20,5 @@ func cpuHasNativeSIMD() bool { return false }
 
 func interleaves(Type) bool { return false }
 
-// nativeVNNI is never set here (see native_amd64.go).
-var nativeVNNI = false
+// nativeSIMD and nativeVNNI are never set here (see native_amd64.go).
+var nativeSIMD, nativeVNNI = false, false

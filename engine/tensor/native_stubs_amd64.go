@@ -39,3 +39,13 @@ func dotQ4_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 // with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX-512 VNNI and VL, F16C.
 func dotQ4_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ4Kr8 sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)
+// with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
+// AVX2, F16C.
+func dotQ4Kr8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ4Kr8VNNI sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)
+// with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
+// AVX-512 VNNI and VL, F16C.
+func dotQ4Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)

@@ -83,13 +83,17 @@ func (m *Matrix) AppendRow(dst []byte, r int) []byte {
 // appendBlock appends block b of row r of a packed matrix to dst. In
 // groups of four, it is in r's group of t rows (four, or fewer for the
 // last), at (t·b + r's place in it) blocks; interleaved, see packRows8.
+// Appending to nil, it may return a view of m's bytes.
 func (m *Matrix) appendBlock(dst []byte, r, b int) []byte {
 	bb := layouts[m.Type].blockBytes
 	if m.rows8 {
 		blk := m.Data[(r&^7)*m.rowBytes+8*b*bb:][:8*bb]
 		j := r & 7
-		dst = append(dst, blk[2*j:2*j+2]...)
-		for c := 16; c < len(blk); c += 32 {
+		h := interleavedHalves(m.Type)
+		for i := range h {
+			dst = append(dst, blk[16*i+2*j:16*i+2*j+2]...)
+		}
+		for c := 16 * h; c < len(blk); c += 32 {
 			dst = append(dst, blk[c+4*j:c+4*j+4]...)
 		}
 		return dst
@@ -107,30 +111,44 @@ func (m *Matrix) appendBlock(dst []byte, r, b int) []byte {
 // on the stack, then decoded by its type's (statically called) decoder,
 // so that nothing is allocated.
 func (m *Matrix) rowInterleaved(dst []float32, r int) {
-	var buf [q8_0BlockBytes]byte
-	bb := layouts[m.Type].blockBytes
-	for b := range m.rowBytes / bb {
+	var buf [q4KBlockBytes]byte
+	l := layouts[m.Type]
+	for b := range m.rowBytes / l.blockBytes {
 		blk := m.appendBlock(buf[:0], r, b)
-		y := dst[b*qk8 : (b+1)*qk8]
-		if m.Type == Q8_0 {
+		y := dst[b*l.blockSize : (b+1)*l.blockSize]
+		switch m.Type {
+		case Q8_0:
 			dequantizeQ8_0(y, blk)
-		} else {
+		case Q4_0:
 			dequantizeQ4_0(y, blk)
+		default:
+			dequantizeQ4K(y, blk)
 		}
 	}
 }
 
-// packRows8 reorders m, whose blocks are a 2-byte scale and then quants in
-// whole words of four bytes (Q8_0, Q4_0), into the interleaved layout of
-// the native kernels: each group of eight rows block by block, and each
-// group's block b (at group + 8·b·blockBytes) as the eight rows' scales
-// (16 bytes), then the rows' first four quant bytes (rows 0 to 7), their
-// next four, and so on: a YMM register of four bytes from each row at
-// once. A group occupies the same bytes either way, so this too is a
-// permutation within each group, made in place. m's rows are whole groups
-// of eight (packNative).
+// interleavedHalves is how many 2-byte fields begin a block of t (its
+// scales), before the words of four bytes that make up the rest of it:
+// Q8_0's and Q4_0's d, Q4_K's d and dmin.
+func interleavedHalves(t Type) int {
+	if t == Q4_K {
+		return 2
+	}
+	return 1
+}
+
+// packRows8 reorders m into the interleaved layout of the native kernels
+// (Q8_0, Q4_0, Q4_K): each group of eight rows block by block, and in each
+// group's block b (at group + 8·b·blockBytes) every field of a block eight
+// times over, one from each row: first the fp16 scales (field i of row j
+// at 16·i + 2·j), then the rest four bytes at a time (word k of row j at
+// 16·h + 32·k + 4·j, h the scales): a YMM register of four bytes from each
+// row at once. A group occupies the same bytes either way, so this too is
+// a permutation within each group, made in place. m's rows are whole
+// groups of eight (packNative).
 func packRows8(m *Matrix) {
 	bb := layouts[m.Type].blockBytes
+	h := interleavedHalves(m.Type)
 	group := make([]byte, 8*m.rowBytes)
 	for g := 0; g < m.Rows; g += 8 {
 		data := m.Data[g*m.rowBytes : (g+8)*m.rowBytes]
@@ -139,9 +157,11 @@ func packRows8(m *Matrix) {
 			blk := data[8*b*bb:][:8*bb]
 			for j := range 8 {
 				src := group[j*m.rowBytes+b*bb:][:bb]
-				copy(blk[2*j:], src[:2])
-				for c := 0; 2+4*c < bb; c++ {
-					copy(blk[16+32*c+4*j:], src[2+4*c:2+4*c+4])
+				for i := range h {
+					copy(blk[16*i+2*j:], src[2*i:2*i+2])
+				}
+				for k := 0; 2*h+4*k < bb; k++ {
+					copy(blk[16*h+32*k+4*j:], src[2*h+4*k:2*h+4*k+4])
 				}
 			}
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -217,4 +219,187 @@ func interleavedQ4_0() {
 			return acc
 		},
 	}.build()
+}
+
+// byteOfDwords is the VPSHUFB control that puts byte j of every 32-bit
+// lane into that lane, zero-extended.
+func byteOfDwords(j int) Mem {
+	name := fmt.Sprintf("byteOfDwords_%d", j)
+	if m, ok := shuffles[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for b := range 32 {
+		v := uint8(0x80) // zero
+		if b%4 == 0 {
+			v = uint8(b + j)
+		}
+		DATA(b, U8(v))
+	}
+	shuffles[name] = m
+	return m
+}
+
+// dotQ4Kr8 and dotQ4Kr8VNNI: Q4_K interleaved (tensor.Pack) — per
+// super-block of eight rows, their d (16 bytes), dmin (16), the three
+// words of 6-bit scales and mins (three YMM, a row per lane), then the
+// quants four bytes of each row at a time. Per super-block, isum =
+// Σ_j sc_j·Σ q·x_q over the eight sub-blocks of 32 and msum = Σ_j m_j·Σ x_q
+// (xs: the activation's Σ x_q per 32), then sum += float32(d·float32(isum))
+// − float32(dmin·float32(msum)), d and dmin the row's scales times the
+// activation's, as dotQ4K does.
+func interleavedQ4K() {
+	for _, vnni := range []bool{false, true} {
+		name, cpu := "dotQ4Kr8", "AVX2, F16C."
+		if vnni {
+			name, cpu = "dotQ4Kr8VNNI", "AVX-512 VNNI and VL, F16C."
+		}
+		TEXT(name, NOSPLIT, "func(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)")
+		Doc(name+" sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)",
+			"with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.", cpu)
+		out := Load(Param("out"), GP64())
+		w := Load(Param("w"), GP64())
+		x := Load(Param("x"), GP64())
+		xd := Load(Param("xd"), GP64())
+		xs := Load(Param("xs"), GP64())
+		nb := Load(Param("nb"), GP64())
+		low, sum := YMM(), YMM()
+		fillLanes(low, 0x0f0f0f0f)
+		VXORPS(sum, sum, sum)
+		var ones Register
+		if !vnni {
+			ones = YMM()
+			VPCMPEQW(ones, ones, ones)
+			VPSRLW(Imm(15), ones, ones)
+		}
+
+		Label(name + "_block")
+		TESTQ(nb, nb)
+		JZ(LabelRef(name + "_done"))
+		for off := 0; off < 8*144; off += 64 {
+			PREFETCHT0(Mem{Base: w, Disp: 1024 + off})
+		}
+
+		// The scales and mins of the eight rows, four 6-bit values a word
+		// (ggml's utmp unpacking, a row per lane): sc_0..3, sc_4..7,
+		// m_0..3, m_4..7.
+		u0, u1, u2, t := YMM(), YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: w, Disp: 32}, u0)
+		VMOVDQU(Mem{Base: w, Disp: 64}, u1)
+		VMOVDQU(Mem{Base: w, Disp: 96}, u2)
+		six, three := YMM(), YMM()
+		fillLanes(six, 0x3f3f3f3f)
+		fillLanes(three, 0x03030303)
+		sc03, sc47, m03, m47 := YMM(), YMM(), YMM(), YMM()
+		VPAND(six, u0, sc03)
+		VPAND(six, u1, m03)
+		VPSRLD(Imm(6), u0, t)
+		VPAND(three, t, t)
+		VPSLLD(Imm(4), t, t)
+		VPAND(low, u2, sc47)
+		VPOR(t, sc47, sc47)
+		VPSRLD(Imm(6), u1, t)
+		VPAND(three, t, t)
+		VPSLLD(Imm(4), t, t)
+		VPSRLD(Imm(4), u2, m47)
+		VPAND(low, m47, m47)
+		VPOR(t, m47, m47)
+		scale := func(j int, lo, hi Register) Register {
+			s := YMM()
+			src := lo
+			if j >= 4 {
+				src = hi
+			}
+			VPSHUFB(byteOfDwords(j%4), src, s)
+			return s
+		}
+
+		// msum = Σ_j m_j·Σ x_q of sub-block j.
+		msum := YMM()
+		for j := range 8 {
+			m, s := scale(j, m03, m47), YMM()
+			VPBROADCASTD(Mem{Base: xs, Disp: 4 * j}, s)
+			VPMULLD(s, m, m)
+			if j == 0 {
+				VMOVDQA(m, msum)
+			} else {
+				VPADDD(m, msum, msum)
+			}
+		}
+
+		// isum = Σ_j sc_j·Σ q·x_q: sub-blocks 2c (low nibbles) and 2c+1
+		// (high) from the same 32 bytes of each row.
+		isum := YMM()
+		for c := range 4 {
+			accLo, accHi := YMM(), YMM()
+			if vnni {
+				VPXOR(accLo, accLo, accLo)
+				VPXOR(accHi, accHi, accHi)
+			}
+			for k := range 8 {
+				lo, hi := YMM(), YMM()
+				VMOVDQU(Mem{Base: w, Disp: 128 + 256*c + 32*k}, lo)
+				VPSRLW(Imm(4), lo, hi)
+				VPAND(low, lo, lo)
+				VPAND(low, hi, hi)
+				xl, xh := Mem{Base: x, Disp: 64*c + 4*k}, Mem{Base: x, Disp: 64*c + 32 + 4*k}
+				if vnni {
+					VPDPBUSD_BCST(xl, lo, accLo)
+					VPDPBUSD_BCST(xh, hi, accHi)
+					continue
+				}
+				// Eight int16 pair sums of at most 2·15·128 each fit.
+				bl, bh := YMM(), YMM()
+				VPBROADCASTD(xl, bl)
+				VPBROADCASTD(xh, bh)
+				VPMADDUBSW(bl, lo, lo)
+				VPMADDUBSW(bh, hi, hi)
+				if k == 0 {
+					VMOVDQA(lo, accLo)
+					VMOVDQA(hi, accHi)
+				} else {
+					VPADDW(lo, accLo, accLo)
+					VPADDW(hi, accHi, accHi)
+				}
+			}
+			if !vnni {
+				VPMADDWD(ones, accLo, accLo)
+				VPMADDWD(ones, accHi, accHi)
+			}
+			VPMULLD(scale(2*c, sc03, sc47), accLo, accLo)
+			VPMULLD(scale(2*c+1, sc03, sc47), accHi, accHi)
+			if c == 0 {
+				VPADDD(accHi, accLo, isum)
+			} else {
+				VPADDD(accLo, isum, isum)
+				VPADDD(accHi, isum, isum)
+			}
+		}
+
+		fi, fm := YMM(), YMM()
+		VCVTDQ2PS(isum, fi) // rounded to nearest even, as Go's float32(isum)
+		VCVTDQ2PS(msum, fm)
+		d, dmin, dx := YMM(), YMM(), YMM()
+		VCVTPH2PS(Mem{Base: w}, d)
+		VCVTPH2PS(Mem{Base: w, Disp: 16}, dmin)
+		VBROADCASTSS(Mem{Base: xd}, dx)
+		VMULPS(dx, d, d)       // float32(d_w·d_x)
+		VMULPS(dx, dmin, dmin) // float32(dmin_w·d_x)
+		VMULPS(fi, d, d)       // float32(d·float32(isum))
+		VMULPS(fm, dmin, dmin) // float32(dmin·float32(msum))
+		VSUBPS(dmin, d, d)     // … − …
+		VADDPS(d, sum, sum)    // sum += …
+
+		ADDQ(U32(8*144), w)
+		ADDQ(U32(256), x)
+		ADDQ(Imm(4), xd)
+		ADDQ(Imm(32), xs)
+		DECQ(nb)
+		JMP(LabelRef(name + "_block"))
+
+		Label(name + "_done")
+		VMOVUPS(sum, Mem{Base: out})
+		VZEROUPPER()
+		RET()
+	}
 }

@@ -31,6 +31,7 @@ func main() {
 	dotQ6Kx8()
 	interleavedQ8_0()
 	interleavedQ4_0()
+	interleavedQ4K()
 	Generate()
 }
 
