@@ -136,9 +136,10 @@ func uint16s(b []byte) []uint16 {
 // may be src.
 func RoundF16(dst, src []float32) {
 	dst = dst[:len(src)]
+	n := roundF16Native(dst, src) // natively, the first values on F16C
 	t := f16Table()
-	for i, v := range src {
-		dst[i] = t[f32ToF16(v)]
+	for i, v := range src[n:] {
+		dst[n+i] = t[f32ToF16(v)]
 	}
 }
 
@@ -151,8 +152,9 @@ func dequantizeF16(dst []float32, src []byte) {
 // a value.
 func EncodeF16(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = f32ToF16(v)
+	n := encodeF16Native(dst, src) // natively, the first values on F16C
+	for i, v := range src[n:] {
+		dst[n+i] = f32ToF16(v)
 	}
 }
 

@@ -104,3 +104,68 @@ func interleaves(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || 
 // row of a packed matrix is left to a pure-Go kernel, which reads rows in
 // the file's layout).
 func packNative(m *Matrix) bool { return hasRows8(m.Type) && m.Rows%8 == 0 }
+
+// The attention kernels natively (see attention.go and f16.go): AVX and
+// F16C forms of DotF32Rows, AddScaledRows and DecodeF16Rows with the
+// pure-Go loops' bits, where the shapes suit them; the rest in Go.
+
+func dotF32RowsNative(out, x, rows []float32, stride int) bool {
+	n, count := len(x), len(out)&^7
+	if !nativeSIMD || n%4 != 0 || n == 0 || count == 0 {
+		return false
+	}
+	dotF32Rows8(&out[0], &x[0], &rows[0], n, count, stride)
+	for t := count; t < len(out); t++ {
+		out[t] = DotF32(rows[t*stride:t*stride+n], x)
+	}
+	return true
+}
+
+func addScaledRowsNative(out, a, rows []float32, stride int) bool {
+	n := len(out) &^ 7
+	if !nativeSIMD || n == 0 {
+		return false
+	}
+	addScaledRowsF32(&out[0], &a[0], &rows[0], n, len(a), stride)
+	for t, at := range a { // the last len(out) % 8 elements
+		v := rows[t*stride : t*stride+len(out)]
+		for i := n; i < len(out); i++ {
+			out[i] += float32(at * v[i])
+		}
+	}
+	return true
+}
+
+func decodeF16RowsNative(dst []float32, src []uint16, width, stride int) bool {
+	n := width &^ 7
+	if !nativeSIMD || n == 0 {
+		return false
+	}
+	for r := range len(dst) / width {
+		d, s := dst[r*width:(r+1)*width], src[r*stride:r*stride+width]
+		decodeF16x8(&d[0], &s[0], n)
+		DecodeF16(d[n:], s[n:])
+	}
+	return true
+}
+
+// roundF16Native rounds the first values of src, a multiple of 8, into
+// dst on F16C (RoundF16's bits) and returns how many.
+func roundF16Native(dst, src []float32) int {
+	n := len(src) &^ 7
+	if !nativeSIMD || n == 0 {
+		return 0
+	}
+	roundF16x8(&dst[0], &src[0], n)
+	return n
+}
+
+// encodeF16Native is roundF16Native for EncodeF16.
+func encodeF16Native(dst []uint16, src []float32) int {
+	n := len(src) &^ 7
+	if !nativeSIMD || n == 0 {
+		return 0
+	}
+	encodeF16x8(&dst[0], &src[0], n)
+	return n
+}

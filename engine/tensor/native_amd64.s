@@ -3373,3 +3373,281 @@ dotQ4Kr8VNNI_done:
 	VMOVUPS Y1, (AX)
 	VZEROUPPER
 	RET
+
+// func addScaledRowsF32(out *float32, a *float32, rows *float32, n int, count int, stride int)
+// Requires: AVX
+TEXT ·addScaledRowsF32(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ count+32(FP), SI
+	MOVQ stride+40(FP), DI
+	SHLQ $0x02, DI
+
+asr4_chunk:
+	CMPQ    BX, $0x00000020
+	JL      asr4_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	XORQ    R8, R8
+	MOVQ    DX, R9
+
+asr4_row:
+	CMPQ         R8, SI
+	JGE          asr4_store
+	VBROADCASTSS (CX)(R8*4), Y4
+	VMULPS       (R9), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+	VMULPS       32(R9), Y4, Y5
+	VADDPS       Y5, Y1, Y1
+	VMULPS       64(R9), Y4, Y5
+	VADDPS       Y5, Y2, Y2
+	VMULPS       96(R9), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         DI, R9
+	INCQ         R8
+	JMP          asr4_row
+
+asr4_store:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, BX
+	JMP     asr4_chunk
+
+asr4_next:
+asr1_chunk:
+	CMPQ    BX, $0x00000008
+	JL      asr1_next
+	VMOVUPS (AX), Y0
+	XORQ    R8, R8
+	MOVQ    DX, R9
+
+asr1_row:
+	CMPQ         R8, SI
+	JGE          asr1_store
+	VBROADCASTSS (CX)(R8*4), Y1
+	VMULPS       (R9), Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	ADDQ         DI, R9
+	INCQ         R8
+	JMP          asr1_row
+
+asr1_store:
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000008, BX
+	JMP     asr1_chunk
+
+asr1_next:
+	VZEROUPPER
+	RET
+
+// func dotF32Rows8(out *float32, x *float32, rows *float32, n int, count int, stride int)
+// Requires: AVX
+TEXT ·dotF32Rows8(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ count+32(FP), SI
+	MOVQ stride+40(FP), DI
+	SHLQ $0x02, DI
+	LEAQ (DI)(DI*2), R8
+
+dfr_group:
+	CMPQ   SI, $0x08
+	JL     dfr_done
+	MOVQ   DX, R9
+	LEAQ   (DX)(DI*4), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R10, R10
+
+dfr_elem:
+	CMPQ           R10, BX
+	JGE            dfr_sum
+	VBROADCASTF128 (CX)(R10*4), Y4
+	MOVQ           R9, R11
+	VMOVUPS        (R11)(R10*4), X5
+	LEAQ           (R9)(DI*1), R11
+	VINSERTF128    $0x01, (R11)(R10*4), Y5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y0, Y0
+	LEAQ           (R9)(DI*2), R11
+	VMOVUPS        (R11)(R10*4), X6
+	LEAQ           (R9)(R8*1), R11
+	VINSERTF128    $0x01, (R11)(R10*4), Y6, Y6
+	VMULPS         Y4, Y6, Y6
+	VADDPS         Y6, Y1, Y1
+	MOVQ           DX, R11
+	VMOVUPS        (R11)(R10*4), X7
+	LEAQ           (DX)(DI*1), R11
+	VINSERTF128    $0x01, (R11)(R10*4), Y7, Y7
+	VMULPS         Y4, Y7, Y7
+	VADDPS         Y7, Y2, Y2
+	LEAQ           (DX)(DI*2), R11
+	VMOVUPS        (R11)(R10*4), X8
+	LEAQ           (DX)(R8*1), R11
+	VINSERTF128    $0x01, (R11)(R10*4), Y8, Y8
+	VMULPS         Y4, Y8, Y8
+	VADDPS         Y8, Y3, Y3
+	ADDQ           $0x04, R10
+	JMP            dfr_elem
+
+dfr_sum:
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y0, X4
+	VMOVSS       X0, (AX)
+	VMOVSS       X4, 4(AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVSS       X1, 8(AX)
+	VMOVSS       X0, 12(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X2, 16(AX)
+	VMOVSS       X0, 20(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VMOVSS       X3, 24(AX)
+	VMOVSS       X0, 28(AX)
+	ADDQ         $0x20, AX
+	LEAQ         (DX)(DI*4), DX
+	SUBQ         $0x08, SI
+	JMP          dfr_group
+
+dfr_done:
+	VZEROUPPER
+	RET
+
+// func decodeF16x8(dst *float32, src *uint16, n int)
+// Requires: AVX, AVX2, F16C
+TEXT ·decodeF16x8(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVL         $0x80000000, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x000003ff, BX
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x7f800000, BX
+	VMOVD        BX, X2
+	VPBROADCASTD X2, Y2
+
+df16_loop:
+	CMPQ      DX, $0x08
+	JL        df16_done
+	VCVTPH2PS (CX), Y3
+	VPMOVZXWD (CX), Y4
+	VPSLLD    $0x10, Y4, Y5
+	VPAND     Y0, Y5, Y5
+	VPAND     Y1, Y4, Y4
+	VPSLLD    $0x0d, Y4, Y4
+	VPOR      Y4, Y5, Y5
+	VPOR      Y2, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y4
+	VBLENDVPS Y4, Y5, Y3, Y3
+	VMOVUPS   Y3, (AX)
+	ADDQ      $0x10, CX
+	ADDQ      $0x20, AX
+	SUBQ      $0x08, DX
+	JMP       df16_loop
+
+df16_done:
+	VZEROUPPER
+	RET
+
+// func encodeF16x8(dst *uint16, src *float32, n int)
+// Requires: AVX, AVX2, F16C
+TEXT ·encodeF16x8(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVL         $0x00007fff, BX
+	VMOVD        BX, X0
+	VPBROADCASTW X0, X0
+	MOVL         $0x00007c00, BX
+	VMOVD        BX, X1
+	VPBROADCASTW X1, X1
+	MOVL         $0x00008000, BX
+	VMOVD        BX, X2
+	VPBROADCASTW X2, X2
+	MOVL         $0x00007e00, BX
+	VMOVD        BX, X3
+	VPBROADCASTW X3, X3
+
+encodeF16x8_loop:
+	CMPQ      DX, $0x08
+	JL        encodeF16x8_done
+	VMOVUPS   (CX), Y4
+	VCVTPS2PH $0x00, Y4, X4
+	VPAND     X0, X4, X5
+	VPCMPGTW  X1, X5, X5
+	VPAND     X2, X4, X6
+	VPOR      X3, X6, X6
+	VPBLENDVB X5, X6, X4, X4
+	VMOVDQU   X4, (AX)
+	ADDQ      $0x10, AX
+	ADDQ      $0x20, CX
+	SUBQ      $0x08, DX
+	JMP       encodeF16x8_loop
+
+encodeF16x8_done:
+	VZEROUPPER
+	RET
+
+// func roundF16x8(dst *float32, src *float32, n int)
+// Requires: AVX, AVX2, F16C
+TEXT ·roundF16x8(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVL         $0x00007fff, BX
+	VMOVD        BX, X0
+	VPBROADCASTW X0, X0
+	MOVL         $0x00007c00, BX
+	VMOVD        BX, X1
+	VPBROADCASTW X1, X1
+	MOVL         $0x00008000, BX
+	VMOVD        BX, X2
+	VPBROADCASTW X2, X2
+	MOVL         $0x00007e00, BX
+	VMOVD        BX, X3
+	VPBROADCASTW X3, X3
+
+roundF16x8_loop:
+	CMPQ      DX, $0x08
+	JL        roundF16x8_done
+	VMOVUPS   (CX), Y4
+	VCVTPS2PH $0x00, Y4, X4
+	VPAND     X0, X4, X5
+	VPCMPGTW  X1, X5, X5
+	VPAND     X2, X4, X6
+	VPOR      X3, X6, X6
+	VPBLENDVB X5, X6, X4, X4
+	VCVTPH2PS X4, Y4
+	VMOVUPS   Y4, (AX)
+	ADDQ      $0x20, AX
+	ADDQ      $0x20, CX
+	SUBQ      $0x08, DX
+	JMP       roundF16x8_loop
+
+roundF16x8_done:
+	VZEROUPPER
+	RET

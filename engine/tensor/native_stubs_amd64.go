@@ -6,46 +6,93 @@ package tensor
 
 // dotQ8_0x8 sets out[0:8] to dotQ8_0 of the eight Q8_0 rows at w, w+stride, …, w+7·stride
 // with the activation's nb blocks of quants x and scales xd (xs unused; AVX2, F16C).
+//
+//go:noescape
 func dotQ8_0x8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4_0x8 sets out[0:8] to dotQ4_0 of the eight Q4_0 rows at w, w+stride, …, w+7·stride
 // with the activation's nb blocks of quants x, scales xd and sums xs (AVX2, F16C).
+//
+//go:noescape
 func dotQ4_0x8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride
 // with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
+//
+//go:noescape
 func dotQ4Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
 
 // dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride
 // with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).
+//
+//go:noescape
 func dotQ6Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
 
 // dotQ8_0r8 sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)
 // with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX2, F16C.
+//
+//go:noescape
 func dotQ8_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ8_0r8VNNI sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)
 // with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX-512 VNNI and VL, F16C.
+//
+//go:noescape
 func dotQ8_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4_0r8 sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)
 // with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX2, F16C.
+//
+//go:noescape
 func dotQ4_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4_0r8VNNI sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)
 // with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX-512 VNNI and VL, F16C.
+//
+//go:noescape
 func dotQ4_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4Kr8 sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)
 // with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
 // AVX2, F16C.
+//
+//go:noescape
 func dotQ4Kr8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotQ4Kr8VNNI sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)
 // with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
 // AVX-512 VNNI and VL, F16C.
+//
+//go:noescape
 func dotQ4Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// addScaledRowsF32 adds a[t]·rows[t·stride : t·stride+n] to out[0:n] for t < count, in that order,
+// each product rounded to float32; n is a multiple of 8 (AVX).
+//
+//go:noescape
+func addScaledRowsF32(out *float32, a *float32, rows *float32, n int, count int, stride int)
+
+// dotF32Rows8 sets out[t] to DotF32(rows[t·stride : t·stride+n], x) for t < count,
+// count a multiple of 8 and n of 4 (AVX).
+//
+//go:noescape
+func dotF32Rows8(out *float32, x *float32, rows *float32, n int, count int, stride int)
+
+// decodeF16x8 sets dst[i] to the value of the F16 bits src[i] for i < n, a multiple of 8 (AVX2, F16C).
+//
+//go:noescape
+func decodeF16x8(dst *float32, src *uint16, n int)
+
+// encodeF16x8 sets dst[i] to src[i] rounded to the nearest F16 (f32ToF16) for i < n, a multiple of 8 (AVX2, F16C).
+//
+//go:noescape
+func encodeF16x8(dst *uint16, src *float32, n int)
+
+// roundF16x8 sets dst[i] to src[i] rounded to the nearest F16 (RoundF16) for i < n, a multiple of 8 (AVX2, F16C).
+//
+//go:noescape
+func roundF16x8(dst *float32, src *float32, n int)

@@ -98,3 +98,34 @@ func requireInterleavedBits(t *testing.T, m *Matrix, a *activation, qi int) {
 		}
 	}
 }
+
+// TestNativeF16RoundingIsPureGo: EncodeF16 and RoundF16, which run on F16C
+// natively eight values at a time, give f32ToF16's bits for values around
+// every F16 (each F16's float32 value, its neighbours, the ties halfway to
+// the next), random bit patterns, and NaNs with any payload.
+func TestNativeF16RoundingIsPureGo(t *testing.T) {
+	var src []float32
+	for h := range 1 << 16 {
+		f := f16Table()[h]
+		b := math.Float32bits(f)
+		src = append(src, f, math.Float32frombits(b+1), math.Float32frombits(b-1), math.Float32frombits(b+1<<12), math.Float32frombits(b+1<<12+1))
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 1 << 18 {
+		src = append(src, math.Float32frombits(rng.Uint32()))
+	}
+	src = append(src, math.Float32frombits(0x7f800001), math.Float32frombits(0xffbfffff), float32(math.NaN()))
+	src = src[:len(src)&^7]
+	enc, round := make([]uint16, len(src)+3), make([]float32, len(src)+3)
+	EncodeF16(enc[:len(src)+3], append(slices.Clone(src), 1, 2, 3))
+	RoundF16(round[:len(src)+3], append(slices.Clone(src), 1, 2, 3))
+	for i, v := range src {
+		want := f32ToF16(v)
+		if enc[i] != want {
+			t.Fatalf("EncodeF16(%#x) = %#04x, f32ToF16 %#04x", math.Float32bits(v), enc[i], want)
+		}
+		if math.Float32bits(round[i]) != math.Float32bits(f16Table()[want]) {
+			t.Fatalf("RoundF16(%#x) = %#x, want %#x", math.Float32bits(v), math.Float32bits(round[i]), math.Float32bits(f16Table()[want]))
+		}
+	}
+}

@@ -3,8 +3,9 @@
 package tensor
 
 // Without the wasmlm_simd build tag (natively, and in wasm builds for hosts
-// that do not provide the SIMD kernels) every product runs the pure-Go
-// kernels; see simd_wasm.go.
+// that do not provide the SIMD kernels) no product runs the SIMD128
+// kernels (simd_wasm.go); natively some run assembly kernels instead
+// (native_amd64.go).
 
 // SIMD reports whether matrix products run on the SIMD128 kernels.
 func SIMD() bool {
@@ -28,16 +29,18 @@ type simdBatch struct{}
 
 func (*simdBatch) reserve(int) {}
 
-func dotF32RowsSIMD(_, _, _ []float32, _ int) bool {
-	return false
+// The attention kernels run natively where there are some (native_amd64.go).
+
+func dotF32RowsSIMD(out, x, rows []float32, stride int) bool {
+	return dotF32RowsNative(out, x, rows, stride)
 }
 
-func addScaledRowsSIMD(_, _, _ []float32, _ int) bool {
-	return false
+func addScaledRowsSIMD(out, a, rows []float32, stride int) bool {
+	return addScaledRowsNative(out, a, rows, stride)
 }
 
-func decodeF16RowsSIMD([]float32, []uint16, int, int) bool {
-	return false
+func decodeF16RowsSIMD(dst []float32, src []uint16, width, stride int) bool {
+	return decodeF16RowsNative(dst, src, width, stride)
 }
 
 func encodeSIMD(Type, *activation, []float32) bool {

@@ -50,6 +50,7 @@ type ikernel struct {
 
 func (e interleaved) build() {
 	TEXT(e.name, NOSPLIT, "func(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)")
+	Pragma("noescape") // the kernels keep no pointer
 	Doc(e.doc...)
 	var k ikernel
 	out := Load(Param("out"), GP64())
@@ -255,6 +256,7 @@ func interleavedQ4K() {
 			name, cpu = "dotQ4Kr8VNNI", "AVX-512 VNNI and VL, F16C."
 		}
 		TEXT(name, NOSPLIT, "func(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)")
+		Pragma("noescape") // the kernels keep no pointer
 		Doc(name+" sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)",
 			"with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.", cpu)
 		out := Load(Param("out"), GP64())

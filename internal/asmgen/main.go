@@ -32,6 +32,10 @@ func main() {
 	interleavedQ8_0()
 	interleavedQ4_0()
 	interleavedQ4K()
+	addScaledRowsF32()
+	dotF32Rows8()
+	decodeF16x8()
+	encodeF16x8()
 	Generate()
 }
 
@@ -128,6 +132,7 @@ type kernel struct {
 
 func (e eightRows) build() {
 	TEXT(e.name, NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, xs *int32, nb int)")
+	Pragma("noescape") // the kernels keep no pointer
 	Doc(e.doc...)
 	var k kernel
 	out := Load(Param("out"), GP64())
@@ -287,6 +292,7 @@ func dotQ4_0x8() {
 // the row's scales times the activation's.
 func dotQ4Kx8() {
 	TEXT("dotQ4Kx8", NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, bsums *int16, nb int)")
+	Pragma("noescape") // the kernels keep no pointer
 	Doc("dotQ4Kx8 sets out[0:8] to dotQ4K of the eight Q4_K rows at w, w+stride, …, w+7·stride",
 		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
 	r, x, xd, bs, nb := kParams()
@@ -406,6 +412,7 @@ func shuffleK4(j int) Mem {
 // allocated: avo's allocator would reach for Y16–Y31, which AVX2 lacks.
 func dotQ6Kx8() {
 	TEXT("dotQ6Kx8", NOSPLIT, "func(out *float32, w *byte, stride, second, step int, x *int8, xd *float32, bsums *int16, nb int)")
+	Pragma("noescape") // the kernels keep no pointer
 	Doc("dotQ6Kx8 sets out[0:8] to dotQ6K of the eight Q6_K rows at w, w+stride, …, w+7·stride",
 		"with the activation's nb super-blocks of quants x, scales xd and block sums bsums (AVX2, F16C).")
 	r, x, xd, bs, nb := kParams()
