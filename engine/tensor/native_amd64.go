@@ -42,7 +42,11 @@ func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {
-	return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K || t == Q6_K)
+	switch t {
+	case Q8_0, Q4_0, Q4_K, Q6_K, F32, F16, BF16:
+		return nativeSIMD
+	}
+	return false
 }
 
 // dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a, on
@@ -54,6 +58,10 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	}
 	if m.rows8 {
 		dotInterleaved8(out, m, r, a)
+		return true
+	}
+	if m.Type == F32 || m.Type == F16 || m.Type == BF16 {
+		dotFloats8(out, m, r, a)
 		return true
 	}
 	rb, bb := m.rowBytes, layouts[m.Type].blockBytes
@@ -73,6 +81,28 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		dotQ6Kx8(&out[0], w, stride, second, step, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	}
 	return true
+}
+
+// dotFloats8 is dotRows8 for F32, F16 and BF16 rows (in the file's
+// layout: they are not packed), with the pure-Go kernels for rows whose
+// length is no multiple of 4 (the kernels' four lanes).
+func dotFloats8(out []float32, m *Matrix, r int, a *activation) {
+	rb := m.rowBytes
+	if m.Cols%4 != 0 {
+		for i := range 8 {
+			out[i] = m.tr.dot(m.Data[(r+i)*rb:(r+i+1)*rb], a)
+		}
+		return
+	}
+	w := unsafe.Pointer(&m.Data[r*rb])
+	switch m.Type {
+	case F32:
+		dotF32Rows8(&out[0], &a.f[0], (*float32)(w), m.Cols, 8, m.Cols)
+	case F16:
+		dotF16Rows8(&out[0], &a.f[0], (*uint16)(w), m.Cols, 8, m.Cols)
+	default:
+		dotBF16Rows8(&out[0], &a.f[0], (*uint16)(w), m.Cols, 8, m.Cols)
+	}
 }
 
 // dotInterleaved8 is dotRows8 for a matrix in the interleaved layout

@@ -3460,51 +3460,47 @@ TEXT ·dotF32Rows8(SB), NOSPLIT, $0-48
 	MOVQ count+32(FP), SI
 	MOVQ stride+40(FP), DI
 	SHLQ $0x02, DI
-	LEAQ (DI)(DI*2), R8
+	LEAQ (DI)(DI*2), R10
 
-dfr_group:
+dotF32Rows8_group:
 	CMPQ   SI, $0x08
-	JL     dfr_done
-	MOVQ   DX, R9
-	LEAQ   (DX)(DI*4), DX
+	JL     dotF32Rows8_done
+	MOVQ   DX, R8
+	LEAQ   (DX)(DI*4), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	XORQ   R10, R10
+	MOVQ   CX, R11
+	MOVQ   BX, R12
 
-dfr_elem:
-	CMPQ           R10, BX
-	JGE            dfr_sum
-	VBROADCASTF128 (CX)(R10*4), Y4
-	MOVQ           R9, R11
-	VMOVUPS        (R11)(R10*4), X5
-	LEAQ           (R9)(DI*1), R11
-	VINSERTF128    $0x01, (R11)(R10*4), Y5, Y5
+dotF32Rows8_elem:
+	TESTQ          R12, R12
+	JZ             dotF32Rows8_sum
+	VBROADCASTF128 (R11), Y4
+	VMOVUPS        (R8), X5
+	VINSERTF128    $0x01, (R8)(DI*1), Y5, Y5
 	VMULPS         Y4, Y5, Y5
 	VADDPS         Y5, Y0, Y0
-	LEAQ           (R9)(DI*2), R11
-	VMOVUPS        (R11)(R10*4), X6
-	LEAQ           (R9)(R8*1), R11
-	VINSERTF128    $0x01, (R11)(R10*4), Y6, Y6
+	VMOVUPS        (R8)(DI*2), X6
+	VINSERTF128    $0x01, (R8)(R10*1), Y6, Y6
 	VMULPS         Y4, Y6, Y6
 	VADDPS         Y6, Y1, Y1
-	MOVQ           DX, R11
-	VMOVUPS        (R11)(R10*4), X7
-	LEAQ           (DX)(DI*1), R11
-	VINSERTF128    $0x01, (R11)(R10*4), Y7, Y7
+	VMOVUPS        (R9), X7
+	VINSERTF128    $0x01, (R9)(DI*1), Y7, Y7
 	VMULPS         Y4, Y7, Y7
 	VADDPS         Y7, Y2, Y2
-	LEAQ           (DX)(DI*2), R11
-	VMOVUPS        (R11)(R10*4), X8
-	LEAQ           (DX)(R8*1), R11
-	VINSERTF128    $0x01, (R11)(R10*4), Y8, Y8
+	VMOVUPS        (R9)(DI*2), X8
+	VINSERTF128    $0x01, (R9)(R10*1), Y8, Y8
 	VMULPS         Y4, Y8, Y8
 	VADDPS         Y8, Y3, Y3
-	ADDQ           $0x04, R10
-	JMP            dfr_elem
+	ADDQ           $0x10, R11
+	ADDQ           $0x00000010, R8
+	ADDQ           $0x00000010, R9
+	SUBQ           $0x04, R12
+	JMP            dotF32Rows8_elem
 
-dfr_sum:
+dotF32Rows8_sum:
 	VHADDPS      Y0, Y0, Y0
 	VHADDPS      Y0, Y0, Y0
 	VHADDPS      Y1, Y1, Y1
@@ -3526,11 +3522,183 @@ dfr_sum:
 	VMOVSS       X3, 24(AX)
 	VMOVSS       X0, 28(AX)
 	ADDQ         $0x20, AX
-	LEAQ         (DX)(DI*4), DX
+	LEAQ         (DX)(DI*8), DX
 	SUBQ         $0x08, SI
-	JMP          dfr_group
+	JMP          dotF32Rows8_group
 
-dfr_done:
+dotF32Rows8_done:
+	VZEROUPPER
+	RET
+
+// func dotF16Rows8(out *float32, x *float32, rows *uint16, n int, count int, stride int)
+// Requires: AVX, F16C
+TEXT ·dotF16Rows8(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ count+32(FP), SI
+	MOVQ stride+40(FP), DI
+	SHLQ $0x01, DI
+	LEAQ (DI)(DI*2), R10
+
+dotF16Rows8_group:
+	CMPQ   SI, $0x08
+	JL     dotF16Rows8_done
+	MOVQ   DX, R8
+	LEAQ   (DX)(DI*4), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   CX, R11
+	MOVQ   BX, R12
+
+dotF16Rows8_elem:
+	TESTQ          R12, R12
+	JZ             dotF16Rows8_sum
+	VBROADCASTF128 (R11), Y4
+	VMOVQ          (R8), X5
+	VPINSRQ        $0x01, (R8)(DI*1), X5, X5
+	VCVTPH2PS      X5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y0, Y0
+	VMOVQ          (R8)(DI*2), X5
+	VPINSRQ        $0x01, (R8)(R10*1), X5, X5
+	VCVTPH2PS      X5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y1, Y1
+	VMOVQ          (R9), X5
+	VPINSRQ        $0x01, (R9)(DI*1), X5, X5
+	VCVTPH2PS      X5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y2, Y2
+	VMOVQ          (R9)(DI*2), X5
+	VPINSRQ        $0x01, (R9)(R10*1), X5, X5
+	VCVTPH2PS      X5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y3, Y3
+	ADDQ           $0x10, R11
+	ADDQ           $0x00000008, R8
+	ADDQ           $0x00000008, R9
+	SUBQ           $0x04, R12
+	JMP            dotF16Rows8_elem
+
+dotF16Rows8_sum:
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y0, X4
+	VMOVSS       X0, (AX)
+	VMOVSS       X4, 4(AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVSS       X1, 8(AX)
+	VMOVSS       X0, 12(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X2, 16(AX)
+	VMOVSS       X0, 20(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VMOVSS       X3, 24(AX)
+	VMOVSS       X0, 28(AX)
+	ADDQ         $0x20, AX
+	LEAQ         (DX)(DI*8), DX
+	SUBQ         $0x08, SI
+	JMP          dotF16Rows8_group
+
+dotF16Rows8_done:
+	VZEROUPPER
+	RET
+
+// func dotBF16Rows8(out *float32, x *float32, rows *uint16, n int, count int, stride int)
+// Requires: AVX, AVX2
+TEXT ·dotBF16Rows8(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ count+32(FP), SI
+	MOVQ stride+40(FP), DI
+	SHLQ $0x01, DI
+	LEAQ (DI)(DI*2), R10
+
+dotBF16Rows8_group:
+	CMPQ   SI, $0x08
+	JL     dotBF16Rows8_done
+	MOVQ   DX, R8
+	LEAQ   (DX)(DI*4), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   CX, R11
+	MOVQ   BX, R12
+
+dotBF16Rows8_elem:
+	TESTQ          R12, R12
+	JZ             dotBF16Rows8_sum
+	VBROADCASTF128 (R11), Y4
+	VMOVQ          (R8), X5
+	VPINSRQ        $0x01, (R8)(DI*1), X5, X5
+	VPMOVZXWD      X5, Y5
+	VPSLLD         $0x10, Y5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y0, Y0
+	VMOVQ          (R8)(DI*2), X5
+	VPINSRQ        $0x01, (R8)(R10*1), X5, X5
+	VPMOVZXWD      X5, Y5
+	VPSLLD         $0x10, Y5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y1, Y1
+	VMOVQ          (R9), X5
+	VPINSRQ        $0x01, (R9)(DI*1), X5, X5
+	VPMOVZXWD      X5, Y5
+	VPSLLD         $0x10, Y5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y2, Y2
+	VMOVQ          (R9)(DI*2), X5
+	VPINSRQ        $0x01, (R9)(R10*1), X5, X5
+	VPMOVZXWD      X5, Y5
+	VPSLLD         $0x10, Y5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y3, Y3
+	ADDQ           $0x10, R11
+	ADDQ           $0x00000008, R8
+	ADDQ           $0x00000008, R9
+	SUBQ           $0x04, R12
+	JMP            dotBF16Rows8_elem
+
+dotBF16Rows8_sum:
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y1, Y1, Y1
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y2, Y2, Y2
+	VHADDPS      Y3, Y3, Y3
+	VHADDPS      Y3, Y3, Y3
+	VEXTRACTF128 $0x01, Y0, X4
+	VMOVSS       X0, (AX)
+	VMOVSS       X4, 4(AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VMOVSS       X1, 8(AX)
+	VMOVSS       X0, 12(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVSS       X2, 16(AX)
+	VMOVSS       X0, 20(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VMOVSS       X3, 24(AX)
+	VMOVSS       X0, 28(AX)
+	ADDQ         $0x20, AX
+	LEAQ         (DX)(DI*8), DX
+	SUBQ         $0x08, SI
+	JMP          dotBF16Rows8_group
+
+dotBF16Rows8_done:
 	VZEROUPPER
 	RET
 

@@ -76,11 +76,23 @@ func dotQ4Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int
 //go:noescape
 func addScaledRowsF32(out *float32, a *float32, rows *float32, n int, count int, stride int)
 
-// dotF32Rows8 sets out[t] to DotF32(rows[t·stride : t·stride+n], x) for t < count,
-// count a multiple of 8 and n of 4 (AVX).
+// dotF32Rows8 sets out[t] to the four-lane dot product (DotF32's order) of x with the n values
+// at rows[t·stride:] for t < count, count a multiple of 8 and n of 4 (AVX2, F16C).
 //
 //go:noescape
 func dotF32Rows8(out *float32, x *float32, rows *float32, n int, count int, stride int)
+
+// dotF16Rows8 sets out[t] to the four-lane dot product (DotF32's order) of x with the n values
+// at rows[t·stride:] for t < count, count a multiple of 8 and n of 4 (AVX2, F16C).
+//
+//go:noescape
+func dotF16Rows8(out *float32, x *float32, rows *uint16, n int, count int, stride int)
+
+// dotBF16Rows8 sets out[t] to the four-lane dot product (DotF32's order) of x with the n values
+// at rows[t·stride:] for t < count, count a multiple of 8 and n of 4 (AVX2, F16C).
+//
+//go:noescape
+func dotBF16Rows8(out *float32, x *float32, rows *uint16, n int, count int, stride int)
 
 // decodeF16x8 sets dst[i] to the value of the F16 bits src[i] for i < n, a multiple of 8 (AVX2, F16C).
 //

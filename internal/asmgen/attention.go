@@ -66,93 +66,104 @@ func addScaledRowsF32() {
 	RET()
 }
 
-// dotF32Rows8 is DotF32Rows for eight rows at a time and n, a multiple of
-// 4, elements: two rows to a YMM (one a half), each half summing its row in
-// DotF32's four lanes, which then add as (s0+s1)+(s2+s3).
-func dotF32Rows8() {
-	TEXT("dotF32Rows8", NOSPLIT, "func(out, x, rows *float32, n, count, stride int)")
-	Pragma("noescape") // the kernels keep no pointer
-	Doc("dotF32Rows8 sets out[t] to DotF32(rows[t·stride : t·stride+n], x) for t < count,",
-		"count a multiple of 8 and n of 4 (AVX).")
-	out := Load(Param("out"), GP64())
-	x := Load(Param("x"), GP64())
-	rows := Load(Param("rows"), GP64())
-	n := Load(Param("n"), GP64())
-	count := Load(Param("count"), GP64())
-	stride := Load(Param("stride"), GP64())
-	SHLQ(Imm(2), stride) // in bytes
-	s3 := GP64()
-	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+// floatRows8 writes dotF32Rows8, dotF16Rows8 and dotBF16Rows8: DotF32Rows
+// (and the F32, F16 and BF16 matrix–vector kernels) for eight rows at a
+// time and n, a multiple of 4, elements. Two rows share a YMM, one to a
+// half, and each half sums its row in DotF32's four lanes (element i in
+// lane i mod 4), which then add up as (s0+s1)+(s2+s3): dotF32's bits.
+// F16 and BF16 rows are widened to float32 exactly first (F16C; a shift).
+// Only a NaN's payload may differ, where NaN weights meet NaN sums: which
+// one an addition keeps depends on its operands' order, which Go's
+// compiler chooses for the pure-Go kernels.
+func floatRows8() {
+	for _, typ := range []struct {
+		name, elem string
+		size       int
+	}{{"dotF32Rows8", "float32", 4}, {"dotF16Rows8", "uint16", 2}, {"dotBF16Rows8", "uint16", 2}} {
+		name := typ.name
+		TEXT(name, NOSPLIT, "func(out, x *float32, rows *"+typ.elem+", n, count, stride int)")
+		Pragma("noescape") // the kernels keep no pointer
+		Doc(name+" sets out[t] to the four-lane dot product (DotF32's order) of x with the n values",
+			"at rows[t·stride:] for t < count, count a multiple of 8 and n of 4 (AVX2, F16C).")
+		out := Load(Param("out"), GP64())
+		x := Load(Param("x"), GP64())
+		rows := Load(Param("rows"), GP64())
+		n := Load(Param("n"), GP64())
+		count := Load(Param("count"), GP64())
+		r := rowAddrs{s: Load(Param("stride"), GP64()), base: GP64(), base4: GP64(), s3: GP64()}
+		if typ.size == 4 {
+			SHLQ(Imm(2), r.s) // in bytes
+		} else {
+			SHLQ(Imm(1), r.s)
+		}
+		LEAQ(Mem{Base: r.s, Index: r.s, Scale: 2}, r.s3)
 
-	Label("dfr_group")
-	CMPQ(count, Imm(8))
-	JL(LabelRef("dfr_done"))
-	r0, r4 := GP64(), GP64() // rows 0–3 and 4–7 of the group
-	MOVQ(rows, r0)
-	LEAQ(Mem{Base: rows, Index: stride, Scale: 4}, r4)
-	var acc [4]Register
-	for i := range acc {
-		acc[i] = YMM()
-		VXORPS(acc[i], acc[i], acc[i])
-	}
-	i := GP64()
-	XORQ(i, i)
-	Label("dfr_elem")
-	CMPQ(i, n)
-	JGE(LabelRef("dfr_sum"))
-	xb := YMM()
-	VBROADCASTF128(Mem{Base: x, Index: i, Scale: 4}, xb)
-	for p := range 4 { // rows 2p and 2p+1
-		v, base := YMM(), GP64()
-		rowAddr(r0, r4, stride, s3, 2*p, base)
-		VMOVUPS(Mem{Base: base, Index: i, Scale: 4}, v.(VecVirtual).AsX())
-		rowAddr(r0, r4, stride, s3, 2*p+1, base)
-		VINSERTF128(Imm(1), Mem{Base: base, Index: i, Scale: 4}, v, v)
-		VMULPS(xb, v, v) // float32(a[i]·b[i])
-		VADDPS(v, acc[p], acc[p])
-	}
-	ADDQ(Imm(4), i)
-	JMP(LabelRef("dfr_elem"))
+		Label(name + "_group")
+		CMPQ(count, Imm(8))
+		JL(LabelRef(name + "_done"))
+		MOVQ(rows, r.base)
+		LEAQ(Mem{Base: rows, Index: r.s, Scale: 4}, r.base4)
+		var acc [4]Register
+		for i := range acc {
+			acc[i] = YMM()
+			VXORPS(acc[i], acc[i], acc[i])
+		}
+		xp, left := GP64(), GP64()
+		MOVQ(x, xp)
+		MOVQ(n, left)
+		Label(name + "_elem")
+		TESTQ(left, left)
+		JZ(LabelRef(name + "_sum"))
+		xb := YMM()
+		VBROADCASTF128(Mem{Base: xp}, xb) // x[i:i+4] in both halves
+		for p := range 4 {                // rows 2p and 2p+1
+			v := YMM()
+			switch typ.name {
+			case "dotF32Rows8":
+				VMOVUPS(r.mem(2*p, 0), v.(VecVirtual).AsX())
+				VINSERTF128(Imm(1), r.mem(2*p+1, 0), v, v)
+			case "dotF16Rows8":
+				h := XMM()
+				VMOVQ(r.mem(2*p, 0), h)
+				VPINSRQ(Imm(1), r.mem(2*p+1, 0), h, h)
+				VCVTPH2PS(h, v) // exact
+			default:
+				h := XMM()
+				VMOVQ(r.mem(2*p, 0), h)
+				VPINSRQ(Imm(1), r.mem(2*p+1, 0), h, h)
+				VPMOVZXWD(h, v)
+				VPSLLD(Imm(16), v, v) // a bfloat16 is a float32's top half
+			}
+			VMULPS(xb, v, v) // float32(w[i]·x[i])
+			VADDPS(v, acc[p], acc[p])
+		}
+		ADDQ(Imm(16), xp)
+		ADDQ(U32(4*typ.size), r.base)
+		ADDQ(U32(4*typ.size), r.base4)
+		SUBQ(Imm(4), left)
+		JMP(LabelRef(name + "_elem"))
 
-	Label("dfr_sum")
-	// (s0+s1)+(s2+s3) in every half: two horizontal additions.
-	for p := range 4 {
-		VHADDPS(acc[p], acc[p], acc[p])
-		VHADDPS(acc[p], acc[p], acc[p])
-	}
-	// Row 2p's sum is lane 0 of acc[p], row 2p+1's lane 4.
-	for p := range 4 {
-		hi := XMM()
-		VEXTRACTF128(Imm(1), acc[p], hi)
-		VMOVSS(acc[p].(VecVirtual).AsX(), Mem{Base: out, Disp: 8 * p})
-		VMOVSS(hi, Mem{Base: out, Disp: 8*p + 4})
-	}
-	ADDQ(Imm(32), out)
-	LEAQ(Mem{Base: r4, Index: stride, Scale: 4}, rows)
-	SUBQ(Imm(8), count)
-	JMP(LabelRef("dfr_group"))
+		Label(name + "_sum")
+		// (s0+s1)+(s2+s3) in every half: two horizontal additions.
+		for p := range 4 {
+			VHADDPS(acc[p], acc[p], acc[p])
+			VHADDPS(acc[p], acc[p], acc[p])
+		}
+		// Row 2p's sum is lane 0 of acc[p], row 2p+1's lane 4.
+		for p := range 4 {
+			hi := XMM()
+			VEXTRACTF128(Imm(1), acc[p], hi)
+			VMOVSS(acc[p].(VecVirtual).AsX(), Mem{Base: out, Disp: 8 * p})
+			VMOVSS(hi, Mem{Base: out, Disp: 8*p + 4})
+		}
+		ADDQ(Imm(32), out)
+		LEAQ(Mem{Base: rows, Index: r.s, Scale: 8}, rows)
+		SUBQ(Imm(8), count)
+		JMP(LabelRef(name + "_group"))
 
-	Label("dfr_done")
-	VZEROUPPER()
-	RET()
-}
-
-// rowAddr sets base to the address of row j (0–7) of a group: r0 + j·stride
-// for rows 0–3, r4 + (j−4)·stride for rows 4–7.
-func rowAddr(r0, r4, stride, s3 Register, j int, base Register) {
-	b := r0
-	if j >= 4 {
-		b, j = r4, j-4
-	}
-	switch j {
-	case 0:
-		MOVQ(b, base)
-	case 1:
-		LEAQ(Mem{Base: b, Index: stride, Scale: 1}, base)
-	case 2:
-		LEAQ(Mem{Base: b, Index: stride, Scale: 2}, base)
-	default:
-		LEAQ(Mem{Base: b, Index: s3, Scale: 1}, base)
+		Label(name + "_done")
+		VZEROUPPER()
+		RET()
 	}
 }
 

@@ -33,7 +33,7 @@ func main() {
 	interleavedQ4_0()
 	interleavedQ4K()
 	addScaledRowsF32()
-	dotF32Rows8()
+	floatRows8()
 	decodeF16x8()
 	encodeF16x8()
 	Generate()
