@@ -21,8 +21,8 @@ var nativeSIMD = nativeSIMDAvailable
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
-// nativeVNNI says whether the interleaved kernels (Q8_0, Q4_0 and Q4_K
-// packed by Pack) run their AVX-512 VNNI form, on YMM registers, rather than their
+// nativeVNNI says whether the interleaved kernels (Q8_0, Q4_0, Q4_K and
+// Q6_K packed by Pack) run their AVX-512 VNNI form, on YMM registers, rather than their
 // AVX2 form: where the CPU has AVX-512 VNNI and VL. Both give the same
 // bits; tests turn it off to check the AVX2 form on such a CPU.
 var nativeVNNI = nativeSIMDAvailable && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
@@ -114,6 +114,10 @@ func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 		dotQ4Kr8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	case m.Type == Q4_K:
 		dotQ4Kr8(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
+	case m.Type == Q6_K && nativeVNNI:
+		dotQ6Kr8VNNI(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
+	case m.Type == Q6_K:
+		dotQ6Kr8(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	case m.Type == Q8_0 && nativeVNNI:
 		dotQ8_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q8_0:
@@ -127,7 +131,13 @@ func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 
 // interleaves reports whether Pack stores a matrix of type t in the
 // interleaved layout of eight rows (packRows8) for the native kernels.
-func interleaves(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K) }
+func interleaves(t Type) bool {
+	switch t {
+	case Q8_0, Q4_0, Q4_K, Q6_K:
+		return nativeSIMD
+	}
+	return false
+}
 
 // packNative reports whether Pack reorders m for the native kernels: where
 // they run for its type, and its rows are whole groups of eight (so that no

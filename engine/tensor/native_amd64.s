@@ -3374,6 +3374,1666 @@ dotQ4Kr8VNNI_done:
 	VZEROUPPER
 	RET
 
+// func dotQ6Kr8(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ6Kr8(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         bsums+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x03030303, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
+	VPCMPEQW     Y3, Y3, Y3
+	VPSRLW       $0x0f, Y3, Y3
+
+dotQ6Kr8_block:
+	TESTQ        DI, DI
+	JZ           dotQ6Kr8_done
+	PREFETCHT0   2048(CX)
+	PREFETCHT0   2112(CX)
+	PREFETCHT0   2176(CX)
+	PREFETCHT0   2240(CX)
+	PREFETCHT0   2304(CX)
+	PREFETCHT0   2368(CX)
+	PREFETCHT0   2432(CX)
+	PREFETCHT0   2496(CX)
+	PREFETCHT0   2560(CX)
+	PREFETCHT0   2624(CX)
+	PREFETCHT0   2688(CX)
+	PREFETCHT0   2752(CX)
+	PREFETCHT0   2816(CX)
+	PREFETCHT0   2880(CX)
+	PREFETCHT0   2944(CX)
+	PREFETCHT0   3008(CX)
+	PREFETCHT0   3072(CX)
+	PREFETCHT0   3136(CX)
+	PREFETCHT0   3200(CX)
+	PREFETCHT0   3264(CX)
+	PREFETCHT0   3328(CX)
+	PREFETCHT0   3392(CX)
+	PREFETCHT0   3456(CX)
+	PREFETCHT0   3520(CX)
+	PREFETCHT0   3584(CX)
+	PREFETCHT0   3648(CX)
+	PREFETCHT0   3712(CX)
+	VMOVDQU      144(CX), Y6
+	VMOVDQU      176(CX), Y7
+	VMOVDQU      208(CX), Y8
+	VPAND        Y0, Y6, Y4
+	VPAND        Y1, Y8, Y5
+	VPSLLW       $0x04, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPBROADCASTD (DX), Y5
+	VPMADDUBSW   Y5, Y4, Y4
+	VPMADDWD     Y3, Y4, Y4
+	VMOVDQA      Y4, Y4
+	VPAND        Y0, Y7, Y5
+	VPSRLW       $0x02, Y8, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y5, Y5
+	VPBROADCASTD 32(DX), Y9
+	VPMADDUBSW   Y9, Y5, Y5
+	VPMADDWD     Y3, Y5, Y5
+	VMOVDQA      Y5, Y5
+	VPSRLW       $0x04, Y6, Y6
+	VPAND        Y0, Y6, Y6
+	VPSRLW       $0x04, Y8, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y6, Y6
+	VPBROADCASTD 64(DX), Y9
+	VPMADDUBSW   Y9, Y6, Y6
+	VPMADDWD     Y3, Y6, Y6
+	VMOVDQA      Y6, Y6
+	VPSRLW       $0x04, Y7, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x06, Y8, Y8
+	VPAND        Y1, Y8, Y8
+	VPSLLW       $0x04, Y8, Y8
+	VPOR         Y8, Y7, Y7
+	VPBROADCASTD 96(DX), Y8
+	VPMADDUBSW   Y8, Y7, Y7
+	VPMADDWD     Y3, Y7, Y7
+	VMOVDQA      Y7, Y7
+	VMOVDQU      240(CX), Y8
+	VMOVDQU      272(CX), Y9
+	VMOVDQU      304(CX), Y10
+	VPAND        Y0, Y8, Y11
+	VPAND        Y1, Y10, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 4(DX), Y12
+	VPMADDUBSW   Y12, Y11, Y11
+	VPMADDWD     Y3, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPAND        Y0, Y9, Y11
+	VPSRLW       $0x02, Y10, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 36(DX), Y12
+	VPMADDUBSW   Y12, Y11, Y11
+	VPMADDWD     Y3, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y1, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y8, Y8
+	VPBROADCASTD 68(DX), Y11
+	VPMADDUBSW   Y11, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VPADDD       Y8, Y6, Y6
+	VPSRLW       $0x04, Y9, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x06, Y10, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 100(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VMOVDQU      336(CX), Y8
+	VMOVDQU      368(CX), Y9
+	VMOVDQU      400(CX), Y10
+	VPAND        Y0, Y8, Y11
+	VPAND        Y1, Y10, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 8(DX), Y12
+	VPMADDUBSW   Y12, Y11, Y11
+	VPMADDWD     Y3, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPAND        Y0, Y9, Y11
+	VPSRLW       $0x02, Y10, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 40(DX), Y12
+	VPMADDUBSW   Y12, Y11, Y11
+	VPMADDWD     Y3, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y1, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y8, Y8
+	VPBROADCASTD 72(DX), Y11
+	VPMADDUBSW   Y11, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VPADDD       Y8, Y6, Y6
+	VPSRLW       $0x04, Y9, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x06, Y10, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 104(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VMOVDQU      432(CX), Y8
+	VMOVDQU      464(CX), Y9
+	VMOVDQU      496(CX), Y10
+	VPAND        Y0, Y8, Y11
+	VPAND        Y1, Y10, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 12(DX), Y12
+	VPMADDUBSW   Y12, Y11, Y11
+	VPMADDWD     Y3, Y11, Y11
+	VPADDD       Y11, Y4, Y4
+	VPAND        Y0, Y9, Y11
+	VPSRLW       $0x02, Y10, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y11, Y11
+	VPBROADCASTD 44(DX), Y12
+	VPMADDUBSW   Y12, Y11, Y11
+	VPMADDWD     Y3, Y11, Y11
+	VPADDD       Y11, Y5, Y5
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x04, Y10, Y11
+	VPAND        Y1, Y11, Y11
+	VPSLLW       $0x04, Y11, Y11
+	VPOR         Y11, Y8, Y8
+	VPBROADCASTD 76(DX), Y11
+	VPMADDUBSW   Y11, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VPADDD       Y8, Y6, Y6
+	VPSRLW       $0x04, Y9, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x06, Y10, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 108(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VPADDD       Y8, Y7, Y7
+	VPBROADCASTW (SI), X8
+	VPMOVSXWD    X8, Y8
+	VPSLLD       $0x05, Y8, Y8
+	VPSUBD       Y8, Y4, Y4
+	VMOVDQU      16(CX), Y8
+	VPSHUFB      signedByteOfDwords_0<>+0(SB), Y8, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPMULLD      Y8, Y4, Y4
+	VMOVDQA      Y4, Y4
+	VPBROADCASTW 4(SI), X8
+	VPMOVSXWD    X8, Y8
+	VPSLLD       $0x05, Y8, Y8
+	VPSUBD       Y8, Y5, Y5
+	VMOVDQU      16(CX), Y8
+	VPSHUFB      signedByteOfDwords_2<>+0(SB), Y8, Y8
+	VPSRAD       $0x18, Y8, Y8
+	VPMULLD      Y8, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTW 8(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y6, Y6
+	VMOVDQU      48(CX), Y5
+	VPSHUFB      signedByteOfDwords_0<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPBROADCASTW 12(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y7, Y7
+	VMOVDQU      48(CX), Y5
+	VPSHUFB      signedByteOfDwords_2<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y7, Y7
+	VPADDD       Y7, Y4, Y4
+	VMOVDQU      528(CX), Y7
+	VMOVDQU      560(CX), Y8
+	VMOVDQU      592(CX), Y9
+	VPAND        Y0, Y7, Y5
+	VPAND        Y1, Y9, Y6
+	VPSLLW       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPBROADCASTD 16(DX), Y6
+	VPMADDUBSW   Y6, Y5, Y5
+	VPMADDWD     Y3, Y5, Y5
+	VMOVDQA      Y5, Y5
+	VPAND        Y0, Y8, Y6
+	VPSRLW       $0x02, Y9, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y6, Y6
+	VPBROADCASTD 48(DX), Y10
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDWD     Y3, Y6, Y6
+	VMOVDQA      Y6, Y6
+	VPSRLW       $0x04, Y7, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y7, Y7
+	VPBROADCASTD 80(DX), Y10
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDWD     Y3, Y7, Y7
+	VMOVDQA      Y7, Y7
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 112(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VMOVDQA      Y8, Y8
+	VMOVDQU      624(CX), Y9
+	VMOVDQU      656(CX), Y10
+	VMOVDQU      688(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 20(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 52(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 84(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 116(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      720(CX), Y9
+	VMOVDQU      752(CX), Y10
+	VMOVDQU      784(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 24(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 56(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 88(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 120(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      816(CX), Y9
+	VMOVDQU      848(CX), Y10
+	VMOVDQU      880(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 28(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 60(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 92(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 124(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPBROADCASTW 2(SI), X9
+	VPMOVSXWD    X9, Y9
+	VPSLLD       $0x05, Y9, Y9
+	VPSUBD       Y9, Y5, Y5
+	VMOVDQU      16(CX), Y9
+	VPSHUFB      signedByteOfDwords_1<>+0(SB), Y9, Y9
+	VPSRAD       $0x18, Y9, Y9
+	VPMULLD      Y9, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTW 6(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y6, Y6
+	VMOVDQU      16(CX), Y5
+	VPSHUFB      signedByteOfDwords_3<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPBROADCASTW 10(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y7, Y7
+	VMOVDQU      48(CX), Y5
+	VPSHUFB      signedByteOfDwords_1<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y7, Y7
+	VPADDD       Y7, Y4, Y4
+	VPBROADCASTW 14(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y8, Y8
+	VMOVDQU      48(CX), Y5
+	VPSHUFB      signedByteOfDwords_3<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VMOVDQU      912(CX), Y7
+	VMOVDQU      944(CX), Y8
+	VMOVDQU      976(CX), Y9
+	VPAND        Y0, Y7, Y5
+	VPAND        Y1, Y9, Y6
+	VPSLLW       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPBROADCASTD 128(DX), Y6
+	VPMADDUBSW   Y6, Y5, Y5
+	VPMADDWD     Y3, Y5, Y5
+	VMOVDQA      Y5, Y5
+	VPAND        Y0, Y8, Y6
+	VPSRLW       $0x02, Y9, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y6, Y6
+	VPBROADCASTD 160(DX), Y10
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDWD     Y3, Y6, Y6
+	VMOVDQA      Y6, Y6
+	VPSRLW       $0x04, Y7, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y7, Y7
+	VPBROADCASTD 192(DX), Y10
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDWD     Y3, Y7, Y7
+	VMOVDQA      Y7, Y7
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 224(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VMOVDQA      Y8, Y8
+	VMOVDQU      1008(CX), Y9
+	VMOVDQU      1040(CX), Y10
+	VMOVDQU      1072(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 132(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 164(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 196(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 228(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      1104(CX), Y9
+	VMOVDQU      1136(CX), Y10
+	VMOVDQU      1168(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 136(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 168(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 200(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 232(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      1200(CX), Y9
+	VMOVDQU      1232(CX), Y10
+	VMOVDQU      1264(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 140(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 172(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 204(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 236(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPBROADCASTW 16(SI), X9
+	VPMOVSXWD    X9, Y9
+	VPSLLD       $0x05, Y9, Y9
+	VPSUBD       Y9, Y5, Y5
+	VMOVDQU      80(CX), Y9
+	VPSHUFB      signedByteOfDwords_0<>+0(SB), Y9, Y9
+	VPSRAD       $0x18, Y9, Y9
+	VPMULLD      Y9, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTW 20(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y6, Y6
+	VMOVDQU      80(CX), Y5
+	VPSHUFB      signedByteOfDwords_2<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPBROADCASTW 24(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y7, Y7
+	VMOVDQU      112(CX), Y5
+	VPSHUFB      signedByteOfDwords_0<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y7, Y7
+	VPADDD       Y7, Y4, Y4
+	VPBROADCASTW 28(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y8, Y8
+	VMOVDQU      112(CX), Y5
+	VPSHUFB      signedByteOfDwords_2<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VMOVDQU      1296(CX), Y7
+	VMOVDQU      1328(CX), Y8
+	VMOVDQU      1360(CX), Y9
+	VPAND        Y0, Y7, Y5
+	VPAND        Y1, Y9, Y6
+	VPSLLW       $0x04, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPBROADCASTD 144(DX), Y6
+	VPMADDUBSW   Y6, Y5, Y5
+	VPMADDWD     Y3, Y5, Y5
+	VMOVDQA      Y5, Y5
+	VPAND        Y0, Y8, Y6
+	VPSRLW       $0x02, Y9, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y6, Y6
+	VPBROADCASTD 176(DX), Y10
+	VPMADDUBSW   Y10, Y6, Y6
+	VPMADDWD     Y3, Y6, Y6
+	VMOVDQA      Y6, Y6
+	VPSRLW       $0x04, Y7, Y7
+	VPAND        Y0, Y7, Y7
+	VPSRLW       $0x04, Y9, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y7, Y7
+	VPBROADCASTD 208(DX), Y10
+	VPMADDUBSW   Y10, Y7, Y7
+	VPMADDWD     Y3, Y7, Y7
+	VMOVDQA      Y7, Y7
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y0, Y8, Y8
+	VPSRLW       $0x06, Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPSLLW       $0x04, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 240(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPMADDWD     Y3, Y8, Y8
+	VMOVDQA      Y8, Y8
+	VMOVDQU      1392(CX), Y9
+	VMOVDQU      1424(CX), Y10
+	VMOVDQU      1456(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 148(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 180(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 212(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 244(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      1488(CX), Y9
+	VMOVDQU      1520(CX), Y10
+	VMOVDQU      1552(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 152(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 184(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 216(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 248(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      1584(CX), Y9
+	VMOVDQU      1616(CX), Y10
+	VMOVDQU      1648(CX), Y11
+	VPAND        Y0, Y9, Y12
+	VPAND        Y1, Y11, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 156(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y5, Y5
+	VPAND        Y0, Y10, Y12
+	VPSRLW       $0x02, Y11, Y13
+	VPAND        Y1, Y13, Y13
+	VPSLLW       $0x04, Y13, Y13
+	VPOR         Y13, Y12, Y12
+	VPBROADCASTD 188(DX), Y13
+	VPMADDUBSW   Y13, Y12, Y12
+	VPMADDWD     Y3, Y12, Y12
+	VPADDD       Y12, Y6, Y6
+	VPSRLW       $0x04, Y9, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x04, Y11, Y12
+	VPAND        Y1, Y12, Y12
+	VPSLLW       $0x04, Y12, Y12
+	VPOR         Y12, Y9, Y9
+	VPBROADCASTD 220(DX), Y12
+	VPMADDUBSW   Y12, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPSRLW       $0x04, Y10, Y9
+	VPAND        Y0, Y9, Y9
+	VPSRLW       $0x06, Y11, Y10
+	VPAND        Y1, Y10, Y10
+	VPSLLW       $0x04, Y10, Y10
+	VPOR         Y10, Y9, Y9
+	VPBROADCASTD 252(DX), Y10
+	VPMADDUBSW   Y10, Y9, Y9
+	VPMADDWD     Y3, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VPBROADCASTW 18(SI), X9
+	VPMOVSXWD    X9, Y9
+	VPSLLD       $0x05, Y9, Y9
+	VPSUBD       Y9, Y5, Y5
+	VMOVDQU      80(CX), Y9
+	VPSHUFB      signedByteOfDwords_1<>+0(SB), Y9, Y9
+	VPSRAD       $0x18, Y9, Y9
+	VPMULLD      Y9, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPBROADCASTW 22(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y6, Y6
+	VMOVDQU      80(CX), Y5
+	VPSHUFB      signedByteOfDwords_3<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y6, Y6
+	VPADDD       Y6, Y4, Y4
+	VPBROADCASTW 26(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y7, Y7
+	VMOVDQU      112(CX), Y5
+	VPSHUFB      signedByteOfDwords_1<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y7, Y7
+	VPADDD       Y7, Y4, Y4
+	VPBROADCASTW 30(SI), X5
+	VPMOVSXWD    X5, Y5
+	VPSLLD       $0x05, Y5, Y5
+	VPSUBD       Y5, Y8, Y8
+	VMOVDQU      112(CX), Y5
+	VPSHUFB      signedByteOfDwords_3<>+0(SB), Y5, Y5
+	VPSRAD       $0x18, Y5, Y5
+	VPMULLD      Y5, Y8, Y8
+	VPADDD       Y8, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VCVTPH2PS    (CX), Y5
+	VBROADCASTSS (BX), Y6
+	VMULPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VADDPS       Y5, Y2, Y2
+	ADDQ         $0x00000690, CX
+	ADDQ         $0x00000100, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x20, SI
+	DECQ         DI
+	JMP          dotQ6Kr8_block
+
+dotQ6Kr8_done:
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
+DATA signedByteOfDwords_0<>+0(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+1(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+2(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+3(SB)/1, $0x00
+DATA signedByteOfDwords_0<>+4(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+5(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+6(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+7(SB)/1, $0x04
+DATA signedByteOfDwords_0<>+8(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+9(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+10(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+11(SB)/1, $0x08
+DATA signedByteOfDwords_0<>+12(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+13(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+14(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+15(SB)/1, $0x0c
+DATA signedByteOfDwords_0<>+16(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+17(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+18(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+19(SB)/1, $0x10
+DATA signedByteOfDwords_0<>+20(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+21(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+22(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+23(SB)/1, $0x14
+DATA signedByteOfDwords_0<>+24(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+25(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+26(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+27(SB)/1, $0x18
+DATA signedByteOfDwords_0<>+28(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+29(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+30(SB)/1, $0x80
+DATA signedByteOfDwords_0<>+31(SB)/1, $0x1c
+GLOBL signedByteOfDwords_0<>(SB), RODATA|NOPTR, $32
+
+DATA signedByteOfDwords_2<>+0(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+1(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+2(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+3(SB)/1, $0x02
+DATA signedByteOfDwords_2<>+4(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+5(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+6(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+7(SB)/1, $0x06
+DATA signedByteOfDwords_2<>+8(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+9(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+10(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+11(SB)/1, $0x0a
+DATA signedByteOfDwords_2<>+12(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+13(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+14(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+15(SB)/1, $0x0e
+DATA signedByteOfDwords_2<>+16(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+17(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+18(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+19(SB)/1, $0x12
+DATA signedByteOfDwords_2<>+20(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+21(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+22(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+23(SB)/1, $0x16
+DATA signedByteOfDwords_2<>+24(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+25(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+26(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+27(SB)/1, $0x1a
+DATA signedByteOfDwords_2<>+28(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+29(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+30(SB)/1, $0x80
+DATA signedByteOfDwords_2<>+31(SB)/1, $0x1e
+GLOBL signedByteOfDwords_2<>(SB), RODATA|NOPTR, $32
+
+DATA signedByteOfDwords_1<>+0(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+1(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+2(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+3(SB)/1, $0x01
+DATA signedByteOfDwords_1<>+4(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+5(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+6(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+7(SB)/1, $0x05
+DATA signedByteOfDwords_1<>+8(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+9(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+10(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+11(SB)/1, $0x09
+DATA signedByteOfDwords_1<>+12(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+13(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+14(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+15(SB)/1, $0x0d
+DATA signedByteOfDwords_1<>+16(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+17(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+18(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+19(SB)/1, $0x11
+DATA signedByteOfDwords_1<>+20(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+21(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+22(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+23(SB)/1, $0x15
+DATA signedByteOfDwords_1<>+24(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+25(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+26(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+27(SB)/1, $0x19
+DATA signedByteOfDwords_1<>+28(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+29(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+30(SB)/1, $0x80
+DATA signedByteOfDwords_1<>+31(SB)/1, $0x1d
+GLOBL signedByteOfDwords_1<>(SB), RODATA|NOPTR, $32
+
+DATA signedByteOfDwords_3<>+0(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+1(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+2(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+3(SB)/1, $0x03
+DATA signedByteOfDwords_3<>+4(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+5(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+6(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+7(SB)/1, $0x07
+DATA signedByteOfDwords_3<>+8(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+9(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+10(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+11(SB)/1, $0x0b
+DATA signedByteOfDwords_3<>+12(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+13(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+14(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+15(SB)/1, $0x0f
+DATA signedByteOfDwords_3<>+16(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+17(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+18(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+19(SB)/1, $0x13
+DATA signedByteOfDwords_3<>+20(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+21(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+22(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+23(SB)/1, $0x17
+DATA signedByteOfDwords_3<>+24(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+25(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+26(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+27(SB)/1, $0x1b
+DATA signedByteOfDwords_3<>+28(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+29(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+30(SB)/1, $0x80
+DATA signedByteOfDwords_3<>+31(SB)/1, $0x1f
+GLOBL signedByteOfDwords_3<>(SB), RODATA|NOPTR, $32
+
+// func dotQ6Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·dotQ6Kr8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         bsums+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x03030303, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
+
+dotQ6Kr8VNNI_block:
+	TESTQ         DI, DI
+	JZ            dotQ6Kr8VNNI_done
+	PREFETCHT0    2048(CX)
+	PREFETCHT0    2112(CX)
+	PREFETCHT0    2176(CX)
+	PREFETCHT0    2240(CX)
+	PREFETCHT0    2304(CX)
+	PREFETCHT0    2368(CX)
+	PREFETCHT0    2432(CX)
+	PREFETCHT0    2496(CX)
+	PREFETCHT0    2560(CX)
+	PREFETCHT0    2624(CX)
+	PREFETCHT0    2688(CX)
+	PREFETCHT0    2752(CX)
+	PREFETCHT0    2816(CX)
+	PREFETCHT0    2880(CX)
+	PREFETCHT0    2944(CX)
+	PREFETCHT0    3008(CX)
+	PREFETCHT0    3072(CX)
+	PREFETCHT0    3136(CX)
+	PREFETCHT0    3200(CX)
+	PREFETCHT0    3264(CX)
+	PREFETCHT0    3328(CX)
+	PREFETCHT0    3392(CX)
+	PREFETCHT0    3456(CX)
+	PREFETCHT0    3520(CX)
+	PREFETCHT0    3584(CX)
+	PREFETCHT0    3648(CX)
+	PREFETCHT0    3712(CX)
+	VMOVDQU       144(CX), Y5
+	VMOVDQU       176(CX), Y7
+	VMOVDQU       208(CX), Y6
+	VPAND         Y0, Y5, Y4
+	VPAND         Y1, Y6, Y3
+	VPSLLW        $0x04, Y3, Y3
+	VPOR          Y3, Y4, Y4
+	VPXOR         Y3, Y3, Y3
+	VPDPBUSD.BCST (DX), Y4, Y3
+	VPAND         Y0, Y7, Y8
+	VPSRLW        $0x02, Y6, Y4
+	VPAND         Y1, Y4, Y4
+	VPSLLW        $0x04, Y4, Y4
+	VPOR          Y4, Y8, Y8
+	VPXOR         Y4, Y4, Y4
+	VPDPBUSD.BCST 32(DX), Y8, Y4
+	VPSRLW        $0x04, Y5, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y6, Y5
+	VPAND         Y1, Y5, Y5
+	VPSLLW        $0x04, Y5, Y5
+	VPOR          Y5, Y8, Y8
+	VPXOR         Y5, Y5, Y5
+	VPDPBUSD.BCST 64(DX), Y8, Y5
+	VPSRLW        $0x04, Y7, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x06, Y6, Y6
+	VPAND         Y1, Y6, Y6
+	VPSLLW        $0x04, Y6, Y6
+	VPOR          Y6, Y7, Y7
+	VPXOR         Y6, Y6, Y6
+	VPDPBUSD.BCST 96(DX), Y7, Y6
+	VMOVDQU       240(CX), Y7
+	VMOVDQU       272(CX), Y8
+	VMOVDQU       304(CX), Y9
+	VPAND         Y0, Y7, Y10
+	VPAND         Y1, Y9, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y10, Y10
+	VPDPBUSD.BCST 4(DX), Y10, Y3
+	VPAND         Y0, Y8, Y10
+	VPSRLW        $0x02, Y9, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y10, Y10
+	VPDPBUSD.BCST 36(DX), Y10, Y4
+	VPSRLW        $0x04, Y7, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x04, Y9, Y10
+	VPAND         Y1, Y10, Y10
+	VPSLLW        $0x04, Y10, Y10
+	VPOR          Y10, Y7, Y7
+	VPDPBUSD.BCST 68(DX), Y7, Y5
+	VPSRLW        $0x04, Y8, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x06, Y9, Y8
+	VPAND         Y1, Y8, Y8
+	VPSLLW        $0x04, Y8, Y8
+	VPOR          Y8, Y7, Y7
+	VPDPBUSD.BCST 100(DX), Y7, Y6
+	VMOVDQU       336(CX), Y7
+	VMOVDQU       368(CX), Y8
+	VMOVDQU       400(CX), Y9
+	VPAND         Y0, Y7, Y10
+	VPAND         Y1, Y9, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y10, Y10
+	VPDPBUSD.BCST 8(DX), Y10, Y3
+	VPAND         Y0, Y8, Y10
+	VPSRLW        $0x02, Y9, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y10, Y10
+	VPDPBUSD.BCST 40(DX), Y10, Y4
+	VPSRLW        $0x04, Y7, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x04, Y9, Y10
+	VPAND         Y1, Y10, Y10
+	VPSLLW        $0x04, Y10, Y10
+	VPOR          Y10, Y7, Y7
+	VPDPBUSD.BCST 72(DX), Y7, Y5
+	VPSRLW        $0x04, Y8, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x06, Y9, Y8
+	VPAND         Y1, Y8, Y8
+	VPSLLW        $0x04, Y8, Y8
+	VPOR          Y8, Y7, Y7
+	VPDPBUSD.BCST 104(DX), Y7, Y6
+	VMOVDQU       432(CX), Y7
+	VMOVDQU       464(CX), Y8
+	VMOVDQU       496(CX), Y9
+	VPAND         Y0, Y7, Y10
+	VPAND         Y1, Y9, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y10, Y10
+	VPDPBUSD.BCST 12(DX), Y10, Y3
+	VPAND         Y0, Y8, Y10
+	VPSRLW        $0x02, Y9, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y10, Y10
+	VPDPBUSD.BCST 44(DX), Y10, Y4
+	VPSRLW        $0x04, Y7, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x04, Y9, Y10
+	VPAND         Y1, Y10, Y10
+	VPSLLW        $0x04, Y10, Y10
+	VPOR          Y10, Y7, Y7
+	VPDPBUSD.BCST 76(DX), Y7, Y5
+	VPSRLW        $0x04, Y8, Y7
+	VPAND         Y0, Y7, Y7
+	VPSRLW        $0x06, Y9, Y8
+	VPAND         Y1, Y8, Y8
+	VPSLLW        $0x04, Y8, Y8
+	VPOR          Y8, Y7, Y7
+	VPDPBUSD.BCST 108(DX), Y7, Y6
+	VPBROADCASTW  (SI), X7
+	VPMOVSXWD     X7, Y7
+	VPSLLD        $0x05, Y7, Y7
+	VPSUBD        Y7, Y3, Y3
+	VMOVDQU       16(CX), Y7
+	VPSHUFB       signedByteOfDwords_0<>+0(SB), Y7, Y7
+	VPSRAD        $0x18, Y7, Y7
+	VPMULLD       Y7, Y3, Y3
+	VMOVDQA       Y3, Y3
+	VPBROADCASTW  4(SI), X7
+	VPMOVSXWD     X7, Y7
+	VPSLLD        $0x05, Y7, Y7
+	VPSUBD        Y7, Y4, Y4
+	VMOVDQU       16(CX), Y7
+	VPSHUFB       signedByteOfDwords_2<>+0(SB), Y7, Y7
+	VPSRAD        $0x18, Y7, Y7
+	VPMULLD       Y7, Y4, Y4
+	VPADDD        Y4, Y3, Y3
+	VPBROADCASTW  8(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y5, Y5
+	VMOVDQU       48(CX), Y4
+	VPSHUFB       signedByteOfDwords_0<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y5, Y5
+	VPADDD        Y5, Y3, Y3
+	VPBROADCASTW  12(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y6, Y6
+	VMOVDQU       48(CX), Y4
+	VPSHUFB       signedByteOfDwords_2<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y6, Y6
+	VPADDD        Y6, Y3, Y3
+	VMOVDQU       528(CX), Y6
+	VMOVDQU       560(CX), Y8
+	VMOVDQU       592(CX), Y7
+	VPAND         Y0, Y6, Y5
+	VPAND         Y1, Y7, Y4
+	VPSLLW        $0x04, Y4, Y4
+	VPOR          Y4, Y5, Y5
+	VPXOR         Y4, Y4, Y4
+	VPDPBUSD.BCST 16(DX), Y5, Y4
+	VPAND         Y0, Y8, Y9
+	VPSRLW        $0x02, Y7, Y5
+	VPAND         Y1, Y5, Y5
+	VPSLLW        $0x04, Y5, Y5
+	VPOR          Y5, Y9, Y9
+	VPXOR         Y5, Y5, Y5
+	VPDPBUSD.BCST 48(DX), Y9, Y5
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y9, Y9
+	VPSRLW        $0x04, Y7, Y6
+	VPAND         Y1, Y6, Y6
+	VPSLLW        $0x04, Y6, Y6
+	VPOR          Y6, Y9, Y9
+	VPXOR         Y6, Y6, Y6
+	VPDPBUSD.BCST 80(DX), Y9, Y6
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPSLLW        $0x04, Y7, Y7
+	VPOR          Y7, Y8, Y8
+	VPXOR         Y7, Y7, Y7
+	VPDPBUSD.BCST 112(DX), Y8, Y7
+	VMOVDQU       624(CX), Y8
+	VMOVDQU       656(CX), Y9
+	VMOVDQU       688(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 20(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 52(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 84(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 116(DX), Y8, Y7
+	VMOVDQU       720(CX), Y8
+	VMOVDQU       752(CX), Y9
+	VMOVDQU       784(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 24(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 56(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 88(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 120(DX), Y8, Y7
+	VMOVDQU       816(CX), Y8
+	VMOVDQU       848(CX), Y9
+	VMOVDQU       880(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 28(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 60(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 92(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 124(DX), Y8, Y7
+	VPBROADCASTW  2(SI), X8
+	VPMOVSXWD     X8, Y8
+	VPSLLD        $0x05, Y8, Y8
+	VPSUBD        Y8, Y4, Y4
+	VMOVDQU       16(CX), Y8
+	VPSHUFB       signedByteOfDwords_1<>+0(SB), Y8, Y8
+	VPSRAD        $0x18, Y8, Y8
+	VPMULLD       Y8, Y4, Y4
+	VPADDD        Y4, Y3, Y3
+	VPBROADCASTW  6(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y5, Y5
+	VMOVDQU       16(CX), Y4
+	VPSHUFB       signedByteOfDwords_3<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y5, Y5
+	VPADDD        Y5, Y3, Y3
+	VPBROADCASTW  10(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y6, Y6
+	VMOVDQU       48(CX), Y4
+	VPSHUFB       signedByteOfDwords_1<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y6, Y6
+	VPADDD        Y6, Y3, Y3
+	VPBROADCASTW  14(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y7, Y7
+	VMOVDQU       48(CX), Y4
+	VPSHUFB       signedByteOfDwords_3<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y7, Y7
+	VPADDD        Y7, Y3, Y3
+	VMOVDQU       912(CX), Y6
+	VMOVDQU       944(CX), Y8
+	VMOVDQU       976(CX), Y7
+	VPAND         Y0, Y6, Y5
+	VPAND         Y1, Y7, Y4
+	VPSLLW        $0x04, Y4, Y4
+	VPOR          Y4, Y5, Y5
+	VPXOR         Y4, Y4, Y4
+	VPDPBUSD.BCST 128(DX), Y5, Y4
+	VPAND         Y0, Y8, Y9
+	VPSRLW        $0x02, Y7, Y5
+	VPAND         Y1, Y5, Y5
+	VPSLLW        $0x04, Y5, Y5
+	VPOR          Y5, Y9, Y9
+	VPXOR         Y5, Y5, Y5
+	VPDPBUSD.BCST 160(DX), Y9, Y5
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y9, Y9
+	VPSRLW        $0x04, Y7, Y6
+	VPAND         Y1, Y6, Y6
+	VPSLLW        $0x04, Y6, Y6
+	VPOR          Y6, Y9, Y9
+	VPXOR         Y6, Y6, Y6
+	VPDPBUSD.BCST 192(DX), Y9, Y6
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPSLLW        $0x04, Y7, Y7
+	VPOR          Y7, Y8, Y8
+	VPXOR         Y7, Y7, Y7
+	VPDPBUSD.BCST 224(DX), Y8, Y7
+	VMOVDQU       1008(CX), Y8
+	VMOVDQU       1040(CX), Y9
+	VMOVDQU       1072(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 132(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 164(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 196(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 228(DX), Y8, Y7
+	VMOVDQU       1104(CX), Y8
+	VMOVDQU       1136(CX), Y9
+	VMOVDQU       1168(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 136(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 168(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 200(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 232(DX), Y8, Y7
+	VMOVDQU       1200(CX), Y8
+	VMOVDQU       1232(CX), Y9
+	VMOVDQU       1264(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 140(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 172(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 204(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 236(DX), Y8, Y7
+	VPBROADCASTW  16(SI), X8
+	VPMOVSXWD     X8, Y8
+	VPSLLD        $0x05, Y8, Y8
+	VPSUBD        Y8, Y4, Y4
+	VMOVDQU       80(CX), Y8
+	VPSHUFB       signedByteOfDwords_0<>+0(SB), Y8, Y8
+	VPSRAD        $0x18, Y8, Y8
+	VPMULLD       Y8, Y4, Y4
+	VPADDD        Y4, Y3, Y3
+	VPBROADCASTW  20(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y5, Y5
+	VMOVDQU       80(CX), Y4
+	VPSHUFB       signedByteOfDwords_2<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y5, Y5
+	VPADDD        Y5, Y3, Y3
+	VPBROADCASTW  24(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y6, Y6
+	VMOVDQU       112(CX), Y4
+	VPSHUFB       signedByteOfDwords_0<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y6, Y6
+	VPADDD        Y6, Y3, Y3
+	VPBROADCASTW  28(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y7, Y7
+	VMOVDQU       112(CX), Y4
+	VPSHUFB       signedByteOfDwords_2<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y7, Y7
+	VPADDD        Y7, Y3, Y3
+	VMOVDQU       1296(CX), Y6
+	VMOVDQU       1328(CX), Y8
+	VMOVDQU       1360(CX), Y7
+	VPAND         Y0, Y6, Y5
+	VPAND         Y1, Y7, Y4
+	VPSLLW        $0x04, Y4, Y4
+	VPOR          Y4, Y5, Y5
+	VPXOR         Y4, Y4, Y4
+	VPDPBUSD.BCST 144(DX), Y5, Y4
+	VPAND         Y0, Y8, Y9
+	VPSRLW        $0x02, Y7, Y5
+	VPAND         Y1, Y5, Y5
+	VPSLLW        $0x04, Y5, Y5
+	VPOR          Y5, Y9, Y9
+	VPXOR         Y5, Y5, Y5
+	VPDPBUSD.BCST 176(DX), Y9, Y5
+	VPSRLW        $0x04, Y6, Y9
+	VPAND         Y0, Y9, Y9
+	VPSRLW        $0x04, Y7, Y6
+	VPAND         Y1, Y6, Y6
+	VPSLLW        $0x04, Y6, Y6
+	VPOR          Y6, Y9, Y9
+	VPXOR         Y6, Y6, Y6
+	VPDPBUSD.BCST 208(DX), Y9, Y6
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPSLLW        $0x04, Y7, Y7
+	VPOR          Y7, Y8, Y8
+	VPXOR         Y7, Y7, Y7
+	VPDPBUSD.BCST 240(DX), Y8, Y7
+	VMOVDQU       1392(CX), Y8
+	VMOVDQU       1424(CX), Y9
+	VMOVDQU       1456(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 148(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 180(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 212(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 244(DX), Y8, Y7
+	VMOVDQU       1488(CX), Y8
+	VMOVDQU       1520(CX), Y9
+	VMOVDQU       1552(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 152(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 184(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 216(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 248(DX), Y8, Y7
+	VMOVDQU       1584(CX), Y8
+	VMOVDQU       1616(CX), Y9
+	VMOVDQU       1648(CX), Y10
+	VPAND         Y0, Y8, Y11
+	VPAND         Y1, Y10, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 156(DX), Y11, Y4
+	VPAND         Y0, Y9, Y11
+	VPSRLW        $0x02, Y10, Y12
+	VPAND         Y1, Y12, Y12
+	VPSLLW        $0x04, Y12, Y12
+	VPOR          Y12, Y11, Y11
+	VPDPBUSD.BCST 188(DX), Y11, Y5
+	VPSRLW        $0x04, Y8, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x04, Y10, Y11
+	VPAND         Y1, Y11, Y11
+	VPSLLW        $0x04, Y11, Y11
+	VPOR          Y11, Y8, Y8
+	VPDPBUSD.BCST 220(DX), Y8, Y6
+	VPSRLW        $0x04, Y9, Y8
+	VPAND         Y0, Y8, Y8
+	VPSRLW        $0x06, Y10, Y9
+	VPAND         Y1, Y9, Y9
+	VPSLLW        $0x04, Y9, Y9
+	VPOR          Y9, Y8, Y8
+	VPDPBUSD.BCST 252(DX), Y8, Y7
+	VPBROADCASTW  18(SI), X8
+	VPMOVSXWD     X8, Y8
+	VPSLLD        $0x05, Y8, Y8
+	VPSUBD        Y8, Y4, Y4
+	VMOVDQU       80(CX), Y8
+	VPSHUFB       signedByteOfDwords_1<>+0(SB), Y8, Y8
+	VPSRAD        $0x18, Y8, Y8
+	VPMULLD       Y8, Y4, Y4
+	VPADDD        Y4, Y3, Y3
+	VPBROADCASTW  22(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y5, Y5
+	VMOVDQU       80(CX), Y4
+	VPSHUFB       signedByteOfDwords_3<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y5, Y5
+	VPADDD        Y5, Y3, Y3
+	VPBROADCASTW  26(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y6, Y6
+	VMOVDQU       112(CX), Y4
+	VPSHUFB       signedByteOfDwords_1<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y6, Y6
+	VPADDD        Y6, Y3, Y3
+	VPBROADCASTW  30(SI), X4
+	VPMOVSXWD     X4, Y4
+	VPSLLD        $0x05, Y4, Y4
+	VPSUBD        Y4, Y7, Y7
+	VMOVDQU       112(CX), Y4
+	VPSHUFB       signedByteOfDwords_3<>+0(SB), Y4, Y4
+	VPSRAD        $0x18, Y4, Y4
+	VPMULLD       Y4, Y7, Y7
+	VPADDD        Y7, Y3, Y3
+	VCVTDQ2PS     Y3, Y3
+	VCVTPH2PS     (CX), Y4
+	VBROADCASTSS  (BX), Y5
+	VMULPS        Y5, Y4, Y4
+	VMULPS        Y3, Y4, Y4
+	VADDPS        Y4, Y2, Y2
+	ADDQ          $0x00000690, CX
+	ADDQ          $0x00000100, DX
+	ADDQ          $0x04, BX
+	ADDQ          $0x20, SI
+	DECQ          DI
+	JMP           dotQ6Kr8VNNI_block
+
+dotQ6Kr8VNNI_done:
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
 // func addScaledRowsF32(out *float32, a *float32, rows *float32, n int, count int, stride int)
 // Requires: AVX
 TEXT ·addScaledRowsF32(SB), NOSPLIT, $0-48

@@ -70,6 +70,20 @@ func dotQ4Kr8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 //go:noescape
 func dotQ4Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
+// dotQ6Kr8 sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack)
+// with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.
+// AVX2, F16C.
+//
+//go:noescape
+func dotQ6Kr8(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)
+
+// dotQ6Kr8VNNI sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack)
+// with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.
+// AVX-512 VNNI and VL, F16C.
+//
+//go:noescape
+func dotQ6Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)
+
 // addScaledRowsF32 adds a[t]·rows[t·stride : t·stride+n] to out[0:n] for t < count, in that order,
 // each product rounded to float32; n is a multiple of 8 (AVX).
 //

@@ -89,14 +89,15 @@ func (m *Matrix) appendBlock(dst []byte, r, b int) []byte {
 	if m.rows8 {
 		blk := m.Data[(r&^7)*m.rowBytes+8*b*bb:][:8*bb]
 		j := r & 7
-		h := interleavedHalves(m.Type)
-		for i := range h {
-			dst = append(dst, blk[16*i+2*j:16*i+2*j+2]...)
+		var block [q6KBlockBytes]byte
+		halves, words := interleavedFields(m.Type)
+		for i, off := range halves {
+			copy(block[off:off+2], blk[16*i+2*j:])
 		}
-		for c := 16 * h; c < len(blk); c += 32 {
-			dst = append(dst, blk[c+4*j:c+4*j+4]...)
+		for k, off := range words {
+			copy(block[off:off+4], blk[16*len(halves)+32*k+4*j:])
 		}
-		return dst
+		return append(dst, block[:bb]...)
 	}
 	g := r &^ 3
 	t, j := min(4, m.Rows-g), r-g
@@ -111,7 +112,7 @@ func (m *Matrix) appendBlock(dst []byte, r, b int) []byte {
 // on the stack, then decoded by its type's (statically called) decoder,
 // so that nothing is allocated.
 func (m *Matrix) rowInterleaved(dst []float32, r int) {
-	var buf [q4KBlockBytes]byte
+	var buf [q6KBlockBytes]byte
 	l := layouts[m.Type]
 	for b := range m.rowBytes / l.blockBytes {
 		blk := m.appendBlock(buf[:0], r, b)
@@ -121,34 +122,69 @@ func (m *Matrix) rowInterleaved(dst []float32, r int) {
 			dequantizeQ8_0(y, blk)
 		case Q4_0:
 			dequantizeQ4_0(y, blk)
-		default:
+		case Q4_K:
 			dequantizeQ4K(y, blk)
+		default:
+			dequantizeQ6K(y, blk)
 		}
 	}
 }
 
-// interleavedHalves is how many 2-byte fields begin a block of t (its
-// scales), before the words of four bytes that make up the rest of it:
-// Q8_0's and Q4_0's d, Q4_K's d and dmin.
-func interleavedHalves(t Type) int {
-	if t == Q4_K {
-		return 2
+// interleavedFields are the offsets in a block of t of its fp16 scales
+// (halves) and of the words of four bytes that make up the rest of it, in
+// the order the interleaved layout stores them.
+func interleavedFields(t Type) (halves, words []int) {
+	return interleaved[t].halves, interleaved[t].words
+}
+
+// interleaved holds interleavedFields' answers for the types the layout
+// takes.
+var interleaved = map[Type]struct{ halves, words []int }{
+	Q8_0: {[]int{0}, wordsFrom(2, q8_0BlockBytes)},
+	Q4_0: {[]int{0}, wordsFrom(2, q4_0BlockBytes)},
+	Q4_K: {[]int{0, 2}, wordsFrom(4, q4KBlockBytes)},
+	Q6_K: {[]int{208}, q6KWords()},
+}
+
+// q6KWords is the order of Q6_K's words in the interleaved layout: the
+// order its kernel reads them (internal/asmgen's interleavedQ6K), so that
+// it reads a group's blocks from start to end, as the hardware prefetchers
+// like: the scales (at 192), then for each half h, pair g and chunk c the
+// low nibbles of elements 128h + 16g + 4c… (and those 64 on) and of the
+// elements 32 on, and their high bits.
+func q6KWords() []int {
+	w := wordsFrom(192, 208)
+	for h := range 2 {
+		for g := range 2 {
+			for c := range 4 {
+				w = append(w, 64*h+16*g+4*c, 64*h+32+16*g+4*c, 128+32*h+16*g+4*c)
+			}
+		}
 	}
-	return 1
+	return w
+}
+
+// wordsFrom is the offsets of the words of four bytes in [from, to).
+func wordsFrom(from, to int) []int {
+	var w []int
+	for off := from; off < to; off += 4 {
+		w = append(w, off)
+	}
+	return w
 }
 
 // packRows8 reorders m into the interleaved layout of the native kernels
-// (Q8_0, Q4_0, Q4_K): each group of eight rows block by block, and in each
-// group's block b (at group + 8·b·blockBytes) every field of a block eight
-// times over, one from each row: first the fp16 scales (field i of row j
-// at 16·i + 2·j), then the rest four bytes at a time (word k of row j at
-// 16·h + 32·k + 4·j, h the scales): a YMM register of four bytes from each
-// row at once. A group occupies the same bytes either way, so this too is
-// a permutation within each group, made in place. m's rows are whole
-// groups of eight (packNative).
+// (Q8_0, Q4_0, Q4_K, Q6_K): each group of eight rows block by block, and in
+// each group's block b (at group + 8·b·blockBytes) every field of a block
+// eight times over, one from each row: first the fp16 scales (scale i of
+// row j at 16·i + 2·j), then the rest four bytes at a time (word k of row j
+// at 16·h + 32·k + 4·j, h the scales; see interleavedFields): a YMM
+// register of four bytes from each row at once. A group occupies the same
+// bytes either way, so this too is a permutation within each group, made
+// in place. m's rows are whole groups of eight (packNative).
 func packRows8(m *Matrix) {
 	bb := layouts[m.Type].blockBytes
-	h := interleavedHalves(m.Type)
+	halves, words := interleavedFields(m.Type)
 	group := make([]byte, 8*m.rowBytes)
 	for g := 0; g < m.Rows; g += 8 {
 		data := m.Data[g*m.rowBytes : (g+8)*m.rowBytes]
@@ -157,11 +193,11 @@ func packRows8(m *Matrix) {
 			blk := data[8*b*bb:][:8*bb]
 			for j := range 8 {
 				src := group[j*m.rowBytes+b*bb:][:bb]
-				for i := range h {
-					copy(blk[16*i+2*j:], src[2*i:2*i+2])
+				for i, off := range halves {
+					copy(blk[16*i+2*j:], src[off:off+2])
 				}
-				for k := 0; 2*h+4*k < bb; k++ {
-					copy(blk[16*h+32*k+4*j:], src[2*h+4*k:2*h+4*k+4])
+				for k, off := range words {
+					copy(blk[16*len(halves)+32*k+4*j:], src[off:off+4])
 				}
 			}
 		}

@@ -405,3 +405,161 @@ func interleavedQ4K() {
 		RET()
 	}
 }
+
+// signedByteOfDwords is the VPSHUFB control that puts byte j of every
+// 32-bit lane into the lane's top byte, zeros below (then VPSRAD 24: the
+// byte, sign-extended).
+func signedByteOfDwords(j int) Mem {
+	name := fmt.Sprintf("signedByteOfDwords_%d", j)
+	if m, ok := shuffles[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for b := range 32 {
+		v := uint8(0x80) // zero
+		if b%4 == 3 {
+			v = uint8(b - 3 + j)
+		}
+		DATA(b, U8(v))
+	}
+	shuffles[name] = m
+	return m
+}
+
+// dotQ6Kr8 and dotQ6Kr8VNNI: Q6_K interleaved (tensor.Pack) — per
+// super-block of eight rows, their d (16 bytes), then the rest four bytes
+// of each row at a time: 4 words of int8 scales, then 32 words of low
+// nibbles (ql) and 16 of high bits (qh) in the order they are read. Per super-block, isum = Σ_k sc_k·(Σ q·x_q −
+// 32·Σ x_q) over the sixteen sub-blocks of 16 (q the 6-bit quant, 0..63),
+// then sum += float32(d·float32(isum)), as dotQ6K does.
+func interleavedQ6K() {
+	for _, vnni := range []bool{false, true} {
+		name, cpu := "dotQ6Kr8", "AVX2, F16C."
+		if vnni {
+			name, cpu = "dotQ6Kr8VNNI", "AVX-512 VNNI and VL, F16C."
+		}
+		TEXT(name, NOSPLIT, "func(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)")
+		Pragma("noescape") // the kernels keep no pointer
+		Doc(name+" sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack)",
+			"with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.", cpu)
+		out := Load(Param("out"), GP64())
+		w := Load(Param("w"), GP64())
+		x := Load(Param("x"), GP64())
+		xd := Load(Param("xd"), GP64())
+		bs := Load(Param("bsums"), GP64())
+		nb := Load(Param("nb"), GP64())
+		low, three, sum := YMM(), YMM(), YMM()
+		fillLanes(low, 0x0f0f0f0f)
+		fillLanes(three, 0x03030303)
+		VXORPS(sum, sum, sum)
+		var ones Register
+		if !vnni {
+			ones = YMM()
+			VPCMPEQW(ones, ones, ones)
+			VPSRLW(Imm(15), ones, ones)
+		}
+		word := func(k int) Mem { return Mem{Base: w, Disp: 16 + 32*k} } // word k of the eight rows
+
+		Label(name + "_block")
+		TESTQ(nb, nb)
+		JZ(LabelRef(name + "_done"))
+		for off := 0; off < 8*210; off += 64 {
+			PREFETCHT0(Mem{Base: w, Disp: 2048 + off})
+		}
+
+		isum := YMM()
+		first := true
+		for h := range 2 {
+			for g := range 2 {
+				var s [4]Register
+				for i := range s {
+					s[i] = YMM()
+				}
+				for c := range 4 {
+					la, lb, hv := YMM(), YMM(), YMM()
+					at := 4 + 3*(8*h+4*g+c) // the words in the order they are read (tensor's q6KWords)
+					VMOVDQU(word(at), la)
+					VMOVDQU(word(at+1), lb)
+					VMOVDQU(word(at+2), hv)
+					for i := range 4 {
+						// q_i: a nibble of la or lb, two bits of hv above it.
+						q, t := YMM(), YMM()
+						src := la
+						if i%2 == 1 {
+							src = lb
+						}
+						if i < 2 {
+							VPAND(low, src, q)
+						} else {
+							VPSRLW(Imm(4), src, q)
+							VPAND(low, q, q)
+						}
+						if i == 0 {
+							VPAND(three, hv, t)
+						} else {
+							VPSRLW(Imm(uint64(2*i)), hv, t)
+							VPAND(three, t, t)
+						}
+						VPSLLW(Imm(4), t, t)
+						VPOR(t, q, q)
+						xm := Mem{Base: x, Disp: 128*h + 32*i + 16*g + 4*c}
+						if vnni {
+							if c == 0 {
+								VPXOR(s[i], s[i], s[i])
+							}
+							VPDPBUSD_BCST(xm, q, s[i])
+							continue
+						}
+						VPBROADCASTD(xm, t)
+						VPMADDUBSW(t, q, q) // at most 2·63·128
+						VPMADDWD(ones, q, q)
+						if c == 0 {
+							VMOVDQA(q, s[i])
+						} else {
+							VPADDD(q, s[i], s[i])
+						}
+					}
+				}
+				// isum += sc_k·(s_i − 32·Σ x_q), sub-block k = 8h + g + 2i.
+				for i := range 4 {
+					k := 8*h + g + 2*i
+					b, sc := YMM(), YMM()
+					VPBROADCASTW(Mem{Base: bs, Disp: 2 * k}, b.(VecVirtual).AsX())
+					VPMOVSXWD(b.(VecVirtual).AsX(), b)
+					VPSLLD(Imm(5), b, b)
+					VPSUBD(b, s[i], s[i])
+					VMOVDQU(word(k/4), sc) // sc_{4·(k/4)}..: four int8 a row
+					VPSHUFB(signedByteOfDwords(k%4), sc, sc)
+					VPSRAD(Imm(24), sc, sc)
+					VPMULLD(sc, s[i], s[i])
+					if first {
+						VMOVDQA(s[i], isum)
+						first = false
+					} else {
+						VPADDD(s[i], isum, isum)
+					}
+				}
+			}
+		}
+
+		f, d, dx := YMM(), YMM(), YMM()
+		VCVTDQ2PS(isum, f) // rounded to nearest even, as Go's float32(isum)
+		VCVTPH2PS(Mem{Base: w}, d)
+		VBROADCASTSS(Mem{Base: xd}, dx)
+		VMULPS(dx, d, d)    // float32(d_w·d_x)
+		VMULPS(f, d, d)     // float32(d·float32(isum))
+		VADDPS(d, sum, sum) // sum += …
+
+		ADDQ(U32(8*210), w)
+		ADDQ(U32(256), x)
+		ADDQ(Imm(4), xd)
+		ADDQ(Imm(32), bs)
+		DECQ(nb)
+		JMP(LabelRef(name + "_block"))
+
+		Label(name + "_done")
+		VMOVUPS(sum, Mem{Base: out})
+		VZEROUPPER()
+		RET()
+	}
+}

@@ -32,6 +32,7 @@ func main() {
 	interleavedQ8_0()
 	interleavedQ4_0()
 	interleavedQ4K()
+	interleavedQ6K()
 	addScaledRowsF32()
 	floatRows8()
 	decodeF16x8()
