@@ -21,8 +21,8 @@ var nativeSIMD = nativeSIMDAvailable
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
-// nativeVNNI says whether the interleaved kernels (Q8_0, Q4_0, Q4_K and
-// Q6_K packed by Pack) run their AVX-512 VNNI form, on YMM registers, rather than their
+// nativeVNNI says whether the interleaved kernels (Q8_0, Q4_0, Q5_0, Q4_K
+// and Q6_K, packed by Pack) run their AVX-512 VNNI form, on YMM registers, rather than their
 // AVX2 form: where the CPU has AVX-512 VNNI and VL. Both give the same
 // bits; tests turn it off to check the AVX2 form on such a CPU.
 var nativeVNNI = nativeSIMDAvailable && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
@@ -43,7 +43,7 @@ func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q4_K, Q6_K, F32, F16, BF16:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F32, F16, BF16:
 		return nativeSIMD
 	}
 	return false
@@ -62,6 +62,12 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	}
 	if m.Type == F32 || m.Type == F16 || m.Type == BF16 {
 		dotFloats8(out, m, r, a)
+		return true
+	}
+	if m.Type == Q5_0 { // its kernel reads the interleaved layout only
+		for i := range 8 {
+			out[i] = dotQ5_0(m.Data[(r+i)*m.rowBytes:(r+i+1)*m.rowBytes], a)
+		}
 		return true
 	}
 	rb, bb := m.rowBytes, layouts[m.Type].blockBytes
@@ -114,6 +120,10 @@ func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 		dotQ4Kr8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	case m.Type == Q4_K:
 		dotQ4Kr8(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
+	case m.Type == Q5_0 && nativeVNNI:
+		dotQ5_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == Q5_0:
+		dotQ5_0r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q6_K && nativeVNNI:
 		dotQ6Kr8VNNI(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	case m.Type == Q6_K:
@@ -133,7 +143,7 @@ func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 // interleaved layout of eight rows (packRows8) for the native kernels.
 func interleaves(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q4_K, Q6_K:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K:
 		return nativeSIMD
 	}
 	return false

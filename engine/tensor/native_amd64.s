@@ -5034,6 +5034,450 @@ dotQ6Kr8VNNI_done:
 	VZEROUPPER
 	RET
 
+// func dotQ5_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, F16C, MMX+
+TEXT ·dotQ5_0r8(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x10101010, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
+	VPCMPEQW     Y3, Y3, Y3
+	VPSRLW       $0x0f, Y3, Y3
+
+dotQ5_0r8_block:
+	TESTQ        DI, DI
+	JZ           dotQ5_0r8_done
+	PREFETCHT0   1024(CX)
+	PREFETCHT0   1088(CX)
+	PREFETCHT0   1152(CX)
+	VMOVDQU      16(CX), Y4
+	VMOVDQU      48(CX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPAND        Y0, Y6, Y6
+	VPSHUFB      byteOfLanes_0<>+0(SB), Y4, Y7
+	VPAND        q5bits_0<>+0(SB), Y7, Y7
+	VPCMPEQB     q5bits_0<>+0(SB), Y7, Y7
+	VPAND        Y1, Y7, Y7
+	VPOR         Y7, Y5, Y5
+	VPSHUFB      byteOfLanes_2<>+0(SB), Y4, Y7
+	VPAND        q5bits_0<>+0(SB), Y7, Y7
+	VPCMPEQB     q5bits_0<>+0(SB), Y7, Y7
+	VPAND        Y1, Y7, Y7
+	VPOR         Y7, Y6, Y6
+	VPBROADCASTD (DX), Y7
+	VPMADDUBSW   Y7, Y5, Y5
+	VPBROADCASTD 16(DX), Y7
+	VPMADDUBSW   Y7, Y6, Y6
+	VMOVDQA      Y5, Y5
+	VMOVDQA      Y6, Y6
+	VMOVDQU      80(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPSHUFB      byteOfLanes_0<>+0(SB), Y4, Y9
+	VPAND        q5bits_4<>+0(SB), Y9, Y9
+	VPCMPEQB     q5bits_4<>+0(SB), Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSHUFB      byteOfLanes_2<>+0(SB), Y4, Y9
+	VPAND        q5bits_4<>+0(SB), Y9, Y9
+	VPCMPEQB     q5bits_4<>+0(SB), Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 4(DX), Y9
+	VPMADDUBSW   Y9, Y7, Y7
+	VPBROADCASTD 20(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      112(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPSHUFB      byteOfLanes_1<>+0(SB), Y4, Y9
+	VPAND        q5bits_0<>+0(SB), Y9, Y9
+	VPCMPEQB     q5bits_0<>+0(SB), Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSHUFB      byteOfLanes_3<>+0(SB), Y4, Y9
+	VPAND        q5bits_0<>+0(SB), Y9, Y9
+	VPCMPEQB     q5bits_0<>+0(SB), Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPOR         Y9, Y8, Y8
+	VPBROADCASTD 8(DX), Y9
+	VPMADDUBSW   Y9, Y7, Y7
+	VPBROADCASTD 24(DX), Y9
+	VPMADDUBSW   Y9, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VMOVDQU      144(CX), Y7
+	VPSRLW       $0x04, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VPAND        Y0, Y8, Y8
+	VPSHUFB      byteOfLanes_1<>+0(SB), Y4, Y9
+	VPAND        q5bits_4<>+0(SB), Y9, Y9
+	VPCMPEQB     q5bits_4<>+0(SB), Y9, Y9
+	VPAND        Y1, Y9, Y9
+	VPOR         Y9, Y7, Y7
+	VPSHUFB      byteOfLanes_3<>+0(SB), Y4, Y4
+	VPAND        q5bits_4<>+0(SB), Y4, Y4
+	VPCMPEQB     q5bits_4<>+0(SB), Y4, Y4
+	VPAND        Y1, Y4, Y4
+	VPOR         Y4, Y8, Y8
+	VPBROADCASTD 12(DX), Y4
+	VPMADDUBSW   Y4, Y7, Y7
+	VPBROADCASTD 28(DX), Y4
+	VPMADDUBSW   Y4, Y8, Y8
+	VPADDW       Y7, Y5, Y5
+	VPADDW       Y8, Y6, Y6
+	VPMADDWD     Y3, Y5, Y5
+	VPMADDWD     Y3, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VPBROADCASTD (SI), Y4
+	VPSLLD       $0x04, Y4, Y4
+	VPSUBD       Y4, Y5, Y5
+	VCVTDQ2PS    Y5, Y4
+	VCVTPH2PS    (CX), Y5
+	VBROADCASTSS (BX), Y6
+	VMULPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VADDPS       Y5, Y2, Y2
+	ADDQ         $0x000000b0, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x04, SI
+	DECQ         DI
+	JMP          dotQ5_0r8_block
+
+dotQ5_0r8_done:
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
+DATA byteOfLanes_0<>+0(SB)/1, $0x00
+DATA byteOfLanes_0<>+1(SB)/1, $0x00
+DATA byteOfLanes_0<>+2(SB)/1, $0x00
+DATA byteOfLanes_0<>+3(SB)/1, $0x00
+DATA byteOfLanes_0<>+4(SB)/1, $0x04
+DATA byteOfLanes_0<>+5(SB)/1, $0x04
+DATA byteOfLanes_0<>+6(SB)/1, $0x04
+DATA byteOfLanes_0<>+7(SB)/1, $0x04
+DATA byteOfLanes_0<>+8(SB)/1, $0x08
+DATA byteOfLanes_0<>+9(SB)/1, $0x08
+DATA byteOfLanes_0<>+10(SB)/1, $0x08
+DATA byteOfLanes_0<>+11(SB)/1, $0x08
+DATA byteOfLanes_0<>+12(SB)/1, $0x0c
+DATA byteOfLanes_0<>+13(SB)/1, $0x0c
+DATA byteOfLanes_0<>+14(SB)/1, $0x0c
+DATA byteOfLanes_0<>+15(SB)/1, $0x0c
+DATA byteOfLanes_0<>+16(SB)/1, $0x00
+DATA byteOfLanes_0<>+17(SB)/1, $0x00
+DATA byteOfLanes_0<>+18(SB)/1, $0x00
+DATA byteOfLanes_0<>+19(SB)/1, $0x00
+DATA byteOfLanes_0<>+20(SB)/1, $0x04
+DATA byteOfLanes_0<>+21(SB)/1, $0x04
+DATA byteOfLanes_0<>+22(SB)/1, $0x04
+DATA byteOfLanes_0<>+23(SB)/1, $0x04
+DATA byteOfLanes_0<>+24(SB)/1, $0x08
+DATA byteOfLanes_0<>+25(SB)/1, $0x08
+DATA byteOfLanes_0<>+26(SB)/1, $0x08
+DATA byteOfLanes_0<>+27(SB)/1, $0x08
+DATA byteOfLanes_0<>+28(SB)/1, $0x0c
+DATA byteOfLanes_0<>+29(SB)/1, $0x0c
+DATA byteOfLanes_0<>+30(SB)/1, $0x0c
+DATA byteOfLanes_0<>+31(SB)/1, $0x0c
+GLOBL byteOfLanes_0<>(SB), RODATA|NOPTR, $32
+
+DATA q5bits_0<>+0(SB)/1, $0x01
+DATA q5bits_0<>+1(SB)/1, $0x02
+DATA q5bits_0<>+2(SB)/1, $0x04
+DATA q5bits_0<>+3(SB)/1, $0x08
+DATA q5bits_0<>+4(SB)/1, $0x01
+DATA q5bits_0<>+5(SB)/1, $0x02
+DATA q5bits_0<>+6(SB)/1, $0x04
+DATA q5bits_0<>+7(SB)/1, $0x08
+DATA q5bits_0<>+8(SB)/1, $0x01
+DATA q5bits_0<>+9(SB)/1, $0x02
+DATA q5bits_0<>+10(SB)/1, $0x04
+DATA q5bits_0<>+11(SB)/1, $0x08
+DATA q5bits_0<>+12(SB)/1, $0x01
+DATA q5bits_0<>+13(SB)/1, $0x02
+DATA q5bits_0<>+14(SB)/1, $0x04
+DATA q5bits_0<>+15(SB)/1, $0x08
+DATA q5bits_0<>+16(SB)/1, $0x01
+DATA q5bits_0<>+17(SB)/1, $0x02
+DATA q5bits_0<>+18(SB)/1, $0x04
+DATA q5bits_0<>+19(SB)/1, $0x08
+DATA q5bits_0<>+20(SB)/1, $0x01
+DATA q5bits_0<>+21(SB)/1, $0x02
+DATA q5bits_0<>+22(SB)/1, $0x04
+DATA q5bits_0<>+23(SB)/1, $0x08
+DATA q5bits_0<>+24(SB)/1, $0x01
+DATA q5bits_0<>+25(SB)/1, $0x02
+DATA q5bits_0<>+26(SB)/1, $0x04
+DATA q5bits_0<>+27(SB)/1, $0x08
+DATA q5bits_0<>+28(SB)/1, $0x01
+DATA q5bits_0<>+29(SB)/1, $0x02
+DATA q5bits_0<>+30(SB)/1, $0x04
+DATA q5bits_0<>+31(SB)/1, $0x08
+GLOBL q5bits_0<>(SB), RODATA|NOPTR, $32
+
+DATA byteOfLanes_2<>+0(SB)/1, $0x02
+DATA byteOfLanes_2<>+1(SB)/1, $0x02
+DATA byteOfLanes_2<>+2(SB)/1, $0x02
+DATA byteOfLanes_2<>+3(SB)/1, $0x02
+DATA byteOfLanes_2<>+4(SB)/1, $0x06
+DATA byteOfLanes_2<>+5(SB)/1, $0x06
+DATA byteOfLanes_2<>+6(SB)/1, $0x06
+DATA byteOfLanes_2<>+7(SB)/1, $0x06
+DATA byteOfLanes_2<>+8(SB)/1, $0x0a
+DATA byteOfLanes_2<>+9(SB)/1, $0x0a
+DATA byteOfLanes_2<>+10(SB)/1, $0x0a
+DATA byteOfLanes_2<>+11(SB)/1, $0x0a
+DATA byteOfLanes_2<>+12(SB)/1, $0x0e
+DATA byteOfLanes_2<>+13(SB)/1, $0x0e
+DATA byteOfLanes_2<>+14(SB)/1, $0x0e
+DATA byteOfLanes_2<>+15(SB)/1, $0x0e
+DATA byteOfLanes_2<>+16(SB)/1, $0x02
+DATA byteOfLanes_2<>+17(SB)/1, $0x02
+DATA byteOfLanes_2<>+18(SB)/1, $0x02
+DATA byteOfLanes_2<>+19(SB)/1, $0x02
+DATA byteOfLanes_2<>+20(SB)/1, $0x06
+DATA byteOfLanes_2<>+21(SB)/1, $0x06
+DATA byteOfLanes_2<>+22(SB)/1, $0x06
+DATA byteOfLanes_2<>+23(SB)/1, $0x06
+DATA byteOfLanes_2<>+24(SB)/1, $0x0a
+DATA byteOfLanes_2<>+25(SB)/1, $0x0a
+DATA byteOfLanes_2<>+26(SB)/1, $0x0a
+DATA byteOfLanes_2<>+27(SB)/1, $0x0a
+DATA byteOfLanes_2<>+28(SB)/1, $0x0e
+DATA byteOfLanes_2<>+29(SB)/1, $0x0e
+DATA byteOfLanes_2<>+30(SB)/1, $0x0e
+DATA byteOfLanes_2<>+31(SB)/1, $0x0e
+GLOBL byteOfLanes_2<>(SB), RODATA|NOPTR, $32
+
+DATA q5bits_4<>+0(SB)/1, $0x10
+DATA q5bits_4<>+1(SB)/1, $0x20
+DATA q5bits_4<>+2(SB)/1, $0x40
+DATA q5bits_4<>+3(SB)/1, $0x80
+DATA q5bits_4<>+4(SB)/1, $0x10
+DATA q5bits_4<>+5(SB)/1, $0x20
+DATA q5bits_4<>+6(SB)/1, $0x40
+DATA q5bits_4<>+7(SB)/1, $0x80
+DATA q5bits_4<>+8(SB)/1, $0x10
+DATA q5bits_4<>+9(SB)/1, $0x20
+DATA q5bits_4<>+10(SB)/1, $0x40
+DATA q5bits_4<>+11(SB)/1, $0x80
+DATA q5bits_4<>+12(SB)/1, $0x10
+DATA q5bits_4<>+13(SB)/1, $0x20
+DATA q5bits_4<>+14(SB)/1, $0x40
+DATA q5bits_4<>+15(SB)/1, $0x80
+DATA q5bits_4<>+16(SB)/1, $0x10
+DATA q5bits_4<>+17(SB)/1, $0x20
+DATA q5bits_4<>+18(SB)/1, $0x40
+DATA q5bits_4<>+19(SB)/1, $0x80
+DATA q5bits_4<>+20(SB)/1, $0x10
+DATA q5bits_4<>+21(SB)/1, $0x20
+DATA q5bits_4<>+22(SB)/1, $0x40
+DATA q5bits_4<>+23(SB)/1, $0x80
+DATA q5bits_4<>+24(SB)/1, $0x10
+DATA q5bits_4<>+25(SB)/1, $0x20
+DATA q5bits_4<>+26(SB)/1, $0x40
+DATA q5bits_4<>+27(SB)/1, $0x80
+DATA q5bits_4<>+28(SB)/1, $0x10
+DATA q5bits_4<>+29(SB)/1, $0x20
+DATA q5bits_4<>+30(SB)/1, $0x40
+DATA q5bits_4<>+31(SB)/1, $0x80
+GLOBL q5bits_4<>(SB), RODATA|NOPTR, $32
+
+DATA byteOfLanes_1<>+0(SB)/1, $0x01
+DATA byteOfLanes_1<>+1(SB)/1, $0x01
+DATA byteOfLanes_1<>+2(SB)/1, $0x01
+DATA byteOfLanes_1<>+3(SB)/1, $0x01
+DATA byteOfLanes_1<>+4(SB)/1, $0x05
+DATA byteOfLanes_1<>+5(SB)/1, $0x05
+DATA byteOfLanes_1<>+6(SB)/1, $0x05
+DATA byteOfLanes_1<>+7(SB)/1, $0x05
+DATA byteOfLanes_1<>+8(SB)/1, $0x09
+DATA byteOfLanes_1<>+9(SB)/1, $0x09
+DATA byteOfLanes_1<>+10(SB)/1, $0x09
+DATA byteOfLanes_1<>+11(SB)/1, $0x09
+DATA byteOfLanes_1<>+12(SB)/1, $0x0d
+DATA byteOfLanes_1<>+13(SB)/1, $0x0d
+DATA byteOfLanes_1<>+14(SB)/1, $0x0d
+DATA byteOfLanes_1<>+15(SB)/1, $0x0d
+DATA byteOfLanes_1<>+16(SB)/1, $0x01
+DATA byteOfLanes_1<>+17(SB)/1, $0x01
+DATA byteOfLanes_1<>+18(SB)/1, $0x01
+DATA byteOfLanes_1<>+19(SB)/1, $0x01
+DATA byteOfLanes_1<>+20(SB)/1, $0x05
+DATA byteOfLanes_1<>+21(SB)/1, $0x05
+DATA byteOfLanes_1<>+22(SB)/1, $0x05
+DATA byteOfLanes_1<>+23(SB)/1, $0x05
+DATA byteOfLanes_1<>+24(SB)/1, $0x09
+DATA byteOfLanes_1<>+25(SB)/1, $0x09
+DATA byteOfLanes_1<>+26(SB)/1, $0x09
+DATA byteOfLanes_1<>+27(SB)/1, $0x09
+DATA byteOfLanes_1<>+28(SB)/1, $0x0d
+DATA byteOfLanes_1<>+29(SB)/1, $0x0d
+DATA byteOfLanes_1<>+30(SB)/1, $0x0d
+DATA byteOfLanes_1<>+31(SB)/1, $0x0d
+GLOBL byteOfLanes_1<>(SB), RODATA|NOPTR, $32
+
+DATA byteOfLanes_3<>+0(SB)/1, $0x03
+DATA byteOfLanes_3<>+1(SB)/1, $0x03
+DATA byteOfLanes_3<>+2(SB)/1, $0x03
+DATA byteOfLanes_3<>+3(SB)/1, $0x03
+DATA byteOfLanes_3<>+4(SB)/1, $0x07
+DATA byteOfLanes_3<>+5(SB)/1, $0x07
+DATA byteOfLanes_3<>+6(SB)/1, $0x07
+DATA byteOfLanes_3<>+7(SB)/1, $0x07
+DATA byteOfLanes_3<>+8(SB)/1, $0x0b
+DATA byteOfLanes_3<>+9(SB)/1, $0x0b
+DATA byteOfLanes_3<>+10(SB)/1, $0x0b
+DATA byteOfLanes_3<>+11(SB)/1, $0x0b
+DATA byteOfLanes_3<>+12(SB)/1, $0x0f
+DATA byteOfLanes_3<>+13(SB)/1, $0x0f
+DATA byteOfLanes_3<>+14(SB)/1, $0x0f
+DATA byteOfLanes_3<>+15(SB)/1, $0x0f
+DATA byteOfLanes_3<>+16(SB)/1, $0x03
+DATA byteOfLanes_3<>+17(SB)/1, $0x03
+DATA byteOfLanes_3<>+18(SB)/1, $0x03
+DATA byteOfLanes_3<>+19(SB)/1, $0x03
+DATA byteOfLanes_3<>+20(SB)/1, $0x07
+DATA byteOfLanes_3<>+21(SB)/1, $0x07
+DATA byteOfLanes_3<>+22(SB)/1, $0x07
+DATA byteOfLanes_3<>+23(SB)/1, $0x07
+DATA byteOfLanes_3<>+24(SB)/1, $0x0b
+DATA byteOfLanes_3<>+25(SB)/1, $0x0b
+DATA byteOfLanes_3<>+26(SB)/1, $0x0b
+DATA byteOfLanes_3<>+27(SB)/1, $0x0b
+DATA byteOfLanes_3<>+28(SB)/1, $0x0f
+DATA byteOfLanes_3<>+29(SB)/1, $0x0f
+DATA byteOfLanes_3<>+30(SB)/1, $0x0f
+DATA byteOfLanes_3<>+31(SB)/1, $0x0f
+GLOBL byteOfLanes_3<>(SB), RODATA|NOPTR, $32
+
+// func dotQ5_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, F16C, MMX+
+TEXT ·dotQ5_0r8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x10101010, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
+
+dotQ5_0r8VNNI_block:
+	TESTQ         DI, DI
+	JZ            dotQ5_0r8VNNI_done
+	PREFETCHT0    1024(CX)
+	PREFETCHT0    1088(CX)
+	PREFETCHT0    1152(CX)
+	VMOVDQU       16(CX), Y3
+	VPXOR         Y4, Y4, Y4
+	VMOVDQU       48(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       byteOfLanes_0<>+0(SB), Y3, Y7
+	VPAND         q5bits_0<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_0<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y5, Y5
+	VPSHUFB       byteOfLanes_2<>+0(SB), Y3, Y7
+	VPAND         q5bits_0<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_0<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y6, Y6
+	VPDPBUSD.BCST (DX), Y5, Y4
+	VPDPBUSD.BCST 16(DX), Y6, Y4
+	VMOVDQU       80(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       byteOfLanes_0<>+0(SB), Y3, Y7
+	VPAND         q5bits_4<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_4<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y5, Y5
+	VPSHUFB       byteOfLanes_2<>+0(SB), Y3, Y7
+	VPAND         q5bits_4<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_4<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y6, Y6
+	VPDPBUSD.BCST 4(DX), Y5, Y4
+	VPDPBUSD.BCST 20(DX), Y6, Y4
+	VMOVDQU       112(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       byteOfLanes_1<>+0(SB), Y3, Y7
+	VPAND         q5bits_0<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_0<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y5, Y5
+	VPSHUFB       byteOfLanes_3<>+0(SB), Y3, Y7
+	VPAND         q5bits_0<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_0<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y6, Y6
+	VPDPBUSD.BCST 8(DX), Y5, Y4
+	VPDPBUSD.BCST 24(DX), Y6, Y4
+	VMOVDQU       144(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       byteOfLanes_1<>+0(SB), Y3, Y7
+	VPAND         q5bits_4<>+0(SB), Y7, Y7
+	VPCMPEQB      q5bits_4<>+0(SB), Y7, Y7
+	VPAND         Y1, Y7, Y7
+	VPOR          Y7, Y5, Y5
+	VPSHUFB       byteOfLanes_3<>+0(SB), Y3, Y3
+	VPAND         q5bits_4<>+0(SB), Y3, Y3
+	VPCMPEQB      q5bits_4<>+0(SB), Y3, Y3
+	VPAND         Y1, Y3, Y3
+	VPOR          Y3, Y6, Y6
+	VPDPBUSD.BCST 12(DX), Y5, Y4
+	VPDPBUSD.BCST 28(DX), Y6, Y4
+	VPBROADCASTD  (SI), Y3
+	VPSLLD        $0x04, Y3, Y3
+	VPSUBD        Y3, Y4, Y4
+	VCVTDQ2PS     Y4, Y3
+	VCVTPH2PS     (CX), Y4
+	VBROADCASTSS  (BX), Y5
+	VMULPS        Y5, Y4, Y4
+	VMULPS        Y3, Y4, Y4
+	VADDPS        Y4, Y2, Y2
+	ADDQ          $0x000000b0, CX
+	ADDQ          $0x20, DX
+	ADDQ          $0x04, BX
+	ADDQ          $0x04, SI
+	DECQ          DI
+	JMP           dotQ5_0r8VNNI_block
+
+dotQ5_0r8VNNI_done:
+	VMOVUPS Y2, (AX)
+	VZEROUPPER
+	RET
+
 // func addScaledRowsF32(out *float32, a *float32, rows *float32, n int, count int, stride int)
 // Requires: AVX
 TEXT ·addScaledRowsF32(SB), NOSPLIT, $0-48

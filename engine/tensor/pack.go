@@ -122,6 +122,8 @@ func (m *Matrix) rowInterleaved(dst []float32, r int) {
 			dequantizeQ8_0(y, blk)
 		case Q4_0:
 			dequantizeQ4_0(y, blk)
+		case Q5_0:
+			dequantizeQ5_0(y, blk)
 		case Q4_K:
 			dequantizeQ4K(y, blk)
 		default:
@@ -142,6 +144,7 @@ func interleavedFields(t Type) (halves, words []int) {
 var interleaved = map[Type]struct{ halves, words []int }{
 	Q8_0: {[]int{0}, wordsFrom(2, q8_0BlockBytes)},
 	Q4_0: {[]int{0}, wordsFrom(2, q4_0BlockBytes)},
+	Q5_0: {[]int{0}, wordsFrom(2, q5_0BlockBytes)},
 	Q4_K: {[]int{0, 2}, wordsFrom(4, q4KBlockBytes)},
 	Q6_K: {[]int{208}, q6KWords()},
 }
@@ -174,7 +177,7 @@ func wordsFrom(from, to int) []int {
 }
 
 // packRows8 reorders m into the interleaved layout of the native kernels
-// (Q8_0, Q4_0, Q4_K, Q6_K): each group of eight rows block by block, and in
+// (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K): each group of eight rows block by block, and in
 // each group's block b (at group + 8·b·blockBytes) every field of a block
 // eight times over, one from each row: first the fp16 scales (scale i of
 // row j at 16·i + 2·j), then the rest four bytes at a time (word k of row j

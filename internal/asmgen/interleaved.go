@@ -563,3 +563,150 @@ func interleavedQ6K() {
 		RET()
 	}
 }
+
+// byteOfLanes is the VPSHUFB control that sets every byte of each 32-bit
+// lane to the lane's byte j (VPSHUFB indexes within 128 bits, so lane k of
+// a half is at 4k).
+func byteOfLanes(j uint8) Mem {
+	name := fmt.Sprintf("byteOfLanes_%d", j)
+	if m, ok := shuffles[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for b := range 32 {
+		DATA(b, U8(uint8(b%16/4*4)+j))
+	}
+	shuffles[name] = m
+	return m
+}
+
+// bytesOf is a 32-byte constant of eight 32-bit lanes, each the four bytes
+// of lane (little-endian).
+func bytesOf(name string, lane [4]uint8) Mem {
+	if m, ok := shuffles[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for b := range 32 {
+		DATA(b, U8(lane[b%4]))
+	}
+	shuffles[name] = m
+	return m
+}
+
+// dotQ5_0r8 and dotQ5_0r8VNNI: Q5_0 interleaved (tensor.Pack) — per block
+// of eight rows, their d (16 bytes), their 32 fifth bits (a word a row),
+// then the nibbles four bytes of each row at a time. Per block, isum =
+// Σ q·x_q over 32 quants of 5 bits (the nibble, the fifth bit as 16 on
+// top) less 16·Σ x_q, as dotQ5_0 does.
+func interleavedQ5_0() {
+	for _, vnni := range []bool{false, true} {
+		name, cpu := "dotQ5_0r8", "AVX2, F16C."
+		if vnni {
+			name, cpu = "dotQ5_0r8VNNI", "AVX-512 VNNI and VL, F16C."
+		}
+		TEXT(name, NOSPLIT, "func(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)")
+		Pragma("noescape") // the kernels keep no pointer
+		Doc(name+" sets out[0:8] to dotQ5_0 of eight Q5_0 rows interleaved at w (tensor.Pack)",
+			"with the activation's nb blocks of quants x, scales xd and sums xs.", cpu)
+		out := Load(Param("out"), GP64())
+		w := Load(Param("w"), GP64())
+		x := Load(Param("x"), GP64())
+		xd := Load(Param("xd"), GP64())
+		xs := Load(Param("xs"), GP64())
+		nb := Load(Param("nb"), GP64())
+		low, sixteen, sum := YMM(), YMM(), YMM()
+		fillLanes(low, 0x0f0f0f0f)
+		fillLanes(sixteen, 0x10101010)
+		VXORPS(sum, sum, sum)
+		var ones Register
+		if !vnni {
+			ones = YMM()
+			VPCMPEQW(ones, ones, ones)
+			VPSRLW(Imm(15), ones, ones)
+		}
+
+		Label(name + "_block")
+		TESTQ(nb, nb)
+		JZ(LabelRef(name + "_done"))
+		for off := 0; off < 8*22; off += 64 {
+			PREFETCHT0(Mem{Base: w, Disp: 1024 + off})
+		}
+		qh := YMM()
+		VMOVDQU(Mem{Base: w, Disp: 16}, qh)
+		// fifth returns 16 in byte i of every lane whose row has bit
+		// first+i of qh set (for i < 4), else 0.
+		fifth := func(first int) Register {
+			f := YMM()
+			b := uint8(first / 8)
+			VPSHUFB(byteOfLanes(b), qh, f) // the byte holding the bits, four times
+			k := uint8(first % 8)
+			bits := bytesOf(fmt.Sprintf("q5bits_%d", k), [4]uint8{1 << k, 2 << k, 4 << k, 8 << k})
+			VPAND(bits, f, f)
+			VPCMPEQB(bits, f, f)
+			VPAND(sixteen, f, f)
+			return f
+		}
+		acc, accHi := YMM(), YMM()
+		if vnni {
+			VPXOR(acc, acc, acc)
+		}
+		for c := range 4 {
+			lo, hi := YMM(), YMM()
+			VMOVDQU(Mem{Base: w, Disp: 48 + 32*c}, lo)
+			VPSRLW(Imm(4), lo, hi)
+			VPAND(low, lo, lo)
+			VPAND(low, hi, hi)
+			VPOR(fifth(4*c), lo, lo)
+			VPOR(fifth(16+4*c), hi, hi)
+			xl, xh := Mem{Base: x, Disp: 4 * c}, Mem{Base: x, Disp: 16 + 4*c}
+			if vnni {
+				VPDPBUSD_BCST(xl, lo, acc)
+				VPDPBUSD_BCST(xh, hi, acc)
+				continue
+			}
+			// Four int16 pair sums of at most 2·31·128 each fit.
+			b := YMM()
+			VPBROADCASTD(xl, b)
+			VPMADDUBSW(b, lo, lo)
+			VPBROADCASTD(xh, b)
+			VPMADDUBSW(b, hi, hi)
+			if c == 0 {
+				VMOVDQA(lo, acc)
+				VMOVDQA(hi, accHi)
+			} else {
+				VPADDW(lo, acc, acc)
+				VPADDW(hi, accHi, accHi)
+			}
+		}
+		if !vnni {
+			VPMADDWD(ones, acc, acc)
+			VPMADDWD(ones, accHi, accHi)
+			VPADDD(accHi, acc, acc)
+		}
+		s := YMM()
+		VPBROADCASTD(Mem{Base: xs}, s)
+		VPSLLD(Imm(4), s, s)
+		VPSUBD(s, acc, acc) // − 16·Σ x_q
+
+		f, d, dx := YMM(), YMM(), YMM()
+		VCVTDQ2PS(acc, f) // exact: every block sum is below 2²⁴ in magnitude
+		VCVTPH2PS(Mem{Base: w}, d)
+		VBROADCASTSS(Mem{Base: xd}, dx)
+		VMULPS(dx, d, d)    // scale = float32(d_w·d_x)
+		VMULPS(f, d, d)     // float32(scale·float32(isum))
+		VADDPS(d, sum, sum) // sum += …
+
+		ADDQ(U32(8*22), w)
+		ADDQ(Imm(32), x)
+		ADDQ(Imm(4), xd)
+		ADDQ(Imm(4), xs)
+		DECQ(nb)
+		JMP(LabelRef(name + "_block"))
+
+		Label(name + "_done")
+		VMOVUPS(sum, Mem{Base: out})
+		VZEROUPPER()
+		RET()
+	}
+}

@@ -33,6 +33,7 @@ func main() {
 	interleavedQ4_0()
 	interleavedQ4K()
 	interleavedQ6K()
+	interleavedQ5_0()
 	addScaledRowsF32()
 	floatRows8()
 	decodeF16x8()
