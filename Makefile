@@ -115,8 +115,9 @@ test-e2e-worker: worker
 ## the process that ran the model (in Chromium the tab's renderer, which runs its workers) for TinyLlama and a 3B shape in Q4_0
 ## on native, chromium-simd (default load options: the model cache on) and wllama, into bench/results-memory.json (20-30 minutes).
 ## BENCH=archs: issue 14's shapes of other families (Qwen3-0.6B, Gemma-3-1B) in Q8_0 and Q4_K on native, chromium-simd and the
-## peers, into bench/results-archs.json. BENCH=native: issue 15's, stories110M and TinyLlama in Q8_0/Q4_0/Q4_K natively with 1
-## and 2 threads (-threads) beside llama.cpp with 1 and 2, into bench/results-native.json. Models are generated into bench/models/.
+## peers, into bench/results-archs.json. BENCH=native: issue 15's, stories15M, stories110M (F32 too) and TinyLlama in
+## Q8_0/Q4_0/Q4_K natively with 1 and 2 threads (-threads) beside llama.cpp with 1 and 2, into bench/results-native.json.
+## Models are generated into bench/models/.
 BENCH ?= full
 bench: web
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)

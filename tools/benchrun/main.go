@@ -78,8 +78,9 @@ const memoryTokens = 32
 // bench/results-memory.json), or archs (issue 14's shapes of other
 // families: Qwen3-0.6B and Gemma-3-1B in Q8_0 and Q4_K on native,
 // chromium-simd and the peers, bench/results-archs.json), or native (issue
-// 15's: stories110M and TinyLlama in Q8_0, Q4_0 and Q4_K natively with 1
-// and 2 threads beside llama.cpp with 1 and 2, bench/results-native.json).
+// 15's: stories15M, stories110M and TinyLlama in F32 (the stories shapes),
+// Q8_0, Q4_0 and Q4_K natively with 1 and 2 threads beside llama.cpp with
+// 1 and 2, bench/results-native.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -90,7 +91,7 @@ func modeOf(name string) (mode, error) {
 		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-peers.json"}, nil
 	case "native":
-		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
+		return mode{shapes: []string{"stories15M", "stories110M", "tinyllama"}, types: []string{"F32", "Q8_0", "Q4_0", "Q4_K"},
 			hosts: []string{"native", "native-2t", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-native.json"}, nil
 	case "archs":
 		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b"}, types: []string{"Q8_0", "Q4_K"},
