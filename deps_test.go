@@ -33,7 +33,7 @@ var layering = map[string][]string{
 	// kernel module's emitter (go generate; the hosts load the module it
 	// writes) and the launcher of headless Chromium (tests, benchmark).
 	"internal/simdgen":  {"internal/wasmgen"},
-	"internal/asmgen":   {}, // engine/tensor's amd64 assembly, written with avo (go generate)
+	"internal/asmgen":   {"internal/fmath"}, // engine/tensor's amd64 assembly, written with avo (go generate)
 	"internal/headless": {},
 	"chat":              {},
 	"tokenizer":         {},

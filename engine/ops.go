@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/fmath"
 )
 
@@ -77,12 +78,10 @@ func softmax(x []float32) {
 	}
 }
 
-// swiGLU sets gate = silu(gate) ⊙ up, silu(g) = g·σ(g).
+// swiGLU sets gate = silu(gate) ⊙ up, silu(g) = g·σ(g) (tensor.SwiGLU: on
+// a kernel natively).
 func swiGLU(gate, up []float32) {
-	up = up[:len(gate)]
-	for i, g := range gate {
-		gate[i] = float32(g/(1+fmath.Exp(-g))) * up[i]
-	}
+	tensor.SwiGLU(gate, up)
 }
 
 // addInto sets dst += src.

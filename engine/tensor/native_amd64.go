@@ -219,3 +219,21 @@ func encodeF16Native(dst []uint16, src []float32) int {
 	encodeF16x8(&dst[0], &src[0], n)
 	return n
 }
+
+// swiGLUNative computes SwiGLU's first values, a multiple of 8, on the
+// AVX2 kernel (the eight values it leaves, where one is out of its range,
+// in Go) and returns how many.
+func swiGLUNative(gate, up []float32) int {
+	end := len(gate) &^ 7
+	if !nativeSIMD || end == 0 {
+		return 0
+	}
+	for i := 0; i < end; {
+		i += swiGLUx8(&gate[i], &up[i], end-i)
+		if i < end {
+			swiGLUGo(gate[i:i+8], up[i:i+8])
+			i += 8
+		}
+	}
+	return end
+}

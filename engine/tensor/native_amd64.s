@@ -5923,3 +5923,202 @@ roundF16x8_loop:
 roundF16x8_done:
 	VZEROUPPER
 	RET
+
+// func swiGLUx8(gate *float32, up *float32, n int) int
+// Requires: AVX, AVX2
+TEXT ·swiGLUx8(SB), NOSPLIT, $0-32
+	MOVQ gate+0(FP), AX
+	MOVQ up+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	LEAQ exp2Table<>+0(SB), SI
+
+swiglu_loop:
+	CMPQ         DX, $0x08
+	JL           swiglu_done
+	VMOVUPS      (AX), Y0
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	VANDPS       Y0, Y1, Y1
+	MOVL         $0x442f0000, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VCMPPS       $0x11, Y2, Y1, Y1
+	VMOVMSKPS    Y1, DI
+	CMPL         DI, $0xff
+	JNE          swiglu_done
+	MOVL         $0x80000000, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y1, Y0, Y1
+	VCVTPS2PD    X1, Y2
+	VMULPD       expConsts<>+0(SB), Y2, Y6
+	VADDPD       expConsts<>+32(SB), Y6, Y6
+	VROUNDPD     $0x09, Y6, Y6
+	VMULPD       expConsts<>+64(SB), Y6, Y7
+	VSUBPD       Y7, Y2, Y2
+	VMULPD       expConsts<>+96(SB), Y6, Y7
+	VSUBPD       Y7, Y2, Y2
+	VMULPD       expConsts<>+128(SB), Y2, Y7
+	VADDPD       expConsts<>+160(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+192(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+224(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+32(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+256(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VCVTTPD2DQY  Y6, X3
+	MOVL         $0x0000001f, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, X2
+	VPAND        X2, X3, X6
+	VPSRAD       $0x05, X3, X3
+	VPCMPEQD     Y2, Y2, Y2
+	VGATHERDPD   Y2, (SI)(X6*8), Y4
+	VMULPD       Y7, Y4, Y2
+	VADDPD       Y2, Y4, Y2
+	VPMOVSXDQ    X3, Y6
+	MOVL         $0x000003ff, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPSLLQ       $0x20, Y7, Y7
+	VPSRLQ       $0x20, Y7, Y7
+	VPADDQ       Y7, Y6, Y6
+	VPSLLQ       $0x34, Y6, Y6
+	VMULPD       Y6, Y2, Y2
+	VCVTPD2PSY   Y2, X3
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VMULPD       expConsts<>+0(SB), Y1, Y2
+	VADDPD       expConsts<>+32(SB), Y2, Y2
+	VROUNDPD     $0x09, Y2, Y2
+	VMULPD       expConsts<>+64(SB), Y2, Y6
+	VSUBPD       Y6, Y1, Y1
+	VMULPD       expConsts<>+96(SB), Y2, Y6
+	VSUBPD       Y6, Y1, Y1
+	VMULPD       expConsts<>+128(SB), Y1, Y6
+	VADDPD       expConsts<>+160(SB), Y6, Y6
+	VMULPD       Y1, Y6, Y6
+	VADDPD       expConsts<>+192(SB), Y6, Y6
+	VMULPD       Y1, Y6, Y6
+	VADDPD       expConsts<>+224(SB), Y6, Y6
+	VMULPD       Y1, Y6, Y6
+	VADDPD       expConsts<>+32(SB), Y6, Y6
+	VMULPD       Y1, Y6, Y6
+	VADDPD       expConsts<>+256(SB), Y6, Y6
+	VMULPD       Y1, Y6, Y6
+	VCVTTPD2DQY  Y2, X1
+	MOVL         $0x0000001f, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, X2
+	VPAND        X2, X1, X2
+	VPSRAD       $0x05, X1, X1
+	VPCMPEQD     Y7, Y7, Y7
+	VGATHERDPD   Y7, (SI)(X2*8), Y5
+	VMULPD       Y6, Y5, Y2
+	VADDPD       Y2, Y5, Y2
+	VPMOVSXDQ    X1, Y1
+	MOVL         $0x000003ff, DI
+	VMOVD        DI, X6
+	VPBROADCASTD X6, Y6
+	VPSLLQ       $0x20, Y6, Y6
+	VPSRLQ       $0x20, Y6, Y6
+	VPADDQ       Y6, Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VCVTPD2PSY   Y2, X1
+	VINSERTF128  $0x01, X1, Y3, Y3
+	VBROADCASTSS float32One<>+0(SB), Y1
+	VADDPS       Y1, Y3, Y3
+	VDIVPS       Y3, Y0, Y0
+	VMULPS       (CX), Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x08, BX
+	SUBQ         $0x08, DX
+	JMP          swiglu_loop
+
+swiglu_done:
+	VZEROUPPER
+	MOVQ BX, ret+24(FP)
+	RET
+
+DATA exp2Table<>+0(SB)/8, $0x3ff0000000000000
+DATA exp2Table<>+8(SB)/8, $0x3ff059b0d3158574
+DATA exp2Table<>+16(SB)/8, $0x3ff0b5586cf9890f
+DATA exp2Table<>+24(SB)/8, $0x3ff11301d0125b51
+DATA exp2Table<>+32(SB)/8, $0x3ff172b83c7d517b
+DATA exp2Table<>+40(SB)/8, $0x3ff1d4873168b9aa
+DATA exp2Table<>+48(SB)/8, $0x3ff2387a6e756238
+DATA exp2Table<>+56(SB)/8, $0x3ff29e9df51fdee1
+DATA exp2Table<>+64(SB)/8, $0x3ff306fe0a31b715
+DATA exp2Table<>+72(SB)/8, $0x3ff371a7373aa9cb
+DATA exp2Table<>+80(SB)/8, $0x3ff3dea64c123422
+DATA exp2Table<>+88(SB)/8, $0x3ff44e086061892d
+DATA exp2Table<>+96(SB)/8, $0x3ff4bfdad5362a27
+DATA exp2Table<>+104(SB)/8, $0x3ff5342b569d4f82
+DATA exp2Table<>+112(SB)/8, $0x3ff5ab07dd485429
+DATA exp2Table<>+120(SB)/8, $0x3ff6247eb03a5585
+DATA exp2Table<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA exp2Table<>+136(SB)/8, $0x3ff71f75e8ec5f74
+DATA exp2Table<>+144(SB)/8, $0x3ff7a11473eb0187
+DATA exp2Table<>+152(SB)/8, $0x3ff82589994cce13
+DATA exp2Table<>+160(SB)/8, $0x3ff8ace5422aa0db
+DATA exp2Table<>+168(SB)/8, $0x3ff93737b0cdc5e5
+DATA exp2Table<>+176(SB)/8, $0x3ff9c49182a3f090
+DATA exp2Table<>+184(SB)/8, $0x3ffa5503b23e255d
+DATA exp2Table<>+192(SB)/8, $0x3ffae89f995ad3ad
+DATA exp2Table<>+200(SB)/8, $0x3ffb7f76f2fb5e47
+DATA exp2Table<>+208(SB)/8, $0x3ffc199bdd85529c
+DATA exp2Table<>+216(SB)/8, $0x3ffcb720dcef9069
+DATA exp2Table<>+224(SB)/8, $0x3ffd5818dcfba487
+DATA exp2Table<>+232(SB)/8, $0x3ffdfc97337b9b5f
+DATA exp2Table<>+240(SB)/8, $0x3ffea4afa2a490da
+DATA exp2Table<>+248(SB)/8, $0x3fff50765b6e4540
+GLOBL exp2Table<>(SB), RODATA|NOPTR, $256
+
+DATA expConsts<>+0(SB)/8, $0x40471547652b82fe
+DATA expConsts<>+8(SB)/8, $0x40471547652b82fe
+DATA expConsts<>+16(SB)/8, $0x40471547652b82fe
+DATA expConsts<>+24(SB)/8, $0x40471547652b82fe
+DATA expConsts<>+32(SB)/8, $0x3fe0000000000000
+DATA expConsts<>+40(SB)/8, $0x3fe0000000000000
+DATA expConsts<>+48(SB)/8, $0x3fe0000000000000
+DATA expConsts<>+56(SB)/8, $0x3fe0000000000000
+DATA expConsts<>+64(SB)/8, $0x3f962e42fee00000
+DATA expConsts<>+72(SB)/8, $0x3f962e42fee00000
+DATA expConsts<>+80(SB)/8, $0x3f962e42fee00000
+DATA expConsts<>+88(SB)/8, $0x3f962e42fee00000
+DATA expConsts<>+96(SB)/8, $0x3d9a39ef35793c76
+DATA expConsts<>+104(SB)/8, $0x3d9a39ef35793c76
+DATA expConsts<>+112(SB)/8, $0x3d9a39ef35793c76
+DATA expConsts<>+120(SB)/8, $0x3d9a39ef35793c76
+DATA expConsts<>+128(SB)/8, $0x3f56c16c16c16c17
+DATA expConsts<>+136(SB)/8, $0x3f56c16c16c16c17
+DATA expConsts<>+144(SB)/8, $0x3f56c16c16c16c17
+DATA expConsts<>+152(SB)/8, $0x3f56c16c16c16c17
+DATA expConsts<>+160(SB)/8, $0x3f81111111111111
+DATA expConsts<>+168(SB)/8, $0x3f81111111111111
+DATA expConsts<>+176(SB)/8, $0x3f81111111111111
+DATA expConsts<>+184(SB)/8, $0x3f81111111111111
+DATA expConsts<>+192(SB)/8, $0x3fa5555555555555
+DATA expConsts<>+200(SB)/8, $0x3fa5555555555555
+DATA expConsts<>+208(SB)/8, $0x3fa5555555555555
+DATA expConsts<>+216(SB)/8, $0x3fa5555555555555
+DATA expConsts<>+224(SB)/8, $0x3fc5555555555555
+DATA expConsts<>+232(SB)/8, $0x3fc5555555555555
+DATA expConsts<>+240(SB)/8, $0x3fc5555555555555
+DATA expConsts<>+248(SB)/8, $0x3fc5555555555555
+DATA expConsts<>+256(SB)/8, $0x3ff0000000000000
+DATA expConsts<>+264(SB)/8, $0x3ff0000000000000
+DATA expConsts<>+272(SB)/8, $0x3ff0000000000000
+DATA expConsts<>+280(SB)/8, $0x3ff0000000000000
+GLOBL expConsts<>(SB), RODATA|NOPTR, $288
+
+DATA float32One<>+0(SB)/4, $0x3f800000
+GLOBL float32One<>(SB), RODATA|NOPTR, $4

@@ -32,3 +32,5 @@ func decodeF16RowsNative([]float32, []uint16, int, int) bool { return false }
 func roundF16Native(_, _ []float32) int { return 0 }
 
 func encodeF16Native([]uint16, []float32) int { return 0 }
+
+func swiGLUNative(_, _ []float32) int { return 0 }

@@ -136,3 +136,9 @@ func encodeF16x8(dst *uint16, src *float32, n int)
 //
 //go:noescape
 func roundF16x8(dst *float32, src *float32, n int)
+
+// swiGLUx8 sets gate[i] = SiLU(gate[i])·up[i] (tensor.SwiGLU) for i < n, a multiple of 8, eight at a time,
+// until eight values include one of magnitude 700 or more, or a NaN; it returns how many it set (AVX2).
+//
+//go:noescape
+func swiGLUx8(gate *float32, up *float32, n int) int

@@ -138,3 +138,33 @@ func TestNativeF16RoundingIsPureGo(t *testing.T) {
 func isFloat(t Type) bool { return t == F32 || t == F16 || t == BF16 }
 
 func isNaN32(f float32) bool { return f != f }
+
+// TestSwiGLUIsPureGo: SwiGLU, which runs on AVX2 natively, gives the
+// pure-Go loop's bits for random gates over the whole float32 range and
+// near its kernel's limit (|g| = 700), zeros, infinities and NaNs mixed in
+// (the eight values around one of them take the Go loop), and lengths that
+// are no multiple of 8.
+func TestSwiGLUIsPureGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var gates []float32
+	for range 1 << 16 {
+		gates = append(gates, float32(rng.NormFloat64()*4), float32(rng.NormFloat64()*100), math.Float32frombits(rng.Uint32()))
+	}
+	for _, v := range []float32{0, float32(math.Copysign(0, -1)), 699.99994, 700, -700, 88.7, -88.7, 104, -104, 1e-40, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		gates = append(gates, v, -v)
+	}
+	ups := make([]float32, len(gates))
+	for i := range ups {
+		ups[i] = float32(rng.NormFloat64())
+	}
+	for _, n := range []int{len(gates), len(gates) - 3, 7, 8, 9} {
+		got, want := slices.Clone(gates[:n]), slices.Clone(gates[:n])
+		SwiGLU(got, ups)
+		swiGLUGo(want, ups)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: SwiGLU(%v (%#x), %v) = %v (%#x), pure Go %v (%#x)", n, gates[i], math.Float32bits(gates[i]), ups[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+	}
+}

@@ -38,6 +38,7 @@ func main() {
 	floatRows8()
 	decodeF16x8()
 	encodeF16x8()
+	swiGLUx8()
 	Generate()
 }
 

@@ -18,6 +18,18 @@ const (
 	log2e = 1.44269504088896338700e+00
 )
 
+// The constants of Exp64's reduction, for kernels that compute it the same
+// way, operation for operation (engine/tensor's native SwiGLU): x·ExpScale
+// gives n, and x − n·ExpLn2Hi − n·ExpLn2Lo the remainder r.
+const (
+	ExpScale = 32 * log2e
+	ExpLn2Hi = ln2Hi / 32
+	ExpLn2Lo = ln2Lo / 32
+)
+
+// Exp2Table returns Exp64's table: entry j is 2^(j/32).
+func Exp2Table() [32]float64 { return exp2Table }
+
 // exp2Table[j] is 2^(j/32), correctly rounded: constants, not computed at
 // init, so they are the same on every platform. (Made with Python's decimal
 // module at 60 digits: float(Decimal(2).ln() * j / 32).exp()).)
@@ -70,9 +82,9 @@ func Exp64(x float64) float64 {
 	case x < -745.1332191019412:
 		return 0
 	}
-	n := math.Floor(float64(x*(32*log2e)) + 0.5)
+	n := math.Floor(float64(x*ExpScale) + 0.5)
 	// n·ln2Hi/32 is exact: ln2Hi has 21 trailing zero bits and |n| < 2^16.
-	r := (x - float64(n*(ln2Hi/32))) - float64(n*(ln2Lo/32))
+	r := (x - float64(n*ExpLn2Hi)) - float64(n*ExpLn2Lo)
 	ni := int(n)
 	j, m := ni&31, ni>>5 // n = 32m + j with 0 <= j < 32 (arithmetic shift floors)
 	// e**r - 1 = r + r²/2 + ... + r⁶/720 (Horner, products rounded
