@@ -251,7 +251,7 @@ func BenchmarkAttention(b *testing.B) {
 				s := &Session{
 					model: &Model{config: c},
 					kv:    newKVCache(c, kv, c.KVDim(), positions),
-					state: &runState{scores: make([]float32, positions)},
+					state: &runState{attnScratch: attnScratch{scores: make([]float32, positions)}},
 				}
 				s.state.allocF16(c, c.Dim, c.KVDim(), positions, 1)
 				k, v := make([]float32, c.KVDim()), make([]float32, c.KVDim())

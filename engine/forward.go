@@ -12,7 +12,6 @@ type runState struct {
 	q      []float32 // (heads·headDim): the queries
 	k      []float32 // (kvDim): the key of the current position
 	v      []float32 // (kvDim): its value
-	scores []float32 // (context): one head's attention over the positions; with an F16 cache (tokens, heads, context)
 	attn   []float32 // (heads·headDim): the heads' outputs
 	proj   []float32 // (dim): the attention output projected back by Wo
 	gate   []float32 // (hidden): the feed-forward gate, then the gated units
@@ -20,7 +19,14 @@ type runState struct {
 	down   []float32 // (dim): the feed-forward output
 	logits []float32 // (vocab): the classifier's output
 	ws     *tensor.Workspace
+	attnScratch
+}
 
+// attnScratch is attention's scratch memory: a session's run state has
+// one, and a prompt block's attention split among threads one per thread
+// (Session.attnParts).
+type attnScratch struct {
+	scores []float32 // (context): one head's attention over the positions; with an F16 cache (tokens, heads, context)
 	// With an F16 cache (see attentionF16): the queries rounded to F16,
 	// and a chunk of positions' keys or values decoded.
 	qHalf   []float32 // (tokens, heads·headDim)
@@ -32,7 +38,7 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 	return &runState{
 		x: make([]float32, c.Dim), xn: make([]float32, c.Dim),
 		q: make([]float32, l.Wq.Rows), k: make([]float32, l.Wk.Rows), v: make([]float32, l.Wv.Rows),
-		scores: make([]float32, context), attn: make([]float32, l.Wq.Rows), proj: make([]float32, c.Dim),
+		attnScratch: attnScratch{scores: make([]float32, context)}, attn: make([]float32, l.Wq.Rows), proj: make([]float32, c.Dim),
 		gate: make([]float32, l.WGate.Rows), up: make([]float32, l.WUp.Rows), down: make([]float32, l.WDown.Rows),
 		logits: make([]float32, w.Output.Rows),
 		ws:     tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim())),

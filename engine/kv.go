@@ -136,10 +136,14 @@ const kvChunkValues = 32 << 10
 // positions uses, for queries of qDim values and keys of kvDim, and prompt
 // blocks of block tokens.
 func (st *runState) allocF16(c Config, qDim, kvDim, context, block int) {
+	st.attnScratch.allocF16(c, qDim, kvDim, context, block)
+}
+
+func (a *attnScratch) allocF16(c Config, qDim, kvDim, context, block int) {
 	tokens := min(block, kvBlockTokens)
-	st.scores = make([]float32, tokens*qDim/c.HeadDim()*context)
-	st.qHalf = make([]float32, tokens*qDim)
-	st.kvChunk = make([]float32, max(kvChunkValues/kvDim, 1)*kvDim)
+	a.scores = make([]float32, tokens*qDim/c.HeadDim()*context)
+	a.qHalf = make([]float32, tokens*qDim)
+	a.kvChunk = make([]float32, max(kvChunkValues/kvDim, 1)*kvDim)
 }
 
 // kvCache holds the keys and values of every position seen so far: as
@@ -193,8 +197,13 @@ func (c *kvCache) store(l, pos int, k, v []float32) {
 // scores are scaled and capped as the model says (Config.attentionWeights:
 // granite's scale replaces 1/√headDim; gemma's queries are scaled instead).
 func (s *Session) attention(out, q []float32, l, pos int) {
+	s.attentionWith(&s.state.attnScratch, out, q, l, pos)
+}
+
+// attentionWith is attention with the scratch memory sc.
+func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 	if s.kv.typ == KVF16 {
-		s.attentionF16(out, q, 1, l, pos)
+		s.attentionF16(sc, out, q, 1, l, pos)
 		return
 	}
 	c, kv := &s.model.config, &s.kv
@@ -204,7 +213,7 @@ func (s *Session) attention(out, q []float32, l, pos int) {
 	// Positions first..pos fill slots from first's on, wrapping round a
 	// ring at mid: two runs of consecutive rows.
 	mid, slot := ly.wrap(first, pos+1)
-	scores := s.state.scores[:pos+1-first]
+	scores := sc.scores[:pos+1-first]
 	older, newer := scores[:mid-first], scores[mid-first:]
 	for h := range len(q) / headDim {
 		qh, oh := q[h*headDim:(h+1)*headDim], out[h*headDim:(h+1)*headDim]
@@ -241,6 +250,19 @@ func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 		step = kvBlockTokens
 	}
 	qDim, kvDim := len(q)/n, len(k)/n
+	groups := (n + step - 1) / step
+	if ws := s.state.ws; ws.Threads() > 1 && groups > 1 && s.kv.layers[l].window == 0 {
+		// A layer holding the whole context can take every key and value
+		// first; then the groups attend at once, on the session's threads.
+		for j := range n {
+			s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
+		}
+		s.ensureAttnParts(ws.Threads() - 1)
+		s.attnTask = attnTask{s: s, out: out, q: q, n: n, l: l, pos: pos, step: step}
+		ws.Split(groups, 1, 1, &s.attnTask)
+		s.attnTask = attnTask{}
+		return
+	}
 	for i := 0; i < n; i += step {
 		g := min(step, n-i)
 		for j := i; j < i+g; j++ {
@@ -248,10 +270,52 @@ func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 		}
 		rows := func(x []float32) []float32 { return x[i*qDim : (i+g)*qDim] }
 		if s.kv.typ == KVF16 {
-			s.attentionF16(rows(out), rows(q), g, l, pos+i)
+			s.attentionF16(&s.state.attnScratch, rows(out), rows(q), g, l, pos+i)
 		} else {
 			s.attention(rows(out), rows(q), l, pos+i)
 		}
+	}
+}
+
+// attnTask is a prompt block's attention split among threads
+// (tensor.Workspace.Split): the items are groups of step tokens, and part
+// p works in scratch memory of its own.
+type attnTask struct {
+	s         *Session
+	out, q    []float32
+	n, l, pos int
+	step      int
+}
+
+func (t *attnTask) Run(part, lo, hi int) {
+	s := t.s
+	sc := &s.state.attnScratch
+	if part > 0 {
+		sc = &s.attnParts[part-1]
+	}
+	qDim := len(t.q) / t.n
+	for g := lo; g < hi; g++ {
+		i := g * t.step
+		c := min(t.step, t.n-i)
+		out, q := t.out[i*qDim:(i+c)*qDim], t.q[i*qDim:(i+c)*qDim]
+		if s.kv.typ == KVF16 {
+			s.attentionF16(sc, out, q, c, t.l, t.pos+i)
+		} else {
+			s.attentionWith(sc, out, q, t.l, t.pos+i)
+		}
+	}
+}
+
+// ensureAttnParts makes sure the session has scratch memory for n more
+// threads' attention, as its own run state's.
+func (s *Session) ensureAttnParts(n int) {
+	for len(s.attnParts) < n {
+		a := attnScratch{scores: make([]float32, len(s.state.scores))}
+		if s.kv.typ == KVF16 {
+			a.qHalf = make([]float32, len(s.state.qHalf))
+			a.kvChunk = make([]float32, len(s.state.kvChunk))
+		}
+		s.attnParts = append(s.attnParts, a)
 	}
 }
 
@@ -270,8 +334,8 @@ func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 // as fast as attention over an F32 cache, which reads twice the bytes
 // (decoding inside the products instead, once per query head, measured 1.2
 // to 1.6 times as slow in wasm with SIMD).
-func (s *Session) attentionF16(out, q []float32, tokens, l, pos int) {
-	c, kv, st := &s.model.config, &s.kv, s.state
+func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos int) {
+	c, kv := &s.model.config, &s.kv
 	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
 	ly := kv.layers[l]
 	heads, end := qDim/headDim, pos+tokens // positions ly.first(pos)..end-1 are read

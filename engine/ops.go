@@ -66,10 +66,9 @@ func softmax(x []float32) {
 			maxV = v
 		}
 	}
+	tensor.ExpShifted(x, maxV) // x[i] = fmath.Exp(x[i] - maxV)
 	var sum float32
-	for i, v := range x {
-		e := fmath.Exp(v - maxV)
-		x[i] = e
+	for _, e := range x {
 		sum += e
 	}
 	inv := 1 / sum

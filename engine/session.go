@@ -65,7 +65,12 @@ type Session struct {
 	// and block their scratch, allocated at the first block.
 	promptBlock int
 	block       *blockState
-	mu          sync.Mutex // held while a generation (or a Forward) runs
+	// attnParts is the attention scratch of a prompt block's threads but
+	// the first (allocated at the first block split among threads), and
+	// attnTask the split under way.
+	attnParts []attnScratch
+	attnTask  attnTask
+	mu        sync.Mutex // held while a generation (or a Forward) runs
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:

@@ -154,8 +154,27 @@ func (ws *Workspace) encodeBatch(vec Type, x []float32, n, cols int) []activatio
 		*ws = *NewWorkspace(cols)
 		ws.Reserve(n)
 	}
-	for t := range n {
-		ws.acts[t] = *ws.batch[t].encode(vec, x[t*cols:(t+1)*cols])
+	ws.encoding = encodeTask{ws: ws, vec: vec, x: x, cols: cols}
+	minItems := n // one part, unless there is enough to share
+	if n*cols >= minRowsWork {
+		minItems = 4
 	}
+	ws.Split(n, 1, minItems, &ws.encoding)
+	ws.encoding.x = nil
 	return ws.acts[:n]
+}
+
+// encodeTask encodes a batch's vectors, each into its own workspace of
+// the batch: parts of a batch run on several threads (Workspace.Split).
+type encodeTask struct {
+	ws   *Workspace
+	vec  Type
+	x    []float32
+	cols int
+}
+
+func (e *encodeTask) Run(_, lo, hi int) {
+	for t := lo; t < hi; t++ {
+		e.ws.acts[t] = *e.ws.batch[t].encode(e.vec, e.x[t*e.cols:(t+1)*e.cols])
+	}
 }

@@ -104,14 +104,15 @@ func (m *Matrix) Row(dst []float32, r int) {
 // dot products). Allocate one per session with NewWorkspace; a Workspace is
 // not safe for concurrent use.
 type Workspace struct {
-	maxCols int
-	rounded []float32 // (maxCols) x rounded to F16 or BF16; act.f points here or to x
-	act     activation
-	batch   []Workspace  // one per vector of a batched product (Reserve), in common arrays
-	acts    []activation // the batch's encodings, as MatMuls hands them to the kernels
-	simd    simdBatch    // the batched SIMD kernels' scratch (nothing without them)
-	threads int          // SetThreads: how many threads a product's rows split among (0: 1)
-	job     rowsJob      // the product being split (pool.go)
+	maxCols  int
+	rounded  []float32 // (maxCols) x rounded to F16 or BF16; act.f points here or to x
+	act      activation
+	batch    []Workspace  // one per vector of a batched product (Reserve), in common arrays
+	acts     []activation // the batch's encodings, as MatMuls hands them to the kernels
+	simd     simdBatch    // the batched SIMD kernels' scratch (nothing without them)
+	threads  int          // SetThreads: how many threads a product's rows split among (0: 1)
+	job      rowsJob      // the product being split (pool.go)
+	encoding encodeTask   // a batch being encoded (encodeBatch)
 }
 
 // activation is an input vector x encoded for one family of kernels. Which

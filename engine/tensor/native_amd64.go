@@ -237,3 +237,19 @@ func swiGLUNative(gate, up []float32) int {
 	}
 	return end
 }
+
+// expShiftedNative is swiGLUNative for ExpShifted.
+func expShiftedNative(x []float32, shift float32) int {
+	end := len(x) &^ 7
+	if !nativeSIMD || end == 0 {
+		return 0
+	}
+	for i := 0; i < end; {
+		i += expShiftedx8(&x[i], shift, end-i)
+		if i < end {
+			expShiftedGo(x[i:i+8], shift)
+			i += 8
+		}
+	}
+	return end
+}

@@ -6122,3 +6122,119 @@ GLOBL expConsts<>(SB), RODATA|NOPTR, $288
 
 DATA float32One<>+0(SB)/4, $0x3f800000
 GLOBL float32One<>(SB), RODATA|NOPTR, $4
+
+// func expShiftedx8(x *float32, shift float32, n int) int
+// Requires: AVX, AVX2
+TEXT ·expShiftedx8(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), AX
+	VBROADCASTSS shift+8(FP), Y0
+	MOVQ         n+16(FP), CX
+	XORQ         DX, DX
+	LEAQ         exp2Table<>+0(SB), BX
+
+expshift_loop:
+	CMPQ         CX, $0x08
+	JL           expshift_done
+	VMOVUPS      (AX), Y1
+	VSUBPS       Y0, Y1, Y1
+	MOVL         $0x7fffffff, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VANDPS       Y1, Y2, Y2
+	MOVL         $0x442f0000, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Y3
+	VCMPPS       $0x11, Y3, Y2, Y2
+	VMOVMSKPS    Y2, SI
+	CMPL         SI, $0xff
+	JNE          expshift_done
+	VCVTPS2PD    X1, Y2
+	VMULPD       expConsts<>+0(SB), Y2, Y3
+	VADDPD       expConsts<>+32(SB), Y3, Y3
+	VROUNDPD     $0x09, Y3, Y3
+	VMULPD       expConsts<>+64(SB), Y3, Y7
+	VSUBPD       Y7, Y2, Y2
+	VMULPD       expConsts<>+96(SB), Y3, Y7
+	VSUBPD       Y7, Y2, Y2
+	VMULPD       expConsts<>+128(SB), Y2, Y7
+	VADDPD       expConsts<>+160(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+192(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+224(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+32(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VADDPD       expConsts<>+256(SB), Y7, Y7
+	VMULPD       Y2, Y7, Y7
+	VCVTTPD2DQY  Y3, X3
+	MOVL         $0x0000001f, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, X2
+	VPAND        X2, X3, X4
+	VPSRAD       $0x05, X3, X3
+	VPCMPEQD     Y2, Y2, Y2
+	VGATHERDPD   Y2, (BX)(X4*8), Y5
+	VMULPD       Y7, Y5, Y2
+	VADDPD       Y2, Y5, Y2
+	VPMOVSXDQ    X3, Y3
+	MOVL         $0x000003ff, SI
+	VMOVD        SI, X7
+	VPBROADCASTD X7, Y7
+	VPSLLQ       $0x20, Y7, Y7
+	VPSRLQ       $0x20, Y7, Y7
+	VPADDQ       Y7, Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VCVTPD2PSY   Y2, X4
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VMULPD       expConsts<>+0(SB), Y1, Y2
+	VADDPD       expConsts<>+32(SB), Y2, Y2
+	VROUNDPD     $0x09, Y2, Y2
+	VMULPD       expConsts<>+64(SB), Y2, Y3
+	VSUBPD       Y3, Y1, Y1
+	VMULPD       expConsts<>+96(SB), Y2, Y3
+	VSUBPD       Y3, Y1, Y1
+	VMULPD       expConsts<>+128(SB), Y1, Y3
+	VADDPD       expConsts<>+160(SB), Y3, Y3
+	VMULPD       Y1, Y3, Y3
+	VADDPD       expConsts<>+192(SB), Y3, Y3
+	VMULPD       Y1, Y3, Y3
+	VADDPD       expConsts<>+224(SB), Y3, Y3
+	VMULPD       Y1, Y3, Y3
+	VADDPD       expConsts<>+32(SB), Y3, Y3
+	VMULPD       Y1, Y3, Y3
+	VADDPD       expConsts<>+256(SB), Y3, Y3
+	VMULPD       Y1, Y3, Y3
+	VCVTTPD2DQY  Y2, X1
+	MOVL         $0x0000001f, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, X2
+	VPAND        X2, X1, X2
+	VPSRAD       $0x05, X1, X1
+	VPCMPEQD     Y7, Y7, Y7
+	VGATHERDPD   Y7, (BX)(X2*8), Y6
+	VMULPD       Y3, Y6, Y2
+	VADDPD       Y2, Y6, Y2
+	VPMOVSXDQ    X1, Y1
+	MOVL         $0x000003ff, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Y3
+	VPSLLQ       $0x20, Y3, Y3
+	VPSRLQ       $0x20, Y3, Y3
+	VPADDQ       Y3, Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VCVTPD2PSY   Y2, X1
+	VINSERTF128  $0x01, X1, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x08, DX
+	SUBQ         $0x08, CX
+	JMP          expshift_loop
+
+expshift_done:
+	VZEROUPPER
+	MOVQ DX, ret+24(FP)
+	RET

@@ -142,3 +142,9 @@ func roundF16x8(dst *float32, src *float32, n int)
 //
 //go:noescape
 func swiGLUx8(gate *float32, up *float32, n int) int
+
+// expShiftedx8 sets x[i] = Exp(x[i] − shift) (tensor.ExpShifted) for i < n, a multiple of 8, eight at a time,
+// until eight differences include one of magnitude 700 or more, or a NaN; it returns how many it set (AVX2).
+//
+//go:noescape
+func expShiftedx8(x *float32, shift float32, n int) int

@@ -168,3 +168,29 @@ func TestSwiGLUIsPureGo(t *testing.T) {
 		}
 	}
 }
+
+// TestExpShiftedIsPureGo: ExpShifted, on AVX2 natively, gives the pure-Go
+// loop's bits for the gates of TestSwiGLUIsPureGo shifted by several
+// maxima, as a softmax shifts its scores.
+func TestExpShiftedIsPureGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var xs []float32
+	for range 1 << 16 {
+		xs = append(xs, float32(rng.NormFloat64()*4), float32(rng.NormFloat64()*100), math.Float32frombits(rng.Uint32()))
+	}
+	for _, v := range []float32{0, 699.99994, 700, -700, 88.7, -104, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		xs = append(xs, v, -v)
+	}
+	for _, shift := range []float32{0, 3.5, -20, 650} {
+		for _, n := range []int{len(xs), len(xs) - 5, 8, 9} {
+			got, want := slices.Clone(xs[:n]), slices.Clone(xs[:n])
+			ExpShifted(got, shift)
+			expShiftedGo(want, shift)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("shift %v, n=%d: Exp(%v − shift) = %v (%#x), pure Go %v (%#x)", shift, n, xs[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}

@@ -37,8 +37,38 @@ type rowsJob struct {
 	tile   int          // MatMul's rows per tile
 	packed bool         // MatMul: acts are in the batched kernel's lanes
 	ws     *Workspace   // MatMul's scratch (the SIMD kernels')
+	task   Task         // Workspace.Split's
+	per    int          // the parts' length (splitRows): part p starts at p·per
 	run    func(*rowsJob, int, int)
 }
+
+// Task is work that Workspace.Split divides among threads: Run does the
+// items [lo, hi), as part number part of the split (0 on the calling
+// goroutine). Parts run at once, so they must not share what they write.
+type Task interface {
+	Run(part, lo, hi int)
+}
+
+// Split runs t over the items [0, n) in up to ws's thread count parts of
+// consecutive items (at least minItems each, whole multiples of align
+// apart from the last) and returns when every part is done; one thread, or
+// too few items, run it on the calling goroutine as Run(0, 0, n). It
+// allocates nothing (a pointer to a struct is a Task without allocating).
+// ws's own products must not run inside t.
+func (ws *Workspace) Split(n, align, minItems int, t Task) {
+	parts := min(ws.Threads(), max(1, n/max(minItems, 1)))
+	if parts <= 1 {
+		t.Run(0, 0, n)
+		return
+	}
+	job := &ws.job
+	job.task, job.run = t, runTask
+	splitRows(job, n, parts, max(align, 1))
+	job.task = nil
+}
+
+// runTask is a Split job's run.
+func runTask(job *rowsJob, lo, hi int) { job.task.Run(lo/job.per, lo, hi) }
 
 // rowsPart is rows [lo, hi) of a job, as the pool's queue carries it.
 type rowsPart struct {
@@ -102,6 +132,7 @@ func (ws *Workspace) parts(rows, cols int) int {
 func splitRows(job *rowsJob, rows, n, align int) {
 	per := (rows + n - 1) / n
 	per = (per + align - 1) / align * align
+	job.per = per
 	others := 0
 	for lo := per; lo < rows; lo += per {
 		others++

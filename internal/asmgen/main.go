@@ -39,6 +39,7 @@ func main() {
 	decodeF16x8()
 	encodeF16x8()
 	swiGLUx8()
+	expShiftedx8()
 	Generate()
 }
 
