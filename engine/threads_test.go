@@ -11,9 +11,10 @@ import (
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
-// TestThreadsGiveTheSameTokens: sessions whose matrix products split among
-// 2 and 3 threads give one thread's logits, bit for bit, at every step of
-// a prompt (evaluated in blocks) and of a greedy continuation, on models
+// TestThreadsGiveTheSameTokens: sessions whose matrix products (and a
+// prompt block's attention) split among 2 and 3 threads give one thread's
+// logits, bit for bit, with an F32 and an F16 cache, at every step of a
+// prompt (evaluated in blocks) and of a greedy continuation, on models
 // whose products are big enough to split (a 256-wide stream, 1024 hidden
 // units, a 4096-token vocabulary); and a decode step with threads
 // allocates nothing.
@@ -27,8 +28,8 @@ func TestThreadsGiveTheSameTokens(t *testing.T) {
 			m, err := Load(buildGGUF(t, sp), LoadOptions{})
 			require.NoError(t, err)
 			prompt := []int{1, 17, 300, 5, 4000, 77, 9, 12, 800, 3, 45, 46, 47, 2000, 1024, 6, 7, 8, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114}
-			run := func(threads int) [][]float32 {
-				s, err := m.NewSession(SessionOptions{Threads: threads})
+			run := func(threads int, kv KVType) [][]float32 {
+				s, err := m.NewSession(SessionOptions{Threads: threads, KVType: kv})
 				require.NoError(t, err)
 				require.Equal(t, threads, s.Threads())
 				for at := 0; at < len(prompt); at += DefaultPromptBlock {
@@ -42,13 +43,15 @@ func TestThreadsGiveTheSameTokens(t *testing.T) {
 				}
 				return steps
 			}
-			want := run(1)
-			for _, threads := range []int{2, 3} {
-				got := run(threads)
-				for step := range want {
-					for i := range want[step] {
-						if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) {
-							t.Fatalf("%d threads, step %d, logit %d: %v, one thread %v", threads, step, i, got[step][i], want[step][i])
+			for _, kv := range []KVType{KVF32, KVF16} { // a prompt block's attention splits among the threads on either
+				want := run(1, kv)
+				for _, threads := range []int{2, 3} {
+					got := run(threads, kv)
+					for step := range want {
+						for i := range want[step] {
+							if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) {
+								t.Fatalf("%v cache, %d threads, step %d, logit %d: %v, one thread %v", kv, threads, step, i, got[step][i], want[step][i])
+							}
 						}
 					}
 				}
