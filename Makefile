@@ -17,7 +17,7 @@ PORT      ?= 8080
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 
-.PHONY: bench-serve run generate deps test test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench bench-e2e fuzz clean
+.PHONY: bench-serve run generate deps test test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -45,7 +45,7 @@ web: wasm
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
 ## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
-test: deps vet test-native test-wasm test-wasm-simd test-e2e-browser test-e2e-worker
+test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker
 
 ## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium)
 deps:
@@ -61,6 +61,14 @@ vet:
 ## test-native: the native tests of every package but the e2e suites
 test-native:
 	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
+
+## test-arm64: the tensor tests, and the engine's golden, prompt-block and thread tests, built for GOARCH=arm64 and run under
+## QEMU (Debian package qemu-user-static): the NEON kernels against the pure-Go ones, bit for bit
+ARM64_EXEC ?= qemu-aarch64-static
+test-arm64:
+	@command -v $(ARM64_EXEC) >/dev/null || { echo "test-arm64 needs QEMU's $(ARM64_EXEC) (Debian package: qemu-user-static)"; exit 1; }
+	GOARCH=arm64 $(GO) test -exec $(ARM64_EXEC) ./engine/tensor/
+	GOARCH=arm64 $(GO) test -exec $(ARM64_EXEC) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' ./engine/
 
 ## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge, HTTP and edge-limit tests in wasm under Node
 ## (go_js_wasm_exec runs the test binaries with Node.js)

@@ -4,6 +4,7 @@
 #   node_modules from package-lock.json      — reference tokenizers, workerd, openai, and the benchmark's
 #                                              peers (node-llama-cpp with its CPU binary, wllama)
 #   Chromium  (Debian package chromium)      — the browser e2e tests
+#   QEMU      (Debian package qemu-user-static, on x86-64) — the arm64 kernels' tests
 # System packages are installed with apt-get when running as root on Debian;
 # otherwise the script names the package to install and fails.
 set -euo pipefail
@@ -46,4 +47,10 @@ find_chrome() {
 }
 if ! find_chrome >/dev/null; then
   apt_install chromium
+fi
+
+# The arm64 tests (make test-arm64) run the arm64 test binaries under QEMU's
+# user-mode emulator on an x86-64 machine.
+if [ "$(uname -m)" = x86_64 ] && ! command -v qemu-aarch64-static >/dev/null 2>&1; then
+  apt_install qemu-user-static
 fi

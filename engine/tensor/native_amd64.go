@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-//go:generate go run ../../internal/asmgen -out native_amd64.s -stubs native_stubs_amd64.go -pkg tensor
+//go:generate go run ../../internal/asmgen -out native_amd64.s -stubs native_stubs_amd64.go -pkg tensor -arm64 native_arm64.s
 
 // Natively on amd64 the matrix–vector products of some types run on AVX2
 // kernels (native_amd64.s, written by internal/asmgen), eight rows at a

@@ -16,14 +16,24 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+// arm64Out is where the arm64 kernels go (-arm64; none if empty).
+var arm64Out = flag.String("arm64", "", "write the arm64 kernels' assembly to this file")
+
 func main() {
 	flag.Parse()
+	if *arm64Out != "" {
+		if err := writeArm64(*arm64Out); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	ConstraintExpr("!purego")
 	dotQ8_0x8()
 	dotQ4_0x8()

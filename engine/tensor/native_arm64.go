@@ -1,0 +1,97 @@
+//go:build arm64 && !purego
+
+package tensor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Natively on arm64 the matrix–vector products of Q8_0 and Q4_0 run on
+// NEON kernels with the dot-product extension (SDOT; native_arm64.s,
+// written by internal/asmgen), reading the interleaved layout of the amd64
+// kernels (Pack), eight rows at a time, with the pure-Go kernels' bits. The
+// other types, and CPUs without the extension, run the pure-Go kernels;
+// the purego build tag or SetNativeSIMD(false) (the command line's
+// WASMLM_SIMD=off) turn the kernels off.
+var nativeSIMD = nativeSIMDAvailable
+
+// nativeSIMDAvailable says whether this CPU runs the kernels.
+var nativeSIMDAvailable = cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP && cpu.ARM64.HasFPHP
+
+// nativeVNNI is amd64's; never set here.
+var nativeVNNI = false
+
+// cpuHasNativeSIMD reports whether this CPU can run the native kernels
+// (whether or not they are on).
+func cpuHasNativeSIMD() bool { return nativeSIMDAvailable }
+
+// NativeSIMD reports whether native matrix products run on the NEON
+// kernels (for the types that have one).
+func NativeSIMD() bool { return nativeSIMD }
+
+// SetNativeSIMD turns the native SIMD kernels on (where the CPU has them)
+// or off, for the whole process: the results are the same bits either
+// way, only the speed differs. Call it before any product runs.
+func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
+
+// hasRows8 reports whether dotRows8 has a kernel for t.
+func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0) }
+
+// interleaves reports whether Pack stores a matrix of type t in the
+// interleaved layout of eight rows (packRows8) for the native kernels.
+func interleaves(t Type) bool { return hasRows8(t) }
+
+// packNative reports whether Pack reorders m for the native kernels.
+func packNative(m *Matrix) bool { return hasRows8(m.Type) && m.Rows%8 == 0 }
+
+// dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a
+// and reports whether it could: on the NEON kernels for a matrix in the
+// interleaved layout (r a multiple of eight), with the pure-Go kernel for
+// one in the file's.
+func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
+	if !hasRows8(m.Type) {
+		return false
+	}
+	if !m.rows8 {
+		for i := range 8 {
+			out[i] = m.tr.dot(m.Data[(r+i)*m.rowBytes:(r+i+1)*m.rowBytes], a)
+		}
+		return true
+	}
+	w, x, nb := &m.Data[r*m.rowBytes], (*int8)(unsafe.Pointer(&a.q[0])), m.Cols/qk8
+	if m.Type == Q8_0 {
+		dotQ8_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	} else {
+		dotQ4_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	}
+	return true
+}
+
+// dotQ8_0r8NEON sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at
+// w with the activation's nb blocks of quants x and scales xd (NEON, SDOT).
+//
+//go:noescape
+func dotQ8_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ4_0r8NEON is dotQ8_0r8NEON for Q4_0, with the activation's sums xs.
+//
+//go:noescape
+func dotQ4_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// The other native kernels are amd64's only.
+
+func dotF32RowsNative(_, _, _ []float32, _ int) bool { return false }
+
+func addScaledRowsNative(_, _, _ []float32, _ int) bool { return false }
+
+func decodeF16RowsNative([]float32, []uint16, int, int) bool { return false }
+
+func roundF16Native(_, _ []float32) int { return 0 }
+
+func encodeF16Native([]uint16, []float32) int { return 0 }
+
+func swiGLUNative(_, _ []float32) int { return 0 }
+
+func expShiftedNative([]float32, float32) int { return 0 }

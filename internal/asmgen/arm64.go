@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// The arm64 kernels: Go's arm64 assembler has few of the NEON instructions
+// they need (no SDOT, no vector float arithmetic or conversions), and avo
+// writes amd64 only, so they are written here as text, those instructions
+// as their encodings (WORD) with the instruction in a comment. They read
+// the interleaved layout the amd64 kernels read (tensor.Pack): four bytes
+// of eight rows are two 128-bit registers of four rows each, and SDOT's
+// by-element form multiplies each row's four bytes by four bytes of the
+// activation (one 32-bit element of a register) and adds the four
+// products into the row's 32-bit lane. The float32 steps are the pure-Go
+// kernel's, per lane, without fused multiply-add, so the bits are the same.
+
+// arm64Asm builds the text of an arm64 assembly file.
+type arm64Asm struct{ b strings.Builder }
+
+func (a *arm64Asm) line(format string, args ...any) { fmt.Fprintf(&a.b, "\t"+format+"\n", args...) }
+
+// word emits an encoded instruction with its assembly in a comment.
+func (a *arm64Asm) word(enc uint32, asm string) { a.line("WORD $0x%08x // %s", enc, asm) }
+
+// Encodings (Arm A64; d, n, m: vector register numbers, t: a general
+// register for addresses).
+
+func (a *arm64Asm) sdotElem(d, n, m, index int) { // SDOT Vd.4S, Vn.16B, Vm.4B[index]
+	l, h := uint32(index&1), uint32(index>>1)
+	a.word(0x4F80E000|l<<21|uint32(m)<<16|h<<11|uint32(n)<<5|uint32(d), fmt.Sprintf("SDOT V%d.4S, V%d.16B, V%d.4B[%d]", d, n, m, index))
+}
+func (a *arm64Asm) scvtf(d, n int) { // SCVTF Vd.4S, Vn.4S
+	a.word(0x4E21D800|uint32(n)<<5|uint32(d), fmt.Sprintf("SCVTF V%d.4S, V%d.4S", d, n))
+}
+func (a *arm64Asm) fcvtl(d, n int, high bool) { // FCVTL(2) Vd.4S, Vn.4H (8H)
+	enc, name := uint32(0x0E217800), "FCVTL"
+	if high {
+		enc, name = 0x4E217800, "FCVTL2"
+	}
+	a.word(enc|uint32(n)<<5|uint32(d), fmt.Sprintf("%s V%d.4S, V%d", name, d, n))
+}
+func (a *arm64Asm) fmul(d, n, m int) { // FMUL Vd.4S, Vn.4S, Vm.4S
+	a.word(0x6E20DC00|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FMUL V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) fadd(d, n, m int) { // FADD Vd.4S, Vn.4S, Vm.4S
+	a.word(0x4E20D400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FADD V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) sub(d, n, m int) { // SUB Vd.4S, Vn.4S, Vm.4S
+	a.word(0x6EA08400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("SUB V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) shl4s(d, n, shift int) { // SHL Vd.4S, Vn.4S, #shift
+	a.word(0x4F005400|uint32(32+shift)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("SHL V%d.4S, V%d.4S, #%d", d, n, shift))
+}
+func (a *arm64Asm) and(d, n, m int) { // AND Vd.16B, Vn.16B, Vm.16B
+	a.word(0x4E201C00|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("AND V%d.16B, V%d.16B, V%d.16B", d, n, m))
+}
+func (a *arm64Asm) eor(d, n, m int) { // EOR Vd.16B, Vn.16B, Vm.16B
+	a.word(0x6E201C00|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("EOR V%d.16B, V%d.16B, V%d.16B", d, n, m))
+}
+func (a *arm64Asm) ushr16b(d, n, shift int) { // USHR Vd.16B, Vn.16B, #shift
+	a.word(0x6F000400|uint32(16-shift)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("USHR V%d.16B, V%d.16B, #%d", d, n, shift))
+}
+func (a *arm64Asm) movi16b(d int, v uint8) { // MOVI Vd.16B, #v
+	abc, defgh := uint32(v>>5), uint32(v&31)
+	a.word(0x4F00E400|abc<<16|defgh<<5|uint32(d), fmt.Sprintf("MOVI V%d.16B, #0x%02x", d, v))
+}
+func (a *arm64Asm) ldrQ(d, t, off int) { // LDR Qd, [Xt, #off] (off a multiple of 16)
+	a.word(0x3DC00000|uint32(off/16)<<10|uint32(t)<<5|uint32(d), fmt.Sprintf("LDR Q%d, [R%d, #%d]", d, t, off))
+}
+func (a *arm64Asm) strQ(d, t, off int) { // STR Qd, [Xt, #off]
+	a.word(0x3D800000|uint32(off/16)<<10|uint32(t)<<5|uint32(d), fmt.Sprintf("STR Q%d, [R%d, #%d]", d, t, off))
+}
+func (a *arm64Asm) ld1r(d, t int) { // LD1R {Vd.4S}, [Xt]
+	a.word(0x4D40C800|uint32(t)<<5|uint32(d), fmt.Sprintf("LD1R {V%d.4S}, [R%d]", d, t))
+}
+
+// arm64Interleaved writes one kernel over the interleaved layout of a type
+// whose blocks are 32 quants with one fp16 scale (blockBytes each row):
+// per block, quants(a) leaves the rows' Σ w_q·x_q in V4 (rows 0–3) and V5
+// (rows 4–7), the activation's 32 quants being in V2 and V3.
+func arm64Interleaved(a *arm64Asm, name, doc string, blockBytes int, quants func(a *arm64Asm)) {
+	fmt.Fprintf(&a.b, "\n// func %s(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)\n", name)
+	fmt.Fprintf(&a.b, "// %s\n", doc)
+	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT|NOFRAME, $0-48\n", name)
+	a.line("MOVD out+0(FP), R0")
+	a.line("MOVD w+8(FP), R1")
+	a.line("MOVD x+16(FP), R2")
+	a.line("MOVD xd+24(FP), R3")
+	a.line("MOVD xs+32(FP), R4")
+	a.line("MOVD nb+40(FP), R5")
+	a.eor(16, 16, 16) // the sums of rows 0–3
+	a.eor(17, 17, 17) // and of rows 4–7
+	a.movi16b(12, 0x0f)
+	a.line("CBZ R5, %s_done", name)
+	fmt.Fprintf(&a.b, "%s_block:\n", name)
+	a.ldrQ(2, 2, 0) // the block's 32 activation quants
+	a.ldrQ(3, 2, 16)
+	a.eor(4, 4, 4)
+	a.eor(5, 5, 5)
+	quants(a)
+	a.scvtf(4, 4) // exact: every block sum is below 2²⁴ in magnitude
+	a.scvtf(5, 5)
+	a.ldrQ(6, 1, 0) // the eight rows' fp16 scales
+	a.fcvtl(7, 6, false)
+	a.fcvtl(8, 6, true)
+	a.ld1r(9, 3)      // d_x
+	a.fmul(7, 7, 9)   // scale = float32(d_w·d_x)
+	a.fmul(8, 8, 9)   //
+	a.fmul(7, 7, 4)   // float32(scale·float32(isum))
+	a.fmul(8, 8, 5)   //
+	a.fadd(16, 16, 7) // sum += …
+	a.fadd(17, 17, 8)
+	a.line("ADD $%d, R1", 8*blockBytes)
+	a.line("ADD $32, R2")
+	a.line("ADD $4, R3")
+	a.line("ADD $4, R4")
+	a.line("SUBS $1, R5")
+	a.line("BNE %s_block", name)
+	fmt.Fprintf(&a.b, "%s_done:\n", name)
+	a.strQ(16, 0, 0)
+	a.strQ(17, 0, 16)
+	a.line("RET")
+}
+
+// writeArm64 writes the arm64 kernels' assembly to path.
+func writeArm64(path string) error {
+	var a arm64Asm
+	a.b.WriteString("// Code generated by command: go run ../../internal/asmgen (arm64.go). DO NOT EDIT.\n\n")
+	a.b.WriteString("//go:build !purego\n\n#include \"textflag.h\"\n")
+	arm64Interleaved(&a, "dotQ8_0r8NEON", "dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack): SDOT, signed by signed.", 34, func(a *arm64Asm) {
+		for c := range 8 {
+			a.ldrQ(0, 1, 16+32*c) // rows 0–3's four quants
+			a.ldrQ(1, 1, 32+32*c) // rows 4–7's
+			a.sdotElem(4, 0, 2+c/4, c%4)
+			a.sdotElem(5, 1, 2+c/4, c%4)
+		}
+	})
+	arm64Interleaved(&a, "dotQ4_0r8NEON", "dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack): SDOT of the nibbles, less 8·Σ x_q.", 18, func(a *arm64Asm) {
+		for c := range 4 {
+			a.ldrQ(0, 1, 16+32*c)
+			a.ldrQ(1, 1, 32+32*c)
+			a.ushr16b(10, 0, 4) // the high nibbles: elements 16 on
+			a.ushr16b(11, 1, 4)
+			a.and(0, 0, 12) // the low ones
+			a.and(1, 1, 12)
+			a.sdotElem(4, 0, 2, c) // x_q[4c…]
+			a.sdotElem(5, 1, 2, c)
+			a.sdotElem(4, 10, 3, c) // x_q[16+4c…]
+			a.sdotElem(5, 11, 3, c)
+		}
+		a.ld1r(13, 4) // Σ x_q
+		a.shl4s(13, 13, 3)
+		a.sub(4, 4, 13) // − 8·Σ x_q
+		a.sub(5, 5, 13)
+	})
+	return os.WriteFile(path, []byte(a.b.String()), 0o644)
+}
