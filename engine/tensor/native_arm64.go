@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Natively on arm64 the matrix–vector products of Q8_0 and Q4_0 run on
+// Natively on arm64 the matrix–vector products of Q8_0, Q4_0 and Q4_K run on
 // NEON kernels with the dot-product extension (SDOT; native_arm64.s,
 // written by internal/asmgen), reading the interleaved layout of the amd64
 // kernels (Pack), eight rows at a time, with the pure-Go kernels' bits. The
@@ -37,7 +37,7 @@ func NativeSIMD() bool { return nativeSIMD }
 func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
-func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0) }
+func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K) }
 
 // interleaves reports whether Pack stores a matrix of type t in the
 // interleaved layout of eight rows (packRows8) for the native kernels.
@@ -54,17 +54,20 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	if !hasRows8(m.Type) {
 		return false
 	}
-	if !m.rows8 {
+	if !m.rows8 { // the file's layout: the pure-Go kernel
 		for i := range 8 {
 			out[i] = m.tr.dot(m.Data[(r+i)*m.rowBytes:(r+i+1)*m.rowBytes], a)
 		}
 		return true
 	}
 	w, x, nb := &m.Data[r*m.rowBytes], (*int8)(unsafe.Pointer(&a.q[0])), m.Cols/qk8
-	if m.Type == Q8_0 {
+	switch m.Type {
+	case Q8_0:
 		dotQ8_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
-	} else {
+	case Q4_0:
 		dotQ4_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	default:
+		dotQ4Kr8NEON(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	}
 	return true
 }
@@ -79,6 +82,12 @@ func dotQ8_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb in
 //
 //go:noescape
 func dotQ4_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotQ4Kr8NEON is dotQ8_0r8NEON for Q4_K's nb super-blocks, xs the
+// activation's sums of 32 quants.
+//
+//go:noescape
+func dotQ4Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // The other native kernels are amd64's only.
 

@@ -76,6 +76,33 @@ func (a *arm64Asm) strQ(d, t, off int) { // STR Qd, [Xt, #off]
 func (a *arm64Asm) ld1r(d, t int) { // LD1R {Vd.4S}, [Xt]
 	a.word(0x4D40C800|uint32(t)<<5|uint32(d), fmt.Sprintf("LD1R {V%d.4S}, [R%d]", d, t))
 }
+func (a *arm64Asm) fsub(d, n, m int) { // FSUB Vd.4S, Vn.4S, Vm.4S
+	a.word(0x4EA0D400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FSUB V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) add4s(d, n, m int) { // ADD Vd.4S, Vn.4S, Vm.4S
+	a.word(0x4EA08400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("ADD V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) mla(d, n, m int) { // MLA Vd.4S, Vn.4S, Vm.4S
+	a.word(0x4EA09400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("MLA V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) mulElem(d, n, m, index int) { // MUL Vd.4S, Vn.4S, Vm.S[index]
+	l, h := uint32(index&1), uint32(index>>1)
+	a.word(0x4F808000|l<<21|uint32(m)<<16|h<<11|uint32(n)<<5|uint32(d), fmt.Sprintf("MUL V%d.4S, V%d.4S, V%d.S[%d]", d, n, m, index))
+}
+func (a *arm64Asm) mlaElem(d, n, m, index int) { // MLA Vd.4S, Vn.4S, Vm.S[index]
+	l, h := uint32(index&1), uint32(index>>1)
+	a.word(0x6F800000|l<<21|uint32(m)<<16|h<<11|uint32(n)<<5|uint32(d), fmt.Sprintf("MLA V%d.4S, V%d.4S, V%d.S[%d]", d, n, m, index))
+}
+func (a *arm64Asm) ushr4s(d, n, shift int) { // USHR Vd.4S, Vn.4S, #shift
+	a.word(0x6F000400|uint32(64-shift)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("USHR V%d.4S, V%d.4S, #%d", d, n, shift))
+}
+func (a *arm64Asm) orr(d, n, m int) { // ORR Vd.16B, Vn.16B, Vm.16B
+	a.word(0x4EA01C00|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("ORR V%d.16B, V%d.16B, V%d.16B", d, n, m))
+}
+func (a *arm64Asm) movi4s(d int, v uint8) { // MOVI Vd.4S, #v
+	abc, defgh := uint32(v>>5), uint32(v&31)
+	a.word(0x4F000400|abc<<16|defgh<<5|uint32(d), fmt.Sprintf("MOVI V%d.4S, #0x%02x", d, v))
+}
 
 // arm64Interleaved writes one kernel over the interleaved layout of a type
 // whose blocks are 32 quants with one fp16 scale (blockBytes each row):
@@ -156,5 +183,142 @@ func writeArm64(path string) error {
 		a.sub(4, 4, 13) // − 8·Σ x_q
 		a.sub(5, 5, 13)
 	})
+	arm64Q4K(&a)
 	return os.WriteFile(path, []byte(a.b.String()), 0o644)
+}
+
+// arm64Q4K writes dotQ4Kr8NEON: Q4_K interleaved (see interleavedQ4K):
+// per super-block of eight rows, their d (16 bytes), dmin (16), the three
+// words of 6-bit scales and mins, then the quants four bytes of each row
+// at a time. Rows 0–3 are the low register of each pair, rows 4–7 the
+// high; isum = Σ_j sc_j·Σ q·x_q, msum = Σ_j m_j·Σ x_q, and sum +=
+// float32(d·float32(isum)) − float32(dmin·float32(msum)), as dotQ4K does.
+func arm64Q4K(a *arm64Asm) {
+	const name = "dotQ4Kr8NEON"
+	fmt.Fprintf(&a.b, "\n// func %s(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)\n", name)
+	fmt.Fprintf(&a.b, "// dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack), xs the activation's sums of 32 quants.\n")
+	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT|NOFRAME, $0-48\n", name)
+	a.line("MOVD out+0(FP), R0")
+	a.line("MOVD w+8(FP), R1")
+	a.line("MOVD x+16(FP), R2")
+	a.line("MOVD xd+24(FP), R3")
+	a.line("MOVD xs+32(FP), R4")
+	a.line("MOVD nb+40(FP), R5")
+	a.eor(16, 16, 16)
+	a.eor(17, 17, 17)
+	a.movi16b(12, 0x0f)
+	a.movi16b(13, 0x3f)
+	a.movi16b(14, 0x03)
+	a.movi4s(15, 0xff)
+	a.line("CBZ R5, %s_done", name)
+	fmt.Fprintf(&a.b, "%s_block:\n", name)
+	// The scales and mins, four 6-bit values a word (ggml's utmp
+	// unpacking, a row per lane): sc_0..3, m_0..3, sc_4..7, m_4..7 in
+	// V21–V24 (rows 0–3) and V25–V28 (rows 4–7).
+	for h := range 2 {
+		sc03, m03, sc47, m47 := 21+4*h, 22+4*h, 23+4*h, 24+4*h
+		a.ldrQ(0, 1, 32+16*h) // u0
+		a.ldrQ(1, 1, 64+16*h) // u1
+		a.ldrQ(6, 1, 96+16*h) // u2
+		a.and(sc03, 0, 13)
+		a.and(m03, 1, 13)
+		a.ushr4s(7, 0, 6)
+		a.and(7, 7, 14)
+		a.shl4s(7, 7, 4)
+		a.and(sc47, 6, 12)
+		a.orr(sc47, sc47, 7)
+		a.ushr4s(7, 1, 6)
+		a.and(7, 7, 14)
+		a.shl4s(7, 7, 4)
+		a.ushr4s(m47, 6, 4)
+		a.and(m47, m47, 12)
+		a.orr(m47, m47, 7)
+	}
+	// scale(j, h) leaves sc_j (or m_j, from the m registers) of rows
+	// 4h..4h+3 in V20.
+	scale := func(first, j int) {
+		src := first
+		if j >= 4 {
+			src += 2
+		}
+		switch b := j % 4; b {
+		case 0:
+			a.and(20, src, 15)
+		case 3:
+			a.ushr4s(20, src, 24)
+		default:
+			a.ushr4s(20, src, 8*b)
+			a.and(20, 20, 15)
+		}
+	}
+	a.eor(29, 29, 29) // isum, rows 0–3
+	a.eor(30, 30, 30) // rows 4–7
+	for c := range 4 {
+		for i := range 4 {
+			a.ldrQ(2+i, 2, 64*c+16*i) // x_q[64c + 16i …]
+		}
+		for _, r := range []int{10, 11, 18, 19} {
+			a.eor(r, r, r)
+		}
+		for k := range 8 {
+			w := 128 + 32*(8*c+k)
+			a.ldrQ(0, 1, w)
+			a.ldrQ(1, 1, w+16)
+			a.ushr16b(6, 0, 4)
+			a.ushr16b(7, 1, 4)
+			a.and(0, 0, 12)
+			a.and(1, 1, 12)
+			a.sdotElem(10, 0, 2+k/4, k%4) // sub-block 2c: x_q[64c + 4k …]
+			a.sdotElem(18, 1, 2+k/4, k%4)
+			a.sdotElem(11, 6, 4+k/4, k%4) // sub-block 2c+1: x_q[64c + 32 + 4k …]
+			a.sdotElem(19, 7, 4+k/4, k%4)
+		}
+		for h, acc := range [][2]int{{10, 11}, {18, 19}} {
+			scale(21+4*h, 2*c)
+			a.mla(29+h, acc[0], 20)
+			scale(21+4*h, 2*c+1)
+			a.mla(29+h, acc[1], 20)
+		}
+	}
+	// msum: m_j times the activation's Σ x_q of sub-block j.
+	a.ldrQ(8, 4, 0)
+	a.ldrQ(9, 4, 16)
+	for h := range 2 {
+		for j := range 8 {
+			scale(22+4*h, j)
+			if j == 0 {
+				a.mulElem(h, 20, 8, 0)
+			} else {
+				a.mlaElem(h, 20, 8+j/4, j%4)
+			}
+		}
+	}
+	a.scvtf(29, 29) // rounded to nearest even, as Go's float32(isum)
+	a.scvtf(30, 30)
+	a.scvtf(0, 0)
+	a.scvtf(1, 1)
+	a.ldrQ(6, 1, 0)  // d
+	a.ldrQ(7, 1, 16) // dmin
+	a.ld1r(9, 3)     // d_x
+	for h := range 2 {
+		d, dmin := 2+h, 4+h
+		a.fcvtl(d, 6, h == 1)
+		a.fcvtl(dmin, 7, h == 1)
+		a.fmul(d, d, 9)       // float32(d_w·d_x)
+		a.fmul(dmin, dmin, 9) // float32(dmin_w·d_x)
+		a.fmul(d, d, 29+h)    // float32(d·float32(isum))
+		a.fmul(dmin, dmin, h) // float32(dmin·float32(msum))
+		a.fsub(d, d, dmin)    // … − …
+		a.fadd(16+h, 16+h, d) // sum += …
+	}
+	a.line("ADD $%d, R1", 8*144)
+	a.line("ADD $256, R2")
+	a.line("ADD $4, R3")
+	a.line("ADD $32, R4")
+	a.line("SUBS $1, R5")
+	a.line("BNE %s_block", name)
+	fmt.Fprintf(&a.b, "%s_done:\n", name)
+	a.strQ(16, 0, 0)
+	a.strQ(17, 0, 16)
+	a.line("RET")
 }
