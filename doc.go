@@ -31,7 +31,7 @@
 //	internal/modelgen   random-weight GGUF models for tests and benchmarks
 //	internal/golden     llama2.c's reference outputs, for tests
 //	internal/simdgen    the generator of the SIMD128 kernel module (go generate)
-//	internal/asmgen     the generator of engine/tensor's amd64 assembly (avo; go generate)
+//	internal/asmgen     the generator of engine/tensor's amd64 (avo) and arm64 assembly (go generate)
 //	internal/wasmgen    a WebAssembly module emitter, for internal/simdgen
 //	internal/headless   the headless-Chromium launcher of tests and benchmarks
 //	internal/llamacppref  llama.cpp's output on random models, the parity harness of every architecture

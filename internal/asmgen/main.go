@@ -1,7 +1,8 @@
 // Command asmgen writes engine/tensor's amd64 assembly kernels with avo
 // (github.com/mmcloughlin/avo): Go code that emits Go assembly, so the
 // kernels are written, reviewed and register-allocated as Go, and the
-// stubs that declare them are generated with them. Run it through
+// stubs that declare them are generated with them; and, with -arm64, its
+// arm64 kernels (arm64.go: avo writes amd64 only). Run it through
 // `go generate ./engine/tensor` (see engine/tensor/native_amd64.go).
 //
 // Each kernel computes the dot products of eight rows at once with one
