@@ -224,30 +224,31 @@ func encodeF16Native(dst []uint16, src []float32) int {
 // AVX2 kernel (the eight values it leaves, where one is out of its range,
 // in Go) and returns how many.
 func swiGLUNative(gate, up []float32) int {
-	end := len(gate) &^ 7
-	if !nativeSIMD || end == 0 {
-		return 0
-	}
-	for i := 0; i < end; {
-		i += swiGLUx8(&gate[i], &up[i], end-i)
-		if i < end {
-			swiGLUGo(gate[i:i+8], up[i:i+8])
-			i += 8
-		}
-	}
-	return end
+	return byEights(len(gate),
+		func(i, n int) int { return swiGLUx8(&gate[i], &up[i], n) },
+		func(i int) { swiGLUGo(gate[i:i+8], up[i:i+8]) })
 }
 
 // expShiftedNative is swiGLUNative for ExpShifted.
 func expShiftedNative(x []float32, shift float32) int {
-	end := len(x) &^ 7
+	return byEights(len(x),
+		func(i, n int) int { return expShiftedx8(&x[i], shift, n) },
+		func(i int) { expShiftedGo(x[i:i+8], shift) })
+}
+
+// byEights runs an exponential kernel over the first n values, a multiple
+// of 8: kernel(i, left) does what it can from value i on and says how
+// many; the eight values it stops at go to inGo(i). It returns how many
+// values it did (none without the kernels).
+func byEights(n int, kernel func(i, left int) int, inGo func(i int)) int {
+	end := n &^ 7
 	if !nativeSIMD || end == 0 {
 		return 0
 	}
 	for i := 0; i < end; {
-		i += expShiftedx8(&x[i], shift, end-i)
+		i += kernel(i, end-i)
 		if i < end {
-			expShiftedGo(x[i:i+8], shift)
+			inGo(i)
 			i += 8
 		}
 	}

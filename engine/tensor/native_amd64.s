@@ -2138,15 +2138,18 @@ GLOBL shuffleK6_3<>(SB), RODATA|NOPTR, $32
 // func dotQ8_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 // Requires: AVX, AVX2, F16C, MMX+
 TEXT ·dotQ8_0r8(SB), NOSPLIT, $0-48
-	MOVQ     out+0(FP), AX
-	MOVQ     w+8(FP), CX
-	MOVQ     x+16(FP), DX
-	MOVQ     xd+24(FP), BX
-	MOVQ     xs+32(FP), SI
-	MOVQ     nb+40(FP), DI
-	VPCMPEQW Y0, Y0, Y0
-	VPSRLW   $0x0f, Y0, Y0
-	VXORPS   Y1, Y1, Y1
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x80808080, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y1, Y1, Y1
 
 dotQ8_0r8_block:
 	TESTQ        DI, DI
@@ -2219,8 +2222,8 @@ dotQ8_0r8_block:
 	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x00000110, CX
 	ADDQ         $0x20, DX
-	ADDQ         $0x04, BX
 	ADDQ         $0x04, SI
+	ADDQ         $0x04, BX
 	DECQ         DI
 	JMP          dotQ8_0r8_block
 
@@ -2279,8 +2282,8 @@ dotQ8_0r8VNNI_block:
 	VADDPS        Y3, Y1, Y1
 	ADDQ          $0x00000110, CX
 	ADDQ          $0x20, DX
-	ADDQ          $0x04, BX
 	ADDQ          $0x04, SI
+	ADDQ          $0x04, BX
 	DECQ          DI
 	JMP           dotQ8_0r8VNNI_block
 
@@ -2362,8 +2365,8 @@ dotQ4_0r8_block:
 	VADDPS       Y4, Y2, Y2
 	ADDQ         $0x00000090, CX
 	ADDQ         $0x20, DX
-	ADDQ         $0x04, BX
 	ADDQ         $0x04, SI
+	ADDQ         $0x04, BX
 	DECQ         DI
 	JMP          dotQ4_0r8_block
 
@@ -2428,8 +2431,8 @@ dotQ4_0r8VNNI_block:
 	VADDPS        Y3, Y1, Y1
 	ADDQ          $0x00000090, CX
 	ADDQ          $0x20, DX
-	ADDQ          $0x04, BX
 	ADDQ          $0x04, SI
+	ADDQ          $0x04, BX
 	DECQ          DI
 	JMP           dotQ4_0r8VNNI_block
 
@@ -2447,12 +2450,12 @@ TEXT ·dotQ4Kr8(SB), NOSPLIT, $0-48
 	MOVQ         xd+24(FP), BX
 	MOVQ         xs+32(FP), SI
 	MOVQ         nb+40(FP), DI
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
 	MOVL         $0x0f0f0f0f, R8
-	VMOVD        R8, X0
-	VPBROADCASTD X0, Y0
-	VXORPS       Y1, Y1, Y1
-	VPCMPEQW     Y2, Y2, Y2
-	VPSRLW       $0x0f, Y2, Y2
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VXORPS       Y2, Y2, Y2
 
 dotQ4Kr8_block:
 	TESTQ        DI, DI
@@ -2489,13 +2492,13 @@ dotQ4Kr8_block:
 	VPSRLD       $0x06, Y3, Y3
 	VPAND        Y7, Y3, Y3
 	VPSLLD       $0x04, Y3, Y3
-	VPAND        Y0, Y5, Y9
+	VPAND        Y1, Y5, Y9
 	VPOR         Y3, Y9, Y9
 	VPSRLD       $0x06, Y4, Y3
 	VPAND        Y7, Y3, Y3
 	VPSLLD       $0x04, Y3, Y3
 	VPSRLD       $0x04, Y5, Y4
-	VPAND        Y0, Y4, Y4
+	VPAND        Y1, Y4, Y4
 	VPOR         Y3, Y4, Y4
 	VPSHUFB      byteOfDwords_0<>+0(SB), Y6, Y3
 	VPBROADCASTD (SI), Y5
@@ -2531,8 +2534,8 @@ dotQ4Kr8_block:
 	VPADDD       Y4, Y3, Y3
 	VMOVDQU      128(CX), Y4
 	VPSRLW       $0x04, Y4, Y5
-	VPAND        Y0, Y4, Y4
-	VPAND        Y0, Y5, Y5
+	VPAND        Y1, Y4, Y4
+	VPAND        Y1, Y5, Y5
 	VPBROADCASTD (DX), Y6
 	VPBROADCASTD 32(DX), Y7
 	VPMADDUBSW   Y6, Y4, Y4
@@ -2541,8 +2544,8 @@ dotQ4Kr8_block:
 	VMOVDQA      Y5, Y5
 	VMOVDQU      160(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 4(DX), Y10
 	VPBROADCASTD 36(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
@@ -2551,8 +2554,8 @@ dotQ4Kr8_block:
 	VPADDW       Y7, Y5, Y5
 	VMOVDQU      192(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 8(DX), Y10
 	VPBROADCASTD 40(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
@@ -2561,8 +2564,8 @@ dotQ4Kr8_block:
 	VPADDW       Y7, Y5, Y5
 	VMOVDQU      224(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 12(DX), Y10
 	VPBROADCASTD 44(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
@@ -2571,8 +2574,8 @@ dotQ4Kr8_block:
 	VPADDW       Y7, Y5, Y5
 	VMOVDQU      256(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 16(DX), Y10
 	VPBROADCASTD 48(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
@@ -2581,8 +2584,8 @@ dotQ4Kr8_block:
 	VPADDW       Y7, Y5, Y5
 	VMOVDQU      288(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 20(DX), Y10
 	VPBROADCASTD 52(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
@@ -2591,8 +2594,8 @@ dotQ4Kr8_block:
 	VPADDW       Y7, Y5, Y5
 	VMOVDQU      320(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 24(DX), Y10
 	VPBROADCASTD 56(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
@@ -2601,16 +2604,16 @@ dotQ4Kr8_block:
 	VPADDW       Y7, Y5, Y5
 	VMOVDQU      352(CX), Y6
 	VPSRLW       $0x04, Y6, Y7
-	VPAND        Y0, Y6, Y6
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
 	VPBROADCASTD 28(DX), Y10
 	VPBROADCASTD 60(DX), Y11
 	VPMADDUBSW   Y10, Y6, Y6
 	VPMADDUBSW   Y11, Y7, Y7
 	VPADDW       Y6, Y4, Y4
 	VPADDW       Y7, Y5, Y5
-	VPMADDWD     Y2, Y4, Y4
-	VPMADDWD     Y2, Y5, Y5
+	VPMADDWD     Y0, Y4, Y4
+	VPMADDWD     Y0, Y5, Y5
 	VPSHUFB      byteOfDwords_0<>+0(SB), Y8, Y6
 	VPMULLD      Y6, Y4, Y4
 	VPSHUFB      byteOfDwords_1<>+0(SB), Y8, Y6
@@ -2618,8 +2621,8 @@ dotQ4Kr8_block:
 	VPADDD       Y5, Y4, Y4
 	VMOVDQU      384(CX), Y5
 	VPSRLW       $0x04, Y5, Y6
-	VPAND        Y0, Y5, Y5
-	VPAND        Y0, Y6, Y6
+	VPAND        Y1, Y5, Y5
+	VPAND        Y1, Y6, Y6
 	VPBROADCASTD 64(DX), Y7
 	VPBROADCASTD 96(DX), Y10
 	VPMADDUBSW   Y7, Y5, Y5
@@ -2628,8 +2631,8 @@ dotQ4Kr8_block:
 	VMOVDQA      Y6, Y6
 	VMOVDQU      416(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 68(DX), Y11
 	VPBROADCASTD 100(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
@@ -2638,8 +2641,8 @@ dotQ4Kr8_block:
 	VPADDW       Y10, Y6, Y6
 	VMOVDQU      448(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 72(DX), Y11
 	VPBROADCASTD 104(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
@@ -2648,8 +2651,8 @@ dotQ4Kr8_block:
 	VPADDW       Y10, Y6, Y6
 	VMOVDQU      480(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 76(DX), Y11
 	VPBROADCASTD 108(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
@@ -2658,8 +2661,8 @@ dotQ4Kr8_block:
 	VPADDW       Y10, Y6, Y6
 	VMOVDQU      512(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 80(DX), Y11
 	VPBROADCASTD 112(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
@@ -2668,8 +2671,8 @@ dotQ4Kr8_block:
 	VPADDW       Y10, Y6, Y6
 	VMOVDQU      544(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 84(DX), Y11
 	VPBROADCASTD 116(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
@@ -2678,8 +2681,8 @@ dotQ4Kr8_block:
 	VPADDW       Y10, Y6, Y6
 	VMOVDQU      576(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 88(DX), Y11
 	VPBROADCASTD 120(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
@@ -2688,16 +2691,16 @@ dotQ4Kr8_block:
 	VPADDW       Y10, Y6, Y6
 	VMOVDQU      608(CX), Y7
 	VPSRLW       $0x04, Y7, Y10
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y10, Y10
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y10, Y10
 	VPBROADCASTD 92(DX), Y11
 	VPBROADCASTD 124(DX), Y12
 	VPMADDUBSW   Y11, Y7, Y7
 	VPMADDUBSW   Y12, Y10, Y10
 	VPADDW       Y7, Y5, Y5
 	VPADDW       Y10, Y6, Y6
-	VPMADDWD     Y2, Y5, Y5
-	VPMADDWD     Y2, Y6, Y6
+	VPMADDWD     Y0, Y5, Y5
+	VPMADDWD     Y0, Y6, Y6
 	VPSHUFB      byteOfDwords_2<>+0(SB), Y8, Y7
 	VPMULLD      Y7, Y5, Y5
 	VPSHUFB      byteOfDwords_3<>+0(SB), Y8, Y7
@@ -2706,8 +2709,8 @@ dotQ4Kr8_block:
 	VPADDD       Y6, Y4, Y4
 	VMOVDQU      640(CX), Y5
 	VPSRLW       $0x04, Y5, Y6
-	VPAND        Y0, Y5, Y5
-	VPAND        Y0, Y6, Y6
+	VPAND        Y1, Y5, Y5
+	VPAND        Y1, Y6, Y6
 	VPBROADCASTD 128(DX), Y7
 	VPBROADCASTD 160(DX), Y8
 	VPMADDUBSW   Y7, Y5, Y5
@@ -2716,8 +2719,8 @@ dotQ4Kr8_block:
 	VMOVDQA      Y6, Y6
 	VMOVDQU      672(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 132(DX), Y10
 	VPBROADCASTD 164(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2726,8 +2729,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      704(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 136(DX), Y10
 	VPBROADCASTD 168(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2736,8 +2739,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      736(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 140(DX), Y10
 	VPBROADCASTD 172(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2746,8 +2749,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      768(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 144(DX), Y10
 	VPBROADCASTD 176(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2756,8 +2759,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      800(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 148(DX), Y10
 	VPBROADCASTD 180(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2766,8 +2769,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      832(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 152(DX), Y10
 	VPBROADCASTD 184(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2776,16 +2779,16 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      864(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 156(DX), Y10
 	VPBROADCASTD 188(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
 	VPMADDUBSW   Y11, Y8, Y8
 	VPADDW       Y7, Y5, Y5
 	VPADDW       Y8, Y6, Y6
-	VPMADDWD     Y2, Y5, Y5
-	VPMADDWD     Y2, Y6, Y6
+	VPMADDWD     Y0, Y5, Y5
+	VPMADDWD     Y0, Y6, Y6
 	VPSHUFB      byteOfDwords_0<>+0(SB), Y9, Y7
 	VPMULLD      Y7, Y5, Y5
 	VPSHUFB      byteOfDwords_1<>+0(SB), Y9, Y7
@@ -2794,8 +2797,8 @@ dotQ4Kr8_block:
 	VPADDD       Y6, Y4, Y4
 	VMOVDQU      896(CX), Y5
 	VPSRLW       $0x04, Y5, Y6
-	VPAND        Y0, Y5, Y5
-	VPAND        Y0, Y6, Y6
+	VPAND        Y1, Y5, Y5
+	VPAND        Y1, Y6, Y6
 	VPBROADCASTD 192(DX), Y7
 	VPBROADCASTD 224(DX), Y8
 	VPMADDUBSW   Y7, Y5, Y5
@@ -2804,8 +2807,8 @@ dotQ4Kr8_block:
 	VMOVDQA      Y6, Y6
 	VMOVDQU      928(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 196(DX), Y10
 	VPBROADCASTD 228(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2814,8 +2817,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      960(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 200(DX), Y10
 	VPBROADCASTD 232(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2824,8 +2827,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      992(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 204(DX), Y10
 	VPBROADCASTD 236(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2834,8 +2837,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      1024(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 208(DX), Y10
 	VPBROADCASTD 240(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2844,8 +2847,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      1056(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 212(DX), Y10
 	VPBROADCASTD 244(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2854,8 +2857,8 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      1088(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 216(DX), Y10
 	VPBROADCASTD 248(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
@@ -2864,16 +2867,16 @@ dotQ4Kr8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      1120(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPBROADCASTD 220(DX), Y10
 	VPBROADCASTD 252(DX), Y11
 	VPMADDUBSW   Y10, Y7, Y7
 	VPMADDUBSW   Y11, Y8, Y8
 	VPADDW       Y7, Y5, Y5
 	VPADDW       Y8, Y6, Y6
-	VPMADDWD     Y2, Y5, Y5
-	VPMADDWD     Y2, Y6, Y6
+	VPMADDWD     Y0, Y5, Y5
+	VPMADDWD     Y0, Y6, Y6
 	VPSHUFB      byteOfDwords_2<>+0(SB), Y9, Y7
 	VPMULLD      Y7, Y5, Y5
 	VPSHUFB      byteOfDwords_3<>+0(SB), Y9, Y7
@@ -2881,25 +2884,25 @@ dotQ4Kr8_block:
 	VPADDD       Y5, Y4, Y4
 	VPADDD       Y6, Y4, Y4
 	VCVTDQ2PS    Y4, Y4
-	VCVTDQ2PS    Y3, Y3
 	VCVTPH2PS    (CX), Y5
-	VCVTPH2PS    16(CX), Y6
-	VBROADCASTSS (BX), Y7
-	VMULPS       Y7, Y5, Y5
-	VMULPS       Y7, Y6, Y6
+	VBROADCASTSS (BX), Y6
+	VMULPS       Y6, Y5, Y5
 	VMULPS       Y4, Y5, Y5
-	VMULPS       Y3, Y6, Y6
-	VSUBPS       Y6, Y5, Y5
-	VADDPS       Y5, Y1, Y1
+	VCVTDQ2PS    Y3, Y3
+	VCVTPH2PS    16(CX), Y4
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VSUBPS       Y4, Y5, Y5
+	VADDPS       Y5, Y2, Y2
 	ADDQ         $0x00000480, CX
 	ADDQ         $0x00000100, DX
-	ADDQ         $0x04, BX
 	ADDQ         $0x20, SI
+	ADDQ         $0x04, BX
 	DECQ         DI
 	JMP          dotQ4Kr8_block
 
 dotQ4Kr8_done:
-	VMOVUPS Y1, (AX)
+	VMOVUPS Y2, (AX)
 	VZEROUPPER
 	RET
 
@@ -3352,20 +3355,20 @@ dotQ4Kr8VNNI_block:
 	VPADDD        Y4, Y3, Y3
 	VPADDD        Y5, Y3, Y3
 	VCVTDQ2PS     Y3, Y3
-	VCVTDQ2PS     Y2, Y2
 	VCVTPH2PS     (CX), Y4
-	VCVTPH2PS     16(CX), Y5
-	VBROADCASTSS  (BX), Y6
-	VMULPS        Y6, Y4, Y4
-	VMULPS        Y6, Y5, Y5
+	VBROADCASTSS  (BX), Y5
+	VMULPS        Y5, Y4, Y4
 	VMULPS        Y3, Y4, Y4
-	VMULPS        Y2, Y5, Y5
-	VSUBPS        Y5, Y4, Y4
+	VCVTDQ2PS     Y2, Y2
+	VCVTPH2PS     16(CX), Y3
+	VMULPS        Y5, Y3, Y3
+	VMULPS        Y2, Y3, Y3
+	VSUBPS        Y3, Y4, Y4
 	VADDPS        Y4, Y1, Y1
 	ADDQ          $0x00000480, CX
 	ADDQ          $0x00000100, DX
-	ADDQ          $0x04, BX
 	ADDQ          $0x20, SI
+	ADDQ          $0x04, BX
 	DECQ          DI
 	JMP           dotQ4Kr8VNNI_block
 
@@ -3383,15 +3386,15 @@ TEXT ·dotQ6Kr8(SB), NOSPLIT, $0-48
 	MOVQ         xd+24(FP), BX
 	MOVQ         bsums+32(FP), SI
 	MOVQ         nb+40(FP), DI
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
 	MOVL         $0x0f0f0f0f, R8
-	VMOVD        R8, X0
-	VPBROADCASTD X0, Y0
-	MOVL         $0x03030303, R8
 	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
-	VXORPS       Y2, Y2, Y2
-	VPCMPEQW     Y3, Y3, Y3
-	VPSRLW       $0x0f, Y3, Y3
+	MOVL         $0x03030303, R8
+	VMOVD        R8, X2
+	VPBROADCASTD X2, Y2
+	VXORPS       Y3, Y3, Y3
 
 dotQ6Kr8_block:
 	TESTQ        DI, DI
@@ -3426,162 +3429,162 @@ dotQ6Kr8_block:
 	VMOVDQU      144(CX), Y6
 	VMOVDQU      176(CX), Y7
 	VMOVDQU      208(CX), Y8
-	VPAND        Y0, Y6, Y4
-	VPAND        Y1, Y8, Y5
+	VPAND        Y1, Y6, Y4
+	VPAND        Y2, Y8, Y5
 	VPSLLW       $0x04, Y5, Y5
 	VPOR         Y5, Y4, Y4
 	VPBROADCASTD (DX), Y5
 	VPMADDUBSW   Y5, Y4, Y4
-	VPMADDWD     Y3, Y4, Y4
+	VPMADDWD     Y0, Y4, Y4
 	VMOVDQA      Y4, Y4
-	VPAND        Y0, Y7, Y5
+	VPAND        Y1, Y7, Y5
 	VPSRLW       $0x02, Y8, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y5, Y5
 	VPBROADCASTD 32(DX), Y9
 	VPMADDUBSW   Y9, Y5, Y5
-	VPMADDWD     Y3, Y5, Y5
+	VPMADDWD     Y0, Y5, Y5
 	VMOVDQA      Y5, Y5
 	VPSRLW       $0x04, Y6, Y6
-	VPAND        Y0, Y6, Y6
+	VPAND        Y1, Y6, Y6
 	VPSRLW       $0x04, Y8, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y6, Y6
 	VPBROADCASTD 64(DX), Y9
 	VPMADDUBSW   Y9, Y6, Y6
-	VPMADDWD     Y3, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
 	VMOVDQA      Y6, Y6
 	VPSRLW       $0x04, Y7, Y7
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y7, Y7
 	VPSRLW       $0x06, Y8, Y8
-	VPAND        Y1, Y8, Y8
+	VPAND        Y2, Y8, Y8
 	VPSLLW       $0x04, Y8, Y8
 	VPOR         Y8, Y7, Y7
 	VPBROADCASTD 96(DX), Y8
 	VPMADDUBSW   Y8, Y7, Y7
-	VPMADDWD     Y3, Y7, Y7
+	VPMADDWD     Y0, Y7, Y7
 	VMOVDQA      Y7, Y7
 	VMOVDQU      240(CX), Y8
 	VMOVDQU      272(CX), Y9
 	VMOVDQU      304(CX), Y10
-	VPAND        Y0, Y8, Y11
-	VPAND        Y1, Y10, Y12
+	VPAND        Y1, Y8, Y11
+	VPAND        Y2, Y10, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y11, Y11
 	VPBROADCASTD 4(DX), Y12
 	VPMADDUBSW   Y12, Y11, Y11
-	VPMADDWD     Y3, Y11, Y11
+	VPMADDWD     Y0, Y11, Y11
 	VPADDD       Y11, Y4, Y4
-	VPAND        Y0, Y9, Y11
+	VPAND        Y1, Y9, Y11
 	VPSRLW       $0x02, Y10, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y11, Y11
 	VPBROADCASTD 36(DX), Y12
 	VPMADDUBSW   Y12, Y11, Y11
-	VPMADDWD     Y3, Y11, Y11
+	VPMADDWD     Y0, Y11, Y11
 	VPADDD       Y11, Y5, Y5
 	VPSRLW       $0x04, Y8, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x04, Y10, Y11
-	VPAND        Y1, Y11, Y11
+	VPAND        Y2, Y11, Y11
 	VPSLLW       $0x04, Y11, Y11
 	VPOR         Y11, Y8, Y8
 	VPBROADCASTD 68(DX), Y11
 	VPMADDUBSW   Y11, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VPADDD       Y8, Y6, Y6
 	VPSRLW       $0x04, Y9, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x06, Y10, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 100(DX), Y9
 	VPMADDUBSW   Y9, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VPADDD       Y8, Y7, Y7
 	VMOVDQU      336(CX), Y8
 	VMOVDQU      368(CX), Y9
 	VMOVDQU      400(CX), Y10
-	VPAND        Y0, Y8, Y11
-	VPAND        Y1, Y10, Y12
+	VPAND        Y1, Y8, Y11
+	VPAND        Y2, Y10, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y11, Y11
 	VPBROADCASTD 8(DX), Y12
 	VPMADDUBSW   Y12, Y11, Y11
-	VPMADDWD     Y3, Y11, Y11
+	VPMADDWD     Y0, Y11, Y11
 	VPADDD       Y11, Y4, Y4
-	VPAND        Y0, Y9, Y11
+	VPAND        Y1, Y9, Y11
 	VPSRLW       $0x02, Y10, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y11, Y11
 	VPBROADCASTD 40(DX), Y12
 	VPMADDUBSW   Y12, Y11, Y11
-	VPMADDWD     Y3, Y11, Y11
+	VPMADDWD     Y0, Y11, Y11
 	VPADDD       Y11, Y5, Y5
 	VPSRLW       $0x04, Y8, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x04, Y10, Y11
-	VPAND        Y1, Y11, Y11
+	VPAND        Y2, Y11, Y11
 	VPSLLW       $0x04, Y11, Y11
 	VPOR         Y11, Y8, Y8
 	VPBROADCASTD 72(DX), Y11
 	VPMADDUBSW   Y11, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VPADDD       Y8, Y6, Y6
 	VPSRLW       $0x04, Y9, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x06, Y10, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 104(DX), Y9
 	VPMADDUBSW   Y9, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VPADDD       Y8, Y7, Y7
 	VMOVDQU      432(CX), Y8
 	VMOVDQU      464(CX), Y9
 	VMOVDQU      496(CX), Y10
-	VPAND        Y0, Y8, Y11
-	VPAND        Y1, Y10, Y12
+	VPAND        Y1, Y8, Y11
+	VPAND        Y2, Y10, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y11, Y11
 	VPBROADCASTD 12(DX), Y12
 	VPMADDUBSW   Y12, Y11, Y11
-	VPMADDWD     Y3, Y11, Y11
+	VPMADDWD     Y0, Y11, Y11
 	VPADDD       Y11, Y4, Y4
-	VPAND        Y0, Y9, Y11
+	VPAND        Y1, Y9, Y11
 	VPSRLW       $0x02, Y10, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y11, Y11
 	VPBROADCASTD 44(DX), Y12
 	VPMADDUBSW   Y12, Y11, Y11
-	VPMADDWD     Y3, Y11, Y11
+	VPMADDWD     Y0, Y11, Y11
 	VPADDD       Y11, Y5, Y5
 	VPSRLW       $0x04, Y8, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x04, Y10, Y11
-	VPAND        Y1, Y11, Y11
+	VPAND        Y2, Y11, Y11
 	VPSLLW       $0x04, Y11, Y11
 	VPOR         Y11, Y8, Y8
 	VPBROADCASTD 76(DX), Y11
 	VPMADDUBSW   Y11, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VPADDD       Y8, Y6, Y6
 	VPSRLW       $0x04, Y9, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x06, Y10, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 108(DX), Y9
 	VPMADDUBSW   Y9, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VPADDD       Y8, Y7, Y7
 	VPBROADCASTW (SI), X8
 	VPMOVSXWD    X8, Y8
@@ -3622,162 +3625,162 @@ dotQ6Kr8_block:
 	VMOVDQU      528(CX), Y7
 	VMOVDQU      560(CX), Y8
 	VMOVDQU      592(CX), Y9
-	VPAND        Y0, Y7, Y5
-	VPAND        Y1, Y9, Y6
+	VPAND        Y1, Y7, Y5
+	VPAND        Y2, Y9, Y6
 	VPSLLW       $0x04, Y6, Y6
 	VPOR         Y6, Y5, Y5
 	VPBROADCASTD 16(DX), Y6
 	VPMADDUBSW   Y6, Y5, Y5
-	VPMADDWD     Y3, Y5, Y5
+	VPMADDWD     Y0, Y5, Y5
 	VMOVDQA      Y5, Y5
-	VPAND        Y0, Y8, Y6
+	VPAND        Y1, Y8, Y6
 	VPSRLW       $0x02, Y9, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y6, Y6
 	VPBROADCASTD 48(DX), Y10
 	VPMADDUBSW   Y10, Y6, Y6
-	VPMADDWD     Y3, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
 	VMOVDQA      Y6, Y6
 	VPSRLW       $0x04, Y7, Y7
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y7, Y7
 	VPSRLW       $0x04, Y9, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y7, Y7
 	VPBROADCASTD 80(DX), Y10
 	VPMADDUBSW   Y10, Y7, Y7
-	VPMADDWD     Y3, Y7, Y7
+	VPMADDWD     Y0, Y7, Y7
 	VMOVDQA      Y7, Y7
 	VPSRLW       $0x04, Y8, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x06, Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 112(DX), Y9
 	VPMADDUBSW   Y9, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VMOVDQA      Y8, Y8
 	VMOVDQU      624(CX), Y9
 	VMOVDQU      656(CX), Y10
 	VMOVDQU      688(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 20(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 52(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 84(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 116(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VMOVDQU      720(CX), Y9
 	VMOVDQU      752(CX), Y10
 	VMOVDQU      784(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 24(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 56(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 88(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 120(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VMOVDQU      816(CX), Y9
 	VMOVDQU      848(CX), Y10
 	VMOVDQU      880(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 28(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 60(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 92(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 124(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VPBROADCASTW 2(SI), X9
 	VPMOVSXWD    X9, Y9
@@ -3818,162 +3821,162 @@ dotQ6Kr8_block:
 	VMOVDQU      912(CX), Y7
 	VMOVDQU      944(CX), Y8
 	VMOVDQU      976(CX), Y9
-	VPAND        Y0, Y7, Y5
-	VPAND        Y1, Y9, Y6
+	VPAND        Y1, Y7, Y5
+	VPAND        Y2, Y9, Y6
 	VPSLLW       $0x04, Y6, Y6
 	VPOR         Y6, Y5, Y5
 	VPBROADCASTD 128(DX), Y6
 	VPMADDUBSW   Y6, Y5, Y5
-	VPMADDWD     Y3, Y5, Y5
+	VPMADDWD     Y0, Y5, Y5
 	VMOVDQA      Y5, Y5
-	VPAND        Y0, Y8, Y6
+	VPAND        Y1, Y8, Y6
 	VPSRLW       $0x02, Y9, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y6, Y6
 	VPBROADCASTD 160(DX), Y10
 	VPMADDUBSW   Y10, Y6, Y6
-	VPMADDWD     Y3, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
 	VMOVDQA      Y6, Y6
 	VPSRLW       $0x04, Y7, Y7
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y7, Y7
 	VPSRLW       $0x04, Y9, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y7, Y7
 	VPBROADCASTD 192(DX), Y10
 	VPMADDUBSW   Y10, Y7, Y7
-	VPMADDWD     Y3, Y7, Y7
+	VPMADDWD     Y0, Y7, Y7
 	VMOVDQA      Y7, Y7
 	VPSRLW       $0x04, Y8, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x06, Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 224(DX), Y9
 	VPMADDUBSW   Y9, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VMOVDQA      Y8, Y8
 	VMOVDQU      1008(CX), Y9
 	VMOVDQU      1040(CX), Y10
 	VMOVDQU      1072(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 132(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 164(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 196(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 228(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VMOVDQU      1104(CX), Y9
 	VMOVDQU      1136(CX), Y10
 	VMOVDQU      1168(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 136(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 168(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 200(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 232(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VMOVDQU      1200(CX), Y9
 	VMOVDQU      1232(CX), Y10
 	VMOVDQU      1264(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 140(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 172(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 204(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 236(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VPBROADCASTW 16(SI), X9
 	VPMOVSXWD    X9, Y9
@@ -4014,162 +4017,162 @@ dotQ6Kr8_block:
 	VMOVDQU      1296(CX), Y7
 	VMOVDQU      1328(CX), Y8
 	VMOVDQU      1360(CX), Y9
-	VPAND        Y0, Y7, Y5
-	VPAND        Y1, Y9, Y6
+	VPAND        Y1, Y7, Y5
+	VPAND        Y2, Y9, Y6
 	VPSLLW       $0x04, Y6, Y6
 	VPOR         Y6, Y5, Y5
 	VPBROADCASTD 144(DX), Y6
 	VPMADDUBSW   Y6, Y5, Y5
-	VPMADDWD     Y3, Y5, Y5
+	VPMADDWD     Y0, Y5, Y5
 	VMOVDQA      Y5, Y5
-	VPAND        Y0, Y8, Y6
+	VPAND        Y1, Y8, Y6
 	VPSRLW       $0x02, Y9, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y6, Y6
 	VPBROADCASTD 176(DX), Y10
 	VPMADDUBSW   Y10, Y6, Y6
-	VPMADDWD     Y3, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
 	VMOVDQA      Y6, Y6
 	VPSRLW       $0x04, Y7, Y7
-	VPAND        Y0, Y7, Y7
+	VPAND        Y1, Y7, Y7
 	VPSRLW       $0x04, Y9, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y7, Y7
 	VPBROADCASTD 208(DX), Y10
 	VPMADDUBSW   Y10, Y7, Y7
-	VPMADDWD     Y3, Y7, Y7
+	VPMADDWD     Y0, Y7, Y7
 	VMOVDQA      Y7, Y7
 	VPSRLW       $0x04, Y8, Y8
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y8, Y8
 	VPSRLW       $0x06, Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPSLLW       $0x04, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 240(DX), Y9
 	VPMADDUBSW   Y9, Y8, Y8
-	VPMADDWD     Y3, Y8, Y8
+	VPMADDWD     Y0, Y8, Y8
 	VMOVDQA      Y8, Y8
 	VMOVDQU      1392(CX), Y9
 	VMOVDQU      1424(CX), Y10
 	VMOVDQU      1456(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 148(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 180(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 212(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 244(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VMOVDQU      1488(CX), Y9
 	VMOVDQU      1520(CX), Y10
 	VMOVDQU      1552(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 152(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 184(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 216(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 248(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VMOVDQU      1584(CX), Y9
 	VMOVDQU      1616(CX), Y10
 	VMOVDQU      1648(CX), Y11
-	VPAND        Y0, Y9, Y12
-	VPAND        Y1, Y11, Y13
+	VPAND        Y1, Y9, Y12
+	VPAND        Y2, Y11, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 156(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y5, Y5
-	VPAND        Y0, Y10, Y12
+	VPAND        Y1, Y10, Y12
 	VPSRLW       $0x02, Y11, Y13
-	VPAND        Y1, Y13, Y13
+	VPAND        Y2, Y13, Y13
 	VPSLLW       $0x04, Y13, Y13
 	VPOR         Y13, Y12, Y12
 	VPBROADCASTD 188(DX), Y13
 	VPMADDUBSW   Y13, Y12, Y12
-	VPMADDWD     Y3, Y12, Y12
+	VPMADDWD     Y0, Y12, Y12
 	VPADDD       Y12, Y6, Y6
 	VPSRLW       $0x04, Y9, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x04, Y11, Y12
-	VPAND        Y1, Y12, Y12
+	VPAND        Y2, Y12, Y12
 	VPSLLW       $0x04, Y12, Y12
 	VPOR         Y12, Y9, Y9
 	VPBROADCASTD 220(DX), Y12
 	VPMADDUBSW   Y12, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y7, Y7
 	VPSRLW       $0x04, Y10, Y9
-	VPAND        Y0, Y9, Y9
+	VPAND        Y1, Y9, Y9
 	VPSRLW       $0x06, Y11, Y10
-	VPAND        Y1, Y10, Y10
+	VPAND        Y2, Y10, Y10
 	VPSLLW       $0x04, Y10, Y10
 	VPOR         Y10, Y9, Y9
 	VPBROADCASTD 252(DX), Y10
 	VPMADDUBSW   Y10, Y9, Y9
-	VPMADDWD     Y3, Y9, Y9
+	VPMADDWD     Y0, Y9, Y9
 	VPADDD       Y9, Y8, Y8
 	VPBROADCASTW 18(SI), X9
 	VPMOVSXWD    X9, Y9
@@ -4212,16 +4215,16 @@ dotQ6Kr8_block:
 	VBROADCASTSS (BX), Y6
 	VMULPS       Y6, Y5, Y5
 	VMULPS       Y4, Y5, Y5
-	VADDPS       Y5, Y2, Y2
+	VADDPS       Y5, Y3, Y3
 	ADDQ         $0x00000690, CX
 	ADDQ         $0x00000100, DX
-	ADDQ         $0x04, BX
 	ADDQ         $0x20, SI
+	ADDQ         $0x04, BX
 	DECQ         DI
 	JMP          dotQ6Kr8_block
 
 dotQ6Kr8_done:
-	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, (AX)
 	VZEROUPPER
 	RET
 
@@ -5024,8 +5027,8 @@ dotQ6Kr8VNNI_block:
 	VADDPS        Y4, Y2, Y2
 	ADDQ          $0x00000690, CX
 	ADDQ          $0x00000100, DX
-	ADDQ          $0x04, BX
 	ADDQ          $0x20, SI
+	ADDQ          $0x04, BX
 	DECQ          DI
 	JMP           dotQ6Kr8VNNI_block
 
@@ -5043,15 +5046,15 @@ TEXT ·dotQ5_0r8(SB), NOSPLIT, $0-48
 	MOVQ         xd+24(FP), BX
 	MOVQ         xs+32(FP), SI
 	MOVQ         nb+40(FP), DI
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
 	MOVL         $0x0f0f0f0f, R8
-	VMOVD        R8, X0
-	VPBROADCASTD X0, Y0
-	MOVL         $0x10101010, R8
 	VMOVD        R8, X1
 	VPBROADCASTD X1, Y1
-	VXORPS       Y2, Y2, Y2
-	VPCMPEQW     Y3, Y3, Y3
-	VPSRLW       $0x0f, Y3, Y3
+	MOVL         $0x10101010, R8
+	VMOVD        R8, X2
+	VPBROADCASTD X2, Y2
+	VXORPS       Y3, Y3, Y3
 
 dotQ5_0r8_block:
 	TESTQ        DI, DI
@@ -5062,17 +5065,17 @@ dotQ5_0r8_block:
 	VMOVDQU      16(CX), Y4
 	VMOVDQU      48(CX), Y5
 	VPSRLW       $0x04, Y5, Y6
-	VPAND        Y0, Y5, Y5
-	VPAND        Y0, Y6, Y6
+	VPAND        Y1, Y5, Y5
+	VPAND        Y1, Y6, Y6
 	VPSHUFB      byteOfLanes_0<>+0(SB), Y4, Y7
 	VPAND        q5bits_0<>+0(SB), Y7, Y7
 	VPCMPEQB     q5bits_0<>+0(SB), Y7, Y7
-	VPAND        Y1, Y7, Y7
+	VPAND        Y2, Y7, Y7
 	VPOR         Y7, Y5, Y5
 	VPSHUFB      byteOfLanes_2<>+0(SB), Y4, Y7
 	VPAND        q5bits_0<>+0(SB), Y7, Y7
 	VPCMPEQB     q5bits_0<>+0(SB), Y7, Y7
-	VPAND        Y1, Y7, Y7
+	VPAND        Y2, Y7, Y7
 	VPOR         Y7, Y6, Y6
 	VPBROADCASTD (DX), Y7
 	VPMADDUBSW   Y7, Y5, Y5
@@ -5082,17 +5085,17 @@ dotQ5_0r8_block:
 	VMOVDQA      Y6, Y6
 	VMOVDQU      80(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPSHUFB      byteOfLanes_0<>+0(SB), Y4, Y9
 	VPAND        q5bits_4<>+0(SB), Y9, Y9
 	VPCMPEQB     q5bits_4<>+0(SB), Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPOR         Y9, Y7, Y7
 	VPSHUFB      byteOfLanes_2<>+0(SB), Y4, Y9
 	VPAND        q5bits_4<>+0(SB), Y9, Y9
 	VPCMPEQB     q5bits_4<>+0(SB), Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 4(DX), Y9
 	VPMADDUBSW   Y9, Y7, Y7
@@ -5102,17 +5105,17 @@ dotQ5_0r8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      112(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPSHUFB      byteOfLanes_1<>+0(SB), Y4, Y9
 	VPAND        q5bits_0<>+0(SB), Y9, Y9
 	VPCMPEQB     q5bits_0<>+0(SB), Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPOR         Y9, Y7, Y7
 	VPSHUFB      byteOfLanes_3<>+0(SB), Y4, Y9
 	VPAND        q5bits_0<>+0(SB), Y9, Y9
 	VPCMPEQB     q5bits_0<>+0(SB), Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPOR         Y9, Y8, Y8
 	VPBROADCASTD 8(DX), Y9
 	VPMADDUBSW   Y9, Y7, Y7
@@ -5122,17 +5125,17 @@ dotQ5_0r8_block:
 	VPADDW       Y8, Y6, Y6
 	VMOVDQU      144(CX), Y7
 	VPSRLW       $0x04, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VPAND        Y0, Y8, Y8
+	VPAND        Y1, Y7, Y7
+	VPAND        Y1, Y8, Y8
 	VPSHUFB      byteOfLanes_1<>+0(SB), Y4, Y9
 	VPAND        q5bits_4<>+0(SB), Y9, Y9
 	VPCMPEQB     q5bits_4<>+0(SB), Y9, Y9
-	VPAND        Y1, Y9, Y9
+	VPAND        Y2, Y9, Y9
 	VPOR         Y9, Y7, Y7
 	VPSHUFB      byteOfLanes_3<>+0(SB), Y4, Y4
 	VPAND        q5bits_4<>+0(SB), Y4, Y4
 	VPCMPEQB     q5bits_4<>+0(SB), Y4, Y4
-	VPAND        Y1, Y4, Y4
+	VPAND        Y2, Y4, Y4
 	VPOR         Y4, Y8, Y8
 	VPBROADCASTD 12(DX), Y4
 	VPMADDUBSW   Y4, Y7, Y7
@@ -5140,8 +5143,8 @@ dotQ5_0r8_block:
 	VPMADDUBSW   Y4, Y8, Y8
 	VPADDW       Y7, Y5, Y5
 	VPADDW       Y8, Y6, Y6
-	VPMADDWD     Y3, Y5, Y5
-	VPMADDWD     Y3, Y6, Y6
+	VPMADDWD     Y0, Y5, Y5
+	VPMADDWD     Y0, Y6, Y6
 	VPADDD       Y6, Y5, Y5
 	VPBROADCASTD (SI), Y4
 	VPSLLD       $0x04, Y4, Y4
@@ -5151,16 +5154,16 @@ dotQ5_0r8_block:
 	VBROADCASTSS (BX), Y6
 	VMULPS       Y6, Y5, Y5
 	VMULPS       Y4, Y5, Y5
-	VADDPS       Y5, Y2, Y2
+	VADDPS       Y5, Y3, Y3
 	ADDQ         $0x000000b0, CX
 	ADDQ         $0x20, DX
-	ADDQ         $0x04, BX
 	ADDQ         $0x04, SI
+	ADDQ         $0x04, BX
 	DECQ         DI
 	JMP          dotQ5_0r8_block
 
 dotQ5_0r8_done:
-	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, (AX)
 	VZEROUPPER
 	RET
 
@@ -5468,8 +5471,8 @@ dotQ5_0r8VNNI_block:
 	VADDPS        Y4, Y2, Y2
 	ADDQ          $0x000000b0, CX
 	ADDQ          $0x20, DX
-	ADDQ          $0x04, BX
 	ADDQ          $0x04, SI
+	ADDQ          $0x04, BX
 	DECQ          DI
 	JMP           dotQ5_0r8VNNI_block
 

@@ -88,19 +88,3 @@ func dotQ4_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb in
 //
 //go:noescape
 func dotQ4Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
-
-// The other native kernels are amd64's only.
-
-func dotF32RowsNative(_, _, _ []float32, _ int) bool { return false }
-
-func addScaledRowsNative(_, _, _ []float32, _ int) bool { return false }
-
-func decodeF16RowsNative([]float32, []uint16, int, int) bool { return false }
-
-func roundF16Native(_, _ []float32) int { return 0 }
-
-func encodeF16Native([]uint16, []float32) int { return 0 }
-
-func swiGLUNative(_, _ []float32) int { return 0 }
-
-func expShiftedNative([]float32, float32) int { return 0 }

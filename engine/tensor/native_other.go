@@ -22,17 +22,3 @@ func interleaves(Type) bool { return false }
 
 // nativeSIMD and nativeVNNI are never set here (see native_amd64.go).
 var nativeSIMD, nativeVNNI = false, false
-
-func dotF32RowsNative(_, _, _ []float32, _ int) bool { return false }
-
-func addScaledRowsNative(_, _, _ []float32, _ int) bool { return false }
-
-func decodeF16RowsNative([]float32, []uint16, int, int) bool { return false }
-
-func roundF16Native(_, _ []float32) int { return 0 }
-
-func encodeF16Native([]uint16, []float32) int { return 0 }
-
-func swiGLUNative(_, _ []float32) int { return 0 }
-
-func expShiftedNative([]float32, float32) int { return 0 }

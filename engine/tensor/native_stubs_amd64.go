@@ -28,71 +28,61 @@ func dotQ4Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, 
 //go:noescape
 func dotQ6Kx8(out *float32, w *byte, stride int, second int, step int, x *int8, xd *float32, bsums *int16, nb int)
 
-// dotQ8_0r8 sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)
-// with the activation's nb blocks of quants x, scales xd and sums xs.
+// dotQ8_0r8 sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX2, F16C.
 //
 //go:noescape
 func dotQ8_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ8_0r8VNNI sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack)
-// with the activation's nb blocks of quants x, scales xd and sums xs.
+// dotQ8_0r8VNNI sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX-512 VNNI and VL, F16C.
 //
 //go:noescape
 func dotQ8_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ4_0r8 sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)
-// with the activation's nb blocks of quants x, scales xd and sums xs.
+// dotQ4_0r8 sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX2, F16C.
 //
 //go:noescape
 func dotQ4_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ4_0r8VNNI sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack)
-// with the activation's nb blocks of quants x, scales xd and sums xs.
+// dotQ4_0r8VNNI sets out[0:8] to dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX-512 VNNI and VL, F16C.
 //
 //go:noescape
 func dotQ4_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ4Kr8 sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)
-// with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
+// dotQ4Kr8 sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack) with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
 // AVX2, F16C.
 //
 //go:noescape
 func dotQ4Kr8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ4Kr8VNNI sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack)
-// with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
+// dotQ4Kr8VNNI sets out[0:8] to dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack) with the activation's nb super-blocks of quants x, scales xd and sums xs of 32 quants.
 // AVX-512 VNNI and VL, F16C.
 //
 //go:noescape
 func dotQ4Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ6Kr8 sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack)
-// with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.
+// dotQ6Kr8 sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack) with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.
 // AVX2, F16C.
 //
 //go:noescape
 func dotQ6Kr8(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)
 
-// dotQ6Kr8VNNI sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack)
-// with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.
+// dotQ6Kr8VNNI sets out[0:8] to dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack) with the activation's nb super-blocks of quants x, scales xd and sums bsums of 16 quants.
 // AVX-512 VNNI and VL, F16C.
 //
 //go:noescape
 func dotQ6Kr8VNNI(out *float32, w *byte, x *int8, xd *float32, bsums *int16, nb int)
 
-// dotQ5_0r8 sets out[0:8] to dotQ5_0 of eight Q5_0 rows interleaved at w (tensor.Pack)
-// with the activation's nb blocks of quants x, scales xd and sums xs.
+// dotQ5_0r8 sets out[0:8] to dotQ5_0 of eight Q5_0 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX2, F16C.
 //
 //go:noescape
 func dotQ5_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ5_0r8VNNI sets out[0:8] to dotQ5_0 of eight Q5_0 rows interleaved at w (tensor.Pack)
-// with the activation's nb blocks of quants x, scales xd and sums xs.
+// dotQ5_0r8VNNI sets out[0:8] to dotQ5_0 of eight Q5_0 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
 // AVX-512 VNNI and VL, F16C.
 //
 //go:noescape

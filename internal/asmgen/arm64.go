@@ -109,20 +109,7 @@ func (a *arm64Asm) movi4s(d int, v uint8) { // MOVI Vd.4S, #v
 // per block, quants(a) leaves the rows' Σ w_q·x_q in V4 (rows 0–3) and V5
 // (rows 4–7), the activation's 32 quants being in V2 and V3.
 func arm64Interleaved(a *arm64Asm, name, doc string, blockBytes int, quants func(a *arm64Asm)) {
-	fmt.Fprintf(&a.b, "\n// func %s(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)\n", name)
-	fmt.Fprintf(&a.b, "// %s\n", doc)
-	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT|NOFRAME, $0-48\n", name)
-	a.line("MOVD out+0(FP), R0")
-	a.line("MOVD w+8(FP), R1")
-	a.line("MOVD x+16(FP), R2")
-	a.line("MOVD xd+24(FP), R3")
-	a.line("MOVD xs+32(FP), R4")
-	a.line("MOVD nb+40(FP), R5")
-	a.eor(16, 16, 16) // the sums of rows 0–3
-	a.eor(17, 17, 17) // and of rows 4–7
-	a.movi16b(12, 0x0f)
-	a.line("CBZ R5, %s_done", name)
-	fmt.Fprintf(&a.b, "%s_block:\n", name)
+	a.prologue(name, doc, nil)
 	a.ldrQ(2, 2, 0) // the block's 32 activation quants
 	a.ldrQ(3, 2, 16)
 	a.eor(4, 4, 4)
@@ -140,10 +127,37 @@ func arm64Interleaved(a *arm64Asm, name, doc string, blockBytes int, quants func
 	a.fmul(8, 8, 5)   //
 	a.fadd(16, 16, 7) // sum += …
 	a.fadd(17, 17, 8)
-	a.line("ADD $%d, R1", 8*blockBytes)
-	a.line("ADD $32, R2")
+	a.epilogue(name, 8*blockBytes, 32, 4)
+}
+
+// prologue starts a kernel: its arguments in R0 (out), R1 (w), R2 (x), R3
+// (xd), R4 (xs) and R5 (nb), the rows' sums in V16 (rows 0–3) and V17
+// (rows 4–7) zeroed, 0x0f in every byte of V12, what setup (if any) adds,
+// and the loop's label.
+func (a *arm64Asm) prologue(name, doc string, setup func()) {
+	fmt.Fprintf(&a.b, "\n// func %s(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)\n", name)
+	fmt.Fprintf(&a.b, "// %s\n", doc)
+	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT|NOFRAME, $0-48\n", name)
+	for i, arg := range []string{"out", "w", "x", "xd", "xs", "nb"} {
+		a.line("MOVD %s+%d(FP), R%d", arg, 8*i, i)
+	}
+	a.eor(16, 16, 16) // the sums of rows 0–3
+	a.eor(17, 17, 17) // and of rows 4–7
+	a.movi16b(12, 0x0f)
+	if setup != nil {
+		setup()
+	}
+	a.line("CBZ R5, %s_done", name)
+	fmt.Fprintf(&a.b, "%s_block:\n", name)
+}
+
+// epilogue ends a kernel's loop, moving w, x and xs on by their steps a
+// block, and stores the sums.
+func (a *arm64Asm) epilogue(name string, wStep, xStep, xsStep int) {
+	a.line("ADD $%d, R1", wStep)
+	a.line("ADD $%d, R2", xStep)
 	a.line("ADD $4, R3")
-	a.line("ADD $4, R4")
+	a.line("ADD $%d, R4", xsStep)
 	a.line("SUBS $1, R5")
 	a.line("BNE %s_block", name)
 	fmt.Fprintf(&a.b, "%s_done:\n", name)
@@ -195,23 +209,11 @@ func writeArm64(path string) error {
 // float32(d·float32(isum)) − float32(dmin·float32(msum)), as dotQ4K does.
 func arm64Q4K(a *arm64Asm) {
 	const name = "dotQ4Kr8NEON"
-	fmt.Fprintf(&a.b, "\n// func %s(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)\n", name)
-	fmt.Fprintf(&a.b, "// dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack), xs the activation's sums of 32 quants.\n")
-	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT|NOFRAME, $0-48\n", name)
-	a.line("MOVD out+0(FP), R0")
-	a.line("MOVD w+8(FP), R1")
-	a.line("MOVD x+16(FP), R2")
-	a.line("MOVD xd+24(FP), R3")
-	a.line("MOVD xs+32(FP), R4")
-	a.line("MOVD nb+40(FP), R5")
-	a.eor(16, 16, 16)
-	a.eor(17, 17, 17)
-	a.movi16b(12, 0x0f)
-	a.movi16b(13, 0x3f)
-	a.movi16b(14, 0x03)
-	a.movi4s(15, 0xff)
-	a.line("CBZ R5, %s_done", name)
-	fmt.Fprintf(&a.b, "%s_block:\n", name)
+	a.prologue(name, "dotQ4K of eight Q4_K rows interleaved at w (tensor.Pack), xs the activation's sums of 32 quants.", func() {
+		a.movi16b(13, 0x3f)
+		a.movi16b(14, 0x03)
+		a.movi4s(15, 0xff)
+	})
 	// The scales and mins, four 6-bit values a word (ggml's utmp
 	// unpacking, a row per lane): sc_0..3, m_0..3, sc_4..7, m_4..7 in
 	// V21–V24 (rows 0–3) and V25–V28 (rows 4–7).
@@ -311,14 +313,5 @@ func arm64Q4K(a *arm64Asm) {
 		a.fsub(d, d, dmin)    // … − …
 		a.fadd(16+h, 16+h, d) // sum += …
 	}
-	a.line("ADD $%d, R1", 8*144)
-	a.line("ADD $256, R2")
-	a.line("ADD $4, R3")
-	a.line("ADD $32, R4")
-	a.line("SUBS $1, R5")
-	a.line("BNE %s_block", name)
-	fmt.Fprintf(&a.b, "%s_done:\n", name)
-	a.strQ(16, 0, 0)
-	a.strQ(17, 0, 16)
-	a.line("RET")
+	a.epilogue(name, 8*144, 256, 32)
 }
