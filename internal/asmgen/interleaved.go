@@ -260,20 +260,12 @@ func subSums(k *ikernel, acc Register, shift uint64) {
 // byteOfDwords is the VPSHUFB control that puts byte j of every 32-bit
 // lane into that lane, zero-extended.
 func byteOfDwords(j int) Mem {
-	name := fmt.Sprintf("byteOfDwords_%d", j)
-	if m, ok := shuffles[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for b := range 32 {
-		v := uint8(0x80) // zero
+	return byteTable(fmt.Sprintf("byteOfDwords_%d", j), func(b int) uint8 {
 		if b%4 == 0 {
-			v = uint8(b + j)
+			return uint8(b + j)
 		}
-		DATA(b, U8(v))
-	}
-	shuffles[name] = m
-	return m
+		return 0x80 // zero
+	})
 }
 
 // dotQ4Kr8 and dotQ4Kr8VNNI: Q4_K interleaved (tensor.Pack) — per
@@ -392,20 +384,12 @@ func interleavedQ4K() {
 // 32-bit lane into the lane's top byte, zeros below (then VPSRAD 24: the
 // byte, sign-extended).
 func signedByteOfDwords(j int) Mem {
-	name := fmt.Sprintf("signedByteOfDwords_%d", j)
-	if m, ok := shuffles[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for b := range 32 {
-		v := uint8(0x80) // zero
+	return byteTable(fmt.Sprintf("signedByteOfDwords_%d", j), func(b int) uint8 {
 		if b%4 == 3 {
-			v = uint8(b - 3 + j)
+			return uint8(b - 3 + j)
 		}
-		DATA(b, U8(v))
-	}
-	shuffles[name] = m
-	return m
+		return 0x80 // zero
+	})
 }
 
 // dotQ6Kr8 and dotQ6Kr8VNNI: Q6_K interleaved (tensor.Pack) — per
@@ -507,27 +491,24 @@ func interleavedQ6K() {
 // lane to the lane's byte j (VPSHUFB indexes within 128 bits, so lane k of
 // a half is at 4k).
 func byteOfLanes(j uint8) Mem {
-	name := fmt.Sprintf("byteOfLanes_%d", j)
-	if m, ok := shuffles[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for b := range 32 {
-		DATA(b, U8(uint8(b%16/4*4)+j))
-	}
-	shuffles[name] = m
-	return m
+	return byteTable(fmt.Sprintf("byteOfLanes_%d", j), func(b int) uint8 { return uint8(b%16/4*4) + j })
 }
 
 // bytesOf is a 32-byte constant of eight 32-bit lanes, each the four bytes
 // of lane (little-endian).
 func bytesOf(name string, lane [4]uint8) Mem {
+	return byteTable(name, func(b int) uint8 { return lane[b%4] })
+}
+
+// byteTable is the read-only 32-byte constant name, byte b being byteAt(b),
+// written once.
+func byteTable(name string, byteAt func(b int) uint8) Mem {
 	if m, ok := shuffles[name]; ok {
 		return m
 	}
 	m := GLOBL(name, RODATA|NOPTR)
 	for b := range 32 {
-		DATA(b, U8(lane[b%4]))
+		DATA(b, U8(byteAt(b)))
 	}
 	shuffles[name] = m
 	return m

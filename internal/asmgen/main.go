@@ -530,15 +530,7 @@ var shuffles = map[string]Mem{}
 // of a YMM with byte 2·elem(b) + b%2 of its half: int16 elem(b) in every
 // int16 lane.
 func shuffle(name string, elem func(b int) int) Mem {
-	if m, ok := shuffles[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for b := range 32 {
-		DATA(b, U8(uint8(2*elem(b)+b%2)))
-	}
-	shuffles[name] = m
-	return m
+	return byteTable(name, func(b int) uint8 { return uint8(2*elem(b) + b%2) })
 }
 
 // kParams loads the K-quant kernels' arguments: the rows' addresses, the
