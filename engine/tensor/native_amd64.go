@@ -89,28 +89,6 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	return true
 }
 
-// dotFloats8 is dotRows8 for F32, F16 and BF16 rows (in the file's
-// layout: they are not packed), with the pure-Go kernels for rows whose
-// length is no multiple of 4 (the kernels' four lanes).
-func dotFloats8(out []float32, m *Matrix, r int, a *activation) {
-	rb := m.rowBytes
-	if m.Cols%4 != 0 {
-		for i := range 8 {
-			out[i] = m.tr.dot(m.Data[(r+i)*rb:(r+i+1)*rb], a)
-		}
-		return
-	}
-	w := unsafe.Pointer(&m.Data[r*rb])
-	switch m.Type {
-	case F32:
-		dotF32Rows8(&out[0], &a.f[0], (*float32)(w), m.Cols, 8, m.Cols)
-	case F16:
-		dotF16Rows8(&out[0], &a.f[0], (*uint16)(w), m.Cols, 8, m.Cols)
-	default:
-		dotBF16Rows8(&out[0], &a.f[0], (*uint16)(w), m.Cols, 8, m.Cols)
-	}
-}
-
 // dotInterleaved8 is dotRows8 for a matrix in the interleaved layout
 // (packRows8), r a multiple of eight.
 func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
@@ -158,18 +136,6 @@ func packNative(m *Matrix) bool { return hasRows8(m.Type) && m.Rows%8 == 0 }
 // The attention kernels natively (see attention.go and f16.go): AVX and
 // F16C forms of DotF32Rows, AddScaledRows and DecodeF16Rows with the
 // pure-Go loops' bits, where the shapes suit them; the rest in Go.
-
-func dotF32RowsNative(out, x, rows []float32, stride int) bool {
-	n, count := len(x), len(out)&^7
-	if !nativeSIMD || n%4 != 0 || n == 0 || count == 0 {
-		return false
-	}
-	dotF32Rows8(&out[0], &x[0], &rows[0], n, count, stride)
-	for t := count; t < len(out); t++ {
-		out[t] = DotF32(rows[t*stride:t*stride+n], x)
-	}
-	return true
-}
 
 func addScaledRowsNative(out, a, rows []float32, stride int) bool {
 	n := len(out) &^ 7

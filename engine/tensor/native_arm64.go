@@ -8,7 +8,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Natively on arm64 the matrix–vector products of Q8_0, Q4_0 and Q4_K run on
+// Natively on arm64 the matrix–vector products of Q8_0, Q4_0 and Q4_K (and
+// of F32, F16 and BF16 rows, see native_floats.go) run on
 // NEON kernels with the dot-product extension (SDOT; native_arm64.s,
 // written by internal/asmgen), reading the interleaved layout of the amd64
 // kernels (Pack), eight rows at a time, with the pure-Go kernels' bits. The
@@ -37,14 +38,20 @@ func NativeSIMD() bool { return nativeSIMD }
 func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
-func hasRows8(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K) }
+func hasRows8(t Type) bool {
+	switch t {
+	case Q8_0, Q4_0, Q4_K, F32, F16, BF16:
+		return nativeSIMD
+	}
+	return false
+}
 
 // interleaves reports whether Pack stores a matrix of type t in the
 // interleaved layout of eight rows (packRows8) for the native kernels.
-func interleaves(t Type) bool { return hasRows8(t) }
+func interleaves(t Type) bool { return nativeSIMD && (t == Q8_0 || t == Q4_0 || t == Q4_K) }
 
 // packNative reports whether Pack reorders m for the native kernels.
-func packNative(m *Matrix) bool { return hasRows8(m.Type) && m.Rows%8 == 0 }
+func packNative(m *Matrix) bool { return interleaves(m.Type) && m.Rows%8 == 0 }
 
 // dotRows8 sets out[0:8] to the dot products of rows r..r+7 of m with a
 // and reports whether it could: on the NEON kernels for a matrix in the
@@ -53,6 +60,10 @@ func packNative(m *Matrix) bool { return hasRows8(m.Type) && m.Rows%8 == 0 }
 func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 	if !hasRows8(m.Type) {
 		return false
+	}
+	if m.Type == F32 || m.Type == F16 || m.Type == BF16 {
+		dotFloats8(out, m, r, a)
+		return true
 	}
 	if !m.rows8 { // the file's layout: the pure-Go kernel
 		for i := range 8 {
@@ -82,6 +93,20 @@ func dotQ8_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb in
 //
 //go:noescape
 func dotQ4_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotF32Rows8 sets out[t] to the four-lane dot product (DotF32's order) of
+// x with the n values at rows[t·stride:] for t < count, count a multiple
+// of 8 and n of 4 (NEON); dotF16Rows8 and dotBF16Rows8 are it for F16 and
+// BF16 rows.
+//
+//go:noescape
+func dotF32Rows8(out, x *float32, rows *float32, n, count, stride int)
+
+//go:noescape
+func dotF16Rows8(out, x *float32, rows *uint16, n, count, stride int)
+
+//go:noescape
+func dotBF16Rows8(out, x *float32, rows *uint16, n, count, stride int)
 
 // dotQ4Kr8NEON is dotQ8_0r8NEON for Q4_K's nb super-blocks, xs the
 // activation's sums of 32 quants.

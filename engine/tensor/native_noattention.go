@@ -2,10 +2,9 @@
 
 package tensor
 
-// Attention's kernels, SwiGLU's and softmax's exponentials run natively on
-// amd64 only (native_amd64.go); everywhere else the pure-Go loops do.
-
-func dotF32RowsNative(_, _, _ []float32, _ int) bool { return false }
+// Attention's kernels (but DotF32Rows's, see native_floats.go), SwiGLU's
+// and softmax's exponentials run natively on amd64 only (native_amd64.go);
+// everywhere else the pure-Go loops do.
 
 func addScaledRowsNative(_, _, _ []float32, _ int) bool { return false }
 

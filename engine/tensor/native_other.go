@@ -22,3 +22,5 @@ func interleaves(Type) bool { return false }
 
 // nativeSIMD and nativeVNNI are never set here (see native_amd64.go).
 var nativeSIMD, nativeVNNI = false, false
+
+func dotF32RowsNative(_, _, _ []float32, _ int) bool { return false }

@@ -76,6 +76,21 @@ func (a *arm64Asm) strQ(d, t, off int) { // STR Qd, [Xt, #off]
 func (a *arm64Asm) ld1r(d, t int) { // LD1R {Vd.4S}, [Xt]
 	a.word(0x4D40C800|uint32(t)<<5|uint32(d), fmt.Sprintf("LD1R {V%d.4S}, [R%d]", d, t))
 }
+func (a *arm64Asm) faddp(d, n, m int) { // FADDP Vd.4S, Vn.4S, Vm.4S
+	a.word(0x6E20D400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FADDP V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) ldrQIndex(d, t, i int) { // LDR Qd, [Xt, Xi]
+	a.word(0x3CE06800|uint32(i)<<16|uint32(t)<<5|uint32(d), fmt.Sprintf("LDR Q%d, [R%d, R%d]", d, t, i))
+}
+func (a *arm64Asm) ldrDIndex(d, t, i int) { // LDR Dd, [Xt, Xi]
+	a.word(0xFC606800|uint32(i)<<16|uint32(t)<<5|uint32(d), fmt.Sprintf("LDR D%d, [R%d, R%d]", d, t, i))
+}
+func (a *arm64Asm) strD(d, t, off int) { // STR Dd, [Xt, #off] (off a multiple of 8)
+	a.word(0xFD000000|uint32(off/8)<<10|uint32(t)<<5|uint32(d), fmt.Sprintf("STR D%d, [R%d, #%d]", d, t, off))
+}
+func (a *arm64Asm) shll16(d, n int) { // SHLL Vd.4S, Vn.4H, #16
+	a.word(0x2E613800|uint32(n)<<5|uint32(d), fmt.Sprintf("SHLL V%d.4S, V%d.4H, #16", d, n))
+}
 func (a *arm64Asm) fsub(d, n, m int) { // FSUB Vd.4S, Vn.4S, Vm.4S
 	a.word(0x4EA0D400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FSUB V%d.4S, V%d.4S, V%d.4S", d, n, m))
 }
@@ -198,7 +213,77 @@ func writeArm64(path string) error {
 		a.sub(5, 5, 13)
 	})
 	arm64Q4K(&a)
+	for _, t := range []string{"F32", "F16", "BF16"} {
+		arm64FloatRows8(&a, t)
+	}
 	return os.WriteFile(path, []byte(a.b.String()), 0o644)
+}
+
+// arm64FloatRows8 writes dotF32Rows8, dotF16Rows8 or dotBF16Rows8 for
+// arm64 (the amd64 ones' contract, see floatRows8): eight rows at a time,
+// each summed in its own register's four lanes, DotF32's order, then
+// (s0+s1)+(s2+s3) by two pairwise additions. F16 values widen exactly
+// (FCVTL), BF16 ones are a float32's top half (SHLL #16).
+func arm64FloatRows8(a *arm64Asm, typ string) {
+	name, elem, size := "dot"+typ+"Rows8", "uint16", 2
+	if typ == "F32" {
+		elem, size = "float32", 4
+	}
+	fmt.Fprintf(&a.b, "\n// func %s(out, x *float32, rows *%s, n, count, stride int)\n", name, elem)
+	fmt.Fprintf(&a.b, "TEXT ·%s(SB), NOSPLIT|NOFRAME, $0-48\n", name)
+	for i, arg := range []string{"out", "x", "rows", "n", "count", "stride"} {
+		a.line("MOVD %s+%d(FP), R%d", arg, 8*i, i)
+	}
+	a.line("LSL $%d, R5", size/2) // stride in bytes
+	fmt.Fprintf(&a.b, "%s_group:\n", name)
+	a.line("CMP $8, R4")
+	a.line("BLT %s_done", name)
+	for j := range 8 { // R6–R13: the group's rows
+		if j == 0 {
+			a.line("MOVD R2, R6")
+		} else {
+			a.line("ADD R5, R%d, R%d", 5+j, 6+j)
+		}
+	}
+	for j := range 8 {
+		a.eor(16+j, 16+j, 16+j)
+	}
+	a.line("MOVD $0, R14") // the byte offset in the rows
+	a.line("MOVD R1, R15") // x
+	fmt.Fprintf(&a.b, "%s_elem:\n", name)
+	a.line("CBZ R3, %s_sum", name)
+	a.ldrQ(0, 15, 0) // x[i:i+4]
+	for j := range 8 {
+		switch typ {
+		case "F32":
+			a.ldrQIndex(1, 6+j, 14)
+		case "F16":
+			a.ldrDIndex(1, 6+j, 14)
+			a.fcvtl(1, 1, false)
+		default:
+			a.ldrDIndex(1, 6+j, 14)
+			a.shll16(1, 1)
+		}
+		a.fmul(1, 1, 0)       // float32(w[i]·x[i])
+		a.fadd(16+j, 16+j, 1) // s += …
+	}
+	a.line("ADD $%d, R14", 4*size)
+	a.line("ADD $16, R15")
+	a.line("SUB $4, R3")
+	a.line("B %s_elem", name)
+	fmt.Fprintf(&a.b, "%s_sum:\n", name)
+	for p := range 4 {
+		a.faddp(0, 16+2*p, 17+2*p) // rows 2p, 2p+1: s0+s1, s2+s3 of each
+		a.faddp(0, 0, 0)           // (s0+s1)+(s2+s3) of each, in lanes 0 and 1
+		a.strD(0, 0, 8*p)
+	}
+	a.line("ADD $32, R0")
+	a.line("ADD R5<<3, R2, R2") // the next group: eight rows on
+	a.line("MOVD n+24(FP), R3")
+	a.line("SUB $8, R4")
+	a.line("B %s_group", name)
+	fmt.Fprintf(&a.b, "%s_done:\n", name)
+	a.line("RET")
 }
 
 // arm64Q4K writes dotQ4Kr8NEON: Q4_K interleaved (see interleavedQ4K):
