@@ -36,8 +36,9 @@ func benchMatrix(b *testing.B, rng *rand.Rand, typ Type) *Matrix {
 
 // BenchmarkMatVec times MatVec on a benchRows×benchCols matrix for every
 // type, reporting GFLOP/s (2·rows·cols per product) and allocations (which
-// must be zero). Natively, on a CPU with AVX-512 VNNI, the interleaved
-// types also run their AVX2 form (/avx2).
+// must be zero). Natively, on a CPU with the interleaved kernels' fast form
+// (AVX-512 VNNI, arm64's dot product), they also run their other form
+// (/avx2, /neon).
 func BenchmarkMatVec(b *testing.B) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	x := randNormal(rng, benchCols, 1)
@@ -57,10 +58,10 @@ func BenchmarkMatVec(b *testing.B) {
 			})
 		}
 		run(typ.String())
-		if nativeVNNI && m.rows8 {
-			nativeVNNI = false
-			run(typ.String() + "/avx2")
-			nativeVNNI = true
+		if nativeFast && m.rows8 {
+			nativeFast = false
+			run(typ.String() + "/" + slowForm)
+			nativeFast = true
 		}
 	}
 }
@@ -183,8 +184,8 @@ func BenchmarkAttentionRows(b *testing.B) {
 
 // BenchmarkMatVecStreamed times MatVec on a matrix far larger than the
 // caches (32768×2048, 37 to 71 MB), packed as a model's weights are: the
-// memory-bound product of decoding. Natively, on a CPU with AVX-512 VNNI,
-// the interleaved types also run their AVX2 form (/avx2).
+// memory-bound product of decoding. Natively, on a CPU with the fast form,
+// the interleaved types also run their other form (see BenchmarkMatVec).
 // BenchmarkReadBandwidth is the bound: one core reading memory.
 func BenchmarkMatVecStreamed(b *testing.B) {
 	const rows, cols, distinct = 32768, 2048, 61
@@ -225,10 +226,10 @@ func BenchmarkMatVecStreamed(b *testing.B) {
 			})
 		}
 		run(typ.String())
-		if nativeVNNI && m.rows8 {
-			nativeVNNI = false
-			run(typ.String() + "/avx2")
-			nativeVNNI = true
+		if nativeFast && m.rows8 {
+			nativeFast = false
+			run(typ.String() + "/" + slowForm)
+			nativeFast = true
 		}
 	}
 }

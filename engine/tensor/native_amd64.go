@@ -21,11 +21,15 @@ var nativeSIMD = nativeSIMDAvailable
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
-// nativeVNNI says whether the interleaved kernels (Q8_0, Q4_0, Q5_0, Q4_K
-// and Q6_K, packed by Pack) run their AVX-512 VNNI form, on YMM registers, rather than their
-// AVX2 form: where the CPU has AVX-512 VNNI and VL. Both give the same
-// bits; tests turn it off to check the AVX2 form on such a CPU.
-var nativeVNNI = nativeSIMDAvailable && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+// nativeFast says whether the interleaved kernels (Q8_0, Q4_0, Q5_0, Q4_K
+// and Q6_K, packed by Pack) run their fast form — here AVX-512 VNNI, on YMM
+// registers — rather than their AVX2 one: where the CPU has AVX-512 VNNI
+// and VL. Both give the same bits; tests and benchmarks turn it off to
+// check and time the other form (slowForm) on such a CPU.
+var nativeFast = nativeSIMDAvailable && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+
+// slowForm names the kernels' form without nativeFast, for benchmarks.
+const slowForm = "avx2"
 
 // cpuHasNativeSIMD reports whether this CPU could run the native kernels
 // (whether or not they are on).
@@ -94,23 +98,23 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 	w, x, nb := &m.Data[r*m.rowBytes], (*int8)(unsafe.Pointer(&a.q[0])), m.Cols/qk8
 	switch {
-	case m.Type == Q4_K && nativeVNNI:
+	case m.Type == Q4_K && nativeFast:
 		dotQ4Kr8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	case m.Type == Q4_K:
 		dotQ4Kr8(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
-	case m.Type == Q5_0 && nativeVNNI:
+	case m.Type == Q5_0 && nativeFast:
 		dotQ5_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q5_0:
 		dotQ5_0r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)
-	case m.Type == Q6_K && nativeVNNI:
+	case m.Type == Q6_K && nativeFast:
 		dotQ6Kr8VNNI(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	case m.Type == Q6_K:
 		dotQ6Kr8(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
-	case m.Type == Q8_0 && nativeVNNI:
+	case m.Type == Q8_0 && nativeFast:
 		dotQ8_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q8_0:
 		dotQ8_0r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)
-	case nativeVNNI:
+	case nativeFast:
 		dotQ4_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	default:
 		dotQ4_0r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)

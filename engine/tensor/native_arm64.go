@@ -9,20 +9,27 @@ import (
 )
 
 // Natively on arm64 the matrix–vector products of Q8_0, Q4_0 and Q4_K (and
-// of F32, F16 and BF16 rows, see native_floats.go) run on
-// NEON kernels with the dot-product extension (SDOT; native_arm64.s,
+// of F32, F16 and BF16 rows, see native_floats.go) run on NEON kernels,
+// with the dot-product extension where the CPU has it (native_arm64.s,
 // written by internal/asmgen), reading the interleaved layout of the amd64
 // kernels (Pack), eight rows at a time, with the pure-Go kernels' bits. The
-// other types, and CPUs without the extension, run the pure-Go kernels;
+// other types run the pure-Go kernels;
 // the purego build tag or SetNativeSIMD(false) (the command line's
 // WASMLM_SIMD=off) turn the kernels off.
 var nativeSIMD = nativeSIMDAvailable
 
-// nativeSIMDAvailable says whether this CPU runs the kernels.
-var nativeSIMDAvailable = cpu.ARM64.HasASIMD && cpu.ARM64.HasASIMDDP && cpu.ARM64.HasFPHP
+// nativeSIMDAvailable says whether this CPU runs the kernels: every arm64
+// CPU with NEON (ASIMD), which is all of them that run Go.
+var nativeSIMDAvailable = cpu.ARM64.HasASIMD
 
-// nativeVNNI is amd64's; never set here.
-var nativeVNNI = false
+// nativeFast says whether the quantized kernels run their form with the
+// dot-product extension (SDOT, ARMv8.2's ASIMDDP) rather than their plain
+// NEON one (SMULL and pairwise additions). Both give the same bits; tests
+// and benchmarks turn it off to check and time the other (slowForm).
+var nativeFast = nativeSIMDAvailable && cpu.ARM64.HasASIMDDP
+
+// slowForm names the kernels' form without nativeFast, for benchmarks.
+const slowForm = "neon"
 
 // cpuHasNativeSIMD reports whether this CPU can run the native kernels
 // (whether or not they are on).
@@ -72,27 +79,45 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		return true
 	}
 	w, x, nb := &m.Data[r*m.rowBytes], (*int8)(unsafe.Pointer(&a.q[0])), m.Cols/qk8
-	switch m.Type {
-	case Q8_0:
+	switch {
+	case m.Type == Q8_0 && nativeFast:
+		dotQ8_0r8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == Q8_0:
 		dotQ8_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
-	case Q4_0:
+	case m.Type == Q4_0 && nativeFast:
+		dotQ4_0r8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == Q4_0:
 		dotQ4_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case nativeFast:
+		dotQ4Kr8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	default:
 		dotQ4Kr8NEON(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	}
 	return true
 }
 
-// dotQ8_0r8NEON sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at
-// w with the activation's nb blocks of quants x and scales xd (NEON, SDOT).
+// dotQ8_0r8SDOT sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at
+// w with the activation's nb blocks of quants x and scales xd (NEON, SDOT);
+// dotQ8_0r8NEON is it without SDOT. The Q4_0 ones take the activation's
+// sums xs too, the Q4_K ones nb super-blocks and sums of 32 quants.
 //
+//go:noescape
+func dotQ8_0r8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
 //go:noescape
 func dotQ8_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
-// dotQ4_0r8NEON is dotQ8_0r8NEON for Q4_0, with the activation's sums xs.
-//
+//go:noescape
+func dotQ4_0r8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
 //go:noescape
 func dotQ4_0r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+//go:noescape
+func dotQ4Kr8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+//go:noescape
+func dotQ4Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotF32Rows8 sets out[t] to the four-lane dot product (DotF32's order) of
 // x with the n values at rows[t·stride:] for t < count, count a multiple
@@ -108,8 +133,3 @@ func dotF16Rows8(out, x *float32, rows *uint16, n, count, stride int)
 //go:noescape
 func dotBF16Rows8(out, x *float32, rows *uint16, n, count, stride int)
 
-// dotQ4Kr8NEON is dotQ8_0r8NEON for Q4_K's nb super-blocks, xs the
-// activation's sums of 32 quants.
-//
-//go:noescape
-func dotQ4Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)

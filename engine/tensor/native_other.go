@@ -20,7 +20,10 @@ func cpuHasNativeSIMD() bool { return false }
 
 func interleaves(Type) bool { return false }
 
-// nativeSIMD and nativeVNNI are never set here (see native_amd64.go).
-var nativeSIMD, nativeVNNI = false, false
+// nativeSIMD and nativeFast are never set here (see native_amd64.go).
+// slowForm names nothing that runs.
+const slowForm = "none"
+
+var nativeSIMD, nativeFast = false, false
 
 func dotF32RowsNative(_, _, _ []float32, _ int) bool { return false }

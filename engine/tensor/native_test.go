@@ -82,7 +82,7 @@ func TestNativeKernelsAreBitIdentical(t *testing.T) {
 }
 
 // requireInterleavedBits checks the interleaved kernels (both forms where
-// the CPU has AVX-512 VNNI) on m's first eight rows, packed, against the
+// the CPU has the fast one: AVX-512 VNNI, arm64's dot product) on m's first eight rows, packed, against the
 // pure-Go kernel.
 func requireInterleavedBits(t *testing.T, m *Matrix, a *activation, qi int) {
 	t.Helper()
@@ -91,16 +91,16 @@ func requireInterleavedBits(t *testing.T, m *Matrix, a *activation, qi int) {
 	require.NoError(t, err)
 	require.True(t, Pack(packed))
 	require.True(t, packed.rows8, "interleaved")
-	vnni := nativeVNNI
-	defer func() { nativeVNNI = vnni }()
+	vnni := nativeFast
+	defer func() { nativeFast = vnni }()
 	for _, on := range []bool{false, vnni} {
-		nativeVNNI = on
+		nativeFast = on
 		var got [8]float32
 		require.True(t, dotRows8(got[:], packed, 0, a))
 		for r := range got {
 			want := m.tr.dot(m.Data[r*rb:(r+1)*rb], a)
 			if math.Float32bits(got[r]) != math.Float32bits(want) {
-				t.Fatalf("interleaved (VNNI %v), quants %d, row %d: %v (%#x), pure Go %v (%#x)", on, qi, r, got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
+				t.Fatalf("interleaved (fast form %v), quants %d, row %d: %v (%#x), pure Go %v (%#x)", on, qi, r, got[r], math.Float32bits(got[r]), want, math.Float32bits(want))
 			}
 		}
 	}
