@@ -132,4 +132,3 @@ func dotF16Rows8(out, x *float32, rows *uint16, n, count, stride int)
 
 //go:noescape
 func dotBF16Rows8(out, x *float32, rows *uint16, n, count, stride int)
-
