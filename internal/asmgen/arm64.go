@@ -123,6 +123,12 @@ func (a *arm64Asm) strD(d, t, off int) { // STR Dd, [Xt, #off] (off a multiple o
 func (a *arm64Asm) shll16(d, n int) { // SHLL Vd.4S, Vn.4H, #16
 	a.word(0x2E613800|uint32(n)<<5|uint32(d), fmt.Sprintf("SHLL V%d.4S, V%d.4H, #16", d, n))
 }
+func (a *arm64Asm) mul4s(d, n, m int) { // MUL Vd.4S, Vn.4S, Vm.4S
+	a.word(0x4EA09C00|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("MUL V%d.4S, V%d.4S, V%d.4S", d, n, m))
+}
+func (a *arm64Asm) dupW(d, r int) { // DUP Vd.4S, Wr
+	a.word(0x4E040C00|uint32(r)<<5|uint32(d), fmt.Sprintf("DUP V%d.4S, R%d", d, r))
+}
 func (a *arm64Asm) fsub(d, n, m int) { // FSUB Vd.4S, Vn.4S, Vm.4S
 	a.word(0x4EA0D400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FSUB V%d.4S, V%d.4S, V%d.4S", d, n, m))
 }
@@ -155,8 +161,12 @@ func (a *arm64Asm) movi4s(d int, v uint8) { // MOVI Vd.4S, #v
 // whose blocks are 32 quants with one fp16 scale (blockBytes each row):
 // per block, quants(a) leaves the rows' Σ w_q·x_q in V4 (rows 0–3) and V5
 // (rows 4–7), the activation's 32 quants being in V2 and V3.
-func arm64Interleaved(a *arm64Asm, name, doc string, blockBytes int, quants func(a *arm64Asm)) {
-	a.prologue(name, doc, nil)
+func arm64Interleaved(a *arm64Asm, name, doc string, blockBytes int, setup, quants func(a *arm64Asm)) {
+	a.prologue(name, doc, func() {
+		if setup != nil {
+			setup(a)
+		}
+	})
 	a.ldrQ(2, 2, 0) // the block's 32 activation quants
 	a.ldrQ(3, 2, 16)
 	a.eor(4, 4, 4)
@@ -232,7 +242,7 @@ func writeArm64(path string) error {
 // arm64Quantized writes the quantized kernels in one form: "SDOT" (with the
 // dot-product extension) or "NEON" (without).
 func arm64Quantized(a *arm64Asm, form string) {
-	arm64Interleaved(a, "dotQ8_0r8"+form, "dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack): SDOT, signed by signed.", 34, func(a *arm64Asm) {
+	arm64Interleaved(a, "dotQ8_0r8"+form, "dotQ8_0 of eight Q8_0 rows interleaved at w (tensor.Pack): SDOT, signed by signed.", 34, nil, func(a *arm64Asm) {
 		for c := range 8 {
 			a.ldrQ(0, 1, 16+32*c) // rows 0–3's four quants
 			a.ldrQ(1, 1, 32+32*c) // rows 4–7's
@@ -240,7 +250,7 @@ func arm64Quantized(a *arm64Asm, form string) {
 			a.sdotElem(5, 1, 2+c/4, c%4)
 		}
 	})
-	arm64Interleaved(a, "dotQ4_0r8"+form, "dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack): SDOT of the nibbles, less 8·Σ x_q.", 18, func(a *arm64Asm) {
+	arm64Interleaved(a, "dotQ4_0r8"+form, "dotQ4_0 of eight Q4_0 rows interleaved at w (tensor.Pack): SDOT of the nibbles, less 8·Σ x_q.", 18, nil, func(a *arm64Asm) {
 		for c := range 4 {
 			a.ldrQ(0, 1, 16+32*c)
 			a.ldrQ(1, 1, 32+32*c)
@@ -258,6 +268,52 @@ func arm64Quantized(a *arm64Asm, form string) {
 		a.sub(4, 4, 13) // − 8·Σ x_q
 		a.sub(5, 5, 13)
 	})
+	arm64Interleaved(a, "dotQ5_0r8"+form, "dotQ5_0 of eight Q5_0 rows interleaved at w (tensor.Pack): SDOT of the 5-bit quants, less 16·Σ x_q.", 22,
+		func(a *arm64Asm) {
+			a.movi4s(18, 0x0f)
+			a.line("MOVW $0x00204081, R7") // bit i of a nibble to bit 8i, times this
+			a.dupW(19, 7)
+			a.movi16b(21, 0x01)
+		},
+		func(a *arm64Asm) {
+			a.ldrQ(14, 1, 16) // the fifth bits, a word a row: rows 0–3
+			a.ldrQ(15, 1, 32) // rows 4–7
+			// fifth sets Vd's byte i of each lane to 16 where bit shift+i of
+			// the lane's word in Vqh is set: four bits spread to bytes by a
+			// multiplication, whose shifted copies cannot meet.
+			fifth := func(d, qh, shift int) {
+				if shift == 0 {
+					a.and(d, qh, 18)
+				} else {
+					a.ushr4s(d, qh, shift)
+					a.and(d, d, 18)
+				}
+				a.mul4s(d, d, 19)
+				a.and(d, d, 21)
+				a.shl4s(d, d, 4)
+			}
+			for c := range 4 {
+				w := 48 + 32*c
+				a.ldrQ(0, 1, w)
+				a.ldrQ(1, 1, w+16)
+				a.ushr16b(10, 0, 4)
+				a.ushr16b(11, 1, 4)
+				a.and(0, 0, 12)
+				a.and(1, 1, 12)
+				for _, q := range [][3]int{{0, 14, 4 * c}, {1, 15, 4 * c}, {10, 14, 16 + 4*c}, {11, 15, 16 + 4*c}} {
+					fifth(22, q[1], q[2])
+					a.orr(q[0], q[0], 22)
+				}
+				a.sdotElem(4, 0, 2, c) // x_q[4c…]
+				a.sdotElem(5, 1, 2, c)
+				a.sdotElem(4, 10, 3, c) // x_q[16+4c…]
+				a.sdotElem(5, 11, 3, c)
+			}
+			a.ld1r(13, 4) // Σ x_q
+			a.shl4s(13, 13, 4)
+			a.sub(4, 4, 13) // − 16·Σ x_q
+			a.sub(5, 5, 13)
+		})
 	arm64Q4K(a, "dotQ4Kr8"+form)
 }
 
