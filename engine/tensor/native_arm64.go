@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Natively on arm64 the matrix–vector products of Q8_0, Q4_0, Q5_0 and Q4_K (and
+// Natively on arm64 the matrix–vector products of Q8_0, Q4_0, Q5_0, Q4_K and Q6_K (and
 // of F32, F16 and BF16 rows, see native_floats.go) run on NEON kernels,
 // with the dot-product extension where the CPU has it (native_arm64.s,
 // written by internal/asmgen), reading the interleaved layout of the amd64
@@ -47,7 +47,7 @@ func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K, F32, F16, BF16:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F32, F16, BF16:
 		return nativeSIMD
 	}
 	return false
@@ -57,7 +57,7 @@ func hasRows8(t Type) bool {
 // interleaved layout of eight rows (packRows8) for the native kernels.
 func interleaves(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K:
 		return nativeSIMD
 	}
 	return false
@@ -98,10 +98,14 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		dotQ5_0r8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q5_0:
 		dotQ5_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
-	case nativeFast:
+	case m.Type == Q4_K && nativeFast:
 		dotQ4Kr8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
-	default:
+	case m.Type == Q4_K:
 		dotQ4Kr8NEON(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
+	case nativeFast:
+		dotQ6Kr8SDOT(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
+	default:
+		dotQ6Kr8NEON(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	}
 	return true
 }
@@ -109,7 +113,8 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 // dotQ8_0r8SDOT sets out[0:8] to dotQ8_0 of eight Q8_0 rows interleaved at
 // w with the activation's nb blocks of quants x and scales xd (NEON, SDOT);
 // dotQ8_0r8NEON is it without SDOT. The Q4_0 and Q5_0 ones take the
-// activation's sums xs too, the Q4_K ones nb super-blocks and sums of 32 quants.
+// activation's sums xs too, the Q4_K ones nb super-blocks and sums of 32
+// quants, the Q6_K ones super-blocks and sums of 16.
 //
 //go:noescape
 func dotQ8_0r8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
@@ -134,6 +139,12 @@ func dotQ4Kr8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int
 
 //go:noescape
 func dotQ4Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+//go:noescape
+func dotQ6Kr8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int16, nb int)
+
+//go:noescape
+func dotQ6Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int16, nb int)
 
 // dotF32Rows8 sets out[t] to the four-lane dot product (DotF32's order) of
 // x with the n values at rows[t·stride:] for t < count, count a multiple

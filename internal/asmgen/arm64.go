@@ -129,6 +129,18 @@ func (a *arm64Asm) mul4s(d, n, m int) { // MUL Vd.4S, Vn.4S, Vm.4S
 func (a *arm64Asm) dupW(d, r int) { // DUP Vd.4S, Wr
 	a.word(0x4E040C00|uint32(r)<<5|uint32(d), fmt.Sprintf("DUP V%d.4S, R%d", d, r))
 }
+func (a *arm64Asm) sshr4s(d, n, shift int) { // SSHR Vd.4S, Vn.4S, #shift
+	a.word(0x4F000400|uint32(64-shift)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("SSHR V%d.4S, V%d.4S, #%d", d, n, shift))
+}
+func (a *arm64Asm) sxtl4s(d, n int) { // SSHLL Vd.4S, Vn.4H, #0
+	a.word(0x0F10A400|uint32(n)<<5|uint32(d), fmt.Sprintf("SXTL V%d.4S, V%d.4H", d, n))
+}
+func (a *arm64Asm) ld1r8h(d, t int) { // LD1R {Vd.8H}, [Xt]
+	a.word(0x4D40C400|uint32(t)<<5|uint32(d), fmt.Sprintf("LD1R {V%d.8H}, [R%d]", d, t))
+}
+func (a *arm64Asm) shl16b(d, n, shift int) { // SHL Vd.16B, Vn.16B, #shift
+	a.word(0x4F085400|uint32(shift)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("SHL V%d.16B, V%d.16B, #%d", d, n, shift))
+}
 func (a *arm64Asm) fsub(d, n, m int) { // FSUB Vd.4S, Vn.4S, Vm.4S
 	a.word(0x4EA0D400|uint32(m)<<16|uint32(n)<<5|uint32(d), fmt.Sprintf("FSUB V%d.4S, V%d.4S, V%d.4S", d, n, m))
 }
@@ -315,6 +327,96 @@ func arm64Quantized(a *arm64Asm, form string) {
 			a.sub(5, 5, 13)
 		})
 	arm64Q4K(a, "dotQ4Kr8"+form)
+	arm64Q6K(a, "dotQ6Kr8"+form)
+}
+
+// arm64Q6K writes a Q6_K kernel (see interleavedQ6K): per super-block of
+// eight rows, their d (16 bytes), then four words of int8 scales, then the
+// low nibbles and high bits in the order they are read. isum = Σ_j sc_j·
+// (Σ q·x_q − 32·Σ x_q) over the sixteen sub-blocks of 16, sum +=
+// float32(d·float32(isum)).
+func arm64Q6K(a *arm64Asm, name string) {
+	a.prologue(name, "dotQ6K of eight Q6_K rows interleaved at w (tensor.Pack), xs the activation's sums of 16 quants (int16).", func() {
+		a.movi16b(13, 0x03)
+	})
+	word := func(k, half int) int { return 16 + 32*k + 16*half } // word k of rows 4·half…
+	a.eor(29, 29, 29)                                            // isum, rows 0–3
+	a.eor(30, 30, 30)                                            // rows 4–7
+	for h := range 2 {
+		for g := range 2 {
+			for i := range 4 {
+				a.ldrQ(2+i, 2, 128*h+32*i+16*g) // x_q of the elements of q_{i+1} (below)
+			}
+			for r := 21; r <= 28; r++ {
+				a.eor(r, r, r)
+			}
+			for c := range 4 {
+				k := 4 + 3*(8*h+4*g+c) // the words in the order they are read (tensor's q6KWords)
+				a.ldrQ(0, 1, word(k, 0))
+				a.ldrQ(1, 1, word(k, 1))
+				a.ldrQ(6, 1, word(k+1, 0))
+				a.ldrQ(7, 1, word(k+1, 1))
+				a.ldrQ(10, 1, word(k+2, 0))
+				a.ldrQ(11, 1, word(k+2, 1))
+				for half := range 2 {
+					la, lb, hv, s := 0+half, 6+half, 10+half, 21+4*half
+					// q1..q4: a nibble of la or lb, two bits of hv above it.
+					a.and(14, la, 12)
+					a.and(15, hv, 13)
+					a.shl16b(15, 15, 4)
+					a.orr(14, 14, 15)
+					a.sdotElem(s, 14, 2, c)
+					a.and(14, lb, 12)
+					a.ushr16b(15, hv, 2)
+					a.and(15, 15, 13)
+					a.shl16b(15, 15, 4)
+					a.orr(14, 14, 15)
+					a.sdotElem(s+1, 14, 3, c)
+					a.ushr16b(14, la, 4)
+					a.ushr16b(15, hv, 4)
+					a.and(15, 15, 13)
+					a.shl16b(15, 15, 4)
+					a.orr(14, 14, 15)
+					a.sdotElem(s+2, 14, 4, c)
+					a.ushr16b(14, lb, 4)
+					a.ushr16b(15, hv, 6)
+					a.shl16b(15, 15, 4)
+					a.orr(14, 14, 15)
+					a.sdotElem(s+3, 14, 5, c)
+				}
+			}
+			// isum += sc_j·(s_i − 32·Σ x_q), sub-block j = 8h + g + 2i.
+			for i := range 4 {
+				j := 8*h + g + 2*i
+				a.line("ADD $%d, R4, R7", 2*j)
+				a.ld1r8h(18, 7)
+				a.sxtl4s(18, 18)
+				a.shl4s(18, 18, 5)
+				for half := range 2 {
+					s := 21 + 4*half + i
+					a.sub(s, s, 18)
+					a.ldrQ(19, 1, word(j/4, half)) // sc_{4·(j/4)}…: four int8 a row
+					if sh := 24 - 8*(j%4); sh > 0 {
+						a.shl4s(19, 19, sh)
+					}
+					a.sshr4s(19, 19, 24)
+					a.mla(29+half, s, 19)
+				}
+			}
+		}
+	}
+	a.scvtf(29, 29) // rounded to nearest even, as Go's float32(isum)
+	a.scvtf(30, 30)
+	a.ldrQ(6, 1, 0) // d
+	a.ld1r(18, 3)   // d_x
+	for half := range 2 {
+		d := 14 + half
+		a.fcvtl(d, 6, half == 1)
+		a.fmul(d, d, 18)            // float32(d_w·d_x)
+		a.fmul(d, d, 29+half)       // float32(d·float32(isum))
+		a.fadd(16+half, 16+half, d) // sum += …
+	}
+	a.epilogue(name, 8*210, 256, 32)
 }
 
 // arm64FloatRows8 writes dotF32Rows8, dotF16Rows8 or dotBF16Rows8 for
