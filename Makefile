@@ -44,10 +44,11 @@ web: wasm
 	install -m 644 web/cache.js web/cache-opfs.js web/cache-io.js web/cache.worker.js web/sha256.js $(WEB_DIST)/
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
-## test: everything CI runs: vet, native tests, the same tests in wasm under Node, browser e2e, edge e2e
+## test: everything CI runs: vet, native tests, the arm64 kernels' tests (under QEMU on x86-64), the same tests in wasm under
+## Node, browser e2e, edge e2e
 test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker
 
-## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium)
+## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium, QEMU on x86-64)
 deps:
 	tools/ensure-deps.sh
 
@@ -62,13 +63,14 @@ vet:
 test-native:
 	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
 
-## test-arm64: the tensor tests, and the engine's golden, prompt-block and thread tests, built for GOARCH=arm64 and run under
-## QEMU (Debian package qemu-user-static): the NEON kernels against the pure-Go ones, bit for bit
-ARM64_EXEC ?= qemu-aarch64-static
+## test-arm64: the tensor tests, and the engine's golden, prompt-block and thread tests, built for GOARCH=arm64: the NEON
+## kernels against the pure-Go ones, bit for bit; on an arm64 machine natively, elsewhere under QEMU (Debian package
+## qemu-user-static)
+ARM64_EXEC ?= $(if $(filter aarch64 arm64,$(shell uname -m)),,qemu-aarch64-static)
 test-arm64:
-	@command -v $(ARM64_EXEC) >/dev/null || { echo "test-arm64 needs QEMU's $(ARM64_EXEC) (Debian package: qemu-user-static)"; exit 1; }
-	GOARCH=arm64 $(GO) test -exec $(ARM64_EXEC) ./engine/tensor/
-	GOARCH=arm64 $(GO) test -exec $(ARM64_EXEC) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' ./engine/
+	@test -z "$(ARM64_EXEC)" || command -v $(ARM64_EXEC) >/dev/null || { echo "test-arm64 needs QEMU's $(ARM64_EXEC) (Debian package: qemu-user-static)"; exit 1; }
+	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) ./engine/tensor/
+	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' ./engine/
 
 ## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge, HTTP and edge-limit tests in wasm under Node
 ## (go_js_wasm_exec runs the test binaries with Node.js)

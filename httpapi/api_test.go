@@ -236,6 +236,7 @@ func TestModelsHealthTokenize(t *testing.T) {
 				ContextLength int   `json:"context_length"`
 				VocabSize     int   `json:"vocab_size"`
 				SIMD          *bool `json:"simd"`
+				Threads       int   `json:"threads"`
 			} `json:"meta"`
 		} `json:"data"`
 	}
@@ -247,7 +248,8 @@ func TestModelsHealthTokenize(t *testing.T) {
 	assert.Equal(t, 512, list.Data[0].Meta.ContextLength) // models.Default's documented context
 	assert.Equal(t, 512, list.Data[0].Meta.VocabSize)
 	require.NotNil(t, list.Data[0].Meta.SIMD, "meta.simd")
-	assert.Equal(t, tensor.SIMD(), *list.Data[0].Meta.SIMD)
+	assert.Equal(t, tensor.SIMD() || tensor.NativeSIMD(), *list.Data[0].Meta.SIMD)
+	assert.Positive(t, list.Data[0].Meta.Threads, "meta.threads")
 
 	w = do(h, "GET", "/v1/models/stories260K", "")
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())

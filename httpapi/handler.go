@@ -157,6 +157,7 @@ type Handler struct {
 	opts       Options
 	context    int           // tokens a session holds
 	kvType     engine.KVType // the sessions' KV cache type, resolved
+	threads    int           // each session's thread count, resolved
 	maxTokens  int           // the most a request may ask for
 	sched      *scheduler
 	preparing  *fifo[struct{}] // the places where requests are prepared: one per slot (see prepare)
@@ -209,12 +210,12 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		}
 		sessions[i] = s
 	}
-	contextLength := sessions[0].ContextLength()
+	contextLength, threads := sessions[0].ContextLength(), sessions[0].Threads()
 	if opts.MaxTokens > contextLength {
 		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
 	h := &Handler{
-		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(),
+		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
 		maxTokens: contextLength, sched: newScheduler(sessions, queue),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFIFO(make([]struct{}, slots), slots+queue),
@@ -332,9 +333,12 @@ type modelMeta struct {
 	KVType        engine.KVType `json:"kv_type"`        // the sessions' KV cache type: f32 or f16
 	Parameters    int64         `json:"parameters"`
 	Slots         int           `json:"slots"`
-	// SIMD says whether the matrix products run on the SIMD128 kernels (the
-	// edge worker's do; native builds have none), so a deployment can check.
-	SIMD bool `json:"simd"`
+	// SIMD says whether the matrix products run on SIMD kernels — the
+	// SIMD128 ones in WebAssembly (the edge worker's do), natively the
+	// assembly ones (tensor.NativeSIMD) — so a deployment can check; and
+	// Threads how many threads each slot's products split among.
+	SIMD    bool `json:"simd"`
+	Threads int  `json:"threads"`
 }
 
 func (h *Handler) modelObject() modelObject {
@@ -344,7 +348,7 @@ func (h *Handler) modelObject() modelObject {
 		Meta: modelMeta{
 			Format: info.Format, Architecture: info.Architecture, VocabSize: info.VocabSize,
 			ContextLength: h.context, KVType: h.kvType, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
-			SIMD: tensor.SIMD(),
+			SIMD: tensor.SIMD() || tensor.NativeSIMD(), Threads: h.threads,
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/sampling"
 )
@@ -82,7 +83,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: wasmlm bench [-m MODEL ...] [-prompt N] [-n N] [-warmup D] [-ctx N] [-kv-type T] [-json]\n"+
+		fmt.Fprint(stderr, "usage: wasmlm bench [-m MODEL ...] [-tokenizer TOK] [-prompt N] [-n N] [-warmup D] [-ctx N] [-kv-type T] [-threads N] [-json]\n"+
 			"       wasmlm bench -gen DIR [-shapes stories15M,stories110M]\n\n"+
 			"Measures load time, time to first token, prefill and decode tokens/s and peak memory of each\n"+
 			"model: greedy decoding of a fixed synthetic prompt, never stopping early. -gen writes the\n"+
@@ -141,8 +142,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		PromptTokens: set.prompt, MaxTokens: set.n, WarmupMS: ms(set.warmup),
 	}
 	if !*jsonOut {
-		fmt.Fprintf(stdout, "%s/%s %s, %d CPUs; prompt %d tokens, %d generated (greedy), warm-up %v\n",
-			out.GOOS, out.GOARCH, out.GoVersion, out.NumCPU, set.prompt, set.n, set.warmup)
+		fmt.Fprintf(stdout, "%s/%s %s, %d CPUs, %s; prompt %d tokens, %d generated (greedy), warm-up %v\n",
+			out.GOOS, out.GOARCH, out.GoVersion, out.NumCPU, benchThreads(set.threads), set.prompt, set.n, set.warmup)
 		fmt.Fprintf(stdout, "%-24s %10s %10s %10s %10s %10s %10s %10s\n",
 			"model", "load ms", "TTFT ms", "prefill/s", "decode/s", "peak MiB", "file MiB", "KV MiB")
 	}
@@ -293,4 +294,20 @@ func benchName(path string) string {
 		return models.DefaultName
 	}
 	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
+
+// benchThreads says how many threads -threads gives the products, and
+// whether they run on the native SIMD kernels.
+func benchThreads(n int) string {
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	kernels := "pure-Go kernels"
+	if tensor.NativeSIMD() {
+		kernels = "SIMD kernels"
+	}
+	if n == 1 {
+		return "1 thread, " + kernels
+	}
+	return fmt.Sprintf("%d threads, %s", n, kernels)
 }

@@ -34,8 +34,13 @@ const (
 // stop, systemd) end the command's context, which stops it cleanly (serve:
 // gracefully); a second signal ends the process at once.
 func main() {
-	if os.Getenv("WASMLM_SIMD") == "off" {
+	switch v := os.Getenv("WASMLM_SIMD"); v {
+	case "off":
 		tensor.SetNativeSIMD(false) // the pure-Go kernels (natively; in WebAssembly the runner reads it)
+	case "", "on", "relaxed": // relaxed: WebAssembly's relaxed-SIMD kernels, which the runner chooses
+	default:
+		fmt.Fprintf(os.Stderr, "wasmlm: WASMLM_SIMD=%q: it takes off (the pure-Go kernels), on or relaxed\n", v)
+		os.Exit(exitUsage)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {

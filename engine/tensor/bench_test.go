@@ -40,6 +40,7 @@ func benchMatrix(b *testing.B, rng *rand.Rand, typ Type) *Matrix {
 // (AVX-512 VNNI, arm64's dot product), they also run their other form
 // (/avx2, /neon).
 func BenchmarkMatVec(b *testing.B) {
+	f16Table() // built once, at its first use: not inside a timed loop
 	rng := rand.New(rand.NewPCG(11, 11))
 	x := randNormal(rng, benchCols, 1)
 	for _, typ := range kernelTypes {
@@ -183,12 +184,12 @@ func BenchmarkAttentionRows(b *testing.B) {
 }
 
 // BenchmarkMatVecStreamed times MatVec on a matrix far larger than the
-// caches (32768×2048, 37 to 71 MB), packed as a model's weights are: the
+// caches (2048 columns, at least 32768 rows and 96 MB), packed as a model's weights are: the
 // memory-bound product of decoding. Natively, on a CPU with the fast form,
 // the interleaved types also run their other form (see BenchmarkMatVec).
 // BenchmarkReadBandwidth is the bound: one core reading memory.
 func BenchmarkMatVecStreamed(b *testing.B) {
-	const rows, cols, distinct = 32768, 2048, 61
+	const cols, distinct, minBytes = 2048, 61, 96 << 20 // three times this machine's 32 MB L3 cache, at least
 	rng := rand.New(rand.NewPCG(11, 11))
 	x := randNormal(rng, cols, 1)
 	for _, typ := range kernelTypes {
@@ -199,6 +200,7 @@ func BenchmarkMatVecStreamed(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		rows := max(32768, (minBytes/rb+7)&^7)
 		data := alignedBytes(rows * rb)
 		w := randNormal(rng, cols, 0.05)
 		for r := range distinct { // then repeated: quantizing 32768 rows would take long

@@ -20,10 +20,10 @@ import (
 func TestNativeKernelsAreBitIdentical(t *testing.T) {
 	if !NativeSIMD() {
 		if cpuHasNativeSIMD() && os.Getenv("CI") != "" {
-			t.Fatal("the CPU has the native kernels' instructions (AVX2 and F16C, or NEON with SDOT) but they are off")
+			t.Fatal("the CPU has the native kernels' instructions (AVX2 and F16C, or NEON) but they are off")
 		}
 		// A CPU without them is not something CI can install.
-		t.Skip("no native SIMD kernels here (not amd64 with AVX2 and F16C nor arm64 with SDOT, or purego)")
+		t.Skip("no native SIMD kernels here (not amd64 with AVX2 and F16C nor arm64, or purego)")
 	}
 	rng := rand.New(rand.NewPCG(40, 2))
 	quants := []func(i int) int8{
@@ -35,7 +35,7 @@ func TestNativeKernelsAreBitIdentical(t *testing.T) {
 	}
 	for _, typ := range []Type{Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F32, F16, BF16} {
 		if !hasRows8(typ) {
-			continue // no kernel for it on this architecture (arm64's are Q8_0's and Q4_0's)
+			continue // no kernel for it on this architecture
 		}
 		tr := traitsTable[typ]
 		for _, nb := range []int{1, 2, 7, 64, 200} {
