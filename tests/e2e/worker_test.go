@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // goldenRun returns the golden run for prompt: the request's max_tokens
@@ -80,9 +82,10 @@ func TestWorkerSize(t *testing.T) {
 }
 
 // TestWorkerUsesSIMD: the edge build runs its matrix products on the SIMD128
-// kernels (GET /v1/models says so in meta.simd) and the native server, which
-// has none, does not. The tests above show the worker still gives llama2.c's
-// greedy text, so the kernels it runs agree with the pure-Go ones.
+// kernels (GET /v1/models says so in meta.simd), and the native server says
+// whether it runs the native ones (tensor.NativeSIMD: on amd64 with AVX2 and
+// on arm64). The tests above show the worker still gives llama2.c's greedy
+// text, so the kernels it runs agree with the pure-Go ones.
 func TestWorkerUsesSIMD(t *testing.T) {
 	simd := func(base string) bool {
 		t.Helper()
@@ -103,7 +106,7 @@ func TestWorkerUsesSIMD(t *testing.T) {
 		return *list.Data[0].Meta.SIMD
 	}
 	assert.True(t, simd(edgeWorker(t).url), "the edge worker's meta.simd")
-	assert.False(t, simd(nativeServer(t).URL), "the native server's meta.simd")
+	assert.Equal(t, tensor.NativeSIMD(), simd(nativeServer(t).URL), "the native server's meta.simd")
 }
 
 // TestHTTPOpenAIClientNative: the official client against the native server.
