@@ -16,7 +16,6 @@ import (
 // AVX2 and F16C, which every x86-64 CPU with AVX2 has; without them, with
 // the purego build tag, or after SetNativeSIMD(false) (the command line's
 // WASMLM_SIMD=off), the pure-Go kernels run.
-var nativeSIMD = nativeSIMDAvailable
 
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
@@ -30,19 +29,6 @@ var nativeFast = nativeSIMDAvailable && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX5
 
 // slowForm names the kernels' form without nativeFast, for benchmarks.
 const slowForm = "avx2"
-
-// cpuHasNativeSIMD reports whether this CPU could run the native kernels
-// (whether or not they are on).
-func cpuHasNativeSIMD() bool { return nativeSIMDAvailable }
-
-// NativeSIMD reports whether native matrix products run on the AVX2
-// kernels (for the types that have one).
-func NativeSIMD() bool { return nativeSIMD }
-
-// SetNativeSIMD turns the native SIMD kernels on (where the CPU has them)
-// or off, for the whole process: the results are the same bits either
-// way, only the speed differs. Call it before any product runs.
-func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {

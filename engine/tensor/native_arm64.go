@@ -16,7 +16,6 @@ import (
 // other types run the pure-Go kernels;
 // the purego build tag or SetNativeSIMD(false) (the command line's
 // WASMLM_SIMD=off) turn the kernels off.
-var nativeSIMD = nativeSIMDAvailable
 
 // nativeSIMDAvailable says whether this CPU runs the kernels: every arm64
 // CPU with NEON (ASIMD), which is all of them that run Go.
@@ -30,19 +29,6 @@ var nativeFast = nativeSIMDAvailable && cpu.ARM64.HasASIMDDP
 
 // slowForm names the kernels' form without nativeFast, for benchmarks.
 const slowForm = "neon"
-
-// cpuHasNativeSIMD reports whether this CPU can run the native kernels
-// (whether or not they are on).
-func cpuHasNativeSIMD() bool { return nativeSIMDAvailable }
-
-// NativeSIMD reports whether native matrix products run on the NEON
-// kernels (for the types that have one).
-func NativeSIMD() bool { return nativeSIMD }
-
-// SetNativeSIMD turns the native SIMD kernels on (where the CPU has them)
-// or off, for the whole process: the results are the same bits either
-// way, only the speed differs. Call it before any product runs.
-func SetNativeSIMD(on bool) { nativeSIMD = on && nativeSIMDAvailable }
 
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {
