@@ -249,8 +249,9 @@ func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 	if s.kv.typ == KVF16 {
 		step = kvBlockTokens
 	}
-	qDim, kvDim := len(q)/n, len(k)/n
+	kvDim := len(k) / n
 	groups := (n + step - 1) / step
+	s.attnTask = attnTask{s: s, out: out, q: q, n: n, l: l, pos: pos, step: step}
 	if ws := s.state.ws; ws.Threads() > 1 && groups > 1 && s.kv.layers[l].window == 0 {
 		// A layer holding the whole context can take every key and value
 		// first; then the groups attend at once, on the session's threads.
@@ -258,23 +259,16 @@ func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 			s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
 		}
 		s.ensureAttnParts(ws.Threads() - 1)
-		s.attnTask = attnTask{s: s, out: out, q: q, n: n, l: l, pos: pos, step: step}
 		ws.Split(groups, 1, 1, &s.attnTask)
-		s.attnTask = attnTask{}
-		return
-	}
-	for i := 0; i < n; i += step {
-		g := min(step, n-i)
-		for j := i; j < i+g; j++ {
-			s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
-		}
-		rows := func(x []float32) []float32 { return x[i*qDim : (i+g)*qDim] }
-		if s.kv.typ == KVF16 {
-			s.attentionF16(&s.state.attnScratch, rows(out), rows(q), g, l, pos+i)
-		} else {
-			s.attention(rows(out), rows(q), l, pos+i)
+	} else {
+		for g := range groups {
+			for j := g * step; j < min((g+1)*step, n); j++ {
+				s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
+			}
+			s.attnTask.Run(0, g, g+1)
 		}
 	}
+	s.attnTask = attnTask{}
 }
 
 // attnTask is a prompt block's attention split among threads
