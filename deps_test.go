@@ -19,10 +19,10 @@ const module = "github.com/wasmlm/wasmlm" // the module path
 // table stays complete.
 var layering = map[string][]string{
 	"cmd/...":  {"..."},
-	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
-	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/..."},
+	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/..."},
 	// The hosts' chat prompt with template options, over engine and chat.
-	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "internal/fmath"},
+	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "grammar", "internal/fmath"},
 	"engine/vocab": {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.
@@ -39,6 +39,7 @@ var layering = map[string][]string{
 	"tokenizer":         {},
 	"tokenizer/bpe":     {"tokenizer"},
 	"sampling":          {"internal/fmath"},
+	"grammar":           {}, // GBNF grammars and the token masks of constrained sampling
 	"models":            {},
 	"internal/fmath":    {},
 	"internal/golden":   {}, // llama2.c's reference outputs, for the tests of several packages
@@ -56,7 +57,7 @@ var layering = map[string][]string{
 // logging; hostTools are the packages under them that only build and test
 // machinery runs, on the developer's machine.
 var (
-	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "internal/..."}
+	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "grammar/...", "chat", "internal/..."}
 	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/asmgen"}
 )
 

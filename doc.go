@@ -21,6 +21,7 @@
 //	tokenizer/bpe       byte-level BPE, pre-tokenizers, tokenizer.json
 //	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
 //	sampling            logit processors, samplers, the seeded PRNG
+//	grammar             GBNF grammars: parser, matcher, token masks for constrained sampling
 //	chat                chat templates, as llama.cpp recognises them
 //	models              the embedded default model
 //	internal/fmath      float maths that gives the same bits on every platform

@@ -20,6 +20,12 @@ var (
 	// ErrEmptyPrompt means there is nothing to condition on: an empty prompt
 	// and a vocabulary without a BOS token.
 	ErrEmptyPrompt = NewError(CodeInvalidArgument, "engine: empty prompt")
+	// ErrGrammar stops a grammar-constrained generation midway: the
+	// vocabulary cannot write a character the grammar requires
+	// (grammar.ErrDeadEnd), or the grammar outgrew the matcher's limits
+	// (grammar.ErrTooComplex). The grammar is what the request asked for, so
+	// the code is invalid_argument.
+	ErrGrammar = NewError(CodeInvalidArgument, "engine: grammar-constrained generation failed")
 )
 
 // OptionError is an invalid option: which one and what is wrong with its

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -49,6 +50,13 @@ type GenerateOptions struct {
 	// Trace asks for each token's sampling trace (Token.Trace): the top
 	// candidates and what each sampling stage made of them.
 	Trace bool
+	// Grammar, when set, holds the generated text to a grammar (from
+	// Model.Grammar, or grammar.Parse): before each token, every token that
+	// cannot continue a text the grammar matches is banned, ahead of the
+	// sampling chain, and the end-of-generation tokens (and StopTokens) are
+	// allowed only where the text so far is a whole match. A text that is a
+	// whole match no token can extend ends the generation (FinishStop).
+	Grammar *grammar.Grammar
 	// PromptProgress, if set, is called after each block of prompt tokens
 	// is evaluated (SessionOptions.PromptBlock; a cancelled context stops
 	// the prefill between blocks) with the number evaluated so far and the
@@ -196,9 +204,11 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		session: s, opts: opts, onToken: onToken, res: &res,
 		decoder: tokenizer.NewStreamDecoder(m.tokenizer),
 		stop:    newStopMatcher(opts.Stop),
+		grammar: s.newConstraint(opts),
 	}
 	g.reserve(len(prompt))
 	g.decoder.SetPrevious(prompt[len(prompt)-1])
+	g.promptLast = prompt[len(prompt)-1]
 	err = g.run(ctx, sampler, start)
 	return res, err
 }
@@ -211,10 +221,14 @@ type generation struct {
 	res     *Result
 	decoder *tokenizer.StreamDecoder
 	stop    stopMatcher
-	text    strings.Builder // everything emitted; each Token.Text is a substring of it
-	piece   []byte          // a token's text plus the released rest, at the end
-	tail    []byte          // the held-back text released at the end
-	trace   sampling.Trace
+	grammar *constraint // nil without GenerateOptions.Grammar
+	// promptLast is the prompt's last token, which the first generated
+	// token's text depends on (SentencePiece drops a space after BOS).
+	promptLast int
+	text       strings.Builder // everything emitted; each Token.Text is a substring of it
+	piece      []byte          // a token's text plus the released rest, at the end
+	tail       []byte          // the held-back text released at the end
+	trace      sampling.Trace
 }
 
 // Preallocation for a generation's text, so that streaming a token
@@ -259,6 +273,14 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 			res.FinishReason = FinishAbort
 			return g.emit(-1, g.flush(), nil)
 		}
+		done, err := g.grammar.mask(s.logits, g.budget())
+		if err != nil {
+			return err
+		}
+		if done {
+			res.FinishReason = FinishStop
+			return g.emit(-1, g.flush(), nil)
+		}
 		var next int
 		var trace *sampling.Trace
 		if g.opts.Trace {
@@ -276,6 +298,9 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		if special.IsEndOfGeneration(next) || next == special.BOS || slices.Contains(g.opts.StopTokens, next) {
 			res.FinishReason = FinishStop
 			return g.emit(-1, g.flush(), nil)
+		}
+		if err := g.grammar.accept(m, g.previous(), next); err != nil {
+			return err
 		}
 		res.Tokens = append(res.Tokens, next)
 		sampler.Accept(next)
@@ -305,6 +330,24 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		}
 		s.tokens = append(s.tokens, next)
 	}
+}
+
+// budget is how many tokens the generation may still write, counting the
+// next one: the context's room, and MaxTokens's.
+func (g *generation) budget() int {
+	left := g.session.context - len(g.session.tokens)
+	if g.opts.MaxTokens > 0 {
+		left = min(left, g.opts.MaxTokens-len(g.res.Tokens))
+	}
+	return max(left, 1)
+}
+
+// previous is the token before the next one.
+func (g *generation) previous() int {
+	if n := len(g.res.Tokens); n > 0 {
+		return g.res.Tokens[n-1]
+	}
+	return g.promptLast
 }
 
 // flush releases all held-back text: incomplete UTF-8 (as U+FFFD) and a

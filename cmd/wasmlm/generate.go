@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -76,6 +78,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		ctxLimit = fs.Int("ctx", 0, "context length to allocate (0: the model's)")
 		kvType   = kvTypeFlag(fs)
 		threads  = threadsFlag(fs)
+		grammarF = fs.String("grammar", "", "GBNF `FILE` (llama.cpp's syntax) the output must match")
 	)
 	mf.register(fs)
 	fs.Var(&stops, "stop", "stop string (repeatable)")
@@ -121,6 +124,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitError
+	}
+	if opts.Grammar, err = grammarFlag(model, *grammarF); err != nil {
+		fmt.Fprintf(stderr, "generate: %v\n", err)
+		return exitUsage
 	}
 	session, err := model.NewSession(engine.SessionOptions{ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads})
 	if err != nil {
@@ -171,6 +178,22 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
 		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond(), session.KVType())
 	return exitOK
+}
+
+// grammarFlag compiles the grammar of -grammar FILE; nil without one.
+func grammarFlag(model *engine.Model, grammarFile string) (*grammar.Grammar, error) {
+	if grammarFile == "" {
+		return nil, nil
+	}
+	src, err := os.ReadFile(grammarFile)
+	if err != nil {
+		return nil, fmt.Errorf("-grammar: %w", err)
+	}
+	g, err := grammar.Parse(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("-grammar %s: %w", grammarFile, err)
+	}
+	return g, nil
 }
 
 // optionFlags are the flags of generate's options, by the option's name.

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/grammar"
+	"github.com/wasmlm/wasmlm/sampling"
+)
+
+// TestGrammarHoldsSampledText samples from stories260K at temperature 1 under
+// grammars it could never follow by itself: every text is a whole match,
+// those cut by MaxTokens too (the budget steers them to close in time).
+func TestGrammarHoldsSampledText(t *testing.T) {
+	m := loadStories260K(t)
+	s := newSession(t, m)
+	for _, tc := range []struct{ name, src string }{
+		{"json", readGrammar(t, "json")},
+		{"arithmetic", readGrammar(t, "arithmetic")},
+		{"list", readGrammar(t, "list")},
+		{"yes-no", `root ::= ("yes" | "no") "."`},
+		{"digits", `root ::= [0-9]{3,6}`},
+		{"name-age", `root ::= "{\"name\": \"" [A-Za-z ]{1,20} "\", \"age\": " [1-9] [0-9]? "}"`},
+	} {
+		g, err := m.Grammar(tc.src)
+		require.NoError(t, err, tc.name)
+		ended := 0
+		for seed := range uint64(12) {
+			opts := GenerateOptions{MaxTokens: 40 + 10*int(seed), Grammar: g,
+				Sampling: sampling.Params{Temperature: 1, Seed: seed}}
+			res, err := s.Generate(context.Background(), "Once upon a time", opts, nil)
+			require.NoError(t, err, "%s seed %d", tc.name, seed)
+			require.True(t, g.Accepts(res.Text), "%s seed %d (%s): %q", tc.name, seed, res.FinishReason, res.Text)
+			if res.FinishReason == FinishStop {
+				ended++
+			} else {
+				require.Equal(t, FinishLength, res.FinishReason)
+			}
+		}
+		t.Logf("%s: %d of 12 ended by themselves", tc.name, ended)
+		if tc.name == "yes-no" || tc.name == "digits" || tc.name == "name-age" {
+			require.Equal(t, 12, ended, tc.name)
+		}
+	}
+}
+
+func readGrammar(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../grammar/testdata/" + name + ".gbnf")
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestGrammarEndsAWholeMatch: a text that no token can extend ends the
+// generation even though the model has no end-of-generation token to pick.
+func TestGrammarEndsAWholeMatch(t *testing.T) {
+	m := loadStories260K(t)
+	s := newSession(t, m)
+	g, err := m.Grammar(`root ::= "The end."`)
+	require.NoError(t, err)
+	res, err := s.Generate(context.Background(), "Once", GenerateOptions{Grammar: g, MaxTokens: 50}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "The end.", res.Text)
+	require.Equal(t, FinishStop, res.FinishReason)
+}
+
+func TestGrammarErrors(t *testing.T) {
+	m := loadStories260K(t)
+	_, err := m.Grammar(`root ::= nothing`)
+	require.ErrorIs(t, err, ErrInvalidOption)
+	require.ErrorIs(t, err, grammar.ErrSyntax)
+	require.Contains(t, err.Error(), `undefined rule "nothing"`)
+
+}
+
+// TestGrammarCacheReusesCompiled: the same source gives the same compiled
+// grammar, so its masks are reused.
+func TestGrammarCacheReusesCompiled(t *testing.T) {
+	m := loadStories260K(t)
+	a, err := m.Grammar(`root ::= "a"`)
+	require.NoError(t, err)
+	for i := range grammarCacheSize + 2 {
+		_, err := m.Grammar(`root ::= "b"{1,` + strconv.Itoa(i+2) + `}`)
+		require.NoError(t, err)
+	}
+	b, err := m.Grammar(`root ::= "a"`)
+	require.NoError(t, err)
+	require.NotSame(t, a, b, "evicted after grammarCacheSize others")
+	c, err := m.Grammar(`root ::= "a"`)
+	require.NoError(t, err)
+	require.Same(t, b, c)
+}
