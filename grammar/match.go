@@ -62,7 +62,7 @@ type tables struct {
 	rest     []int32 // rest[pos]: the fewest bytes that finish pos's alternative (budget.go)
 	finish   []int32 // finish[stack]: the fewest bytes that empty it; -1 not yet known
 	stateFin []int32 // stateFin[state]: the fewest bytes to a whole match; -1 not yet known
-	err      error // the first limit hit; the tables are then frozen
+	err      error   // the first limit hit; the tables are then frozen
 }
 
 func (t *tables) init(g *Grammar) {
