@@ -23,6 +23,19 @@
 // A reply's reasoning ("<think>...</think>" at its start) is separated from
 // its content by SplitReasoning and ReasoningParser, as llama.cpp's server
 // does with its default reasoning_format.
+//
+// Tool calling (OpenAI's tools, tool_choice, tool_calls) goes through a
+// ToolFormat, one per template (Template.ToolFormat): Llama 3.x's JSON
+// calls, Hermes/Qwen's <tool_call> blocks, Mistral's [TOOL_CALLS] list, or
+// llama.cpp's generic JSON reply for every template without tools of its
+// own. Options.Tools puts the tools in the prompt; assistant messages with
+// ToolCalls and "tool" messages are written as the format's template writes
+// them (byte for byte against the real templates, rendered by a Jinja
+// engine, where there is one). ParseToolCalls and ToolCallStream read the
+// calls back out of a reply, whole or as it streams; a forced call
+// (tool_choice "required" or a function) is sampled under a grammar of the
+// format's call syntax. Without tools and tool messages, every template
+// writes exactly what it wrote before.
 package chat
 
 import (
