@@ -23,6 +23,19 @@
 // A reply's reasoning ("<think>...</think>" at its start) is separated from
 // its content by SplitReasoning and ReasoningParser, as llama.cpp's server
 // does with its default reasoning_format.
+//
+// Tool calling (OpenAI's tools, tool_choice, tool_calls) goes through a
+// ToolFormat, one per template (Template.ToolFormat): Llama 3.x's JSON
+// calls, Hermes/Qwen's <tool_call> blocks, Mistral's [TOOL_CALLS] list, or
+// llama.cpp's generic JSON reply for every template without tools of its
+// own. Options.Tools puts the tools in the prompt; assistant messages with
+// ToolCalls and "tool" messages are written as the format's template writes
+// them (byte for byte against the real templates, rendered by a Jinja
+// engine, where there is one). ParseToolCalls and ToolCallStream read the
+// calls back out of a reply, whole or as it streams; a forced call
+// (tool_choice "required" or a function) is sampled under a grammar of the
+// format's call syntax. Without tools and tool messages, every template
+// writes exactly what it wrote before.
 package chat
 
 import (
@@ -39,13 +52,22 @@ type Message struct {
 	// Content is the message text. Most families copy it byte for byte; some
 	// trim ASCII whitespace from its ends, exactly where llama.cpp does.
 	Content string
+	// ToolCalls are the calls an assistant message made (nil for none).
+	ToolCalls []ToolCall
+	// ToolCallID, in a message of role "tool" (a tool's result), is the id
+	// of the call it answers. A "tool" message without one is refused.
+	ToolCallID string
+	// Name, in a "tool" message, is the function that was called (optional;
+	// the generic format writes it).
+	Name string
 }
 
 // Template formats a conversation in one chat-template family. The zero value
 // is not usable (Apply returns ErrUnknownTemplate); get one from Detect or
 // Named. A Template is immutable and safe for concurrent use.
 type Template struct {
-	f *family
+	f     *family
+	tools ToolFormat // 0: the family's default (see ToolFormat)
 }
 
 // family is one chat format: how to render messages, which end-of-turn
@@ -72,6 +94,19 @@ type Options struct {
 	// "<think>\n\n</think>\n\n", exactly as Qwen3's template writes it, and
 	// the model answers at once.
 	DisableThinking bool
+
+	// Tools are the functions the model may call; they are described to it
+	// the way the template's ToolFormat does, unless ToolChoice is
+	// ToolNone. Nil, with no tool calls or tool results among the messages,
+	// renders exactly what the template renders without tools.
+	Tools []Tool
+	// ToolChoice is the request's tool_choice: ToolFunction describes only
+	// that tool. Forcing the call is the sampler's job (ToolCallGrammar).
+	ToolChoice ToolChoice
+	// Date is the "Today Date" that Llama 3.x's template writes above the
+	// tools (llama.cpp passes the current day, "02 Jan 2006"); "" writes the
+	// template's own default, "26 Jul 2024".
+	Date string
 }
 
 // Named returns the template with the given name, one of Names(): the
@@ -158,26 +193,38 @@ func (t Template) ApplyWith(msgs []Message, addAssistant bool, opts Options) (st
 	}
 	size := 64
 	for i, m := range msgs {
+		if m.Role == "tool" && m.ToolCallID == "" {
+			return "", fmt.Errorf("%w: message %d has role %q without a tool_call_id (a tool result answers a call by its id)",
+				ErrUnknownRole, i, m.Role)
+		}
 		if !t.f.allows(m.Role) {
 			return "", fmt.Errorf("%w: message %d has role %q; template %s takes %s",
 				ErrUnknownRole, i, m.Role, t.f.name, strings.Join(t.f.roles(), ", "))
 		}
 		size += len(m.Content) + 48 // 48 bytes covers the longest per-message markup
 	}
+	if len(opts.Tools) > 0 || opts.ToolChoice != (ToolChoice{}) || hasToolMessages(msgs) {
+		return t.applyTools(msgs, addAssistant, opts)
+	}
 	var b strings.Builder
 	b.Grow(size)
-	if t.f.formatWith != nil {
-		t.f.formatWith(&b, msgs, addAssistant, opts)
-	} else {
-		t.f.format(&b, msgs, addAssistant)
-	}
+	t.f.render(&b, msgs, addAssistant, opts)
 	return b.String(), nil
+}
+
+// render writes msgs in the family's format.
+func (f *family) render(b *strings.Builder, msgs []Message, addAssistant bool, opts Options) {
+	if f.formatWith != nil {
+		f.formatWith(b, msgs, addAssistant, opts)
+	} else {
+		f.format(b, msgs, addAssistant)
+	}
 }
 
 // allows reports whether role is one the family renders.
 func (f *family) allows(role string) bool {
 	switch role {
-	case "system", "user", "assistant":
+	case "system", "user", "assistant", "tool":
 		return true
 	}
 	return slices.Contains(f.extraRoles, role)
@@ -185,5 +232,5 @@ func (f *family) allows(role string) bool {
 
 // roles lists the roles the family renders, for error messages.
 func (f *family) roles() []string {
-	return append([]string{"system", "user", "assistant"}, f.extraRoles...)
+	return append([]string{"system", "user", "assistant", "tool"}, f.extraRoles...)
 }

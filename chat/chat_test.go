@@ -124,7 +124,7 @@ func TestLlamaCppFormatSingle(t *testing.T) {
 			t.Run(set.New.Role+"/"+e.Template, func(t *testing.T) {
 				tmpl, err := Detect(e.Template)
 				require.NoError(t, err)
-				got := formatSingle(t, tmpl, messages(set.Past), Message(set.New), set.AddAss)
+				got := formatSingle(t, tmpl, messages(set.Past), messages([]jsonMessage{set.New})[0], set.AddAss)
 				assert.Equal(t, e.Expected, got)
 			})
 		}

@@ -34,7 +34,7 @@ func Detect(jinja string) (Template, error) {
 		return Template{}, fmt.Errorf("%w: llama.cpp recognises this template as %q, which is not implemented",
 			ErrUnknownTemplate, name)
 	}
-	return Template{f: f}, nil
+	return Template{f: f, tools: detectToolFormat(name, jinja)}, nil
 }
 
 // llamaCppNames are the template names llama.cpp accepts in place of a Jinja

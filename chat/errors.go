@@ -14,4 +14,11 @@ var (
 	ErrUnknownRole = errors.New("chat: unknown message role")
 	// ErrNoMessages is returned when Apply is given no messages.
 	ErrNoMessages = errors.New("chat: no messages")
+	// ErrInvalidTool is returned for a tool that cannot be offered (no
+	// name, a name used twice, parameters that are not a JSON object) or a
+	// tool_choice that names no declared tool.
+	ErrInvalidTool = errors.New("chat: invalid tool")
+	// ErrUnknownToolFormat is returned for a ToolFormat that is none of the
+	// declared ones.
+	ErrUnknownToolFormat = errors.New("chat: unknown tool format")
 )

