@@ -17,6 +17,11 @@ type Prompt struct {
 	Tokens     []int    // the prompt's ids, with BOS if the vocabulary adds it
 	StopTokens []int    // end-of-turn markers that are single tokens
 	Stop       []string // end-of-turn markers that are text
+	// ToolFormat is how the chat template writes tool calls (ChatPromptWith;
+	// zero for a text prompt): hosts parse the reply's calls with it
+	// (chat.ParseToolCalls, chat.ToolCallStream) and force them with
+	// Model.ToolGrammar.
+	ToolFormat chat.ToolFormat
 }
 
 // TextPrompt tokenizes text as a completion's prompt, adding BOS if the
@@ -89,7 +94,7 @@ func (m *Model) ChatPromptWith(msgs []chat.Message, opts chat.Options) (Prompt, 
 	if bos := tok.Special().BOS; len(ids) > 1 && bos >= 0 && ids[0] == bos && ids[1] == bos {
 		ids = ids[1:]
 	}
-	p := Prompt{Tokens: ids}
+	p := Prompt{Tokens: ids, ToolFormat: tmpl.ToolFormat()}
 	for _, s := range tmpl.Stop() {
 		one, err := tok.Encode(s, tokenizer.EncodeOptions{ParseSpecial: true})
 		if err == nil && len(one) == 1 && tok.TokenText(one[0]) == s {

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/grammar"
+)
+
+// ResponseFormat is what a request asks its text to be: OpenAI's
+// response_format ({type: "text" | "json_object" | "json_schema"}), or a
+// GBNF grammar (llama.cpp's and wasmlm's extension). Hosts fill it from
+// their requests; FormatGrammar compiles it.
+type ResponseFormat struct {
+	// Type is "" or "text" (free text), "json_object" (any JSON object) or
+	// "json_schema" (a JSON text valid for Schema).
+	Type string
+	// Schema is json_schema's schema (the subset of JSON Schema that
+	// llama.cpp's json_schema_to_grammar supports: see grammar/jsonschema).
+	Schema json.RawMessage
+	// Grammar is GBNF source; it excludes a JSON Type.
+	Grammar string
+}
+
+// The response format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// FormatGrammar compiles f for GenerateOptions.Grammar: nil for free text.
+// Errors are *OptionError naming the request field at fault
+// ("response_format", "response_format.json_schema.schema", "grammar") and
+// the construct (an unsupported schema keyword, a GBNF syntax error).
+func (m *Model) FormatGrammar(f ResponseFormat) (*grammar.Grammar, error) {
+	switch {
+	case f.Grammar != "" && f.Type != "" && f.Type != FormatText:
+		return nil, optionError("grammar", "cannot be combined with response_format %q", f.Type)
+	case f.Grammar != "":
+		return m.Grammar(f.Grammar)
+	}
+	switch f.Type {
+	case "", FormatText:
+		return nil, nil
+	case FormatJSONObject:
+		return m.schemaGrammar("response_format", json.RawMessage(`{"type": "object"}`))
+	case FormatJSONSchema:
+		if len(f.Schema) == 0 {
+			return nil, optionError("response_format.json_schema.schema", "is required for type json_schema")
+		}
+		return m.schemaGrammar("response_format.json_schema.schema", f.Schema)
+	}
+	return nil, optionError("response_format.type", "must be text, json_object or json_schema, got %q", f.Type)
+}
+
+// schemaGrammar converts a JSON schema to GBNF and compiles it.
+func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Grammar, error) {
+	src, err := schemaToGBNF(schema)
+	if err != nil {
+		return nil, &OptionError{Field: field, Problem: err.Error(), Err: err}
+	}
+	g, err := m.Grammar(src)
+	if err != nil {
+		// A converted schema that does not parse is our bug, not the request's.
+		return nil, errors.Join(errors.New("engine: the grammar of a JSON schema does not parse"), err)
+	}
+	return g, nil
+}
+
+// ToolGrammar compiles the grammar that forces a tool call in format (the
+// prompt's Prompt.ToolFormat): for choice ToolRequired, a call of one of
+// tools (several when parallel), for ToolFunction, of that function; nil
+// for the other choices, where the model may answer in text. The call's
+// arguments are held to each tool's parameter schema.
+func (m *Model) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (*grammar.Grammar, error) {
+	if choice.Mode != chat.ToolRequired && choice.Mode != chat.ToolFunction {
+		return nil, nil
+	}
+	src, err := toolCallGBNF(format, tools, choice, parallel)
+	if err != nil {
+		return nil, &OptionError{Field: "tools", Problem: err.Error(), Err: err}
+	}
+	g, err := m.Grammar(src)
+	if err != nil {
+		return nil, errors.Join(errors.New("engine: the grammar of a tool call does not parse"), err)
+	}
+	return g, nil
+}
