@@ -36,19 +36,24 @@ var layering = map[string][]string{
 	"internal/asmgen":   {"internal/fmath"}, // engine/tensor's amd64 assembly, written with avo (go generate)
 	"internal/headless": {},
 	"chat":              {},
-	"tokenizer":         {},
-	"tokenizer/bpe":     {"tokenizer"},
-	"sampling":          {"internal/fmath"},
-	"models":            {},
-	"internal/fmath":    {},
-	"internal/golden":   {}, // llama2.c's reference outputs, for the tests of several packages
-	"internal/wasmgen":  {},
-	"internal/modelgen": {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
+	// JSON Schema to GBNF: no wasmlm imports, usable by every host.
+	"grammar/jsonschema": {},
+	"tokenizer":          {},
+	"tokenizer/bpe":      {"tokenizer"},
+	"sampling":           {"internal/fmath"},
+	"models":             {},
+	"internal/fmath":     {},
+	"internal/golden":    {}, // llama2.c's reference outputs, for the tests of several packages
+	"internal/wasmgen":   {},
+	"internal/modelgen":  {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
 	// The llama.cpp parity harness (tests of every architecture): runs
 	// Node.js, so a build tool like internal/headless.
 	"internal/llamacppref": {"internal/modelgen", "engine/tensor"},
-	"tests/e2e":            {"..."},
-	"tools/...":            {"..."},
+	// llama.cpp's and ajv's verdicts on texts (grammar/jsonschema's
+	// tests): runs Node.js too.
+	"internal/grammarref": {},
+	"tests/e2e":           {"..."},
+	"tools/...":           {"..."},
 }
 
 // hostFree are the package trees that must run unchanged natively, in a
@@ -56,8 +61,8 @@ var layering = map[string][]string{
 // logging; hostTools are the packages under them that only build and test
 // machinery runs, on the developer's machine.
 var (
-	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "internal/..."}
-	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/asmgen"}
+	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
+	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/asmgen"}
 )
 
 // forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may
