@@ -21,9 +21,9 @@
 //	tokenizer/bpe       byte-level BPE, pre-tokenizers, tokenizer.json
 //	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
 //	sampling            logit processors, samplers, the seeded PRNG
+//	chat                chat templates, as llama.cpp recognises them
 //	grammar             GBNF grammars: parser, matcher, token masks for constrained sampling
 //	grammar/jsonschema  JSON Schemas to llama.cpp's GBNF grammars, for constrained sampling
-//	chat                chat templates, as llama.cpp recognises them
 //	models              the embedded default model
 //	internal/fmath      float maths that gives the same bits on every platform
 //
