@@ -18,6 +18,8 @@ type visitor struct {
 	// visited: a "$ref" cycle that encloses none would be a left-recursive
 	// grammar, which llama.cpp refuses.
 	nested int
+	// shapeSteps counts shapeOf's calls (maxShapeSteps).
+	shapeSteps int
 }
 
 // ref is one "$ref" target.
@@ -212,7 +214,7 @@ func (v *visitor) check(s *value, ptr, typ string, handled ...string) error {
 			continue
 		}
 		switch {
-		case len(handled) > 0 && (handled[0] == "$ref" || handled[0] == "anyOf" || handled[0] == "enum"):
+		case len(handled) > 0 && slices.Contains([]string{"$ref", "anyOf", "oneOf", "enum", "const", "allOf"}, handled[0]):
 			return fail(ptr, ErrUnsupported, "%q beside %q is not supported", k, handled[0])
 		case types != nil && typ == "":
 			return fail(ptr, ErrUnsupported, "%q is not supported without \"type\": %q", k, types[0])
