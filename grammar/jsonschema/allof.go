@@ -41,7 +41,11 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 			}
 		}
 		comps = append(comps, property{schema: own, ptr: ptr})
-	} else if err := v.check(s, ptr, "", "allOf"); err != nil {
+	} else if err := v.check(s, ptr, "", "allOf", "type"); err != nil {
+		return "", err
+	}
+	typ, err := typeOf(s, ptr)
+	if err != nil {
 		return "", err
 	}
 	for i, c := range all.arr {
@@ -121,15 +125,28 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 			objects++
 		}
 	}
+	if objects > 0 && typ == "string" {
+		return "", fail(ptr, ErrUnsupported, `"allOf" of objects beside "type": "string" is not supported`)
+	}
 	if len(enums) > 0 {
 		if objects > 0 {
 			return "", fail(ptr, ErrUnsupported, `"allOf" mixing objects and enums is not supported`)
+		}
+		if typ != "" {
+			enums = append(enums, nil) // only values of the type: filtered below
 		}
 		sets := make([]map[string]bool, len(enums))
 		for i, e := range enums {
 			sets[i] = map[string]bool{}
 			for _, o := range e {
 				sets[i][canonical(o)] = true
+			}
+			if e == nil { // the type's values
+				for _, o := range enums[0] {
+					if hasType(o, typ) {
+						sets[i][canonical(o)] = true
+					}
+				}
 			}
 		}
 		var alts []string

@@ -184,7 +184,7 @@ func (v *visitor) literals(s *value, typ, ruleName, ptr string) (string, error) 
 		}
 		key = "const"
 	}
-	if err := v.check(s, ptr, "", key); err != nil {
+	if err := v.check(s, ptr, "", key, "type"); err != nil {
 		return "", err
 	}
 	vals := []*value{s.get("const")}

@@ -197,13 +197,14 @@ func (v *visitor) visit(s *value, name, ptr string) (string, error) {
 
 // check fails on a keyword of s that restricts the values the branch
 // generates (of type typ, "" for all types) other than those it handles
-// (handled, and "type"): the grammar would accept values the schema
-// rejects. Annotations, unknown keywords and keywords about other types
+// (handled, and "type" when typ is set): the grammar would accept values
+// the schema rejects. Annotations, unknown keywords and keywords about other types
 // pass.
 func (v *visitor) check(s *value, ptr, typ string, handled ...string) error {
 	for _, m := range s.obj {
 		k := m.key
-		if annotations[k] || k == "type" || slices.Contains(handled, k) {
+		// "type" is the branch's own when it generates one type.
+		if annotations[k] || k == "type" && typ != "" || slices.Contains(handled, k) {
 			continue
 		}
 		types, known := keywordTypes[k]
