@@ -3,6 +3,7 @@
 package jsonschema
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/internal/grammarref"
@@ -155,5 +156,62 @@ func TestCorpusDifferential(t *testing.T) {
 				t.Errorf("llama.cpp's grammar agrees with ToGBNF's on every text: drop the llamaDiffers entry (%s)", reason)
 			}
 		})
+	}
+}
+
+// TestConverterToolCalls: one grammar holding two tools' parameters (the
+// corpus's tool_weather and tool_search), under a root written by hand as
+// a tool call, accepts a call exactly when ajv finds its arguments valid
+// against the named tool's schema (but stricter): llama.cpp runs the
+// grammar.
+func TestConverterToolCalls(t *testing.T) {
+	runner := grammarref.Need(t)
+	cases := map[string]corpusCase{}
+	for _, c := range loadCorpus(t) {
+		cases[c.name] = c
+	}
+	tools := []struct{ name, corpus string }{{"get_weather", "tool_weather"}, {"search", "tool_search"}}
+	conv := NewConverter()
+	var calls []string
+	for _, tool := range tools {
+		rule, err := conv.Add(tool.name, cases[tool.corpus].schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, conv.Rule(tool.name+"-call",
+			`"{" space "\"name\"" space ":" space `+formatLiteral(`"`+tool.name+`"`)+` "," space "\"arguments\"" space ":" space `+rule+` space "}"`))
+	}
+	conv.Rule("root", `"<tool_call>" space (`+strings.Join(calls, " | ")+`) space "</tool_call>"`)
+	var texts []string
+	var schemas []grammarref.SchemaJob
+	var args [][]string // by tool: the arguments of its calls
+	for i, tool := range tools {
+		args = append(args, nil)
+		for _, c := range tools {
+			// Every tool's instances, as this tool's arguments.
+			for _, a := range append(append([]string{}, cases[c.corpus].valid...), cases[c.corpus].invalid...) {
+				args[i] = append(args[i], a)
+				texts = append(texts, "<tool_call>\n"+`{"name": "`+tool.name+`", "arguments": `+a+"}</tool_call>")
+			}
+		}
+		schemas = append(schemas, grammarref.SchemaJob{Schema: cases[tool.corpus].schema, Texts: args[i]})
+	}
+	gs, ss, err := runner.Run([]grammarref.GrammarJob{{Grammar: conv.GBNF(), Texts: texts}}, schemas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[0].Error != "" {
+		t.Fatalf("llama.cpp refuses the grammar: %s\n%s", gs[0].Error, conv.GBNF())
+	}
+	k := 0
+	for i, tool := range tools {
+		for j, a := range args[i] {
+			valid, accepts := ss[i].Valid[j], gs[0].Accepts[k]
+			_, strict := stricter[tools[i].corpus][a]
+			if accepts != valid && !(strict && valid) {
+				t.Errorf("%s(%s): llama.cpp accepts=%v, ajv valid=%v", tool.name, a, accepts, valid)
+			}
+			k++
+		}
 	}
 }
