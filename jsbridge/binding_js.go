@@ -96,7 +96,7 @@ type Binding struct {
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
 	uint8Array, arrayBuffer, dataView, abortSignal           js.Value
-	messageChannel, setTimeout, crypto                       js.Value
+	messageChannel, setTimeout, crypto, json                 js.Value
 
 	// tokenHook, when set (by tests), runs before each generated token is
 	// delivered, with the token's 1-based index.
@@ -123,6 +123,7 @@ func New() *Binding {
 		messageChannel: g.Get("MessageChannel"),
 		setTimeout:     g.Get("setTimeout"),
 		crypto:         g.Get("crypto"),
+		json:           g.Get("JSON"),
 	}
 	b.export("load", b.parseLoad)
 	b.export("info", b.parseInfo)
