@@ -221,7 +221,7 @@ export class WasmLM {
     this.#worker = worker;
     this.#name = name;
     this.#listen(worker);
-    /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream}). */
+    /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...}). */
     this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => this.#chatCreate(body, opts) }) });
   }
 

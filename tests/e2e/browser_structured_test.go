@@ -7,7 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -379,4 +381,21 @@ func TestBrowserToolCalls(t *testing.T) {
 	assert.Equal(t, "response_format", got.Error.Field)
 	assert.Equal(t, "response_format", got.Error.Param)
 	assert.Contains(t, got.Error.Message, "response_format applies with tool_choice 'none' only")
+}
+
+// The demo page's JSON box asks for responseFormat json_object: at
+// temperature 1 the text generated is a JSON object.
+func TestBrowserDemoJSON(t *testing.T) {
+	tb := newTab(t, "/")
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	typeInto(t, tb, "max-tokens", "200")
+	typeInto(t, tb, "seed", "3")
+	eval[chromedp.Void](t, tb, `(() => { const e = document.getElementById('temperature'); e.value = '1'; e.dispatchEvent(new Event('input')); })()`)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("json"))))
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 30*time.Second)
+	assert.Equal(t, "stop", text(t, tb, "finish"))
+	got := eval[string](t, tb, `[...document.querySelectorAll('#output .tok')].map((e) => e.textContent).join('')`)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(got), &v), "%q", got)
 }
