@@ -18,7 +18,7 @@ import (
 
 // The keys of a responseFormat object, and of its json_schema.
 var (
-	responseFormatFields = []string{"type", "json_schema"}
+	responseFormatFields = []string{"type", "json_schema", "schema"}
 	jsonSchemaFields     = []string{"name", "description", "schema", "strict"}
 )
 
@@ -48,10 +48,20 @@ func (b *Binding) parseFormat(f fields) (engine.ResponseFormat, error) {
 		return rf, invalid("responseFormat.type", "must be 'text', 'json_object' or 'json_schema', got %s", b.describe(typ))
 	}
 	rf.Type = typ.String()
+	// llama.cpp's form: json_object with a schema beside the type.
+	if schema, ok := rff.value("schema"); ok {
+		if rf.Type != engine.FormatJSONObject {
+			return rf, invalid("responseFormat.schema", "goes with type 'json_object' (llama.cpp's form); for type 'json_schema', give responseFormat.json_schema.schema")
+		}
+		if rf.Schema, err = b.schemaJSON(schema, "responseFormat.schema"); err != nil {
+			return rf, err
+		}
+		rf.Type = engine.FormatJSONSchema
+	}
 	obj, hasSchema := rff.value("json_schema")
-	if rf.Type != engine.FormatJSONSchema {
+	if typ.String() != engine.FormatJSONSchema {
 		if hasSchema {
-			return rf, invalid("responseFormat.json_schema", "applies to type 'json_schema' only, not %q", rf.Type)
+			return rf, invalid("responseFormat.json_schema", "applies to type 'json_schema' only, not %q", typ.String())
 		}
 		return rf, nil
 	}
@@ -62,10 +72,12 @@ func (b *Binding) parseFormat(f fields) (engine.ResponseFormat, error) {
 	if err != nil {
 		return rf, err
 	}
-	for _, name := range []string{"name", "description"} {
-		if s, ok := sf.value(name); ok && s.Type() != js.TypeString {
-			return rf, invalid("responseFormat.json_schema."+name, "must be a string, got %s", b.describe(s))
-		}
+	name, _ := sf.value("name")
+	if _, err := b.functionName(name, "responseFormat.json_schema.name"); err != nil {
+		return rf, err
+	}
+	if s, ok := sf.value("description"); ok && s.Type() != js.TypeString {
+		return rf, invalid("responseFormat.json_schema.description", "must be a string, got %s", b.describe(s))
 	}
 	if s, ok := sf.value("strict"); ok && s.Type() != js.TypeBoolean {
 		return rf, invalid("responseFormat.json_schema.strict", "must be a boolean, got %s", b.describe(s))

@@ -86,6 +86,14 @@ func TestResponseFormatJSON(t *testing.T) {
 		assert.LessOrEqual(t, len([]rune(*p.Name)), 12)
 		assert.True(t, *p.Age >= 0 && *p.Age <= 120, "age %d", *p.Age)
 	}
+	// llama.cpp's form: a schema beside type json_object.
+	res := mustCall(t, b, "generate", "Once upon a time", sampled(128, 5, map[string]any{
+		"responseFormat": map[string]any{"type": "json_object", "schema": schema},
+	}))
+	var p map[string]any
+	require.NoError(t, json.Unmarshal([]byte(res.Get("text").String()), &p))
+	assert.Contains(t, p, "age")
+
 	plain := mustCall(t, b, "generate", "Once", sampled(20, 7, nil)).Get("text").String()
 	text := mustCall(t, b, "generate", "Once", sampled(20, 7, map[string]any{"responseFormat": map[string]any{"type": "text"}})).Get("text").String()
 	assert.Equal(t, plain, text)
@@ -112,15 +120,18 @@ func TestFormatOptionErrors(t *testing.T) {
 		{rf("json"), `responseFormat must be an object, got string "json"`, "responseFormat", "response_format"},
 		{rf(map[string]any{}), "responseFormat.type must be 'text', 'json_object' or 'json_schema', got undefined", "responseFormat.type", "response_format.type"},
 		{rf(map[string]any{"type": "xml"}), `responseFormat.type must be 'text', 'json_object' or 'json_schema', got string "xml"`, "responseFormat.type", "response_format.type"},
-		{rf(map[string]any{"type": "text", "schema": map[string]any{}}), `unknown option "schema" in responseFormat (known: type, json_schema)`, "", ""},
+		{rf(map[string]any{"type": "text", "schemas": map[string]any{}}), `unknown option "schemas" in responseFormat (known: type, json_schema, schema)`, "", ""},
+		{rf(map[string]any{"type": "json_schema", "schema": map[string]any{}}), "responseFormat.schema goes with type 'json_object' (llama.cpp's form)", "responseFormat.schema", "response_format.schema"},
+		{rf(map[string]any{"type": "json_object", "schema": 5}), "responseFormat.schema must be a JSON schema (an object), got 5", "responseFormat.schema", "response_format.schema"},
 		{rf(map[string]any{"type": "json_object", "json_schema": map[string]any{}}), `responseFormat.json_schema applies to type 'json_schema' only, not "json_object"`, "responseFormat.json_schema", "response_format.json_schema"},
 		{rf(map[string]any{"type": "json_schema"}), "responseFormat.json_schema is required for type 'json_schema'", "responseFormat.json_schema", "response_format.json_schema"},
 		{schemaFormat(map[string]any{"name": "x"}), "responseFormat.json_schema.schema is required", "responseFormat.json_schema.schema", "response_format.json_schema.schema"},
-		{schemaFormat(map[string]any{"schema": 5}), "responseFormat.json_schema.schema must be a JSON schema (an object), got 5", "responseFormat.json_schema.schema", "response_format.json_schema.schema"},
-		{schemaFormat(map[string]any{"schema": cyclic}), "responseFormat.json_schema.schema must be JSON: TypeError", "responseFormat.json_schema.schema", "response_format.json_schema.schema"},
-		{schemaFormat(map[string]any{"name": 5, "schema": map[string]any{}}), "responseFormat.json_schema.name must be a string, got 5", "responseFormat.json_schema.name", "response_format.json_schema.name"},
-		{schemaFormat(map[string]any{"strict": "yes", "schema": map[string]any{}}), `responseFormat.json_schema.strict must be a boolean, got string "yes"`, "responseFormat.json_schema.strict", "response_format.json_schema.strict"},
-		{schemaFormat(map[string]any{"schema": map[string]any{}, "schemas": 1}), `unknown option "schemas" in responseFormat.json_schema`, "", ""},
+		{schemaFormat(map[string]any{"name": "x", "schema": 5}), "responseFormat.json_schema.schema must be a JSON schema (an object), got 5", "responseFormat.json_schema.schema", "response_format.json_schema.schema"},
+		{schemaFormat(map[string]any{"name": "x", "schema": cyclic}), "responseFormat.json_schema.schema must be JSON: TypeError", "responseFormat.json_schema.schema", "response_format.json_schema.schema"},
+		{schemaFormat(map[string]any{"schema": map[string]any{}}), "responseFormat.json_schema.name must be a non-empty string, got undefined", "responseFormat.json_schema.name", "response_format.json_schema.name"},
+		{schemaFormat(map[string]any{"name": "a b", "schema": map[string]any{}}), `responseFormat.json_schema.name must be 1 to 64 letters, digits, '_' or '-', got string "a b"`, "responseFormat.json_schema.name", "response_format.json_schema.name"},
+		{schemaFormat(map[string]any{"name": "x", "strict": "yes", "schema": map[string]any{}}), `responseFormat.json_schema.strict must be a boolean, got string "yes"`, "responseFormat.json_schema.strict", "response_format.json_schema.strict"},
+		{schemaFormat(map[string]any{"name": "x", "schema": map[string]any{}, "schemas": 1}), `unknown option "schemas" in responseFormat.json_schema`, "", ""},
 		{map[string]any{"grammar": `root ::= "a"`, "responseFormat": map[string]any{"type": "json_object"}}, `grammar cannot be combined with response_format "json_object"`, "grammar", "grammar"},
 	}
 	for _, c := range cases {

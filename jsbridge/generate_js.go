@@ -166,6 +166,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			var rest string
 			rest, toolCalls = calls.Finish()
 			content += rest
+			toolCalls = r.keepCalls(toolCalls)
 		}
 		if reasoning != "" || content != "" || len(toolCalls) > 0 {
 			c := b.object.New()
@@ -188,7 +189,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			if err != nil {
 				return nil, err
 			}
-			v["content"], v["toolCalls"] = content, callsValue(toolCalls)
+			v["content"], v["toolCalls"] = content, callsValue(r.keepCalls(toolCalls))
 		}
 	}
 	exchange.since(v)

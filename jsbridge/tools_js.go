@@ -1,6 +1,7 @@
 package jsbridge
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -44,15 +45,35 @@ func (b *Binding) parseTools(f fields, r *request) error {
 	if r.parallel, err = f.boolean("parallelToolCalls", true); err != nil {
 		return err
 	}
+	if _, given := f.value("parallelToolCalls"); given && len(r.chatOpts.Tools) == 0 {
+		return invalid("parallelToolCalls", "is only allowed when tools are given")
+	}
 	if r.callsTools() {
-		if t := r.format.Type; t != "" && t != engine.FormatText {
-			return invalid("responseFormat", "applies with tool_choice 'none' only when tools are given (a tool call has its own format), got type %q", t)
+		field := ""
+		switch t := r.format.Type; {
+		case r.format.Grammar != "":
+			field = "grammar"
+		case t != "" && t != engine.FormatText:
+			field = "responseFormat"
 		}
-		if r.format.Grammar != "" {
-			return invalid("grammar", "applies with tool_choice 'none' only when tools are given (a tool call has its own grammar)")
+		if field != "" {
+			return invalid(field, "applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", choiceName(r.chatOpts.ToolChoice))
 		}
 	}
 	return nil
+}
+
+// choiceName is tool_choice as OpenAI's request writes it, for messages.
+func choiceName(c chat.ToolChoice) string {
+	switch c.Mode {
+	case chat.ToolNone:
+		return `"none"`
+	case chat.ToolRequired:
+		return `"required"`
+	case chat.ToolFunction:
+		return fmt.Sprintf("function %q", c.Function)
+	}
+	return `"auto"`
 }
 
 // readTools reads tools: [{type: 'function', function: {name, description,
@@ -66,6 +87,9 @@ func (b *Binding) readTools(f fields) ([]chat.Tool, error) {
 	n, err := b.arrayLen(v, "tools", maxTools, false)
 	if err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		return nil, invalid("tools", "must not be empty (omit it for no tools)")
 	}
 	tools := make([]chat.Tool, n)
 	seen := make(map[string]bool, n)
@@ -116,17 +140,17 @@ func (b *Binding) readTools(f fields) ([]chat.Tool, error) {
 	return tools, nil
 }
 
-// functionName checks a function's name: letters, digits, '_', '-' and '.'
-// (what chat accepts), at most 64 characters (OpenAI's limit).
+// functionName checks a function's (or a schema's) name as OpenAI's API
+// does: 1 to 64 letters, digits, '_' or '-'.
 func (b *Binding) functionName(v js.Value, field string) (string, error) {
 	if v.Type() != js.TypeString || v.String() == "" {
 		return "", invalid(field, "must be a non-empty string, got %s", b.describe(v))
 	}
 	name := v.String()
 	if len(name) > 64 || strings.IndexFunc(name, func(r rune) bool {
-		return !(r == '_' || r == '-' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+		return !(r == '_' || r == '-' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
 	}) >= 0 {
-		return "", invalid(field, "must be 1 to 64 letters, digits, '_', '-' or '.', got %s", b.describe(v))
+		return "", invalid(field, "must be 1 to 64 letters, digits, '_' or '-', got %s", b.describe(v))
 	}
 	return name, nil
 }
@@ -137,6 +161,9 @@ func (b *Binding) readToolChoice(f fields, tools []chat.Tool) (chat.ToolChoice, 
 	v, ok := f.value("toolChoice")
 	if !ok {
 		return chat.ToolChoice{}, nil
+	}
+	if len(tools) == 0 {
+		return chat.ToolChoice{}, invalid("toolChoice", "is only allowed when tools are given")
 	}
 	var c chat.ToolChoice
 	if v.Type() == js.TypeString {
@@ -172,10 +199,7 @@ func (b *Binding) readToolChoice(f fields, tools []chat.Tool) (chat.ToolChoice, 
 		}
 		c.Mode = chat.ToolFunction
 	}
-	switch {
-	case c.Mode == chat.ToolRequired && len(tools) == 0:
-		return c, invalid("toolChoice", "is 'required' but there are no tools")
-	case c.Mode == chat.ToolFunction && !hasTool(tools, c.Function):
+	if c.Mode == chat.ToolFunction && !hasTool(tools, c.Function) {
 		return c, invalid("toolChoice.function.name", "names %q, which is not among the tools", c.Function)
 	}
 	return c, nil
@@ -213,6 +237,9 @@ const maxToolCallsRead = 1024
 func (b *Binding) messageTools(m js.Value, i int, msg *chat.Message) error {
 	at := fmt.Sprintf("messages[%d]", i)
 	if calls := b.get(m, "tool_calls"); !isNullish(calls) {
+		if msg.Role != "assistant" {
+			return invalid(at+".tool_calls", "only assistant messages make tool calls")
+		}
 		n, err := b.arrayLen(calls, at+".tool_calls", maxToolCallsRead, false)
 		if err != nil {
 			return err
@@ -227,6 +254,8 @@ func (b *Binding) messageTools(m js.Value, i int, msg *chat.Message) error {
 	}
 	id := b.get(m, "tool_call_id")
 	switch {
+	case !isNullish(id) && msg.Role != "tool":
+		return invalid(at+".tool_call_id", "only tool messages answer a call")
 	case id.Type() == js.TypeString:
 		msg.ToolCallID = id.String()
 	case !isNullish(id):
@@ -250,12 +279,12 @@ func (b *Binding) messageToolCall(v js.Value, at string) (chat.ToolCall, error) 
 	if v.Type() != js.TypeObject {
 		return c, invalid(at, "must be an object {id, type: 'function', function: {name, arguments}}, got %s", b.describe(v))
 	}
-	if id := b.get(v, "id"); id.Type() == js.TypeString {
-		c.ID = id.String()
-	} else if !isNullish(id) {
+	id := b.get(v, "id")
+	if id.Type() != js.TypeString {
 		return c, invalid(at+".id", "must be a string, got %s", b.describe(id))
 	}
-	if typ := b.get(v, "type"); !isNullish(typ) && (typ.Type() != js.TypeString || typ.String() != "function") {
+	c.ID = id.String()
+	if typ := b.get(v, "type"); typ.Type() != js.TypeString || typ.String() != "function" {
 		return c, invalid(at+".type", "must be 'function', got %s", b.describe(typ))
 	}
 	fn := b.get(v, "function")
@@ -285,17 +314,31 @@ func (b *Binding) messageToolCall(v js.Value, at string) (chat.ToolCall, error) 
 }
 
 // toolCallSeed is the seed of a reply's call ids (chat.ToolCallID): the
-// request's sampling seed mixed with its prompt, so that a conversation
-// with a fixed seed still gets new ids at each turn, and the same request
-// the same ids.
+// request's sampling seed (drawn at random when the call gave none) mixed
+// with its prompt, so that the same request gets the same ids but a
+// conversation's next turn (a longer prompt) new ones, never those of the
+// calls in its history. It is httpapi's, so a request with a seed gets the
+// same ids from either host.
 func toolCallSeed(seed uint64, prompt []int) uint64 {
 	h := fnv.New64a()
-	var buf [4]byte
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
 	for _, id := range prompt {
-		buf[0], buf[1], buf[2], buf[3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
-		h.Write(buf[:])
+		binary.LittleEndian.PutUint64(b[:], uint64(id))
+		h.Write(b[:])
 	}
-	return seed ^ h.Sum64()
+	return h.Sum64()
+}
+
+// keepCalls is a reply's calls as the request takes them: the first only
+// unless parallelToolCalls (a reply the grammar did not force may hold
+// several).
+func (r *request) keepCalls(calls []chat.ToolCall) []chat.ToolCall {
+	if !r.parallel && len(calls) > 1 {
+		return calls[:1]
+	}
+	return calls
 }
 
 // callsValue is tool calls for JavaScript: [{id, name, arguments}] (the

@@ -245,14 +245,16 @@ export type JSONSchema = { [keyword: string]: unknown } | boolean;
 /** OpenAI's response_format. */
 export type ResponseFormat =
   | { type: 'text' }
-  | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name?: string; description?: string; schema: JSONSchema; strict?: boolean } };
+  /** Any JSON object; with schema (llama.cpp's form), JSON valid for it. */
+  | { type: 'json_object'; schema?: JSONSchema }
+  /** name: 1 to 64 letters, digits, '_' or '-'. */
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema: JSONSchema; strict?: boolean } };
 
 /** A function the model may call (OpenAI's tools[i]). */
 export interface Tool {
   type: 'function';
   function: {
-    /** 1 to 64 letters, digits, '_', '-' or '.'; unique among the tools. */
+    /** 1 to 64 letters, digits, '_' or '-'; unique among the tools. */
     name: string;
     description?: string;
     /** The JSON schema of the arguments, an object schema; omitted: no arguments. */
@@ -407,11 +409,11 @@ export interface ChatCompletionRequest {
   response_format?: ResponseFormat | null;
   /** A GBNF grammar (llama.cpp's extension); with tools, only with tool_choice 'none'. */
   grammar?: string | null;
-  /** Functions the model may call (at most 128). */
+  /** Functions the model may call (1 to 128). */
   tools?: Tool[] | null;
-  /** Default 'auto' with tools; 'required' or a function forces a call (sampled under its grammar). */
+  /** Only with tools; default 'auto'. 'required' or a function forces a call (sampled under its grammar). */
   tool_choice?: ToolChoice | null;
-  /** Whether a forced reply may hold several calls (default true). */
+  /** Only with tools: whether a reply may hold several calls (default true; false keeps the first). */
   parallel_tool_calls?: boolean | null;
 }
 

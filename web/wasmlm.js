@@ -118,12 +118,9 @@ function openAIToolCall(c) {
   return { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } };
 }
 
-/**
- * A chat's OpenAI finish_reason: 'tool_calls' when the reply ended by
- * itself (not cut by a limit) and made calls, as llama.cpp's server says it.
- */
+/** A chat's OpenAI finish_reason: 'tool_calls' when the reply made calls, as the HTTP API says it. */
 function chatFinishReason(r) {
-  if (r.finishReason === 'stop' && r.toolCalls?.length > 0) return 'tool_calls';
+  if (r.toolCalls?.length > 0) return 'tool_calls';
   return FINISH_TO_OPENAI[r.finishReason];
 }
 

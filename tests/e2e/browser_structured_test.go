@@ -380,7 +380,7 @@ func TestBrowserToolCalls(t *testing.T) {
 	assert.Equal(t, "invalid_argument", got.Error.Code)
 	assert.Equal(t, "response_format", got.Error.Field)
 	assert.Equal(t, "response_format", got.Error.Param)
-	assert.Contains(t, got.Error.Message, "response_format applies with tool_choice 'none' only")
+	assert.Contains(t, got.Error.Message, `response_format applies with tool_choice "none" only: with tools and tool_choice "auto", the reply may be a tool call`)
 }
 
 // The demo page's JSON box asks for responseFormat json_object: at
