@@ -166,7 +166,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			var rest string
 			rest, toolCalls = calls.Finish()
 			content += rest
-			toolCalls = r.keepCalls(toolCalls)
+			toolCalls = r.keepCalls(prompt.ToolFormat, callSeed, toolCalls)
 		}
 		if reasoning != "" || content != "" || len(toolCalls) > 0 {
 			c := b.object.New()
@@ -189,7 +189,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			if err != nil {
 				return nil, err
 			}
-			v["content"], v["toolCalls"] = content, callsValue(r.keepCalls(toolCalls))
+			v["content"], v["toolCalls"] = content, callsValue(r.keepCalls(prompt.ToolFormat, callSeed, toolCalls))
 		}
 	}
 	exchange.since(v)

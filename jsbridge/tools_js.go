@@ -333,10 +333,15 @@ func toolCallSeed(seed uint64, prompt []int) uint64 {
 
 // keepCalls is a reply's calls as the request takes them: the first only
 // unless parallelToolCalls (a reply the grammar did not force may hold
-// several).
-func (r *request) keepCalls(calls []chat.ToolCall) []chat.ToolCall {
+// several), each with the bridge's id, chat.ToolCallID(format, seed, i)
+// (a model may write ids, as Mistral's format and the generic one let it,
+// and they need not be unique), as httpapi does.
+func (r *request) keepCalls(format chat.ToolFormat, seed uint64, calls []chat.ToolCall) []chat.ToolCall {
 	if !r.parallel && len(calls) > 1 {
-		return calls[:1]
+		calls = calls[:1]
+	}
+	for i := range calls {
+		calls[i].ID = chat.ToolCallID(format, seed, i)
 	}
 	return calls
 }
