@@ -33,7 +33,11 @@ import (
 //	generate(prompt, options)                 → result
 //	stream(prompt, options, onToken)          → result; onToken({text, token, trace?})
 //	                                            is called as each token is sampled
-//	chat(messages, options, onToken?)         → result, for OpenAI-shaped messages
+//	chat(messages, options, onToken?)         → result, for OpenAI-shaped messages (with
+//	                                            tool_calls, tool_call_id, name); the result
+//	                                            and chunks also have reasoning and content,
+//	                                            and with tools toolCalls [{id, name, arguments}]
+//	                                            (a chunk's: the last one's)
 //	split(count, peers)                       → info; the loaded model becomes shard 0
 //	                                            of count, which leads the others
 //	shard(index, count)                       → Uint8Array: a GGUF file of that shard
@@ -42,8 +46,10 @@ import (
 //	                                            when it breaks (shards 1..count-1)
 //
 // options is {maxTokens, temperature, topK, topP, minP, repeatPenalty,
-// presencePenalty, frequencyPenalty, seed, stop, trace, signal}; omitted
-// fields take engine.DefaultGenerateOptions. A result is {text, tokens,
+// presencePenalty, frequencyPenalty, seed, stop, trace, signal,
+// onPromptProgress, responseFormat, grammar} (format_js.go), and a chat's
+// also {enableThinking, tools, toolChoice, parallelToolCalls} (tools_js.go);
+// omitted fields take engine.DefaultGenerateOptions. A result is {text, tokens,
 // promptTokens, finishReason, seed, usage, timings}. Info has the fields of
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
 // sessionContextLength, kvType (the session's KV cache type, 'f16' or
@@ -96,7 +102,7 @@ type Binding struct {
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
 	uint8Array, arrayBuffer, dataView, abortSignal           js.Value
-	messageChannel, setTimeout, crypto                       js.Value
+	messageChannel, setTimeout, crypto, json                 js.Value
 
 	// tokenHook, when set (by tests), runs before each generated token is
 	// delivered, with the token's 1-based index.
@@ -123,6 +129,7 @@ func New() *Binding {
 		messageChannel: g.Get("MessageChannel"),
 		setTimeout:     g.Get("setTimeout"),
 		crypto:         g.Get("crypto"),
+		json:           g.Get("JSON"),
 	}
 	b.export("load", b.parseLoad)
 	b.export("info", b.parseInfo)

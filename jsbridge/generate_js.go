@@ -84,6 +84,9 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		return nil, err
 	}
 	ids, opts := prompt.Tokens, r.opts
+	if opts.Grammar, err = r.grammar(m, prompt.ToolFormat); err != nil {
+		return nil, err
+	}
 
 	y := b.newYielder()
 	defer y.close()
@@ -99,6 +102,13 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	if r.method == "chat" {
 		split = new(chat.ReasoningParser)
 	}
+	// With tools, the content goes through a ToolCallStream, which holds
+	// back what may be a call; the calls come with the last chunk.
+	var calls *chat.ToolCallStream
+	callSeed := toolCallSeed(opts.Sampling.Seed, ids)
+	if r.callsTools() {
+		calls = chat.NewToolCallStream(prompt.ToolFormat, callSeed)
+	}
 	onToken := func(t engine.Token) error {
 		n++
 		if b.tokenHook != nil {
@@ -108,6 +118,9 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			c := b.chunk(t, prev, m.Tokenizer())
 			if split != nil {
 				reasoning, content := split.Write(t.Text)
+				if calls != nil {
+					content = calls.Write(content)
+				}
 				setReply(c, reasoning, content)
 			}
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
@@ -145,12 +158,24 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		return nil, err
 	}
 	if split != nil && r.onToken.Type() == js.TypeFunction {
-		// What the parser still held: a last chunk with no text of its own.
-		if reasoning, content := split.Flush(); reasoning != "" || content != "" {
+		// What the parsers still held: a last chunk with no text of its own.
+		reasoning, content := split.Flush()
+		var toolCalls []chat.ToolCall
+		if calls != nil {
+			content = calls.Write(content)
+			var rest string
+			rest, toolCalls = calls.Finish()
+			content += rest
+			toolCalls = r.keepCalls(prompt.ToolFormat, callSeed, toolCalls)
+		}
+		if reasoning != "" || content != "" || len(toolCalls) > 0 {
 			c := b.object.New()
 			c.Set("text", "")
 			c.Set("token", -1)
 			setReply(c, reasoning, content)
+			if len(toolCalls) > 0 {
+				c.Set("toolCalls", callsValue(toolCalls))
+			}
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
 				return nil, err
 			}
@@ -159,6 +184,13 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	v := resultValue(res, opts.Sampling.Seed, y.spent)
 	if r.method == "chat" {
 		v["reasoning"], v["content"] = chat.SplitReasoning(res.Text)
+		if r.callsTools() {
+			content, toolCalls, err := chat.ParseToolCalls(prompt.ToolFormat, v["content"].(string), callSeed)
+			if err != nil {
+				return nil, err
+			}
+			v["content"], v["toolCalls"] = content, callsValue(r.keepCalls(prompt.ToolFormat, callSeed, toolCalls))
+		}
 	}
 	exchange.since(v)
 	return v, nil

@@ -26,18 +26,21 @@ const maxInt32 = math.MaxInt32
 var generateFields = []string{
 	"maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty",
 	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal", "onPromptProgress",
+	"responseFormat", "grammar",
 }
 
-// chatFields are the keys a chat options object may have: generate's, and
-// the chat template's options.
-var chatFields = append(slices.Clip(generateFields), "enableThinking")
+// chatFields are the keys a chat options object may have: generate's, the
+// chat template's options, and the tools (tools_js.go).
+var chatFields = append(slices.Clip(generateFields), "enableThinking", "tools", "toolChoice", "parallelToolCalls")
 
 // request is one parsed generate, stream or chat call.
 type request struct {
 	method   string
 	prompt   string         // generate and stream
 	msgs     []chat.Message // chat
-	chatOpts chat.Options   // chat: the template's options
+	chatOpts chat.Options   // chat: the template's options, the tools and tool_choice
+	parallel bool           // chat: parallelToolCalls
+	format   engine.ResponseFormat
 	opts     engine.GenerateOptions
 	signal   js.Value // an AbortSignal, or undefined
 	onToken  js.Value // a function, or undefined
@@ -54,9 +57,14 @@ type request struct {
 // error names the JavaScript field. An omitted seed is drawn from
 // crypto.getRandomValues.
 //
+// responseFormat and grammar hold the text to a JSON schema or a GBNF
+// grammar (format_js.go).
+//
 // A chat's options may also have enableThinking (default true): false is
 // the Jinja template's enable_thinking=false, which switches a thinking
-// template's reasoning off (chat.Options.DisableThinking).
+// template's reasoning off (chat.Options.DisableThinking); so does a
+// grammar, which holds the reply from its first token. And a chat's may
+// have tools, toolChoice and parallelToolCalls (tools_js.go).
 func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	known := generateFields
 	if r.method == "chat" {
@@ -66,12 +74,18 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	if err != nil {
 		return err
 	}
+	if r.format, err = b.parseFormat(f); err != nil {
+		return err
+	}
 	if r.method == "chat" {
 		enable, err := f.boolean("enableThinking", true)
 		if err != nil {
 			return err
 		}
-		r.chatOpts.DisableThinking = !enable
+		if err := b.parseTools(f, r); err != nil {
+			return err
+		}
+		r.chatOpts.DisableThinking = !enable || r.forcedGrammar()
 	}
 	r.opts = engine.DefaultGenerateOptions()
 	o := &r.opts
@@ -123,7 +137,10 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	}
 	// The JS API has no logit bias, the one option whose check needs the
 	// vocabulary: any vocabulary size the engine accepts does.
-	return o.Validate(sampling.MaxVocabSize)
+	if err := o.Validate(sampling.MaxVocabSize); err != nil {
+		return err
+	}
+	return b.checkGrammar(r)
 }
 
 // maxStopRead bounds the stop array the bridge reads; the engine allows
@@ -168,7 +185,8 @@ func (b *Binding) randomSeed() int {
 
 // parseMessages reads OpenAI-shaped chat messages: {role, content}, the
 // content a string, null, or an array of {type: "text", text} parts (joined
-// in order).
+// in order), and the tool fields tool_calls, tool_call_id and name
+// (messageTools).
 func (b *Binding) parseMessages(v js.Value) ([]chat.Message, error) {
 	n, err := b.arrayLen(v, "messages", maxArrayLen, false)
 	if err != nil {
@@ -189,6 +207,9 @@ func (b *Binding) parseMessages(v js.Value) ([]chat.Message, error) {
 		}
 		msgs[i].Role = role.String()
 		if msgs[i].Content, err = b.messageContent(b.get(m, "content"), i); err != nil {
+			return nil, err
+		}
+		if err := b.messageTools(m, i, &msgs[i]); err != nil {
 			return nil, err
 		}
 	}

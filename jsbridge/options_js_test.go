@@ -29,7 +29,7 @@ func TestInvalidOptions(t *testing.T) {
 		{5, "options must be an object, got 5", "options"},
 		{"greedy", `options must be an object, got string "greedy"`, "options"},
 		{js.ValueOf([]any{}), "options must be an object, got an array", "options"},
-		{map[string]any{"temprature": 0.5}, `unknown option "temprature" in options (known: maxTokens, temperature, topK, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace, signal, onPromptProgress)`, ""},
+		{map[string]any{"temprature": 0.5}, `unknown option "temprature" in options (known: maxTokens, temperature, topK, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace, signal, onPromptProgress, responseFormat, grammar)`, ""},
 		{map[string]any{"max_tokens": 5}, `unknown option "max_tokens"`, ""},
 		// The bridge checks types and what fits a Go value...
 		{map[string]any{"maxTokens": 1.5}, "maxTokens must be an integer of 32 bits, got 1.5", "maxTokens"},

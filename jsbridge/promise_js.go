@@ -121,12 +121,12 @@ func (b *Binding) jsError(err error) js.Value {
 	var oe *engine.OptionError
 	isOption := errors.As(err, &oe)
 	if isOption {
-		msg = fmt.Sprintf("%v: %s %s", ErrInvalidArgument, camelCase(oe.Field), oe.Problem)
+		msg = fmt.Sprintf("%v: %s %s", ErrInvalidArgument, jsField(oe.Field), oe.Problem)
 	}
 	e := b.errorCtor.New(msg)
 	e.Set("code", string(engine.CodeOf(err)))
 	if isOption {
-		e.Set("field", camelCase(oe.Field))
+		e.Set("field", jsField(oe.Field))
 		e.Set("param", oe.Field)
 		e.Set("problem", oe.Problem)
 	}

@@ -116,6 +116,20 @@ func snakeCase(s string) string {
 	return b.String()
 }
 
+// jsField is the JavaScript name of the option a shared snake_case field
+// names: its first part in camelCase, the rest as it is
+// ("response_format.json_schema.schema" → "responseFormat.json_schema.schema",
+// "messages[0].tool_calls" as it is), because what follows the first part
+// is inside an OpenAI-shaped object, whose keys JavaScript spells as
+// OpenAI does.
+func jsField(field string) string {
+	i := strings.IndexAny(field, ".[")
+	if i < 0 {
+		return camelCase(field)
+	}
+	return camelCase(field[:i]) + field[i:]
+}
+
 // camelCase turns snake_case into camelCase: "bos_token_id" → "bosTokenId".
 func camelCase(s string) string {
 	parts := strings.Split(s, "_")

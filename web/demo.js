@@ -6,7 +6,7 @@ const el = {
   status: $('status'), progress: $('progress'), modelInfo: $('model-info'), message: $('message'),
   modelFile: $('model-file'), tokenizerRow: $('tokenizer-row'), tokenizerFile: $('tokenizer-file'),
   prompt: $('prompt'), temperature: $('temperature'), topP: $('top-p'), minP: $('min-p'),
-  topK: $('top-k'), maxTokens: $('max-tokens'), seed: $('seed'),
+  topK: $('top-k'), maxTokens: $('max-tokens'), seed: $('seed'), json: $('json'),
   generate: $('generate'), stop: $('stop'), output: $('output'),
   ttft: $('ttft'), tps: $('tps'), ntokens: $('ntokens'), finish: $('finish'), usedSeed: $('used-seed'),
   traceTitle: $('trace-title'), traceBody: document.querySelector('#trace tbody'), traceSummary: $('trace-summary'),
@@ -94,6 +94,7 @@ function options() {
     topK: Math.max(0, Math.trunc(num(el.topK))), maxTokens: Math.max(1, Math.trunc(num(el.maxTokens)) || 1), trace: true,
   };
   if (el.seed.value !== '') o.seed = Math.max(0, Math.trunc(num(el.seed)));
+  if (el.json.checked) o.responseFormat = { type: 'json_object' };
   return o;
 }
 

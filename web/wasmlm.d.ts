@@ -233,6 +233,53 @@ export interface GenerateOptions {
    * first token. A callback that throws does not stop the generation.
    */
   onPromptProgress?: (progress: { done: number; total: number }) => void;
+  /** Hold the text to JSON or a JSON schema (OpenAI's response_format; the keys inside as OpenAI spells them). */
+  responseFormat?: ResponseFormat | null;
+  /** Hold the text to a GBNF grammar (llama.cpp's syntax, from its rule root); not with a JSON responseFormat. */
+  grammar?: string | null;
+}
+
+/** A JSON Schema, as a plain object (converted to a grammar: see grammar/jsonschema for the keywords). */
+export type JSONSchema = { [keyword: string]: unknown } | boolean;
+
+/** OpenAI's response_format. */
+export type ResponseFormat =
+  | { type: 'text' }
+  /** Any JSON object; with schema (llama.cpp's form), JSON valid for it. */
+  | { type: 'json_object'; schema?: JSONSchema }
+  /** name: 1 to 64 letters, digits, '_' or '-'. */
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema: JSONSchema; strict?: boolean } };
+
+/** A function the model may call (OpenAI's tools[i]). */
+export interface Tool {
+  type: 'function';
+  function: {
+    /** 1 to 64 letters, digits, '_' or '-'; unique among the tools. */
+    name: string;
+    description?: string;
+    /** The JSON schema of the arguments, an object schema; omitted: no arguments. */
+    parameters?: { [keyword: string]: unknown };
+    /** Accepted; a forced call always matches its parameters. */
+    strict?: boolean;
+  };
+}
+
+/** OpenAI's tool_choice: 'auto' (the default with tools), 'none', 'required', or one function. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+/** A call the model made (message.tool_calls[i]); arguments is a JSON text. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A tool call in a streamed delta: the first with index, id, type and name (arguments ''), then its arguments. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
 }
 
 export type FinishReason = 'stop' | 'length' | 'context' | 'abort';
@@ -282,6 +329,8 @@ export interface GenerateResult {
   /** A chat's: the reply's reasoning ("<think>...</think>", trimmed; "" if none) and the rest, its content. */
   reasoning?: string;
   content?: string;
+  /** A chat's with tools (tool_choice not 'none'): the calls parsed from the reply ([] for none); content is then the rest. */
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
 }
 
 export interface TraceCandidate {
@@ -322,10 +371,12 @@ export interface TokenStream extends AsyncIterableIterator<StreamChunk> {
   result: Promise<GenerateResult>;
 }
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant' | string;
-  content: string | null | Array<{ type: 'text'; text: string }>;
-}
+export type ChatMessage =
+  | { role: 'system' | 'user' | string; content: string | null | Array<{ type: 'text'; text: string }>; name?: string }
+  /** An assistant's turn; with tool_calls, the calls it made (content may be null). */
+  | { role: 'assistant'; content: string | null | Array<{ type: 'text'; text: string }>; tool_calls?: ToolCall[]; reasoning_content?: string }
+  /** A call's result, answering tool_call_id. */
+  | { role: 'tool'; tool_call_id: string; content: string | Array<{ type: 'text'; text: string }>; name?: string };
 
 export interface ChatCompletionRequest {
   messages: ChatMessage[];
@@ -354,10 +405,20 @@ export interface ChatCompletionRequest {
   /** Only 1. */
   n?: number;
   signal?: AbortSignal;
+  /** JSON or a JSON schema; with tools, only with tool_choice 'none'. */
+  response_format?: ResponseFormat | null;
+  /** A GBNF grammar (llama.cpp's extension); with tools, only with tool_choice 'none'. */
+  grammar?: string | null;
+  /** Functions the model may call (1 to 128). */
+  tools?: Tool[] | null;
+  /** Only with tools; default 'auto'. 'required' or a function forces a call (sampled under its grammar). */
+  tool_choice?: ToolChoice | null;
+  /** Only with tools: whether a reply may hold several calls (default true; false keeps the first). */
+  parallel_tool_calls?: boolean | null;
 }
 
-/** OpenAI's finish reasons, plus "abort" when the request's signal aborted it. */
-export type ChatFinishReason = 'stop' | 'length' | 'abort';
+/** OpenAI's finish reasons ('tool_calls': the reply is calls), plus "abort" when the request's signal aborted it. */
+export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'abort';
 
 export interface ChatCompletion {
   id: string;
@@ -368,7 +429,13 @@ export interface ChatCompletion {
    * message.content is the reply without its reasoning; reasoning_content, present when the reply
    * started with "<think>...</think>", is that reasoning (trimmed), as llama.cpp's server returns it.
    */
-  choices: Array<{ index: 0; message: { role: 'assistant'; content: string; reasoning_content?: string }; logprobs: null; finish_reason: ChatFinishReason }>;
+  choices: Array<{
+    index: 0;
+    /** content is null when the reply is only tool calls. */
+    message: { role: 'assistant'; content: string | null; reasoning_content?: string; tool_calls?: ToolCall[] };
+    logprobs: null;
+    finish_reason: ChatFinishReason;
+  }>;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   seed: number;
 }
@@ -378,8 +445,16 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  /** A delta holds the role (first chunk), a piece of the content, or a piece of the reasoning (reasoning_content). */
-  choices: Array<{ index: 0; delta: { role?: 'assistant'; content?: string; reasoning_content?: string }; logprobs: null; finish_reason: ChatFinishReason | null }>;
+  /**
+   * A delta holds the role (first chunk), a piece of the content, a piece of the reasoning
+   * (reasoning_content), or a piece of a tool call (after the content, once the reply is whole).
+   */
+  choices: Array<{
+    index: 0;
+    delta: { role?: 'assistant'; content?: string; reasoning_content?: string; tool_calls?: ToolCallDelta[] };
+    logprobs: null;
+    finish_reason: ChatFinishReason | null;
+  }>;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 

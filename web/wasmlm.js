@@ -95,7 +95,8 @@ const OPENAI_PARAMS = {
   max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
   top_p: 'topP', top_k: 'topK', min_p: 'minP', repeat_penalty: 'repeatPenalty',
   presence_penalty: 'presencePenalty', frequency_penalty: 'frequencyPenalty', seed: 'seed', stop: 'stop',
-  enable_thinking: 'enableThinking',
+  enable_thinking: 'enableThinking', response_format: 'responseFormat', grammar: 'grammar',
+  tools: 'tools', tool_choice: 'toolChoice', parallel_tool_calls: 'parallelToolCalls',
 };
 const created = Symbol('WasmLM constructor');
 
@@ -105,9 +106,34 @@ const created = Symbol('WasmLM constructor');
  * when there is any, as llama.cpp's server returns it.
  */
 function assistantMessage(r) {
-  const m = { role: 'assistant', content: r.content };
+  const calls = r.toolCalls ?? [];
+  const m = { role: 'assistant', content: calls.length > 0 && r.content === '' ? null : r.content };
   if (r.reasoning) m.reasoning_content = r.reasoning;
+  if (calls.length > 0) m.tool_calls = calls.map(openAIToolCall);
   return m;
+}
+
+/** A tool call of the Go side ({id, name, arguments}) in OpenAI's shape. */
+function openAIToolCall(c) {
+  return { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } };
+}
+
+/** A chat's OpenAI finish_reason: 'tool_calls' when the reply made calls, as the HTTP API says it. */
+function chatFinishReason(r) {
+  if (r.toolCalls?.length > 0) return 'tool_calls';
+  return FINISH_TO_OPENAI[r.finishReason];
+}
+
+/**
+ * The streamed deltas of a reply's tool calls, as OpenAI sends them: per
+ * call, one with its index, id, type and name (arguments ''), then one
+ * with its arguments.
+ */
+function toolCallDeltas(calls) {
+  return calls.flatMap((c, index) => [
+    { tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] },
+    { tool_calls: [{ index, function: { arguments: c.arguments } }] },
+  ]);
 }
 
 // The compiled wasmlm.wasm and SIMD kernels, shared by every model of the
@@ -192,7 +218,7 @@ export class WasmLM {
     this.#worker = worker;
     this.#name = name;
     this.#listen(worker);
-    /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream}). */
+    /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...}). */
     this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => this.#chatCreate(body, opts) }) });
   }
 
@@ -520,7 +546,7 @@ export class WasmLM {
       const r = await this.#run(request, signal);
       return {
         ...base, object: 'chat.completion',
-        choices: [{ index: 0, message: assistantMessage(r), logprobs: null, finish_reason: FINISH_TO_OPENAI[r.finishReason] }],
+        choices: [{ index: 0, message: assistantMessage(r), logprobs: null, finish_reason: chatFinishReason(r) }],
         usage: usage(r), seed: r.seed,
       };
     }
@@ -532,17 +558,19 @@ export class WasmLM {
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     });
     // The reasoning and the content a token completes, in that order, each
-    // in its own chunk as llama.cpp's server sends them.
+    // in its own chunk as llama.cpp's server sends them; the tool calls
+    // come with the last chunk of the Go side, once the reply is whole.
     const tokens = this.#iterable(request, controller.signal, (c) => [
       ...(c.reasoning ? [chunk({ reasoning_content: c.reasoning }, null)] : []),
       ...(c.content ? [chunk({ content: c.content }, null)] : []),
+      ...toolCallDeltas(c.toolCalls ?? []).map((d) => chunk(d, null)),
     ]);
     const result = tokens.result;
     async function* chunks() {
       yield chunk({ role: 'assistant', content: '' }, null);
       yield* tokens;
       const r = await result;
-      yield chunk({}, FINISH_TO_OPENAI[r.finishReason]);
+      yield chunk({}, chatFinishReason(r));
       if (streamOptions?.include_usage) yield { ...base, object: 'chat.completion.chunk', choices: [], usage: usage(r) };
     }
     const it = chunks();
