@@ -69,8 +69,9 @@ type benchResult struct {
 	// readable (under wasm in Node on Linux: Node's whole process), else 0.
 	ProcessPeakRSSBytes uint64 `json:"process_peak_rss_bytes,omitempty"`
 
-	// Constrained are the same generation held to -json-schema's or
-	// -grammar's grammar, compiled for the first and kept for the second.
+	// Constrained are -json-schema's or -grammar's -rounds: the measured
+	// generation again without the grammar, then held to it (compiled for
+	// the round, then kept).
 	Constrained []constrainedRun `json:"constrained,omitempty"`
 }
 
@@ -82,10 +83,12 @@ type benchSettings struct {
 	kvType         engine.KVType
 	threads        int
 	// temperature and seed sample the measured generation (0: greedy);
-	// format, when set, repeats it held to a grammar (benchConstrained).
+	// grammar, GBNF source when set, repeats it in rounds without and
+	// held to it (benchConstrained).
 	temperature float64
 	seed        uint64
-	format      engine.ResponseFormat
+	grammar     string
+	rounds      int
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -117,8 +120,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&set.threads, "threads", 0, "threads for the matrix products (0: every core)")
 	fs.Float64Var(&set.temperature, "temperature", 0, "sampling temperature of the measured generation (0: greedy)")
 	fs.Uint64Var(&set.seed, "seed", 1, "the sampler's seed, with -temperature")
-	schemaFile := fs.String("json-schema", "", "then repeat the generation held to this JSON Schema `FILE` (response_format json_schema), twice: the grammar just compiled, then kept")
+	schemaFile := fs.String("json-schema", "", "then repeat the generation in -rounds, each without and held to this JSON Schema `FILE` (as response_format json_schema): the grammar compiled for the round, then kept")
 	grammarFile := fs.String("grammar", "", "the same with a GBNF `FILE`")
+	fs.IntVar(&set.rounds, "rounds", 1, "with -json-schema or -grammar: how many rounds")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -128,7 +132,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	set.kvType = *kvType
 	var err error
-	if set.format, err = formatFlags(*schemaFile, *grammarFile); err != nil {
+	if set.grammar, err = grammarSource(*schemaFile, *grammarFile); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitUsage
 	}
@@ -147,8 +151,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitOK
 	}
-	if set.prompt < 1 || set.n < 1 || set.warmup < 0 || set.ctx < 0 || set.temperature < 0 {
-		fmt.Fprintln(stderr, "bench: -prompt and -n must be >= 1, -warmup, -ctx and -temperature >= 0")
+	if set.prompt < 1 || set.n < 1 || set.warmup < 0 || set.ctx < 0 || set.temperature < 0 || set.rounds < 1 {
+		fmt.Fprintln(stderr, "bench: -prompt, -n and -rounds must be >= 1, -warmup, -ctx and -temperature >= 0")
 		return exitUsage
 	}
 	if len(paths) == 0 {
@@ -244,8 +248,8 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = len(res.PromptTokens), len(res.Tokens), string(res.FinishReason)
 	r.TimeToFirstTokenMS, r.PrefillMS, r.PrefillTokensPerSecond = ms(t.TimeToFirstToken), ms(t.Prefill), t.PrefillTokensPerSecond()
 	r.DecodeMS, r.DecodeTokens, r.DecodeTokensPerSecond = ms(t.Decode), t.DecodeTokens, t.DecodeTokensPerSecond()
-	if set.format.Type != "" || set.format.Grammar != "" {
-		if r.Constrained, err = benchConstrained(ctx, model, session, prompt, opts, set.format); err != nil {
+	if set.grammar != "" {
+		if r.Constrained, err = benchConstrained(ctx, model, session, prompt, opts, set.grammar, set.rounds); err != nil {
 			return r, err
 		}
 	}
