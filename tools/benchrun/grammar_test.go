@@ -52,8 +52,15 @@ func TestGrammarRows(t *testing.T) {
 	assert.Equal(t, "128", r.tokens("without"))
 	assert.Equal(t, [2]int{3, 4}, [2]int{r.valid, r.held})
 	ts := grammarTargets(rep)
-	require.Len(t, ts, 3)
+	require.Len(t, ts, 4)
 	assert.True(t, ts[0].Measurable)
 	assert.False(t, ts[0].Met, "25% > 10%")
-	assert.False(t, ts[1].Measurable, "no bigvocab row")
+	assert.False(t, ts[1].Measurable, "no mask benchmark")
+	assert.False(t, ts[2].Measurable, "no bigvocab row")
+	rep.Masks = []MaskResult{{Host: "chromium", Vocabulary: "llama2-32000", Grammar: "schema", State: "fresh", MicrosPerToken: 10_000},
+		{Host: "chromium", Vocabulary: "llama2-32000", Grammar: "schema", State: "warm", MicrosPerToken: 1000}}
+	ts = grammarTargets(rep)
+	assert.True(t, ts[1].Measurable)
+	assert.True(t, ts[1].Met, "10 ms of 200 ms: 5%")
+	assert.Equal(t, "5.0% (10.00 ms) fresh, 0.5% (1.00 ms) warm", ts[1].Measured)
 }

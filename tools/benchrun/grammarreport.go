@@ -174,10 +174,14 @@ type grammarTarget struct {
 }
 
 // grammarTargets judges issue 16's targets in Chromium: the schema's
-// overhead ≤ 10% of decode time on the 1.1B shape, and ≤ 2 ms per token
-// on a 150k vocabulary — the generated model's (a synthetic vocabulary) and
-// Qwen3's real one (the masks alone, BenchmarkGrammarMask). Decode targets
-// are judged on the first run with the schema (its masks built as it goes).
+// overhead ≤ 10% of decode time on the 1.1B shape — from the decode rates,
+// and as the masks alone on Llama 2's vocabulary against the decode time —
+// and ≤ 2 ms per token on a 150k vocabulary — the generated model's (a
+// synthetic vocabulary) and Qwen3's real one (the masks alone,
+// BenchmarkGrammarMask). Each is judged on the first run with the schema,
+// or the fresh grammar (its masks built as it goes). The masks alone are
+// the steadier measure: on a shared machine the decode rates of one pass
+// vary more between rounds than the schema's cost.
 func grammarTargets(rep Report) []grammarTarget {
 	var out []grammarTarget
 	find := func(shape string) (grammarRow, bool) {
@@ -198,6 +202,16 @@ func grammarTargets(rep Report) []grammarTarget {
 		}
 	}
 	out = append(out, t)
+	t = grammarTarget{Name: "TinyLlama-1.1B shape, the schema's masks alone on Llama 2's real vocabulary (chromium) ÷ " + grammarTargetHost + "'s decode time without: ≤ 10%"}
+	if r, ok := find("tinyllama"); ok {
+		fresh, warm := maskPair(rep, "llama2-32000")
+		if without := r.best["without"].DecodeTokensPerSecond; fresh != nil && warm != nil && without > 0 {
+			f1, f2 := fresh.MicrosPerToken/1000/(1000/without), warm.MicrosPerToken/1000/(1000/without)
+			t.Measurable, t.Met = true, f1 <= 0.10
+			t.Measured = fmt.Sprintf("%.1f%% (%.2f ms) fresh, %.1f%% (%.2f ms) warm", 100*f1, fresh.MicrosPerToken/1000, 100*f2, warm.MicrosPerToken/1000)
+		}
+	}
+	out = append(out, t)
 	t = grammarTarget{Name: "151936-token vocabulary (generated, stories15M body), " + grammarTargetHost + ": overhead ≤ 2 ms per token"}
 	if r, ok := find("bigvocab"); ok {
 		o1, _, ok1 := r.overhead("first")
@@ -209,9 +223,18 @@ func grammarTargets(rep Report) []grammarTarget {
 	}
 	out = append(out, t)
 	t = grammarTarget{Name: "Qwen3's 151669-token vocabulary, the schema's masks alone, chromium: ≤ 2 ms per token"}
-	var fresh, warm *MaskResult
+	if fresh, warm := maskPair(rep, "qwen3-151669"); fresh != nil && warm != nil {
+		t.Measurable, t.Met = true, fresh.MicrosPerToken <= 2000
+		t.Measured = fmt.Sprintf("%.3f ms fresh, %.3f ms warm", fresh.MicrosPerToken/1000, warm.MicrosPerToken/1000)
+	}
+	return append(out, t)
+}
+
+// maskPair is the mask benchmark's fresh and warm results for the schema
+// on vocab in Chromium (nil when not measured).
+func maskPair(rep Report, vocab string) (fresh, warm *MaskResult) {
 	for i, m := range rep.Masks {
-		if m.Host == "chromium" && m.Vocabulary == "qwen3-151669" && m.Grammar == "schema" && m.Error == "" {
+		if m.Host == "chromium" && m.Vocabulary == vocab && m.Grammar == "schema" && m.Error == "" {
 			if m.State == "fresh" {
 				fresh = &rep.Masks[i]
 			} else {
@@ -219,11 +242,7 @@ func grammarTargets(rep Report) []grammarTarget {
 			}
 		}
 	}
-	if fresh != nil && warm != nil {
-		t.Measurable, t.Met = true, fresh.MicrosPerToken <= 2000
-		t.Measured = fmt.Sprintf("%.3f ms fresh, %.3f ms warm", fresh.MicrosPerToken/1000, warm.MicrosPerToken/1000)
-	}
-	return append(out, t)
+	return fresh, warm
 }
 
 // printGrammarTargets writes issue 16's targets, met or missed.
