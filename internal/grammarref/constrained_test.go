@@ -1,3 +1,5 @@
+//go:build !js
+
 package grammarref_test
 
 import (
@@ -154,4 +156,57 @@ func llamaDiffers(t *testing.T) map[string]string {
 	var m map[string]string
 	require.NoError(t, json.Unmarshal(b, &m))
 	return m
+}
+
+// TestLlamaCppSamplesMatchOurGrammar is the other direction: llama.cpp
+// samples stories260K under our grammar of each corpus schema, at
+// temperature 1; every completion that ended by itself is a whole match of
+// our matcher and valid for ajv, and every one cut at its token limit is a
+// text our matcher can still continue.
+func TestLlamaCppSamplesMatchOurGrammar(t *testing.T) {
+	if testing.Short() {
+		t.Skip("samples the whole corpus with llama.cpp")
+	}
+	runner := grammarref.Need(t)
+	model, err := filepath.Abs("../../models/stories260K-F16.gguf")
+	require.NoError(t, err)
+	corpus := loadCorpus(t)
+	var jobs []grammarref.SampleJob
+	for _, cs := range corpus {
+		ours, err := jsonschema.ToGBNF(cs.schema)
+		require.NoError(t, err)
+		jobs = append(jobs, grammarref.SampleJob{Grammar: ours, Prompt: "Once upon a time",
+			Seeds: []uint32{1, 2, 3}, MaxTokens: 300, Temperature: 1})
+	}
+	results, err := runner.Sample(model, jobs)
+	require.NoError(t, err)
+	def, err := engine.LoadGGUF(models.Default())
+	require.NoError(t, err)
+	var schemaJobs []grammarref.SchemaJob
+	ended, cut := 0, 0
+	for i, cs := range corpus {
+		g, err := def.FormatGrammar(engine.ResponseFormat{Type: engine.FormatJSONSchema, Schema: cs.schema})
+		require.NoError(t, err)
+		whole := []string{}
+		for j, text := range results[i].Texts {
+			if results[i].Ended[j] {
+				ended++
+				require.True(t, g.Accepts(text), "%s seed %d: our grammar rejects llama.cpp's %q", cs.name, jobs[i].Seeds[j], text)
+				whole = append(whole, text)
+			} else {
+				cut++
+				require.True(t, g.Continues(text), "%s seed %d: our grammar cannot continue llama.cpp's %q", cs.name, jobs[i].Seeds[j], text)
+			}
+		}
+		schemaJobs = append(schemaJobs, grammarref.SchemaJob{Schema: cs.schema, Texts: whole})
+	}
+	_, sr, err := runner.Run(nil, schemaJobs)
+	require.NoError(t, err)
+	for i, r := range sr {
+		require.Empty(t, r.Error)
+		for j, ok := range r.Valid {
+			require.True(t, ok, "%s: ajv rejects llama.cpp's %q", corpus[i].name, schemaJobs[i].Texts[j])
+		}
+	}
+	t.Logf("llama.cpp sampled %d completions that ended and %d cut at 300 tokens; our matcher agrees with all", ended, cut)
 }
