@@ -127,6 +127,9 @@ test-e2e-worker: worker
 ## BENCH=archs: issue 14's shapes of other families (Qwen3-0.6B, Gemma-3-1B) in Q8_0 and Q4_K on native, chromium-simd and the
 ## peers, into bench/results-archs.json. BENCH=native: issue 15's, stories15M, stories110M (F32 too) and TinyLlama in
 ## Q8_0/Q4_0/Q4_K natively with 1 and 2 threads (-threads) beside llama.cpp with 1 and 2, into bench/results-native.json.
+## BENCH=grammar: issue 16's cost of constrained sampling, stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 sampled without
+## and with bench/grammar-schema.json on native and chromium-simd, and the token masks alone on Llama 2's and Qwen3's vocabularies
+## (natively, under Node, in Chromium), into bench/results-grammar.json.
 ## Models are generated into bench/models/.
 BENCH ?= full
 bench: web

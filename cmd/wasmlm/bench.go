@@ -68,6 +68,11 @@ type benchResult struct {
 	// ProcessPeakRSSBytes is the process's VmHWM when /proc/self/status is
 	// readable (under wasm in Node on Linux: Node's whole process), else 0.
 	ProcessPeakRSSBytes uint64 `json:"process_peak_rss_bytes,omitempty"`
+
+	// Constrained are -json-schema's or -grammar's -rounds: the measured
+	// generation again without the grammar, then held to it (compiled for
+	// the round, then kept).
+	Constrained []constrainedRun `json:"constrained,omitempty"`
 }
 
 // benchSettings are bench's flags that shape each run.
@@ -77,6 +82,13 @@ type benchSettings struct {
 	tokenizer      string
 	kvType         engine.KVType
 	threads        int
+	// temperature and seed sample the measured generation (0: greedy);
+	// grammar, GBNF source when set, repeats it in rounds without and
+	// held to it (benchConstrained).
+	temperature float64
+	seed        uint64
+	grammar     string
+	rounds      int
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -95,7 +107,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		set     benchSettings
 		jsonOut = fs.Bool("json", false, "print one JSON object")
 		gen     = fs.String("gen", "", "write the random-weight benchmark models to this directory as <shape>-<type>.gguf, then exit")
-		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only; llama3b and llama8b, Llama-3.2-3B-like and Llama-3-8B-like with a 32000-token vocabulary; qwen3-0.6b and gemma3-1b, Qwen3-0.6B's and Gemma-3-1B's, in Q8_0 and Q4_K)")
+		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only; llama3b and llama8b, Llama-3.2-3B-like and Llama-3-8B-like with a 32000-token vocabulary; qwen3-0.6b and gemma3-1b, Qwen3-0.6B's and Gemma-3-1B's, in Q8_0 and Q4_K; bigvocab, stories15M's body with a 151936-token vocabulary, in Q4_0)")
 		only    = fs.String("models", "", "with -gen: only these of the shapes' models, comma-separated <shape>-<type> names (default: all)")
 	)
 	fs.Var(&paths, "m", "model file: GGUF or llama2.c checkpoint (repeatable; default: the embedded "+models.DefaultName+")")
@@ -106,6 +118,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&set.ctx, "ctx", 0, "context length to allocate (0: the model's, at most 4096)")
 	kvType := kvTypeFlag(fs)
 	fs.IntVar(&set.threads, "threads", 0, "threads for the matrix products (0: every core)")
+	fs.Float64Var(&set.temperature, "temperature", 0, "sampling temperature of the measured generation (0: greedy)")
+	fs.Uint64Var(&set.seed, "seed", 1, "the sampler's seed, with -temperature")
+	schemaFile := fs.String("json-schema", "", "then repeat the generation in -rounds, each without and held to this JSON Schema `FILE` (as response_format json_schema): the grammar compiled for the round, then kept")
+	grammarFile := fs.String("grammar", "", "the same with a GBNF `FILE`")
+	fs.IntVar(&set.rounds, "rounds", 1, "with -json-schema or -grammar: how many rounds")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -114,6 +131,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	set.kvType = *kvType
+	var err error
+	if set.grammar, err = grammarSource(*schemaFile, *grammarFile); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitUsage
+	}
 	if *gen != "" {
 		if len(paths) > 0 {
 			fmt.Fprintln(stderr, "bench: -gen writes models; it takes no -m")
@@ -129,8 +151,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitOK
 	}
-	if set.prompt < 1 || set.n < 1 || set.warmup < 0 || set.ctx < 0 {
-		fmt.Fprintln(stderr, "bench: -prompt and -n must be >= 1, -warmup and -ctx >= 0")
+	if set.prompt < 1 || set.n < 1 || set.warmup < 0 || set.ctx < 0 || set.temperature < 0 || set.rounds < 1 {
+		fmt.Fprintln(stderr, "bench: -prompt, -n and -rounds must be >= 1, -warmup, -ctx and -temperature >= 0")
 		return exitUsage
 	}
 	if len(paths) == 0 {
@@ -207,7 +229,7 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	sp := model.Tokenizer().Special()
 	// Greedy, and the tokens that would end the generation banned, so every
 	// run generates exactly set.n tokens whatever the weights.
-	opts := engine.GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{}}}
+	opts := engine.GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{}, Temperature: float32(set.temperature), Seed: set.seed}}
 	for _, id := range []int{sp.BOS, sp.EOS, sp.EOT} {
 		if id >= 0 && id < c.VocabSize {
 			opts.Sampling.LogitBias[id] = float32(math.Inf(-1))
@@ -226,6 +248,11 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	r.PromptTokens, r.GeneratedTokens, r.FinishReason = len(res.PromptTokens), len(res.Tokens), string(res.FinishReason)
 	r.TimeToFirstTokenMS, r.PrefillMS, r.PrefillTokensPerSecond = ms(t.TimeToFirstToken), ms(t.Prefill), t.PrefillTokensPerSecond()
 	r.DecodeMS, r.DecodeTokens, r.DecodeTokensPerSecond = ms(t.Decode), t.DecodeTokens, t.DecodeTokensPerSecond()
+	if set.grammar != "" {
+		if r.Constrained, err = benchConstrained(ctx, model, session, prompt, opts, set.grammar, set.rounds); err != nil {
+			return r, err
+		}
+	}
 	r.PeakMemoryBytes, r.PeakMemorySource = peakMemory(reset)
 	r.ProcessPeakRSSBytes, _ = procStatus("VmHWM")
 	runtime.KeepAlive(model)

@@ -183,7 +183,12 @@ func TestBenchErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"bench", "-prompt", "0"}, exitUsage, "-prompt and -n must be >= 1"},
+		{[]string{"bench", "-prompt", "0"}, exitUsage, "-prompt, -n and -rounds must be >= 1"},
+		{[]string{"bench", "-rounds", "0"}, exitUsage, "-rounds must be >= 1"},
+		{[]string{"bench", "-temperature", "-1"}, exitUsage, "-temperature >= 0"},
+		{[]string{"bench", "-json-schema", "a.json", "-grammar", "b.gbnf"}, exitUsage, "exclude each other"},
+		{[]string{"bench", "-json-schema", "/nonexistent/schema.json"}, exitUsage, "no such file"},
+		{[]string{"bench", "-grammar", "testdata/bench-bad.gbnf"}, exitUsage, "no such file"},
 		{[]string{"bench", "-warmup", "-1s"}, exitUsage, "-warmup"},
 		{[]string{"bench", "stray"}, exitUsage, "models go in -m"},
 		{[]string{"bench", "-prompt", "400", "-n", "200"}, exitError, "do not fit the context of 512"},
@@ -199,4 +204,30 @@ func TestBenchErrors(t *testing.T) {
 			assert.Contains(t, errOut, tt.want)
 		})
 	}
+}
+
+// TestBenchGrammar: with -json-schema, each round is a generation without
+// the schema (all the tokens asked for) and two held to it, whose texts
+// are JSON.
+func TestBenchGrammar(t *testing.T) {
+	code, out, errOut := runCLI(t, "bench", "-m", "../../engine/testdata/gguf/stories260K-Q8_0.gguf", "-prompt", "8", "-n", "120",
+		"-warmup", "0", "-temperature", "1", "-seed", "3", "-json-schema", "../../bench/grammar-schema.json", "-rounds", "2", "-json")
+	require.Equal(t, exitOK, code, errOut)
+	var res benchJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.Len(t, res.Models, 1)
+	runs := res.Models[0].Constrained
+	require.Len(t, runs, 6)
+	for i, r := range runs {
+		assert.Equal(t, i/3, r.Round)
+		assert.Equal(t, []string{"without", "first", "again"}[i%3], r.Pass)
+		assert.Positive(t, r.DecodeTokensPerSecond)
+		if r.Pass == "without" {
+			assert.Equal(t, 120, r.GeneratedTokens, "the end tokens banned")
+			continue
+		}
+		assert.True(t, r.ValidJSON, "%s: %q", r.Pass, r.Text)
+		assert.LessOrEqual(t, r.GeneratedTokens, 120)
+	}
+	assert.Equal(t, runs[1].Text, runs[2].Text, "the same seed, the same grammar: the same text")
 }

@@ -1,6 +1,7 @@
 package modelgen_test
 
 import (
+	"cmp"
 	"math"
 	"testing"
 
@@ -126,7 +127,7 @@ func requireBenchModels(t *testing.T, shape, arch string, names ...string) {
 		assert.False(t, m.Spec.SeparateOutput, "tied, as in the real model")
 	}
 	assert.Equal(t, names, got)
-	assert.Equal(t, arch, modelgen.ArchOf(shape))
+	assert.Equal(t, cmp.Or(arch, modelgen.DefaultArch), modelgen.ArchOf(shape))
 }
 
 // TestOutputStd: the output matrix is drawn with OutputStd, the layers'
@@ -145,4 +146,16 @@ func TestOutputStd(t *testing.T) {
 		}
 		assert.InDelta(t, want, math.Sqrt(sum/float64(len(vals))), want*0.05, name)
 	}
+}
+
+// TestBigVocab: the grammar benchmark's shape is stories15M's body with
+// Qwen's vocabulary, tied, in Q4_0.
+func TestBigVocab(t *testing.T) {
+	sh, err := modelgen.ShapeByName("bigvocab")
+	require.NoError(t, err)
+	want := modelgen.Stories15M()
+	want.VocabSize = 151936
+	assert.Equal(t, want, sh)
+	assert.Equal(t, modelgen.DefaultArch, modelgen.ArchOf("bigvocab"))
+	requireBenchModels(t, "bigvocab", "", "bigvocab-Q4_0") // Spec.Arch "": the default, llama
 }

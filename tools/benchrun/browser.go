@@ -89,9 +89,12 @@ func browserHosts(root string, want map[string]bool) []browserHost {
 
 // browser is one headless Chromium and the site it loads.
 type browser struct {
-	ctx     context.Context // a chromedp context that has started the browser
-	site    string          // base URL
-	cleanup []func()
+	ctx  context.Context // a chromedp context that has started the browser
+	site string          // base URL
+	mux  *http.ServeMux  // the site's
+	// cliMounted: mountCLI has served the worker of GOOS=js programs.
+	cliMounted bool
+	cleanup    []func()
 
 	mu       sync.Mutex
 	problems []string // uncaught exceptions and console errors
@@ -108,8 +111,8 @@ func startBrowser(dist, modelDir, wllamaESM string) (*browser, error) {
 	if _, err := headless.Path(); err != nil {
 		return nil, err
 	}
-	b := &browser{}
 	mux := http.NewServeMux()
+	b := &browser{mux: mux}
 	mux.Handle(modelsURL, http.StripPrefix(modelsURL, http.FileServer(http.Dir(modelDir))))
 	mux.Handle(wllamaURL, http.StripPrefix(wllamaURL, http.FileServer(http.Dir(wllamaESM))))
 	mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {

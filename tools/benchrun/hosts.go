@@ -44,6 +44,7 @@ type cliHost struct {
 	Host
 	argv []string // the command that runs wasmlm: its binary, or a runner and the .wasm
 	args []string // flags of wasmlm bench the host adds (native: -threads)
+	root string   // the repository root, which Settings.Schema is relative to
 }
 
 // cliTimeout bounds one model's run on one host.
@@ -51,22 +52,49 @@ const cliTimeout = 15 * time.Minute
 
 // cliJSON is the part of `wasmlm bench -json`'s output the harness reads.
 type cliJSON struct {
-	Models []struct {
-		FileSize               int64   `json:"file_size"`
-		KVCacheBytes           int64   `json:"kv_cache_bytes"`
-		LoadMS                 float64 `json:"load_ms"`
-		PromptTokens           int     `json:"prompt_tokens"`
-		GeneratedTokens        int     `json:"generated_tokens"`
-		FinishReason           string  `json:"finish_reason"`
-		TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
-		PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
-		DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
-		PeakMemoryBytes        uint64  `json:"peak_memory_bytes"`
-		PeakMemorySource       string  `json:"peak_memory_source"`
-		ProcessPeakRSSBytes    uint64  `json:"process_peak_rss_bytes"`
-		ContextLength          int     `json:"context_length"`
-		KVType                 string  `json:"kv_type"`
-	} `json:"models"`
+	Models []cliModel `json:"models"`
+}
+
+// cliModel is one model's result in cliJSON.
+type cliModel struct {
+	FileSize               int64         `json:"file_size"`
+	KVCacheBytes           int64         `json:"kv_cache_bytes"`
+	LoadMS                 float64       `json:"load_ms"`
+	PromptTokens           int           `json:"prompt_tokens"`
+	GeneratedTokens        int           `json:"generated_tokens"`
+	FinishReason           string        `json:"finish_reason"`
+	TimeToFirstTokenMS     float64       `json:"time_to_first_token_ms"`
+	PrefillTokensPerSecond float64       `json:"prefill_tokens_per_second"`
+	DecodeTokensPerSecond  float64       `json:"decode_tokens_per_second"`
+	PeakMemoryBytes        uint64        `json:"peak_memory_bytes"`
+	PeakMemorySource       string        `json:"peak_memory_source"`
+	ProcessPeakRSSBytes    uint64        `json:"process_peak_rss_bytes"`
+	ContextLength          int           `json:"context_length"`
+	KVType                 string        `json:"kv_type"`
+	Constrained            []Constrained `json:"constrained"`
+}
+
+// cliOutput reads `wasmlm bench -json`'s output of one model into r.
+func cliOutput(r *Result, stdout []byte) (cliModel, bool) {
+	var out cliJSON
+	if err := json.Unmarshal(stdout, &out); err != nil || len(out.Models) != 1 {
+		r.Error = fmt.Sprintf("unexpected output (%v): %.200s", err, stdout)
+		return cliModel{}, false
+	}
+	o := out.Models[0]
+	r.FileSize, r.KVCacheBytes, r.LoadMS = o.FileSize, o.KVCacheBytes, o.LoadMS
+	r.PromptTokens, r.GeneratedTokens, r.FinishReason = o.PromptTokens, o.GeneratedTokens, o.FinishReason
+	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = o.TimeToFirstTokenMS, o.PrefillTokensPerSecond, o.DecodeTokensPerSecond
+	r.PeakMemoryBytes, r.PeakMemorySource = o.PeakMemoryBytes, o.PeakMemorySource
+	r.KVType, r.ContextLength = cmp.Or(o.KVType, "f32"), o.ContextLength // no kv_type before the F16 cache: F32
+	r.Constrained = o.Constrained
+	return o, true
+}
+
+// benchArgs are `wasmlm bench`'s arguments for a run of the model at path.
+func benchArgs(path string, s Settings, spec runSpec) []string {
+	return []string{"bench", "-m", path, "-json",
+		"-prompt", strconv.Itoa(spec.Prompt), "-n", strconv.Itoa(spec.N), "-warmup", strconv.Itoa(s.WarmupMS) + "ms"}
 }
 
 // run measures one model in a process of its own, so the peak memory is
@@ -75,9 +103,9 @@ func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec
 	r := newResult(h.Name, m)
 	ctx, cancel := context.WithTimeout(ctx, cliTimeout)
 	defer cancel()
-	args := append(append([]string{}, h.argv[1:]...), "bench", "-m", m.Path, "-json",
-		"-prompt", strconv.Itoa(spec.Prompt), "-n", strconv.Itoa(spec.N), "-warmup", strconv.Itoa(s.WarmupMS)+"ms")
+	args := append(append([]string{}, h.argv[1:]...), benchArgs(m.Path, s, spec)...)
 	args = append(args, h.args...)
+	args = append(args, grammarArgs(s, filepath.Join(h.root, s.Schema))...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, h.argv[0], args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -85,17 +113,10 @@ func (h cliHost) run(ctx context.Context, m benchModel, s Settings, spec runSpec
 		r.Error = fmt.Sprintf("%v: %s", err, strings.TrimSpace(stderr.String()))
 		return r
 	}
-	var out cliJSON
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Models) != 1 {
-		r.Error = fmt.Sprintf("unexpected output (%v): %.200s", err, stdout.String())
+	o, ok := cliOutput(&r, stdout.Bytes())
+	if !ok {
 		return r
 	}
-	o := out.Models[0]
-	r.FileSize, r.KVCacheBytes, r.LoadMS = o.FileSize, o.KVCacheBytes, o.LoadMS
-	r.PromptTokens, r.GeneratedTokens, r.FinishReason = o.PromptTokens, o.GeneratedTokens, o.FinishReason
-	r.TimeToFirstTokenMS, r.PrefillTokensPerSecond, r.DecodeTokensPerSecond = o.TimeToFirstTokenMS, o.PrefillTokensPerSecond, o.DecodeTokensPerSecond
-	r.PeakMemoryBytes, r.PeakMemorySource = o.PeakMemoryBytes, o.PeakMemorySource
-	r.KVType, r.ContextLength = cmp.Or(o.KVType, "f32"), o.ContextLength // no kv_type before the F16 cache: F32
 	if o.ProcessPeakRSSBytes > 0 {
 		r.ProcessPeakRSSBytes, r.ProcessPeakRSSSource = o.ProcessPeakRSSBytes, "wasmlm bench's process: its VmHWM, reset before the model"
 		if !strings.HasPrefix(h.Name, "native") {
@@ -133,7 +154,7 @@ func buildCLIHosts(ctx context.Context, goCmd, root, dir string, want map[string
 		if !want[name] {
 			return
 		}
-		h := cliHost{Host: Host{Name: name, Description: desc}, args: args}
+		h := cliHost{Host: Host{Name: name, Description: desc}, args: args, root: root}
 		h.argv, h.Skipped = build()
 		if h.Skipped != "" {
 			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", name, h.Skipped)

@@ -11,7 +11,7 @@
 // tables (the results, the side-by-side comparison with issue 12's targets,
 // and issue 6's peers of bench/peers.json) and writes bench/results.json.
 //
-//	go run ./tools/benchrun [-mode full|quick|peers|memory] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
+//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json
 //
 // Every host runs the same measurement: load the model, warm up, then a
@@ -61,6 +61,10 @@ type mode struct {
 	// -long-prompt's with 0; a value given on the command line wins.
 	maxTokens    int
 	noLongPrompt bool
+	// grammar: each model's generation is sampled (temperature 1, a fixed
+	// seed) without and with grammarSchema, and the mask benchmark runs on
+	// real vocabularies (grammar.go).
+	grammar bool
 }
 
 // memoryTokens is what the memory mode generates: enough to see the KV
@@ -80,7 +84,11 @@ const memoryTokens = 32
 // chromium-simd and the peers, bench/results-archs.json), or native (issue
 // 15's: stories15M, stories110M and TinyLlama in F32 (the stories shapes),
 // Q8_0, Q4_0 and Q4_K natively with 1 and 2 threads beside llama.cpp with
-// 1 and 2, bench/results-native.json).
+// 1 and 2, bench/results-native.json), or grammar (issue 16's cost of
+// constrained sampling: stories15M, TinyLlama and bigvocab — stories15M's
+// body with a 151936-token vocabulary — in Q4_0 on native and
+// chromium-simd, each generation sampled without and with a JSON schema,
+// and the token masks alone on real vocabularies, bench/results-grammar.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -96,11 +104,14 @@ func modeOf(name string) (mode, error) {
 	case "archs":
 		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b"}, types: []string{"Q8_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-archs.json"}, nil
+	case "grammar":
+		return mode{shapes: []string{"stories15M", "tinyllama", "bigvocab"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd"},
+			out: "bench/results-grammar.json", noLongPrompt: true, grammar: true}, nil
 	case "memory":
 		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
 			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs or native", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, native or grammar", name)
 }
 
 // with applies md's defaults to the settings the flags gave, where the
@@ -111,6 +122,9 @@ func (md mode) with(s Settings, given map[string]bool, cache bool) (mode, Settin
 	}
 	if md.noLongPrompt && !given["long-prompt"] {
 		s.LongPromptTokens = 0
+	}
+	if md.grammar {
+		s.Temperature, s.Seed, s.Schema, s.Rounds = grammarTemperature, grammarSeed, grammarSchema, grammarRounds
 	}
 	if given["cache"] {
 		md.cache = cache
@@ -129,14 +143,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
 		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
-		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
@@ -248,6 +262,7 @@ func printAll(w io.Writer, rep Report) {
 	printTable(w, rep)
 	printSideBySide(w, rep)
 	printMemory(w, rep)
+	printGrammar(w, rep)
 	printPeers(w, rep)
 }
 
@@ -258,6 +273,7 @@ type config struct {
 	models                             []string // only these models, when set
 	want                               map[string]bool
 	settings                           Settings
+	tmp                                string // the run's builds
 }
 
 // measure builds the hosts, generates the models and runs every host on
@@ -309,8 +325,14 @@ func measure(ctx context.Context, c config, log io.Writer) (Report, error) {
 			return rep, err
 		}
 	}
+	c.tmp = tmp
 	if err := measureBrowser(ctx, c, models, &rep, log); err != nil {
 		return rep, err
+	}
+	if c.mode.grammar {
+		if err := measureMasks(ctx, c, tmp, &rep, log); err != nil {
+			return rep, err
+		}
 	}
 	rep.Machine.LoadAverageEnd = loadAverage()
 	sortResults(rep.Results, allHosts())
@@ -357,6 +379,9 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 				h.Skipped = err.Error()
 			}
 		}
+		if c.mode.grammar && !h.wllama {
+			h.Description = grammarBrowserDescription
+		}
 		rep.Hosts = append(rep.Hosts, h.Host)
 		if h.Skipped != "" {
 			fmt.Fprintf(log, "benchrun: %s: not run: %s\n", h.Name, h.Skipped)
@@ -365,6 +390,19 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 		h.cache = c.mode.cache
 		run := func(_ context.Context, m benchModel, s Settings, spec runSpec) Result {
 			return b.run(h, m, s, spec, log)
+		}
+		if c.mode.grammar && !h.wllama {
+			// wasmlm bench in a worker (browsercli.go), built once.
+			const bin = "wasmlm-simd.wasm"
+			if !b.cliMounted {
+				if err := buildJS(ctx, c.goCmd, c.root, "./cmd/wasmlm", filepath.Join(c.tmp, bin), false, "wasmlm_simd"); err != nil {
+					return err
+				}
+				b.mountCLI(c.root, c.tmp)
+			}
+			run = func(ctx context.Context, m benchModel, s Settings, spec runSpec) Result {
+				return b.runBenchInBrowser(ctx, h, cliBuildURL+bin, m, s, spec)
+			}
 		}
 		if err := runHost(ctx, rep, h.Name, models, c.settings, log, run); err != nil {
 			return err

@@ -389,3 +389,40 @@ func TestREADMEMemoryHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEGrammarIsResultsGrammar: README.md's tables of constrained
+// sampling's cost (issue 16) are what -print prints for
+// bench/results-grammar.json, line for line, and it says how many of the
+// targets were met.
+func TestREADMEGrammarIsResultsGrammar(t *testing.T) {
+	rep, err := readReport("../../bench/results-grammar.json")
+	require.NoError(t, err)
+	var b strings.Builder
+	printGrammar(&b, rep)
+	var tables [][]string
+	inTable := false
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "|") && inTable:
+			tables[len(tables)-1] = append(tables[len(tables)-1], l)
+		case strings.HasPrefix(l, "|"):
+			tables, inTable = append(tables, []string{l}), true
+		default:
+			inTable = false
+		}
+	}
+	require.Len(t, tables, 3, "decode, masks, targets")
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, table := range tables {
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+	}
+	met := 0
+	ts := grammarTargets(rep)
+	for _, g := range ts {
+		if g.Measurable && g.Met {
+			met++
+		}
+	}
+	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d targets met", met, len(ts)))
+}

@@ -20,6 +20,9 @@ type Report struct {
 	Results  []Result `json:"results"`
 	// Peers are the peer numbers the comparison used (bench/peers.json).
 	Peers PeerFile `json:"peers"`
+	// Masks (grammar mode) are the token masks' cost on real
+	// vocabularies, without a model (engine's BenchmarkGrammarMask).
+	Masks []MaskResult `json:"masks,omitempty"`
 }
 
 // Settings are how the run measured.
@@ -34,6 +37,15 @@ type Settings struct {
 	Method           string `json:"method"`
 	// Limits says which hosts leave out or shorten which runs (see plan).
 	Limits string `json:"limits,omitempty"`
+	// Temperature and Seed sample the generations (0: greedy, as every
+	// mode but grammar), and Schema (grammar mode) is the JSON Schema each
+	// is repeated under (Result.Constrained).
+	Temperature float64 `json:"temperature,omitempty"`
+	Seed        uint64  `json:"seed,omitempty"`
+	Schema      string  `json:"schema,omitempty"`
+	// Rounds (grammar mode) are each a generation without the schema and
+	// two with it (Result.Constrained).
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // Host is one way the benchmark runs the engine.
@@ -100,8 +112,11 @@ type Result struct {
 	YieldMS float64 `json:"yield_ms,omitempty"`
 	// SIMDRelaxed: the page ran the relaxed-SIMD build of the kernels
 	// (wasmlm-simd-relaxed.wasm; lm.info.simdRelaxed).
-	SIMDRelaxed bool   `json:"simd_relaxed,omitempty"`
-	Error       string `json:"error,omitempty"`
+	SIMDRelaxed bool `json:"simd_relaxed,omitempty"`
+	// Constrained (grammar mode) are the same generation under
+	// Settings.Schema: with the grammar just compiled, then again.
+	Constrained []Constrained `json:"constrained,omitempty"`
+	Error       string        `json:"error,omitempty"`
 }
 
 // PeerFile is bench/peers.json: other runtimes' numbers, measured elsewhere.
@@ -162,7 +177,7 @@ func shortPrompt(rep Report) []Result {
 
 // shapeOrder sorts shapes smallest first; unknown ones last.
 func shapeOrder(shape string) int {
-	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "qwen3-0.6b", "tinyllama", "gemma3-1b", "llama3b", "llama8b"}, shape); i >= 0 {
+	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "qwen3-0.6b", "tinyllama", "gemma3-1b", "llama3b", "llama8b", "bigvocab"}, shape); i >= 0 {
 		return i
 	}
 	return 99
@@ -231,8 +246,12 @@ func printTable(w io.Writer, rep Report) {
 	if rep.Settings.LongPromptTokens > 0 {
 		prompts += fmt.Sprintf(" and %d", rep.Settings.LongPromptTokens)
 	}
-	fmt.Fprintf(w, "%s, %d generated (greedy, never stopping early), after %d ms of warm-up\n",
-		prompts, rep.Settings.MaxTokens, rep.Settings.WarmupMS)
+	how := "greedy, never stopping early"
+	if rep.Settings.Temperature > 0 {
+		how = fmt.Sprintf("sampled at temperature %g, seed %d", rep.Settings.Temperature, rep.Settings.Seed)
+	}
+	fmt.Fprintf(w, "%s, %d generated (%s), after %d ms of warm-up\n",
+		prompts, rep.Settings.MaxTokens, how, rep.Settings.WarmupMS)
 	if rep.Settings.Limits != "" {
 		fmt.Fprintf(w, "limits: %s\n", rep.Settings.Limits)
 	}
