@@ -22,7 +22,7 @@ var layering = map[string][]string{
 	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/..."},
 	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/..."},
 	// The hosts' chat prompt with template options, over engine and chat.
-	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "grammar", "internal/fmath"},
+	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/fmath"},
 	"engine/vocab": {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.
@@ -35,21 +35,26 @@ var layering = map[string][]string{
 	"internal/simdgen":  {"internal/wasmgen"},
 	"internal/asmgen":   {"internal/fmath"}, // engine/tensor's amd64 assembly, written with avo (go generate)
 	"internal/headless": {},
-	"chat":              {},
-	"tokenizer":         {},
-	"tokenizer/bpe":     {"tokenizer"},
-	"sampling":          {"internal/fmath"},
-	"grammar":           {}, // GBNF grammars and the token masks of constrained sampling
-	"models":            {},
-	"internal/fmath":    {},
-	"internal/golden":   {}, // llama2.c's reference outputs, for the tests of several packages
-	"internal/wasmgen":  {},
-	"internal/modelgen": {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
+	"chat":              {"grammar/jsonschema"},
+	// JSON Schema to GBNF: no wasmlm imports, usable by every host.
+	"grammar/jsonschema": {},
+	"tokenizer":          {},
+	"tokenizer/bpe":      {"tokenizer"},
+	"sampling":           {"internal/fmath"},
+	"grammar":            {}, // GBNF grammars and the token masks of constrained sampling
+	"models":             {},
+	"internal/fmath":     {},
+	"internal/golden":    {}, // llama2.c's reference outputs, for the tests of several packages
+	"internal/wasmgen":   {},
+	"internal/modelgen":  {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
 	// The llama.cpp parity harness (tests of every architecture): runs
 	// Node.js, so a build tool like internal/headless.
 	"internal/llamacppref": {"internal/modelgen", "engine/tensor"},
-	"tests/e2e":            {"..."},
-	"tools/...":            {"..."},
+	// llama.cpp's and ajv's verdicts on texts (grammar/jsonschema's
+	// tests): runs Node.js too.
+	"internal/grammarref": {},
+	"tests/e2e":           {"..."},
+	"tools/...":           {"..."},
 }
 
 // hostFree are the package trees that must run unchanged natively, in a
@@ -57,8 +62,8 @@ var layering = map[string][]string{
 // logging; hostTools are the packages under them that only build and test
 // machinery runs, on the developer's machine.
 var (
-	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "grammar/...", "chat", "internal/..."}
-	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/asmgen"}
+	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
+	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/asmgen"}
 )
 
 // forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may

@@ -21,8 +21,9 @@
 //	tokenizer/bpe       byte-level BPE, pre-tokenizers, tokenizer.json
 //	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
 //	sampling            logit processors, samplers, the seeded PRNG
-//	grammar             GBNF grammars: parser, matcher, token masks for constrained sampling
 //	chat                chat templates, as llama.cpp recognises them
+//	grammar             GBNF grammars: parser, matcher, token masks for constrained sampling
+//	grammar/jsonschema  JSON Schemas to llama.cpp's GBNF grammars, for constrained sampling
 //	models              the embedded default model
 //	internal/fmath      float maths that gives the same bits on every platform
 //
@@ -36,6 +37,7 @@
 //	internal/wasmgen    a WebAssembly module emitter, for internal/simdgen
 //	internal/headless   the headless-Chromium launcher of tests and benchmarks
 //	internal/llamacppref  llama.cpp's output on random models, the parity harness of every architecture
+//	internal/grammarref  llama.cpp's and ajv's verdicts on texts, for grammar/jsonschema's tests
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchrun      make bench: every host, one table
 //	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients

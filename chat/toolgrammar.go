@@ -3,6 +3,8 @@ package chat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wasmlm/wasmlm/grammar/jsonschema"
 )
 
 // A forced tool call (tool_choice "required" or a named function) is
@@ -25,6 +27,16 @@ type schemaConverter interface {
 // noArguments is the schema of a tool declared without parameters: the
 // empty object only.
 var noArguments = []byte(`{"type": "object", "properties": {}, "additionalProperties": false}`)
+
+// ToolCallGrammar returns the GBNF grammar of a forced tool call in format
+// (tool_choice "required": a call of one of tools, several when parallel;
+// a named function: a call of that one), its arguments held to the tool's
+// parameters schema (the subset grammar/jsonschema converts). The grammar
+// is for the reply after any reasoning: a host sampling a thinking model
+// under it disables thinking. Errors wrap ErrInvalidTool and name the tool.
+func ToolCallGrammar(format ToolFormat, tools []Tool, choice ToolChoice, parallel bool) (string, error) {
+	return toolCallGrammar(jsonschema.NewConverter(), format, tools, choice, parallel)
+}
 
 // toolCallGrammar writes the forced-call grammar for format into conv and
 // returns its GBNF text. The grammar is for the reply after any reasoning:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/grammar"
+	"github.com/wasmlm/wasmlm/grammar/jsonschema"
 )
 
 // ResponseFormat is what a request asks its text to be: OpenAI's
@@ -45,7 +46,11 @@ func (m *Model) FormatGrammar(f ResponseFormat) (*grammar.Grammar, error) {
 	case "", FormatText:
 		return nil, nil
 	case FormatJSONObject:
-		return m.schemaGrammar("response_format", json.RawMessage(`{"type": "object"}`))
+		g, err := m.Grammar(jsonschema.JSONObject())
+		if err != nil {
+			return nil, errors.Join(errors.New("engine: the json_object grammar does not parse"), err)
+		}
+		return g, nil
 	case FormatJSONSchema:
 		if len(f.Schema) == 0 {
 			return nil, optionError("response_format.json_schema.schema", "is required for type json_schema")
@@ -57,7 +62,7 @@ func (m *Model) FormatGrammar(f ResponseFormat) (*grammar.Grammar, error) {
 
 // schemaGrammar converts a JSON schema to GBNF and compiles it.
 func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Grammar, error) {
-	src, err := schemaToGBNF(schema)
+	src, err := jsonschema.ToGBNF(schema)
 	if err != nil {
 		return nil, &OptionError{Field: field, Problem: err.Error(), Err: err}
 	}
@@ -78,7 +83,7 @@ func (m *Model) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice ch
 	if choice.Mode != chat.ToolRequired && choice.Mode != chat.ToolFunction {
 		return nil, nil
 	}
-	src, err := toolCallGBNF(format, tools, choice, parallel)
+	src, err := chat.ToolCallGrammar(format, tools, choice, parallel)
 	if err != nil {
 		return nil, &OptionError{Field: "tools", Problem: err.Error(), Err: err}
 	}

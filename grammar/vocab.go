@@ -31,7 +31,12 @@ func NewVocab(pieces [][]byte) *Vocab {
 			order = append(order, int32(id))
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return bytes.Compare(pieces[a], pieces[b]) })
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := bytes.Compare(pieces[a], pieces[b]); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
 	v := &Vocab{size: len(pieces)}
 	var path []int32 // the open nodes, one per byte of the previous token
 	var prev []byte
