@@ -179,7 +179,7 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 		if tool.Name, e = stringField(fn, p, "name", true); e != nil {
 			return nil, e
 		}
-		if !schemaNameRE.MatchString(tool.Name) {
+		if !validName(tool.Name) {
 			return nil, badRequest(p+".name", "invalid_value", "%s.name %q must be 1 to 64 letters, digits, '_' or '-'", p, tool.Name)
 		}
 		if j, dup := seen[tool.Name]; dup {
