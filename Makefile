@@ -2,7 +2,7 @@
 GO        ?= go
 WASM_EXEC := $(shell $(GO) env GOROOT)/lib/wasm
 # Packages whose tests also run as GOOS=js GOARCH=wasm under Node.
-WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./chat/... ./internal/... ./jsbridge/... ./httpapi/... ./cmd/worker/internal/...
+WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./grammar/... ./chat/... ./internal/... ./jsbridge/... ./httpapi/... ./cmd/worker/internal/...
 PROMPT    ?= Once upon a time
 # The static site `make web` writes, and the port `make run` serves it on.
 WEB_DIST  ?= web/dist

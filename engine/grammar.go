@@ -10,7 +10,7 @@ import (
 // grammarCacheSize is how many compiled grammars a model keeps, most recent
 // first: a grammar's tables and token masks grow as it is used, so a
 // schema sent again (by a form, an agent's tool set) is masked from memory.
-const grammarCacheSize = 8
+const grammarCacheSize = 4
 
 // grammarState is what a model builds for grammars on first use: its
 // vocabulary as a masking trie, and the recently compiled grammars.

@@ -143,3 +143,19 @@ func (g *Grammar) Accepts(text string) bool {
 	}
 	return g.t.accepting(s)
 }
+
+// Continues reports whether some text that starts with text matches the
+// grammar: a prefix of a whole match.
+func (g *Grammar) Continues(text string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.t.start
+	for i := 0; i < len(text); i++ {
+		next, err := g.t.step(s, text[i])
+		if err != nil || next < 0 {
+			return false
+		}
+		s = next
+	}
+	return true
+}

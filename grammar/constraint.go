@@ -7,9 +7,9 @@ import (
 )
 
 // maxMaskBytes bounds the token masks a grammar keeps per vocabulary:
-// 19 KiB each for a 150k vocabulary. Past it the oldest are dropped and
+// 19 KiB each for a 150k vocabulary: about 430 states. Past it the oldest are dropped and
 // recomputed when met again.
-const maxMaskBytes = 32 << 20
+const maxMaskBytes = 8 << 20
 
 // mask is the set of tokens allowed in one state, a bit per id.
 type mask struct {

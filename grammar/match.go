@@ -24,7 +24,7 @@ const (
 	maxSetEntries  = 1 << 23 // stack ids held by all sets together
 	maxParses      = 1 << 12 // stacks in one set: parses of one text
 	maxStates      = 1 << 21 // byte-level states
-	maxMemoRows    = 1 << 14 // states whose byte transitions are memoized (1 KiB each)
+	maxMemoRows    = 1 << 13 // states whose byte transitions are memoized (1 KiB each)
 	deadTransition = 1       // a memo entry for a byte that no parse accepts
 )
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +80,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		kvType   = kvTypeFlag(fs)
 		threads  = threadsFlag(fs)
 		grammarF = fs.String("grammar", "", "GBNF `FILE` (llama.cpp's syntax) the output must match")
+		schemaF  = fs.String("json-schema", "", "JSON schema `FILE` the output must be valid JSON for")
 	)
 	mf.register(fs)
 	fs.Var(&stops, "stop", "stop string (repeatable)")
@@ -125,7 +127,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitError
 	}
-	if opts.Grammar, err = grammarFlag(model, *grammarF); err != nil {
+	if opts.Grammar, err = grammarFlag(model, *grammarF, *schemaF); err != nil {
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitUsage
 	}
@@ -180,18 +182,39 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return exitOK
 }
 
-// grammarFlag compiles the grammar of -grammar FILE; nil without one.
-func grammarFlag(model *engine.Model, grammarFile string) (*grammar.Grammar, error) {
-	if grammarFile == "" {
+// grammarFlag compiles the grammar of -grammar FILE or -json-schema FILE;
+// nil without either.
+func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (*grammar.Grammar, error) {
+	var f engine.ResponseFormat
+	switch {
+	case grammarFile != "" && schemaFile != "":
+		return nil, errors.New("-grammar and -json-schema exclude each other")
+	case grammarFile != "":
+		src, err := os.ReadFile(grammarFile)
+		if err != nil {
+			return nil, fmt.Errorf("-grammar: %w", err)
+		}
+		f.Grammar = string(src)
+	case schemaFile != "":
+		schema, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return nil, fmt.Errorf("-json-schema: %w", err)
+		}
+		if len(bytes.TrimSpace(schema)) == 0 {
+			return nil, fmt.Errorf("-json-schema %s: the file is empty", schemaFile)
+		}
+		f.Type, f.Schema = engine.FormatJSONSchema, schema
+	default:
 		return nil, nil
 	}
-	src, err := os.ReadFile(grammarFile)
+	g, err := model.FormatGrammar(f)
 	if err != nil {
-		return nil, fmt.Errorf("-grammar: %w", err)
-	}
-	g, err := grammar.Parse(string(src))
-	if err != nil {
-		return nil, fmt.Errorf("-grammar %s: %w", grammarFile, err)
+		var oe *engine.OptionError
+		if errors.As(err, &oe) {
+			name := map[bool]string{true: "-grammar " + grammarFile, false: "-json-schema " + schemaFile}[grammarFile != ""]
+			return nil, fmt.Errorf("%s: %s", name, oe.Problem)
+		}
+		return nil, err
 	}
 	return g, nil
 }

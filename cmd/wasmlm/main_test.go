@@ -141,6 +141,10 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-stop", "a", "-stop", ""}, exitUsage, "-stop (the 2nd one given) must be valid UTF-8 of 1..256 bytes"},
 		{[]string{"generate", "-ctx", "100000"}, exitUsage, "-ctx must be in 0..512"},
 		{[]string{"generate", "-temp", "1e40"}, exitUsage, "-temp must be a finite number of float32 range, got 1e+40"},
+		{[]string{"generate", "-grammar", "testdata/no-such.gbnf"}, exitUsage, "-grammar: open testdata/no-such.gbnf"},
+		{[]string{"generate", "-grammar", "main_test.go"}, exitUsage, "-grammar main_test.go: grammar: invalid GBNF: line 1 column 9: expecting ::= after \"package\""},
+		{[]string{"generate", "-json-schema", "main_test.go"}, exitUsage, "-json-schema main_test.go: jsonschema:"},
+		{[]string{"generate", "-grammar", "a", "-json-schema", "b"}, exitUsage, "-grammar and -json-schema exclude each other"},
 		{[]string{"generate", "-seed", "-7"}, exitUsage, "-seed"},
 		{[]string{"generate", "-m", "/nonexistent/model.gguf"}, exitError, "no such file"},
 		{[]string{"generate", "-tokenizer", "tok.bin"}, exitError, "-tokenizer needs -m"},
@@ -158,5 +162,24 @@ func TestCLIErrors(t *testing.T) {
 			assert.Equal(t, tt.code, code)
 			assert.Contains(t, errOut, tt.want)
 		})
+	}
+}
+
+// TestGenerateJSONSchema: -json-schema's output is the schema's JSON, at
+// temperature 1, however short -n is (the budget closes it in time).
+func TestGenerateJSONSchema(t *testing.T) {
+	for _, n := range []string{"30", "80"} {
+		code, out, errOut := runCLI(t, "generate", "-json-schema", "../../grammar/jsonschema/testdata/corpus/person.json",
+			"-temp", "1", "-seed", "7", "-n", n, "-p", "Once upon a time", "-json")
+		require.Equal(t, exitOK, code, errOut)
+		var res generateJSON
+		require.NoError(t, json.Unmarshal([]byte(out), &res))
+		var person struct {
+			Name *string `json:"name"`
+			Age  *int    `json:"age"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(res.Text), &person), res.Text)
+		require.NotNil(t, person.Name, res.Text)
+		require.NotNil(t, person.Age, res.Text)
 	}
 }

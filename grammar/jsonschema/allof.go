@@ -1,7 +1,6 @@
 package jsonschema
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,7 +41,11 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 			}
 		}
 		comps = append(comps, property{schema: own, ptr: ptr})
-	} else if err := v.check(s, ptr, "", "allOf"); err != nil {
+	} else if err := v.check(s, ptr, "", "allOf", "type"); err != nil {
+		return "", err
+	}
+	typ, err := typeOf(s, ptr)
+	if err != nil {
 		return "", err
 	}
 	for i, c := range all.arr {
@@ -50,6 +53,7 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 	}
 	var props []property
 	var required []string
+	propIndex, isRequired := map[string]int{}, map[string]bool{}
 	var enums [][]*value
 	objects := 0
 	for _, comp := range comps {
@@ -100,8 +104,9 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 				return "", err
 			}
 			for _, p := range cprops {
-				i := slices.IndexFunc(props, func(q property) bool { return q.name == p.name })
-				if i < 0 {
+				i, ok := propIndex[p.name]
+				if !ok {
+					propIndex[p.name] = len(props)
 					props = append(props, p)
 				} else if !equal(props[i].schema, p.schema) {
 					return "", fail(p.ptr, ErrUnsupported, `property %q has different schemas in two "allOf" components`, p.name)
@@ -112,24 +117,47 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 				return "", err
 			}
 			for _, r := range req {
-				if !slices.Contains(required, r) {
+				if !isRequired[r] {
+					isRequired[r] = true
 					required = append(required, r)
 				}
 			}
 			objects++
 		}
 	}
+	if objects > 0 && typ == "string" {
+		return "", fail(ptr, ErrUnsupported, `"allOf" of objects beside "type": "string" is not supported`)
+	}
 	if len(enums) > 0 {
 		if objects > 0 {
 			return "", fail(ptr, ErrUnsupported, `"allOf" mixing objects and enums is not supported`)
 		}
+		if typ != "" {
+			enums = append(enums, nil) // only values of the type: filtered below
+		}
+		sets := make([]map[string]bool, len(enums))
+		for i, e := range enums {
+			sets[i] = map[string]bool{}
+			for _, o := range e {
+				sets[i][canonical(o)] = true
+			}
+			if e == nil { // the type's values
+				for _, o := range enums[0] {
+					if hasType(o, typ) {
+						sets[i][canonical(o)] = true
+					}
+				}
+			}
+		}
 		var alts []string
+		seen := map[string]bool{}
 		for _, e := range enums[0] {
 			inAll := true
-			for _, other := range enums[1:] {
-				inAll = inAll && slices.ContainsFunc(other, func(o *value) bool { return canonical(o) == canonical(e) })
+			for _, set := range sets[1:] {
+				inAll = inAll && set[canonical(e)]
 			}
-			if l := formatLiteral(e.text()); inAll && !slices.Contains(alts, l) {
+			if l := formatLiteral(e.text()); inAll && !seen[l] {
+				seen[l] = true
 				alts = append(alts, l)
 			}
 		}

@@ -33,14 +33,17 @@ func (v *visitor) resolveRef(r *value, ptr string) (string, error) {
 	// llama.cpp's name: "ref" and the pointer, sanitised.
 	st := &ref{name: v.c.reserve("ref" + frag), resolving: true, nested: v.nested}
 	v.refs[frag] = st
+	claim := v.c.claim
+	v.c.claim = st.name
 	name, err := v.visit(target, st.name, frag)
+	v.c.claim = claim
 	st.resolving = false
 	if err != nil {
 		return "", err
 	}
 	if name != st.name {
 		if st.used {
-			v.c.set(st.name, name) // the rules inside refer to it by its name
+			v.c.set(st.name, name, v.c.family[st.name]) // the rules inside refer to it by its name
 		} else {
 			delete(v.c.pending, st.name)
 			st.name = name
@@ -180,7 +183,7 @@ func (v *visitor) literals(s *value, typ, ruleName, ptr string) (string, error) 
 		}
 		key = "const"
 	}
-	if err := v.check(s, ptr, "", key); err != nil {
+	if err := v.check(s, ptr, "", key, "type"); err != nil {
 		return "", err
 	}
 	vals := []*value{s.get("const")}
@@ -293,12 +296,17 @@ func intersect(a, b map[string]bool) bool {
 	return false
 }
 
+// maxShapeSteps bounds the work of the oneOf checks of one schema: past it
+// a shape is "anything", and alternatives overlap.
+const maxShapeSteps = 100000
+
 const anyKind = 1<<kindNull | 1<<kindBool | 1<<kindNumber | 1<<kindString | 1<<kindArray | 1<<kindObject
 
 // shapeOf is a conservative shape of s: never narrower than its values.
 func (v *visitor) shapeOf(s *value, depth int) shape {
 	all := shape{kinds: anyKind}
-	if s.kind != kindObject || depth > 8 {
+	// A budget keeps branching references from taking exponential time.
+	if v.shapeSteps++; s.kind != kindObject || depth > 8 || v.shapeSteps > maxShapeSteps {
 		return all
 	}
 	if r := s.get("$ref"); r != nil && r.kind == kindString {

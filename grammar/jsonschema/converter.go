@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -14,16 +15,26 @@ import (
 // NewConverter.
 type Converter struct {
 	rules map[string]string
+	// family is each rule's name as asked for, sanitised (its name but
+	// for an appended number); same finds a family's rule with a body.
+	family map[string]string
+	same   map[[2]string]string
+	next   map[string]int // a family's next number to try
 	// pending are names reserved for "$ref" targets being converted,
-	// which rules inside them may already refer to.
+	// which rules inside them may already refer to; claim is the one
+	// whose rule is being added.
 	pending map[string]bool
+	claim   string
 	size    int   // bytes of the rules' text, for MaxGrammarBytes
 	err     error // the first limit hit, sticky for the current Add
 }
 
 // NewConverter returns a Converter holding llama.cpp's "space" rule.
 func NewConverter() *Converter {
-	return &Converter{rules: map[string]string{"space": spaceRule}, pending: map[string]bool{}}
+	c := &Converter{rules: map[string]string{}, family: map[string]string{}, same: map[[2]string]string{},
+		next: map[string]int{}, pending: map[string]bool{}}
+	c.set("space", spaceRule, "space")
+	return c
 }
 
 // ToGBNF converts one schema to a grammar in llama.cpp's GBNF, whose rule
@@ -44,10 +55,12 @@ func ToGBNF(schema []byte) (string, error) {
 // built-in rule returns that rule ("string", "integer"). On error the
 // Converter is left as it was.
 func (c *Converter) Add(name string, schema []byte) (rule string, err error) {
-	saved, savedSize := maps.Clone(c.rules), c.size
+	saved := *c
+	saved.rules, saved.family, saved.same, saved.next = maps.Clone(c.rules), maps.Clone(c.family), maps.Clone(c.same), maps.Clone(c.next)
 	defer func() {
 		if err != nil {
-			c.rules, c.size, c.err = saved, savedSize, nil
+			*c = saved
+			c.err, c.claim = nil, ""
 			clear(c.pending)
 		}
 	}()
@@ -126,29 +139,41 @@ func sanitizeRuleName(name string) string {
 }
 
 // addRule is llama.cpp's _add_rule: the rule gets name (sanitised) unless
-// another rule has it, then name0, name1, ... the first free or equal one.
+// another rule has it, then name0, name1, ... the first free one; a rule
+// of the same name and body is shared.
 func (c *Converter) addRule(name, body string) string {
 	esc := sanitizeRuleName(name)
-	key := esc
-	if old, ok := c.rules[esc]; ok && old != body && !c.pending[esc] {
-		for i := 0; ; i++ {
-			key = fmt.Sprintf("%s%d", esc, i)
-			if old, ok := c.rules[key]; !ok || old == body || c.pending[key] {
-				break
-			}
-		}
+	if key, ok := c.same[[2]string{esc, body}]; ok {
+		return key
 	}
-	c.set(key, body)
+	key := esc
+	if _, taken := c.rules[esc]; taken || c.pending[esc] && c.claim != esc {
+		key = c.free(esc)
+	}
+	c.set(key, body, esc)
 	return key
 }
 
-// set stores a rule, checking MaxRules and MaxGrammarBytes.
-func (c *Converter) set(key, body string) {
+// free is the first name esc0, esc1, ... no rule has or reserves.
+func (c *Converter) free(esc string) string {
+	for i := c.next[esc]; ; i++ {
+		key := esc + strconv.Itoa(i)
+		if _, taken := c.rules[key]; !taken && !c.pending[key] {
+			c.next[esc] = i + 1
+			return key
+		}
+	}
+}
+
+// set stores a rule of family fam, checking MaxRules and MaxGrammarBytes.
+func (c *Converter) set(key, body, fam string) {
 	if old, ok := c.rules[key]; ok {
 		c.size -= len(key) + len(old) + 6
+		delete(c.same, [2]string{c.family[key], old})
 	}
 	delete(c.pending, key)
-	c.rules[key] = body
+	c.rules[key], c.family[key] = body, fam
+	c.same[[2]string{fam, body}] = key
 	c.size += len(key) + len(body) + 6
 	if c.err == nil && len(c.rules) > MaxRules {
 		c.err = &Error{Msg: fmt.Sprintf("the grammar needs more than MaxRules (%d) rules", MaxRules), Err: ErrLimit}
@@ -162,13 +187,11 @@ func (c *Converter) set(key, body string) {
 func (c *Converter) reserve(name string) string {
 	esc := sanitizeRuleName(name)
 	key := esc
-	for i := 0; ; i++ {
-		if _, ok := c.rules[key]; !ok && !c.pending[key] {
-			break
-		}
-		key = fmt.Sprintf("%s%d", esc, i)
+	if _, taken := c.rules[esc]; taken || c.pending[esc] {
+		key = c.free(esc)
 	}
 	c.pending[key] = true
+	c.family[key] = esc
 	return key
 }
 

@@ -143,3 +143,20 @@ func variants(text string) []string {
 	}
 	return append(out, " "+text, text+" ", text+"\n")
 }
+
+// TestCorpusRefs checks checkRefs on the corpus (llama.cpp's parser checks
+// the same in TestCorpusDifferential).
+func TestCorpusRefs(t *testing.T) {
+	for _, c := range loadCorpus(t) {
+		g, err := ToGBNF(c.schema)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := checkRefs(g); err != "" {
+			t.Errorf("%s: %s", c.name, err)
+		}
+	}
+	if err := checkRefs("root ::= a\n"); err == "" {
+		t.Error("checkRefs misses an undefined rule")
+	}
+}

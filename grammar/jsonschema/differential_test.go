@@ -3,6 +3,9 @@
 package jsonschema
 
 import (
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/internal/grammarref"
@@ -32,38 +35,37 @@ var stricter = map[string]map[string]string{
 // (NAME.llamacpp.gbnf) gives other verdicts than ToGBNF's, or where
 // llama.cpp's converter fails (NAME.llamacpp.err): why, and which of the
 // two agrees with ajv. On every other schema the two grammars agree on
-// every text, the corpus's and the variants.
-var llamaDiffers = map[string]string{
-	// llama.cpp's _not_strings makes a key that is a prefix of a property
-	// name ("c", "cur" beside "currency") continue: ToGBNF's agrees with ajv.
-	"additional_schema": "llama.cpp refuses additional keys that are prefixes of a property name",
-	// llama.cpp requires every property of an allOf component ("name"),
-	// whatever its "required" says: ToGBNF's agrees with ajv.
-	"allof_merge": "llama.cpp requires every property of an allOf component",
-	// llama.cpp's one-sided integer range recurses on "000", losing the
-	// digits' count: its grammar accepts 10 for "minimum": 1000.
-	"big_number": "llama.cpp's grammar for minimum 1000 accepts 10",
-	// llama.cpp's date takes days 01-31 in every month.
-	"date_format":   "llama.cpp's date accepts 2023-02-29 and 2024-04-31",
-	"uuid_datetime": "llama.cpp's date accepts 2023-02-29",
-	// llama.cpp's converter has no bounds for "number": it ignores them.
-	"number_bounds": "llama.cpp ignores the bounds of a number",
-	"shapes_anyof":  "llama.cpp ignores the bounds of a number (radius >= 0)",
-	// llama.cpp's converter needs ^ and $ around a pattern (its C++
-	// converter accepts any string instead, with a warning).
-	"pattern_unanchored": "llama.cpp's converter fails on an unanchored pattern",
-	"oneof_tagged":       `llama.cpp's converter fails on the unanchored pattern "^https://"`,
-	// llama.cpp copies \d and \s into literals, which its parser refuses.
-	"pattern_classes": `llama.cpp's grammar has \d and \s, which its own parser refuses`,
-	// llama.cpp does not follow a "$ref" inside a schema that is itself a
-	// "$ref" (here the root): the inner reference is never resolved.
-	"tree": "llama.cpp's converter fails on a recursive $ref under a root $ref",
-	// llama.cpp's converter takes every schema for an object: items false
-	// crashes it.
-	"tuple": `llama.cpp's converter fails on "items": false`,
-	// With both prefixItems and items llama.cpp takes items alone.
-	"tuple_rest": "llama.cpp ignores prefixItems beside items",
-}
+// every text, the corpus's and the variants. In detail:
+// llama.cpp's _not_strings makes a key that is a prefix of a property
+// name ("c", "cur" beside "currency") continue: ToGBNF's agrees with ajv.
+// llama.cpp requires every property of an allOf component ("name"),
+// whatever its "required" says: ToGBNF's agrees with ajv.
+// llama.cpp's one-sided integer range recurses on "000", losing the
+// digits' count: its grammar accepts 10 for "minimum": 1000.
+// llama.cpp's date takes days 01-31 in every month.
+// llama.cpp's converter has no bounds for "number": it ignores them.
+// llama.cpp's converter needs ^ and $ around a pattern (its C++
+// converter accepts any string instead, with a warning).
+// llama.cpp copies \d and \s into literals, which its parser refuses.
+// llama.cpp does not follow a "$ref" inside a schema that is itself a
+// "$ref" (here the root): the inner reference is never resolved.
+// llama.cpp's converter takes every schema for an object: items false
+// crashes it.
+// With both prefixItems and items llama.cpp takes items alone.
+//
+// The list is testdata/llamacpp-differs.json (schema name: why), which the
+// sampling tests of internal/grammarref read too.
+var llamaDiffers = func() map[string]string {
+	b, err := os.ReadFile("testdata/llamacpp-differs.json")
+	if err != nil {
+		panic(err) // a test binary without its testdata
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	return m
+}()
 
 // TestCorpusDifferential holds ToGBNF's grammars to llama.cpp's (parsed and
 // run by llama.cpp itself, through node-llama-cpp) and to ajv: on the
@@ -155,5 +157,62 @@ func TestCorpusDifferential(t *testing.T) {
 				t.Errorf("llama.cpp's grammar agrees with ToGBNF's on every text: drop the llamaDiffers entry (%s)", reason)
 			}
 		})
+	}
+}
+
+// TestConverterToolCalls: one grammar holding two tools' parameters (the
+// corpus's tool_weather and tool_search), under a root written by hand as
+// a tool call, accepts a call exactly when ajv finds its arguments valid
+// against the named tool's schema (but stricter): llama.cpp runs the
+// grammar.
+func TestConverterToolCalls(t *testing.T) {
+	runner := grammarref.Need(t)
+	cases := map[string]corpusCase{}
+	for _, c := range loadCorpus(t) {
+		cases[c.name] = c
+	}
+	tools := []struct{ name, corpus string }{{"get_weather", "tool_weather"}, {"search", "tool_search"}}
+	conv := NewConverter()
+	var calls []string
+	for _, tool := range tools {
+		rule, err := conv.Add(tool.name, cases[tool.corpus].schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, conv.Rule(tool.name+"-call",
+			`"{" space "\"name\"" space ":" space `+formatLiteral(`"`+tool.name+`"`)+` "," space "\"arguments\"" space ":" space `+rule+` space "}"`))
+	}
+	conv.Rule("root", `"<tool_call>" space (`+strings.Join(calls, " | ")+`) space "</tool_call>"`)
+	var texts []string
+	var schemas []grammarref.SchemaJob
+	var args [][]string // by tool: the arguments of its calls
+	for i, tool := range tools {
+		args = append(args, nil)
+		for _, c := range tools {
+			// Every tool's instances, as this tool's arguments.
+			for _, a := range append(append([]string{}, cases[c.corpus].valid...), cases[c.corpus].invalid...) {
+				args[i] = append(args[i], a)
+				texts = append(texts, "<tool_call>\n"+`{"name": "`+tool.name+`", "arguments": `+a+"}</tool_call>")
+			}
+		}
+		schemas = append(schemas, grammarref.SchemaJob{Schema: cases[tool.corpus].schema, Texts: args[i]})
+	}
+	gs, ss, err := runner.Run([]grammarref.GrammarJob{{Grammar: conv.GBNF(), Texts: texts}}, schemas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs[0].Error != "" {
+		t.Fatalf("llama.cpp refuses the grammar: %s\n%s", gs[0].Error, conv.GBNF())
+	}
+	k := 0
+	for i, tool := range tools {
+		for j, a := range args[i] {
+			valid, accepts := ss[i].Valid[j], gs[0].Accepts[k]
+			_, strict := stricter[tools[i].corpus][a]
+			if accepts != valid && !(strict && valid) {
+				t.Errorf("%s(%s): llama.cpp accepts=%v, ajv valid=%v", tool.name, a, accepts, valid)
+			}
+			k++
+		}
 	}
 }

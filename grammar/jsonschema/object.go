@@ -73,9 +73,15 @@ func (v *visitor) buildObject(props []property, required []string, additional *v
 	if name != "" {
 		prefix += "-"
 	}
+	index := make(map[string]int, len(props))
+	for i, p := range props {
+		index[p.name] = i
+	}
+	isRequired := make(map[string]bool, len(required))
 	for _, r := range required {
-		i := slices.IndexFunc(props, func(p property) bool { return p.name == r })
-		if i < 0 {
+		isRequired[r] = true
+		i, ok := index[r]
+		if !ok {
 			return "", fail(ptr, ErrUnsupported, `required property %q is not in "properties"`, r)
 		}
 		if isFalse(props[i].schema) {
@@ -96,7 +102,7 @@ func (v *visitor) buildObject(props []property, required []string, additional *v
 			return "", err
 		}
 		kv[p.name] = v.c.addRule(prefix+p.name+"-kv", formatLiteral((&value{kind: kindString, str: p.name}).text())+` space ":" space `+rule)
-		if slices.Contains(required, p.name) {
+		if isRequired[p.name] {
 			requiredProps = append(requiredProps, p.name)
 		} else {
 			optionalProps = append(optionalProps, p.name)
@@ -147,32 +153,33 @@ func (v *visitor) buildObject(props []property, required []string, additional *v
 			b.WriteString(` "," space ( `)
 		}
 		// Each alternative starts at one optional property; the ones
-		// after it follow, each optional, in a rule of their own.
-		var chain func(ks []string, firstOptional bool) string
-		chain = func(ks []string, firstOptional bool) string {
-			k := ks[0]
-			comma := `( "," space ` + kv[k] + ` )`
-			var res string
-			switch {
-			case firstOptional && k == "*":
-				res = comma + "*"
-			case firstOptional:
-				res = comma + "?"
-			case k == "*":
-				res = kv[k] + " " + comma + "*"
-			default:
-				res = kv[k]
+		// after it follow, each optional, in a rule of their own
+		// (llama.cpp's get_recursive_refs, built once from the end: its
+		// recursion builds the same rules once per alternative).
+		n := len(optionalProps)
+		rest := make([]string, n+1) // rest[i]: the rule of optionalProps[i:], each optional
+		for i := n - 1; i >= 1; i-- {
+			k := optionalProps[i]
+			body := `( "," space ` + kv[k] + ` )?`
+			if k == "*" {
+				body = `( "," space ` + kv[k] + ` )*`
 			}
-			if len(ks) > 1 {
-				res += " " + v.c.addRule(prefix+k+"-rest", chain(ks[1:], true))
+			if rest[i+1] != "" {
+				body += " " + rest[i+1]
 			}
-			return res
+			rest[i] = v.c.addRule(prefix+optionalProps[i-1]+"-rest", body)
 		}
-		for i := range optionalProps {
+		for i, k := range optionalProps {
 			if i > 0 {
 				b.WriteString(" | ")
 			}
-			b.WriteString(chain(optionalProps[i:], false))
+			b.WriteString(kv[k])
+			if k == "*" {
+				b.WriteString(` ( "," space ` + kv[k] + ` )*`)
+			}
+			if rest[i+1] != "" {
+				b.WriteString(" " + rest[i+1])
+			}
 		}
 		if len(requiredProps) > 0 {
 			b.WriteString(" )")

@@ -96,8 +96,9 @@ func decodeValue(d *json.Decoder, depth int, ptr string) (*value, error) {
 			return nil, &Error{Pointer: ptr, Msg: fmt.Sprintf("nested deeper than MaxDepth (%d)", MaxDepth), Err: ErrLimit}
 		}
 		v := &value{kind: kindArray}
+		var keys map[string]bool // an object's, to refuse duplicates
 		if t == '{' {
-			v.kind = kindObject
+			v.kind, keys = kindObject, map[string]bool{}
 		}
 		for d.More() {
 			if v.kind == kindArray {
@@ -113,13 +114,14 @@ func decodeValue(d *json.Decoder, depth int, ptr string) (*value, error) {
 				return nil, &Error{Pointer: ptr, Msg: "not JSON: " + err.Error(), Err: ErrInvalid}
 			}
 			key, _ := kt.(string)
-			if v.has(key) {
+			if keys[key] {
 				return nil, &Error{Pointer: ptr, Msg: fmt.Sprintf("duplicate key %q", key), Err: ErrInvalid}
 			}
 			e, err := decodeValue(d, depth+1, ptr+"/"+escapePointer(key))
 			if err != nil {
 				return nil, err
 			}
+			keys[key] = true
 			v.obj = append(v.obj, member{key, e})
 		}
 		if _, err := d.Token(); err != nil { // the closing delimiter

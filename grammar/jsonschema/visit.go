@@ -18,6 +18,8 @@ type visitor struct {
 	// visited: a "$ref" cycle that encloses none would be a left-recursive
 	// grammar, which llama.cpp refuses.
 	nested int
+	// shapeSteps counts shapeOf's calls (maxShapeSteps).
+	shapeSteps int
 }
 
 // ref is one "$ref" target.
@@ -195,13 +197,14 @@ func (v *visitor) visit(s *value, name, ptr string) (string, error) {
 
 // check fails on a keyword of s that restricts the values the branch
 // generates (of type typ, "" for all types) other than those it handles
-// (handled, and "type"): the grammar would accept values the schema
-// rejects. Annotations, unknown keywords and keywords about other types
+// (handled, and "type" when typ is set): the grammar would accept values
+// the schema rejects. Annotations, unknown keywords and keywords about other types
 // pass.
 func (v *visitor) check(s *value, ptr, typ string, handled ...string) error {
 	for _, m := range s.obj {
 		k := m.key
-		if annotations[k] || k == "type" || slices.Contains(handled, k) {
+		// "type" is the branch's own when it generates one type.
+		if annotations[k] || k == "type" && typ != "" || slices.Contains(handled, k) {
 			continue
 		}
 		types, known := keywordTypes[k]
@@ -212,7 +215,7 @@ func (v *visitor) check(s *value, ptr, typ string, handled ...string) error {
 			continue
 		}
 		switch {
-		case len(handled) > 0 && (handled[0] == "$ref" || handled[0] == "anyOf" || handled[0] == "enum"):
+		case len(handled) > 0 && slices.Contains([]string{"$ref", "anyOf", "oneOf", "enum", "const", "allOf"}, handled[0]):
 			return fail(ptr, ErrUnsupported, "%q beside %q is not supported", k, handled[0])
 		case types != nil && typ == "":
 			return fail(ptr, ErrUnsupported, "%q is not supported without \"type\": %q", k, types[0])
