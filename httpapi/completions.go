@@ -42,6 +42,9 @@ type job struct {
 	includeUsage bool
 	id           string
 	created      int64
+	// calls, for a chat reply that may call tools, says how to read the
+	// calls out of it; nil: the reply is text.
+	calls *toolCalling
 }
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +119,13 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	format, e := req.responseFormat()
+	if e != nil {
+		return nil, e
+	}
+	if j.opts.Grammar, e = h.formatGrammar(format, "prompt"); e != nil {
+		return nil, e
+	}
 	text, ids, e := req.completionPrompt(h.context)
 	if e != nil {
 		return nil, e
@@ -159,6 +169,23 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	tools, e := req.toolOptions()
+	if e != nil {
+		return nil, e
+	}
+	format, e := req.responseFormat()
+	if e != nil {
+		return nil, e
+	}
+	if e := h.replyGrammar(j, tools, format); e != nil {
+		return nil, e
+	}
+	opts.Tools, opts.ToolChoice = tools.tools, tools.choice
+	if j.opts.Grammar != nil {
+		// The grammar holds the reply from its first token: a thinking
+		// template's reasoning would not match it.
+		opts.DisableThinking = true
+	}
 	// The template is applied twice, here to measure the text and again by
 	// ChatPrompt, which tokenizes it: a cost of the order of the text's
 	// bytes, where tokenizing costs tens of times more. An error here
@@ -172,7 +199,13 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	var err error
 	if j.prompt, err = h.model.ChatPromptWith(msgs, opts); err != nil {
+		if errors.Is(err, chat.ErrInvalidTool) {
+			return nil, badRequest("tools", "invalid_value", "%v", err)
+		}
 		return nil, generationError(err, "messages")
+	}
+	if tools.calling() {
+		j.calls = &toolCalling{format: j.prompt.ToolFormat, seed: callSeed(req.Seed, j.prompt.Tokens), parallel: tools.parallel}
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
 }
@@ -289,10 +322,12 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	}
 	finish := finishReason(res.FinishReason)
 	if j.chat {
-		// The reply's reasoning apart, as llama.cpp's server returns it.
-		reasoning, content := chat.SplitReasoning(res.Text)
+		// The reply's reasoning and calls apart, as llama.cpp's server
+		// returns them.
+		var msg assistantMessage
+		msg, finish = j.chatReply(res.Text, finish)
 		resp.Object = "chat.completion"
-		resp.Choices = []chatChoice{{Message: assistantMessage{Role: "assistant", Content: content, ReasoningContent: reasoning}, FinishReason: &finish}}
+		resp.Choices = []chatChoice{{Message: msg, FinishReason: &finish}}
 	} else {
 		resp.Object = "text_completion"
 		resp.Choices = []textChoice{{Text: res.Text, FinishReason: &finish}}
@@ -308,6 +343,9 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // says whether an abort was Shutdown's.
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
 	s := &eventStream{w: w, rc: http.NewResponseController(w), j: j, model: h.name}
+	if j.calls != nil {
+		s.calls = chat.NewToolCallStream(j.calls.format, j.calls.seed)
+	}
 	onToken := func(t engine.Token) error {
 		if t.Text == "" {
 			return nil // held back (part of a character or of a stop string): nothing to show yet
@@ -382,11 +420,13 @@ type chatChoice struct {
 
 // assistantMessage is a chat reply. ReasoningContent is the reasoning
 // ("<think>...</think>") the reply started with, as llama.cpp's server
-// returns it: absent when there is none.
+// returns it: absent when there is none. Content is null when the reply
+// is tool calls only; ToolCalls is absent when there are none.
 type assistantMessage struct {
-	Role             string `json:"role"`
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type usage struct {

@@ -1,7 +1,10 @@
 // Package httpapi serves a wasmlm model over an OpenAI-compatible HTTP API:
 // POST /v1/completions and /v1/chat/completions (with Server-Sent Events when
 // the request says "stream": true), GET /v1/models, and llama.cpp server's
-// POST /tokenize, POST /detokenize and GET /health.
+// POST /tokenize, POST /detokenize and GET /health. Replies may be held to
+// a response_format (JSON, a JSON schema) or a GBNF grammar, and chat
+// replies may call tools (tools, tool_choice → tool_calls), in OpenAI's
+// shapes (format.go, tools.go).
 //
 // Handler is a plain net/http Handler with no host-specific code, so the
 // same API runs in `wasmlm serve` and in the edge worker (cmd/worker, on

@@ -44,6 +44,9 @@ type samplingRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+	// ResponseFormat and Grammar are read by responseFormat (format.go).
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Grammar        json.RawMessage `json:"grammar"`
 }
 
 // completionRequest is POST /v1/completions.
@@ -60,13 +63,22 @@ type chatRequest struct {
 	// form) switch a thinking template's reasoning off (templateOptions).
 	EnableThinking     *bool           `json:"enable_thinking"`
 	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+	// Tools, ToolChoice and ParallelToolCalls are read by toolOptions
+	// (tools.go).
+	Tools             json.RawMessage `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
 }
 
 // chatMessage is one message; content is a string, an array of content
-// parts, or null.
+// parts, or null. An assistant message may carry tool_calls, a "tool"
+// message answers one by its tool_call_id (messageTools reads them).
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  json.RawMessage `json:"tool_calls"`
+	ToolCallID json.RawMessage `json:"tool_call_id"`
+	Name       json.RawMessage `json:"name"`
 }
 
 // stopList is OpenAI's stop: null, a string, or an array of strings.
@@ -361,6 +373,9 @@ func (r *chatRequest) messages() ([]chat.Message, *apiError) {
 			return nil, badRequest(param+".content", "invalid_type", "%s.content: %v", param, err)
 		}
 		msgs[i] = chat.Message{Role: m.Role, Content: content}
+		if e := messageTools(m, param, &msgs[i]); e != nil {
+			return nil, e
+		}
 	}
 	return msgs, nil
 }

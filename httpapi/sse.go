@@ -25,6 +25,9 @@ type eventStream struct {
 	// reasoning splits a chat reply's reasoning from its content as it
 	// streams (chat.ReasoningParser).
 	reasoning chat.ReasoningParser
+	// calls, when the job takes calls (job.calls), holds back the part of
+	// the content that may be a tool call (chat.ToolCallStream).
+	calls *chat.ToolCallStream
 }
 
 // chunk is a streamed completion chunk (object "text_completion" or
@@ -50,9 +53,10 @@ type chatChunkChoice struct {
 // the reply's content or of its reasoning, as llama.cpp's server sends them
 // (a piece of each in two chunks, the reasoning first).
 type chatDelta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallDelta `json:"tool_calls,omitempty"`
 }
 
 // newChunk is a chunk carrying one choice: text (nil: none) for a text
@@ -105,13 +109,22 @@ func (s *eventStream) content(text string) error {
 
 // reply sends the pieces of a chat reply's reasoning and content that the
 // reasoning parser released: a reasoning_content chunk, then a content
-// chunk, each only if it has text. Nothing released (a tag's first bytes,
-// say) sends nothing, but the stream's headers go out with the first token
-// all the same.
+// chunk, each only if it has text (content that may be a tool call is held
+// back). Nothing released (a tag's first bytes, say) sends nothing, but the
+// stream's headers go out with the first token all the same.
 func (s *eventStream) reply(reasoning, content string) error {
 	if err := s.start(); err != nil {
 		return err
 	}
+	if s.calls != nil {
+		content = s.calls.Write(content)
+	}
+	return s.sendPieces(reasoning, content)
+}
+
+// sendPieces sends a reasoning_content chunk and a content chunk, each only if
+// it has text.
+func (s *eventStream) sendPieces(reasoning, content string) error {
 	if reasoning != "" {
 		c := s.newChunk(nil, "", nil)
 		c.Choices.([]chatChunkChoice)[0].Delta.ReasoningContent = &reasoning
@@ -134,6 +147,16 @@ func (s *eventStream) finish(res engine.Result, queued time.Duration) {
 	if s.j.chat {
 		if s.reply(s.reasoning.Flush()) != nil {
 			return
+		}
+		if s.calls != nil {
+			rest, calls := s.calls.Finish()
+			calls = s.j.calls.finish(calls)
+			if s.sendPieces("", rest) != nil || s.toolCalls(calls) != nil {
+				return
+			}
+			if len(calls) > 0 {
+				reason = "tool_calls"
+			}
 		}
 		s.send("", s.newChunk(nil, "", &reason))
 	} else {

@@ -1,7 +1,6 @@
 package jsonschema
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -235,7 +234,7 @@ func (v *visitor) format(s *value, ruleName, ptr string) (string, error) {
 	if f.kind != kindString {
 		return "", fail(ptr, ErrInvalid, `"format" must be a string`)
 	}
-	if uuidFormat.MatchString(f.str) {
+	if isUUIDFormat(f.str) {
 		name := f.str
 		if ruleName == "root" {
 			name = "root"
@@ -249,7 +248,13 @@ func (v *visitor) format(s *value, ruleName, ptr string) (string, error) {
 	return v.c.addRule(ruleName, v.c.addPrimitive(f.str+"-string", prim)), nil
 }
 
-var uuidFormat = regexp.MustCompile(`^uuid[1-5]?$`)
+// isUUIDFormat reports whether a "format" is uuid, or uuid1 to uuid5:
+// llama.cpp's ^uuid[1-5]?$. (Not a regexp: package regexp would add 120 KB,
+// gzipped, to the edge worker.)
+func isUUIDFormat(f string) bool {
+	rest, ok := strings.CutPrefix(f, "uuid")
+	return ok && (rest == "" || len(rest) == 1 && '1' <= rest[0] && rest[0] <= '5')
+}
 
 // shape is what a oneOf alternative may match, to tell whether two can
 // match one value: the JSON types, and for literals their texts; for

@@ -1,0 +1,429 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+)
+
+// Tool calling on /v1/chat/completions, in OpenAI's shapes: tools,
+// tool_choice and parallel_tool_calls in the request; assistant messages
+// with tool_calls and "tool" messages in the conversation; tool_calls in
+// the reply. The chat package renders the tools in the model's tool format
+// and reads the calls back out of the reply; a forced call (tool_choice
+// "required" or a function) is sampled under the grammar of the format's
+// call syntax (engine.Model.ToolGrammar).
+
+// maxTools is OpenAI's limit on a request's tools.
+const maxTools = 128
+
+// toolRequest is what a chat request asks about tools.
+type toolRequest struct {
+	tools    []chat.Tool
+	choice   chat.ToolChoice
+	parallel bool
+}
+
+// forced reports whether the reply must be a call.
+func (t toolRequest) forced() bool {
+	return t.choice.Mode == chat.ToolRequired || t.choice.Mode == chat.ToolFunction
+}
+
+// calling reports whether the reply may hold calls, to be parsed out.
+func (t toolRequest) calling() bool {
+	return len(t.tools) > 0 && t.choice.Mode != chat.ToolNone
+}
+
+// toolOptions reads tools, tool_choice and parallel_tool_calls. tool_choice
+// defaults to "auto" with tools; without tools, neither tool_choice nor
+// parallel_tool_calls may be given (as OpenAI answers).
+func (r *chatRequest) toolOptions() (toolRequest, *apiError) {
+	t := toolRequest{parallel: true}
+	if raw := bytes.TrimSpace(r.Tools); !isNull(raw) {
+		tools, e := readTools(raw)
+		if e != nil {
+			return t, e
+		}
+		t.tools = tools
+	}
+	if raw := bytes.TrimSpace(r.ParallelToolCalls); !isNull(raw) {
+		if len(t.tools) == 0 {
+			return t, badRequest("parallel_tool_calls", "invalid_value", "parallel_tool_calls is only allowed when tools are given")
+		}
+		if err := json.Unmarshal(raw, &t.parallel); err != nil {
+			return t, badRequest("parallel_tool_calls", "invalid_type", "parallel_tool_calls must be a boolean, got %s", jsonValue(literalKind(raw)))
+		}
+	}
+	raw := bytes.TrimSpace(r.ToolChoice)
+	if isNull(raw) {
+		if len(t.tools) == 0 {
+			t.choice.Mode = chat.ToolNone
+		}
+		return t, nil
+	}
+	if len(t.tools) == 0 {
+		return t, badRequest("tool_choice", "invalid_value", "tool_choice is only allowed when tools are given")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return t, badRequest("tool_choice", "invalid_json", "tool_choice is not a valid string")
+		}
+		switch s {
+		case "auto":
+			t.choice.Mode = chat.ToolAuto
+		case "none":
+			t.choice.Mode = chat.ToolNone
+		case "required":
+			t.choice.Mode = chat.ToolRequired
+		default:
+			return t, badRequest("tool_choice", "invalid_value",
+				"tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}, got %q", s)
+		}
+		return t, nil
+	}
+	obj, e := jsonObjectOf(raw, "tool_choice")
+	if e != nil {
+		return t, badRequest("tool_choice", "invalid_type",
+			"tool_choice must be a string or an object {\"type\": \"function\", \"function\": {\"name\": ...}}, got %s", jsonValue(literalKind(raw)))
+	}
+	if e := onlyKeys(obj, "tool_choice", "type", "function"); e != nil {
+		return t, e
+	}
+	typ, e := stringField(obj, "tool_choice", "type", true)
+	if e != nil {
+		return t, e
+	}
+	if typ != "function" {
+		return t, badRequest("tool_choice.type", "invalid_value", "tool_choice.type must be \"function\", got %q", typ)
+	}
+	fn, e := jsonObjectOf(obj["function"], "tool_choice.function")
+	if e != nil {
+		return t, e
+	}
+	if e := onlyKeys(fn, "tool_choice.function", "name"); e != nil {
+		return t, e
+	}
+	name, e := stringField(fn, "tool_choice.function", "name", true)
+	if e != nil {
+		return t, e
+	}
+	for _, tool := range t.tools {
+		if tool.Name == name {
+			t.choice = chat.ToolChoice{Mode: chat.ToolFunction, Function: name}
+			return t, nil
+		}
+	}
+	return t, badRequest("tool_choice.function.name", "invalid_value", "tool_choice names the function %q, which is not among the tools", name)
+}
+
+// readTools reads tools: [{"type": "function", "function": {"name",
+// "description", "parameters", "strict"}}], one at a time (at most
+// maxTools), names unique.
+func readTools(raw []byte) ([]chat.Tool, *apiError) {
+	if raw[0] != '[' {
+		return nil, badRequest("tools", "invalid_type", "tools must be an array, got %s", jsonValue(literalKind(raw)))
+	}
+	// Read one at a time: a body of 100,000 tools never becomes a slice of them.
+	var items []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return nil, badRequest("tools", "invalid_json", "tools is not a valid array")
+	}
+	for dec.More() {
+		if len(items) == maxTools {
+			return nil, badRequest("tools", "invalid_value", "tools: at most %d tools, got more", maxTools)
+		}
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return nil, badRequest("tools", "invalid_json", "tools is not a valid array")
+		}
+		items = append(items, item)
+	}
+	if len(items) == 0 {
+		return nil, badRequest("tools", "invalid_value", "tools must not be empty (omit it for no tools)")
+	}
+	tools := make([]chat.Tool, len(items))
+	seen := make(map[string]int, len(items))
+	for i, item := range items {
+		p := fmt.Sprintf("tools[%d]", i)
+		obj, e := jsonObjectOf(item, p)
+		if e != nil {
+			return nil, e
+		}
+		if e := onlyKeys(obj, p, "type", "function"); e != nil {
+			return nil, e
+		}
+		typ, e := stringField(obj, p, "type", true)
+		if e != nil {
+			return nil, e
+		}
+		if typ != "function" {
+			return nil, badRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
+		}
+		p += ".function"
+		fn, e := jsonObjectOf(obj["function"], p)
+		if e != nil {
+			return nil, e
+		}
+		if e := onlyKeys(fn, p, "name", "description", "parameters", "strict"); e != nil {
+			return nil, e
+		}
+		tool := &tools[i]
+		if tool.Name, e = stringField(fn, p, "name", true); e != nil {
+			return nil, e
+		}
+		if !validName(tool.Name) {
+			return nil, badRequest(p+".name", "invalid_value", "%s.name %q must be 1 to 64 letters, digits, '_' or '-'", p, tool.Name)
+		}
+		if j, dup := seen[tool.Name]; dup {
+			return nil, badRequest(p+".name", "invalid_value", "%s.name %q is the name of tools[%d] too: names must be unique", p, tool.Name, j)
+		}
+		seen[tool.Name] = i
+		if tool.Description, e = stringField(fn, p, "description", false); e != nil {
+			return nil, e
+		}
+		if _, e := boolField(fn, p, "strict"); e != nil {
+			return nil, e
+		}
+		if params := bytes.TrimSpace(fn["parameters"]); !isNull(params) {
+			if e := schemaObject(params, p+".parameters"); e != nil {
+				return nil, e
+			}
+			tool.Parameters = json.RawMessage(params)
+		}
+	}
+	return tools, nil
+}
+
+// replyGrammar sets the grammar a chat job's reply is sampled under: the
+// forced call's (tool_choice "required" or a function), else f's. A JSON
+// response_format or a grammar applies to a reply that is text: with tools
+// that may be called, it is refused.
+func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *apiError {
+	if t.calling() && constrains(f) {
+		param := "response_format"
+		if f.Grammar != "" {
+			param = "grammar"
+		}
+		return badRequest(param, "invalid_value",
+			"%s applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", param, choiceName(t.choice))
+	}
+	if !t.forced() {
+		var e *apiError
+		j.opts.Grammar, e = h.formatGrammar(f, "messages")
+		return e
+	}
+	tmpl, err := h.model.ChatTemplate()
+	if err != nil {
+		return nil // the model's template is unusable: ChatPromptWith says so
+	}
+	g, err := h.model.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
+	if err != nil {
+		return generationError(err, "messages")
+	}
+	j.opts.Grammar = g
+	return nil
+}
+
+// choiceName is tool_choice as the request wrote it.
+func choiceName(c chat.ToolChoice) string {
+	switch c.Mode {
+	case chat.ToolNone:
+		return `"none"`
+	case chat.ToolRequired:
+		return `"required"`
+	case chat.ToolFunction:
+		return fmt.Sprintf("function %q", c.Function)
+	}
+	return `"auto"`
+}
+
+// messageTools reads the tool fields of message m, param naming it
+// ("messages[3]"), into msg: an assistant's tool_calls, a tool result's
+// tool_call_id (required) and name.
+func messageTools(m chatMessage, param string, msg *chat.Message) *apiError {
+	if raw := bytes.TrimSpace(m.ToolCalls); !isNull(raw) {
+		if m.Role != "assistant" {
+			return badRequest(param+".tool_calls", "invalid_value", "%s.tool_calls: only assistant messages make tool calls", param)
+		}
+		calls, e := readToolCalls(raw, param+".tool_calls")
+		if e != nil {
+			return e
+		}
+		msg.ToolCalls = calls
+	}
+	if m.Role != "tool" {
+		// OpenAI's participant name on other roles: no template here reads it.
+		if raw := bytes.TrimSpace(m.Name); !isNull(raw) && raw[0] != '"' {
+			return badRequest(param+".name", "invalid_type", "%s.name must be a string, got %s", param, jsonValue(literalKind(raw)))
+		}
+		if !isNull(m.ToolCallID) {
+			return badRequest(param+".tool_call_id", "invalid_value", "%s.tool_call_id: only tool messages answer a call", param)
+		}
+		return nil
+	}
+	obj := map[string]json.RawMessage{"tool_call_id": m.ToolCallID, "name": m.Name}
+	var e *apiError
+	if msg.ToolCallID, e = stringField(obj, param, "tool_call_id", true); e != nil {
+		return e
+	}
+	msg.Name, e = stringField(obj, param, "name", false)
+	return e
+}
+
+// readToolCalls reads an assistant message's tool_calls: [{"id", "type":
+// "function", "function": {"name", "arguments"}}], arguments a string (of
+// JSON, as OpenAI returns them).
+func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *apiError) {
+	if raw[0] != '[' {
+		return nil, badRequest(param, "invalid_type", "%s must be an array, got %s", param, jsonValue(literalKind(raw)))
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, badRequest(param, "invalid_json", "%s is not a valid array", param)
+	}
+	calls := make([]chat.ToolCall, len(items))
+	for i, item := range items {
+		p := fmt.Sprintf("%s[%d]", param, i)
+		obj, e := jsonObjectOf(item, p)
+		if e != nil {
+			return nil, e
+		}
+		if calls[i].ID, e = stringField(obj, p, "id", true); e != nil {
+			return nil, e
+		}
+		typ, e := stringField(obj, p, "type", true)
+		if e != nil {
+			return nil, e
+		}
+		if typ != "function" {
+			return nil, badRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
+		}
+		fn, e := jsonObjectOf(obj["function"], p+".function")
+		if e != nil {
+			return nil, e
+		}
+		if calls[i].Name, e = stringField(fn, p+".function", "name", true); e != nil {
+			return nil, e
+		}
+		if calls[i].Arguments, e = stringField(fn, p+".function", "arguments", false); e != nil {
+			return nil, e
+		}
+	}
+	return calls, nil
+}
+
+// toolCalling is how a job's reply is read for calls: in the prompt's tool
+// format, at most one call unless parallel, ids from seed.
+type toolCalling struct {
+	format   chat.ToolFormat
+	seed     uint64
+	parallel bool
+}
+
+// callSeed is the seed of a reply's call ids. With the request's seed, it
+// is that seed mixed with the prompt, so the same request gets the same ids
+// but a conversation's next turn (a longer prompt) gets new ones, never the
+// ids of the calls in its own history; without, it is random, so ids differ
+// from request to request.
+func callSeed(seed *int64, prompt []int) uint64 {
+	if seed == nil {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+		return binary.LittleEndian.Uint64(b[:])
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(*seed))
+	h.Write(b[:])
+	for _, id := range prompt {
+		binary.LittleEndian.PutUint64(b[:], uint64(id))
+		h.Write(b[:])
+	}
+	return h.Sum64()
+}
+
+// finish takes a reply's calls as parsed: the first only unless parallel,
+// every id the server's (a model may write ids, as Mistral's format and the
+// generic one let it: they need not be unique).
+func (t *toolCalling) finish(calls []chat.ToolCall) []chat.ToolCall {
+	if !t.parallel && len(calls) > 1 {
+		calls = calls[:1]
+	}
+	for i := range calls {
+		calls[i].ID = chat.ToolCallID(t.format, t.seed, i)
+	}
+	return calls
+}
+
+// chatReply is the reply message to text, a finished generation, and its
+// finish reason: the reasoning apart, the calls parsed out when the job
+// takes calls ("tool_calls" then), content null when there are only calls.
+func (j *job) chatReply(text, finish string) (assistantMessage, string) {
+	reasoning, content := chat.SplitReasoning(text)
+	msg := assistantMessage{Role: "assistant", ReasoningContent: reasoning}
+	if j.calls != nil {
+		var calls []chat.ToolCall
+		content, calls, _ = chat.ParseToolCalls(j.calls.format, content, j.calls.seed) // the format is the prompt's: known
+		for _, c := range j.calls.finish(calls) {
+			msg.ToolCalls = append(msg.ToolCalls, toolCallJSON{ID: c.ID, Type: "function", Function: toolFunctionJSON{Name: c.Name, Arguments: c.Arguments}})
+		}
+		if len(msg.ToolCalls) > 0 {
+			finish = "tool_calls"
+		}
+	}
+	if content != "" || len(msg.ToolCalls) == 0 {
+		msg.Content = &content
+	}
+	return msg, finish
+}
+
+// toolCallJSON is a call in a reply message.
+type toolCallJSON struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function toolFunctionJSON `json:"function"`
+}
+
+type toolFunctionJSON struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// toolCallDelta is a call in a streamed chunk: first with its id, type
+// and name (and arguments ""), then its arguments, as OpenAI streams them.
+type toolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function toolFunctionDelta `json:"function"`
+}
+
+type toolFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// toolCalls sends a streamed reply's calls: for each, a chunk that opens
+// it and a chunk with its arguments.
+func (s *eventStream) toolCalls(calls []chat.ToolCall) error {
+	for i, c := range calls {
+		open := toolCallDelta{Index: i, ID: c.ID, Type: "function", Function: toolFunctionDelta{Name: c.Name}}
+		args := toolCallDelta{Index: i, Function: toolFunctionDelta{Arguments: c.Arguments}}
+		for _, d := range []toolCallDelta{open, args} {
+			ch := s.newChunk(nil, "", nil)
+			ch.Choices.([]chatChunkChoice)[0].Delta.ToolCalls = []toolCallDelta{d}
+			if err := s.send("", ch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
