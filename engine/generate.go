@@ -56,6 +56,9 @@ type GenerateOptions struct {
 	// sampling chain, and the end-of-generation tokens (and StopTokens) are
 	// allowed only where the text so far is a whole match. A text that is a
 	// whole match no token can extend ends the generation (FinishStop).
+	// Near MaxTokens or the end of the context the text is steered to a
+	// whole match; one that is whole when the limit comes ends with
+	// FinishStop too, not FinishLength: it is complete.
 	Grammar *grammar.Grammar
 	// PromptProgress, if set, is called after each block of prompt tokens
 	// is evaluated (SessionOptions.PromptBlock; a cancelled context stops
@@ -313,6 +316,11 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 			res.FinishReason = FinishLength
 		case pos == s.context:
 			res.FinishReason = FinishContext
+		}
+		if res.FinishReason != "" && !hit && g.grammar.whole() {
+			// The limit came, but the budget had the text close in time: it
+			// is a whole match of the grammar, an answer, not a cut one.
+			res.FinishReason = FinishStop
 		}
 		if res.FinishReason != "" && !hit {
 			g.piece = append(g.piece[:0], text...)

@@ -115,3 +115,9 @@ func (c *constraint) accept(m *Model, prev, id int) error {
 	}
 	return nil
 }
+
+// whole reports whether the text so far is a whole match of the grammar
+// (false without one).
+func (c *constraint) whole() bool {
+	return c != nil && c.c.Accepting()
+}

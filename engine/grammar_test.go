@@ -13,7 +13,8 @@ import (
 
 // TestGrammarHoldsSampledText samples from stories260K at temperature 1 under
 // grammars it could never follow by itself: every text is a whole match,
-// those cut by MaxTokens too (the budget steers them to close in time).
+// those that reach MaxTokens too (the budget steers them to close in
+// time), and every one ends with FinishStop.
 func TestGrammarHoldsSampledText(t *testing.T) {
 	m := loadStories260K(t)
 	s := newSession(t, m)
@@ -27,23 +28,20 @@ func TestGrammarHoldsSampledText(t *testing.T) {
 	} {
 		g, err := m.Grammar(tc.src)
 		require.NoError(t, err, tc.name)
-		ended := 0
+		cut := 0
 		for seed := range uint64(12) {
 			opts := GenerateOptions{MaxTokens: 40 + 10*int(seed), Grammar: g,
 				Sampling: sampling.Params{Temperature: 1, Seed: seed}}
 			res, err := s.Generate(context.Background(), "Once upon a time", opts, nil)
 			require.NoError(t, err, "%s seed %d", tc.name, seed)
 			require.True(t, g.Accepts(res.Text), "%s seed %d (%s): %q", tc.name, seed, res.FinishReason, res.Text)
-			if res.FinishReason == FinishStop {
-				ended++
-			} else {
-				require.Equal(t, FinishLength, res.FinishReason)
+			// Whole, so "stop", even where MaxTokens made it close.
+			require.Equal(t, FinishStop, res.FinishReason, "%s seed %d", tc.name, seed)
+			if len(res.Tokens) == opts.MaxTokens {
+				cut++
 			}
 		}
-		t.Logf("%s: %d of 12 ended by themselves", tc.name, ended)
-		if tc.name == "yes-no" || tc.name == "digits" || tc.name == "name-age" {
-			require.Equal(t, 12, ended, tc.name)
-		}
+		t.Logf("%s: %d of 12 closed at MaxTokens", tc.name, cut)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestJSONSchemaCorpus(t *testing.T) {
 				t.Logf("%s: refused: %s", filepath.Base(f), e.Message)
 				break
 			}
-			c := decodeCompletion(t, w) // "length" too: a whole match steered to end at the limit
+			c := decodeCompletion(t, w) // "stop", a whole match steered to end at the limit if need be
 			job.Texts = append(job.Texts, c.text(t))
 		}
 		if len(job.Texts) > 0 {
