@@ -16,19 +16,14 @@ type mask struct {
 	bits    []uint64
 	allowed int   // tokens set in bits
 	finish  int32 // the state's shortest finish, in bytes
-	// far are the allowed tokens after which the shortest finish is more
-	// than farSlack bytes longer than before (they open an object, an
-	// array, a property), with that length; maxAfter is the longest.
+	// far are the allowed tokens after which the shortest finish is longer
+	// than before (they open an object, an array, a property: few), with
+	// that length; maxAfter is the longest.
 	far      []farToken
 	maxAfter int32
 }
 
 type farToken struct{ id, after int32 }
-
-// farSlack is how much longer than the state's own a token's shortest
-// finish may be without being listed in mask.far: tokens inside a string or
-// a number leave it about as it is.
-const farSlack = 16
 
 type maskKey struct {
 	v     *Vocab
@@ -81,22 +76,29 @@ func (t *tables) maskFor(v *Vocab, s, limit int32) (*mask, error) {
 	walk[0] = s
 	for k := 0; k < len(v.label); {
 		d := v.depth[k]
-		next, err := t.step(walk[d-1], v.label[k])
-		if err != nil {
-			return nil, err
+		// step's memo, inline: the walk's one hot line.
+		var next int32
+		if row := t.rows[walk[d-1]]; row != nil && row[v.label[k]] != 0 {
+			next = row[v.label[k]] - 2
+		} else {
+			var err error
+			if next, err = t.step(walk[d-1], v.label[k]); err != nil {
+				return nil, err
+			}
 		}
 		if next < 0 {
 			k = int(v.end[k])
 			continue
 		}
 		walk[d] = next
-		if toks := v.tokensAt(k); len(toks) > 0 {
+		if first, end := v.tokStart[k], v.tokStart[k+1]; first < end {
+			toks := v.toks[first:end]
 			after := t.stateFinish(next)
 			if limit < 0 || after <= limit {
 				for _, id := range toks {
 					m.bits[id>>6] |= 1 << (id & 63)
 					m.allowed++
-					if after > m.finish+farSlack {
+					if after > m.finish {
 						m.far = append(m.far, farToken{id, after})
 					}
 				}
@@ -111,12 +113,13 @@ func (t *tables) maskFor(v *Vocab, s, limit int32) (*mask, error) {
 
 // budgetMask returns the mask for state s when at most budget tokens may
 // still be generated (0: no limit), and the far tokens Mask must ban on
-// top of it. Far from the limit it is the state's one mask; when only the
-// far tokens break the budget, they are banned one by one; in the last
-// stretch, a mask of the tokens that keep a finish within reach is made
-// (and kept) for that budget. If no token can keep it within reach, the
-// tokens that bring the finish closer are allowed; failing those, all; a
-// whole match that no token can extend in time is complete.
+// top of it. Far from the limit it is the state's one mask; while the
+// state's own shortest finish fits, the far tokens that would not are
+// banned one by one (no token that keeps or shortens it is ever in the
+// way). Only when even that does not fit (a budget too short from the
+// start) is a mask of the tokens that bring the finish closer made (and
+// kept); failing those, all are allowed; a whole match that no token can
+// extend in time is complete.
 func (t *tables) budgetMask(v *Vocab, s int32, budget int) (m *mask, banFar int32, err error) {
 	m, err = t.maskFor(v, s, -1)
 	if err != nil || budget <= 0 {
@@ -126,10 +129,10 @@ func (t *tables) budgetMask(v *Vocab, s int32, budget int) (m *mask, banFar int3
 	if m.maxAfter <= limit {
 		return m, -1, nil
 	}
-	if limit >= m.finish+farSlack {
+	if limit >= m.finish {
 		return m, limit, nil
 	}
-	limit = max(limit, m.finish-1)
+	limit = m.finish - 1
 	tight, err := t.maskFor(v, s, limit)
 	if err != nil {
 		return nil, -1, err
