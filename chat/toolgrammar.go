@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -60,9 +62,9 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 	}
 	var calls []string
 	for i, tool := range tools {
-		schema := []byte(tool.Parameters)
-		if schema == nil {
-			schema = noArguments
+		schema, err := argumentsSchema(tool.Parameters)
+		if err != nil {
+			return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
 		}
 		args, err := conv.Add(fmt.Sprintf("tool-%d-args", i), schema)
 		if err != nil {
@@ -77,29 +79,31 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 	}
 	call := conv.Rule("tool-call", strings.Join(calls, " | "))
 
-	// The calls, as the format writes one or several.
+	// The calls, as the format writes one or several: at most
+	// MaxParallelCalls, so a model that repeats itself stops.
+	more := fmt.Sprintf("{0,%d}", MaxParallelCalls-1)
 	var root string
 	switch format {
 	case ToolFormatHermes:
 		block := conv.Rule("tool-call-block", gbnfLiteral(hermesCallOpen+"\n")+" "+call+" "+gbnfLiteral("\n"+hermesCallClose))
 		root = block
 		if parallel {
-			root = block + " ( " + gbnfLiteral("\n") + " " + block + " )*"
+			root = block + " ( " + gbnfLiteral("\n") + " " + block + " )" + more
 		}
 	case ToolFormatLlama3:
 		root = call
 		if parallel {
-			root = call + " ( " + gbnfLiteral("; ") + " " + call + " )*"
+			root = call + " ( " + gbnfLiteral("; ") + " " + call + " )" + more
 		}
 	case ToolFormatMistral:
 		list := call
 		if parallel {
-			list = call + " ( " + gbnfLiteral(", ") + " " + call + " )*"
+			list = call + " ( " + gbnfLiteral(", ") + " " + call + " )" + more
 		}
 		root = gbnfLiteral(mistralCalls+"[") + " " + list + " " + gbnfLiteral("]")
 	case ToolFormatGeneric:
 		if parallel {
-			root = gbnfLiteral(`{"tool_calls": [`) + " " + call + " ( " + gbnfLiteral(", ") + " " + call + " )* " + gbnfLiteral("]}")
+			root = gbnfLiteral(`{"tool_calls": [`) + " " + call + " ( " + gbnfLiteral(", ") + " " + call + " )" + more + " " + gbnfLiteral("]}")
 		} else {
 			root = gbnfLiteral(`{"tool_call": `) + " " + call + " " + gbnfLiteral("}")
 		}
@@ -108,6 +112,36 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 	}
 	conv.Rule("root", root)
 	return conv.GBNF(), nil
+}
+
+// MaxParallelCalls is the most calls a forced reply with parallel calls
+// may make.
+const MaxParallelCalls = 16
+
+// argumentsSchema is the schema a call's arguments are held to: a tool's
+// parameters must describe an object (OpenAI's rule, and every format
+// writes the arguments as one); none, or an empty schema, is any object.
+func argumentsSchema(params json.RawMessage) ([]byte, error) {
+	if len(bytes.TrimSpace(params)) == 0 {
+		return noArguments, nil
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(params, &probe); err != nil {
+		return nil, fmt.Errorf("must be a JSON object (a JSON schema), got %.40s", params)
+	}
+	if len(probe) == 0 {
+		return []byte(`{"type": "object"}`), nil
+	}
+	if t, ok := probe["type"]; ok && string(bytes.TrimSpace(t)) != `"object"` {
+		return nil, fmt.Errorf(`must describe an object ("type": "object"), got "type": %s`, t)
+	}
+	if _, ok := probe["type"]; !ok {
+		// Other keywords without a type ({"properties": ...}): an object,
+		// as OpenAI reads it.
+		probe["type"] = json.RawMessage(`"object"`)
+		return json.Marshal(probe)
+	}
+	return params, nil
 }
 
 // gbnfLiteral quotes s as a GBNF string literal: '"', '\\' and control

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,8 +68,9 @@ func (c *fakeConverter) expand(t *testing.T, rule string) string {
 			b.WriteByte('a')
 			body = body[end+1:]
 		case body[0] == '(':
-			end := strings.Index(body, ")*")
-			body = body[end+2:]
+			end := strings.Index(body, "){0,")
+			body = body[end+1:]
+			body = body[strings.IndexByte(body, '}')+1:]
 		default:
 			name, rest, _ := strings.Cut(body, " ")
 			b.WriteString(c.expand(t, name))
@@ -95,7 +97,7 @@ func TestToolCallGrammarShape(t *testing.T) {
 				gbnf, err := toolCallGrammar(conv, format, tools, choice, parallel)
 				require.NoError(t, err)
 				assert.Contains(t, gbnf, "root ::= ")
-				assert.Equal(t, parallel, strings.Contains(conv.bodies["root"], ")*"), "%v parallel=%v: %s", format, parallel, gbnf)
+				assert.Equal(t, parallel, strings.Contains(conv.bodies["root"], fmt.Sprintf("){0,%d}", MaxParallelCalls-1)), "%v parallel=%v: %s", format, parallel, gbnf)
 				reply := conv.expand(t, "root")
 				_, calls, err := ParseToolCalls(format, reply, 0)
 				require.NoError(t, err)
@@ -121,4 +123,28 @@ func TestToolCallGrammarShape(t *testing.T) {
 
 func TestGBNFLiteral(t *testing.T) {
 	assert.Equal(t, `"<tool_call>\n{\"name\": \"a\\b\"\t\x01☃"`, gbnfLiteral("<tool_call>\n{\"name\": \"a\\b\"\t\x01☃"))
+}
+
+// TestArgumentsSchema: a call's arguments are an object, whatever the
+// tool's parameters leave open; parameters that describe anything else are
+// refused, naming what they are.
+func TestArgumentsSchema(t *testing.T) {
+	for _, tc := range []struct{ params, want, err string }{
+		{"", string(noArguments), ""},
+		{`{}`, `{"type": "object"}`, ""},
+		{`{"properties": {"a": {"type": "string"}}}`, `{"properties":{"a":{"type":"string"}},"type":"object"}`, ""},
+		{`{"type": "object", "required": []}`, `{"type": "object", "required": []}`, ""},
+		{`{"type": "string"}`, "", `must describe an object ("type": "object"), got "type": "string"`},
+		{`{"type": ["object", "null"]}`, "", `got "type": ["object", "null"]`},
+		{`[1]`, "", "must be a JSON object"},
+		{`true`, "", "must be a JSON object"},
+	} {
+		got, err := argumentsSchema(json.RawMessage(tc.params))
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.params)
+			continue
+		}
+		require.NoError(t, err, tc.params)
+		assert.Equal(t, tc.want, string(got), tc.params)
+	}
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/grammar"
@@ -64,7 +66,7 @@ func (m *Model) FormatGrammar(f ResponseFormat) (*grammar.Grammar, error) {
 func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Grammar, error) {
 	src, err := jsonschema.ToGBNF(schema)
 	if err != nil {
-		return nil, &OptionError{Field: field, Problem: err.Error(), Err: err}
+		return nil, &OptionError{Field: field, Problem: "cannot be used: " + strings.TrimPrefix(err.Error(), "jsonschema: "), Err: err}
 	}
 	g, err := m.Grammar(src)
 	if err != nil {
@@ -76,10 +78,21 @@ func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Gr
 
 // ToolGrammar compiles the grammar that forces a tool call in format (the
 // prompt's Prompt.ToolFormat): for choice ToolRequired, a call of one of
-// tools (several when parallel), for ToolFunction, of that function; nil
-// for the other choices, where the model may answer in text. The call's
-// arguments are held to each tool's parameter schema.
+// tools (several when parallel, at most chat.MaxParallelCalls), for
+// ToolFunction, of that function; nil for the other choices, where the
+// model may answer in text. The call's arguments are held to each tool's
+// parameter schema. Every tool's parameters are checked whatever the
+// choice, so a schema it cannot hold arguments to is refused as a bad
+// request (an *OptionError naming tools[i].function.parameters), not only
+// when a call is forced.
 func (m *Model) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (*grammar.Grammar, error) {
+	for i := range tools {
+		if _, err := chat.ToolCallGrammar(format, tools[i:i+1], chat.ToolChoice{Mode: chat.ToolRequired}, false); err != nil {
+			_, why, _ := strings.Cut(err.Error(), "parameters: ")
+			return nil, &OptionError{Field: fmt.Sprintf("tools[%d].function.parameters", i),
+				Problem: "cannot be used: " + strings.TrimPrefix(why, "jsonschema: "), Err: err}
+		}
+	}
 	if choice.Mode != chat.ToolRequired && choice.Mode != chat.ToolFunction {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/wasmlm/wasmlm/grammar"
@@ -59,7 +60,8 @@ func (m *Model) Grammar(src string) (*grammar.Grammar, error) {
 	gs.mu.Unlock()
 	g, err := grammar.Parse(src)
 	if err != nil {
-		return nil, &OptionError{Field: "grammar", Problem: err.Error(), Err: err}
+		why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), grammar.ErrSyntax.Error()+": "), grammar.ErrTooComplex.Error()+": ")
+		return nil, &OptionError{Field: "grammar", Problem: "is not a grammar this engine takes: " + why, Err: err}
 	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()

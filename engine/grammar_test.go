@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/sampling"
 )
@@ -90,4 +92,34 @@ func TestGrammarCacheReusesCompiled(t *testing.T) {
 	c, err := m.Grammar(`root ::= "a"`)
 	require.NoError(t, err)
 	require.Same(t, b, c)
+}
+
+// TestGrammarRefusesStopStrings: a caller's stop string could cut the text
+// a grammar keeps whole, so the two exclude each other.
+func TestGrammarRefusesStopStrings(t *testing.T) {
+	m := loadStories260K(t)
+	g, err := m.FormatGrammar(ResponseFormat{Type: FormatJSONObject})
+	require.NoError(t, err)
+	_, err = newSession(t, m).Generate(context.Background(), "Once", GenerateOptions{Grammar: g, Stop: []string{","}}, nil)
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "stop", oe.Field)
+}
+
+// TestToolGrammarChecksEveryTool: every tool's parameters are checked,
+// whatever the choice, and the error names the tool's field.
+func TestToolGrammarChecksEveryTool(t *testing.T) {
+	m := loadStories260K(t)
+	tools := []chat.Tool{{Name: "a", Parameters: json.RawMessage(`{}`)}, {Name: "b", Parameters: json.RawMessage(`{"type": "object", "not": {}}`)}}
+	for _, mode := range []chat.ToolMode{chat.ToolAuto, chat.ToolNone, chat.ToolRequired} {
+		_, err := m.ToolGrammar(chat.ToolFormatGeneric, tools, chat.ToolChoice{Mode: mode}, true)
+		var oe *OptionError
+		require.ErrorAs(t, err, &oe, "mode %v", mode)
+		require.Equal(t, "tools[1].function.parameters", oe.Field)
+		require.Contains(t, oe.Error(), `tools[1].function.parameters cannot be used: /: "not" is not supported`)
+	}
+	_, err := m.ToolGrammar(chat.ToolFormatGeneric, tools[:1], chat.ToolChoice{Mode: chat.ToolAuto}, true)
+	require.NoError(t, err)
+	_, err = m.ToolGrammar(chat.ToolFormatGeneric, []chat.Tool{{Name: "s", Parameters: json.RawMessage(`{"type": "string"}`)}}, chat.ToolChoice{Mode: chat.ToolRequired}, true)
+	require.ErrorContains(t, err, `must describe an object`)
 }

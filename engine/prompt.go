@@ -127,8 +127,14 @@ func (s *Session) GenerateChat(ctx context.Context, msgs []chat.Message, opts Ge
 }
 
 // GeneratePrompt generates from p: its stop conditions are added to opts'
-// (see GenerateTokens).
+// (see GenerateTokens). Stop strings of the caller's and a Grammar exclude
+// each other (an *OptionError naming "stop"): a stop string would cut a
+// text the grammar is to keep whole. (A template's end-of-turn text is
+// still stops it.)
 func (s *Session) GeneratePrompt(ctx context.Context, p Prompt, opts GenerateOptions, onToken TokenFunc) (Result, error) {
+	if opts.Grammar != nil && len(opts.Stop) > 0 {
+		return Result{}, optionError("stop", "cannot be combined with a grammar (a response_format, a grammar, a forced tool call): a stop string could cut the text the grammar holds whole")
+	}
 	if len(p.StopTokens) > 0 {
 		opts.StopTokens = append(slices.Clip(opts.StopTokens), p.StopTokens...)
 	}

@@ -149,6 +149,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	res, err := session.Generate(ctx, *prompt, opts, onToken)
 	if err != nil {
 		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
+		if errors.Is(err, engine.ErrInvalidOption) && len(res.Tokens) == 0 {
+			return exitUsage // options that exclude each other (-stop with a grammar)
+		}
 		return exitError
 	}
 	if *jsonOut {
@@ -193,6 +196,9 @@ func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (*grammar.
 		src, err := os.ReadFile(grammarFile)
 		if err != nil {
 			return nil, fmt.Errorf("-grammar: %w", err)
+		}
+		if len(bytes.TrimSpace(src)) == 0 {
+			return nil, fmt.Errorf("-grammar %s: the file is empty", grammarFile)
 		}
 		f.Grammar = string(src)
 	case schemaFile != "":
