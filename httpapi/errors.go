@@ -129,8 +129,12 @@ func generationError(err error, promptParam string) *apiError {
 	}
 	var oe *engine.OptionError
 	if errors.As(err, &oe) {
-		// The request's field: "stop" for stop[2], as OpenAI names it.
-		param, _, _ := strings.Cut(oe.Field, "[")
+		// The request's field: "stop" for stop[2], as OpenAI names it; a
+		// path into an element (tools[0].function.parameters) stays whole.
+		param := oe.Field
+		if name, index, ok := strings.Cut(param, "["); ok && !strings.Contains(index, ".") {
+			param = name
+		}
 		if param == "prompt" {
 			param = promptParam
 		}

@@ -94,7 +94,9 @@ func TestStructuredRequestErrors(t *testing.T) {
 		{"", tools + `, "tool_choice": {"type": "allowed_tools", "function": {"name": "get_weather"}}`, "tool_choice.type", "invalid_value", `must be "function"`},
 		{"", tools + `, "tool_choice": {"type": "function", "function": {}}`, "tool_choice.function.name", "missing_required_parameter", "is required"},
 		{"", tools + `, "tool_choice": {"type": "function", "function": {"name": "get_time"}}`, "tool_choice.function.name", "invalid_value", "not among the tools"},
-		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "frog"}}}}}], "tool_choice": "required"`, "tools", "invalid_value", `"type" must be one of`},
+		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "frog"}}}}}], "tool_choice": "required"`, "tools[0].function.parameters", "invalid_value", `"type" must be one of`},
+		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "not": {}}}}]`, "tools[0].function.parameters", "invalid_value", `cannot be used: /: "not" is not supported`},
+		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "string"}}}], "tool_choice": "none"`, "tools[0].function.parameters", "invalid_value", `must describe an object`},
 		// tools with a constrained text
 		{"", tools + `, "response_format": {"type": "json_object"}`, "response_format", "invalid_value", `applies with tool_choice "none" only`},
 		{"", tools + `, "tool_choice": "required", "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": ` + schema + `}}`, "response_format", "invalid_value", `tool_choice "required"`},

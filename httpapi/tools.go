@@ -203,7 +203,8 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 }
 
 // replyGrammar sets the grammar a chat job's reply is sampled under: the
-// forced call's (tool_choice "required" or a function), else f's. A JSON
+// forced call's (tool_choice "required" or a function), else f's; every
+// tool's parameters are checked on the way. A JSON
 // response_format or a grammar applies to a reply that is text: with tools
 // that may be called, it is refused.
 func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *apiError {
@@ -215,21 +216,25 @@ func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *
 		return badRequest(param, "invalid_value",
 			"%s applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", param, choiceName(t.choice))
 	}
-	if !t.forced() {
-		var e *apiError
-		j.opts.Grammar, e = h.formatGrammar(f, "messages")
-		return e
+	if len(t.tools) > 0 {
+		// Every tool's parameters are checked, whatever the choice; a
+		// forced call gets its grammar.
+		tmpl, err := h.model.ChatTemplate()
+		if err != nil {
+			return nil // the model's template is unusable: ChatPromptWith says so
+		}
+		g, err := h.model.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
+		if err != nil {
+			return generationError(err, "messages")
+		}
+		if g != nil {
+			j.opts.Grammar = g
+			return nil
+		}
 	}
-	tmpl, err := h.model.ChatTemplate()
-	if err != nil {
-		return nil // the model's template is unusable: ChatPromptWith says so
-	}
-	g, err := h.model.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
-	if err != nil {
-		return generationError(err, "messages")
-	}
-	j.opts.Grammar = g
-	return nil
+	var e *apiError
+	j.opts.Grammar, e = h.formatGrammar(f, "messages")
+	return e
 }
 
 // choiceName is tool_choice as the request wrote it.

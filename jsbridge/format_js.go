@@ -138,8 +138,12 @@ func (r *request) forcedGrammar() bool {
 // none): the forced tool call's in format (the chat template's tool
 // format), or else the response format's.
 func (r *request) grammar(m *engine.Model, format chat.ToolFormat) (*grammar.Grammar, error) {
-	if r.forcedToolCall() {
-		return m.ToolGrammar(format, r.chatOpts.Tools, r.chatOpts.ToolChoice, r.parallel)
+	if len(r.chatOpts.Tools) > 0 {
+		// Every tool's parameters are checked, whatever the choice.
+		g, err := m.ToolGrammar(format, r.chatOpts.Tools, r.chatOpts.ToolChoice, r.parallel)
+		if err != nil || g != nil {
+			return g, err
+		}
 	}
 	return m.FormatGrammar(r.format)
 }
