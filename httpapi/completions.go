@@ -126,6 +126,9 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 	if j.opts.Grammar, e = h.formatGrammar(format, "prompt"); e != nil {
 		return nil, e
 	}
+	if e := stopWithGrammar(j); e != nil {
+		return nil, e
+	}
 	text, ids, e := req.completionPrompt(h.context)
 	if e != nil {
 		return nil, e
@@ -178,6 +181,9 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 		return nil, e
 	}
 	if e := h.replyGrammar(j, tools, format); e != nil {
+		return nil, e
+	}
+	if e := stopWithGrammar(j); e != nil {
 		return nil, e
 	}
 	opts.Tools, opts.ToolChoice = tools.tools, tools.choice

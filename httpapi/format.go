@@ -210,3 +210,14 @@ func schemaObject(raw []byte, param string) *apiError {
 	_, e := jsonObjectOf(raw, param)
 	return e
 }
+
+// stopWithGrammar refuses stop strings beside a grammar (a response_format,
+// a grammar, a forced tool call) before the request waits: a stop string
+// could cut the text the grammar keeps whole (the engine refuses it too).
+func stopWithGrammar(j *job) *apiError {
+	if j.opts.Grammar != nil && len(j.opts.Stop) > 0 {
+		return badRequest("stop", "invalid_value",
+			"stop cannot be combined with a grammar (a response_format, a grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
+	}
+	return nil
+}

@@ -96,6 +96,8 @@ func TestStructuredRequestErrors(t *testing.T) {
 		{"", tools + `, "tool_choice": {"type": "function", "function": {"name": "get_time"}}`, "tool_choice.function.name", "invalid_value", "not among the tools"},
 		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "frog"}}}}}], "tool_choice": "required"`, "tools[0].function.parameters", "invalid_value", `"type" must be one of`},
 		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "not": {}}}}]`, "tools[0].function.parameters", "invalid_value", `cannot be used: /: "not" is not supported`},
+		{"", `"response_format": {"type": "json_object"}, "stop": [","]`, "stop", "invalid_value", "stop cannot be combined with a grammar"},
+		{"", `"grammar": "root ::= \"a\"", "stop": "a"`, "stop", "invalid_value", "stop cannot be combined with a grammar"},
 		{"", `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "string"}}}], "tool_choice": "none"`, "tools[0].function.parameters", "invalid_value", `must describe an object`},
 		// tools with a constrained text
 		{"", tools + `, "response_format": {"type": "json_object"}`, "response_format", "invalid_value", `applies with tool_choice "none" only`},

@@ -99,7 +99,7 @@ func grammarArgs(s Settings, schemaPath string) []string {
 // grammar mode.
 const grammarBrowserDescription = "wasmlm bench built with GOOS=js GOARCH=wasm -tags wasmlm_simd, in a Web Worker of a headless Chromium tab (one worker), " +
 	"on the page's SIMD128 kernels (the relaxed-SIMD build where Chromium has it, as the page), the model and schema fetched from the benchmark's server " +
-	"into a read-only file system the worker gives the program: the page's JS API has no response-format option yet"
+	"into a read-only file system the worker gives the program: the engine alone, without the page's messages"
 
 // buildJS builds pkg for GOOS=js GOARCH=wasm into out (a test binary
 // with test set), with the build tags given.
