@@ -55,6 +55,20 @@ type ToolChoice struct {
 	Function string
 }
 
+// String is the choice as an OpenAI request writes it, for messages:
+// "auto", "none", "required", or function "name".
+func (c ToolChoice) String() string {
+	switch c.Mode {
+	case ToolNone:
+		return `"none"`
+	case ToolRequired:
+		return `"required"`
+	case ToolFunction:
+		return fmt.Sprintf("function %q", c.Function)
+	}
+	return `"auto"`
+}
+
 // ToolFormat is how a model is told about tools and how it writes a call:
 // each template family has one (Template.ToolFormat).
 type ToolFormat uint8

@@ -214,7 +214,7 @@ func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *
 			param = "grammar"
 		}
 		return badRequest(param, "invalid_value",
-			"%s applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", param, choiceName(t.choice))
+			"%s applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", param, t.choice.String())
 	}
 	if len(t.tools) > 0 {
 		// Every tool's parameters are checked, whatever the choice; a
@@ -235,19 +235,6 @@ func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *
 	var e *apiError
 	j.opts.Grammar, e = h.formatGrammar(f, "messages")
 	return e
-}
-
-// choiceName is tool_choice as the request wrote it.
-func choiceName(c chat.ToolChoice) string {
-	switch c.Mode {
-	case chat.ToolNone:
-		return `"none"`
-	case chat.ToolRequired:
-		return `"required"`
-	case chat.ToolFunction:
-		return fmt.Sprintf("function %q", c.Function)
-	}
-	return `"auto"`
 }
 
 // messageTools reads the tool fields of message m, param naming it

@@ -57,23 +57,10 @@ func (b *Binding) parseTools(f fields, r *request) error {
 			field = "responseFormat"
 		}
 		if field != "" {
-			return invalid(field, "applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", choiceName(r.chatOpts.ToolChoice))
+			return invalid(field, "applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", r.chatOpts.ToolChoice.String())
 		}
 	}
 	return nil
-}
-
-// choiceName is tool_choice as OpenAI's request writes it, for messages.
-func choiceName(c chat.ToolChoice) string {
-	switch c.Mode {
-	case chat.ToolNone:
-		return `"none"`
-	case chat.ToolRequired:
-		return `"required"`
-	case chat.ToolFunction:
-		return fmt.Sprintf("function %q", c.Function)
-	}
-	return `"auto"`
 }
 
 // readTools reads tools: [{type: 'function', function: {name, description,
