@@ -150,7 +150,10 @@ func isNull(raw []byte) bool {
 // jsonObjectOf reads raw, the value of param, as a JSON object.
 func jsonObjectOf(raw []byte, param string) (map[string]json.RawMessage, *apiError) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
+	if len(raw) == 0 {
+		return nil, badRequest(param, "missing_required_parameter", "%s is required", param)
+	}
+	if raw[0] != '{' {
 		return nil, badRequest(param, "invalid_type", "%s must be an object, got %s", param, jsonValue(literalKind(raw)))
 	}
 	var obj map[string]json.RawMessage
