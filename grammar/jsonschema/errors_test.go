@@ -28,7 +28,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"not", `{"type":"object","properties":{"a":{"type":"integer","not":{"const":3}}}}`, ErrUnsupported, `jsonschema: /properties/a: "not" is not supported`},
 		{"if", `{"type":"string","if":{"minLength":2},"then":{"pattern":"^a"}}`, ErrUnsupported, `jsonschema: /: "if" is not supported`},
-		{"patternProperties", `{"type":"object","properties":{"a":{}},"patternProperties":{"^x":{}}}`, ErrUnsupported, `"patternProperties" is not supported together with "properties"`},
+		{"patternProperties", `{"type":"object","properties":{"a":{}},"patternProperties":{"^x":{}}}`, ErrUnsupported, `/: "patternProperties" is not supported`},
 		{"uniqueItems", `{"type":"array","items":{"type":"integer"},"uniqueItems":true}`, ErrUnsupported, `"uniqueItems"`},
 		{"multipleOf", `{"type":"integer","minimum":0,"multipleOf":5}`, ErrUnsupported, `"multipleOf"`},
 		{"multipleOf alone", `{"type":"integer","multipleOf":5}`, ErrUnsupported, `"multipleOf"`},

@@ -219,12 +219,21 @@ func (v *visitor) check(s *value, ptr, typ string, handled ...string) error {
 			return fail(ptr, ErrUnsupported, "%q beside %q is not supported", k, handled[0])
 		case types != nil && typ == "":
 			return fail(ptr, ErrUnsupported, "%q is not supported without \"type\": %q", k, types[0])
-		case len(handled) > 0 && types != nil:
+		case len(handled) > 0 && types != nil && !neverSupported[k]:
 			return fail(ptr, ErrUnsupported, "%q is not supported together with %q", k, handled[0])
 		}
 		return fail(ptr, ErrUnsupported, "%q is not supported", k)
 	}
 	return nil
+}
+
+// neverSupported are the restricting keywords no branch takes: an error
+// names them alone, not beside another keyword of the schema.
+var neverSupported = map[string]bool{
+	"multipleOf": true, "patternProperties": true, "propertyNames": true, "minProperties": true,
+	"maxProperties": true, "dependentRequired": true, "dependentSchemas": true, "dependencies": true,
+	"unevaluatedProperties": true, "uniqueItems": true, "contains": true, "minContains": true,
+	"maxContains": true, "unevaluatedItems": true, "additionalItems": true,
 }
 
 // vacuous reports whether keyword k with value val restricts nothing.
