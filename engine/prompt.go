@@ -133,7 +133,7 @@ func (s *Session) GenerateChat(ctx context.Context, msgs []chat.Message, opts Ge
 // still stops it.)
 func (s *Session) GeneratePrompt(ctx context.Context, p Prompt, opts GenerateOptions, onToken TokenFunc) (Result, error) {
 	if opts.Grammar != nil && len(opts.Stop) > 0 {
-		return Result{}, optionError("stop", "cannot be combined with a grammar (a response_format, a grammar, a forced tool call): a stop string could cut the text the grammar holds whole")
+		return Result{}, optionError("stop", "cannot be combined with a grammar (a JSON schema or object, a GBNF grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
 	}
 	if len(p.StopTokens) > 0 {
 		opts.StopTokens = append(slices.Clip(opts.StopTokens), p.StopTokens...)

@@ -220,7 +220,7 @@ func schemaObject(raw []byte, param string) *apiError {
 func stopWithGrammar(j *job) *apiError {
 	if j.opts.Grammar != nil && len(j.opts.Stop) > 0 {
 		return badRequest("stop", "invalid_value",
-			"stop cannot be combined with a grammar (a response_format, a grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
+			"stop cannot be combined with a grammar (a JSON schema or object, a GBNF grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
 	}
 	return nil
 }
