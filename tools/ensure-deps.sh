@@ -5,6 +5,7 @@
 #                                              peers (node-llama-cpp with its CPU binary, wllama)
 #   Chromium  (Debian package chromium)      — the browser e2e tests
 #   QEMU      (Debian package qemu-user-static, on x86-64) — the arm64 kernels' tests
+#   curl      (Debian package curl)          — the e2e tests run the README's curl examples
 # System packages are installed with apt-get when running as root on Debian;
 # otherwise the script names the package to install and fails.
 set -euo pipefail
@@ -23,6 +24,10 @@ apt_install() {
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt_install nodejs npm
+fi
+
+if ! command -v curl >/dev/null 2>&1; then
+  apt_install curl
 fi
 
 # npm ci when node_modules is missing or older than the lockfile. --omit=optional
