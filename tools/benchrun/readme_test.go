@@ -318,18 +318,7 @@ func readmeHasSideBySide(t *testing.T, results string, n int) (Report, []byte) {
 	printSideBySide(&b, rep)
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	var tables [][]string
-	inTable := false
-	for _, l := range strings.Split(b.String(), "\n") {
-		switch {
-		case strings.HasPrefix(l, "|") && inTable:
-			tables[len(tables)-1] = append(tables[len(tables)-1], l)
-		case strings.HasPrefix(l, "|"):
-			tables, inTable = append(tables, []string{l}), true
-		default:
-			inTable = false
-		}
-	}
+	tables := markdownTables(b.String())
 	require.Len(t, tables, n, "prompt, decode (and targets)")
 	for _, table := range tables {
 		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
@@ -399,18 +388,7 @@ func TestREADMEGrammarIsResultsGrammar(t *testing.T) {
 	require.NoError(t, err)
 	var b strings.Builder
 	printGrammar(&b, rep)
-	var tables [][]string
-	inTable := false
-	for _, l := range strings.Split(b.String(), "\n") {
-		switch {
-		case strings.HasPrefix(l, "|") && inTable:
-			tables[len(tables)-1] = append(tables[len(tables)-1], l)
-		case strings.HasPrefix(l, "|"):
-			tables, inTable = append(tables, []string{l}), true
-		default:
-			inTable = false
-		}
-	}
+	tables := markdownTables(b.String())
 	require.Len(t, tables, 3, "decode, masks, targets")
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
@@ -425,4 +403,22 @@ func TestREADMEGrammarIsResultsGrammar(t *testing.T) {
 		}
 	}
 	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d targets met", met, len(ts)))
+}
+
+// markdownTables splits printed text into its Markdown tables, each a list
+// of its lines.
+func markdownTables(text string) [][]string {
+	var tables [][]string
+	inTable := false
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "|") && inTable:
+			tables[len(tables)-1] = append(tables[len(tables)-1], l)
+		case strings.HasPrefix(l, "|"):
+			tables, inTable = append(tables, []string{l}), true
+		default:
+			inTable = false
+		}
+	}
+	return tables
 }
