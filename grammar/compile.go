@@ -133,15 +133,8 @@ func (g *Grammar) leftRecursive() (int32, bool) {
 func (g *Grammar) Accepts(text string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	s := g.t.start
-	for i := 0; i < len(text); i++ {
-		next, err := g.t.step(s, text[i])
-		if err != nil || next < 0 {
-			return false
-		}
-		s = next
-	}
-	return g.t.accepting(s)
+	s, at, err := feed(&g.t, g.t.start, text)
+	return err == nil && at == len(text) && g.t.accepting(s)
 }
 
 // Continues reports whether some text that starts with text matches the
@@ -149,13 +142,24 @@ func (g *Grammar) Accepts(text string) bool {
 func (g *Grammar) Continues(text string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	s := g.t.start
+	_, at, err := feed(&g.t, g.t.start, text)
+	return err == nil && at == len(text)
+}
+
+// feed moves state s over the bytes of text and returns the state reached
+// and how many bytes were taken: fewer than len(text) where no parse
+// accepts the next byte (s is then the state before it). Past a limit it
+// returns the tables' error.
+func feed[T ~string | ~[]byte](t *tables, s int32, text T) (int32, int, error) {
 	for i := 0; i < len(text); i++ {
-		next, err := g.t.step(s, text[i])
-		if err != nil || next < 0 {
-			return false
+		next, err := t.step(s, text[i])
+		if err != nil {
+			return s, i, err
+		}
+		if next < 0 {
+			return s, i, nil
 		}
 		s = next
 	}
-	return true
+	return s, len(text), nil
 }

@@ -232,16 +232,12 @@ func (c *Constraint) Mask(logits []float32, budget int) (complete bool, err erro
 func (c *Constraint) Accept(piece []byte) error {
 	c.g.mu.Lock()
 	defer c.g.mu.Unlock()
-	s := c.state
-	for i, b := range piece {
-		next, err := c.g.t.step(s, b)
-		if err != nil {
-			return err
-		}
-		if next < 0 {
-			return fmt.Errorf("%w: %q cannot follow the text at its byte %d", ErrRejected, piece, i)
-		}
-		s = next
+	s, at, err := feed(&c.g.t, c.state, piece)
+	if err != nil {
+		return err
+	}
+	if at < len(piece) {
+		return fmt.Errorf("%w: %q cannot follow the text at its byte %d", ErrRejected, piece, at)
 	}
 	c.state = s
 	return nil

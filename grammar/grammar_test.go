@@ -94,26 +94,11 @@ func TestAcceptsMatchesReference(t *testing.T) {
 			require.Equal(t, whole, g.Accepts(text), "%s: %q", name, text)
 			for i := 0; i <= len(text); i++ {
 				v, _ := refMatch(g, []byte(text[:i]))
-				require.Equal(t, v, g.prefixViable([]byte(text[:i])), "%s: prefix %q", name, text[:i])
+				require.Equal(t, v, g.Continues(text[:i]), "%s: prefix %q", name, text[:i])
 			}
 			_ = viable
 		}
 	}
-}
-
-// prefixViable feeds text through the fast matcher.
-func (g *Grammar) prefixViable(text []byte) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	s := g.t.start
-	for _, b := range text {
-		next, err := g.t.step(s, b)
-		if err != nil || next < 0 {
-			return false
-		}
-		s = next
-	}
-	return true
 }
 
 // testVocab is a vocabulary of every single byte, JSON-ish and story-ish
