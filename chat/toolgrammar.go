@@ -40,6 +40,19 @@ func ToolCallGrammar(format ToolFormat, tools []Tool, choice ToolChoice, paralle
 	return toolCallGrammar(jsonschema.NewConverter(), format, tools, choice, parallel)
 }
 
+// CheckToolParameters reports whether a tool's parameters can hold a
+// call's arguments: an object schema grammar/jsonschema converts. The error
+// is why not: the schema describes something else, or the converter's
+// *jsonschema.Error naming the keyword.
+func CheckToolParameters(t Tool) error {
+	schema, err := argumentsSchema(t.Parameters)
+	if err != nil {
+		return err
+	}
+	_, err = jsonschema.NewConverter().Add("args", schema)
+	return err
+}
+
 // toolCallGrammar writes the forced-call grammar for format into conv and
 // returns its GBNF text. The grammar is for the reply after any reasoning:
 // a host sampling a thinking model under it should disable thinking (the

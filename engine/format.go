@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/grammar"
@@ -66,7 +65,7 @@ func (m *Model) FormatGrammar(f ResponseFormat) (*grammar.Grammar, error) {
 func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Grammar, error) {
 	src, err := jsonschema.ToGBNF(schema)
 	if err != nil {
-		return nil, &OptionError{Field: field, Problem: "cannot be used: " + strings.TrimPrefix(err.Error(), "jsonschema: "), Err: err}
+		return nil, &OptionError{Field: field, Problem: schemaProblem(err), Err: err}
 	}
 	g, err := m.Grammar(src)
 	if err != nil {
@@ -74,6 +73,17 @@ func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Gr
 		return nil, errors.Join(errors.New("engine: the grammar of a JSON schema does not parse"), err)
 	}
 	return g, nil
+}
+
+// schemaProblem words why a schema cannot be used, after the request
+// field it came in: the converter's pointer and message without its
+// package's name.
+func schemaProblem(err error) string {
+	var se *jsonschema.Error
+	if errors.As(err, &se) {
+		return "cannot be used: " + se.Detail()
+	}
+	return "cannot be used: " + err.Error()
 }
 
 // ToolGrammar compiles the grammar that forces a tool call in format (the
@@ -86,11 +96,9 @@ func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Gr
 // request (an *OptionError naming tools[i].function.parameters), not only
 // when a call is forced.
 func (m *Model) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (*grammar.Grammar, error) {
-	for i := range tools {
-		if _, err := chat.ToolCallGrammar(format, tools[i:i+1], chat.ToolChoice{Mode: chat.ToolRequired}, false); err != nil {
-			_, why, _ := strings.Cut(err.Error(), "parameters: ")
-			return nil, &OptionError{Field: fmt.Sprintf("tools[%d].function.parameters", i),
-				Problem: "cannot be used: " + strings.TrimPrefix(why, "jsonschema: "), Err: err}
+	for i, t := range tools {
+		if err := chat.CheckToolParameters(t); err != nil {
+			return nil, &OptionError{Field: fmt.Sprintf("tools[%d].function.parameters", i), Problem: schemaProblem(err), Err: err}
 		}
 	}
 	if choice.Mode != chat.ToolRequired && choice.Mode != chat.ToolFunction {

@@ -29,12 +29,16 @@ type Error struct {
 }
 
 // Error is "jsonschema: POINTER: MSG", the root's pointer printed "/".
-func (e *Error) Error() string {
+func (e *Error) Error() string { return "jsonschema: " + e.Detail() }
+
+// Detail is the error without the package's name, "POINTER: MSG", for a
+// host that names the field the schema came in.
+func (e *Error) Detail() string {
 	p := e.Pointer
 	if p == "" {
 		p = "/"
 	}
-	return "jsonschema: " + p + ": " + e.Msg
+	return p + ": " + e.Msg
 }
 
 // Unwrap returns ErrUnsupported, ErrInvalid or ErrLimit.
