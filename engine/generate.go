@@ -211,7 +211,6 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	}
 	g.reserve(len(prompt))
 	g.decoder.SetPrevious(prompt[len(prompt)-1])
-	g.promptLast = prompt[len(prompt)-1]
 	err = g.run(ctx, sampler, start)
 	return res, err
 }
@@ -224,14 +223,11 @@ type generation struct {
 	res     *Result
 	decoder *tokenizer.StreamDecoder
 	stop    stopMatcher
-	grammar *constraint // nil without GenerateOptions.Grammar
-	// promptLast is the prompt's last token, which the first generated
-	// token's text depends on (SentencePiece drops a space after BOS).
-	promptLast int
-	text       strings.Builder // everything emitted; each Token.Text is a substring of it
-	piece      []byte          // a token's text plus the released rest, at the end
-	tail       []byte          // the held-back text released at the end
-	trace      sampling.Trace
+	grammar *constraint     // nil without GenerateOptions.Grammar
+	text    strings.Builder // everything emitted; each Token.Text is a substring of it
+	piece   []byte          // a token's text plus the released rest, at the end
+	tail    []byte          // the held-back text released at the end
+	trace   sampling.Trace
 }
 
 // Preallocation for a generation's text, so that streaming a token
@@ -350,12 +346,11 @@ func (g *generation) budget() int {
 	return max(left, 1)
 }
 
-// previous is the token before the next one.
+// previous is the token before the one just sampled: the last one
+// evaluated (the prompt's last, then each generated one), which its text
+// depends on (SentencePiece drops a space after BOS).
 func (g *generation) previous() int {
-	if n := len(g.res.Tokens); n > 0 {
-		return g.res.Tokens[n-1]
-	}
-	return g.promptLast
+	return g.session.tokens[len(g.session.tokens)-1]
 }
 
 // flush releases all held-back text: incomplete UTF-8 (as U+FFFD) and a
