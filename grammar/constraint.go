@@ -79,7 +79,7 @@ func (t *tables) maskFor(v *Vocab, s, limit int32) (*mask, error) {
 		// step's memo, inline: the walk's one hot line.
 		var next int32
 		if row := t.rows[walk[d-1]]; row != nil && row[v.label[k]] != 0 {
-			next = row[v.label[k]] - 2
+			next = row[v.label[k]] - memoOffset
 		} else {
 			var err error
 			if next, err = t.step(walk[d-1], v.label[k]); err != nil {

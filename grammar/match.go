@@ -20,12 +20,14 @@ import (
 
 // Limits on the matcher's tables.
 const (
-	maxStacks      = 1 << 21 // distinct stacks
-	maxSetEntries  = 1 << 23 // stack ids held by all sets together
-	maxParses      = 1 << 12 // stacks in one set: parses of one text
-	maxStates      = 1 << 21 // byte-level states
-	maxMemoRows    = 1 << 13 // states whose byte transitions are memoized (1 KiB each)
-	deadTransition = 1       // a memo entry for a byte that no parse accepts
+	maxStacks     = 1 << 21 // distinct stacks
+	maxSetEntries = 1 << 23 // stack ids held by all sets together
+	maxParses     = 1 << 12 // stacks in one set: parses of one text
+	maxStates     = 1 << 21 // byte-level states
+	maxMemoRows   = 1 << 13 // states whose byte transitions are memoized (1 KiB each)
+	// memoOffset is added to a state id in a memo row, so that 0 means
+	// unknown and 1 (-1 + memoOffset) a byte no parse accepts.
+	memoOffset = 2
 )
 
 // stackNode is a stack: the position on top and the stack under it.
@@ -52,7 +54,7 @@ type tables struct {
 	entries  int
 	states   []state
 	stateIDs map[uint64]int32
-	rows     [][]int32 // rows[s][b]: 0 unknown, deadTransition, or next state + 2
+	rows     [][]int32 // rows[s][b]: the next state + memoOffset, 0 while unknown
 	memoized int
 	start    int32 // the state before any text
 	mark     []uint32
@@ -204,7 +206,7 @@ func (t *tables) accepting(s int32) bool {
 func (t *tables) step(s int32, b byte) (int32, error) {
 	if row := t.rows[s]; row != nil {
 		if v := row[b]; v != 0 {
-			return v - 2, nil
+			return v - memoOffset, nil
 		}
 	}
 	next := t.stepSlow(s, b)
@@ -216,7 +218,7 @@ func (t *tables) step(s int32, b byte) (int32, error) {
 		t.memoized++
 	}
 	if row := t.rows[s]; row != nil {
-		row[b] = next + 2
+		row[b] = next + memoOffset
 	}
 	return next, nil
 }
