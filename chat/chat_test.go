@@ -52,12 +52,19 @@ func messages(in []jsonMessage) []Message {
 	return out
 }
 
+// readTestJSON decodes testdata/name into a T.
+func readTestJSON[T any](t *testing.T, name string) T {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	var v T
+	require.NoError(t, json.Unmarshal(data, &v))
+	return v
+}
+
 func loadReference(t *testing.T) reference {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "llamacpp_chat_templates.json"))
-	require.NoError(t, err)
-	var ref reference
-	require.NoError(t, json.Unmarshal(data, &ref))
+	ref := readTestJSON[reference](t, "llamacpp_chat_templates.json")
 	require.NotEmpty(t, ref.Cases)
 	require.Len(t, ref.Conversation, 6)
 	return ref

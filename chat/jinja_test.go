@@ -36,10 +36,7 @@ type jinjaReference struct {
 
 func loadJinjaReference(t *testing.T) jinjaReference {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "jinja_reference.json"))
-	require.NoError(t, err)
-	var ref jinjaReference
-	require.NoError(t, json.Unmarshal(data, &ref))
+	ref := readTestJSON[jinjaReference](t, "jinja_reference.json")
 	require.NotEmpty(t, ref.Cases)
 	return ref
 }

@@ -1,9 +1,6 @@
 package chat
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,10 +26,7 @@ type minjaPolyfills struct {
 // call and an earlier call as minja's polyfills do, with the sentence
 // llama.cpp's generic handler adds before them.
 func TestGenericFormatMinja(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "minja_polyfills.json"))
-	require.NoError(t, err)
-	var ref minjaPolyfills
-	require.NoError(t, json.Unmarshal(data, &ref))
+	ref := readTestJSON[minjaPolyfills](t, "minja_polyfills.json")
 	// A ChatML template without <tool_call>: the generic format.
 	chatml := Template{f: families["chatml"], tools: ToolFormatGeneric}
 

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,10 +81,7 @@ func messagesFrom(t *testing.T, in []openAIMessage) []Message {
 
 func loadToolReference(t *testing.T) toolReference {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "tool_reference.json"))
-	require.NoError(t, err)
-	var ref toolReference
-	require.NoError(t, json.Unmarshal(data, &ref))
+	ref := readTestJSON[toolReference](t, "tool_reference.json")
 	require.NotEmpty(t, ref.Cases)
 	return ref
 }
