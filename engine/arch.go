@@ -39,6 +39,11 @@ type architecture struct {
 	// noSplit says why a model of the family cannot be split across
 	// workers; "" when it can.
 	noSplit string
+	// encoder says that the family is an encoder (arch_bert.go): its
+	// layers normalise after each sub-layer (LayerNorm with biases), its
+	// tokens attend to every other, and it embeds or ranks text rather
+	// than generating it (encoder.go).
+	encoder bool
 }
 
 // architectures maps general.architecture to its table.
@@ -58,6 +63,9 @@ var architectures = map[string]*architecture{
 	"granite": granite,
 	"gemma2":  gemma2,
 	"gemma3":  gemma3,
+	// The encoders, embedding and reranking models (arch_bert.go).
+	"bert":       bert,
+	"nomic-bert": nomicBert,
 }
 
 // The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's
@@ -203,6 +211,9 @@ const (
 	dimModel               // Dim, the residual stream
 	dimRopePairs           // RotaryDims / 2
 	dimHead                // HeadDim
+	dimContext             // ContextLength: bert's learned positions
+	dimTokenTypes          // TokenTypes
+	dimClasses             // Classes: a classification head's outputs
 )
 
 // size is d's value under c.
@@ -222,6 +233,12 @@ func (c Config) size(d dimension) int {
 		return c.RotaryDims() / 2
 	case dimHead:
 		return c.HeadDim()
+	case dimContext:
+		return c.ContextLength
+	case dimTokenTypes:
+		return c.TokenTypes
+	case dimClasses:
+		return c.Classes
 	}
 	return 0
 }

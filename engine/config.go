@@ -70,6 +70,15 @@ type Config struct {
 	FinalSoftCap  float32       // the logits likewise
 	GELU          bool          // the feed-forward's gate is GELU (tanh approximation), not SiLU
 	SlidingWindow SlidingWindow // the layers that attend to recent positions only
+	// What embedding models add (embed.go; arch_bert.go for the encoders).
+	Pooling   Pooling // how the tokens' final states become one vector (pooling_type)
+	NonCausal bool    // every token attends to every other (attention.causal = false: the encoders)
+	// TokenTypes is how many rows the token-type embedding has
+	// (tokenizer.ggml.token_type_count; bert), 0 for none; Classes how
+	// many scores a classification head gives (the length of
+	// classifier.output_labels; 1 without).
+	TokenTypes, Classes int
+
 	// exactGELU evaluates GELU for each value in float32 rather than as
 	// llama.cpp does, through an F16 table (gelu.go): for the float64
 	// reference tests, whose inputs differ from the engine's in their last

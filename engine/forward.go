@@ -119,6 +119,9 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		copy(st.xn, s.peers.Gather(GatherDown, st.down))
 		c.addSublayer(st.x, st.xn, lw.FFNPostNorm)
 	}
+	if s.hidden != nil {
+		s.hidden(st.x)
+	}
 	if wantLogits {
 		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)
 		guard.check(st.x, guardFinalState, 0)

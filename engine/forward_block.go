@@ -89,6 +89,11 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		tensor.MatMul(b.down[:n*dim], lw.WDown, gate, n, st.ws)
 		c.addSublayer(x, b.down[:n*dim], lw.FFNPostNorm)
 	}
+	if s.hidden != nil {
+		for i := range n {
+			s.hidden(row(x, i, dim))
+		}
+	}
 	if wantLogits {
 		copy(st.x, row(x, n-1, dim))
 		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)

@@ -385,6 +385,9 @@ func (g *generation) emit(id int, text []byte, trace *sampling.Trace) error {
 
 // checkPrompt rejects prompts the session cannot evaluate.
 func (s *Session) checkPrompt(prompt []int) error {
+	if !s.model.Generates() {
+		return errEncoder(s.model)
+	}
 	if len(prompt) == 0 {
 		return fmt.Errorf("%w: the prompt has no tokens and the vocabulary adds no BOS", ErrEmptyPrompt)
 	}

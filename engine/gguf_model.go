@@ -118,6 +118,9 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	c.NoRopeInterval = a.noRopeInterval
+	if err := readEmbeddingKeys(f, a, &c); err != nil {
+		return Config{}, err
+	}
 	// Optional facts that must agree with the head width (read or derived).
 	if c.Heads > 0 && (c.KeyLength > 0 || c.Dim%c.Heads == 0) {
 		headDim := uint32(c.HeadDim())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // DefaultContextLength caps a session's context when SessionOptions does not
@@ -70,6 +72,11 @@ type Session struct {
 	// attnTask the split under way.
 	attnParts []attnScratch
 	attnTask  attnTask
+	// enc is an encoder's scratch (encoder.go), allocated at its first
+	// pass; hidden, while a decoder embeds (embed.go), receives each
+	// evaluated token's final state.
+	enc    *encoderState
+	hidden func(x []float32)
 	mu        sync.Mutex // held while a generation (or a Forward) runs
 }
 
@@ -116,6 +123,15 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	w := m.weights
 	w.pack(m.arch, m.config.Layers)
+	if m.arch.encoder {
+		// No cache, no decoding: a workspace for the products, and the
+		// rotations of nomic-bert's positions.
+		c := m.config
+		st := &runState{ws: tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim()))}
+		st.ws.SetThreads(threads)
+		return &Session{model: m, context: positions, state: st, peers: peers, promptBlock: 1,
+			rope: newRopeTable(c, nil, positions)}, nil
+	}
 	st := newRunState(m.config, w, positions)
 	st.ws.SetThreads(threads)
 	if kvType == KVF16 {
@@ -190,6 +206,9 @@ func (s *Session) Forward(token, pos int, logits bool) error {
 		return ErrBusy
 	}
 	defer s.mu.Unlock()
+	if !s.model.Generates() {
+		return errEncoder(s.model)
+	}
 	if token < 0 || token >= s.model.config.VocabSize {
 		return optionError("token", "must be in 0..%d, got %d", s.model.config.VocabSize-1, token)
 	}

@@ -26,6 +26,15 @@ type modelWeights struct {
 	// context and for one whose does not (ropeFactors chooses).
 	RopeFactorsLong, RopeFactorsShort []float32
 
+	// The encoders' (arch_bert.go): learned positions (bert) and token
+	// types, read row by row as the token embedding is; the LayerNorm of
+	// the summed embeddings; and a reranker's classification head: a
+	// dense layer (Cls, tanh) then the scores (ClsOut), each with a bias.
+	PositionEmbedding, TokenTypes  *tensor.Matrix // (context, dim), (token types, dim)
+	EmbedNorm, EmbedNormBias       []float32      // (dim)
+	Cls, ClsOut                    *tensor.Matrix // (dim, dim), (classes, dim)
+	ClsBias, ClsOutBias            []float32      // (dim), (classes)
+
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
 }
@@ -43,7 +52,7 @@ func (w *modelWeights) pack(a *architecture, layers int) {
 				return
 			}
 			m := *t.matrixIn(w)
-			if m == nil || m == w.TokenEmbedding {
+			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes {
 				return
 			}
 			if tensor.Pack(m) {
@@ -74,6 +83,14 @@ type layerWeights struct {
 	WGate        *tensor.Matrix // (hidden, dim): w1 in llama2.c
 	WDown        *tensor.Matrix // (dim, hidden): w2
 	WUp          *tensor.Matrix // (hidden, dim): w3
+
+	// The encoders' (arch_bert.go): the biases of the attention output
+	// and of the feed-forward's products, and the LayerNorms (weight and
+	// bias) of the residual stream after attention and after the
+	// feed-forward.
+	Bo, BUp, BDown                 []float32 // (dim), (hidden), (dim); nil where absent
+	AttnOutNorm, AttnOutNormBias   []float32 // (dim)
+	LayerOutNorm, LayerOutNormBias []float32 // (dim)
 }
 
 // checkShapes verifies every weight against the config (and, for a part of

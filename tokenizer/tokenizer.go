@@ -56,6 +56,10 @@ type Special struct {
 	BOS, EOS, EOT, UNK, PAD int
 	// AddBOS and AddEOS say whether EncodeOptions.AddSpecial adds them.
 	AddBOS, AddEOS bool
+	// SEP separates a BERT vocabulary's segments ([SEP]), added at the
+	// end when AddSEP. (Temporary: the WordPiece work defines these.)
+	SEP    int
+	AddSEP bool
 }
 
 // IsEndOfGeneration reports whether id ends a generation: EOS or EOT.
