@@ -203,17 +203,17 @@ type dimension int
 // The sizes tensors have. The first five are also the axes along which a
 // model splits (see Axis).
 const (
-	dimNone      dimension = iota
-	dimVocab               // VocabSize
-	dimQ                   // Heads · HeadDim (QDim; Dim unless the file says key_length)
-	dimKV                  // KVHeads · HeadDim
-	dimHidden              // HiddenDim
-	dimModel               // Dim, the residual stream
-	dimRopePairs           // RotaryDims / 2
-	dimHead                // HeadDim
-	dimContext             // ContextLength: bert's learned positions
-	dimTokenTypes          // TokenTypes
-	dimClasses             // Classes: a classification head's outputs
+	dimNone       dimension = iota
+	dimVocab                // VocabSize
+	dimQ                    // Heads · HeadDim (QDim; Dim unless the file says key_length)
+	dimKV                   // KVHeads · HeadDim
+	dimHidden               // HiddenDim
+	dimModel                // Dim, the residual stream
+	dimRopePairs            // RotaryDims / 2
+	dimHead                 // HeadDim
+	dimContext              // ContextLength: bert's learned positions
+	dimTokenTypes           // TokenTypes
+	dimClasses              // Classes: a classification head's outputs
 )
 
 // size is d's value under c.

@@ -150,7 +150,7 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 	}
 	first := 0
 	for i, seq := range seqs {
-		out[i] = s.pool(x[first*dim:(first+len(seq))*dim])
+		out[i] = s.pool(x[first*dim : (first+len(seq))*dim])
 		first += len(seq)
 		if !allFinite(out[i]) {
 			return fmt.Errorf("%w: the model's weights give non-finite values for input %d", ErrFormat, i)

@@ -77,7 +77,7 @@ type Session struct {
 	// evaluated token's final state.
 	enc    *encoderState
 	hidden func(x []float32)
-	mu        sync.Mutex // held while a generation (or a Forward) runs
+	mu     sync.Mutex // held while a generation (or a Forward) runs
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:

@@ -30,10 +30,10 @@ type modelWeights struct {
 	// types, read row by row as the token embedding is; the LayerNorm of
 	// the summed embeddings; and a reranker's classification head: a
 	// dense layer (Cls, tanh) then the scores (ClsOut), each with a bias.
-	PositionEmbedding, TokenTypes  *tensor.Matrix // (context, dim), (token types, dim)
-	EmbedNorm, EmbedNormBias       []float32      // (dim)
-	Cls, ClsOut                    *tensor.Matrix // (dim, dim), (classes, dim)
-	ClsBias, ClsOutBias            []float32      // (dim), (classes)
+	PositionEmbedding, TokenTypes *tensor.Matrix // (context, dim), (token types, dim)
+	EmbedNorm, EmbedNormBias      []float32      // (dim)
+	Cls, ClsOut                   *tensor.Matrix // (dim, dim), (classes, dim)
+	ClsBias, ClsOutBias           []float32      // (dim), (classes)
 
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
