@@ -71,6 +71,9 @@ type Config struct {
 	GELU          bool          // the feed-forward's gate is GELU (tanh approximation), not SiLU
 	SlidingWindow SlidingWindow // the layers that attend to recent positions only
 	// What embedding models add (embed.go; arch_bert.go for the encoders).
+	// Encoder says the model is one (bert, nomic-bert): it keeps no KV
+	// cache and does not generate.
+	Encoder   bool
 	Pooling   Pooling // how the tokens' final states become one vector (pooling_type)
 	NonCausal bool    // every token attends to every other (attention.causal = false: the encoders)
 	// TokenTypes is how many rows the token-type embedding has

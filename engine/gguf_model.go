@@ -118,6 +118,7 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	c.NoRopeInterval = a.noRopeInterval
+	c.Encoder = a.encoder
 	if err := readEmbeddingKeys(f, a, &c); err != nil {
 		return Config{}, err
 	}
@@ -205,7 +206,7 @@ func ggufWeights(f *gguf.File, a *architecture, c Config, part *Part) (*modelWei
 			*t.vectorIn(w) = v
 		}
 	})
-	if w.Output == nil {
+	if w.Output == nil && !a.encoder {
 		w.Output = w.TokenEmbedding // tied embeddings
 	}
 	return w, firstErr

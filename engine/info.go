@@ -51,6 +51,14 @@ type Info struct {
 	QueryScale          float32 `json:"query_scale,omitempty"`            // gemma: the queries' scale (1/√query_pre_attn_scalar, as llama.cpp derives it)
 	AttnSoftCap         float32 `json:"attn_softcap,omitempty"`           // gemma2: attention scores soft-capped at this
 	FinalSoftCap        float32 `json:"final_softcap,omitempty"`          // gemma2 (gemma3 when its file says): logits soft-capped at this
+	// What the model does besides generating: Embed's pooling (mean,
+	// cls, last, rank), and for an encoder (which does not generate) its
+	// token types and its classification head's outputs (a reranker's).
+	Pooling    string `json:"pooling"`
+	Generates  bool   `json:"generates"`
+	Reranks    bool   `json:"reranks,omitempty"`
+	TokenTypes int    `json:"token_types,omitempty"`
+	Classes    int    `json:"classes,omitempty"`
 	// SplitError says why the model cannot be split across workers (its
 	// family's layers need every head at once: olmo2), "" when it can.
 	SplitError string `json:"split_error,omitempty"`
@@ -103,6 +111,10 @@ func (m *Model) Info() Info {
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
 		SlidingWindow: c.slidingWindow(), SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
+	}
+	info.Pooling, info.Generates, info.Reranks, info.TokenTypes = m.Pooling().String(), m.Generates(), m.Reranks(), c.TokenTypes
+	if m.Reranks() {
+		info.Classes = c.Classes
 	}
 	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil), m.arch.qkNorm())
 	m.arch.walk(c.Layers, func(t tensorRef) {

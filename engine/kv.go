@@ -113,6 +113,9 @@ func (t KVType) ValueBytes() int {
 // (KVType.Resolve with the model's parameter count, or
 // Model.DefaultKVType) for the size a session will have.
 func (c Config) KVCacheBytes(contextLength int, t KVType) int64 {
+	if c.Encoder {
+		return 0 // an encoder attends within one pass, from its scratch
+	}
 	var positions int64
 	for l := range c.Layers {
 		positions += int64(c.kvSlots(l, contextLength, t))

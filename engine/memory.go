@@ -42,6 +42,11 @@ func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memor
 		tokens := int64(min(DefaultPromptBlock, kvBlockTokens))
 		floats += tokens*(int64(c.Heads)*ctx+qDim) + int64(max(kvChunkValues/c.KVDim(), 1)*c.KVDim())
 	}
+	if c.Encoder { // no logits; a pass's activations (encoderState), a pooled vector per text
+		pass := int64(max(contextLength, encodePassTokens))
+		floats = pass*(3*dim+2*qDim+2*kvDim+2*hidden) + pass + dim +
+			ctx*int64(c.HeadDim()) + 2*max(dim, hidden, qDim)
+	}
 	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
 		tokenizerBytesPerToken*vocab + runtimeBytes
 	m.Total = m.Weights + m.KVCache + m.Scratch
