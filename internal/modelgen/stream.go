@@ -66,6 +66,11 @@ func Write(w io.Writer, sp Spec) (int64, error) {
 		g.err = err
 	}
 	g.tensors()
+	// The file ends padded to the alignment, as Build's (a last tensor of
+	// 4 bytes, a reranker's output bias, leaves 28).
+	for ; at < int64(l.Size) && g.err == nil; at++ {
+		g.err = bw.WriteByte(0)
+	}
 	if g.err == nil {
 		g.err = bw.Flush()
 	}
