@@ -64,14 +64,33 @@ func BigVocab() Shape {
 	return s
 }
 
+// MiniLML6 is the shape of all-MiniLM-L6-v2 (architecture bert): the
+// smallest common sentence-embedding model.
+func MiniLML6() Shape {
+	return Shape{Dim: 384, HiddenDim: 1536, Layers: 6, Heads: 12, KVHeads: 12, VocabSize: BertVocabSize, ContextLength: 512}
+}
+
+// BGEBase is the shape of bge-base-en-v1.5 (architecture bert).
+func BGEBase() Shape {
+	return Shape{Dim: 768, HiddenDim: 3072, Layers: 12, Heads: 12, KVHeads: 12, VocabSize: BertVocabSize, ContextLength: 512}
+}
+
+// NomicEmbedV15 is the shape of nomic-embed-text-v1.5 (architecture
+// nomic-bert): its embedding has 30528 rows, BERT's 30522 tokens padded
+// as the converter pads them, and it was trained for 2048 positions.
+func NomicEmbedV15() Shape {
+	return Shape{Dim: 768, HiddenDim: 3072, Layers: 12, Heads: 12, KVHeads: 12, VocabSize: 30528, ContextLength: 2048}
+}
+
 // ShapeNames are the named shapes, smallest first.
 func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 
 // ShapeByName returns a named shape: "stories15M", "stories110M", or
 // "tinyllama" (TinyLlama-1.1B's, 0.6–4.4 GB depending on the type: not among
 // ShapeNames, which the default benchmark generates), "llama3b", "llama8b",
-// "qwen3-0.6b" and "gemma3-1b" (of architecture ArchOf: qwen3, gemma3), and
-// "bigvocab" (BigVocab).
+// "qwen3-0.6b" and "gemma3-1b" (of architecture ArchOf: qwen3, gemma3),
+// "bigvocab" (BigVocab), and the embedding models "minilm-l6",
+// "bge-base" (bert) and "nomic-embed-v1.5" (nomic-bert).
 func ShapeByName(name string) (Shape, error) {
 	switch name {
 	case "stories15M":
@@ -90,18 +109,30 @@ func ShapeByName(name string) (Shape, error) {
 		return Gemma3_1B(), nil
 	case "bigvocab":
 		return BigVocab(), nil
+	case "minilm-l6":
+		return MiniLML6(), nil
+	case "bge-base":
+		return BGEBase(), nil
+	case "nomic-embed-v1.5":
+		return NomicEmbedV15(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab)", ErrSpec, name, strings.Join(ShapeNames(), ", "))
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5)",
+		ErrSpec, name, strings.Join(ShapeNames(), ", "))
 }
 
 // ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",
-// gemma3 for "gemma3-1b", llama for the others.
+// gemma3 for "gemma3-1b", bert for "minilm-l6" and "bge-base",
+// nomic-bert for "nomic-embed-v1.5", llama for the others.
 func ArchOf(shape string) string {
 	switch shape {
 	case "qwen3-0.6b":
 		return "qwen3"
 	case "gemma3-1b":
 		return "gemma3"
+	case "minilm-l6", "bge-base":
+		return "bert"
+	case "nomic-embed-v1.5":
+		return "nomic-bert"
 	}
 	return DefaultArch
 }
@@ -118,9 +149,12 @@ func BenchTypes() []tensor.Type {
 // Gemma-3-1B (as issue 14 asks; Gemma's 1152-wide rows are not whole
 // K-quant blocks, so its Q4_K holds them in Q5_0, as llama-quantize's);
 // Q4_0 for bigvocab (the grammar benchmark's, beside stories15M and
-// TinyLlama in Q4_0).
+// TinyLlama in Q4_0); F32, F16 and Q8_0 for the embedding models (the
+// types their GGUF files are published in).
 func benchTypesOf(shape string) []tensor.Type {
 	switch shape {
+	case "minilm-l6", "bge-base", "nomic-embed-v1.5":
+		return []tensor.Type{tensor.F32, tensor.F16, tensor.Q8_0}
 	case "qwen3-0.6b", "gemma3-1b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_K}
 	case "tinyllama":
@@ -145,7 +179,8 @@ type Model struct {
 // BenchModels returns the random-weight models the benchmark runs: each
 // named shape in its types (benchTypesOf), of its architecture (ArchOf),
 // BOS and EOS muted (so greedy decoding generates exactly as many tokens as
-// asked), all with the same seed. The output is tied to the embedding as in
+// asked; the embedding models, which generate nothing, have no output to
+// mute and pool by the mean), all with the same seed. The output is tied to the embedding as in
 // llama2.c's stories models, in Qwen3-0.6B and in Gemma-3-1B; the larger
 // llama shapes' is its own matrix as in the real models (TinyLlama: a 2048×32000 product
 // per token that a tied output would hide).
@@ -162,6 +197,9 @@ func BenchModels(shapes ...string) ([]Model, error) {
 			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: separate, MuteSpecial: true, Seed: benchSeed}
 			if arch := ArchOf(name); arch != DefaultArch {
 				m.Spec.Arch = arch
+			}
+			if isBert(m.Spec.Arch) {
+				m.Spec.SeparateOutput, m.Spec.MuteSpecial = false, false
 			}
 			out = append(out, m)
 		}

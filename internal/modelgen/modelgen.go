@@ -1,6 +1,7 @@
 // Package modelgen writes random-weight GGUF models of any llama, qwen2,
-// qwen3, phi3, smollm3, olmo2, granite, gemma2 or gemma3 shape, for tests
-// and benchmarks: a model with the shape and tensor types of a real one
+// qwen3, phi3, smollm3, olmo2, granite, gemma2 or gemma3 shape, and
+// embedding models of the bert and nomic-bert families, for tests and
+// benchmarks: a model with the shape and tensor types of a real one
 // runs exactly as fast as the real one, and a few lines of Go make it, so
 // nothing big is committed or downloaded.
 //
@@ -8,7 +9,7 @@
 // so a Spec always gives the same bytes; matrices are stored in the Spec's
 // type through engine/tensor's quantizers (the bytes llama-quantize writes),
 // norms and biases as F32. The vocabulary is synthetic SentencePiece (see
-// Build).
+// Build), or for the BERT family BERT's real WordPiece one (see bert.go).
 package modelgen
 
 import (
@@ -83,15 +84,23 @@ type Spec struct {
 	// and keys, NeoX-style rope, attention.key_length and value_length
 	// always written, as llama.cpp's converter writes them), or one of the
 	// families of family.go ("phi3", "smollm3", "olmo2", "granite") and
-	// gemma.go ("gemma2", "gemma3").
+	// gemma.go ("gemma2", "gemma3"), or an embedding model of bert.go
+	// ("bert", "nomic-bert").
 	Arch string `json:"arch,omitempty"`
 	Shape
 	// Family holds what phi3, granite and the gemmas' files say beyond the
 	// llama family's keys (see family.go); zero for the others.
 	Family
-	// RopeTheta is rope.freq_base (DefaultRopeTheta when 0).
+	// Pooling is an embedding model's pooling_type (bert and nomic-bert
+	// only): "mean" (the default), "cls", "last", or "rank" (a bert
+	// reranker, with its classifier head).
+	Pooling string `json:"pooling,omitempty"`
+	// RopeTheta is rope.freq_base (DefaultRopeTheta when 0;
+	// DefaultNomicRopeTheta for nomic-bert, unused by bert).
 	RopeTheta float32 `json:"rope_theta,omitempty"`
-	// NormEps is attention.layer_norm_rms_epsilon (DefaultNormEps when 0).
+	// NormEps is attention.layer_norm_rms_epsilon (DefaultNormEps when 0),
+	// or the BERT family's attention.layer_norm_epsilon
+	// (DefaultBertNormEps when 0).
 	NormEps float32 `json:"norm_eps,omitempty"`
 	// Type is the storage type of the matrices (F32 is the zero value). A
 	// K-quant type falls back as llama-quantize does for matrices whose rows
@@ -111,8 +120,9 @@ type Spec struct {
 	MuteSpecial bool `json:"mute_special,omitempty"`
 	// Seed seeds the weights: the same Spec gives the same bytes.
 	Seed uint64 `json:"seed"`
-	// Std is the weights' standard deviation (DefaultStd when 0). Norm
-	// weights are 1 + noise, biases noise.
+	// Std is the weights' standard deviation (DefaultStd when 0; BertStd
+	// for the BERT family, see bert.go). Norm weights are 1 + noise,
+	// biases noise.
 	Std float64 `json:"std,omitempty"`
 	// OutputStd is the standard deviation of the output classifier
 	// (output.weight, or the token embedding when the output is tied to
@@ -133,6 +143,7 @@ func (s Spec) withDefaults() Spec {
 		s.Arch = DefaultArch
 	}
 	s = s.gemmaDefaults()
+	s = s.bertDefaults()
 	if s.RopeTheta == 0 {
 		s.RopeTheta = DefaultRopeTheta
 	}
@@ -179,11 +190,14 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2 or gemma3", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert or nomic-bert", ErrSpec, s.Arch)
 	}
 	if err := s.validateGemma(); err != nil {
+		return err
+	}
+	if err := s.validateBert(); err != nil {
 		return err
 	}
 	sh := s.Shape
@@ -229,8 +243,9 @@ func (s Spec) validate() error {
 // the hyper-parameters, a synthetic SentencePiece vocabulary of VocabSize
 // tokens (<unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, then
 // "▁t<i>" pieces; with no merges to build those pieces from, any text
-// tokenizes to its UTF-8 bytes) and, as wasmlm.modelgen.version, Version.
-// Tensors are written in llama.cpp's order and names.
+// tokenizes to its UTF-8 bytes; the BERT family's is BERT's WordPiece
+// vocabulary) and, as wasmlm.modelgen.version, Version. Tensors are
+// written in llama.cpp's order and names.
 func Build(sp Spec) ([]byte, error) {
 	b, err := build(sp)
 	if err != nil {
@@ -321,6 +336,10 @@ type generator struct {
 
 func (g *generator) metadata() {
 	sp, b := g.sp, g.b
+	if isBert(sp.Arch) {
+		g.bertMetadata()
+		return
+	}
 	key := func(k string) string { return sp.Arch + "." + k }
 	b.Set("general.architecture", gguf.ValueOf(sp.Arch))
 	if sp.Name != "" {
@@ -355,6 +374,10 @@ func (g *generator) tensors() {
 	sp := g.sp
 	if sp.Arch == "phi3" || sp.Arch == "olmo2" {
 		g.familyTensors()
+		return
+	}
+	if isBert(sp.Arch) {
+		g.bertTensors()
 		return
 	}
 	q, kv := sp.QDim(), sp.KVDim()
