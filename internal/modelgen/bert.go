@@ -83,16 +83,18 @@ const typeUnused = 5
 
 // BertStd is the weights' standard deviation of a BERT-family model of
 // shape sh when its Spec says none: √(6/(Dim·Layers)), 0.051 (1/√384) for
-// MiniLM-L6, 0.025 for BGE-base and nomic-embed-text. Smaller, as the
-// decoders' 0.02, the layers add little to the LayerNorm'd embeddings and
-// attention barely mixes positions, so every text's [CLS] state, and any
-// pooled vector, is nearly the same (cosines above 0.99); larger, the
-// layers turn chaotic and one changed word gives an unrelated vector.
-// Each layer adds about Std²·Dim of its input's variance, so the sum over
-// the layers is what is held constant. With it llama.cpp's embeddings of
-// unrelated sentences have cosines of 0.75–0.9 (bert, whose GELU has a
-// mean every position shares) and 0.4–0.6 (nomic-bert), of sentences one
-// word apart 0.94–0.98.
+// MiniLM-L6, 0.025 for BGE-base and nomic-embed-text. Each layer adds
+// about Std²·Dim of its input's variance to the residual stream, so the
+// sum over the layers is what is held constant. Smaller, as the decoders'
+// 0.02, the layers add little to the LayerNorm'd embeddings and attention
+// barely mixes positions: every text's [CLS] state is nearly the same
+// (llama.cpp's cls-pooled cosines of unrelated sentences 0.99–1.0 for a
+// MiniLM-L6 shape); at √(2/(Dim·Layers)) they are still 0.89–0.98. With it,
+// llama.cpp's cosines of unrelated sentences are 0.62–0.88 for bert (its
+// GELU's mean is a vector every position shares), 0.2–0.52 for a
+// nomic-bert of nomic-embed-text's shape, and of sentences one word apart
+// 0.9–0.98. Larger, the nomic layers turn chaotic (one changed word, an
+// unrelated vector); at MiniLM-L6's size they are near it already (0.76).
 func BertStd(sh Shape) float64 { return math.Sqrt(6 / float64(sh.Dim*sh.Layers)) }
 
 // isBert says whether arch is one of the BERT family.
@@ -159,19 +161,11 @@ func (s Spec) validateBert() error {
 	return nil
 }
 
-// bertMetadata writes a BERT-family file's keys and vocabulary.
+// bertMetadata writes a BERT-family file's keys past those every family
+// has (metadata wrote them), and its vocabulary.
 func (g *generator) bertMetadata() {
 	sp, b := g.sp, g.b
 	key := func(k string) string { return sp.Arch + "." + k }
-	b.Set("general.architecture", gguf.ValueOf(sp.Arch))
-	if sp.Name != "" {
-		b.Set("general.name", gguf.ValueOf(sp.Name))
-	}
-	b.Set(key("block_count"), gguf.ValueOf(uint32(sp.Layers)))
-	b.Set(key("context_length"), gguf.ValueOf(uint32(sp.ContextLength)))
-	b.Set(key("embedding_length"), gguf.ValueOf(uint32(sp.Dim)))
-	b.Set(key("feed_forward_length"), gguf.ValueOf(uint32(sp.HiddenDim)))
-	b.Set(key("attention.head_count"), gguf.ValueOf(uint32(sp.Heads)))
 	if sp.Arch == "nomic-bert" {
 		b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
 	}

@@ -336,10 +336,6 @@ type generator struct {
 
 func (g *generator) metadata() {
 	sp, b := g.sp, g.b
-	if isBert(sp.Arch) {
-		g.bertMetadata()
-		return
-	}
 	key := func(k string) string { return sp.Arch + "." + k }
 	b.Set("general.architecture", gguf.ValueOf(sp.Arch))
 	if sp.Name != "" {
@@ -350,6 +346,10 @@ func (g *generator) metadata() {
 	b.Set(key("feed_forward_length"), gguf.ValueOf(uint32(sp.HiddenDim)))
 	b.Set(key("block_count"), gguf.ValueOf(uint32(sp.Layers)))
 	b.Set(key("attention.head_count"), gguf.ValueOf(uint32(sp.Heads)))
+	if isBert(sp.Arch) {
+		g.bertMetadata()
+		return
+	}
 	b.Set(key("attention.head_count_kv"), gguf.ValueOf(uint32(sp.KVHeads)))
 	if sp.Arch != "gemma2" || sp.RopeTheta != DefaultRopeTheta { // gemma2's converter writes none
 		b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
