@@ -54,31 +54,41 @@ type Runner struct {
 // environment variable CI set), where both are installed.
 func Need(t testing.TB) *Runner {
 	t.Helper()
-	r, err := find()
+	node, root := NeedNode(t)
+	return &Runner{node: node, root: root}
+}
+
+// NeedNode returns the node executable and the module's root, whose
+// node_modules holds node-llama-cpp, for the harnesses that run it
+// (Need's, internal/embedref's). When either is missing it skips t,
+// saying what is, or fails it in CI.
+func NeedNode(t testing.TB) (node, root string) {
+	t.Helper()
+	node, root, err := find()
 	if err == nil {
-		return r
+		return node, root
 	}
 	if os.Getenv("CI") != "" {
 		t.Fatal(err)
 	}
 	t.Skip(err)
-	return nil
+	return "", ""
 }
 
 // find locates node and the module root holding node-llama-cpp.
-func find() (*Runner, error) {
-	node, err := exec.LookPath("node")
+func find() (node, root string, err error) {
+	node, err = exec.LookPath("node")
 	if err != nil {
-		return nil, errors.New("llama.cpp parity needs Node.js (Debian package nodejs)")
+		return "", "", errors.New("llama.cpp needs Node.js (Debian package nodejs)")
 	}
-	root, err := moduleRoot()
+	root, err = moduleRoot()
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	if _, err := os.Stat(filepath.Join(root, "node_modules", "node-llama-cpp", "package.json")); err != nil {
-		return nil, errors.New("llama.cpp parity needs node-llama-cpp: run npm ci --omit=optional at the repository root (make test does)")
+		return "", "", errors.New("llama.cpp needs node-llama-cpp: run npm ci --omit=optional at the repository root (make test does)")
 	}
-	return &Runner{node: node, root: root}, nil
+	return node, root, nil
 }
 
 // moduleRoot is the nearest directory above the working directory (a
@@ -94,7 +104,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("llama.cpp parity: no go.mod above the working directory")
+			return "", errors.New("llama.cpp: no go.mod above the working directory")
 		}
 		dir = parent
 	}
