@@ -53,8 +53,11 @@ var layering = map[string][]string{
 	// llama.cpp's and ajv's verdicts on texts (grammar/jsonschema's
 	// tests): runs Node.js too.
 	"internal/grammarref": {},
-	"tests/e2e":           {"..."},
-	"tools/...":           {"..."},
+	// llama.cpp's embeddings and rerank scores (embedding models' tests):
+	// runs Node.js too.
+	"internal/embedref": {"internal/llamacppref"}, // finds Node.js as llamacppref does
+	"tests/e2e":         {"..."},
+	"tools/...":         {"..."},
 }
 
 // hostFree are the package trees that must run unchanged natively, in a
@@ -63,7 +66,7 @@ var layering = map[string][]string{
 // machinery runs, on the developer's machine.
 var (
 	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
-	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/asmgen"}
+	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/embedref", "internal/asmgen"}
 )
 
 // forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may

@@ -30,7 +30,7 @@
 // Beside them, the tools that test, measure and build them (they may import
 // what they work on):
 //
-//	internal/modelgen   random-weight GGUF models for tests and benchmarks
+//	internal/modelgen   random-weight GGUF models (decoders, BERT-family embedders) for tests and benchmarks
 //	internal/golden     llama2.c's reference outputs, for tests
 //	internal/simdgen    the generator of the SIMD128 kernel module (go generate)
 //	internal/asmgen     the generator of engine/tensor's amd64 (avo) and arm64 assembly (go generate)
@@ -38,6 +38,7 @@
 //	internal/headless   the headless-Chromium launcher of tests and benchmarks
 //	internal/llamacppref  llama.cpp's output on random models, the parity harness of every architecture
 //	internal/grammarref  llama.cpp's and ajv's verdicts on texts, for grammar/jsonschema's tests
+//	internal/embedref   llama.cpp's embeddings, rerank scores and embedding speed, the reference of embedding models
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchrun      make bench: every host, one table
 //	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients
