@@ -34,11 +34,7 @@
 package embedref
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/internal/llamacppref"
@@ -49,10 +45,7 @@ import (
 const script = "internal/embedref/embedref.mjs"
 
 // Runner runs llama.cpp through node-llama-cpp.
-type Runner struct {
-	node string // the node executable
-	root string // the module's root, where node_modules is
-}
+type Runner struct{ node llamacppref.Node }
 
 // Need returns a Runner when Node.js and the repository's node-llama-cpp
 // (npm ci --omit=optional at the root; make test runs it) are installed.
@@ -60,8 +53,7 @@ type Runner struct {
 // environment variable CI set), where both are installed.
 func Need(t testing.TB) *Runner {
 	t.Helper()
-	node, root := llamacppref.NeedNode(t)
-	return &Runner{node: node, root: root}
+	return &Runner{node: llamacppref.NeedNode(t)}
 }
 
 // Input is one text to embed, or (Tokens set) token ids.
@@ -202,25 +194,9 @@ func (r *Runner) Run(req Request) (*Response, error) {
 			return nil, fmt.Errorf("embedref: time job %+v: want Tokens >= 3, Batch and Repeats >= 1, Mode %q or %q", j, Sequences, Sequential)
 		}
 	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(r.node, filepath.Join(r.root, script))
-	cmd.Dir = r.root
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("node %s: %w: %s", script, err, &stderr)
-	}
-	// node-llama-cpp may log before the result: it is the last line.
-	out := bytes.TrimSpace(stdout.Bytes())
-	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
 	var res Response
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, fmt.Errorf("node %s printed %q: %w (stderr: %s)", script, stdout.String(), err, &stderr)
+	if err := r.node.RunJSON(script, req, &res); err != nil {
+		return nil, err
 	}
 	if len(res.Embed) != len(req.Embed) || len(res.Rank) != len(req.Rank) || len(res.Time) != len(req.Time) {
 		return nil, fmt.Errorf("node %s: %d, %d and %d results for %d, %d and %d jobs", script,

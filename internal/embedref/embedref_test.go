@@ -53,21 +53,26 @@ func finite(t *testing.T, v []float64, what string) {
 	}
 }
 
-func cosine(a, b []float64) float64 {
-	var dot, na, nb float64
+func dot(a, b []float64) float64 {
+	var dot float64
 	for i := range a {
-		dot, na, nb = dot+a[i]*b[i], na+a[i]*a[i], nb+b[i]*b[i]
+		dot += a[i] * b[i]
 	}
-	return dot / math.Sqrt(na*nb)
+	return dot
+}
+
+func cosine(a, b []float64) float64 {
+	return dot(a, b) / math.Sqrt(dot(a, a)*dot(b, b))
 }
 
 // TestFilesLoad: llama.cpp loads modelgen's bert and nomic-bert files of
 // every pooling and matrix type and embeds texts with them — finite
-// vectors of Dim values, pooled as the file says, the texts' ids between
-// [CLS] and [SEP] — and its rerankers score (query, document) pairs: one
-// finite raw output, node-llama-cpp's score its sigmoid, over [CLS] query
-// [SEP] document. A file llama.cpp refused would fail here: these are the
-// proof that modelgen writes what converted files hold.
+// vectors of Dim values, not normalized, pooled as the file says, the
+// texts' ids between [CLS] and [SEP] — and its rerankers score (query,
+// document) pairs: one finite raw output, node-llama-cpp's score its
+// sigmoid, over [CLS] query [SEP] document. A file llama.cpp refused would
+// fail here: these are the proof that modelgen writes what converted files
+// hold.
 func TestFilesLoad(t *testing.T) {
 	r := Need(t)
 	dir := t.TempDir()
@@ -100,6 +105,8 @@ func TestFilesLoad(t *testing.T) {
 		for k, emb := range e.Embeddings {
 			require.Len(t, emb.Vector, small.Dim, name)
 			finite(t, emb.Vector, name)
+			norm := math.Sqrt(dot(emb.Vector, emb.Vector))
+			assert.Greater(t, math.Abs(norm-1), 0.1, "%s: not normalized (norm %v)", name, norm)
 			assert.Equal(t, 101, emb.Tokens[0], "%s: [CLS] first", name)
 			assert.Equal(t, 102, emb.Tokens[len(emb.Tokens)-1], "%s: [SEP] last", name)
 			assert.Equal(t, res.Embed[0].Embeddings[k].Tokens, emb.Tokens, "%s: one vocabulary", name)

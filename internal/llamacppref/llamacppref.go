@@ -43,8 +43,12 @@ const (
 )
 
 // Runner runs llama.cpp through node-llama-cpp.
-type Runner struct {
-	node string // the node executable
+type Runner struct{ node Node }
+
+// Node is Node.js and the module's root, whose node_modules holds
+// node-llama-cpp: what the harnesses that run llama.cpp run it with.
+type Node struct {
+	exe  string // the node executable
 	root string // the module's root, where node_modules is
 }
 
@@ -54,41 +58,64 @@ type Runner struct {
 // environment variable CI set), where both are installed.
 func Need(t testing.TB) *Runner {
 	t.Helper()
-	node, root := NeedNode(t)
-	return &Runner{node: node, root: root}
+	return &Runner{node: NeedNode(t)}
 }
 
-// NeedNode returns the node executable and the module's root, whose
-// node_modules holds node-llama-cpp, for the harnesses that run it
-// (Need's, internal/embedref's). When either is missing it skips t,
-// saying what is, or fails it in CI.
-func NeedNode(t testing.TB) (node, root string) {
+// NeedNode returns Node.js and the module's root holding node-llama-cpp,
+// for the harnesses that run llama.cpp (Need's, internal/embedref's). When
+// either is missing it skips t, saying what is, or fails it in CI.
+func NeedNode(t testing.TB) Node {
 	t.Helper()
-	node, root, err := find()
+	n, err := find()
 	if err == nil {
-		return node, root
+		return n
 	}
 	if os.Getenv("CI") != "" {
 		t.Fatal(err)
 	}
 	t.Skip(err)
-	return "", ""
+	return Node{}
 }
 
 // find locates node and the module root holding node-llama-cpp.
-func find() (node, root string, err error) {
-	node, err = exec.LookPath("node")
+func find() (Node, error) {
+	exe, err := exec.LookPath("node")
 	if err != nil {
-		return "", "", errors.New("llama.cpp needs Node.js (Debian package nodejs)")
+		return Node{}, errors.New("llama.cpp needs Node.js (Debian package nodejs)")
 	}
-	root, err = moduleRoot()
+	root, err := moduleRoot()
 	if err != nil {
-		return "", "", err
+		return Node{}, err
 	}
 	if _, err := os.Stat(filepath.Join(root, "node_modules", "node-llama-cpp", "package.json")); err != nil {
-		return "", "", errors.New("llama.cpp needs node-llama-cpp: run npm ci --omit=optional at the repository root (make test does)")
+		return Node{}, errors.New("llama.cpp needs node-llama-cpp: run npm ci --omit=optional at the repository root (make test does)")
 	}
-	return node, root, nil
+	return Node{exe: exe, root: root}, nil
+}
+
+// RunJSON runs the Node.js program script (a path from the module's root)
+// with req, as JSON, on its standard input, and decodes into res the last
+// line it prints (node-llama-cpp may log before it).
+func (n Node) RunJSON(script string, req, res any) error {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(n.exe, filepath.Join(n.root, script))
+	cmd.Dir = n.root
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("node %s: %w: %s", script, err, &stderr)
+	}
+	out := bytes.TrimSpace(stdout.Bytes())
+	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	if err := json.Unmarshal(out, res); err != nil {
+		return fmt.Errorf("node %s printed %q: %w (stderr: %s)", script, stdout.String(), err, &stderr)
+	}
+	return nil
 }
 
 // moduleRoot is the nearest directory above the working directory (a
@@ -168,27 +195,11 @@ func (p *Prob) UnmarshalJSON(b []byte) error {
 // Run runs the jobs in one Node.js process, in order. An error is the
 // process's failure; a model llama.cpp refuses is its Output's Error.
 func (r *Runner) Run(jobs []Job) ([]Output, error) {
-	in, err := json.Marshal(map[string]any{"jobs": jobs})
-	if err != nil {
-		return nil, err
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(r.node, filepath.Join(r.root, script))
-	cmd.Dir = r.root
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("node %s: %w: %s", script, err, &stderr)
-	}
-	// node-llama-cpp may log before the result: it is the last line.
-	out := bytes.TrimSpace(stdout.Bytes())
-	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
 	var res struct {
 		Results []Output `json:"results"`
 	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, fmt.Errorf("node %s printed %q: %w (stderr: %s)", script, stdout.String(), err, &stderr)
+	if err := r.node.RunJSON(script, map[string]any{"jobs": jobs}, &res); err != nil {
+		return nil, err
 	}
 	if len(res.Results) != len(jobs) {
 		return nil, fmt.Errorf("node %s: %d results for %d jobs", script, len(res.Results), len(jobs))
