@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
@@ -297,17 +298,17 @@ func (s *Session) tokenizeForEmbedding(field, text string, truncate bool) (ids [
 	if err != nil {
 		return nil, false, err
 	}
-	sp := s.model.tokenizer.Special()
-	var head, tail []int
-	if sp.AddBOS && sp.BOS >= 0 {
-		head = append(head, sp.BOS)
+	// The special tokens the vocabulary adds around the text (BERT's
+	// [CLS] … [SEP], llama's BOS): what encoding with them adds.
+	full, err := s.model.tokenizer.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", field, err)
 	}
-	if sp.AddSEP && sp.SEP >= 0 {
-		tail = append(tail, sp.SEP)
+	h := 0
+	for h+len(body) < len(full) && !slices.Equal(full[h:h+len(body)], body) {
+		h++
 	}
-	if sp.AddEOS && sp.EOS >= 0 {
-		tail = append(tail, sp.EOS)
-	}
+	head, tail := full[:h], full[min(h+len(body), len(full)):]
 	if room := s.context - len(head) - len(tail); len(body) > room {
 		if !truncate || room <= 0 {
 			return nil, false, fmt.Errorf("%w: %s is %d tokens with its special tokens; the context holds %d (truncate cuts it to fit)", ErrPromptTooLong, field, len(head)+len(body)+len(tail), s.context)
