@@ -1,10 +1,8 @@
 package tokenizer
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -80,11 +78,7 @@ type SPM struct {
 
 	byteTokens [256]int32 // token of each byte for byte fallback, -1 if none
 
-	// specials are the ids split out of text before tokenizing (control,
-	// user-defined and unknown tokens), longest text first.
-	specials []int32
-	lstrip   []bool // by id; nil when no token has the attribute
-	rstrip   []bool
+	specials *Specials // split out of text before tokenizing
 
 	special        Special
 	addSpacePrefix bool
@@ -108,7 +102,7 @@ func NewSPM(cfg SPMConfig) (*SPM, error) {
 	if cfg.Types != nil && len(cfg.Types) != n {
 		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrFormat, len(cfg.Types), n)
 	}
-	if err := checkSpecial(cfg.Special, n); err != nil {
+	if err := cfg.Special.Check(n); err != nil {
 		return nil, err
 	}
 	marker := cfg.SpaceMarker
@@ -155,35 +149,11 @@ func NewSPM(cfg SPMConfig) (*SPM, error) {
 		return nil, err
 	}
 	s.buildByteFallback()
-	s.buildSpecials()
 	var err error
-	if s.lstrip, err = stripTable(cfg.LStrip, n, "LStrip"); err != nil {
-		return nil, err
-	}
-	if s.rstrip, err = stripTable(cfg.RStrip, n, "RStrip"); err != nil {
+	if s.specials, err = NewSpecials(s.tokens, s.types, cfg.LStrip, cfg.RStrip); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// checkSpecial checks that every special id is -1 or a token, and that the
-// tokens AddSpecial would add exist.
-func checkSpecial(sp Special, n int) error {
-	for _, f := range []struct {
-		name string
-		id   int
-	}{{"BOS", sp.BOS}, {"EOS", sp.EOS}, {"EOT", sp.EOT}, {"UNK", sp.UNK}, {"PAD", sp.PAD}} {
-		if f.id < -1 || f.id >= n {
-			return fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens; -1 means none)", ErrFormat, f.name, f.id, n)
-		}
-	}
-	if sp.AddBOS && sp.BOS < 0 {
-		return fmt.Errorf("%w: AddBOS is set but the vocabulary has no BOS token", ErrFormat)
-	}
-	if sp.AddEOS && sp.EOS < 0 {
-		return fmt.Errorf("%w: AddEOS is set but the vocabulary has no EOS token", ErrFormat)
-	}
-	return nil
 }
 
 // buildDecoded renders every token once, as llama.cpp's token_to_piece does
@@ -271,35 +241,6 @@ func (s *SPM) buildByteFallback() {
 		}
 		s.byteTokens[b] = id
 	}
-}
-
-// buildSpecials lists the tokens llama.cpp's tokenizer_st_partition splits
-// out of text, longest text first. llama.cpp's sort is not stable; ties are
-// broken by id here, which only matters for equally long texts that overlap.
-func (s *SPM) buildSpecials() {
-	for id, typ := range s.types {
-		if typ == TokenControl || typ == TokenUserDefined || typ == TokenUnknown {
-			s.specials = append(s.specials, int32(id))
-		}
-	}
-	slices.SortStableFunc(s.specials, func(a, b int32) int {
-		return cmp.Compare(len(s.tokens[b]), len(s.tokens[a]))
-	})
-}
-
-// stripTable turns a list of ids into a by-id table (nil if the list is empty).
-func stripTable(ids []int, n int, field string) ([]bool, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	t := make([]bool, n)
-	for _, id := range ids {
-		if id < 0 || id >= n {
-			return nil, fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens)", ErrFormat, field, id, n)
-		}
-		t[id] = true
-	}
-	return t, nil
 }
 
 // VocabSize is the number of tokens.

@@ -32,8 +32,9 @@ func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
 		ids = append(ids, s.special.BOS)
 	}
 	session := spmSession{s: s}
+	var scratch SpecialScratch
 	prevSpecial := true // the start of text gets the dummy prefix like text after a special token
-	for _, f := range s.partition(text, opts.ParseSpecial) {
+	for _, f := range s.specials.Partition(&scratch, text, opts.ParseSpecial) {
 		if f.Token >= 0 {
 			ids = append(ids, f.Token)
 			prevSpecial = true
@@ -63,41 +64,6 @@ func invalidOffset(text string) int {
 		}
 	}
 	return len(text)
-}
-
-// partition splits the special tokens out of text, as llama.cpp's
-// tokenizer_st_partition does: for each special token, longest first, every
-// occurrence in the remaining text fragments becomes a token fragment.
-func (s *SPM) partition(text string, parseSpecial bool) []Fragment {
-	if text == "" {
-		return nil
-	}
-	frags := []Fragment{{Start: 0, End: len(text), Token: -1}}
-	var next []Fragment
-	for _, id := range s.specials {
-		if !parseSpecial && s.types[id] != TokenUserDefined {
-			continue // control and unknown tokens are text unless asked for
-		}
-		if !strings.Contains(text, s.tokens[id]) {
-			continue // cheap test first: most special tokens never occur
-		}
-		next = next[:0]
-		for _, f := range frags {
-			if f.Token >= 0 {
-				next = append(next, f)
-				continue
-			}
-			next = s.split(next, text, f.Start, f.End, int(id))
-		}
-		frags, next = next, frags
-	}
-	return frags
-}
-
-// split appends to dst the fragments of text[start:end] around every
-// occurrence of special token id.
-func (s *SPM) split(dst []Fragment, text string, start, end, id int) []Fragment {
-	return SplitSpecial(dst, text, start, end, id, s.tokens[id], s.lstrip != nil && s.lstrip[id], s.rstrip != nil && s.rstrip[id])
 }
 
 // escape appends frag to dst with spaces replaced by the space marker,

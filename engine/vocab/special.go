@@ -84,7 +84,7 @@ func readVocab(f *gguf.File, def defaults) (*vocab, error) {
 		}
 	}
 
-	sp := tokenizer.Special{BOS: def.bos, EOS: def.eos, EOT: -1, UNK: def.unk, PAD: -1, AddBOS: def.addBOS}
+	sp := tokenizer.Special{BOS: def.bos, EOS: def.eos, EOT: -1, UNK: def.unk, PAD: -1, SEP: -1, AddBOS: def.addBOS}
 	if def.noBOS {
 		sp.BOS = -1
 	}

@@ -226,5 +226,5 @@ func TestMarkerTokens(t *testing.T) {
 	assert.Equal(t, tokenizer.TokenUserDefined, ds.Type(32021))
 
 	g := loadVocab(t, "gpt-2")
-	assert.Equal(t, tokenizer.Special{BOS: 50256, EOS: 50256, EOT: 50256, UNK: -1, PAD: -1}, g.Special())
+	assert.Equal(t, tokenizer.Special{BOS: 50256, EOS: 50256, EOT: 50256, UNK: -1, PAD: -1, SEP: -1}, g.Special())
 }

@@ -22,11 +22,9 @@
 package bpe
 
 import (
-	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,17 +93,7 @@ type BPE struct {
 	byteTokens [256]int32           // token spelling each single byte, -1 if none
 	merges     map[uint64]mergeRule // key: left id << 32 | right id
 
-	// specials are the ids split out of text before tokenizing (control,
-	// user-defined and unknown tokens), longest text first.
-	specials []int32
-	// The same, indexed for finding them in text (see occurring): whether
-	// some special token starts with a byte, the one-byte ones by their byte,
-	// the others by their first two bytes. Values are positions in specials.
-	specialFirst     [256]bool
-	specialsOfByte   [256][]int32
-	specialsByPrefix map[uint16][]int32
-	lstrip           []bool // by id; nil when no token has the attribute
-	rstrip           []bool
+	specials *tokenizer.Specials // split out of text before tokenizing
 
 	special tokenizer.Special
 
@@ -136,7 +124,7 @@ func New(cfg Config) (*BPE, error) {
 	if cfg.Merges != nil && cfg.MergePairs != nil {
 		return nil, fmt.Errorf("%w: both Merges and MergePairs are set", tokenizer.ErrFormat)
 	}
-	if err := checkSpecial(cfg.Special, n); err != nil {
+	if err := cfg.Special.Check(n); err != nil {
 		return nil, err
 	}
 	preName := cfg.PreTokenizer
@@ -178,11 +166,7 @@ func New(cfg Config) (*BPE, error) {
 	if err := b.buildDecoded(); err != nil {
 		return nil, err
 	}
-	b.buildSpecials()
-	if b.lstrip, err = stripTable(cfg.LStrip, n, "LStrip"); err != nil {
-		return nil, err
-	}
-	if b.rstrip, err = stripTable(cfg.RStrip, n, "RStrip"); err != nil {
+	if b.specials, err = tokenizer.NewSpecials(b.tokens, b.types, cfg.LStrip, cfg.RStrip); err != nil {
 		return nil, err
 	}
 	b.scratch.New = func() any { return new(session) }
@@ -196,26 +180,6 @@ func (b *BPE) id(text string) int32 {
 		return id
 	}
 	return -1
-}
-
-// checkSpecial checks that every special id is -1 or a token, and that the
-// tokens AddSpecial would add exist.
-func checkSpecial(sp tokenizer.Special, n int) error {
-	for _, f := range []struct {
-		name string
-		id   int
-	}{{"BOS", sp.BOS}, {"EOS", sp.EOS}, {"EOT", sp.EOT}, {"UNK", sp.UNK}, {"PAD", sp.PAD}} {
-		if f.id < -1 || f.id >= n {
-			return fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens; -1 means none)", tokenizer.ErrFormat, f.name, f.id, n)
-		}
-	}
-	if sp.AddBOS && sp.BOS < 0 {
-		return fmt.Errorf("%w: AddBOS is set but the vocabulary has no BOS token", tokenizer.ErrFormat)
-	}
-	if sp.AddEOS && sp.EOS < 0 {
-		return fmt.Errorf("%w: AddEOS is set but the vocabulary has no EOS token", tokenizer.ErrFormat)
-	}
-	return nil
 }
 
 // buildMerges turns the merge list into a table keyed by the ids of the two
@@ -272,46 +236,6 @@ func (b *BPE) buildDecoded() error {
 		b.decodedOff[id+1] = uint32(len(b.decoded))
 	}
 	return nil
-}
-
-// buildSpecials lists the tokens llama.cpp's tokenizer_st_partition splits
-// out of text, longest text first. llama.cpp's sort is not stable; ties are
-// broken by id here, which only matters for equally long texts that overlap.
-func (b *BPE) buildSpecials() {
-	for id, typ := range b.types {
-		if typ == tokenizer.TokenControl || typ == tokenizer.TokenUserDefined || typ == tokenizer.TokenUnknown {
-			b.specials = append(b.specials, int32(id))
-		}
-	}
-	slices.SortStableFunc(b.specials, func(x, y int32) int {
-		return cmp.Compare(len(b.tokens[y]), len(b.tokens[x]))
-	})
-	b.specialsByPrefix = make(map[uint16][]int32)
-	for k, id := range b.specials {
-		text := b.tokens[id] // never empty: see New
-		b.specialFirst[text[0]] = true
-		if len(text) == 1 {
-			b.specialsOfByte[text[0]] = append(b.specialsOfByte[text[0]], int32(k))
-			continue
-		}
-		key := uint16(text[0])<<8 | uint16(text[1])
-		b.specialsByPrefix[key] = append(b.specialsByPrefix[key], int32(k))
-	}
-}
-
-// stripTable turns a list of ids into a by-id table (nil if the list is empty).
-func stripTable(ids []int, n int, field string) ([]bool, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	t := make([]bool, n)
-	for _, id := range ids {
-		if id < 0 || id >= n {
-			return nil, fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens)", tokenizer.ErrFormat, field, id, n)
-		}
-		t[id] = true
-	}
-	return t, nil
 }
 
 // VocabSize is the number of tokens.

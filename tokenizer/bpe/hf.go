@@ -310,7 +310,7 @@ func hfMerges(raw json.RawMessage) ([]string, [][2]string, error) {
 
 // hfSpecial finds the special ids and the BOS/EOS policy.
 func hfSpecial(f *hfFile, configJSON []byte, tokens []string) (tokenizer.Special, error) {
-	sp := tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1}
+	sp := tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1}
 	var conf hfConfig
 	if configJSON != nil {
 		if err := json.Unmarshal(configJSON, &conf); err != nil {
