@@ -3,13 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
-
-// maxTextBytes bounds the text Encode accepts, so that offsets into the
-// escaped text (a space grows to the marker, one character of at most 4
-// bytes) fit in an int32.
-const maxTextBytes = 256 << 20
 
 // Encode splits text into token ids as llama.cpp's tokenize does for an SPM
 // vocabulary: special tokens are split out first (control and unknown tokens
@@ -19,11 +13,8 @@ const maxTextBytes = 256 << 20
 // best score first. Characters without a token become byte-fallback tokens
 // <0xXX>, or the unknown token if the vocabulary has no byte tokens.
 func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
-	if len(text) > maxTextBytes {
-		return nil, fmt.Errorf("%w: %d bytes (limit %d)", ErrTextTooLong, len(text), maxTextBytes)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: invalid byte at offset %d", ErrInvalidUTF8, invalidOffset(text))
+	if err := CheckText(text); err != nil {
+		return nil, err
 	}
 	// Most merged pieces are several bytes long; a quarter of the text is a
 	// reasonable first guess that append corrects.
@@ -51,19 +42,6 @@ func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
 		ids = append(ids, s.special.EOS)
 	}
 	return ids, nil
-}
-
-// invalidOffset is the offset of the first byte of text that does not start
-// a valid UTF-8 sequence.
-func invalidOffset(text string) int {
-	for i, r := range text {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(text[i:]); size == 1 {
-				return i
-			}
-		}
-	}
-	return len(text)
 }
 
 // escape appends frag to dst with spaces replaced by the space marker,

@@ -28,17 +28,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
 // maxVocab bounds the vocabulary size; ids are stored as int32.
 const maxVocab = 1 << 24
-
-// maxTextBytes bounds the text Encode accepts, so that positions fit in an
-// int32 and the per-call buffers stay proportionate.
-const maxTextBytes = 256 << 20
 
 // Config describes a byte-level BPE vocabulary as plain data, as a GGUF file
 // with tokenizer.ggml.model = "gpt2" holds it.
@@ -274,17 +269,4 @@ func (b *BPE) AppendPiece(dst []byte, _, id int) []byte {
 		return dst
 	}
 	return append(dst, b.decoded[b.decodedOff[id]:b.decodedOff[id+1]]...)
-}
-
-// invalidOffset is the offset of the first byte of text that does not start
-// a valid UTF-8 sequence.
-func invalidOffset(text string) int {
-	for i, r := range text {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(text[i:]); size == 1 {
-				return i
-			}
-		}
-	}
-	return len(text)
 }

@@ -1,11 +1,6 @@
 package bpe
 
-import (
-	"fmt"
-	"unicode/utf8"
-
-	"github.com/wasmlm/wasmlm/tokenizer"
-)
+import "github.com/wasmlm/wasmlm/tokenizer"
 
 // session holds the buffers of one Encode call; BPE pools them.
 type session struct {
@@ -22,11 +17,8 @@ type session struct {
 // the rest into words, and each word is merged in the byte alphabet. With
 // AddSpecial, BOS and EOS are added as the vocabulary asks.
 func (b *BPE) Encode(text string, opts tokenizer.EncodeOptions) ([]int, error) {
-	if len(text) > maxTextBytes {
-		return nil, fmt.Errorf("%w: %d bytes (limit %d)", tokenizer.ErrTextTooLong, len(text), maxTextBytes)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: invalid byte at offset %d", tokenizer.ErrInvalidUTF8, invalidOffset(text))
+	if err := tokenizer.CheckText(text); err != nil {
+		return nil, err
 	}
 	s := b.scratch.Get().(*session)
 	defer b.scratch.Put(s)
