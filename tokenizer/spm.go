@@ -2,9 +2,6 @@ package tokenizer
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -29,9 +26,6 @@ const (
 // SpaceMarker is U+2581 LOWER ONE EIGHTH BLOCK, which SentencePiece
 // vocabularies use in place of a space.
 const SpaceMarker = "\u2581"
-
-// maxVocab bounds the vocabulary size NewSPM accepts; ids are stored as int32.
-const maxVocab = 1 << 24
 
 // SPMConfig describes a SentencePiece-BPE vocabulary as plain data, as a GGUF
 // file with tokenizer.ggml.model = "llama" holds it.
@@ -72,9 +66,7 @@ type SPM struct {
 	types  []TokenType
 	lookup map[string]int32 // piece text -> id; the last id wins on duplicates, as in llama.cpp
 
-	// decoded[decodedOff[id]:decodedOff[id+1]] is what id renders as.
-	decoded    []byte
-	decodedOff []uint32
+	pieces Pieces // what each token renders as
 
 	byteTokens [256]int32 // token of each byte for byte fallback, -1 if none
 
@@ -92,15 +84,13 @@ var _ Tokenizer = (*SPM)(nil)
 // length, that ids and types are in range, that byte tokens are spelled
 // <0xXX> and that scores are numbers; errors wrap ErrFormat.
 func NewSPM(cfg SPMConfig) (*SPM, error) {
-	n := len(cfg.Tokens)
-	if n == 0 || n > maxVocab {
-		return nil, fmt.Errorf("%w: vocabulary has %d tokens (want 1..%d)", ErrFormat, n, maxVocab)
+	tokens, types, err := CheckVocab(cfg.Tokens, cfg.Types)
+	if err != nil {
+		return nil, err
 	}
+	n := len(tokens)
 	if cfg.Scores != nil && len(cfg.Scores) != n {
 		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrFormat, len(cfg.Scores), n)
-	}
-	if cfg.Types != nil && len(cfg.Types) != n {
-		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrFormat, len(cfg.Types), n)
 	}
 	if err := cfg.Special.Check(n); err != nil {
 		return nil, err
@@ -114,92 +104,53 @@ func NewSPM(cfg SPMConfig) (*SPM, error) {
 	}
 
 	s := &SPM{
-		tokens:         make([]string, n),
+		tokens:         tokens,
 		scores:         make([]float32, n),
-		types:          make([]TokenType, n),
+		types:          types,
 		lookup:         make(map[string]int32, n),
-		decodedOff:     make([]uint32, n+1),
 		special:        cfg.Special,
 		addSpacePrefix: cfg.AddSpacePrefix,
 		marker:         marker,
 	}
-	for id, text := range cfg.Tokens {
-		if text == "" {
-			text = "[EMPTY_" + strconv.Itoa(id) + "]"
-		}
-		typ := TokenNormal
-		if cfg.Types != nil {
-			typ = cfg.Types[id]
-		}
-		if typ < TokenUndefined || typ > TokenByte {
-			return nil, fmt.Errorf("%w: token %d has type %d (want 0..6)", ErrFormat, id, typ)
-		}
+	for id, text := range tokens {
 		if cfg.Scores != nil {
 			if score := cfg.Scores[id]; score != score {
 				return nil, fmt.Errorf("%w: token %d has score NaN", ErrFormat, id)
 			}
 			s.scores[id] = cfg.Scores[id]
 		}
-		s.tokens[id] = text
-		s.types[id] = typ
 		s.maxPieceLen = max(s.maxPieceLen, len(text))
 		s.lookup[text] = int32(id)
 	}
-	if err := s.buildDecoded(); err != nil {
+	if s.pieces, err = NewPieces(tokens, s.render); err != nil {
 		return nil, err
 	}
 	s.buildByteFallback()
-	var err error
 	if s.specials, err = NewSpecials(s.tokens, s.types, cfg.LStrip, cfg.RStrip); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// buildDecoded renders every token once, as llama.cpp's token_to_piece does
-// with special=false, so AppendPiece is a copy.
-func (s *SPM) buildDecoded() error {
-	size := 0
-	for _, text := range s.tokens {
-		size += len(text)
-	}
-	s.decoded = make([]byte, 0, size)
-	for id, text := range s.tokens {
-		switch s.types[id] {
-		case TokenNormal:
-			s.decoded = appendUnescaped(s.decoded, text, s.marker)
-		case TokenUserDefined:
-			s.decoded = append(s.decoded, text...)
-		case TokenByte:
-			b, ok := parseByteToken(text)
-			if !ok {
-				return fmt.Errorf("%w: byte token %d is %q, not <0xXX>", ErrFormat, id, text)
-			}
-			s.decoded = append(s.decoded, b)
+// render appends what token id renders as, as llama.cpp's token_to_piece
+// does with special=false: a normal token with the space marker turned into
+// spaces, a byte token as its byte, a user-defined token as its text;
+// control, unknown, unused and undefined tokens as nothing.
+func (s *SPM) render(dst []byte, id int) ([]byte, error) {
+	text := s.tokens[id]
+	switch s.types[id] {
+	case TokenNormal:
+		return AppendUnescaped(dst, text, s.marker), nil
+	case TokenUserDefined:
+		return append(dst, text...), nil
+	case TokenByte:
+		b, ok := parseByteToken(text)
+		if !ok {
+			return nil, fmt.Errorf("%w: byte token %d is %q, not <0xXX>", ErrFormat, id, text)
 		}
-		// Control, unknown, unused and undefined tokens render as nothing.
-		if len(s.decoded) > math.MaxUint32 {
-			return fmt.Errorf("%w: vocabulary text exceeds 4 GiB", ErrFormat)
-		}
-		s.decodedOff[id+1] = uint32(len(s.decoded))
+		return append(dst, b), nil
 	}
-	return nil
-}
-
-// appendUnescaped appends text with every marker replaced by a space.
-func appendUnescaped(dst []byte, text, marker string) []byte {
-	if marker == " " {
-		return append(dst, text...)
-	}
-	for {
-		i := strings.Index(text, marker)
-		if i < 0 {
-			return append(dst, text...)
-		}
-		dst = append(dst, text[:i]...)
-		dst = append(dst, ' ')
-		text = text[i+len(marker):]
-	}
+	return dst, nil
 }
 
 // parseByteToken parses a byte token's text, "<0xXX>" with two hex digits
@@ -277,7 +228,7 @@ func (s *SPM) AppendPiece(dst []byte, prev, id int) []byte {
 	if id < 0 || id >= len(s.tokens) {
 		return dst
 	}
-	piece := s.decoded[s.decodedOff[id]:s.decodedOff[id+1]]
+	piece := s.pieces.Piece(id)
 	if prev >= 0 && prev == s.special.BOS && s.addSpacePrefix &&
 		s.types[id] != TokenByte && len(piece) > 0 && piece[0] == ' ' {
 		piece = piece[1:]

@@ -25,15 +25,11 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
-
-// maxVocab bounds the vocabulary size; ids are stored as int32.
-const maxVocab = 1 << 24
 
 // Config describes a byte-level BPE vocabulary as plain data, as a GGUF file
 // with tokenizer.ggml.model = "gpt2" holds it.
@@ -92,9 +88,7 @@ type BPE struct {
 
 	special tokenizer.Special
 
-	// decoded[decodedOff[id]:decodedOff[id+1]] is what id renders as.
-	decoded    []byte
-	decodedOff []uint32
+	pieces tokenizer.Pieces // what each token renders as
 
 	scratch sync.Pool  // *session, reused across Encode calls
 	cache   *wordCache // tokens of recent words; see cache.go
@@ -109,13 +103,11 @@ var _ tokenizer.Tokenizer = (*BPE)(nil)
 // not vocabulary entries can never apply and are skipped; a rule repeated
 // later in the list keeps its first rank, as in llama.cpp.
 func New(cfg Config) (*BPE, error) {
-	n := len(cfg.Tokens)
-	if n == 0 || n > maxVocab {
-		return nil, fmt.Errorf("%w: vocabulary has %d tokens (want 1..%d)", tokenizer.ErrFormat, n, maxVocab)
+	tokens, types, err := tokenizer.CheckVocab(cfg.Tokens, cfg.Types)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Types != nil && len(cfg.Types) != n {
-		return nil, fmt.Errorf("%w: %d token types for %d tokens", tokenizer.ErrFormat, len(cfg.Types), n)
-	}
+	n := len(tokens)
 	if cfg.Merges != nil && cfg.MergePairs != nil {
 		return nil, fmt.Errorf("%w: both Merges and MergePairs are set", tokenizer.ErrFormat)
 	}
@@ -133,32 +125,19 @@ func New(cfg Config) (*BPE, error) {
 	b := &BPE{
 		pre:          pre,
 		ignoreMerges: cfg.IgnoreMerges,
-		tokens:       make([]string, n),
-		types:        make([]tokenizer.TokenType, n),
+		tokens:       tokens,
+		types:        types,
 		lookup:       make(map[string]int32, n),
 		special:      cfg.Special,
-		decodedOff:   make([]uint32, n+1),
 	}
-	for id, text := range cfg.Tokens {
-		if text == "" {
-			text = "[EMPTY_" + strconv.Itoa(id) + "]"
-		}
-		typ := tokenizer.TokenNormal
-		if cfg.Types != nil {
-			typ = cfg.Types[id]
-		}
-		if typ < tokenizer.TokenUndefined || typ > tokenizer.TokenByte {
-			return nil, fmt.Errorf("%w: token %d has type %d (want 0..6)", tokenizer.ErrFormat, id, typ)
-		}
-		b.tokens[id] = text
-		b.types[id] = typ
+	for id, text := range tokens {
 		b.lookup[text] = int32(id)
 	}
 	for c := range 256 {
 		b.byteTokens[c] = b.id(alphabet.utf8Of[c])
 	}
 	b.buildMerges(cfg.Merges, cfg.MergePairs)
-	if err := b.buildDecoded(); err != nil {
+	if b.pieces, err = tokenizer.NewPieces(tokens, b.render); err != nil {
 		return nil, err
 	}
 	if b.specials, err = tokenizer.NewSpecials(b.tokens, b.types, cfg.LStrip, cfg.RStrip); err != nil {
@@ -212,25 +191,19 @@ func (b *BPE) buildMerges(merges []string, pairs [][2]string) {
 
 func pairKey(left, right int32) uint64 { return uint64(uint32(left))<<32 | uint64(uint32(right)) }
 
-// buildDecoded renders every token once, as llama.cpp's token_to_piece does
-// with special=false, so AppendPiece is a copy: normal tokens are mapped
-// back to raw bytes, user-defined tokens are their text, and control,
-// unknown, unused, byte and undefined tokens render as nothing (llama.cpp
-// treats the last three like control tokens in BPE vocabularies).
-func (b *BPE) buildDecoded() error {
-	for id, text := range b.tokens {
-		switch b.types[id] {
-		case tokenizer.TokenNormal:
-			b.decoded = appendUnmapped(b.decoded, text)
-		case tokenizer.TokenUserDefined:
-			b.decoded = append(b.decoded, text...)
-		}
-		if len(b.decoded) > math.MaxUint32 {
-			return fmt.Errorf("%w: vocabulary text exceeds 4 GiB", tokenizer.ErrFormat)
-		}
-		b.decodedOff[id+1] = uint32(len(b.decoded))
+// render appends what token id renders as, as llama.cpp's token_to_piece
+// does with special=false: a normal token mapped back to raw bytes, a
+// user-defined token as its text; control, unknown, unused, byte and
+// undefined tokens as nothing (llama.cpp treats the last three like control
+// tokens in BPE vocabularies).
+func (b *BPE) render(dst []byte, id int) ([]byte, error) {
+	switch b.types[id] {
+	case tokenizer.TokenNormal:
+		return appendUnmapped(dst, b.tokens[id]), nil
+	case tokenizer.TokenUserDefined:
+		return append(dst, b.tokens[id]...), nil
 	}
-	return nil
+	return dst, nil
 }
 
 // VocabSize is the number of tokens.
@@ -268,5 +241,5 @@ func (b *BPE) AppendPiece(dst []byte, _, id int) []byte {
 	if id < 0 || id >= len(b.tokens) {
 		return dst
 	}
-	return append(dst, b.decoded[b.decodedOff[id]:b.decodedOff[id+1]]...)
+	return append(dst, b.pieces.Piece(id)...)
 }

@@ -39,15 +39,10 @@ package wordpiece
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
-
-// maxVocab bounds the vocabulary size; ids are stored as int32.
-const maxVocab = 1 << 24
 
 // Config describes a WordPiece vocabulary as plain data, as a GGUF file with
 // tokenizer.ggml.model = "bert" holds it.
@@ -91,9 +86,7 @@ type WordPiece struct {
 
 	lowercase, stripAccents bool
 
-	// decoded[decodedOff[id]:decodedOff[id+1]] is what id renders as.
-	decoded    []byte
-	decodedOff []uint32
+	pieces tokenizer.Pieces // what each token renders as
 
 	scratch sync.Pool // *session, reused across Encode calls
 }
@@ -103,89 +96,48 @@ var _ tokenizer.Tokenizer = (*WordPiece)(nil)
 // New builds a tokenizer from cfg. Malformed data (mismatched lengths, ids or
 // types out of range, a byte token) is an error wrapping tokenizer.ErrFormat.
 func New(cfg Config) (*WordPiece, error) {
-	n := len(cfg.Tokens)
-	if n == 0 || n > maxVocab {
-		return nil, fmt.Errorf("%w: vocabulary has %d tokens (want 1..%d)", tokenizer.ErrFormat, n, maxVocab)
-	}
-	if cfg.Types != nil && len(cfg.Types) != n {
-		return nil, fmt.Errorf("%w: %d token types for %d tokens", tokenizer.ErrFormat, len(cfg.Types), n)
-	}
-	if err := cfg.Special.CheckIDs(n); err != nil {
+	tokens, types, err := tokenizer.CheckVocab(cfg.Tokens, cfg.Types)
+	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Special.CheckIDs(len(tokens)); err != nil {
+		return nil, err
+	}
+	for id, typ := range types {
+		if typ == tokenizer.TokenByte {
+			return nil, fmt.Errorf("%w: token %d is a byte token, which a WordPiece vocabulary cannot have", tokenizer.ErrFormat, id)
+		}
+	}
 	w := &WordPiece{
-		tokens:       make([]string, n),
-		types:        make([]tokenizer.TokenType, n),
+		tokens:       tokens,
+		types:        types,
+		trie:         buildTrie(tokens),
 		special:      cfg.Special,
 		lowercase:    cfg.Lowercase,
 		stripAccents: cfg.StripAccents,
-		decodedOff:   make([]uint32, n+1),
 	}
-	for id, text := range cfg.Tokens {
-		if text == "" {
-			text = "[EMPTY_" + strconv.Itoa(id) + "]"
-		}
-		typ := tokenizer.TokenNormal
-		if cfg.Types != nil {
-			typ = cfg.Types[id]
-		}
-		switch {
-		case typ == tokenizer.TokenByte:
-			return nil, fmt.Errorf("%w: token %d is a byte token, which a WordPiece vocabulary cannot have", tokenizer.ErrFormat, id)
-		case typ < tokenizer.TokenUndefined || typ > tokenizer.TokenByte:
-			return nil, fmt.Errorf("%w: token %d has type %d (want 0..6)", tokenizer.ErrFormat, id, typ)
-		}
-		w.tokens[id] = text
-		w.types[id] = typ
-	}
-	w.trie = buildTrie(w.tokens)
-	if err := w.buildDecoded(); err != nil {
+	if w.pieces, err = tokenizer.NewPieces(tokens, w.render); err != nil {
 		return nil, err
 	}
-	var err error
-	if w.specials, err = tokenizer.NewSpecials(w.tokens, w.types, cfg.LStrip, cfg.RStrip); err != nil {
+	if w.specials, err = tokenizer.NewSpecials(tokens, types, cfg.LStrip, cfg.RStrip); err != nil {
 		return nil, err
 	}
 	w.scratch.New = func() any { return new(session) }
 	return w, nil
 }
 
-// buildDecoded renders every token once, as llama.cpp's token_to_piece does
-// with special=false, so AppendPiece is a copy.
-func (w *WordPiece) buildDecoded() error {
-	size := 0
-	for _, text := range w.tokens {
-		size += len(text)
+// render appends what token id renders as, as llama.cpp's token_to_piece
+// does with special=false: a normal token with each "▁" turned into a
+// space, a user-defined token as its text; control, unknown, unused and
+// undefined tokens as nothing.
+func (w *WordPiece) render(dst []byte, id int) ([]byte, error) {
+	switch w.types[id] {
+	case tokenizer.TokenNormal:
+		return tokenizer.AppendUnescaped(dst, w.tokens[id], tokenizer.SpaceMarker), nil
+	case tokenizer.TokenUserDefined:
+		return append(dst, w.tokens[id]...), nil
 	}
-	if size > 1<<32-1 {
-		return fmt.Errorf("%w: the token texts take %d bytes", tokenizer.ErrFormat, size)
-	}
-	w.decoded = make([]byte, 0, size)
-	for id, text := range w.tokens {
-		switch w.types[id] {
-		case tokenizer.TokenNormal:
-			w.decoded = appendUnescaped(w.decoded, text)
-		case tokenizer.TokenUserDefined:
-			w.decoded = append(w.decoded, text...)
-		}
-		// Control and unknown tokens render as nothing; so do unused and
-		// undefined ones, which token_to_piece has no case for.
-		w.decodedOff[id+1] = uint32(len(w.decoded))
-	}
-	return nil
-}
-
-// appendUnescaped appends text with every "▁" replaced by a space
-// (llama.cpp's llama_unescape_whitespace).
-func appendUnescaped(dst []byte, text string) []byte {
-	for {
-		i := strings.Index(text, tokenizer.SpaceMarker)
-		if i < 0 {
-			return append(dst, text...)
-		}
-		dst = append(append(dst, text[:i]...), ' ')
-		text = text[i+len(tokenizer.SpaceMarker):]
-	}
+	return dst, nil
 }
 
 // VocabSize is the number of tokens.
@@ -203,14 +155,6 @@ func (w *WordPiece) TokenText(id int) string {
 	return w.tokens[id]
 }
 
-// Type is the token type of id (TokenUndefined when out of range).
-func (w *WordPiece) Type(id int) tokenizer.TokenType {
-	if id < 0 || id >= len(w.types) {
-		return tokenizer.TokenUndefined
-	}
-	return w.types[id]
-}
-
 // Normalization reports whether the tokenizer lower-cases text and strips
 // accents.
 func (w *WordPiece) Normalization() (lowercase, stripAccents bool) {
@@ -226,7 +170,7 @@ func (w *WordPiece) AppendPiece(dst []byte, _, id int) []byte {
 	if id < 0 || id >= len(w.tokens) {
 		return dst
 	}
-	return append(dst, w.decoded[w.decodedOff[id]:w.decodedOff[id+1]]...)
+	return append(dst, w.pieces.Piece(id)...)
 }
 
 // Detokenize is llama.cpp's llama_detokenize for this vocabulary type, with
