@@ -4,17 +4,6 @@ import "sort"
 
 //go:generate go run gen_tables.go
 
-// The class bits of a code point, from llama.cpp's tables (tables.go):
-// white space (its unicode_set_whitespace), control (\p{C}: Cc, Cf, Co,
-// Cs), accent mark (\p{M}), punctuation (\p{P}) and symbol (\p{S}).
-const (
-	classSpace   = 1
-	classControl = 2
-	classAccent  = 4
-	classPunct   = 8
-	classSymbol  = 16
-)
-
 // lowerRun maps start+k*stride to lower+k*stride for k < count.
 type lowerRun struct {
 	start, count, stride, lower uint32

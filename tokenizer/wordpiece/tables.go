@@ -2,6 +2,17 @@
 
 package wordpiece
 
+// The class bits of a code point, from llama.cpp's tables: white space
+// (its unicode_set_whitespace), control (\p{C}: Cc, Cf, Co, Cs), accent
+// mark (\p{M}), punctuation (\p{P}) and symbol (\p{S}).
+const (
+	classSpace   = 1
+	classControl = 2
+	classAccent  = 4
+	classPunct   = 8
+	classSymbol  = 16
+)
+
 // classRanges are the class of every code point (space, control, accent,
 // punctuation, symbol): entry k, start<<8 | class, holds from start up to
 // the next entry's start.
