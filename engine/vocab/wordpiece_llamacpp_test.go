@@ -39,9 +39,10 @@ type wpmCase struct {
 // them): the bert-bge vocabulary as it is, with each setting of the
 // tokenizer.ggml.normalizer keys (lowercase, strip_accents) and with other
 // special ids and flags; and a vocabulary of a token for every code point of
-// planes 0 to 3 and 14, alone and after "▁", under two normalizer settings,
-// which shows, code point by code point, that the character classes, the
-// lower-case map and the "NFD" map are llama.cpp's. The texts are
+// planes 0 to 3 and of U+E0000 to U+E0FFF (tags, variation selectors), alone
+// and after "▁", under two normalizer settings, which shows, code point by
+// code point, that the character classes, the lower-case map and the "NFD"
+// map are llama.cpp's. The texts are
 // llama.cpp's test-tokenizer-0 inputs, the seeded random strings of
 // tokenizer/bpe's reference, the llama-tokenize golden strings and seeded
 // random strings of this test (accents, combining marks, CJK, emoji,
@@ -97,7 +98,7 @@ func TestWordPieceAsLlamaCpp(t *testing.T) {
 			compared += len(c.texts)
 		}
 	}
-	t.Logf("%d texts tokenized by both, each also with AddSpecial", compared)
+	t.Logf("%d texts tokenized by both (%d per bge job, %d of all the code points), each also with AddSpecial", compared, len(texts), len(everyTexts))
 }
 
 // compareWordPiece checks one job's results.
@@ -128,10 +129,10 @@ func compareWordPiece(t *testing.T, tok *wordpiece.WordPiece, c wpmCase, out lla
 
 // everyCodePoint is the bge file with another vocabulary: [PAD], [UNK],
 // [CLS], [SEP] and [MASK] (control tokens, named by the special-id keys),
-// then each code point of planes 0 to 3 and 14 (not the surrogates or NUL) after
-// "▁" and alone, so that a word's ids spell each of its code points as
-// normalised; and texts that hold all those code points, a few thousand at a
-// time.
+// then each code point of planes 0 to 3 and U+E0000 to U+E0FFF (not the
+// surrogates or NUL) after "▁" and alone, so that a word's ids spell each of
+// its code points as normalised; and texts that hold all those code points,
+// a few thousand at a time.
 func everyCodePoint(t *testing.T, bge []byte) (data []byte, texts []string) {
 	t.Helper()
 	tokens := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
