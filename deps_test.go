@@ -37,16 +37,17 @@ var layering = map[string][]string{
 	"internal/headless": {},
 	"chat":              {"grammar/jsonschema"},
 	// JSON Schema to GBNF: no wasmlm imports, usable by every host.
-	"grammar/jsonschema": {},
-	"tokenizer":          {},
-	"tokenizer/bpe":      {"tokenizer"},
-	"sampling":           {"internal/fmath"},
-	"grammar":            {}, // GBNF grammars and the token masks of constrained sampling
-	"models":             {},
-	"internal/fmath":     {},
-	"internal/golden":    {}, // llama2.c's reference outputs, for the tests of several packages
-	"internal/wasmgen":   {},
-	"internal/modelgen":  {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
+	"grammar/jsonschema":  {},
+	"tokenizer":           {},
+	"tokenizer/bpe":       {"tokenizer"},
+	"tokenizer/wordpiece": {"tokenizer"},
+	"sampling":            {"internal/fmath"},
+	"grammar":             {}, // GBNF grammars and the token masks of constrained sampling
+	"models":              {},
+	"internal/fmath":      {},
+	"internal/golden":     {}, // llama2.c's reference outputs, for the tests of several packages
+	"internal/wasmgen":    {},
+	"internal/modelgen":   {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
 	// The llama.cpp parity harness (tests of every architecture): runs
 	// Node.js, so a build tool like internal/headless.
 	"internal/llamacppref": {"internal/modelgen", "engine/tensor"},

@@ -19,6 +19,7 @@
 //	engine/gguf         the GGUF container: reader and writer
 //	engine/tensor       storage types and matrix–vector kernels
 //	tokenizer/bpe       byte-level BPE, pre-tokenizers, tokenizer.json
+//	tokenizer/wordpiece  WordPiece of BERT-family vocabularies, with llama.cpp's Unicode tables
 //	tokenizer           SentencePiece tokenizer, decoding, streaming decoder
 //	sampling            logit processors, samplers, the seeded PRNG
 //	chat                chat templates, as llama.cpp recognises them

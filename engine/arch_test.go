@@ -372,7 +372,7 @@ func TestGGUFModelErrors(t *testing.T) {
 		{"key_length the tensors do not have", withKV("llama.attention.key_length", gguf.ValueOf(uint32(16))),
 			"tensor blk.0.attn_q.weight is 64×64, want 128×64", ErrFormat, CodeInvalidModel},
 		{"vocabulary-only file", rebuild(func(*gguf.Builder, string, gguf.TensorInfo) bool { return false }), "no tensors", ErrFormat, CodeInvalidModel},
-		{"unknown tokenizer", withKV("tokenizer.ggml.model", gguf.ValueOf("bert")), `"bert"`, vocab.ErrUnsupportedModel, CodeUnsupportedModel},
+		{"unknown tokenizer", withKV("tokenizer.ggml.model", gguf.ValueOf("t5")), `"t5"`, vocab.ErrUnsupportedModel, CodeUnsupportedModel},
 		{"chat template of the wrong type", withKV("tokenizer.chat_template", gguf.ValueOf(uint32(1))), "tokenizer.chat_template", gguf.ErrType, CodeInvalidModel},
 		{"truncated file", truncated, "truncated", gguf.ErrTruncated, CodeInvalidModel},
 		{"GGUF version 4", append([]byte("GGUF\x04\x00\x00\x00"), good[8:]...), "GGUF v4", gguf.ErrUnsupported, CodeUnsupportedModel},

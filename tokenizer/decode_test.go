@@ -38,7 +38,9 @@ func (p piecesTok) AppendPiece(dst []byte, _, id int) []byte {
 
 func (p piecesTok) VocabSize() int { return 256 + len(p.extra) }
 
-func (p piecesTok) Special() Special { return Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1} }
+func (p piecesTok) Special() Special {
+	return Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1}
+}
 
 func (p piecesTok) TokenText(id int) string { return string(p.AppendPiece(nil, -1, id)) }
 

@@ -107,7 +107,7 @@ func llamaSPMConfig(t testing.TB) SPMConfig {
 		Tokens:         make([]string, len(entries)),
 		Scores:         make([]float32, len(entries)),
 		Types:          make([]TokenType, len(entries)),
-		Special:        Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, AddBOS: true},
+		Special:        Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, SEP: -1, AddBOS: true},
 		AddSpacePrefix: true,
 	}
 	for id, e := range entries {
@@ -164,7 +164,7 @@ func phi3Config(t testing.TB) SPMConfig {
 	for _, d := range delta.Tokens {
 		cfg.Tokens[d.ID], cfg.Scores[d.ID], cfg.Types[d.ID] = d.Text, d.Score, d.Type
 	}
-	cfg.Special = Special{BOS: delta.BOS, EOS: delta.EOS, UNK: delta.UNK, EOT: -1, PAD: delta.PAD,
+	cfg.Special = Special{BOS: delta.BOS, EOS: delta.EOS, UNK: delta.UNK, EOT: -1, PAD: delta.PAD, SEP: -1,
 		AddBOS: delta.AddBOS, AddEOS: delta.AddEOS}
 	for id, typ := range cfg.Types {
 		switch text := cfg.Tokens[id]; {

@@ -74,7 +74,7 @@ func LoadLlama2C(data []byte) (*SPM, error) {
 		Scores: scores,
 		Types:  types,
 		Special: Special{
-			BOS: llama2cBOS, EOS: llama2cEOS, UNK: llama2cUNK, EOT: -1, PAD: -1,
+			BOS: llama2cBOS, EOS: llama2cEOS, UNK: llama2cUNK, EOT: -1, PAD: -1, SEP: -1,
 			AddBOS: true,
 		},
 		AddSpacePrefix: true,

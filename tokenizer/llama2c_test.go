@@ -22,7 +22,7 @@ func TestLoadLlama2C(t *testing.T) {
 		tok, err := LoadLlama2C(data)
 		require.NoError(t, err)
 		assert.Equal(t, c.size, tok.VocabSize())
-		assert.Equal(t, Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, AddBOS: true}, tok.Special())
+		assert.Equal(t, Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, SEP: -1, AddBOS: true}, tok.Special())
 		assert.Equal(t, "<unk>", tok.TokenText(0))
 		assert.Equal(t, "<s>", tok.TokenText(1))
 		assert.Equal(t, "</s>", tok.TokenText(2))

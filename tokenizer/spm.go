@@ -1,12 +1,7 @@
 package tokenizer
 
 import (
-	"cmp"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -31,9 +26,6 @@ const (
 // SpaceMarker is U+2581 LOWER ONE EIGHTH BLOCK, which SentencePiece
 // vocabularies use in place of a space.
 const SpaceMarker = "\u2581"
-
-// maxVocab bounds the vocabulary size NewSPM accepts; ids are stored as int32.
-const maxVocab = 1 << 24
 
 // SPMConfig describes a SentencePiece-BPE vocabulary as plain data, as a GGUF
 // file with tokenizer.ggml.model = "llama" holds it.
@@ -74,17 +66,11 @@ type SPM struct {
 	types  []TokenType
 	lookup map[string]int32 // piece text -> id; the last id wins on duplicates, as in llama.cpp
 
-	// decoded[decodedOff[id]:decodedOff[id+1]] is what id renders as.
-	decoded    []byte
-	decodedOff []uint32
+	pieces Pieces // what each token renders as
 
 	byteTokens [256]int32 // token of each byte for byte fallback, -1 if none
 
-	// specials are the ids split out of text before tokenizing (control,
-	// user-defined and unknown tokens), longest text first.
-	specials []int32
-	lstrip   []bool // by id; nil when no token has the attribute
-	rstrip   []bool
+	specials *Specials // split out of text before tokenizing
 
 	special        Special
 	addSpacePrefix bool
@@ -98,17 +84,15 @@ var _ Tokenizer = (*SPM)(nil)
 // length, that ids and types are in range, that byte tokens are spelled
 // <0xXX> and that scores are numbers; errors wrap ErrFormat.
 func NewSPM(cfg SPMConfig) (*SPM, error) {
-	n := len(cfg.Tokens)
-	if n == 0 || n > maxVocab {
-		return nil, fmt.Errorf("%w: vocabulary has %d tokens (want 1..%d)", ErrFormat, n, maxVocab)
+	tokens, types, err := CheckVocab(cfg.Tokens, cfg.Types)
+	if err != nil {
+		return nil, err
 	}
+	n := len(tokens)
 	if cfg.Scores != nil && len(cfg.Scores) != n {
 		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrFormat, len(cfg.Scores), n)
 	}
-	if cfg.Types != nil && len(cfg.Types) != n {
-		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrFormat, len(cfg.Types), n)
-	}
-	if err := checkSpecial(cfg.Special, n); err != nil {
+	if err := cfg.Special.Check(n); err != nil {
 		return nil, err
 	}
 	marker := cfg.SpaceMarker
@@ -120,116 +104,53 @@ func NewSPM(cfg SPMConfig) (*SPM, error) {
 	}
 
 	s := &SPM{
-		tokens:         make([]string, n),
+		tokens:         tokens,
 		scores:         make([]float32, n),
-		types:          make([]TokenType, n),
+		types:          types,
 		lookup:         make(map[string]int32, n),
-		decodedOff:     make([]uint32, n+1),
 		special:        cfg.Special,
 		addSpacePrefix: cfg.AddSpacePrefix,
 		marker:         marker,
 	}
-	for id, text := range cfg.Tokens {
-		if text == "" {
-			text = "[EMPTY_" + strconv.Itoa(id) + "]"
-		}
-		typ := TokenNormal
-		if cfg.Types != nil {
-			typ = cfg.Types[id]
-		}
-		if typ < TokenUndefined || typ > TokenByte {
-			return nil, fmt.Errorf("%w: token %d has type %d (want 0..6)", ErrFormat, id, typ)
-		}
+	for id, text := range tokens {
 		if cfg.Scores != nil {
 			if score := cfg.Scores[id]; score != score {
 				return nil, fmt.Errorf("%w: token %d has score NaN", ErrFormat, id)
 			}
 			s.scores[id] = cfg.Scores[id]
 		}
-		s.tokens[id] = text
-		s.types[id] = typ
 		s.maxPieceLen = max(s.maxPieceLen, len(text))
 		s.lookup[text] = int32(id)
 	}
-	if err := s.buildDecoded(); err != nil {
+	if s.pieces, err = NewPieces(tokens, s.render); err != nil {
 		return nil, err
 	}
 	s.buildByteFallback()
-	s.buildSpecials()
-	var err error
-	if s.lstrip, err = stripTable(cfg.LStrip, n, "LStrip"); err != nil {
-		return nil, err
-	}
-	if s.rstrip, err = stripTable(cfg.RStrip, n, "RStrip"); err != nil {
+	if s.specials, err = NewSpecials(s.tokens, s.types, cfg.LStrip, cfg.RStrip); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// checkSpecial checks that every special id is -1 or a token, and that the
-// tokens AddSpecial would add exist.
-func checkSpecial(sp Special, n int) error {
-	for _, f := range []struct {
-		name string
-		id   int
-	}{{"BOS", sp.BOS}, {"EOS", sp.EOS}, {"EOT", sp.EOT}, {"UNK", sp.UNK}, {"PAD", sp.PAD}} {
-		if f.id < -1 || f.id >= n {
-			return fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens; -1 means none)", ErrFormat, f.name, f.id, n)
+// render appends what token id renders as, as llama.cpp's token_to_piece
+// does with special=false: a normal token with the space marker turned into
+// spaces, a byte token as its byte, a user-defined token as its text;
+// control, unknown, unused and undefined tokens as nothing.
+func (s *SPM) render(dst []byte, id int) ([]byte, error) {
+	text := s.tokens[id]
+	switch s.types[id] {
+	case TokenNormal:
+		return AppendUnescaped(dst, text, s.marker), nil
+	case TokenUserDefined:
+		return append(dst, text...), nil
+	case TokenByte:
+		b, ok := parseByteToken(text)
+		if !ok {
+			return nil, fmt.Errorf("%w: byte token %d is %q, not <0xXX>", ErrFormat, id, text)
 		}
+		return append(dst, b), nil
 	}
-	if sp.AddBOS && sp.BOS < 0 {
-		return fmt.Errorf("%w: AddBOS is set but the vocabulary has no BOS token", ErrFormat)
-	}
-	if sp.AddEOS && sp.EOS < 0 {
-		return fmt.Errorf("%w: AddEOS is set but the vocabulary has no EOS token", ErrFormat)
-	}
-	return nil
-}
-
-// buildDecoded renders every token once, as llama.cpp's token_to_piece does
-// with special=false, so AppendPiece is a copy.
-func (s *SPM) buildDecoded() error {
-	size := 0
-	for _, text := range s.tokens {
-		size += len(text)
-	}
-	s.decoded = make([]byte, 0, size)
-	for id, text := range s.tokens {
-		switch s.types[id] {
-		case TokenNormal:
-			s.decoded = appendUnescaped(s.decoded, text, s.marker)
-		case TokenUserDefined:
-			s.decoded = append(s.decoded, text...)
-		case TokenByte:
-			b, ok := parseByteToken(text)
-			if !ok {
-				return fmt.Errorf("%w: byte token %d is %q, not <0xXX>", ErrFormat, id, text)
-			}
-			s.decoded = append(s.decoded, b)
-		}
-		// Control, unknown, unused and undefined tokens render as nothing.
-		if len(s.decoded) > math.MaxUint32 {
-			return fmt.Errorf("%w: vocabulary text exceeds 4 GiB", ErrFormat)
-		}
-		s.decodedOff[id+1] = uint32(len(s.decoded))
-	}
-	return nil
-}
-
-// appendUnescaped appends text with every marker replaced by a space.
-func appendUnescaped(dst []byte, text, marker string) []byte {
-	if marker == " " {
-		return append(dst, text...)
-	}
-	for {
-		i := strings.Index(text, marker)
-		if i < 0 {
-			return append(dst, text...)
-		}
-		dst = append(dst, text[:i]...)
-		dst = append(dst, ' ')
-		text = text[i+len(marker):]
-	}
+	return dst, nil
 }
 
 // parseByteToken parses a byte token's text, "<0xXX>" with two hex digits
@@ -273,35 +194,6 @@ func (s *SPM) buildByteFallback() {
 	}
 }
 
-// buildSpecials lists the tokens llama.cpp's tokenizer_st_partition splits
-// out of text, longest text first. llama.cpp's sort is not stable; ties are
-// broken by id here, which only matters for equally long texts that overlap.
-func (s *SPM) buildSpecials() {
-	for id, typ := range s.types {
-		if typ == TokenControl || typ == TokenUserDefined || typ == TokenUnknown {
-			s.specials = append(s.specials, int32(id))
-		}
-	}
-	slices.SortStableFunc(s.specials, func(a, b int32) int {
-		return cmp.Compare(len(s.tokens[b]), len(s.tokens[a]))
-	})
-}
-
-// stripTable turns a list of ids into a by-id table (nil if the list is empty).
-func stripTable(ids []int, n int, field string) ([]bool, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	t := make([]bool, n)
-	for _, id := range ids {
-		if id < 0 || id >= n {
-			return nil, fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens)", ErrFormat, field, id, n)
-		}
-		t[id] = true
-	}
-	return t, nil
-}
-
 // VocabSize is the number of tokens.
 func (s *SPM) VocabSize() int { return len(s.tokens) }
 
@@ -336,7 +228,7 @@ func (s *SPM) AppendPiece(dst []byte, prev, id int) []byte {
 	if id < 0 || id >= len(s.tokens) {
 		return dst
 	}
-	piece := s.decoded[s.decodedOff[id]:s.decodedOff[id+1]]
+	piece := s.pieces.Piece(id)
 	if prev >= 0 && prev == s.special.BOS && s.addSpacePrefix &&
 		s.types[id] != TokenByte && len(piece) > 0 && piece[0] == ' ' {
 		piece = piece[1:]

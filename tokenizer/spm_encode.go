@@ -3,13 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
-
-// maxTextBytes bounds the text Encode accepts, so that offsets into the
-// escaped text (a space grows to the marker, one character of at most 4
-// bytes) fit in an int32.
-const maxTextBytes = 256 << 20
 
 // Encode splits text into token ids as llama.cpp's tokenize does for an SPM
 // vocabulary: special tokens are split out first (control and unknown tokens
@@ -19,11 +13,8 @@ const maxTextBytes = 256 << 20
 // best score first. Characters without a token become byte-fallback tokens
 // <0xXX>, or the unknown token if the vocabulary has no byte tokens.
 func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
-	if len(text) > maxTextBytes {
-		return nil, fmt.Errorf("%w: %d bytes (limit %d)", ErrTextTooLong, len(text), maxTextBytes)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: invalid byte at offset %d", ErrInvalidUTF8, invalidOffset(text))
+	if err := CheckText(text); err != nil {
+		return nil, err
 	}
 	// Most merged pieces are several bytes long; a quarter of the text is a
 	// reasonable first guess that append corrects.
@@ -32,8 +23,9 @@ func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
 		ids = append(ids, s.special.BOS)
 	}
 	session := spmSession{s: s}
+	var scratch SpecialScratch
 	prevSpecial := true // the start of text gets the dummy prefix like text after a special token
-	for _, f := range s.partition(text, opts.ParseSpecial) {
+	for _, f := range s.specials.Partition(&scratch, text, opts.ParseSpecial) {
 		if f.Token >= 0 {
 			ids = append(ids, f.Token)
 			prevSpecial = true
@@ -50,54 +42,6 @@ func (s *SPM) Encode(text string, opts EncodeOptions) ([]int, error) {
 		ids = append(ids, s.special.EOS)
 	}
 	return ids, nil
-}
-
-// invalidOffset is the offset of the first byte of text that does not start
-// a valid UTF-8 sequence.
-func invalidOffset(text string) int {
-	for i, r := range text {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(text[i:]); size == 1 {
-				return i
-			}
-		}
-	}
-	return len(text)
-}
-
-// partition splits the special tokens out of text, as llama.cpp's
-// tokenizer_st_partition does: for each special token, longest first, every
-// occurrence in the remaining text fragments becomes a token fragment.
-func (s *SPM) partition(text string, parseSpecial bool) []Fragment {
-	if text == "" {
-		return nil
-	}
-	frags := []Fragment{{Start: 0, End: len(text), Token: -1}}
-	var next []Fragment
-	for _, id := range s.specials {
-		if !parseSpecial && s.types[id] != TokenUserDefined {
-			continue // control and unknown tokens are text unless asked for
-		}
-		if !strings.Contains(text, s.tokens[id]) {
-			continue // cheap test first: most special tokens never occur
-		}
-		next = next[:0]
-		for _, f := range frags {
-			if f.Token >= 0 {
-				next = append(next, f)
-				continue
-			}
-			next = s.split(next, text, f.Start, f.End, int(id))
-		}
-		frags, next = next, frags
-	}
-	return frags
-}
-
-// split appends to dst the fragments of text[start:end] around every
-// occurrence of special token id.
-func (s *SPM) split(dst []Fragment, text string, start, end, id int) []Fragment {
-	return SplitSpecial(dst, text, start, end, id, s.tokens[id], s.lstrip != nil && s.lstrip[id], s.rstrip != nil && s.rstrip[id])
 }
 
 // escape appends frag to dst with spaces replaced by the space marker,

@@ -188,7 +188,7 @@ func TestEncodeUserDefinedWithoutParseSpecial(t *testing.T) {
 		Tokens:         []string{"<unk>", "<s>", "</s>", "▁", "a", "b", "▁a", "<tag>", "<", "t", "g", ">"},
 		Scores:         []float32{0, 0, 0, -1, -2, -3, -4, 0, -5, -6, -7, -8},
 		Types:          []TokenType{TokenUnknown, TokenControl, TokenControl, 1, 1, 1, 1, TokenUserDefined, 1, 1, 1, 1},
-		Special:        Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, AddBOS: true},
+		Special:        Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, SEP: -1, AddBOS: true},
 		AddSpacePrefix: true,
 	}
 	tok, err := NewSPM(cfg)
@@ -232,7 +232,7 @@ func TestEncodeEdgeCases(t *testing.T) {
 	// without UNK either.
 	cfg := SPMConfig{
 		Tokens:         []string{"<unk>", "▁", "a"},
-		Special:        Special{BOS: -1, EOS: -1, UNK: 0, EOT: -1, PAD: -1},
+		Special:        Special{BOS: -1, EOS: -1, UNK: 0, EOT: -1, PAD: -1, SEP: -1},
 		AddSpacePrefix: true,
 	}
 	small, err := NewSPM(cfg)
@@ -254,7 +254,7 @@ func TestNewSPMRejectsBadConfig(t *testing.T) {
 			Tokens:  []string{"<unk>", "<s>", "</s>", "<0x41>", "▁a"},
 			Scores:  []float32{0, 0, 0, 0, -1},
 			Types:   []TokenType{TokenUnknown, TokenControl, TokenControl, TokenByte, TokenNormal},
-			Special: Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, AddBOS: true},
+			Special: Special{BOS: 1, EOS: 2, UNK: 0, EOT: -1, PAD: -1, SEP: -1, AddBOS: true},
 		}
 	}
 	_, err := NewSPM(valid())
@@ -285,7 +285,7 @@ func TestNewSPMRejectsBadConfig(t *testing.T) {
 
 // TestNewSPMEmptyPiece: llama.cpp renames an empty piece "[EMPTY_<id>]".
 func TestNewSPMEmptyPiece(t *testing.T) {
-	tok, err := NewSPM(SPMConfig{Tokens: []string{"a", ""}, Special: Special{BOS: -1, EOS: -1, UNK: -1, EOT: -1, PAD: -1}})
+	tok, err := NewSPM(SPMConfig{Tokens: []string{"a", ""}, Special: Special{BOS: -1, EOS: -1, UNK: -1, EOT: -1, PAD: -1, SEP: -1}})
 	require.NoError(t, err)
 	assert.Equal(t, "[EMPTY_1]", tok.TokenText(1))
 }

@@ -43,7 +43,7 @@ type Tokenizer interface {
 // as llama.cpp does with add_special=false, parse_special=false.
 type EncodeOptions struct {
 	// AddSpecial adds BOS and/or EOS as the vocabulary asks
-	// (Special.AddBOS, Special.AddEOS).
+	// (Special.AddBOS, Special.AddEOS); WordPiece adds BOS and SEP.
 	AddSpecial bool
 	// ParseSpecial turns the text of special tokens, such as "<s>", into
 	// their ids instead of tokenizing their characters.
@@ -54,11 +54,18 @@ type EncodeOptions struct {
 // no such token.
 type Special struct {
 	BOS, EOS, EOT, UNK, PAD int
+	// SEP is the separator of BERT-style vocabularies ([SEP]), which ends
+	// a WordPiece encoding and separates the two texts of a pair.
+	SEP int
 	// AddBOS and AddEOS say whether EncodeOptions.AddSpecial adds them.
+	// A WordPiece vocabulary (tokenizer/wordpiece) adds BOS and SEP whatever
+	// they say, as llama.cpp does; there they only shape pairs (AddSEP).
 	AddBOS, AddEOS bool
-	// SEP separates a BERT vocabulary's segments ([SEP]), added at the
-	// end when AddSEP. (Temporary: the WordPiece work defines these.)
-	SEP    int
+	// AddSEP says whether SEP goes between the two texts of a pair, as
+	// llama.cpp's llama_vocab_get_add_sep: its reranking input is
+	// [BOS] query [EOS] [SEP] document [EOS], each marker present where its
+	// flag says so (EOS falling back to SEP when there is none). Encode
+	// never adds it.
 	AddSEP bool
 }
 

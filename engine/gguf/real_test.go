@@ -194,9 +194,8 @@ func TestSummaryOfRealFileIsJSON(t *testing.T) {
 // holds a copy of. The files the repository does not hold are left out, and
 // so not checked here: synth-k256.bin (6.9 MB) and its F32, F16, Q8_0 and
 // Q4_0 GGUF conversions (7.4, 3.7, 2.0 and 1.1 MB; engine/tensor keeps a few
-// rows of each in its testdata/ggml), vocab/ggml-vocab-bert-bge.gguf
-// (WordPiece, which wasmlm does not implement), and the tokenizer test
-// vectors of bert-bge, chameleon, command-r and roberta-bpe.
+// rows of each in its testdata/ggml), and the tokenizer test vectors of
+// chameleon, command-r and roberta-bpe.
 const referenceFacts = "testdata/reference-models.md"
 
 // referenceEntry is what the reference README states about one file.

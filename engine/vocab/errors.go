@@ -8,7 +8,7 @@ import "errors"
 // they are.
 var (
 	// ErrUnsupportedModel is returned for a tokenizer.ggml.model this
-	// package has no tokenizer for (bert, t5, rwkv, none, ...).
+	// package has no tokenizer for (t5, rwkv, none, ...).
 	ErrUnsupportedModel = errors.New("vocab: unsupported tokenizer model")
 	// ErrFormat is returned when the vocabulary keys disagree (array lengths).
 	ErrFormat = errors.New("vocab: malformed vocabulary")

@@ -8,12 +8,12 @@ import (
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
-// defaults are llama.cpp's special ids and BOS policy for a model type,
-// used where the file has no key.
+// defaults are llama.cpp's special ids and flags for a model type, used
+// where the file has no key.
 type defaults struct {
-	bos, eos, unk int
-	addBOS        bool
-	noBOS         bool // the pre-tokenizer clears BOS (chatglm-bpe)
+	bos, eos, unk, pad, sep int
+	addBOS, addSEP          bool
+	noBOS                   bool // the pre-tokenizer clears BOS (chatglm-bpe)
 }
 
 // vocab is what both tokenizer types read from a file.
@@ -84,11 +84,11 @@ func readVocab(f *gguf.File, def defaults) (*vocab, error) {
 		}
 	}
 
-	sp := tokenizer.Special{BOS: def.bos, EOS: def.eos, EOT: -1, UNK: def.unk, PAD: -1, AddBOS: def.addBOS}
+	sp := tokenizer.Special{BOS: def.bos, EOS: def.eos, EOT: -1, UNK: def.unk, PAD: def.pad, SEP: def.sep, AddBOS: def.addBOS, AddSEP: def.addSEP}
 	if def.noBOS {
 		sp.BOS = -1
 	}
-	for _, p := range []*int{&sp.BOS, &sp.EOS, &sp.UNK} {
+	for _, p := range []*int{&sp.BOS, &sp.EOS, &sp.UNK, &sp.PAD, &sp.SEP} {
 		if *p >= n {
 			*p = -1 // a default the vocabulary is too small for
 		}
@@ -96,16 +96,18 @@ func readVocab(f *gguf.File, def defaults) (*vocab, error) {
 	for _, k := range []struct {
 		key string
 		id  *int
-	}{{keyBOS, &sp.BOS}, {keyEOS, &sp.EOS}, {keyUNK, &sp.UNK}, {keyPAD, &sp.PAD}} {
+	}{{keyBOS, &sp.BOS}, {keyEOS, &sp.EOS}, {keyUNK, &sp.UNK}, {keySEP, &sp.SEP}, {keyPAD, &sp.PAD}} {
 		if err := readID(f, k.key, n, k.id); err != nil {
 			return nil, err
 		}
 	}
-	if sp.AddBOS, err = f.BoolOr(keyAddBOS, sp.AddBOS); err != nil {
-		return nil, fmt.Errorf("vocab: %w", err)
-	}
-	if sp.AddEOS, err = f.BoolOr(keyAddEOS, false); err != nil {
-		return nil, fmt.Errorf("vocab: %w", err)
+	for _, k := range []struct {
+		key  string
+		flag *bool
+	}{{keyAddBOS, &sp.AddBOS}, {keyAddEOS, &sp.AddEOS}, {keyAddSEP, &sp.AddSEP}} {
+		if *k.flag, err = f.BoolOr(k.key, *k.flag); err != nil {
+			return nil, fmt.Errorf("vocab: %w", err)
+		}
 	}
 
 	// Marker tokens named by key keep their type; those found by text

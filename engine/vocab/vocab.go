@@ -2,7 +2,8 @@
 // tokenizer.ggml.* keys the way llama.cpp's llama_vocab::impl::load does
 // (llama.cpp of early 2025): "gpt2" vocabularies become a byte-level BPE
 // (package tokenizer/bpe), "llama" vocabularies a SentencePiece tokenizer
-// (tokenizer.SPM).
+// (tokenizer.SPM), "bert" vocabularies a WordPiece tokenizer (package
+// tokenizer/wordpiece).
 //
 // It is the glue between the file format and the tokenizers, which know no
 // file format: it also carries llama.cpp's loading rules that GGUF does not
@@ -18,6 +19,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/tokenizer"
 	"github.com/wasmlm/wasmlm/tokenizer/bpe"
+	"github.com/wasmlm/wasmlm/tokenizer/wordpiece"
 )
 
 // GGUF keys read here.
@@ -30,18 +32,23 @@ const (
 	keyMerges         = "tokenizer.ggml.merges"
 	keyAddBOS         = "tokenizer.ggml.add_bos_token"
 	keyAddEOS         = "tokenizer.ggml.add_eos_token"
+	keyAddSEP         = "tokenizer.ggml.add_sep_token"
 	keyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
 	keyBOS            = "tokenizer.ggml.bos_token_id"
 	keyEOS            = "tokenizer.ggml.eos_token_id"
 	keyEOT            = "tokenizer.ggml.eot_token_id"
 	keyEOM            = "tokenizer.ggml.eom_token_id"
 	keyUNK            = "tokenizer.ggml.unknown_token_id"
+	keySEP            = "tokenizer.ggml.seperator_token_id" // sic: llama.cpp's spelling
 	keyPAD            = "tokenizer.ggml.padding_token_id"
 	keyName           = "general.name"
+	keyLowercase      = "tokenizer.ggml.normalizer.lowercase"
+	keyStripAccents   = "tokenizer.ggml.normalizer.strip_accents"
 )
 
 // FromGGUF returns the tokenizer of f, chosen by tokenizer.ggml.model:
-// "gpt2" gives a *bpe.BPE, "llama" a *tokenizer.SPM. Another model type is
+// "gpt2" gives a *bpe.BPE, "llama" a *tokenizer.SPM, "bert" a
+// *wordpiece.WordPiece. Another model type is
 // an error wrapping ErrUnsupportedModel, an unknown tokenizer.ggml.pre one
 // wrapping bpe.ErrUnknownPreTokenizer; both name what the file says.
 func FromGGUF(f *gguf.File) (tokenizer.Tokenizer, error) {
@@ -64,8 +71,14 @@ func FromGGUF(f *gguf.File) (tokenizer.Tokenizer, error) {
 			return nil, err
 		}
 		return s, nil
+	case "bert":
+		w, err := fromWPM(f)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
-	return nil, fmt.Errorf("%w: %s is %q (supported: \"gpt2\", byte-level BPE; \"llama\", SentencePiece)", ErrUnsupportedModel, keyModel, model)
+	return nil, fmt.Errorf("%w: %s is %q (supported: \"gpt2\", byte-level BPE; \"llama\", SentencePiece; \"bert\", WordPiece)", ErrUnsupportedModel, keyModel, model)
 }
 
 // fromBPE reads a "gpt2" vocabulary.
@@ -78,7 +91,9 @@ func fromBPE(f *gguf.File) (*bpe.BPE, error) {
 		pre = "default" // llama.cpp warns and uses its default regexes
 	}
 	ignoreMerges, addBOS := bpe.LlamaCppDefaults(pre)
-	v, err := readVocab(f, defaults{bos: 11, eos: 11, unk: -1, addBOS: addBOS, noBOS: pre == "chatglm-bpe"})
+	// llama.cpp sets add_sep for the pre-tokenizers of BERT-like BPE models.
+	addSEP := pre == "jina-v1-en" || pre == "jina-v2-code" || pre == "roberta-bpe"
+	v, err := readVocab(f, defaults{bos: 11, eos: 11, unk: -1, pad: -1, sep: -1, addBOS: addBOS, addSEP: addSEP, noBOS: pre == "chatglm-bpe"})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +124,7 @@ func fromBPE(f *gguf.File) (*bpe.BPE, error) {
 
 // fromSPM reads a "llama" vocabulary.
 func fromSPM(f *gguf.File) (*tokenizer.SPM, error) {
-	v, err := readVocab(f, defaults{bos: 1, eos: 2, unk: 0, addBOS: true})
+	v, err := readVocab(f, defaults{bos: 1, eos: 2, unk: 0, pad: -1, sep: -1, addBOS: true})
 	if err != nil {
 		return nil, err
 	}
@@ -139,4 +154,38 @@ func fromSPM(f *gguf.File) (*tokenizer.SPM, error) {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}
 	return s, nil
+}
+
+// fromWPM reads a "bert" vocabulary: llama.cpp's defaults are BOS ([CLS])
+// 101, UNK 100, SEP 102, PAD 0 (and MASK 103, which nothing here needs),
+// no EOS, add_bos and add_sep set; text is lower-cased unless
+// tokenizer.ggml.normalizer.lowercase says otherwise, and accents are
+// stripped as text is lower-cased unless
+// tokenizer.ggml.normalizer.strip_accents says otherwise.
+func fromWPM(f *gguf.File) (*wordpiece.WordPiece, error) {
+	v, err := readVocab(f, defaults{bos: 101, eos: -1, unk: 100, pad: 0, sep: 102, addBOS: true, addSEP: true})
+	if err != nil {
+		return nil, err
+	}
+	lowercase, err := f.BoolOr(keyLowercase, true)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	stripAccents, err := f.BoolOr(keyStripAccents, lowercase)
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	w, err := wordpiece.New(wordpiece.Config{
+		Tokens:       v.tokens,
+		Types:        v.types,
+		Special:      v.special,
+		Lowercase:    lowercase,
+		StripAccents: stripAccents,
+		LStrip:       v.lstrip,
+		RStrip:       v.rstrip,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	return w, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/tokenizer"
 	"github.com/wasmlm/wasmlm/tokenizer/bpe"
+	"github.com/wasmlm/wasmlm/tokenizer/wordpiece"
 )
 
 // The vocab-only GGUF files of llama.cpp's models/ directory (commit
@@ -25,7 +28,13 @@ import (
 var (
 	bpeVocabs = []string{"deepseek-coder", "deepseek-llm", "falcon", "gpt-2", "gpt-neox", "mpt", "refact", "starcoder"}
 	spmVocabs = []string{"baichuan", "llama-spm", "phi-3"}
+	wpmVocabs = []string{"bert-bge"}
 )
+
+// allVocabs are the names of every vocabulary file of testdata.
+func allVocabs() []string {
+	return slices.Concat(bpeVocabs, spmVocabs, wpmVocabs)
+}
 
 func loadVocab(t *testing.T, name string) tokenizer.Tokenizer {
 	t.Helper()
@@ -75,12 +84,9 @@ func readVocabTest(t *testing.T, base string) (texts []string, want [][]int) {
 }
 
 // TestVocabFiles checks llama.cpp's test-tokenizer-0 vectors (add_special =
-// false, parse_special = false) for every vocabulary that has them, and that
-// decoding gives the text back (byte-level BPE is lossless; SentencePiece
-// adds a leading space that the first piece after BOS would drop, so for
-// SPM the check is on the text with that space).
+// false, parse_special = false) for every vocabulary that has them.
 func TestVocabFiles(t *testing.T) {
-	for _, name := range append(append([]string{}, bpeVocabs...), spmVocabs...) {
+	for _, name := range allVocabs() {
 		base := filepath.Join("testdata", "ggml-vocab-"+name+".gguf")
 		if _, err := os.Stat(base + ".inp"); err != nil {
 			continue // baichuan and gpt-neox have no vectors upstream
@@ -111,15 +117,22 @@ type golden struct {
 }
 
 // TestLlamaTokenizeGolden checks llama-tokenize's ids for 25 strings in the
-// four flag variants, for every BPE and SPM vocabulary (bert-bge is
-// WordPiece, which wasmlm does not implement). --no-bos is
-// add_special=false; the default parses special tokens.
+// four flag variants, for every vocabulary. --no-bos is add_special=false;
+// the default parses special tokens.
+//
+// The file was made with llama.cpp c392e50 (February 2025), whose WordPiece
+// kept accent marks (\p{M}); llama.cpp drops them since it reads
+// tokenizer.ggml.normalizer.strip_accents (its pull request 24371), and so
+// does package wordpiece, with the llama.cpp it is held to
+// (TestWordPieceAsLlamaCpp). The one string where that shows, Devanagari
+// with its vowel signs and virama, is left out for bert-bge.
 func TestLlamaTokenizeGolden(t *testing.T) {
+	stale := map[string]int{"bert-bge": 19} // "Hello Привет مرحبا שלום नमस्ते"
 	data, err := os.ReadFile(filepath.Join("testdata", "tokenizer_llama_cpp.json"))
 	require.NoError(t, err)
 	var g golden
 	require.NoError(t, json.Unmarshal(data, &g))
-	for _, name := range append(append([]string{}, bpeVocabs...), spmVocabs...) {
+	for _, name := range allVocabs() {
 		t.Run(name, func(t *testing.T) {
 			v, ok := g.Vocabs["ggml-vocab-"+name+".gguf"]
 			require.True(t, ok)
@@ -137,6 +150,9 @@ func TestLlamaTokenizeGolden(t *testing.T) {
 			} {
 				require.Len(t, variant.want, len(g.Strings), variant.name)
 				for i, text := range g.Strings {
+					if k, ok := stale[name]; ok && k == i {
+						continue
+					}
 					ids, err := tok.Encode(text, variant.opts)
 					require.NoError(t, err)
 					if len(variant.want[i]) == 0 {
@@ -151,7 +167,8 @@ func TestLlamaTokenizeGolden(t *testing.T) {
 }
 
 // TestFromGGUFTypes checks that "gpt2" vocabularies become BPE tokenizers
-// with the file's pre-tokenizer, and "llama" ones SPM tokenizers.
+// with the file's pre-tokenizer, "llama" ones SPM tokenizers and "bert"
+// ones WordPiece tokenizers.
 func TestFromGGUFTypes(t *testing.T) {
 	for _, tc := range []struct{ name, pre string }{
 		{"gpt-2", "gpt-2"}, {"gpt-neox", "default"}, {"falcon", "falcon"}, {"starcoder", "starcoder"},
@@ -162,6 +179,63 @@ func TestFromGGUFTypes(t *testing.T) {
 	}
 	_, ok := loadVocab(t, "llama-spm").(*tokenizer.SPM)
 	assert.True(t, ok)
+	_, ok = loadVocab(t, "bert-bge").(*wordpiece.WordPiece)
+	assert.True(t, ok)
+}
+
+// TestWordPieceKeys checks how a "bert" file's keys set the special ids, the
+// flags and the normalizer, as llama.cpp's loader reads them: BOS 101,
+// UNK 100, SEP 102 (tokenizer.ggml.seperator_token_id, sic), PAD 0, add_bos
+// and add_sep set unless the file's keys say otherwise, a default id the
+// vocabulary is too small for dropped; lowercase unless
+// tokenizer.ggml.normalizer.lowercase says otherwise, and accents stripped
+// as text is lower-cased unless .strip_accents says otherwise.
+// TestWordPieceAsLlamaCpp holds the ids, add_bos and add_eos (llama.cpp's
+// add_sep it cannot see) and the normalizer settings to llama.cpp itself.
+func TestWordPieceKeys(t *testing.T) {
+	bge := readVocabGGUF(t, "bert-bge")
+	tiny := gguf.NewBuilder()
+	tiny.Set(keyModel, gguf.ValueOf("bert"))
+	tiny.Set(keyTokens, gguf.ArrayOf([]string{"[PAD]", "▁a", "b"}))
+	tinyData, err := tiny.Bytes()
+	require.NoError(t, err)
+	bgeSpecial := tokenizer.Special{BOS: 101, EOS: -1, EOT: -1, UNK: 100, PAD: 0, SEP: 102, AddBOS: true, AddSEP: true}
+	for _, tc := range []struct {
+		name                    string
+		data                    []byte
+		special                 tokenizer.Special
+		lowercase, stripAccents bool
+	}{
+		{"bert-bge", bge, bgeSpecial, true, true},
+		{"cased", setKVs(t, bge, keyLowercase, gguf.ValueOf(false)), bgeSpecial, false, false},
+		{"cased, stripped", setKVs(t, bge, keyLowercase, gguf.ValueOf(false), keyStripAccents, gguf.ValueOf(true)), bgeSpecial, false, true},
+		{"accents kept", setKVs(t, bge, keyStripAccents, gguf.ValueOf(false)), bgeSpecial, true, false},
+		{"keys", setKVs(t, bge, keySEP, gguf.ValueOf(uint32(103)), keyEOS, gguf.ValueOf(uint32(102)), keyAddSEP, gguf.ValueOf(false),
+			keyAddBOS, gguf.ValueOf(false), keyAddEOS, gguf.ValueOf(true), keyPAD, gguf.ValueOf(uint32(40000))),
+			tokenizer.Special{BOS: 101, EOS: 102, EOT: -1, UNK: 100, PAD: 0, SEP: 103, AddEOS: true}, true, true},
+		{"tiny", tinyData, tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: 0, SEP: -1, AddBOS: true, AddSEP: true}, true, true},
+	} {
+		f, err := gguf.Parse(tc.data)
+		require.NoError(t, err, tc.name)
+		tok, err := FromGGUF(f)
+		require.NoError(t, err, tc.name)
+		w := tok.(*wordpiece.WordPiece)
+		assert.Equal(t, tc.special, w.Special(), tc.name)
+		lowercase, stripAccents := w.Normalization()
+		assert.Equal(t, []bool{tc.lowercase, tc.stripAccents}, []bool{lowercase, stripAccents}, tc.name)
+	}
+}
+
+// setKVs returns the GGUF file data with the keys set, given as key, value
+// pairs.
+func setKVs(t *testing.T, data []byte, kvs ...any) []byte {
+	t.Helper()
+	for i := 0; i < len(kvs); i += 2 {
+		var err error
+		data, err = modelgen.SetKV(data, kvs[i].(string), kvs[i+1].(gguf.Value))
+		require.NoError(t, err)
+	}
+	return data
 }
 
 // TestFromGGUFErrors checks that a missing or unknown tokenizer model and an
@@ -186,9 +260,9 @@ func TestFromGGUFErrors(t *testing.T) {
 	require.ErrorIs(t, err, gguf.ErrNotFound)
 	assert.Contains(t, err.Error(), keyModel)
 
-	_, err = FromGGUF(build(map[string]gguf.Value{keyModel: gguf.ValueOf("bert"), keyTokens: tokens}))
+	_, err = FromGGUF(build(map[string]gguf.Value{keyModel: gguf.ValueOf("t5"), keyTokens: tokens}))
 	require.ErrorIs(t, err, ErrUnsupportedModel)
-	assert.Contains(t, err.Error(), `"bert"`)
+	assert.Contains(t, err.Error(), `"t5"`)
 
 	tok, err := FromGGUF(build(map[string]gguf.Value{keyModel: gguf.ValueOf("gpt2"), keyPre: gguf.ValueOf("tekken"), keyTokens: tokens, keyMerges: merges}))
 	require.ErrorIs(t, err, bpe.ErrUnknownPreTokenizer)
@@ -226,5 +300,5 @@ func TestMarkerTokens(t *testing.T) {
 	assert.Equal(t, tokenizer.TokenUserDefined, ds.Type(32021))
 
 	g := loadVocab(t, "gpt-2")
-	assert.Equal(t, tokenizer.Special{BOS: 50256, EOS: 50256, EOT: 50256, UNK: -1, PAD: -1}, g.Special())
+	assert.Equal(t, tokenizer.Special{BOS: 50256, EOS: 50256, EOT: 50256, UNK: -1, PAD: -1, SEP: -1}, g.Special())
 }

@@ -18,8 +18,11 @@
 //
 // A job with "texts" instead ({"model": "v.gguf", "texts": ["a", ...]})
 // loads the model's vocabulary only and returns {"tokenized": [[...], ...]}:
-// each text's token ids as llama_tokenize gives them with add_special and
-// parse_special false.
+// each text's token ids as llama_tokenize gives them with add_special false
+// and parse_special as "parse_special" says (default false); with
+// "detokenize": true also {"detokenized": [...]}, llama_detokenize's text of
+// those ids; and {"special": {"bos", "eos", "sep", "add_bos", "add_eos"}},
+// node-llama-cpp's view of the special tokens (-1: none).
 import { getLlama } from 'node-llama-cpp';
 
 const chunks = [];
@@ -86,7 +89,13 @@ async function run(job) {
 async function tokenize(job) {
   const model = await llama.loadModel({ modelPath: job.model, vocabOnly: true });
   try {
-    return { tokenized: job.texts.map((text) => Array.from(model.tokenize(text, false))) };
+    const tokenized = job.texts.map((text) => Array.from(model.tokenize(text, Boolean(job.parse_special))));
+    const t = model.tokens;
+    return {
+      tokenized,
+      detokenized: job.detokenize ? tokenized.map((ids) => model.detokenize(ids, false)) : undefined,
+      special: { bos: t.bos ?? -1, eos: t.eos ?? -1, sep: t.sep ?? -1, add_bos: t.shouldPrependBosToken, add_eos: t.shouldAppendEosToken },
+    };
   } finally {
     await model.dispose();
   }

@@ -148,6 +148,12 @@ type Job struct {
 	// loads the file's vocabulary only and tokenizes each text
 	// (Output.Tokenized); Prompts and the rest are then unused.
 	Texts []string `json:"texts,omitempty"`
+	// ParseSpecial tokenizes Texts with parse_special true: the text of
+	// special tokens becomes their ids.
+	ParseSpecial bool `json:"parse_special,omitempty"`
+	// Detokenize also renders each text's ids back to text with
+	// llama_detokenize (Output.Detokenized).
+	Detokenize bool `json:"detokenize,omitempty"`
 }
 
 // Output is llama.cpp's result for one job.
@@ -159,9 +165,28 @@ type Output struct {
 	Tensors      int    `json:"tensors"`      // the tensors node-llama-cpp read
 	Runs         []Run  `json:"runs"`         // one per prompt
 	// Tokenized are a tokenization job's results: the ids of each text,
-	// as llama_tokenize gives them with add_special and parse_special
-	// false.
+	// as llama_tokenize gives them with add_special false and
+	// parse_special as Job.ParseSpecial says.
 	Tokenized [][]int `json:"tokenized"`
+	// Detokenized are, with Job.Detokenize, llama_detokenize's text of
+	// each text's ids (remove_special and unparse_special false).
+	Detokenized []string `json:"detokenized"`
+	// Special is, for a tokenization job, what node-llama-cpp reports of
+	// the vocabulary's special tokens.
+	Special VocabSpecial `json:"special"`
+}
+
+// VocabSpecial is what node-llama-cpp says of a vocabulary's special tokens
+// (its LlamaModelTokens): the ids, -1 for none (node-llama-cpp also gives
+// none for a BOS or EOS that is not a control token, and for a SEP that is
+// an unknown one), and llama_vocab_get_add_bos and _add_eos (both false when
+// there is no BOS).
+type VocabSpecial struct {
+	BOS    int  `json:"bos"`
+	EOS    int  `json:"eos"`
+	SEP    int  `json:"sep"`
+	AddBOS bool `json:"add_bos"`
+	AddEOS bool `json:"add_eos"`
 }
 
 // Run is llama.cpp's greedy continuation of one prompt.

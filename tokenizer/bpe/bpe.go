@@ -22,25 +22,14 @@
 package bpe
 
 import (
-	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
-
-// maxVocab bounds the vocabulary size; ids are stored as int32.
-const maxVocab = 1 << 24
-
-// maxTextBytes bounds the text Encode accepts, so that positions fit in an
-// int32 and the per-call buffers stay proportionate.
-const maxTextBytes = 256 << 20
 
 // Config describes a byte-level BPE vocabulary as plain data, as a GGUF file
 // with tokenizer.ggml.model = "gpt2" holds it.
@@ -95,23 +84,11 @@ type BPE struct {
 	byteTokens [256]int32           // token spelling each single byte, -1 if none
 	merges     map[uint64]mergeRule // key: left id << 32 | right id
 
-	// specials are the ids split out of text before tokenizing (control,
-	// user-defined and unknown tokens), longest text first.
-	specials []int32
-	// The same, indexed for finding them in text (see occurring): whether
-	// some special token starts with a byte, the one-byte ones by their byte,
-	// the others by their first two bytes. Values are positions in specials.
-	specialFirst     [256]bool
-	specialsOfByte   [256][]int32
-	specialsByPrefix map[uint16][]int32
-	lstrip           []bool // by id; nil when no token has the attribute
-	rstrip           []bool
+	specials *tokenizer.Specials // split out of text before tokenizing
 
 	special tokenizer.Special
 
-	// decoded[decodedOff[id]:decodedOff[id+1]] is what id renders as.
-	decoded    []byte
-	decodedOff []uint32
+	pieces tokenizer.Pieces // what each token renders as
 
 	scratch sync.Pool  // *session, reused across Encode calls
 	cache   *wordCache // tokens of recent words; see cache.go
@@ -126,17 +103,15 @@ var _ tokenizer.Tokenizer = (*BPE)(nil)
 // not vocabulary entries can never apply and are skipped; a rule repeated
 // later in the list keeps its first rank, as in llama.cpp.
 func New(cfg Config) (*BPE, error) {
-	n := len(cfg.Tokens)
-	if n == 0 || n > maxVocab {
-		return nil, fmt.Errorf("%w: vocabulary has %d tokens (want 1..%d)", tokenizer.ErrFormat, n, maxVocab)
+	tokens, types, err := tokenizer.CheckVocab(cfg.Tokens, cfg.Types)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Types != nil && len(cfg.Types) != n {
-		return nil, fmt.Errorf("%w: %d token types for %d tokens", tokenizer.ErrFormat, len(cfg.Types), n)
-	}
+	n := len(tokens)
 	if cfg.Merges != nil && cfg.MergePairs != nil {
 		return nil, fmt.Errorf("%w: both Merges and MergePairs are set", tokenizer.ErrFormat)
 	}
-	if err := checkSpecial(cfg.Special, n); err != nil {
+	if err := cfg.Special.Check(n); err != nil {
 		return nil, err
 	}
 	preName := cfg.PreTokenizer
@@ -150,39 +125,22 @@ func New(cfg Config) (*BPE, error) {
 	b := &BPE{
 		pre:          pre,
 		ignoreMerges: cfg.IgnoreMerges,
-		tokens:       make([]string, n),
-		types:        make([]tokenizer.TokenType, n),
+		tokens:       tokens,
+		types:        types,
 		lookup:       make(map[string]int32, n),
 		special:      cfg.Special,
-		decodedOff:   make([]uint32, n+1),
 	}
-	for id, text := range cfg.Tokens {
-		if text == "" {
-			text = "[EMPTY_" + strconv.Itoa(id) + "]"
-		}
-		typ := tokenizer.TokenNormal
-		if cfg.Types != nil {
-			typ = cfg.Types[id]
-		}
-		if typ < tokenizer.TokenUndefined || typ > tokenizer.TokenByte {
-			return nil, fmt.Errorf("%w: token %d has type %d (want 0..6)", tokenizer.ErrFormat, id, typ)
-		}
-		b.tokens[id] = text
-		b.types[id] = typ
+	for id, text := range tokens {
 		b.lookup[text] = int32(id)
 	}
 	for c := range 256 {
 		b.byteTokens[c] = b.id(alphabet.utf8Of[c])
 	}
 	b.buildMerges(cfg.Merges, cfg.MergePairs)
-	if err := b.buildDecoded(); err != nil {
+	if b.pieces, err = tokenizer.NewPieces(tokens, b.render); err != nil {
 		return nil, err
 	}
-	b.buildSpecials()
-	if b.lstrip, err = stripTable(cfg.LStrip, n, "LStrip"); err != nil {
-		return nil, err
-	}
-	if b.rstrip, err = stripTable(cfg.RStrip, n, "RStrip"); err != nil {
+	if b.specials, err = tokenizer.NewSpecials(b.tokens, b.types, cfg.LStrip, cfg.RStrip); err != nil {
 		return nil, err
 	}
 	b.scratch.New = func() any { return new(session) }
@@ -196,26 +154,6 @@ func (b *BPE) id(text string) int32 {
 		return id
 	}
 	return -1
-}
-
-// checkSpecial checks that every special id is -1 or a token, and that the
-// tokens AddSpecial would add exist.
-func checkSpecial(sp tokenizer.Special, n int) error {
-	for _, f := range []struct {
-		name string
-		id   int
-	}{{"BOS", sp.BOS}, {"EOS", sp.EOS}, {"EOT", sp.EOT}, {"UNK", sp.UNK}, {"PAD", sp.PAD}} {
-		if f.id < -1 || f.id >= n {
-			return fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens; -1 means none)", tokenizer.ErrFormat, f.name, f.id, n)
-		}
-	}
-	if sp.AddBOS && sp.BOS < 0 {
-		return fmt.Errorf("%w: AddBOS is set but the vocabulary has no BOS token", tokenizer.ErrFormat)
-	}
-	if sp.AddEOS && sp.EOS < 0 {
-		return fmt.Errorf("%w: AddEOS is set but the vocabulary has no EOS token", tokenizer.ErrFormat)
-	}
-	return nil
 }
 
 // buildMerges turns the merge list into a table keyed by the ids of the two
@@ -253,65 +191,19 @@ func (b *BPE) buildMerges(merges []string, pairs [][2]string) {
 
 func pairKey(left, right int32) uint64 { return uint64(uint32(left))<<32 | uint64(uint32(right)) }
 
-// buildDecoded renders every token once, as llama.cpp's token_to_piece does
-// with special=false, so AppendPiece is a copy: normal tokens are mapped
-// back to raw bytes, user-defined tokens are their text, and control,
-// unknown, unused, byte and undefined tokens render as nothing (llama.cpp
-// treats the last three like control tokens in BPE vocabularies).
-func (b *BPE) buildDecoded() error {
-	for id, text := range b.tokens {
-		switch b.types[id] {
-		case tokenizer.TokenNormal:
-			b.decoded = appendUnmapped(b.decoded, text)
-		case tokenizer.TokenUserDefined:
-			b.decoded = append(b.decoded, text...)
-		}
-		if len(b.decoded) > math.MaxUint32 {
-			return fmt.Errorf("%w: vocabulary text exceeds 4 GiB", tokenizer.ErrFormat)
-		}
-		b.decodedOff[id+1] = uint32(len(b.decoded))
+// render appends what token id renders as, as llama.cpp's token_to_piece
+// does with special=false: a normal token mapped back to raw bytes, a
+// user-defined token as its text; control, unknown, unused, byte and
+// undefined tokens as nothing (llama.cpp treats the last three like control
+// tokens in BPE vocabularies).
+func (b *BPE) render(dst []byte, id int) ([]byte, error) {
+	switch b.types[id] {
+	case tokenizer.TokenNormal:
+		return appendUnmapped(dst, b.tokens[id]), nil
+	case tokenizer.TokenUserDefined:
+		return append(dst, b.tokens[id]...), nil
 	}
-	return nil
-}
-
-// buildSpecials lists the tokens llama.cpp's tokenizer_st_partition splits
-// out of text, longest text first. llama.cpp's sort is not stable; ties are
-// broken by id here, which only matters for equally long texts that overlap.
-func (b *BPE) buildSpecials() {
-	for id, typ := range b.types {
-		if typ == tokenizer.TokenControl || typ == tokenizer.TokenUserDefined || typ == tokenizer.TokenUnknown {
-			b.specials = append(b.specials, int32(id))
-		}
-	}
-	slices.SortStableFunc(b.specials, func(x, y int32) int {
-		return cmp.Compare(len(b.tokens[y]), len(b.tokens[x]))
-	})
-	b.specialsByPrefix = make(map[uint16][]int32)
-	for k, id := range b.specials {
-		text := b.tokens[id] // never empty: see New
-		b.specialFirst[text[0]] = true
-		if len(text) == 1 {
-			b.specialsOfByte[text[0]] = append(b.specialsOfByte[text[0]], int32(k))
-			continue
-		}
-		key := uint16(text[0])<<8 | uint16(text[1])
-		b.specialsByPrefix[key] = append(b.specialsByPrefix[key], int32(k))
-	}
-}
-
-// stripTable turns a list of ids into a by-id table (nil if the list is empty).
-func stripTable(ids []int, n int, field string) ([]bool, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	t := make([]bool, n)
-	for _, id := range ids {
-		if id < 0 || id >= n {
-			return nil, fmt.Errorf("%w: %s id %d is not a token id (vocabulary has %d tokens)", tokenizer.ErrFormat, field, id, n)
-		}
-		t[id] = true
-	}
-	return t, nil
+	return dst, nil
 }
 
 // VocabSize is the number of tokens.
@@ -349,18 +241,5 @@ func (b *BPE) AppendPiece(dst []byte, _, id int) []byte {
 	if id < 0 || id >= len(b.tokens) {
 		return dst
 	}
-	return append(dst, b.decoded[b.decodedOff[id]:b.decodedOff[id+1]]...)
-}
-
-// invalidOffset is the offset of the first byte of text that does not start
-// a valid UTF-8 sequence.
-func invalidOffset(text string) int {
-	for i, r := range text {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(text[i:]); size == 1 {
-				return i
-			}
-		}
-	}
-	return len(text)
+	return append(dst, b.pieces.Piece(id)...)
 }

@@ -132,7 +132,7 @@ func TestMergeForms(t *testing.T) {
 // TestNewErrors checks that malformed configurations are rejected with
 // errors that say what is wrong.
 func TestNewErrors(t *testing.T) {
-	none := tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1}
+	none := tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1}
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -143,8 +143,8 @@ func TestNewErrors(t *testing.T) {
 		{"types", Config{Tokens: []string{"a"}, Types: []tokenizer.TokenType{1, 1}, Special: none}, tokenizer.ErrFormat, "2 token types"},
 		{"type range", Config{Tokens: []string{"a"}, Types: []tokenizer.TokenType{7}, Special: none}, tokenizer.ErrFormat, "type 7"},
 		{"both merges", Config{Tokens: []string{"a"}, Merges: []string{}, MergePairs: [][2]string{}, Special: none}, tokenizer.ErrFormat, "both"},
-		{"bos range", Config{Tokens: []string{"a"}, Special: tokenizer.Special{BOS: 1, EOS: -1, EOT: -1, UNK: -1, PAD: -1}}, tokenizer.ErrFormat, "BOS id 1"},
-		{"add bos", Config{Tokens: []string{"a"}, Special: tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, AddBOS: true}}, tokenizer.ErrFormat, "AddBOS"},
+		{"bos range", Config{Tokens: []string{"a"}, Special: tokenizer.Special{BOS: 1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1}}, tokenizer.ErrFormat, "BOS id 1"},
+		{"add bos", Config{Tokens: []string{"a"}, Special: tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1, AddBOS: true}}, tokenizer.ErrFormat, "AddBOS"},
 		{"strip", Config{Tokens: []string{"a"}, Special: none, RStrip: []int{3}}, tokenizer.ErrFormat, "RStrip id 3"},
 		{"pre", Config{Tokens: []string{"a"}, Special: none, PreTokenizer: "tekken"}, ErrUnknownPreTokenizer, `"tekken"`},
 	} {
@@ -161,7 +161,7 @@ func TestPreTokenizerNames(t *testing.T) {
 		_, err := newPreTokenizer(name)
 		require.NoError(t, err, name)
 	}
-	tok, err := New(Config{Tokens: byteVocab(), Special: tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1}})
+	tok, err := New(Config{Tokens: byteVocab(), Special: tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1}})
 	require.NoError(t, err)
 	assert.Equal(t, "default", tok.PreTokenizer())
 	ig, bos := LlamaCppDefaults("llama-bpe")
@@ -190,7 +190,7 @@ func TestSpecialPartition(t *testing.T) {
 	types[rs] = tokenizer.TokenControl
 	types[ls] = tokenizer.TokenControl
 	tok, err := New(Config{Tokens: tokens, Types: types, Merges: []string{}, PreTokenizer: "gpt-2",
-		Special: tokenizer.Special{BOS: ctl, EOS: -1, EOT: -1, UNK: -1, PAD: -1, AddBOS: true},
+		Special: tokenizer.Special{BOS: ctl, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1, AddBOS: true},
 		RStrip:  []int{rs}, LStrip: []int{ls}})
 	require.NoError(t, err)
 	bytesOf := func(s string) []int {

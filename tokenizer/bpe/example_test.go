@@ -15,7 +15,7 @@ func ExampleNew() {
 		Tokens:       []string{"h", "e", "l", "o", "Ġ", "he", "ll", "hell", "hello", "Ġhello"},
 		Merges:       []string{"h e", "l l", "he ll", "hell o", "Ġ hello"},
 		PreTokenizer: "gpt-2",
-		Special:      tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1},
+		Special:      tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1},
 	})
 	if err != nil {
 		fmt.Println(err)

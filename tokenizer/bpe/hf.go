@@ -231,19 +231,19 @@ func abbreviate(raw []byte) string {
 }
 
 // hfVocab fills cfg.Tokens, Types, LStrip and RStrip from model.vocab and
-// added_tokens. Ids must be below maxVocab; ids nobody names stay empty
+// added_tokens. Ids must be below tokenizer.MaxVocab; ids nobody names stay empty
 // unused entries.
 func hfVocab(cfg *Config, f *hfFile) error {
 	size := int64(0)
 	for text, id := range f.Model.Vocab {
-		if id < 0 || id >= maxVocab {
-			return fmt.Errorf("%w: vocab entry %q has id %d (want 0..%d)", tokenizer.ErrFormat, text, id, maxVocab-1)
+		if id < 0 || id >= tokenizer.MaxVocab {
+			return fmt.Errorf("%w: vocab entry %q has id %d (want 0..%d)", tokenizer.ErrFormat, text, id, tokenizer.MaxVocab-1)
 		}
 		size = max(size, id+1)
 	}
 	for _, t := range f.AddedTokens {
-		if t.ID < 0 || t.ID >= maxVocab {
-			return fmt.Errorf("%w: added token %q has id %d (want 0..%d)", tokenizer.ErrFormat, t.Content, t.ID, maxVocab-1)
+		if t.ID < 0 || t.ID >= tokenizer.MaxVocab {
+			return fmt.Errorf("%w: added token %q has id %d (want 0..%d)", tokenizer.ErrFormat, t.Content, t.ID, tokenizer.MaxVocab-1)
 		}
 		size = max(size, t.ID+1)
 	}
@@ -310,7 +310,7 @@ func hfMerges(raw json.RawMessage) ([]string, [][2]string, error) {
 
 // hfSpecial finds the special ids and the BOS/EOS policy.
 func hfSpecial(f *hfFile, configJSON []byte, tokens []string) (tokenizer.Special, error) {
-	sp := tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1}
+	sp := tokenizer.Special{BOS: -1, EOS: -1, EOT: -1, UNK: -1, PAD: -1, SEP: -1}
 	var conf hfConfig
 	if configJSON != nil {
 		if err := json.Unmarshal(configJSON, &conf); err != nil {
@@ -428,7 +428,7 @@ func hfTemplate(raw json.RawMessage) (before, after int, err error) {
 				seen = true
 			case piece.SpecialToken != nil:
 				st, ok := p.SpecialTokens[piece.SpecialToken.ID]
-				if !ok || len(st.IDs) != 1 || st.IDs[0] < 0 || st.IDs[0] >= maxVocab {
+				if !ok || len(st.IDs) != 1 || st.IDs[0] < 0 || st.IDs[0] >= tokenizer.MaxVocab {
 					return before, after, fmt.Errorf("%w: post_processor special token %q has no single valid id", tokenizer.ErrFormat, piece.SpecialToken.ID)
 				}
 				if seen {

@@ -61,7 +61,7 @@ func TestLoadHFSmall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 260, tok.VocabSize())
 	assert.Equal(t, "gpt-2", tok.PreTokenizer())
-	assert.Equal(t, tokenizer.Special{BOS: 258, EOS: 258, EOT: -1, UNK: -1, PAD: -1, AddBOS: true}, tok.Special())
+	assert.Equal(t, tokenizer.Special{BOS: 258, EOS: 258, EOT: -1, UNK: -1, PAD: -1, SEP: -1, AddBOS: true}, tok.Special())
 	assert.Equal(t, tokenizer.TokenControl, tok.Type(258))
 	assert.Equal(t, tokenizer.TokenUserDefined, tok.Type(259))
 
@@ -144,14 +144,14 @@ func TestLoadHFRealFiles(t *testing.T) {
 	assert.Equal(t, "llama-bpe", l.PreTokenizer())
 	assert.True(t, l.ignoreMerges)
 	assert.Equal(t, 128256, l.VocabSize())
-	assert.Equal(t, tokenizer.Special{BOS: 128000, EOS: 128001, EOT: 128009, UNK: -1, PAD: -1}, l.Special())
+	assert.Equal(t, tokenizer.Special{BOS: 128000, EOS: 128001, EOT: 128009, UNK: -1, PAD: -1, SEP: -1}, l.Special())
 
 	q := qwen3(t)
 	assert.Equal(t, "qwen2", q.PreTokenizer())
 	assert.False(t, q.ignoreMerges)
 	assert.Equal(t, 151669, q.VocabSize())
 	// tokenizer_config.json: no BOS, eos <|im_end|>, pad <|endoftext|>.
-	assert.Equal(t, tokenizer.Special{BOS: -1, EOS: 151645, EOT: 151645, UNK: -1, PAD: 151643}, q.Special())
+	assert.Equal(t, tokenizer.Special{BOS: -1, EOS: 151645, EOT: 151645, UNK: -1, PAD: 151643, SEP: -1}, q.Special())
 }
 
 // TestLoadHFErrors checks that files this package cannot reproduce are
