@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
@@ -95,7 +96,19 @@ type embedModel struct {
 
 // embedModels are the models every embedding test runs on.
 func embedModels(t testing.TB) []embedModel {
+	encoder := func(arch string, typ tensor.Type, pooling string) *Model {
+		t.Helper()
+		data, err := modelgen.Build(modelgen.Spec{Arch: arch, Shape: embedParityShape, Type: typ, Pooling: pooling, Seed: 11,
+			Std: 0.3 * modelgen.BertStd(embedParityShape)})
+		require.NoError(t, err)
+		m, err := LoadGGUF(data)
+		require.NoError(t, err)
+		return m
+	}
 	return []embedModel{
+		{"bert-F32", encoder("bert", tensor.F32, "")},
+		{"bert-cls-Q8_0", encoder("bert", tensor.Q8_0, "cls")},
+		{"nomic-bert-Q8_0", encoder("nomic-bert", tensor.Q8_0, "")},
 		{"stories260K-mean", defaultWithPooling(t, PoolingUnset)},
 		{"stories260K-last", defaultWithPooling(t, PoolingLast)},
 		{"stories260K-cls", defaultWithPooling(t, PoolingCLS)},
@@ -190,4 +203,59 @@ func dot(a, b []float32) float32 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// TestEncoder checks what an encoder does beyond embedding: it refuses to
+// generate; a reranker scores documents the same together or alone, and
+// refuses to embed; a long document is cut when asked, its query kept.
+func TestEncoder(t *testing.T) {
+	ctx := context.Background()
+	build := func(pooling string) *Model {
+		data, err := modelgen.Build(modelgen.Spec{Arch: "bert", Shape: embedParityShape, Type: tensor.F32, Pooling: pooling, Seed: 5})
+		require.NoError(t, err)
+		m, err := LoadGGUF(data)
+		require.NoError(t, err)
+		return m
+	}
+	bert, reranker := build(""), build("rank")
+	assert.False(t, bert.Generates())
+	assert.False(t, bert.Reranks())
+	assert.True(t, reranker.Reranks())
+	assert.Equal(t, PoolingRank, reranker.Pooling())
+	info := reranker.Info()
+	assert.Equal(t, "rank", info.Pooling)
+	assert.False(t, info.Generates)
+	assert.Equal(t, 1, info.Classes)
+	assert.Zero(t, EstimateMemory(bert.Config(), int64(bert.FileSize()), 256, KVF16).KVCache)
+
+	s, err := bert.NewSession(SessionOptions{})
+	require.NoError(t, err)
+	_, err = s.Generate(ctx, "hello", GenerateOptions{MaxTokens: 2}, nil)
+	require.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorIs(t, s.Forward(101, 0, true), ErrUnsupported)
+	_, err = s.Rerank(ctx, "q", []string{"d"}, EmbedOptions{})
+	require.ErrorIs(t, err, ErrUnsupported)
+
+	r, err := reranker.NewSession(SessionOptions{ContextLength: 64})
+	require.NoError(t, err)
+	_, err = r.Embed(ctx, []string{"a"}, EmbedOptions{})
+	require.ErrorIs(t, err, ErrUnsupported)
+	docs := embedTexts[:5]
+	all, err := r.Rerank(ctx, "where is the cat?", docs, EmbedOptions{})
+	require.NoError(t, err)
+	for i, d := range docs {
+		one, err := r.Rerank(ctx, "where is the cat?", []string{d}, EmbedOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, all[i], one[0], "document %d alone", i)
+	}
+	assert.NotEqual(t, all[0].Value, all[1].Value)
+	long := strings.Repeat("the cat sat on the mat ", 30)
+	_, err = r.Rerank(ctx, "where is the cat?", []string{long}, EmbedOptions{})
+	require.ErrorIs(t, err, ErrPromptTooLong)
+	cut, err := r.Rerank(ctx, "where is the cat?", []string{long}, EmbedOptions{Truncate: true})
+	require.NoError(t, err)
+	assert.True(t, cut[0].Truncated)
+	assert.Equal(t, 64, cut[0].Tokens)
+	_, err = r.Rerank(ctx, strings.Repeat("cat ", 70), []string{"d"}, EmbedOptions{Truncate: true})
+	require.ErrorIs(t, err, ErrPromptTooLong, "a query longer than the context is not cut")
 }

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/tokenizer"
+)
+
+// llama.cpp's embeddings and reranking scores of random-weight models
+// (testdata/llamacpp_embeddings.json), held against the engine's on every
+// platform: natively, in wasm under Node, and (tests/e2e) in Chromium.
+// TestEmbeddingsAsLlamaCpp (llamacpp_embed_test.go) asks llama.cpp for
+// them again and fails when the file differs; -update-embeddings rewrites
+// it.
+
+// embedGoldenPath is the golden file, relative to the engine package.
+const embedGoldenPath = "testdata/llamacpp_embeddings.json"
+
+// Parity thresholds: the issue's cosine with llama.cpp; and different
+// texts' cosine at most, so that a model whose vectors are all alike (for
+// which any two are close) cannot pass for one that agrees.
+const (
+	minEmbedCosine = 0.9999
+	maxTextsCosine = 0.99
+)
+
+// embedParityShape is the encoders' test shape: small, but every part of
+// the block (several heads, layers and feed-forward units) is there.
+var embedParityShape = modelgen.Shape{Dim: 64, HiddenDim: 256, Layers: 3, Heads: 4, ContextLength: 256}
+
+// EmbedGolden is the golden file: one case per model.
+type EmbedGolden struct {
+	Cases []EmbedGoldenCase `json:"cases"`
+}
+
+// EmbedGoldenCase is one model and what llama.cpp made of its inputs.
+type EmbedGoldenCase struct {
+	Name string `json:"name"`
+	// The model: Spec built by modelgen, or (Default) the default model;
+	// Pooling, when not 0, is written into its file's <arch>.pooling_type.
+	Spec    *modelgen.Spec `json:"spec,omitempty"`
+	Default bool           `json:"default,omitempty"`
+	Pooling uint32         `json:"pooling,omitempty"`
+
+	Texts   []string    `json:"texts,omitempty"`
+	Tokens  [][]int     `json:"tokens,omitempty"`  // llama.cpp's ids of each text
+	Vectors [][]float32 `json:"vectors,omitempty"` // llama.cpp's pooled vectors, not normalised
+
+	Query     string    `json:"query,omitempty"` // a reranker's
+	Documents []string  `json:"documents,omitempty"`
+	PairTexts [][]int   `json:"pair_tokens,omitempty"` // llama.cpp's ids of each (query, document)
+	Scores    []float32 `json:"scores,omitempty"`      // llama.cpp's raw scores (its classifier's first output)
+	// ScoreTolerance is the largest difference allowed between a score
+	// and llama.cpp's (logits of about ±1 here): a Q8_0 model's
+	// activations are rounded to 8 bits, and an activation a last bit
+	// away from llama.cpp's can round to the next step.
+	ScoreTolerance float32 `json:"score_tolerance,omitempty"`
+}
+
+// Model builds the case's model.
+func (c EmbedGoldenCase) Model() ([]byte, error) {
+	var data []byte
+	if c.Default {
+		data = append([]byte(nil), models.Default()...)
+	} else {
+		var err error
+		if data, err = modelgen.Build(*c.Spec); err != nil {
+			return nil, err
+		}
+	}
+	if c.Pooling == 0 {
+		return data, nil
+	}
+	f, err := gguf.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	arch, err := f.String("general.architecture")
+	if err != nil {
+		return nil, err
+	}
+	return modelgen.SetKV(data, arch+".pooling_type", gguf.ValueOf(c.Pooling))
+}
+
+// readEmbedGolden reads the golden file.
+func readEmbedGolden(t testing.TB) EmbedGolden {
+	t.Helper()
+	var g EmbedGolden
+	require.NoError(t, json.Unmarshal(readFile(t, embedGoldenPath), &g))
+	require.NotEmpty(t, g.Cases)
+	return g
+}
+
+// cosine is the cosine similarity of a and b, in float64.
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// TestEmbeddingsMatchLlamaCppGolden computes every golden case's
+// embeddings and scores with the engine and holds them to llama.cpp's: the
+// same token ids, cosine ≥ minEmbedCosine and lengths within 0.1% (both
+// unnormalised), scores within maxScoreDiff.
+func TestEmbeddingsMatchLlamaCppGolden(t *testing.T) {
+	for _, c := range readEmbedGolden(t).Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			data, err := c.Model()
+			require.NoError(t, err)
+			m, err := LoadGGUF(data)
+			require.NoError(t, err)
+			checkEmbedCase(t, m, c)
+		})
+	}
+}
+
+// checkEmbedCase holds m's embeddings and scores of c's inputs to c's.
+func checkEmbedCase(t *testing.T, m *Model, c EmbedGoldenCase) {
+	s, err := m.NewSession(SessionOptions{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	if len(c.Texts) > 0 {
+		got, err := s.Embed(ctx, c.Texts, EmbedOptions{Raw: true})
+		require.NoError(t, err)
+		worst := 1.0
+		for i, e := range got {
+			ids, err := m.Tokenizer().Encode(c.Texts[i], encodeSpecial)
+			require.NoError(t, err)
+			assert.Equal(t, c.Tokens[i], ids, "text %d %q: llama.cpp's ids", i, c.Texts[i])
+			cos := cosine(e.Vector, c.Vectors[i])
+			worst = min(worst, cos)
+			assert.GreaterOrEqual(t, cos, minEmbedCosine, "text %d %q", i, c.Texts[i])
+			assert.InEpsilon(t, norm(c.Vectors[i]), norm(e.Vector), 1e-3, "text %d: length", i)
+		}
+		spread := -1.0 // how alike the model finds different texts
+		for i := range c.Vectors {
+			for j := range i {
+				spread = max(spread, cosine(c.Vectors[i], c.Vectors[j]))
+			}
+		}
+		t.Logf("%d texts: worst cosine with llama.cpp 1 - %.2g; different texts' cosine at most %.3f", len(got), 1-worst, spread)
+		if c.Spec != nil { // random weights, whose spread the parity test chose
+			assert.Less(t, spread, maxTextsCosine, "different texts must have different vectors")
+		}
+	}
+	if len(c.Documents) > 0 {
+		got, err := s.Rerank(ctx, c.Query, c.Documents, EmbedOptions{})
+		require.NoError(t, err)
+		var worst float64
+		for i, sc := range got {
+			assert.Equal(t, len(c.PairTexts[i]), sc.Tokens, "document %d: pair length", i)
+			d := math.Abs(float64(sc.Value - c.Scores[i]))
+			worst = max(worst, d)
+			assert.LessOrEqual(t, d, float64(c.ScoreTolerance), "document %d: %v, llama.cpp %v", i, sc.Value, c.Scores[i])
+		}
+		t.Logf("%d documents: worst score difference with llama.cpp %.2g", len(got), worst)
+	}
+}
+
+// encodeSpecial tokenizes as Embed does: with the vocabulary's special tokens.
+var encodeSpecial = tokenizer.EncodeOptions{AddSpecial: true}
