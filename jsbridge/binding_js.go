@@ -383,8 +383,7 @@ func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvTy
 	out["sessionContextLength"] = sessionContextLength
 	out["kvType"] = kvType.String()
 	out["simd"] = tensor.SIMD()
-	out["generates"], out["reranks"] = m.Generates(), m.Reranks()
-	out["pooling"] = m.Pooling().String()
+	out["reranks"] = m.Reranks() // Info leaves it out when false
 	out["shardIndex"], out["shardCount"] = 0, 1
 	if part != nil {
 		out["shardIndex"], out["shardCount"] = part.Index, part.Count
