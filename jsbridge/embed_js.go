@@ -128,7 +128,7 @@ func (b *Binding) embed(r *embedRequest, turn *ticket) (_ any, err error) {
 	unwatch := b.watchAbort(r.signal, cancel)
 	defer unwatch()
 	if !b.queue.wait(ctx, turn) {
-		return nil, fmt.Errorf("%w before its turn came", errAborted(r.method))
+		return nil, errAborted(r.method, "before its turn came")
 	}
 	_, s, err := b.current()
 	if err != nil {
@@ -159,7 +159,7 @@ func (b *Binding) embed(r *embedRequest, turn *ticket) (_ any, err error) {
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return nil, errAborted(r.method)
+		return nil, errAborted(r.method, "while it ran")
 	case err != nil:
 		return nil, r.fieldOf(err)
 	}
@@ -167,9 +167,11 @@ func (b *Binding) embed(r *embedRequest, turn *ticket) (_ any, err error) {
 	return v, nil
 }
 
-// errAborted is the error of an embed or rerank call its signal aborted.
-func errAborted(method string) error {
-	return fmt.Errorf("%w: %s was aborted", ErrAborted, method)
+// errAborted is the error of an embed or rerank call its signal aborted
+// when (before its turn came, while it ran).
+func errAborted(method, when string) error {
+	what := map[string]string{"embed": "embedding", "rerank": "reranking"}[method]
+	return fmt.Errorf("%w: the signal aborted the %s %s", ErrAborted, what, when)
 }
 
 // fieldOf names an invalid text as JavaScript passed it: the engine calls

@@ -201,7 +201,7 @@ func TestEmbedAbort(t *testing.T) {
 	assert.Equal(t, "length", res.Get("finishReason").String())
 	_, err = await(t, queued)
 	requireField(t, err, "aborted", "")
-	assert.Contains(t, err.Error(), "before its turn")
+	assert.Contains(t, err.Error(), "the signal aborted the embedding before its turn came")
 
 	// While it runs: the bridge yields to the event loop between the
 	// engine's passes, where an abort lands. (Node.js delivers a port's
@@ -221,6 +221,7 @@ func TestEmbedAbort(t *testing.T) {
 	defer func() { b.passHook = nil }()
 	_, err = call(t, b, "embed", js.ValueOf(texts), obj(map[string]any{"signal": running.Get("signal")}))
 	requireField(t, err, "aborted", "")
+	assert.Contains(t, err.Error(), "the signal aborted the embedding while it ran")
 	assert.Equal(t, 3, yields, "the abort is seen at the next pass")
 
 	run := loadRuncGolden(t).Runs[0]
