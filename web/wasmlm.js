@@ -30,6 +30,7 @@ import {
   readHeaders, readSource, sourceName,
 } from './load.js';
 import { createChatCompletion } from './chat-completions.js';
+import { createEmbeddings, rerankDocuments } from './embeddings.js';
 
 const here = import.meta.url;
 const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
@@ -157,6 +158,7 @@ function compileKernels(allowRelaxed) {
 function wasmlmError(e) {
   const err = codedError(e.code || 'error', e.message);
   if (e.field !== undefined) Object.assign(err, { field: e.field, param: e.param });
+  if (err.code === 'aborted') err.name = 'AbortError'; // an embedding or reranking its signal aborted
   return err;
 }
 
@@ -169,22 +171,25 @@ export class WasmLM {
   #info = null;
   #name;
   #followers = []; // the workers of shards 1..N-1 of a model split across N workers
-  #api; // the model as chat-completions.js uses it
+  #api; // the model as chat-completions.js and embeddings.js use it
 
   constructor(token, worker, name) {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
     this.#worker = worker;
     this.#name = name;
     this.#listen(worker);
-    // What chat-completions.js sees of the model.
+    // What chat-completions.js and embeddings.js see of the model.
     const lm = this;
     this.#api = Object.freeze({
       get name() { return lm.#name; },
+      get info() { return lm.#info; },
       run: (message, signal) => this.#run(message, signal),
       iterable: (message, signal, map) => this.#iterable(message, signal, map),
     });
     /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...}). */
     this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => createChatCompletion(this.#api, body, opts) }) });
+    /** OpenAI-shaped embeddings: lm.embeddings.create({input, encoding_format, dimensions, truncate, normalize}). */
+    this.embeddings = Object.freeze({ create: (body, opts) => createEmbeddings(this.#api, body, opts) });
   }
 
   /**
@@ -449,6 +454,16 @@ export class WasmLM {
   stream(prompt, options) {
     const [opts, signal, onPromptProgress] = splitCallbacks(options);
     return this.#iterable({ type: 'stream', prompt, options: opts }, signal, (chunk) => chunk, onPromptProgress);
+  }
+
+  /**
+   * Scores documents against query with a reranker (info.reranks):
+   * {object: 'list', model, results: [{index, relevance_score, document?}],
+   * usage}, the most relevant first, as llama.cpp's server returns them.
+   * body: {query, documents, top_n, return_documents, truncate}.
+   */
+  rerank(body, options) {
+    return rerankDocuments(this.#api, body, options);
   }
 
   /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */
