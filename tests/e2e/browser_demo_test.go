@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,4 +143,42 @@ func greedyLength(t *testing.T, prompt string) int {
 	res, err := s.Generate(context.Background(), prompt, engine.GenerateOptions{}, nil)
 	require.NoError(t, err)
 	return len(res.Tokens)
+}
+
+// The demo page's similarity panel ranks the texts by the cosine of their
+// embeddings to the query's, as the native engine's embeddings rank them,
+// with the scores it computes.
+func TestBrowserDemoSimilarity(t *testing.T) {
+	tb := newTab(t, "/")
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	assert.False(t, eval[bool](t, tb, `document.querySelector('main').hidden`), "the default model generates: the playground shows")
+	assert.True(t, eval[bool](t, tb, `document.getElementById('encoder-note').hidden`))
+	assert.Contains(t, text(t, tb, "model-info"), "embeddings of 64 (mean pooling)")
+
+	query, texts := "a cat on a mat", []string{"The cat sat on the mat.", "Once upon a time there was a little dog.", "Stocks fell sharply today."}
+	typeInto(t, tb, "query", query)
+	eval[chromedp.Void](t, tb, `document.getElementById('texts').value = `+jsonString(t, strings.Join(texts, "\n")))
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("compare"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	rows := eval[[][]string](t, tb, `Array.from(document.querySelectorAll('#ranking tbody tr'), (tr) => Array.from(tr.cells, (c) => c.textContent))`)
+
+	vectors := nativeEmbeddings(t, append([]string{query}, texts...), engine.EmbedOptions{})
+	type row struct {
+		text  string
+		score float64
+	}
+	var want []row
+	for i, v := range vectors[1:] {
+		dot := 0.0
+		for j, x := range v {
+			dot += float64(x) * float64(vectors[0][j])
+		}
+		want = append(want, row{texts[i], dot})
+	}
+	slices.SortStableFunc(want, func(a, b row) int { return cmp.Compare(b.score, a.score) })
+	require.Len(t, rows, len(texts))
+	for i, w := range want {
+		assert.Equal(t, []string{w.text, strconv.FormatFloat(w.score, 'f', 3, 64)}, rows[i], "row %d", i)
+	}
+	assert.Regexp(t, `^\d+ tokens in \d+ ms$`, text(t, tb, "compare-stats"))
 }
