@@ -97,7 +97,7 @@ async function loadModel(source, options, label) {
     el.modelInfo.textContent = [
       `${i.architecture}`, `${fmtCount(i.parameters)} parameters`, `vocabulary ${i.vocabSize}`,
       `context ${i.sessionContextLength}`, fmtFile(i),
-      `chat template: ${i.chatTemplate ?? 'unknown'}`,
+      ...(i.generates ? [`chat template: ${i.chatTemplate ?? 'unknown'}`] : []),
       `${i.simd ? 'SIMD' : 'pure-Go'} kernels`, `${i.workers} worker${i.workers === 1 ? '' : 's'}`,
       i.reranks ? 'reranker' : `embeddings of ${i.embeddingLength} (${i.pooling} pooling)`,
     ].join(' · ');
