@@ -32,18 +32,9 @@ type embedRequest struct {
 // input a string or an array of strings.
 func (b *Binding) parseEmbed(args []js.Value) (work, error) {
 	r := &embedRequest{method: "embed", listField: "input"}
-	in := arg(args, 0)
-	if in.Type() == js.TypeString {
-		r.texts = []string{in.String()}
-	} else {
-		if !b.array.Call("isArray", in).Bool() {
-			return nil, invalid("input", "must be a string or an array of strings, got %s", b.describe(in))
-		}
-		texts, err := b.strings(in, "input")
-		if err != nil {
-			return nil, err
-		}
-		r.texts, r.listed = texts, true
+	var err error
+	if r.texts, r.listed, err = b.stringOrStrings(arg(args, 0), "input", engine.MaxEmbedInputs); err != nil {
+		return nil, err
 	}
 	f, err := b.readFields(arg(args, 1), "options", embedFields)
 	if err != nil {
@@ -54,11 +45,7 @@ func (b *Binding) parseEmbed(args []js.Value) (work, error) {
 		return nil, err
 	}
 	r.opts.Raw = !normalize
-	if err := b.parseEmbedCommon(f, r); err != nil {
-		return nil, err
-	}
-	turn := b.queue.join()
-	return func() (any, error) { return b.embed(r, turn) }, nil
+	return b.embedWork(f, r)
 }
 
 // parseRerank: rerank(query, documents, {truncate = false, signal}).
@@ -68,53 +55,28 @@ func (b *Binding) parseRerank(args []js.Value) (work, error) {
 	if r.query, err = b.str(arg(args, 0), "query"); err != nil {
 		return nil, err
 	}
-	if r.texts, err = b.strings(arg(args, 1), "documents"); err != nil {
+	if r.texts, err = b.strings(arg(args, 1), "documents", engine.MaxEmbedInputs); err != nil {
 		return nil, err
 	}
 	f, err := b.readFields(arg(args, 2), "options", rerankFields)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.parseEmbedCommon(f, r); err != nil {
+	return b.embedWork(f, r)
+}
+
+// embedWork reads the options embed and rerank share, truncate and
+// signal, and joins the queue: what is left of the call is its work.
+func (b *Binding) embedWork(f fields, r *embedRequest) (work, error) {
+	var err error
+	if r.opts.Truncate, err = f.boolean("truncate", false); err != nil {
+		return nil, err
+	}
+	if r.signal, err = f.signal(); err != nil {
 		return nil, err
 	}
 	turn := b.queue.join()
 	return func() (any, error) { return b.embed(r, turn) }, nil
-}
-
-// parseEmbedCommon reads the options embed and rerank share: truncate and
-// signal.
-func (b *Binding) parseEmbedCommon(f fields, r *embedRequest) error {
-	var err error
-	if r.opts.Truncate, err = f.boolean("truncate", false); err != nil {
-		return err
-	}
-	r.signal = js.Undefined()
-	if sig, ok := f.value("signal"); ok {
-		if b.abortSignal.Type() != js.TypeFunction || !sig.InstanceOf(b.abortSignal) {
-			return invalid("signal", "must be an AbortSignal, got %s", b.describe(sig))
-		}
-		r.signal = sig
-	}
-	return nil
-}
-
-// strings reads an array of at most engine.MaxEmbedInputs strings named
-// what.
-func (b *Binding) strings(v js.Value, what string) ([]string, error) {
-	n, err := b.arrayLen(v, what, engine.MaxEmbedInputs, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, n)
-	for i := range out {
-		e := b.get(v, i)
-		if e.Type() != js.TypeString {
-			return nil, invalid(fmt.Sprintf("%s[%d]", what, i), "must be a string, got %s", b.describe(e))
-		}
-		out[i] = e.String()
-	}
-	return out, nil
 }
 
 // embed waits for the request's turn (embeddings share the session with

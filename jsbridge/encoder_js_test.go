@@ -35,18 +35,6 @@ func encoderFile(t *testing.T, arch, pooling string) ([]byte, *engine.Session) {
 	return data, s
 }
 
-// loadedWith returns a binding with data loaded.
-func loadedWith(t *testing.T, data []byte) *Binding {
-	t.Helper()
-	b := New()
-	t.Cleanup(func() {
-		b.Release()
-		require.Zero(t, b.LiveFuncs(), "js.Funcs left unreleased")
-	})
-	mustCall(t, b, "load", jsBytes(data))
-	return b
-}
-
 // TestEncoderEmbeds: an embedding model (bert with mean and cls pooling,
 // nomic-bert) says in info that it does not generate; embed gives the
 // engine's vectors bit for bit; generate, stream and chat reject with
@@ -56,7 +44,7 @@ func TestEncoderEmbeds(t *testing.T) {
 	for _, c := range []struct{ arch, pooling string }{{"bert", "mean"}, {"bert", "cls"}, {"nomic-bert", "mean"}} {
 		t.Run(c.arch+" "+c.pooling, func(t *testing.T) {
 			data, native := encoderFile(t, c.arch, c.pooling)
-			b := loadedWith(t, data)
+			b := newLoadedFile(t, data)
 			info := mustCall(t, b, "info")
 			assert.False(t, info.Get("generates").Bool())
 			assert.False(t, info.Get("reranks").Bool())
@@ -92,7 +80,7 @@ func TestEncoderEmbeds(t *testing.T) {
 // that does not fit beside the query; the reranker refuses to embed.
 func TestRerankMatchesEngine(t *testing.T) {
 	data, native := encoderFile(t, "bert", "rank")
-	b := loadedWith(t, data)
+	b := newLoadedFile(t, data)
 	info := mustCall(t, b, "info")
 	assert.True(t, info.Get("reranks").Bool())
 	assert.Equal(t, "rank", info.Get("pooling").String())
