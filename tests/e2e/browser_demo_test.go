@@ -160,25 +160,38 @@ func TestBrowserDemoSimilarity(t *testing.T) {
 	eval[chromedp.Void](t, tb, `document.getElementById('texts').value = `+jsonString(t, strings.Join(texts, "\n")))
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("compare"))))
 	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
-	rows := eval[[][]string](t, tb, `Array.from(document.querySelectorAll('#ranking tbody tr'), (tr) => Array.from(tr.cells, (c) => c.textContent))`)
-
 	vectors := nativeEmbeddings(t, append([]string{query}, texts...), engine.EmbedOptions{})
-	type row struct {
-		text  string
-		score float64
-	}
-	var want []row
+	scores := make([]float64, len(texts))
 	for i, v := range vectors[1:] {
-		dot := 0.0
-		for j, x := range v {
-			dot += float64(x) * float64(vectors[0][j])
-		}
-		want = append(want, row{texts[i], dot})
+		scores[i] = dot(v, vectors[0])
 	}
-	slices.SortStableFunc(want, func(a, b row) int { return cmp.Compare(b.score, a.score) })
-	require.Len(t, rows, len(texts))
-	for i, w := range want {
-		assert.Equal(t, []string{w.text, strconv.FormatFloat(w.score, 'f', 3, 64)}, rows[i], "row %d", i)
-	}
+	assertRanking(t, tb, texts, scores)
 	assert.Regexp(t, `^\d+ tokens in \d+ ms$`, text(t, tb, "compare-stats"))
+}
+
+// assertRanking checks the similarity panel's table: the texts ordered by
+// score, the highest first (ties in the texts' order), each with its score
+// to three decimals as the page prints it.
+func assertRanking(t *testing.T, tb *tab, texts []string, scores []float64) {
+	t.Helper()
+	rows := eval[[][]string](t, tb, `Array.from(document.querySelectorAll('#ranking tbody tr'), (tr) => Array.from(tr.cells, (c) => c.textContent))`)
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	require.Len(t, rows, len(texts))
+	for k, i := range order {
+		assert.Equal(t, []string{texts[i], strconv.FormatFloat(scores[i], 'f', 3, 64)}, rows[k], "row %d", k)
+	}
+}
+
+// dot is the dot product of two vectors in float64, summed in order as
+// the page sums it: the cosine of unit vectors.
+func dot(a, b []float32) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += float64(x) * float64(b[i])
+	}
+	return s
 }

@@ -275,37 +275,24 @@ func TestBrowserDemoEmbeddingModel(t *testing.T) {
 
 		require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("compare"))))
 		waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
-		rows := eval[[][]string](t, tb, `Array.from(document.querySelectorAll('#ranking tbody tr'), (tr) => Array.from(tr.cells, (c) => c.textContent))`)
-		type row struct {
-			text  string
-			score float64
-		}
-		var want []row
+		scores := make([]float64, len(texts))
 		if pooling == "rank" {
 			assert.Contains(t, note, "a reranker")
 			assert.Equal(t, "relevance score", text(t, tb, "score-head"))
-			scores, err := enc.session.Rerank(context.Background(), query, texts, engine.EmbedOptions{})
+			ranked, err := enc.session.Rerank(context.Background(), query, texts, engine.EmbedOptions{})
 			require.NoError(t, err)
-			for i, s := range scores {
-				want = append(want, row{texts[i], float64(s.Value)})
+			for i, s := range ranked {
+				scores[i] = float64(s.Value)
 			}
 		} else {
 			assert.Contains(t, note, "an embedding model")
 			vectors, err := enc.session.Embed(context.Background(), append([]string{query}, texts...), engine.EmbedOptions{})
 			require.NoError(t, err)
 			for i, v := range vectors[1:] {
-				dot := 0.0
-				for j, x := range v.Vector {
-					dot += float64(x) * float64(vectors[0].Vector[j])
-				}
-				want = append(want, row{texts[i], dot})
+				scores[i] = dot(v.Vector, vectors[0].Vector)
 			}
 		}
-		slices.SortStableFunc(want, func(a, b row) int { return cmp.Compare(b.score, a.score) })
-		require.Len(t, rows, len(texts))
-		for i, w := range want {
-			assert.Equal(t, []string{w.text, strconv.FormatFloat(w.score, 'f', 3, 64)}, rows[i], "%s: row %d", pooling, i)
-		}
+		assertRanking(t, tb, texts, scores)
 		png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
 		require.NoError(t, err)
 		path := artifactPath(t, "demo-"+pooling+".png")
