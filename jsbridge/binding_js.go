@@ -38,6 +38,13 @@ import (
 //	                                            and chunks also have reasoning and content,
 //	                                            and with tools toolCalls [{id, name, arguments}]
 //	                                            (a chunk's: the last one's)
+//	embed(input, {truncate, normalize, signal}) → {vectors, dimensions, tokens, truncated,
+//	                                            usage, yieldMs}; input a string or an array
+//	                                            of strings; vectors a Uint8Array of the
+//	                                            embeddings' little-endian float32 values,
+//	                                            one after the other (embed_js.go)
+//	rerank(query, documents, {truncate, signal}) → {scores, tokens, truncated, usage,
+//	                                            yieldMs}, the documents in their order
 //	split(count, peers)                       → info; the loaded model becomes shard 0
 //	                                            of count, which leads the others
 //	shard(index, count)                       → Uint8Array: a GGUF file of that shard
@@ -53,8 +60,11 @@ import (
 // promptTokens, finishReason, seed, usage, timings}. Info has the fields of
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
 // sessionContextLength, kvType (the session's KV cache type, 'f16' or
-// 'f32': load's kvType, 'auto' by default, resolved for the model) and simd
-// (whether the SIMD128 kernels run).
+// 'f32': load's kvType, 'auto' by default, resolved for the model), simd
+// (whether the SIMD128 kernels run), and what the model can do: generates
+// (false for an encoder, which only embeds or ranks), pooling ('mean',
+// 'cls', 'last' or 'rank') and reranks. generate, stream and chat on a
+// model that does not generate reject with code unsupported_model.
 //
 // A rejected Promise carries an Error whose message says what went wrong and
 // whose code is engine.CodeOf's ("invalid_argument", "prompt_too_long",
@@ -63,9 +73,11 @@ import (
 // invalid argument or option also has field (its JavaScript name), param
 // (its snake_case name) and problem.
 //
-// load, split, generate, stream and chat take turns in call order: a call
-// made while another runs waits (it is not rejected) and can be aborted while
-// it waits. info, tokenize, detokenize, shard and follow do not wait.
+// load, split, generate, stream, chat, embed and rerank take turns in call
+// order: a call made while another runs waits (it is not rejected) and can
+// be aborted while it waits. info, tokenize, detokenize, shard and follow
+// do not wait. An aborted generation resolves with what it generated; an
+// aborted embed or rerank rejects with code "aborted" (ErrAborted).
 //
 // A model split across workers (engine/shard) runs as one: shard i
 // lives in worker i, and each pair of workers has a MessageChannel. peers is
@@ -85,7 +97,8 @@ type Binding struct {
 	live     atomic.Int64 // js.Funcs not yet released
 	released atomic.Bool
 
-	// queue orders load, generate, stream and chat: one runs at a time.
+	// queue orders load, split, generate, stream, chat, embed and rerank:
+	// one runs at a time.
 	queue turnQueue
 
 	mu       sync.Mutex // guards model, part, session, shardSession, ctxLen, kvType, exchange and source
@@ -107,6 +120,9 @@ type Binding struct {
 	// tokenHook, when set (by tests), runs before each generated token is
 	// delivered, with the token's 1-based index.
 	tokenHook func(n int)
+	// passHook, when set (by tests), runs each time an embed or rerank
+	// yields between the engine's passes, with the yield's 1-based index.
+	passHook func(n int)
 }
 
 // New creates a binding with no model loaded. Put Value() where JavaScript
@@ -138,6 +154,8 @@ func New() *Binding {
 	b.export("generate", b.parseRun("generate"))
 	b.export("stream", b.parseRun("stream"))
 	b.export("chat", b.parseRun("chat"))
+	b.export("embed", b.parseEmbed)
+	b.export("rerank", b.parseRerank)
 	b.export("split", b.parseSplit)
 	b.export("shard", b.parseShard)
 	b.export("follow", b.parseFollow)
@@ -162,7 +180,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow", "inspect", "prepare", "fill", "filled"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil
@@ -351,7 +369,8 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 // template's name (null when the file's template is not recognised), the
 // session's context length and KV cache type, whether the matrix products
 // run on the SIMD128 kernels (the host decides, by providing them or not),
-// and which shard of how many the model is (0 of 1 when whole).
+// what the model does (generates, pooling, reranks) and which shard of how
+// many the model is (0 of 1 when whole).
 func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvType engine.KVType) (any, error) {
 	out, err := camelInfo(m.Info())
 	if err != nil {
@@ -364,6 +383,7 @@ func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvTy
 	out["sessionContextLength"] = sessionContextLength
 	out["kvType"] = kvType.String()
 	out["simd"] = tensor.SIMD()
+	out["reranks"] = m.Reranks() // Info leaves it out when false
 	out["shardIndex"], out["shardCount"] = 0, 1
 	if part != nil {
 		out["shardIndex"], out["shardCount"] = part.Index, part.Count

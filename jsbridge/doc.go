@@ -1,14 +1,15 @@
 // Package jsbridge exposes the engine to JavaScript through syscall/js: a
 // GOOS=js GOARCH=wasm build (cmd/wasm) registers one binding object whose
-// methods load a model, describe it, tokenize, detokenize, generate, stream
-// and chat.
+// methods load a model, describe it, tokenize, detokenize, generate, stream,
+// chat, embed and rerank.
 //
 // Every method returns a Promise, runs its work in a goroutine, recovers any
 // panic and rejects with a JavaScript Error whose message says what went
 // wrong, so the Go runtime outlives every failed call: a Go wasm program that
 // panics or exits can never be called again. Generations run one at a time,
-// in the order they were asked for (a FIFO queue, not ErrBusy); each can be
-// aborted with an AbortSignal, also while it waits its turn. Between tokens
+// in the order they were asked for (a FIFO queue, not ErrBusy), and so do
+// embeddings and rerankings, which share the session; each can be aborted
+// with an AbortSignal, also while it waits its turn. Between tokens
 // the generating goroutine yields to the JavaScript event loop, so a message
 // that aborts the generation is received mid-generation and the host stays
 // responsive.

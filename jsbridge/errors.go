@@ -18,6 +18,11 @@ var (
 	// callback such as stream's onToken, or a getter on an options object.
 	// The call stopped there (js_exception).
 	ErrJSException = engine.NewError("js_exception", "wasmlm: JavaScript threw")
+	// ErrAborted means the signal of an embed or rerank call aborted it,
+	// before its turn or between the engine's passes (aborted, the code the
+	// page gives an aborted load). A generation does not fail when aborted:
+	// it resolves with what it generated so far.
+	ErrAborted = engine.NewError("aborted", "wasmlm: aborted")
 	// ErrInternal means Go code panicked; the bridge recovered and keeps
 	// working, but the call's result is lost (internal).
 	ErrInternal = engine.NewError(engine.CodeInternal, "wasmlm: internal error")

@@ -2,6 +2,7 @@ package jsbridge
 
 import (
 	"context"
+	"fmt"
 	"syscall/js"
 	"time"
 	"unicode/utf8"
@@ -62,6 +63,9 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	m, s, err := b.current()
 	if err != nil {
 		return nil, err
+	}
+	if !m.Generates() {
+		return nil, fmt.Errorf("%w: this %s model embeds or ranks text (embeddings, rerank) and does not generate it", engine.ErrUnsupported, m.Architecture())
 	}
 	defer func() {
 		// A panic mid-generation may leave the KV cache out of step with the

@@ -128,12 +128,8 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 		}
 		r.onPromptProgress = fn
 	}
-	r.signal = js.Undefined()
-	if sig, ok := f.value("signal"); ok {
-		if b.abortSignal.Type() != js.TypeFunction || !sig.InstanceOf(b.abortSignal) {
-			return invalid("signal", "must be an AbortSignal, got %s", b.describe(sig))
-		}
-		r.signal = sig
+	if r.signal, err = f.signal(); err != nil {
+		return err
 	}
 	// The JS API has no logit bias, the one option whose check needs the
 	// vocabulary: any vocabulary size the engine accepts does.
@@ -153,25 +149,8 @@ func (b *Binding) parseStop(f fields) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	if v.Type() == js.TypeString {
-		return []string{v.String()}, nil
-	}
-	if !b.array.Call("isArray", v).Bool() {
-		return nil, invalid("stop", "must be a string or an array of strings, got %s", b.describe(v))
-	}
-	n, err := b.arrayLen(v, "stop", maxStopRead, false)
-	if err != nil {
-		return nil, err
-	}
-	stops := make([]string, n)
-	for i := range stops {
-		e := b.get(v, i)
-		if e.Type() != js.TypeString {
-			return nil, invalid(fmt.Sprintf("stop[%d]", i), "must be a string, got %s", b.describe(e))
-		}
-		stops[i] = e.String()
-	}
-	return stops, nil
+	stops, _, err := b.stringOrStrings(v, "stop", maxStopRead)
+	return stops, err
 }
 
 // randomSeed draws a seed in [0, 2^53) from crypto.getRandomValues.

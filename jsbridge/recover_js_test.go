@@ -61,11 +61,11 @@ func TestPanicsAreRecovered(t *testing.T) {
 }
 
 // TestFuncsReleased: after every kind of call — successful, rejected,
-// aborted, queued — only the fourteen methods hold js.Funcs, and Release frees
-// those and removes the methods.
+// aborted, queued; generations and embeddings — only the sixteen methods
+// hold js.Funcs, and Release frees those and removes the methods.
 func TestFuncsReleased(t *testing.T) {
 	b := New()
-	const methods = 14
+	const methods = 16
 	assert.Equal(t, methods, b.LiveFuncs())
 	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)
@@ -83,13 +83,25 @@ func TestFuncsReleased(t *testing.T) {
 	require.Error(t, err)
 	_, err = call(t, b, "stream", "", greedy(5), jsFunction("", "throw new Error('x')"))
 	require.Error(t, err)
+	ac = js.Global().Get("AbortController").New()
+	running = b.Value().Call("stream", "", greedy(10), log.fn)
+	queued = b.Value().Call("embed", "a", obj(map[string]any{"signal": ac.Get("signal")}))
+	queued.Call("catch", jsFunction("", "")) // it rejects before await looks: not unhandled
+	ac.Call("abort")
+	_, err = await(t, running)
+	require.NoError(t, err)
+	_, err = await(t, queued)
+	require.Error(t, err)
+	mustCall(t, b, "embed", js.ValueOf([]any{"a", "b"}))
+	_, err = call(t, b, "embed", "")
+	require.Error(t, err)
 	assert.Equal(t, methods, b.LiveFuncs())
 	assert.Zero(t, b.queue.length())
 
 	kept := b.Value().Get("generate")
 	b.Release()
 	assert.Zero(t, b.LiveFuncs())
-	for _, m := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "split", "shard", "follow"} {
+	for _, m := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow"} {
 		assert.True(t, b.Value().Get(m).IsUndefined(), m)
 	}
 	assert.Equal(t, js.TypeFunction, kept.Type())

@@ -226,12 +226,54 @@ func (f fields) boolean(name string, def bool) (bool, error) {
 	return v.Bool(), nil
 }
 
+// signal reads the signal option: an AbortSignal, or undefined when absent.
+func (f fields) signal() (js.Value, error) {
+	sig, ok := f.value("signal")
+	if !ok {
+		return js.Undefined(), nil
+	}
+	if f.b.abortSignal.Type() != js.TypeFunction || !sig.InstanceOf(f.b.abortSignal) {
+		return js.Undefined(), invalid("signal", "must be an AbortSignal, got %s", f.b.describe(sig))
+	}
+	return sig, nil
+}
+
 // str reads a string argument (not an options field) named what.
 func (b *Binding) str(v js.Value, what string) (string, error) {
 	if v.Type() != js.TypeString {
 		return "", invalid(what, "must be a string, got %s", b.describe(v))
 	}
 	return v.String(), nil
+}
+
+// strings reads an array of at most limit strings named what.
+func (b *Binding) strings(v js.Value, what string, limit int) ([]string, error) {
+	n, err := b.arrayLen(v, what, limit, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i := range out {
+		e := b.get(v, i)
+		if e.Type() != js.TypeString {
+			return nil, invalid(fmt.Sprintf("%s[%d]", what, i), "must be a string, got %s", b.describe(e))
+		}
+		out[i] = e.String()
+	}
+	return out, nil
+}
+
+// stringOrStrings reads a string (one element) or an array of at most
+// limit strings named what; listed says which it was.
+func (b *Binding) stringOrStrings(v js.Value, what string, limit int) (_ []string, listed bool, _ error) {
+	if v.Type() == js.TypeString {
+		return []string{v.String()}, false, nil
+	}
+	if !b.array.Call("isArray", v).Bool() {
+		return nil, false, invalid(what, "must be a string or an array of strings, got %s", b.describe(v))
+	}
+	out, err := b.strings(v, what, limit)
+	return out, true, err
 }
 
 // arg returns args[i], or undefined when the caller passed fewer.

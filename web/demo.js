@@ -10,6 +10,9 @@ const el = {
   generate: $('generate'), stop: $('stop'), output: $('output'),
   ttft: $('ttft'), tps: $('tps'), ntokens: $('ntokens'), finish: $('finish'), usedSeed: $('used-seed'),
   traceTitle: $('trace-title'), traceBody: document.querySelector('#trace tbody'), traceSummary: $('trace-summary'),
+  main: document.querySelector('main'), encoderNote: $('encoder-note'),
+  query: $('query'), texts: $('texts'), compare: $('compare'), compareStats: $('compare-stats'),
+  rankingBody: document.querySelector('#ranking tbody'), scoreHead: $('score-head'),
 };
 
 // The page's state, also on globalThis.wasmlmDemo for the console (and tests):
@@ -34,10 +37,30 @@ const visible = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/
 function setState(state, text) {
   el.status.dataset.state = state;
   el.status.textContent = text;
-  const busy = state === 'generating';
-  el.generate.disabled = busy || !demo.lm;
-  el.stop.disabled = !busy;
+  const busy = state === 'generating' || state === 'comparing';
+  el.generate.disabled = busy || !generates();
+  el.stop.disabled = state !== 'generating';
+  el.compare.disabled = busy || !demo.lm;
   el.modelFile.disabled = busy;
+}
+
+/** Whether the loaded model generates text (an embedding model only embeds or ranks it). */
+const generates = () => demo.lm?.info.generates === true;
+
+/**
+ * Shows what the loaded model does: a model that does not generate (an
+ * embedding model, a reranker) gets no playground, only the similarity
+ * panel, and a note that says so.
+ */
+function showCapabilities(lm) {
+  const { generates: gen, reranks, architecture } = lm.info;
+  el.main.hidden = !gen;
+  el.encoderNote.hidden = gen;
+  el.encoderNote.textContent = gen ? '' : `${lm.name} is ${reranks ? 'a reranker' : 'an embedding model'} (${architecture}): `
+    + `it ${reranks ? 'scores texts against a query' : 'turns text into vectors'} and does not generate text. Compare texts below.`;
+  el.scoreHead.textContent = reranks ? 'relevance score' : 'similarity';
+  el.rankingBody.replaceChildren();
+  el.compareStats.textContent = '';
 }
 
 function showMessage(text) {
@@ -74,9 +97,11 @@ async function loadModel(source, options, label) {
     el.modelInfo.textContent = [
       `${i.architecture}`, `${fmtCount(i.parameters)} parameters`, `vocabulary ${i.vocabSize}`,
       `context ${i.sessionContextLength}`, fmtFile(i),
-      `chat template: ${i.chatTemplate ?? 'unknown'}`,
+      ...(i.generates ? [`chat template: ${i.chatTemplate ?? 'unknown'}`] : []),
       `${i.simd ? 'SIMD' : 'pure-Go'} kernels`, `${i.workers} worker${i.workers === 1 ? '' : 's'}`,
+      i.reranks ? 'reranker' : `embeddings of ${i.embeddingLength} (${i.pooling} pooling)`,
     ].join(' · ');
+    showCapabilities(lm);
     setState('ready', `${lm.name} ready in ${Math.round(demo.readyMs)} ms${cached ? ' (from cache)' : ''}`);
   } catch (err) {
     setState(previous ? 'ready' : 'error', previous ? `${previous.name} ready` : 'No model loaded');
@@ -134,8 +159,61 @@ async function generate() {
     flush(true);
     demo.running = null;
     el.output.classList.remove('running');
-    el.generate.disabled = !demo.lm;
+    el.generate.disabled = !generates();
     el.stop.disabled = true;
+    el.compare.disabled = !demo.lm;
+  }
+}
+
+/**
+ * Ranks the texts (one per line) by how close each is to the query: the
+ * cosine of their embeddings (unit vectors: their dot product), or with a
+ * reranker its relevance score.
+ */
+async function compare() {
+  const lm = demo.lm;
+  const texts = el.texts.value.split('\n').map((t) => t.trim()).filter((t) => t !== '');
+  if (!lm || demo.running || texts.length === 0) return;
+  showMessage('');
+  setState('comparing', 'Comparing…');
+  const started = performance.now();
+  try {
+    let rows;
+    let tokens;
+    if (lm.info.reranks) {
+      const r = await lm.rerank({ query: el.query.value, documents: texts });
+      rows = r.results.map((x) => ({ text: texts[x.index], score: x.relevance_score, bar: 1 / (1 + Math.exp(-x.relevance_score)) }));
+      tokens = r.usage.prompt_tokens;
+    } else {
+      const r = await lm.embeddings.create({ input: [el.query.value, ...texts] });
+      const [query, ...vectors] = r.data.map((d) => d.embedding);
+      const cosine = (v) => v.reduce((sum, x, i) => sum + x * query[i], 0);
+      rows = vectors.map((v, i) => ({ text: texts[i], score: cosine(v), bar: Math.max(0, cosine(v)) }));
+      rows.sort((a, b) => b.score - a.score);
+      tokens = r.usage.prompt_tokens;
+    }
+    el.rankingBody.replaceChildren(...rows.map(({ text, score, bar }) => {
+      const tr = document.createElement('tr');
+      const name = document.createElement('td');
+      name.textContent = text;
+      const cell = document.createElement('td');
+      cell.className = 'score';
+      const b = document.createElement('div');
+      b.className = 'bar';
+      const fill = document.createElement('i');
+      fill.style.width = `${Math.min(100, bar * 100)}%`;
+      const label = document.createElement('span');
+      label.textContent = score.toFixed(3);
+      b.append(fill, label);
+      cell.append(b);
+      tr.append(name, cell);
+      return tr;
+    }));
+    el.compareStats.textContent = `${tokens} tokens in ${Math.round(performance.now() - started)} ms`;
+    setState('ready', 'Done');
+  } catch (err) {
+    showMessage(err.message);
+    setState('ready', 'Failed');
   }
 }
 
@@ -239,6 +317,7 @@ for (const [input, out] of [[el.temperature, 'temperature-value'], [el.topP, 'to
   input.addEventListener('input', () => { $(out).textContent = input.value; });
 }
 el.generate.addEventListener('click', generate);
+el.compare.addEventListener('click', compare);
 el.stop.addEventListener('click', () => demo.running?.abort());
 el.prompt.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {

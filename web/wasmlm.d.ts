@@ -100,7 +100,7 @@ export interface MemoryEstimate {
 }
 
 /** What WasmLM.inspect says of a model, from its header alone. */
-export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers'> {
+export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers' | 'generates' | 'pooling' | 'reranks' | 'tokenTypes' | 'classes'> {
   /** The file's chat template source (Jinja), "" when it has none. */
   chatTemplateSource: string;
   /** The files of the model (a split GGUF's parts). */
@@ -187,6 +187,25 @@ export interface ModelInfo {
   simdReason?: string;
   /** The number of Web Workers the model runs on (the load option workers). */
   workers: number;
+  /**
+   * Whether the model generates text. An embedding model (bert, nomic-bert) does not:
+   * generate, stream and chat.completions.create reject with code 'unsupported_model';
+   * it embeds (embeddings.create) or, a reranker, ranks (rerank).
+   */
+  generates: boolean;
+  /**
+   * How embeddings.create pools the model's final states into a vector: the mean of the
+   * tokens' (decoders, and encoders whose file says so), the first ([CLS]) token's, the
+   * last token's (Qwen3-Embedding), or 'rank': a reranker, which ranks rather than embeds.
+   * The vectors have embeddingLength values.
+   */
+  pooling: 'mean' | 'cls' | 'last' | 'rank';
+  /** Whether the model is a reranker (rerank scores documents against a query). */
+  reranks: boolean;
+  /** An encoder's token types (BERT's segment embeddings); absent for a decoder. */
+  tokenTypes?: number;
+  /** A reranker's classification head's outputs (its first is the score); absent otherwise. */
+  classes?: number;
 }
 
 export interface TokenizeOptions {
@@ -464,6 +483,67 @@ export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompleti
   result: Promise<GenerateResult>;
 }
 
+export interface EmbeddingRequest {
+  /** A text, or up to 2048 texts; none may be empty. */
+  input: string | string[];
+  /**
+   * 'float' (the default): each embedding a number[] (OpenAI's shape; the values are
+   * float32s, exactly); 'base64': the base64 of its little-endian float32 bytes, as
+   * OpenAI encodes it.
+   */
+  encoding_format?: 'float' | 'base64';
+  /** If given, it must be the model's embedding length (info.embeddingLength): wasmlm does not shorten embeddings. */
+  dimensions?: number;
+  /** Cut a text longer than the context to fit (default false: it rejects with code 'prompt_too_long'). */
+  truncate?: boolean;
+  /** Scale each embedding to unit length (default true, as llama.cpp's server does); false: as pooled. */
+  normalize?: boolean;
+  /** Aborts the call: it rejects with code 'aborted'. Or in the second argument, as with the OpenAI SDK. */
+  signal?: AbortSignal;
+  /** Accepted and ignored (OpenAI's requests have them): the model is the loaded one. */
+  model?: string;
+  user?: string;
+}
+
+export interface EmbeddingResponse<E = number[]> {
+  object: 'list';
+  /** One embedding per input, in the inputs' order. */
+  data: Array<{ object: 'embedding'; index: number; embedding: E }>;
+  /** The model's name (the load option name). */
+  model: string;
+  /** The tokens evaluated, special tokens included ([CLS] … [SEP], BOS). */
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+export interface RerankRequest {
+  query: string;
+  /** Up to 2048 texts to score against query. */
+  documents: string[];
+  /** Return the top_n most relevant (an integer >= 1; default: all). */
+  top_n?: number;
+  /** Add each result's document, { text } (default false). */
+  return_documents?: boolean;
+  /** Cut a document that does not fit the context with the query (default false: the call rejects with code 'prompt_too_long'). */
+  truncate?: boolean;
+  /** Aborts the call: it rejects with code 'aborted'. */
+  signal?: AbortSignal;
+  /** Accepted and ignored. */
+  model?: string;
+}
+
+export interface RerankResponse {
+  object: 'list';
+  model: string;
+  /**
+   * The most relevant document first (equal scores in the documents' order), as llama.cpp's
+   * server sorts them. relevance_score is the reranker's raw score (a logit: higher is more
+   * relevant), as llama.cpp's server reports it; index is the document's in the request.
+   */
+  results: Array<{ index: number; relevance_score: number; document?: { text: string } }>;
+  /** The tokens of every (query, document) pair, special tokens included. */
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
 /**
  * The code of every error wasmlm.js rejects with. The engine's (Go's engine.CodeOf and the
  * bridge's), the same in every host, and the page's own for what fails around the engine.
@@ -471,7 +551,9 @@ export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompleti
 export type ErrorCode =
   | 'invalid_argument'  // an argument or option is wrong (field and param name it): fix the call
   | 'invalid_model'     // the model's bytes are malformed, truncated or inconsistent, or its weights not finite
-  | 'unsupported_model' // a well-formed model this engine cannot run (architecture, tensor type, tokenizer)
+  | 'unsupported_model' // a well-formed model this engine cannot run (architecture, tensor type, tokenizer),
+                        // or a call the model cannot do: generating with an embedding model, rerank
+                        // with a model that does not rerank, embeddings from a reranker
   | 'prompt_too_long'   // the prompt does not fit in the context
   | 'no_model'          // the model was unloaded (every call after unload(), and those it cut short)
   | 'js_exception'      // your code threw: a callback (onProgress), a getter of an argument
@@ -482,7 +564,8 @@ export type ErrorCode =
                         // (then status), the network, an unreadable Blob
   | 'worker_failed'     // a worker could not start (refused, wasmlm.worker.js or wasmlm.wasm missing or
                         // broken) or died (the Go program stopped, an uncaught error): load the model again
-  | 'aborted'           // the load's signal aborted it (the Error's name is 'AbortError', its cause the reason)
+  | 'aborted'           // the signal of a load, embeddings.create or rerank aborted it (the Error's name is
+                        // 'AbortError'; a load's cause is the signal's reason)
   | 'model_too_large'   // the model does not fit the workers asked for (or any): memory and workersNeeded say why
   | 'integrity_failed'  // a downloaded model's SHA-256 is not the sha256 option's
   | 'storage_failed'    // the model cache could not store a file (storage full, denied); load reads
@@ -491,7 +574,8 @@ export type ErrorCode =
 
 /**
  * Every rejection of wasmlm.js is an Error with a code. Generations aborted by their signal do
- * not reject: they resolve with finishReason "abort".
+ * not reject: they resolve with finishReason "abort"; embeddings and rerankings, which have no
+ * partial result, reject with code 'aborted'.
  */
 export interface WasmLMError extends Error {
   code: ErrorCode;
@@ -574,6 +658,17 @@ export declare class WasmLM {
       create(body: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<ChatCompletionStream>;
     };
   };
+  /**
+   * OpenAI-shaped embeddings of the input texts, from any model (a decoder's are the mean of
+   * its final states; an embedding model's as its file says: info.pooling). Embeddings wait
+   * their turn with generations, in call order.
+   */
+  readonly embeddings: {
+    create(body: EmbeddingRequest & { encoding_format?: 'float' }, options?: { signal?: AbortSignal }): Promise<EmbeddingResponse<number[]>>;
+    create(body: EmbeddingRequest & { encoding_format: 'base64' }, options?: { signal?: AbortSignal }): Promise<EmbeddingResponse<string>>;
+  };
+  /** Scores documents against a query with a reranker (info.reranks), as llama.cpp's server does. */
+  rerank(body: RerankRequest, options?: { signal?: AbortSignal }): Promise<RerankResponse>;
   /** Terminates the worker; pending and later calls reject. */
   unload(): void;
 }

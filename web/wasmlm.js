@@ -29,6 +29,8 @@ import {
   Progress, cachedSources, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
   readHeaders, readSource, sourceName,
 } from './load.js';
+import { createChatCompletion } from './chat-completions.js';
+import { createEmbeddings, rerankDocuments } from './embeddings.js';
 
 const here = import.meta.url;
 const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
@@ -90,51 +92,7 @@ export function autoWorkers(info, hardwareConcurrency) {
   return Math.max(1, Math.min(wanted, cores, MAX_AUTO_WORKERS, info.headCountKv || 1));
 }
 
-const FINISH_TO_OPENAI = { stop: 'stop', length: 'length', context: 'length', abort: 'abort' };
-const OPENAI_PARAMS = {
-  max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
-  top_p: 'topP', top_k: 'topK', min_p: 'minP', repeat_penalty: 'repeatPenalty',
-  presence_penalty: 'presencePenalty', frequency_penalty: 'frequencyPenalty', seed: 'seed', stop: 'stop',
-  enable_thinking: 'enableThinking', response_format: 'responseFormat', grammar: 'grammar',
-  tools: 'tools', tool_choice: 'toolChoice', parallel_tool_calls: 'parallelToolCalls',
-};
 const created = Symbol('WasmLM constructor');
-
-/**
- * A chat result's OpenAI message: the reply's content, and its reasoning
- * ("<think>...</think>", which the engine splits off) as reasoning_content
- * when there is any, as llama.cpp's server returns it.
- */
-function assistantMessage(r) {
-  const calls = r.toolCalls ?? [];
-  const m = { role: 'assistant', content: calls.length > 0 && r.content === '' ? null : r.content };
-  if (r.reasoning) m.reasoning_content = r.reasoning;
-  if (calls.length > 0) m.tool_calls = calls.map(openAIToolCall);
-  return m;
-}
-
-/** A tool call of the Go side ({id, name, arguments}) in OpenAI's shape. */
-function openAIToolCall(c) {
-  return { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } };
-}
-
-/** A chat's OpenAI finish_reason: 'tool_calls' when the reply made calls, as the HTTP API says it. */
-function chatFinishReason(r) {
-  if (r.toolCalls?.length > 0) return 'tool_calls';
-  return FINISH_TO_OPENAI[r.finishReason];
-}
-
-/**
- * The streamed deltas of a reply's tool calls, as OpenAI sends them: per
- * call, one with its index, id, type and name (arguments ''), then one
- * with its arguments.
- */
-function toolCallDeltas(calls) {
-  return calls.flatMap((c, index) => [
-    { tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] },
-    { tool_calls: [{ index, function: { arguments: c.arguments } }] },
-  ]);
-}
 
 // The compiled wasmlm.wasm and SIMD kernels, shared by every model of the
 // page: each model has its own worker, and a WebAssembly.Module can be
@@ -200,6 +158,7 @@ function compileKernels(allowRelaxed) {
 function wasmlmError(e) {
   const err = codedError(e.code || 'error', e.message);
   if (e.field !== undefined) Object.assign(err, { field: e.field, param: e.param });
+  if (err.code === 'aborted') err.name = 'AbortError'; // an embedding or reranking its signal aborted
   return err;
 }
 
@@ -212,14 +171,25 @@ export class WasmLM {
   #info = null;
   #name;
   #followers = []; // the workers of shards 1..N-1 of a model split across N workers
+  #api; // the model as chat-completions.js and embeddings.js use it
 
   constructor(token, worker, name) {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
     this.#worker = worker;
     this.#name = name;
     this.#listen(worker);
+    // What chat-completions.js and embeddings.js see of the model.
+    const lm = this;
+    this.#api = Object.freeze({
+      get name() { return lm.#name; },
+      get info() { return lm.#info; },
+      run: (message, signal) => this.#run(message, signal),
+      iterable: (message, signal, map) => this.#iterable(message, signal, map),
+    });
     /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...}). */
-    this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => this.#chatCreate(body, opts) }) });
+    this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => createChatCompletion(this.#api, body, opts) }) });
+    /** OpenAI-shaped embeddings: lm.embeddings.create({input, encoding_format, dimensions, truncate, normalize}). */
+    this.embeddings = Object.freeze({ create: (body, opts) => createEmbeddings(this.#api, body, opts) });
   }
 
   /**
@@ -486,6 +456,16 @@ export class WasmLM {
     return this.#iterable({ type: 'stream', prompt, options: opts }, signal, (chunk) => chunk, onPromptProgress);
   }
 
+  /**
+   * Scores documents against query with a reranker (info.reranks):
+   * {object: 'list', model, results: [{index, relevance_score, document?}],
+   * usage}, the most relevant first, as llama.cpp's server returns them.
+   * body: {query, documents, top_n, return_documents, truncate}.
+   */
+  rerank(body, options) {
+    return rerankDocuments(this.#api, body, options);
+  }
+
   /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */
   unload() {
     this.#fail('no_model', 'wasmlm: the model was unloaded');
@@ -501,80 +481,6 @@ export class WasmLM {
       f.booted.catch(() => {}); // awaited by #split
       this.#followers.push(f);
     }
-  }
-
-  // --- OpenAI-shaped chat ---------------------------------------------------
-
-  async #chatCreate(body, requestOptions = {}) {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw invalidCall(`create() takes a request object {messages, ...}, got ${describe(body)}`);
-    }
-    const { messages, stream = false, stream_options: streamOptions, n, signal: bodySignal } = body;
-    if (n != null && n !== 1) throw argumentError('n', `must be 1 (one choice per request), got ${describe(n)}`);
-    const options = {};
-    for (const [key, name] of Object.entries(OPENAI_PARAMS)) {
-      if (body[key] != null) options[name] = body[key];
-    }
-    // llama.cpp's form of enable_thinking: chat_template_kwargs.enable_thinking.
-    const kwargs = body.chat_template_kwargs;
-    if (kwargs != null) {
-      if (typeof kwargs !== 'object' || Array.isArray(kwargs)) {
-        throw argumentError('chat_template_kwargs', `must be an object, got ${describe(kwargs)}`);
-      }
-      const enable = kwargs.enable_thinking;
-      if (enable != null) {
-        if (typeof enable !== 'boolean') {
-          throw argumentError('chat_template_kwargs.enable_thinking', `must be a boolean, got ${describe(enable)}`);
-        }
-        if (options.enableThinking != null && options.enableThinking !== enable) {
-          throw argumentError('enable_thinking', `is ${options.enableThinking} but chat_template_kwargs.enable_thinking is ${enable}: give one, or the same value`);
-        }
-        options.enableThinking = enable;
-      }
-    }
-    const signal = requestOptions?.signal ?? bodySignal;
-    const base = {
-      id: `chatcmpl-${randomID()}`,
-      created: Math.floor(Date.now() / 1000),
-      model: this.#name,
-    };
-    const usage = (r) => ({
-      prompt_tokens: r.usage.promptTokens, completion_tokens: r.usage.completionTokens, total_tokens: r.usage.totalTokens,
-    });
-    const request = { type: 'chat', messages, options, openai: true };
-    if (!stream) {
-      const r = await this.#run(request, signal);
-      return {
-        ...base, object: 'chat.completion',
-        choices: [{ index: 0, message: assistantMessage(r), logprobs: null, finish_reason: chatFinishReason(r) }],
-        usage: usage(r), seed: r.seed,
-      };
-    }
-    const controller = new AbortController();
-    signal?.addEventListener('abort', () => controller.abort(), { once: true });
-    if (signal?.aborted) controller.abort();
-    const chunk = (delta, finish) => ({
-      ...base, object: 'chat.completion.chunk',
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    });
-    // The reasoning and the content a token completes, in that order, each
-    // in its own chunk as llama.cpp's server sends them; the tool calls
-    // come with the last chunk of the Go side, once the reply is whole.
-    const tokens = this.#iterable(request, controller.signal, (c) => [
-      ...(c.reasoning ? [chunk({ reasoning_content: c.reasoning }, null)] : []),
-      ...(c.content ? [chunk({ content: c.content }, null)] : []),
-      ...toolCallDeltas(c.toolCalls ?? []).map((d) => chunk(d, null)),
-    ]);
-    const result = tokens.result;
-    async function* chunks() {
-      yield chunk({ role: 'assistant', content: '' }, null);
-      yield* tokens;
-      const r = await result;
-      yield chunk({}, chatFinishReason(r));
-      if (streamOptions?.include_usage) yield { ...base, object: 'chat.completion.chunk', choices: [], usage: usage(r) };
-    }
-    const it = chunks();
-    return { [Symbol.asyncIterator]: () => it, next: () => it.next(), return: (v) => it.return(v), controller, result };
   }
 
   // --- plumbing -------------------------------------------------------------
@@ -831,9 +737,3 @@ function splitCallbacks(options) {
   const { onPromptProgress, ...others } = rest;
   return [others, signal, onPromptProgress ?? undefined];
 }
-
-function randomID() {
-  const b = crypto.getRandomValues(new Uint8Array(12));
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-}
-

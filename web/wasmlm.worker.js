@@ -20,9 +20,10 @@
 //   call      {method, args}              info, tokenize, detokenize
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
 //   chat      {messages, options, openai, aborted}
-//             aborted: the page's signal was aborted before the call, so the generation's
-//             signal is aborted from the start (Go then generates nothing)
-//   abort     {id}                        abort generation id (also while it waits its turn)
+//   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
+//             aborted: the page's signal was aborted before the call, so the call's
+//             signal is aborted from the start (Go then generates, embeds or ranks nothing)
+//   abort     {id}                        abort call id (also while it waits its turn)
 // A model split across workers (the load option workers; see jsbridge's Binding):
 //   shard     {index, count}              the worker holding the whole model: a GGUF file of that
 //                                         shard (a transferred Uint8Array)
@@ -42,7 +43,7 @@ let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMem
 let simdReason = ''; // why the SIMD kernels are not attached, for info's simdReason
 let simdRelaxed = false; // whether the kernels are the relaxed-SIMD build, for info's simdRelaxed
 let plan = null; // the model being read: the Go side's prepare result (assemble, prepare, fill)
-const controllers = new Map(); // generation id → AbortController
+const controllers = new Map(); // call id → AbortController
 
 // simdImports of simd.js, an ES module, which a classic worker loads with
 // import(). A browser without import() in workers (Firefox before 114) gets
@@ -184,6 +185,10 @@ async function handle(m, signal) {
       return withMemory(await b.stream(m.prompt, withProgress(m, withSignal(m.options, signal)), onToken));
     case 'chat':
       return withMemory(await b.chat(m.messages, withSignal(m.options, signal), onToken));
+    case 'embed':
+      return b.embed(m.input, withSignal(m.options, signal));
+    case 'rerank':
+      return b.rerank(m.query, m.documents, withSignal(m.options, signal));
   }
   throw internalError(`wasmlm: unknown request ${m.type}`);
 }
@@ -272,8 +277,9 @@ self.onmessage = async (e) => {
   controllers.set(m.id, controller);
   try {
     const value = await handle(m, controller.signal);
-    // A shard's bytes move to the page without a copy.
-    postMessage({ type: 'result', id: m.id, value }, value instanceof Uint8Array ? [value.buffer] : []);
+    // A shard's bytes, and embeddings, move to the page without a copy.
+    const bytes = value instanceof Uint8Array ? value : value?.vectors;
+    postMessage({ type: 'result', id: m.id, value }, bytes instanceof Uint8Array ? [bytes.buffer] : []);
   } catch (err) {
     let message = String(err?.message ?? err);
     // An invalid option's error names it as JavaScript does (field) and as

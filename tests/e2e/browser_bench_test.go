@@ -30,7 +30,7 @@ var siteSizeBounds = []struct {
 	file           string
 	bytes, gzBytes int
 }{
-	{"wasmlm.wasm", 7_000_000, 1_900_000},        // "at most 7 MB (1.9 MB gzipped)"
+	{"wasmlm.wasm", 7_100_000, 1_900_000},        // "at most 7.1 MB (1.9 MB gzipped)"
 	{"wasmlm-simd.wasm", 64_000, 12_000},         // "under 64 KB each (12 KB each gzipped)"
 	{"wasmlm-simd-relaxed.wasm", 64_000, 12_000}, // the same
 	{"simd.js", 8_000, 3_000},                    // "under 8 KB (3 KB gzipped)"

@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,4 +143,55 @@ func greedyLength(t *testing.T, prompt string) int {
 	res, err := s.Generate(context.Background(), prompt, engine.GenerateOptions{}, nil)
 	require.NoError(t, err)
 	return len(res.Tokens)
+}
+
+// The demo page's similarity panel ranks the texts by the cosine of their
+// embeddings to the query's, as the native engine's embeddings rank them,
+// with the scores it computes.
+func TestBrowserDemoSimilarity(t *testing.T) {
+	tb := newTab(t, "/")
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	assert.False(t, eval[bool](t, tb, `document.querySelector('main').hidden`), "the default model generates: the playground shows")
+	assert.True(t, eval[bool](t, tb, `document.getElementById('encoder-note').hidden`))
+	assert.Contains(t, text(t, tb, "model-info"), "embeddings of 64 (mean pooling)")
+
+	query, texts := "a cat on a mat", []string{"The cat sat on the mat.", "Once upon a time there was a little dog.", "Stocks fell sharply today."}
+	typeInto(t, tb, "query", query)
+	eval[chromedp.Void](t, tb, `document.getElementById('texts').value = `+jsonString(t, strings.Join(texts, "\n")))
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("compare"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	vectors := nativeEmbeddings(t, append([]string{query}, texts...), engine.EmbedOptions{})
+	scores := make([]float64, len(texts))
+	for i, v := range vectors[1:] {
+		scores[i] = dot(v, vectors[0])
+	}
+	assertRanking(t, tb, texts, scores)
+	assert.Regexp(t, `^\d+ tokens in \d+ ms$`, text(t, tb, "compare-stats"))
+}
+
+// assertRanking checks the similarity panel's table: the texts ordered by
+// score, the highest first (ties in the texts' order), each with its score
+// to three decimals as the page prints it.
+func assertRanking(t *testing.T, tb *tab, texts []string, scores []float64) {
+	t.Helper()
+	rows := eval[[][]string](t, tb, `Array.from(document.querySelectorAll('#ranking tbody tr'), (tr) => Array.from(tr.cells, (c) => c.textContent))`)
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	require.Len(t, rows, len(texts))
+	for k, i := range order {
+		assert.Equal(t, []string{texts[i], strconv.FormatFloat(scores[i], 'f', 3, 64)}, rows[k], "row %d", k)
+	}
+}
+
+// dot is the dot product of two vectors in float64, summed in order as
+// the page sums it: the cosine of unit vectors.
+func dot(a, b []float32) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += float64(x) * float64(b[i])
+	}
+	return s
 }
