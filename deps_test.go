@@ -56,7 +56,8 @@ var layering = map[string][]string{
 	"internal/grammarref": {},
 	// llama.cpp's embeddings and rerank scores (embedding models' tests):
 	// runs Node.js too.
-	"internal/embedref": {"internal/llamacppref"}, // finds Node.js as llamacppref does
+	// Its golden file's models are modelgen's and the default one.
+	"internal/embedref": {"internal/llamacppref", "internal/modelgen", "engine/gguf", "engine/tensor", "models"},
 	"tests/e2e":         {"..."},
 	"tools/...":         {"..."},
 }

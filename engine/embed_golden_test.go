@@ -2,16 +2,14 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/embedref"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
-	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -37,66 +35,11 @@ const (
 // the block (several heads, layers and feed-forward units) is there.
 var embedParityShape = modelgen.Shape{Dim: 64, HiddenDim: 256, Layers: 3, Heads: 4, ContextLength: 256}
 
-// EmbedGolden is the golden file: one case per model.
-type EmbedGolden struct {
-	Cases []EmbedGoldenCase `json:"cases"`
-}
-
-// EmbedGoldenCase is one model and what llama.cpp made of its inputs.
-type EmbedGoldenCase struct {
-	Name string `json:"name"`
-	// The model: Spec built by modelgen, or (Default) the default model;
-	// Pooling, when not 0, is written into its file's <arch>.pooling_type.
-	Spec    *modelgen.Spec `json:"spec,omitempty"`
-	Default bool           `json:"default,omitempty"`
-	Pooling uint32         `json:"pooling,omitempty"`
-
-	Texts   []string    `json:"texts,omitempty"`
-	Tokens  [][]int     `json:"tokens,omitempty"`  // llama.cpp's ids of each text
-	Vectors [][]float32 `json:"vectors,omitempty"` // llama.cpp's pooled vectors, not normalised
-
-	Query     string    `json:"query,omitempty"` // a reranker's
-	Documents []string  `json:"documents,omitempty"`
-	PairTexts [][]int   `json:"pair_tokens,omitempty"` // llama.cpp's ids of each (query, document)
-	Scores    []float32 `json:"scores,omitempty"`      // llama.cpp's raw scores (its classifier's first output)
-	// ScoreTolerance is the largest difference allowed between a score
-	// and llama.cpp's (logits of about ±1 here): a Q8_0 model's
-	// activations are rounded to 8 bits, and an activation a last bit
-	// away from llama.cpp's can round to the next step.
-	ScoreTolerance float32 `json:"score_tolerance,omitempty"`
-}
-
-// Model builds the case's model.
-func (c EmbedGoldenCase) Model() ([]byte, error) {
-	var data []byte
-	if c.Default {
-		data = append([]byte(nil), models.Default()...)
-	} else {
-		var err error
-		if data, err = modelgen.Build(*c.Spec); err != nil {
-			return nil, err
-		}
-	}
-	if c.Pooling == 0 {
-		return data, nil
-	}
-	f, err := gguf.Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	arch, err := f.String("general.architecture")
-	if err != nil {
-		return nil, err
-	}
-	return modelgen.SetKV(data, arch+".pooling_type", gguf.ValueOf(c.Pooling))
-}
-
 // readEmbedGolden reads the golden file.
-func readEmbedGolden(t testing.TB) EmbedGolden {
+func readEmbedGolden(t testing.TB) embedref.Golden {
 	t.Helper()
-	var g EmbedGolden
-	require.NoError(t, json.Unmarshal(readFile(t, embedGoldenPath), &g))
-	require.NotEmpty(t, g.Cases)
+	g, err := embedref.ParseGolden(readFile(t, embedGoldenPath))
+	require.NoError(t, err)
 	return g
 }
 
@@ -128,7 +71,7 @@ func TestEmbeddingsMatchLlamaCppGolden(t *testing.T) {
 }
 
 // checkEmbedCase holds m's embeddings and scores of c's inputs to c's.
-func checkEmbedCase(t *testing.T, m *Model, c EmbedGoldenCase) {
+func checkEmbedCase(t *testing.T, m *Model, c embedref.GoldenCase) {
 	s, err := m.NewSession(SessionOptions{})
 	require.NoError(t, err)
 	ctx := context.Background()

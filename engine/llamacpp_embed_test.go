@@ -59,7 +59,7 @@ var (
 // embedParityCases are the models of the parity test: bert and nomic-bert
 // in F32 and Q8_0 (bert in F16 with CLS pooling too), bert rerankers, and
 // two decoders (the default model, mean pooling; a qwen3, last token).
-func embedParityCases() []EmbedGoldenCase {
+func embedParityCases() []embedref.GoldenCase {
 	// The weights' spread: at modelgen's default (BertStd), a network of
 	// this small shape is chaotic — one word changes the whole vector, and
 	// a difference in a float's last bit that moves an activation across a
@@ -70,14 +70,14 @@ func embedParityCases() []EmbedGoldenCase {
 	spec := func(arch string, typ tensor.Type, pooling string, seed uint64) *modelgen.Spec {
 		return &modelgen.Spec{Arch: arch, Shape: embedParityShape, Type: typ, Pooling: pooling, Seed: seed, Std: std}
 	}
-	embed := func(name string, sp *modelgen.Spec) EmbedGoldenCase {
-		return EmbedGoldenCase{Name: name, Spec: sp, Texts: embedParityTexts}
+	embed := func(name string, sp *modelgen.Spec) embedref.GoldenCase {
+		return embedref.GoldenCase{Name: name, Spec: sp, Texts: embedParityTexts}
 	}
-	rank := func(name string, sp *modelgen.Spec, tolerance float32) EmbedGoldenCase {
-		return EmbedGoldenCase{Name: name, Spec: sp, Query: embedParityQuery, Documents: embedParityDocs, ScoreTolerance: tolerance}
+	rank := func(name string, sp *modelgen.Spec, tolerance float32) embedref.GoldenCase {
+		return embedref.GoldenCase{Name: name, Spec: sp, Query: embedParityQuery, Documents: embedParityDocs, ScoreTolerance: tolerance}
 	}
 	qwen3 := &modelgen.Spec{Arch: "qwen3", Shape: modelgen.Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 512, ContextLength: 1024}, Type: tensor.F32, Seed: 7}
-	return []EmbedGoldenCase{
+	return []embedref.GoldenCase{
 		embed("bert-F32", spec("bert", tensor.F32, "", 1)),
 		embed("bert-Q8_0", spec("bert", tensor.Q8_0, "", 1)),
 		// At the default spread: its states are F16-rounded, not quantized.
@@ -147,15 +147,15 @@ func TestEmbeddingsAsLlamaCpp(t *testing.T) {
 			checkEmbedCase(t, m, c)
 		})
 	}
-	got, err := json.Marshal(EmbedGolden{Cases: cases})
+	got, err := json.Marshal(embedref.Golden{Cases: cases})
 	require.NoError(t, err)
 	if *updateEmbeddings {
 		require.NoError(t, os.WriteFile(embedGoldenPath, append(got, '\n'), 0o644))
 		return
 	}
-	var want EmbedGolden
+	var want embedref.Golden
 	require.NoError(t, json.Unmarshal(readFile(t, embedGoldenPath), &want))
-	var now EmbedGolden
+	var now embedref.Golden
 	require.NoError(t, json.Unmarshal(got, &now))
 	require.Equal(t, want, now, "%s is not what llama.cpp gives now: rerun with -update-embeddings", embedGoldenPath)
 }

@@ -2,7 +2,6 @@ package jsbridge
 
 import (
 	"context"
-	"errors"
 	"syscall/js"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
-	"github.com/wasmlm/wasmlm/engine/vocab"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
@@ -19,16 +17,12 @@ import (
 var tinyEncoder = modelgen.Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 64}
 
 // encoderFile builds a random-weight bert or nomic-bert model (pooling
-// "rank": a bert reranker) and loads it natively too. It skips the test
-// while the engine cannot read the files' vocabulary (BERT's WordPiece).
+// "rank": a bert reranker) and loads it natively too.
 func encoderFile(t *testing.T, arch, pooling string) ([]byte, *engine.Session) {
 	t.Helper()
 	data, err := modelgen.Build(modelgen.Spec{Arch: arch, Shape: tinyEncoder, Pooling: pooling, Type: tensor.F16, Seed: 3})
 	require.NoError(t, err)
 	m, err := engine.Load(data, engine.LoadOptions{})
-	if errors.Is(err, vocab.ErrUnsupportedModel) {
-		t.Skipf("the engine does not read BERT's WordPiece vocabulary yet: %v", err)
-	}
 	require.NoError(t, err)
 	s, err := m.NewSession(engine.SessionOptions{})
 	require.NoError(t, err)

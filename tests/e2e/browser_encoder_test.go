@@ -5,7 +5,6 @@ package e2e
 import (
 	"cmp"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
-	"github.com/wasmlm/wasmlm/engine/vocab"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
@@ -58,16 +56,12 @@ type encoder struct {
 }
 
 // serveEncoder builds a bert or nomic-bert file (pooling "rank": a bert
-// reranker), serves it and loads it natively. It skips the test while the
-// engine cannot read the files' vocabulary (BERT's WordPiece).
+// reranker), serves it and loads it natively.
 func serveEncoder(t *testing.T, s *site, arch, pooling string) encoder {
 	t.Helper()
 	data, err := modelgen.Build(modelgen.Spec{Arch: arch, Shape: encoderShape, Pooling: pooling, Type: tensor.F16, Seed: 5})
 	require.NoError(t, err)
 	m, err := engine.Load(data, engine.LoadOptions{})
-	if errors.Is(err, vocab.ErrUnsupportedModel) {
-		t.Skipf("the engine does not read BERT's WordPiece vocabulary yet: %v", err)
-	}
 	require.NoError(t, err)
 	sess, err := m.NewSession(engine.SessionOptions{})
 	require.NoError(t, err)
