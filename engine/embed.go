@@ -93,11 +93,14 @@ func errEncoder(m *Model) error {
 
 // Pooling is how Embed pools the model's states (PoolingUnset resolved):
 // PoolingRank for a reranker, which Embed refuses.
-func (m *Model) Pooling() Pooling {
-	switch p := m.config.Pooling; {
-	case p != PoolingUnset:
-		return p
-	case m.arch.name == "qwen3":
+func (m *Model) Pooling() Pooling { return m.config.pooling(m.arch) }
+
+// pooling is Model.Pooling for a model of family a.
+func (c Config) pooling(a *architecture) Pooling {
+	switch {
+	case c.Pooling != PoolingUnset:
+		return c.Pooling
+	case a.name == "qwen3":
 		return PoolingLast
 	}
 	return PoolingMean
@@ -107,6 +110,15 @@ func (m *Model) Pooling() Pooling {
 // (Rerank): an encoder with a classification head and pooling_type rank.
 func (m *Model) Reranks() bool {
 	return m.config.Pooling == PoolingRank && m.weights.ClsOut != nil
+}
+
+// whatItDoes fills in what Info says of a model of family a that does or
+// not have a classification head.
+func (info *Info) whatItDoes(a *architecture, c Config, head bool) {
+	info.Pooling, info.Generates, info.TokenTypes = c.pooling(a).String(), !a.encoder, c.TokenTypes
+	if info.Reranks = c.Pooling == PoolingRank && head; info.Reranks {
+		info.Classes = c.Classes
+	}
 }
 
 // EmbeddingLength is the length of the model's embeddings: its width.

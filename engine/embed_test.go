@@ -227,6 +227,27 @@ func TestEncoder(t *testing.T) {
 	assert.False(t, info.Generates)
 	assert.Equal(t, 1, info.Classes)
 	assert.Zero(t, EstimateMemory(bert.Config(), int64(bert.FileSize()), 256, KVF16).KVCache)
+	for _, arch := range []string{"bert", "nomic-bert"} {
+		for _, pooling := range []string{"", "rank"} {
+			if arch == "nomic-bert" && pooling == "rank" {
+				continue // llama.cpp reads classification heads of bert only
+			}
+			data, err := modelgen.Build(modelgen.Spec{Arch: arch, Shape: embedParityShape, Type: tensor.Q8_0, Pooling: pooling, Seed: 5})
+			require.NoError(t, err)
+			m, err := LoadGGUF(data)
+			require.NoError(t, err)
+			f, err := gguf.Parse(data)
+			require.NoError(t, err)
+			h, err := ReadHeader(f)
+			require.NoError(t, err)
+			assert.Equal(t, m.Info(), h.Info(len(data)), "%s %s: the header says what loading says", arch, pooling)
+			var params int64
+			for _, ti := range f.Tensors() {
+				params += ti.Elements()
+			}
+			assert.Equal(t, params, m.Info().Parameters, "%s %s: every tensor of the file, once", arch, pooling)
+		}
+	}
 
 	s, err := bert.NewSession(SessionOptions{})
 	require.NoError(t, err)

@@ -90,9 +90,10 @@ func (h *Header) Info(fileSize int) Info {
 		Format: FormatGGUF, Architecture: h.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
-		SlidingWindow: c.slidingWindow(), SharedOutput: !hasOutput, TensorTypes: map[string]int{},
+		SlidingWindow: c.slidingWindow(), SharedOutput: !hasOutput && !c.Encoder, TensorTypes: map[string]int{},
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}
+	info.whatItDoes(h.arch, c, h.arch.has("cls.output.weight") && hasTensor(f, "cls.output.weight"))
 	info.familyInfo(h.arch, c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),
 		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")), h.arch.qkNorm())
 	h.arch.walk(c.Layers, func(t tensorRef) {

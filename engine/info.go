@@ -112,10 +112,7 @@ func (m *Model) Info() Info {
 		SlidingWindow: c.slidingWindow(), SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
-	info.Pooling, info.Generates, info.Reranks, info.TokenTypes = m.Pooling().String(), m.Generates(), m.Reranks(), c.TokenTypes
-	if m.Reranks() {
-		info.Classes = c.Classes
-	}
+	info.whatItDoes(m.arch, c, w.ClsOut != nil)
 	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil), m.arch.qkNorm())
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {

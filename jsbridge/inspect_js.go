@@ -127,11 +127,6 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 	if err != nil {
 		return nil, err
 	}
-	// A header's Info does not say what the model does (its zero values
-	// would say it does not generate): load's info does.
-	for _, k := range []string{"pooling", "generates", "reranks", "tokenTypes", "classes"} {
-		delete(out, k)
-	}
 	out["chatTemplate"] = nil
 	if t, err := chatTemplate(h.ChatTemplate()); err == nil {
 		out["chatTemplate"] = t.Name()
