@@ -49,6 +49,9 @@ type job struct {
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
 	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		if e := h.refuseKind(capCompletion); e != nil {
+			return nil, e
+		}
 		req := completionRequest{samplingRequest: h.newSamplingRequest()}
 		if e := decodeJSON(body, &req); e != nil {
 			return nil, e
@@ -59,6 +62,9 @@ func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		if e := h.refuseKind(capCompletion); e != nil {
+			return nil, e
+		}
 		req := chatRequest{samplingRequest: h.newSamplingRequest()}
 		if e := decodeJSON(body, &req); e != nil {
 			return nil, e
