@@ -129,6 +129,24 @@ func TestServe(t *testing.T) {
 		return strings.Contains(stderr.String(), "/v1/completions: 5+4 tokens, length")
 	}, 10*time.Second, 10*time.Millisecond, "the completion is logged: %s", &stderr)
 
+	resp, err = http.Post(base+"/v1/embeddings", "application/json", strings.NewReader(`{"input": ["Once upon a time", "Lily"]}`))
+	require.NoError(t, err)
+	var e struct {
+		Data []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+	resp.Body.Close()
+	require.Len(t, e.Data, 2)
+	assert.Len(t, e.Data[1].Embedding, 64)
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), fmt.Sprintf("/v1/embeddings: 2 texts, %d tokens; queued", e.Usage.PromptTokens))
+	}, 10*time.Second, 10*time.Millisecond, "the embeddings are logged: %s", &stderr)
+
 	interrupt()
 	select {
 	case code := <-exit:
