@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -67,18 +66,12 @@ type embeddingUsage struct {
 }
 
 func (h *Handler) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
-	h.serveEmbedJob(w, r, "input", func(body []byte) (*embedJob, *apiError) {
+	h.serveEmbedJob(w, r, "input", capEmbedding, func(body []byte) (*embedJob, *apiError) {
 		var req embeddingRequest
 		if e := decodeJSON(body, &req); e != nil {
 			return nil, e
 		}
-		// A well-formed request the model cannot serve is refused last,
-		// saying what the model does instead.
-		j, e := h.embeddingJob(&req)
-		if e == nil {
-			e = h.refuseKind(capEmbedding)
-		}
-		return j, e
+		return h.embeddingJob(&req)
 	})
 }
 
@@ -141,22 +134,19 @@ func (h *Handler) textFitsAlone(n int, param, name string) *apiError {
 }
 
 // serveEmbedJob serves an embedding or rerank request: build makes its
-// body a job (in prepare), which then waits for a slot and runs. param
-// names the texts in errors ("input", "documents").
-func (h *Handler) serveEmbedJob(w http.ResponseWriter, r *http.Request, param string, build func(body []byte) (*embedJob, *apiError)) {
-	var j *embedJob
-	start := time.Now()
-	err := h.prepare(w, r, func(body []byte) (e *apiError) {
-		j, e = build(body)
-		return e
+// body a job (in prepare), which then waits for a slot and runs. A
+// well-formed request the model cannot serve (it lacks capability) is
+// refused last, saying what the model does instead. param names the texts
+// in errors ("input", "documents").
+func (h *Handler) serveEmbedJob(w http.ResponseWriter, r *http.Request, param, capability string, build func(body []byte) (*embedJob, *apiError)) {
+	j, ok := prepareJob(h, w, r, func(body []byte) (*embedJob, *apiError) {
+		j, e := build(body)
+		if e == nil {
+			e = h.refuseKind(capability)
+		}
+		return j, e
 	})
-	var e *apiError
-	switch {
-	case errors.As(err, &e):
-		writeError(w, e)
-	case err != nil: // the client left while its request waited to be prepared
-		h.onComplete(Completion{Endpoint: r.URL.Path, Dropped: true, Queued: time.Since(start), FinishReason: engine.FinishAbort})
-	default:
+	if ok {
 		h.runEmbedJob(w, r, j, param)
 	}
 }
@@ -168,18 +158,8 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: r.URL.Path, Inputs: len(j.texts)}
-	start := time.Now()
-	sess, err := h.sched.acquire(ctx)
-	c.Queued = time.Since(start)
-	switch {
-	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrShuttingDown):
-		c.Err = err
-		writeError(w, h.refusal(err))
-		h.onComplete(c)
-		return
-	case err != nil:
-		c.Dropped, c.FinishReason = true, engine.FinishAbort
-		h.onComplete(c)
+	sess, ok := h.takeSlot(ctx, w, &c)
+	if !ok {
 		return
 	}
 	began := time.Now()

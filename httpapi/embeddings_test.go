@@ -187,16 +187,22 @@ func TestEmbeddingsBadRequests(t *testing.T) {
 		{"not JSON", `{"input": "a"`, "", "invalid_json", "not valid JSON"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := do(h, "POST", "/v1/embeddings", c.body)
-			require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
-			e := apiErrorOf(t, w.Body.Bytes())
-			assert.Equal(t, "invalid_request_error", e.Type)
-			assert.Equal(t, c.param, deref(e.Param))
-			assert.Equal(t, c.code, deref(e.Code))
-			assert.Contains(t, e.Message, c.message)
+			badRequestFor(t, do(h, "POST", "/v1/embeddings", c.body), c.param, c.code, c.message)
 		})
 	}
 	decodeEmbeddings(t, do(h, "POST", "/v1/embeddings", `{"input": "still here"}`))
+}
+
+// badRequestFor checks a 400 invalid_request_error about param, with
+// code, whose message says message.
+func badRequestFor(t *testing.T, w *httptest.ResponseRecorder, param, code, message string) {
+	t.Helper()
+	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+	e := apiErrorOf(t, w.Body.Bytes())
+	assert.Equal(t, "invalid_request_error", e.Type)
+	assert.Equal(t, param, deref(e.Param))
+	assert.Equal(t, code, deref(e.Code))
+	assert.Contains(t, e.Message, message)
 }
 
 func deref(s *string) string {
@@ -238,13 +244,7 @@ func TestRerankBadRequests(t *testing.T) {
 	} {
 		for _, path := range rerankPaths {
 			t.Run(c.name+path, func(t *testing.T) {
-				w := do(h, "POST", path, c.body)
-				require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
-				e := apiErrorOf(t, w.Body.Bytes())
-				assert.Equal(t, "invalid_request_error", e.Type)
-				assert.Equal(t, c.param, deref(e.Param))
-				assert.Equal(t, c.code, deref(e.Code))
-				assert.Contains(t, e.Message, c.message)
+				badRequestFor(t, do(h, "POST", path, c.body), c.param, c.code, c.message)
 			})
 		}
 	}

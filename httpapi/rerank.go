@@ -54,18 +54,12 @@ type rerankDocument struct {
 }
 
 func (h *Handler) serveRerank(w http.ResponseWriter, r *http.Request) {
-	h.serveEmbedJob(w, r, "documents", func(body []byte) (*embedJob, *apiError) {
+	h.serveEmbedJob(w, r, "documents", capRerank, func(body []byte) (*embedJob, *apiError) {
 		var req rerankRequest
 		if e := decodeJSON(body, &req); e != nil {
 			return nil, e
 		}
-		// A well-formed request the model cannot serve is refused last,
-		// saying what the model does instead.
-		j, e := h.rerankJob(&req)
-		if e == nil {
-			e = h.refuseKind(capRerank)
-		}
-		return j, e
+		return h.rerankJob(&req)
 	})
 }
 
