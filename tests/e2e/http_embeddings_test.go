@@ -3,16 +3,10 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,19 +55,8 @@ type embeddingsClientResult struct {
 // (ending in /v1).
 func runEmbeddingsClient(t *testing.T, baseURL, query string, texts ...string) embeddingsClientResult {
 	t.Helper()
-	root := repoRoot(t)
-	node := needTool(t, "node", "Debian package nodejs")
-	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	args := append([]string{filepath.Join(root, "tests", "e2e", "openai_embeddings_client.mjs"), baseURL, query}, texts...)
-	cmd := exec.CommandContext(ctx, node, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node: %s", stderr.String())
 	var r embeddingsClientResult
-	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	runOpenAIScript(t, &r, "openai_embeddings_client.mjs", append([]string{baseURL, query}, texts...)...)
 	return r
 }
 
@@ -81,17 +64,8 @@ func runEmbeddingsClient(t *testing.T, baseURL, query string, texts ...string) e
 // and decodes the answer, which must be 200.
 func postEmbeddings(t testing.TB, base, body string) embeddingList {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", base+"/v1/embeddings", strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
 	var l embeddingList
-	require.NoError(t, json.Unmarshal(b, &l), "%s", b)
+	postOK(t, base+"/v1/embeddings", body, &l)
 	return l
 }
 
