@@ -122,15 +122,20 @@ func inputName(i, n int) string {
 
 // textFitsAlone refuses, before it is tokenized, a text of n bytes that
 // cannot fit in the context: it takes at least n / MaxTokenBytes tokens
-// (see textFits).
+// (see textFits). A text truncate would cut (not a query) says so.
 func (h *Handler) textFitsAlone(n int, param, name string) *apiError {
 	per := h.model.MaxTokenBytes()
-	if least := (n + per - 1) / per; least > h.context {
-		return badRequest(param, "context_length_exceeded",
-			"This model's maximum context length is %d tokens, and %s is at least %d tokens (%d bytes of text, at most %d bytes a token); truncate: true cuts it to fit.",
-			h.context, name, least, n, per)
+	least := (n + per - 1) / per
+	if least <= h.context {
+		return nil
 	}
-	return nil
+	hint := "; truncate: true cuts it to fit"
+	if param == "query" {
+		hint = ": no room is left for a document"
+	}
+	return badRequest(param, "context_length_exceeded",
+		"This model's maximum context length is %d tokens, and %s is at least %d tokens (%d bytes of text, at most %d bytes a token)%s.",
+		h.context, name, least, n, per, hint)
 }
 
 // serveEmbedJob serves an embedding or rerank request: build makes its

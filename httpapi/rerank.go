@@ -90,7 +90,7 @@ func (h *Handler) rerankJob(req *rerankRequest) (*embedJob, *apiError) {
 		}
 		j.rerank.topN = min(*n, len(docs))
 	}
-	if e := h.textFitsAlone(len(query), "query", "query"); e != nil {
+	if e := h.textFitsAlone(len(query), "query", "the query"); e != nil {
 		return nil, e
 	}
 	ids, err := h.model.Tokenizer().Encode(query, tokenizer.EncodeOptions{})
