@@ -2,15 +2,21 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -120,4 +126,83 @@ func TestEmbedErrors(t *testing.T) {
 	code, _, errOut = runCLI(t, "rerank", "-query", "q", "a")
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, "does not rerank")
+}
+
+// writeModel writes a random-weight model of spec to a file of dir.
+func writeModel(t *testing.T, dir string, spec modelgen.Spec) string {
+	t.Helper()
+	b, err := modelgen.Build(spec)
+	require.NoError(t, err)
+	name := spec.Arch
+	if spec.Pooling != "" {
+		name += "-" + spec.Pooling
+	}
+	path := filepath.Join(dir, name+".gguf")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	return path
+}
+
+// tinyBert is the shape of the encoders these tests run.
+var tinyBert = modelgen.Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 64}
+
+// TestEncoders: embed and rerank with an embedding model and a reranker
+// print the engine's vectors and scores (rerank's best first, -top-n of
+// them); generate refuses both, naming the command that serves each;
+// rerank refuses an embedding model and embed a reranker.
+func TestEncoders(t *testing.T) {
+	dir := t.TempDir()
+	bert := writeModel(t, dir, modelgen.Spec{Arch: "bert", Shape: tinyBert, Type: tensor.F16, Seed: 1})
+	reranker := writeModel(t, dir, modelgen.Spec{Arch: "bert", Shape: tinyBert, Type: tensor.Q8_0, Pooling: "rank", Seed: 2})
+	session := func(path string) *engine.Session {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		m, err := engine.Load(b, engine.LoadOptions{})
+		require.NoError(t, err)
+		s, err := m.NewSession(engine.SessionOptions{})
+		require.NoError(t, err)
+		return s
+	}
+
+	texts := []string{"A cat sat on the mat.", "Stocks fell sharply today."}
+	code, out, errOut := runEmbedCLI(t, "", append([]string{"embed", "-m", bert}, texts...)...)
+	require.Equal(t, exitOK, code, errOut)
+	var got embedJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	want, err := session(bert).Embed(context.Background(), texts, engine.EmbedOptions{})
+	require.NoError(t, err)
+	for i := range want {
+		assert.Equal(t, want[i].Vector, got.Data[i].Embedding)
+	}
+	assert.Equal(t, want[0].Tokens+want[1].Tokens, got.Usage.PromptTokens)
+
+	docs := []string{"The cat sleeps.", "The dog is in the park.", "A dog barks."}
+	code, out, errOut = runEmbedCLI(t, "", append([]string{"rerank", "-m", reranker, "-query", "Where is the dog?", "-top-n", "2"}, docs...)...)
+	require.Equal(t, exitOK, code, errOut)
+	var ranked rerankJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &ranked))
+	scores, err := session(reranker).Rerank(context.Background(), "Where is the dog?", docs, engine.EmbedOptions{})
+	require.NoError(t, err)
+	require.Len(t, ranked.Results, 2)
+	best := []rerankResultJSON{}
+	for i, s := range scores {
+		best = append(best, rerankResultJSON{Index: i, RelevanceScore: s.Value})
+	}
+	slices.SortStableFunc(best, func(a, b rerankResultJSON) int { return cmp.Compare(b.RelevanceScore, a.RelevanceScore) })
+	assert.Equal(t, best[:2], ranked.Results)
+	assert.Equal(t, scores[0].Tokens+scores[1].Tokens+scores[2].Tokens, ranked.Usage.PromptTokens, "every document scored")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", "-m", bert, "-p", "hi"}, "generate: this bert model is an embedding model: it embeds text and does not generate it (wasmlm embed TEXT...)"},
+		{[]string{"generate", "-m", reranker, "-p", "hi"}, "generate: this bert model is a reranker: it scores documents for a query and does not generate text (wasmlm rerank -query Q DOC...)"},
+		{[]string{"rerank", "-m", bert, "-query", "q", "d"}, "rerank: engine: unsupported model: this model does not rerank"},
+		{[]string{"embed", "-m", reranker, "d"}, "embed: engine: unsupported model: this model is a reranker"},
+	} {
+		code, out, errOut := runCLI(t, c.args...)
+		assert.Equal(t, exitError, code, "%v", c.args)
+		assert.Contains(t, errOut, c.want)
+		assert.Empty(t, out)
+	}
 }
