@@ -46,17 +46,18 @@ const { data: [{ embedding: b64 }] } = await lm.embeddings.create({ input: 'A ca
 const vector = new Float32Array(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer);
 ` + "```\n"
 
-// readmeHas checks that README.md, or until it is merged there
-// docs-embeddings-js.md (the section written for it), shows example.
+// readmeHas checks that README.md, or until they are merged there
+// docs-embeddings-js.md and docs-embeddings-http.md (the sections written
+// for it), shows example.
 func readmeHas(t *testing.T, example string) {
 	t.Helper()
-	for _, doc := range []string{"README.md", "docs-embeddings-js.md"} {
+	for _, doc := range []string{"README.md", "docs-embeddings-js.md", "docs-embeddings-http.md"} {
 		b, err := os.ReadFile(filepath.Join(repoRoot(t), doc))
 		if err == nil && strings.Contains(string(b), example) {
 			return
 		}
 	}
-	t.Fatalf("README.md (or docs-embeddings-js.md) must show the example this test runs:\n%s", example)
+	t.Fatalf("README.md (or docs-embeddings-js.md, docs-embeddings-http.md) must show the example this test runs:\n%s", example)
 }
 
 // runnable is a README example as the body of apiScript: its code block's

@@ -1,7 +1,8 @@
 // Drives the official openai npm client (the version pinned in
 // package-lock.json) against a server's /v1/embeddings, and reranks with
 // fetch, as a page or a script would; prints what it got as one JSON
-// object, for http_embeddings_test.go to check.
+// object, for http_embeddings_test.go to check: each call's result as
+// {ok} or, when the client threw, {error}.
 //
 //   node tests/e2e/openai_embeddings_client.mjs BASE_URL QUERY TEXT...
 //
@@ -50,9 +51,9 @@ async function attempt(fn) {
 }
 
 const out = {};
-out.base64 = list(await client.embeddings.create({ model, input })); // the client's default: base64, decoded
-out.float = list(await client.embeddings.create({ model, input, encoding_format: "float" }));
-out.one = list(await client.embeddings.create({ model, input: input[0], encoding_format: "float", dimensions: out.float.data[0].embedding.length }));
+out.base64 = await attempt(async () => list(await client.embeddings.create({ model, input }))); // the client's default: base64, decoded
+out.float = await attempt(async () => list(await client.embeddings.create({ model, input, encoding_format: "float" })));
+out.one = await attempt(async () => list(await client.embeddings.create({ model, input: input[0], encoding_format: "float" })));
 out.dimensions = await attempt(() => client.embeddings.create({ model, input, dimensions: 3 }));
 out.empty = await attempt(() => client.embeddings.create({ model, input: [] }));
 
