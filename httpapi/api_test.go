@@ -100,7 +100,7 @@ func TestBadRequests(t *testing.T) {
 		{"PUT a POST route", "PUT", chat, `{}`, 405, "", "method_not_allowed"},
 		{"POST a GET route", "POST", "/v1/models", `{}`, 405, "", "method_not_allowed"},
 		{"DELETE health", "DELETE", "/health", ``, 405, "", "method_not_allowed"},
-		{"unknown API route", "POST", "/v1/embeddings", `{}`, 404, "", "unknown_url"},
+		{"unknown API route", "POST", "/v1/images/generations", `{}`, 404, "", "unknown_url"},
 		{"unknown route", "GET", "/nope", ``, 404, "", "unknown_url"},
 		{"unknown model", "GET", "/v1/models/gpt-4", ``, 404, "model", "model_not_found"},
 		{"tokenize without content", "POST", "/tokenize", `{}`, 400, "content", "missing_required_parameter"},

@@ -49,6 +49,9 @@ type job struct {
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
 	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		if e := h.refuseKind(capCompletion); e != nil {
+			return nil, e
+		}
 		req := completionRequest{samplingRequest: h.newSamplingRequest()}
 		if e := decodeJSON(body, &req); e != nil {
 			return nil, e
@@ -59,6 +62,9 @@ func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 	h.serveJob(w, r, func(body []byte) (*job, *apiError) {
+		if e := h.refuseKind(capCompletion); e != nil {
+			return nil, e
+		}
 		req := chatRequest{samplingRequest: h.newSamplingRequest()}
 		if e := decodeJSON(body, &req); e != nil {
 			return nil, e
@@ -70,7 +76,15 @@ func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 // serveJob serves a completion request: build makes its body a job (in
 // prepare), which then waits for a slot and runs.
 func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request, build func(body []byte) (*job, *apiError)) {
-	var j *job
+	if j, ok := prepareJob(h, w, r, build); ok {
+		h.run(w, r, j)
+	}
+}
+
+// prepareJob makes r's body a job with build, in prepare. When that fails
+// it answers the error; when the client leaves while its request waits to
+// be prepared it reports the request dropped; then ok is false.
+func prepareJob[J any](h *Handler, w http.ResponseWriter, r *http.Request, build func(body []byte) (J, *apiError)) (j J, ok bool) {
 	start := time.Now()
 	err := h.prepare(w, r, func(body []byte) (e *apiError) {
 		j, e = build(body)
@@ -80,11 +94,32 @@ func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request, build func(bo
 	switch {
 	case errors.As(err, &e):
 		writeError(w, e)
-	case err != nil: // the client left while its request waited to be prepared
+	case err != nil:
 		h.onComplete(Completion{Endpoint: r.URL.Path, Dropped: true, Queued: time.Since(start), FinishReason: engine.FinishAbort})
 	default:
-		h.run(w, r, j)
+		return j, true
 	}
+	return j, false
+}
+
+// takeSlot waits for a slot for c's request. When it gets none it answers
+// (503: the queue is full, or the server is shutting down) or, if the
+// client left, answers nothing; it reports the request and ok is false.
+func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Completion) (sess *engine.Session, ok bool) {
+	start := time.Now()
+	sess, err := h.sched.acquire(ctx)
+	c.Queued = time.Since(start)
+	switch {
+	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrShuttingDown):
+		c.Err = err
+		writeError(w, h.refusal(err))
+	case err != nil:
+		c.Dropped, c.FinishReason = true, engine.FinishAbort
+	default:
+		return sess, true
+	}
+	h.onComplete(*c)
+	return nil, false
 }
 
 // newSamplingRequest is what a request's shared fields are decoded into:
@@ -277,18 +312,8 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: j.endpoint, Stream: j.stream, PromptTokens: len(j.prompt.Tokens)}
-	start := time.Now()
-	sess, err := h.sched.acquire(ctx)
-	c.Queued = time.Since(start)
-	switch {
-	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrShuttingDown):
-		c.Err = err
-		writeError(w, h.refusal(err))
-		h.onComplete(c)
-		return
-	case err != nil:
-		c.Dropped, c.FinishReason = true, engine.FinishAbort
-		h.onComplete(c)
+	sess, ok := h.takeSlot(ctx, w, &c)
+	if !ok {
 		return
 	}
 	// The slot is free again as soon as the generation ends, before the
@@ -297,7 +322,10 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 		defer h.sched.release(sess)
 		return h.generate(ctx, sess, j.prompt, j.opts, onToken)
 	}
-	var res engine.Result
+	var (
+		res engine.Result
+		err error
+	)
 	if j.stream {
 		res, err = h.stream(ctx, w, gen, j, c.Queued, stopped)
 	} else {

@@ -1,7 +1,8 @@
 // Package httpapi serves a wasmlm model over an OpenAI-compatible HTTP API:
 // POST /v1/completions and /v1/chat/completions (with Server-Sent Events when
-// the request says "stream": true), GET /v1/models, and llama.cpp server's
-// POST /tokenize, POST /detokenize and GET /health. Replies may be held to
+// the request says "stream": true), POST /v1/embeddings, GET /v1/models, and
+// llama.cpp server's POST /v1/rerank, POST /tokenize, POST /detokenize and
+// GET /health. Replies may be held to
 // a response_format (JSON, a JSON schema) or a GBNF grammar, and chat
 // replies may call tools (tools, tool_choice → tool_calls), in OpenAI's
 // shapes (format.go, tools.go).
@@ -129,20 +130,24 @@ type Options struct {
 	// request now, answered 429 with Retry-After when not; and is told the
 	// tokens (prompt and completion) each generation used. See NewLimiter.
 	Limiter Limiter
-	// OnCompletion, if set, is called after every valid completion request:
+	// OnCompletion, if set, is called after every valid completion request
+	// (and embedding or rerank request, with Inputs set):
 	// finished, failed, stopped by Shutdown, or dropped because its client
 	// left while it waited; and after every completion request refused with
 	// 503 (Err ErrQueueFull or ErrShuttingDown), valid or not: one refused
 	// before its body was read has only Endpoint and Err; one whose client
 	// left while it waited to be prepared, before it was known to be valid,
 	// has Endpoint, Dropped and Queued. It must be safe for concurrent use.
+	// (Of an embedding or rerank request, PromptTokens are the tokens the
+	// model evaluated and Timings.Prefill the time it took.)
 	OnCompletion func(Completion)
 }
 
 // Completion describes one completion request after it ended, for logs and
 // metrics.
 type Completion struct {
-	Endpoint         string              // "/v1/completions" or "/v1/chat/completions"
+	Endpoint         string              // "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/rerank" (or its aliases)
+	Inputs           int                 // the texts to embed, or the documents to rank; 0 for a completion
 	Stream           bool                // the response was Server-Sent Events
 	Dropped          bool                // the client left while the request waited (to be prepared, or for a slot)
 	Queued           time.Duration       // time spent waiting for a slot (Dropped before it was prepared: for a place to prepare)
@@ -235,10 +240,14 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	h.routes = map[string]route{
 		"/v1/completions":      {http.MethodPost, h.serveCompletions, true},
 		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions, true},
+		"/v1/embeddings":       {http.MethodPost, h.serveEmbeddings, true},
 		"/v1/models":           {http.MethodGet, h.serveModels, false},
 		"/tokenize":            {http.MethodPost, h.serveTokenize, false},
 		"/detokenize":          {http.MethodPost, h.serveDetokenize, false},
 		"/health":              {http.MethodGet, h.serveHealth, false},
+	}
+	for _, path := range rerankPaths {
+		h.routes[path] = route{http.MethodPost, h.serveRerank, true}
 	}
 	return h, nil
 }
@@ -260,7 +269,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	crossOrigin := h.allowOrigin(w, r)
 	path := r.URL.Path
-	if r.Method != http.MethodOptions && (strings.HasPrefix(path, "/v1/") || path == "/tokenize" || path == "/detokenize") {
+	if r.Method != http.MethodOptions && (strings.HasPrefix(path, "/v1/") || path == "/tokenize" || path == "/detokenize" || slices.Contains(rerankPaths, path)) {
 		client, e := h.authenticate(r)
 		if e != nil {
 			writeError(sw, e)
@@ -319,6 +328,69 @@ func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// rerankPaths are where reranking is served: llama.cpp's four paths.
+var rerankPaths = []string{"/v1/rerank", "/v1/reranking", "/rerank", "/reranking"}
+
+// What a model can be asked (modelMeta.Capabilities).
+const (
+	capCompletion = "completion"
+	capEmbedding  = "embedding"
+	capRerank     = "rerank"
+)
+
+// capabilities lists what m can be asked: a decoder generates and embeds;
+// an encoder embeds or, a reranker, ranks.
+func capabilities(m *engine.Model) []string {
+	caps := []string{}
+	if m.Generates() {
+		caps = append(caps, capCompletion)
+	}
+	if m.Pooling() != engine.PoolingRank {
+		caps = append(caps, capEmbedding)
+	}
+	if m.Reranks() {
+		caps = append(caps, capRerank)
+	}
+	return caps
+}
+
+// refuseKind is the 400 for a request the model cannot serve (want is a
+// capability it lacks): generation from an embedding model, embeddings
+// from a reranker, ranking from any model but a reranker. It says what the
+// model does instead.
+func (h *Handler) refuseKind(want string) *apiError {
+	caps := capabilities(h.model)
+	if slices.Contains(caps, want) {
+		return nil
+	}
+	var can []string
+	for _, c := range caps {
+		can = append(can, capabilityText(c))
+	}
+	verb := "rank documents (a reranker, such as bge-reranker, does)"
+	switch want {
+	case capCompletion:
+		verb = "generate text"
+	case capEmbedding:
+		verb = "embed text"
+	}
+	if len(can) == 0 {
+		can = []string{"is served by none of this server's endpoints"}
+	}
+	return badRequest("model", "model_not_supported", "The model %s cannot %s: it %s.", h.name, verb, strings.Join(can, " and "))
+}
+
+// capabilityText says what a model with capability c does, and where.
+func capabilityText(c string) string {
+	switch c {
+	case capCompletion:
+		return "generates text (POST /v1/chat/completions, /v1/completions)"
+	case capEmbedding:
+		return "embeds text (POST /v1/embeddings)"
+	}
+	return "ranks documents for a query (POST /v1/rerank)"
+}
+
 // modelObject is OpenAI's model object, plus llama.cpp-style "meta".
 type modelObject struct {
 	ID      string    `json:"id"`
@@ -336,6 +408,14 @@ type modelMeta struct {
 	KVType        engine.KVType `json:"kv_type"`        // the sessions' KV cache type: f32 or f16
 	Parameters    int64         `json:"parameters"`
 	Slots         int           `json:"slots"`
+	// Capabilities are what the model can be asked: "completion" (both
+	// completion endpoints), "embedding", "rerank" (as llama.cpp's
+	// /models lists them); EmbeddingLength is an embedding's values, and
+	// Pooling how the tokens' states become one ("mean", "cls", "last",
+	// "rank": a reranker's).
+	Capabilities    []string `json:"capabilities"`
+	EmbeddingLength int      `json:"embedding_length"`
+	Pooling         string   `json:"pooling"`
 	// SIMD says whether the matrix products run on SIMD kernels — the
 	// SIMD128 ones in WebAssembly (the edge worker's do), natively the
 	// assembly ones (tensor.NativeSIMD) — so a deployment can check; and
@@ -352,6 +432,7 @@ func (h *Handler) modelObject() modelObject {
 			Format: info.Format, Architecture: info.Architecture, VocabSize: info.VocabSize,
 			ContextLength: h.context, KVType: h.kvType, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
 			SIMD: tensor.SIMD() || tensor.NativeSIMD(), Threads: h.threads,
+			Capabilities: capabilities(h.model), EmbeddingLength: h.model.EmbeddingLength(), Pooling: h.model.Pooling().String(),
 		},
 	}
 }

@@ -54,6 +54,10 @@ func TestAPIKeys(t *testing.T) {
 		{"chat", "POST", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}]}`, nil},
 		{"tokenize", "POST", "/tokenize", `{"content": "hi"}`, nil},
 		{"detokenize", "POST", "/detokenize", `{"tokens": [1]}`, nil},
+		{"embeddings", "POST", "/v1/embeddings", `{"input": "hi"}`, nil},
+		{"rerank", "POST", "/v1/rerank", `{"query": "q", "documents": ["d"]}`, nil},
+		{"llama.cpp's /rerank", "POST", "/rerank", `{"query": "q", "documents": ["d"]}`, nil},
+		{"llama.cpp's /reranking", "POST", "/reranking", `{"query": "q", "documents": ["d"]}`, []string{"Authorization", "Bearer sk-third"}},
 		{"models", "GET", "/v1/models", "", nil},
 		{"a model", "GET", "/v1/models/stories260K", "", nil},
 		{"an unknown API path", "GET", "/v1/nothing", "", nil},
@@ -82,6 +86,8 @@ func TestAPIKeys(t *testing.T) {
 		w := send("POST", "/v1/completions", completion, header...)
 		assert.Equal(t, http.StatusOK, w.Code, "%v: %s", header, w.Body.String())
 		w = send("GET", "/v1/models", "", header...)
+		assert.Equal(t, http.StatusOK, w.Code, "%v: %s", header, w.Body.String())
+		w = send("POST", "/v1/embeddings", `{"input": "hi"}`, header...)
 		assert.Equal(t, http.StatusOK, w.Code, "%v: %s", header, w.Body.String())
 	}
 	assert.Equal(t, int32(3), generated.Load())

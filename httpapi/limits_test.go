@@ -177,6 +177,37 @@ func TestRateLimitedRequests(t *testing.T) {
 	}
 }
 
+// TestEmbeddingTokensAreCounted: an embedding request's tokens (those the
+// model evaluated) are charged to its key as a completion's are, and a
+// key over its minute's tokens is refused embeddings too.
+func TestEmbeddingTokensAreCounted(t *testing.T) {
+	keys, err := NewKeyRing("sk-a")
+	require.NoError(t, err)
+	limiter, c := newTestLimiter(t, Limits{TokensPerMinute: 30})
+	done := make(completions, 4)
+	h := newHandler(t, Options{Keys: keys, Limiter: limiter, OnCompletion: done.report})
+	send := func(body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/v1/embeddings", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer sk-a")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	texts := `{"input": ["Once upon a time there was a little girl", "named Lily. She loved to play outside in the sun."]}`
+	w := send(texts)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	spent := done.next(t).PromptTokens
+	require.Greater(t, spent, 30)
+	assert.Contains(t, w.Body.String(), fmt.Sprintf(`"usage":{"prompt_tokens":%d,"total_tokens":%d}`, spent, spent))
+
+	w = send(`{"input": "x"}`)
+	require.Equal(t, http.StatusTooManyRequests, w.Code, w.Body.String())
+	assert.Equal(t, "tokens", apiErrorOf(t, w.Body.Bytes()).Type)
+	c.advance(time.Duration(spent-30) * 2 * time.Second)
+	assert.Equal(t, http.StatusOK, send(`{"input": "x"}`).Code, "paid back")
+}
+
 // refuseAll is a Limiter that cannot say its limit, as the edge worker's
 // Cloudflare binding cannot.
 type refuseAll struct{ wait time.Duration }

@@ -127,6 +127,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitError
 	}
+	if !model.Generates() {
+		fmt.Fprintf(stderr, "generate: %s\n", notGenerative(model))
+		return exitError
+	}
 	if opts.Grammar, err = grammarFlag(model, *grammarF, *schemaF); err != nil {
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitUsage
@@ -183,6 +187,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
 		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond(), session.KVType())
 	return exitOK
+}
+
+// notGenerative says what a model that does not generate does instead,
+// and which command does it.
+func notGenerative(model *engine.Model) string {
+	if model.Reranks() {
+		return fmt.Sprintf("this %s model is a reranker: it scores documents for a query and does not generate text (wasmlm rerank -query Q DOC...)", model.Architecture())
+	}
+	return fmt.Sprintf("this %s model is an embedding model: it embeds text and does not generate it (wasmlm embed TEXT...)", model.Architecture())
 }
 
 // grammarFlag compiles the grammar of -grammar FILE or -json-schema FILE;

@@ -1,11 +1,13 @@
 // Command wasmlm runs language models from the command line: generate text,
-// tokenize, and describe a model. With no -m flag it uses the embedded
+// embed texts or rank documents, tokenize, and describe a model. With no -m flag it uses the embedded
 // default model (stories260K), so it works on a fresh clone with nothing to
 // download.
 //
 //	wasmlm generate [-m MODEL] [-tokenizer TOK] [-p PROMPT] [-n MAX] [-temp T] [-top-k K]
 //	                [-top-p P] [-min-p P] [-repeat-penalty R] [-seed S] [-stop STR ...]
 //	                [-kv-type auto|f16|f32] [-json]
+//	wasmlm embed [-m MODEL] [-tokenizer TOK] [-truncate] [-raw] [-threads N] TEXT... (- : stdin's lines)
+//	wasmlm rerank [-m MODEL] [-tokenizer TOK] -query Q [-top-n N] [-truncate] [-threads N] DOC...
 //	wasmlm tokenize [-m MODEL] [-tokenizer TOK] [-no-bos] [-special] TEXT
 //	wasmlm info [-m MODEL] [-tokenizer TOK]
 //	wasmlm serve [-m MODEL] [-addr 127.0.0.1:8080] [-web DIR] [-slots N] [-queue N] [-kv-type T] [-cors ORIGIN] ...
@@ -56,6 +58,8 @@ const usage = `usage: wasmlm <command> [flags]
 
 commands:
   generate   stream a completion of a prompt
+  embed      print texts' embeddings as JSON
+  rerank     print documents' relevance to a query as JSON (a reranker model)
   tokenize   print a text's token ids as JSON
   info       print model metadata as JSON
   serve      serve the HTTP API and the web page
@@ -72,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) int{
 		"generate": runGenerate,
+		"embed":    runEmbed,
+		"rerank":   runRerank,
 		"tokenize": runTokenize,
 		"info":     runInfo,
 		"serve":    runServe,

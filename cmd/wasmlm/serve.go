@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/httpapi"
 	"github.com/wasmlm/wasmlm/models"
@@ -171,8 +172,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *slots == 1 {
 		slotWord = "slot"
 	}
-	fmt.Fprintf(stderr, "serve: %s (context %d, %s KV cache, %d %s, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
-		api.Name(), api.ContextLength(), api.KVType(), *slots, slotWord, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
+	cache := api.KVType().String() + " KV cache"
+	if !model.Generates() {
+		cache = "an embedding model: no KV cache" // it answers /v1/embeddings or /v1/rerank, not completions
+		if model.Reranks() {
+			cache = "a reranker: no KV cache"
+		}
+	}
+	fmt.Fprintf(stderr, "serve: %s (context %d, %s, %d %s, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
+		api.Name(), api.ContextLength(), cache, *slots, slotWord, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
 	access.reloadKeysOnHangup(ctx, keys, stderr)
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }
@@ -305,6 +313,15 @@ func completionLogger(w io.Writer) func(httpapi.Completion) {
 			fmt.Fprintf(w, "%s%s: client left after %v in the queue\n", c.Endpoint, stream, c.Queued.Round(time.Millisecond))
 		case c.Err != nil:
 			fmt.Fprintf(w, "%s%s: %v\n", c.Endpoint, stream, c.Err)
+		case c.Inputs > 0 && c.FinishReason == engine.FinishAbort:
+			fmt.Fprintf(w, "%s: stopped: the client left after %v\n", c.Endpoint, c.Timings.Prefill.Round(time.Millisecond))
+		case c.Inputs > 0: // embeddings, rerank
+			texts := "texts"
+			if c.Inputs == 1 {
+				texts = "text"
+			}
+			fmt.Fprintf(w, "%s: %d %s, %d tokens; queued %v, took %v, %.0f tok/s\n", c.Endpoint, c.Inputs, texts, c.PromptTokens,
+				c.Queued.Round(time.Millisecond), c.Timings.Prefill.Round(time.Millisecond), c.Timings.PrefillTokensPerSecond())
 		default:
 			fmt.Fprintf(w, "%s%s: %d+%d tokens, %s; queued %v, first token %v, %.0f tok/s\n",
 				c.Endpoint, stream, c.PromptTokens, c.CompletionTokens, c.FinishReason, c.Queued.Round(time.Millisecond),

@@ -22,6 +22,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // lockedBuffer is an io.Writer the server goroutine and the test share.
@@ -128,6 +130,71 @@ func TestServe(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(stderr.String(), "/v1/completions: 5+4 tokens, length")
 	}, 10*time.Second, 10*time.Millisecond, "the completion is logged: %s", &stderr)
+
+	resp, err = http.Post(base+"/v1/embeddings", "application/json", strings.NewReader(`{"input": ["Once upon a time", "Lily"]}`))
+	require.NoError(t, err)
+	var e struct {
+		Data []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+	resp.Body.Close()
+	require.Len(t, e.Data, 2)
+	assert.Len(t, e.Data[1].Embedding, 64)
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), fmt.Sprintf("/v1/embeddings: 2 texts, %d tokens; queued", e.Usage.PromptTokens))
+	}, 10*time.Second, 10*time.Millisecond, "the embeddings are logged: %s", &stderr)
+
+	interrupt()
+	select {
+	case code := <-exit:
+		assert.Equal(t, exitOK, code, stderr.String())
+	case <-time.After(defaultShutdownGrace + closeMargin + 5*time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeEmbeddingModel: serve starts with an embedding model, says so,
+// serves its embeddings and refuses completions, saying what it does.
+func TestServeEmbeddingModel(t *testing.T) {
+	bert := writeModel(t, t.TempDir(), modelgen.Spec{Arch: "bert", Shape: tinyBert, Type: tensor.Q8_0, Seed: 3})
+	ctx, interrupt := context.WithCancel(context.Background())
+	var stderr lockedBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, []string{"serve", "-m", bert, "-addr", "127.0.0.1:0", "-web", "", "-slots", "1"}, io.Discard, &stderr)
+	}()
+	base := servedAt(t, &stderr)
+	assert.Contains(t, stderr.String(), "serve: bert (context 64, an embedding model: no KV cache, 1 slot")
+
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("/v1/embeddings", `{"input": ["A cat sat on the mat.", "Stocks fell."]}`)
+	require.Equal(t, http.StatusOK, code, body)
+	var e struct {
+		Data []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &e))
+	require.Len(t, e.Data, 2)
+	assert.Len(t, e.Data[0].Embedding, 64)
+	code, body = post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}]}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, `"code":"model_not_supported"`)
+	assert.Contains(t, body, "it embeds text (POST /v1/embeddings)")
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "/v1/embeddings: 2 texts, ") },
+		10*time.Second, 10*time.Millisecond, "logged: %s", &stderr)
 
 	interrupt()
 	select {

@@ -45,7 +45,7 @@ func newHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, err := engine.Load(models.Default(), engine.LoadOptions{})
+	model, err := engine.LoadGGUF(models.Default())
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", models.DefaultName, err)
 	}

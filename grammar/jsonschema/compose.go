@@ -400,8 +400,8 @@ func (v *visitor) tags(s *value, depth int) map[string]map[string]bool {
 // them (1 and 1.0 are one value).
 func canonical(l *value) string {
 	if l.kind == kindNumber {
-		if r, ok := ratOf(l.num.String()); ok {
-			return "n" + r.RatString()
+		if d, ok := parseDecimal(l.num.String()); ok {
+			return "n" + d.key()
 		}
 	}
 	return l.text()

@@ -1,7 +1,6 @@
 package jsonschema
 
 import (
-	"math/big"
 	"strconv"
 	"strings"
 )
@@ -30,27 +29,30 @@ func numberBounds(s *value, ptr string, integer bool) (lo, hi bound, err error) 
 		if n.kind != kindNumber {
 			return bound{}, fail(ptr, ErrInvalid, "%q must be a number (the boolean form of draft 4 is not supported)", key)
 		}
-		r, ok := ratOf(n.num.String())
+		d, ok := parseDecimal(n.num.String())
 		if !ok {
 			return bound{}, fail(ptr, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
 		}
-		excl := strings.HasPrefix(key, "exclusive")
-		if !r.IsInt() {
-			if !integer {
-				return bound{}, fail(ptr, ErrUnsupported, "%q %s is not supported: the bounds of a number must be integers", key, n.num)
-			}
-			// An integer above 1.5 is at least 2; below 1.5, at most 1.
-			q := new(big.Int).Quo(r.Num(), r.Denom()) // toward zero
-			if lower && r.Sign() > 0 || !lower && r.Sign() < 0 {
-				q.Add(q, big.NewInt(int64(r.Sign())))
-			}
-			r, excl = new(big.Rat).SetInt(q), false
+		if !d.isInt() && !integer {
+			return bound{}, fail(ptr, ErrUnsupported, "%q %s is not supported: the bounds of a number must be integers", key, n.num)
 		}
-		i := r.Num()
-		if !i.IsInt64() || i.Int64() > maxBound || i.Int64() < -maxBound {
+		excl := strings.HasPrefix(key, "exclusive")
+		v, ok := d.trunc().int64() // toward zero
+		if !ok || v > maxBound || v < -maxBound {
 			return bound{}, fail(ptr, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
 		}
-		b := bound{set: true, v: i.Int64(), excl: excl}
+		if !d.isInt() {
+			// An integer above 1.5 is at least 2; below 1.5, at most 1:
+			// away from zero, which only grows v's magnitude.
+			if lower && d.sign() > 0 || !lower && d.sign() < 0 {
+				v += int64(d.sign())
+			}
+			excl = false
+			if v > maxBound || v < -maxBound {
+				return bound{}, fail(ptr, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
+			}
+		}
+		b := bound{set: true, v: v, excl: excl}
 		if integer && excl {
 			b.excl = false
 			if lower {

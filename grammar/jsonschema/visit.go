@@ -2,9 +2,7 @@ package jsonschema
 
 import (
 	"fmt"
-	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -270,13 +268,14 @@ func count(s *value, ptr, key string) (int, error) {
 		return -1, nil
 	}
 	f, ok := integerValue(n)
-	if !ok || f.Sign() < 0 {
+	if !ok || f.sign() < 0 {
 		return 0, fail(ptr, ErrInvalid, "%q must be a non-negative integer", key)
 	}
-	if !f.IsInt64() || f.Int64() > MaxRepeat {
+	v, ok := f.int64()
+	if !ok || v > MaxRepeat {
 		return 0, fail(ptr, ErrLimit, "%q is %s, more than MaxRepeat (%d)", key, n.num, MaxRepeat)
 	}
-	return int(f.Int64()), nil
+	return int(v), nil
 }
 
 // bounds reads a minimum and maximum count (hi -1: no maximum).
@@ -295,30 +294,12 @@ func bounds(s *value, ptr, minKey, maxKey string) (lo, hi int, err error) {
 }
 
 // integerValue is a number's value when it is an integer (1.0 is).
-func integerValue(n *value) (*big.Int, bool) {
+func integerValue(n *value) (decimal, bool) {
 	if n.kind != kindNumber {
-		return nil, false
+		return decimal{}, false
 	}
-	r, ok := ratOf(n.num.String())
-	if !ok || !r.IsInt() {
-		return nil, false
-	}
-	return r.Num(), true
-}
-
-// ratOf is a JSON number's exact value; false for one too long or with an
-// exponent too large to expand safely (big.Rat would allocate its digits).
-func ratOf(num string) (*big.Rat, bool) {
-	if len(num) > 400 {
-		return nil, false
-	}
-	if i := strings.IndexAny(num, "eE"); i >= 0 {
-		e, err := strconv.Atoi(strings.TrimPrefix(num[i+1:], "+"))
-		if err != nil || e > 400 || e < -400 {
-			return nil, false
-		}
-	}
-	return new(big.Rat).SetString(num)
+	d, ok := parseDecimal(n.num.String())
+	return d, ok && d.isInt()
 }
 
 // repetition is llama.cpp's build_repetition: item repeated lo to hi times

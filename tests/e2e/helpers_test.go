@@ -10,6 +10,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -99,6 +101,26 @@ func jsonString(t testing.TB, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// runOpenAIScript runs script, one of this directory's Node.js programs
+// that drive the openai npm client (the version package-lock.json pins),
+// with args, for at most two minutes; it decodes the one JSON object the
+// script prints into v and returns it as printed.
+func runOpenAIScript(t testing.TB, v any, script string, args ...string) []byte {
+	t.Helper()
+	root := repoRoot(t)
+	node := needTool(t, "node", "Debian package nodejs")
+	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(root, "tests", "e2e", script)}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "node %s: %s", script, stderr.String())
+	require.NoError(t, json.Unmarshal(out, v), "%s", out)
+	return out
 }
 
 // gzipSize is the size of b gzipped at gzip's default level, as servers and

@@ -3,12 +3,9 @@
 package e2e
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -46,18 +43,8 @@ type openAIKeysResult struct {
 // in /v1).
 func runOpenAIKeysClient(t *testing.T, baseURL, key, wrongKey string, rpm int) openAIKeysResult {
 	t.Helper()
-	root := repoRoot(t)
-	node := needTool(t, "node", "Debian package nodejs")
-	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "e2e", "openai_keys_client.mjs"), baseURL, key, wrongKey, itoa(rpm))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node: %s", stderr.String())
 	var r openAIKeysResult
-	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	runOpenAIScript(t, &r, "openai_keys_client.mjs", baseURL, key, wrongKey, itoa(rpm))
 	return r
 }
 

@@ -159,7 +159,17 @@ type completion struct {
 
 func postCompletion(t testing.TB, baseURL, path, body string) completion {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", baseURL+path, strings.NewReader(body))
+	var c completion
+	b := postOK(t, baseURL+path, body, &c)
+	require.Len(t, c.Choices, 1, fmt.Sprintf("%s", b))
+	return c
+}
+
+// postOK posts a JSON body to url, requires a 200 and decodes the answer
+// into v; it returns the answer as sent.
+func postOK(t testing.TB, url, body string, v any) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", url, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -168,8 +178,6 @@ func postCompletion(t testing.TB, baseURL, path, body string) completion {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
-	var c completion
-	require.NoError(t, json.Unmarshal(b, &c), "%s", b)
-	require.Len(t, c.Choices, 1, fmt.Sprintf("%s", b))
-	return c
+	require.NoError(t, json.Unmarshal(b, v), "%s", b)
+	return b
 }

@@ -3,15 +3,11 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,18 +80,8 @@ type structuredResult struct {
 // (ending in /v1) and returns its raw output and what it says.
 func runStructuredClient(t *testing.T, baseURL string) ([]byte, structuredResult) {
 	t.Helper()
-	root := repoRoot(t)
-	node := needTool(t, "node", "Debian package nodejs")
-	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "e2e", "openai_structured_client.mjs"), baseURL)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node: %s", stderr.String())
 	var r structuredResult
-	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	out := runOpenAIScript(t, &r, "openai_structured_client.mjs", baseURL)
 	return out, r
 }
 

@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -132,22 +130,10 @@ type keysClientResult struct {
 // open; a request beyond WASMLM_MAX_TOKENS is refused.
 func TestWorkerKeys(t *testing.T) {
 	base := configuredWorkers(t).urls["keyed"]
-	root := repoRoot(t)
-	node := needTool(t, "node", "Debian package nodejs")
-	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
 	const prompt = "Once upon a time"
 	_, golden := goldenRun(t, prompt)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "e2e", "worker_openai_keys.mjs"),
-		base+"/v1", "sk-alpha", "sk-wrong", prompt, itoa(edgeMaxTokens))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node: %s", stderr.String())
 	var r keysClientResult
-	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	runOpenAIScript(t, &r, "worker_openai_keys.mjs", base+"/v1", "sk-alpha", "sk-wrong", prompt, itoa(edgeMaxTokens))
 
 	native := postCompletion(t, nativeServer(t).URL, "/v1/chat/completions",
 		fmt.Sprintf(`{"messages": [{"role": "user", "content": %q}], "temperature": 0, "max_tokens": %d}`, prompt, edgeMaxTokens))

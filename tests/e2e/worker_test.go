@@ -4,13 +4,11 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -280,21 +278,10 @@ type clientError struct {
 // greedy text and the native handler's; errors reach the client as
 // OpenAI errors.
 func checkOpenAIClient(t *testing.T, baseURL, nativeURL string) {
-	root := repoRoot(t)
-	node := needTool(t, "node", "Debian package nodejs")
-	needTool(t, filepath.Join(root, "node_modules", "openai", "package.json"), "npm ci installs it from package-lock.json")
 	const prompt = "Once upon a time"
 	maxTokens, golden := goldenRun(t, prompt)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(root, "tests", "e2e", "worker_openai_client.mjs"), baseURL, prompt, itoa(maxTokens))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node: %s", stderr.String())
 	var r clientResult
-	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	runOpenAIScript(t, &r, "worker_openai_client.mjs", baseURL, prompt, itoa(maxTokens))
 
 	native := postCompletion(t, nativeURL, "/v1/completions",
 		`{"prompt": "Once upon a time", "temperature": 0, "max_tokens": `+itoa(maxTokens)+`}`)
