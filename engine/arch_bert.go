@@ -8,7 +8,7 @@ import (
 )
 
 // The encoders: BERT and the models built on it (MiniLM, BGE, E5, GTE,
-// bge-reranker: llama.cpp's LLM_ARCH_BERT) and Nomic's nomic-bert
+// BERT cross-encoders that rerank: llama.cpp's LLM_ARCH_BERT) and Nomic's nomic-bert
 // (nomic-embed-text: LLM_ARCH_NOMIC_BERT). They embed or rank text; they
 // do not generate it. Their block differs from the llama family's
 // throughout (encoder.go computes it):

@@ -212,7 +212,7 @@ func (s *Session) Rerank(ctx context.Context, query string, documents []string, 
 		return nil, err
 	}
 	if !s.model.Reranks() {
-		return nil, fmt.Errorf("%w: this model does not rerank: reranking needs an encoder with a classification head (pooling_type rank, as bge-reranker's files)", ErrUnsupported)
+		return nil, fmt.Errorf("%w: this model does not rerank: reranking needs an encoder with a classification head (pooling_type rank, as llama.cpp converts a BERT cross-encoder)", ErrUnsupported)
 	}
 	q, err := s.textTokens("query", query)
 	if err != nil {

@@ -240,7 +240,7 @@ func TestRerankBadRequests(t *testing.T) {
 		{"top_n not a number", `{"query": "q", "documents": ["a"], "top_n": "all"}`, "top_n", "invalid_type", "top_n must be an integer"},
 		{"return_documents not a boolean", `{"query": "q", "documents": ["a"], "return_documents": 1}`, "return_documents", "invalid_type", "must be a boolean"},
 		{"not a reranker", `{"query": "q", "documents": ["a", "b"], "top_n": 99}`, "model", "model_not_supported",
-			"The model stories260K cannot rank documents (a reranker, such as bge-reranker, does): it generates text (POST /v1/chat/completions, /v1/completions) and embeds text (POST /v1/embeddings)."},
+			"The model stories260K cannot rank documents (a reranker, a BERT cross-encoder such as ms-marco-MiniLM, does): it generates text (POST /v1/chat/completions, /v1/completions) and embeds text (POST /v1/embeddings)."},
 	} {
 		for _, path := range rerankPaths {
 			t.Run(c.name+path, func(t *testing.T) {

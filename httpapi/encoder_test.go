@@ -90,7 +90,7 @@ func TestEncoderEmbeddings(t *testing.T) {
 
 			completionsRefused(t, h, "embeds text (POST /v1/embeddings)")
 			badRequestFor(t, do(h, "POST", "/v1/rerank", `{"query": "q", "documents": ["d"]}`), "model", "model_not_supported",
-				"The model tiny cannot rank documents (a reranker, such as bge-reranker, does): it embeds text (POST /v1/embeddings).")
+				"The model tiny cannot rank documents (a reranker, a BERT cross-encoder such as ms-marco-MiniLM, does): it embeds text (POST /v1/embeddings).")
 
 			long := strings.Repeat("the cat sat on the mat ", 20) // 120 words: more than 64 tokens
 			badRequestFor(t, do(h, "POST", "/v1/embeddings", mustJSON(t, map[string]any{"input": []string{"a", long}})),

@@ -367,7 +367,7 @@ func (h *Handler) refuseKind(want string) *apiError {
 	for _, c := range caps {
 		can = append(can, capabilityText(c))
 	}
-	verb := "rank documents (a reranker, such as bge-reranker, does)"
+	verb := "rank documents (a reranker, a BERT cross-encoder such as ms-marco-MiniLM, does)"
 	switch want {
 	case capCompletion:
 		verb = "generate text"
