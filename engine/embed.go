@@ -88,7 +88,10 @@ func (m *Model) Generates() bool { return !m.arch.encoder }
 
 // errEncoder is the error of asking an encoder to generate.
 func errEncoder(m *Model) error {
-	return fmt.Errorf("%w: %s is an embedding model: it embeds or ranks text and does not generate it", ErrUnsupported, m.arch.name)
+	if m.Reranks() {
+		return fmt.Errorf("%w: this %s model is a reranker: it ranks documents against a query and does not generate text", ErrUnsupported, m.arch.name)
+	}
+	return fmt.Errorf("%w: this %s model is an embedding model: it embeds text and does not generate it", ErrUnsupported, m.arch.name)
 }
 
 // Pooling is how Embed pools the model's states (PoolingUnset resolved):
@@ -287,8 +290,11 @@ func (s *Session) checkEmbed(n int, field string) error {
 }
 
 // textTokens tokenizes a text of the input named field without special
-// tokens.
+// tokens; an empty text is an error.
 func (s *Session) textTokens(field, text string) ([]int, error) {
+	if text == "" {
+		return nil, optionError(field, "must not be an empty string")
+	}
 	if !utf8.ValidString(text) {
 		return nil, optionError(field, "is not valid UTF-8")
 	}
@@ -303,9 +309,6 @@ func (s *Session) textTokens(field, text string) ([]int, error) {
 // special tokens, cut to the session's context when truncate allows
 // (reporting whether it was); an empty text is an error.
 func (s *Session) tokenizeForEmbedding(field, text string, truncate bool) (ids []int, cut bool, err error) {
-	if text == "" {
-		return nil, false, optionError(field, "must not be an empty string")
-	}
 	body, err := s.textTokens(field, text)
 	if err != nil {
 		return nil, false, err

@@ -261,6 +261,16 @@ func TestEncoder(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.Embed(ctx, []string{"a"}, EmbedOptions{})
 	require.ErrorIs(t, err, ErrUnsupported)
+	for _, tc := range []struct {
+		query string
+		docs  []string
+		field string
+	}{{"", []string{"d"}, "query"}, {"q", []string{"d", ""}, "documents[1]"}, {"q", nil, "documents"}} {
+		_, err = r.Rerank(ctx, tc.query, tc.docs, EmbedOptions{})
+		var oe *OptionError
+		require.ErrorAs(t, err, &oe)
+		assert.Equal(t, tc.field, oe.Field)
+	}
 	docs := embedTexts[:5]
 	all, err := r.Rerank(ctx, "where is the cat?", docs, EmbedOptions{})
 	require.NoError(t, err)

@@ -61,7 +61,7 @@ func TestEncoderEmbeds(t *testing.T) {
 			} {
 				_, err := callArgs(t, b, call)
 				requireField(t, err, "unsupported_model", "")
-				assert.Contains(t, err.Error(), "embeds or ranks text", call[0])
+				assert.Contains(t, err.Error(), "does not generate text", call[0])
 			}
 			_, err = call(t, b, "rerank", "q", js.ValueOf([]any{"a"}))
 			requireField(t, err, "unsupported_model", "")

@@ -65,7 +65,11 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		return nil, err
 	}
 	if !m.Generates() {
-		return nil, fmt.Errorf("%w: this %s model embeds or ranks text (embeddings, rerank) and does not generate it", engine.ErrUnsupported, m.Architecture())
+		what := "embeds text (embeddings.create)"
+		if m.Reranks() {
+			what = "ranks documents against a query (rerank)"
+		}
+		return nil, fmt.Errorf("%w: this %s model %s and does not generate text", engine.ErrUnsupported, m.Architecture(), what)
 	}
 	defer func() {
 		// A panic mid-generation may leave the KV cache out of step with the

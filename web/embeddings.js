@@ -11,7 +11,7 @@ const RERANK_FIELDS = ['query', 'documents', 'top_n', 'return_documents', 'trunc
 
 /**
  * lm.embeddings.create(body, {signal}): OpenAI's embeddings response
- * {object: 'list', data: [{object: 'embedding', index, embedding}], model,
+ * {object: 'list', data: [{object: 'embedding', index, embedding, truncated?}], model,
  * usage}, each embedding a number[] (encoding_format 'float', the default)
  * or the base64 of its little-endian float32 bytes ('base64'). lm: {name,
  * info, run(message, signal)}, the model (wasmlm.js).
@@ -35,7 +35,9 @@ export async function createEmbeddings(lm, body, requestOptions) {
   const width = 4 * r.dimensions;
   const data = r.tokens.map((_, index) => {
     const bytes = r.vectors.subarray(index * width, (index + 1) * width);
-    return { object: 'embedding', index, embedding: format === 'base64' ? base64(bytes) : floats(bytes) };
+    const item = { object: 'embedding', index, embedding: format === 'base64' ? base64(bytes) : floats(bytes) };
+    if (r.truncated?.[index]) item.truncated = true; // as the HTTP API says it: a text truncate cut
+    return item;
   });
   return { object: 'list', data, model: lm.name, usage: usage(r) };
 }

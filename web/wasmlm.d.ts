@@ -508,7 +508,7 @@ export interface EmbeddingRequest {
 export interface EmbeddingResponse<E = number[]> {
   object: 'list';
   /** One embedding per input, in the inputs' order. */
-  data: Array<{ object: 'embedding'; index: number; embedding: E }>;
+  data: Array<{ object: 'embedding'; index: number; embedding: E; truncated?: true }>; // truncated: the text was cut to fit (truncate: true)
   /** The model's name (the load option name). */
   model: string;
   /** The tokens evaluated, special tokens included ([CLS] … [SEP], BOS). */

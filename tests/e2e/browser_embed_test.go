@@ -31,7 +31,7 @@ const embeddingsExample = "```js\n" + `import { WasmLM } from './wasmlm/wasmlm.j
 
 const lm = await WasmLM.load('models/my-embedding-model.gguf');
 lm.info.generates;        // false for an embedding model: generate, stream and chat reject (unsupported_model)
-lm.info.pooling;          // how a text's vector is made: 'cls', 'mean' or 'last'
+lm.info.pooling;          // how a text's vector is made: 'cls', 'mean' or 'last' ('rank': a reranker)
 lm.info.embeddingLength;  // the length of every vector: 384 for bge-small
 
 const { data, usage } = await lm.embeddings.create({
@@ -129,6 +129,7 @@ type embeddingResponse[E any] struct {
 		Object    string `json:"object"`
 		Index     int    `json:"index"`
 		Embedding E      `json:"embedding"`
+		Truncated bool   `json:"truncated"`
 	} `json:"data"`
 	Model string `json:"model"`
 	Usage struct {
@@ -203,6 +204,7 @@ func TestBrowserEmbeddingsMatchNative(t *testing.T) {
 	}
 	cut := nativeEmbeddings(t, []string{long}, engine.EmbedOptions{Truncate: true})
 	assertSameVector(t, cut[0], got.Truncated.Data[0].Embedding, "truncated")
+	assert.True(t, got.Truncated.Data[0].Truncated, "a text truncate cut says so, as the HTTP API does")
 
 	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)

@@ -129,7 +129,7 @@ func TestBrowserEmbeddingModel(t *testing.T) {
 			}
 		}
 		if got.Refused[0] != nil {
-			assert.Contains(t, got.Refused[0].Message, "embeds or ranks text")
+			assert.Contains(t, got.Refused[0].Message, "does not generate text")
 		}
 	}
 }
