@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -43,20 +44,11 @@ var (
 	}
 )
 
-// bertKeys are the encoders' hyper-parameters: the llama family's, with
-// the LayerNorm's epsilon instead of RMSNorm's.
-var bertKeys = []configKey{
-	{key: "context_length", int: func(c *Config) *int { return &c.ContextLength }},
-	{key: "embedding_length", int: func(c *Config) *int { return &c.Dim }},
-	{key: "feed_forward_length", int: func(c *Config) *int { return &c.HiddenDim }},
-	{key: "block_count", int: func(c *Config) *int { return &c.Layers }},
-	{key: "attention.head_count", int: func(c *Config) *int { return &c.Heads }},
-	{key: "attention.head_count_kv", int: func(c *Config) *int { return &c.KVHeads },
-		defaultInt: func(c Config) int { return c.Heads }},
-	{key: "rope.freq_base", float: func(c *Config) *float32 { return &c.RopeTheta },
-		defaultFloat: func(Config) float32 { return 10000 }},
-	{key: "attention.layer_norm_epsilon", float: func(c *Config) *float32 { return &c.NormEps }},
-}
+// bertKeys are the encoders' hyper-parameters: the llama family's up to
+// the rope base (which only nomic-bert uses), then the LayerNorm's epsilon
+// instead of RMSNorm's, and no key_length.
+var bertKeys = append(slices.Clone(llamaKeys[:7]),
+	configKey{key: "attention.layer_norm_epsilon", float: func(c *Config) *float32 { return &c.NormEps }})
 
 // configureEncoder reads what an encoder's file says beyond its keys: the
 // token types, which llama.cpp requires (it adds the first type's row to
