@@ -135,7 +135,9 @@ test-e2e-worker: worker
 ## Q8_0/Q4_0/Q4_K natively with 1 and 2 threads (-threads) beside llama.cpp with 1 and 2, into bench/results-native.json.
 ## BENCH=grammar: issue 16's cost of constrained sampling, stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 sampled without
 ## and with bench/grammar-schema.json on native and chromium-simd, and the token masks alone on Llama 2's and Qwen3's vocabularies
-## (natively, under Node, in Chromium), into bench/results-grammar.json.
+## (natively, under Node, in Chromium), into bench/results-grammar.json. BENCH=embed: issue 17's embeddings/s, MiniLM-L6 and BGE-base
+## shapes in F16 and Q8_0 (MiniLM in F32 too), texts of 32 and 256 tokens one and sixteen to a call, on native (1 and 2 threads), chromium-simd (the page's
+## lm.embeddings.create, one worker) and llama.cpp (1 and 2 threads), into bench/results-embed.json.
 ## Models are generated into bench/models/.
 BENCH ?= full
 bench: web

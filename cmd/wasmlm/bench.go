@@ -14,6 +14,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/sampling"
 )
@@ -73,6 +74,9 @@ type benchResult struct {
 	// generation again without the grammar, then held to it (compiled for
 	// the round, then kept).
 	Constrained []constrainedRun `json:"constrained,omitempty"`
+	// Embed are -embed's measurements, one per spec (the generation
+	// fields are then empty).
+	Embed []embedRun `json:"embed,omitempty"`
 }
 
 // benchSettings are bench's flags that shape each run.
@@ -96,10 +100,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: wasmlm bench [-m MODEL ...] [-tokenizer TOK] [-prompt N] [-n N] [-warmup D] [-ctx N] [-kv-type T] [-threads N] [-json]\n"+
+			"       wasmlm bench -m MODEL -embed 32x1,256x16 [-rounds N] [-warmup D] [-threads N] [-json]\n"+
 			"       wasmlm bench -gen DIR [-shapes stories15M,stories110M]\n\n"+
 			"Measures load time, time to first token, prefill and decode tokens/s and peak memory of each\n"+
-			"model: greedy decoding of a fixed synthetic prompt, never stopping early. -gen writes the\n"+
-			"benchmark's random-weight models instead.\n\n")
+			"model: greedy decoding of a fixed synthetic prompt, never stopping early. -embed measures an\n"+
+			"embedding model's embeddings/s instead. -gen writes the benchmark's random-weight models.\n\n")
 		fs.PrintDefaults()
 	}
 	var (
@@ -122,7 +127,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Uint64Var(&set.seed, "seed", 1, "the sampler's seed, with -temperature")
 	schemaFile := fs.String("json-schema", "", "then repeat the generation in -rounds, each without and held to this JSON Schema `FILE` (as response_format json_schema): the grammar compiled for the round, then kept")
 	grammarFile := fs.String("grammar", "", "the same with a GBNF `FILE`")
-	fs.IntVar(&set.rounds, "rounds", 1, "with -json-schema or -grammar: how many rounds")
+	fs.IntVar(&set.rounds, "rounds", 1, fmt.Sprintf("with -json-schema or -grammar: how many rounds; with -embed, the measured rounds of each spec (default %d)", defaultEmbedRounds))
+	embedList := fs.String("embed", "", "embed instead of generating: for each `TOKENSxBATCH` spec (comma-separated: 32x1,256x16) rounds of one embeddings call of BATCH texts of TOKENS tokens each ([CLS] and [SEP] included: whole words of BERT's vocabulary, for a bert or nomic-bert model), after warming up for -warmup; the median round gives embeddings/s")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -135,6 +141,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if set.grammar, err = grammarSource(*schemaFile, *grammarFile); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitUsage
+	}
+	var embed []modelgen.EmbedSpec
+	if *embedList != "" {
+		if set.grammar != "" {
+			fmt.Fprintln(stderr, "bench: -embed measures embeddings; -json-schema and -grammar are for generations")
+			return exitUsage
+		}
+		if embed, err = parseEmbedSpecs(*embedList); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return exitUsage
+		}
+		rounds := false
+		fs.Visit(func(f *flag.Flag) { rounds = rounds || f.Name == "rounds" })
+		if !rounds {
+			set.rounds = defaultEmbedRounds
+		}
 	}
 	if *gen != "" {
 		if len(paths) > 0 {
@@ -163,13 +185,31 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		PromptTokens: set.prompt, MaxTokens: set.n, WarmupMS: ms(set.warmup),
 	}
-	if !*jsonOut {
+	if !*jsonOut && embed != nil {
+		fmt.Fprintf(stdout, "%s/%s %s, %d CPUs, %s; embeddings of texts of BERT's words, %d rounds after warming up for %v\n",
+			out.GOOS, out.GOARCH, out.GoVersion, out.NumCPU, benchThreads(set.threads), set.rounds, set.warmup)
+	} else if !*jsonOut {
 		fmt.Fprintf(stdout, "%s/%s %s, %d CPUs, %s; prompt %d tokens, %d generated (greedy), warm-up %v\n",
 			out.GOOS, out.GOARCH, out.GoVersion, out.NumCPU, benchThreads(set.threads), set.prompt, set.n, set.warmup)
 		fmt.Fprintf(stdout, "%-24s %10s %10s %10s %10s %10s %10s %10s\n",
 			"model", "load ms", "TTFT ms", "prefill/s", "decode/s", "peak MiB", "file MiB", "KV MiB")
 	}
 	for _, path := range paths {
+		if embed != nil {
+			r, err := benchEmbedModel(ctx, path, set, embed)
+			if err != nil {
+				fmt.Fprintf(stderr, "bench: %v\n", err)
+				return exitError
+			}
+			out.Models = append(out.Models, r)
+			if !*jsonOut {
+				for _, e := range r.Embed {
+					fmt.Fprintf(stdout, "%-24s %4d tokens x %-4d %10.1f embeddings/s (median of %d rounds, %.1f ms each)\n",
+						r.Name, e.Tokens, e.Batch, e.EmbeddingsPerSecond, len(e.Seconds), 1000*e.MedianSeconds)
+				}
+			}
+			continue
+		}
 		r, err := benchModel(ctx, path, set)
 		if err != nil {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -189,7 +229,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return exitError
 		}
-	} else {
+	} else if embed == nil {
 		fmt.Fprintf(stdout, "peak memory: %s\n", peakMemoryNote())
 	}
 	return exitOK
@@ -202,13 +242,10 @@ func mb(n uint64) float64 { return float64(n) / (1 << 20) }
 // measures a greedy generation of set.n tokens after a set.prompt-token
 // prompt on a fresh session.
 func benchModel(ctx context.Context, path string, set benchSettings) (benchResult, error) {
-	reset := resetPeakMemory()
-	start := time.Now()
-	model, err := (&modelFlags{path: path, tokenizer: set.tokenizer}).load()
+	model, r, reset, err := loadBenchModel(path, set)
 	if err != nil {
-		return benchResult{}, err
+		return r, err
 	}
-	loaded := time.Since(start)
 	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx, KVType: set.kvType, Threads: set.threads})
 	if err != nil {
 		return benchResult{}, err
@@ -217,14 +254,8 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	if set.prompt+set.n-1 > session.ContextLength() {
 		return benchResult{}, fmt.Errorf("%s: a %d-token prompt and %d generated tokens do not fit the context of %d", displayPath(path), set.prompt, set.n, session.ContextLength())
 	}
-	info := model.Info()
-	r := benchResult{
-		Model: displayPath(path), Name: benchName(path), Architecture: info.Architecture,
-		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize(),
-		ContextLength: session.ContextLength(), KVType: session.KVType(), Threads: session.Threads(),
-		KVCacheBytes: c.KVCacheBytes(session.ContextLength(), session.KVType()),
-		LoadMS:       ms(loaded),
-	}
+	r.ContextLength, r.KVType, r.Threads = session.ContextLength(), session.KVType(), session.Threads()
+	r.KVCacheBytes = c.KVCacheBytes(session.ContextLength(), session.KVType())
 
 	sp := model.Tokenizer().Special()
 	// Greedy, and the tokens that would end the generation banned, so every
@@ -257,6 +288,24 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	r.ProcessPeakRSSBytes, _ = procStatus("VmHWM")
 	runtime.KeepAlive(model)
 	return r, nil
+}
+
+// loadBenchModel loads one model (path "" is the embedded default), after
+// resetting the peak memory (reset: whether it could), and starts its
+// result: the model's names, size, parameters and load time.
+func loadBenchModel(path string, set benchSettings) (model *engine.Model, r benchResult, reset bool, err error) {
+	reset = resetPeakMemory()
+	start := time.Now()
+	if model, err = (&modelFlags{path: path, tokenizer: set.tokenizer}).load(); err != nil {
+		return nil, r, reset, err
+	}
+	loaded := time.Since(start)
+	info := model.Info()
+	r = benchResult{
+		Model: displayPath(path), Name: benchName(path), Architecture: info.Architecture,
+		Parameters: info.Parameters, TensorTypes: info.TensorTypes, FileSize: model.FileSize(), LoadMS: ms(loaded),
+	}
+	return model, r, reset, nil
 }
 
 // warmUp generates rounds of 8 tokens after the prompt's first 8 until d

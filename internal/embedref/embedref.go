@@ -3,7 +3,8 @@
 // Package embedref asks llama.cpp for the reference of embedding models:
 // the embeddings of texts or token ids, the scores of a reranker, and how
 // many embeddings a second it computes. It runs node-llama-cpp (pinned in
-// package.json: its prebuilt CPU build, one thread) in one Node.js process
+// package.json: its prebuilt CPU build, one thread unless a TimeJob asks
+// for more) in one Node.js process
 // per Run, on GGUF files such as internal/modelgen's bert and nomic-bert
 // models; a file llama.cpp refuses is that job's Error, which is how the
 // tests prove modelgen writes what real converted files hold.
@@ -54,6 +55,17 @@ type Runner struct{ node llamacppref.Node }
 func Need(t testing.TB) *Runner {
 	t.Helper()
 	return &Runner{node: llamacppref.NeedNode(t)}
+}
+
+// New returns a Runner outside a test (tools/benchrun): Node.js and the
+// node-llama-cpp of the module whose go.mod is nearest above the working
+// directory, or an error saying which is missing.
+func New() (*Runner, error) {
+	n, err := llamacppref.FindNode()
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{node: n}, nil
 }
 
 // Input is one text to embed, or (Tokens set) token ids.
@@ -141,21 +153,37 @@ const (
 	Sequential = "sequential"
 )
 
-// TimeJob measures llama.cpp's embedding speed: Repeats rounds (after one
-// to warm up) of Batch inputs of Tokens ids each ([CLS], Tokens-2 word
-// pieces, [SEP]; at least 3), in Mode (Sequences when empty), one thread.
+// TimeJob measures llama.cpp's embedding speed: Repeats rounds, after
+// rounds to warm up, of Batch inputs of Tokens ids each ([CLS], Tokens-2
+// word pieces, [SEP]; at least 3), in Mode (Sequences when empty).
 type TimeJob struct {
 	Model   string `json:"model"`
 	Tokens  int    `json:"tokens"`
 	Batch   int    `json:"batch"`
 	Repeats int    `json:"repeats"`
 	Mode    string `json:"mode,omitempty"`
+	// Texts, when set, are the inputs (Batch of them): tokenized as
+	// getEmbeddingFor tokenizes a text, [CLS] and [SEP] added; each must
+	// come to Tokens ids, or the job fails saying which does not. Without
+	// them the inputs are ids spread over BERT's word pieces.
+	Texts []string `json:"texts,omitempty"`
+	// Threads is llama.cpp's thread count (0: 1).
+	Threads int `json:"threads,omitempty"`
+	// WarmupMS: the rounds to warm up go on until this long has passed
+	// (at least one round).
+	WarmupMS int `json:"warmup_ms,omitempty"`
 }
 
 // TimeResult is one TimeJob's wall times, measured in Node, or Error.
 type TimeResult struct {
 	Error   string    `json:"error"`
 	Seconds []float64 `json:"seconds"` // each round's
+	// Tokens are each input's ids, Threads the context's threads
+	// (node-llama-cpp's currentThreads), WarmupRounds the rounds before
+	// the measured ones.
+	Tokens       int `json:"tokens"`
+	Threads      int `json:"threads"`
+	WarmupRounds int `json:"warmup_rounds"`
 }
 
 // PerSecond is the embeddings a second of the rounds of job: Batch per
@@ -190,8 +218,10 @@ type Response struct {
 // its result's Error.
 func (r *Runner) Run(req Request) (*Response, error) {
 	for _, j := range req.Time {
-		if j.Tokens < 3 || j.Batch < 1 || j.Repeats < 1 || (j.Mode != "" && j.Mode != Sequences && j.Mode != Sequential) {
-			return nil, fmt.Errorf("embedref: time job %+v: want Tokens >= 3, Batch and Repeats >= 1, Mode %q or %q", j, Sequences, Sequential)
+		if j.Tokens < 3 || j.Batch < 1 || j.Repeats < 1 || (j.Mode != "" && j.Mode != Sequences && j.Mode != Sequential) ||
+			j.Texts != nil && len(j.Texts) != j.Batch || j.Threads < 0 || j.WarmupMS < 0 {
+			return nil, fmt.Errorf("embedref: time job %+v: want Tokens >= 3, Batch and Repeats >= 1, Mode %q or %q, Batch texts if any, Threads and WarmupMS >= 0",
+				j, Sequences, Sequential)
 		}
 	}
 	var res Response

@@ -1,12 +1,13 @@
 // llama.cpp's embeddings, reranking scores and embedding speed, through
 // node-llama-cpp (pinned in package.json; its prebuilt CPU binary, never a
-// build or a GPU backend, one thread), for package embedref. It reads one
-// JSON request on stdin:
+// build or a GPU backend, one thread unless a time job asks for more), for
+// package embedref. It reads one JSON request on stdin:
 //
 //	{"embed": [{"model": "m.gguf", "inputs": [{"text": "..."}, {"tokens": [101, 7592, 102]}],
 //	            "context_size": 0}],
 //	 "rank":  [{"model": "r.gguf", "query": "...", "documents": ["...", ...], "context_size": 0}],
-//	 "time":  [{"model": "m.gguf", "tokens": 128, "batch": 8, "repeats": 3, "mode": "sequences"}]}
+//	 "time":  [{"model": "m.gguf", "tokens": 128, "batch": 8, "repeats": 3, "mode": "sequences",
+//	            "texts": ["...", ...], "threads": 1, "warmup_ms": 0}]}
 //
 // and prints one JSON line {"embed": [...], "rank": [...], "time": [...]},
 // one result per job in order, each {"error": "..."} when llama.cpp refused
@@ -30,13 +31,16 @@
 // createRankingContext's), and what rank and rankAll return (the sigmoid
 // of raw[0], but for qwen3).
 //
-// A time result is {"seconds": [...], "tokens": N}: the wall time, measured
-// in Node, of each of repeats rounds (after one round to warm up) that
-// embed batch inputs of N tokens each ([CLS], N-2 word pieces, [SEP]).
-// Mode "sequences" evaluates them together, in one context of batch
-// sequences whose batch holds them all (one llama.cpp encode); mode
-// "sequential" embeds them one after the other with getEmbeddingFor (an
-// embedding context has one sequence).
+// A time result is {"seconds": [...], "tokens": N, "threads", "warmup_rounds"}:
+// the wall time, measured in Node, of each of repeats rounds (after rounds
+// to warm up: at least one, until warmup_ms have passed) that embed batch
+// inputs of N tokens each ([CLS], N-2 word pieces, [SEP]; or the job's
+// texts, tokenized as getEmbeddingFor tokenizes them, each of which must
+// come to N), on the job's threads (1 by default). Mode "sequences"
+// evaluates them together, in one context of batch sequences whose batch
+// holds them all (one llama.cpp encode); mode "sequential" embeds them one
+// after the other with getEmbeddingFor (an embedding context has one
+// sequence).
 import { getLlama } from 'node-llama-cpp';
 
 const chunks = [];
@@ -154,20 +158,48 @@ function batchInputs(model, n, batch) {
   return out;
 }
 
+// textInputs are the ids of texts as getEmbeddingFor evaluates them: each
+// tokenized without special tokens, [CLS] put before it and [SEP] after
+// (LlamaEmbeddingContext's _prepareInput), each n ids long.
+function textInputs(model, texts, n) {
+  return texts.map((text, i) => {
+    const ids = Array.from(model.tokenize(text, false));
+    if (ids[0] !== model.tokens.bos) ids.unshift(model.tokens.bos);
+    if (ids[ids.length - 1] !== model.tokens.sep) ids.push(model.tokens.sep);
+    if (ids.length !== n) throw new Error(`texts[${i}] is ${ids.length} tokens with [CLS] and [SEP], not ${n}`);
+    return ids;
+  });
+}
+
+// rounds runs round to warm up (at least once, until warmupMs have passed),
+// then repeats times, and returns the measured rounds' seconds.
+async function rounds(round, repeats, warmupMs) {
+  let warmupRounds = 0;
+  for (const start = performance.now(); warmupRounds === 0 || performance.now() - start < warmupMs; warmupRounds++) await round();
+  const seconds = [];
+  for (let r = 0; r < repeats; r++) {
+    const start = performance.now();
+    await round();
+    seconds.push((performance.now() - start) / 1000);
+  }
+  return { seconds, warmupRounds };
+}
+
 async function time(job) {
   const model = await load(job.model);
   try {
-    const inputs = batchInputs(model, job.tokens, job.batch);
-    const rounds = [];
+    const inputs = job.texts ? textInputs(model, job.texts, job.tokens) : batchInputs(model, job.tokens, job.batch);
+    const n = job.threads || 1;
+    const threads = { ideal: n, min: n };
+    let measured, currentThreads;
     if (job.mode === 'sequential') {
       const size = job.tokens + 1;
-      const context = await model.createEmbeddingContext({ contextSize: size, batchSize: size, threads: 1 });
+      const context = await model.createEmbeddingContext({ contextSize: size, batchSize: size, threads: n });
       try {
-        for (let r = 0; r <= job.repeats; r++) {
-          const start = performance.now();
+        measured = await rounds(async () => {
           for (const ids of inputs) await context.getEmbeddingFor(ids.slice());
-          if (r > 0) rounds.push((performance.now() - start) / 1000);
-        }
+        }, job.repeats, job.warmup_ms ?? 0);
+        currentThreads = context._llamaContext.currentThreads;
       } finally {
         await context.dispose();
       }
@@ -178,24 +210,21 @@ async function time(job) {
         contextSize: job.tokens + 1,
         sequences: job.batch,
         batchSize: job.batch * (job.tokens + 1),
-        threads: 1,
+        threads,
         _embeddings: true,
       });
       try {
         const sequences = inputs.map(() => context.getSequence());
-        for (let r = 0; r <= job.repeats; r++) {
-          const start = performance.now();
-          await Promise.all(sequences.map(async (sequence, i) => {
-            await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
-            for await (const _ of sequence.evaluate(inputs[i], { _noSampling: true })) break;
-          }));
-          if (r > 0) rounds.push((performance.now() - start) / 1000);
-        }
+        measured = await rounds(() => Promise.all(sequences.map(async (sequence, i) => {
+          await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
+          for await (const _ of sequence.evaluate(inputs[i], { _noSampling: true })) break;
+        })), job.repeats, job.warmup_ms ?? 0);
+        currentThreads = context.currentThreads;
       } finally {
         await context.dispose();
       }
     }
-    return { seconds: rounds, tokens: inputs[0].length };
+    return { seconds: measured.seconds, tokens: inputs[0].length, threads: currentThreads, warmup_rounds: measured.warmupRounds };
   } finally {
     await model.dispose();
   }

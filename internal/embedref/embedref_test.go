@@ -222,25 +222,38 @@ func TestSpread(t *testing.T) {
 	}
 }
 
-// TestTime: both timing modes run a batch and report each round's wall
-// time.
+// TestTime: both timing modes run a batch, of ids or of texts, on one
+// thread or two, and report each round's wall time; modelgen.EmbedTexts'
+// texts are as many tokens as asked for by llama.cpp's WordPiece, and a
+// text of another length fails its job.
 func TestTime(t *testing.T) {
 	r := Need(t)
 	path := write(t, t.TempDir(), modelgen.Spec{Arch: "nomic-bert", Shape: small, Type: tensor.Q8_0, Seed: 4})
+	texts, err := modelgen.EmbedTexts(16, 4)
+	require.NoError(t, err)
 	jobs := []TimeJob{
 		{Model: path, Tokens: 16, Batch: 4, Repeats: 2, Mode: Sequences},
 		{Model: path, Tokens: 16, Batch: 4, Repeats: 2, Mode: Sequential},
+		{Model: path, Tokens: 16, Batch: 4, Repeats: 2, Mode: Sequences, Texts: texts, Threads: 2, WarmupMS: 50},
+		{Model: path, Tokens: 16, Batch: 4, Repeats: 2, Mode: Sequential, Texts: texts, Threads: 2},
+		{Model: path, Tokens: 17, Batch: 4, Repeats: 1, Texts: texts},
 	}
 	res, err := r.Run(Request{Time: jobs})
 	require.NoError(t, err)
-	for i, tr := range res.Time {
+	for i, tr := range res.Time[:4] {
 		require.Empty(t, tr.Error, jobs[i].Mode)
 		require.Len(t, tr.Seconds, 2)
 		for _, s := range tr.Seconds {
 			assert.Greater(t, s, 0.0)
 		}
 		assert.Greater(t, tr.PerSecond(jobs[i]), 0.0)
+		assert.Equal(t, 16, tr.Tokens)
+		assert.Equal(t, max(jobs[i].Threads, 1), tr.Threads, "job %d", i)
+		assert.GreaterOrEqual(t, tr.WarmupRounds, 1)
 	}
+	assert.Contains(t, res.Time[4].Error, "texts[0] is 16 tokens with [CLS] and [SEP], not 17")
 	_, err = r.Run(Request{Time: []TimeJob{{Model: path, Tokens: 2, Batch: 1, Repeats: 1}}})
 	assert.Error(t, err, "fewer than 3 tokens")
+	_, err = r.Run(Request{Time: []TimeJob{{Model: path, Tokens: 16, Batch: 2, Repeats: 1, Texts: texts}}})
+	assert.Error(t, err, "4 texts for a batch of 2")
 }

@@ -66,7 +66,7 @@ func Need(t testing.TB) *Runner {
 // either is missing it skips t, saying what is, or fails it in CI.
 func NeedNode(t testing.TB) Node {
 	t.Helper()
-	n, err := find()
+	n, err := FindNode()
 	if err == nil {
 		return n
 	}
@@ -77,8 +77,10 @@ func NeedNode(t testing.TB) Node {
 	return Node{}
 }
 
-// find locates node and the module root holding node-llama-cpp.
-func find() (Node, error) {
+// FindNode locates Node.js and the module root holding node-llama-cpp
+// (the nearest go.mod above the working directory), for a harness that is
+// not a test (tools/benchrun); an error says what is missing.
+func FindNode() (Node, error) {
 	exe, err := exec.LookPath("node")
 	if err != nil {
 		return Node{}, errors.New("llama.cpp needs Node.js (Debian package nodejs)")

@@ -181,18 +181,23 @@ func (g *generator) bertMetadata() {
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
 
-// bertVocab writes the tokenizer.* keys of the embedded BERT vocabulary,
-// padded to n tokens.
-func bertVocab(b *gguf.Builder, n int) error {
+// bertVocabFile is the embedded BERT vocabulary's GGUF file.
+func bertVocabFile() (*gguf.File, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(bertVocabGz))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := io.ReadAll(zr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	f, err := gguf.Parse(data)
+	return gguf.Parse(data)
+}
+
+// bertVocab writes the tokenizer.* keys of the embedded BERT vocabulary,
+// padded to n tokens.
+func bertVocab(b *gguf.Builder, n int) error {
+	f, err := bertVocabFile()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@
 // tables (the results, the side-by-side comparison with issue 12's targets,
 // and issue 6's peers of bench/peers.json) and writes bench/results.json.
 //
-//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
+//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar|embed] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json
 //
 // Every host runs the same measurement: load the model, warm up, then a
@@ -35,6 +35,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // allHosts are the hosts in the order they run and the table shows them:
@@ -65,6 +67,12 @@ type mode struct {
 	// seed) without and with grammarSchema, and the mask benchmark runs on
 	// real vocabularies (grammar.go).
 	grammar bool
+	// embed: the models are embedding models, measured in embeddings a
+	// second of texts of embedSpecs (embed.go), not generations.
+	embed bool
+	// models, when set, are the models the mode runs when -models is not
+	// given (of its shapes and types).
+	models []string
 }
 
 // memoryTokens is what the memory mode generates: enough to see the KV
@@ -88,7 +96,11 @@ const memoryTokens = 32
 // constrained sampling: stories15M, TinyLlama and bigvocab — stories15M's
 // body with a 151936-token vocabulary — in Q4_0 on native and
 // chromium-simd, each generation sampled without and with a JSON schema,
-// and the token masks alone on real vocabularies, bench/results-grammar.json).
+// and the token masks alone on real vocabularies, bench/results-grammar.json),
+// or embed (issue 17's embeddings a second: MiniLM-L6 and BGE-base shapes
+// in F16 and Q8_0 (and MiniLM in F32), texts of 32 and 256 tokens one and sixteen to a call,
+// natively with 1 and 2 threads, in Chromium and with llama.cpp with 1
+// and 2, bench/results-embed.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -107,11 +119,17 @@ func modeOf(name string) (mode, error) {
 	case "grammar":
 		return mode{shapes: []string{"stories15M", "tinyllama", "bigvocab"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd"},
 			out: "bench/results-grammar.json", noLongPrompt: true, grammar: true}, nil
+	case "embed":
+		// F32 for MiniLM only: BGE-base's would add a quarter of an hour
+		// (and a 416 MiB file) for the type least often served.
+		return mode{shapes: []string{"minilm-l6", "bge-base"}, types: []string{"F32", "F16", "Q8_0"},
+			models: []string{"minilm-l6-F32", "minilm-l6-F16", "minilm-l6-Q8_0", "bge-base-F16", "bge-base-Q8_0"},
+			hosts:  []string{"native", "native-2t", "chromium-simd", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-embed.json", embed: true}, nil
 	case "memory":
 		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
 			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, native or grammar", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, native, grammar or embed", name)
 }
 
 // with applies md's defaults to the settings the flags gave, where the
@@ -125,6 +143,9 @@ func (md mode) with(s Settings, given map[string]bool, cache bool) (mode, Settin
 	}
 	if md.grammar {
 		s.Temperature, s.Seed, s.Schema, s.Rounds = grammarTemperature, grammarSeed, grammarSchema, grammarRounds
+	}
+	if md.embed {
+		s.Rounds, s.PromptTokens, s.LongPromptTokens, s.MaxTokens, s.Method = embedRounds, 0, 0, 0, embedMethod
 	}
 	if given["cache"] {
 		md.cache = cache
@@ -143,14 +164,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
 		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
-		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json, results-embed.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
@@ -161,7 +182,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&set.PromptTokens, "prompt", 128, "prompt tokens")
 	fs.IntVar(&set.LongPromptTokens, "long-prompt", 512, "a second, longer prompt, run where the model's context holds it and -n tokens (0: none; the memory mode's default)")
 	fs.IntVar(&set.MaxTokens, "n", 128, "tokens generated (the memory mode's default: 32)")
-	warmup := fs.Duration("warmup", time.Second, "how long each run generates before measuring")
+	warmup := fs.Duration("warmup", time.Second, "how long each run generates (embed mode: embeds each spec) before measuring")
+	specList := fs.String("embed-specs", "", "embed mode: the TOKENSxBATCH specs to measure, comma-separated (default: 32x1,32x16,256x1,256x16)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -203,7 +225,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	md, set = md.with(set, given, *cacheOn)
-	if set.PromptTokens < 1 || set.MaxTokens < 1 || set.LongPromptTokens < 0 {
+	if !md.embed && (set.PromptTokens < 1 || set.MaxTokens < 1 || set.LongPromptTokens < 0) {
 		fmt.Fprintf(stderr, "benchrun: -prompt and -n must be at least 1, -long-prompt at least 0\n")
 		return 2
 	}
@@ -230,13 +252,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return filepath.Join(*root, p)
 	}
-	var models []string
+	models := md.models
 	if *only != "" {
 		models = strings.Split(*only, ",")
 	}
+	specs := embedSpecs()
+	if *specList != "" {
+		if specs, err = modelgen.ParseEmbedSpecs(*specList); err != nil {
+			fmt.Fprintf(stderr, "benchrun: -embed-specs: %v\n", err)
+			return 2
+		}
+	}
 	rep, err := measure(ctx, config{
 		root: abs("."), modelDir: abs(*modelDir), dist: abs(*dist), peers: abs(*peers), goCmd: *goCmd,
-		mode: md, models: models, want: want, settings: set,
+		mode: md, models: models, want: want, settings: set, specs: specs,
 	}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
@@ -254,11 +283,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	for _, r := range rep.Embeds {
+		if r.Error != "" {
+			fmt.Fprintf(stderr, "benchrun: %s %dx%d on %s failed: %s\n", r.Model, r.Tokens, r.Batch, r.Host, r.Error)
+			return 1
+		}
+	}
 	return 0
 }
 
 // printAll writes every table of a report.
 func printAll(w io.Writer, rep Report) {
+	if len(rep.Embeds) > 0 {
+		printEmbed(w, rep)
+		return
+	}
 	printTable(w, rep)
 	printSideBySide(w, rep)
 	printMemory(w, rep)
@@ -273,7 +312,8 @@ type config struct {
 	models                             []string // only these models, when set
 	want                               map[string]bool
 	settings                           Settings
-	tmp                                string // the run's builds
+	specs                              []modelgen.EmbedSpec // embed mode's
+	tmp                                string               // the run's builds
 }
 
 // measure builds the hosts, generates the models and runs every host on
@@ -302,6 +342,11 @@ func measure(ctx context.Context, c config, log io.Writer) (Report, error) {
 	}
 	models, err := generateModels(ctx, cli[0].argv[0], c.root, c.modelDir, c.mode, c.models, log)
 	if err != nil {
+		return rep, err
+	}
+	if c.mode.embed {
+		err := measureEmbed(ctx, c, cli, models, &rep, log)
+		rep.Machine.LoadAverageEnd = loadAverage()
 		return rep, err
 	}
 	for _, h := range cli {

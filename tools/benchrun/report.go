@@ -23,12 +23,15 @@ type Report struct {
 	// Masks (grammar mode) are the token masks' cost on real
 	// vocabularies, without a model (engine's BenchmarkGrammarMask).
 	Masks []MaskResult `json:"masks,omitempty"`
+	// Embeds (embed mode) are the embedding models' embeddings a second,
+	// in place of Results.
+	Embeds []EmbedResult `json:"embeds,omitempty"`
 }
 
 // Settings are how the run measured.
 type Settings struct {
 	Mode         string `json:"mode"`          // full, quick or peers
-	PromptTokens int    `json:"prompt_tokens"` // asked for; browser prompts are text and come within a few tokens
+	PromptTokens int    `json:"prompt_tokens"` // asked for; browser prompts are text and come within a few tokens (0: embed mode)
 	// LongPromptTokens is the second prompt, run where the model's context
 	// holds it (0: none; runs before issue 12 had none).
 	LongPromptTokens int    `json:"long_prompt_tokens,omitempty"`
@@ -44,7 +47,8 @@ type Settings struct {
 	Seed        uint64  `json:"seed,omitempty"`
 	Schema      string  `json:"schema,omitempty"`
 	// Rounds (grammar mode) are each a generation without the schema and
-	// two with it (Result.Constrained).
+	// two with it (Result.Constrained); in embed mode, the measured rounds
+	// of each spec.
 	Rounds int `json:"rounds,omitempty"`
 }
 
