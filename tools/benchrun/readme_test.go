@@ -422,3 +422,33 @@ func markdownTables(text string) [][]string {
 	}
 	return tables
 }
+
+// embedREADMEHeading starts README.md's section on the embedding
+// benchmark (issue 17).
+const embedREADMEHeading = "### Embeddings: MiniLM-L6 and BGE-base shapes (issue 17)"
+
+// TestREADMEEmbedIsResultsEmbed: README.md's tables of embeddings a
+// second (issue 17) are what -print prints for bench/results-embed.json,
+// line for line, and it says how many rows meet the target.
+func TestREADMEEmbedIsResultsEmbed(t *testing.T) {
+	rep, err := readReport("../../bench/results-embed.json")
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	require.Contains(t, string(readme), embedREADMEHeading+"\n")
+	var b strings.Builder
+	printEmbed(&b, rep)
+	tables := markdownTables(b.String())
+	require.Len(t, tables, 2, "embeddings/s, target")
+	for _, table := range tables {
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+	}
+	ts := embedTargets(embedRows(rep))
+	met := 0
+	for _, x := range ts {
+		if x.Met {
+			met++
+		}
+	}
+	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d met", met, len(ts)))
+}
