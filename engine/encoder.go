@@ -167,12 +167,14 @@ func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) {
 	c := &s.model.config
 	hd, qDim, kvDim := c.HeadDim(), c.QDim(), c.KVDim()
 	scale := c.attentionScale()
-	for i := first; i < first+n; i++ {
-		keys := n
-		if !c.NonCausal {
-			keys = i - first + 1
-		}
-		for h := range c.Heads {
+	// Head after head, so that a head's keys and values (a few KB) stay in
+	// the caches while every query of the text reads them.
+	for h := range c.Heads {
+		for i := first; i < first+n; i++ {
+			keys := n
+			if !c.NonCausal {
+				keys = i - first + 1
+			}
 			kh := h / c.GroupSize() * hd
 			qh := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			scores := s.enc.scores[:keys]
