@@ -147,12 +147,18 @@ func section(src, name string) (string, error) {
 	return body[strings.Index(body, "{")+1:], nil
 }
 
-func hex(s string) uint32 {
-	v, err := strconv.ParseUint(s, 16, 32)
-	if err != nil {
-		panic(err) // the regular expressions only match hex digits
+// hexes parses each of ss, hexadecimal digits, as a number no greater
+// than maxCodePoints (the tables' end marker is that value); more is an error.
+func hexes(ss ...string) ([]uint32, error) {
+	out := make([]uint32, len(ss))
+	for i, s := range ss {
+		v, err := strconv.ParseUint(s, 16, 32)
+		if err != nil || v > maxCodePoints {
+			return nil, fmt.Errorf("0x%s is not a code point", s)
+		}
+		out[i] = uint32(v)
 	}
-	return uint32(v)
+	return out, nil
 }
 
 func parse(src string) (*tables, error) {
@@ -165,11 +171,18 @@ func parse(src string) (*tables, error) {
 		return nil, err
 	}
 	ranges := pair.FindAllStringSubmatch(body, -1)
-	if len(ranges) < 2 || hex(ranges[0][1]) != 0 || hex(ranges[len(ranges)-1][1]) != maxCodePoints {
+	if len(ranges) < 2 {
+		return nil, fmt.Errorf("unicode_ranges_flags does not cover 0..0x10FFFF")
+	}
+	if ends, err := hexes(ranges[0][1], ranges[len(ranges)-1][1]); err != nil || ends[0] != 0 || ends[1] != maxCodePoints {
 		return nil, fmt.Errorf("unicode_ranges_flags does not cover 0..0x10FFFF")
 	}
 	for k := 0; k+1 < len(ranges); k++ {
-		start, end, flags := hex(ranges[k][1]), hex(ranges[k+1][1]), hex(ranges[k][2])
+		v, err := hexes(ranges[k][1], ranges[k+1][1], ranges[k][2])
+		if err != nil {
+			return nil, fmt.Errorf("unicode_ranges_flags: %w", err)
+		}
+		start, end, flags := v[0], v[1], v[2]
 		if end <= start {
 			return nil, fmt.Errorf("unicode_ranges_flags is not ascending at 0x%X", start)
 		}
@@ -189,7 +202,11 @@ func parse(src string) (*tables, error) {
 		return nil, err
 	}
 	for _, m := range single.FindAllStringSubmatch(body, -1) {
-		t.class[hex(m[1])] |= classSpace
+		v, err := hexes(m[1])
+		if err != nil || v[0] >= maxCodePoints {
+			return nil, fmt.Errorf("unicode_set_whitespace: 0x%s is not a code point", m[1])
+		}
+		t.class[v[0]] |= classSpace
 	}
 
 	// unicode_map_lowercase: llama.cpp binary-searches it, so it must be
@@ -203,7 +220,11 @@ func parse(src string) (*tables, error) {
 	}
 	last := int64(-1)
 	for _, m := range pair.FindAllStringSubmatch(body, -1) {
-		from, to := hex(m[1]), hex(m[2])
+		v, err := hexes(m[1], m[2])
+		if err != nil {
+			return nil, fmt.Errorf("unicode_map_lowercase: %w", err)
+		}
+		from, to := v[0], v[1]
 		if int64(from) <= last {
 			return nil, fmt.Errorf("unicode_map_lowercase is not strictly ascending at 0x%X", from)
 		}
@@ -224,7 +245,11 @@ func parse(src string) (*tables, error) {
 		return nil, err
 	}
 	for _, m := range triple.FindAllStringSubmatch(body, -1) {
-		r := [3]uint32{hex(m[1]), hex(m[2]), hex(m[3])}
+		v, err := hexes(m[1], m[2], m[3])
+		if err != nil {
+			return nil, fmt.Errorf("unicode_ranges_nfd: %w", err)
+		}
+		r := [3]uint32{v[0], v[1], v[2]}
 		if r[1] < r[0] || (len(t.nfd) > 0 && r[0] <= t.nfd[len(t.nfd)-1][1]) {
 			return nil, fmt.Errorf("unicode_ranges_nfd is not ascending and disjoint at 0x%X", r[0])
 		}
