@@ -179,10 +179,7 @@ func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) {
 			qh := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			scores := s.enc.scores[:keys]
 			tensor.DotF32Rows(scores, qh, k[first*kvDim+kh:], kvDim)
-			for j := range scores {
-				scores[j] *= scale
-			}
-			softmax(scores)
+			tensor.Softmax(scores, scale)
 			oh := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
 			clear(oh)
 			tensor.AddScaledRows(oh, scores, v[first*kvDim+kh:], kvDim)

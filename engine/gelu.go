@@ -54,22 +54,7 @@ func geluF32(x float32) float32 {
 // geluInPlace sets x = GELU(x), as ggml_vec_gelu_f32 computes it (see
 // geluTable): bert's feed-forward.
 func geluInPlace(x []float32) {
-	t := geluTable()
-	var half [64]uint16 // x rounded to F16, a run at a time
-	for at := 0; at < len(x); at += len(half) {
-		g := x[at:min(len(x), at+len(half))]
-		h := half[:len(g)]
-		tensor.EncodeF16(h, g)
-		for i, v := range g {
-			switch {
-			case v <= -10:
-				g[i] = 0
-			case v >= 10:
-			default:
-				g[i] = t[h[i]]
-			}
-		}
-	}
+	tensor.GELUByTable(x, geluTable())
 }
 
 // geglu sets gate = GELU(gate) ⊙ up, as ggml_vec_geglu_f32 computes it

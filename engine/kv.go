@@ -394,10 +394,8 @@ func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos
 	})
 }
 
-// scaledSoftmax replaces x with softmax(scale·x).
+// scaledSoftmax replaces x with softmax(scale·x) (tensor.Softmax: one
+// kernel call with the SIMD kernels).
 func scaledSoftmax(x []float32, scale float32) {
-	for t := range x {
-		x[t] *= scale
-	}
-	softmax(x)
+	tensor.Softmax(x, scale)
 }

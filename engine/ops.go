@@ -55,26 +55,9 @@ func rmsNormGGML(out, x, weight []float32, eps float32) {
 	}
 }
 
-// softmax replaces x with exp(x - max) / Σ exp(x - max).
+// softmax replaces x with exp(x - max) / Σ exp(x - max) (tensor.Softmax).
 func softmax(x []float32) {
-	if len(x) == 0 {
-		return
-	}
-	maxV := x[0]
-	for _, v := range x[1:] {
-		if v > maxV {
-			maxV = v
-		}
-	}
-	tensor.ExpShifted(x, maxV) // x[i] = fmath.Exp(x[i] - maxV)
-	var sum float32
-	for _, e := range x {
-		sum += e
-	}
-	inv := 1 / sum
-	for i := range x {
-		x[i] *= inv
-	}
+	tensor.Softmax(x, 1)
 }
 
 // swiGLU sets gate = silu(gate) ⊙ up, silu(g) = g·σ(g) (tensor.SwiGLU: on

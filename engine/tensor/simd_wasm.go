@@ -2,7 +2,10 @@
 
 package tensor
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // With the wasmlm_simd build tag, MatVec, MatMul(s), the activation encoders
 // for Q8_0 and Q8_K, the products of attention (DotF32Rows, AddScaledRows)
@@ -127,6 +130,14 @@ func simdAddScaledRowsF32(out, a, v unsafe.Pointer, rows, cols, stride int32)
 //go:wasmimport wasmlm_simd decode_f16_rows
 //go:noescape
 func simdDecodeF16Rows(dst, src unsafe.Pointer, rows, cols, stride int32)
+
+//go:wasmimport wasmlm_simd softmax_f32
+//go:noescape
+func simdSoftmaxF32(x unsafe.Pointer, n, scale int32, table unsafe.Pointer)
+
+//go:wasmimport wasmlm_simd gelu_f16
+//go:noescape
+func simdGELUF16(x unsafe.Pointer, n int32, table unsafe.Pointer)
 
 // useSIMD is decided once, when the package is initialised (the host has
 // instantiated the kernels by then), and never changes.
@@ -385,4 +396,24 @@ func decodeF16RowsSIMD(dst []float32, src []uint16, width, stride int) bool {
 	}
 	simdDecodeF16Rows(ptr(dst), ptr(src), int32(len(dst)/width), int32(width), int32(stride))
 	return true
+}
+
+// softmaxSIMD computes Softmax on its kernel and reports whether it did.
+func softmaxSIMD(x []float32, scale float32) bool {
+	if !useSIMD {
+		return false
+	}
+	simdSoftmaxF32(ptr(x), int32(len(x)), int32(math.Float32bits(scale)), unsafe.Pointer(&expTable))
+	return true
+}
+
+// geluSIMD computes GELUByTable's first values, a multiple of 4, on its
+// kernel and returns how many.
+func geluSIMD(x []float32, table *[1 << 16]float32) int {
+	n := len(x) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	simdGELUF16(ptr(x), int32(n), unsafe.Pointer(table))
+	return n
 }

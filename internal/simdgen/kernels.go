@@ -67,6 +67,14 @@ const (
 	EncodeQ8_0 = "encode_q8_0"
 	// EncodeQ8K (x, q, d, bsums, blocks): x quantized to Q8_K.
 	EncodeQ8K = "encode_q8_k"
+	// SoftmaxF32 (x, n, scale, table): the n ≥ 1 float32 at x times the
+	// float32 whose bits are scale, then their softmax, with fmath.Exp's
+	// table (32 float64) at table (see emitSoftmaxF32).
+	SoftmaxF32 = "softmax_f32"
+	// GELUF16 (x, n, table): GELU of the n float32 at x (a multiple of 4)
+	// by the 65536 float32 at table, indexed by x's F16 bits (see
+	// emitGELUF16).
+	GELUF16 = "gelu_f16"
 )
 
 // Module returns the bytes of the kernel module.
@@ -105,6 +113,8 @@ func build(relaxed bool) ([]byte, error) {
 	emitDecodeF16Rows(m)
 	emitEncodeQ8_0(m)
 	emitEncodeQ8K(m)
+	emitSoftmaxF32(m)
+	emitGELUF16(m)
 	return m.Bytes()
 }
 

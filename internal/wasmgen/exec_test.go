@@ -290,7 +290,74 @@ var execCases = []execCase{
 	}},
 	{"f32.const", false, func(f *Func) { f.F32Store(I32Const(64), 0, F32Const(-1.25)) },
 		func(_, _, _ v128) v128 { return scalarOut(math.Float32bits(-1.25)) }},
+	{"f32.lt f32.sub", true, func(f *Func) {
+		fa, fc := F32Load(I32Const(0), 0), F32Load(I32Const(0), 32)
+		f.F32Store(I32Const(64), 0, F32Sub(fa, fc))
+		f.I32Store(I32Const(64), 4, F32Lt(fa, fc))
+	}, func(a, _, c v128) v128 {
+		r := scalarOut(math.Float32bits(f32(a, 0) - f32(c, 0)))
+		put32(&r, 1, boolI32(f32(a, 0) < f32(c, 0)))
+		return r
+	}},
+	{"v128.load64_lane", false, storeV(V128Load64Lane(I32Const(16), 8, opA, 1)), func(a, b, _ v128) v128 {
+		copy(a[8:], b[8:])
+		return a
+	}},
+	{"v128.andnot", false, storeV(V128AndNot(opA, opB)), bytewise(func(x, y byte) byte { return x &^ y })},
+	{"v128.xor", false, storeV(V128Xor(opA, opB)), bytewise(func(x, y byte) byte { return x ^ y })},
+	{"i32x4.lt_s", false, storeV(I32x4LtS(opA, opC)), lanes32(func(a, _, c v128, i int) uint32 { return allOnes(int32(u32(a, i)) < int32(u32(c, i))) })},
+	{"i32x4.gt_s", false, storeV(I32x4GtS(opA, opC)), lanes32(func(a, _, c v128, i int) uint32 { return allOnes(int32(u32(a, i)) > int32(u32(c, i))) })},
+	{"i32x4.ge_s", false, storeV(I32x4GeS(opA, opC)), lanes32(func(a, _, c v128, i int) uint32 { return allOnes(int32(u32(a, i)) >= int32(u32(c, i))) })},
+	{"i32x4.shr_u", false, storeV(I32x4ShrU(opA, scalarB())), lanes32(func(a, b, _ v128, i int) uint32 { return u32(a, i) >> (u32(b, 0) & 31) })},
+	{"i64x2.extend_low_i32x4_s i64x2.shl", false, storeV(I64x2Shl(I64x2ExtendLowI32x4S(opA), scalarB())), func(a, b, _ v128) (r v128) {
+		for i := range 2 {
+			binary.LittleEndian.PutUint64(r[8*i:], uint64(int64(int32(u32(a, i))))<<(u32(b, 0)&63))
+		}
+		return r
+	}},
+	{"f32x4.le", true, storeV(F32x4Le(opA, opC)), lanes32(func(a, _, c v128, i int) uint32 { return allOnes(f32(a, i) <= f32(c, i)) })},
+	{"f64x2.promote_low_f32x4 f64x2.add f32x4.demote_f64x2_zero", true, storeV(F32x4DemoteF64x2Zero(F64x2Add(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB)))),
+		f64Lanes(func(x, y float64) float64 { return x + y })},
+	{"f64x2.sub", true, storeV(F32x4DemoteF64x2Zero(F64x2Sub(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB)))),
+		f64Lanes(func(x, y float64) float64 { return x - y })},
+	{"f64x2.mul", true, storeV(F32x4DemoteF64x2Zero(F64x2Mul(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB)))),
+		f64Lanes(func(x, y float64) float64 { return x * y })},
+	{"f64x2.pmin", true, storeV(F32x4DemoteF64x2Zero(F64x2Pmin(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB)))),
+		f64Lanes(func(x, y float64) float64 { return min(x, y) })},
+	{"f64x2.pmax", true, storeV(F32x4DemoteF64x2Zero(F64x2Pmax(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB)))),
+		f64Lanes(func(x, y float64) float64 { return max(x, y) })},
+	{"f64x2.floor", true, storeV(F32x4DemoteF64x2Zero(F64x2Floor(F64x2Mul(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB))))),
+		f64Lanes(func(x, y float64) float64 { return math.Floor(x * y) })},
+	{"i32x4.trunc_sat_f64x2_s_zero", true, storeV(I32x4TruncSatF64x2SZero(F64x2Mul(F64x2PromoteLowF32x4(opA), F64x2PromoteLowF32x4(opB)))),
+		func(a, b, _ v128) (r v128) {
+			for i := range 2 {
+				p := float64(f32(a, i)) * float64(f32(b, i))
+				put32(&r, i, uint32(int32(max(min(math.Trunc(p), math.MaxInt32), math.MinInt32))))
+			}
+			return r
+		}},
 	{"block loop br br_if if else tee drop return", false, emitControl, refControl},
+}
+
+// allOnes is a SIMD comparison's lane: all ones where c holds.
+func allOnes(c bool) uint32 {
+	if c {
+		return 0xffffffff
+	}
+	return 0
+}
+
+// f64Lanes is the reference of an f64x2 operation on lanes 0 and 1 of a
+// and b promoted to float64, its results demoted to float32 (lanes 2, 3
+// zero). The operands are finite, so pmin and pmax are min and max (their
+// only difference, ±0, cannot show: a lane's operands are never both zero).
+func f64Lanes(op func(x, y float64) float64) func(a, b, c v128) v128 {
+	return func(a, b, _ v128) (r v128) {
+		for i := range 2 {
+			putF(&r, i, float32(op(float64(f32(a, i)), float64(f32(b, i)))))
+		}
+		return r
+	}
 }
 
 // emitControl: n = a&15; if n == 0 store 77 and return; s = Σ_{i<n} i;

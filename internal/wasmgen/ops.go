@@ -38,6 +38,7 @@ const (
 	opI32GeS = 0x4e
 	opF32Eq  = 0x5b
 	opF32Ne  = 0x5c
+	opF32Lt  = 0x5d
 	opF32Gt  = 0x5e
 
 	opI32Add  = 0x6a
@@ -50,6 +51,7 @@ const (
 	opI32ShrU = 0x76
 
 	opF32Add = 0x92
+	opF32Sub = 0x93
 	opF32Mul = 0x94
 	opF32Div = 0x95
 
@@ -61,36 +63,47 @@ const (
 
 // SIMD opcodes (after the 0xFD prefix).
 const (
-	simdV128Load          = 0x00
-	simdV128Load8x8S      = 0x01
-	simdV128Load16x4U     = 0x04
-	simdV128Load32Splat   = 0x09
-	simdV128Store         = 0x0b
-	simdV128Const         = 0x0c
-	simdI8x16Shuffle      = 0x0d
-	simdI16x8Splat        = 0x10
-	simdF32x4Splat        = 0x13
-	simdI32x4ExtractLane  = 0x1b
-	simdF32x4ExtractLane  = 0x1f
-	simdF32x4ReplaceLane  = 0x20
-	simdI8x16Eq           = 0x23
-	simdI16x8Eq           = 0x2d
-	simdI32x4Eq           = 0x37
-	simdF32x4Lt           = 0x43
-	simdF32x4Gt           = 0x44
-	simdF32x4Ge           = 0x46
-	simdV128And           = 0x4e
-	simdV128Or            = 0x50
-	simdV128Bitselect     = 0x52
-	simdV128Load16Lane    = 0x55
-	simdV128Load32Lane    = 0x56
-	simdV128Store32Lane   = 0x5a
-	simdI8x16NarrowI16x8S = 0x65
-	simdF32x4Nearest      = 0x6a
-	simdI8x16Shl          = 0x6b
-	simdI8x16ShrU         = 0x6d
-	simdI8x16Sub          = 0x71
+	simdV128Load             = 0x00
+	simdV128Load8x8S         = 0x01
+	simdV128Load16x4U        = 0x04
+	simdV128Load32Splat      = 0x09
+	simdV128Store            = 0x0b
+	simdV128Const            = 0x0c
+	simdI8x16Shuffle         = 0x0d
+	simdI16x8Splat           = 0x10
+	simdF32x4Splat           = 0x13
+	simdF64x2Splat           = 0x14
+	simdI32x4ExtractLane     = 0x1b
+	simdF32x4ExtractLane     = 0x1f
+	simdF32x4ReplaceLane     = 0x20
+	simdI8x16Eq              = 0x23
+	simdI16x8Eq              = 0x2d
+	simdI32x4Eq              = 0x37
+	simdF32x4Lt              = 0x43
+	simdF32x4Gt              = 0x44
+	simdI32x4LtS             = 0x39
+	simdI32x4GtS             = 0x3b
+	simdI32x4GeS             = 0x3f
+	simdF32x4Le              = 0x45
+	simdF32x4Ge              = 0x46
+	simdV128And              = 0x4e
+	simdV128AndNot           = 0x4f
+	simdV128Or               = 0x50
+	simdV128Xor              = 0x51
+	simdV128Bitselect        = 0x52
+	simdV128Load16Lane       = 0x55
+	simdV128Load32Lane       = 0x56
+	simdV128Load64Lane       = 0x57
+	simdV128Store32Lane      = 0x5a
+	simdF32x4DemoteF64x2Zero = 0x5e
+	simdF64x2PromoteLowF32x4 = 0x5f
+	simdI8x16NarrowI16x8S    = 0x65
+	simdF32x4Nearest         = 0x6a
+	simdI8x16Shl             = 0x6b
+	simdI8x16ShrU            = 0x6d
+	simdI8x16Sub             = 0x71
 
+	simdF64x2Floor                = 0x75
 	simdI32x4ExtaddPairwiseI16x8S = 0x7e
 	simdI16x8NarrowI32x4S         = 0x85
 	simdI16x8ExtendLowI8x16S      = 0x87
@@ -108,19 +121,28 @@ const (
 	simdI32x4ExtendHighI16x8U     = 0xaa
 	simdI32x4Shl                  = 0xab
 	simdI32x4ShrS                 = 0xac
+	simdI32x4ShrU                 = 0xad
 	simdI32x4Add                  = 0xae
 	simdI32x4Sub                  = 0xb1
 	simdI32x4Mul                  = 0xb5
 	simdI32x4MinS                 = 0xb6
 	simdI32x4MaxS                 = 0xb8
 	simdI32x4DotI16x8S            = 0xba
+	simdI64x2ExtendLowI32x4S      = 0xc7
+	simdI64x2Shl                  = 0xcb
 	simdF32x4Abs                  = 0xe0
 	simdF32x4Add                  = 0xe4
 	simdF32x4Sub                  = 0xe5
 	simdF32x4Mul                  = 0xe6
 	simdF32x4Pmax                 = 0xeb
+	simdF64x2Add                  = 0xf0
+	simdF64x2Sub                  = 0xf1
+	simdF64x2Mul                  = 0xf2
+	simdF64x2Pmin                 = 0xf6
+	simdF64x2Pmax                 = 0xf7
 	simdI32x4TruncSatF32x4S       = 0xf8
 	simdF32x4ConvertI32x4S        = 0xfa
+	simdI32x4TruncSatF64x2SZero   = 0xfc
 
 	// Relaxed SIMD (a later proposal: engines without it reject a module
 	// that uses one of these).
@@ -432,3 +454,75 @@ func F32x4Mul(a, b Expr) Expr { return simdOp(simdF32x4Mul, a, b) }
 
 // F32x4ConvertI32x4S is f32x4.convert_i32x4_s.
 func F32x4ConvertI32x4S(a Expr) Expr { return simdOp(simdF32x4ConvertI32x4S, a) }
+
+// F32Lt is f32.lt.
+func F32Lt(a, b Expr) Expr { return plain(opF32Lt, a, b) }
+
+// F32Sub is f32.sub.
+func F32Sub(a, b Expr) Expr { return plain(opF32Sub, a, b) }
+
+// V128Load64Lane is v128.load64_lane: v with 64-bit lane `lane` replaced
+// by the 8 bytes at addr+offset.
+func V128Load64Lane(addr Expr, offset uint32, v Expr, lane uint8) Expr {
+	return simdLoadLane(simdV128Load64Lane, 3, addr, offset, v, lane)
+}
+
+// V128AndNot is v128.andnot: a & ^b.
+func V128AndNot(a, b Expr) Expr { return simdOp(simdV128AndNot, a, b) }
+
+// V128Xor is v128.xor.
+func V128Xor(a, b Expr) Expr { return simdOp(simdV128Xor, a, b) }
+
+// I32x4LtS is i32x4.lt_s: all ones in the lanes where a < b (signed).
+func I32x4LtS(a, b Expr) Expr { return simdOp(simdI32x4LtS, a, b) }
+
+// I32x4GtS is i32x4.gt_s: all ones in the lanes where a > b (signed).
+func I32x4GtS(a, b Expr) Expr { return simdOp(simdI32x4GtS, a, b) }
+
+// I32x4GeS is i32x4.ge_s: all ones in the lanes where a ≥ b (signed).
+func I32x4GeS(a, b Expr) Expr { return simdOp(simdI32x4GeS, a, b) }
+
+// I32x4ShrU is i32x4.shr_u (shift count modulo 32).
+func I32x4ShrU(a, n Expr) Expr { return simdOp(simdI32x4ShrU, a, n) }
+
+// I64x2ExtendLowI32x4S is i64x2.extend_low_i32x4_s: lanes 0 and 1,
+// sign-extended.
+func I64x2ExtendLowI32x4S(a Expr) Expr { return simdOp(simdI64x2ExtendLowI32x4S, a) }
+
+// I64x2Shl is i64x2.shl (shift count modulo 64).
+func I64x2Shl(a, n Expr) Expr { return simdOp(simdI64x2Shl, a, n) }
+
+// F32x4Le is f32x4.le: all ones in the lanes where a ≤ b.
+func F32x4Le(a, b Expr) Expr { return simdOp(simdF32x4Le, a, b) }
+
+// F32x4DemoteF64x2Zero is f32x4.demote_f64x2_zero: a's two float64 lanes
+// rounded to float32 (to nearest, ties to even) in lanes 0 and 1, zeros in
+// lanes 2 and 3.
+func F32x4DemoteF64x2Zero(a Expr) Expr { return simdOp(simdF32x4DemoteF64x2Zero, a) }
+
+// F64x2PromoteLowF32x4 is f64x2.promote_low_f32x4: a's float32 lanes 0
+// and 1, exactly as float64.
+func F64x2PromoteLowF32x4(a Expr) Expr { return simdOp(simdF64x2PromoteLowF32x4, a) }
+
+// F64x2Floor is f64x2.floor.
+func F64x2Floor(a Expr) Expr { return simdOp(simdF64x2Floor, a) }
+
+// F64x2Add is f64x2.add.
+func F64x2Add(a, b Expr) Expr { return simdOp(simdF64x2Add, a, b) }
+
+// F64x2Sub is f64x2.sub.
+func F64x2Sub(a, b Expr) Expr { return simdOp(simdF64x2Sub, a, b) }
+
+// F64x2Mul is f64x2.mul.
+func F64x2Mul(a, b Expr) Expr { return simdOp(simdF64x2Mul, a, b) }
+
+// F64x2Pmin is f64x2.pmin: b where b < a, else a (so a NaN a is kept).
+func F64x2Pmin(a, b Expr) Expr { return simdOp(simdF64x2Pmin, a, b) }
+
+// F64x2Pmax is f64x2.pmax: b where a < b, else a (so a NaN a is kept).
+func F64x2Pmax(a, b Expr) Expr { return simdOp(simdF64x2Pmax, a, b) }
+
+// I32x4TruncSatF64x2SZero is i32x4.trunc_sat_f64x2_s_zero: a's float64
+// lanes toward zero, saturated, NaN to 0, in lanes 0 and 1; zeros in lanes
+// 2 and 3.
+func I32x4TruncSatF64x2SZero(a Expr) Expr { return simdOp(simdI32x4TruncSatF64x2SZero, a) }
