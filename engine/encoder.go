@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
@@ -25,9 +26,15 @@ const encodePassTokens = 512
 // in each slice, grown to the largest pass.
 type encoderState struct {
 	x, q, k, v, attn, proj, up, gate []float32
-	scores, row                      []float32 // one query's scores; one row of Dim values
+	scores, row                      []float32 // a block of queries' scores; one row of Dim values
+	qh, kh                           []float32 // a head's queries and keys, one after the other
 	positions                        []int     // each token's position in its text
 }
+
+// attentionBlock is how many queries of a head encoderAttention scores in
+// one product: their scores (attentionBlock × the text's tokens) stay a few
+// hundred KB however long the text.
+const attentionBlock = 64
 
 // grow makes room for a pass of n tokens.
 func (e *encoderState) grow(c Config, w *modelWeights, n int) {
@@ -41,7 +48,8 @@ func (e *encoderState) grow(c Config, w *modelWeights, n int) {
 	if l.WGate != nil {
 		e.gate = make([]float32, n*c.HiddenDim)
 	}
-	e.scores, e.row, e.positions = make([]float32, n), make([]float32, c.Dim), make([]int, n)
+	e.scores, e.row, e.positions = make([]float32, attentionBlock*n), make([]float32, c.Dim), make([]int, n)
+	e.qh, e.kh = make([]float32, n*c.HeadDim()), make([]float32, n*c.HeadDim())
 }
 
 // encodeAll encodes each sequence and pools it (a reranker: scores it),
@@ -163,26 +171,42 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 // (one text) among themselves: every token over every other (or, for a
 // causal model, those up to its own), each query head over its kv head,
 // scores scaled by 1/√headDim, as llama.cpp's attention without a cache.
+//
+// A head at a time: its keys are copied into a matrix of their own and
+// its queries' scores, a block at a time, are one batched product with it
+// (tensor.MatMul: each key read once for the block; every score is still
+// DotF32's, as DotF32Rows would give), then each query's softmax and its
+// score-weighted sum of the values.
 func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) {
-	c := &s.model.config
+	c, e := &s.model.config, s.enc
 	hd, qDim, kvDim := c.HeadDim(), c.QDim(), c.KVDim()
 	scale := c.attentionScale()
-	// Head after head, so that a head's keys and values (a few KB) stay in
-	// the caches while every query of the text reads them.
+	qh, kh := e.qh[:n*hd], e.kh[:n*hd]
+	keys, err := tensor.NewMatrix(tensor.F32, n, hd, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(kh))), 4*len(kh)))
+	if err != nil {
+		panic(err) // n ≥ 1 rows of hd float32: cannot fail
+	}
 	for h := range c.Heads {
-		for i := first; i < first+n; i++ {
-			keys := n
-			if !c.NonCausal {
-				keys = i - first + 1
+		kvh := h / c.GroupSize() * hd
+		for t := range n {
+			copy(kh[t*hd:(t+1)*hd], k[(first+t)*kvDim+kvh:])
+			copy(qh[t*hd:(t+1)*hd], q[(first+t)*qDim+h*hd:])
+		}
+		for b := 0; b < n; b += attentionBlock {
+			m := min(attentionBlock, n-b)
+			scores := e.scores[:m*n]
+			tensor.MatMul(scores, keys, qh[b*hd:], m, s.state.ws)
+			for j := range m {
+				i := b + j
+				sc := scores[j*n : (j+1)*n]
+				if !c.NonCausal {
+					sc = sc[:i+1]
+				}
+				tensor.Softmax(sc, scale)
+				oh := out[(first+i)*qDim+h*hd : (first+i)*qDim+(h+1)*hd]
+				clear(oh)
+				tensor.AddScaledRows(oh, sc, v[first*kvDim+kvh:], kvDim)
 			}
-			kh := h / c.GroupSize() * hd
-			qh := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
-			scores := s.enc.scores[:keys]
-			tensor.DotF32Rows(scores, qh, k[first*kvDim+kh:], kvDim)
-			tensor.Softmax(scores, scale)
-			oh := out[i*qDim+h*hd : i*qDim+(h+1)*hd]
-			clear(oh)
-			tensor.AddScaledRows(oh, scores, v[first*kvDim+kh:], kvDim)
 		}
 	}
 }
