@@ -267,24 +267,7 @@ func (s *Session) pool(x []float32) []float32 {
 
 // layerNorm normalises x in place to zero mean and unit variance, then
 // multiplies by weight and adds bias, as ggml_norm, ggml_mul and ggml_add
-// compute it: the sums in float64, the mean and variance rounded to
-// float32, the scale 1/√(variance + eps) in float32.
+// compute it (tensor.LayerNorm).
 func layerNorm(x, weight, bias []float32, eps float32) {
-	var sum float64
-	for _, v := range x {
-		sum += float64(v)
-	}
-	mean := float32(sum / float64(len(x)))
-	var sum2 float64
-	for i, v := range x {
-		d := v - mean
-		x[i] = d
-		sum2 += float64(d * d)
-	}
-	variance := float32(sum2 / float64(len(x)))
-	scale := 1 / float32(math.Sqrt(float64(variance+eps)))
-	weight, bias = weight[:len(x)], bias[:len(x)]
-	for i, v := range x {
-		x[i] = float32(float32(v*scale)*weight[i]) + bias[i]
-	}
+	tensor.LayerNorm(x, weight, bias, eps)
 }

@@ -66,12 +66,9 @@ func swiGLU(gate, up []float32) {
 	tensor.SwiGLU(gate, up)
 }
 
-// addInto sets dst += src.
+// addInto sets dst += src (tensor.Add).
 func addInto(dst, src []float32) {
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
-	}
+	tensor.Add(dst, src)
 }
 
 // ropeTable holds cos and sin of every position's rotation angle, for the

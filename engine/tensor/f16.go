@@ -136,7 +136,7 @@ func uint16s(b []byte) []uint16 {
 // may be src.
 func RoundF16(dst, src []float32) {
 	dst = dst[:len(src)]
-	n := roundF16Native(dst, src) // natively, the first values on F16C
+	n := roundF16SIMD(dst, src) // the first values on F16C natively, on the SIMD128 kernel in wasm
 	t := f16Table()
 	for i, v := range src[n:] {
 		dst[n+i] = t[f32ToF16(v)]
@@ -152,7 +152,7 @@ func dequantizeF16(dst []float32, src []byte) {
 // a value.
 func EncodeF16(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
-	n := encodeF16Native(dst, src) // natively, the first values on F16C
+	n := encodeF16SIMD(dst, src) // the first values on F16C natively, on the SIMD128 kernel in wasm
 	for i, v := range src[n:] {
 		dst[n+i] = f32ToF16(v)
 	}

@@ -54,3 +54,19 @@ func softmaxSIMD([]float32, float32) bool {
 func geluSIMD([]float32, *[1 << 16]float32) int {
 	return 0
 }
+
+func roundF16SIMD(dst, src []float32) int {
+	return roundF16Native(dst, src)
+}
+
+func encodeF16SIMD(dst []uint16, src []float32) int {
+	return encodeF16Native(dst, src)
+}
+
+func addSIMD(_, _ []float32) bool {
+	return false
+}
+
+func layerNormSIMD(_, _, _ []float32, _ float32) bool {
+	return false
+}

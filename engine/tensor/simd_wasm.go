@@ -139,6 +139,22 @@ func simdSoftmaxF32(x unsafe.Pointer, n, scale int32, table unsafe.Pointer)
 //go:noescape
 func simdGELUF16(x unsafe.Pointer, n int32, table unsafe.Pointer)
 
+//go:wasmimport wasmlm_simd round_f16
+//go:noescape
+func simdRoundF16(dst, src unsafe.Pointer, n int32)
+
+//go:wasmimport wasmlm_simd encode_f16
+//go:noescape
+func simdEncodeF16(dst, src unsafe.Pointer, n int32)
+
+//go:wasmimport wasmlm_simd add_f32
+//go:noescape
+func simdAddF32(dst, src unsafe.Pointer, n int32)
+
+//go:wasmimport wasmlm_simd layer_norm_f32
+//go:noescape
+func simdLayerNormF32(x, weight, bias unsafe.Pointer, n, eps int32)
+
 // useSIMD is decided once, when the package is initialised (the host has
 // instantiated the kernels by then), and never changes.
 var useSIMD = simdAvailable() != 0
@@ -416,4 +432,47 @@ func geluSIMD(x []float32, table *[1 << 16]float32) int {
 	}
 	simdGELUF16(ptr(x), int32(n), unsafe.Pointer(table))
 	return n
+}
+
+// roundF16SIMD computes RoundF16's first values, a multiple of 4, on its
+// kernel and returns how many.
+func roundF16SIMD(dst, src []float32) int {
+	n := len(src) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	simdRoundF16(ptr(dst), ptr(src), int32(n))
+	return n
+}
+
+// encodeF16SIMD is roundF16SIMD for EncodeF16.
+func encodeF16SIMD(dst []uint16, src []float32) int {
+	n := len(src) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	simdEncodeF16(ptr(dst), ptr(src), int32(n))
+	return n
+}
+
+// addSIMDMin is the shortest Add worth a kernel call (the call crosses
+// into JavaScript and back).
+const addSIMDMin = 32
+
+// addSIMD computes Add on its kernel and reports whether it did.
+func addSIMD(dst, src []float32) bool {
+	if !useSIMD || len(dst) < addSIMDMin {
+		return false
+	}
+	simdAddF32(ptr(dst), ptr(src), int32(len(dst)))
+	return true
+}
+
+// layerNormSIMD computes LayerNorm on its kernel and reports whether it did.
+func layerNormSIMD(x, weight, bias []float32, eps float32) bool {
+	if !useSIMD {
+		return false
+	}
+	simdLayerNormF32(ptr(x), ptr(weight), ptr(bias), int32(len(x)), int32(math.Float32bits(eps)))
+	return true
 }

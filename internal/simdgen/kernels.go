@@ -75,6 +75,17 @@ const (
 	// by the 65536 float32 at table, indexed by x's F16 bits (see
 	// emitGELUF16).
 	GELUF16 = "gelu_f16"
+	// RoundF16 (dst, src, n): the n float32 at src (a multiple of 4)
+	// rounded to F16, as float32, to dst.
+	RoundF16 = "round_f16"
+	// EncodeF16 (dst, src, n): the F16 bits of the n float32 at src (a
+	// multiple of 4) to the uint16 at dst.
+	EncodeF16 = "encode_f16"
+	// AddF32 (dst, src, n): dst[i] += src[i] for the n float32.
+	AddF32 = "add_f32"
+	// LayerNormF32 (x, weight, bias, n, eps): LayerNorm of the n ≥ 1
+	// float32 at x in place, eps a float32's bits (see emitLayerNormF32).
+	LayerNormF32 = "layer_norm_f32"
 )
 
 // Module returns the bytes of the kernel module.
@@ -115,6 +126,10 @@ func build(relaxed bool) ([]byte, error) {
 	emitEncodeQ8K(m)
 	emitSoftmaxF32(m)
 	emitGELUF16(m)
+	emitRoundF16(m)
+	emitEncodeF16(m)
+	emitAddF32(m)
+	emitLayerNormF32(m)
 	return m.Bytes()
 }
 

@@ -336,6 +336,17 @@ var execCases = []execCase{
 			}
 			return r
 		}},
+	{"f64.promote_f32 f64.add f64.div f64.sqrt f64.convert_i32_s f32.demote_f64", true, func(f *Func) {
+		fa, fb := F64PromoteF32(F32Load(I32Const(0), 0)), F64PromoteF32(F32Load(I32Const(0), 16))
+		n := F64ConvertI32S(I32And(I32ReinterpretF32(F32Load(I32Const(0), 32)), I32Const(0x7fff)))
+		f.F32Store(I32Const(64), 0, F32DemoteF64(F64Div(F64Add(fa, fb), n)))
+		abs := F32ReinterpretI32(I32And(I32ReinterpretF32(F32Load(I32Const(0), 4)), I32Const(0x7fffffff)))
+		f.F32Store(I32Const(64), 4, F32DemoteF64(F64Sqrt(F64PromoteF32(abs))))
+	}, func(a, b, c v128) v128 {
+		r := scalarOut(math.Float32bits(float32((float64(f32(a, 0)) + float64(f32(b, 0))) / float64(int32(u32(c, 0)&0x7fff)))))
+		putF(&r, 1, float32(math.Sqrt(math.Abs(float64(f32(a, 1))))))
+		return r
+	}},
 	{"block loop br br_if if else tee drop return", false, emitControl, refControl},
 }
 

@@ -50,11 +50,18 @@ const (
 	opI32Shl  = 0x74
 	opI32ShrU = 0x76
 
+	opF64Sqrt = 0x9f
+	opF64Add  = 0xa0
+	opF64Div  = 0xa3
+
 	opF32Add = 0x92
 	opF32Sub = 0x93
 	opF32Mul = 0x94
 	opF32Div = 0x95
 
+	opF32DemoteF64      = 0xb6
+	opF64ConvertI32S    = 0xb7
+	opF64PromoteF32     = 0xbb
 	opI32ReinterpretF32 = 0xbc
 	opF32ReinterpretI32 = 0xbe
 
@@ -526,3 +533,21 @@ func F64x2Pmax(a, b Expr) Expr { return simdOp(simdF64x2Pmax, a, b) }
 // lanes toward zero, saturated, NaN to 0, in lanes 0 and 1; zeros in lanes
 // 2 and 3.
 func I32x4TruncSatF64x2SZero(a Expr) Expr { return simdOp(simdI32x4TruncSatF64x2SZero, a) }
+
+// F64Add is f64.add.
+func F64Add(a, b Expr) Expr { return plain(opF64Add, a, b) }
+
+// F64Div is f64.div.
+func F64Div(a, b Expr) Expr { return plain(opF64Div, a, b) }
+
+// F64Sqrt is f64.sqrt (correctly rounded).
+func F64Sqrt(a Expr) Expr { return plain(opF64Sqrt, a) }
+
+// F64PromoteF32 is f64.promote_f32 (exact).
+func F64PromoteF32(a Expr) Expr { return plain(opF64PromoteF32, a) }
+
+// F32DemoteF64 is f32.demote_f64: to nearest, ties to even.
+func F32DemoteF64(a Expr) Expr { return plain(opF32DemoteF64, a) }
+
+// F64ConvertI32S is f64.convert_i32_s (exact).
+func F64ConvertI32S(a Expr) Expr { return plain(opF64ConvertI32S, a) }

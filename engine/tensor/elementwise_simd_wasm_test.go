@@ -72,17 +72,11 @@ func TestSIMDSoftmaxMatchesPureGo(t *testing.T) {
 	}
 }
 
-// TestSIMDGELUMatchesPureGo checks the GELU kernel's rounding to F16 and
-// lookup against the pure-Go GELUByTable with a table whose entries are
-// all different (so every lane's F16 bits show), over every float32 whose
-// low 13 bits are one of the patterns that decide a rounding (and the
-// sign, exponent and top mantissa bits all of them), and random ones.
-func TestSIMDGELUMatchesPureGo(t *testing.T) {
-	needSIMD(t)
-	table := new([1 << 16]float32)
-	for h := range table {
-		table[h] = float32(h) + 0.5
-	}
+// roundingCorpus is every float32 whose low 13 bits are one of the
+// patterns that decide a rounding to F16 (and whose sign, exponent and top
+// mantissa bits are any), then random ones, 4099 of them (a tail the
+// kernels leave to Go).
+func roundingCorpus() []float32 {
 	low := []uint32{0, 1, 0x7ff, 0xfff, 0x1000, 0x1001, 0x17ff, 0x1fff}
 	x := make([]float32, 0, len(low)<<19+4099)
 	for hi := range uint32(1 << 19) {
@@ -91,11 +85,78 @@ func TestSIMDGELUMatchesPureGo(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(37, 37))
-	for range 4099 { // and a tail the kernel leaves to Go
+	for range 4099 {
 		x = append(x, math.Float32frombits(rng.Uint32()))
 	}
+	return x
+}
+
+// TestSIMDGELUMatchesPureGo checks the GELU kernel's rounding to F16 and
+// lookup against the pure-Go GELUByTable with a table whose entries are
+// all different (so every lane's F16 bits show), over roundingCorpus.
+func TestSIMDGELUMatchesPureGo(t *testing.T) {
+	needSIMD(t)
+	table := new([1 << 16]float32)
+	for h := range table {
+		table[h] = float32(h) + 0.5
+	}
+	x := roundingCorpus()
 	want, got := append([]float32(nil), x...), append([]float32(nil), x...)
 	pureGo(func() { GELUByTable(want, table) })
 	GELUByTable(got, table)
 	requireSameBitsOrNaN(t, want, got)
+}
+
+// TestSIMDF16RoundingMatchesPureGo checks the kernels of RoundF16 and
+// EncodeF16 against the pure-Go loops over roundingCorpus: the same F16
+// bits, the same float32 values (NaNs included: their F16 is 0x7e00).
+func TestSIMDF16RoundingMatchesPureGo(t *testing.T) {
+	needSIMD(t)
+	x := roundingCorpus()
+	want, got := make([]float32, len(x)), make([]float32, len(x))
+	pureGo(func() { RoundF16(want, x) })
+	RoundF16(got, x)
+	for i := range want {
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+			t.Fatalf("RoundF16 of %#08x: want %#08x, got %#08x", math.Float32bits(x[i]), math.Float32bits(want[i]), math.Float32bits(got[i]))
+		}
+	}
+	wantH, gotH := make([]uint16, len(x)), make([]uint16, len(x))
+	pureGo(func() { EncodeF16(wantH, x) })
+	EncodeF16(gotH, x)
+	require.Equal(t, wantH, gotH)
+}
+
+// TestSIMDAddAndLayerNormMatchPureGo checks the kernels of Add and
+// LayerNorm against the pure-Go loops: every tail length, model widths,
+// values at several spreads, a constant row (zero variance).
+func TestSIMDAddAndLayerNormMatchPureGo(t *testing.T) {
+	needSIMD(t)
+	rng := rand.New(rand.NewPCG(41, 41))
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 39, 40, 41, 384, 768, 1001} {
+		for kind := range 4 {
+			row := func() []float32 {
+				x := make([]float32, n)
+				for i := range x {
+					if kind == 3 {
+						x[i] = 0.75
+					} else {
+						x[i] = float32(rng.NormFloat64()*math.Pow(2, float64(8*kind-6))) + float32(kind)
+					}
+				}
+				return x
+			}
+			x, src, weight, bias := row(), row(), row(), row()
+			msg := fmt.Sprintf("n %d kind %d", n, kind)
+			want, got := append([]float32(nil), x...), append([]float32(nil), x...)
+			pureGo(func() { Add(want, src) })
+			Add(got, src)
+			requireSameBitsOrNaN(t, want, got, "Add", msg)
+			for _, eps := range []float32{1e-12, 1e-5} {
+				pureGo(func() { LayerNorm(want, weight, bias, eps) })
+				LayerNorm(got, weight, bias, eps)
+				requireSameBitsOrNaN(t, want, got, "LayerNorm", msg, eps)
+			}
+		}
+	}
 }
