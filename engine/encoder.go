@@ -196,13 +196,16 @@ func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) {
 			m := min(attentionBlock, n-b)
 			scores := e.scores[:m*n]
 			tensor.MatMul(scores, keys, qh[b*hd:], m, s.state.ws)
+			if c.NonCausal {
+				tensor.SoftmaxRows(scores, n, scale)
+			}
 			for j := range m {
 				i := b + j
 				sc := scores[j*n : (j+1)*n]
 				if !c.NonCausal {
 					sc = sc[:i+1]
+					tensor.Softmax(sc, scale)
 				}
-				tensor.Softmax(sc, scale)
 				oh := out[(first+i)*qDim+h*hd : (first+i)*qDim+(h+1)*hd]
 				clear(oh)
 				tensor.AddScaledRows(oh, sc, v[first*kvDim+kvh:], kvDim)

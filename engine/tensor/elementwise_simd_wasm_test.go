@@ -35,7 +35,7 @@ func requireSameBitsOrNaN(t *testing.T, want, got []float32, msgAndArgs ...any) 
 }
 
 // TestSIMDSoftmaxMatchesPureGo checks the softmax kernel against the
-// pure-Go Softmax, bit for bit: every length of the vector loops' tails,
+// pure-Go Softmax and SoftmaxRows, bit for bit: every length of the vector loops' tails,
 // attention-like scores at several spreads and scales, exponentials that
 // underflow to zero, masked (-Inf) and infinite scores, ±0.
 func TestSIMDSoftmaxMatchesPureGo(t *testing.T) {
@@ -67,6 +67,18 @@ func TestSIMDSoftmaxMatchesPureGo(t *testing.T) {
 				pureGo(func() { Softmax(want, scale) })
 				Softmax(got, scale)
 				requireSameBitsOrNaN(t, want, got, fmt.Sprintf("n %d kind %d scale %g", n, kind, scale))
+				// Three rows in one call: x, x reversed, x halved.
+				rows := append([]float32(nil), x...)
+				for i := range x {
+					rows = append(rows, x[n-1-i])
+				}
+				for i := range x {
+					rows = append(rows, x[i]/2)
+				}
+				want, got = append([]float32(nil), rows...), append([]float32(nil), rows...)
+				pureGo(func() { SoftmaxRows(want, n, scale) })
+				SoftmaxRows(got, n, scale)
+				requireSameBitsOrNaN(t, want, got, fmt.Sprintf("3 rows of %d, kind %d scale %g", n, kind, scale))
 			}
 		}
 	}

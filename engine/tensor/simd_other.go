@@ -47,7 +47,7 @@ func encodeSIMD(Type, *activation, []float32) bool {
 	return false
 }
 
-func softmaxSIMD([]float32, float32) bool {
+func softmaxSIMD([]float32, int, float32) bool {
 	return false
 }
 

@@ -117,7 +117,7 @@ func simdMatMulBF16(out, w unsafe.Pointer, rows, cols int32, batch unsafe.Pointe
 
 //go:wasmimport wasmlm_simd encode_q8_0
 //go:noescape
-func simdEncodeQ8_0(x, q, amax, sum unsafe.Pointer, blocks int32)
+func simdEncodeQ8_0(x, q, d, sum unsafe.Pointer, blocks int32)
 
 //go:wasmimport wasmlm_simd encode_q8_k
 //go:noescape
@@ -133,7 +133,7 @@ func simdDecodeF16Rows(dst, src unsafe.Pointer, rows, cols, stride int32)
 
 //go:wasmimport wasmlm_simd softmax_f32
 //go:noescape
-func simdSoftmaxF32(x unsafe.Pointer, n, scale int32, table unsafe.Pointer)
+func simdSoftmaxF32(x unsafe.Pointer, n, rows, scale int32, table unsafe.Pointer)
 
 //go:wasmimport wasmlm_simd gelu_f16
 //go:noescape
@@ -373,9 +373,6 @@ func encodeSIMD(vec Type, a *activation, x []float32) bool {
 		nb := len(x) / qk8
 		a.q, a.d, a.sum = a.q[:nb*qk8], a.d[:nb], a.sum[:nb]
 		simdEncodeQ8_0(ptr(x), ptr(a.q), ptr(a.d), ptr(a.sum), int32(nb))
-		for b, amax := range a.d { // the kernel leaves max|x| here
-			a.d[b] = roundHalf(amax / 127)
-		}
 	case Q8_K:
 		nb := len(x) / qkK
 		a.q, a.d, a.bsums = a.q[:nb*qkK], a.d[:nb], a.bsums[:nb*qkK/16]
@@ -414,12 +411,13 @@ func decodeF16RowsSIMD(dst []float32, src []uint16, width, stride int) bool {
 	return true
 }
 
-// softmaxSIMD computes Softmax on its kernel and reports whether it did.
-func softmaxSIMD(x []float32, scale float32) bool {
+// softmaxSIMD computes SoftmaxRows on its kernel (x holds whole rows) and
+// reports whether it did.
+func softmaxSIMD(x []float32, width int, scale float32) bool {
 	if !useSIMD {
 		return false
 	}
-	simdSoftmaxF32(ptr(x), int32(len(x)), int32(math.Float32bits(scale)), unsafe.Pointer(&expTable))
+	simdSoftmaxF32(ptr(x), int32(width), int32(len(x)/width), int32(math.Float32bits(scale)), unsafe.Pointer(&expTable))
 	return true
 }
 

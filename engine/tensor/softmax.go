@@ -10,9 +10,26 @@ var expTable = fmath.Exp2Table()
 // e^ fmath.Exp's), each times 1/Σ (the sum in order). With the wasmlm_simd
 // kernels it is one kernel call, with the same bits.
 func Softmax(x []float32, scale float32) {
-	if len(x) == 0 || softmaxSIMD(x, scale) {
+	SoftmaxRows(x, len(x), scale)
+}
+
+// SoftmaxRows is Softmax of each of the len(x)/width rows of width
+// elements in x, one after the other (width ≥ 1), in one kernel call with
+// the wasmlm_simd kernels.
+func SoftmaxRows(x []float32, width int, scale float32) {
+	if width <= 0 || len(x) < width {
 		return
 	}
+	rows := len(x) / width
+	if softmaxSIMD(x[:rows*width], width, scale) {
+		return
+	}
+	for r := range rows {
+		softmaxGo(x[r*width:(r+1)*width], scale)
+	}
+}
+
+func softmaxGo(x []float32, scale float32) {
 	if scale != 1 {
 		for i := range x {
 			x[i] *= scale

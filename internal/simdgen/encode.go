@@ -6,15 +6,15 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // pure-Go encodeQ8_0 and encodeQ8K do. Maxima are order-free, so lanes may
 // find them; every quant is the same float32 product rounded the same way.
 
-// emitEncodeQ8_0 emits EncodeQ8_0 (x, q, amax, sum, blocks): per block of
-// 32, amax[b] = max|x| (NaN ignored), q = roundEven(x·id) clamped to int8
-// with id = 127/amax (0 when amax is 0), and sum[b] = Σq. The Go side turns
-// amax into the block scale (an fp16 rounding, cheaper there).
+// emitEncodeQ8_0 emits EncodeQ8_0 (x, q, d, sum, blocks): per block of
+// 32, with amax = max|x| (NaN ignored), d[b] = amax/127 rounded to F16 (as
+// float32: the pure-Go roundHalf), q = roundEven(x·id) clamped to int8
+// with id = 127/amax (0 when amax is 0), and sum[b] = Σq.
 func emitEncodeQ8_0(m *wg.Module) {
 	k := kernel{m.Func(EncodeQ8_0, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
-	x, q, amax, sum, blocks := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
+	x, q, d, sum, blocks := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	b := k.Local(wg.I32)
-	mx, id, acc := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	mx, id, acc, h := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 	var qi [8]wg.Local
 	for i := range qi {
 		qi[i] = k.Local(wg.V128)
@@ -29,7 +29,10 @@ func emitEncodeQ8_0(m *wg.Module) {
 		}
 		k.horizontal(mx, wg.F32x4Pmax)
 		k.Set(am, wg.F32x4ExtractLane(get(mx), 0))
-		k.F32Store(get(amax), 0, get(am))
+		k.Set(mx, wg.F32x4Splat(wg.F32Div(get(am), wg.F32Const(127))))
+		k.f16Bits(h, mx)
+		k.f16Value(mx, h)
+		k.F32Store(get(d), 0, wg.F32x4ExtractLane(get(mx), 0))
 		k.Set(id, wg.F32x4Splat(wg.Select(wg.F32Div(wg.F32Const(127), get(am)), wg.F32Const(0),
 			wg.F32Ne(get(am), wg.F32Const(0)))))
 		k.Set(acc, f32x4Zero())
@@ -44,7 +47,7 @@ func emitEncodeQ8_0(m *wg.Module) {
 		k.I32Store(get(sum), 0, wg.I32x4ExtractLane(get(acc), 0))
 		k.Set(x, wg.I32Add(get(x), i32(4*32)))
 		k.Set(q, wg.I32Add(get(q), i32(32)))
-		k.Set(amax, wg.I32Add(get(amax), i32(4)))
+		k.Set(d, wg.I32Add(get(d), i32(4)))
 		k.Set(sum, wg.I32Add(get(sum), i32(4)))
 	})
 }

@@ -62,14 +62,15 @@ const (
 	// dst + 4·r·cols (attention over an F16 KV cache decodes chunks of it
 	// so, then runs the F32 kernels over them).
 	DecodeF16Rows = "decode_f16_rows"
-	// EncodeQ8_0 (x, q, amax, sum, blocks): x quantized to Q8_0, with each
-	// block's max|x| where its scale goes (see emitEncodeQ8_0).
+	// EncodeQ8_0 (x, q, d, sum, blocks): x quantized to Q8_0 (see
+	// emitEncodeQ8_0).
 	EncodeQ8_0 = "encode_q8_0"
 	// EncodeQ8K (x, q, d, bsums, blocks): x quantized to Q8_K.
 	EncodeQ8K = "encode_q8_k"
-	// SoftmaxF32 (x, n, scale, table): the n ≥ 1 float32 at x times the
-	// float32 whose bits are scale, then their softmax, with fmath.Exp's
-	// table (32 float64) at table (see emitSoftmaxF32).
+	// SoftmaxF32 (x, n, rows, scale, table): each of the rows of n ≥ 1
+	// float32 from x on times the float32 whose bits are scale, then its
+	// softmax, with fmath.Exp's table (32 float64) at table (see
+	// emitSoftmaxF32).
 	SoftmaxF32 = "softmax_f32"
 	// GELUF16 (x, n, table): GELU of the n float32 at x (a multiple of 4)
 	// by the 65536 float32 at table, indexed by x's F16 bits (see

@@ -67,63 +67,66 @@ func (k kernel) exp4(dst, x, table wg.Local) {
 	k.Set(dst, pairs32(wg.F32x4DemoteF64x2Zero(get(lo)), wg.F32x4DemoteF64x2Zero(get(hi)), [4]int{0, 1, 4, 5}))
 }
 
-// emitSoftmaxF32 emits SoftmaxF32 (x, n, scale, table): x[i] *= scale
+// emitSoftmaxF32 emits SoftmaxF32 (x, n, rows, scale, table): for each of
+// the rows of n ≥ 1 float32 from x on, one after the other, x[i] *= scale
 // (scale a float32's bits), then the pure-Go softmax: the maximum m (the
 // first element, then any larger one), x[i] = fmath.Exp(x[i] − m) (the
-// difference in float32), their sum in order, and each multiplied by 1/sum.
-// n ≥ 1. Without NaNs the maximum does not depend on the order it is
+// difference in float32), their sum in order, and each multiplied by 1/sum. Without NaNs the maximum does not depend on the order it is
 // looked for in (±0 give the same differences but for their sign, and
 // e^±0 is 1), so the lanes look for it.
 func emitSoftmaxF32(m *wg.Module) {
-	k := kernel{m.Func(SoftmaxF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
-	x, n, scaleBits, table := k.Param(0), k.Param(1), k.Param(2), k.Param(3)
-	i, end := k.Local(wg.I32), k.Local(wg.I32)
+	k := kernel{m.Func(SoftmaxF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	x, n, rows, scaleBits, table := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
+	i, end, r := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	v, mx, e := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-	s, mxs, sum := k.Local(wg.F32), k.Local(wg.F32), k.Local(wg.F32)
+	s, mxs, sum, inv := k.Local(wg.F32), k.Local(wg.F32), k.Local(wg.F32), k.Local(wg.F32)
 	at := func() wg.Expr { return wg.I32Add(get(x), get(i)) } // i counts bytes
 
 	k.Set(s, wg.F32ReinterpretI32(get(scaleBits)))
 	k.Set(end, wg.I32Shl(wg.I32And(get(n), i32(^3)), i32(2)))
-	// Scale, and the maximum: lanes first, then the tail one by one.
-	k.Set(mxs, wg.F32Mul(wg.F32Load(get(x), 0), get(s)))
-	k.Set(mx, wg.F32x4Splat(get(mxs)))
-	k.forRange(i, i32(0), get(end), 16, func() {
-		k.Set(v, wg.F32x4Mul(wg.V128Load(at(), 0), wg.F32x4Splat(get(s))))
-		k.V128Store(at(), 0, get(v))
-		k.Set(mx, wg.F32x4Pmax(get(mx), get(v)))
-	})
-	k.horizontal(mx, wg.F32x4Pmax)
-	k.Set(mxs, wg.F32x4ExtractLane(get(mx), 0))
-	k.forRange(i, get(end), wg.I32Shl(get(n), i32(2)), 4, func() {
-		k.Set(sum, wg.F32Mul(wg.F32Load(at(), 0), get(s))) // sum: a scratch here
-		k.F32Store(at(), 0, get(sum))
-		k.If(wg.F32Gt(get(sum), get(mxs)), func() { k.Set(mxs, get(sum)) })
-	})
-	k.Set(mx, wg.F32x4Splat(get(mxs)))
-	// The exponentials and their sum, in order.
-	k.Set(sum, wg.F32Const(0))
-	k.forRange(i, i32(0), get(end), 16, func() {
-		k.Set(v, wg.F32x4Sub(wg.V128Load(at(), 0), get(mx)))
-		k.exp4(e, v, table)
-		k.V128Store(at(), 0, get(e))
-		for l := range uint8(4) {
-			k.Set(sum, wg.F32Add(get(sum), wg.F32x4ExtractLane(get(e), l)))
-		}
-	})
-	k.forRange(i, get(end), wg.I32Shl(get(n), i32(2)), 4, func() {
-		k.Set(v, wg.F32x4Sub(wg.V128Load32Splat(at(), 0), get(mx)))
-		k.exp4(e, v, table)
-		k.F32Store(at(), 0, wg.F32x4ExtractLane(get(e), 0))
-		k.Set(sum, wg.F32Add(get(sum), wg.F32x4ExtractLane(get(e), 0)))
-	})
-	// Each times 1/sum.
-	k.Set(s, wg.F32Div(wg.F32Const(1), get(sum)))
-	k.Set(v, wg.F32x4Splat(get(s)))
-	k.forRange(i, i32(0), get(end), 16, func() {
-		k.V128Store(at(), 0, wg.F32x4Mul(wg.V128Load(at(), 0), get(v)))
-	})
-	k.forRange(i, get(end), wg.I32Shl(get(n), i32(2)), 4, func() {
-		k.F32Store(at(), 0, wg.F32Mul(wg.F32Load(at(), 0), get(s)))
+	k.forRange(r, i32(0), get(rows), 1, func() {
+		// Scale, and the maximum: lanes first, then the tail one by one.
+		k.Set(mxs, wg.F32Mul(wg.F32Load(get(x), 0), get(s)))
+		k.Set(mx, wg.F32x4Splat(get(mxs)))
+		k.forRange(i, i32(0), get(end), 16, func() {
+			k.Set(v, wg.F32x4Mul(wg.V128Load(at(), 0), wg.F32x4Splat(get(s))))
+			k.V128Store(at(), 0, get(v))
+			k.Set(mx, wg.F32x4Pmax(get(mx), get(v)))
+		})
+		k.horizontal(mx, wg.F32x4Pmax)
+		k.Set(mxs, wg.F32x4ExtractLane(get(mx), 0))
+		k.forRange(i, get(end), wg.I32Shl(get(n), i32(2)), 4, func() {
+			k.Set(sum, wg.F32Mul(wg.F32Load(at(), 0), get(s))) // sum: a scratch here
+			k.F32Store(at(), 0, get(sum))
+			k.If(wg.F32Gt(get(sum), get(mxs)), func() { k.Set(mxs, get(sum)) })
+		})
+		k.Set(mx, wg.F32x4Splat(get(mxs)))
+		// The exponentials and their sum, in order.
+		k.Set(sum, wg.F32Const(0))
+		k.forRange(i, i32(0), get(end), 16, func() {
+			k.Set(v, wg.F32x4Sub(wg.V128Load(at(), 0), get(mx)))
+			k.exp4(e, v, table)
+			k.V128Store(at(), 0, get(e))
+			for l := range uint8(4) {
+				k.Set(sum, wg.F32Add(get(sum), wg.F32x4ExtractLane(get(e), l)))
+			}
+		})
+		k.forRange(i, get(end), wg.I32Shl(get(n), i32(2)), 4, func() {
+			k.Set(v, wg.F32x4Sub(wg.V128Load32Splat(at(), 0), get(mx)))
+			k.exp4(e, v, table)
+			k.F32Store(at(), 0, wg.F32x4ExtractLane(get(e), 0))
+			k.Set(sum, wg.F32Add(get(sum), wg.F32x4ExtractLane(get(e), 0)))
+		})
+		// Each times 1/sum.
+		k.Set(inv, wg.F32Div(wg.F32Const(1), get(sum)))
+		k.Set(v, wg.F32x4Splat(get(inv)))
+		k.forRange(i, i32(0), get(end), 16, func() {
+			k.V128Store(at(), 0, wg.F32x4Mul(wg.V128Load(at(), 0), get(v)))
+		})
+		k.forRange(i, get(end), wg.I32Shl(get(n), i32(2)), 4, func() {
+			k.F32Store(at(), 0, wg.F32Mul(wg.F32Load(at(), 0), get(inv)))
+		})
+		k.Set(x, wg.I32Add(get(x), wg.I32Shl(get(n), i32(2))))
 	})
 }
 
