@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // embedJSON is what embed prints: the shape of /v1/embeddings' data and
@@ -124,6 +125,9 @@ func runEmbedding(ctx context.Context, cmd string, args []string, stdin io.Reade
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", cmd, textError(err, cmd, len(texts)))
+		if cmd == "rerank" && mf.path == "" && errors.Is(err, engine.ErrUnsupported) {
+			fmt.Fprintf(stderr, "rerank: the default model (%s) generates text; give a reranker with -m (wasmlm bench -gen DIR -shapes minilm-l6-rerank writes a random-weight one to try)\n", models.DefaultName)
+		}
 		if errors.Is(err, engine.ErrInvalidOption) {
 			return exitUsage
 		}

@@ -110,7 +110,7 @@ func TestEmbedErrors(t *testing.T) {
 		{[]string{"rerank", "a"}, "", exitUsage, "rerank: -query is required"},
 		{[]string{"rerank", "-query", "q"}, "", exitUsage, "rerank: no documents given"},
 		{[]string{"rerank", "-query", "q", "-top-n", "-1", "a"}, "", exitUsage, "rerank: -top-n must be >= 0 (0: all), got -1"},
-		{[]string{"rerank", "-query", "q", "a", "b"}, "", exitError, "rerank: engine: unsupported model: this model does not rerank"},
+		{[]string{"rerank", "-query", "q", "a", "b"}, "", exitError, "give a reranker with -m (wasmlm bench -gen DIR -shapes minilm-l6-rerank"},
 		{[]string{"rerank", "-h"}, "", exitOK, "usage: wasmlm rerank [flags] -query Q DOC..."},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -89,8 +89,10 @@ func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 // "tinyllama" (TinyLlama-1.1B's, 0.6–4.4 GB depending on the type: not among
 // ShapeNames, which the default benchmark generates), "llama3b", "llama8b",
 // "qwen3-0.6b" and "gemma3-1b" (of architecture ArchOf: qwen3, gemma3),
-// "bigvocab" (BigVocab), and the embedding models "minilm-l6",
-// "bge-base" (bert) and "nomic-embed-v1.5" (nomic-bert).
+// "bigvocab" (BigVocab), the embedding models "minilm-l6", "bge-base"
+// (bert) and "nomic-embed-v1.5" (nomic-bert), and the reranker
+// "minilm-l6-rerank" (MiniLM-L6's body with a classification head, as
+// ms-marco-MiniLM-L-6-v2: bert, Pooling rank).
 func ShapeByName(name string) (Shape, error) {
 	switch name {
 	case "stories15M":
@@ -109,19 +111,20 @@ func ShapeByName(name string) (Shape, error) {
 		return Gemma3_1B(), nil
 	case "bigvocab":
 		return BigVocab(), nil
-	case "minilm-l6":
+	case "minilm-l6", "minilm-l6-rerank":
 		return MiniLML6(), nil
 	case "bge-base":
 		return BGEBase(), nil
 	case "nomic-embed-v1.5":
 		return NomicEmbedV15(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5)",
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank)",
 		ErrSpec, name, strings.Join(ShapeNames(), ", "))
 }
 
 // ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",
-// gemma3 for "gemma3-1b", bert for "minilm-l6" and "bge-base",
+// gemma3 for "gemma3-1b", bert for "minilm-l6", "bge-base" and
+// "minilm-l6-rerank",
 // nomic-bert for "nomic-embed-v1.5", llama for the others.
 func ArchOf(shape string) string {
 	switch shape {
@@ -129,7 +132,7 @@ func ArchOf(shape string) string {
 		return "qwen3"
 	case "gemma3-1b":
 		return "gemma3"
-	case "minilm-l6", "bge-base":
+	case "minilm-l6", "bge-base", "minilm-l6-rerank":
 		return "bert"
 	case "nomic-embed-v1.5":
 		return "nomic-bert"
@@ -153,7 +156,7 @@ func BenchTypes() []tensor.Type {
 // types their GGUF files are published in).
 func benchTypesOf(shape string) []tensor.Type {
 	switch shape {
-	case "minilm-l6", "bge-base", "nomic-embed-v1.5":
+	case "minilm-l6", "bge-base", "nomic-embed-v1.5", "minilm-l6-rerank":
 		return []tensor.Type{tensor.F32, tensor.F16, tensor.Q8_0}
 	case "qwen3-0.6b", "gemma3-1b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_K}
@@ -200,6 +203,9 @@ func BenchModels(shapes ...string) ([]Model, error) {
 			}
 			if isBert(m.Spec.Arch) {
 				m.Spec.SeparateOutput, m.Spec.MuteSpecial = false, false
+			}
+			if name == "minilm-l6-rerank" {
+				m.Spec.Pooling = "rank"
 			}
 			out = append(out, m)
 		}

@@ -243,3 +243,29 @@ func TestEmbeddingShapes(t *testing.T) {
 		requireBenchModels(t, c.name, c.arch, c.name+"-F32", c.name+"-F16", c.name+"-Q8_0")
 	}
 }
+
+// TestRerankerShape: the benchmark's reranker is ms-marco-MiniLM-L-6-v2's
+// shape, its parameters those of its GGUF file (MiniLM-L6's, plus the
+// pooler's dense layer and the one-label classifier, 148,225 more), a bert
+// that ranks, in F32, F16 and Q8_0.
+func TestRerankerShape(t *testing.T) {
+	const name = "minilm-l6-rerank"
+	sh, err := modelgen.ShapeByName(name)
+	require.NoError(t, err)
+	assert.Equal(t, modelgen.MiniLML6(), sh)
+	l, err := modelgen.Header(modelgen.Spec{Arch: "bert", Shape: sh, Type: tensor.F16, Pooling: "rank"})
+	require.NoError(t, err)
+	f, err := gguf.ParseHeader(l.Header, int64(l.Size))
+	require.NoError(t, err)
+	var params int64
+	for _, ti := range f.Tensors() {
+		params += ti.Elements()
+	}
+	assert.Equal(t, int64(22_565_376+384*384+384+384+1), params)
+	requireBenchModels(t, name, "bert", name+"-F32", name+"-F16", name+"-Q8_0")
+	ms, err := modelgen.BenchModels(name)
+	require.NoError(t, err)
+	for _, m := range ms {
+		assert.Equal(t, "rank", m.Spec.Pooling, m.Name)
+	}
+}
