@@ -8,8 +8,9 @@ import (
 )
 
 // With the wasmlm_simd build tag, MatVec, MatMul(s), the activation encoders
-// for Q8_0 and Q8_K, the products of attention (DotF32Rows, AddScaledRows)
-// and the F16 decoder DecodeF16Rows run the SIMD128 kernels of the module
+// for Q8_0 and Q8_K, the products of attention (DotF32Rows, AddScaledRows),
+// the F16 decoder DecodeF16Rows, RoundF16, EncodeF16, Softmax(Rows),
+// GELUByTable, Add and LayerNorm run the SIMD128 kernels of the module
 // internal/simdgen emits (kernels.wasm) for the types it covers: for F32,
 // F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a matrix–vector kernel and a
 // batched one (matmul_*), which decodes each block of weights once for all
