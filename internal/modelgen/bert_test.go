@@ -231,17 +231,23 @@ func TestEmbeddingShapes(t *testing.T) {
 		sh, err := modelgen.ShapeByName(c.name)
 		require.NoError(t, err)
 		assert.Equal(t, c.shape, sh)
-		l, err := modelgen.Header(modelgen.Spec{Arch: c.arch, Shape: sh, Type: tensor.F16})
-		require.NoError(t, err)
-		f, err := gguf.ParseHeader(l.Header, int64(l.Size))
-		require.NoError(t, err)
-		var params int64
-		for _, ti := range f.Tensors() {
-			params += ti.Elements()
-		}
-		assert.Equal(t, c.params, params, c.name)
+		assert.Equal(t, c.params, parameters(t, modelgen.Spec{Arch: c.arch, Shape: sh, Type: tensor.F16}), c.name)
 		requireBenchModels(t, c.name, c.arch, c.name+"-F32", c.name+"-F16", c.name+"-Q8_0")
 	}
+}
+
+// parameters counts the elements of the tensors spec's file holds.
+func parameters(t *testing.T, spec modelgen.Spec) int64 {
+	t.Helper()
+	l, err := modelgen.Header(spec)
+	require.NoError(t, err)
+	f, err := gguf.ParseHeader(l.Header, int64(l.Size))
+	require.NoError(t, err)
+	var n int64
+	for _, ti := range f.Tensors() {
+		n += ti.Elements()
+	}
+	return n
 }
 
 // TestRerankerShape: the benchmark's reranker is ms-marco-MiniLM-L-6-v2's
@@ -253,15 +259,7 @@ func TestRerankerShape(t *testing.T) {
 	sh, err := modelgen.ShapeByName(name)
 	require.NoError(t, err)
 	assert.Equal(t, modelgen.MiniLML6(), sh)
-	l, err := modelgen.Header(modelgen.Spec{Arch: "bert", Shape: sh, Type: tensor.F16, Pooling: "rank"})
-	require.NoError(t, err)
-	f, err := gguf.ParseHeader(l.Header, int64(l.Size))
-	require.NoError(t, err)
-	var params int64
-	for _, ti := range f.Tensors() {
-		params += ti.Elements()
-	}
-	assert.Equal(t, int64(22_565_376+384*384+384+384+1), params)
+	assert.Equal(t, int64(22_565_376+384*384+384+384+1), parameters(t, modelgen.Spec{Arch: "bert", Shape: sh, Type: tensor.F16, Pooling: "rank"}))
 	requireBenchModels(t, name, "bert", name+"-F32", name+"-F16", name+"-Q8_0")
 	ms, err := modelgen.BenchModels(name)
 	require.NoError(t, err)
