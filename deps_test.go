@@ -32,8 +32,8 @@ var layering = map[string][]string{
 	// Build tools, which no package of the product imports: the SIMD128
 	// kernel module's emitter (go generate; the hosts load the module it
 	// writes) and the launcher of headless Chromium (tests, benchmark).
-	"internal/simdgen":  {"internal/wasmgen"},
-	"internal/asmgen":   {"internal/fmath"}, // engine/tensor's amd64 assembly, written with avo (go generate)
+	"internal/simdgen":  {"internal/wasmgen", "internal/fmath"}, // the SIMD128 kernels (go generate); fmath: the exponential's constants
+	"internal/asmgen":   {"internal/fmath"},                     // engine/tensor's amd64 assembly, written with avo (go generate)
 	"internal/headless": {},
 	"chat":              {"grammar/jsonschema"},
 	// JSON Schema to GBNF: no wasmlm imports, usable by every host.
