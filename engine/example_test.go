@@ -73,3 +73,36 @@ func ExampleSessionOptions_kvType() {
 	// auto: f32, 655360 bytes
 	// f16: f16, 327680 bytes
 }
+
+// Embedding texts from Go: every model embeds (an embedding model as its
+// file's pooling_type says; the default model, a generative one, by the
+// mean of its final states), the vectors of unit length, so a dot product
+// is their cosine similarity.
+func ExampleSession_Embed() {
+	model, err := engine.Load(models.Default(), engine.LoadOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	session, err := model.NewSession(engine.SessionOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	embs, err := session.Embed(context.Background(), []string{"The cat sat on the mat.", "A kitten slept on the rug.", "Once upon a time"}, engine.EmbedOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dot := func(a, b []float32) (s float32) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	fmt.Println(len(embs), "vectors of", len(embs[0].Vector), "values;", embs[0].Tokens, "tokens in the first")
+	fmt.Println("the cat nearer the kitten than the story:", dot(embs[0].Vector, embs[1].Vector) > dot(embs[0].Vector, embs[2].Vector))
+	// Output:
+	// 3 vectors of 64 values; 11 tokens in the first
+	// the cat nearer the kitten than the story: true
+}

@@ -50,3 +50,42 @@ func ExampleNew() {
 	// 200 OK
 	// "text":", there was a little girl named Lily. She loved to play"
 }
+
+// Mounting the API in a Go server of your own: the handler answers its
+// paths (/v1/...) wherever it is mounted, here under /llm/ beside the
+// server's other routes, with http.StripPrefix.
+func ExampleNew_mux() {
+	model, err := engine.Load(models.Default(), engine.LoadOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	api, err := httpapi.New(model, httpapi.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/llm/", http.StripPrefix("/llm", api))
+	mux.HandleFunc("/hello", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	for _, path := range []string{"/hello", "/llm/v1/models"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text := string(body)
+		if i := strings.Index(text, `"id":`); i >= 0 {
+			text = text[i : i+strings.Index(text[i:], ",")]
+		}
+		fmt.Println(path, resp.Status, text)
+	}
+	// Output:
+	// /hello 200 OK hello
+	// /llm/v1/models 200 OK "id":"wasmlm"
+}
