@@ -31,8 +31,8 @@ var siteSizeBounds = []struct {
 	bytes, gzBytes int
 }{
 	{"wasmlm.wasm", 7_100_000, 1_900_000},        // "at most 7.1 MB (1.9 MB gzipped)"
-	{"wasmlm-simd.wasm", 64_000, 12_000},         // "under 64 KB each (12 KB each gzipped)"
-	{"wasmlm-simd-relaxed.wasm", 64_000, 12_000}, // the same
+	{"wasmlm-simd.wasm", 72_000, 12_000},         // "under 72 KB each (12 KB each gzipped)"
+	{"wasmlm-simd-relaxed.wasm", 72_000, 12_000}, // the same
 	{"simd.js", 8_000, 3_000},                    // "under 8 KB (3 KB gzipped)"
 }
 
