@@ -32,16 +32,18 @@ import {
 import { createChatCompletion } from './chat-completions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
 
-const here = import.meta.url;
-const WORKER_URL = new URL('./wasmlm.worker.js', here).href;
-const WASM_URL = new URL('./wasmlm.wasm', here).href;
-const SIMD_URL = new URL('./wasmlm-simd.wasm', here).href;
-const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', here).href;
+// Each asset's URL in the literal form new URL('./file', import.meta.url),
+// which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
+// file for.
+const WORKER_URL = new URL('./wasmlm.worker.js', import.meta.url).href;
+const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
+const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
+const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
 /** The default model, shipped beside this module: stories260K (MIT), a GGUF file that carries its vocabulary. */
 export const DEFAULT_MODEL = Object.freeze({
   name: 'stories260K',
-  model: new URL('./models/stories260K-F16.gguf', here).href,
+  model: new URL('./models/stories260K-F16.gguf', import.meta.url).href,
 });
 
 /** The Cache Storage cache that keeps downloaded models. */
