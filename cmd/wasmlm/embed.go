@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,6 +156,28 @@ func embedTexts(ctx context.Context, s *engine.Session, texts []string, opts eng
 	return out, nil
 }
 
+// tooLongTexts matches the engine's names of a text too long for the
+// context: input[i] (of several) or documents[i].
+var tooLongTexts = regexp.MustCompile(`\b(input|documents)\[(\d+)\]`)
+
+// tooLongError is the engine's message for a text too long in the CLI's
+// words: texts and documents counted from 1 as the arguments are (text 2,
+// document 3), and the -truncate flag.
+func tooLongError(msg string, n int) string {
+	msg = tooLongTexts.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := tooLongTexts.FindStringSubmatch(m)
+		i, err := strconv.Atoi(sub[2])
+		if err != nil {
+			return m
+		}
+		return map[string]string{"input": "text", "documents": "document"}[sub[1]] + " " + strconv.Itoa(i+1)
+	})
+	if n == 1 {
+		msg = strings.Replace(msg, ": input is ", ": the text is ", 1)
+	}
+	return strings.Replace(msg, "(truncate cuts", "(-truncate cuts", 1)
+}
+
 // rerankTexts scores docs for query, best first as /v1/rerank orders them
 // (ties in the documents' order), the topN best (0: all).
 func rerankTexts(ctx context.Context, s *engine.Session, query string, docs []string, topN int, opts engine.EmbedOptions) (rerankJSON, error) {
@@ -225,6 +248,9 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 func textError(err error, cmd string, n int) string {
 	var oe *engine.OptionError
 	if !errors.As(err, &oe) {
+		if errors.Is(err, engine.ErrPromptTooLong) {
+			return tooLongError(err.Error(), n)
+		}
 		return err.Error()
 	}
 	name, index, _ := strings.Cut(oe.Field, "[")

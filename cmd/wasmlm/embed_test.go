@@ -102,7 +102,8 @@ func TestEmbedErrors(t *testing.T) {
 		{[]string{"embed", ""}, "", exitUsage, "embed: text must not be an empty string"},
 		{[]string{"embed", "a", ""}, "", exitUsage, "embed: text 2 must not be an empty string"},
 		{[]string{"embed", "a", "b\xff"}, "", exitUsage, "embed: text 2 is not valid UTF-8"},
-		{[]string{"embed", long}, "", exitError, "embed: engine: prompt too long: input is 602 tokens with its special tokens; the context holds 512"},
+		{[]string{"embed", long}, "", exitError, "embed: engine: prompt too long: the text is 602 tokens with its special tokens; the context holds 512 (-truncate cuts it to fit)"},
+		{[]string{"embed", "a", long}, "", exitError, "embed: engine: prompt too long: text 2 is 602 tokens with its special tokens; the context holds 512 (-truncate cuts it to fit)"},
 		{[]string{"embed", "-threads", "-1", "a"}, "", exitUsage, "embed: -threads must be 0 (every core) to"},
 		{[]string{"embed", "-bogus", "a"}, "", exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"embed", "-h"}, "", exitOK, "usage: wasmlm embed [flags] TEXT... (- reads texts from stdin, one a line)"},
@@ -199,6 +200,8 @@ func TestEncoders(t *testing.T) {
 		{[]string{"generate", "-m", reranker, "-p", "hi"}, "generate: this bert model is a reranker: it scores documents for a query and does not generate text (wasmlm rerank -query Q DOC...)"},
 		{[]string{"rerank", "-m", bert, "-query", "q", "d"}, "rerank: engine: unsupported model: this model does not rerank"},
 		{[]string{"embed", "-m", reranker, "d"}, "embed: engine: unsupported model: this model is a reranker"},
+		{[]string{"rerank", "-m", reranker, "-query", "q", "d", strings.Repeat("a dog ", 40)}, "rerank: engine: prompt too long: document 2 with the query takes"},
+		{[]string{"rerank", "-m", reranker, "-query", "q", "d", strings.Repeat("a dog ", 40)}, "(-truncate cuts the document)"},
 	} {
 		code, out, errOut := runCLI(t, c.args...)
 		assert.Equal(t, exitError, code, "%v", c.args)
