@@ -175,6 +175,12 @@ async function compare() {
   const texts = el.texts.value.split('\n').map((t) => t.trim()).filter((t) => t !== '');
   if (!lm || demo.running || texts.length === 0) return;
   showMessage('');
+  el.rankingBody.replaceChildren(); // no earlier results beside a new query's error
+  el.compareStats.textContent = '';
+  if (el.query.value.trim() === '') {
+    showMessage('Write a query to compare the texts with.');
+    return;
+  }
   setState('comparing', 'Comparing…');
   const started = performance.now();
   try {

@@ -167,6 +167,13 @@ func TestBrowserDemoSimilarity(t *testing.T) {
 	}
 	assertRanking(t, tb, texts, scores)
 	assert.Regexp(t, `^\d+ tokens in \d+ ms$`, text(t, tb, "compare-stats"))
+
+	// An empty query asks for one, and the earlier results go.
+	eval[chromedp.Void](t, tb, `document.getElementById('query').value = ''`)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("compare"))))
+	waitFor(t, tb, `document.querySelectorAll('#ranking tbody tr').length === 0`, 5*time.Second)
+	assert.Contains(t, eval[string](t, tb, `document.body.textContent`), "Write a query to compare the texts with.")
+	assert.Empty(t, text(t, tb, "compare-stats"))
 }
 
 // assertRanking checks the similarity panel's table: the texts ordered by
