@@ -35,7 +35,6 @@ import { createEmbeddings, rerankDocuments } from './embeddings.js';
 // Each asset's URL in the literal form new URL('./file', import.meta.url),
 // which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
 // file for.
-const WORKER_URL = new URL('./wasmlm.worker.js', import.meta.url).href;
 const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
@@ -711,7 +710,8 @@ class Follower {
 /** A new worker running wasmlm.worker.js; code worker_failed when the browser refuses (a Content-Security-Policy, say). */
 function newWorker(name) {
   try {
-    return new Worker(WORKER_URL, { name });
+    // The URL written out here, the form bundlers follow to a worker script.
+    return new Worker(new URL('./wasmlm.worker.js', import.meta.url), { name });
   } catch (err) {
     throw codedError('worker_failed', `wasmlm: the worker could not start: ${err?.message ?? err}`, { cause: err });
   }
