@@ -129,7 +129,9 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 		}
 		first := 0
 		for _, seq := range seqs {
-			s.encoderAttention(attn, q, k, v, first, len(seq))
+			if err := s.encoderAttention(attn, q, k, v, first, len(seq)); err != nil {
+				return err
+			}
 			first += len(seq)
 		}
 		// Attention's output, its bias, the layer's input added back, normalised.
@@ -177,14 +179,14 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 // (tensor.MatMul: each key read once for the block; every score is still
 // DotF32's, as DotF32Rows would give), then each query's softmax and its
 // score-weighted sum of the values.
-func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) {
+func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) error {
 	c, e := &s.model.config, s.enc
 	hd, qDim, kvDim := c.HeadDim(), c.QDim(), c.KVDim()
 	scale := c.attentionScale()
 	qh, kh := e.qh[:n*hd], e.kh[:n*hd]
 	keys, err := tensor.NewMatrix(tensor.F32, n, hd, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(kh))), 4*len(kh)))
 	if err != nil {
-		panic(err) // n ≥ 1 rows of hd float32: cannot fail
+		return fmt.Errorf("encoder attention: %w", err)
 	}
 	for h := range c.Heads {
 		kvh := h / c.GroupSize() * hd
@@ -212,6 +214,7 @@ func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) {
 			}
 		}
 	}
+	return nil
 }
 
 // residualNorm sets each row of x to LayerNorm(out + bias + x) with

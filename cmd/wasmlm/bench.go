@@ -152,9 +152,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return exitUsage
 		}
-		rounds := false
-		fs.Visit(func(f *flag.Flag) { rounds = rounds || f.Name == "rounds" })
-		if !rounds {
+		if !flagGiven(fs, "rounds") {
 			set.rounds = defaultEmbedRounds
 		}
 	}

@@ -31,8 +31,8 @@ func emitEncodeQ8_0(m *wg.Module) {
 		k.Set(am, wg.F32x4ExtractLane(get(mx), 0))
 		k.Set(mx, wg.F32x4Splat(wg.F32Div(get(am), wg.F32Const(127))))
 		k.f16Bits(h, mx)
-		k.f16Value(mx, h)
-		k.F32Store(get(d), 0, wg.F32x4ExtractLane(get(mx), 0))
+		k.Set(h, wg.I32x4Shl(get(h), i32(16))) // f16ToF32 takes the bits in the high halves
+		k.F32Store(get(d), 0, wg.F32x4ExtractLane(f16ToF32(h), 0))
 		k.Set(id, wg.F32x4Splat(wg.Select(wg.F32Div(wg.F32Const(127), get(am)), wg.F32Const(0),
 			wg.F32Ne(get(am), wg.F32Const(0)))))
 		k.Set(acc, f32x4Zero())

@@ -8,22 +8,6 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // biases) and LayerNorm. In Go's WebAssembly these scalar loops were a
 // tenth of an encoder's time.
 
-// f16Value sets dst's float32 lanes to the values of the F16 bits in h's
-// i32 lanes (the pure-Go f16ToF32, exactly): a normal number's exponent
-// rebiased, an infinity's or NaN's all ones (the payload kept), a
-// subnormal's mantissa·2^-24.
-func (k kernel) f16Value(dst, h wg.Local) {
-	mag, e := k.Local(wg.V128), k.Local(wg.V128)
-	k.Set(mag, wg.V128And(get(h), i32x4Splat(0x7fff)))
-	k.Set(e, wg.V128And(get(h), i32x4Splat(0x7c00)))
-	normal := wg.I32x4Add(wg.I32x4Shl(get(mag), i32(13)), i32x4Splat(112<<23))
-	special := wg.V128Or(wg.I32x4Shl(get(mag), i32(13)), i32x4Splat(0x7f800000))
-	sub := wg.F32x4Mul(wg.F32x4ConvertI32x4S(wg.V128And(get(h), i32x4Splat(0x3ff))), wg.F32x4Splat(wg.F32Const(0x1p-24)))
-	k.Set(dst, wg.V128Bitselect(special, normal, wg.I32x4Eq(get(e), i32x4Splat(0x7c00))))
-	k.Set(dst, wg.V128Bitselect(sub, get(dst), wg.I32x4Eq(get(e), f32x4Zero())))
-	k.Set(dst, wg.V128Or(get(dst), wg.I32x4Shl(wg.V128And(get(h), i32x4Splat(0x8000)), i32(16))))
-}
-
 // emitRoundF16 emits RoundF16 (dst, src, n), n a multiple of 4: dst[i] =
 // src[i] rounded to the nearest F16 (ties to even, as f32ToF16), as
 // float32.
@@ -35,8 +19,8 @@ func emitRoundF16(m *wg.Module) {
 	k.forRange(i, i32(0), wg.I32Shl(get(n), i32(2)), 16, func() {
 		k.Set(v, wg.V128Load(wg.I32Add(get(src), get(i)), 0))
 		k.f16Bits(h, v)
-		k.f16Value(v, h)
-		k.V128Store(wg.I32Add(get(dst), get(i)), 0, get(v))
+		k.Set(h, wg.I32x4Shl(get(h), i32(16))) // f16ToF32 takes the bits in the high halves
+		k.V128Store(wg.I32Add(get(dst), get(i)), 0, f16ToF32(h))
 	})
 }
 
