@@ -711,7 +711,7 @@ class Follower {
 function newWorker(name) {
   try {
     // The URL written out here, the form bundlers follow to a worker script.
-    return new Worker(new URL('./wasmlm.worker.js', import.meta.url), { name });
+    return new Worker(new URL('./wasmlm.worker.js', import.meta.url), { type: 'module', name });
   } catch (err) {
     throw codedError('worker_failed', `wasmlm: the worker could not start: ${err?.message ?? err}`, { cause: err });
   }

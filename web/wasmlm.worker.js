@@ -1,7 +1,9 @@
 // wasmlm.worker.js: the Web Worker that runs wasmlm.wasm for wasmlm.js.
 //
-// A classic worker (not a module worker), because Go's wasm_exec.js is a
-// classic script and importScripts works in every browser with workers.
+// A module worker: its imports are static, so that a bundler (Vite, webpack)
+// that follows new Worker(new URL('./wasmlm.worker.js', import.meta.url))
+// bundles them, Go's wasm_exec.js included (a script that sets globalThis.Go
+// when it runs, which importing it does), into one worker script.
 //
 // Messages from the page: {id, type, ...}
 //   boot      {module, kernels, simdRelaxed, simdReason}  start the Go program (a compiled WebAssembly.Module)
@@ -34,9 +36,10 @@
 // (error: {message, code, field?, param?}; code as wasmlm.js documents it);
 // {type: 'fatal', message} when the Go program exits, or a follower stops following, and nothing
 // more can run.
-'use strict';
-
-importScripts('./wasm_exec.js');
+import './wasm_exec.js';
+import { simdImports } from './simd.js';
+import { openReader } from './reader.js';
+import { Sha256 } from './sha256.js';
 
 let binding = null; // a Promise of globalThis.wasmlm, set by the Go program
 let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMemoryBytes
@@ -45,17 +48,15 @@ let simdRelaxed = false; // whether the kernels are the relaxed-SIMD build, for 
 let plan = null; // the model being read: the Go side's prepare result (assemble, prepare, fill)
 const controllers = new Map(); // call id → AbortController
 
-// simdImports of simd.js, an ES module, which a classic worker loads with
-// import(). A browser without import() in workers (Firefox before 114) gets
-// stubs of the same shape instead: the Go side then runs its pure-Go kernels.
+// simdImports of simd.js for the kernels; if they cannot be attached, stubs
+// of the same shape: the Go side then runs its pure-Go kernels.
 async function loadSIMD(kernels) {
   try {
-    const { simdImports } = await import('./simd.js');
     return await simdImports(kernels ?? null);
   } catch (err) {
     const fail = () => { throw new Error('wasmlm: the SIMD kernels are not available'); };
     const stubs = new Proxy({}, { get: (_, name) => (name === 'available' ? () => 0 : fail) });
-    const reason = `simd.js did not load in the worker: ${err?.message ?? err}`;
+    const reason = `the SIMD kernels did not load in the worker: ${err?.message ?? err}`;
     return { importObject: { wasmlm_simd: stubs }, attach: async () => false, enabled: false, reason };
   }
 }
@@ -197,13 +198,12 @@ async function handle(m, signal) {
 // range it needs from m.sources, a chunk at a time, into it, reporting the
 // bytes placed. Resolves to {bytes}.
 async function assemble(b, m, signal) {
-  const { openReader } = await import('./reader.js');
   plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
   if (plan.more >= 0) throw internalError(`wasmlm: the header of file ${plan.more} needs more than the page read`);
   // One worker reads a Blob as a stream; several, a slice at a time (see reader.js).
   const readers = m.sources.map((s) => openReader(s, { stream: m.shardCount === 1 }));
   // With sha256 (one worker, reading the whole file in order), the bytes are hashed as they pass.
-  const hasher = m.sha256 ? new (await import('./sha256.js')).Sha256() : null;
+  const hasher = m.sha256 ? new Sha256() : null;
   let loaded = 0;
   let reported = 0;
   const report = () => {
