@@ -1,5 +1,6 @@
 // demo.js: the demo page. It uses only the public API of wasmlm.js.
-import { WasmLM, DEFAULT_MODEL } from './wasmlm.js';
+import { WasmLM } from './wasmlm.js';
+import { DEFAULT_MODEL } from './default-model.js';
 
 const $ = (id) => document.getElementById(id);
 const el = {

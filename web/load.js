@@ -6,6 +6,7 @@ import {
   abortError, argumentError, codedError, describe, describeThrown, httpError,
 } from './errors.js';
 import { CACHE_NAME, cache as modelCache, cachedModel } from './cache.js';
+import { hostFetch } from './host.js';
 import { Sha256 } from './sha256.js';
 import { openReader, splitURLs } from './reader.js';
 
@@ -115,7 +116,7 @@ export async function download(url, report, { cache, signal }) {
   let res = store ? await store.match(url).catch(() => undefined) : undefined;
   const cached = !!res;
   if (!res) {
-    res = await fetch(url, { signal });
+    res = await hostFetch(url, { signal });
     if (!res.ok) throw httpError(url, res);
     if (store) {
       store.put(url, res.clone()).catch((err) => console.warn(`wasmlm: could not cache ${url}: ${err.message}`));

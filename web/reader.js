@@ -16,6 +16,7 @@
 // aborted.
 
 import { abortError, codedError, httpError } from './errors.js';
+import { hostFetch } from './host.js';
 
 /** How many times a range whose connection dropped is asked for again. */
 export const RETRIES = 3;
@@ -157,7 +158,7 @@ function urlReader(url) {
   const request = async (start, end, signal) => {
     let res;
     try {
-      res = await fetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, signal, cache: 'no-store' });
+      res = await hostFetch(url, { headers: { Range: `bytes=${start}-${end - 1}` }, signal, cache: 'no-store' });
     } catch (err) {
       if (signal?.aborted) throw abortError(signal);
       throw codedError('fetch_failed', `wasmlm: fetching ${url} failed: ${err?.message ?? err}`, { cause: err });
@@ -183,7 +184,7 @@ function urlReader(url) {
   };
   // The size from a HEAD request's Content-Length (which CORS always exposes).
   const headSize = async () => {
-    const res = await fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => null);
+    const res = await hostFetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => null);
     const n = res?.ok && !res.headers.get('content-encoding') ? Number(res.headers.get('content-length') ?? NaN) : NaN;
     return Number.isFinite(n) ? n : undefined;
   };

@@ -6,7 +6,17 @@
  * first part's URL (the others are found by name) or by all its parts, in
  * order, as URLs or Blobs.
  */
-export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob | ReadonlyArray<string | URL | Blob>;
+export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob | ReadonlyArray<string | URL | Blob> | ModelDescription;
+
+/**
+ * A model and its name, as wasmlm/default-model's DEFAULT_MODEL: load(description) is
+ * load(description.model, {name: description.name}). In Node.js a string that is not a
+ * URL with a scheme is a file path (relative to the working directory).
+ */
+export interface ModelDescription {
+  readonly model: string | URL | ArrayBuffer | ArrayBufferView | Blob | ReadonlyArray<string | URL | Blob>;
+  readonly name?: string;
+}
 
 export interface LoadProgress {
   /** Bytes read so far, over all the files (and workers) of the load. */
@@ -590,7 +600,6 @@ export interface WasmLMError extends Error {
   workersNeeded?: number | null;
 }
 
-export declare const DEFAULT_MODEL: { readonly name: string; readonly model: string };
 export declare const CACHE_NAME: string;
 /** The most workers the load option workers: 'auto' uses. */
 export declare const MAX_AUTO_WORKERS: number;
@@ -634,7 +643,10 @@ export interface ModelCache {
 
 export declare class WasmLM {
   private constructor();
-  /** Loads a model into a new Web Worker; no source: the default model beside wasmlm.js. */
+  /**
+   * Loads a model into a new Web Worker (in Node.js a worker_threads Worker); no source: the default
+   * model beside wasmlm.js, which a bundled app imports from wasmlm/default-model instead.
+   */
   static load(source?: ModelSource | null, options?: LoadOptions): Promise<WasmLM>;
   /** Deletes cached model downloads: WasmLM.cache.clear(), without its count. */
   static clearCache(): Promise<void>;

@@ -19,6 +19,7 @@
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
 import { simdSupported, relaxedSimdSupported } from './simd.js';
+import { host, hostFetch } from './host.js';
 import { CACHE_NAME, cache as modelCache } from './cache.js';
 
 export { CACHE_NAME };
@@ -39,14 +40,36 @@ const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
-/** The default model, shipped beside this module: stories260K (MIT), a GGUF file that carries its vocabulary. */
-export const DEFAULT_MODEL = Object.freeze({
-  name: 'stories260K',
-  model: new URL('./models/stories260K-F16.gguf', import.meta.url).href,
-});
+/**
+ * The default model ({name, model}) of default-model.js, imported from
+ * beside this module when a load names no model. Not a literal import, which
+ * a bundler would follow and so copy the model into every app: a bundled app
+ * that wants it imports wasmlm/default-model itself, and is told so here.
+ */
+async function defaultModel() {
+  const file = './default-model.js';
+  const base = import.meta.url;
+  try {
+    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ new URL(file, base).href)).DEFAULT_MODEL;
+  } catch (err) {
+    throw argumentError('source', `is needed: the default model is not beside wasmlm.js (${err?.message ?? err}); a bundled app imports it — import { DEFAULT_MODEL } from 'wasmlm/default-model'; WasmLM.load(DEFAULT_MODEL)`);
+  }
+}
 
-/** The Cache Storage cache that keeps downloaded models. */
-
+/**
+ * [source, name] for a load or inspect: the default model's when source is
+ * null, a model description's ({model, name}, as DEFAULT_MODEL) parts, and
+ * what the host makes of it (Node.js: a file path becomes a File).
+ */
+async function resolveSource(source, name) {
+  if (source == null) source = await defaultModel();
+  if (source !== null && typeof source === 'object' && Object.getPrototypeOf(source) === Object.prototype && 'model' in source) {
+    name ??= typeof source.name === 'string' ? source.name : undefined;
+    source = source.model;
+  }
+  if (host.resolveSource) source = await host.resolveSource(source);
+  return [source, name];
+}
 
 const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256'];
 
@@ -109,7 +132,7 @@ const compiledKernels = new Map(); // 'relaxed' or 'simd128' → Promise of {mod
 async function compileURL(url) {
   let res;
   try {
-    res = await fetch(url);
+    res = await hostFetch(url);
   } catch (err) {
     throw codedError('fetch_failed', `wasmlm: fetching ${url} failed: ${err?.message ?? err}`, { cause: err });
   }
@@ -195,8 +218,10 @@ export class WasmLM {
 
   /**
    * Loads a model into a new worker. source: a URL (string or URL), an
-   * ArrayBuffer, a typed array or a Blob/File; nothing for the default
-   * model. options: {tokenizer, onProgress, cache = true, contextLength,
+   * ArrayBuffer, a typed array or a Blob/File, a model description {model,
+   * name} (DEFAULT_MODEL of wasmlm/default-model), in Node.js a file path
+   * too; nothing for the default model beside this module (from a static
+   * folder; a bundled app imports wasmlm/default-model). options: {tokenizer, onProgress, cache = true, contextLength,
    * signal, name, simd = true, workers = 'auto'}; simd: false runs the
    * pure-Go kernels even where the SIMD128 ones could run, 'simd128' the
    * SIMD128 ones even where the relaxed-SIMD ones could; workers: the
@@ -241,10 +266,7 @@ export class WasmLM {
     }
     const tokenizer = options.tokenizer;
     let name = options.name ?? undefined;
-    if (source == null) {
-      source = DEFAULT_MODEL.model;
-      name ??= DEFAULT_MODEL.name;
-    }
+    [source, name] = await resolveSource(source, name);
     // Wrong sources reject before a worker starts.
     const files = checkSources(source, 'source');
     if (sha256 != null && files.length > 1) { // before the cache, which checks each file it has against it
@@ -278,7 +300,7 @@ export class WasmLM {
       });
       let n = workers;
       if (n === 'auto') {
-        n = Math.max(autoWorkers(inspection, globalThis.navigator?.hardwareConcurrency), inspection.memory.workers);
+        n = Math.max(autoWorkers(inspection, globalThis.navigator?.hardwareConcurrency ?? host.hardwareConcurrency), inspection.memory.workers);
       }
       if (!inspection.memory.fits || (n > 1 && n > inspection.headCountKv)) throw modelTooLarge(inspection, n);
       if (n > 1 && n !== inspection.memory.workers) {
@@ -396,7 +418,7 @@ export class WasmLM {
       if (workers != null && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
         throw argumentError('workers', `must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
       }
-      const files = checkSources(source ?? DEFAULT_MODEL.model, 'source');
+      const files = checkSources((await resolveSource(source))[0], 'source');
       const head = await readHeaders(files, signal);
       if (!head) throw codedError('invalid_model', 'wasmlm: inspect reads GGUF files; this is not one (a llama2.c checkpoint?)');
       const worker = newWorker('wasmlm-inspect');
@@ -710,6 +732,7 @@ class Follower {
 /** A new worker running wasmlm.worker.js; code worker_failed when the browser refuses (a Content-Security-Policy, say). */
 function newWorker(name) {
   try {
+    if (host.newWorker) return host.newWorker(name);
     // The URL written out here, the form bundlers follow to a worker script.
     return new Worker(new URL('./wasmlm.worker.js', import.meta.url), { type: 'module', name });
   } catch (err) {

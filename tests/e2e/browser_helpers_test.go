@@ -29,7 +29,7 @@ import (
 // siteFiles are the files `make web` must write.
 var siteFiles = []string{
 	"index.html", "favicon.svg", "demo.css", "demo.js", "wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js",
-	"wasm_exec.js", "wasmlm.wasm", "simd.js", "errors.js", "load.js", "reader.js", "chat-completions.js", "embeddings.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js", "sha256.js", "wasmlm-simd.wasm", "wasmlm-simd-relaxed.wasm", "models/" + models.DefaultFile, "models/LICENSE",
+	"wasm_exec.js", "wasmlm.wasm", "simd.js", "host.js", "default-model.js", "errors.js", "load.js", "reader.js", "chat-completions.js", "embeddings.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js", "sha256.js", "wasmlm-simd.wasm", "wasmlm-simd-relaxed.wasm", "models/" + models.DefaultFile, "models/LICENSE",
 }
 
 // blankPage is a test page on the site's origin, for tests that use the JS
@@ -217,7 +217,8 @@ func eval[T any](t testing.TB, tb *tab, expr string) T {
 // DEFAULT_MODEL, as an expression for eval.
 func apiScript(body string) string {
 	return `(async () => {
-		const { WasmLM, DEFAULT_MODEL } = await import('/wasmlm.js');
+		const { WasmLM } = await import('/wasmlm.js');
+		const { DEFAULT_MODEL } = await import('/default-model.js');
 		` + body + `
 	})()`
 }

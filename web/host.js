@@ -1,0 +1,21 @@
+// host.js: what wasmlm.js asks of the JavaScript runtime it runs in, where a
+// browser and Node.js differ. Each hook is null in a browser (and in Deno
+// and Bun, which have the browser's Worker, fetch and Blob); wasmlm.node.js,
+// the package's entry for Node.js, sets them before wasmlm.js runs anything.
+
+/** The runtime hooks; null: the browser's way. */
+export const host = {
+  /** (name) => a Worker-like object ({postMessage, onmessage, onerror, onmessageerror, terminate}) running wasmlm.worker.js. */
+  newWorker: null,
+  /** (source) => Promise of a source load can read: a file path made a file: URL. */
+  resolveSource: null,
+  /** (url, init) => Promise of a Response, for every fetch of a model or asset: one that can read file: URLs. */
+  fetch: null,
+  /** The number of logical processors, where navigator.hardwareConcurrency is missing. */
+  hardwareConcurrency: null,
+};
+
+/** fetch, or the host's where it has one (Node.js: file: URLs read from disk). */
+export function hostFetch(url, init) {
+  return host.fetch ? host.fetch(url, init) : fetch(url, init);
+}

@@ -1,0 +1,65 @@
+// wasmlm.node.js: the package's entry for Node.js (20 and later): the same
+// API as wasmlm.js, with the model in a worker_threads Worker instead of a
+// Web Worker, the engine's files read from disk, and file paths as sources.
+//
+//   import { WasmLM } from 'wasmlm';
+//   const lm = await WasmLM.load('./models/my-model.gguf');
+//   for await (const chunk of lm.stream('Once upon a time')) process.stdout.write(chunk.text);
+//   lm.unload(); // the worker keeps the process alive until then
+//
+// Node.js has no Cache Storage or OPFS: models are not cached (load reads a
+// file in place; a URL is downloaded on each load).
+
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { host } from './host.js';
+import { nodeFetch } from './wasmlm.node-fetch.js';
+
+/** A worker_threads Worker running wasmlm.worker.js, with a Web Worker's interface as wasmlm.js uses it. */
+class NodeWorker {
+  #worker;
+
+  constructor(name) {
+    this.onmessage = null;
+    this.onerror = null;
+    this.onmessageerror = null;
+    this.#worker = new Worker(new URL('./wasmlm.node-worker.js', import.meta.url), { name });
+    this.#worker.on('message', (data) => this.onmessage?.({ data }));
+    this.#worker.on('messageerror', () => this.onmessageerror?.({}));
+    this.#worker.on('error', (err) => this.onerror?.({ message: String(err?.message ?? err), error: err, preventDefault() {} }));
+    this.#worker.on('exit', (code) => {
+      if (!this.terminated) this.onmessage?.({ data: { type: 'fatal', message: `the worker thread exited (code ${code})` } });
+    });
+  }
+
+  postMessage(message, transfer = []) {
+    this.#worker.postMessage(message, transfer);
+  }
+
+  terminate() {
+    this.terminated = true;
+    this.#worker.terminate();
+  }
+}
+
+/**
+ * A source with every file path in it made a file: URL (absolute, from the
+ * working directory), which nodeFetch reads as a server would read the file:
+ * range by range, never whole unless the model is (a llama2.c checkpoint).
+ * URLs with a scheme (http:, https:, file:, data:, blob:) stay as they are.
+ */
+function resolveSource(source) {
+  if (Array.isArray(source)) return source.map(resolveSource);
+  if (typeof source !== 'string' || /^[a-zA-Z][a-zA-Z0-9+.-]+:/.test(source)) return source;
+  return pathToFileURL(resolve(source)).href;
+}
+
+host.newWorker = (name) => new NodeWorker(name);
+host.resolveSource = async (source) => resolveSource(source);
+host.fetch = nodeFetch;
+host.hardwareConcurrency = availableParallelism();
+
+export * from './wasmlm.js';
+export { default } from './wasmlm.js';
