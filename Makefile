@@ -11,6 +11,8 @@ SIMD_KERNELS := internal/simdgen/kernels.wasm
 # The same kernels, some written with relaxed SIMD, for engines that have it.
 SIMD_RELAXED := internal/simdgen/kernels-relaxed.wasm
 PORT      ?= 8080
+# The npm package `make npm` writes (version: the VERSION file).
+NPM_DIR   ?= build/npm
 # The edge build `make worker` writes (cmd/worker/workerd.capnp and wrangler.toml
 # load it from here), and the port `make worker-run` serves it on: 8787 unless
 # PORT is given on the command line or in the environment.
@@ -23,7 +25,7 @@ WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),87
 # grammar matcher or the tokenizers, which run per token.
 WORKER_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/grammar/jsonschema github.com/wasmlm/wasmlm/httpapi
 
-.PHONY: bench-serve run generate deps test test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker wasm web worker worker-run vet bench bench-e2e fuzz clean
+.PHONY: bench-serve run generate deps test test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -50,9 +52,14 @@ web: wasm
 	install -m 644 web/cache.js web/cache-opfs.js web/cache-io.js web/cache.worker.js web/sha256.js $(WEB_DIST)/
 	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
 
+## npm: the npm package wasmlm in $(NPM_DIR) (version: VERSION); npm publish $(NPM_DIR) publishes it, make npm does not
+npm: web
+	$(GO) run ./tools/npmpack -web $(WEB_DIST) -o $(NPM_DIR)
+	@cd $(NPM_DIR) && npm pack --dry-run --json 2>/dev/null | node -e 'const [p] = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`$(NPM_DIR): $${p.name}@$${p.version}, $${p.entryCount} files, $${p.size} bytes packed, $${p.unpackedSize} unpacked`)'
+
 ## test: everything CI runs: vet, native tests, the arm64 kernels' tests (under QEMU on x86-64), the same tests in wasm under
-## Node, browser e2e, edge e2e
-test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker
+## Node, browser e2e, edge e2e, the npm package's e2e
+test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm
 
 ## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium, QEMU on x86-64)
 deps:
@@ -100,6 +107,11 @@ test-wasm-simd:
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
 test-e2e-browser: web
 	WASMLM_WEB_DIST="$(abspath $(WEB_DIST))" $(GO) test -count=1 -run '^TestBrowser' ./tests/e2e/
+
+## test-e2e-npm: the npm package packed and installed as an app would: its contents, Node.js, Deno and Bun, apps built with Vite
+## and webpack, and a page importing it from another origin (a CDN), in headless Chromium (needs npm ci)
+test-e2e-npm: npm
+	WASMLM_NPM_BUILD="$(abspath $(NPM_DIR))" $(GO) test -count=1 -run '^TestNPM' ./tests/e2e/
 
 ## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy:
 ## syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry cmd/worker/worker.mjs in place of its worker.mjs,

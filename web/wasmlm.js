@@ -729,15 +729,36 @@ class Follower {
   }
 }
 
+let trampoline = null; // the blob: URL of a module that imports wasmlm.worker.js (crossOriginWorker)
+
 /** A new worker running wasmlm.worker.js; code worker_failed when the browser refuses (a Content-Security-Policy, say). */
 function newWorker(name) {
   try {
     if (host.newWorker) return host.newWorker(name);
-    // The URL written out here, the form bundlers follow to a worker script.
-    return new Worker(new URL('./wasmlm.worker.js', import.meta.url), { type: 'module', name });
+    try {
+      // The URL written out here, the form bundlers follow to a worker script.
+      return new Worker(new URL('./wasmlm.worker.js', import.meta.url), { type: 'module', name });
+    } catch (err) {
+      return crossOriginWorker(name, err);
+    }
   } catch (err) {
     throw codedError('worker_failed', `wasmlm: the worker could not start: ${err?.message ?? err}`, { cause: err });
   }
+}
+
+/**
+ * A page may not start a worker from a script of another origin, as
+ * wasmlm.js is when a page imports it from a CDN: the worker then runs a
+ * module of the page's own origin (a blob: URL) that imports
+ * wasmlm.worker.js, which the CDN's CORS headers allow. Any other failure
+ * (err) is thrown as it is.
+ */
+function crossOriginWorker(name, err) {
+  const base = import.meta.url; // not the literal new URL('./x', import.meta.url), which bundlers would take for an asset
+  const url = new URL('./wasmlm.worker.js', base);
+  if (!globalThis.location || url.origin === location.origin || url.protocol === 'blob:') throw err;
+  trampoline ??= URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
+  return new Worker(trampoline, { type: 'module', name });
 }
 
 /** Separates the AbortSignal (which cannot cross to the worker) from the options. */

@@ -1,0 +1,292 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/models"
+)
+
+// npmBundlerExample is the README's app for a bundler, which TestNPMVite
+// and TestNPMWebpack build as it is written.
+const npmBundlerExample = "```js\n" + `// main.js
+import { WasmLM } from 'wasmlm';
+import { DEFAULT_MODEL } from 'wasmlm/default-model'; // with a model of your own, leave this out: the app then does not ship it
+
+const lm = await WasmLM.load(DEFAULT_MODEL);             // or WasmLM.load('https://example.com/my-model.gguf')
+const out = document.querySelector('#out');
+for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 100 })) {
+  out.textContent += chunk.text;
+}
+` + "```\n"
+
+// npmNodeExample is the README's program for Node.js (and Deno and Bun),
+// which TestNPMNode, TestNPMDeno and TestNPMBun run as it is written (with
+// the package's default model for 'models/my-model.gguf').
+const npmNodeExample = "```js\n" + `// main.mjs
+import { WasmLM } from 'wasmlm';
+
+const lm = await WasmLM.load('models/my-model.gguf');    // a file path (or a URL); no argument: the default model
+for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 100 })) {
+  process.stdout.write(chunk.text);
+}
+lm.unload();                                             // its worker thread keeps the process alive until then
+` + "```\n"
+
+// npmCDNExample is the README's page importing the package from a CDN,
+// which TestNPMFromAnotherOrigin serves from another origin as it is
+// written (with that origin for the CDN's).
+const npmCDNExample = "```html\n" + `<pre id="out"></pre>
+<script type="module">
+  import { WasmLM } from 'https://cdn.jsdelivr.net/npm/wasmlm@0/wasmlm.js';
+  const lm = await WasmLM.load();                         // the default model, beside wasmlm.js on the CDN
+  const out = document.querySelector('#out');
+  for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 100 })) out.textContent += chunk.text;
+</script>
+` + "```\n"
+
+// codeOf is an example's code, without its fences.
+func codeOf(example string) string {
+	return example[strings.Index(example, "\n")+1 : strings.LastIndex(example, "```")]
+}
+
+// greedyOnceUponATime is the native engine's greedy text for the
+// examples' prompt and length, by the default model; it must start
+// llama2.c's greedy text for the prompt, which it is a shorter run of.
+func greedyOnceUponATime(t *testing.T) string {
+	t.Helper()
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
+	require.NoError(t, err)
+	s, err := m.NewSession(engine.SessionOptions{})
+	require.NoError(t, err)
+	res, err := s.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{MaxTokens: 100}, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Tokens, 100)
+	g := loadRuncGolden(t).Runs[1]
+	require.Equal(t, "Once upon a time", g.Prompt)
+	require.True(t, strings.HasPrefix(g.Text, g.Prompt+res.Text), "the native greedy text %q must continue llama2.c's %q", res.Text, g.Text)
+	return res.Text
+}
+
+// The package holds what it must and nothing else, its manifest points
+// every entry at a file it holds, and the README states its size.
+func TestNPMPackContents(t *testing.T) {
+	p := npmPackage(t)
+	var got []string
+	for _, f := range p.info.Files {
+		got = append(got, f.Path)
+	}
+	slices.Sort(got)
+	want := []string{
+		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js",
+		"default-model.d.ts", "default-model.js", "embeddings.js", "errors.js", "host.js", "load.js",
+		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "sha256.js", "simd.js",
+		"wasm_exec.js", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
+		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.wasm", "wasmlm.worker.js",
+	}
+	assert.Equal(t, want, got, "the files npm pack puts in the package")
+
+	version, err := os.ReadFile(filepath.Join(repoRoot(t), "VERSION"))
+	require.NoError(t, err)
+	assert.Equal(t, "wasmlm", p.info.Name)
+	assert.Equal(t, strings.TrimSpace(string(version)), p.info.Version, "the version is the VERSION file's")
+
+	// Every entry of exports names a file of the package.
+	dir := npmApp(t, nil)
+	raw, err := os.ReadFile(filepath.Join(dir, "node_modules", "wasmlm", "package.json"))
+	require.NoError(t, err)
+	var manifest struct {
+		Exports map[string]any `json:"exports"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &manifest))
+	var targets []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			targets = append(targets, strings.TrimPrefix(v, "./"))
+		case map[string]any:
+			for _, w := range v {
+				walk(w)
+			}
+		}
+	}
+	walk(manifest.Exports)
+	require.NotEmpty(t, targets)
+	for _, target := range targets {
+		assert.Contains(t, got, target, "package.json's exports name %s", target)
+	}
+
+	// The README's "N MB packed (M MB unpacked)", to a tenth of a megabyte.
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`npm package is ([0-9.]+) MB packed \(([0-9.]+) MB unpacked\)`).FindSubmatch(readme)
+	require.NotNil(t, m, "README.md must say: the npm package is N MB packed (M MB unpacked)")
+	mb := func(n int) string { return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) }
+	assert.Equal(t, mb(p.info.Size), string(m[1]), "packed size in README.md (%d bytes)", p.info.Size)
+	assert.Equal(t, mb(p.info.UnpackedSize), string(m[2]), "unpacked size in README.md (%d bytes)", p.info.UnpackedSize)
+	t.Logf("%s@%s: %d files, %d bytes packed, %d unpacked", p.info.Name, p.info.Version, len(got), p.info.Size, p.info.UnpackedSize)
+}
+
+// nodeApp is an app holding the README's program for Node.js, its model
+// path replaced by source (a JavaScript expression; empty: none).
+func nodeApp(t *testing.T, source string) string {
+	t.Helper()
+	readmeHas(t, npmNodeExample)
+	code := strings.Replace(codeOf(npmNodeExample), "'models/my-model.gguf'", source, 1)
+	return npmApp(t, map[string]string{"main.mjs": code})
+}
+
+// The README's program runs in Node.js as written: the greedy text, from a
+// file path and from the default model (no argument).
+func TestNPMNode(t *testing.T) {
+	node := needTool(t, "node", "Debian package nodejs")
+	want := greedyOnceUponATime(t)
+	for name, source := range map[string]string{
+		"file path":     "'node_modules/wasmlm/models/" + models.DefaultFile + "'",
+		"default model": "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := nodeApp(t, source)
+			assert.Equal(t, want, runIn(t, dir, nil, node, "main.mjs"))
+		})
+	}
+}
+
+// The same program in Deno, the binary of the npm package @deno/linux-x64-glibc.
+func TestNPMDeno(t *testing.T) {
+	deno := needTool(t, filepath.Join(repoRoot(t), "node_modules", "@deno", "linux-x64-glibc", "deno"), "npm ci installs it from package-lock.json")
+	want := greedyOnceUponATime(t)
+	dir := nodeApp(t, "'node_modules/wasmlm/models/"+models.DefaultFile+"'")
+	assert.Equal(t, want, runIn(t, dir, []string{"DENO_NO_UPDATE_CHECK=1", "DENO_DIR=" + t.TempDir()}, deno, "run", "--allow-read", "--allow-env", "--allow-sys", "main.mjs"))
+}
+
+// The same program in Bun, the binary of the npm package @oven/bun-linux-x64.
+func TestNPMBun(t *testing.T) {
+	bun := needTool(t, filepath.Join(repoRoot(t), "node_modules", "@oven", "bun-linux-x64", "bin", "bun"), "npm ci installs it from package-lock.json")
+	want := greedyOnceUponATime(t)
+	dir := nodeApp(t, "'node_modules/wasmlm/models/"+models.DefaultFile+"'")
+	assert.Equal(t, want, runIn(t, dir, []string{"BUN_INSTALL_CACHE_DIR=" + t.TempDir()}, bun, "main.mjs"))
+}
+
+// bundlerPage is the app's page: the README's main.js writes into #out.
+const bundlerPage = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>app</title></head>
+<body><pre id="out"></pre><script type="module" src="./main.js"></script></body></html>
+`
+
+// streamsInPage opens path on s and waits until the page's #out holds want
+// (the stream's whole text), failing with what it holds after a minute.
+func streamsInPage(t *testing.T, s *site, path, want string) {
+	t.Helper()
+	tb := openTab(t, s, path, nil)
+	deadline := time.Now().Add(time.Minute)
+	var got string
+	for time.Now().Before(deadline) {
+		got = eval[string](t, tb, `document.querySelector('#out')?.textContent ?? ''`)
+		if got == want {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the page's #out holds %q, want %q", got, want)
+}
+
+// The README's app, built by Vite (the version package-lock.json pins)
+// with no configuration, streams the greedy text from its production build.
+func TestNPMVite(t *testing.T) {
+	vite := needTool(t, filepath.Join(repoRoot(t), "node_modules", "vite", "bin", "vite.js"), "npm ci installs it from package-lock.json")
+	readmeHas(t, npmBundlerExample)
+	want := greedyOnceUponATime(t)
+	dir := npmApp(t, map[string]string{"index.html": bundlerPage, "main.js": codeOf(npmBundlerExample)})
+	out := runIn(t, dir, nil, "node", vite, "build")
+	t.Log(out)
+	streamsInPage(t, staticSite(t, filepath.Join(dir, "dist"), false), "/", want)
+
+	own := npmApp(t, map[string]string{"index.html": bundlerPage, "main.js": ownModelApp(t)})
+	runIn(t, own, nil, "node", vite, "build")
+	assertShipsNoModel(t, filepath.Join(own, "dist"))
+}
+
+// ownModelApp is the README's app with a model of its own: its import of
+// wasmlm/default-model left out, as its comment says.
+func ownModelApp(t *testing.T) string {
+	t.Helper()
+	code := codeOf(npmBundlerExample)
+	lines := strings.Split(code, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "import { DEFAULT_MODEL }") })
+	require.GreaterOrEqual(t, i, 0)
+	code = strings.Join(slices.Delete(lines, i, i+1), "\n")
+	return strings.Replace(code, "WasmLM.load(DEFAULT_MODEL)", "WasmLM.load('https://example.com/my-model.gguf')", 1)
+}
+
+// assertShipsNoModel checks that a build holds the engine but no model file.
+func assertShipsNoModel(t *testing.T, dist string) {
+	t.Helper()
+	var wasm, gguf []string
+	require.NoError(t, filepath.WalkDir(dist, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case strings.HasSuffix(path, ".wasm"):
+			wasm = append(wasm, path)
+		case strings.HasSuffix(path, ".gguf"):
+			gguf = append(gguf, path)
+		}
+		return nil
+	}))
+	assert.Len(t, wasm, 3, "the engine and its two kernel builds")
+	assert.Empty(t, gguf, "an app that does not import wasmlm/default-model must not ship the model")
+}
+
+// webpackBuild is a build with webpack's Node.js API and no configuration
+// beyond the entry and the output (webpack's CLI is a package of its own).
+const webpackBuild = `const webpack = require(process.argv[2]);
+webpack({ mode: 'production', entry: './main.js', output: { path: require('path').resolve('dist') } }, (err, stats) => {
+  if (err || stats.hasErrors()) { console.error(err ?? stats.toString('errors-only')); process.exit(1); }
+  console.log(stats.toString('minimal'));
+});
+`
+
+// The same app built by webpack 5 (the version package-lock.json pins).
+func TestNPMWebpack(t *testing.T) {
+	webpack := needTool(t, filepath.Join(repoRoot(t), "node_modules", "webpack"), "npm ci installs it from package-lock.json")
+	readmeHas(t, npmBundlerExample)
+	want := greedyOnceUponATime(t)
+	dir := npmApp(t, map[string]string{"main.js": codeOf(npmBundlerExample), "build.cjs": webpackBuild})
+	t.Log(runIn(t, dir, nil, "node", "build.cjs", webpack))
+	page := strings.Replace(bundlerPage, `src="./main.js"`, `src="./main.js" async`, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dist", "index.html"), []byte(page), 0o644))
+	streamsInPage(t, staticSite(t, filepath.Join(dir, "dist"), false), "/", want)
+
+	own := npmApp(t, map[string]string{"main.js": ownModelApp(t), "build.cjs": webpackBuild})
+	runIn(t, own, nil, "node", "build.cjs", webpack)
+	assertShipsNoModel(t, filepath.Join(own, "dist"))
+}
+
+// The README's page imports the package from a CDN's origin (here a
+// static server of the unpacked package on another port, sending
+// Access-Control-Allow-Origin: * as CDNs do) without a bundler: the
+// worker starts from another origin, and load() finds the default model
+// beside wasmlm.js.
+func TestNPMFromAnotherOrigin(t *testing.T) {
+	readmeHas(t, npmCDNExample)
+	want := greedyOnceUponATime(t)
+	cdn := staticSite(t, filepath.Join(npmApp(t, nil), "node_modules", "wasmlm"), true)
+	page := `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>cdn</title></head><body>` +
+		strings.Replace(codeOf(npmCDNExample), "https://cdn.jsdelivr.net/npm/wasmlm@0/", cdn.url+"/", 1) + `</body></html>`
+	app := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(app, "index.html"), []byte(page), 0o644))
+	streamsInPage(t, staticSite(t, app, false), "/", want)
+}
+

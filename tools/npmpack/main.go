@@ -1,0 +1,193 @@
+// Command npmpack assembles the npm package wasmlm (make npm): the browser
+// module and its worker, Go's wasm_exec.js, the engine's wasm build and
+// SIMD kernels, the Node.js entry, the types, the default model as its own
+// entry (wasmlm/default-model), and a package.json whose version is the
+// repository's VERSION file. It publishes nothing: `npm publish build/npm`
+// does.
+//
+//	go run ./tools/npmpack -web web/dist -o build/npm
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// A file of the package: where it comes from (relative to the repository,
+// or to the -web directory when fromWeb) and its name in the package.
+type file struct {
+	src     string
+	fromWeb bool
+	dst     string
+}
+
+// moduleFiles are the package's JavaScript and types, from web/.
+var moduleFiles = []string{
+	"wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js", "host.js", "errors.js", "load.js", "reader.js",
+	"chat-completions.js", "embeddings.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js",
+	"sha256.js", "simd.js", "wasmlm.node.js", "wasmlm.node-worker.js", "wasmlm.node-fetch.js",
+	"default-model.js", "default-model.d.ts",
+}
+
+// files is every file of the package but package.json.
+func files() []file {
+	var fs []file
+	for _, name := range moduleFiles {
+		fs = append(fs, file{src: filepath.Join("web", name), dst: name})
+	}
+	return append(fs,
+		file{src: "wasm_exec.js", fromWeb: true, dst: "wasm_exec.js"},
+		file{src: "wasmlm.wasm", fromWeb: true, dst: "wasmlm.wasm"},
+		file{src: "internal/simdgen/kernels.wasm", dst: "wasmlm-simd.wasm"},
+		file{src: "internal/simdgen/kernels-relaxed.wasm", dst: "wasmlm-simd-relaxed.wasm"},
+		file{src: "models/stories260K-F16.gguf", dst: "models/stories260K-F16.gguf"},
+		file{src: "models/LICENSE", dst: "models/LICENSE"},
+		file{src: "web/npm/README.md", dst: "README.md"},
+	)
+}
+
+// manifest is the package's package.json. Its keys keep their order: in
+// exports the first condition a resolver knows wins, so node must come
+// before default (and types first, as TypeScript asks).
+func manifest(version string) object {
+	return object{
+		{"name", "wasmlm"},
+		{"version", version},
+		{"description", "Run a language model (GGUF: Llama, Qwen3, Gemma 3, BERT embeddings, ...) entirely on the client: in a Web Worker in the browser, in a worker thread in Node.js, Deno and Bun. Pure Go compiled to WebAssembly, SIMD128 kernels, no server."},
+		{"license", "MIT"},
+		{"type", "module"},
+		{"keywords", []string{"llm", "language-model", "gguf", "webassembly", "wasm", "llama", "embeddings", "openai", "web-worker"}},
+		{"engines", object{{"node", ">=20"}}},
+		{"main", "./wasmlm.node.js"},
+		{"module", "./wasmlm.js"},
+		{"browser", "./wasmlm.js"},
+		{"types", "./wasmlm.d.ts"},
+		{"exports", object{
+			{".", object{
+				{"types", "./wasmlm.d.ts"},
+				{"browser", "./wasmlm.js"},
+				{"node", "./wasmlm.node.js"},
+				{"default", "./wasmlm.js"},
+			}},
+			{"./default-model", object{
+				{"types", "./default-model.d.ts"},
+				{"default", "./default-model.js"},
+			}},
+			{"./package.json", "./package.json"},
+		}},
+	}
+}
+
+// object is a JSON object whose keys keep their order.
+type object []member
+
+type member struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the members in order.
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encode(&b, m.key); err != nil {
+			return nil, err
+		}
+		b.WriteByte(':')
+		if err := encode(&b, m.value); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// encode writes v as JSON without escaping <, > and & (">=20", not "\u003e=20").
+func encode(b *bytes.Buffer, v any) error {
+	e := json.NewEncoder(b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+var versionPattern = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
+
+func main() {
+	web := flag.String("web", "web/dist", "the directory `make wasm` wrote wasmlm.wasm and wasm_exec.js to")
+	out := flag.String("o", "build/npm", "the package directory to write (emptied first)")
+	flag.Parse()
+	if err := build(*web, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "npmpack:", err)
+		os.Exit(1)
+	}
+}
+
+func build(web, out string) error {
+	raw, err := os.ReadFile("VERSION")
+	if err != nil {
+		return fmt.Errorf("%w (run from the repository's root)", err)
+	}
+	version := strings.TrimSpace(string(raw))
+	if !versionPattern.MatchString(version) {
+		return fmt.Errorf("VERSION holds %q, not a semantic version", version)
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	for _, f := range files() {
+		src := f.src
+		if f.fromWeb {
+			src = filepath.Join(web, f.src)
+		}
+		if err := copyFile(src, filepath.Join(out, f.dst)); err != nil {
+			if errors.Is(err, os.ErrNotExist) && f.fromWeb {
+				return fmt.Errorf("%w (make wasm writes it)", err)
+			}
+			return err
+		}
+	}
+	var compact, pkg bytes.Buffer
+	if err := encode(&compact, manifest(version)); err != nil {
+		return err
+	}
+	if err := json.Indent(&pkg, compact.Bytes(), "", "  "); err != nil {
+		return err
+	}
+	pkg.WriteByte('\n')
+	return os.WriteFile(filepath.Join(out, "package.json"), pkg.Bytes(), 0o644)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	o, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(o, in); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
+}
