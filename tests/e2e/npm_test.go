@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -290,3 +291,42 @@ func TestNPMFromAnotherOrigin(t *testing.T) {
 	streamsInPage(t, staticSite(t, app, false), "/", want)
 }
 
+
+// typesApp uses the package's types as a TypeScript app would: both
+// entries, load's options and sources, a stream's chunks, a chat
+// completion, a model description.
+const typesApp = `import { WasmLM, type ModelInfo, type ModelDescription } from 'wasmlm';
+import { DEFAULT_MODEL } from 'wasmlm/default-model';
+
+const own: ModelDescription = { model: 'https://example.com/my-model.gguf', name: 'mine' };
+const lm: WasmLM = await WasmLM.load(Math.random() < 2 ? DEFAULT_MODEL : own, { contextLength: 256, workers: 'auto' });
+const info: ModelInfo = lm.info;
+let text: string = '';
+for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 10 })) text += chunk.text;
+const reply = await lm.chat.completions.create({ messages: [{ role: 'user', content: 'Hi!' }] });
+const content: string | null = reply.choices[0].message.content;
+console.log(text, info.architecture, content, DEFAULT_MODEL.name.length);
+lm.unload();
+`
+
+// The package's types check with TypeScript (the version package-lock.json
+// pins, strict) under both module resolutions apps use: nodenext (Node.js,
+// the exports' types condition) and bundler.
+func TestNPMTypes(t *testing.T) {
+	tsc := needTool(t, filepath.Join(repoRoot(t), "node_modules", "typescript", "bin", "tsc"), "npm ci installs it from package-lock.json")
+	dir := npmApp(t, map[string]string{"main.ts": typesApp})
+	for _, c := range []struct{ module, resolution string }{{"nodenext", "nodenext"}, {"esnext", "bundler"}} {
+		t.Run(c.resolution, func(t *testing.T) {
+			runIn(t, dir, nil, "node", tsc, "--noEmit", "--strict", "--target", "es2022", "--lib", "es2022,dom",
+				"--module", c.module, "--moduleResolution", c.resolution, "main.ts")
+		})
+	}
+	// A type error is one: the check is not vacuous.
+	bad := filepath.Join(dir, "bad.ts")
+	require.NoError(t, os.WriteFile(bad, []byte("import { WasmLM } from 'wasmlm';\nconst n: number = (await WasmLM.load()).name;\n"), 0o644))
+	cmd := exec.Command("node", tsc, "--noEmit", "--strict", "--target", "es2022", "--lib", "es2022,dom", "--module", "nodenext", "--moduleResolution", "nodenext", "bad.ts")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "tsc must refuse a string assigned to a number")
+	assert.Contains(t, string(out), "TS2322")
+}
