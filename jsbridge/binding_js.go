@@ -115,7 +115,7 @@ type Binding struct {
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
 	uint8Array, arrayBuffer, dataView, abortSignal           js.Value
-	messageChannel, setTimeout, crypto, json                 js.Value
+	messageChannel, setTimeout, setImmediate, crypto, json   js.Value
 
 	// tokenHook, when set (by tests), runs before each generated token is
 	// delivered, with the token's 1-based index.
@@ -144,6 +144,7 @@ func New() *Binding {
 		abortSignal:    g.Get("AbortSignal"),
 		messageChannel: g.Get("MessageChannel"),
 		setTimeout:     g.Get("setTimeout"),
+		setImmediate:   g.Get("setImmediate"),
 		crypto:         g.Get("crypto"),
 		json:           g.Get("JSON"),
 	}

@@ -17,9 +17,16 @@ import (
 // resolved Promise) would run before any queued task, and setTimeout(0) is
 // clamped to 4 ms once nested, which would cap generation at 250 tokens/s.
 // setTimeout is the fallback for hosts without MessageChannel.
+//
+// Where the host has setImmediate (Node.js, Deno, Bun), that is the
+// wake-up: Node.js delivers a port's messages in one go, those posted while
+// it delivers included (up to a thousand), so a MessageChannel ping-pong
+// would starve the worker thread's other port, the one an abort comes by,
+// for a whole generation. An immediate runs after the event loop has
+// polled for messages.
 type yielder struct {
 	b          *Binding
-	send, recv js.Value // the channel's two ports; undefined without MessageChannel
+	send, recv js.Value // the channel's two ports; undefined without MessageChannel or with setImmediate
 	wake       chan struct{}
 	fn         js.Func
 	spent      time.Duration // total time spent yielding
@@ -40,7 +47,7 @@ func (b *Binding) newYielder() *yielder {
 		}
 		return nil
 	})
-	if b.messageChannel.Type() == js.TypeFunction {
+	if b.setImmediate.Type() != js.TypeFunction && b.messageChannel.Type() == js.TypeFunction {
 		ch := b.messageChannel.New()
 		y.recv, y.send = ch.Get("port1"), ch.Get("port2")
 		y.recv.Set("onmessage", y.fn)
@@ -52,9 +59,12 @@ func (b *Binding) newYielder() *yielder {
 // queued have run.
 func (y *yielder) yield() {
 	start := time.Now()
-	if y.send.IsUndefined() {
+	switch {
+	case y.b.setImmediate.Type() == js.TypeFunction:
+		y.b.setImmediate.Invoke(y.fn)
+	case y.send.IsUndefined():
 		y.b.setTimeout.Invoke(y.fn, 0)
-	} else {
+	default:
 		y.send.Call("postMessage", js.Null())
 	}
 	<-y.wake

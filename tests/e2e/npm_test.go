@@ -165,6 +165,37 @@ func TestNPMNode(t *testing.T) {
 	}
 }
 
+// nodeAbort aborts a stream after five chunks, then generates again.
+const nodeAbort = `import { WasmLM } from 'wasmlm';
+const lm = await WasmLM.load();
+const controller = new AbortController();
+let chunks = 0;
+const s = lm.stream('Once upon a time', { maxTokens: 200, temperature: 0, signal: controller.signal });
+for await (const chunk of s) if (++chunks === 5) controller.abort();
+const { finishReason } = await s.result;
+const { text } = await lm.generate('Once upon a time', { maxTokens: 100, temperature: 0 });
+lm.unload();
+console.log(JSON.stringify({ chunks, finishReason, text }));
+`
+
+// In Node.js an abort reaches the worker thread while it generates (its
+// generation yields to the event loop with setImmediate, which lets the
+// thread's port deliver the abort), and the model works on.
+func TestNPMNodeAbort(t *testing.T) {
+	node := needTool(t, "node", "Debian package nodejs")
+	want := greedyOnceUponATime(t)
+	dir := npmApp(t, map[string]string{"main.mjs": nodeAbort})
+	var got struct {
+		Chunks       int    `json:"chunks"`
+		FinishReason string `json:"finishReason"`
+		Text         string `json:"text"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(runIn(t, dir, nil, node, "main.mjs")), &got))
+	assert.Equal(t, "abort", got.FinishReason)
+	assert.Less(t, got.Chunks, 20, "chunks after the abort at the fifth")
+	assert.Equal(t, want, got.Text, "the greedy text after the abort")
+}
+
 // The same program in Deno, the binary of the npm package @deno/linux-x64-glibc.
 func TestNPMDeno(t *testing.T) {
 	deno := needTool(t, filepath.Join(repoRoot(t), "node_modules", "@deno", "linux-x64-glibc", "deno"), "npm ci installs it from package-lock.json")
