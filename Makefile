@@ -55,7 +55,8 @@ web: wasm
 ## npm: the npm package wasmlm in $(NPM_DIR) (version: VERSION); npm publish $(NPM_DIR) publishes it, make npm does not
 npm: web
 	$(GO) run ./tools/npmpack -web $(WEB_DIST) -o $(NPM_DIR)
-	@cd $(NPM_DIR) && npm pack --dry-run --json 2>/dev/null | node -e 'const [p] = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`$(NPM_DIR): $${p.name}@$${p.version}, $${p.entryCount} files, $${p.size} bytes packed, $${p.unpackedSize} unpacked`)'
+	@command -v npm >/dev/null || { echo "$(NPM_DIR): written (npm, which is not installed, would say its packed size)"; exit 0; }; \
+	cd $(NPM_DIR) && npm pack --dry-run --json 2>/dev/null | node -e 'const [p] = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`$(NPM_DIR): $${p.name}@$${p.version}, $${p.entryCount} files, $${p.size} bytes packed, $${p.unpackedSize} unpacked`)'
 
 ## test: everything CI runs: vet, native tests, the arm64 kernels' tests (under QEMU on x86-64), the same tests in wasm under
 ## Node, browser e2e, edge e2e, the npm package's e2e
@@ -184,7 +185,7 @@ clean:
 .PHONY: help
 help:
 	@echo "make targets (see README.md):"
-	@PORT='$(PORT)' WEB_DIST='$(WEB_DIST)' WORKER_DIR='$(WORKER_DIR)' awk ' \
+	@PORT='$(PORT)' WEB_DIST='$(WEB_DIST)' WORKER_DIR='$(WORKER_DIR)' NPM_DIR='$(NPM_DIR)' awk ' \
 	  function expand(s,   name) { \
 	    while (match(s, /\$$\([A-Z_]+\)/)) { \
 	      name = substr(s, RSTART + 2, RLENGTH - 3); \
