@@ -322,7 +322,6 @@ func TestNPMFromAnotherOrigin(t *testing.T) {
 	streamsInPage(t, staticSite(t, app, false), "/", want)
 }
 
-
 // typesApp uses the package's types as a TypeScript app would: both
 // entries, load's options and sources, a stream's chunks, a chat
 // completion, a model description.
