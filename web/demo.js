@@ -1,11 +1,13 @@
 // demo.js: the demo page. It uses only the public API of wasmlm.js.
 import { WasmLM } from './wasmlm.js';
 import { DEFAULT_MODEL } from './default-model.js';
+import { setupChat } from './chat-demo.js';
 
 const $ = (id) => document.getElementById(id);
 const el = {
   status: $('status'), progress: $('progress'), modelInfo: $('model-info'), message: $('message'),
   modelFile: $('model-file'), tokenizerRow: $('tokenizer-row'), tokenizerFile: $('tokenizer-file'),
+  modelURLForm: $('model-url-form'), modelURL: $('model-url'), modelURLLoad: $('model-url-load'),
   prompt: $('prompt'), temperature: $('temperature'), topP: $('top-p'), minP: $('min-p'),
   topK: $('top-k'), maxTokens: $('max-tokens'), seed: $('seed'), json: $('json'),
   generate: $('generate'), stop: $('stop'), output: $('output'),
@@ -43,6 +45,8 @@ function setState(state, text) {
   el.stop.disabled = state !== 'generating';
   el.compare.disabled = busy || !demo.lm;
   el.modelFile.disabled = busy;
+  el.modelURLLoad.disabled = busy;
+  chat.sync(state);
 }
 
 /** Whether the loaded model generates text (an embedding model only embeds or ranks it). */
@@ -103,6 +107,7 @@ async function loadModel(source, options, label) {
       i.reranks ? 'reranker' : `embeddings of ${i.embeddingLength} (${i.pooling} pooling)`,
     ].join(' · ');
     showCapabilities(lm);
+    chat.modelChanged(lm);
     setState('ready', `${lm.name} ready in ${Math.round(demo.readyMs)} ms${cached ? ' (from cache)' : ''}`);
   } catch (err) {
     setState(previous ? 'ready' : 'error', previous ? `${previous.name} ready` : 'No model loaded');
@@ -348,6 +353,14 @@ el.output.addEventListener('click', (e) => {
   showTrace(demo.pinned);
 });
 
+// Another model from a URL: a GGUF file, or the first part of a split one.
+el.modelURLForm.addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const url = el.modelURL.value.trim();
+  if (url === '' || el.modelURLLoad.disabled) return;
+  await loadModel(url, {}, url.split(/[?#]/)[0].split('/').pop() || url);
+});
+
 // Another model: a GGUF file loads at once; a llama2.c checkpoint waits for its tokenizer.bin.
 el.modelFile.addEventListener('change', async () => {
   const file = el.modelFile.files[0];
@@ -369,4 +382,5 @@ el.tokenizerFile.addEventListener('change', async () => {
   await loadModel(model, { tokenizer }, model.name);
 });
 
+const chat = setupChat({ demo, setState, showMessage });
 loadModel(undefined, {}, DEFAULT_MODEL.name);
