@@ -151,10 +151,11 @@ function list(b, lines, i, parent, depth) {
       const l = lines[i];
       const lead = l.length - l.trimStart().length;
       if (l.trim() === '') {
-        // A blank line continues the item only if an indented line follows.
-        const next = lines.slice(i + 1).find((x) => x.trim() !== '');
-        if (next === undefined || next.length - next.trimStart().length < inner) break;
+        // Blank lines continue the item only if an indented line follows.
+        const k = nonBlank(lines, i);
+        if (k === lines.length || lines[k].length - lines[k].trimStart().length < inner) break;
         body.push('');
+        i = k - 1;
         continue;
       }
       if (lead >= inner) body.push(l.slice(Math.min(lead, inner + 2)));
@@ -167,14 +168,18 @@ function list(b, lines, i, parent, depth) {
     if (tight) inline(b, body.map((l) => l.trim()).join('\n'), li);
     else blocks(b, body, li, depth + 1);
     el.append(li);
-    while (i < lines.length && lines[i].trim() === '') {
-      const next = lines.slice(i).find((x) => x.trim() !== '');
-      const n = next === undefined ? null : ITEM.exec(next);
-      if (!n || n[1].length !== indent) break;
-      i++;
-    }
+    // Blank lines between items: the list goes on if an item of its own follows.
+    const k = nonBlank(lines, i);
+    const next = k < lines.length ? ITEM.exec(lines[k]) : null;
+    if (k > i && next && next[1].length === indent) i = k;
   }
   parent.append(el);
+  return i;
+}
+
+/** The index of the first line from i that is not blank (lines.length if none). */
+function nonBlank(lines, i) {
+  while (i < lines.length && lines[i].trim() === '') i++;
   return i;
 }
 
@@ -213,6 +218,7 @@ const WORD = /[\p{L}\p{N}]/u;
 
 /** Renders inline Markdown text into parent. */
 function inline(b, text, parent, depth = 0) {
+  const index = new InlineIndex(text);
   let buf = '';
   const flush = () => {
     if (buf) parent.append(buf);
@@ -233,22 +239,23 @@ function inline(b, text, parent, depth = 0) {
       continue;
     }
     if (c === '`') {
-      const run = /^`+/.exec(text.slice(i))[0];
-      const end = closingTicks(text, i + run.length, run.length);
+      let n = 1;
+      while (text[i + n] === '`') n++;
+      const end = index.closingTicks(i + n, n);
       if (end < 0) {
-        buf += run;
-        i += run.length;
+        buf += text.slice(i, i + n);
+        i += n;
         continue;
       }
-      let code = text.slice(i + run.length, end).replace(/\n/g, ' ');
+      let code = text.slice(i + n, end).replace(/\n/g, ' ');
       if (code.length > 2 && code.startsWith(' ') && code.endsWith(' ')) code = code.slice(1, -1);
       flush();
       parent.append(b.el('code', code));
-      i = end + run.length;
+      i = end + n;
       continue;
     }
     if (depth < MAX_DEPTH && (c === '*' || c === '_' || c === '~')) {
-      const span = emphasis(text, i);
+      const span = emphasis(index, i);
       if (span) {
         flush();
         const e = b.el(span.tag);
@@ -259,7 +266,7 @@ function inline(b, text, parent, depth = 0) {
       }
     }
     if (c === '[' || (c === '!' && text[i + 1] === '[')) {
-      const l = linkAt(text, c === '!' ? i + 1 : i);
+      const l = linkAt(index, c === '!' ? i + 1 : i);
       if (l) {
         flush();
         const label = b.doc.createDocumentFragment();
@@ -271,7 +278,7 @@ function inline(b, text, parent, depth = 0) {
       }
     }
     if (c === '<') {
-      const m = /^<(https?:\/\/[^\s<>]+)>/.exec(text.slice(i));
+      const m = /^<(https?:\/\/[^\s<>]+)>/.exec(text.slice(i, i + 2048));
       const a = m && b.link(m[1], m[1]);
       if (a) {
         flush();
@@ -281,7 +288,7 @@ function inline(b, text, parent, depth = 0) {
       }
     }
     if (c === 'h' && (i === 0 || !WORD.test(text[i - 1]))) {
-      const m = BARE_URL.exec(text.slice(i));
+      const m = BARE_URL.exec(text.slice(i, i + 2048));
       const a = m && b.link(m[0], m[0]);
       if (a) {
         flush();
@@ -296,59 +303,103 @@ function inline(b, text, parent, depth = 0) {
   flush();
 }
 
-/** The index of the run of exactly n backticks closing a code span, from from; -1 if none. */
-function closingTicks(text, from, n) {
-  for (let j = text.indexOf('`', from); j >= 0; j = text.indexOf('`', j)) {
-    let k = j;
-    while (text[k] === '`') k++;
-    if (k - j === n) return j;
-    j = k;
+/**
+ * What inline looks up in a text, each found in one pass when first asked
+ * for, so that a text of many unclosed delimiters (a reply being streamed,
+ * or a hostile one) renders in about linear time, not quadratic.
+ */
+class InlineIndex {
+  constructor(text) {
+    this.text = text;
+    this.closers = new Map(); // delimiter → the sorted positions where it can close a span
+    this.pairs = null; // '[' position → its ']'
+    this.unclosedTicks = new Set(); // the backtick run lengths no later run closes
   }
-  return -1;
+
+  /** The position of the run of exactly n backticks closing a code span, from from; -1 if none. */
+  closingTicks(from, n) {
+    if (this.unclosedTicks.has(n)) return -1;
+    const t = this.text;
+    for (let j = t.indexOf('`', from); j >= 0; j = t.indexOf('`', j)) {
+      let k = j;
+      while (t[k] === '`') k++;
+      if (k - j === n) return j;
+      j = k;
+    }
+    this.unclosedTicks.add(n); // a later search would fail as this one did
+    return -1;
+  }
+
+  /**
+   * The first position after from where delim can close a span: the start
+   * of the delimiter at the end of a run of its character that follows a
+   * non-space (***x*** closes ** at its last two stars), not inside a word
+   * for an underscore, and for a single * or _ not a run of two (a strong
+   * span's delimiter); -1 if none.
+   */
+  closeAfter(delim, from) {
+    let list = this.closers.get(delim);
+    if (!list) {
+      list = [];
+      const t = this.text;
+      const ch = delim[0];
+      for (let j = t.indexOf(ch); j >= 0; j = t.indexOf(ch, j)) {
+        let end = j;
+        while (t[end] === ch) end++;
+        const close = end - delim.length;
+        if (end - j >= delim.length && close > 0 && !/\s/.test(t[close - 1])
+          && !(ch === '_' && end < t.length && WORD.test(t[end]))
+          && !(delim.length === 1 && end - j === 2)) list.push(close);
+        j = end;
+      }
+      this.closers.set(delim, list);
+    }
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid] <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < list.length ? list[lo] : -1;
+  }
+
+  /** The position of the ']' that closes the '[' at i (escapes skipped), or -1. */
+  closingBracket(i) {
+    if (!this.pairs) {
+      this.pairs = new Map();
+      const open = [];
+      const t = this.text;
+      for (let j = 0; j < t.length; j++) {
+        if (t[j] === '\\') j++;
+        else if (t[j] === '[') open.push(j);
+        else if (t[j] === ']' && open.length > 0) this.pairs.set(open.pop(), j);
+      }
+    }
+    return this.pairs.get(i) ?? -1;
+  }
 }
 
-/** The emphasis span opening at text[i]: {tag, from, to, end}, or null. */
-function emphasis(text, i) {
+/** The emphasis span opening at position i of the index's text: {tag, from, to, end}, or null. */
+function emphasis(index, i) {
+  const text = index.text;
   for (const [delim, tag] of EMPHASIS) {
     if (!text.startsWith(delim, i)) continue;
     const from = i + delim.length;
     if (from >= text.length || /\s/.test(text[from])) continue;
-    const underscore = delim[0] === '_';
-    if (underscore && i > 0 && WORD.test(text[i - 1])) continue;
-    for (let j = text.indexOf(delim, from + 1); j >= 0; j = text.indexOf(delim, j + 1)) {
-      // Close at the end of a longer run: ***x*** is <strong><em>x</em></strong>.
-      let end = j;
-      while (text[end] === delim[0]) end++;
-      const close = end - delim.length;
-      if (close < from + 1 || /\s/.test(text[close - 1])) {
-        j = end - 1;
-        continue;
-      }
-      if (underscore && end < text.length && WORD.test(text[end])) {
-        j = end - 1;
-        continue;
-      }
-      if (delim.length === 1 && end - j === 2) {
-        j = end - 1; // a ** run inside *...*: the delimiters of a strong span
-        continue;
-      }
-      return { tag, from, to: close, end: close + delim.length };
-    }
+    if (delim[0] === '_' && i > 0 && WORD.test(text[i - 1])) continue;
+    const close = index.closeAfter(delim, from);
+    if (close >= 0) return { tag, from, to: close, end: close + delim.length };
   }
   return null;
 }
 
-/** The link [label](href) whose '[' is text[i]: {label, href, end}, or null. */
-function linkAt(text, i) {
-  let depth = 0;
-  let j = i;
-  for (; j < text.length; j++) {
-    if (text[j] === '\\') j++;
-    else if (text[j] === '[') depth++;
-    else if (text[j] === ']' && --depth === 0) break;
-  }
-  if (j >= text.length || text[j + 1] !== '(') return null;
-  const m = /^\(\s*<?([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/.exec(text.slice(j + 1));
+/** The link [label](href) whose '[' is at position i of the index's text: {label, href, end}, or null. */
+function linkAt(index, i) {
+  const text = index.text;
+  const j = index.closingBracket(i);
+  if (j < 0 || text[j + 1] !== '(') return null;
+  const m = /^\(\s*<?([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/.exec(text.slice(j + 1, j + 4096));
   if (!m) return null;
   return { label: text.slice(i + 1, j), href: m[1], end: j + 1 + m[0].length };
 }

@@ -155,3 +155,35 @@ func TestBrowserChatMarkdownSafety(t *testing.T) {
 	assert.Equal(t, "x", got.Text[11], "an image of a javascript: URL is its alt text")
 	assert.Equal(t, `<img src=x onerror="window.pwned='fence'">`, got.Text[14])
 }
+
+// Rendering takes about linear time, whatever the text: a reply is
+// rendered again on every frame while it streams, and texts full of
+// delimiters that never close (the cases here, 60,000 characters each)
+// would take seconds each to a renderer that searches ahead from every
+// one (the first version of markdown.js took 1.5–2.8 s at 20,000).
+func TestBrowserChatMarkdownTime(t *testing.T) {
+	tb := newTab(t, blankPage)
+	got := eval[map[string]float64](t, tb, `(async () => {
+		const { renderMarkdown } = await import('/markdown.js');
+		const n = 20000;
+		const tick = String.fromCharCode(96);
+		const texts = {
+			em: '*a '.repeat(n), strong: '**a '.repeat(n), underscores: '_a'.repeat(n * 1.5), brackets: '['.repeat(n * 3),
+			ticks: ('Ta' + 'TT').replaceAll('T', tick).repeat(n * 0.75), mixed: '*a **b _c ~~d Te [f](g '.replaceAll('T', tick).repeat(n / 8),
+			list: Array.from({ length: n / 4 }, (_, i) => ' '.repeat(i % 40) + '- x\n').join(''),
+			blanks: '- x' + '\n'.repeat(n * 3) + '  y',
+		};
+		const ms = {};
+		for (const [name, text] of Object.entries(texts)) {
+			const start = performance.now();
+			renderMarkdown(text);
+			ms[name] = performance.now() - start;
+		}
+		return ms;
+	})()`)
+	require.Len(t, got, 8)
+	for name, ms := range got {
+		t.Logf("%-12s %6.1f ms", name, ms)
+		assert.Less(t, ms, 1500.0, "%s: rendering took %.0f ms", name, ms)
+	}
+}
