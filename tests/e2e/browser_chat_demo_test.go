@@ -255,21 +255,24 @@ func TestBrowserChatDemo(t *testing.T) {
 	assert.Zero(t, eval[int](t, tb, `document.querySelectorAll('#chat-log .msg').length`))
 	setChatOptions(t, tb, "0", 400, "")
 	say(t, tb, "Lily went to the park.")
-	// Stop as the first text shows, from the page itself, so that the click
-	// cannot come after the reply ended by itself.
-	waitFor(t, tb, `(() => {
+	// Stop as the first text comes (looking every millisecond, not every
+	// frame), from the page itself, so that the click cannot come after the
+	// reply ended by itself (greedily, it ends after 242 tokens).
+	_, err = chromedp.Run(tb.ctx, chromedp.Poll[bool](`(() => {
 		const m = wasmlmDemo.chat.messages[1];
 		if (!m || m.content === '') return false;
 		document.getElementById('chat-stop').click();
 		return true;
-	})()`, 30*time.Second)
+	})()`, chromedp.WithPollingInterval(time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err)
 	waitReplies(t, tb, 2)
 	stopped := chatMessages(t, tb)[1]
 	assert.Equal(t, "abort", stopped.Stats.FinishReason)
 	assert.NotEmpty(t, stopped.Content, "the text so far stays")
 	_, _, _, n, finish := shownTurn(t, tb, 1)
 	assert.Equal(t, "abort", finish)
-	assert.Less(t, n, 400)
+	assert.Less(t, n, 242)
+	t.Logf("stopped after %d tokens", n)
 	assert.Equal(t, "Stopped", text(t, tb, "status"))
 	setChatOptions(t, tb, "0", 10, "")
 	say(t, tb, "Then it rained.")
