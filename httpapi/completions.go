@@ -102,12 +102,14 @@ func prepareJob[J any](h *Handler, w http.ResponseWriter, r *http.Request, build
 	return j, false
 }
 
-// takeSlot waits for a slot for c's request. When it gets none it answers
-// (503: the queue is full, or the server is shutting down) or, if the
-// client left, answers nothing; it reports the request and ok is false.
-func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Completion) (sess *engine.Session, ok bool) {
+// takeSlot waits for a slot for c's request, and returns its session and
+// the context to run the request in (see scheduler.acquire). When it gets
+// none it answers (503: the queue is full, or the server is shutting down)
+// or, if the client left, answers nothing; it reports the request and ok is
+// false.
+func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Completion) (runCtx context.Context, sess *engine.Session, ok bool) {
 	start := time.Now()
-	sess, err := h.sched.acquire(ctx)
+	runCtx, sess, err := h.sched.acquire(ctx)
 	c.Queued = time.Since(start)
 	switch {
 	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrShuttingDown):
@@ -116,10 +118,10 @@ func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Comple
 	case err != nil:
 		c.Dropped, c.FinishReason = true, engine.FinishAbort
 	default:
-		return sess, true
+		return runCtx, sess, true
 	}
 	h.onComplete(*c)
-	return nil, false
+	return nil, nil, false
 }
 
 // newSamplingRequest is what a request's shared fields are decoded into:
@@ -312,7 +314,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: j.endpoint, Stream: j.stream, PromptTokens: len(j.prompt.Tokens)}
-	sess, ok := h.takeSlot(ctx, w, &c)
+	ctx, sess, ok := h.takeSlot(ctx, w, &c)
 	if !ok {
 		return
 	}

@@ -163,7 +163,7 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: r.URL.Path, Inputs: len(j.texts)}
-	sess, ok := h.takeSlot(ctx, w, &c)
+	ctx, sess, ok := h.takeSlot(ctx, w, &c)
 	if !ok {
 		return
 	}

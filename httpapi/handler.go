@@ -130,6 +130,11 @@ type Options struct {
 	// request now, answered 429 with Retry-After when not; and is told the
 	// tokens (prompt and completion) each generation used. See NewLimiter.
 	Limiter Limiter
+	// Sessions, when not nil, lends the handler the one session it runs
+	// requests on, one at a time, instead of Slots sessions of its own
+	// (Slots, ContextLength, KVType and Threads are then the lender's
+	// session's; Slots must be 0 or 1). See SessionLender.
+	Sessions SessionLender
 	// OnCompletion, if set, is called after every valid completion request
 	// (and embedding or rerank request, with Inputs set):
 	// finished, failed, stopped by Shutdown, or dropped because its client
@@ -211,7 +216,23 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		opts.ModelName = DefaultModelName
 	}
 	sessions := make([]*engine.Session, slots)
+	if opts.Sessions != nil {
+		if slots != 1 {
+			return nil, fmt.Errorf("%w: a lender of sessions lends one: Slots must be 0 or 1", ErrInvalidOptions)
+		}
+		s, err := lentSession(opts.Sessions)
+		if err != nil {
+			return nil, err
+		}
+		if s.Model() != model {
+			return nil, fmt.Errorf("%w: the lent session is of another model", ErrInvalidOptions)
+		}
+		sessions[0] = s
+	}
 	for i := range sessions {
+		if sessions[i] != nil {
+			continue
+		}
 		s, err := model.NewSession(engine.SessionOptions{ContextLength: opts.ContextLength, KVType: opts.KVType, Threads: opts.Threads})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -224,7 +245,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
-		maxTokens: contextLength, sched: newScheduler(sessions, queue),
+		maxTokens: contextLength, sched: newScheduler(sessions, queue, opts.Sessions),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFIFO(make([]struct{}, slots), slots+queue),
 		created:   time.Now().Unix(), newID: randomID, generate: runSession,

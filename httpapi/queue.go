@@ -20,7 +20,8 @@ import (
 // at once are bounded by the same numbers as the queue; one admitted request
 // more could only have to wait beyond the queue's end.
 type scheduler struct {
-	slots *fifo[*engine.Session]
+	slots  *fifo[*engine.Session]
+	lender SessionLender // when not nil, lends the one session instead of slots
 
 	mu       sync.Mutex
 	admitted int           // requests between admit and leave
@@ -29,9 +30,9 @@ type scheduler struct {
 	drained  chan struct{} // closed once closed and no request is admitted
 }
 
-func newScheduler(sessions []*engine.Session, limit int) *scheduler {
+func newScheduler(sessions []*engine.Session, limit int, lender SessionLender) *scheduler {
 	limit = max(limit, 0)
-	return &scheduler{slots: newFIFO(sessions, limit), capacity: len(sessions) + limit, drained: make(chan struct{})}
+	return &scheduler{slots: newFIFO(sessions, limit), lender: lender, capacity: len(sessions) + limit, drained: make(chan struct{})}
 }
 
 // close refuses every request from now on, with ErrShuttingDown, those
@@ -83,16 +84,35 @@ func (s *scheduler) leave() {
 	s.checkDrained()
 }
 
-// acquire returns an idle session, waiting for one in FIFO order. It fails
-// with ErrQueueFull when it would have to wait and limit requests already
-// do, with ErrShuttingDown once closed, and with ctx's error when ctx ends
-// first.
-func (s *scheduler) acquire(ctx context.Context) (*engine.Session, error) {
-	return s.slots.take(ctx)
+// acquire returns an idle session, waiting for one in FIFO order, and the
+// context to run the request's work in (ctx, or the lender's wrapping of
+// it). It fails with ErrQueueFull when it would have to wait and limit
+// requests already do, with ErrShuttingDown once closed, and with ctx's
+// error when ctx ends first. With a lender, the lender orders the waiting
+// (the admitted requests are bounded all the same).
+func (s *scheduler) acquire(ctx context.Context) (context.Context, *engine.Session, error) {
+	if s.lender != nil {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, nil, ErrShuttingDown
+		}
+		return s.lender.Borrow(ctx)
+	}
+	sess, err := s.slots.take(ctx)
+	return ctx, sess, err
 }
 
-// release returns a session: to the oldest waiting request, or to the pool.
-func (s *scheduler) release(sess *engine.Session) { s.slots.put(sess) }
+// release returns a session: to the lender, or to the oldest waiting
+// request, or to the pool.
+func (s *scheduler) release(sess *engine.Session) {
+	if s.lender != nil {
+		s.lender.Return(sess)
+		return
+	}
+	s.slots.put(sess)
+}
 
 // queued is the number of requests waiting for a slot.
 func (s *scheduler) queued() int { return s.slots.queued() }

@@ -25,8 +25,8 @@ func testSessions(t *testing.T, n int) []*engine.Session {
 
 // TestSchedulerFIFO: requests that wait get the slot in arrival order.
 func TestSchedulerFIFO(t *testing.T) {
-	s := newScheduler(testSessions(t, 1), 16)
-	held, err := s.acquire(context.Background())
+	s := newScheduler(testSessions(t, 1), 16, nil)
+	_, held, err := s.acquire(context.Background())
 	require.NoError(t, err)
 
 	const n = 10
@@ -36,7 +36,7 @@ func TestSchedulerFIFO(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sess, err := s.acquire(context.Background())
+			_, sess, err := s.acquire(context.Background())
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -60,13 +60,13 @@ func TestSchedulerFIFO(t *testing.T) {
 // TestSchedulerLimit: beyond limit waiting requests, acquire fails at once;
 // with limit 0 it fails whenever every slot is busy.
 func TestSchedulerLimit(t *testing.T) {
-	s := newScheduler(testSessions(t, 1), 0)
-	a, err := s.acquire(context.Background())
+	s := newScheduler(testSessions(t, 1), 0, nil)
+	_, a, err := s.acquire(context.Background())
 	require.NoError(t, err)
-	_, err = s.acquire(context.Background())
+	_, _, err = s.acquire(context.Background())
 	assert.ErrorIs(t, err, ErrQueueFull)
 	s.release(a)
-	b, err := s.acquire(context.Background())
+	_, b, err := s.acquire(context.Background())
 	require.NoError(t, err)
 	assert.Same(t, a, b)
 }
@@ -76,7 +76,7 @@ func TestSchedulerLimit(t *testing.T) {
 // session is back in the pool at the end.
 func TestSchedulerCancel(t *testing.T) {
 	const slots = 2
-	s := newScheduler(testSessions(t, slots), 1000)
+	s := newScheduler(testSessions(t, slots), 1000, nil)
 	var wg sync.WaitGroup
 	for i := range 400 {
 		wg.Add(1)
@@ -84,7 +84,7 @@ func TestSchedulerCancel(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%7)*50*time.Microsecond)
 			defer cancel()
-			sess, err := s.acquire(ctx)
+			_, sess, err := s.acquire(ctx)
 			if err != nil {
 				assert.ErrorIs(t, err, context.DeadlineExceeded)
 				return
