@@ -51,6 +51,10 @@ import (
 //	                                            of the loaded (whole, GGUF) model
 //	follow()                                  → undefined when the group stops; rejects
 //	                                            when it breaks (shards 1..count-1)
+//	serveHTTP(request, {modelName, signal}, onResponse) → undefined once answered: an
+//	                                            HTTP request served by package httpapi's
+//	                                            OpenAI-compatible handler over the model
+//	                                            (serve_js.go)
 //
 // options is {maxTokens, temperature, topK, topP, minP, repeatPenalty,
 // presencePenalty, frequencyPenalty, seed, stop, trace, signal,
@@ -74,7 +78,8 @@ import (
 // (its snake_case name) and problem.
 //
 // load, split, generate, stream, chat, embed and rerank take turns in call
-// order: a call made while another runs waits (it is not rejected) and can
+// order (and serveHTTP's generations, embeddings and rerankings, in the
+// order they reach the session): a call made while another runs waits (it is not rejected) and can
 // be aborted while it waits. info, tokenize, detokenize, shard and follow
 // do not wait. An aborted generation resolves with what it generated; an
 // aborted embed or rerank rejects with code "aborted" (ErrAborted).
@@ -111,6 +116,7 @@ type Binding struct {
 	exchange *portExchange   // the channels to the other shards, for a shard of a split model
 	source   []byte          // the bytes of a whole GGUF model, which shard cuts
 	asm      *assembly       // a model being filled (prepare, fill), until load takes it
+	served   *served         // the OpenAI-compatible API over the model (serveHTTP), once asked for
 
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
@@ -164,6 +170,7 @@ func New() *Binding {
 	b.export("prepare", b.parsePrepare)
 	b.export("fill", b.parseFill)
 	b.export("filled", b.parseFilled)
+	b.export("serveHTTP", b.parseServeHTTP)
 	return b
 }
 
@@ -181,7 +188,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil
