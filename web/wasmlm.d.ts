@@ -580,6 +580,8 @@ export type ErrorCode =
   | 'integrity_failed'  // a downloaded model's SHA-256 is not the sha256 option's
   | 'storage_failed'    // the model cache could not store a file (storage full, denied); load reads
                         // from the network instead, WasmLM.cache's calls reject with it
+  | 'serve_failed'      // lm.serve could not register its Service Worker or take control of the page
+                        // (no secure context, the page outside workerScope, the browser refused)
   | 'error';            // anything else
 
 /**
@@ -681,8 +683,40 @@ export declare class WasmLM {
   };
   /** Scores documents against a query with a reranker (info.reranks), as llama.cpp's server does. */
   rerank(body: RerankRequest, options?: { signal?: AbortSignal }): Promise<RerankResponse>;
+  /**
+   * Serves this model as an OpenAI-compatible API to the page's own fetches under scope: a
+   * Service Worker (wasmlm.sw.js) hands each request to this page, which runs it with package
+   * httpapi's handler in the model's worker (the same validation, errors and Server-Sent Events
+   * as `wasmlm serve`), so `new OpenAI({ baseURL: server.baseURL, dangerouslyAllowBrowser: true })`
+   * streams from the model. Served generations take their turn with the page's own calls.
+   * Rejects with code 'serve_failed' when the Service Worker cannot be registered.
+   */
+  serve(options?: ServeOptions): Promise<Server>;
   /** Terminates the worker; pending and later calls reject. */
   unload(): void;
+}
+
+/** Options of lm.serve. */
+export interface ServeOptions {
+  /** The path under which the API answers, standing for /v1/ (default '/v1/'); starts and ends with '/'. */
+  scope?: string;
+  /**
+   * The Service Worker registration's scope: the pages it controls, which must include this page
+   * (default: the folder of wasmlm.sw.js; above it the server must send Service-Worker-Allowed).
+   */
+  workerScope?: string;
+}
+
+/** What lm.serve resolves to. */
+export interface Server {
+  readonly scope: string;
+  /** location.origin + scope without its last '/': the openai client's baseURL. */
+  readonly baseURL: string;
+  readonly registration: ServiceWorkerRegistration;
+  /** This page stops answering (the Service Worker stays registered for the next serve). */
+  close(): void;
+  /** close(), and unregisters the Service Worker. */
+  unregister(): Promise<boolean>;
 }
 
 export default WasmLM;

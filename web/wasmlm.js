@@ -32,6 +32,7 @@ import {
 } from './load.js';
 import { createChatCompletion } from './chat-completions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
+import { serveModel } from './serve.js'; // lm.serve (issue 18, item 4)
 
 // Each asset's URL in the literal form new URL('./file', import.meta.url),
 // which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
@@ -487,6 +488,14 @@ export class WasmLM {
    */
   rerank(body, options) {
     return rerankDocuments(this.#api, body, options);
+  }
+
+  /**
+   * Answers the page's fetches under scope ('/v1/') with the OpenAI-compatible API over this
+   * model, through a Service Worker (serve.js, wasmlm.sw.js): {scope, baseURL, close(), unregister()}.
+   */
+  serve(options) {
+    return serveModel(this.#api, options).catch((err) => { throw withCode(err); });
   }
 
   /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */

@@ -23,6 +23,7 @@
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
 //   chat      {messages, options, openai, aborted}
 //   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
+//   serveHTTP {request, modelName, aborted} an HTTP request for the OpenAI-compatible API (lm.serve)
 //             aborted: the page's signal was aborted before the call, so the call's
 //             signal is aborted from the start (Go then generates, embeds or ranks nothing)
 //   abort     {id}                        abort call id (also while it waits its turn)
@@ -190,6 +191,8 @@ async function handle(m, signal) {
       return b.embed(m.input, withSignal(m.options, signal));
     case 'rerank':
       return b.rerank(m.query, m.documents, withSignal(m.options, signal));
+    case 'serveHTTP': // lm.serve's requests (serve.js): chunks are {status?, headers?, body}
+      return b.serveHTTP(m.request, { modelName: m.modelName, signal }, onToken);
   }
   throw internalError(`wasmlm: unknown request ${m.type}`);
 }

@@ -1,0 +1,127 @@
+// serve.js: the page's own OpenAI endpoint, lm.serve({ scope }) (wasmlm.js).
+//
+// A Service Worker (wasmlm.sw.js) answers the page's fetches under scope
+// ('/v1/' by default: fetch('/v1/chat/completions'), or the openai client
+// with baseURL location.origin + '/v1') by handing each request to this
+// module in the page that made it, which runs it in the model's worker:
+// package httpapi's handler over the loaded model (jsbridge's serveHTTP),
+// so validation, errors and Server-Sent Events are the HTTP API's own. The
+// response comes back a flush at a time (an event per token) through a
+// MessageChannel into the ReadableStream the Service Worker answers with;
+// a fetch that is aborted (or whose body is cancelled) aborts its generation.
+//
+// Messages, Service Worker → page (navigator.serviceWorker 'message'):
+//   {type: 'wasmlm-fetch', scope, request: {method, url, headers, body}} and a port;
+// then page → Service Worker on that port: {type: 'accepted'} at once (or
+// {type: 'unavailable'}: no model serves scope in this page), {type: 'head',
+// status, headers}, {type: 'body', body} per flush, {type: 'end'} or
+// {type: 'error', message, code}; Service Worker → page: {type: 'abort'}.
+
+import { argumentError, codedError, describe, invalidCall } from './errors.js';
+
+// The literal new URL('./file', import.meta.url) form bundlers copy the file for.
+const SW_URL = new URL('./wasmlm.sw.js', import.meta.url);
+
+const SERVE_OPTIONS = ['scope', 'workerScope'];
+const servers = new Map(); // scope → the model's api (wasmlm.js's #api)
+let listening = false;
+
+/**
+ * Serves api (a model) at scope through the Service Worker; resolves to
+ * {scope, baseURL, registration, close(), unregister()} once the Service
+ * Worker controls the page.
+ */
+export async function serveModel(api, options = {}) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw argumentError('options', `must be an object, got ${describe(options)}`);
+  }
+  for (const k of Object.keys(options)) {
+    if (!SERVE_OPTIONS.includes(k)) throw invalidCall(`unknown serve option "${k}" (known: ${SERVE_OPTIONS.join(', ')})`);
+  }
+  const { scope = '/v1/', workerScope = new URL('./', SW_URL).pathname } = options;
+  for (const [name, v] of [['scope', scope], ['workerScope', workerScope]]) {
+    if (typeof v !== 'string' || !v.startsWith('/') || !v.endsWith('/')) {
+      throw argumentError(name, `must be a path that starts and ends with '/', got ${describe(v)}`);
+    }
+  }
+  const sw = globalThis.navigator?.serviceWorker;
+  if (!sw) {
+    throw codedError('serve_failed', 'wasmlm: this page cannot register a Service Worker: it needs a secure context (https, or http://localhost or 127.0.0.1) and a browser with Service Workers');
+  }
+  if (!location.pathname.startsWith(workerScope)) {
+    throw codedError('serve_failed', `wasmlm: the page ${location.pathname} is outside workerScope ${workerScope}: a Service Worker answers only the fetches of the pages it controls`);
+  }
+  const script = new URL(SW_URL);
+  script.searchParams.set('scope', scope);
+  if (!listening) {
+    sw.addEventListener('message', onMessage);
+    sw.startMessages();
+    listening = true;
+  }
+  servers.set(scope, api);
+  let registration;
+  try {
+    registration = await sw.register(script.href, { scope: workerScope });
+    await controlled(sw, script.href);
+  } catch (err) {
+    if (servers.get(scope) === api) servers.delete(scope);
+    if (err?.code === 'serve_failed') throw err;
+    throw codedError('serve_failed', `wasmlm: the Service Worker ${script.pathname} could not be registered for ${workerScope}: ${err?.message ?? err} (beyond its own folder it needs the header Service-Worker-Allowed)`, { cause: err });
+  }
+  const close = () => { if (servers.get(scope) === api) servers.delete(scope); };
+  return Object.freeze({
+    scope,
+    baseURL: location.origin + scope.slice(0, -1),
+    registration,
+    close,
+    unregister: () => { close(); return registration.unregister(); },
+  });
+}
+
+/** Resolves once the Service Worker at script controls the page (its first load: clients.claim()). */
+function controlled(sw, script) {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (sw.controller?.scriptURL !== script) return false;
+      sw.removeEventListener('controllerchange', check);
+      clearTimeout(timer);
+      resolve();
+      return true;
+    };
+    const timer = setTimeout(() => {
+      sw.removeEventListener('controllerchange', check);
+      reject(codedError('serve_failed', 'wasmlm: the Service Worker did not take control of the page within 10 s'));
+    }, 10_000);
+    if (!check()) sw.addEventListener('controllerchange', check);
+  });
+}
+
+/** A request from the Service Worker: run it in the model's worker and stream the response back. */
+async function onMessage(e) {
+  const m = e.data;
+  if (m?.type !== 'wasmlm-fetch' || !e.ports[0]) return;
+  const port = e.ports[0];
+  const api = servers.get(m.scope);
+  if (!api) {
+    port.postMessage({ type: 'unavailable' });
+    port.close();
+    return;
+  }
+  port.postMessage({ type: 'accepted' });
+  const aborter = new AbortController();
+  port.onmessage = (ev) => { if (ev.data?.type === 'abort') aborter.abort(); };
+  try {
+    const parts = api.iterable({ type: 'serveHTTP', request: m.request, modelName: api.name }, aborter.signal, (part) => part);
+    for await (const part of parts) {
+      if (part.status !== undefined) port.postMessage({ type: 'head', status: part.status, headers: part.headers });
+      if (part.body?.byteLength > 0) port.postMessage({ type: 'body', body: part.body }, [part.body.buffer]);
+    }
+    await parts.result;
+    port.postMessage({ type: 'end' });
+  } catch (err) {
+    port.postMessage({ type: 'error', message: String(err?.message ?? err), code: err?.code ?? 'error' });
+  } finally {
+    port.onmessage = null;
+    port.close();
+  }
+}
