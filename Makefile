@@ -36,11 +36,13 @@ run: web
 generate:
 	$(GO) run ./cmd/wasmlm generate -p "$(PROMPT)"
 
-## wasm: the browser build of the engine, $(WEB_DIST)/wasmlm.wasm, with the SIMD128 kernels' imports
-## (-tags wasmlm_simd: its host must provide them, as web/simd.js does, stubs included)
+## wasm: the browser builds of the engine, with the SIMD128 kernels' imports (-tags wasmlm_simd: its host must provide them,
+## as web/simd.js does, stubs included): $(WEB_DIST)/wasmlm.wasm, and $(WEB_DIST)/wasmlm-serve.wasm, which also has the
+## OpenAI endpoint of lm.serve (-tags wasmlm_serve: httpapi and net/http, +2.8 MB) and which a load with { serve: true } runs
 wasm:
 	@mkdir -p $(WEB_DIST)
 	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
+	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd,wasmlm_serve -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm-serve.wasm ./cmd/wasm
 
 ## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, SIMD kernels, model cache, default model
 web: wasm
@@ -66,10 +68,11 @@ test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser 
 deps:
 	tools/ensure-deps.sh
 
-## vet: go vet, natively and for GOOS=js GOARCH=wasm, and gofmt
+## vet: go vet, natively and for GOOS=js GOARCH=wasm (the bridge also with -tags wasmlm_serve), and gofmt
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet -tags wasmlm_serve ./jsbridge/ ./cmd/wasm/
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 # The e2e suites (tests/e2e) need their builds and tools: they run from their own targets.
@@ -87,10 +90,12 @@ test-arm64:
 	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' ./engine/
 
 ## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge, HTTP and edge-limit tests in wasm under Node
-## (go_js_wasm_exec runs the test binaries with Node.js)
+## (go_js_wasm_exec runs the test binaries with Node.js); the bridge's twice: without the OpenAI endpoint (serveHTTP
+## refuses) and with it (-tags wasmlm_serve, the build of wasmlm-serve.wasm)
 test-wasm:
 	@command -v node >/dev/null || { echo "test-wasm needs Node.js (Debian package: nodejs)"; exit 1; }
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test $(WASM_PKGS)
+	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_serve ./jsbridge/
 
 ## test-wasm-simd: the tensor and engine tests in wasm under Node with the SIMD128 kernels
 ## (tools/wasm_exec_simd.sh provides them through web/simd.js), with the relaxed-SIMD ones, then with its stubs (the fallback)

@@ -20,7 +20,8 @@ const module = "github.com/wasmlm/wasmlm" // the module path
 var layering = map[string][]string{
 	"cmd/...": {"..."},
 	// The page's own OpenAI endpoint (serveHTTP) is httpapi's handler over
-	// the bridge's session.
+	// the bridge's session, only in builds tagged wasmlm_serve
+	// (TestPageBuildHasNoHTTP).
 	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/...", "httpapi"},
 	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/..."},
 	// The hosts' chat prompt with template options, over engine and chat.
@@ -150,4 +151,23 @@ func TestDependencyDirection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPageBuildHasNoHTTP: the page's default engine (make wasm's
+// wasmlm.wasm) reaches no net/http, which would add some 2.8 MB to every
+// page's download (0.8 MB gzipped); only the build tagged wasmlm_serve
+// (wasmlm-serve.wasm, for lm.serve) has httpapi and with it net/http.
+func TestPageBuildHasNoHTTP(t *testing.T) {
+	deps := func(tags string) []string {
+		cmd := exec.Command("go", "list", "-deps", "-tags", tags, "./cmd/wasm")
+		cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go list: %s", out)
+		return strings.Fields(string(out))
+	}
+	for _, dep := range deps("wasmlm_simd") {
+		require.False(t, dep == "net/http" || strings.HasPrefix(dep, "net/http/") || dep == module+"/httpapi",
+			"the page's build (-tags wasmlm_simd) depends on %s: serving belongs in the wasmlm_serve build", dep)
+	}
+	require.Contains(t, deps("wasmlm_simd,wasmlm_serve"), module+"/httpapi", "the serve build (-tags wasmlm_simd,wasmlm_serve)")
 }

@@ -54,7 +54,9 @@ import (
 //	serveHTTP(request, {modelName, signal}, onResponse) → undefined once answered: an
 //	                                            HTTP request served by package httpapi's
 //	                                            OpenAI-compatible handler over the model
-//	                                            (serve_js.go)
+//	                                            (serve_js.go; only with the build tag
+//	                                            wasmlm_serve, else it rejects with
+//	                                            serve_failed: serve_off_js.go)
 //
 // options is {maxTokens, temperature, topK, topP, minP, repeatPenalty,
 // presencePenalty, frequencyPenalty, seed, stop, trace, signal,

@@ -23,6 +23,11 @@ var (
 	// page gives an aborted load). A generation does not fail when aborted:
 	// it resolves with what it generated so far.
 	ErrAborted = engine.NewError("aborted", "wasmlm: aborted")
+	// ErrServeUnavailable means serveHTTP ran in a build without the
+	// OpenAI endpoint: only the build tagged wasmlm_serve has it
+	// (wasmlm-serve.wasm, which the page loads with { serve: true })
+	// (serve_failed, lm.serve's code).
+	ErrServeUnavailable = engine.NewError("serve_failed", "wasmlm: this build has no OpenAI endpoint (it is wasmlm-serve.wasm's, build tag wasmlm_serve: load the model with { serve: true })")
 	// ErrInternal means Go code panicked; the bridge recovered and keeps
 	// working, but the call's result is lost (internal).
 	ErrInternal = engine.NewError(engine.CodeInternal, "wasmlm: internal error")

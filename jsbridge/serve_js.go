@@ -1,3 +1,10 @@
+//go:build wasmlm_serve
+
+// The page's OpenAI endpoint, only in builds with the tag wasmlm_serve
+// (make wasm's wasmlm-serve.wasm): httpapi brings net/http, some 2.8 MB of
+// the binary (0.8 MB gzipped), which the page's default build does without
+// (serve_off_js.go).
+
 package jsbridge
 
 import (

@@ -1,3 +1,5 @@
+//go:build wasmlm_serve
+
 package jsbridge
 
 import (
