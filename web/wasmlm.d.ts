@@ -82,6 +82,13 @@ export interface LoadOptions {
    * (see README, "Model cache"); not for a model in parts.
    */
   sha256?: string;
+  /**
+   * Run the engine build with the OpenAI endpoint that lm.serve needs,
+   * wasmlm-serve.wasm (package httpapi and Go's net/http: 2.8 MB more, 0.8 MB
+   * gzipped), instead of wasmlm.wasm (default false). A model loaded
+   * without it cannot serve: lm.serve rejects with 'serve_failed'.
+   */
+  serve?: boolean;
 }
 
 /** What loading a model would take, in bytes (inspect's memory). */
@@ -570,8 +577,8 @@ export type ErrorCode =
   | 'exchange_failed'   // the workers of a split model lost touch: load the model again
   | 'busy'              // the engine was generating already (the page queues instead; not seen there)
   | 'internal'          // a bug: the call failed in a way it never should; the runtime goes on
-  | 'fetch_failed'      // the model, its tokenizer or wasmlm.wasm could not be read: an HTTP error status
-                        // (then status), the network, an unreadable Blob
+  | 'fetch_failed'      // the model, its tokenizer or wasmlm.wasm (wasmlm-serve.wasm) could not be read: an
+                        // HTTP error status (then status), the network, an unreadable Blob
   | 'worker_failed'     // a worker could not start (refused, wasmlm.worker.js or wasmlm.wasm missing or
                         // broken) or died (the Go program stopped, an uncaught error): load the model again
   | 'aborted'           // the signal of a load, embeddings.create or rerank aborted it (the Error's name is
@@ -580,7 +587,8 @@ export type ErrorCode =
   | 'integrity_failed'  // a downloaded model's SHA-256 is not the sha256 option's
   | 'storage_failed'    // the model cache could not store a file (storage full, denied); load reads
                         // from the network instead, WasmLM.cache's calls reject with it
-  | 'serve_failed'      // lm.serve could not register its Service Worker or take control of the page
+  | 'serve_failed'      // lm.serve could not serve: the model was loaded without { serve: true }, or
+                        // the Service Worker could not be registered or take control of the page
                         // (no secure context, the page outside workerScope, the browser refused)
   | 'error';            // anything else
 
@@ -689,7 +697,9 @@ export declare class WasmLM {
    * httpapi's handler in the model's worker (the same validation, errors and Server-Sent Events
    * as `wasmlm serve`), so `new OpenAI({ baseURL: server.baseURL, dangerouslyAllowBrowser: true })`
    * streams from the model. Served generations take their turn with the page's own calls.
-   * Rejects with code 'serve_failed' when the Service Worker cannot be registered.
+   * The model must be loaded with { serve: true } (LoadOptions.serve), which runs the engine build
+   * that has the endpoint; otherwise, and when the Service Worker cannot be registered, it rejects
+   * with code 'serve_failed'.
    */
   serve(options?: ServeOptions): Promise<Server>;
   /** Terminates the worker; pending and later calls reject. */

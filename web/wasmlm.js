@@ -5,8 +5,9 @@
 //   for await (const chunk of lm.stream('Once upon a time')) out.textContent += chunk.text;
 //
 // The model runs in a dedicated worker (wasmlm.worker.js, which runs
-// wasmlm.wasm through Go's wasm_exec.js), so the page's main thread never
-// blocks. The engine's matrix products run on SIMD128 kernels
+// wasmlm.wasm through Go's wasm_exec.js — or wasmlm-serve.wasm, the build
+// with lm.serve's OpenAI endpoint, for a model loaded with { serve: true }),
+// so the page's main thread never blocks. The engine's matrix products run on SIMD128 kernels
 // (wasmlm-simd.wasm, attached by simd.js) where the browser has SIMD — the
 // relaxed-SIMD build of them (wasmlm-simd-relaxed.wasm, the same bits)
 // where it also has relaxed SIMD — on pure Go otherwise. No SharedArrayBuffer and no special headers are needed.
@@ -38,6 +39,10 @@ import { serveModel } from './serve.js'; // lm.serve (issue 18, item 4)
 // which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
 // file for.
 const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
+// The engine with lm.serve's OpenAI endpoint (package httpapi, and with it
+// net/http: 2.8 MB more, 0.8 MB gzipped), which only a load with { serve:
+// true } fetches.
+const WASM_SERVE_URL = new URL('./wasmlm-serve.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
@@ -72,7 +77,7 @@ async function resolveSource(source, name) {
   return [source, name];
 }
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve'];
 
 /** The most workers the load option workers: 'auto' (the default) uses. */
 export const MAX_AUTO_WORKERS = 4;
@@ -119,10 +124,12 @@ export function autoWorkers(info, hardwareConcurrency) {
 
 const created = Symbol('WasmLM constructor');
 
-// The compiled wasmlm.wasm and SIMD kernels, shared by every model of the
-// page: each model has its own worker, and a WebAssembly.Module can be
-// posted to a worker, so only the first load pays for compiling.
+// The compiled wasmlm.wasm, wasmlm-serve.wasm and SIMD kernels, shared by
+// every model of the page: each model has its own worker, and a
+// WebAssembly.Module can be posted to a worker, so only the first load (of
+// each build) pays for compiling.
 let compiled = null;
+let compiledServe = null;
 const compiledKernels = new Map(); // 'relaxed' or 'simd128' → Promise of {module, relaxed} or {module: null, reason}
 
 /**
@@ -148,9 +155,15 @@ async function compileURL(url) {
   }
 }
 
-function compileWasm() {
+/** The compiled engine: wasmlm-serve.wasm for serve (a load with { serve: true }), else wasmlm.wasm. */
+function compileWasm(serve = false) {
+  if (serve) {
+    compiledServe ??= compileURL(WASM_SERVE_URL);
+    compiledServe.catch(() => { compiledServe = null; }); // a failed compile is tried again by the next load
+    return compiledServe;
+  }
   compiled ??= compileURL(WASM_URL);
-  compiled.catch(() => { compiled = null; }); // a failed compile is tried again by the next load
+  compiled.catch(() => { compiled = null; });
   return compiled;
 }
 
@@ -196,6 +209,7 @@ export class WasmLM {
   #info = null;
   #name;
   #followers = []; // the workers of shards 1..N-1 of a model split across N workers
+  #serves = false; // loaded with { serve: true }: its worker runs wasmlm-serve.wasm, which lm.serve needs
   #api; // the model as chat-completions.js and embeddings.js use it
 
   constructor(token, worker, name) {
@@ -223,10 +237,11 @@ export class WasmLM {
    * name} (DEFAULT_MODEL of wasmlm/default-model), in Node.js a file path
    * too; nothing for the default model beside this module (from a static
    * folder; a bundled app imports wasmlm/default-model). options: {tokenizer, onProgress, cache = true, contextLength,
-   * signal, name, simd = true, workers = 'auto'}; simd: false runs the
+   * signal, name, simd = true, workers = 'auto', serve = false}; simd: false runs the
    * pure-Go kernels even where the SIMD128 ones could run, 'simd128' the
    * SIMD128 ones even where the relaxed-SIMD ones could; workers: the
-   * number of workers to split the model across, or 'auto' (autoWorkers).
+   * number of workers to split the model across, or 'auto' (autoWorkers);
+   * serve: true runs wasmlm-serve.wasm, which lm.serve needs.
    */
   static async load(source, options = {}) {
     try {
@@ -245,11 +260,12 @@ export class WasmLM {
         throw invalidCall(`unknown load option "${k}" (known: ${LOAD_OPTIONS.join(', ')})`);
       }
     }
-    const { onProgress, cache = true, contextLength, signal, simd = true, workers = 'auto' } = options;
+    const { onProgress, cache = true, contextLength, signal, simd = true, workers = 'auto', serve = false } = options;
     if (onProgress != null && typeof onProgress !== 'function') {
       throw argumentError('onProgress', `must be a function, got ${describe(onProgress)}`);
     }
     if (typeof cache !== 'boolean') throw argumentError('cache', `must be a boolean, got ${describe(cache)}`);
+    if (typeof serve !== 'boolean') throw argumentError('serve', `must be a boolean, got ${describe(serve)}`);
     if (typeof simd !== 'boolean' && simd !== 'simd128') {
       throw argumentError('simd', `must be a boolean or 'simd128', got ${describe(simd)}`);
     }
@@ -279,10 +295,13 @@ export class WasmLM {
 
     const worker = newWorker('wasmlm');
     const lm = new WasmLM(created, worker, name);
+    lm.#serves = serve;
     try {
       // The worker starts the Go program while the model's header downloads.
+      // A split model's followers boot the same build as worker 0 (only it
+      // serves, but one module downloads and compiles once).
       const kernels = simd ? compileKernels(simd === true) : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
-      const boot = Promise.all([compileWasm(), kernels]).then(([module, k]) =>
+      const boot = Promise.all([compileWasm(serve), kernels]).then(([module, k]) =>
         ({ type: 'boot', module, kernels: k.module, simdRelaxed: k.relaxed === true, simdReason: k.reason }));
       const booted = boot.then((message) => lm.#request(message));
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
@@ -495,6 +514,10 @@ export class WasmLM {
    * model, through a Service Worker (serve.js, wasmlm.sw.js): {scope, baseURL, close(), unregister()}.
    */
   serve(options) {
+    if (!this.#serves) {
+      // Before any Service Worker is registered: this worker's wasmlm.wasm has no endpoint.
+      return Promise.reject(codedError('serve_failed', `wasmlm: load the model with { serve: true } to serve it: lm.serve runs the OpenAI endpoint of wasmlm-serve.wasm, which a load without it does not download (the model ${this.#name} runs wasmlm.wasm)`));
+    }
     return serveModel(this.#api, options).catch((err) => { throw withCode(err); });
   }
 

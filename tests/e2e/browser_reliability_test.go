@@ -198,6 +198,7 @@ const errorPathsScript = `
 	add('load of a URL whose SHA-256 is not the one given', 'integrity_failed', '', () => WasmLM.load(DEFAULT_MODEL.model, { cache: false, sha256: 'f'.repeat(64) }));
 	add("load with sha256: 'abc'", 'invalid_argument', 'sha256', () => WasmLM.load(undefined, { sha256: 'abc' }));
 	add("load with kvType: 'q8_0'", 'invalid_argument', 'kvType', () => WasmLM.load(undefined, { kvType: 'q8_0' }));
+	add("load with serve: 'yes'", 'invalid_argument', 'serve', () => WasmLM.load(undefined, { serve: 'yes' }));
 	add('load of an empty array of parts', 'invalid_argument', 'source', () => WasmLM.load([]));
 	add('load of two whole models as the parts of one', 'invalid_model', '', () => WasmLM.load([new Blob([defaultBytes]), new Blob([defaultBytes])]));
 	add('inspect of a llama2.c checkpoint', 'invalid_model', '', () => WasmLM.inspect('` + llama2cDir + `stories260K.bin'));
@@ -212,6 +213,9 @@ const errorPathsScript = `
 	add('load whose wasmlm.wasm does not compile', 'worker_failed', '', () =>
 		withFetch((u) => (u.endsWith('/wasmlm.wasm') ? Promise.resolve(new Response(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 99]), { headers: { 'content-type': 'application/wasm' } })) : null),
 			async () => (await import('/wasmlm.js?wasm=broken')).WasmLM.load()));
+	add('load with serve: true whose wasmlm-serve.wasm is missing', 'fetch_failed', '', () =>
+		withFetch((u) => (u.endsWith('/wasmlm-serve.wasm') ? Promise.resolve(new Response('no', { status: 404, statusText: 'Not Found' })) : null),
+			async () => (await import('/wasmlm.js?wasm=serve-missing')).WasmLM.load(undefined, { serve: true })));
 
 	// Calls on a loaded model.
 	const lm = await WasmLM.load();
@@ -242,6 +246,7 @@ const errorPathsScript = `
 	add('chat stream with top_k: -1', 'invalid_argument', 'top_k', async () =>
 		drain(await lm.chat.completions.create({ messages, stream: true, top_k: -1 })));
 	add('chat stream with n: 2', 'invalid_argument', 'n', () => lm.chat.completions.create({ messages, stream: true, n: 2 }));
+	add('serve of a model loaded without { serve: true }', 'serve_failed', '', () => lm.serve());
 
 	// After unload(): the calls it cut short, and every later one.
 	const gone = await WasmLM.load();

@@ -80,13 +80,16 @@ func sseText(t *testing.T, body string) string {
 }
 
 // TestBrowserServeOpenAIClient (issue 18, item 4): the README's snippet —
+// WasmLM.load(null, { serve: true }), which runs wasmlm-serve.wasm,
 // lm.serve({ scope: '/v1/' }) and the unmodified openai npm client with
 // baseURL location.origin + '/v1' — in headless Chromium: models.list,
 // a chat completion, streamed and not, a streamed completion, and a plain
 // fetch of Server-Sent Events read chunk by chunk, each with the native
 // handler's greedy text; an invalid request gets httpapi's own status and
 // error object; a stream aborted half-way leaves the endpoint answering,
-// and the page's own generate runs beside a served request.
+// and the page's own generate runs beside a served request. A model loaded
+// without { serve: true } runs wasmlm.wasm, which has no endpoint: its
+// serve rejects with serve_failed and registers no Service Worker.
 func TestBrowserServeOpenAIClient(t *testing.T) {
 	m, err := engine.Load(models.Default(), engine.LoadOptions{})
 	require.NoError(t, err)
@@ -156,8 +159,18 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 			}
 		};
 
+		// A model loaded without { serve: true } runs wasmlm.wasm, which has
+		// no endpoint: serve rejects at once, registering no Service Worker.
+		const engines = () => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((p) => /^\/wasmlm(-serve)?\.wasm$/.test(p));
+		const plain = await WasmLM.load();
+		out.plainEngines = engines();
+		try { await plain.serve(); out.plainServe = null; } catch (e) { out.plainServe = { code: e.code, message: e.message }; }
+		out.plainRegistrations = (await navigator.serviceWorker.getRegistrations()).length;
+		plain.unload();
+
 		// The README's snippet.
-		const lm = await WasmLM.load();
+		const lm = await WasmLM.load(null, { serve: true });
+		out.engines = engines();
 		const server = await lm.serve({ scope: '/v1/' });
 		const client = new OpenAI({ baseURL: location.origin + '/v1', apiKey: 'unused', dangerouslyAllowBrowser: true, maxRetries: 0 });
 		out.baseURL = server.baseURL === location.origin + '/v1';
@@ -219,23 +232,35 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		return out;
 	})()`
 	got := eval[struct {
-		BaseURL     bool     `json:"baseURL"`
-		Models      []string `json:"models"`
-		Chat        string   `json:"chat"`
-		ChatStream  string   `json:"chatStream"`
-		ChatChunks  int      `json:"chatChunks"`
-		Completion  string   `json:"completion"`
-		Bad, Huge   *apiErr
-		AbortSeen   int    `json:"abortSeen"`
-		AbortChunks int    `json:"abortChunks"`
-		AfterAbort  string `json:"afterAbort"`
-		FetchType   string `json:"fetchType"`
-		FetchBody   string `json:"fetchBody"`
-		FetchReads  int    `json:"fetchReads"`
-		Own         bool   `json:"own"`
-		Served      string `json:"served"`
-		Closed      *apiErr
+		BaseURL      bool     `json:"baseURL"`
+		Models       []string `json:"models"`
+		Chat         string   `json:"chat"`
+		ChatStream   string   `json:"chatStream"`
+		ChatChunks   int      `json:"chatChunks"`
+		Completion   string   `json:"completion"`
+		Bad, Huge    *apiErr
+		AbortSeen    int    `json:"abortSeen"`
+		AbortChunks  int    `json:"abortChunks"`
+		AfterAbort   string `json:"afterAbort"`
+		FetchType    string `json:"fetchType"`
+		FetchBody    string `json:"fetchBody"`
+		FetchReads   int    `json:"fetchReads"`
+		Own          bool   `json:"own"`
+		Served       string `json:"served"`
+		Closed       *apiErr
+		PlainServe   *struct{ Code, Message string } `json:"plainServe"`
+		PlainRegs    int                             `json:"plainRegistrations"`
+		PlainEngines []string                        `json:"plainEngines"`
+		Engines      []string                        `json:"engines"`
 	}](t, tb, script)
+
+	if assert.NotNil(t, got.PlainServe, "serve of a model loaded without { serve: true }") {
+		assert.Equal(t, "serve_failed", got.PlainServe.Code)
+		assert.Contains(t, got.PlainServe.Message, "load the model with { serve: true }")
+	}
+	assert.Zero(t, got.PlainRegs, "Service Workers registered by the refused serve")
+	assert.Equal(t, []string{"/wasmlm.wasm"}, got.PlainEngines, "the engine a load without { serve: true } fetches")
+	assert.Equal(t, []string{"/wasmlm.wasm", "/wasmlm-serve.wasm"}, got.Engines, "and then a load with it")
 
 	assert.True(t, got.BaseURL)
 	assert.Equal(t, []string{models.DefaultName}, got.Models)
