@@ -92,9 +92,9 @@ func TestNPMPackContents(t *testing.T) {
 	want := []string{
 		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "errors.js", "host.js", "load.js",
-		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "sha256.js", "simd.js",
-		"wasm_exec.js", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
-		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.wasm", "wasmlm.worker.js",
+		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "simd.js",
+		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
+		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.sw.js", "wasmlm.wasm", "wasmlm.worker.js",
 	}
 	assert.Equal(t, want, got, "the files npm pack puts in the package")
 
@@ -277,7 +277,10 @@ func assertShipsNoModel(t *testing.T, dist string) {
 		}
 		return nil
 	}))
-	assert.Len(t, wasm, 3, "the engine and its two kernel builds")
+	// wasmlm.js names both engine builds with literal URLs, so a bundler
+	// copies both, though an app without { serve: true } fetches only
+	// wasmlm.wasm.
+	assert.Len(t, wasm, 4, "the engine's two builds (wasmlm.wasm, wasmlm-serve.wasm) and its two kernel builds")
 	assert.Empty(t, gguf, "an app that does not import wasmlm/default-model must not ship the model")
 }
 
@@ -329,7 +332,7 @@ const typesApp = `import { WasmLM, type ModelInfo, type ModelDescription } from 
 import { DEFAULT_MODEL } from 'wasmlm/default-model';
 
 const own: ModelDescription = { model: 'https://example.com/my-model.gguf', name: 'mine' };
-const lm: WasmLM = await WasmLM.load(Math.random() < 2 ? DEFAULT_MODEL : own, { contextLength: 256, workers: 'auto' });
+const lm: WasmLM = await WasmLM.load(Math.random() < 2 ? DEFAULT_MODEL : own, { contextLength: 256, workers: 'auto', serve: false });
 const info: ModelInfo = lm.info;
 let text: string = '';
 for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 10 })) text += chunk.text;

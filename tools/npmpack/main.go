@@ -1,6 +1,7 @@
 // Command npmpack assembles the npm package wasmlm (make npm): the browser
-// module and its worker, Go's wasm_exec.js, the engine's wasm build and
-// SIMD kernels, the Node.js entry, the types, the default model as its own
+// module and its worker, Go's wasm_exec.js, the engine's two wasm builds
+// (wasmlm.wasm, and wasmlm-serve.wasm with lm.serve's endpoint, whose
+// Service Worker is wasmlm.sw.js) and SIMD kernels, the Node.js entry, the types, the default model as its own
 // entry (wasmlm/default-model), and a package.json whose version is the
 // repository's VERSION file. It publishes nothing: `npm publish build/npm`
 // does.
@@ -32,7 +33,7 @@ type file struct {
 // moduleFiles are the package's JavaScript and types, from web/.
 var moduleFiles = []string{
 	"wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js", "host.js", "errors.js", "load.js", "reader.js",
-	"chat-completions.js", "embeddings.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js",
+	"chat-completions.js", "embeddings.js", "serve.js", "wasmlm.sw.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js",
 	"sha256.js", "simd.js", "wasmlm.node.js", "wasmlm.node-worker.js", "wasmlm.node-fetch.js",
 	"default-model.js", "default-model.d.ts",
 }
@@ -46,6 +47,7 @@ func files() []file {
 	return append(fs,
 		file{src: "wasm_exec.js", fromWeb: true, dst: "wasm_exec.js"},
 		file{src: "wasmlm.wasm", fromWeb: true, dst: "wasmlm.wasm"},
+		file{src: "wasmlm-serve.wasm", fromWeb: true, dst: "wasmlm-serve.wasm"},
 		file{src: "internal/simdgen/kernels.wasm", dst: "wasmlm-simd.wasm"},
 		file{src: "internal/simdgen/kernels-relaxed.wasm", dst: "wasmlm-simd-relaxed.wasm"},
 		file{src: "models/stories260K-F16.gguf", dst: "models/stories260K-F16.gguf"},
@@ -128,7 +130,7 @@ func encode(b *bytes.Buffer, v any) error {
 var versionPattern = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 
 func main() {
-	web := flag.String("web", "web/dist", "the directory `make wasm` wrote wasmlm.wasm and wasm_exec.js to")
+	web := flag.String("web", "web/dist", "the directory `make wasm` wrote wasmlm.wasm, wasmlm-serve.wasm and wasm_exec.js to")
 	out := flag.String("o", "build/npm", "the package directory to write (emptied first)")
 	flag.Parse()
 	if err := build(*web, *out); err != nil {
