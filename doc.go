@@ -42,6 +42,7 @@
 //	internal/embedref   llama.cpp's embeddings, rerank scores and embedding speed, the reference of embedding models
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchrun      make bench: every host, one table
+//	tools/npmpack       make npm: the npm package wasmlm (build/npm)
 //	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients
 //
 // deps_test.go holds every package to what it may import, and doc_test.go
