@@ -666,6 +666,12 @@ export declare class WasmLM {
    * What a model is and what loading it would take, from its GGUF header
    * alone (a Range request for a URL's first bytes, a slice of a Blob).
    */
+  /**
+   * The page's own OpenAI endpoint: a Service Worker answers fetches under options.scope ('/v1/')
+   * with the OpenAI-compatible API over options.model (by default the last model loaded with
+   * { serve: true } that is still loaded): options.model.serve(options).
+   */
+  static serve(options?: ServeOptions & { model?: WasmLM }): Promise<Server>;
   static inspect(source?: ModelSource | null, options?: InspectOptions): Promise<ModelInspection>;
   readonly info: ModelInfo;
   readonly name: string;

@@ -124,6 +124,8 @@ export function autoWorkers(info, hardwareConcurrency) {
 
 const created = Symbol('WasmLM constructor');
 
+let servable = null; // the last model loaded with { serve: true } that is still loaded: WasmLM.serve's default
+
 // The compiled wasmlm.wasm, wasmlm-serve.wasm and SIMD kernels, shared by
 // every model of the page: each model has its own worker, and a
 // WebAssembly.Module can be posted to a worker, so only the first load (of
@@ -245,10 +247,29 @@ export class WasmLM {
    */
   static async load(source, options = {}) {
     try {
-      return await WasmLM.#load(source, options);
+      const lm = await WasmLM.#load(source, options);
+      if (lm.#serves) servable = lm;
+      return lm;
     } catch (err) {
       throw withCode(err);
     }
+  }
+
+  /**
+   * Answers the page's fetches under scope ('/v1/') with the OpenAI-compatible
+   * API over a model (options.model, a WasmLM loaded with { serve: true };
+   * by default the last one loaded so that is still loaded): model.serve(options).
+   */
+  static serve(options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      return Promise.reject(withCode(argumentError('options', `must be an object, got ${describe(options)}`)));
+    }
+    const { model = servable, ...rest } = options;
+    if (model == null) {
+      return Promise.reject(codedError('serve_failed', 'wasmlm: no model loaded with { serve: true } is loaded: WasmLM.load(source, { serve: true }) first, or give options.model'));
+    }
+    if (!(model instanceof WasmLM)) return Promise.reject(withCode(argumentError('model', `must be a WasmLM, got ${describe(model)}`)));
+    return model.serve(rest);
   }
 
   static async #load(source, options) {
@@ -688,6 +709,7 @@ export class WasmLM {
   #fail(code, why) {
     if (this.#dead) return;
     this.#dead = { code, message: why };
+    if (servable === this) servable = null;
     this.#worker.terminate();
     for (const f of this.#followers) f.terminate(code, why);
     for (const p of this.#pending.values()) p.reject(codedError(code, why));

@@ -167,6 +167,8 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		try { await plain.serve(); out.plainServe = null; } catch (e) { out.plainServe = { code: e.code, message: e.message }; }
 		out.plainRegistrations = (await navigator.serviceWorker.getRegistrations()).length;
 		plain.unload();
+		// WasmLM.serve serves the last model loaded with { serve: true }: none yet.
+		try { await WasmLM.serve({ scope: '/v1/' }); out.noModel = null; } catch (e) { out.noModel = e.code; }
 
 		// The README's snippet.
 		const lm = await WasmLM.load(null, { serve: true });
@@ -229,6 +231,11 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		// Not served any more: 503, an OpenAI error object.
 		server.close();
 		out.closed = await apiError(() => client.models.list());
+
+		// WasmLM.serve, the static form: the same endpoint over the same model.
+		const again = await WasmLM.serve({ scope: '/v1/' });
+		out.staticModels = (await client.models.list()).data.map((m) => m.id);
+		again.close();
 		return out;
 	})()`
 	got := eval[struct {
@@ -252,7 +259,14 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		PlainRegs    int                             `json:"plainRegistrations"`
 		PlainEngines []string                        `json:"plainEngines"`
 		Engines      []string                        `json:"engines"`
+		NoModel      *string                         `json:"noModel"`
+		StaticModels []string                        `json:"staticModels"`
 	}](t, tb, script)
+
+	if assert.NotNil(t, got.NoModel, "WasmLM.serve with no model loaded with { serve: true }") {
+		assert.Equal(t, "serve_failed", *got.NoModel)
+	}
+	assert.Equal(t, got.Models, got.StaticModels, "WasmLM.serve serves the last model loaded with { serve: true }")
 
 	if assert.NotNil(t, got.PlainServe, "serve of a model loaded without { serve: true }") {
 		assert.Equal(t, "serve_failed", got.PlainServe.Code)
