@@ -47,7 +47,7 @@ wasm:
 ## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, SIMD kernels, model cache, default model
 web: wasm
 	@mkdir -p $(WEB_DIST)/models
-	install -m 644 web/index.html web/favicon.svg web/demo.css web/demo.js web/chat-demo.js web/markdown.js web/wasmlm.js web/wasmlm.d.ts web/wasmlm.worker.js web/simd.js web/host.js web/default-model.js web/errors.js web/load.js web/reader.js web/chat-completions.js web/embeddings.js web/serve.js web/wasmlm.sw.js $(WEB_DIST)/
+	install -m 644 web/index.html web/favicon.svg web/demo.css web/demo.js web/chat-demo.js web/markdown.js web/wasmlm.js web/engine.js web/wasmlm.d.ts web/wasmlm.worker.js web/simd.js web/host.js web/default-model.js web/errors.js web/load.js web/reader.js web/chat-completions.js web/embeddings.js web/serve.js web/wasmlm.sw.js $(WEB_DIST)/
 	install -m 644 $(SIMD_KERNELS) $(WEB_DIST)/wasmlm-simd.wasm
 	install -m 644 $(SIMD_RELAXED) $(WEB_DIST)/wasmlm-simd-relaxed.wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/

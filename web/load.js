@@ -6,7 +6,7 @@ import {
   abortError, argumentError, codedError, describe, describeThrown, httpError,
 } from './errors.js';
 import { CACHE_NAME, cache as modelCache, cachedModel } from './cache.js';
-import { hostFetch } from './host.js';
+import { host, hostFetch } from './host.js';
 import { Sha256 } from './sha256.js';
 import { openReader, splitURLs } from './reader.js';
 
@@ -363,4 +363,35 @@ export function checkDigest(bytes, want, what) {
   if (got !== want.toLowerCase()) {
     throw codedError('integrity_failed', `wasmlm: ${what}'s SHA-256 is ${got}, not the ${want} asked for`);
   }
+}
+
+/**
+ * The default model ({name, model}) of default-model.js, imported from
+ * beside this module when a load names no model. Not a literal import, which
+ * a bundler would follow and so copy the model into every app: a bundled app
+ * that wants it imports wasmlm/default-model itself, and is told so here.
+ */
+async function defaultModel() {
+  const file = './default-model.js';
+  const base = import.meta.url;
+  try {
+    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ new URL(file, base).href)).DEFAULT_MODEL;
+  } catch (err) {
+    throw argumentError('source', `is needed: the default model is not beside wasmlm.js (${err?.message ?? err}); a bundled app imports it — import { DEFAULT_MODEL } from 'wasmlm/default-model'; WasmLM.load(DEFAULT_MODEL)`);
+  }
+}
+
+/**
+ * [source, name] for a load or inspect: the default model's when source is
+ * null, a model description's ({model, name}, as DEFAULT_MODEL) parts, and
+ * what the host makes of it (Node.js: a file path becomes a File).
+ */
+export async function resolveSource(source, name) {
+  if (source == null) source = await defaultModel();
+  if (source !== null && typeof source === 'object' && Object.getPrototypeOf(source) === Object.prototype && 'model' in source) {
+    name ??= typeof source.name === 'string' ? source.name : undefined;
+    source = source.model;
+  }
+  if (host.resolveSource) source = await host.resolveSource(source);
+  return [source, name];
 }

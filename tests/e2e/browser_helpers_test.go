@@ -28,7 +28,7 @@ import (
 
 // siteFiles are the files `make web` must write.
 var siteFiles = []string{
-	"index.html", "favicon.svg", "demo.css", "demo.js", "chat-demo.js", "markdown.js", "wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js",
+	"index.html", "favicon.svg", "demo.css", "demo.js", "chat-demo.js", "markdown.js", "wasmlm.js", "engine.js", "wasmlm.d.ts", "wasmlm.worker.js",
 	"wasm_exec.js", "wasmlm.wasm", "wasmlm-serve.wasm", "simd.js", "host.js", "default-model.js", "errors.js", "load.js", "reader.js", "chat-completions.js", "embeddings.js", "serve.js", "wasmlm.sw.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js", "sha256.js", "wasmlm-simd.wasm", "wasmlm-simd-relaxed.wasm", "models/" + models.DefaultFile, "models/LICENSE",
 }
 

@@ -93,7 +93,7 @@ func TestNPMPackContents(t *testing.T) {
 	slices.Sort(got)
 	want := []string{
 		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js",
-		"default-model.d.ts", "default-model.js", "embeddings.js", "errors.js", "host.js", "load.js",
+		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
 		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "simd.js",
 		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
 		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.sw.js", "wasmlm.wasm", "wasmlm.worker.js",

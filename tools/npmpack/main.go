@@ -32,7 +32,7 @@ type file struct {
 
 // moduleFiles are the package's JavaScript and types, from web/.
 var moduleFiles = []string{
-	"wasmlm.js", "wasmlm.d.ts", "wasmlm.worker.js", "host.js", "errors.js", "load.js", "reader.js",
+	"wasmlm.js", "engine.js", "wasmlm.d.ts", "wasmlm.worker.js", "host.js", "errors.js", "load.js", "reader.js",
 	"chat-completions.js", "embeddings.js", "serve.js", "wasmlm.sw.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js",
 	"sha256.js", "simd.js", "wasmlm.node.js", "wasmlm.node-worker.js", "wasmlm.node-fetch.js",
 	"default-model.js", "default-model.d.ts",
