@@ -22,7 +22,7 @@ import { argumentError, codedError, describe, invalidCall } from './errors.js';
 // The literal new URL('./file', import.meta.url) form bundlers copy the file for.
 const SW_URL = new URL('./wasmlm.sw.js', import.meta.url);
 
-const SERVE_OPTIONS = ['scope', 'workerScope'];
+const SERVE_OPTIONS = ['scope', 'workerScope', 'serviceWorker'];
 const servers = new Map(); // scope → the model's api (wasmlm.js's #api)
 let listening = false;
 
@@ -38,7 +38,12 @@ export async function serveModel(api, options = {}) {
   for (const k of Object.keys(options)) {
     if (!SERVE_OPTIONS.includes(k)) throw invalidCall(`unknown serve option "${k}" (known: ${SERVE_OPTIONS.join(', ')})`);
   }
-  const { scope = '/v1/', workerScope = new URL('./', SW_URL).pathname } = options;
+  const { serviceWorker = SW_URL } = options;
+  if (typeof serviceWorker !== 'string' && !(serviceWorker instanceof URL)) {
+    throw argumentError('serviceWorker', `must be the URL of wasmlm.sw.js, got ${describe(serviceWorker)}`);
+  }
+  const script = new URL(serviceWorker, globalThis.location?.href);
+  const { scope = '/v1/', workerScope = new URL('./', script).pathname } = options;
   for (const [name, v] of [['scope', scope], ['workerScope', workerScope]]) {
     if (typeof v !== 'string' || !v.startsWith('/') || !v.endsWith('/')) {
       throw argumentError(name, `must be a path that starts and ends with '/', got ${describe(v)}`);
@@ -48,10 +53,28 @@ export async function serveModel(api, options = {}) {
   if (!sw) {
     throw codedError('serve_failed', 'wasmlm: this page cannot register a Service Worker: it needs a secure context (https, or http://localhost or 127.0.0.1) and a browser with Service Workers');
   }
-  if (!location.pathname.startsWith(workerScope)) {
-    throw codedError('serve_failed', `wasmlm: the page ${location.pathname} is outside workerScope ${workerScope}: a Service Worker answers only the fetches of the pages it controls`);
+  const copyHint = "copy wasmlm.sw.js (it imports nothing) into a folder of your site that holds the page, such as its root, and pass serviceWorker: '/wasmlm.sw.js'";
+  if (script.origin !== location.origin) {
+    throw codedError('serve_failed', `wasmlm: the Service Worker ${script.href} is not on this page's origin, and a browser registers only its own origin's (wasmlm.js from a CDN, say): ${copyHint}`);
   }
-  const script = new URL(SW_URL);
+  if (!location.pathname.startsWith(workerScope)) {
+    throw codedError('serve_failed', `wasmlm: the page ${location.pathname} is outside workerScope ${workerScope}: a Service Worker answers only the fetches of the pages it controls, which are under its folder (${new URL('./', script).pathname}) unless its server sends the header Service-Worker-Allowed: ${copyHint}`);
+  }
+  // The Service Worker answers every fetch under scope: not the page's own,
+  // nor the files of wasmlm, which would then be answered by the API.
+  const here = new URL(import.meta.url); // wasmlm's folder: on this origin unless it comes from a CDN
+  const paths = [['this page', location.pathname], ['the Service Worker', script.pathname]];
+  if (here.origin === location.origin) paths.push(['wasmlm.js', here.pathname]);
+  for (const [what, path] of paths) {
+    if (path.startsWith(scope)) {
+      throw argumentError('scope', `must not hold ${what} (${path}): the Service Worker answers every fetch under ${scope} with the API; use a path of its own, such as '/v1/'`);
+    }
+  }
+  for (const other of servers.keys()) {
+    if (other !== scope) {
+      throw codedError('serve_failed', `wasmlm: this page serves ${other} already, and its Service Worker answers one scope: close that server first`);
+    }
+  }
   script.searchParams.set('scope', scope);
   if (!listening) {
     sw.addEventListener('message', onMessage);

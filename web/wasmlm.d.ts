@@ -714,13 +714,22 @@ export declare class WasmLM {
 
 /** Options of lm.serve. */
 export interface ServeOptions {
-  /** The path under which the API answers, standing for /v1/ (default '/v1/'); starts and ends with '/'. */
+  /**
+   * The path under which the API answers, standing for /v1/ (default '/v1/'); starts and ends with
+   * '/', and holds neither the page nor wasmlm's files. One scope at a time.
+   */
   scope?: string;
   /**
    * The Service Worker registration's scope: the pages it controls, which must include this page
    * (default: the folder of wasmlm.sw.js; above it the server must send Service-Worker-Allowed).
    */
   workerScope?: string;
+  /**
+   * The URL of wasmlm.sw.js, on the page's origin (default: the one beside wasmlm.js). A Service
+   * Worker controls only the pages under its folder: with wasmlm in a subfolder, a bundler's assets
+   * folder or a CDN, copy wasmlm.sw.js (it imports nothing) to the site's root and give its URL.
+   */
+  serviceWorker?: string | URL;
 }
 
 /** What lm.serve resolves to. */

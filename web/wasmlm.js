@@ -434,7 +434,7 @@ export class WasmLM {
   serve(options) {
     if (!this.#serves) {
       // Before any Service Worker is registered: this worker's wasmlm.wasm has no endpoint.
-      return Promise.reject(codedError('serve_failed', `wasmlm: load the model with { serve: true } to serve it: lm.serve runs the OpenAI endpoint of wasmlm-serve.wasm, which a load without it does not download (the model ${this.#name} runs wasmlm.wasm)`));
+      return Promise.reject(codedError('serve_failed', `wasmlm: load the model with { serve: true } to serve it: lm.serve runs the OpenAI endpoint of wasmlm-serve.wasm, which a load without it does not download (this model, ${JSON.stringify(this.#name)}, runs wasmlm.wasm)`));
     }
     return serveModel(this.#api, options).catch((err) => { throw withCode(err); });
   }

@@ -17,7 +17,9 @@ export async function nodeFetch(url, init = {}) {
   if (u.protocol !== 'file:') return fetch(url, init);
   init.signal?.throwIfAborted();
   const path = fileURLToPath(u);
-  const { size } = await stat(path); // a missing file rejects, as a network error does
+  const info = await stat(path); // a missing file rejects, as a network error does
+  if (info.isDirectory()) throw new TypeError(`${path} is a directory, not a model file`);
+  const { size } = info;
   const dot = path.lastIndexOf('.');
   const headers = { 'content-type': TYPES[path.slice(dot)] ?? 'application/octet-stream', 'accept-ranges': 'bytes' };
   if ((init.method ?? 'GET').toUpperCase() === 'HEAD') {

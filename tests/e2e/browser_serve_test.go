@@ -173,7 +173,16 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		// The README's snippet.
 		const lm = await WasmLM.load(null, { serve: true });
 		out.engines = engines();
-		const server = await lm.serve({ scope: '/v1/' });
+		const refusal = async (options) => {
+			try { await lm.serve(options); return 'served'; } catch (e) { return e.code + (e.field ? ':' + e.field : ''); }
+		};
+		out.refusals = [
+			await refusal({ scope: '/' }), // would answer every fetch of the site
+			await refusal({ scope: '/__e2e__/' }), // holds the page itself
+			await refusal({ serviceWorker: 'http://127.0.0.2:9/wasmlm.sw.js' }), // another origin
+		];
+		const server = await lm.serve({ scope: '/v1/', serviceWorker: '/wasmlm.sw.js' });
+		out.refusals.push(await refusal({ scope: '/llm/' })); // one scope at a time
 		const client = new OpenAI({ baseURL: location.origin + '/v1', apiKey: 'unused', dangerouslyAllowBrowser: true, maxRetries: 0 });
 		out.baseURL = server.baseURL === location.origin + '/v1';
 		out.models = (await client.models.list()).data.map((m) => m.id);
@@ -260,6 +269,7 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		PlainEngines []string                        `json:"plainEngines"`
 		Engines      []string                        `json:"engines"`
 		NoModel      *string                         `json:"noModel"`
+		Refusals     []string                        `json:"refusals"`
 		StaticModels []string                        `json:"staticModels"`
 	}](t, tb, script)
 
@@ -267,6 +277,8 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		assert.Equal(t, "serve_failed", *got.NoModel)
 	}
 	assert.Equal(t, got.Models, got.StaticModels, "WasmLM.serve serves the last model loaded with { serve: true }")
+	assert.Equal(t, []string{"invalid_argument:scope", "invalid_argument:scope", "serve_failed", "serve_failed"}, got.Refusals,
+		"scope '/', a scope holding the page, a Service Worker of another origin, a second scope")
 
 	if assert.NotNil(t, got.PlainServe, "serve of a model loaded without { serve: true }") {
 		assert.Equal(t, "serve_failed", got.PlainServe.Code)

@@ -65,6 +65,8 @@ func manifest(version string) object {
 		{"version", version},
 		{"description", "Run a language model (GGUF: Llama, Qwen3, Gemma 3, BERT embeddings, ...) entirely on the client: in a Web Worker in the browser, in a worker thread in Node.js, Deno and Bun. Pure Go compiled to WebAssembly, SIMD128 kernels, no server."},
 		{"license", "MIT"},
+		{"homepage", "https://github.com/wasmlm/wasmlm#readme"},
+		{"repository", object{{"type", "git"}, {"url", "git+https://github.com/wasmlm/wasmlm.git"}}},
 		{"type", "module"},
 		{"keywords", []string{"llm", "language-model", "gguf", "webassembly", "wasm", "llama", "embeddings", "openai", "web-worker"}},
 		{"engines", object{{"node", ">=20"}}},
