@@ -20,6 +20,7 @@ import { nodeFetch } from './wasmlm.node-fetch.js';
 /** A worker_threads Worker running wasmlm.worker.js, with a Web Worker's interface as wasmlm.js uses it. */
 class NodeWorker {
   #worker;
+  #terminated = false;
 
   constructor(name) {
     this.onmessage = null;
@@ -30,7 +31,7 @@ class NodeWorker {
     this.#worker.on('messageerror', () => this.onmessageerror?.({}));
     this.#worker.on('error', (err) => this.onerror?.({ message: String(err?.message ?? err), error: err, preventDefault() {} }));
     this.#worker.on('exit', (code) => {
-      if (!this.terminated) this.onmessage?.({ data: { type: 'fatal', message: `the worker thread exited (code ${code})` } });
+      if (!this.#terminated) this.onmessage?.({ data: { type: 'fatal', message: `the worker thread exited (code ${code})` } });
     });
   }
 
@@ -39,7 +40,7 @@ class NodeWorker {
   }
 
   terminate() {
-    this.terminated = true;
+    this.#terminated = true;
     this.#worker.terminate();
   }
 }
