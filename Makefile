@@ -91,11 +91,11 @@ test-arm64:
 
 ## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge, HTTP and edge-limit tests in wasm under Node
 ## (go_js_wasm_exec runs the test binaries with Node.js); the bridge's twice: without the OpenAI endpoint (serveHTTP
-## refuses) and with it (-tags wasmlm_serve, the build of wasmlm-serve.wasm)
+## refuses) and, for the tests of serveHTTP (the rest are the same code), with it (-tags wasmlm_serve, the build of wasmlm-serve.wasm)
 test-wasm:
 	@command -v node >/dev/null || { echo "test-wasm needs Node.js (Debian package: nodejs)"; exit 1; }
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test $(WASM_PKGS)
-	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_serve ./jsbridge/
+	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_serve -run 'ServeHTTP' ./jsbridge/
 
 ## test-wasm-simd: the tensor and engine tests in wasm under Node with the SIMD128 kernels
 ## (tools/wasm_exec_simd.sh provides them through web/simd.js), with the relaxed-SIMD ones, then with its stubs (the fallback)
