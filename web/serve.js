@@ -50,6 +50,9 @@ export async function serveModel(api, options = {}) {
     }
   }
   const sw = globalThis.navigator?.serviceWorker;
+  if (!globalThis.document) {
+    throw codedError('serve_failed', 'wasmlm: serve answers the fetches of a web page through a Service Worker; outside a browser page (Node.js, Deno, Bun, a worker) there is none: serve the HTTP API with wasmlm serve or package httpapi instead');
+  }
   if (!sw) {
     throw codedError('serve_failed', 'wasmlm: this page cannot register a Service Worker: it needs a secure context (https, or http://localhost or 127.0.0.1) and a browser with Service Workers');
   }
@@ -64,18 +67,23 @@ export async function serveModel(api, options = {}) {
   // nor the files of wasmlm, which would then be answered by the API.
   const here = new URL(import.meta.url); // wasmlm's folder: on this origin unless it comes from a CDN
   const paths = [['this page', location.pathname], ['the Service Worker', script.pathname]];
-  if (here.origin === location.origin) paths.push(['wasmlm.js', here.pathname]);
+  if (here.origin === location.origin) paths.push(["wasmlm's files", new URL('./', here).pathname]);
   for (const [what, path] of paths) {
     if (path.startsWith(scope)) {
       throw argumentError('scope', `must not hold ${what} (${path}): the Service Worker answers every fetch under ${scope} with the API; use a path of its own, such as '/v1/'`);
     }
   }
-  for (const other of servers.keys()) {
-    if (other !== scope) {
-      throw codedError('serve_failed', `wasmlm: this page serves ${other} already, and its Service Worker answers one scope: close that server first`);
-    }
+  // One Service Worker answers every page of the origin under workerScope:
+  // its URL keeps the scopes it answers already (other pages', earlier
+  // loads'), plus this one, so that no page's endpoint is dropped.
+  const registered = await sw.getRegistration(workerScope).catch(() => undefined);
+  const current = registered?.active ?? registered?.waiting ?? registered?.installing;
+  const scopes = new Set([scope]);
+  if (current && new URL(current.scriptURL).pathname === script.pathname) {
+    for (const s of new URL(current.scriptURL).searchParams.getAll('scope')) scopes.add(s);
   }
-  script.searchParams.set('scope', scope);
+  script.search = '';
+  for (const s of [...scopes].sort()) script.searchParams.append('scope', s);
   if (!listening) {
     sw.addEventListener('message', onMessage);
     sw.startMessages();

@@ -716,7 +716,7 @@ export declare class WasmLM {
 export interface ServeOptions {
   /**
    * The path under which the API answers, standing for /v1/ (default '/v1/'); starts and ends with
-   * '/', and holds neither the page nor wasmlm's files. One scope at a time.
+   * '/', and holds neither the page nor wasmlm's files. A page, and the pages of a site, may serve several.
    */
   scope?: string;
   /**

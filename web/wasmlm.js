@@ -163,7 +163,7 @@ export class WasmLM {
     }
     const { model = servable, ...rest } = options;
     if (model == null) {
-      return Promise.reject(codedError('serve_failed', 'wasmlm: no model loaded with { serve: true } is loaded: WasmLM.load(source, { serve: true }) first, or give options.model'));
+      return Promise.reject(codedError('serve_failed', 'wasmlm: no model loaded with { serve: true } is still loaded: WasmLM.load(source, { serve: true }) first, or give options.model'));
     }
     if (!(model instanceof WasmLM)) return Promise.reject(withCode(argumentError('model', `must be a WasmLM, got ${describe(model)}`)));
     return model.serve(rest);

@@ -1,7 +1,9 @@
 // wasmlm.sw.js: the Service Worker of lm.serve({ scope }) (serve.js).
 //
-// It answers the fetches of the pages it controls whose URL is under scope
-// (its script URL's ?scope=, '/v1/' by default), on this origin, by
+// It answers the fetches of the pages it controls whose URL is under a
+// scope (its script URL's ?scope= parameters, '/v1/' by default: every
+// scope a page of the origin served, since they share this one Service
+// Worker; the longest that holds the URL), on this origin, by
 // handing each to the page that made it — which runs it with the model in
 // its worker (package httpapi's handler) — and streaming back what that
 // page sends, a flush (a Server-Sent Event) at a time. A page that does not
@@ -10,7 +12,9 @@
 // fetch goes to the network as if there were no Service Worker.
 'use strict';
 
-const SCOPE = new URL(self.location.href).searchParams.get('scope') || '/v1/';
+const SCOPES = new URL(self.location.href).searchParams.getAll('scope').filter((s) => s.startsWith('/') && s.endsWith('/'));
+if (SCOPES.length === 0) SCOPES.push('/v1/');
+SCOPES.sort((a, b) => b.length - a.length); // the longest first: the one that holds a URL most closely
 // How long a page has to say it received a request (it does so at once,
 // before the request waits for the model) before the next page is asked.
 const ACK_MS = 3000;
@@ -21,30 +25,31 @@ self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
 
 self.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
-  if (url.origin !== self.location.origin || !url.pathname.startsWith(SCOPE)) return;
-  event.respondWith(answer(event, url));
+  const scope = SCOPES.find((s) => url.pathname.startsWith(s));
+  if (url.origin !== self.location.origin || !scope) return;
+  event.respondWith(answer(event, url, scope));
 });
 
-async function answer(event, url) {
+async function answer(event, url, scope) {
   const req = event.request;
   const request = {
     method: req.method,
     // The API's own path: scope stands for /v1/.
-    url: `/v1/${url.pathname.slice(SCOPE.length)}${url.search}`,
+    url: `/v1/${url.pathname.slice(scope.length)}${url.search}`,
     headers: [...req.headers],
   };
   if (req.method !== 'GET' && req.method !== 'HEAD') request.body = new Uint8Array(await req.arrayBuffer());
   const windows = await self.clients.matchAll({ type: 'window' });
   const ordered = [...windows.filter((c) => c.id === event.clientId), ...windows.filter((c) => c.id !== event.clientId)];
   for (const client of ordered) {
-    const res = await ask(client, request, req.signal);
+    const res = await ask(client, scope, request, req.signal);
     if (res) return res;
   }
-  return errorResponse(503, `No page of this site serves a model at ${SCOPE}: load one and call lm.serve({ scope: '${SCOPE}' }) in a page this Service Worker controls, and keep it open.`, 'model_not_served');
+  return errorResponse(503, `No page of this site serves a model at ${scope}: load one and call lm.serve({ scope: '${scope}' }) in a page this Service Worker controls, and keep it open.`, 'model_not_served');
 }
 
 /** Asks client to serve request: resolves to a Response, or null when it does not serve the scope. */
-function ask(client, request, signal) {
+function ask(client, scope, request, signal) {
   return new Promise((resolve) => {
     const { port1, port2 } = new MessageChannel();
     let accepted = false;
@@ -90,7 +95,7 @@ function ask(client, request, signal) {
           break;
       }
     };
-    client.postMessage({ type: 'wasmlm-fetch', scope: SCOPE, request }, [port2]);
+    client.postMessage({ type: 'wasmlm-fetch', scope, request }, [port2]);
   });
 }
 

@@ -182,7 +182,11 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 			await refusal({ serviceWorker: 'http://127.0.0.2:9/wasmlm.sw.js' }), // another origin
 		];
 		const server = await lm.serve({ scope: '/v1/', serviceWorker: '/wasmlm.sw.js' });
-		out.refusals.push(await refusal({ scope: '/llm/' })); // one scope at a time
+		// A second scope: the one Service Worker answers both.
+		const second = await lm.serve({ scope: '/llm/', serviceWorker: '/wasmlm.sw.js' });
+		out.both = [(await fetch('/v1/models')).status, (await fetch('/llm/models')).status, (await fetch('/llm/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(chatBody) })).status];
+		second.close();
+		out.both.push((await fetch('/llm/models')).status);
 		const client = new OpenAI({ baseURL: location.origin + '/v1', apiKey: 'unused', dangerouslyAllowBrowser: true, maxRetries: 0 });
 		out.baseURL = server.baseURL === location.origin + '/v1';
 		out.models = (await client.models.list()).data.map((m) => m.id);
@@ -270,6 +274,7 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		Engines      []string                        `json:"engines"`
 		NoModel      *string                         `json:"noModel"`
 		Refusals     []string                        `json:"refusals"`
+		Both         []int                           `json:"both"`
 		StaticModels []string                        `json:"staticModels"`
 	}](t, tb, script)
 
@@ -277,8 +282,9 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		assert.Equal(t, "serve_failed", *got.NoModel)
 	}
 	assert.Equal(t, got.Models, got.StaticModels, "WasmLM.serve serves the last model loaded with { serve: true }")
-	assert.Equal(t, []string{"invalid_argument:scope", "invalid_argument:scope", "serve_failed", "serve_failed"}, got.Refusals,
-		"scope '/', a scope holding the page, a Service Worker of another origin, a second scope")
+	assert.Equal(t, []string{"invalid_argument:scope", "invalid_argument:scope", "serve_failed"}, got.Refusals,
+		"scope '/', a scope holding the page, a Service Worker of another origin")
+	assert.Equal(t, []int{200, 200, 200, 503}, got.Both, "/v1/ and /llm/ served at once, then /llm/ closed")
 
 	if assert.NotNil(t, got.PlainServe, "serve of a model loaded without { serve: true }") {
 		assert.Equal(t, "serve_failed", got.PlainServe.Code)
