@@ -11,6 +11,8 @@ export const host = {
   resolveSource: null,
   /** (url, init) => Promise of a Response, for every fetch of a model or asset: one that can read file: URLs. */
   fetch: null,
+  /** The URL of wasmlm-serve.wasm, set by serve-engine.js (the entry wasmlm/serve); null: the one beside wasmlm.js. */
+  serveEngine: null,
   /** The number of logical processors, where navigator.hardwareConcurrency is missing. */
   hardwareConcurrency: null,
 };

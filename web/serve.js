@@ -19,8 +19,12 @@
 
 import { argumentError, codedError, describe, invalidCall } from './errors.js';
 
-// The literal new URL('./file', import.meta.url) form bundlers copy the file for.
-const SW_URL = new URL('./wasmlm.sw.js', import.meta.url);
+// The Service Worker beside this module; not the literal new URL('./x',
+// import.meta.url), which a bundler would copy into an assets folder, where
+// it could not serve the app's pages anyway (see the option serviceWorker).
+const SW_FILE = './wasmlm.sw.js';
+const SW_BASE = import.meta.url; // a variable: webpack takes new URL(x, import.meta.url) for a dependency
+const SW_URL = new URL(SW_FILE, SW_BASE);
 
 const SERVE_OPTIONS = ['scope', 'workerScope', 'serviceWorker'];
 const servers = new Map(); // scope → the model's api (wasmlm.js's #api)

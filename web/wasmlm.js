@@ -42,10 +42,6 @@ import { simdSupported, relaxedSimdSupported } from './simd.js';
 // which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
 // file for.
 const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
-// The engine with lm.serve's OpenAI endpoint (package httpapi, and with it
-// net/http: 2.8 MB more, 0.8 MB gzipped), which only a load with { serve:
-// true } fetches.
-const WASM_SERVE_URL = new URL('./wasmlm-serve.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
@@ -64,10 +60,26 @@ let compiled = null;
 let compiledServe = null;
 const compiledKernels = new Map(); // 'relaxed' or 'simd128' → Promise of {module, relaxed} or {module: null, reason}
 
+/**
+ * The URL of wasmlm-serve.wasm, the engine with lm.serve's OpenAI endpoint
+ * (package httpapi, and with it net/http: 2.8 MB more, 0.8 MB gzipped), which
+ * only a load with { serve: true } fetches: serve-engine.js's (the entry
+ * wasmlm/serve, whose literal URL bundlers copy the file for), else the one
+ * beside this module — not written as a literal here, so that an app that
+ * never serves does not ship it.
+ */
+function serveEngineURL() {
+  const base = import.meta.url;
+  return host.serveEngine ?? new URL('./wasmlm-serve.wasm', base).href;
+}
+
 /** The compiled engine: wasmlm-serve.wasm for serve (a load with { serve: true }), else wasmlm.wasm. */
 function compileWasm(serve = false) {
   if (serve) {
-    compiledServe ??= compileURL(WASM_SERVE_URL);
+    compiledServe ??= compileURL(serveEngineURL()).catch((err) => {
+      if (err?.code !== 'fetch_failed' || host.serveEngine) throw err;
+      throw codedError('fetch_failed', `${err.message} — a bundled app that loads with { serve: true } imports the serving engine: import 'wasmlm/serve'`, { cause: err, status: err.status });
+    });
     compiledServe.catch(() => { compiledServe = null; }); // a failed compile is tried again by the next load
     return compiledServe;
   }

@@ -94,10 +94,12 @@ func TestNPMPackContents(t *testing.T) {
 	want := []string{
 		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
+		"serve-engine.d.ts", "serve-engine.js",
 		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "simd.js",
 		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
 		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.sw.js", "wasmlm.wasm", "wasmlm.worker.js",
 	}
+	slices.Sort(want)
 	assert.Equal(t, want, got, "the files npm pack puts in the package")
 
 	version, err := os.ReadFile(filepath.Join(repoRoot(t), "VERSION"))
@@ -282,7 +284,7 @@ func assertShipsNoModel(t *testing.T, dist string) {
 	// wasmlm.js names both engine builds with literal URLs, so a bundler
 	// copies both, though an app without { serve: true } fetches only
 	// wasmlm.wasm.
-	assert.Len(t, wasm, 4, "the engine's two builds (wasmlm.wasm, wasmlm-serve.wasm) and its two kernel builds")
+	assert.Len(t, wasm, 3, "the engine and its two kernel builds, not wasmlm-serve.wasm, which only wasmlm/serve names")
 	assert.Empty(t, gguf, "an app that does not import wasmlm/default-model must not ship the model")
 }
 
@@ -364,4 +366,40 @@ func TestNPMTypes(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "tsc must refuse a string assigned to a number")
 	assert.Contains(t, string(out), "TS2322")
+}
+
+// npmServeExample is the README's app that serves the OpenAI API from the
+// page, which TestNPMViteServe builds with Vite as it is written (and a
+// copy of wasmlm.sw.js in public/, as the README says), greedily.
+const npmServeExample = "```js\n" + `// main.js — and copy node_modules/wasmlm/wasmlm.sw.js into public/ (Vite) or the site's root
+import { WasmLM } from 'wasmlm';
+import { DEFAULT_MODEL } from 'wasmlm/default-model';
+import 'wasmlm/serve';                                   // the engine build with the endpoint: bundlers copy it
+
+const lm = await WasmLM.load(DEFAULT_MODEL, { serve: true });
+await lm.serve({ scope: '/v1/', serviceWorker: '/wasmlm.sw.js' });
+const res = await fetch('/v1/completions', {
+  method: 'POST', headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify({ model: 'stories260K', prompt: 'Once upon a time', max_tokens: 100, temperature: 0 }),
+});
+document.querySelector('#out').textContent = (await res.json()).choices[0].text;
+` + "```\n"
+
+// A bundled app that serves: its build has wasmlm-serve.wasm (from
+// wasmlm/serve) and answers /v1/completions from the page with the greedy
+// text.
+func TestNPMViteServe(t *testing.T) {
+	vite := needTool(t, filepath.Join(repoRoot(t), "node_modules", "vite", "bin", "vite.js"), "npm ci installs it from package-lock.json")
+	readmeHas(t, npmServeExample)
+	want := greedyOnceUponATime(t)
+	dir := npmApp(t, map[string]string{"index.html": bundlerPage, "main.js": codeOf(npmServeExample)})
+	sw, err := os.ReadFile(filepath.Join(dir, "node_modules", "wasmlm", "wasmlm.sw.js"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "public"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "public", "wasmlm.sw.js"), sw, 0o644))
+	runIn(t, dir, nil, "node", vite, "build")
+	served, err := filepath.Glob(filepath.Join(dir, "dist", "assets", "wasmlm-serve-*.wasm"))
+	require.NoError(t, err)
+	assert.Len(t, served, 1, "wasm-serve.wasm in the build of an app that imports wasmlm/serve")
+	streamsInPage(t, staticSite(t, filepath.Join(dir, "dist"), false), "/", want)
 }

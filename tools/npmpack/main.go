@@ -35,7 +35,7 @@ var moduleFiles = []string{
 	"wasmlm.js", "engine.js", "wasmlm.d.ts", "wasmlm.worker.js", "host.js", "errors.js", "load.js", "reader.js",
 	"chat-completions.js", "embeddings.js", "serve.js", "wasmlm.sw.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js",
 	"sha256.js", "simd.js", "wasmlm.node.js", "wasmlm.node-worker.js", "wasmlm.node-fetch.js",
-	"default-model.js", "default-model.d.ts",
+	"default-model.js", "default-model.d.ts", "serve-engine.js", "serve-engine.d.ts",
 }
 
 // files is every file of the package but package.json.
@@ -84,6 +84,10 @@ func manifest(version string) object {
 			{"./default-model", object{
 				{"types", "./default-model.d.ts"},
 				{"default", "./default-model.js"},
+			}},
+			{"./serve", object{
+				{"types", "./serve-engine.d.ts"},
+				{"default", "./serve-engine.js"},
 			}},
 			{"./package.json", "./package.json"},
 		}},
