@@ -402,4 +402,24 @@ func TestNPMViteServe(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, served, 1, "wasm-serve.wasm in the build of an app that imports wasmlm/serve")
 	streamsInPage(t, staticSite(t, filepath.Join(dir, "dist"), false), "/", want)
+
+	// Without the import, the build has no wasmlm-serve.wasm, and a load with
+	// { serve: true } says what to import.
+	forgot := npmApp(t, map[string]string{"index.html": bundlerPage, "main.js": `import { WasmLM } from 'wasmlm';
+import { DEFAULT_MODEL } from 'wasmlm/default-model';
+const out = document.querySelector('#out');
+try { await WasmLM.load(DEFAULT_MODEL, { serve: true }); out.textContent = 'loaded'; } catch (e) { out.textContent = e.code + ': ' + e.message; }
+`})
+	runIn(t, forgot, nil, "node", vite, "build")
+	served, err = filepath.Glob(filepath.Join(forgot, "dist", "assets", "wasmlm-serve-*.wasm"))
+	require.NoError(t, err)
+	assert.Empty(t, served, "wasm-serve.wasm in the build of an app that does not import wasmlm/serve")
+	tb := openTab(t, staticSite(t, filepath.Join(forgot, "dist"), false), "/", nil)
+	tb.expect("404") // the browser's report of the missing file
+	var got string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && got == ""; time.Sleep(200 * time.Millisecond) {
+		got = eval[string](t, tb, `document.querySelector('#out')?.textContent ?? ''`)
+	}
+	assert.True(t, strings.HasPrefix(got, "fetch_failed: "), got)
+	assert.Contains(t, got, "import 'wasmlm/serve'")
 }
