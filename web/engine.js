@@ -2,7 +2,7 @@
 // file it runs (compileURL), starting the workers that run it (from another
 // origin too), and the workers of a split model's other shards (Follower).
 
-import { host, hostFetch } from './host.js';
+import { host, hostFetch, unbundledURL } from './host.js';
 import { codedError, describeThrown, httpError } from './errors.js';
 
 /**
@@ -128,8 +128,7 @@ export function newWorker(name) {
  * (err) is thrown as it is.
  */
 function crossOriginWorker(name, err) {
-  const base = import.meta.url; // not the literal new URL('./x', import.meta.url), which bundlers would take for an asset
-  const url = new URL('./wasmlm.worker.js', base);
+  const url = unbundledURL('./wasmlm.worker.js');
   if (!globalThis.location || url.origin === location.origin || url.protocol === 'blob:') throw err;
   trampoline ??= URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};\n`], { type: 'text/javascript' }));
   return new Worker(trampoline, { type: 'module', name });

@@ -17,6 +17,20 @@ export const host = {
   hardwareConcurrency: null,
 };
 
+/**
+ * The URL of file in wasmlm's folder (its modules are all in one), written
+ * so that bundlers do not follow it: not the literal new URL('./x',
+ * import.meta.url), which Vite and Rollup take for an asset to copy and
+ * webpack for a dependency. For what an app need not ship (the default
+ * model's module, the serving engine, the Service Worker, which a bundler's
+ * assets folder would not serve from anyway) and for the model's worker
+ * started from another origin.
+ */
+export function unbundledURL(file) {
+  const base = import.meta.url;
+  return new URL(file, base);
+}
+
 /** fetch, or the host's where it has one (Node.js: file: URLs read from disk). */
 export function hostFetch(url, init) {
   return host.fetch ? host.fetch(url, init) : fetch(url, init);

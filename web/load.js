@@ -6,7 +6,7 @@ import {
   abortError, argumentError, codedError, describe, describeThrown, httpError,
 } from './errors.js';
 import { CACHE_NAME, cache as modelCache, cachedModel } from './cache.js';
-import { host, hostFetch } from './host.js';
+import { host, hostFetch, unbundledURL } from './host.js';
 import { Sha256 } from './sha256.js';
 import { openReader, splitURLs } from './reader.js';
 
@@ -372,10 +372,8 @@ export function checkDigest(bytes, want, what) {
  * that wants it imports wasmlm/default-model itself, and is told so here.
  */
 async function defaultModel() {
-  const file = './default-model.js';
-  const base = import.meta.url;
   try {
-    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ new URL(file, base).href)).DEFAULT_MODEL;
+    return (await import(/* webpackIgnore: true */ /* @vite-ignore */ unbundledURL('./default-model.js').href)).DEFAULT_MODEL;
   } catch (err) {
     throw argumentError('source', `is needed: the default model is not beside wasmlm.js (${err?.message ?? err}); a bundled app imports it — import { DEFAULT_MODEL } from 'wasmlm/default-model'; WasmLM.load(DEFAULT_MODEL)`);
   }

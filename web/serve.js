@@ -18,13 +18,10 @@
 // {type: 'error', message, code}; Service Worker → page: {type: 'abort'}.
 
 import { argumentError, codedError, describe, invalidCall } from './errors.js';
+import { unbundledURL } from './host.js';
 
-// The Service Worker beside this module; not the literal new URL('./x',
-// import.meta.url), which a bundler would copy into an assets folder, where
-// it could not serve the app's pages anyway (see the option serviceWorker).
-const SW_FILE = './wasmlm.sw.js';
-const SW_BASE = import.meta.url; // a variable: webpack takes new URL(x, import.meta.url) for a dependency
-const SW_URL = new URL(SW_FILE, SW_BASE);
+// The Service Worker beside this module (see the option serviceWorker).
+const SW_URL = unbundledURL('./wasmlm.sw.js');
 
 const SERVE_OPTIONS = ['scope', 'workerScope', 'serviceWorker'];
 const servers = new Map(); // scope → the model's api (wasmlm.js's #api)
@@ -69,9 +66,9 @@ export async function serveModel(api, options = {}) {
   }
   // The Service Worker answers every fetch under scope: not the page's own,
   // nor the files of wasmlm, which would then be answered by the API.
-  const here = new URL(import.meta.url); // wasmlm's folder: on this origin unless it comes from a CDN
+  const folder = unbundledURL('./'); // wasmlm's folder: on this origin unless it comes from a CDN
   const paths = [['this page', location.pathname], ['the Service Worker', script.pathname]];
-  if (here.origin === location.origin) paths.push(["wasmlm's files", new URL('./', here).pathname]);
+  if (folder.origin === location.origin) paths.push(["wasmlm's files", folder.pathname]);
   for (const [what, path] of paths) {
     if (path.startsWith(scope)) {
       throw argumentError('scope', `must not hold ${what} (${path}): the Service Worker answers every fetch under ${scope} with the API; use a path of its own, such as '/v1/'`);

@@ -19,7 +19,7 @@
 // samples, streams); the tokens are exactly those of one worker.
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
-import { host } from './host.js';
+import { host, unbundledURL } from './host.js';
 import { CACHE_NAME, cache as modelCache } from './cache.js';
 
 export { CACHE_NAME };
@@ -69,8 +69,7 @@ const compiledKernels = new Map(); // 'relaxed' or 'simd128' → Promise of {mod
  * never serves does not ship it.
  */
 function serveEngineURL() {
-  const base = import.meta.url;
-  return host.serveEngine ?? new URL('./wasmlm-serve.wasm', base).href;
+  return host.serveEngine ?? unbundledURL('./wasmlm-serve.wasm').href;
 }
 
 /** The compiled engine: wasmlm-serve.wasm for serve (a load with { serve: true }), else wasmlm.wasm. */

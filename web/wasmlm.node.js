@@ -51,14 +51,14 @@ class NodeWorker {
  * range by range, never whole unless the model is (a llama2.c checkpoint).
  * URLs with a scheme (http:, https:, file:, data:, blob:) stay as they are.
  */
-function resolveSource(source) {
-  if (Array.isArray(source)) return source.map(resolveSource);
+function pathsToURLs(source) {
+  if (Array.isArray(source)) return source.map(pathsToURLs);
   if (typeof source !== 'string' || /^[a-zA-Z][a-zA-Z0-9+.-]+:/.test(source)) return source;
   return pathToFileURL(resolve(source)).href;
 }
 
 host.newWorker = (name) => new NodeWorker(name);
-host.resolveSource = async (source) => resolveSource(source);
+host.resolveSource = async (source) => pathsToURLs(source);
 host.fetch = nodeFetch;
 host.hardwareConcurrency = availableParallelism();
 
