@@ -41,13 +41,13 @@ func loadJinjaReference(t *testing.T) jinjaReference {
 	return ref
 }
 
-// issue14Families is, for each real template of jinja_reference.json, the
+// realTemplateFamilies is, for each real template of jinja_reference.json, the
 // family llama.cpp's detector picks (qwen3: ours, chatml to llama.cpp) and
 // whether that format writes what the template itself writes for
 // llama.cpp's test conversation (less the BOS the template writes, which is
 // the tokenizer's job here). Where it does not, llama.cpp's legacy format
 // and the model's own template disagree, and we follow llama.cpp.
-var issue14Families = map[string]struct {
+var realTemplateFamilies = map[string]struct {
 	family     string
 	sameAsJinj bool
 }{
@@ -63,14 +63,14 @@ var issue14Families = map[string]struct {
 // TestJinjaReference: qwen3 reproduces Qwen3's template, rendered by a Jinja
 // implementation, for every conversation and thinking setting of the
 // reference (thinking unset, on and off; reasoning dropped from earlier
-// turns; assistant turns after the last query); the other families of issue
-// 14 match their template's rendering of llama.cpp's conversation where
-// issue14Families says so, and differ where it says not.
+// turns; assistant turns after the last query); the other real templates
+// match their own rendering of llama.cpp's conversation where
+// realTemplateFamilies says so, and differ where it says not.
 func TestJinjaReference(t *testing.T) {
 	ref := loadJinjaReference(t)
 	qwen3Cases := 0
 	for _, c := range ref.Cases {
-		want, ok := issue14Families[c.Template]
+		want, ok := realTemplateFamilies[c.Template]
 		require.True(t, ok, c.Template)
 		tmpl, err := Named(want.family)
 		require.NoError(t, err)
@@ -151,13 +151,13 @@ func templateSource(t *testing.T, source string) string {
 	return conf.ChatTemplate
 }
 
-// TestDetectRealTemplates: the real templates of the families of issue 14
-// are recognised as llama.cpp's detector recognises them (issue14Families),
+// TestDetectRealTemplates: the real templates of jinja_reference.json
+// are recognised as llama.cpp's detector recognises them (realTemplateFamilies),
 // each read from the source the Jinja reference was rendered from (its
 // SHA-256 checked).
 func TestDetectRealTemplates(t *testing.T) {
 	ref := loadJinjaReference(t)
-	for name, want := range issue14Families {
+	for name, want := range realTemplateFamilies {
 		t.Run(name, func(t *testing.T) {
 			info, ok := ref.Templates[name]
 			require.True(t, ok)

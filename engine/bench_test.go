@@ -193,7 +193,7 @@ var (
 )
 
 // BenchmarkPromptBlock measures prompt evaluation (prefill) with blocks of
-// 1 (token by token, as before issue 12), 8, 16, 32 and 64 tokens, on a
+// 1 (token by token, as a decode step evaluates), 8, 16, 32 and 64 tokens, on a
 // random-weight model of -prompt-shape in -prompt-type, and reports prompt
 // tokens per second. For TinyLlama-1.1B's shape:
 //

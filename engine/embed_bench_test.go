@@ -11,8 +11,8 @@ import (
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
-// BenchmarkEmbed measures Session.Embed as the hosts call it (issue 17's
-// benchmark, tools/benchrun -mode embed, natively): random-weight models
+// BenchmarkEmbed measures Session.Embed as the hosts call it (the
+// embedding benchmark of tools/benchrun -mode embed, natively): random-weight models
 // of the MiniLM-L6 and BGE-base shapes in F16 and Q8_0, texts of 32 and
 // 256 tokens ([CLS] and [SEP] included: modelgen.EmbedTexts), one and
 // sixteen to a call, on one thread and two. Each model is built when its

@@ -13,7 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
-// TestPromptBlocksAreBitIdentical (issue 12, item 2): evaluating a prompt
+// TestPromptBlocksAreBitIdentical: evaluating a prompt
 // in blocks leaves, bit for bit, the KV cache and the logits that token by
 // token leaves, and the same greedy continuation, for blocks of every size
 // and both KV cache types — the llama2.c checkpoint, every quantization of

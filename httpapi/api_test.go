@@ -311,7 +311,7 @@ func preflightFrom(h http.Handler, origin, path string) *httptest.ResponseRecord
 	return w
 }
 
-// TestCORSPreflightAllowsTheHeadersAsked (issue 11, item 3): an allowed
+// TestCORSPreflightAllowsTheHeadersAsked: an allowed
 // origin's preflight is answered with every header it asks for, so the
 // openai SDK's X-Stainless-* headers pass; with one allowed origin, another
 // origin gets no CORS headers, and the answer varies by Origin.
@@ -392,7 +392,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 }
 
-// TestPostNeedsJSON (issue 11, item 4): a POST whose body is not declared
+// TestPostNeedsJSON: a POST whose body is not declared
 // JSON — what a page of another site can send without a CORS preflight — is
 // refused with 415 before anything runs; JSON with parameters is fine.
 func TestPostNeedsJSON(t *testing.T) {
@@ -428,7 +428,7 @@ func TestPostNeedsJSON(t *testing.T) {
 	assert.Contains(t, post("/tokenize", "").Body.String(), "got none")
 }
 
-// TestHostAllowList (issue 11, item 4): with AllowHost, a request for a
+// TestHostAllowList: with AllowHost, a request for a
 // name it refuses gets 403 whatever its route; without it, any name passes.
 func TestHostAllowList(t *testing.T) {
 	var asked []string

@@ -68,7 +68,7 @@ func (c *rawConn) closedByServer() {
 	require.NoError(c.t, err, "the server closed the connection within %v", liveness)
 }
 
-// TestBodiesCountAgainstTheQueue (issue 11, item 1): a request takes its
+// TestBodiesCountAgainstTheQueue: a request takes its
 // place before its body is read, so with one slot and one place in the
 // queue, two clients stalled half-way through their bodies leave no room:
 // a third request is refused with 503 without a byte of its body read.
@@ -108,7 +108,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// TestBodyDeadline (issue 11, items 1 and 2): under a server with a
+// TestBodyDeadline: under a server with a
 // ReadTimeout, as wasmlm serve sets it, a body that stalls, or trickles in a
 // byte at a time, is cut when the timeout runs out — 408 and the connection
 // closed — and its place is free again.
@@ -160,7 +160,7 @@ func TestBodyDeadline(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the place is free again")
 }
 
-// TestSlowReaderIsCut (issue 11, item 2): a streaming client that stops
+// TestSlowReaderIsCut: a streaming client that stops
 // reading is cut once a write has waited WriteTimeout, which ends its
 // generation and frees the slot.
 func TestSlowReaderIsCut(t *testing.T) {
@@ -190,7 +190,7 @@ func TestSlowReaderIsCut(t *testing.T) {
 	assert.Equal(t, 1, h.sched.idle(), "the slot is free")
 }
 
-// TestTimeoutsSpareLongStreams (issue 11, item 2): a stream that outlasts
+// TestTimeoutsSpareLongStreams: a stream that outlasts
 // the server's ReadTimeout and WriteTimeout many times over, with pauses
 // longer than either between its tokens, arrives whole: net/http lifts the
 // read deadline once the body is in, and each write has its own.

@@ -13,7 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 )
 
-// TestAPIKeys (issue 19, item 1): with keys, every /v1/*, /tokenize and
+// TestAPIKeys: with keys, every /v1/*, /tokenize and
 // /detokenize request needs one, as a bearer token or x-api-key; a missing
 // or wrong key gets 401 invalid_api_key before anything is admitted or
 // generated, a key revoked by Set stops working at once, and /health and

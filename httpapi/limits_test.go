@@ -29,7 +29,7 @@ func newTestLimiter(t *testing.T, limits Limits) (*bucketLimiter, *clock) {
 	return bl, c
 }
 
-// TestRequestsPerMinute (issue 19, item 2): a client may make the minute's
+// TestRequestsPerMinute: a client may make the minute's
 // requests at once, then one every minute / limit; the refusal says when;
 // other clients are counted apart.
 func TestRequestsPerMinute(t *testing.T) {

@@ -64,7 +64,7 @@ func editedModel(t *testing.T, data []byte, key string, value gguf.Value, name s
 	return m
 }
 
-// TestModelErrorsAreServerErrors (issue 11 review, item 2): a model whose
+// TestModelErrorsAreServerErrors: a model whose
 // weights are not finite fails a generation with the engine's
 // invalid_model, and a chat template the engine does not know with
 // unsupported_model: the server's model is at fault, not the request, so

@@ -15,7 +15,7 @@ import (
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
-// TestPreparationPlaces (issue 11 review, item 1a): requests are prepared
+// TestPreparationPlaces: requests are prepared
 // (decoded, tokenized) in one of Slots places, after their bodies are read
 // and in the order they came; a place is left before the request waits for
 // a slot; /tokenize and /detokenize take one too; a request whose client

@@ -35,7 +35,7 @@ func refusedShuttingDown(t *testing.T, resp *http.Response) {
 	assert.Equal(t, "server_shutting_down", *apiErrorOf(t, b).Code)
 }
 
-// TestShutdownEndsStreamsCleanly (issue 11, item 5): once Shutdown begins,
+// TestShutdownEndsStreamsCleanly: once Shutdown begins,
 // new requests and those waiting for a slot get 503; a stream still running
 // when the grace period ends stops with an error event (code
 // server_shutting_down) and no [DONE]; Shutdown then returns.

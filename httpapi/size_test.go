@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The size attacks of the issue 11 review: requests within the body limit
+// The size attacks: requests within the body limit
 // whose preparation would take far more memory than their bodies. Each is
 // refused (or served) taking a small multiple of its body.
 
@@ -36,7 +36,7 @@ const sizeAttackBody = 1_000_000
 // more as the slice grows.
 const sizeAttackAlloc = 12 << 20
 
-// TestLongTextRefusedUntokenized (issue 11 review, item 1b): a prompt, or
+// TestLongTextRefusedUntokenized: a prompt, or
 // messages, with more bytes than the context's tokens can hold is refused
 // as context_length_exceeded before it is tokenized; a shorter text that
 // has too many tokens is refused after, with the exact count.
@@ -70,7 +70,7 @@ func TestLongTextRefusedUntokenized(t *testing.T) {
 	assert.Regexp(t, `and the messages are \d+ tokens: no room`, e.Message)
 }
 
-// TestLargeArraysRefusedWhileDecoding (issue 11 review, item 1c): token
+// TestLargeArraysRefusedWhileDecoding: token
 // ids beyond the context, logit_bias entries beyond the vocabulary and
 // stop strings beyond 4 are refused as the decoder meets the first one too
 // many, without a slice or map of them all; within those bounds each works.

@@ -32,7 +32,7 @@ import {
 } from './load.js';
 import { createChatCompletion } from './chat-completions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
-import { serveModel } from './serve.js'; // lm.serve (issue 18, item 4)
+import { serveModel } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
 import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './engine.js';
 
 export { MAX_AUTO_WORKERS, autoWorkers } from './engine.js';

@@ -10,7 +10,7 @@ import (
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
-// bench -embed: embeddings a second of an embedding model (issue 17). Each
+// bench -embed: embeddings a second of an embedding model. Each
 // spec TOKENSxBATCH embeds BATCH texts of TOKENS tokens each in one
 // Session.Embed call, as a host gets them (/v1/embeddings, the page's
 // lm.embeddings.create): after warm-up rounds, -rounds measured rounds,

@@ -14,7 +14,7 @@ import (
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 
-// TestAccessFlags (issue 19): the key and limit flags make the handler's
+// TestAccessFlags: the key and limit flags make the handler's
 // key ring and limiter; a key file the server cannot use is a usage error
 // naming the file and the line, never a server that opens up.
 func TestAccessFlags(t *testing.T) {

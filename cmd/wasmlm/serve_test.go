@@ -232,7 +232,7 @@ func TestServeFlags(t *testing.T) {
 	assert.Equal(t, "tinyllama-Q4_K", modelName("/models/tinyllama-Q4_K-00001-of-00003.gguf"))
 }
 
-// TestHostPolicy (issue 11, item 4): on a loopback address serve answers
+// TestHostPolicy: on a loopback address serve answers
 // to loopback names and addresses only, beyond it to any address, and to
 // the -allow-host names everywhere; "*" turns the check off.
 func TestHostPolicy(t *testing.T) {
@@ -266,7 +266,7 @@ func TestHostPolicy(t *testing.T) {
 	}
 }
 
-// TestLimitListener (issue 11, item 2): with n connections open the next is
+// TestLimitListener: with n connections open the next is
 // not accepted until one of them closes (once, however often it is closed);
 // closing the listener ends a waiting Accept.
 func TestLimitListener(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMatMulIsMatVecs (issue 12): a batched product gives, bit for bit,
+// TestMatMulIsMatVecs: a batched product gives, bit for bit,
 // what MatVec gives token by token, for every type, for blocks of 1 to 33
 // vectors and matrices of fewer and more rows than a tile, and rows long
 // enough that the batched SIMD kernels decode them in several chunks; and

@@ -120,7 +120,7 @@ type golden struct {
 // four flag variants, for every vocabulary. --no-bos is add_special=false;
 // the default parses special tokens.
 //
-// The file was made with llama.cpp c392e50 (February 2025), whose WordPiece
+// The file was made with llama.cpp c392e50, whose WordPiece
 // kept accent marks (\p{M}); llama.cpp drops them since it reads
 // tokenizer.ggml.normalizer.strip_accents (its pull request 24371), and so
 // does package wordpiece, with the llama.cpp it is held to

@@ -149,8 +149,8 @@ func BenchTypes() []tensor.Type {
 // less F32 for TinyLlama (4.4 GB: more than 32-bit WebAssembly can hold, and
 // no one runs a 1.1B model unquantized in a page); Q4_0 only for the 3B and
 // 8B shapes (the memory benchmark's); Q8_0 and Q4_K for Qwen3-0.6B and
-// Gemma-3-1B (as issue 14 asks; Gemma's 1152-wide rows are not whole
-// K-quant blocks, so its Q4_K holds them in Q5_0, as llama-quantize's);
+// Gemma-3-1B (Gemma's 1152-wide rows are not whole K-quant blocks, so its
+// Q4_K holds them in Q5_0, as llama-quantize's);
 // Q4_0 for bigvocab (the grammar benchmark's, beside stories15M and
 // TinyLlama in Q4_0); F32, F16 and Q8_0 for the embedding models (the
 // types their GGUF files are published in).

@@ -261,8 +261,8 @@ func TestBuildErrors(t *testing.T) {
 }
 
 // TestBenchModels: the benchmark's shapes are llama2.c's stories15M and
-// stories110M (the sizes issue 6 gives), each in F32, Q8_0, Q4_0 and Q4_K;
-// stories15M's Q4_K falls back to Q5_0 for its 288-value rows.
+// stories110M, each in F32, Q8_0, Q4_0 and Q4_K; stories15M's Q4_K falls
+// back to Q5_0 for its 288-value rows.
 func TestBenchModels(t *testing.T) {
 	ms, err := modelgen.BenchModels(modelgen.ShapeNames()...)
 	require.NoError(t, err)

@@ -79,7 +79,7 @@ func sseText(t *testing.T, body string) string {
 	return out.String()
 }
 
-// TestBrowserServeOpenAIClient (issue 18, item 4): the README's snippet —
+// TestBrowserServeOpenAIClient: the README's snippet —
 // WasmLM.load(null, { serve: true }), which runs wasmlm-serve.wasm,
 // lm.serve({ scope: '/v1/' }) and the unmodified openai npm client with
 // baseURL location.origin + '/v1' — in headless Chromium: models.list,

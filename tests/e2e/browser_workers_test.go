@@ -100,7 +100,7 @@ func TestBrowserWorkersMatchOneWorker(t *testing.T) {
 // shapes are the benchmark's random models (tied classifier), the file sizes
 // those internal/modelgen wrote; want is, with 3 cores (2 workers at most),
 // what two workers did against one in headless Chromium on this 2-core
-// machine (bench/results.json and web/README.md, 2026-11-29): faster on the
+// machine (bench/results.json and web/README.md): faster on the
 // 110M F32 and Q8_0 models with SIMD in two of three runs, a toss-up or
 // slower on its Q4 ones and every smaller model, faster on the 15M and 110M
 // models on pure Go, slower on stories260K.

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The megabyte burst of issue 11: as many clients as the server admits
+// The megabyte burst: as many clients as the server admits
 // (slots + queue) each send a body of about 1 MiB (httpapi's limit) that
 // is expensive to decode or tokenize, all at once.
 const (
@@ -65,7 +65,7 @@ func burstKinds() []burstKind {
 	}
 }
 
-// TestHTTPServeMegabyteBurst (issue 11): bursts of 66 requests of a
+// TestHTTPServeMegabyteBurst: bursts of 66 requests of a
 // megabyte each, of every kind that takes memory to decode or tokenize,
 // are each answered (none refused: the queue holds them), the server's
 // peak memory stays within its bound, and once idle it gives the memory

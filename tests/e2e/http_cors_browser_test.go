@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The CORS tests of issue 11 (items 3 and 4) run the official openai SDK
-// (node_modules/openai, its ESM build) in a page of headless Chromium,
-// served by the test on 127.0.0.1 — another origin than the API's, another
-// port — against `wasmlm serve` and the edge worker in workerd.
+// The CORS tests (an allowed origin's calls, another origin's refusal) run
+// the official openai SDK (node_modules/openai, its ESM build) in a page of
+// headless Chromium, served by the test on 127.0.0.1 — another origin than
+// the API's, another port — against `wasmlm serve` and the edge worker in
+// workerd.
 
 // sdkPage serves a blank page and node_modules/openai under /openai/.
 func sdkPage(t *testing.T) string {
@@ -109,7 +110,7 @@ func checkSDKInBrowser(t *testing.T, pageURL, base string) {
 	assert.Equal(t, "n", deref(r.Error.Param))
 }
 
-// TestHTTPCORSOpenAISDKInChromium (issue 11, item 3): the official openai
+// TestHTTPCORSOpenAISDKInChromium: the official openai
 // SDK, in a page of another origin, calls `wasmlm serve -cors '*'`, and
 // `wasmlm serve -cors ORIGIN` with the page's origin.
 func TestHTTPCORSOpenAISDKInChromium(t *testing.T) {
@@ -122,13 +123,13 @@ func TestHTTPCORSOpenAISDKInChromium(t *testing.T) {
 	})
 }
 
-// TestWorkerCORSOpenAISDKInChromium (issue 11, item 3): the same against
+// TestWorkerCORSOpenAISDKInChromium: the same against
 // the edge worker in workerd, which allows every origin.
 func TestWorkerCORSOpenAISDKInChromium(t *testing.T) {
 	checkSDKInBrowser(t, sdkPage(t), edgeWorker(t).url)
 }
 
-// TestHTTPCrossOriginRequestsRefused (issue 11, item 4): a page of another
+// TestHTTPCrossOriginRequestsRefused: a page of another
 // origin, against `wasmlm serve` without -cors, can start no generation:
 // the request it may send without a preflight (text/plain; mode no-cors,
 // whose answer it cannot read anyway) is refused with 415 before anything
@@ -160,7 +161,7 @@ func TestHTTPCrossOriginRequestsRefused(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "/v1/completions"), "only the same-origin completion ran: %s", p.stderr)
 }
 
-// TestHTTPCORSWithKeysInChromium (issue 19, item 3): with keys and -cors
+// TestHTTPCORSWithKeysInChromium: with keys and -cors
 // ORIGIN, the openai SDK in a page of that origin calls the API with its
 // key (the preflights allow Authorization), and reads a wrong key's 401;
 // a page of another origin cannot call it even with the right key.

@@ -77,7 +77,7 @@ func checkOpenAIKeysClient(t *testing.T, r openAIKeysResult, rpm int) {
 	t.Logf("the client's retry waited %d ms", r.Recovered.WaitedMS)
 }
 
-// TestHTTPServeAPIKeys (issue 19): `wasmlm serve -api-key-file F
+// TestHTTPServeAPIKeys: `wasmlm serve -api-key-file F
 // -rate-limit 30` serves the unmodified openai client with a right key;
 // refuses a wrong and a missing key with 401 before any work (no
 // completion logged); re-reads the file on SIGHUP, so a revoked key is
@@ -125,7 +125,7 @@ func TestHTTPServeAPIKeys(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "/health needs no key")
 }
 
-// TestHTTPServeHangupWithoutKeyFile (issue 19): a SIGHUP meant as a reload
+// TestHTTPServeHangupWithoutKeyFile: a SIGHUP meant as a reload
 // does not end a server that has no key file to re-read (the signal's
 // default): it says so and serves on. The start-up line says who may use
 // the API and the process to signal.

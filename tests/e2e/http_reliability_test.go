@@ -156,7 +156,7 @@ func mib(bs ...int64) string {
 	return strings.Join(s, ", ")
 }
 
-// The stalled-upload attack of issue 11: many clients send most of a
+// The stalled-upload attack: many clients send most of a
 // maximal body and stall.
 const (
 	stalledUploads = 200
@@ -210,7 +210,7 @@ func stallUpload(addr string, sent chan<- struct{}) rawExchange {
 	return rawExchange{status: resp.StatusCode, code: deref(e.Error.Code), err: err}
 }
 
-// TestHTTPServeStalledUploads (issue 11, items 1 and 2): 200 clients that
+// TestHTTPServeStalledUploads: 200 clients that
 // send most of a 1 MiB body and stall leave `wasmlm serve -queue 2` with at
 // most slots + queue bodies to hold: those beyond are refused (503) at once,
 // their bodies unread, the server's memory stays within its bound, and the
@@ -252,14 +252,14 @@ func TestHTTPServeStalledUploads(t *testing.T) {
 	assert.Equal(t, 5, c.Usage.CompletionTokens, "the server serves again")
 }
 
-// The idle-connection lock-out of issue 11: connections kept alive and left
+// The idle-connection lock-out: connections kept alive and left
 // idle, more than the server may hold.
 const (
 	idleMaxConns = 4
 	idleConns    = 8 // kept-alive connections left idle, beyond them a new client
 )
 
-// TestHTTPServeIdleConnections (issue 11, item 2): `wasmlm serve
+// TestHTTPServeIdleConnections: `wasmlm serve
 // -max-conns 4 -idle-timeout 1s` holds no more than 4 connections however
 // many clients connect; the idle ones are closed after a second, and the
 // clients that waited in the backlog are then served, a new one too.

@@ -58,7 +58,7 @@ func checkChunks(t *testing.T, events []sseEvent) (texts int, finish string) {
 	return texts, finish
 }
 
-// TestHTTPServeStopsGracefully (issue 11, item 5): `wasmlm serve` signalled
+// TestHTTPServeStopsGracefully: `wasmlm serve` signalled
 // in the middle of a stream stops accepting connections at once, lets the
 // stream finish within -shutdown-grace (it ends with [DONE]) and exits 0;
 // with SIGINT as with SIGTERM.
@@ -82,7 +82,7 @@ func TestHTTPServeStopsGracefully(t *testing.T) {
 	}
 }
 
-// TestHTTPServeEndsStreamsAfterTheGrace (issue 11, item 5): a stream still
+// TestHTTPServeEndsStreamsAfterTheGrace: a stream still
 // running when the grace period ends (here at once: -shutdown-grace 0) ends
 // with an error event, code server_shutting_down, and no [DONE]; the server
 // exits 0.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Structured output and tool calling (issue 16) through the unmodified
+// Structured output and tool calling through the unmodified
 // openai npm client and curl, against `wasmlm serve` and the edge worker.
 
 // structuredCall is a tool call as openai_structured_client.mjs prints it.

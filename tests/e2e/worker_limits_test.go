@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 19 at the edge: the worker's API keys (the secret WASMLM_API_KEYS)
+// API keys and limits at the edge: the worker's API keys (the secret WASMLM_API_KEYS)
 // and limits (the variables WASMLM_RATE_LIMIT, WASMLM_TOKEN_LIMIT,
 // WASMLM_MAX_TOKENS, and Cloudflare's Rate Limiting binding
 // WASMLM_RATE_LIMITER), tested against the edge build in workerd. One
@@ -338,7 +338,7 @@ func TestWorkerMisconfigured(t *testing.T) {
 	}
 }
 
-// TestWorkerRunConfigTakesKeysFromTheEnvironment (issue 19): the workerd
+// TestWorkerRunConfigTakesKeysFromTheEnvironment: the workerd
 // configuration `make worker-run` serves (cmd/worker/workerd.capnp) takes
 // the keys and limits from workerd's environment, so a developer can try
 // them locally: WASMLM_API_KEYS set, a request without the key is refused

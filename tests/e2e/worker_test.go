@@ -42,17 +42,19 @@ func goldenRun(t testing.TB, prompt string) (maxTokens int, text string) {
 // test binary) and check it against llama2.c's golden output and against the
 // same handler served natively.
 
-// TestWorkerStreamArrivesOverTime is issue 5, item 4a.
+// TestWorkerStreamArrivesOverTime: the worker streams a greedy completion
+// token by token, over time (checkStreamOverTime).
 func TestWorkerStreamArrivesOverTime(t *testing.T) {
 	checkStreamOverTime(t, edgeWorker(t).url, nativeServer(t).URL)
 }
 
-// TestWorkerOpenAIClient is issue 5, item 4b.
+// TestWorkerOpenAIClient: the official openai client completes and streams
+// against the worker (checkOpenAIClient).
 func TestWorkerOpenAIClient(t *testing.T) {
 	checkOpenAIClient(t, edgeWorker(t).url+"/v1", nativeServer(t).URL)
 }
 
-// TestWorkerBadRequests is issue 5, item 4c: every bad request gets its
+// TestWorkerBadRequests: every bad request gets its
 // status and an OpenAI error object, and the worker keeps serving.
 func TestWorkerBadRequests(t *testing.T) {
 	checkBadRequests(t, edgeWorker(t).url)
@@ -168,7 +170,7 @@ func postStream(t testing.TB, base, body string) []timedEvent {
 	return events
 }
 
-// checkStreamOverTime (issue 5, 4a): a streamed greedy completion from the
+// checkStreamOverTime: a streamed greedy completion from the
 // worker arrives as one SSE event per token, spread over time rather than in
 // one burst, and its text is llama2.c's golden text and the text the native
 // handler returns for the same request.
@@ -273,7 +275,7 @@ type clientError struct {
 	RetryAfterMS *string `json:"retry_after_ms"` // the Retry-After-Ms header
 }
 
-// checkOpenAIClient (issue 5, 4b): the official openai client completes
+// checkOpenAIClient: the official openai client completes
 // and streams text and chat completions; each text is llama2.c's golden
 // greedy text and the native handler's; errors reach the client as
 // OpenAI errors.
