@@ -24,7 +24,7 @@ import (
 // Embeddings and reranking in the page: lm.embeddings.create and lm.rerank,
 // their vectors against the native engine's, their errors and aborts.
 
-// embeddingsExample is the README's example of embeddings, which
+// embeddingsExample is web/README.md's example of embeddings, which
 // TestBrowserReadmeEmbeddingsExample runs as it is written (with the
 // test's model for 'models/my-embedding-model.gguf').
 const embeddingsExample = "```js\n" + `import { WasmLM } from './wasmlm/wasmlm.js';
@@ -46,13 +46,14 @@ const { data: [{ embedding: b64 }] } = await lm.embeddings.create({ input: 'A ca
 const vector = new Float32Array(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer);
 ` + "```\n"
 
-// readmeHas checks that README.md shows example.
-func readmeHas(t *testing.T, example string) {
+// docHas checks that the document doc (a path from the repository's
+// root, such as web/README.md) shows example.
+func docHas(t *testing.T, doc, example string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), filepath.FromSlash(doc)))
 	require.NoError(t, err)
 	if !strings.Contains(string(b), example) {
-		t.Fatalf("README.md must show the example this test runs:\n%s", example)
+		t.Fatalf("%s must show the example this test runs:\n%s", doc, example)
 	}
 }
 
@@ -362,11 +363,11 @@ func TestBrowserEmbeddingsQueueAndAbort(t *testing.T) {
 	assert.Equal(t, loadRuncGolden(t).Runs[1].GeneratedIDs[:10], got.After)
 }
 
-// The README's example of embeddings runs as written, and gives what its
+// web/README.md's example of embeddings runs as written, and gives what its
 // comments say: a vector per text from lm.embeddings.create, of unit
 // length, and the same vector decoded from base64.
 func TestBrowserReadmeEmbeddingsExample(t *testing.T) {
-	readmeHas(t, embeddingsExample)
+	docHas(t, "web/README.md", embeddingsExample)
 	tb := newTab(t, blankPage)
 	body := runnable(embeddingsExample, map[string]string{"models/my-embedding-model.gguf": "/models/" + models.DefaultFile})
 	got := eval[struct {

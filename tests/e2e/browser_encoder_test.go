@@ -26,7 +26,7 @@ import (
 // nomic-bert files (internal/modelgen), whose vectors and scores the page
 // must give as the native engine does, and which do not generate.
 
-// rerankExample is the README's example of reranking, which
+// rerankExample is web/README.md's example of reranking, which
 // TestBrowserReadmeRerankExample runs as it is written (with a
 // random-weight reranker for 'models/my-reranker.gguf').
 const rerankExample = "```js\n" + `import { WasmLM } from './wasmlm/wasmlm.js';
@@ -220,9 +220,9 @@ func TestBrowserRerank(t *testing.T) {
 	assert.Equal(t, "unsupported_model", got.NoEmbeds.Code, got.NoEmbeds.Message)
 }
 
-// The README's example of reranking runs as written, with a reranker.
+// web/README.md's example of reranking runs as written, with a reranker.
 func TestBrowserReadmeRerankExample(t *testing.T) {
-	readmeHas(t, rerankExample)
+	docHas(t, "web/README.md", rerankExample)
 	tb := newTab(t, blankPage)
 	enc := serveEncoder(t, tb.site, "bert", "rank")
 	body := runnable(rerankExample, map[string]string{"models/my-reranker.gguf": enc.path})

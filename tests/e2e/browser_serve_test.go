@@ -79,7 +79,7 @@ func sseText(t *testing.T, body string) string {
 	return out.String()
 }
 
-// TestBrowserServeOpenAIClient: the README's snippet —
+// TestBrowserServeOpenAIClient: web/README.md's snippet —
 // WasmLM.load(null, { serve: true }), which runs wasmlm-serve.wasm,
 // lm.serve({ scope: '/v1/' }) and the unmodified openai npm client with
 // baseURL location.origin + '/v1' — in headless Chromium: models.list,
@@ -170,7 +170,7 @@ func TestBrowserServeOpenAIClient(t *testing.T) {
 		// WasmLM.serve serves the last model loaded with { serve: true }: none yet.
 		try { await WasmLM.serve({ scope: '/v1/' }); out.noModel = null; } catch (e) { out.noModel = e.code; }
 
-		// The README's snippet.
+		// web/README.md's snippet.
 		const lm = await WasmLM.load(null, { serve: true });
 		out.engines = engines();
 		const refusal = async (options) => {

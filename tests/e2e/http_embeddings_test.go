@@ -135,7 +135,7 @@ func checkNotSupported(t *testing.T, status int, body []byte, does string) {
 	assert.Contains(t, e.Message, does)
 }
 
-// The README's curl examples, which the tests run against the server in
+// httpapi/README.md's curl examples, which the tests run against the server in
 // place of http://127.0.0.1:8080.
 const (
 	embeddingsCurl = `curl http://127.0.0.1:8080/v1/embeddings -H 'Content-Type: application/json' -d '{
@@ -146,11 +146,11 @@ const (
 }'`
 )
 
-// runCurlExample runs a README curl example, curl URL -H '...' -d '...',
+// runCurlExample runs a curl example of httpapi/README.md, curl URL -H '...' -d '...',
 // against base; it returns what curl printed and the request's body.
 func runCurlExample(t *testing.T, example, base string) (out []byte, body string) {
 	t.Helper()
-	readmeHas(t, example)
+	docHas(t, "httpapi/README.md", example)
 	curl := needTool(t, "curl", "Debian package curl")
 	rest, ok := strings.CutPrefix(example, "curl http://127.0.0.1:8080")
 	require.True(t, ok, example)
@@ -162,7 +162,7 @@ func runCurlExample(t *testing.T, example, base string) (out []byte, body string
 	return out, body
 }
 
-// checkEmbeddingsCurl runs the README's curl example of embeddings against
+// checkEmbeddingsCurl runs httpapi/README.md's curl example of embeddings against
 // base: the native handler's vectors, 64 values each.
 func checkEmbeddingsCurl(t *testing.T, base, nativeURL string) {
 	t.Helper()

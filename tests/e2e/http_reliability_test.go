@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The server's reliability suite: what README.md's "Reliability" table
+// The server's reliability suite: what docs/reliability.md's table
 // says the server survives, against the real `wasmlm serve`. The numbers
 // tried are these constants; TestHTTPReliabilityTable holds the table to them.
 const (
@@ -442,13 +442,13 @@ func TestHTTPServeHeaderLimits(t *testing.T) {
 	assert.Contains(t, badRequest, "Content-Type: text/plain")
 }
 
-// TestHTTPReliabilityTable: the server's rows of README.md's "Reliability"
+// TestHTTPReliabilityTable: the server's rows of docs/reliability.md's
 // table state what the tests above try and bound.
 func TestHTTPReliabilityTable(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "reliability.md"))
 	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "\n## Reliability\n")
-	require.True(t, ok, "README.md has a Reliability section")
+	_, section, ok := strings.Cut("\n"+string(readme), "\n"+reliabilityHeading("reliability.md")+"\n")
+	require.True(t, ok, "docs/reliability.md has its Reliability title")
 	section, _, _ = strings.Cut(section, "\n## ")
 
 	byStatus := map[int]int{}

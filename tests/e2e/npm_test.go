@@ -21,7 +21,7 @@ import (
 	"github.com/wasmlm/wasmlm/models"
 )
 
-// npmBundlerExample is the README's app for a bundler, which TestNPMVite
+// npmBundlerExample is web/README.md's app for a bundler, which TestNPMVite
 // and TestNPMWebpack build as it is written.
 const npmBundlerExample = "```js\n" + `// main.js
 import { WasmLM } from 'wasmlm';
@@ -34,7 +34,7 @@ for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTok
 }
 ` + "```\n"
 
-// npmNodeExample is the README's program for Node.js (and Deno and Bun),
+// npmNodeExample is web/README.md's program for Node.js (and Deno and Bun),
 // which TestNPMNode, TestNPMDeno and TestNPMBun run as it is written (with
 // the package's default model for 'models/my-model.gguf').
 const npmNodeExample = "```js\n" + `// main.mjs
@@ -47,7 +47,7 @@ for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTok
 lm.unload();                                             // its worker thread keeps the process alive until then
 ` + "```\n"
 
-// npmCDNExample is the README's page importing the package from a CDN,
+// npmCDNExample is web/README.md's page importing the package from a CDN,
 // which TestNPMFromAnotherOrigin serves from another origin as it is
 // written (with that origin for the CDN's).
 const npmCDNExample = "```html\n" + `<pre id="out"></pre>
@@ -83,7 +83,7 @@ func greedyOnceUponATime(t *testing.T) string {
 }
 
 // The package holds what it must and nothing else, its manifest points
-// every entry at a file it holds, and the README states its size.
+// every entry at a file it holds, and web/README.md states its size.
 func TestNPMPackContents(t *testing.T) {
 	p := npmPackage(t)
 	var got []string
@@ -133,27 +133,27 @@ func TestNPMPackContents(t *testing.T) {
 		assert.Contains(t, got, target, "package.json's exports name %s", target)
 	}
 
-	// The README's "N MB packed (M MB unpacked)", to a tenth of a megabyte.
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	// web/README.md's "N MB packed (M MB unpacked)", to a tenth of a megabyte.
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "web", "README.md"))
 	require.NoError(t, err)
 	m := regexp.MustCompile(`npm package is ([0-9.]+) MB packed \(([0-9.]+) MB unpacked\)`).FindSubmatch(readme)
-	require.NotNil(t, m, "README.md must say: the npm package is N MB packed (M MB unpacked)")
+	require.NotNil(t, m, "web/README.md must say: the npm package is N MB packed (M MB unpacked)")
 	mb := func(n int) string { return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) }
-	assert.Equal(t, mb(p.info.Size), string(m[1]), "packed size in README.md (%d bytes)", p.info.Size)
-	assert.Equal(t, mb(p.info.UnpackedSize), string(m[2]), "unpacked size in README.md (%d bytes)", p.info.UnpackedSize)
+	assert.Equal(t, mb(p.info.Size), string(m[1]), "packed size in web/README.md (%d bytes)", p.info.Size)
+	assert.Equal(t, mb(p.info.UnpackedSize), string(m[2]), "unpacked size in web/README.md (%d bytes)", p.info.UnpackedSize)
 	t.Logf("%s@%s: %d files, %d bytes packed, %d unpacked", p.info.Name, p.info.Version, len(got), p.info.Size, p.info.UnpackedSize)
 }
 
-// nodeApp is an app holding the README's program for Node.js, its model
+// nodeApp is an app holding web/README.md's program for Node.js, its model
 // path replaced by source (a JavaScript expression; empty: none).
 func nodeApp(t *testing.T, source string) string {
 	t.Helper()
-	readmeHas(t, npmNodeExample)
+	docHas(t, "web/README.md", npmNodeExample)
 	code := strings.Replace(codeOf(npmNodeExample), "'models/my-model.gguf'", source, 1)
 	return npmApp(t, map[string]string{"main.mjs": code})
 }
 
-// The README's program runs in Node.js as written: the greedy text, from a
+// web/README.md's program runs in Node.js as written: the greedy text, from a
 // file path and from the default model (no argument).
 func TestNPMNode(t *testing.T) {
 	node := needTool(t, "node", "Debian package nodejs")
@@ -216,7 +216,7 @@ func TestNPMBun(t *testing.T) {
 	assert.Equal(t, want, runIn(t, dir, []string{"BUN_INSTALL_CACHE_DIR=" + t.TempDir()}, bun, "main.mjs"))
 }
 
-// bundlerPage is the app's page: the README's main.js writes into #out.
+// bundlerPage is the app's page: web/README.md's main.js writes into #out.
 const bundlerPage = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>app</title></head>
 <body><pre id="out"></pre><script type="module" src="./main.js"></script></body></html>
 `
@@ -238,11 +238,11 @@ func streamsInPage(t *testing.T, s *site, path, want string) {
 	t.Fatalf("the page's #out holds %q, want %q", got, want)
 }
 
-// The README's app, built by Vite (the version package-lock.json pins)
+// web/README.md's app, built by Vite (the version package-lock.json pins)
 // with no configuration, streams the greedy text from its production build.
 func TestNPMVite(t *testing.T) {
 	vite := needTool(t, filepath.Join(repoRoot(t), "node_modules", "vite", "bin", "vite.js"), "npm ci installs it from package-lock.json")
-	readmeHas(t, npmBundlerExample)
+	docHas(t, "web/README.md", npmBundlerExample)
 	want := greedyOnceUponATime(t)
 	dir := npmApp(t, map[string]string{"index.html": bundlerPage, "main.js": codeOf(npmBundlerExample)})
 	out := runIn(t, dir, nil, "node", vite, "build")
@@ -254,7 +254,7 @@ func TestNPMVite(t *testing.T) {
 	assertShipsNoModel(t, filepath.Join(own, "dist"))
 }
 
-// ownModelApp is the README's app with a model of its own: its import of
+// ownModelApp is web/README.md's app with a model of its own: its import of
 // wasmlm/default-model left out, as its comment says.
 func ownModelApp(t *testing.T) string {
 	t.Helper()
@@ -300,7 +300,7 @@ webpack({ mode: 'production', entry: './main.js', output: { path: require('path'
 // The same app built by webpack 5 (the version package-lock.json pins).
 func TestNPMWebpack(t *testing.T) {
 	webpack := needTool(t, filepath.Join(repoRoot(t), "node_modules", "webpack"), "npm ci installs it from package-lock.json")
-	readmeHas(t, npmBundlerExample)
+	docHas(t, "web/README.md", npmBundlerExample)
 	want := greedyOnceUponATime(t)
 	dir := npmApp(t, map[string]string{"main.js": codeOf(npmBundlerExample), "build.cjs": webpackBuild})
 	t.Log(runIn(t, dir, nil, "node", "build.cjs", webpack))
@@ -313,13 +313,13 @@ func TestNPMWebpack(t *testing.T) {
 	assertShipsNoModel(t, filepath.Join(own, "dist"))
 }
 
-// The README's page imports the package from a CDN's origin (here a
+// web/README.md's page imports the package from a CDN's origin (here a
 // static server of the unpacked package on another port, sending
 // Access-Control-Allow-Origin: * as CDNs do) without a bundler: the
 // worker starts from another origin, and load() finds the default model
 // beside wasmlm.js.
 func TestNPMFromAnotherOrigin(t *testing.T) {
-	readmeHas(t, npmCDNExample)
+	docHas(t, "web/README.md", npmCDNExample)
 	want := greedyOnceUponATime(t)
 	cdn := staticSite(t, filepath.Join(npmApp(t, nil), "node_modules", "wasmlm"), true)
 	page := `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>cdn</title></head><body>` +
@@ -368,9 +368,9 @@ func TestNPMTypes(t *testing.T) {
 	assert.Contains(t, string(out), "TS2322")
 }
 
-// npmServeExample is the README's app that serves the OpenAI API from the
+// npmServeExample is web/README.md's app that serves the OpenAI API from the
 // page, which TestNPMViteServe builds with Vite as it is written (and a
-// copy of wasmlm.sw.js in public/, as the README says), greedily.
+// copy of wasmlm.sw.js in public/, as web/README.md says), greedily.
 const npmServeExample = "```js\n" + `// main.js — and copy node_modules/wasmlm/wasmlm.sw.js into public/ (Vite) or the site's root
 import { WasmLM } from 'wasmlm';
 import { DEFAULT_MODEL } from 'wasmlm/default-model';
@@ -390,7 +390,7 @@ document.querySelector('#out').textContent = (await res.json()).choices[0].text;
 // text.
 func TestNPMViteServe(t *testing.T) {
 	vite := needTool(t, filepath.Join(repoRoot(t), "node_modules", "vite", "bin", "vite.js"), "npm ci installs it from package-lock.json")
-	readmeHas(t, npmServeExample)
+	docHas(t, "web/README.md", npmServeExample)
 	want := greedyOnceUponATime(t)
 	dir := npmApp(t, map[string]string{"index.html": bundlerPage, "main.js": codeOf(npmServeExample)})
 	sw, err := os.ReadFile(filepath.Join(dir, "node_modules", "wasmlm", "wasmlm.sw.js"))

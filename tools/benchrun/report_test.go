@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPeersFile: bench/peers.json has issue 6's numbers, each with a target
-// and a shape and type our benchmark measures.
+// TestPeersFile: bench/peers.json has the peers' numbers, where they come
+// from, each with a target and a shape and type our benchmark measures.
 func TestPeersFile(t *testing.T) {
 	p, err := readPeers("../../bench/peers.json")
 	require.NoError(t, err)
-	assert.Contains(t, p.Source, "issue 6")
+	assert.Contains(t, p.Source, "measured")
 	require.Len(t, p.Peers, 11)
 	for _, peer := range p.Peers {
 		assert.Contains(t, []string{"stories15M", "stories110M"}, peer.Shape)

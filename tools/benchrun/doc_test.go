@@ -15,9 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tables of benchmark numbers in README.md and web/README.md are
-// bench/results.json's: these tests compare every cell with the result it
-// rounds, so a new `make bench` run and the READMEs cannot drift apart.
+// benchDoc is the benchmark page: its tables are the results files'.
+const benchDoc = "../../docs/benchmarks.md"
+
+// The tables of benchmark numbers in docs/benchmarks.md and web/README.md
+// are bench/results*.json's: these tests compare every cell with the result
+// it rounds, or every line with what -print prints, so a new `make bench`
+// run and the documents cannot drift apart.
 
 // markdownTable returns the rows (cells trimmed, header and separator left
 // out) of the first table at or after the line that starts with heading in
@@ -67,7 +71,7 @@ func sameNumber(t *testing.T, v float64, cell, suffix, what string) {
 	if _, frac, ok := strings.Cut(num, "."); ok {
 		decimals = len(frac)
 	}
-	assert.Equal(t, strconv.FormatFloat(v, 'f', decimals, 64), num, "%s: the README says %s, results.json %v", what, cell, v)
+	assert.Equal(t, strconv.FormatFloat(v, 'f', decimals, 64), num, "%s: the document says %s, the results %v", what, cell, v)
 }
 
 // resultsByModel indexes the decode tokens/s after the short prompt by host
@@ -82,7 +86,7 @@ func resultsByModel(t *testing.T, rep Report) map[[2]string]float64 {
 	return out
 }
 
-// modelOfLabel turns a README row label ("stories15M Q4_K¹", "110M Q8_0",
+// modelOfLabel turns a table row label ("stories15M Q4_K¹", "110M Q8_0",
 // "stories260K F16 (default)") into a result's model name.
 func modelOfLabel(label string) string {
 	label = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(label, "(default)")), "¹")
@@ -103,11 +107,11 @@ func readResults(t *testing.T) Report {
 	return rep
 }
 
-// README.md's table of decode tokens/s per model and host.
-func TestREADMEDecodeTableIsResults(t *testing.T) {
+// The benchmark page's table of decode tokens/s per model and host.
+func TestBenchmarksDecodeTableIsResults(t *testing.T) {
 	decode := resultsByModel(t, readResults(t))
 	hosts := []string{"native", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-simd-2w"}
-	rows := markdownTable(t, "../../README.md", "Decode tokens/s (prompt tokens/s and TTFT in `bench/results.json`)")
+	rows := markdownTable(t, benchDoc, "Decode tokens/s (prompt tokens/s and TTFT in `bench/results.json`)")
 	require.Len(t, rows, 9, "the default model and two shapes in four types")
 	for _, row := range rows {
 		require.Len(t, row, 1+len(hosts), "%v", row)
@@ -139,12 +143,13 @@ func TestWebREADMEWorkersTableIsResults(t *testing.T) {
 	}
 }
 
-// README.md's table against the peers: our numbers are chromium-simd's,
-// the peers' are bench/peers.json's, and the ratios are theirs.
-func TestREADMEPeerTableIsResults(t *testing.T) {
+// The benchmark page's table against the peers: our numbers are
+// chromium-simd's, the peers' are bench/peers.json's, and the ratios are
+// theirs.
+func TestBenchmarksPeerTableIsResults(t *testing.T) {
 	rep := readResults(t)
 	decode := resultsByModel(t, rep)
-	rows := markdownTable(t, "../../README.md", "| shape / type | peer |")
+	rows := markdownTable(t, benchDoc, "| shape / type | peer |")
 	require.NotEmpty(t, rows)
 	for _, row := range rows {
 		require.Len(t, row, 5, "%v", row)
@@ -174,9 +179,9 @@ func TestREADMEPeerTableIsResults(t *testing.T) {
 	}
 }
 
-// README.md and web/README.md give the range of the SIMD kernels' speed-up
-// of decoding in Chromium over the pure-Go kernels.
-func TestREADMESIMDSpeedupIsResults(t *testing.T) {
+// docs/benchmarks.md and web/README.md give the range of the SIMD kernels'
+// speed-up of decoding in Chromium over the pure-Go kernels.
+func TestBenchmarksSIMDSpeedupIsResults(t *testing.T) {
 	decode := resultsByModel(t, readResults(t))
 	lo, hi := 0.0, 0.0
 	for key, simd := range decode {
@@ -192,22 +197,23 @@ func TestREADMESIMDSpeedupIsResults(t *testing.T) {
 		hi = max(hi, r)
 	}
 	want := fmt.Sprintf("%.1f–%.1f×", lo, hi)
-	for _, file := range []string{"../../README.md", "../../web/README.md"} {
+	for _, file := range []string{benchDoc, "../../web/README.md"} {
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		assert.Contains(t, strings.Join(strings.Fields(string(b)), " "), want, file)
 	}
 }
 
-// README.md's history: decode speed before and after issue 10, per host, is
-// what -compare computes from the two runs kept in bench/history.
-func TestREADMEHistoryIsBenchHistory(t *testing.T) {
-	before, err := readReport("../../bench/history/2026-11-30-before-issue10.json")
+// The benchmark page's history: decode speed before and after the
+// architecture table replaced the per-family code, per host, is what
+// -compare computes from the two runs kept in bench/history.
+func TestBenchmarksHistoryIsBenchHistory(t *testing.T) {
+	before, err := readReport("../../bench/history/2026-11-30-before-arch-table.json")
 	require.NoError(t, err)
-	after, err := readReport("../../bench/history/2026-11-30-after-issue10.json")
+	after, err := readReport("../../bench/history/2026-11-30-after-arch-table.json")
 	require.NoError(t, err)
 	want := compareRuns(before, after)
-	rows := markdownTable(t, "../../README.md", "Before and after issue 10")
+	rows := markdownTable(t, benchDoc, "Before and after the architecture table")
 	require.Len(t, rows, len(want))
 	for i, c := range want {
 		row := rows[i]
@@ -242,14 +248,14 @@ func TestCompareRuns(t *testing.T) {
 	assert.Equal(t, runChange{Host: "wasm", Models: 1, Before: 5, After: 4, Ratio: 0.8, MinRatio: 0.8, MaxRatio: 0.8}, got[1])
 }
 
-// The README's two more chromium-simd pairs of issue 10's history.
-func TestREADMEHistoryRepeats(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// The benchmark page's two more chromium-simd pairs of that history.
+func TestBenchmarksHistoryRepeats(t *testing.T) {
+	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
 	for _, n := range []string{"2", "3"} {
-		before, err := readReport("../../bench/history/2026-11-30-before-issue10-chromium-simd-" + n + ".json")
+		before, err := readReport("../../bench/history/2026-11-30-before-arch-table-chromium-simd-" + n + ".json")
 		require.NoError(t, err)
-		after, err := readReport("../../bench/history/2026-11-30-after-issue10-chromium-simd-" + n + ".json")
+		after, err := readReport("../../bench/history/2026-11-30-after-arch-table-chromium-simd-" + n + ".json")
 		require.NoError(t, err)
 		c := compareRuns(before, after)
 		require.Len(t, c, 1)
@@ -257,15 +263,15 @@ func TestREADMEHistoryRepeats(t *testing.T) {
 	}
 }
 
-// README.md's side-by-side tables and issue 12's targets are what -print
-// prints for bench/results-peers.json, line for line, and the README says
-// how many targets were met.
-func TestREADMESideBySideIsResultsPeers(t *testing.T) {
+// The benchmark page's side-by-side tables and the targets against
+// llama.cpp are what -print prints for bench/results-peers.json, line for
+// line, and the page says how many targets were met.
+func TestBenchmarksSideBySideIsResultsPeers(t *testing.T) {
 	rep, readme := readmeHasSideBySide(t, "../../bench/results-peers.json", 3)
 	ts := targets(sideBySide(rep))
 	assert.Contains(t, string(readme), fmt.Sprintf("%d of %d targets met", metCount(ts), len(ts)))
 
-	// The ranges the README gives of Chromium + SIMD against wllama.
+	// The ranges the page gives of Chromium + SIMD against wllama.
 	text := strings.Join(strings.Fields(string(readme)), " ")
 	for _, rate := range []func(Result) float64{
 		func(r Result) float64 { return r.PrefillTokensPerSecond },
@@ -286,10 +292,10 @@ func TestREADMESideBySideIsResultsPeers(t *testing.T) {
 	}
 }
 
-// TestREADMEArchsIsResultsArchs: README.md's side-by-side tables of the
+// TestBenchmarksArchsIsResultsArchs: the benchmark page's side-by-side tables of the
 // other families' shapes (Qwen3-0.6B, Gemma-3-1B) are what -print prints
 // for bench/results-archs.json, line for line.
-func TestREADMEArchsIsResultsArchs(t *testing.T) {
+func TestBenchmarksArchsIsResultsArchs(t *testing.T) {
 	rep, _ := readmeHasSideBySide(t, "../../bench/results-archs.json", 2)
 	shapes := map[string]bool{}
 	for _, r := range rep.Results {
@@ -298,38 +304,38 @@ func TestREADMEArchsIsResultsArchs(t *testing.T) {
 	assert.Equal(t, map[string]bool{"qwen3-0.6b": true, "gemma3-1b": true}, shapes)
 }
 
-// TestREADMENativeIsResultsNative: README.md's native tables (issue 15)
+// TestBenchmarksNativeIsResultsNative: the benchmark page's native tables
 // are what -print prints for bench/results-native.json, and it says how
-// many of issue 15's targets were met.
-func TestREADMENativeIsResultsNative(t *testing.T) {
+// many of the native targets were met.
+func TestBenchmarksNativeIsResultsNative(t *testing.T) {
 	rep, readme := readmeHasSideBySide(t, "../../bench/results-native.json", 3)
 	ts := nativeTargets(sideBySide(rep))
 	assert.Contains(t, string(readme), fmt.Sprintf("**%d of %d met**", metCount(ts), len(ts)))
 }
 
-// readmeHasSideBySide checks that README.md holds, line for line, the n
-// side-by-side tables printSideBySide prints for a results file, and
-// returns the report and the README.
+// readmeHasSideBySide checks that the benchmark page holds, line for line,
+// the n side-by-side tables printSideBySide prints for a results file, and
+// returns the report and the page.
 func readmeHasSideBySide(t *testing.T, results string, n int) (Report, []byte) {
 	t.Helper()
 	rep, err := readReport(results)
 	require.NoError(t, err)
 	var b strings.Builder
 	printSideBySide(&b, rep)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
 	tables := markdownTables(b.String())
 	require.Len(t, tables, n, "prompt, decode (and targets)")
 	for _, table := range tables {
-		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
 	}
 	return rep, readme
 }
 
-// README.md's memory table is what -print prints for
-// bench/results-memory.json, line for line, and the README says how many
-// models met issue 13's target.
-func TestREADMEMemoryIsResultsMemory(t *testing.T) {
+// The benchmark page's memory table is what -print prints for
+// bench/results-memory.json, line for line, and the page says how many
+// models met the memory target.
+func TestBenchmarksMemoryIsResultsMemory(t *testing.T) {
 	rep, err := readReport("../../bench/results-memory.json")
 	require.NoError(t, err)
 	var b strings.Builder
@@ -341,9 +347,9 @@ func TestREADMEMemoryIsResultsMemory(t *testing.T) {
 		}
 	}
 	require.Len(t, table, 4, "the TinyLlama and 3B shapes")
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
-	assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the memory table")
+	assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the memory table")
 	met := 0
 	rows := memoryRows(rep)
 	for _, row := range rows {
@@ -355,14 +361,14 @@ func TestREADMEMemoryIsResultsMemory(t *testing.T) {
 	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d models meet it", met, len(rows)))
 }
 
-// The renderer peaks README.md gives of the memory runs kept in
+// The renderer peaks the benchmark page gives of the memory runs kept in
 // bench/history: repeats with the model cache, one without it, and runs
 // whose prompt fills the context.
-func TestREADMEMemoryHistory(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestBenchmarksMemoryHistory(t *testing.T) {
+	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
 	text := strings.Join(strings.Fields(string(readme)), " ")
-	for _, name := range []string{"2026-11-30-memory-1", "2026-11-30-memory-2", "2026-11-30-memory-no-cache",
+	for _, name := range []string{"2026-11-30-memory-1", "2026-11-30-memory-2", "2026-11-30-memory-3", "2026-11-30-memory-no-cache",
 		"2026-11-30-memory-full-context-tinyllama", "2026-11-30-memory-full-context-llama3b",
 		"2026-12-01-memory-repeat", "2026-12-01-memory-no-cache"} {
 		rep, err := readReport("../../bench/history/" + name + ".json")
@@ -379,21 +385,21 @@ func TestREADMEMemoryHistory(t *testing.T) {
 	}
 }
 
-// TestREADMEGrammarIsResultsGrammar: README.md's tables of constrained
-// sampling's cost (issue 16) are what -print prints for
+// TestBenchmarksGrammarIsResultsGrammar: the benchmark page's tables of
+// constrained sampling's cost are what -print prints for
 // bench/results-grammar.json, line for line, and it says how many of the
 // targets were met.
-func TestREADMEGrammarIsResultsGrammar(t *testing.T) {
+func TestBenchmarksGrammarIsResultsGrammar(t *testing.T) {
 	rep, err := readReport("../../bench/results-grammar.json")
 	require.NoError(t, err)
 	var b strings.Builder
 	printGrammar(&b, rep)
 	tables := markdownTables(b.String())
 	require.Len(t, tables, 3, "decode, masks, targets")
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
 	for _, table := range tables {
-		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
 	}
 	met := 0
 	ts := grammarTargets(rep)
@@ -423,25 +429,25 @@ func markdownTables(text string) [][]string {
 	return tables
 }
 
-// embedREADMEHeading starts README.md's section on the embedding
-// benchmark (issue 17).
-const embedREADMEHeading = "### Embeddings: MiniLM-L6 and BGE-base shapes (issue 17)"
+// embedHeading starts the benchmark page's section on the embedding
+// benchmark.
+const embedHeading = "## Embeddings: MiniLM-L6 and BGE-base shapes"
 
-// TestREADMEEmbedIsResultsEmbed: README.md's tables of embeddings a
-// second (issue 17) are what -print prints for bench/results-embed.json,
+// TestBenchmarksEmbedIsResultsEmbed: the benchmark page's tables of
+// embeddings a second are what -print prints for bench/results-embed.json,
 // line for line, and it says how many rows meet the target.
-func TestREADMEEmbedIsResultsEmbed(t *testing.T) {
+func TestBenchmarksEmbedIsResultsEmbed(t *testing.T) {
 	rep, err := readReport("../../bench/results-embed.json")
 	require.NoError(t, err)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
-	require.Contains(t, string(readme), embedREADMEHeading+"\n")
+	require.Contains(t, string(readme), embedHeading+"\n")
 	var b strings.Builder
 	printEmbed(&b, rep)
 	tables := markdownTables(b.String())
 	require.Len(t, tables, 2, "embeddings/s, target")
 	for _, table := range tables {
-		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the README's copy of the table headed %s", table[0])
+		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
 	}
 	ts := embedTargets(embedRows(rep))
 	met := 0
