@@ -14,14 +14,15 @@ import { renderMarkdown } from './markdown.js';
 const $ = (id) => document.getElementById(id);
 
 /**
- * Sets up the chat mode. host: the page's {demo, setState, showMessage}
- * (demo.js): demo.lm is the model and demo.running the AbortController of
- * the generation running, whichever mode started it; setState and
- * showMessage drive the status line and the error message.
+ * Sets up the chat mode. host: the page's {demo, run, showMessage}
+ * (demo.js): demo.lm is the model and demo.running the generation under
+ * way, whichever mode started it ({mode, controller}); run(mode, status,
+ * work) runs a generation, the page's one way to, and showMessage shows an
+ * error message.
  *
  * It returns {modelChanged(lm), sync(state)}: the page calls modelChanged
  * when a model has loaded (a new conversation starts) and sync whenever its
- * state changes (the buttons follow).
+ * state changes, a generation's start and end included (the buttons follow).
  */
 export function setupChat(host) {
   const el = {
@@ -35,21 +36,23 @@ export function setupChat(host) {
 
   // The conversation, also on wasmlmDemo.chat for the console (and tests):
   // messages are {role, content} with, for replies, reasoning and stats
-  // (what the reply's result said: see turnStats); running is the
-  // AbortController of the reply being written.
-  const chat = { mode: 'completion', messages: [], running: null };
+  // (what the reply's result said: see turnStats). Whether a reply is being
+  // written is the page's: wasmlmDemo.running, of mode 'chat'.
+  const chat = { mode: 'completion', messages: [] };
   host.demo.chat = chat;
   const views = []; // the element of each message, by index
   let state = 'loading';
 
   /** Whether the loaded model can chat: it generates, and its chat template is known. */
   const canChat = () => host.demo.lm?.info.generates === true && host.demo.lm.info.chatTemplate != null;
-  const idle = () => !host.demo.running && state !== 'loading' && state !== 'comparing';
+  /** Whether the page is neither loading a model, generating nor comparing. */
+  const idle = () => state === 'ready' || state === 'error';
+  const replying = () => host.demo.running?.mode === 'chat';
 
   function update() {
     const ready = canChat() && idle();
     el.send.disabled = !ready;
-    el.stop.disabled = !chat.running;
+    el.stop.disabled = !replying();
     el.regenerate.disabled = !ready || !chat.messages.some((m) => m.role === 'user');
     el.clear.disabled = !idle() || chat.messages.length === 0;
   }
@@ -102,7 +105,7 @@ export function setupChat(host) {
   }
 
   function clear() {
-    if (chat.running) return;
+    if (replying()) return;
     chat.messages = [];
     views.length = 0;
     el.log.replaceChildren();
@@ -113,47 +116,39 @@ export function setupChat(host) {
   }
 
   /** Streams the model's reply to the conversation so far. */
-  async function reply() {
+  function reply() {
     const lm = host.demo.lm;
     const messages = requestMessages();
-    const controller = new AbortController();
-    chat.running = controller;
-    host.demo.running = controller;
-    const msg = { role: 'assistant', content: '', reasoning: '', stats: null };
-    const view = add(msg);
-    view.classList.add('running');
-    host.showMessage('');
-    host.setState('generating', 'Replying…');
-    const draw = drawer(msg, view);
-    const opts = options();
-    try {
-      const stream = await lm.chat.completions.create({ messages, stream: true, ...opts }, { signal: controller.signal });
-      for await (const c of stream) {
-        const delta = c.choices[0]?.delta;
-        if (delta?.content) msg.content += delta.content;
-        if (delta?.reasoning_content) msg.reasoning += delta.reasoning_content;
-        draw.later();
+    return host.run('chat', 'Replying…', async (signal) => {
+      const msg = { role: 'assistant', content: '', reasoning: '', stats: null };
+      const view = add(msg);
+      view.classList.add('running');
+      const draw = drawer(msg, view);
+      const opts = options();
+      try {
+        const stream = await lm.chat.completions.create({ messages, stream: true, ...opts }, { signal });
+        for await (const c of stream) {
+          const delta = c.choices[0]?.delta;
+          if (delta?.content) msg.content += delta.content;
+          if (delta?.reasoning_content) msg.reasoning += delta.reasoning_content;
+          draw.later();
+        }
+        const r = await stream.result;
+        msg.stats = turnStats(r, opts);
+        draw.now();
+        if (msg.content === '' && msg.reasoning === '' && r.finishReason === 'abort') forget(msg);
+        showContext(r);
+        return r.finishReason === 'abort' ? 'Stopped' : 'Done';
+      } catch (err) {
+        draw.now();
+        if (msg.content === '' && msg.reasoning === '') forget(msg);
+        if (err.code !== 'prompt_too_long') throw err;
+        throw new Error(`The conversation no longer fits the model's context (${lm.info.sessionContextLength} tokens): start a new conversation. (${err.message})`);
+      } finally {
+        draw.cancel();
+        view.classList.remove('running');
       }
-      const r = await stream.result;
-      msg.stats = turnStats(r, opts);
-      draw.now();
-      if (msg.content === '' && msg.reasoning === '' && r.finishReason === 'abort') forget(msg);
-      showContext(r);
-      host.setState('ready', r.finishReason === 'abort' ? 'Stopped' : 'Done');
-    } catch (err) {
-      draw.now();
-      if (msg.content === '' && msg.reasoning === '') forget(msg);
-      host.showMessage(err.code === 'prompt_too_long'
-        ? `The conversation no longer fits the model's context (${lm.info.sessionContextLength} tokens): start a new conversation. (${err.message})`
-        : err.message);
-      host.setState('ready', 'Failed');
-    } finally {
-      draw.cancel();
-      view.classList.remove('running');
-      chat.running = null;
-      if (host.demo.running === controller) host.demo.running = null;
-      update();
-    }
+    });
   }
 
   /** Takes an empty reply out of the conversation. */
@@ -297,7 +292,7 @@ export function setupChat(host) {
   addEventListener('hashchange', () => setMode(location.hash === '#chat' ? 'chat' : 'completion'));
   el.temperature.addEventListener('input', () => { el.temperatureValue.textContent = el.temperature.value; });
   el.send.addEventListener('click', send);
-  el.stop.addEventListener('click', () => chat.running?.abort());
+  el.stop.addEventListener('click', () => { if (replying()) host.demo.running.controller.abort(); });
   el.regenerate.addEventListener('click', regenerate);
   el.clear.addEventListener('click', clear);
   el.input.addEventListener('keydown', (e) => {

@@ -20,7 +20,9 @@ const el = {
 
 // The page's state, also on globalThis.wasmlmDemo for the console (and tests):
 // wasmlmDemo.lm is the loaded model; readyMs is how long its load took, and
-// readyAt when it ended (ms since the page started to load).
+// readyAt when it ended (ms since the page started to load); running is the
+// generation under way, {mode: 'completion' or 'chat', controller} (its
+// AbortController), or null: run sets and clears it, and nothing else does.
 const demo = { lm: null, readyMs: null, readyAt: null, running: null, traces: [], pinned: -1 };
 globalThis.wasmlmDemo = demo;
 
@@ -37,16 +39,49 @@ function fmtFile(info) {
 // Whitespace made visible, so a candidate " the" differs from "the".
 const visible = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
 
+/**
+ * Sets the page's state — 'loading' a model, 'ready', 'error' (no model),
+ * 'generating' (demo.running says which mode) or 'comparing' — and the
+ * status line; every control of the page, the chat's included, follows
+ * from the state and demo.running here, and nowhere else.
+ */
 function setState(state, text) {
   el.status.dataset.state = state;
   el.status.textContent = text;
   const busy = state === 'generating' || state === 'comparing';
   el.generate.disabled = busy || !generates();
-  el.stop.disabled = state !== 'generating';
+  el.stop.disabled = demo.running?.mode !== 'completion';
   el.compare.disabled = busy || !demo.lm;
   el.modelFile.disabled = busy;
   el.modelURLLoad.disabled = busy;
   chat.sync(state);
+}
+
+/**
+ * Runs a generation of mode ('completion' or 'chat'), one at a time
+ * whichever mode starts it: while work(signal) runs, demo.running holds
+ * its AbortController and the state is 'generating' (text: the status);
+ * then running is cleared first, and the state is 'ready' with the status
+ * work returned ('Done', 'Stopped'), or 'Failed' with its error's message
+ * shown. It returns false, doing nothing, when no model is loaded or a
+ * generation is already running.
+ */
+async function run(mode, text, work) {
+  if (!demo.lm || demo.running) return false;
+  const controller = new AbortController();
+  demo.running = { mode, controller };
+  showMessage('');
+  setState('generating', text);
+  let status = 'Failed';
+  try {
+    status = await work(controller.signal);
+  } catch (err) {
+    showMessage(err.message);
+  } finally {
+    demo.running = null;
+    setState('ready', status);
+  }
+  return true;
 }
 
 /** Whether the loaded model generates text (an embedding model only embeds or ranks it). */
@@ -129,46 +164,36 @@ function options() {
   return o;
 }
 
-async function generate() {
-  if (!demo.lm || demo.running) return;
-  const controller = new AbortController();
-  demo.running = controller;
-  demo.traces = [];
-  demo.pinned = -1;
-  showMessage('');
-  el.output.replaceChildren(Object.assign(document.createElement('span'), { className: 'prompt', textContent: el.prompt.value }));
-  el.output.classList.add('running');
-  for (const e of [el.ttft, el.tps, el.finish, el.usedSeed]) e.textContent = '–';
-  el.ntokens.textContent = '0';
-  setState('generating', 'Generating…');
-  const started = performance.now();
-  const live = { started, first: 0, n: 0 };
-  try {
-    const stream = demo.lm.stream(el.prompt.value, { ...options(), signal: controller.signal });
-    for await (const chunk of stream) {
-      if (chunk.token >= 0 && !live.first) live.first = performance.now();
-      if (chunk.token >= 0) live.n++;
-      queueChunk(chunk, live);
+/** Generates from the prompt with the controls' options, drawing the text and each token's sampling as they come. */
+function generate() {
+  return run('completion', 'Generating…', async (signal) => {
+    demo.traces = [];
+    demo.pinned = -1;
+    el.output.replaceChildren(Object.assign(document.createElement('span'), { className: 'prompt', textContent: el.prompt.value }));
+    el.output.classList.add('running');
+    for (const e of [el.ttft, el.tps, el.finish, el.usedSeed]) e.textContent = '–';
+    el.ntokens.textContent = '0';
+    const live = { started: performance.now(), first: 0, n: 0 };
+    try {
+      const stream = demo.lm.stream(el.prompt.value, { ...options(), signal });
+      for await (const chunk of stream) {
+        if (chunk.token >= 0 && !live.first) live.first = performance.now();
+        if (chunk.token >= 0) live.n++;
+        queueChunk(chunk, live);
+      }
+      flush(true);
+      const r = await stream.result;
+      el.ttft.textContent = `${r.timings.timeToFirstTokenMs.toFixed(1)} ms`;
+      el.tps.textContent = r.timings.decodeTokens > 0 ? r.timings.decodeTokensPerSecond.toFixed(0) : '–';
+      el.ntokens.textContent = String(r.usage.completionTokens);
+      el.finish.textContent = r.finishReason;
+      el.usedSeed.textContent = String(r.seed);
+      return r.finishReason === 'abort' ? 'Stopped' : 'Done';
+    } finally {
+      flush(true);
+      el.output.classList.remove('running');
     }
-    flush(true);
-    const r = await stream.result;
-    el.ttft.textContent = `${r.timings.timeToFirstTokenMs.toFixed(1)} ms`;
-    el.tps.textContent = r.timings.decodeTokens > 0 ? r.timings.decodeTokensPerSecond.toFixed(0) : '–';
-    el.ntokens.textContent = String(r.usage.completionTokens);
-    el.finish.textContent = r.finishReason;
-    el.usedSeed.textContent = String(r.seed);
-    setState('ready', r.finishReason === 'abort' ? 'Stopped' : 'Done');
-  } catch (err) {
-    showMessage(err.message);
-    setState('ready', 'Failed');
-  } finally {
-    flush(true);
-    demo.running = null;
-    el.output.classList.remove('running');
-    el.generate.disabled = !generates();
-    el.stop.disabled = true;
-    el.compare.disabled = !demo.lm;
-  }
+  });
 }
 
 /**
@@ -330,7 +355,7 @@ for (const [input, out] of [[el.temperature, 'temperature-value'], [el.topP, 'to
 }
 el.generate.addEventListener('click', generate);
 el.compare.addEventListener('click', compare);
-el.stop.addEventListener('click', () => demo.running?.abort());
+el.stop.addEventListener('click', () => { if (demo.running?.mode === 'completion') demo.running.controller.abort(); });
 el.prompt.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
     e.preventDefault();
@@ -382,5 +407,5 @@ el.tokenizerFile.addEventListener('change', async () => {
   await loadModel(model, { tokenizer }, model.name);
 });
 
-const chat = setupChat({ demo, setState, showMessage });
+const chat = setupChat({ demo, run, showMessage });
 loadModel(undefined, {}, DEFAULT_MODEL.name);

@@ -55,7 +55,7 @@ func chatMessages(t *testing.T, tb *tab) []chatMessage {
 // finished reply.
 func waitReplies(t *testing.T, tb *tab, n int) {
 	t.Helper()
-	waitFor(t, tb, `wasmlmDemo.chat.running === null && wasmlmDemo.chat.messages.length === `+strconv.Itoa(n)+
+	waitFor(t, tb, `wasmlmDemo.running === null && wasmlmDemo.chat.messages.length === `+strconv.Itoa(n)+
 		` && wasmlmDemo.chat.messages.at(-1).stats != null`, 30*time.Second)
 }
 
@@ -234,7 +234,7 @@ func TestBrowserChatDemo(t *testing.T) {
 	// the API's for that seed, and the whole prompt came from the cache.
 	setChatOptions(t, tb, "1", 20, "7")
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-regenerate"))))
-	waitFor(t, tb, `wasmlmDemo.chat.running === null && wasmlmDemo.chat.messages.at(-1).stats?.seed === 7`, 30*time.Second)
+	waitFor(t, tb, `wasmlmDemo.running === null && wasmlmDemo.chat.messages.at(-1).stats?.seed === 7`, 30*time.Second)
 	after := chatMessages(t, tb)
 	require.Len(t, after, 4, "regenerate replaces the reply, it does not add one")
 	assert.Equal(t, msgs[:3], after[:3])
@@ -321,6 +321,72 @@ func TestBrowserChatDemo(t *testing.T) {
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
 	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
 	assert.Equal(t, "5", text(t, tb, "ntokens"))
+}
+
+// enabled reads which of the page's buttons (by id) are enabled.
+func enabled(t *testing.T, tb *tab, ids ...string) map[string]bool {
+	t.Helper()
+	return eval[map[string]bool](t, tb, `Object.fromEntries(`+jsonString(t, ids)+`.map((id) => [id, !document.getElementById(id).disabled]))`)
+}
+
+// The chat after a completion: generate in the completion mode, then switch
+// to Chat. Its buttons follow the page's state (Send enabled, Regenerate and
+// New conversation not yet, with nothing to regenerate or clear); a message
+// gets the JS API's greedy reply; Regenerate replaces it with the same
+// greedy reply, the whole prompt from the cache; New conversation empties
+// the log and the next message gets that reply again; and the completion
+// mode generates after the chat.
+func TestBrowserChatDemoAfterCompletion(t *testing.T) {
+	tb := newTab(t, "/")
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	typeInto(t, tb, "max-tokens", "5")
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	assert.Equal(t, "5", text(t, tb, "ntokens"))
+
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("mode-chat"))))
+	chatButtons := []string{"chat-send", "chat-stop", "chat-regenerate", "chat-clear"}
+	assert.Equal(t, map[string]bool{"chat-send": true, "chat-stop": false, "chat-regenerate": false, "chat-clear": false},
+		enabled(t, tb, chatButtons...), "after a completion, the chat can send")
+	setChatOptions(t, tb, "0", 20, "")
+	say(t, tb, "there was a cat")
+	waitReplies(t, tb, 2)
+	assert.Equal(t, "Done", text(t, tb, "status"))
+	assert.Equal(t, map[string]bool{"chat-send": true, "chat-stop": false, "chat-regenerate": true, "chat-clear": true},
+		enabled(t, tb, chatButtons...), "after a reply")
+	sys := map[string]any{"role": "system", "content": "You are a helpful assistant."}
+	user := map[string]any{"role": "user", "content": "there was a cat"}
+	greedy := map[string]any{"messages": []map[string]any{sys, user}, "temperature": 0, "max_tokens": 20}
+	ref := chatReference(t, tb, "", []map[string]any{greedy})[0]
+	require.NotEmpty(t, ref.Content)
+	assert.Equal(t, ref.Content, chatMessages(t, tb)[1].Content, "the page's reply is the API's greedy one")
+	assert.Equal(t, ref.Whole, chatMessages(t, tb)[1].Content, "the page's reply is the API's unstreamed")
+
+	// Regenerate: a new reply object takes the old one's place.
+	eval[chromedp.Void](t, tb, `wasmlmDemo.chat.messages[1].replaced = true`)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-regenerate"))))
+	waitFor(t, tb, `wasmlmDemo.running === null && wasmlmDemo.chat.messages.length === 2 && `+
+		`!wasmlmDemo.chat.messages[1].replaced && wasmlmDemo.chat.messages[1].stats != null`, 30*time.Second)
+	assert.Equal(t, "Done", text(t, tb, "status"))
+	assert.Equal(t, ref.Content, chatMessages(t, tb)[1].Content, "the regenerated greedy reply is the API's")
+	prompt, reused, _, _, _ := shownTurn(t, tb, 1)
+	assert.Equal(t, len(ref.PromptTokens), prompt)
+	assert.Equal(t, prompt-1, reused, "the same prompt again: all of it but its last token from the cache")
+	assert.Equal(t, 2, eval[int](t, tb, `document.querySelectorAll('#chat-log .msg').length`))
+
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-clear"))))
+	assert.Empty(t, chatMessages(t, tb), "New conversation empties the conversation")
+	assert.Zero(t, eval[int](t, tb, `document.querySelectorAll('#chat-log .msg').length`))
+	say(t, tb, "there was a cat")
+	waitReplies(t, tb, 2)
+	assert.Equal(t, ref.Content, chatMessages(t, tb)[1].Content, "the new conversation's reply is the API's greedy one")
+	assertRendered(t, tb)
+
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("mode-completion"))))
+	assert.Equal(t, map[string]bool{"generate": true, "stop": false}, enabled(t, tb, "generate", "stop"), "after the chat")
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
+	waitFor(t, tb, `document.getElementById('status').textContent === 'Done'`, 20*time.Second)
+	assert.Equal(t, "5", text(t, tb, "ntokens"), "the completion mode generates after the chat")
 }
 
 // The chat mode with a model that has a chat template (ChatML, set on the
