@@ -143,25 +143,26 @@ test-e2e-worker: worker
 ## bench: speed on every host (native, wasm in Node with and without SIMD, headless Chromium) and, side by side on the same files,
 ## llama.cpp natively (node-llama-cpp, 1 and 2 threads) and wllama in the same Chromium (needs npm ci --omit=optional), for the default
 ## model and random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K and TinyLlama-1.1B ones in Q8_0, Q4_0, Q4_K, with a
-## 128-token prompt and a 512-token one: the tables, bench/results.json (see bench/README.md). BENCH=quick: the default model and
-## stories15M only, into bench/results-quick.json. BENCH=peers: issue 12's targets only (stories110M and TinyLlama, Q8_0/Q4_0/Q4_K, on
-## native, chromium-simd and the peers), into bench/results-peers.json. BENCH=memory: issue 13's target, the peak resident memory of
-## the process that ran the model (in Chromium the tab's renderer, which runs its workers) for TinyLlama and a 3B shape in Q4_0
-## on native, chromium-simd (default load options: the model cache on) and wllama, into bench/results-memory.json (20-30 minutes).
-## BENCH=archs: issue 14's shapes of other families (Qwen3-0.6B, Gemma-3-1B) in Q8_0 and Q4_K on native, chromium-simd and the
-## peers, into bench/results-archs.json. BENCH=native: issue 15's, stories15M, stories110M (F32 too) and TinyLlama in
-## Q8_0/Q4_0/Q4_K natively with 1 and 2 threads (-threads) beside llama.cpp with 1 and 2, into bench/results-native.json.
-## BENCH=grammar: issue 16's cost of constrained sampling, stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 sampled without
-## and with bench/grammar-schema.json on native and chromium-simd, and the token masks alone on Llama 2's and Qwen3's vocabularies
-## (natively, under Node, in Chromium), into bench/results-grammar.json. BENCH=embed: issue 17's embeddings/s, MiniLM-L6 and BGE-base
-## shapes in F16 and Q8_0 (MiniLM in F32 too), texts of 32 and 256 tokens one and sixteen to a call, on native (1 and 2 threads), chromium-simd (the page's
-## lm.embeddings.create, one worker) and llama.cpp (1 and 2 threads), into bench/results-embed.json.
+## 128-token prompt and a 512-token one: the tables, bench/results.json (see bench/README.md; results are judged against
+## bench/targets.json). BENCH=quick: the default model and stories15M only, into bench/results-quick.json. BENCH=peers: the browser's
+## prompt and decode speed against llama.cpp's (stories110M and TinyLlama, Q8_0/Q4_0/Q4_K, on native, chromium-simd and the peers),
+## into bench/results-peers.json. BENCH=memory: the peak resident memory of the process that ran the model (in Chromium the tab's
+## renderer, which runs its workers) for TinyLlama and a 3B shape in Q4_0 on native, chromium-simd (default load options: the model
+## cache on) and wllama, into bench/results-memory.json (20-30 minutes). BENCH=archs: the shapes of other families (Qwen3-0.6B,
+## Gemma-3-1B) in Q8_0 and Q4_K on native, chromium-simd and the peers, into bench/results-archs.json. BENCH=native: native speed
+## against llama.cpp, stories15M, stories110M (F32 too) and TinyLlama in Q8_0/Q4_0/Q4_K natively with 1 and 2 threads (-threads)
+## beside llama.cpp with 1 and 2, into bench/results-native.json. BENCH=grammar: the cost of constrained sampling, stories15M,
+## TinyLlama and a 151936-token vocabulary in Q4_0 sampled without and with bench/grammar-schema.json on native and chromium-simd,
+## and the token masks alone on Llama 2's and Qwen3's vocabularies (natively, under Node, in Chromium), into
+## bench/results-grammar.json. BENCH=embed: embeddings/s, MiniLM-L6 and BGE-base shapes in F16 and Q8_0 (MiniLM in F32 too), texts
+## of 32 and 256 tokens one and sixteen to a call, on native (1 and 2 threads), chromium-simd (the page's lm.embeddings.create, one
+## worker) and llama.cpp (1 and 2 threads), into bench/results-embed.json. The tables are docs/benchmarks.md's.
 ## Models are generated into bench/models/.
 BENCH ?= full
 bench: web
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)
 
-## bench-serve: wasmlm serve under load (issue 15): TinyLlama-1.1B Q4_0 served with 4 slots, 1, 4 and 16 concurrent streaming
+## bench-serve: wasmlm serve under load: TinyLlama-1.1B Q4_0 served with 4 slots, 1, 4 and 16 concurrent streaming
 ## clients of 64 tokens each; aggregate and per-stream tokens/s into bench/results-serve.json (make bench BENCH=native first,
 ## for the model).
 bench-serve:
@@ -189,7 +190,7 @@ clean:
 ## help: this list (each target's "## target: ..." comments in the Makefile)
 .PHONY: help
 help:
-	@echo "make targets (see README.md):"
+	@echo "make targets (see README.md and docs/):"
 	@PORT='$(PORT)' WEB_DIST='$(WEB_DIST)' WORKER_DIR='$(WORKER_DIR)' NPM_DIR='$(NPM_DIR)' awk ' \
 	  function expand(s,   name) { \
 	    while (match(s, /\$$\([A-Z_]+\)/)) { \

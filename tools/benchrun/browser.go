@@ -56,7 +56,7 @@ type browserHost struct {
 
 // browserHosts are the browser hosts: the page with its pure-Go kernels and
 // with its SIMD128 kernels, each in one Web Worker and split across two
-// (issue 6 item 4: the load option workers), and wllama with one thread.
+// (the load option workers), and wllama with one thread.
 func browserHosts(root string, want map[string]bool) []browserHost {
 	var hosts []browserHost
 	if want["chromium"] {

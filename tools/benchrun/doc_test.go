@@ -268,7 +268,7 @@ func TestBenchmarksHistoryRepeats(t *testing.T) {
 // line, and the page says how many targets were met.
 func TestBenchmarksSideBySideIsResultsPeers(t *testing.T) {
 	rep, readme := readmeHasSideBySide(t, "../../bench/results-peers.json", 3)
-	ts := targets(sideBySide(rep))
+	ts := benchTargets(t).Peers.judge(sideBySide(rep))
 	assert.Contains(t, string(readme), fmt.Sprintf("%d of %d targets met", metCount(ts), len(ts)))
 
 	// The ranges the page gives of Chromium + SIMD against wllama.
@@ -309,7 +309,7 @@ func TestBenchmarksArchsIsResultsArchs(t *testing.T) {
 // many of the native targets were met.
 func TestBenchmarksNativeIsResultsNative(t *testing.T) {
 	rep, readme := readmeHasSideBySide(t, "../../bench/results-native.json", 3)
-	ts := nativeTargets(sideBySide(rep))
+	ts := benchTargets(t).Native.judge(sideBySide(rep))
 	assert.Contains(t, string(readme), fmt.Sprintf("**%d of %d met**", metCount(ts), len(ts)))
 }
 
@@ -321,7 +321,7 @@ func readmeHasSideBySide(t *testing.T, results string, n int) (Report, []byte) {
 	rep, err := readReport(results)
 	require.NoError(t, err)
 	var b strings.Builder
-	printSideBySide(&b, rep)
+	printSideBySide(&b, rep, benchTargets(t))
 	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
 	tables := markdownTables(b.String())
@@ -339,7 +339,8 @@ func TestBenchmarksMemoryIsResultsMemory(t *testing.T) {
 	rep, err := readReport("../../bench/results-memory.json")
 	require.NoError(t, err)
 	var b strings.Builder
-	printMemory(&b, rep)
+	m := benchTargets(t).Memory
+	printMemory(&b, rep, m)
 	var table []string
 	for _, l := range strings.Split(b.String(), "\n") {
 		if strings.HasPrefix(l, "|") {
@@ -354,7 +355,7 @@ func TestBenchmarksMemoryIsResultsMemory(t *testing.T) {
 	rows := memoryRows(rep)
 	for _, row := range rows {
 		r, ok := row.By[oursHost]
-		if memoryVerdict(r, ok) == "met" {
+		if m.verdict(r, ok) == "met" {
 			met++
 		}
 	}
@@ -393,7 +394,8 @@ func TestBenchmarksGrammarIsResultsGrammar(t *testing.T) {
 	rep, err := readReport("../../bench/results-grammar.json")
 	require.NoError(t, err)
 	var b strings.Builder
-	printGrammar(&b, rep)
+	g := benchTargets(t).Grammar
+	printGrammar(&b, rep, g)
 	tables := markdownTables(b.String())
 	require.Len(t, tables, 3, "decode, masks, targets")
 	readme, err := os.ReadFile(benchDoc)
@@ -402,7 +404,7 @@ func TestBenchmarksGrammarIsResultsGrammar(t *testing.T) {
 		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
 	}
 	met := 0
-	ts := grammarTargets(rep)
+	ts := grammarTargets(rep, g)
 	for _, g := range ts {
 		if g.Measurable && g.Met {
 			met++
@@ -443,13 +445,14 @@ func TestBenchmarksEmbedIsResultsEmbed(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(readme), embedHeading+"\n")
 	var b strings.Builder
-	printEmbed(&b, rep)
+	e := benchTargets(t).Embed
+	printEmbed(&b, rep, e)
 	tables := markdownTables(b.String())
 	require.Len(t, tables, 2, "embeddings/s, target")
 	for _, table := range tables {
 		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
 	}
-	ts := embedTargets(embedRows(rep))
+	ts := embedTargets(embedRows(rep), e)
 	met := 0
 	for _, x := range ts {
 		if x.Met {

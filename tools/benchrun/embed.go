@@ -21,7 +21,7 @@ import (
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
-// The embedding benchmark (BENCH=embed, issue 17): embeddings a second of
+// The embedding benchmark (BENCH=embed): embeddings a second of
 // MiniLM-L6 and BGE-base shapes, for texts of 32 and 256 tokens, one and
 // sixteen to a call, natively (1 and 2 threads), in Chromium through the
 // page's lm.embeddings.create (one worker), optionally under Node, and
@@ -30,7 +30,8 @@ import (
 // hosts of a model one after the other, so each ratio is measured minutes
 // apart: the machine is shared.
 
-// embedSpecs are issue 17's: 32 and 256 tokens, batches of 1 and 16.
+// embedSpecs are a sentence and a chunk of a document (32 and 256 tokens),
+// one to a call (a query) and sixteen (a batch to index).
 func embedSpecs() []modelgen.EmbedSpec {
 	return []modelgen.EmbedSpec{{Tokens: 32, Batch: 1}, {Tokens: 32, Batch: 16}, {Tokens: 256, Batch: 1}, {Tokens: 256, Batch: 16}}
 }
@@ -213,7 +214,7 @@ const embedPageScript = `(async () => {
 	const lm = await WasmLM.load(url, options);
 	const loadMs = performance.now() - t0;
 	try {
-		if (typeof lm.embeddings?.create !== 'function') throw new Error('the page has no lm.embeddings.create (the JS API of issue 17)');
+		if (typeof lm.embeddings?.create !== 'function') throw new Error('the page has no lm.embeddings.create (a page built before embeddings)');
 		const results = [];
 		for (const spec of specs) {
 			const round = async () => {

@@ -33,7 +33,8 @@ func TestEmbedRowsAndTargets(t *testing.T) {
 	require.Len(t, rows, 3)
 	assert.Equal(t, modeSequential, rows[1].By["llama.cpp-1t"].Mode, "the faster mode")
 	assert.NotContains(t, rows[1].By, "native", "an error has no cell")
-	ts := embedTargets(rows)
+	e := benchTargets(t).Embed
+	ts := embedTargets(rows, e)
 	require.Len(t, ts, 2, "MiniLM's rows only")
 	assert.InDelta(t, 0.4, ts[0].Ratio, 1e-9)
 	assert.False(t, ts[0].Met)
@@ -41,7 +42,7 @@ func TestEmbedRowsAndTargets(t *testing.T) {
 	assert.True(t, ts[1].Met, "0.5× is enough")
 
 	var b strings.Builder
-	printEmbed(&b, rep)
+	printEmbed(&b, rep, e)
 	out := b.String()
 	assert.Contains(t, out, "| minilm-l6 F16 | 32 × 16 | 300.0¹ | 150.0 | 0.50× | — | 1.5–3.0 |")
 	assert.Contains(t, out, "| minilm-l6 F16 | 32 × 1 | 40.0 | 100.0 | 0.40× | missed |")

@@ -16,7 +16,7 @@ import (
 	"strings"
 )
 
-// The grammar benchmark (BENCH=grammar, issue 16): what constrained
+// The grammar benchmark (BENCH=grammar): what constrained
 // sampling costs. Each model's measured generation is sampled at
 // temperature 1 with a fixed seed, then repeated held to a JSON schema
 // (wasmlm bench -json-schema: with the grammar just compiled, then

@@ -51,7 +51,7 @@ func TestGrammarRows(t *testing.T) {
 	assert.Equal(t, "120–127", r.tokens("first"))
 	assert.Equal(t, "128", r.tokens("without"))
 	assert.Equal(t, [2]int{3, 4}, [2]int{r.valid, r.held})
-	ts := grammarTargets(rep)
+	ts := grammarTargets(rep, benchTargets(t).Grammar)
 	require.Len(t, ts, 4)
 	assert.True(t, ts[0].Measurable)
 	assert.False(t, ts[0].Met, "25% > 10%")
@@ -59,7 +59,7 @@ func TestGrammarRows(t *testing.T) {
 	assert.False(t, ts[2].Measurable, "no bigvocab row")
 	rep.Masks = []MaskResult{{Host: "chromium", Vocabulary: "llama2-32000", Grammar: "schema", State: "fresh", MicrosPerToken: 10_000},
 		{Host: "chromium", Vocabulary: "llama2-32000", Grammar: "schema", State: "warm", MicrosPerToken: 1000}}
-	ts = grammarTargets(rep)
+	ts = grammarTargets(rep, benchTargets(t).Grammar)
 	assert.True(t, ts[1].Measurable)
 	assert.True(t, ts[1].Met, "10 ms of 200 ms: 5%")
 	assert.Equal(t, "5.0% (10.00 ms) fresh, 0.5% (1.00 ms) warm", ts[1].Measured)

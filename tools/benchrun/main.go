@@ -8,8 +8,9 @@
 // thread) in the same Chromium, on the default model and random-weight
 // models of llama2.c's stories15M and stories110M shapes in F32, Q8_0, Q4_0
 // and Q4_K and of TinyLlama-1.1B's in Q8_0, Q4_0 and Q4_K. It prints the
-// tables (the results, the side-by-side comparison with issue 12's targets,
-// and issue 6's peers of bench/peers.json) and writes bench/results.json.
+// tables (the results, the side-by-side comparison with the targets of
+// bench/targets.json, and the peers of bench/peers.json) and writes
+// bench/results.json.
 //
 //	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar|embed] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json
@@ -81,23 +82,24 @@ type mode struct {
 const memoryTokens = 32
 
 // modeOf returns the named mode: full (everything, bench/results.json),
-// quick (the default model and stories15M), peers (issue 12's targets
-// only: stories110M and TinyLlama in Q8_0, Q4_0 and Q4_K on native,
-// chromium-simd and the peers, bench/results-peers.json), or memory
-// (issue 13's target: TinyLlama and the 3B shape in Q4_0 on native,
-// chromium-simd with the page's default options — the model cache on — and
-// wllama, the short prompt and 32 generated tokens,
-// bench/results-memory.json), or archs (issue 14's shapes of other
-// families: Qwen3-0.6B and Gemma-3-1B in Q8_0 and Q4_K on native,
-// chromium-simd and the peers, bench/results-archs.json), or native (issue
-// 15's: stories15M, stories110M and TinyLlama in F32 (the stories shapes),
-// Q8_0, Q4_0 and Q4_K natively with 1 and 2 threads beside llama.cpp with
-// 1 and 2, bench/results-native.json), or grammar (issue 16's cost of
-// constrained sampling: stories15M, TinyLlama and bigvocab — stories15M's
+// quick (the default model and stories15M), peers (the browser against
+// llama.cpp on a chat model's sizes: stories110M and TinyLlama in Q8_0,
+// Q4_0 and Q4_K on native, chromium-simd and the peers,
+// bench/results-peers.json), or memory (the tab's peak memory: TinyLlama
+// and the 3B shape in Q4_0 on native, chromium-simd with the page's
+// default options — the model cache on — and wllama, the short prompt and
+// 32 generated tokens, bench/results-memory.json), or archs (the shapes of
+// other families: Qwen3-0.6B and Gemma-3-1B in Q8_0 and Q4_K on native,
+// chromium-simd and the peers, bench/results-archs.json), or native
+// (native speed against llama.cpp: stories15M, stories110M and TinyLlama
+// in F32 (the stories shapes), Q8_0, Q4_0 and Q4_K natively with 1 and 2
+// threads beside llama.cpp with 1 and 2, bench/results-native.json), or
+// grammar (the cost of constrained sampling: stories15M, TinyLlama and
+// bigvocab — stories15M's
 // body with a 151936-token vocabulary — in Q4_0 on native and
 // chromium-simd, each generation sampled without and with a JSON schema,
 // and the token masks alone on real vocabularies, bench/results-grammar.json),
-// or embed (issue 17's embeddings a second: MiniLM-L6 and BGE-base shapes
+// or embed (embeddings a second: MiniLM-L6 and BGE-base shapes
 // in F16 and Q8_0 (and MiniLM in F32), texts of 32 and 256 tokens one and sixteen to a call,
 // natively with 1 and 2 threads, in Chromium and with llama.cpp with 1
 // and 2, bench/results-embed.json).
@@ -171,6 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		modelDir = fs.String("models-dir", "bench/models", "where the generated models are kept (gitignored)")
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
+		goals    = fs.String("targets", "bench/targets.json", "what each mode's results are judged against")
 		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json, results-embed.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
@@ -207,13 +210,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printComparison(stdout, compareRuns(reps[0], reps[1]))
 		return 0
 	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(*root, p)
+	}
 	if *printOf != "" {
 		rep, err := readReport(*printOf)
 		if err != nil {
 			fmt.Fprintf(stderr, "benchrun: %v\n", err)
 			return 1
 		}
-		printAll(stdout, rep)
+		tg, err := readTargets(abs(*goals))
+		if err != nil {
+			fmt.Fprintf(stderr, "benchrun: -targets: %v\n", err)
+			return 2
+		}
+		printAll(stdout, rep, tg)
 		return 0
 	}
 	set.Mode, set.WarmupMS = *modeName, int(warmup.Milliseconds())
@@ -246,11 +260,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		*out = md.out
 	}
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(*root, p)
+	tg, err := readTargets(abs(*goals))
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun: -targets: %v\n", err)
+		return 2
 	}
 	models := md.models
 	if *only != "" {
@@ -271,7 +284,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		return 1
 	}
-	printAll(stdout, rep)
+	printAll(stdout, rep, tg)
 	if err := writeReport(abs(*out), rep); err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		return 1
@@ -292,16 +305,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// printAll writes every table of a report.
-func printAll(w io.Writer, rep Report) {
+// printAll writes every table of a report, with the targets tg.
+func printAll(w io.Writer, rep Report, tg Targets) {
 	if len(rep.Embeds) > 0 {
-		printEmbed(w, rep)
+		printEmbed(w, rep, tg.Embed)
 		return
 	}
-	printTable(w, rep)
-	printSideBySide(w, rep)
-	printMemory(w, rep)
-	printGrammar(w, rep)
+	printTable(w, rep, tg.Budget)
+	printSideBySide(w, rep, tg)
+	printMemory(w, rep, tg.Memory)
+	printGrammar(w, rep, tg.Grammar)
 	printPeers(w, rep)
 }
 

@@ -143,17 +143,18 @@ func (p *processProbe) finish(ctx context.Context, r *Result) {
 }
 
 // memoryHosts are the columns of the memory table: ours in Chromium (the
-// host issue 13's target is about), wllama in the same Chromium, and ours
+// host the memory target is about), wllama in the same Chromium, and ours
 // natively.
 func memoryHosts() []string { return []string{oursHost, "wllama-1t", "native"} }
 
-// memoryTarget is issue 13's target for the peak resident memory of the
-// worker's process: 1.15 × the file + the KV cache + 150 MB.
-func memoryTarget(r Result) float64 {
-	return 1.15*float64(r.FileSize) + float64(r.KVCacheBytes) + 150e6
+// bound is the most the worker's process may hold for r's model: its
+// factor × the file + the KV cache + its margin.
+func (m MemoryTarget) bound(r Result) float64 {
+	return m.FileFactor*float64(r.FileSize) + float64(r.KVCacheBytes) + m.PlusBytes
 }
 
-// mb is n bytes in decimal megabytes, as issue 13 counts them: "1,140 MB".
+// mb is n bytes in decimal megabytes, as the memory target counts them:
+// "1,140 MB".
 func mb(n float64) string {
 	s := fmt.Sprintf("%.0f", n/1e6)
 	for i := len(s) - 3; i > 0; i -= 3 {
@@ -189,23 +190,23 @@ func memoryRows(rep Report) []memoryRow {
 	})
 }
 
-// memoryVerdict says whether r (ours in Chromium) meets memoryTarget.
-func memoryVerdict(r Result, ok bool) string {
+// verdict says whether r (ours in Chromium) meets the target.
+func (m MemoryTarget) verdict(r Result, ok bool) string {
 	switch {
 	case !ok || r.Error != "" || r.ProcessPeakRSSBytes == 0:
 		return "not measured"
-	case float64(r.ProcessPeakRSSBytes) <= memoryTarget(r):
+	case float64(r.ProcessPeakRSSBytes) <= m.bound(r):
 		return "met"
 	}
 	return "missed"
 }
 
-// printMemory writes issue 13's memory table, as README.md shows it: per
+// printMemory writes the memory table, as docs/benchmarks.md shows it: per
 // model, the file, our KV cache, the peak resident memory of the tab's
 // process with ours and with wllama (and of wasmlm natively), each against
-// the file, and the target; then what each Chromium run's processes held
+// the file, and the target m; then what each Chromium run's processes held
 // around it, and the errors.
-func printMemory(w io.Writer, rep Report) {
+func printMemory(w io.Writer, rep Report, m MemoryTarget) {
 	rows := memoryRows(rep)
 	if len(rows) == 0 {
 		return
@@ -221,8 +222,8 @@ func printMemory(w io.Writer, rep Report) {
 		}
 		return fmt.Sprintf("%s (%.2f×)", mb(float64(r.ProcessPeakRSSBytes)), float64(r.ProcessPeakRSSBytes)/float64(r.FileSize))
 	}
-	fmt.Fprintf(w, "\nPeak resident memory of the process that ran the model (issue 13: the worker's process in Chromium ≤ 1.15 × file + KV cache + 150 MB; MB = 10⁶ bytes), %d tokens generated after a %d-token prompt:\n\n",
-		rep.Settings.MaxTokens, rep.Settings.PromptTokens)
+	fmt.Fprintf(w, "\nPeak resident memory of the process that ran the model (the target: the worker's process in Chromium ≤ %g × file + KV cache + %s; MB = 10⁶ bytes), %d tokens generated after a %d-token prompt:\n\n",
+		m.FileFactor, mb(m.PlusBytes), rep.Settings.MaxTokens, rep.Settings.PromptTokens)
 	fmt.Fprintln(w, "| model | file | KV cache | Chromium + SIMD, renderer | its WebAssembly memory | target | | wllama, 1 thread, renderer | native, wasmlm |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|---|--:|--:|")
 	var notes []string
@@ -237,13 +238,13 @@ func printMemory(w io.Writer, rep Report) {
 		kv, target, wasm := "—", "—", "—"
 		if okOurs && ours.Error == "" {
 			kv = fmt.Sprintf("%s (%s, %d positions)", mb(float64(ours.KVCacheBytes)), ours.KVType, ours.ContextLength)
-			target = mb(memoryTarget(ours))
+			target = mb(m.bound(ours))
 			if ours.PeakMemoryBytes > 0 {
 				wasm = mb(float64(ours.PeakMemoryBytes))
 			}
 		}
 		fmt.Fprintf(w, "| %s %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Shape, row.Type, mb(float64(first.FileSize)), kv,
-			peak(ours, okOurs), wasm, target, memoryVerdict(ours, okOurs), peak(peer, okPeer), peak(native, okNative))
+			peak(ours, okOurs), wasm, target, m.verdict(ours, okOurs), peak(peer, okPeer), peak(native, okNative))
 		for _, h := range memoryHosts() {
 			r, ok := row.By[h]
 			switch {

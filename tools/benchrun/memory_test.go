@@ -17,7 +17,7 @@ func TestMB(t *testing.T) {
 	assert.Equal(t, "12,345,678 MB", mb(12_345_678e6))
 	assert.EqualValues(t, 2, kvBytes("f16"))
 	assert.EqualValues(t, 4, kvBytes("f32"))
-	assert.EqualValues(t, 4, kvBytes(""), "runs before issue 13: F32")
+	assert.EqualValues(t, 4, kvBytes(""), "older records: F32")
 }
 
 // memoryReport is the memory mode's run: TinyLlama on our three hosts,
@@ -57,13 +57,14 @@ func TestPrintMemory(t *testing.T) {
 	rows := memoryRows(rep)
 	require.Len(t, rows, 2)
 	assert.Len(t, rows[0].By, 3, "native, chromium-simd and wllama: not llama.cpp")
-	assert.InDelta(t, 1.15*619_895_424+92_274_688+150e6, memoryTarget(rep.Results[1]), 1e-6)
+	m := benchTargets(t).Memory
+	assert.InDelta(t, 1.15*619_895_424+92_274_688+150e6, m.bound(rep.Results[1]), 1e-6)
 
 	var b bytes.Buffer
-	printMemory(&b, rep)
+	printMemory(&b, rep, m)
 	out := b.String()
 	for _, want := range []string{
-		"Peak resident memory of the process that ran the model (issue 13: the worker's process in Chromium ≤ 1.15 × file + KV cache + 150 MB; MB = 10⁶ bytes), 32 tokens generated after a 128-token prompt:",
+		"Peak resident memory of the process that ran the model (the target: the worker's process in Chromium ≤ 1.15 × file + KV cache + 150 MB; MB = 10⁶ bytes), 32 tokens generated after a 128-token prompt:",
 		"| model | file | KV cache | Chromium + SIMD, renderer | its WebAssembly memory | target | | wllama, 1 thread, renderer | native, wasmlm |",
 		"| tinyllama Q4_0 | 620 MB | 92 MB (f32, 2048 positions) | 786 MB (1.27×) | 730 MB | 955 MB | met | 1,140 MB (1.84×) | 700 MB (1.13×) |",
 		"| llama3b Q4_0 | 1,697 MB | 940 MB (f32, 4096 positions) | 3,100 MB (1.83×) | — | 3,041 MB | missed | failed | — |",
@@ -75,12 +76,12 @@ func TestPrintMemory(t *testing.T) {
 	}
 	assert.NotContains(t, out, "stories110M")
 
-	assert.Equal(t, "not measured", memoryVerdict(Result{}, false))
-	assert.Equal(t, "not measured", memoryVerdict(Result{FileSize: 1, Error: "boom"}, true))
-	assert.Equal(t, "not measured", memoryVerdict(Result{FileSize: 1}, true), "a run before issue 13")
+	assert.Equal(t, "not measured", m.verdict(Result{}, false))
+	assert.Equal(t, "not measured", m.verdict(Result{FileSize: 1, Error: "boom"}, true))
+	assert.Equal(t, "not measured", m.verdict(Result{FileSize: 1}, true), "an older record, without the process's peak")
 
 	b.Reset()
-	printMemory(&b, Report{Results: []Result{{Host: "native", Shape: "tinyllama", ProcessPeakRSSBytes: 1}}})
+	printMemory(&b, Report{Results: []Result{{Host: "native", Shape: "tinyllama", ProcessPeakRSSBytes: 1}}}, m)
 	assert.Empty(t, b.String(), "no browser host ran a memory shape: the speed benchmark's native-only run")
 }
 

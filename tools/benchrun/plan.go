@@ -17,7 +17,7 @@ type runSpec struct {
 // hosts of pure-Go kernels (wasm, chromium, chromium-2w) would take too
 // long, and wasm-simd and chromium-simd-2w would repeat chromium-simd, so
 // they leave them out. Natively they run in full: with the AVX2 kernels
-// (issue 15) TinyLlama reads a prompt at 20–40 tokens/s and decodes at
+// TinyLlama reads a prompt at 20–40 tokens/s and decodes at
 // 10–15 (a machine without AVX2 takes minutes a model).
 func heavyShapes() []string { return []string{"tinyllama", "llama3b", "qwen3-0.6b", "gemma3-1b"} }
 

@@ -33,7 +33,7 @@ type Settings struct {
 	Mode         string `json:"mode"`          // full, quick or peers
 	PromptTokens int    `json:"prompt_tokens"` // asked for; browser prompts are text and come within a few tokens (0: embed mode)
 	// LongPromptTokens is the second prompt, run where the model's context
-	// holds it (0: none; runs before issue 12 had none).
+	// holds it (0: none; older records have none).
 	LongPromptTokens int    `json:"long_prompt_tokens,omitempty"`
 	MaxTokens        int    `json:"max_tokens"` // generated, greedy, never stopping early
 	WarmupMS         int    `json:"warmup_ms"`  // generating before measuring, so WebAssembly engines have tiered up
@@ -69,7 +69,7 @@ type Result struct {
 	FileSize    int64          `json:"file_size"`
 
 	// Prompt is the prompt length asked for (Settings.PromptTokens or
-	// LongPromptTokens; 0 in runs before issue 12: PromptTokens), and
+	// LongPromptTokens; 0 in older records: PromptTokens), and
 	// PromptTokens the prompt's tokens as the host counted them.
 	Prompt                 int     `json:"prompt,omitempty"`
 	PromptTokens           int     `json:"prompt_tokens"`
@@ -83,14 +83,14 @@ type Result struct {
 	PeakMemorySource       string  `json:"peak_memory_source"`
 	KVCacheBytes           int64   `json:"kv_cache_bytes"`
 	// KVType is the KV cache's element type (f32 or f16; empty in runs
-	// before issue 13: f32), ContextLength the positions it holds.
+	// in older records: f32), ContextLength the positions it holds.
 	KVType        string `json:"kv_type,omitempty"`
 	ContextLength int    `json:"context_length,omitempty"`
 	// ProcessPeakRSSBytes is the peak resident memory of the process that
 	// ran the model, as ProcessPeakRSSSource says: in Chromium the tab's
 	// renderer process (the page and its Web Workers: see memory.go),
 	// natively wasmlm's, under Node and for llama.cpp the Node process's.
-	// 0: not measured (runs before issue 13).
+	// 0: not measured (older records).
 	ProcessPeakRSSBytes  uint64 `json:"process_peak_rss_bytes,omitempty"`
 	ProcessPeakRSSSource string `json:"process_peak_rss_source,omitempty"`
 	// In Chromium: the tab's renderer's resident memory just before the
@@ -141,7 +141,7 @@ type Peer struct {
 	Variant string `json:"variant,omitempty"` // the peer's own file type when it differs (Q4_K_M)
 	// DecodeTokensPerSecond is warm decode tokens/s.
 	DecodeTokensPerSecond float64 `json:"decode_tokens_per_second"`
-	// Target says what issue 6 asks of us against this peer: "match" (our
+	// Target says what we aim at against this peer: "match" (our
 	// browser decode ≥ the peer's with one worker), "match-all-workers" (≥
 	// the peer's with all workers), "stretch-half" (≥ half of it).
 	Target string `json:"target"`
@@ -167,8 +167,8 @@ func promptOf(r Result, s Settings) int {
 	return r.Prompt
 }
 
-// shortPrompt are the results of the short prompt: what runs before issue
-// 12 measured, and what the tables by host and model show.
+// shortPrompt are the results of the short prompt: all that runs without a
+// long prompt measured, and what the tables by host and model show.
 func shortPrompt(rep Report) []Result {
 	var out []Result
 	for _, r := range rep.Results {
@@ -187,7 +187,7 @@ func shapeOrder(shape string) int {
 	return 99
 }
 
-// typeOrder sorts tensor types as the issue lists them.
+// typeOrder sorts tensor types from the widest to the narrowest.
 func typeOrder(t string) int {
 	if i := slices.Index([]string{"F16", "F32", "Q8_0", "Q4_0", "Q4_K"}, t); i >= 0 {
 		return i
@@ -242,7 +242,7 @@ func sum(m map[string]int) int {
 }
 
 // printTable writes the results as one Markdown table.
-func printTable(w io.Writer, rep Report) {
+func printTable(w io.Writer, rep Report, b MemoryBudget) {
 	m := rep.Machine
 	fmt.Fprintf(w, "wasmlm %s benchmark, %s: %s, %d cores, %s; Go %s, Node %s, %s; load average %s → %s\n",
 		rep.Settings.Mode, m.Date, m.CPU, m.Cores, m.OS, m.GoVersion, m.NodeVersion, m.ChromiumVersion, m.LoadAverageStart, m.LoadAverageEnd)
@@ -271,9 +271,9 @@ func printTable(w io.Writer, rep Report) {
 		if r.GeneratedTokens != rep.Settings.MaxTokens {
 			decode += fmt.Sprintf(" (%d tokens)", r.GeneratedTokens)
 		}
-		peak, ratio, process := "—", "—", "—" // a host that does not measure it (wllama's memory, runs before issue 13)
+		peak, ratio, process := "—", "—", "—" // a host that does not measure it (wllama's memory, older records)
 		if r.PeakMemoryBytes > 0 {
-			peak, ratio = mib(r.PeakMemoryBytes), fmt.Sprintf("%.2f", memoryBudget(r))
+			peak, ratio = mib(r.PeakMemoryBytes), fmt.Sprintf("%.2f", b.fraction(r))
 		}
 		if r.ProcessPeakRSSBytes > 0 {
 			process = mib(r.ProcessPeakRSSBytes)
@@ -289,8 +289,8 @@ func printTable(w io.Writer, rep Report) {
 	}
 	sources := sourcesOf(rep.Results, func(r Result) string { return r.PeakMemorySource })
 	processes := sourcesOf(rep.Results, func(r Result) string { return r.ProcessPeakRSSSource })
-	fmt.Fprintf(w, "\npeak memory — %s. peak / budget = peak memory ÷ (1.2 × file + KV cache), issue 6's memory target (≤ 1). "+
-		"load = the 1-minute load average when the run started.\n", strings.Join(sources, "; "))
+	fmt.Fprintf(w, "\npeak memory — %s. peak / budget = peak memory ÷ (%g × file + KV cache), the memory budget (≤ 1). "+
+		"load = the 1-minute load average when the run started.\n", strings.Join(sources, "; "), b.FileFactor)
 	if len(processes) > 0 {
 		fmt.Fprintf(w, "process — the peak resident memory of the process that ran the model: %s.\n", strings.Join(processes, "; "))
 	}
@@ -309,10 +309,10 @@ func sourcesOf(rs []Result, source func(Result) string) []string {
 	return out
 }
 
-// memoryBudget is the peak memory as a fraction of issue 6's target,
-// 1.2 × the model file + the KV cache.
-func memoryBudget(r Result) float64 {
-	budget := 1.2*float64(r.FileSize) + float64(r.KVCacheBytes)
+// fraction is r's peak memory as a fraction of the budget, its factor ×
+// the model file + the KV cache.
+func (b MemoryBudget) fraction(r Result) float64 {
+	budget := b.FileFactor*float64(r.FileSize) + float64(r.KVCacheBytes)
 	if budget <= 0 {
 		return 0
 	}
@@ -335,7 +335,7 @@ type comparison struct {
 }
 
 // comparisonHosts are our hosts the peer table shows, in order; the first
-// is the one issue 6's targets are about (the browser, one worker).
+// is the one peers.json's targets are about (the browser, one worker).
 func comparisonHosts() []string {
 	return []string{"chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w", "wasm-simd", "native", "native-2t"}
 }
@@ -426,7 +426,7 @@ func printPeers(w io.Writer, rep Report) {
 			cols = append(cols, h)
 		}
 	}
-	fmt.Fprintf(w, "\nDecode tokens/s against issue 6's peers (%s; %s):\n\n", rep.Peers.Source, rep.Peers.Method)
+	fmt.Fprintf(w, "\nDecode tokens/s against the peers of peers.json (%s; %s):\n\n", rep.Peers.Source, rep.Peers.Method)
 	fmt.Fprint(w, "| shape | type | peer | peer host | peer tok/s |")
 	for _, h := range cols {
 		fmt.Fprintf(w, " ours %s | ratio |", h)

@@ -72,7 +72,7 @@ func TestPrintTable(t *testing.T) {
 	}
 	sortResults(rep.Results, allHosts())
 	var b bytes.Buffer
-	printTable(&b, rep)
+	printTable(&b, rep, benchTargets(t).Budget)
 	out := b.String()
 	rows := []string{}
 	for _, l := range strings.Split(out, "\n") {
@@ -88,7 +88,7 @@ func TestPrintTable(t *testing.T) {
 	assert.Contains(t, rows[3], "| chromium | 0 | 0.0 | 0 | 44.6 |")
 	assert.Contains(t, out, "| model | type | host | prompt | prompt tok/s | TTFT ms | decode tok/s | peak MiB | process MiB |")
 	assert.Contains(t, out, "peak / budget")
-	assert.InDelta(t, 0.5, memoryBudget(Result{PeakMemoryBytes: 80, FileSize: 100, KVCacheBytes: 40}), 1e-12, "80 of 1.2·100 + 40")
+	assert.InDelta(t, 0.5, benchTargets(t).Budget.fraction(Result{PeakMemoryBytes: 80, FileSize: 100, KVCacheBytes: 40}), 1e-12, "80 of 1.2·100 + 40")
 	assert.Contains(t, out, "chromium-simd: not run: not yet")
 	assert.Contains(t, out, "native: VmHWM")
 	assert.Contains(t, out, "process — the peak resident memory of the process that ran the model: native: its VmHWM.")
@@ -99,7 +99,7 @@ func TestPrintTable(t *testing.T) {
 func TestPrintPeers(t *testing.T) {
 	rep := Report{
 		Results: []Result{{Host: "chromium", Shape: "stories15M", TensorType: "Q8_0", DecodeTokensPerSecond: 50}},
-		Peers: PeerFile{Source: "issue 6", Peers: []Peer{
+		Peers: PeerFile{Source: "measured by hand", Peers: []Peer{
 			{Name: "wllama", Host: "chromium", Threads: 1, Shape: "stories15M", Type: "Q8_0", DecodeTokensPerSecond: 100, Target: "match"},
 			{Name: "wllama", Host: "chromium", Threads: 2, Shape: "stories110M", Type: "Q8_0", DecodeTokensPerSecond: 29, Target: "match-all-workers"},
 		}},
@@ -119,6 +119,7 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{[]string{"-mode", "slow"}, `-mode "slow"`},
 		{[]string{"-hosts", "native,safari"}, `unknown host "safari"`},
+		{[]string{"-hosts", "native", "-targets", "missing-targets.json"}, `-targets: open missing-targets.json`},
 	} {
 		var out, errOut bytes.Buffer
 		assert.Equal(t, 2, run(context.Background(), tt.args, &out, &errOut))

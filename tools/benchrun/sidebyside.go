@@ -10,13 +10,12 @@ import (
 
 // The side-by-side tables put our numbers next to the peers measured in the
 // same run on the same files (llama.cpp natively with 1 and 2 threads,
-// wllama in the same Chromium with 1 thread), and check issue 12's targets:
-// Chromium with one worker (chromium-simd) against native llama.cpp with one
-// thread — prompt tokens/s ≥ 0.5× on the stories110M and TinyLlama shapes in
-// Q8_0, Q4_0 and Q4_K, and decode tokens/s ≥ 0.6× on TinyLlama.
+// wllama in the same Chromium with 1 thread), and judge the targets of
+// bench/targets.json: the browser's against llama.cpp's where the browser
+// ran (peers), native's against llama.cpp's otherwise (native).
 
-// baseHost is the peer every ratio divides by, and oursHost the host the
-// targets are about.
+// baseHost is the peer the ratio columns divide by, and oursHost the host
+// of the browser's columns and of the memory table.
 const (
 	baseHost = "llama.cpp-1t"
 	oursHost = "chromium-simd"
@@ -47,7 +46,7 @@ func hostLabel(h string) string {
 	return h
 }
 
-// target is one of issue 12's targets for one model and prompt.
+// target is one ratio target for one model and prompt.
 type target struct {
 	What          string  // "prompt" or "decode"
 	Shape, Type   string  //
@@ -86,32 +85,9 @@ func sideBySide(rep Report) []row {
 	return rows
 }
 
-// targets are issue 12's targets for the rows: prompt tokens/s on the
-// stories110M and TinyLlama shapes, decode tokens/s on TinyLlama, in each
-// of Q8_0, Q4_0 and Q4_K and for every prompt length measured.
-func targets(rows []row) []target {
-	var out []target
-	for _, what := range []string{"prompt", "decode"} {
-		for _, r := range rows {
-			if !slices.Contains([]string{"Q8_0", "Q4_0", "Q4_K"}, r.Type) ||
-				!(r.Shape == "tinyllama" || what == "prompt" && r.Shape == "stories110M") {
-				continue
-			}
-			t := target{What: what, Shape: r.Shape, Type: r.Type, Prompt: r.Prompt, Needed: 0.5}
-			rate := func(x Result) float64 { return x.PrefillTokensPerSecond }
-			if what == "decode" {
-				t.Needed, rate = 0.6, func(x Result) float64 { return x.DecodeTokensPerSecond }
-			}
-			t.judge(r, oursHost, baseHost, rate)
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// printSideBySide writes the side-by-side tables and the targets, as
-// README.md shows them.
-func printSideBySide(w io.Writer, rep Report) {
+// printSideBySide writes the side-by-side tables and the targets of tg
+// that fit the hosts that ran, as docs/benchmarks.md shows them.
+func printSideBySide(w io.Writer, rep Report, tg Targets) {
 	rows := sideBySide(rep)
 	if len(rows) == 0 {
 		return
@@ -147,7 +123,7 @@ func printSideBySide(w io.Writer, rep Report) {
 	prompt := func(x Result) float64 { return x.PrefillTokensPerSecond }
 	decode := func(x Result) float64 { return x.DecodeTokensPerSecond }
 	// The ratio columns: Chromium's against the peers where it ran, else
-	// native's against llama.cpp's with as many threads (issue 15).
+	// native's against llama.cpp's with as many threads.
 	type ratioCol struct{ label, num, den string }
 	promptRatios := []ratioCol{{"Chromium + SIMD ÷ llama.cpp 1 thread", oursHost, baseHost}}
 	decodeRatios := append(slices.Clip(promptRatios), ratioCol{"Chromium + SIMD ÷ wllama 1 thread", oursHost, "wllama-1t"})
@@ -201,12 +177,12 @@ func printSideBySide(w io.Writer, rep Report) {
 		fmt.Fprintln(w)
 	}
 
-	if !slices.Contains(cols, oursHost) {
-		printNativeTargets(w, rows)
-		return
+	for _, r := range []RatioTargets{tg.Peers, tg.Native} {
+		if r.hostsIn(cols) {
+			printTargets(w, "Targets, "+r.About, r, r.judge(rows))
+			return
+		}
 	}
-	printTargets(w, "Issue 12's targets, Chromium + SIMD (one worker) against llama.cpp with one thread",
-		"Chromium + SIMD", "llama.cpp, 1 thread", targets(rows))
 }
 
 // judge measures t on row r, ours against peer by rate: the ratio and
@@ -238,13 +214,13 @@ func metCount(ts []target) int {
 }
 
 // printTargets writes a table of targets under heading, with how many
-// were met, ours and the peer's columns so labelled.
-func printTargets(w io.Writer, heading, ours, peer string, ts []target) {
+// were met, ours and the peer's columns as r labels them.
+func printTargets(w io.Writer, heading string, r RatioTargets, ts []target) {
 	if len(ts) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\n%s: %d of %d met:\n\n", heading, metCount(ts), len(ts))
-	fmt.Fprintf(w, "| target | model | prompt | %s | %s | ratio | |\n", ours, peer)
+	fmt.Fprintf(w, "| target | model | prompt | %s | %s | ratio | |\n", r.OursLabel, r.PeerLabel)
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
 	for _, t := range ts {
 		what := fmt.Sprintf("%s tok/s ≥ %.1f×", t.What, t.Needed)
@@ -254,42 +230,4 @@ func printTargets(w io.Writer, heading, ours, peer string, ts []target) {
 		}
 		fmt.Fprintf(w, "| %s | %s %s | %d | %.1f | %.1f | %.2f× | %s |\n", what, t.Shape, t.Type, t.Prompt, t.Ours, t.Peer, t.Ratio, t.Verdict)
 	}
-}
-
-// nativeTargets are issue 15's targets for the rows: natively, against
-// llama.cpp with as many threads (1 and 2), prompt tokens/s ≥ 0.5× and
-// decode tokens/s ≥ 0.8× on the stories110M and TinyLlama shapes in Q8_0,
-// Q4_0 and Q4_K, for every prompt length measured.
-func nativeTargets(rows []row) []target {
-	var out []target
-	for _, what := range []string{"prompt", "decode"} {
-		for _, threads := range []int{1, 2} {
-			ours, peer := "native", baseHost
-			if threads == 2 {
-				ours, peer = "native-2t", "llama.cpp-2t"
-			}
-			for _, r := range rows {
-				if !slices.Contains([]string{"Q8_0", "Q4_0", "Q4_K"}, r.Type) || !slices.Contains([]string{"stories110M", "tinyllama"}, r.Shape) {
-					continue
-				}
-				t := target{What: fmt.Sprintf("%s, %d thread", what, threads), Shape: r.Shape, Type: r.Type, Prompt: r.Prompt, Needed: 0.5}
-				if threads == 2 {
-					t.What += "s"
-				}
-				rate := func(x Result) float64 { return x.PrefillTokensPerSecond }
-				if what == "decode" {
-					t.Needed, rate = 0.8, func(x Result) float64 { return x.DecodeTokensPerSecond }
-				}
-				if t.judge(r, ours, peer, rate); t.Verdict != "not measured" { // else a row the plan left out
-					out = append(out, t)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// printNativeTargets writes issue 15's targets and how many were met.
-func printNativeTargets(w io.Writer, rows []row) {
-	printTargets(w, "Issue 15's targets, natively against llama.cpp with as many threads", "native", "llama.cpp", nativeTargets(rows))
 }

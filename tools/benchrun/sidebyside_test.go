@@ -84,7 +84,7 @@ func sideBySideReport() Report {
 	}
 }
 
-// TestTargets: issue 12's targets, per model and prompt, met or missed, and
+// TestTargets: the peers targets, per model and prompt, met or missed, and
 // not measured where our run failed.
 func TestTargets(t *testing.T) {
 	rows := sideBySide(sideBySideReport())
@@ -94,7 +94,8 @@ func TestTargets(t *testing.T) {
 	assert.Len(t, rows[0].By, 4)
 	assert.NotContains(t, rows[1].By, "chromium-simd", "a failed run is no number")
 
-	ts := targets(rows)
+	tg := benchTargets(t)
+	ts := tg.Peers.judge(rows)
 	require.Len(t, ts, 4)
 	assert.Equal(t, target{What: "prompt", Shape: "stories110M", Type: "Q4_0", Prompt: 128, Ours: 220, Peer: 400, Ratio: 0.55, Needed: 0.5, Verdict: "met"}, ts[0])
 	assert.Equal(t, "not measured", ts[1].Verdict)
@@ -106,7 +107,7 @@ func TestTargets(t *testing.T) {
 	assert.Equal(t, "met", ts[3].Verdict)
 
 	rows[2].By["chromium-simd"] = Result{DecodeTokensPerSecond: 16, PrefillTokensPerSecond: 30}
-	ts = targets(rows)
+	ts = tg.Peers.judge(rows)
 	assert.Equal(t, []string{"missed", "missed"}, []string{ts[2].Verdict, ts[3].Verdict}, "0.44× of prompt, 0.58× of decode")
 }
 
@@ -115,7 +116,7 @@ func TestTargets(t *testing.T) {
 // that ran, shortened generations marked.
 func TestPrintSideBySide(t *testing.T) {
 	var b bytes.Buffer
-	printSideBySide(&b, sideBySideReport())
+	printSideBySide(&b, sideBySideReport(), benchTargets(t))
 	out := b.String()
 	for _, want := range []string{
 		"| model | prompt | llama.cpp, 1 thread | llama.cpp, 2 threads | wllama, 1 thread | native | Chromium + SIMD | Chromium + SIMD ÷ llama.cpp 1 thread |",
@@ -124,7 +125,7 @@ func TestPrintSideBySide(t *testing.T) {
 		"| tinyllama Q4_0 | 128 | 68.0 (1.88 s) | — | — | 1.5 (85.00 s) | 40.0 (3.20 s) | 0.59× |",
 		"| stories110M Q4_0 | 128 | 180.0 | 250.0 | 10.0 | — | 82.0 | 0.46× | 8.20× |",
 		"| tinyllama Q4_0 | 128 | 27.5 | — | — | 1.4 (32 tokens) | 17.0 | 0.62× | — |",
-		"Issue 12's targets, Chromium + SIMD (one worker) against llama.cpp with one thread: 3 of 4 met:",
+		"Targets, Chromium + SIMD (one worker) against llama.cpp with one thread: 3 of 4 met:",
 		"| prompt tok/s ≥ 0.5× | stories110M Q4_0 | 128 | 220.0 | 400.0 | 0.55× | met |",
 		"| prompt tok/s ≥ 0.5× | stories110M Q4_0 | 512 | — | — | — | not measured |",
 		"| decode tok/s ≥ 0.6× | tinyllama Q4_0 | 128 | 17.0 | 27.5 | 0.62× | met |",
@@ -135,7 +136,7 @@ func TestPrintSideBySide(t *testing.T) {
 	assert.NotContains(t, out, "wasm", "not a side-by-side host")
 
 	b.Reset()
-	printSideBySide(&b, Report{Results: []Result{{Host: "native", Shape: "stories15M"}}})
+	printSideBySide(&b, Report{Results: []Result{{Host: "native", Shape: "stories15M"}}}, benchTargets(t))
 	assert.Empty(t, b.String(), "no peers, no tables")
 }
 

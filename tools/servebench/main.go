@@ -7,7 +7,7 @@
 // random-weight models never stop early) and reports the aggregate tokens/s
 // of all the streams together, each stream's own rate and the time to its
 // first token. `make bench-serve` runs it; -print prints a results file's
-// table, as README.md shows it.
+// table, as docs/benchmarks.md shows it.
 package main
 
 import (
@@ -258,7 +258,7 @@ func measure(base string, clients, tokens int) Row {
 	return row
 }
 
-// printTable writes the results as README.md shows them.
+// printTable writes the results as docs/benchmarks.md shows them.
 func printTable(w io.Writer, r Results) {
 	fmt.Fprintf(w, "| concurrent clients | tokens/s, all streams | tokens/s, each stream | first token, mean (max) |\n|--:|--:|--:|--:|\n")
 	for _, row := range r.Rows {
