@@ -6,6 +6,8 @@ WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./grammar/... ./chat/..
 PROMPT    ?= Once upon a time
 # The static site `make web` writes, and the port `make run` serves it on.
 WEB_DIST  ?= web/dist
+# The files the site and the npm package ship, and where each comes from (internal/webfiles reads it too).
+WEB_FILES := web/files.txt
 # The SIMD128 kernels (go generate ./internal/simdgen), which the page and the edge worker load.
 SIMD_KERNELS := internal/simdgen/kernels.wasm
 # The same kernels, some written with relaxed SIMD, for engines that have it.
@@ -38,21 +40,20 @@ generate:
 
 ## wasm: the browser builds of the engine, with the SIMD128 kernels' imports (-tags wasmlm_simd: its host must provide them,
 ## as web/simd.js does, stubs included): $(WEB_DIST)/wasmlm.wasm, and $(WEB_DIST)/wasmlm-serve.wasm, which also has the
-## OpenAI endpoint of lm.serve (-tags wasmlm_serve: httpapi and net/http, +2.8 MB) and which a load with { serve: true } runs
+## OpenAI endpoint of lm.serve (-tags wasmlm_serve: httpapi and net/http, +2.8 MB) and which a load with { serve: true } runs;
+## and Go's glue for them, $(WEB_DIST)/wasm_exec.js
 wasm:
 	@mkdir -p $(WEB_DIST)
 	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
 	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd,wasmlm_serve -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm-serve.wasm ./cmd/wasm
-
-## web: the self-contained static site in $(WEB_DIST): page, module, worker, wasm_exec.js, .wasm, SIMD kernels, model cache, default model
-web: wasm
-	@mkdir -p $(WEB_DIST)/models
-	install -m 644 web/index.html web/favicon.svg web/demo.css web/demo.js web/chat-demo.js web/markdown.js web/wasmlm.js web/engine.js web/wasmlm.d.ts web/wasmlm.worker.js web/simd.js web/host.js web/default-model.js web/errors.js web/load.js web/reader.js web/chat-completions.js web/embeddings.js web/serve.js web/wasmlm.sw.js $(WEB_DIST)/
-	install -m 644 $(SIMD_KERNELS) $(WEB_DIST)/wasmlm-simd.wasm
-	install -m 644 $(SIMD_RELAXED) $(WEB_DIST)/wasmlm-simd-relaxed.wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
-	install -m 644 web/cache.js web/cache-opfs.js web/cache-io.js web/cache.worker.js web/sha256.js $(WEB_DIST)/
-	install -m 644 models/stories260K-F16.gguf models/LICENSE $(WEB_DIST)/models/
+
+## web: the self-contained static site in $(WEB_DIST): the demo page (web/demo) beside the library (web/), the engine's
+## builds, SIMD kernels and default model: the lines of $(WEB_FILES) that ship in the site
+web: wasm $(WEB_FILES)
+	@awk '$$1 ~ /^(site|site,npm)$$/ && $$3 != "built" { print $$3, $$2 }' $(WEB_FILES) | while read -r src name; do \
+	  mkdir -p "$$(dirname "$(WEB_DIST)/$$name")" && install -m 644 "$$src" "$(WEB_DIST)/$$name" || exit 1; \
+	done
 
 ## npm: the npm package wasmlm in $(NPM_DIR) (version: VERSION); npm publish $(NPM_DIR) publishes it, make npm does not
 npm: web

@@ -50,6 +50,7 @@ var layering = map[string][]string{
 	"internal/fmath":      {},
 	"internal/golden":     {}, // llama2.c's reference outputs, for the tests of several packages
 	"internal/wasmgen":    {},
+	"internal/webfiles":   {},                               // web/files.txt: what the site and the npm package ship
 	"internal/modelgen":   {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
 	// The llama.cpp parity harness (tests of every architecture): runs
 	// Node.js, so a build tool like internal/headless.

@@ -37,6 +37,7 @@
 //	internal/asmgen     the generator of engine/tensor's amd64 (avo) and arm64 assembly (go generate)
 //	internal/wasmgen    a WebAssembly module emitter, for internal/simdgen
 //	internal/headless   the headless-Chromium launcher of tests and benchmarks
+//	internal/webfiles   web/files.txt: the files the site and the npm package ship
 //	internal/llamacppref  llama.cpp's output on random models, the parity harness of every architecture
 //	internal/grammarref  llama.cpp's and ajv's verdicts on texts, for grammar/jsonschema's tests
 //	internal/embedref   llama.cpp's embeddings, rerank scores and embedding speed, the reference of embedding models

@@ -142,7 +142,7 @@ func reusable(previous, tokens []int, finish string, prompt []int) int {
 	return min(n, len(prompt)-1)
 }
 
-// assertRendered checks that each reply shows its text as web/markdown.js
+// assertRendered checks that each reply shows its text as web/demo/markdown.js
 // renders it.
 func assertRendered(t *testing.T, tb *tab) {
 	t.Helper()

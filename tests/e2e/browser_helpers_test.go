@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/internal/headless"
-	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/internal/webfiles"
 )
 
 // The browser suite serves web/dist (WASMLM_WEB_DIST, as `make
@@ -26,10 +26,18 @@ import (
 // temporary directory) with httptest on 127.0.0.1, and drives one headless
 // Chromium, a tab per test.
 
-// siteFiles are the files `make web` must write.
-var siteFiles = []string{
-	"index.html", "favicon.svg", "demo.css", "demo.js", "chat-demo.js", "markdown.js", "wasmlm.js", "engine.js", "wasmlm.d.ts", "wasmlm.worker.js",
-	"wasm_exec.js", "wasmlm.wasm", "wasmlm-serve.wasm", "simd.js", "host.js", "default-model.js", "errors.js", "load.js", "reader.js", "chat-completions.js", "embeddings.js", "serve.js", "wasmlm.sw.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js", "sha256.js", "wasmlm-simd.wasm", "wasmlm-simd-relaxed.wasm", "models/" + models.DefaultFile, "models/LICENSE",
+// siteFiles are the files `make web` must write: web/files.txt's lines
+// that ship in the site.
+func siteFiles(root string) ([]string, error) {
+	text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(webfiles.Path)))
+	if err != nil {
+		return nil, err
+	}
+	list, err := webfiles.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return list.Site().Names(), nil
 }
 
 // blankPage is a test page on the site's origin, for tests that use the JS
@@ -78,7 +86,11 @@ func webSite(t testing.TB) *site {
 			}
 			dist = dir
 		}
-		for _, f := range siteFiles {
+		names, err := siteFiles(repoRoot(t))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range names {
 			if _, err := os.Stat(filepath.Join(dist, f)); err != nil {
 				return nil, fmt.Errorf("%s is not a complete `make web` site: %w", dist, err)
 			}

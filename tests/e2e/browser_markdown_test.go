@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// markdownTags are the elements web/markdown.js makes (and the div that
+// markdownTags are the elements web/demo/markdown.js makes (and the div that
 // holds them in the tests).
 var markdownTags = []string{"a", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5", "h6",
 	"hr", "li", "ol", "p", "pre", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul"}
 
-// markdownScript renders each of the texts with web/markdown.js in the
+// markdownScript renders each of the texts with web/demo/markdown.js in the
 // page and returns, per text, the rendered nodes as HTML (serialised by
 // the browser from the DOM the renderer built, so escaped text shows as
 // &lt;...).
@@ -30,7 +30,7 @@ func markdownScript(texts string) string {
 	})()`
 }
 
-// The chat demo's Markdown renderer (web/markdown.js) renders what chat
+// The chat demo's Markdown renderer (web/demo/markdown.js) renders what chat
 // models write: paragraphs with line breaks, emphasis, code spans and
 // fenced blocks (an unclosed fence, as a streamed reply has it, runs to
 // the end), lists nested by indentation, quotes, headings, rules, tables

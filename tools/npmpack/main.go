@@ -3,8 +3,9 @@
 // (wasmlm.wasm, and wasmlm-serve.wasm with lm.serve's endpoint, whose
 // Service Worker is wasmlm.sw.js) and SIMD kernels, the Node.js entry, the types, the default model as its own
 // entry (wasmlm/default-model), and a package.json whose version is the
-// repository's VERSION file. It publishes nothing: `npm publish build/npm`
-// does.
+// repository's VERSION file: the files web/files.txt says the package ships,
+// the list the site's (make web) are taken from too. It publishes nothing:
+// `npm publish build/npm` does.
 //
 //	go run ./tools/npmpack -web web/dist -o build/npm
 package main
@@ -20,40 +21,39 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/wasmlm/wasmlm/internal/webfiles"
 )
 
-// A file of the package: where it comes from (relative to the repository,
-// or to the -web directory when fromWeb) and its name in the package.
-type file struct {
-	src     string
-	fromWeb bool
-	dst     string
-}
-
-// moduleFiles are the package's JavaScript and types, from web/.
-var moduleFiles = []string{
-	"wasmlm.js", "engine.js", "wasmlm.d.ts", "wasmlm.worker.js", "host.js", "errors.js", "load.js", "reader.js",
-	"chat-completions.js", "embeddings.js", "serve.js", "wasmlm.sw.js", "cache.js", "cache-io.js", "cache-opfs.js", "cache.worker.js",
-	"sha256.js", "simd.js", "wasmlm.node.js", "wasmlm.node-worker.js", "wasmlm.node-fetch.js",
-	"default-model.js", "default-model.d.ts", "serve-engine.js", "serve-engine.d.ts",
-}
-
-// files is every file of the package but package.json.
-func files() []file {
-	var fs []file
-	for _, name := range moduleFiles {
-		fs = append(fs, file{src: filepath.Join("web", name), dst: name})
+// files is every file of the package but package.json: the lines of
+// web/files.txt that ship in it (a built file comes from the -web
+// directory, where make wasm wrote it).
+func files(web string) ([]file, error) {
+	text, err := os.ReadFile(filepath.FromSlash(webfiles.Path))
+	if err != nil {
+		return nil, err
 	}
-	return append(fs,
-		file{src: "wasm_exec.js", fromWeb: true, dst: "wasm_exec.js"},
-		file{src: "wasmlm.wasm", fromWeb: true, dst: "wasmlm.wasm"},
-		file{src: "wasmlm-serve.wasm", fromWeb: true, dst: "wasmlm-serve.wasm"},
-		file{src: "internal/simdgen/kernels.wasm", dst: "wasmlm-simd.wasm"},
-		file{src: "internal/simdgen/kernels-relaxed.wasm", dst: "wasmlm-simd-relaxed.wasm"},
-		file{src: "models/stories260K-F16.gguf", dst: "models/stories260K-F16.gguf"},
-		file{src: "models/LICENSE", dst: "models/LICENSE"},
-		file{src: "web/npm/README.md", dst: "README.md"},
-	)
+	list, err := webfiles.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	var fs []file
+	for _, f := range list.NPM() {
+		src, built := filepath.FromSlash(f.Source), f.Source == webfiles.Built
+		if built {
+			src = filepath.Join(web, filepath.FromSlash(f.Name))
+		}
+		fs = append(fs, file{src: src, built: built, dst: filepath.FromSlash(f.Name)})
+	}
+	return fs, nil
+}
+
+// A file of the package: where it comes from, whether make wasm builds it,
+// and its name in the package.
+type file struct {
+	src   string
+	built bool
+	dst   string
 }
 
 // manifest is the package's package.json. Its keys keep their order: in
@@ -157,13 +157,13 @@ func build(web, out string) error {
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
-	for _, f := range files() {
-		src := f.src
-		if f.fromWeb {
-			src = filepath.Join(web, f.src)
-		}
-		if err := copyFile(src, filepath.Join(out, f.dst)); err != nil {
-			if errors.Is(err, os.ErrNotExist) && f.fromWeb {
+	fs, err := files(web)
+	if err != nil {
+		return err
+	}
+	for _, f := range fs {
+		if err := copyFile(f.src, filepath.Join(out, f.dst)); err != nil {
+			if errors.Is(err, os.ErrNotExist) && f.built {
 				return fmt.Errorf("%w (make wasm writes it)", err)
 			}
 			return err

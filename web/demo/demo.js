@@ -1,4 +1,6 @@
-// demo.js: the demo page. It uses only the public API of wasmlm.js.
+// demo.js: the demo page. It uses only the public API of wasmlm.js. The page
+// runs from the built site (make web), where its files sit beside the
+// library's, laid out as the npm package lays them out: hence './wasmlm.js'.
 import { WasmLM } from './wasmlm.js';
 import { DEFAULT_MODEL } from './default-model.js';
 import { setupChat } from './chat-demo.js';
