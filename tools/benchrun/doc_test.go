@@ -413,24 +413,6 @@ func TestBenchmarksGrammarIsResultsGrammar(t *testing.T) {
 	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d targets met", met, len(ts)))
 }
 
-// markdownTables splits printed text into its Markdown tables, each a list
-// of its lines.
-func markdownTables(text string) [][]string {
-	var tables [][]string
-	inTable := false
-	for _, l := range strings.Split(text, "\n") {
-		switch {
-		case strings.HasPrefix(l, "|") && inTable:
-			tables[len(tables)-1] = append(tables[len(tables)-1], l)
-		case strings.HasPrefix(l, "|"):
-			tables, inTable = append(tables, []string{l}), true
-		default:
-			inTable = false
-		}
-	}
-	return tables
-}
-
 // embedHeading starts the benchmark page's section on the embedding
 // benchmark.
 const embedHeading = "## Embeddings: MiniLM-L6 and BGE-base shapes"
@@ -460,4 +442,60 @@ func TestBenchmarksEmbedIsResultsEmbed(t *testing.T) {
 		}
 	}
 	assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), fmt.Sprintf("%d of %d met", met, len(ts)))
+}
+
+// TestBenchmarksPageBlocksAreResults: every table block of the benchmark
+// page is, line for line, the table `make bench` prints for the results
+// file it names, and the page keeps every table it prints of those files.
+func TestBenchmarksPageBlocksAreResults(t *testing.T) {
+	page, err := os.ReadFile(benchDoc)
+	require.NoError(t, err)
+	tg := benchTargets(t)
+	kept := map[string]map[int]bool{}
+	for _, m := range docBlock.FindAllStringSubmatch(string(page), -1) {
+		name, text := m[1], m[3]
+		n, err := strconv.Atoi(m[2])
+		require.NoError(t, err)
+		rep, err := readReport("../../" + name)
+		require.NoError(t, err, "a block names %s", name)
+		var b strings.Builder
+		docTables(&b, rep, tg)
+		tables := markdownTables(b.String())
+		require.LessOrEqual(t, n, len(tables), "%s has %d tables", name, len(tables))
+		assert.Equal(t, blockText(tables[n-1]), text, "the page's table %d of %s", n, name)
+		if kept[name] == nil {
+			kept[name] = map[int]bool{}
+		}
+		kept[name][n] = true
+	}
+	for _, mode := range []string{"peers", "archs", "native", "memory", "grammar", "embed"} {
+		md, err := modeOf(mode)
+		require.NoError(t, err)
+		rep, err := readReport("../../" + md.out)
+		require.NoError(t, err)
+		var b strings.Builder
+		docTables(&b, rep, tg)
+		for n := range markdownTables(b.String()) {
+			assert.True(t, kept[md.out][n+1], "the page keeps no block of table %d of %s", n+1, md.out)
+		}
+	}
+}
+
+// TestRewriteBlocks: a block of the results file is rewritten with its
+// table, a block of another file is left alone, and a block asking for a
+// table the run did not print is an error.
+func TestRewriteBlocks(t *testing.T) {
+	page := "prose\n<!-- benchrun: bench/a.json table 2 -->\n| old |\n\n<!-- /benchrun -->\n\n" +
+		"<!-- benchrun: bench/b.json table 1 -->\n| other |\n\n<!-- /benchrun -->\n"
+	tables := [][]string{{"| one |", "|---|"}, {"| two |", "|---|", "| 2 |"}}
+	got, n, err := rewriteBlocks(page, "bench/a.json", tables)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "prose\n<!-- benchrun: bench/a.json table 2 -->\n| two |\n|---|\n| 2 |\n\n<!-- /benchrun -->\n\n"+
+		"<!-- benchrun: bench/b.json table 1 -->\n| other |\n\n<!-- /benchrun -->\n", got)
+	_, n, err = rewriteBlocks(page, "bench/c.json", tables)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	_, _, err = rewriteBlocks(page, "bench/a.json", tables[:1])
+	assert.ErrorContains(t, err, "table 2 of bench/a.json, which has 1")
 }

@@ -13,7 +13,7 @@
 // bench/results.json.
 //
 //	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar|embed] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
-//	go run ./tools/benchrun -print bench/results.json
+//	go run ./tools/benchrun -print bench/results.json [-write-doc]
 //
 // Every host runs the same measurement: load the model, warm up, then a
 // greedy generation of -n tokens after a -prompt-token prompt (and after a
@@ -174,6 +174,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dist     = fs.String("web", "web/dist", "the `make web` site")
 		peers    = fs.String("peers", "bench/peers.json", "the peers' numbers")
 		goals    = fs.String("targets", "bench/targets.json", "what each mode's results are judged against")
+		doc      = fs.String("doc", "docs/benchmarks.md", "the page whose tables of a results file (its <!-- benchrun: FILE table N --> blocks) a run rewrites")
+		writeTo  = fs.Bool("write-doc", false, "with -print: also rewrite -doc's tables of that results file")
 		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json, results-embed.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
@@ -228,6 +230,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		printAll(stdout, rep, tg)
+		if *writeTo {
+			if err := writeDoc(abs(*doc), filepath.ToSlash(*printOf), rep, tg, stdout); err != nil {
+				fmt.Fprintf(stderr, "benchrun: %v\n", err)
+				return 1
+			}
+		}
 		return 0
 	}
 	set.Mode, set.WarmupMS = *modeName, int(warmup.Milliseconds())
@@ -290,6 +298,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", *out)
+	if err := writeDoc(abs(*doc), filepath.ToSlash(*out), rep, tg, stdout); err != nil {
+		fmt.Fprintf(stderr, "benchrun: %v\n", err)
+		return 1
+	}
 	for _, r := range rep.Results {
 		if r.Error != "" {
 			fmt.Fprintf(stderr, "benchrun: %s on %s failed: %s\n", r.Model, r.Host, r.Error)
