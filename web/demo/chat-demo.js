@@ -15,14 +15,14 @@ const $ = (id) => document.getElementById(id);
 
 /**
  * Sets up the chat mode. host: the page's {demo, run, showMessage}
- * (demo.js): demo.lm is the model and demo.running the generation under
- * way, whichever mode started it ({mode, controller}); run(mode, status,
- * work) runs a generation, the page's one way to, and showMessage shows an
- * error message.
+ * (demo.js): demo.lm is the model, demo.state the page's state and
+ * demo.running the generation under way, whichever mode started it
+ * ({mode, controller}); run(mode, status, work) runs a generation, the
+ * page's one way to, and showMessage shows an error message.
  *
- * It returns {modelChanged(lm), sync(state)}: the page calls modelChanged
- * when a model has loaded (a new conversation starts) and sync whenever its
- * state changes, a generation's start and end included (the buttons follow).
+ * It returns {modelChanged(lm), sync()}: the page calls modelChanged when a
+ * model has loaded (a new conversation starts) and sync whenever its state
+ * changes, a generation's start and end included (the buttons follow).
  */
 export function setupChat(host) {
   const el = {
@@ -41,12 +41,11 @@ export function setupChat(host) {
   const chat = { mode: 'completion', messages: [] };
   host.demo.chat = chat;
   const views = []; // the element of each message, by index
-  let state = 'loading';
 
   /** Whether the loaded model can chat: it generates, and its chat template is known. */
   const canChat = () => host.demo.lm?.info.generates === true && host.demo.lm.info.chatTemplate != null;
   /** Whether the page is neither loading a model, generating nor comparing. */
-  const idle = () => state === 'ready' || state === 'error';
+  const idle = () => host.demo.state === 'ready' || host.demo.state === 'error';
   const replying = () => host.demo.running?.mode === 'chat';
 
   function update() {
@@ -280,11 +279,6 @@ export function setupChat(host) {
     update();
   }
 
-  function sync(s) {
-    state = s;
-    update();
-  }
-
   // --- wiring -------------------------------------------------------------
 
   el.completion.addEventListener('click', () => setMode('completion'));
@@ -303,5 +297,5 @@ export function setupChat(host) {
   });
   setMode(location.hash === '#chat' ? 'chat' : 'completion');
 
-  return { modelChanged, sync };
+  return { modelChanged, sync: update };
 }

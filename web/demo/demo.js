@@ -22,10 +22,11 @@ const el = {
 
 // The page's state, also on globalThis.wasmlmDemo for the console (and tests):
 // wasmlmDemo.lm is the loaded model; readyMs is how long its load took, and
-// readyAt when it ended (ms since the page started to load); running is the
-// generation under way, {mode: 'completion' or 'chat', controller} (its
-// AbortController), or null: run sets and clears it, and nothing else does.
-const demo = { lm: null, readyMs: null, readyAt: null, running: null, traces: [], pinned: -1 };
+// readyAt when it ended (ms since the page started to load); state is
+// setState's; running is the generation under way, {mode: 'completion' or
+// 'chat', controller} (its AbortController), or null: run sets and clears
+// it, and nothing else does.
+const demo = { lm: null, readyMs: null, readyAt: null, state: 'loading', running: null, traces: [], pinned: -1 };
 globalThis.wasmlmDemo = demo;
 
 const MB = 1024 * 1024;
@@ -45,18 +46,20 @@ const visible = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/
  * Sets the page's state — 'loading' a model, 'ready', 'error' (no model),
  * 'generating' (demo.running says which mode) or 'comparing' — and the
  * status line; every control of the page, the chat's included, follows
- * from the state and demo.running here, and nowhere else.
+ * from the state and demo.running here, and nowhere else. A generation or
+ * a comparison starts only from 'ready', so one thing runs at a time.
  */
 function setState(state, text) {
+  demo.state = state;
   el.status.dataset.state = state;
   el.status.textContent = text;
   const busy = state === 'generating' || state === 'comparing';
-  el.generate.disabled = busy || !generates();
+  el.generate.disabled = state !== 'ready' || !generates();
   el.stop.disabled = demo.running?.mode !== 'completion';
-  el.compare.disabled = busy || !demo.lm;
+  el.compare.disabled = state !== 'ready';
   el.modelFile.disabled = busy;
   el.modelURLLoad.disabled = busy;
-  chat.sync(state);
+  chat.sync();
 }
 
 /**
@@ -65,11 +68,10 @@ function setState(state, text) {
  * its AbortController and the state is 'generating' (text: the status);
  * then running is cleared first, and the state is 'ready' with the status
  * work returned ('Done', 'Stopped'), or 'Failed' with its error's message
- * shown. It returns false, doing nothing, when no model is loaded or a
- * generation is already running.
+ * shown. It returns false, doing nothing, unless the state is 'ready'.
  */
 async function run(mode, text, work) {
-  if (!demo.lm || demo.running) return false;
+  if (demo.state !== 'ready' || demo.running) return false;
   const controller = new AbortController();
   demo.running = { mode, controller };
   showMessage('');
@@ -206,7 +208,7 @@ function generate() {
 async function compare() {
   const lm = demo.lm;
   const texts = el.texts.value.split('\n').map((t) => t.trim()).filter((t) => t !== '');
-  if (!lm || demo.running || texts.length === 0) return;
+  if (!lm || demo.state !== 'ready' || texts.length === 0) return;
   showMessage('');
   el.rankingBody.replaceChildren(); // no earlier results beside a new query's error
   el.compareStats.textContent = '';
