@@ -499,3 +499,32 @@ func TestRewriteBlocks(t *testing.T) {
 	_, _, err = rewriteBlocks(page, "bench/a.json", tables[:1])
 	assert.ErrorContains(t, err, "table 2 of bench/a.json, which has 1")
 }
+
+// TestFrontPageSummaryIsResults: the README's one table of speeds is
+// TinyLlama Q4_0's after the 128-token prompt in the runs it cites, each
+// row the host of its run, and it names the days of those runs.
+func TestFrontPageSummaryIsResults(t *testing.T) {
+	rows := markdownTable(t, "../../README.md", "| runtime | prompt tokens/s | decode tokens/s |")
+	runs := []struct{ file, host string }{
+		{"results-peers.json", "chromium-simd"}, {"results-peers.json", "wllama-1t"}, {"results-peers.json", "llama.cpp-1t"},
+		{"results-native.json", "native"}, {"results-native.json", "llama.cpp-1t"},
+	}
+	require.Len(t, rows, len(runs))
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for i, run := range runs {
+		rep, err := readReport("../../bench/" + run.file)
+		require.NoError(t, err)
+		day, _, _ := strings.Cut(rep.Machine.Date, "T")
+		assert.Contains(t, strings.Join(strings.Fields(string(readme)), " "), "run of "+day, run.file)
+		var found bool
+		for _, r := range shortPrompt(rep) {
+			if r.Host == run.host && r.Model == "tinyllama-Q4_0" && r.Error == "" {
+				found = true
+				sameNumber(t, r.PrefillTokensPerSecond, rows[i][1], "", run.host+" prompt, "+run.file)
+				sameNumber(t, r.DecodeTokensPerSecond, rows[i][2], "", run.host+" decode, "+run.file)
+			}
+		}
+		assert.True(t, found, "no tinyllama-Q4_0 result on %s in %s", run.host, run.file)
+	}
+}
