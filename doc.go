@@ -1,7 +1,7 @@
 // Package wasmlm is a language-model runtime in pure Go that runs a model
 // entirely on the client: natively, in a web page (GOOS=js GOARCH=wasm behind
 // a Web Worker) and at the edge (Cloudflare Workers). ARCHITECTURE.md is the
-// map; README.md says how to use it.
+// map; README.md and docs/ say how to use it.
 //
 // The product's packages, from the top of the dependency graph down (each
 // imports only packages below it; cmd/wasmlm also uses internal/modelgen,

@@ -89,7 +89,7 @@ var scanShape = flag.String("scan-shape", "stories15M", "BenchmarkScanWeights: t
 // BenchmarkScanWeights measures what the engine chose not to do at load:
 // scan every matrix for NaN and infinities (scanMatricesFinite), beside
 // Load itself and a decode step at position 0, for the benchmark's models
-// of the -scan-shape shape. The README quotes it for stories110M:
+// of the -scan-shape shape. docs/models.md quotes it for stories110M:
 //
 //	go test ./engine/ -run '^$' -bench ScanWeights -args -scan-shape=stories110M
 func BenchmarkScanWeights(b *testing.B) {

@@ -71,7 +71,7 @@ func TestKVCacheBytes(t *testing.T) {
 	}
 	assert.Equal(t, c.KVCacheBytes(100, KVF32), 2*c.KVCacheBytes(100, KVF16))
 	assert.Equal(t, c.KVCacheBytes(100, KVF32), c.KVCacheBytes(100, KVAuto), "auto counts as F32")
-	// TinyLlama-1.1B's shape at 2048 positions (README): 88 MiB in F32, 44 in F16.
+	// TinyLlama-1.1B's shape at 2048 positions (docs/kv-cache.md): 88 MiB in F32, 44 in F16.
 	tiny := Config{Dim: 2048, Layers: 22, Heads: 32, KVHeads: 4}
 	assert.Equal(t, int64(88<<20), tiny.KVCacheBytes(2048, KVF32))
 	assert.Equal(t, int64(44<<20), tiny.KVCacheBytes(2048, KVF16))

@@ -58,7 +58,7 @@ func loadParity(t testing.TB, c llamacppref.Case, data []byte) llamacppref.Model
 }
 
 // TestParityWithLlamaCpp checks every architecture against llama.cpp
-// (internal/llamacppref; README: Supported models): small random-weight
+// (internal/llamacppref; docs/models.md: Supported models): small random-weight
 // models in F32 with an F32 KV cache, and in Q8_0 with an F32 cache and an
 // F16 one (llama.cpp's default), each continued greedily for 64 tokens
 // after 3 prompts. The tokens must be llama.cpp's, and so must the

@@ -21,8 +21,8 @@ import (
 // every goroutine and a long computation is not preempted, so the big
 // embedding these tests stop would run to its end before the test could
 // see it start, let alone cancel it. (The edge worker serves one request
-// per Go instance, and its clients cannot abort: see README.md, "Limits
-// at the edge".)
+// per Go instance, and its clients cannot abort: see httpapi/README.md,
+// "Limits at the edge".)
 
 // bigEmbedding is a request that takes seconds with the default model:
 // 2048 texts, a pass each.

@@ -57,7 +57,7 @@ func docHas(t *testing.T, doc, example string) {
 	}
 }
 
-// runnable is a README example as the body of apiScript: its code block's
+// runnable is a documented example as the body of apiScript: its code block's
 // fences and import line gone, model paths replaced as paths says.
 func runnable(example string, paths map[string]string) string {
 	body := strings.TrimSuffix(strings.TrimPrefix(example, "```js\n"), "```\n")

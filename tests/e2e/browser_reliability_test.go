@@ -309,8 +309,8 @@ const errorPathsScript = `
 `
 
 // Every way we know to make the JS API reject gives an Error with a code
-// from the documented list (wasmlm.d.ts's ErrorCode, which both READMEs
-// list): the right code and, for an invalid argument or option, the right
+// from the documented list (wasmlm.d.ts's ErrorCode, which web/README.md
+// lists): the right code and, for an invalid argument or option, the right
 // field; the page can load and generate afterwards.
 func TestBrowserEveryRejectionHasACode(t *testing.T) {
 	codes := documentedErrorCodes(t)

@@ -104,7 +104,7 @@ func validJSON(t *testing.T, ref *grammarref.Runner, schema string, texts []stri
 	}
 }
 
-// The README's example runs as written, and its outputs are what its
+// web/README.md's example runs as written, and its outputs are what its
 // comments say: JSON valid for the schemas, "yes" or "no", a call of
 // get_weather with finish_reason 'tool_calls', then text.
 func TestBrowserReadmeStructuredExample(t *testing.T) {

@@ -219,7 +219,7 @@ func nativeModelServer(t *testing.T, path, name string) string {
 
 // TestHTTPServeEncoders: wasmlm serve with an embedding model gives the
 // openai client its embeddings and refuses reranking; with a reranker it
-// ranks documents (fetch, and the README's curl example) as the native
+// ranks documents (fetch, and httpapi/README.md's curl example) as the native
 // handler does, and the openai client's embeddings are refused, saying
 // what the model does.
 func TestHTTPServeEncoders(t *testing.T) {

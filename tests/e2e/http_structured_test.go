@@ -156,14 +156,15 @@ func checkStructured(t *testing.T, r structuredResult) {
 	}
 }
 
-// readmeCurl is the README's curl example of a forced tool call.
+// readmeCurl is the curl example of a forced tool call that
+// docs/structured-output.md and httpapi/README.md show.
 var readmeCurl = []string{"-s", "/v1/chat/completions", "-H", "Content-Type: application/json", "-d", `{
   "messages": [{"role": "user", "content": "What time is it?"}],
   "tools": [{"type": "function", "function": {"name": "get_time", "description": "The time now."}}],
   "tool_choice": "required", "parallel_tool_calls": false, "seed": 1
 }`}
 
-// checkCurl runs the README's curl example against base and checks its
+// checkCurl runs that curl example against base and checks its
 // reply: one call of get_time.
 func checkCurl(t *testing.T, base string) {
 	t.Helper()
@@ -193,7 +194,7 @@ func checkCurl(t *testing.T, base string) {
 
 // TestHTTPServeStructured: `wasmlm serve` gives the unmodified openai
 // client tool calls (streamed and not) and JSON replies, and curl the
-// README's example.
+// documented example.
 func TestHTTPServeStructured(t *testing.T) {
 	p := startServe(t)
 	_, r := runStructuredClient(t, p.url+"/v1")
