@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -91,20 +92,13 @@ func anchors(text string) map[string]bool {
 		}
 		a := b.String()
 		if n := seen[a]; n > 0 {
-			out[a+"-"+strconvItoa(n)] = true
+			out[a+"-"+strconv.Itoa(n)] = true
 		} else {
 			out[a] = true
 		}
 		seen[a]++
 	}
 	return out
-}
-
-func strconvItoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return strconvItoa(n/10) + string(rune('0'+n%10))
 }
 
 // TestMarkdownLinksResolve: every relative link of every Markdown document
@@ -161,4 +155,24 @@ func TestMarkdownLinksResolve(t *testing.T) {
 func TestAnchors(t *testing.T) {
 	got := anchors("# The npm package: bundlers, Node.js, Deno, Bun\n```\n# not a heading\n```\n## Side by side — wllama's\n## Limits\n## Limits\n")
 	assert.Equal(t, map[string]bool{"the-npm-package-bundlers-nodejs-deno-bun": true, "side-by-side--wllamas": true, "limits": true, "limits-1": true}, got)
+}
+
+// TestFrontPageLinksEveryDoc: the README links every page of docs/ and
+// every package README, so no moved section is out of a reader's reach.
+func TestFrontPageLinksEveryDoc(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	linked := map[string]bool{}
+	for _, line := range prose(string(readme)) {
+		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+			path, _, _ := strings.Cut(m[1], "#")
+			linked[filepath.Clean(path)] = true
+		}
+	}
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	for _, p := range append(pages, "ARCHITECTURE.md", filepath.Join("web", "README.md"), filepath.Join("httpapi", "README.md"), filepath.Join("bench", "README.md")) {
+		assert.True(t, linked[p], "README.md does not link %s", p)
+	}
 }
