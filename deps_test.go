@@ -22,10 +22,14 @@ var layering = map[string][]string{
 	// The page's own OpenAI endpoint (serveHTTP) is httpapi's handler over
 	// the bridge's session, only in builds tagged wasmlm_serve
 	// (TestPageBuildHasNoHTTP).
-	"jsbridge": {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/...", "httpapi"},
-	"httpapi":  {"engine/...", "tokenizer/...", "sampling", "chat", "models", "grammar/..."},
-	// The hosts' chat prompt with template options, over engine and chat.
-	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/fmath"},
+	"jsbridge": {"policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi"},
+	"httpapi":  {"policy", "engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	// Host policy over the engine: chat prompts, grammars as constraints,
+	// error codes.
+	"policy": {"engine/...", "tokenizer/...", "sampling", "chat", "grammar/..."},
+	// The engine knows no chat template and no grammar: a grammar reaches
+	// it as an engine.Constraint.
+	"engine":       {"engine/gguf", "engine/tensor", "engine/vocab", "tokenizer/...", "sampling", "internal/fmath"},
 	"engine/vocab": {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.
@@ -71,7 +75,7 @@ var layering = map[string][]string{
 // logging; hostTools are the packages under them that only build and test
 // machinery runs, on the developer's machine.
 var (
-	hostFree  = []string{"engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
+	hostFree  = []string{"policy", "engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
 	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/embedref", "internal/asmgen"}
 )
 

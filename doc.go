@@ -13,8 +13,9 @@
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	jsbridge            the engine as a JavaScript object (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API
+//	policy              host policy: chat prompts, grammars as engine constraints, error codes
 //	engine/shard        a model split across workers: plan, step protocol, followers, shard files
-//	engine              models, architecture tables, forward pass, sessions, generation, host policy
+//	engine              models, architecture tables, forward pass, sessions, generation
 //	engine/vocab        tokenizers from GGUF metadata
 //	engine/gguf         the GGUF container: reader and writer
 //	engine/tensor       storage types and matrix–vector kernels

@@ -1,23 +1,13 @@
 package engine
 
-import (
-	"errors"
-
-	"github.com/wasmlm/wasmlm/chat"
-	"github.com/wasmlm/wasmlm/engine/gguf"
-	"github.com/wasmlm/wasmlm/engine/tensor"
-	"github.com/wasmlm/wasmlm/engine/vocab"
-	"github.com/wasmlm/wasmlm/sampling"
-	"github.com/wasmlm/wasmlm/tokenizer"
-	"github.com/wasmlm/wasmlm/tokenizer/bpe"
-)
+import "errors"
 
 // Code classifies an error for the hosts, one way for all of them: it is
 // the code property of a rejected JavaScript call and, mapped to an HTTP
 // status, the code of an HTTP API error.
 type Code string
 
-// The codes CodeOf gives. Hosts add their own for what only they can fail
+// The codes of errors. Hosts add their own for what only they can fail
 // at (the JS API's "no_model" and "js_exception", say) by declaring their
 // sentinel errors with NewError.
 const (
@@ -45,10 +35,12 @@ func (e *codedError) ErrorCode() Code { return e.code }
 // sentinels with it, so that one function classifies every error.
 func NewError(code Code, msg string) error { return &codedError{code: code, msg: msg} }
 
-// CodeOf classifies err: the code of the first error in its chain that
-// says its own (an ErrorCode method: the engine's sentinels, those made with
-// NewError, an *OptionError), else the code of the sentinel it wraps from
-// the packages below the engine (tokenizer, sampling, chat, gguf, ...).
+// CodeOf is the code an error of the engine says itself: that of the
+// first error in its chain with an ErrorCode method (the engine's
+// sentinels, those made with NewError, an *OptionError), else CodeUnknown.
+// The hosts classify every error they meet with policy.CodeOf, which adds
+// the sentinels of the packages below the engine (tokenizer, sampling,
+// engine/gguf, ...) and above it (chat).
 func CodeOf(err error) Code {
 	if err == nil {
 		return ""
@@ -57,31 +49,5 @@ func CodeOf(err error) Code {
 	if errors.As(err, &coded) {
 		return coded.ErrorCode()
 	}
-	for _, k := range lowerKinds() {
-		for _, target := range k.errs {
-			if errors.Is(err, target) {
-				return k.code
-			}
-		}
-	}
 	return CodeUnknown
-}
-
-// lowerKinds classifies the sentinels of the packages below the engine,
-// which cannot say their codes themselves.
-func lowerKinds() []struct {
-	code Code
-	errs []error
-} {
-	return []struct {
-		code Code
-		errs []error
-	}{
-		{CodeInvalidArgument, []error{sampling.ErrInvalidParams, tokenizer.ErrInvalidUTF8, tokenizer.ErrTokenOutOfRange,
-			tokenizer.ErrTextTooLong, tokenizer.ErrNoToken, chat.ErrUnknownRole, chat.ErrNoMessages}},
-		{CodeUnsupportedModel, []error{gguf.ErrUnsupported, vocab.ErrUnsupportedModel, bpe.ErrUnknownPreTokenizer,
-			bpe.ErrUnsupported, tensor.ErrUnsupportedType, chat.ErrUnknownTemplate}},
-		{CodeInvalidModel, []error{gguf.ErrFormat, gguf.ErrTruncated, gguf.ErrNotFound, gguf.ErrType, vocab.ErrFormat,
-			tokenizer.ErrFormat, tensor.ErrUnknownType, tensor.ErrShape}},
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -50,16 +49,16 @@ type GenerateOptions struct {
 	// Trace asks for each token's sampling trace (Token.Trace): the top
 	// candidates and what each sampling stage made of them.
 	Trace bool
-	// Grammar, when set, holds the generated text to a grammar (from
-	// Model.Grammar, or grammar.Parse): before each token, every token that
-	// cannot continue a text the grammar matches is banned, ahead of the
-	// sampling chain, and the end-of-generation tokens (and StopTokens) are
-	// allowed only where the text so far is a whole match. A text that is a
-	// whole match no token can extend ends the generation (FinishStop).
-	// Near MaxTokens or the end of the context the text is steered to a
-	// whole match; one that is whole when the limit comes ends with
-	// FinishStop too, not FinishLength: it is complete.
-	Grammar *grammar.Grammar
+	// Constraint, when set, holds the generated text to a language (a
+	// grammar: see package policy): before each token, every token that
+	// cannot continue a text it matches is banned, ahead of the sampling
+	// chain, and the end-of-generation tokens (and StopTokens) are allowed
+	// only where the text so far is a whole match. A text that is a whole
+	// match no token can extend ends the generation (FinishStop). Near
+	// MaxTokens or the end of the context the text is steered to a whole
+	// match; one that is whole when the limit comes ends with FinishStop
+	// too, not FinishLength: it is complete.
+	Constraint Constraint
 	// PromptProgress, if set, is called after each block of prompt tokens
 	// is evaluated (SessionOptions.PromptBlock; a cancelled context stops
 	// the prefill between blocks) with the number evaluated so far and the
@@ -223,7 +222,7 @@ type generation struct {
 	res     *Result
 	decoder *tokenizer.StreamDecoder
 	stop    stopMatcher
-	grammar *constraint     // nil without GenerateOptions.Grammar
+	grammar *constraint     // nil without GenerateOptions.Constraint
 	text    strings.Builder // everything emitted; each Token.Text is a substring of it
 	piece   []byte          // a token's text plus the released rest, at the end
 	tail    []byte          // the held-back text released at the end

@@ -49,7 +49,7 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	}
 	return &Model{
 		config: c, weights: w, tokenizer: tok, tokenizerFamily: h.family, format: FormatGGUF, arch: arch,
-		fileSize: len(data), chatTemplate: h.chatTemplate, metadata: f.Summary(8), part: part, maxTokenBytes: longestToken(tok), grammars: new(grammarState),
+		fileSize: len(data), chatTemplate: h.chatTemplate, metadata: f.Summary(8), part: part, maxTokenBytes: longestToken(tok),
 	}, nil
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // maskVocab is a real vocabulary for BenchmarkGrammarMask: its pieces as
-// the engine gives them to the grammar (grammarVocab) and its EOS.
+// policy.Grammars gives them to the grammar and its EOS.
 type maskVocab struct {
 	name   string
 	pieces [][]byte
@@ -92,7 +92,7 @@ const maskTokens = 128
 // (random logits, the masked ones' greatest taken, up to maskTokens tokens
 // or a whole match) with a fresh grammar (compiled for the generation: its
 // masks built as states are met, a request's first use of a schema) and a
-// warm one (kept from the generations before, as Model.Grammar's cache
+// warm one (kept from the generations before, as policy.Grammars's cache
 // keeps it). An op is one generation; the metrics are the mask's cost per
 // token (Constraint.Mask and Accept: the generation's time less that of the
 // same steps without them, so a coarse clock — a browser's 100 µs — still

@@ -32,7 +32,6 @@ type Model struct {
 	metadata        map[string]any // the file's own key/value metadata, for Info (GGUF only)
 	part            *Part          // which rows a part of a split model holds; nil for a whole model
 	maxTokenBytes   int            // the longest token's text (MaxTokenBytes)
-	grammars        *grammarState  // built on first use by a grammar-constrained generation; shared by the parts cut from the model
 }
 
 // Config is the model's hyper-parameters.
@@ -110,6 +109,6 @@ func LoadLlama2C(checkpoint, tokenizerBin []byte) (*Model, error) {
 	}
 	return &Model{
 		config: c, weights: w, tokenizer: tok, tokenizerFamily: "llama", format: FormatLlama2C,
-		arch: architectures["llama"], fileSize: len(checkpoint), maxTokenBytes: longestToken(tok), grammars: new(grammarState),
+		arch: architectures["llama"], fileSize: len(checkpoint), maxTokenBytes: longestToken(tok),
 	}, nil
 }

@@ -12,41 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/vocab"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
-
-// TestChatWithoutTemplateIsPlain: a model with no chat template joins the
-// message contents with newlines, so a one-message chat is a plain completion.
-func TestChatWithoutTemplateIsPlain(t *testing.T) {
-	m := loadStories260K(t)
-	tmpl, err := m.ChatTemplate()
-	require.NoError(t, err)
-	assert.Equal(t, "plain", tmpl.Name())
-
-	opts := GenerateOptions{MaxTokens: 30}
-	want, err := newSession(t, m).Generate(context.Background(), onceUpon, opts, nil)
-	require.NoError(t, err)
-	got, err := newSession(t, m).GenerateChat(context.Background(), []chat.Message{{Role: "user", Content: onceUpon}}, opts, nil)
-	require.NoError(t, err)
-	assert.Equal(t, want.Tokens, got.Tokens)
-	assert.Equal(t, want.Text, got.Text)
-
-	_, err = newSession(t, m).GenerateChat(context.Background(), []chat.Message{{Role: "wizard", Content: "x"}}, opts, nil)
-	require.ErrorIs(t, err, chat.ErrUnknownRole)
-}
-
-func TestChatTemplateUnrecognisedIsAnError(t *testing.T) {
-	m := *loadStories260K(t)
-	m.chatTemplate = "{% for m in messages %}{{ m.content }}{% endfor %}"
-	_, err := m.ChatTemplate()
-	require.ErrorIs(t, err, chat.ErrUnknownTemplate)
-	_, err = m.ChatPrompt([]chat.Message{{Role: "user", Content: "hi"}})
-	require.ErrorIs(t, err, chat.ErrUnknownTemplate)
-	require.ErrorIs(t, err, ErrUnsupported)
-}
 
 // TestStopTokensEndGeneration: an extra stop token ends generation like EOS
 // and is not part of the result.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // generateFunc runs one generation on a session. It is a Handler field so
@@ -160,7 +161,7 @@ func (h *Handler) completionJob(req *completionRequest) (*job, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if j.opts.Grammar, e = h.formatGrammar(format, "prompt"); e != nil {
+	if j.opts.Constraint, e = h.formatGrammar(format, "prompt"); e != nil {
 		return nil, e
 	}
 	if e := stopWithGrammar(j); e != nil {
@@ -224,31 +225,32 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 		return nil, e
 	}
 	opts.Tools, opts.ToolChoice = tools.tools, tools.choice
-	if j.opts.Grammar != nil {
+	if j.opts.Constraint != nil {
 		// The grammar holds the reply from its first token: a thinking
 		// template's reasoning would not match it.
 		opts.DisableThinking = true
 	}
 	// The template is applied twice, here to measure the text and again by
-	// ChatPrompt, which tokenizes it: a cost of the order of the text's
+	// NewChatPrompt, which tokenizes it: a cost of the order of the text's
 	// bytes, where tokenizing costs tens of times more. An error here
-	// (an unknown template or role) is ChatPrompt's to report.
-	if tmpl, err := h.model.ChatTemplate(); err == nil {
+	// (an unknown template or role) is NewChatPrompt's to report.
+	if tmpl, err := policy.ChatTemplate(h.model); err == nil {
 		if text, err := tmpl.ApplyWith(msgs, true, opts); err == nil {
 			if e := h.textFits(len(text), "messages"); e != nil {
 				return nil, e
 			}
 		}
 	}
-	var err error
-	if j.prompt, err = h.model.ChatPromptWith(msgs, opts); err != nil {
+	p, err := policy.NewChatPrompt(h.model, msgs, opts)
+	if err != nil {
 		if errors.Is(err, chat.ErrInvalidTool) {
 			return nil, badRequest("tools", "invalid_value", "%v", err)
 		}
 		return nil, generationError(err, "messages")
 	}
+	j.prompt = p.Prompt
 	if tools.calling() {
-		j.calls = &toolCalling{format: j.prompt.ToolFormat, seed: callSeed(req.Seed, j.prompt.Tokens), parallel: tools.parallel}
+		j.calls = &toolCalling{format: p.ToolFormat, seed: callSeed(req.Seed, j.prompt.Tokens), parallel: tools.parallel}
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // Sentinel errors; New and the handler wrap them with %w and add detail.
@@ -119,7 +120,7 @@ func (e encoded) write(w http.ResponseWriter) {
 }
 
 // generationError maps an error of the engine (or of what it calls) to the
-// status and error object it deserves, by its code (engine.CodeOf). An
+// status and error object it deserves, by its code (policy.CodeOf). An
 // invalid option names its field in the OpenAI spelling the engine uses;
 // errors about the prompt name promptParam ("prompt", "messages").
 func generationError(err error, promptParam string) *apiError {
@@ -140,7 +141,7 @@ func generationError(err error, promptParam string) *apiError {
 		}
 		return badRequest(param, "invalid_value", "%s %s", oe.Field, oe.Problem)
 	}
-	switch engine.CodeOf(err) {
+	switch policy.CodeOf(err) {
 	case engine.CodePromptTooLong:
 		return badRequest(promptParam, "context_length_exceeded", "%v", err)
 	case engine.CodeInvalidArgument: // an empty prompt, text no token can hold, an unknown role, ...
@@ -149,7 +150,7 @@ func generationError(err error, promptParam string) *apiError {
 		// The model the server holds is at fault (weights that are not
 		// finite, a chat template this engine does not know), not the
 		// request: a server error, with the engine's code.
-		return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: string(engine.CodeOf(err)), message: err.Error()}
+		return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: string(policy.CodeOf(err)), message: err.Error()}
 	}
 	return internalError(err)
 }

@@ -6,14 +6,14 @@ import (
 	"slices"
 
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/grammar"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // Structured output: OpenAI's response_format and llama.cpp's grammar, on
 // both completion endpoints. Their shapes are checked here, strictly (a
 // wrong type, an unknown key, an unknown format type, a json_schema without
 // its name or schema: 400 naming the field, before the request waits for a
-// slot); what they mean is the engine's (engine.Model.FormatGrammar), whose
+// slot); what they mean is policy's (policy.Grammars.FormatGrammar), whose
 // errors name the field too (an unsupported schema keyword, a GBNF syntax
 // error).
 
@@ -39,8 +39,8 @@ func validName(s string) bool {
 // json_schema takes "json_schema": {"name", "description", "schema",
 // "strict"}. As llama.cpp's server does, json_object also takes a
 // "schema" beside the type (then the text is a JSON value valid for it).
-func (r *samplingRequest) responseFormat() (engine.ResponseFormat, *apiError) {
-	var f engine.ResponseFormat
+func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
+	var f policy.ResponseFormat
 	if g := bytes.TrimSpace(r.Grammar); !isNull(g) {
 		if g[0] != '"' {
 			return f, badRequest("grammar", "invalid_type", "grammar must be a string (GBNF), got %s", jsonValue(literalKind(g)))
@@ -65,29 +65,29 @@ func (r *samplingRequest) responseFormat() (engine.ResponseFormat, *apiError) {
 		return f, e
 	}
 	switch typ {
-	case engine.FormatText, engine.FormatJSONObject, engine.FormatJSONSchema:
+	case policy.FormatText, policy.FormatJSONObject, policy.FormatJSONSchema:
 	default:
 		return f, badRequest("response_format.type", "invalid_value",
 			"response_format.type must be \"text\", \"json_object\" or \"json_schema\", got %q", typ)
 	}
 	f.Type = typ
 	if schema, ok := obj["schema"]; ok && !isNull(schema) {
-		if typ != engine.FormatJSONObject {
+		if typ != policy.FormatJSONObject {
 			return f, badRequest("response_format.schema", "invalid_value",
 				"response_format.schema goes with type json_object (llama.cpp's form); for type json_schema, give response_format.json_schema.schema")
 		}
 		if e := schemaObject(schema, "response_format.schema"); e != nil {
 			return f, e
 		}
-		f.Type, f.Schema = engine.FormatJSONSchema, json.RawMessage(bytes.TrimSpace(schema))
+		f.Type, f.Schema = policy.FormatJSONSchema, json.RawMessage(bytes.TrimSpace(schema))
 	}
 	js, given := obj["json_schema"]
 	given = given && !isNull(js)
 	switch {
-	case typ != engine.FormatJSONSchema && given:
+	case typ != policy.FormatJSONSchema && given:
 		return f, badRequest("response_format.json_schema", "invalid_value",
 			"response_format.json_schema goes with type json_schema, not %q", typ)
-	case typ == engine.FormatJSONSchema && !given:
+	case typ == policy.FormatJSONSchema && !given:
 		return f, badRequest("response_format.json_schema", "missing_required_parameter",
 			"response_format.json_schema is required for type json_schema")
 	case !given:
@@ -126,15 +126,10 @@ func (r *samplingRequest) responseFormat() (engine.ResponseFormat, *apiError) {
 	return f, nil
 }
 
-// constrains reports whether f holds a reply to a grammar.
-func constrains(f engine.ResponseFormat) bool {
-	return f.Grammar != "" || (f.Type != "" && f.Type != engine.FormatText)
-}
-
 // formatGrammar compiles f for the generation (nil for free text). The
-// engine's errors name the field at fault.
-func (h *Handler) formatGrammar(f engine.ResponseFormat, promptParam string) (*grammar.Grammar, *apiError) {
-	g, err := h.model.FormatGrammar(f)
+// errors name the field at fault.
+func (h *Handler) formatGrammar(f policy.ResponseFormat, promptParam string) (engine.Constraint, *apiError) {
+	g, err := h.grammars.FormatGrammar(f)
 	if err != nil {
 		return nil, generationError(err, promptParam)
 	}
@@ -218,7 +213,7 @@ func schemaObject(raw []byte, param string) *apiError {
 // a grammar, a forced tool call) before the request waits: a stop string
 // could cut the text the grammar keeps whole (the engine refuses it too).
 func stopWithGrammar(j *job) *apiError {
-	if j.opts.Grammar != nil && len(j.opts.Stop) > 0 {
+	if j.opts.Constraint != nil && len(j.opts.Stop) > 0 {
 		return badRequest("stop", "invalid_value",
 			"stop cannot be combined with a grammar (a JSON schema or object, a GBNF grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -166,6 +167,7 @@ type Completion struct {
 // Handler serves the API. It is safe for concurrent use; create it with New.
 type Handler struct {
 	model      *engine.Model
+	grammars   *policy.Grammars // the grammars of its requests, compiled once
 	name       string
 	opts       Options
 	context    int           // tokens a session holds
@@ -244,7 +246,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
 	h := &Handler{
-		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
+		model: model, grammars: policy.NewGrammars(model), name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
 		maxTokens: contextLength, sched: newScheduler(sessions, queue, opts.Sessions),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFIFO(make([]struct{}, slots), slots+queue),

@@ -13,6 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // qwen3Template is enough of Qwen3's chat template for the engine to use the
@@ -139,9 +140,9 @@ func TestEnableThinking(t *testing.T) {
 	h, err := New(m, Options{})
 	require.NoError(t, err)
 	msgs := []chat.Message{{Role: "user", Content: "hi"}}
-	on, err := m.ChatPrompt(msgs)
+	on, err := policy.NewChatPrompt(m, msgs, chat.Options{})
 	require.NoError(t, err)
-	off, err := m.ChatPromptWith(msgs, chat.Options{DisableThinking: true})
+	off, err := policy.NewChatPrompt(m, msgs, chat.Options{DisableThinking: true})
 	require.NoError(t, err)
 	require.NotEqual(t, on.Tokens, off.Tokens)
 
@@ -149,14 +150,14 @@ func TestEnableThinking(t *testing.T) {
 		fields string
 		want   engine.Prompt
 	}{
-		{``, on},
-		{`, "enable_thinking": true`, on},
-		{`, "enable_thinking": null`, on},
-		{`, "enable_thinking": false`, off},
-		{`, "chat_template_kwargs": {"enable_thinking": false}`, off},
-		{`, "chat_template_kwargs": {"enable_thinking": true, "other": [1]}`, on},
-		{`, "chat_template_kwargs": null`, on},
-		{`, "enable_thinking": false, "chat_template_kwargs": {"enable_thinking": false}`, off},
+		{``, on.Prompt},
+		{`, "enable_thinking": true`, on.Prompt},
+		{`, "enable_thinking": null`, on.Prompt},
+		{`, "enable_thinking": false`, off.Prompt},
+		{`, "chat_template_kwargs": {"enable_thinking": false}`, off.Prompt},
+		{`, "chat_template_kwargs": {"enable_thinking": true, "other": [1]}`, on.Prompt},
+		{`, "chat_template_kwargs": null`, on.Prompt},
+		{`, "enable_thinking": false, "chat_template_kwargs": {"enable_thinking": false}`, off.Prompt},
 	} {
 		var got engine.Prompt
 		h.generate = scripted([]string{"ok"}, &got)

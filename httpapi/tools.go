@@ -9,7 +9,7 @@ import (
 	"hash/fnv"
 
 	"github.com/wasmlm/wasmlm/chat"
-	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // Tool calling on /v1/chat/completions, in OpenAI's shapes: tools,
@@ -18,7 +18,7 @@ import (
 // the reply. The chat package renders the tools in the model's tool format
 // and reads the calls back out of the reply; a forced call (tool_choice
 // "required" or a function) is sampled under the grammar of the format's
-// call syntax (engine.Model.ToolGrammar).
+// call syntax (policy.Grammars.ToolGrammar).
 
 // maxTools is OpenAI's limit on a request's tools.
 const maxTools = 128
@@ -207,8 +207,8 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 // tool's parameters are checked on the way. A JSON
 // response_format or a grammar applies to a reply that is text: with tools
 // that may be called, it is refused.
-func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *apiError {
-	if t.calling() && constrains(f) {
+func (h *Handler) replyGrammar(j *job, t toolRequest, f policy.ResponseFormat) *apiError {
+	if t.calling() && f.Constrains() {
 		param := "response_format"
 		if f.Grammar != "" {
 			param = "grammar"
@@ -219,21 +219,21 @@ func (h *Handler) replyGrammar(j *job, t toolRequest, f engine.ResponseFormat) *
 	if len(t.tools) > 0 {
 		// Every tool's parameters are checked, whatever the choice; a
 		// forced call gets its grammar.
-		tmpl, err := h.model.ChatTemplate()
+		tmpl, err := policy.ChatTemplate(h.model)
 		if err != nil {
-			return nil // the model's template is unusable: ChatPromptWith says so
+			return nil // the model's template is unusable: NewChatPrompt says so
 		}
-		g, err := h.model.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
+		g, err := h.grammars.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
 		if err != nil {
 			return generationError(err, "messages")
 		}
 		if g != nil {
-			j.opts.Grammar = g
+			j.opts.Constraint = g
 			return nil
 		}
 	}
 	var e *apiError
-	j.opts.Grammar, e = h.formatGrammar(f, "messages")
+	j.opts.Constraint, e = h.formatGrammar(f, "messages")
 	return e
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -323,7 +324,7 @@ func TestToolMessagesInPrompt(t *testing.T) {
 	assert.Equal(t, "It is sunny.", *content)
 	assert.Empty(t, calls)
 
-	want, err := h.model.ChatPromptWith([]chat.Message{
+	want, err := policy.NewChatPrompt(h.model, []chat.Message{
 		{Role: "user", Content: "Weather in Paris?"},
 		{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "call_abc", Name: "get_weather", Arguments: `{"city": "Paris"}`}}},
 		{Role: "tool", ToolCallID: "call_abc", Name: "get_weather", Content: "sunny, 21 C"},
@@ -393,7 +394,7 @@ func TestToolsThinking(t *testing.T) {
 	m := hermesModel(t)
 	h, err := New(m, Options{})
 	require.NoError(t, err)
-	tmpl, err := m.ChatTemplate()
+	tmpl, err := policy.ChatTemplate(m)
 	require.NoError(t, err)
 	require.Equal(t, chat.ToolFormatHermes, tmpl.ToolFormat())
 	msgs := []chat.Message{{Role: "user", Content: "hi"}}
@@ -408,7 +409,7 @@ func TestToolsThinking(t *testing.T) {
 		{``, chat.Options{Tools: tools}},
 		{`, "tool_choice": "none", "response_format": {"type": "json_object"}`, chat.Options{Tools: tools, ToolChoice: chat.ToolChoice{Mode: chat.ToolNone}, DisableThinking: true}},
 	} {
-		want, err := m.ChatPromptWith(msgs, tc.opts)
+		want, err := policy.NewChatPrompt(m, msgs, tc.opts)
 		require.NoError(t, err)
 		var got engine.Prompt
 		h.generate = scripted([]string{"x"}, &got)

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -73,7 +74,7 @@ import (
 // model that does not generate reject with code unsupported_model.
 //
 // A rejected Promise carries an Error whose message says what went wrong and
-// whose code is engine.CodeOf's ("invalid_argument", "prompt_too_long",
+// whose code is policy.CodeOf's ("invalid_argument", "prompt_too_long",
 // "invalid_model", "unsupported_model", "busy", "exchange_failed",
 // "internal", "error") or the bridge's ("no_model", "js_exception"). An
 // invalid argument or option also has field (its JavaScript name), param
@@ -108,17 +109,18 @@ type Binding struct {
 	// one runs at a time.
 	queue turnQueue
 
-	mu       sync.Mutex // guards model, part, session, shardSession, ctxLen, kvType, exchange and source
+	mu       sync.Mutex // guards model, grammars, part, session, shardSession, ctxLen, kvType, exchange and source
 	model    *engine.Model
-	part     *shard.Part     // the shard the model is, for a shard of a split model; nil when whole
-	session  *engine.Session // made when a call first needs it (see current)
-	shardSes *shard.Session  // the session of a shard (its Session is session)
-	ctxLen   int             // the positions the session holds
-	kvType   engine.KVType   // the session's KV cache type, resolved (load's kvType)
-	exchange *portExchange   // the channels to the other shards, for a shard of a split model
-	source   []byte          // the bytes of a whole GGUF model, which shard cuts
-	asm      *assembly       // a model being filled (prepare, fill), until load takes it
-	served   *served         // the OpenAI-compatible API over the model (serveHTTP), once asked for
+	grammars *policy.Grammars // the grammars of the model's requests, compiled once
+	part     *shard.Part      // the shard the model is, for a shard of a split model; nil when whole
+	session  *engine.Session  // made when a call first needs it (see current)
+	shardSes *shard.Session   // the session of a shard (its Session is session)
+	ctxLen   int              // the positions the session holds
+	kvType   engine.KVType    // the session's KV cache type, resolved (load's kvType)
+	exchange *portExchange    // the channels to the other shards, for a shard of a split model
+	source   []byte           // the bytes of a whole GGUF model, which shard cuts
+	asm      *assembly        // a model being filled (prepare, fill), until load takes it
+	served   *served          // the OpenAI-compatible API over the model (serveHTTP), once asked for
 
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
@@ -242,6 +244,17 @@ func (b *Binding) currentShard() (*shard.Session, error) {
 		return nil, invalidCall("only shards 1..n-1 of a split model follow; this model is whole")
 	}
 	return b.shardSes, nil
+}
+
+// grammarsOf is the grammars of m's requests: the binding's while m is its
+// model, else (the model was replaced meanwhile) new ones.
+func (b *Binding) grammarsOf(m *engine.Model) *policy.Grammars {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.model == m && b.grammars != nil {
+		return b.grammars
+	}
+	return policy.NewGrammars(m)
 }
 
 // currentModel returns the loaded model and its session's context length,
@@ -387,7 +400,7 @@ func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvTy
 		return nil, err
 	}
 	out["chatTemplate"] = nil
-	if t, err := m.ChatTemplate(); err == nil {
+	if t, err := policy.ChatTemplate(m); err == nil {
 		out["chatTemplate"] = t.Name()
 	}
 	out["sessionContextLength"] = sessionContextLength

@@ -13,6 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // qwen3Template is enough of Qwen3's chat template for the engine to use the
@@ -28,16 +29,16 @@ func qwen3File(t *testing.T) []byte {
 }
 
 // TestChatEnableThinking: enableThinking: false gives a thinking template's
-// prompt the empty think block, as engine.Model.ChatPromptWith does natively; true, or
+// prompt the empty think block, as policy.NewChatPrompt does natively; true, or
 // no option, the template's default.
 func TestChatEnableThinking(t *testing.T) {
 	file := qwen3File(t)
 	native, err := engine.Load(file, engine.LoadOptions{})
 	require.NoError(t, err)
 	msgs := []chat.Message{{Role: "user", Content: "Once upon a time"}}
-	on, err := native.ChatPrompt(msgs)
+	on, err := policy.NewChatPrompt(native, msgs, chat.Options{})
 	require.NoError(t, err)
-	off, err := native.ChatPromptWith(msgs, chat.Options{DisableThinking: true})
+	off, err := policy.NewChatPrompt(native, msgs, chat.Options{DisableThinking: true})
 	require.NoError(t, err)
 	require.NotEqual(t, on.Tokens, off.Tokens)
 

@@ -4,7 +4,7 @@ import "github.com/wasmlm/wasmlm/engine"
 
 // Sentinel errors; the bridge wraps them with %w and says what was wrong.
 // Each becomes the message of a JavaScript Error, whose code property
-// classifies it (engine.CodeOf: the code is in parentheses below; see
+// classifies it (policy.CodeOf: the code is in parentheses below; see
 // Binding). An argument or option with the wrong type or value is an
 // *engine.OptionError, which names the field.
 var (

@@ -6,14 +6,14 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/grammar"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // Structured output: the options responseFormat (OpenAI's response_format,
 // {type: 'text' | 'json_object' | 'json_schema', json_schema: {name,
 // description, schema, strict}}) and grammar (GBNF), read into an
-// engine.ResponseFormat, which Model.FormatGrammar compiles. A chat with a
-// forced tool call is held to Model.ToolGrammar's grammar instead
+// policy.ResponseFormat, which policy.Grammars.FormatGrammar compiles. A chat with a
+// forced tool call is held to policy.Grammars.ToolGrammar's grammar instead
 // (tools_js.go).
 
 // The keys of a responseFormat object, and of its json_schema.
@@ -24,8 +24,8 @@ var (
 
 // parseFormat reads the options responseFormat and grammar. The object's
 // keys are OpenAI's, and errors name them so: "responseFormat.json_schema.schema".
-func (b *Binding) parseFormat(f fields) (engine.ResponseFormat, error) {
-	var rf engine.ResponseFormat
+func (b *Binding) parseFormat(f fields) (policy.ResponseFormat, error) {
+	var rf policy.ResponseFormat
 	if g, ok := f.value("grammar"); ok {
 		if g.Type() != js.TypeString {
 			return rf, invalid("grammar", "must be a string (a GBNF grammar), got %s", b.describe(g))
@@ -44,22 +44,22 @@ func (b *Binding) parseFormat(f fields) (engine.ResponseFormat, error) {
 	switch {
 	case typ.Type() != js.TypeString:
 		return rf, invalid("responseFormat.type", "must be 'text', 'json_object' or 'json_schema', got %s", b.describe(typ))
-	case typ.String() != engine.FormatText && typ.String() != engine.FormatJSONObject && typ.String() != engine.FormatJSONSchema:
+	case typ.String() != policy.FormatText && typ.String() != policy.FormatJSONObject && typ.String() != policy.FormatJSONSchema:
 		return rf, invalid("responseFormat.type", "must be 'text', 'json_object' or 'json_schema', got %s", b.describe(typ))
 	}
 	rf.Type = typ.String()
 	// llama.cpp's form: json_object with a schema beside the type.
 	if schema, ok := rff.value("schema"); ok {
-		if rf.Type != engine.FormatJSONObject {
+		if rf.Type != policy.FormatJSONObject {
 			return rf, invalid("responseFormat.schema", "goes with type 'json_object' (llama.cpp's form); for type 'json_schema', give responseFormat.json_schema.schema")
 		}
 		if rf.Schema, err = b.schemaJSON(schema, "responseFormat.schema"); err != nil {
 			return rf, err
 		}
-		rf.Type = engine.FormatJSONSchema
+		rf.Type = policy.FormatJSONSchema
 	}
 	obj, hasSchema := rff.value("json_schema")
-	if typ.String() != engine.FormatJSONSchema {
+	if typ.String() != policy.FormatJSONSchema {
 		if hasSchema {
 			return rf, invalid("responseFormat.json_schema", "applies to type 'json_schema' only, not %q", typ.String())
 		}
@@ -130,28 +130,27 @@ func (b *Binding) panicMessage(r any) string {
 // forced tool call. A chat template that thinks first cannot fit that, so
 // thinking is switched off (chat.Options.DisableThinking).
 func (r *request) forcedGrammar() bool {
-	f := r.format
-	return f.Grammar != "" || (f.Type != "" && f.Type != engine.FormatText) || r.forcedToolCall()
+	return r.format.Constrains() || r.forcedToolCall()
 }
 
 // grammar compiles the grammar the request's text is held to (nil for
 // none): the forced tool call's in format (the chat template's tool
 // format), or else the response format's.
-func (r *request) grammar(m *engine.Model, format chat.ToolFormat) (*grammar.Grammar, error) {
+func (r *request) grammar(gs *policy.Grammars, format chat.ToolFormat) (engine.Constraint, error) {
 	if len(r.chatOpts.Tools) > 0 {
 		// Every tool's parameters are checked, whatever the choice.
-		g, err := m.ToolGrammar(format, r.chatOpts.Tools, r.chatOpts.ToolChoice, r.parallel)
+		g, err := gs.ToolGrammar(format, r.chatOpts.Tools, r.chatOpts.ToolChoice, r.parallel)
 		if err != nil || g != nil {
 			return g, err
 		}
 	}
-	return m.FormatGrammar(r.format)
+	return gs.FormatGrammar(r.format)
 }
 
 // checkGrammar compiles the request's grammar with the model loaded now,
 // if any, so that a bad schema or grammar rejects at once rather than when
 // the request's turn comes. The turn compiles it again (a cache hit in
-// Model.Grammar) with the model it runs on.
+// policy.Grammars) with the model it runs on.
 func (b *Binding) checkGrammar(r *request) error {
 	if !r.forcedGrammar() {
 		return nil
@@ -162,12 +161,12 @@ func (b *Binding) checkGrammar(r *request) error {
 	}
 	var format chat.ToolFormat
 	if r.method == "chat" {
-		t, err := m.ChatTemplate()
+		t, err := policy.ChatTemplate(m)
 		if err != nil {
 			return nil // the turn says the template is not supported
 		}
 		format = t.ToolFormat()
 	}
-	_, err = r.grammar(m, format)
+	_, err = r.grammar(b.grammarsOf(m), format)
 	return err
 }

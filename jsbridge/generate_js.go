@@ -10,6 +10,7 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -82,17 +83,17 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 	}()
 
-	var prompt engine.Prompt
+	var prompt policy.ChatPrompt
 	if r.method == "chat" {
-		prompt, err = m.ChatPromptWith(r.msgs, r.chatOpts)
+		prompt, err = policy.NewChatPrompt(m, r.msgs, r.chatOpts)
 	} else {
-		prompt, err = m.TextPrompt(r.prompt, false)
+		prompt.Prompt, err = m.TextPrompt(r.prompt, false)
 	}
 	if err != nil {
 		return nil, err
 	}
 	ids, opts := prompt.Tokens, r.opts
-	if opts.Grammar, err = r.grammar(m, prompt.ToolFormat); err != nil {
+	if opts.Constraint, err = r.grammar(b.grammarsOf(m), prompt.ToolFormat); err != nil {
 		return nil, err
 	}
 
@@ -161,7 +162,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 	}
 	exchange := b.exchangeStats()
-	res, err := s.GeneratePrompt(ctx, prompt, opts, onToken)
+	res, err := s.GeneratePrompt(ctx, prompt.Prompt, opts, onToken)
 	if err != nil {
 		return nil, err
 	}

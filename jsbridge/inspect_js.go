@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/shard"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // inspectFields are the keys of inspect's options.
@@ -128,7 +128,7 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 		return nil, err
 	}
 	out["chatTemplate"] = nil
-	if t, err := chatTemplate(h.ChatTemplate()); err == nil {
+	if t, err := policy.TemplateOf(h.ChatTemplate()); err == nil {
 		out["chatTemplate"] = t.Name()
 	}
 	out["chatTemplateSource"] = h.ChatTemplate()
@@ -150,15 +150,6 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 		"workersNeeded": neededValue, "fits": fits(per, n), "limits": limits,
 	}
 	return out, nil
-}
-
-// chatTemplate is the template a model whose file's template is src uses,
-// as engine.Model.ChatTemplate picks it.
-func chatTemplate(src string) (chat.Template, error) {
-	if src == "" {
-		return chat.Named("plain")
-	}
-	return chat.Detect(src)
 }
 
 // camelInfo is info with its JSON names in camelCase (the GGUF metadata

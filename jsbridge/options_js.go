@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -40,7 +41,7 @@ type request struct {
 	msgs     []chat.Message // chat
 	chatOpts chat.Options   // chat: the template's options, the tools and tool_choice
 	parallel bool           // chat: parallelToolCalls
-	format   engine.ResponseFormat
+	format   policy.ResponseFormat
 	opts     engine.GenerateOptions
 	signal   js.Value // an AbortSignal, or undefined
 	onToken  js.Value // a function, or undefined

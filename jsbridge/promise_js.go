@@ -6,6 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // work is the asynchronous part of a method: it runs in its own goroutine and
@@ -110,7 +111,7 @@ func (b *Binding) panicError(where string, r any) error {
 }
 
 // jsError makes a JavaScript Error with err's message and a code property
-// that programs can test (engine.CodeOf: "invalid_argument", "no_model",
+// that programs can test (policy.CodeOf: "invalid_argument", "no_model",
 // ...). An invalid option also says which one: the message names it as
 // JavaScript spells it ("maxTokens must be ..."), and the properties field
 // (that name), param (the snake_case one, as OpenAI's API spells it) and
@@ -124,7 +125,7 @@ func (b *Binding) jsError(err error) js.Value {
 		msg = fmt.Sprintf("%v: %s %s", ErrInvalidArgument, jsField(oe.Field), oe.Problem)
 	}
 	e := b.errorCtor.New(msg)
-	e.Set("code", string(engine.CodeOf(err)))
+	e.Set("code", string(policy.CodeOf(err)))
 	if isOption {
 		e.Set("field", jsField(oe.Field))
 		e.Set("param", oe.Field)

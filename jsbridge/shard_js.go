@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // A model split across workers (engine/shard): the page loads the whole
@@ -122,6 +123,7 @@ func (b *Binding) install(m *engine.Model, part *shard.Part, ctxLen int, ex *por
 	b.mu.Lock()
 	old := b.exchange
 	b.model, b.part, b.session, b.shardSes, b.ctxLen, b.exchange, b.source = m, part, nil, nil, ctxLen, ex, source
+	b.grammars = policy.NewGrammars(m)
 	b.mu.Unlock()
 	if old != nil && old != ex {
 		old.close(fmt.Errorf("%w: %w", shard.ErrExchange, errReplaced))

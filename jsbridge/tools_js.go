@@ -8,15 +8,15 @@ import (
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/chat"
-	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // Tool calling in a chat: the options tools, toolChoice and
 // parallelToolCalls (OpenAI's tools, tool_choice, parallel_tool_calls,
 // their objects in OpenAI's shapes), the messages' tool_calls, tool_call_id
 // and name, and the calls parsed from the reply. The template describes the
-// tools to the model in its tool format (Prompt.ToolFormat); a forced call
-// (toolChoice 'required' or a function) is sampled under Model.ToolGrammar;
+// tools to the model in its tool format (policy.ChatPrompt.ToolFormat); a forced call
+// (toolChoice 'required' or a function) is sampled under policy.Grammars.ToolGrammar;
 // the reply's calls are read back with chat.ParseToolCalls, and while
 // streaming with a chat.ToolCallStream.
 
@@ -53,7 +53,7 @@ func (b *Binding) parseTools(f fields, r *request) error {
 		switch t := r.format.Type; {
 		case r.format.Grammar != "":
 			field = "grammar"
-		case t != "" && t != engine.FormatText:
+		case t != "" && t != policy.FormatText:
 			field = "responseFormat"
 		}
 		if field != "" {

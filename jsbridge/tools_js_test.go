@@ -15,6 +15,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // toolModels are the default model with a context of 2048 (its 512 do not
@@ -98,7 +99,7 @@ func toolCalls(v js.Value) []chat.ToolCall {
 }
 
 // TestChatToolPrompt: tools, toolChoice and the messages' tool_calls,
-// tool_call_id and name give the prompt engine.Model.ChatPromptWith gives
+// tool_call_id and name give the prompt policy.NewChatPrompt gives
 // natively, in the plain template's generic tool format and in Qwen3's
 // Hermes one.
 func TestChatToolPrompt(t *testing.T) {
@@ -133,7 +134,7 @@ func TestChatToolPrompt(t *testing.T) {
 				{"required", chat.ToolChoice{Mode: chat.ToolRequired}, false},
 				{map[string]any{"type": "function", "function": map[string]any{"name": "tell_time"}}, chat.ToolChoice{Mode: chat.ToolFunction, Function: "tell_time"}, false},
 			} {
-				want, err := native.ChatPromptWith(msgs, chat.Options{Tools: tools, ToolChoice: c.want, DisableThinking: !c.thinking})
+				want, err := policy.NewChatPrompt(native, msgs, chat.Options{Tools: tools, ToolChoice: c.want, DisableThinking: !c.thinking})
 				require.NoError(t, err)
 				res := mustCall(t, b, "chat", jsMsgs, sampled(2, 1, map[string]any{"tools": jsTools, "toolChoice": c.choice}))
 				assert.Equal(t, want.Tokens, ints(res.Get("promptTokens")), "%v", c.choice)

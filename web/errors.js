@@ -2,7 +2,7 @@
 // module.
 //
 // Every rejection is an Error with a code (web/README.md, "Errors"): the Go
-// side's (engine.CodeOf's, such as invalid_argument and invalid_model, and
+// side's (policy.CodeOf's, such as invalid_argument and invalid_model, and
 // the bridge's no_model and js_exception) and the page's own for what fails
 // around the engine: fetch_failed, worker_failed, aborted. An invalid
 // argument or option also has field and param, as the Go side sets them.
@@ -42,7 +42,7 @@ export function httpError(url, res) {
 
 /**
  * err with a code: err itself when it has one, else an Error of code
- * "error" (engine.CodeOf's "anything else") with err as its cause. Every
+ * "error" (policy.CodeOf's "anything else") with err as its cause. Every
  * path this module knows of gives its own code; this is the safety net.
  */
 export function withCode(err) {

@@ -562,7 +562,7 @@ export interface RerankResponse {
 }
 
 /**
- * The code of every error wasmlm.js rejects with. The engine's (Go's engine.CodeOf and the
+ * The code of every error wasmlm.js rejects with. The engine's (Go's policy.CodeOf and the
  * bridge's), the same in every host, and the page's own for what fails around the engine.
  */
 export type ErrorCode =

@@ -9,6 +9,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/grammar/jsonschema"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // constrainedRun is one generation of bench -json-schema or -grammar's
@@ -81,13 +82,14 @@ func benchConstrained(ctx context.Context, model *engine.Model, s *engine.Sessio
 			constrained.Sampling.LogitBias[id] = v
 		}
 	}
+	grammars := policy.NewGrammars(model)
 	var out []constrainedRun
 	for round := range rounds {
 		g, err := grammar.Parse(src)
 		if err != nil {
 			return out, err
 		}
-		constrained.Grammar = g
+		constrained.Constraint = grammars.Bind(g)
 		for _, pass := range []string{"without", "first", "again"} {
 			o := constrained
 			if pass == "without" {

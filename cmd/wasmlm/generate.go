@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/grammar"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -131,7 +131,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "generate: %s\n", notGenerative(model))
 		return exitError
 	}
-	if opts.Grammar, err = grammarFlag(model, *grammarF, *schemaF); err != nil {
+	if opts.Constraint, err = grammarFlag(model, *grammarF, *schemaF); err != nil {
 		fmt.Fprintf(stderr, "generate: %v\n", err)
 		return exitUsage
 	}
@@ -200,8 +200,8 @@ func notGenerative(model *engine.Model) string {
 
 // grammarFlag compiles the grammar of -grammar FILE or -json-schema FILE;
 // nil without either.
-func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (*grammar.Grammar, error) {
-	var f engine.ResponseFormat
+func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (engine.Constraint, error) {
+	var f policy.ResponseFormat
 	switch {
 	case grammarFile != "" && schemaFile != "":
 		return nil, errors.New("-grammar and -json-schema exclude each other")
@@ -222,11 +222,11 @@ func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (*grammar.
 		if len(bytes.TrimSpace(schema)) == 0 {
 			return nil, fmt.Errorf("-json-schema %s: the file is empty", schemaFile)
 		}
-		f.Type, f.Schema = engine.FormatJSONSchema, schema
+		f.Type, f.Schema = policy.FormatJSONSchema, schema
 	default:
 		return nil, nil
 	}
-	g, err := model.FormatGrammar(f)
+	g, err := policy.NewGrammars(model).FormatGrammar(f)
 	if err != nil {
 		var oe *engine.OptionError
 		if errors.As(err, &oe) {

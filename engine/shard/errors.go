@@ -3,7 +3,7 @@ package shard
 import "github.com/wasmlm/wasmlm/engine"
 
 // Sentinel errors; functions wrap them with %w and say what was wrong. Their
-// codes (engine.CodeOf) are invalid_argument, invalid_model and
+// codes (engine.CodeOf, policy.CodeOf) are invalid_argument, invalid_model and
 // exchange_failed.
 var (
 	// ErrSplit means a model cannot be split as asked, or a part is used in

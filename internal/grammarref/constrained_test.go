@@ -17,6 +17,7 @@ import (
 	"github.com/wasmlm/wasmlm/internal/grammarref"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -97,12 +98,13 @@ func TestConstrainedOutputsValidate(t *testing.T) {
 	for _, cm := range constrainedModels(t) {
 		s, err := cm.model.NewSession(engine.SessionOptions{})
 		require.NoError(t, err)
+		gs := policy.NewGrammars(cm.model)
 		for _, cs := range corpus {
-			g, err := cm.model.FormatGrammar(engine.ResponseFormat{Type: engine.FormatJSONSchema, Schema: cs.schema})
+			g, err := gs.FormatGrammar(policy.ResponseFormat{Type: policy.FormatJSONSchema, Schema: cs.schema})
 			require.NoError(t, err, cs.name)
 			var texts []string
 			for seed := range uint64(cm.seeds) {
-				opts := engine.GenerateOptions{MaxTokens: cm.maxTokens / 2, Grammar: g,
+				opts := engine.GenerateOptions{MaxTokens: cm.maxTokens / 2, Constraint: g,
 					Sampling: sampling.Params{Temperature: 1, Seed: seed}}
 				res, err := s.Generate(context.Background(), "Once upon a time", opts, nil)
 				require.NoError(t, err, "%s %s seed %d", cm.name, cs.name, seed)
@@ -183,11 +185,13 @@ func TestLlamaCppSamplesMatchOurGrammar(t *testing.T) {
 	require.NoError(t, err)
 	def, err := engine.LoadGGUF(models.Default())
 	require.NoError(t, err)
+	gs := policy.NewGrammars(def)
 	var schemaJobs []grammarref.SchemaJob
 	ended, cut := 0, 0
 	for i, cs := range corpus {
-		g, err := def.FormatGrammar(engine.ResponseFormat{Type: engine.FormatJSONSchema, Schema: cs.schema})
+		c, err := gs.FormatGrammar(policy.ResponseFormat{Type: policy.FormatJSONSchema, Schema: cs.schema})
 		require.NoError(t, err)
+		g := c.(*policy.Grammar)
 		whole := []string{}
 		for j, text := range results[i].Texts {
 			if results[i].Ended[j] {

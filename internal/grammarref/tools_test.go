@@ -14,6 +14,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/internal/grammarref"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -38,6 +39,7 @@ func TestForcedToolCallsValidate(t *testing.T) {
 	require.NoError(t, err)
 	s, err := m.NewSession(engine.SessionOptions{})
 	require.NoError(t, err)
+	gs := policy.NewGrammars(m)
 
 	type call struct{ where, name, arguments string }
 	var calls []call
@@ -53,13 +55,13 @@ func TestForcedToolCallsValidate(t *testing.T) {
 		} {
 			src, err := chat.ToolCallGrammar(format, tools, tc.choice, tc.parallel)
 			require.NoError(t, err)
-			g, err := m.Grammar(src)
+			g, err := gs.Compile(src)
 			require.NoError(t, err)
 			job := grammarref.GrammarJob{Grammar: src}
 			for seed := range uint64(5) {
 				where := fmt.Sprintf("%s %+v parallel=%v seed %d", format, tc.choice, tc.parallel, seed)
 				res, err := s.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{
-					MaxTokens: 300, Grammar: g, Sampling: sampling.Params{Temperature: 1, Seed: seed}}, nil)
+					MaxTokens: 300, Constraint: g, Sampling: sampling.Params{Temperature: 1, Seed: seed}}, nil)
 				require.NoError(t, err, where)
 				job.Texts = append(job.Texts, res.Text)
 				_, got, err := chat.ParseToolCalls(format, res.Text, seed)

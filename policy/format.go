@@ -1,4 +1,4 @@
-package engine
+package policy
 
 import (
 	"encoding/json"
@@ -6,14 +6,14 @@ import (
 	"fmt"
 
 	"github.com/wasmlm/wasmlm/chat"
-	"github.com/wasmlm/wasmlm/grammar"
+	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/grammar/jsonschema"
 )
 
 // ResponseFormat is what a request asks its text to be: OpenAI's
 // response_format ({type: "text" | "json_object" | "json_schema"}), or a
 // GBNF grammar (llama.cpp's and wasmlm's extension). Hosts fill it from
-// their requests; FormatGrammar compiles it.
+// their requests; Grammars.FormatGrammar compiles it.
 type ResponseFormat struct {
 	// Type is "" or "text" (free text), "json_object" (any JSON object) or
 	// "json_schema" (a JSON text valid for Schema).
@@ -32,45 +32,56 @@ const (
 	FormatJSONSchema = "json_schema"
 )
 
-// FormatGrammar compiles f for GenerateOptions.Grammar: nil for free text.
-// Errors are *OptionError naming the request field at fault
-// ("response_format", "response_format.json_schema.schema", "grammar") and
-// the construct (an unsupported schema keyword, a GBNF syntax error).
-func (m *Model) FormatGrammar(f ResponseFormat) (*grammar.Grammar, error) {
+// Constrains reports whether f holds the text to a grammar.
+func (f ResponseFormat) Constrains() bool {
+	return f.Grammar != "" || (f.Type != "" && f.Type != FormatText)
+}
+
+// optionError is an *engine.OptionError for field whose problem is format, args.
+func optionError(field, format string, args ...any) error {
+	return &engine.OptionError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// FormatGrammar compiles f for engine.GenerateOptions.Constraint: nil for
+// free text. Errors are *engine.OptionError naming the request field at
+// fault ("response_format", "response_format.json_schema.schema",
+// "grammar") and the construct (an unsupported schema keyword, a GBNF
+// syntax error).
+func (gs *Grammars) FormatGrammar(f ResponseFormat) (engine.Constraint, error) {
 	switch {
 	case f.Grammar != "" && f.Type != "" && f.Type != FormatText:
 		return nil, optionError("grammar", "cannot be combined with response_format %q", f.Type)
 	case f.Grammar != "":
-		return m.Grammar(f.Grammar)
+		return gs.Compile(f.Grammar)
 	}
 	switch f.Type {
 	case "", FormatText:
 		return nil, nil
 	case FormatJSONObject:
-		g, err := m.Grammar(jsonschema.JSONObject())
+		g, err := gs.Compile(jsonschema.JSONObject())
 		if err != nil {
-			return nil, errors.Join(errors.New("engine: the json_object grammar does not parse"), err)
+			return nil, errors.Join(errors.New("policy: the json_object grammar does not parse"), err)
 		}
 		return g, nil
 	case FormatJSONSchema:
 		if len(f.Schema) == 0 {
 			return nil, optionError("response_format.json_schema.schema", "is required for type json_schema")
 		}
-		return m.schemaGrammar("response_format.json_schema.schema", f.Schema)
+		return gs.schemaGrammar("response_format.json_schema.schema", f.Schema)
 	}
 	return nil, optionError("response_format.type", "must be text, json_object or json_schema, got %q", f.Type)
 }
 
 // schemaGrammar converts a JSON schema to GBNF and compiles it.
-func (m *Model) schemaGrammar(field string, schema json.RawMessage) (*grammar.Grammar, error) {
+func (gs *Grammars) schemaGrammar(field string, schema json.RawMessage) (engine.Constraint, error) {
 	src, err := jsonschema.ToGBNF(schema)
 	if err != nil {
-		return nil, &OptionError{Field: field, Problem: schemaProblem(err), Err: err}
+		return nil, &engine.OptionError{Field: field, Problem: schemaProblem(err), Err: err}
 	}
-	g, err := m.Grammar(src)
+	g, err := gs.Compile(src)
 	if err != nil {
 		// A converted schema that does not parse is our bug, not the request's.
-		return nil, errors.Join(errors.New("engine: the grammar of a JSON schema does not parse"), err)
+		return nil, errors.Join(errors.New("policy: the grammar of a JSON schema does not parse"), err)
 	}
 	return g, nil
 }
@@ -87,18 +98,18 @@ func schemaProblem(err error) string {
 }
 
 // ToolGrammar compiles the grammar that forces a tool call in format (the
-// prompt's Prompt.ToolFormat): for choice ToolRequired, a call of one of
-// tools (several when parallel, at most chat.MaxParallelCalls), for
+// prompt's ChatPrompt.ToolFormat): for choice ToolRequired, a call of one
+// of tools (several when parallel, at most chat.MaxParallelCalls), for
 // ToolFunction, of that function; nil for the other choices, where the
 // model may answer in text. The call's arguments are held to each tool's
 // parameter schema. Every tool's parameters are checked whatever the
 // choice, so a schema it cannot hold arguments to is refused as a bad
-// request (an *OptionError naming tools[i].function.parameters), not only
-// when a call is forced.
-func (m *Model) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (*grammar.Grammar, error) {
+// request (an *engine.OptionError naming tools[i].function.parameters),
+// not only when a call is forced.
+func (gs *Grammars) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (engine.Constraint, error) {
 	for i, t := range tools {
 		if err := chat.CheckToolParameters(t); err != nil {
-			return nil, &OptionError{Field: fmt.Sprintf("tools[%d].function.parameters", i), Problem: schemaProblem(err), Err: err}
+			return nil, &engine.OptionError{Field: fmt.Sprintf("tools[%d].function.parameters", i), Problem: schemaProblem(err), Err: err}
 		}
 	}
 	if choice.Mode != chat.ToolRequired && choice.Mode != chat.ToolFunction {
@@ -106,11 +117,11 @@ func (m *Model) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice ch
 	}
 	src, err := chat.ToolCallGrammar(format, tools, choice, parallel)
 	if err != nil {
-		return nil, &OptionError{Field: "tools", Problem: err.Error(), Err: err}
+		return nil, &engine.OptionError{Field: "tools", Problem: err.Error(), Err: err}
 	}
-	g, err := m.Grammar(src)
+	g, err := gs.Compile(src)
 	if err != nil {
-		return nil, errors.Join(errors.New("engine: the grammar of a tool call does not parse"), err)
+		return nil, errors.Join(errors.New("policy: the grammar of a tool call does not parse"), err)
 	}
 	return g, nil
 }

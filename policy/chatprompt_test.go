@@ -1,4 +1,4 @@
-package engine_test
+package policy_test
 
 import (
 	"testing"
@@ -10,6 +10,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // qwen3Like is enough of Qwen3's template for Detect to find qwen3.
@@ -25,25 +26,21 @@ func withChatTemplate(t *testing.T, src string) *engine.Model {
 	return m
 }
 
-// ChatPromptWith renders Qwen3-like templates with the thinking switch, and
+// NewChatPrompt renders Qwen3-like templates with the thinking switch, and
 // changes nothing for templates without it.
-func TestChatPromptWith(t *testing.T) {
+func TestChatPromptThinkingSwitch(t *testing.T) {
 	msgs := []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time"}}
 	off := chat.Options{DisableThinking: true}
 
 	t.Run("qwen3", func(t *testing.T) {
 		m := withChatTemplate(t, qwen3Like)
-		tmpl, err := m.ChatTemplate()
+		tmpl, err := policy.ChatTemplate(m)
 		require.NoError(t, err)
 		require.Equal(t, "qwen3", tmpl.Name())
 
-		def, err := m.ChatPrompt(msgs)
+		def, err := policy.NewChatPrompt(m, msgs, chat.Options{})
 		require.NoError(t, err)
-		got, err := m.ChatPromptWith(msgs, chat.Options{})
-		require.NoError(t, err)
-		assert.Equal(t, def, got, "default options: ChatPrompt's prompt")
-
-		got, err = m.ChatPromptWith(msgs, off)
+		got, err := policy.NewChatPrompt(m, msgs, off)
 		require.NoError(t, err)
 		text, err := tmpl.Apply(msgs, true)
 		require.NoError(t, err)
@@ -56,19 +53,28 @@ func TestChatPromptWith(t *testing.T) {
 
 	t.Run("no thinking switch", func(t *testing.T) {
 		for _, m := range []*engine.Model{withChatTemplate(t, "chatml"), withChatTemplate(t, "<start_of_turn>")} {
-			def, err := m.ChatPrompt(msgs)
+			def, err := policy.NewChatPrompt(m, msgs, chat.Options{})
 			require.NoError(t, err)
-			got, err := m.ChatPromptWith(msgs, off)
+			got, err := policy.NewChatPrompt(m, msgs, off)
 			require.NoError(t, err)
 			assert.Equal(t, def, got, "the option changes nothing")
 		}
 	})
 
-	t.Run("errors are ChatPrompt's", func(t *testing.T) {
+	t.Run("errors are the template's", func(t *testing.T) {
 		m := withChatTemplate(t, qwen3Like)
-		_, want := m.ChatPrompt([]chat.Message{{Role: "wizard"}})
-		require.Error(t, want)
-		_, err := m.ChatPromptWith([]chat.Message{{Role: "wizard"}}, off)
+		_, want := policy.NewChatPrompt(m, []chat.Message{{Role: "wizard"}}, chat.Options{})
+		require.ErrorIs(t, want, chat.ErrUnknownRole)
+		_, err := policy.NewChatPrompt(m, []chat.Message{{Role: "wizard"}}, off)
 		assert.Equal(t, want, err)
 	})
+}
+
+func TestChatTemplateUnrecognisedIsAnError(t *testing.T) {
+	m := withChatTemplate(t, "{% for m in messages %}{{ m.content }}{% endfor %}")
+	_, err := policy.ChatTemplate(m)
+	require.ErrorIs(t, err, chat.ErrUnknownTemplate)
+	_, err = policy.NewChatPrompt(m, []chat.Message{{Role: "user", Content: "hi"}}, chat.Options{})
+	require.ErrorIs(t, err, chat.ErrUnknownTemplate)
+	require.ErrorIs(t, err, engine.ErrUnsupported)
 }
