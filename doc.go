@@ -43,6 +43,7 @@
 //	internal/grammarref  llama.cpp's and ajv's verdicts on texts, for grammar/jsonschema's tests
 //	internal/embedref   llama.cpp's embeddings, rerank scores and embedding speed, the reference of embedding models
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
+//	tools/benchdoc      the benchmark page's tables, rewritten from the results files
 //	tools/benchrun      make bench: every host, one table
 //	tools/npmpack       make npm: the npm package wasmlm (build/npm)
 //	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients

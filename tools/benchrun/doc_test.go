@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/tools/benchdoc"
 )
 
 // benchDoc is the benchmark page: its tables are the results files'.
@@ -324,7 +326,7 @@ func readmeHasSideBySide(t *testing.T, results string, n int) (Report, []byte) {
 	printSideBySide(&b, rep, benchTargets(t))
 	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
-	tables := markdownTables(b.String())
+	tables := benchdoc.Tables(b.String())
 	require.Len(t, tables, n, "prompt, decode (and targets)")
 	for _, table := range tables {
 		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
@@ -396,7 +398,7 @@ func TestBenchmarksGrammarIsResultsGrammar(t *testing.T) {
 	var b strings.Builder
 	g := benchTargets(t).Grammar
 	printGrammar(&b, rep, g)
-	tables := markdownTables(b.String())
+	tables := benchdoc.Tables(b.String())
 	require.Len(t, tables, 3, "decode, masks, targets")
 	readme, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
@@ -429,7 +431,7 @@ func TestBenchmarksEmbedIsResultsEmbed(t *testing.T) {
 	var b strings.Builder
 	e := benchTargets(t).Embed
 	printEmbed(&b, rep, e)
-	tables := markdownTables(b.String())
+	tables := benchdoc.Tables(b.String())
 	require.Len(t, tables, 2, "embeddings/s, target")
 	for _, table := range tables {
 		assert.Contains(t, string(readme), strings.Join(table, "\n")+"\n", "the page's copy of the table headed %s", table[0])
@@ -446,23 +448,27 @@ func TestBenchmarksEmbedIsResultsEmbed(t *testing.T) {
 
 // TestBenchmarksPageBlocksAreResults: every table block of the benchmark
 // page is, line for line, the table `make bench` prints for the results
-// file it names, and the page keeps every table it prints of those files.
+// file it names, and the page keeps every table it prints of those files
+// (bench/results-serve.json's block is tools/servebench's to check).
 func TestBenchmarksPageBlocksAreResults(t *testing.T) {
 	page, err := os.ReadFile(benchDoc)
 	require.NoError(t, err)
 	tg := benchTargets(t)
 	kept := map[string]map[int]bool{}
-	for _, m := range docBlock.FindAllStringSubmatch(string(page), -1) {
+	for _, m := range benchdoc.Block.FindAllStringSubmatch(string(page), -1) {
 		name, text := m[1], m[3]
+		if name == "bench/results-serve.json" {
+			continue
+		}
 		n, err := strconv.Atoi(m[2])
 		require.NoError(t, err)
 		rep, err := readReport("../../" + name)
 		require.NoError(t, err, "a block names %s", name)
 		var b strings.Builder
 		docTables(&b, rep, tg)
-		tables := markdownTables(b.String())
+		tables := benchdoc.Tables(b.String())
 		require.LessOrEqual(t, n, len(tables), "%s has %d tables", name, len(tables))
-		assert.Equal(t, blockText(tables[n-1]), text, "the page's table %d of %s", n, name)
+		assert.Equal(t, benchdoc.Text(tables[n-1]), text, "the page's table %d of %s", n, name)
 		if kept[name] == nil {
 			kept[name] = map[int]bool{}
 		}
@@ -475,29 +481,10 @@ func TestBenchmarksPageBlocksAreResults(t *testing.T) {
 		require.NoError(t, err)
 		var b strings.Builder
 		docTables(&b, rep, tg)
-		for n := range markdownTables(b.String()) {
+		for n := range benchdoc.Tables(b.String()) {
 			assert.True(t, kept[md.out][n+1], "the page keeps no block of table %d of %s", n+1, md.out)
 		}
 	}
-}
-
-// TestRewriteBlocks: a block of the results file is rewritten with its
-// table, a block of another file is left alone, and a block asking for a
-// table the run did not print is an error.
-func TestRewriteBlocks(t *testing.T) {
-	page := "prose\n<!-- benchrun: bench/a.json table 2 -->\n| old |\n\n<!-- /benchrun -->\n\n" +
-		"<!-- benchrun: bench/b.json table 1 -->\n| other |\n\n<!-- /benchrun -->\n"
-	tables := [][]string{{"| one |", "|---|"}, {"| two |", "|---|", "| 2 |"}}
-	got, n, err := rewriteBlocks(page, "bench/a.json", tables)
-	require.NoError(t, err)
-	assert.Equal(t, 1, n)
-	assert.Equal(t, "prose\n<!-- benchrun: bench/a.json table 2 -->\n| two |\n|---|\n| 2 |\n\n<!-- /benchrun -->\n\n"+
-		"<!-- benchrun: bench/b.json table 1 -->\n| other |\n\n<!-- /benchrun -->\n", got)
-	_, n, err = rewriteBlocks(page, "bench/c.json", tables)
-	require.NoError(t, err)
-	assert.Zero(t, n)
-	_, _, err = rewriteBlocks(page, "bench/a.json", tables[:1])
-	assert.ErrorContains(t, err, "table 2 of bench/a.json, which has 1")
 }
 
 // TestFrontPageSummaryIsResults: the README's one table of speeds is

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/tools/benchdoc"
 )
 
 // embedRows takes llama.cpp's faster mode, leaves errors out, and the
@@ -48,5 +50,5 @@ func TestEmbedRowsAndTargets(t *testing.T) {
 	assert.Contains(t, out, "| minilm-l6 F16 | 32 × 1 | 40.0 | 100.0 | 0.40× | missed |")
 	assert.Contains(t, out, "1 of 2 met")
 	assert.Contains(t, out, "minilm-l6-F16 on native: boom")
-	assert.Len(t, markdownTables(out), 2)
+	assert.Len(t, benchdoc.Tables(out), 2)
 }

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wasmlm/wasmlm/tools/benchdoc"
 )
 
 // Results is what a run writes (bench/results-serve.json).
@@ -72,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		clients = fs.String("clients", "1,4,16", "counts of concurrent clients, comma-separated")
 		out     = fs.String("out", "bench/results-serve.json", "results file")
 		printOf = fs.String("print", "", "print the table of this results file and exit")
+		doc     = fs.String("doc", "docs/benchmarks.md", "the page whose table of the results file (its <!-- benchrun: FILE table 1 --> block) a run rewrites")
+		writeTo = fs.Bool("write-doc", false, "with -print: also rewrite -doc's table of that results file")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -83,6 +87,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		printTable(stdout, r)
+		if *writeTo {
+			return writeDoc(*doc, *printOf, r, stdout, stderr)
+		}
 		return 0
 	}
 	var counts []int
@@ -135,6 +142,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	printTable(stdout, res)
+	return writeDoc(*doc, *out, res, stdout, stderr)
+}
+
+// writeDoc rewrites the page's block of the results file with r's table;
+// it returns the exit code.
+func writeDoc(doc, results string, r Results, stdout, stderr io.Writer) int {
+	var b strings.Builder
+	printTable(&b, r)
+	if err := benchdoc.Write(doc, filepath.ToSlash(results), b.String(), stdout); err != nil {
+		fmt.Fprintln(stderr, "servebench:", err)
+		return 1
+	}
 	return 0
 }
 
