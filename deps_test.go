@@ -22,8 +22,11 @@ var layering = map[string][]string{
 	// The page's own OpenAI endpoint (serveHTTP) is httpapi's handler over
 	// the bridge's session, only in builds tagged wasmlm_serve
 	// (TestPageBuildHasNoHTTP).
-	"jsbridge": {"policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi"},
-	"httpapi":  {"policy", "engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	"jsbridge": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi"},
+	"httpapi":  {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	// OpenAI's requests as engine calls, the engine's output as OpenAI's
+	// replies, for every host; no transport.
+	"openai": {"policy", "engine/...", "tokenizer/...", "sampling", "chat"},
 	// Host policy over the engine: chat prompts, grammars as constraints,
 	// error codes.
 	"policy": {"engine/...", "tokenizer/...", "sampling", "chat", "grammar/..."},
@@ -75,7 +78,7 @@ var layering = map[string][]string{
 // logging; hostTools are the packages under them that only build and test
 // machinery runs, on the developer's machine.
 var (
-	hostFree  = []string{"policy", "engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
+	hostFree  = []string{"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
 	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/embedref", "internal/asmgen"}
 )
 

@@ -13,6 +13,7 @@
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	jsbridge            the engine as a JavaScript object (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API
+//	openai              OpenAI's requests as engine calls, the engine's output as OpenAI's replies and chunks
 //	policy              host policy: chat prompts, grammars as engine constraints, error codes
 //	engine/shard        a model split across workers: plan, step protocol, followers, shard files
 //	engine              models, architecture tables, forward pass, sessions, generation

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
 )
 
@@ -45,7 +46,7 @@ type job struct {
 	created      int64
 	// calls, for a chat reply that may call tools, says how to read the
 	// calls out of it; nil: the reply is text.
-	calls *toolCalling
+	calls *openai.Calls
 }
 
 func (h *Handler) serveCompletions(w http.ResponseWriter, r *http.Request) {
@@ -250,7 +251,7 @@ func (h *Handler) chatJob(req *chatRequest) (*job, *apiError) {
 	}
 	j.prompt = p.Prompt
 	if tools.calling() {
-		j.calls = &toolCalling{format: p.ToolFormat, seed: callSeed(req.Seed, j.prompt.Tokens), parallel: tools.parallel}
+		j.calls = &openai.Calls{Format: p.ToolFormat, Seed: callSeed(req.Seed, j.prompt.Tokens), Parallel: tools.parallel}
 	}
 	return j, h.limitTokens(j, &req.samplingRequest, 0)
 }
@@ -380,16 +381,13 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // ordinary error response; an error after it is an "error" event. stopped
 // says whether an abort was Shutdown's.
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
-	s := &eventStream{w: w, rc: http.NewResponseController(w), j: j, model: h.name}
-	if j.calls != nil {
-		s.calls = chat.NewToolCallStream(j.calls.format, j.calls.seed)
-	}
+	s := &eventStream{w: w, rc: http.NewResponseController(w), j: j, model: h.name, reply: openai.NewReplyStream(j.calls)}
 	onToken := func(t engine.Token) error {
 		if t.Text == "" {
 			return nil // held back (part of a character or of a stop string): nothing to show yet
 		}
 		if j.chat {
-			return s.reply(s.reasoning.Write(t.Text))
+			return s.pieces(s.reply.Write(t.Text))
 		}
 		return s.content(t.Text)
 	}

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/openai"
 )
 
 // eventStream writes one completion as Server-Sent Events in OpenAI's order:
@@ -22,12 +22,10 @@ type eventStream struct {
 	model   string
 	started bool
 	err     error // the first write error: the client is gone
-	// reasoning splits a chat reply's reasoning from its content as it
-	// streams (chat.ReasoningParser).
-	reasoning chat.ReasoningParser
-	// calls, when the job takes calls (job.calls), holds back the part of
-	// the content that may be a tool call (chat.ToolCallStream).
-	calls *chat.ToolCallStream
+	// reply splits a chat reply's reasoning from its content as it
+	// streams and, when the job takes calls (job.calls), holds back the
+	// part of the content that may be a tool call.
+	reply *openai.ReplyStream
 }
 
 // chunk is a streamed completion chunk (object "text_completion" or
@@ -107,17 +105,14 @@ func (s *eventStream) content(text string) error {
 	return s.send("", s.newChunk(&text, "", nil))
 }
 
-// reply sends the pieces of a chat reply's reasoning and content that the
-// reasoning parser released: a reasoning_content chunk, then a content
-// chunk, each only if it has text (content that may be a tool call is held
-// back). Nothing released (a tag's first bytes, say) sends nothing, but the
+// pieces sends the pieces of a chat reply's reasoning and content that the
+// reply stream released: a reasoning_content chunk, then a content chunk,
+// each only if it has text (content that may be a tool call is held back).
+// Nothing released (a tag's first bytes, say) sends nothing, but the
 // stream's headers go out with the first token all the same.
-func (s *eventStream) reply(reasoning, content string) error {
+func (s *eventStream) pieces(reasoning, content string) error {
 	if err := s.start(); err != nil {
 		return err
-	}
-	if s.calls != nil {
-		content = s.calls.Write(content)
 	}
 	return s.sendPieces(reasoning, content)
 }
@@ -145,18 +140,12 @@ func (s *eventStream) finish(res engine.Result, queued time.Duration) {
 	}
 	reason := finishReason(res.FinishReason)
 	if s.j.chat {
-		if s.reply(s.reasoning.Flush()) != nil {
+		reasoning, content, rest, calls := s.reply.Finish()
+		if s.sendPieces(reasoning, content) != nil || s.sendPieces("", rest) != nil || s.toolCalls(calls) != nil {
 			return
 		}
-		if s.calls != nil {
-			rest, calls := s.calls.Finish()
-			calls = s.j.calls.finish(calls)
-			if s.sendPieces("", rest) != nil || s.toolCalls(calls) != nil {
-				return
-			}
-			if len(calls) > 0 {
-				reason = "tool_calls"
-			}
+		if len(calls) > 0 {
+			reason = "tool_calls"
 		}
 		s.send("", s.newChunk(nil, "", &reason))
 	} else {

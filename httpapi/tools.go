@@ -6,9 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 
 	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
 )
 
@@ -312,67 +312,32 @@ func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *apiError) {
 	return calls, nil
 }
 
-// toolCalling is how a job's reply is read for calls: in the prompt's tool
-// format, at most one call unless parallel, ids from seed.
-type toolCalling struct {
-	format   chat.ToolFormat
-	seed     uint64
-	parallel bool
-}
-
-// callSeed is the seed of a reply's call ids. With the request's seed, it
-// is that seed mixed with the prompt, so the same request gets the same ids
-// but a conversation's next turn (a longer prompt) gets new ones, never the
-// ids of the calls in its own history; without, it is random, so ids differ
-// from request to request.
+// callSeed is the seed of a reply's call ids: with the request's seed,
+// openai.CallSeed's (the same request gets the same ids); without, random,
+// so ids differ from request to request.
 func callSeed(seed *int64, prompt []int) uint64 {
 	if seed == nil {
 		var b [8]byte
 		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 		return binary.LittleEndian.Uint64(b[:])
 	}
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(*seed))
-	h.Write(b[:])
-	for _, id := range prompt {
-		binary.LittleEndian.PutUint64(b[:], uint64(id))
-		h.Write(b[:])
-	}
-	return h.Sum64()
-}
-
-// finish takes a reply's calls as parsed: the first only unless parallel,
-// every id the server's (a model may write ids, as Mistral's format and the
-// generic one let it: they need not be unique).
-func (t *toolCalling) finish(calls []chat.ToolCall) []chat.ToolCall {
-	if !t.parallel && len(calls) > 1 {
-		calls = calls[:1]
-	}
-	for i := range calls {
-		calls[i].ID = chat.ToolCallID(t.format, t.seed, i)
-	}
-	return calls
+	return openai.CallSeed(uint64(*seed), prompt)
 }
 
 // chatReply is the reply message to text, a finished generation, and its
 // finish reason: the reasoning apart, the calls parsed out when the job
 // takes calls ("tool_calls" then), content null when there are only calls.
 func (j *job) chatReply(text, finish string) (assistantMessage, string) {
-	reasoning, content := chat.SplitReasoning(text)
-	msg := assistantMessage{Role: "assistant", ReasoningContent: reasoning}
-	if j.calls != nil {
-		var calls []chat.ToolCall
-		content, calls, _ = chat.ParseToolCalls(j.calls.format, content, j.calls.seed) // the format is the prompt's: known
-		for _, c := range j.calls.finish(calls) {
-			msg.ToolCalls = append(msg.ToolCalls, toolCallJSON{ID: c.ID, Type: "function", Function: toolFunctionJSON{Name: c.Name, Arguments: c.Arguments}})
-		}
-		if len(msg.ToolCalls) > 0 {
-			finish = "tool_calls"
-		}
+	r, _ := openai.ParseReply(text, j.calls) // the format is the prompt's: known
+	msg := assistantMessage{Role: "assistant", ReasoningContent: r.Reasoning}
+	for _, c := range r.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, toolCallJSON{ID: c.ID, Type: "function", Function: toolFunctionJSON{Name: c.Name, Arguments: c.Arguments}})
 	}
-	if content != "" || len(msg.ToolCalls) == 0 {
-		msg.Content = &content
+	if len(msg.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	if r.Content != "" || len(msg.ToolCalls) == 0 {
+		msg.Content = &r.Content
 	}
 	return msg, finish
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
@@ -106,17 +106,15 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	n := 0
 	where := r.method + " onToken"
 	// A chat's chunks also say which part of their text is reasoning and
-	// which content (chat.ReasoningParser).
-	var split *chat.ReasoningParser
-	if r.method == "chat" {
-		split = new(chat.ReasoningParser)
-	}
-	// With tools, the content goes through a ToolCallStream, which holds
-	// back what may be a call; the calls come with the last chunk.
-	var calls *chat.ToolCallStream
-	callSeed := toolCallSeed(opts.Sampling.Seed, ids)
+	// which content; with tools, the content that may be a call is held
+	// back, and the calls come with the last chunk.
+	var calls *openai.Calls
 	if r.callsTools() {
-		calls = chat.NewToolCallStream(prompt.ToolFormat, callSeed)
+		calls = &openai.Calls{Format: prompt.ToolFormat, Seed: openai.CallSeed(opts.Sampling.Seed, ids), Parallel: r.parallel}
+	}
+	var split *openai.ReplyStream
+	if r.method == "chat" {
+		split = openai.NewReplyStream(calls)
 	}
 	onToken := func(t engine.Token) error {
 		n++
@@ -127,9 +125,6 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			c := b.chunk(t, prev, m.Tokenizer())
 			if split != nil {
 				reasoning, content := split.Write(t.Text)
-				if calls != nil {
-					content = calls.Write(content)
-				}
 				setReply(c, reasoning, content)
 			}
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
@@ -168,15 +163,8 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	}
 	if split != nil && r.onToken.Type() == js.TypeFunction {
 		// What the parsers still held: a last chunk with no text of its own.
-		reasoning, content := split.Flush()
-		var toolCalls []chat.ToolCall
-		if calls != nil {
-			content = calls.Write(content)
-			var rest string
-			rest, toolCalls = calls.Finish()
-			content += rest
-			toolCalls = r.keepCalls(prompt.ToolFormat, callSeed, toolCalls)
-		}
+		reasoning, content, rest, toolCalls := split.Finish()
+		content += rest
 		if reasoning != "" || content != "" || len(toolCalls) > 0 {
 			c := b.object.New()
 			c.Set("text", "")
@@ -192,13 +180,13 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	}
 	v := resultValue(res, opts.Sampling.Seed, y.spent)
 	if r.method == "chat" {
-		v["reasoning"], v["content"] = chat.SplitReasoning(res.Text)
-		if r.callsTools() {
-			content, toolCalls, err := chat.ParseToolCalls(prompt.ToolFormat, v["content"].(string), callSeed)
-			if err != nil {
-				return nil, err
-			}
-			v["content"], v["toolCalls"] = content, callsValue(r.keepCalls(prompt.ToolFormat, callSeed, toolCalls))
+		reply, err := openai.ParseReply(res.Text, calls)
+		if err != nil {
+			return nil, err
+		}
+		v["reasoning"], v["content"] = reply.Reasoning, reply.Content
+		if calls != nil {
+			v["toolCalls"] = callsValue(reply.ToolCalls)
 		}
 	}
 	exchange.since(v)

@@ -1,9 +1,7 @@
 package jsbridge
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"syscall/js"
 
@@ -298,39 +296,6 @@ func (b *Binding) messageToolCall(v js.Value, at string) (chat.ToolCall, error) 
 		return c, invalid(at+".function.arguments", "must be a JSON string (or an object), got %s", b.describe(args))
 	}
 	return c, nil
-}
-
-// toolCallSeed is the seed of a reply's call ids (chat.ToolCallID): the
-// request's sampling seed (drawn at random when the call gave none) mixed
-// with its prompt, so that the same request gets the same ids but a
-// conversation's next turn (a longer prompt) new ones, never those of the
-// calls in its history. It is httpapi's, so a request with a seed gets the
-// same ids from either host.
-func toolCallSeed(seed uint64, prompt []int) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
-	for _, id := range prompt {
-		binary.LittleEndian.PutUint64(b[:], uint64(id))
-		h.Write(b[:])
-	}
-	return h.Sum64()
-}
-
-// keepCalls is a reply's calls as the request takes them: the first only
-// unless parallelToolCalls (a reply the grammar did not force may hold
-// several), each with the bridge's id, chat.ToolCallID(format, seed, i)
-// (a model may write ids, as Mistral's format and the generic one let it,
-// and they need not be unique), as httpapi does.
-func (r *request) keepCalls(format chat.ToolFormat, seed uint64, calls []chat.ToolCall) []chat.ToolCall {
-	if !r.parallel && len(calls) > 1 {
-		calls = calls[:1]
-	}
-	for i := range calls {
-		calls[i].ID = chat.ToolCallID(format, seed, i)
-	}
-	return calls
 }
 
 // callsValue is tool calls for JavaScript: [{id, name, arguments}] (the

@@ -1,0 +1,118 @@
+package openai
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+
+	"github.com/wasmlm/wasmlm/chat"
+)
+
+// Calls is how a chat reply is read for tool calls: in the prompt's tool
+// format (policy.ChatPrompt.ToolFormat), ids from Seed (CallSeed), at most
+// one call unless Parallel (the request's parallel_tool_calls).
+type Calls struct {
+	Format   chat.ToolFormat
+	Seed     uint64
+	Parallel bool
+}
+
+// CallSeed is the seed of a reply's call ids (chat.ToolCallID): the
+// request's seed mixed with its prompt, so that the same request gets the
+// same ids but a conversation's next turn (a longer prompt) gets new ones,
+// never the ids of the calls in its own history.
+func CallSeed(seed uint64, prompt []int) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	for _, id := range prompt {
+		binary.LittleEndian.PutUint64(b[:], uint64(id))
+		h.Write(b[:])
+	}
+	return h.Sum64()
+}
+
+// keep takes a reply's calls as parsed: the first only unless Parallel (a
+// reply the grammar did not force may hold several), every id the
+// server's (a model may write ids, as Mistral's format and the generic one
+// let it: they need not be unique).
+func (c *Calls) keep(calls []chat.ToolCall) []chat.ToolCall {
+	if !c.Parallel && len(calls) > 1 {
+		calls = calls[:1]
+	}
+	for i := range calls {
+		calls[i].ID = chat.ToolCallID(c.Format, c.Seed, i)
+	}
+	return calls
+}
+
+// Reply is a finished chat reply read apart: the reasoning it started
+// with ("<think>...</think>"), its content, and the tool calls parsed out
+// of the content.
+type Reply struct {
+	Reasoning string
+	Content   string
+	ToolCalls []chat.ToolCall
+}
+
+// ParseReply reads a finished generation's text: the reasoning apart (as
+// llama.cpp's server returns it) and, when calls is not nil (the request
+// offers tools the reply may call), the calls parsed out. The error is
+// chat.ParseToolCalls's: only for a format it does not know.
+func ParseReply(text string, calls *Calls) (Reply, error) {
+	var r Reply
+	r.Reasoning, r.Content = chat.SplitReasoning(text)
+	if calls == nil {
+		return r, nil
+	}
+	content, parsed, err := chat.ParseToolCalls(calls.Format, r.Content, calls.Seed)
+	if err != nil {
+		return r, err
+	}
+	r.Content, r.ToolCalls = content, calls.keep(parsed)
+	return r, nil
+}
+
+// ReplyStream reads a chat reply as it streams: the reasoning apart
+// (chat.ReasoningParser) and, when it takes calls, the content that may be
+// a call held back to the end (chat.ToolCallStream). The pieces it
+// returns, joined, and its calls are ParseReply's, however the reply is
+// split into tokens.
+type ReplyStream struct {
+	reasoning chat.ReasoningParser
+	calls     *Calls
+	stream    *chat.ToolCallStream // nil without calls
+}
+
+// NewReplyStream reads a reply for calls (nil: the reply is text).
+func NewReplyStream(calls *Calls) *ReplyStream {
+	s := &ReplyStream{calls: calls}
+	if calls != nil {
+		s.stream = chat.NewToolCallStream(calls.Format, calls.Seed)
+	}
+	return s
+}
+
+// Write takes the next piece of the reply's text and returns the
+// reasoning and the content it makes final (either may be "": a tag's
+// first bytes, content that may be a call).
+func (s *ReplyStream) Write(text string) (reasoning, content string) {
+	reasoning, content = s.reasoning.Write(text)
+	if s.stream != nil {
+		content = s.stream.Write(content)
+	}
+	return reasoning, content
+}
+
+// Finish ends the reply: the reasoning and content the reasoning parser
+// still held (content as Write returns it), then the rest of the content
+// that the call parser held and is not a call, and the calls.
+func (s *ReplyStream) Finish() (reasoning, content, rest string, calls []chat.ToolCall) {
+	reasoning, content = s.reasoning.Flush()
+	if s.stream == nil {
+		return reasoning, content, "", nil
+	}
+	content = s.stream.Write(content)
+	rest, calls = s.stream.Finish()
+	return reasoning, content, rest, s.calls.keep(calls)
+}

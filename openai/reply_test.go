@@ -1,0 +1,95 @@
+package openai
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/chat"
+)
+
+// The replies of httpapi's tests of reasoning and tool calls, their
+// tokens' texts as a scripted generation sends them.
+var (
+	// A Qwen3 reply whose tags arrive split across tokens (and a token
+	// holding the end of the reasoning and the start of the content).
+	splitReply = []string{"<th", "ink>\nI", " should", " greet. ", "</thi", "nk>\n\nHel", "lo", "!"}
+	// A reply in the generic tool format making two calls.
+	genericCalls = []string{`{"tool_ca`, `lls": [{"name": "get_`, `weather", "arguments": {"city": "Pa`, `ris"}}, `,
+		`{"name": "get_time", "arguments": {}}]}`}
+	// A Hermes reply that thinks, then calls.
+	hermesThinking = []string{"<think>\nThe user", " wants the time.\n</think>\n\n<tool_", "call>\n{\"name\": \"get_time\", ", "\"arguments\": {}}\n</tool_call>"}
+)
+
+// TestReply: a reply's reasoning, content and calls, whole (ParseReply) and
+// streamed token by token (ReplyStream): the pieces as they are released,
+// joined, and the calls are the whole reply's, ids included.
+func TestReply(t *testing.T) {
+	const seed = 7
+	generic := &Calls{Format: chat.ToolFormatGeneric, Seed: seed, Parallel: true}
+	tests := []struct {
+		name      string
+		tokens    []string
+		calls     *Calls
+		reasoning []string // the reasoning pieces as streamed
+		content   []string // the content pieces as streamed
+		want      Reply
+	}{
+		{"reasoning split across tokens", splitReply, nil,
+			[]string{"I", " should", " greet."}, []string{"Hel", "lo", "!"},
+			Reply{Reasoning: "I should greet.", Content: "Hello!"}},
+		{"no reasoning at the start: all content", []string{"Once", " upon <think>"}, nil,
+			nil, []string{"Once", " upon <think>"},
+			Reply{Content: "Once upon <think>"}},
+		{"two generic calls", genericCalls, generic, nil, nil,
+			Reply{ToolCalls: []chat.ToolCall{
+				{ID: chat.ToolCallID(chat.ToolFormatGeneric, seed, 0), Name: "get_weather", Arguments: `{"city":"Paris"}`},
+				{ID: chat.ToolCallID(chat.ToolFormatGeneric, seed, 1), Name: "get_time", Arguments: `{}`}}}},
+		{"parallel_tool_calls false: the first call", genericCalls, &Calls{Format: chat.ToolFormatGeneric, Seed: seed}, nil, nil,
+			Reply{ToolCalls: []chat.ToolCall{
+				{ID: chat.ToolCallID(chat.ToolFormatGeneric, seed, 0), Name: "get_weather", Arguments: `{"city":"Paris"}`}}}},
+		{"text where calls may come", []string{"It is ", "sunny."}, generic, nil, []string{"It is ", "sunny."},
+			Reply{Content: "It is sunny."}},
+		{"thinking, then a Hermes call", hermesThinking, &Calls{Format: chat.ToolFormatHermes, Seed: seed, Parallel: true},
+			[]string{"The user", " wants the time."}, nil,
+			Reply{Reasoning: "The user wants the time.", ToolCalls: []chat.ToolCall{
+				{ID: chat.ToolCallID(chat.ToolFormatHermes, seed, 0), Name: "get_time", Arguments: `{}`}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseReply(strings.Join(tt.tokens, ""), tt.calls)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+
+			s := NewReplyStream(tt.calls)
+			var reasoning, content []string
+			add := func(r, c string) {
+				if r != "" {
+					reasoning = append(reasoning, r)
+				}
+				if c != "" {
+					content = append(content, c)
+				}
+			}
+			for _, tok := range tt.tokens {
+				add(s.Write(tok))
+			}
+			r, c, rest, calls := s.Finish()
+			add(r, c)
+			add("", rest)
+			assert.Equal(t, tt.reasoning, reasoning)
+			assert.Equal(t, tt.content, content)
+			assert.Equal(t, tt.want.ToolCalls, calls)
+		})
+	}
+}
+
+// TestCallSeed: the same seed and prompt give the same ids; the next turn
+// of a conversation (a longer prompt) or another seed, new ones.
+func TestCallSeed(t *testing.T) {
+	prompt := []int{1, 403, 407}
+	assert.Equal(t, CallSeed(3, prompt), CallSeed(3, prompt))
+	assert.NotEqual(t, CallSeed(3, prompt), CallSeed(3, append(prompt, 9)))
+	assert.NotEqual(t, CallSeed(3, prompt), CallSeed(4, prompt))
+}
