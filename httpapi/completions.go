@@ -355,23 +355,7 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	case res.FinishReason == engine.FinishAbort:
 		return res, nil // the client left: nobody to answer
 	}
-	resp := response{
-		ID: j.id, Created: j.created, Model: h.name,
-		Usage: usageOf(res), Timings: timingsOf(res.Timings, queued),
-	}
-	finish := finishReason(res.FinishReason)
-	if j.chat {
-		// The reply's reasoning and calls apart, as llama.cpp's server
-		// returns them.
-		var msg assistantMessage
-		msg, finish = j.chatReply(res.Text, finish)
-		resp.Object = "chat.completion"
-		resp.Choices = []chatChoice{{Message: msg, FinishReason: &finish}}
-	} else {
-		resp.Object = "text_completion"
-		resp.Choices = []textChoice{{Text: res.Text, FinishReason: &finish}}
-	}
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, openai.NewCompletion(j.id, j.created, h.name, j.chat, j.calls, res, queued))
 	return res, nil
 }
 
@@ -381,15 +365,12 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // ordinary error response; an error after it is an "error" event. stopped
 // says whether an abort was Shutdown's.
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
-	s := &eventStream{w: w, rc: http.NewResponseController(w), j: j, model: h.name, reply: openai.NewReplyStream(j.calls)}
+	s := &eventStream{w: w, rc: http.NewResponseController(w), chunks: openai.NewStream(j.id, j.created, h.name, j.chat, j.includeUsage, j.calls)}
 	onToken := func(t engine.Token) error {
 		if t.Text == "" {
 			return nil // held back (part of a character or of a stop string): nothing to show yet
 		}
-		if j.chat {
-			return s.pieces(s.reply.Write(t.Text))
-		}
-		return s.content(t.Text)
+		return s.token(t.Text)
 	}
 	res, err := gen(onToken)
 	switch {
@@ -418,81 +399,4 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 // stoppedError is the answer to a request whose generation Shutdown stopped.
 func stoppedError(res engine.Result) *apiError {
 	return shuttingDown(fmt.Sprintf("The server is shutting down: the generation was stopped after %d tokens. Retry later.", len(res.Tokens)))
-}
-
-// finishReason maps the engine's reasons to OpenAI's: a full context is a
-// length limit too.
-func finishReason(r engine.FinishReason) string {
-	if r == engine.FinishStop {
-		return "stop"
-	}
-	return "length"
-}
-
-// response is a non-streamed completion (text or chat).
-type response struct {
-	ID      string  `json:"id"`
-	Object  string  `json:"object"`
-	Created int64   `json:"created"`
-	Model   string  `json:"model"`
-	Choices any     `json:"choices"` // []textChoice or []chatChoice
-	Usage   usage   `json:"usage"`
-	Timings timings `json:"timings"`
-}
-
-type textChoice struct {
-	Text         string    `json:"text"`
-	Index        int       `json:"index"`
-	Logprobs     *struct{} `json:"logprobs"` // always null: not supported
-	FinishReason *string   `json:"finish_reason"`
-}
-
-type chatChoice struct {
-	Index        int              `json:"index"`
-	Message      assistantMessage `json:"message"`
-	Logprobs     *struct{}        `json:"logprobs"`
-	FinishReason *string          `json:"finish_reason"`
-}
-
-// assistantMessage is a chat reply. ReasoningContent is the reasoning
-// ("<think>...</think>") the reply started with, as llama.cpp's server
-// returns it: absent when there is none. Content is null when the reply
-// is tool calls only; ToolCalls is absent when there are none.
-type assistantMessage struct {
-	Role             string         `json:"role"`
-	Content          *string        `json:"content"`
-	ReasoningContent string         `json:"reasoning_content,omitempty"`
-	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
-}
-
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-func usageOf(res engine.Result) usage {
-	p, c := len(res.PromptTokens), len(res.Tokens)
-	return usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
-}
-
-// timings is llama.cpp-style extra information: where the time went.
-type timings struct {
-	QueueMS                float64 `json:"queue_ms"`
-	TimeToFirstTokenMS     float64 `json:"time_to_first_token_ms"`
-	PrefillMS              float64 `json:"prefill_ms"`
-	PrefillTokens          int     `json:"prefill_tokens"`
-	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
-	DecodeMS               float64 `json:"decode_ms"`
-	DecodeTokens           int     `json:"decode_tokens"`
-	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"`
-}
-
-func timingsOf(t engine.Timings, queued time.Duration) timings {
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return timings{
-		QueueMS: ms(queued), TimeToFirstTokenMS: ms(t.TimeToFirstToken),
-		PrefillMS: ms(t.Prefill), PrefillTokens: t.PrefillTokens, PrefillTokensPerSecond: t.PrefillTokensPerSecond(),
-		DecodeMS: ms(t.Decode), DecodeTokens: t.DecodeTokens, DecodeTokensPerSecond: t.DecodeTokensPerSecond(),
-	}
 }

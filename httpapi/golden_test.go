@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/openai"
 )
 
 // goldenRequest is the request that reproduces one golden run: greedy, as
@@ -115,7 +116,7 @@ type streamResult struct {
 	text          string
 	contentEvents int
 	finish        string
-	usage         *usage
+	usage         *openai.Usage
 	chunks        []streamChunk
 }
 
