@@ -8,30 +8,35 @@ import (
 )
 
 // An architecture is one model family as GGUF files describe it, declared
-// once: the prefix of its hyper-parameter keys, the keys themselves, and
-// every tensor with its shape and where it goes in modelWeights. Loading, shape
-// checks, cutting a model into parts (Model.Cut), Fingerprint and Info all
-// walk this table; what a family computes differently lives in the forward
-// pass. A new family is an entry in architectures plus those steps.
+// once: the prefix of its hyper-parameter keys, the keys themselves, the
+// recipe of its layers, and every tensor with its shape and where it goes
+// in modelWeights. Loading, shape checks, cutting a model into parts
+// (Model.Cut), Fingerprint and Info all walk this table; the forward pass
+// computes each layer as its recipe (LayerSpec) says. A new family is an
+// entry in architectures, and a new kind of step a value of the recipe.
 type architecture struct {
 	name      string       // general.architecture, and the prefix of the family's keys
 	ropeStyle RopeStyle    // which dimensions of a head rotate together
 	keys      []configKey  // hyper-parameters, read in order
 	tensors   []tensorSpec // global tensors and (name "blk.%d.…") each layer's
+	// layer is the recipe the family's layers share, before what the
+	// file says of each (layerKeys: a sliding window, no rotation, the
+	// multipliers); its norms are those the tensors above hold.
+	layer LayerSpec
 
 	// partialRope says that the family may rotate fewer dimensions of a
 	// head than it has (rope.dimension_count below the head width), as
 	// llama.cpp lets phi3 do; for the others llama.cpp refuses such a
 	// file, and so does the engine.
 	partialRope bool
-	// noRopeInterval is Config.NoRopeInterval for a family that fixes it
-	// (smollm3: llama.cpp's 4, which the files do not say).
+	// noRopeInterval is layerKeys.noRopeInterval for a family that fixes
+	// it (smollm3: llama.cpp's 4, which the files do not say).
 	noRopeInterval int
 	// configure reads what a family's file says beyond keys, derives what
 	// the family computes from the keys read (gemma's scales), or refuses
 	// what the engine does not compute; nil for none. It runs once every
 	// key has been read.
-	configure func(f *gguf.File, c *Config) error
+	configure func(f *gguf.File, p *hyperParams) error
 	// unsupported are tensors ("blk.%d.…": each layer's) that llama.cpp
 	// would compute with in this family and the engine does not: a file
 	// that has one is refused, naming it, rather than run without it.
@@ -53,7 +58,8 @@ var architectures = map[string]*architecture{
 	// qwen3 is qwen2 without biases and with an RMSNorm of each query and
 	// key head before the rotation; its files say key_length, as its heads
 	// are wider than dim/heads.
-	"qwen3": {name: "qwen3", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasNone, true)},
+	"qwen3": {name: "qwen3", ropeStyle: RopeHalves, keys: llamaKeys, tensors: llamaTensors(biasNone, true),
+		layer: LayerSpec{QKNorm: QKNormHeads}},
 	// The families whose steps differ more have their own files:
 	// arch_phi3.go, arch_smollm3.go, arch_olmo2.go, arch_granite.go,
 	// arch_gemma.go (gemma2 and gemma3).
@@ -71,18 +77,18 @@ var architectures = map[string]*architecture{
 // The llama family's hyper-parameters: "<arch>.<key>", as llama.cpp's
 // converter writes them.
 var llamaKeys = []configKey{
-	{key: "context_length", int: func(c *Config) *int { return &c.ContextLength }},
-	{key: "embedding_length", int: func(c *Config) *int { return &c.Dim }},
-	{key: "feed_forward_length", int: func(c *Config) *int { return &c.HiddenDim }},
-	{key: "block_count", int: func(c *Config) *int { return &c.Layers }},
-	{key: "attention.head_count", int: func(c *Config) *int { return &c.Heads }},
-	{key: "attention.head_count_kv", int: func(c *Config) *int { return &c.KVHeads },
+	{key: "context_length", int: func(p *hyperParams) *int { return &p.ContextLength }},
+	{key: "embedding_length", int: func(p *hyperParams) *int { return &p.Dim }},
+	{key: "feed_forward_length", int: func(p *hyperParams) *int { return &p.HiddenDim }},
+	{key: "block_count", int: func(p *hyperParams) *int { return &p.Layers }},
+	{key: "attention.head_count", int: func(p *hyperParams) *int { return &p.Heads }},
+	{key: "attention.head_count_kv", int: func(p *hyperParams) *int { return &p.KVHeads },
 		defaultInt: func(c Config) int { return c.Heads }},
-	{key: "rope.freq_base", float: func(c *Config) *float32 { return &c.RopeTheta },
+	{key: "rope.freq_base", float: func(p *hyperParams) *float32 { return &p.RopeTheta },
 		defaultFloat: func(Config) float32 { return 10000 }},
-	{key: "attention.layer_norm_rms_epsilon", float: func(c *Config) *float32 { return &c.NormEps },
+	{key: "attention.layer_norm_rms_epsilon", float: func(p *hyperParams) *float32 { return &p.NormEps },
 		defaultFloat: func(Config) float32 { return 1e-5 }},
-	{key: "attention.key_length", int: func(c *Config) *int { return &c.KeyLength }, // absent: dim/heads
+	{key: "attention.key_length", int: func(p *hyperParams) *int { return &p.KeyLength }, // absent: dim/heads
 		defaultInt: func(Config) int { return 0 }},
 }
 
@@ -156,11 +162,12 @@ func llamaTensors(bias biasPolicy, qkNorm bool) []tensorSpec {
 const nameOutput = "output.weight"
 
 // configKey is one hyper-parameter: an unsigned integer (int set) or a float
-// (float set). Without a default it is required.
+// (float set), held in the Config or in the keys of the layers' recipes.
+// Without a default it is required.
 type configKey struct {
 	key          string // after the architecture's prefix
-	int          func(*Config) *int
-	float        func(*Config) *float32
+	int          func(*hyperParams) *int
+	float        func(*hyperParams) *float32
 	defaultInt   func(Config) int     // the value when absent, from the keys read before
 	defaultFloat func(Config) float32 // the value when absent
 }
@@ -311,20 +318,6 @@ func (t *tensorSpec) pieceOf(name string, whole *tensor.Matrix, c Config, part *
 }
 
 // has reports whether the table lists a tensor of that name.
-// qkNorm is Info.QKNorm for the family: "heads" when it normalises each
-// query and key head, "all" when all of them at once, "" when neither.
-func (a *architecture) qkNorm() string {
-	for i := range a.tensors {
-		if t := &a.tensors[i]; t.name == "blk.%d.attn_q_norm.weight" {
-			if t.rows == dimHead {
-				return "heads"
-			}
-			return "all"
-		}
-	}
-	return ""
-}
-
 func (a *architecture) has(name string) bool {
 	for i := range a.tensors {
 		if a.tensors[i].name == name {

@@ -30,6 +30,7 @@ import (
 var (
 	bert = &architecture{
 		name: "bert", keys: bertKeys, tensors: bertTensors(false), encoder: true, configure: configureEncoder,
+		layer:   LayerSpec{Norms: NormsResidual, Attention: AttentionSpec{NoPE: true}, FFN: FFNGELU},
 		noSplit: "an encoder runs whole in one worker",
 		// llama.cpp would also take a fused attn_qkv, and the extra norms
 		// of other BERT variants, which bert converters do not write.
@@ -37,6 +38,7 @@ var (
 	}
 	nomicBert = &architecture{
 		name: "nomic-bert", ropeStyle: RopeHalves, keys: bertKeys, tensors: bertTensors(true), encoder: true, configure: configureEncoder,
+		layer:   LayerSpec{Norms: NormsResidual, FFN: FFNSwiGLU},
 		noSplit: "an encoder runs whole in one worker",
 		// Separate q, k and v, biases and mixture-of-experts layers: not
 		// what nomic-bert's converter writes.
@@ -48,12 +50,12 @@ var (
 // the rope base (which only nomic-bert uses), then the LayerNorm's epsilon
 // instead of RMSNorm's, and no key_length.
 var bertKeys = append(slices.Clone(llamaKeys[:7]),
-	configKey{key: "attention.layer_norm_epsilon", float: func(c *Config) *float32 { return &c.NormEps }})
+	configKey{key: "attention.layer_norm_epsilon", float: func(p *hyperParams) *float32 { return &p.NormEps }})
 
 // configureEncoder reads what an encoder's file says beyond its keys: the
 // token types, which llama.cpp requires (it adds the first type's row to
 // every token).
-func configureEncoder(f *gguf.File, c *Config) error {
+func configureEncoder(f *gguf.File, p *hyperParams) error {
 	n, err := uint32Key(f, "tokenizer.ggml.token_type_count", 0)
 	if err != nil {
 		return err
@@ -61,7 +63,7 @@ func configureEncoder(f *gguf.File, c *Config) error {
 	if n == 0 {
 		return fmt.Errorf("%w: an encoder's file must say tokenizer.ggml.token_type_count (llama.cpp too refuses it)", ErrFormat)
 	}
-	c.TokenTypes = n
+	p.TokenTypes = n
 	return nil
 }
 

@@ -276,8 +276,8 @@ func TestFamilyFileErrors(t *testing.T) {
 	}
 	m, err := Load(edit(granite, map[string]any{"granite.rope.scaling.finetuned": false}, ""), LoadOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, 1, m.Config().NoRopeInterval)
-	assert.False(t, m.Config().rotates(0))
+	assert.Equal(t, 1, m.Info().NoRopeInterval)
+	assert.True(t, m.Config().Layer(0).Attention.NoPE)
 }
 
 // TestFamilyFingerprint: models that differ only in a family's

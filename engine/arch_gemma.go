@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -26,7 +25,7 @@ import (
 //     which llama.cpp does not read from the file: 1/√headDim, but for the
 //     27B models (46 layers of gemma2, 62 of gemma3) 1/√(dim/heads); the
 //     scores are then not scaled again;
-//   - sliding-window attention on some layers (SlidingWindow), of a window
+//   - sliding-window attention on some layers (AttentionSpec.Window), of a window
 //     of attention.sliding_window positions (gemma2: 4096 when the file
 //     does not say; gemma3: none): of every attention.sliding_window_pattern
 //     layers (gemma2: 2, gemma3: 6 when absent) all but the last. The
@@ -45,30 +44,36 @@ import (
 // TestGemmaKeysAsLlamaCpp).
 var (
 	gemma2 = &architecture{
-		name: "gemma2", ropeStyle: RopeHalves, tensors: gemmaTensors(false),
+		name: "gemma2", ropeStyle: RopeHalves, tensors: gemmaTensors(false), layer: gemmaLayer(QKNormNone),
 		keys: gemmaKeys(4096, 2, func(c Config) float32 { return c.RopeTheta },
-			configKey{key: "attn_logit_softcapping", float: func(c *Config) *float32 { return &c.AttnSoftCap },
+			configKey{key: "attn_logit_softcapping", float: func(p *hyperParams) *float32 { return &p.layers.softCap },
 				defaultFloat: func(Config) float32 { return 50 }},
-			configKey{key: "final_logit_softcapping", float: func(c *Config) *float32 { return &c.FinalSoftCap },
+			configKey{key: "final_logit_softcapping", float: func(p *hyperParams) *float32 { return &p.FinalSoftCap },
 				defaultFloat: func(Config) float32 { return 30 }}),
-		configure: func(_ *gguf.File, c *Config) error {
-			configureGemma(c, 46)
-			c.SlidingWindow.RopeScale = c.RopeScale
+		configure: func(_ *gguf.File, p *hyperParams) error {
+			configureGemma(p, 46)
+			p.layers.windowScale = p.RopeScale
 			return nil
 		},
 	}
 	gemma3 = &architecture{
-		name: "gemma3", ropeStyle: RopeHalves, tensors: gemmaTensors(true),
+		name: "gemma3", ropeStyle: RopeHalves, tensors: gemmaTensors(true), layer: gemmaLayer(QKNormHeads),
 		keys: gemmaKeys(0, 6, func(Config) float32 { return 10000 },
-			configKey{key: "final_logit_softcapping", float: func(c *Config) *float32 { return &c.FinalSoftCap },
+			configKey{key: "final_logit_softcapping", float: func(p *hyperParams) *float32 { return &p.FinalSoftCap },
 				defaultFloat: func(Config) float32 { return 0 }}),
-		configure: func(_ *gguf.File, c *Config) error {
-			configureGemma(c, 62)
-			c.SlidingWindow.RopeScale = 1
+		configure: func(_ *gguf.File, p *hyperParams) error {
+			configureGemma(p, 62)
+			p.layers.windowScale = 1
 			return nil
 		},
 	}
 )
+
+// gemmaLayer is the gemma families' layer: pre- and post-norms, q/k norms
+// as qk says, queries scaled, GeGLU.
+func gemmaLayer(qk QKNorm) LayerSpec {
+	return LayerSpec{Norms: NormsPreAndPost, QKNorm: qk, Attention: AttentionSpec{ScaleQueries: true}, FFN: FFNGeGLU}
+}
 
 // gemmaKeys are the gemma families' hyper-parameters: the llama family's,
 // the sliding window (window positions when absent), its pattern (period
@@ -76,20 +81,20 @@ var (
 // ropeBase when absent), and more.
 func gemmaKeys(window, period int, ropeBase func(Config) float32, more ...configKey) []configKey {
 	return append(append(slices.Clip(llamaKeys),
-		configKey{key: "attention.sliding_window", int: func(c *Config) *int { return &c.SlidingWindow.Size },
+		configKey{key: "attention.sliding_window", int: func(p *hyperParams) *int { return &p.layers.window },
 			defaultInt: func(Config) int { return window }},
-		configKey{key: "attention.sliding_window_pattern", int: func(c *Config) *int { return &c.SlidingWindow.Period },
+		configKey{key: "attention.sliding_window_pattern", int: func(p *hyperParams) *int { return &p.layers.windowPeriod },
 			defaultInt: func(Config) int { return period }},
-		configKey{key: "rope.freq_base_swa", float: func(c *Config) *float32 { return &c.SlidingWindow.RopeTheta },
+		configKey{key: "rope.freq_base_swa", float: func(p *hyperParams) *float32 { return &p.layers.windowTheta },
 			defaultFloat: ropeBase}),
 		more...)
 }
 
-// configureGemma sets what both gemma families derive: GELU, the
-// embedding scale and the query scale (1/√headDim but for the 27B model,
-// which has layers27B layers).
-func configureGemma(c *Config, layers27B int) {
-	c.GELU = true
+// configureGemma sets what both gemma families derive: the embedding
+// scale and the query scale (1/√headDim but for the 27B model, which has
+// layers27B layers).
+func configureGemma(p *hyperParams, layers27B int) {
+	c := &p.Config
 	if c.Dim <= 0 || c.Heads <= 0 {
 		return // validate says what is wrong
 	}
@@ -100,7 +105,7 @@ func configureGemma(c *Config, layers27B int) {
 	if c.Layers == layers27B {
 		n = c.Dim / c.Heads
 	}
-	c.QueryScale = 1 / float32(math.Sqrt(float64(float32(n))))
+	p.layers.attnScale = 1 / float32(math.Sqrt(float64(float32(n))))
 }
 
 // gemmaTensors is the gemma families' tensor table: the llama family's,
@@ -127,68 +132,6 @@ func postNormTensors() []tensorSpec {
 			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnPostNorm }},
 		{name: "blk.%d.post_ffw_norm.weight", rows: dimModel,
 			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNPostNorm }},
-	}
-}
-
-// validateGemma checks the values the gemma families add to Config.
-func (c Config) validateGemma() error {
-	for _, f := range []struct {
-		name string
-		v    float32
-	}{{"query scale", c.QueryScale},
-		{"attention soft-cap", c.AttnSoftCap}, {"final soft-cap", c.FinalSoftCap}} {
-		if !(f.v >= 0) || math.IsInf(float64(f.v), 0) {
-			return fmt.Errorf("%w: %s %v must be finite and not negative (0: none)", ErrFormat, f.name, f.v)
-		}
-	}
-	return c.validateSlidingWindow()
-}
-
-// The steps of the forward pass that the gemma families have and the llama
-// family has not, as methods of the config: each does nothing for a model
-// without its feature, so the forward pass calls them all.
-
-// scaleQueries multiplies the rotated queries q by QueryScale.
-func (c *Config) scaleQueries(q []float32) {
-	if c.QueryScale != 0 {
-		scaleInto(q, c.QueryScale)
-	}
-}
-
-// attentionWeights turns one head's scores into its attention weights:
-// soft-capped (AttnSoftCap), scaled by attentionScale unless the queries
-// were (QueryScale), softmax.
-func (c *Config) attentionWeights(scores []float32) {
-	if c.AttnSoftCap != 0 {
-		softCap(scores, c.AttnSoftCap)
-	}
-	if c.QueryScale != 0 {
-		softmax(scores)
-		return
-	}
-	scaledSoftmax(scores, c.attentionScale())
-}
-
-// gateUnits sets gate to the feed-forward's gated units, act(gate) ⊙ up:
-// SwiGLU, or gemma's GeGLU.
-func (c *Config) gateUnits(gate, up []float32) {
-	switch {
-	case c.exactGELU:
-		for i, g := range gate {
-			gate[i] = geluF32(g) * up[i]
-		}
-		return
-	case c.GELU:
-		geglu(gate, up)
-		return
-	}
-	swiGLU(gate, up)
-}
-
-// capLogits soft-caps the logits (FinalSoftCap).
-func (c *Config) capLogits(logits []float32) {
-	if c.FinalSoftCap != 0 {
-		softCap(logits, c.FinalSoftCap)
 	}
 }
 

@@ -33,10 +33,10 @@ var granite = &architecture{
 
 // graniteKeys are llama's and Granite's multipliers.
 var graniteKeys = append(append([]configKey(nil), llamaKeys...),
-	configKey{key: "logit_scale", float: func(c *Config) *float32 { return &c.LogitScale }},
-	configKey{key: "embedding_scale", float: func(c *Config) *float32 { return &c.EmbeddingScale }, defaultFloat: noScale},
-	configKey{key: "attention.scale", float: func(c *Config) *float32 { return &c.AttentionScale }, defaultFloat: noScale},
-	configKey{key: "residual_scale", float: func(c *Config) *float32 { return &c.ResidualScale }, defaultFloat: noScale},
+	configKey{key: "logit_scale", float: func(p *hyperParams) *float32 { return &p.LogitScale }},
+	configKey{key: "embedding_scale", float: func(p *hyperParams) *float32 { return &p.EmbeddingScale }, defaultFloat: noScale},
+	configKey{key: "attention.scale", float: func(p *hyperParams) *float32 { return &p.layers.attnScale }, defaultFloat: noScale},
+	configKey{key: "residual_scale", float: func(p *hyperParams) *float32 { return &p.layers.residualScale }, defaultFloat: noScale},
 )
 
 // noScale is an absent multiplier's value: none.
@@ -45,13 +45,13 @@ func noScale(Config) float32 { return 0 }
 // configureGranite reads rope.scaling.finetuned, and refuses the
 // deepstack inputs of Granite Vision, whose embeddings of image features
 // are added to chosen layers' inputs.
-func configureGranite(f *gguf.File, c *Config) error {
+func configureGranite(f *gguf.File, p *hyperParams) error {
 	rope, err := f.BoolOr("granite.rope.scaling.finetuned", true)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	if !rope {
-		c.NoRopeInterval = 1
+		p.layers.noRopeInterval = 1
 	}
 	if _, ok := f.Lookup("granite.deepstack_mapping"); ok {
 		return fmt.Errorf("%w: granite.deepstack_mapping: Granite Vision's deepstack inputs (a vision model)", ErrUnsupported)

@@ -18,6 +18,7 @@ import (
 // as olmo2 with sliding-window layers) is refused.
 var olmo2 = &architecture{
 	name: "olmo2", ropeStyle: RopeHalves, keys: llamaKeys, tensors: olmo2Tensors(),
+	layer:       LayerSpec{Norms: NormsPost, QKNorm: QKNormAll},
 	configure:   configureOLMo2,
 	unsupported: []string{"blk.%d.attn_qkv.weight"},
 	noSplit: "olmo2 normalises all the queries and the whole key of a position at once (attn_q_norm, attn_k_norm), " +
@@ -47,7 +48,7 @@ func olmo2Tensors() []tensorSpec {
 }
 
 // configureOLMo2 refuses OLMo 3's sliding-window layers.
-func configureOLMo2(f *gguf.File, _ *Config) error {
+func configureOLMo2(f *gguf.File, _ *hyperParams) error {
 	window, err := f.Uint32Or("olmo2.attention.sliding_window", 0)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrFormat, err)

@@ -52,24 +52,17 @@ type Config struct {
 	// whose context exceeds it rotates by a LongRoPE model's long factors,
 	// else by its short ones (see ropeFactors).
 	RopeOriginalContext int
-	// NoRopeInterval, when > 0, leaves layer l unrotated where (l+1) is a
-	// multiple of it: SmolLM3 skips every 4th layer; 1 rotates none (a
-	// Granite file whose rope.scaling.finetuned is false).
-	NoRopeInterval int
-	// Granite's multipliers, 0 meaning none: EmbeddingScale multiplies the
-	// token embedding (also gemma's √dim), AttentionScale replaces
-	// 1/√headDim on the attention scores, ResidualScale multiplies each
-	// sub-layer's output before it is added to the residual stream, and the
-	// logits are divided by LogitScale.
-	EmbeddingScale, AttentionScale, ResidualScale, LogitScale float32
+	// EmbeddingScale multiplies the token embedding (granite's
+	// embedding_scale; gemma's √dim), and the logits are divided by
+	// LogitScale (granite) and soft-capped at FinalSoftCap,
+	// cap·tanh(logit/cap) (gemma2); 0 meaning none.
+	EmbeddingScale, LogitScale, FinalSoftCap float32
 
-	// Gemma's departures from the llama layout (arch_gemma.go; its
-	// embeddings are scaled by √dim through EmbeddingScale).
-	QueryScale    float32       // the queries are multiplied by it once rotated, and the scores are not scaled; 0: scores scaled by 1/√headDim
-	AttnSoftCap   float32       // the attention scores become cap·tanh(score/cap); 0: not capped
-	FinalSoftCap  float32       // the logits likewise
-	GELU          bool          // the feed-forward's gate is GELU (tanh approximation), not SiLU
-	SlidingWindow SlidingWindow // the layers that attend to recent positions only
+	// LayerSpecs is each layer's recipe (layer.go): its norms, its
+	// attention's variant, its feed-forward, its scales. nil: every layer
+	// is the llama family's (a llama2.c checkpoint).
+	LayerSpecs []LayerSpec
+
 	// What embedding models add (embed.go; arch_bert.go for the encoders).
 	// Encoder says the model is one (bert, nomic-bert): it keeps no KV
 	// cache and does not generate.
@@ -95,21 +88,6 @@ func (c Config) RotaryDims() int {
 		return c.RopeDims
 	}
 	return c.HeadDim()
-}
-
-// rotates reports whether layer l applies rotary embeddings (see
-// NoRopeInterval).
-func (c Config) rotates(l int) bool {
-	return c.NoRopeInterval <= 0 || (l+1)%c.NoRopeInterval != 0
-}
-
-// attentionScale multiplies the attention scores q·k: AttentionScale, or
-// 1/√headDim.
-func (c Config) attentionScale() float32 {
-	if c.AttentionScale != 0 {
-		return c.AttentionScale
-	}
-	return float32(1 / math.Sqrt(float64(c.HeadDim())))
 }
 
 // HeadDim is the width of one attention head: KeyLength, or Dim/Heads.
@@ -166,14 +144,14 @@ func (c Config) validate() error {
 	if c.RopeDims < 0 || c.RopeDims > c.HeadDim() || c.RopeDims%2 != 0 {
 		return fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions (want an even count, at most all)", ErrFormat, c.RopeDims, c.HeadDim())
 	}
-	if c.RopeOriginalContext < 0 || c.RopeOriginalContext > maxDimension || c.NoRopeInterval < 0 || c.NoRopeInterval > maxDimension {
-		return fmt.Errorf("%w: rope original context %d or no-rope interval %d out of range", ErrFormat, c.RopeOriginalContext, c.NoRopeInterval)
+	if c.RopeOriginalContext < 0 || c.RopeOriginalContext > maxDimension {
+		return fmt.Errorf("%w: rope original context %d out of range", ErrFormat, c.RopeOriginalContext)
 	}
 	for _, f := range []struct {
 		name string
 		v    float32
-	}{{"rope attention factor", c.RopeAttnFactor}, {"embedding scale", c.EmbeddingScale}, {"attention scale", c.AttentionScale},
-		{"residual scale", c.ResidualScale}, {"logit scale", c.LogitScale}} {
+	}{{"rope attention factor", c.RopeAttnFactor}, {"embedding scale", c.EmbeddingScale},
+		{"logit scale", c.LogitScale}, {"final soft-cap", c.FinalSoftCap}} {
 		if math.IsNaN(float64(f.v)) || math.IsInf(float64(f.v), 0) || f.v < 0 {
 			return fmt.Errorf("%w: %s %v must be finite and not negative (0: none)", ErrFormat, f.name, f.v)
 		}
@@ -187,5 +165,5 @@ func (c Config) validate() error {
 	if !(c.NormEps > 0) || c.NormEps > 1 {
 		return fmt.Errorf("%w: norm epsilon %v must be in (0, 1]", ErrFormat, c.NormEps)
 	}
-	return c.validateGemma()
+	return c.validateLayers()
 }

@@ -35,8 +35,16 @@
 // qwen2 and qwen3 are that table with biases, or with per-head q/k norms;
 // the families whose blocks differ more (phi3's fused matrices and
 // LongRoPE, smollm3's layers without rope, olmo2's post-norms, granite's
-// multipliers) have a file each, arch_<family>.go, and small hooks in the
-// forward pass (forward_hooks.go) that do nothing for llama.
+// multipliers, gemma's sliding windows) have a file each, arch_<family>.go.
+//
+// What a layer computes is a value, its recipe (LayerSpec, layer.go): its
+// kind, where it normalises, its q/k norm, its attention (a sliding
+// window, rotations or none, the scale, a soft-cap), its feed-forward
+// (SwiGLU, GeGLU, GELU) and its residual scale. A family's table gives the
+// recipe its layers share, the file's keys what differs layer by layer,
+// and Config.LayerSpecs holds one per layer (Info.LayerSpecs shows them).
+// The forward pass asks the recipe of the layer it computes, never the
+// family; the zero recipe is the llama family's layer.
 //
 // The forward pass (forward.go) reads like llama2.c's run.c; a model split
 // across workers (engine/shard) plugs into it at its gather points through

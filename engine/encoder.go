@@ -45,7 +45,7 @@ func (e *encoderState) grow(c Config, w *modelWeights, n int) {
 	e.x, e.attn, e.proj = make([]float32, n*c.Dim), make([]float32, n*l.Wq.Rows), make([]float32, n*c.Dim)
 	e.q, e.k, e.v = make([]float32, n*l.Wq.Rows), make([]float32, n*l.Wk.Rows), make([]float32, n*l.Wv.Rows)
 	e.up = make([]float32, n*c.HiddenDim)
-	if l.WGate != nil {
+	if c.Layer(0).FFN == FFNSwiGLU {
 		e.gate = make([]float32, n*c.HiddenDim)
 	}
 	e.scores, e.row, e.positions = make([]float32, attentionBlock*n), make([]float32, c.Dim), make([]int, n)
@@ -109,7 +109,7 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 		}
 	}
 	for l := range w.Layers {
-		lw := &w.Layers[l]
+		lw, spec := &w.Layers[l], c.Layer(l)
 		tensor.MatMuls(x, n, ws, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
 		for r := range n {
 			qr, kr, vr := row(q, r, qDim), row(k, r, kvDim), row(v, r, kvDim)
@@ -122,14 +122,14 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 			if lw.Bv != nil {
 				addInto(vr, lw.Bv)
 			}
-			if w.PositionEmbedding == nil { // nomic-bert: rotary positions
+			if !spec.Attention.NoPE { // nomic-bert: rotary positions (bert's are learned)
 				s.rope.rotate(qr, e.positions[r], c.HeadDim(), c.RopeStyle)
 				s.rope.rotate(kr, e.positions[r], c.HeadDim(), c.RopeStyle)
 			}
 		}
 		first := 0
 		for _, seq := range seqs {
-			if err := s.encoderAttention(attn, q, k, v, first, len(seq)); err != nil {
+			if err := s.encoderAttention(attn, q, k, v, c.scoreScale(spec.Attention), first, len(seq)); err != nil {
 				return err
 			}
 			first += len(seq)
@@ -140,7 +140,7 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 
 		// The feed-forward: GELU(up) (nomic-bert: silu(gate) ⊙ up), down,
 		// its input added back, normalised.
-		if lw.WGate != nil {
+		if spec.FFN == FFNSwiGLU {
 			gate := e.gate[:n*hidden]
 			tensor.MatMuls(x, n, ws, tensor.Product{Out: up, M: lw.WUp}, tensor.Product{Out: gate, M: lw.WGate})
 			swiGLU(gate, up)
@@ -172,17 +172,17 @@ func (s *Session) encode(seqs [][]int, out [][]float32) error {
 // encoderAttention computes the attention of the n tokens from first on
 // (one text) among themselves: every token over every other (or, for a
 // causal model, those up to its own), each query head over its kv head,
-// scores scaled by 1/√headDim, as llama.cpp's attention without a cache.
+// scores scaled by scale (1/√headDim), as llama.cpp's attention without a
+// cache.
 //
 // A head at a time: its keys are copied into a matrix of their own and
 // its queries' scores, a block at a time, are one batched product with it
 // (tensor.MatMul: each key read once for the block; every score is still
 // DotF32's, as DotF32Rows would give), then each query's softmax and its
 // score-weighted sum of the values.
-func (s *Session) encoderAttention(out, q, k, v []float32, first, n int) error {
+func (s *Session) encoderAttention(out, q, k, v []float32, scale float32, first, n int) error {
 	c, e := &s.model.config, s.enc
 	hd, qDim, kvDim := c.HeadDim(), c.QDim(), c.KVDim()
-	scale := c.attentionScale()
 	qh, kh := e.qh[:n*hd], e.kh[:n*hd]
 	keys, err := tensor.NewMatrix(tensor.F32, n, hd, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(kh))), 4*len(kh)))
 	if err != nil {

@@ -46,31 +46,28 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 }
 
 // adjustQKV finishes one position's q, k and v from their products in
-// layer l, in place: adds the biases (qwen2), normalises each head of q
-// and k (qwen3, gemma3; olmo2: all of q and all of k at once), rotates q
-// and k by position pos (a sliding-window layer by its own rotations, if it
-// has any; none in a layer without rotary embeddings: smollm3) and scales q
-// (gemma).
-func (s *Session) adjustQKV(l int, q, k, v []float32, pos int) {
+// layer l, in place, as its recipe says: adds the biases (where the layer
+// has them: qwen2), normalises q and k (each head: qwen3, gemma3; all of q
+// and all of k at once: olmo2), rotates them by position pos (unless the
+// layer has no positional embedding: smollm3's every 4th) by the layer's
+// rotations, and scales q (gemma).
+func (s *Session) adjustQKV(spec *LayerSpec, l int, q, k, v []float32, pos int) {
 	c, lw := &s.model.config, &s.model.weights.Layers[l]
 	if lw.Bq != nil {
 		addInto(q, lw.Bq)
 		addInto(k, lw.Bk)
 		addInto(v, lw.Bv)
 	}
-	if lw.QNorm != nil {
+	if spec.QKNorm != QKNormNone {
 		headsRMSNorm(q, lw.QNorm, c.NormEps)
 		headsRMSNorm(k, lw.KNorm, c.NormEps)
 	}
-	if c.rotates(l) {
-		rope := &s.rope
-		if s.ropeSliding.cos != nil && c.Sliding(l) {
-			rope = &s.ropeSliding
-		}
+	if !spec.Attention.NoPE {
+		rope := s.layerRopes[l]
 		rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
 		rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
 	}
-	c.scaleQueries(q)
+	scaleQueries(&spec.Attention, q)
 }
 
 // forward runs token at position pos through the model, storing its key and
@@ -89,35 +86,35 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 	c.scaleEmbedding(st.x)
 	guard.check(st.x, guardEmbedding, 0)
 	for l := range w.Layers {
-		lw := &w.Layers[l]
+		lw, spec := &w.Layers[l], c.Layer(l)
 
-		// Attention: normalise, project to q, k, v (qwen2: add biases;
-		// qwen3, gemma3: normalise each head of q and k), rotate, cache,
-		// attend, project back, add to the residual stream (olmo2, gemma:
-		// normalised; granite: scaled).
-		c.preNorm(st.xn, st.x, lw.AttnNorm)
+		// Attention: normalise (as the layer's norms say), project to q,
+		// k, v, finish them (biases, q/k norms, rotations, the queries'
+		// scale), cache, attend, project back, add to the residual stream
+		// (olmo2, gemma: normalised; granite: scaled).
+		c.preNorm(spec.Norms, st.xn, st.x, lw.AttnNorm)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
 			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
-		s.adjustQKV(l, st.q, st.k, st.v, pos)
+		s.adjustQKV(&spec, l, st.q, st.k, st.v, pos)
 		s.kv.store(l, pos, st.k, st.v)
 		s.attention(st.attn, st.q, l, pos)
 		attn := s.peers.Gather(GatherAttention, st.attn)
 		guard.check(attn, guardAttention, l)
 		tensor.MatVec(st.proj, lw.Wo, attn, st.ws)
-		c.addSublayer(st.x, st.proj, lw.AttnPostNorm)
+		c.addSublayer(&spec, st.x, st.proj, lw.AttnPostNorm)
 
-		// Feed-forward: normalise, gate and up projections, SwiGLU (gemma:
-		// GeGLU), down projection, add to the residual stream (as
-		// attention's).
-		c.preNorm(st.xn, st.x, lw.FFNNorm)
+		// Feed-forward: normalise, gate and up projections, the gated
+		// units (SwiGLU; gemma: GeGLU), down projection, add to the
+		// residual stream (as attention's).
+		c.preNorm(spec.Norms, st.xn, st.x, lw.FFNNorm)
 		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.gate, M: lw.WGate}, tensor.Product{Out: st.up, M: lw.WUp})
-		c.gateUnits(st.gate, st.up)
+		c.gateUnits(spec.FFN, st.gate, st.up)
 		hidden := s.peers.Gather(GatherHidden, st.gate)
 		guard.check(hidden, guardHidden, l)
 		tensor.MatVec(st.down, lw.WDown, hidden, st.ws)
 		// addSublayer changes its input: not the peers' buffer, but a copy
 		copy(st.xn, s.peers.Gather(GatherDown, st.down))
-		c.addSublayer(st.x, st.xn, lw.FFNPostNorm)
+		c.addSublayer(&spec, st.x, st.xn, lw.FFNPostNorm)
 	}
 	if s.hidden != nil {
 		s.hidden(st.x)

@@ -65,29 +65,29 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	c.scaleEmbedding(x)
 	guard.check(x, dim, guardEmbedding, 0)
 	for l := range w.Layers {
-		lw := &w.Layers[l]
+		lw, spec := &w.Layers[l], c.Layer(l)
 
 		for i := range n {
-			c.preNorm(row(xn, i, dim), row(x, i, dim), lw.AttnNorm)
+			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.AttnNorm)
 		}
 		tensor.MatMuls(xn, n, st.ws, tensor.Product{Out: q, M: lw.Wq},
 			tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
 		for i := range n {
-			s.adjustQKV(l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
+			s.adjustQKV(&spec, l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
 		}
 		s.attentionBlock(attn, q, k, v, n, l, pos) // stores k and v
 		guard.check(attn, qDim, guardAttention, l)
 		tensor.MatMul(b.proj[:n*dim], lw.Wo, attn, n, st.ws)
-		c.addSublayer(x, b.proj[:n*dim], lw.AttnPostNorm)
+		c.addSublayer(&spec, x, b.proj[:n*dim], lw.AttnPostNorm)
 
 		for i := range n {
-			c.preNorm(row(xn, i, dim), row(x, i, dim), lw.FFNNorm)
+			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.FFNNorm)
 		}
 		tensor.MatMuls(xn, n, st.ws, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
-		c.gateUnits(gate, up)
+		c.gateUnits(spec.FFN, gate, up)
 		guard.check(gate, hidden, guardHidden, l)
 		tensor.MatMul(b.down[:n*dim], lw.WDown, gate, n, st.ws)
-		c.addSublayer(x, b.down[:n*dim], lw.FFNPostNorm)
+		c.addSublayer(&spec, x, b.down[:n*dim], lw.FFNPostNorm)
 	}
 	if s.hidden != nil {
 		for i := range n {

@@ -48,18 +48,18 @@ func TestSlidingWindowLayers(t *testing.T) {
 	}{
 		{"llama", Config{Layers: 3, Dim: 8, Heads: 2, KVHeads: 1},
 			[]bool{false, false, false}, []int{100, 100, 100}, []int{100, 100, 100}, 0, 1, 2 * 300 * 4 * 4, true},
-		{"gemma2, window 16", Config{Layers: 3, Dim: 8, Heads: 2, KVHeads: 1, RopeTheta: 10000, RopeScale: 1,
-			SlidingWindow: SlidingWindow{Size: 16, Period: 2, RopeTheta: 10000, RopeScale: 1}},
+		{"gemma2, window 16", withLayerKeys(Config{Layers: 3, Dim: 8, Heads: 2, KVHeads: 1, RopeTheta: 10000, RopeScale: 1},
+			layerKeys{window: 16, windowPeriod: 2, windowTheta: 10000, windowScale: 1}),
 			[]bool{true, false, true}, []int{16, 100, 16}, []int{19, 100, 19}, 16, 1, 2 * 132 * 4 * 4, true},
-		{"gemma3, window 16", Config{Layers: 7, Dim: 8, Heads: 2, KVHeads: 1, RopeTheta: 1e6, RopeScale: 1,
-			SlidingWindow: SlidingWindow{Size: 16, Period: 6, RopeTheta: 10000, RopeScale: 1}},
+		{"gemma3, window 16", withLayerKeys(Config{Layers: 7, Dim: 8, Heads: 2, KVHeads: 1, RopeTheta: 1e6, RopeScale: 1},
+			layerKeys{window: 16, windowPeriod: 6, windowTheta: 10000, windowScale: 1}),
 			[]bool{true, true, true, true, true, false, true}, []int{16, 16, 16, 16, 16, 100, 16}, []int{19, 19, 19, 19, 19, 100, 19},
 			16, 2, 2 * 196 * 4 * 4, true},
-		{"every layer slides (pattern 0)", Config{Layers: 2, Dim: 8, Heads: 2, KVHeads: 1, SlidingWindow: SlidingWindow{Size: 4}},
+		{"every layer slides (pattern 0)", withLayerKeys(Config{Layers: 2, Dim: 8, Heads: 2, KVHeads: 1}, layerKeys{window: 4}),
 			[]bool{true, true}, []int{4, 4}, []int{7, 7}, 4, 1, 2 * 8 * 4 * 4, false},
-		{"pattern 1: none slides", Config{Layers: 2, Dim: 8, Heads: 2, KVHeads: 1, SlidingWindow: SlidingWindow{Size: 4, Period: 1}},
+		{"pattern 1: none slides", withLayerKeys(Config{Layers: 2, Dim: 8, Heads: 2, KVHeads: 1}, layerKeys{window: 4, windowPeriod: 1}),
 			[]bool{false, false}, []int{100, 100}, []int{100, 100}, 0, 1, 2 * 200 * 4 * 4, true},
-		{"a window of 0: none slides", Config{Layers: 2, Dim: 8, Heads: 2, KVHeads: 1, SlidingWindow: SlidingWindow{Period: 2}},
+		{"a window of 0: none slides", withLayerKeys(Config{Layers: 2, Dim: 8, Heads: 2, KVHeads: 1}, layerKeys{windowPeriod: 2}),
 			[]bool{false, false}, []int{100, 100}, []int{100, 100}, 0, 1, 2 * 200 * 4 * 4, true},
 	}
 	for _, tt := range tests {
@@ -115,6 +115,12 @@ func TestKVRing(t *testing.T) {
 			assert.Equal(t, tt.want, kv.holds(tt.holds, tt.cached))
 		})
 	}
+}
+
+// withLayerKeys is c with the layers' recipes a file saying k would give.
+func withLayerKeys(c Config, k layerKeys) Config {
+	c.LayerSpecs = architectures["llama"].layerSpecs(c, k)
+	return c
 }
 
 // TestSlidingWindowPromptCache: a prompt that extends what a session has
@@ -195,12 +201,15 @@ func TestGemmaFiles(t *testing.T) {
 		c, info := tt.m.Config(), tt.m.Info()
 		assert.Equal(t, tt.window, info.SlidingWindow)
 		assert.True(t, info.SharedOutput)
-		assert.Equal(t, tt.softCaps, [2]float32{c.AttnSoftCap, c.FinalSoftCap})
+		sliding := c.Layer(0).Attention
+		assert.Equal(t, tt.softCaps, [2]float32{sliding.SoftCap, c.FinalSoftCap})
 		assert.Equal(t, float32(8), c.EmbeddingScale)
-		assert.InDelta(t, 1/float32(tt.headDim), c.QueryScale*c.QueryScale, 1e-7)
-		assert.True(t, c.GELU)
-		assert.Equal(t, tt.theta, [2]float32{c.RopeTheta, c.SlidingWindow.RopeTheta})
+		assert.True(t, sliding.ScaleQueries)
+		assert.InDelta(t, 1/float32(tt.headDim), sliding.Scale*sliding.Scale, 1e-7)
+		assert.Equal(t, FFNGeGLU, c.Layer(0).FFN)
+		slidingTheta, _ := c.rotation(sliding)
+		assert.Equal(t, tt.theta, [2]float32{c.RopeTheta, slidingTheta})
 		s := newSession(t, tt.m)
-		assert.Equal(t, tt.ropeTable, s.ropeSliding.cos != nil)
+		assert.Equal(t, tt.ropeTable, s.layerRopes[0] != &s.rope)
 	}
 }

@@ -71,56 +71,80 @@ func vocabError(err error) error {
 	return fmt.Errorf("%w: %w", ErrFormat, err)
 }
 
-// ggufConfig reads the hyper-parameters of architecture a.
+// hyperParams are what a file's keys say: the model's Config, and what
+// its layers' recipes are made from.
+type hyperParams struct {
+	Config
+	layers layerKeys
+}
+
+// ggufConfig reads the hyper-parameters of architecture a, and makes each
+// layer's recipe.
 func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
-	c := Config{RopeStyle: a.ropeStyle, RopeScale: 1}
+	p, err := ggufParams(f, a)
+	if err == nil {
+		err = p.layers.validate()
+	}
+	if err != nil {
+		return Config{}, err
+	}
+	if p.Layers > 0 && p.Layers <= maxDimension { // else validate says what is wrong
+		p.LayerSpecs = a.layerSpecs(p.Config, p.layers)
+	}
+	return p.Config, nil
+}
+
+// ggufParams reads the keys of architecture a.
+func ggufParams(f *gguf.File, a *architecture) (*hyperParams, error) {
+	p := &hyperParams{Config: Config{RopeStyle: a.ropeStyle, RopeScale: 1}}
+	p.layers.noRopeInterval = a.noRopeInterval
+	c := &p.Config
 	key := func(k string) string { return a.name + "." + k }
 	for _, k := range a.keys {
 		var err error
 		switch {
 		case k.int != nil && k.defaultInt != nil:
 			var v uint32
-			v, err = f.Uint32Or(key(k.key), uint32(k.defaultInt(c)))
-			*k.int(&c) = int(v)
+			v, err = f.Uint32Or(key(k.key), uint32(k.defaultInt(*c)))
+			*k.int(p) = int(v)
 		case k.int != nil:
 			var v uint32
 			v, err = f.Uint32(key(k.key))
-			*k.int(&c) = int(v)
+			*k.int(p) = int(v)
 		case k.defaultFloat != nil:
-			*k.float(&c), err = f.Float32Or(key(k.key), k.defaultFloat(c))
+			*k.float(p), err = f.Float32Or(key(k.key), k.defaultFloat(*c))
 		default:
-			*k.float(&c), err = f.Float32(key(k.key))
+			*k.float(p), err = f.Float32(key(k.key))
 		}
 		if err != nil {
-			return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+			return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 		}
 	}
 	scaling, err := f.StringOr(key("rope.scaling.type"), "none")
 	if err != nil {
-		return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	switch scaling {
 	case "none":
 	case "linear":
 		if c.RopeScale, err = f.Float32(key("rope.scaling.factor")); err != nil {
-			return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+			return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 		}
 	default:
-		return Config{}, fmt.Errorf("%w: rope scaling %q (supported: none, linear)", ErrUnsupported, scaling)
+		return nil, fmt.Errorf("%w: rope scaling %q (supported: none, linear)", ErrUnsupported, scaling)
 	}
 	if n, err := f.Uint32Or(key("expert_count"), 0); err != nil || n > 0 {
-		return Config{}, fmt.Errorf("%w: mixture-of-experts models (%d experts)", ErrUnsupported, n)
+		return nil, fmt.Errorf("%w: mixture-of-experts models (%d experts)", ErrUnsupported, n)
 	}
 	if c.RopeOriginalContext, err = uint32Key(f, key("rope.scaling.original_context_length"), 0); err != nil {
-		return Config{}, err
+		return nil, err
 	}
 	if c.RopeAttnFactor, err = f.Float32Or(key("rope.scaling.attn_factor"), 0); err != nil {
-		return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
-	c.NoRopeInterval = a.noRopeInterval
 	c.Encoder = a.encoder
-	if err := readEmbeddingKeys(f, a, &c); err != nil {
-		return Config{}, err
+	if err := readEmbeddingKeys(f, a, c); err != nil {
+		return nil, err
 	}
 	// Optional facts that must agree with the head width (read or derived).
 	if c.Heads > 0 && (c.KeyLength > 0 || c.Dim%c.Heads == 0) {
@@ -128,22 +152,22 @@ func ggufConfig(f *gguf.File, a *architecture) (Config, error) {
 		d, err := f.Uint32Or(key("rope.dimension_count"), headDim)
 		switch {
 		case err != nil:
-			return Config{}, fmt.Errorf("%w: %w", ErrFormat, err)
+			return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 		case d != headDim && !a.partialRope:
-			return Config{}, fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions (llama.cpp too refuses them in %s)", ErrUnsupported, d, headDim, a.name)
+			return nil, fmt.Errorf("%w: rotary embeddings over %d of %d head dimensions (llama.cpp too refuses them in %s)", ErrUnsupported, d, headDim, a.name)
 		case d != headDim:
 			c.RopeDims = int(d)
 		}
 		if d, err := f.Uint32Or(key("attention.value_length"), headDim); err != nil || d != headDim {
-			return Config{}, fmt.Errorf("%w: values of %d per head, keys of %d", ErrUnsupported, d, headDim)
+			return nil, fmt.Errorf("%w: values of %d per head, keys of %d", ErrUnsupported, d, headDim)
 		}
 	}
 	if a.configure != nil {
-		if err := a.configure(f, &c); err != nil {
-			return Config{}, err
+		if err := a.configure(f, p); err != nil {
+			return nil, err
 		}
 	}
-	return c, nil
+	return p, nil
 }
 
 // uint32Key reads an optional unsigned key, def when absent.

@@ -95,7 +95,7 @@ func (h *Header) Info(fileSize int) Info {
 	}
 	info.whatItDoes(h.arch, c, h.arch.has("cls.output.weight") && hasTensor(f, "cls.output.weight"))
 	info.familyInfo(h.arch, c, ropeFactorsName(hasTensor(f, "rope_freqs.weight") && h.arch.has("rope_freqs.weight"),
-		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")), h.arch.qkNorm())
+		hasTensor(f, "rope_factors_long.weight") && h.arch.has("rope_factors_long.weight")))
 	h.arch.walk(c.Layers, func(t tensorRef) {
 		ti, ok := f.Tensor(t.name)
 		if !ok || t.spec.piece > 0 { // a fused tensor counts once

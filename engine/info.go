@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"math"
 )
@@ -22,7 +23,7 @@ type Info struct {
 	RopeTheta     float32 `json:"rope_freq_base"`
 	NormEps       float32 `json:"rms_norm_eps"`
 	// SlidingWindow is the positions a sliding-window layer attends to
-	// (gemma2, gemma3: see Config.SlidingWindow); 0 when none slides.
+	// (gemma2, gemma3: see AttentionSpec.Window); 0 when none slides.
 	SlidingWindow   int            `json:"sliding_window,omitempty"`
 	SharedOutput    bool           `json:"shared_output"`
 	Parameters      int64          `json:"parameters"`
@@ -33,8 +34,12 @@ type Info struct {
 	Metadata        map[string]any `json:"metadata,omitempty"`
 	TokenizerFamily string         `json:"tokenizer"` // "llama" (SentencePiece) or "gpt2" (byte-level BPE): GGUF's tokenizer.ggml.model
 
+	// LayerSpecs is each layer's recipe (see LayerSpec).
+	LayerSpecs []LayerSpec `json:"layers"`
+
 	// What some families' files say beyond the llama family's keys (see
-	// Config); zero, and left out of JSON, where a model says none of it.
+	// Config), and a summary of their layers' recipes; zero, and left out
+	// of JSON, where a model says none of it.
 	RopeDims            int     `json:"rope_dimension_count,omitempty"`         // the rotated dimensions of a head, when fewer than key_length (phi3's partial rotary)
 	RopeFactors         string  `json:"rope_factors,omitempty"`                 // "long/short" (LongRoPE: rope_factors_long/short) or "freqs" (rope_freqs)
 	RopeAttnFactor      float32 `json:"rope_attn_factor,omitempty"`             // rope.scaling.attn_factor
@@ -65,27 +70,57 @@ type Info struct {
 }
 
 // familyInfo fills in what the model's family a adds: rope factors says
-// which frequency factors it has ("" for none), qkNorm how it normalises
-// queries and keys (Info.QKNorm).
-func (info *Info) familyInfo(a *architecture, c Config, ropeFactors, qkNorm string) {
+// which frequency factors it has ("" for none).
+func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
 	info.SplitError = a.noSplit
 	info.RopeDims = c.RopeDims
 	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
-	info.NoRopeInterval = c.NoRopeInterval
-	info.EmbeddingScale, info.AttentionScale, info.ResidualScale, info.LogitScale = c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale
-	info.QueryScale, info.AttnSoftCap, info.FinalSoftCap = c.QueryScale, c.AttnSoftCap, c.FinalSoftCap
+	info.EmbeddingScale, info.LogitScale, info.FinalSoftCap = c.EmbeddingScale, c.LogitScale, c.FinalSoftCap
+	info.LayerSpecs = make([]LayerSpec, c.Layers)
+	for l := range info.LayerSpecs {
+		info.LayerSpecs[l] = c.Layer(l)
+	}
+	info.layerSummary(c)
+}
+
+// layerSummary sets the fields that say in a number what the layers'
+// recipes say layer by layer (the first layer's values, the others'
+// being the same in every family): the scales and soft-cap of the
+// attention, the q/k norm, the layers without rotations and the sliding
+// ones.
+func (info *Info) layerSummary(c Config) {
+	first := c.Layer(0)
+	a := first.Attention
+	if a.ScaleQueries {
+		info.QueryScale = a.Scale
+	} else {
+		info.AttentionScale = a.Scale
+	}
+	info.AttnSoftCap, info.ResidualScale, info.QKNorm = a.SoftCap, first.ResidualScale, first.QKNorm.String()
+	// no_rope_interval: n where layers n-1, 2n-1, … alone are unrotated.
 	for l := range c.Layers {
-		if c.Sliding(l) {
+		if c.Layer(l).Attention.NoPE {
+			info.NoRopeInterval = l + 1
+			break
+		}
+	}
+	full := -1 // the first layer that attends to every position
+	for l := range c.Layers {
+		s := c.Layer(l).Attention
+		switch {
+		case s.Window == 0 && full < 0:
+			full = l
+		case s.Window > 0:
 			info.SlidingLayers++
+			if s.RopeTheta != 0 {
+				info.RopeFreqBaseSWA = s.RopeTheta
+			}
 		}
 	}
 	if info.SlidingLayers > 0 {
-		info.SlidingPattern = c.SlidingWindow.Period
-		if c.slidingRope() {
-			info.RopeFreqBaseSWA = c.SlidingWindow.RopeTheta
-		}
+		// of every pattern layers the last attends to all, the others slide
+		info.SlidingPattern = full + 1
 	}
-	info.QKNorm = qkNorm
 }
 
 // ropeFactorsName names the frequency factors a model has (see
@@ -113,7 +148,7 @@ func (m *Model) Info() Info {
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
 	info.whatItDoes(m.arch, c, w.ClsOut != nil)
-	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil), m.arch.qkNorm())
+	info.familyInfo(m.arch, c, ropeFactorsName(w.RopeFreqFactors != nil, w.RopeFactorsLong != nil))
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {
 		case t.isMatrix() && t.name == nameOutput && info.SharedOutput:
@@ -180,11 +215,17 @@ func (m *Model) Fingerprint() uint64 {
 		num(uint64(math.Float32bits(v)))
 	}
 	// What some families add, when they do (so that the llama family's
-	// fingerprints stay as they were).
-	for i, v := range [...]float32{float32(c.RopeDims), c.RopeAttnFactor, float32(c.RopeOriginalContext), float32(c.NoRopeInterval),
-		c.EmbeddingScale, c.AttentionScale, c.ResidualScale, c.LogitScale} {
+	// fingerprints stay as they were): the model's values, then each
+	// layer's recipe that is not the llama family's.
+	for i, v := range [...]float32{float32(c.RopeDims), c.RopeAttnFactor, float32(c.RopeOriginalContext),
+		c.EmbeddingScale, c.LogitScale, c.FinalSoftCap} {
 		if v != 0 {
 			num(uint64(i)<<32 | uint64(math.Float32bits(v)))
+		}
+	}
+	for l, s := range c.LayerSpecs {
+		if s != (LayerSpec{}) {
+			fmt.Fprintf(h, "layer %d %+v;", l, s) // every field, each float32 in its shortest exact form
 		}
 	}
 	m.arch.walk(c.Layers, func(t tensorRef) {

@@ -109,7 +109,7 @@ func (t KVType) ValueBytes() int {
 // KVCacheBytes is what the KV cache of a session of contextLength positions
 // holding t takes: 2 (keys and values) · kvDim values for each position
 // each layer holds, contextLength but for a sliding-window layer's ring
-// (see SlidingWindow). KVAuto counts as F32, the larger: resolve it first
+// (see AttentionSpec.Window). KVAuto counts as F32, the larger: resolve it first
 // (KVType.Resolve with the model's parameter count, or
 // Model.DefaultKVType) for the size a session will have.
 func (c Config) KVCacheBytes(contextLength int, t KVType) int64 {
@@ -165,10 +165,7 @@ func newKVCache(c Config, t KVType, kvDim, context int) kvCache {
 	kv := kvCache{typ: t, kvDim: kvDim, layers: make([]kvLayer, c.Layers)}
 	n := 0
 	for l := range kv.layers {
-		ly := kvLayer{at: n, slots: c.kvSlots(l, context, t)}
-		if c.Sliding(l) {
-			ly.window = c.SlidingWindow.Size
-		}
+		ly := kvLayer{at: n, slots: c.kvSlots(l, context, t), window: c.Layer(l).Attention.Window}
 		kv.layers[l] = ly
 		n += ly.slots * kvDim
 	}
@@ -197,8 +194,9 @@ func (c *kvCache) store(l, pos int, k, v []float32) {
 // over the positions of layer l's cached keys and values that the query at
 // pos attends to (0..pos, or the layer's window), into out, oldest first.
 // Heads share key/value heads in groups (grouped-query attention). The
-// scores are scaled and capped as the model says (Config.attentionWeights:
-// granite's scale replaces 1/√headDim; gemma's queries are scaled instead).
+// scores are scaled and capped as the layer's recipe says
+// (attentionWeights: granite's scale replaces 1/√headDim; gemma's queries
+// are scaled instead).
 func (s *Session) attention(out, q []float32, l, pos int) {
 	s.attentionWith(&s.state.attnScratch, out, q, l, pos)
 }
@@ -211,6 +209,8 @@ func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 	}
 	c, kv := &s.model.config, &s.kv
 	headDim, group := c.HeadDim(), c.GroupSize()
+	a := c.Layer(l).Attention
+	scale := c.scoreScale(a)
 	ly := kv.layers[l]
 	first := ly.first(pos)
 	// Positions first..pos fill slots from first's on, wrapping round a
@@ -224,7 +224,7 @@ func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 		// q·k_t for every attended t
 		tensor.DotF32Rows(older, qh, kv.k[at+slot*kv.kvDim:], kv.kvDim)
 		tensor.DotF32Rows(newer, qh, kv.k[at:], kv.kvDim)
-		c.attentionWeights(scores)
+		attentionWeights(scores, a.SoftCap, scale)
 		clear(oh)
 		// Σ_t score[t]·v_t
 		tensor.AddScaledRows(oh, older, kv.v[at+slot*kv.kvDim:], kv.kvDim)
@@ -334,6 +334,8 @@ func (s *Session) ensureAttnParts(n int) {
 func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos int) {
 	c, kv := &s.model.config, &s.kv
 	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
+	a := c.Layer(l).Attention
+	scale := c.scoreScale(a)
 	ly := kv.layers[l]
 	heads, end := qDim/headDim, pos+tokens // positions ly.first(pos)..end-1 are read
 	chunk := len(st.kvChunk) / kv.kvDim    // positions a chunk holds
@@ -381,7 +383,7 @@ func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos
 	for i := range tokens {
 		for h := range heads {
 			sc := score(i, h)
-			c.attentionWeights(sc)
+			attentionWeights(sc, a.SoftCap, scale)
 			tensor.RoundF16(sc, sc)
 		}
 	}

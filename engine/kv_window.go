@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"fmt"
-	"math"
-)
+import "slices"
 
 // Sliding-window attention. Some layers (gemma2's every other one, five of
 // every six of gemma3's) attend only to the latest positions, a window of
@@ -14,54 +11,38 @@ import (
 // positions each, whatever the context, which is most of the memory a long
 // context would otherwise take.
 
-// SlidingWindow says which layers of a model attend to a sliding window of
-// positions, and how those layers rotate. The zero value has none.
-type SlidingWindow struct {
-	// Size is how many positions a sliding layer's query attends to, its
-	// own included: positions pos-Size+1..pos (llama.cpp's n_swa, masking
-	// where pos - p >= n_swa). 0: no layer slides.
-	Size int
-	// Period is llama.cpp's sliding-window pattern: of every Period
-	// layers, the last attends to every position and the others slide
-	// (gemma2: 2, the even layers slide; gemma3: 6). 0: every layer slides.
-	Period int
-	// RopeTheta and RopeScale are the sliding layers' rotary base and
-	// linear position scaling (gemma3's local layers: 10000, unscaled;
-	// gemma2's: the model's).
-	RopeTheta, RopeScale float32
-}
+// Sliding reports whether layer l attends to a sliding window of positions
+// (AttentionSpec.Window).
+func (c Config) Sliding(l int) bool { return c.Layer(l).Attention.Window > 0 }
 
-// Sliding reports whether layer l attends to a sliding window (see
-// SlidingWindow).
-func (c Config) Sliding(l int) bool {
-	w := c.SlidingWindow
-	return w.Size > 0 && (w.Period == 0 || l%w.Period < w.Period-1)
-}
-
-// slidingWindow is the window's size when some layer slides, else 0.
+// slidingWindow is the largest window a layer slides over, 0 when none
+// slides.
 func (c Config) slidingWindow() int {
+	w := 0
 	for l := range c.Layers {
-		if c.Sliding(l) {
-			return c.SlidingWindow.Size
+		w = max(w, c.Layer(l).Attention.Window)
+	}
+	return w
+}
+
+// ropeTables is how many tables of rotations a session keeps: one for
+// the model's rotary base and scaling, and one for each other pair a
+// rotating layer has (gemma3's sliding layers).
+func (c Config) ropeTables() int {
+	return len(c.rotations())
+}
+
+// rotations lists the rotary bases and scalings of the model's layers,
+// the model's first: a session keeps a table of rotations for each.
+func (c Config) rotations() [][2]float32 {
+	out := [][2]float32{{c.RopeTheta, c.RopeScale}}
+	for _, s := range c.LayerSpecs {
+		theta, scale := c.rotation(s.Attention)
+		if r := [2]float32{theta, scale}; !s.Attention.NoPE && !slices.Contains(out, r) {
+			out = append(out, r)
 		}
 	}
-	return 0
-}
-
-// slidingRope reports whether the sliding layers rotate otherwise than the
-// others, and so need rotations of their own.
-func (c Config) slidingRope() bool {
-	w := c.SlidingWindow
-	return w.Size > 0 && (w.RopeTheta != c.RopeTheta || w.RopeScale != c.RopeScale)
-}
-
-// ropeTables is how many tables of rotations a session keeps: one, or two
-// when the sliding layers rotate otherwise.
-func (c Config) ropeTables() int {
-	if c.slidingRope() {
-		return 2
-	}
-	return 1
+	return out
 }
 
 // kvSlots is how many positions layer l's KV cache holds in a session of
@@ -70,32 +51,16 @@ func (c Config) ropeTables() int {
 // before the group's first token attends (over an F16 cache kvBlockTokens
 // tokens attend together: see attentionBlock), at most the context.
 func (c Config) kvSlots(l, context int, t KVType) int {
-	if !c.Sliding(l) {
+	window := c.Layer(l).Attention.Window
+	if window == 0 {
 		return context
 	}
 	group := 1
 	if t == KVF16 {
 		group = kvBlockTokens
 	}
-	return min(context, c.SlidingWindow.Size+group-1)
+	return min(context, window+group-1)
 }
-
-// validateSlidingWindow checks the window's values.
-func (c Config) validateSlidingWindow() error {
-	w := c.SlidingWindow
-	switch {
-	case w.Size < 0 || w.Size > maxDimension:
-		return fmt.Errorf("%w: sliding window %d is out of range (0..%d)", ErrFormat, w.Size, maxDimension)
-	case w.Period < 0 || w.Period > maxDimension:
-		return fmt.Errorf("%w: sliding-window pattern %d is out of range (0..%d)", ErrFormat, w.Period, maxDimension)
-	case w.Size > 0 && !(validRope(w.RopeTheta) && validRope(w.RopeScale)):
-		return fmt.Errorf("%w: the sliding layers' rope base %v and scale %v must be positive and finite", ErrFormat, w.RopeTheta, w.RopeScale)
-	}
-	return nil
-}
-
-// validRope reports whether v can be a rotary base or scale.
-func validRope(v float32) bool { return v > 0 && !math.IsInf(float64(v), 0) }
 
 // kvLayer is where one layer's keys and values lie in the KV cache.
 type kvLayer struct {

@@ -120,35 +120,35 @@ func TestGemmaKeysAsLlamaCpp(t *testing.T) {
 		spec  modelgen.Spec
 		set   map[string]gguf.Value // keys added to modelgen's file
 		drop  string                // a key removed from it
-		other func(*Config)         // another reading, which llama.cpp's must not match; nil: none
+		other func(*hyperParams)    // another reading of the keys, which llama.cpp's must not match; nil: none
 	}{
 		{name: "gemma3", spec: spec("gemma3", nil)},
 		{name: "gemma3 without a window: no layer slides", spec: spec("gemma3", nil), drop: "gemma3.attention.sliding_window",
-			other: func(c *Config) { c.SlidingWindow.Size = 16 }},
+			other: func(p *hyperParams) { p.layers.window = 16 }},
 		{name: "gemma3 rope.freq_base_swa", spec: spec("gemma3", nil), set: map[string]gguf.Value{"gemma3.rope.freq_base_swa": gguf.ValueOf(float32(500))},
-			other: func(c *Config) { c.SlidingWindow.RopeTheta = 10000 }},
+			other: func(p *hyperParams) { p.layers.windowTheta = 10000 }},
 		{name: "gemma3 sliding_window_pattern", spec: spec("gemma3", nil), set: map[string]gguf.Value{"gemma3.attention.sliding_window_pattern": gguf.ValueOf(uint32(3))},
-			other: func(c *Config) { c.SlidingWindow.Period = 6 }},
+			other: func(p *hyperParams) { p.layers.windowPeriod = 6 }},
 		{name: "gemma3 linear rope scaling: the global layers only", spec: spec("gemma3", func(sp *modelgen.Spec) { sp.RopeLinearScale = 4 }),
-			other: func(c *Config) { c.SlidingWindow.RopeScale = 4 }},
+			other: func(p *hyperParams) { p.layers.windowScale = 4 }},
 		{name: "gemma3 final_logit_softcapping", spec: spec("gemma3", func(sp *modelgen.Spec) { sp.FinalSoftCap = 0.5 }),
-			other: func(c *Config) { c.FinalSoftCap = 0 }},
+			other: func(p *hyperParams) { p.FinalSoftCap = 0 }},
 		{name: "gemma3 of 62 layers (27B): queries scaled by 1/√(dim/heads)", spec: spec("gemma3", func(sp *modelgen.Spec) { sp.Layers = 62 }),
-			other: func(c *Config) { c.QueryScale = 1 / float32(math.Sqrt(32)) }},
+			other: func(p *hyperParams) { p.layers.attnScale = 1 / float32(math.Sqrt(32)) }},
 		{name: "gemma2 of 46 layers (27B): queries scaled by 1/√(dim/heads)", spec: spec("gemma2", func(sp *modelgen.Spec) { sp.Layers = 46 }),
-			other: func(c *Config) { c.QueryScale = 1 / float32(math.Sqrt(32)) }},
+			other: func(p *hyperParams) { p.layers.attnScale = 1 / float32(math.Sqrt(32)) }},
 		{name: "gemma2 rope.freq_base_swa", spec: spec("gemma2", nil), set: map[string]gguf.Value{"gemma2.rope.freq_base_swa": gguf.ValueOf(float32(500))},
-			other: func(c *Config) { c.SlidingWindow.RopeTheta = c.RopeTheta }},
+			other: func(p *hyperParams) { p.layers.windowTheta = p.RopeTheta }},
 		{name: "gemma2 sliding_window_pattern", spec: spec("gemma2", nil), set: map[string]gguf.Value{"gemma2.attention.sliding_window_pattern": gguf.ValueOf(uint32(3))},
-			other: func(c *Config) { c.SlidingWindow.Period = 2 }},
+			other: func(p *hyperParams) { p.layers.windowPeriod = 2 }},
 		{name: "gemma2 linear rope scaling: every layer", spec: spec("gemma2", func(sp *modelgen.Spec) { sp.RopeLinearScale = 4 }),
-			other: func(c *Config) { c.SlidingWindow.RopeScale = 1 }},
+			other: func(p *hyperParams) { p.layers.windowScale = 1 }},
 		{name: "gemma2 without final_logit_softcapping: Gemma 2's, 30", spec: spec("gemma2", func(sp *modelgen.Spec) { sp.FinalSoftCap, sp.OutputStd = 30, 1 }),
-			drop: "gemma2.final_logit_softcapping", other: func(c *Config) { c.FinalSoftCap = 0 }},
+			drop: "gemma2.final_logit_softcapping", other: func(p *hyperParams) { p.FinalSoftCap = 0 }},
 		{name: "gemma2 without attn_logit_softcapping: Gemma 2's, 50", spec: spec("gemma2", func(sp *modelgen.Spec) { sp.AttnSoftCap, sp.Std = 50, 0.5 }),
-			drop: "gemma2.attn_logit_softcapping", other: func(c *Config) { c.AttnSoftCap = 0 }},
+			drop: "gemma2.attn_logit_softcapping", other: func(p *hyperParams) { p.layers.softCap = 0 }},
 		{name: "gemma2 without sliding_window: Gemma 2's, 4096", spec: spec("gemma2", func(sp *modelgen.Spec) { sp.SlidingWindow = 4096 }),
-			drop: "gemma2.attention.sliding_window", other: func(c *Config) { c.SlidingWindow.Size = 16 }},
+			drop: "gemma2.attention.sliding_window", other: func(p *hyperParams) { p.layers.window = 16 }},
 	}
 	prompt := []int{5}
 	for i := range 60 {
@@ -169,11 +169,17 @@ func TestGemmaKeysAsLlamaCpp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			require.Empty(t, outs[i].Error, "llama.cpp refused the model")
 			ref := outs[i].Runs[0].Steps[0]
-			diff := func(edit func(*Config)) float64 {
+			diff := func(edit func(*hyperParams)) float64 {
 				m, err := Load(files[i], LoadOptions{})
 				require.NoError(t, err)
 				if edit != nil {
-					edit(&m.config)
+					f, err := gguf.Parse(files[i])
+					require.NoError(t, err)
+					p, err := ggufParams(f, m.arch)
+					require.NoError(t, err)
+					edit(p)
+					p.VocabSize, p.LayerSpecs = m.config.VocabSize, m.arch.layerSpecs(p.Config, p.layers)
+					m.config = p.Config
 				}
 				s := newSession(t, m)
 				for pos, tok := range prompt {

@@ -55,11 +55,6 @@ func rmsNormGGML(out, x, weight []float32, eps float32) {
 	}
 }
 
-// softmax replaces x with exp(x - max) / Σ exp(x - max) (tensor.Softmax).
-func softmax(x []float32) {
-	tensor.Softmax(x, 1)
-}
-
 // swiGLU sets gate = silu(gate) ⊙ up, silu(g) = g·σ(g) (tensor.SwiGLU: on
 // a kernel natively).
 func swiGLU(gate, up []float32) {
@@ -82,11 +77,11 @@ type ropeTable struct {
 // pair i of a head turns by pos/scale · theta^(-2i/rotaryDims) / factors[i]
 // (factors may be nil), its cosine and sine multiplied by the attention
 // factor (LongRoPE's; 1 without), as ggml's rope multiplies them.
-func newRopeTable(c Config, factors []float32, context int) ropeTable {
+func newRopeTable(c Config, theta, scale float32, factors []float32, context int) ropeTable {
 	dims := c.RotaryDims()
 	half := dims / 2
 	t := ropeTable{cos: make([]float32, context*half), sin: make([]float32, context*half), half: half}
-	logTheta := fmath.Log64(float64(c.RopeTheta))
+	logTheta := fmath.Log64(float64(theta))
 	invFreq := make([]float64, half)
 	for i := range invFreq {
 		// In float32, as llama2.c computes 1/powf(theta, 2i/headDim).
@@ -101,7 +96,7 @@ func newRopeTable(c Config, factors []float32, context int) ropeTable {
 		attn = 1
 	}
 	for pos := 0; pos < context; pos++ {
-		p := float32(float32(pos) / c.RopeScale)
+		p := float32(float32(pos) / scale)
 		for i, f := range invFreq {
 			angle := float32(p * float32(f))
 			s, co := math.Sincos(float64(angle))

@@ -57,12 +57,12 @@ type Session struct {
 	state   *runState // scratch buffers
 	logits  []float32 // (vocab) the last forward pass's logits, the whole vector
 	kv      kvCache   // keys and values, as kv.typ says: (layers, positions, kvDim), a sliding layer's positions a ring
-	rope    ropeTable // rotations for every position
-	// ropeSliding are the sliding-window layers' rotations, when they
-	// differ (gemma3's local layers); empty otherwise.
-	ropeSliding ropeTable
-	tokens      []int // the ids whose keys and values are in the cache, in order
-	peers       Peers // the other parts of a split model; wholeModel{} otherwise
+	rope    ropeTable // rotations for every position, by the model's base and scaling
+	// layerRopes are the rotations each layer turns by: rope, or a table
+	// of the layer's own base and scaling (gemma3's sliding layers).
+	layerRopes []*ropeTable
+	tokens     []int // the ids whose keys and values are in the cache, in order
+	peers      Peers // the other parts of a split model; wholeModel{} otherwise
 	// promptBlock is how many prompt tokens a block holds (1: no blocks),
 	// and block their scratch, allocated at the first block.
 	promptBlock int
@@ -130,7 +130,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		st := &runState{ws: tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim()))}
 		st.ws.SetThreads(threads)
 		return &Session{model: m, context: positions, state: st, peers: peers, promptBlock: 1,
-			rope: newRopeTable(c, nil, positions)}, nil
+			rope: newRopeTable(c, c.RopeTheta, c.RopeScale, nil, positions)}, nil
 	}
 	st := newRunState(m.config, w, positions)
 	st.ws.SetThreads(threads)
@@ -143,16 +143,32 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		state:       st,
 		logits:      st.logits,
 		kv:          newKVCache(m.config, kvType, w.Layers[0].Wk.Rows, positions),
-		rope:        newRopeTable(m.config, w.ropeFactors(m.config, positions), positions),
+		rope:        newRopeTable(m.config, m.config.RopeTheta, m.config.RopeScale, w.ropeFactors(m.config, positions), positions),
 		tokens:      make([]int, 0, positions),
 		peers:       peers,
 		promptBlock: min(block, positions),
 	}
-	if c := m.config; c.slidingRope() {
-		c.RopeTheta, c.RopeScale = c.SlidingWindow.RopeTheta, c.SlidingWindow.RopeScale
-		s.ropeSliding = newRopeTable(c, w.RopeFreqFactors, positions)
-	}
+	s.layerRopes = layerRopes(m.config, &s.rope, w.RopeFreqFactors, positions)
 	return s, nil
+}
+
+// layerRopes are the rotations each layer of c turns by, over context
+// positions: model, or for a layer of a base or scaling of its own a table
+// of them (whose frequencies factors divide).
+func layerRopes(c Config, model *ropeTable, factors []float32, context int) []*ropeTable {
+	out := make([]*ropeTable, c.Layers)
+	own := map[[2]float32]*ropeTable{{c.RopeTheta, c.RopeScale}: model}
+	for l := range out {
+		theta, scale := c.rotation(c.Layer(l).Attention)
+		r, ok := own[[2]float32{theta, scale}]
+		if !ok {
+			t := newRopeTable(c, theta, scale, factors, context)
+			r = &t
+			own[[2]float32{theta, scale}] = r
+		}
+		out[l] = r
+	}
+	return out
 }
 
 // SessionContextLength is the number of positions a session made with
@@ -199,7 +215,7 @@ func (s *Session) Reset() {
 // forgets its cached conversation, so the next generation evaluates its
 // prompt from the start. It fails with ErrBusy while a generation runs.
 // The positions before pos that it attends to must be in the cache: a
-// sliding-window layer's ring holds only the latest (see SlidingWindow), so
+// sliding-window layer's ring holds only the latest (see AttentionSpec.Window), so
 // a driver evaluates positions in order.
 func (s *Session) Forward(token, pos int, logits bool) error {
 	if !s.mu.TryLock() {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/golden"
 )
@@ -122,6 +123,23 @@ func TestCamelCase(t *testing.T) {
 	} {
 		assert.Equal(t, want, camelCase(in))
 	}
+}
+
+// TestCamelInfoLayers: the layers' recipes reach JavaScript with their
+// keys in camelCase, nested ones too, and the GGUF metadata's keys as
+// they are.
+func TestCamelInfoLayers(t *testing.T) {
+	out, err := camelInfo(engine.Info{
+		LayerSpecs: []engine.LayerSpec{{QKNorm: engine.QKNormHeads, ResidualScale: 0.5,
+			Attention: engine.AttentionSpec{Window: 16, RopeTheta: 10000, Scale: 0.25, ScaleQueries: true}}},
+		Metadata: map[string]any{"general.file_type": 1},
+	})
+	require.NoError(t, err)
+	layer := out["layers"].([]any)[0].(map[string]any)
+	assert.Equal(t, "heads", layer["qkNorm"])
+	assert.Equal(t, 0.5, layer["residualScale"])
+	assert.Equal(t, map[string]any{"window": 16.0, "ropeFreqBase": 10000.0, "scale": 0.25, "scaleQueries": true}, layer["attention"])
+	assert.Contains(t, out["metadata"], "general.file_type")
 }
 
 // TestTokenizeMatchesLlama2C: tokenize equals run.c's encode() with and

@@ -152,8 +152,8 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 	return out, nil
 }
 
-// camelInfo is info with its JSON names in camelCase (the GGUF metadata
-// keys inside are left as they are).
+// camelInfo is info with its JSON names in camelCase, the layers' recipes
+// too (the GGUF metadata keys inside are left as they are).
 func camelInfo(info engine.Info) (map[string]any, error) {
 	raw, err := json.Marshal(info)
 	if err != nil {
@@ -165,7 +165,28 @@ func camelInfo(info engine.Info) (map[string]any, error) {
 	}
 	out := make(map[string]any, len(fields)+8)
 	for k, v := range fields {
+		if k == "layers" {
+			v = camelKeys(v)
+		}
 		out[camelCase(k)] = v
 	}
 	return out, nil
+}
+
+// camelKeys is v, a value decoded from JSON, with the keys of every object
+// in it in camelCase: the layers' recipes.
+func camelKeys(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[camelCase(k)] = camelKeys(x)
+		}
+		return out
+	case []any:
+		for i, x := range v {
+			v[i] = camelKeys(x)
+		}
+	}
+	return v
 }

@@ -161,6 +161,8 @@ export interface ModelInfo {
   metadata?: Record<string, unknown>;
   /** The tokenizer's kind: "llama" (SentencePiece) or "gpt2" (byte-level BPE), GGUF's tokenizer.ggml.model. */
   tokenizer: string;
+  /** Each layer's recipe, layer by layer (Gemma 3's sliding and global layers, SmolLM3's layers without rotations differ). */
+  layers: LayerSpec[];
   /** What some families' files say (absent where a model says none of it): the dimensions of a head that rotate, when fewer than keyLength (Phi-4-mini's partial rotary). */
   ropeDimensionCount?: number;
   /** The rope frequency factors the model has: 'long/short' (Phi-3's LongRoPE) or 'freqs'. */
@@ -223,6 +225,34 @@ export interface ModelInfo {
   tokenTypes?: number;
   /** A reranker's classification head's outputs (its first is the score); absent otherwise. */
   classes?: number;
+}
+
+/** One layer's recipe (ModelInfo.layers): how it mixes positions, where it normalises, its attention, its feed-forward. */
+export interface LayerSpec {
+  /** How the layer mixes positions: softmax attention over its KV cache. */
+  kind: 'attention';
+  /** Where it normalises around each sub-layer f: 'pre' x + f(norm(x)), 'post' x + norm(f(x)) (OLMo 2), 'pre+post' (Gemma), 'residual' norm(x + f(x)) (BERT). */
+  norms: 'pre' | 'post' | 'pre+post' | 'residual';
+  /** Queries and keys RMS-normalised: each head (Qwen3, Gemma 3) or all at once (OLMo 2); absent: not. */
+  qkNorm?: 'heads' | 'all';
+  attention: {
+    /** The positions a query attends to, its own included (sliding-window layers); absent: every position. */
+    window?: number;
+    /** No rotary embeddings in this layer (SmolLM3's every 4th). */
+    nope?: boolean;
+    /** The layer's rotary base and linear scaling, where they are not the model's (Gemma 3's sliding layers). */
+    ropeFreqBase?: number;
+    ropeScale?: number;
+    /** The attention's scale: of the scores (Granite), or with scaleQueries of the queries (Gemma); absent: 1/√keyLength on the scores. */
+    scale?: number;
+    scaleQueries?: boolean;
+    /** The scores' soft-cap (Gemma 2). */
+    softcap?: number;
+  };
+  /** The feed-forward: SwiGLU, GeGLU (Gemma), or GELU without a gate (BERT). */
+  ffn: 'swiglu' | 'geglu' | 'gelu';
+  /** Each sub-layer's output is multiplied by it before it joins the residual stream (Granite). */
+  residualScale?: number;
 }
 
 export interface TokenizeOptions {

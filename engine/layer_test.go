@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+)
+
+// TestLayerRecipesMatchTables: each family's recipe uses the norms and the
+// gate its tensor table holds, and no other: a norm the recipe asks for is
+// a tensor the loader requires, and a tensor the table lists is one the
+// recipe reads.
+func TestLayerRecipesMatchTables(t *testing.T) {
+	for name, a := range architectures {
+		t.Run(name, func(t *testing.T) {
+			r := a.layer
+			assert.Equal(t, r.Norms.pre(), a.has("blk.%d.attn_norm.weight"), "pre-norms")
+			assert.Equal(t, r.Norms.post(), a.has("blk.%d.post_attention_norm.weight"), "post-norms")
+			assert.Equal(t, r.Norms == NormsResidual, a.has("blk.%d.attn_output_norm.weight"), "the encoders' norms")
+			qk := QKNormNone
+			for _, s := range a.tensors {
+				if s.name == "blk.%d.attn_q_norm.weight" {
+					qk = map[dimension]QKNorm{dimHead: QKNormHeads, dimQ: QKNormAll}[s.rows]
+				}
+			}
+			assert.Equal(t, qk, r.QKNorm, "q/k norms")
+			gated := a.has("blk.%d.ffn_gate.weight")
+			for _, s := range a.tensors {
+				gated = gated || (s.name == "blk.%d.ffn_up.weight" && len(s.fused) == 2) // phi3's gate and up
+			}
+			assert.Equal(t, r.FFN != FFNGELU, gated, "a gate")
+			assert.Equal(t, a.encoder, r.Norms == NormsResidual, "the encoders' layers")
+		})
+	}
+}
+
+// TestLayerSpecs: what each family's files make of its layers, in Config
+// and in Info (and its JSON), the same from the header as from the model.
+func TestLayerSpecs(t *testing.T) {
+	fourLayers := familyShape
+	fourLayers.Layers = 4
+	gemma3 := gemmaSpec("gemma3", tensor.F32, 16)
+	gemma3.RopeLinearScale = 4
+	// 1/√32, as configureGemma derives it in float32.
+	gemmaScale := AttentionSpec{ScaleQueries: true, Scale: 0.17677669}
+	gemmaSliding := gemmaScale
+	gemmaSliding.Window, gemmaSliding.RopeTheta, gemmaSliding.RopeScale = 16, 10000, 1
+	gemma3Layer := LayerSpec{Norms: NormsPreAndPost, QKNorm: QKNormHeads, FFN: FFNGeGLU, Attention: gemmaSliding}
+	gemma3Full := gemma3Layer
+	gemma3Full.Attention = gemmaScale
+	granite := modelgen.Spec{Arch: "granite", Shape: familyShape, Family: modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.0625, ResidualScale: 0.22, LogitScale: 8}, Seed: 1, Std: 0.1}
+	graniteLayer := LayerSpec{ResidualScale: 0.22, Attention: AttentionSpec{Scale: 0.0625}}
+	for _, tt := range []struct {
+		name string
+		spec modelgen.Spec
+		want []LayerSpec
+		json string // the first layer's, in Info
+	}{
+		{"llama", modelgen.Spec{Shape: familyShape, Seed: 1, Std: 0.1}, []LayerSpec{{}, {}},
+			`{"kind":"attention","norms":"pre","attention":{},"ffn":"swiglu"}`},
+		{"smollm3: every 4th layer unrotated", modelgen.Spec{Arch: "smollm3", Shape: fourLayers, Seed: 1, Std: 0.1},
+			[]LayerSpec{{}, {}, {}, {Attention: AttentionSpec{NoPE: true}}}, ""},
+		{"olmo2: post-norms, q/k norms over all heads", modelgen.Spec{Arch: "olmo2", Shape: familyShape, Seed: 1, Std: 0.1, SeparateOutput: true},
+			[]LayerSpec{{Norms: NormsPost, QKNorm: QKNormAll}, {Norms: NormsPost, QKNorm: QKNormAll}},
+			`{"kind":"attention","norms":"post","qk_norm":"all","attention":{},"ffn":"swiglu"}`},
+		{"granite: attention and residual scales", granite, []LayerSpec{graniteLayer, graniteLayer},
+			`{"kind":"attention","norms":"pre","attention":{"scale":0.0625},"ffn":"swiglu","residual_scale":0.22}`},
+		{"gemma3: 5 of 6 layers slide, rotating by their own base, unscaled", gemma3,
+			[]LayerSpec{gemma3Layer, gemma3Layer, gemma3Layer, gemma3Layer, gemma3Layer, gemma3Full, gemma3Layer},
+			`{"kind":"attention","norms":"pre+post","qk_norm":"heads","attention":{"window":16,"rope_freq_base":10000,"rope_scale":1,"scale":0.17677669,"scale_queries":true},"ffn":"geglu"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data := buildGGUF(t, tt.spec)
+			m, err := Load(data, LoadOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, m.Config().LayerSpecs)
+			info := m.Info()
+			assert.Equal(t, tt.want, info.LayerSpecs)
+			f, err := gguf.Parse(data)
+			require.NoError(t, err)
+			h, err := ReadHeader(f)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, h.Info(len(data)).LayerSpecs)
+			if tt.json != "" {
+				raw, err := json.Marshal(info.LayerSpecs[0])
+				require.NoError(t, err)
+				assert.JSONEq(t, tt.json, string(raw))
+			}
+		})
+	}
+}
+
+// TestLayerSpecsValidate: a recipe out of range is refused, naming the
+// layer.
+func TestLayerSpecsValidate(t *testing.T) {
+	base := Config{Dim: 8, HiddenDim: 8, Layers: 2, Heads: 2, KVHeads: 1, VocabSize: 10, ContextLength: 8, RopeTheta: 10000, RopeScale: 1, NormEps: 1e-5}
+	for _, tt := range []struct {
+		name  string
+		specs []LayerSpec
+		want  string
+	}{
+		{"fewer recipes than layers", []LayerSpec{{}}, "1 layer recipes for 2 layers"},
+		{"an unknown kind", []LayerSpec{{}, {Kind: 7}}, "layer 1: kind 7"},
+		{"a negative window", []LayerSpec{{Attention: AttentionSpec{Window: -1}}, {}}, "layer 0: sliding window -1"},
+		{"a negative rope base", []LayerSpec{{}, {Attention: AttentionSpec{RopeTheta: -1}}}, "layer 1: rope base -1"},
+		{"queries scaled by 0", []LayerSpec{{Attention: AttentionSpec{ScaleQueries: true}}, {}}, "layer 0: query scale 0"},
+		{"an infinite soft-cap", []LayerSpec{{}, {Attention: AttentionSpec{SoftCap: float32(math.Inf(1))}}}, "layer 1: attention soft-cap"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base
+			c.LayerSpecs = tt.specs
+			err := c.validate()
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+	assert.NoError(t, base.validate(), "no recipes: every layer the llama family's")
+}
