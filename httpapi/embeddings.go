@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/openai"
 )
 
 // Embeddings (POST /v1/embeddings, OpenAI's shape) and reranking (rerank.go,
@@ -122,7 +123,7 @@ func inputName(i, n int) string {
 
 // textFitsAlone refuses, before it is tokenized, a text of n bytes that
 // cannot fit in the context: it takes at least n / MaxTokenBytes tokens
-// (see textFits). A text truncate would cut (not a query) says so.
+// (see openai.API's textFits). A text truncate would cut (not a query) says so.
 func (h *Handler) textFitsAlone(n int, param, name string) *apiError {
 	per := h.model.MaxTokenBytes()
 	least := (n + per - 1) / per
@@ -245,7 +246,7 @@ func readTexts(raw json.RawMessage, param string, one bool) ([]string, *apiError
 		shape = "a string or an array of strings"
 	}
 	switch {
-	case isNull(raw):
+	case openai.IsNull(raw):
 		return nil, badRequest(param, "missing_required_parameter", "%s is required: %s", param, shape)
 	case one && raw[0] == '"':
 		s, e := readText(raw, param, param)
@@ -254,7 +255,7 @@ func readTexts(raw json.RawMessage, param string, one bool) ([]string, *apiError
 		}
 		return []string{s}, nil
 	case raw[0] != '[':
-		return nil, badRequest(param, "invalid_type", "%s must be %s, got %s", param, shape, jsonValue(literalKind(raw)))
+		return nil, badRequest(param, "invalid_type", "%s must be %s, got %s", param, shape, openai.Describe(raw))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
@@ -271,10 +272,10 @@ func readTexts(raw json.RawMessage, param string, one bool) ([]string, *apiError
 		}
 		name := fmt.Sprintf("%s[%d]", param, i)
 		if item[0] != '"' {
-			if param == "input" && i == 0 && (item[0] == '[' || literalKind(item) == "number") {
+			if param == "input" && i == 0 && (item[0] == '[' || openai.Describe(item) == "a number") {
 				return nil, badRequest(param, "invalid_type", "%s: token ids (OpenAI's arrays of numbers) are not taken here; send the text", param)
 			}
-			return nil, badRequest(param, "invalid_type", "%s must be a string, got %s", name, jsonValue(literalKind(item)))
+			return nil, badRequest(param, "invalid_type", "%s must be a string, got %s", name, openai.Describe(item))
 		}
 		s, e := readText(item, param, name)
 		if e != nil {

@@ -3,12 +3,9 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 
-	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/policy"
+	"github.com/wasmlm/wasmlm/openai"
 )
 
 // Sentinel errors; New and the handler wrap them with %w and add detail.
@@ -30,8 +27,8 @@ var (
 
 // The OpenAI error types this API uses.
 const (
-	typeInvalidRequest = "invalid_request_error"
-	typeServer         = "server_error"
+	typeInvalidRequest = openai.TypeInvalidRequest
+	typeServer         = openai.TypeServer
 )
 
 // apiError is an OpenAI error object and the HTTP status it is sent with.
@@ -70,13 +67,11 @@ func (e *apiError) body() errorBody {
 
 // badRequest is a 400 invalid_request_error about one request field.
 func badRequest(param, code, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, typ: typeInvalidRequest, param: param, code: code, message: fmt.Sprintf(format, args...)}
+	return requestError(openai.BadRequest(param, code, format, args...))
 }
 
 // internalError is a 500 that does not blame the request.
-func internalError(err error) *apiError {
-	return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: "internal_error", message: err.Error()}
-}
+func internalError(err error) *apiError { return requestError(openai.ServerError(err)) }
 
 // writeError sends e as an OpenAI error response.
 func writeError(w http.ResponseWriter, e *apiError) {
@@ -120,37 +115,23 @@ func (e encoded) write(w http.ResponseWriter) {
 }
 
 // generationError maps an error of the engine (or of what it calls) to the
-// status and error object it deserves, by its code (policy.CodeOf). An
-// invalid option names its field in the OpenAI spelling the engine uses;
-// errors about the prompt name promptParam ("prompt", "messages").
+// status and error object it deserves (openai.ErrorOf): an invalid option
+// names its field; errors about the prompt name promptParam ("prompt",
+// "messages").
 func generationError(err error, promptParam string) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
 	}
-	var oe *engine.OptionError
-	if errors.As(err, &oe) {
-		// The request's field: "stop" for stop[2], as OpenAI names it; a
-		// path into an element (tools[0].function.parameters) stays whole.
-		param := oe.Field
-		if name, index, ok := strings.Cut(param, "["); ok && !strings.Contains(index, ".") {
-			param = name
-		}
-		if param == "prompt" {
-			param = promptParam
-		}
-		return badRequest(param, "invalid_value", "%s %s", oe.Field, oe.Problem)
+	return requestError(openai.ErrorOf(err, promptParam))
+}
+
+// requestError is e with its status: 400 for an invalid request, 500 for
+// a server error.
+func requestError(e *openai.Error) *apiError {
+	status := http.StatusBadRequest
+	if e.Type != openai.TypeInvalidRequest {
+		status = http.StatusInternalServerError
 	}
-	switch policy.CodeOf(err) {
-	case engine.CodePromptTooLong:
-		return badRequest(promptParam, "context_length_exceeded", "%v", err)
-	case engine.CodeInvalidArgument: // an empty prompt, text no token can hold, an unknown role, ...
-		return badRequest(promptParam, "invalid_value", "%v", err)
-	case engine.CodeInvalidModel, engine.CodeUnsupportedModel:
-		// The model the server holds is at fault (weights that are not
-		// finite, a chat template this engine does not know), not the
-		// request: a server error, with the engine's code.
-		return &apiError{status: http.StatusInternalServerError, typ: typeServer, code: string(policy.CodeOf(err)), message: err.Error()}
-	}
-	return internalError(err)
+	return &apiError{status: status, typ: e.Type, param: e.Param, code: e.Code, message: e.Message}
 }

@@ -5,7 +5,10 @@
 // GET /health. Replies may be held to
 // a response_format (JSON, a JSON schema) or a GBNF grammar, and chat
 // replies may call tools (tools, tool_choice → tool_calls), in OpenAI's
-// shapes (format.go, tools.go).
+// shapes. What a completion request means and what its answer and its
+// chunks are is package openai's, which every host shares; this package is
+// the HTTP around it: bodies, Server-Sent Events, slots and the queue,
+// keys, limits and CORS.
 //
 // Handler is a plain net/http Handler with no host-specific code, so the
 // same API runs in `wasmlm serve` and in the edge worker (cmd/worker, on
@@ -34,6 +37,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -49,7 +53,7 @@ const (
 	// request omits it: 16, as OpenAI's completions endpoint does. Chat
 	// completions without max_tokens run until the context is full (or
 	// Options.MaxTokens), as OpenAI's chat endpoint does.
-	DefaultCompletionMaxTokens = 16
+	DefaultCompletionMaxTokens = openai.DefaultCompletionMaxTokens
 	// DefaultModelName is the model's name when Options.ModelName is empty.
 	DefaultModelName = "wasmlm"
 )
@@ -167,7 +171,7 @@ type Completion struct {
 // Handler serves the API. It is safe for concurrent use; create it with New.
 type Handler struct {
 	model      *engine.Model
-	grammars   *policy.Grammars // the grammars of its requests, compiled once
+	api        *openai.API // the model's completions: requests to jobs
 	name       string
 	opts       Options
 	context    int           // tokens a session holds
@@ -246,7 +250,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
 	h := &Handler{
-		model: model, grammars: policy.NewGrammars(model), name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
+		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
 		maxTokens: contextLength, sched: newScheduler(sessions, queue, opts.Sessions),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFIFO(make([]struct{}, slots), slots+queue),
@@ -257,6 +261,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	if opts.MaxTokens > 0 {
 		h.maxTokens = opts.MaxTokens
 	}
+	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens}
 	if h.onComplete == nil {
 		h.onComplete = func(Completion) {}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -67,12 +68,12 @@ func (h *Handler) serveRerank(w http.ResponseWriter, r *http.Request) {
 // (without the pair's special tokens) is refused here; one that leaves a
 // document too little room is the engine's to refuse, naming documents.
 func (h *Handler) rerankJob(req *rerankRequest) (*embedJob, *apiError) {
-	if isNull(req.Query) {
+	if openai.IsNull(req.Query) {
 		return nil, badRequest("query", "missing_required_parameter", "query is required: the text the documents are ranked for")
 	}
 	raw := bytes.TrimSpace(req.Query)
 	if raw[0] != '"' {
-		return nil, badRequest("query", "invalid_type", "query must be a string, got %s", jsonValue(literalKind(raw)))
+		return nil, badRequest("query", "invalid_type", "query must be a string, got %s", openai.Describe(raw))
 	}
 	query, e := readText(raw, "query", "query")
 	if e != nil {

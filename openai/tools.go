@@ -1,15 +1,11 @@
-package httpapi
+package openai
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
 	"github.com/wasmlm/wasmlm/chat"
-	"github.com/wasmlm/wasmlm/openai"
-	"github.com/wasmlm/wasmlm/policy"
 )
 
 // Tool calling on /v1/chat/completions, in OpenAI's shapes: tools,
@@ -20,8 +16,16 @@ import (
 // "required" or a function) is sampled under the grammar of the format's
 // call syntax (policy.Grammars.ToolGrammar).
 
-// maxTools is OpenAI's limit on a request's tools.
-const maxTools = 128
+// Tool calling on /v1/chat/completions, in OpenAI's shapes: tools,
+// tool_choice and parallel_tool_calls in the request; assistant messages
+// with tool_calls and "tool" messages in the conversation; tool_calls in
+// the reply. The chat package renders the tools in the model's tool format
+// and reads the calls back out of the reply; a forced call (tool_choice
+// "required" or a function) is sampled under the grammar of the format's
+// call syntax (policy.Grammars.ToolGrammar).
+
+// MaxTools is OpenAI's limit on a request's tools.
+const MaxTools = 128
 
 // toolRequest is what a chat request asks about tools.
 type toolRequest struct {
@@ -43,37 +47,37 @@ func (t toolRequest) calling() bool {
 // toolOptions reads tools, tool_choice and parallel_tool_calls. tool_choice
 // defaults to "auto" with tools; without tools, neither tool_choice nor
 // parallel_tool_calls may be given (as OpenAI answers).
-func (r *chatRequest) toolOptions() (toolRequest, *apiError) {
+func (r *ChatRequest) toolOptions() (toolRequest, *Error) {
 	t := toolRequest{parallel: true}
-	if raw := bytes.TrimSpace(r.Tools); !isNull(raw) {
+	if raw := bytes.TrimSpace(r.Tools); !IsNull(raw) {
 		tools, e := readTools(raw)
 		if e != nil {
 			return t, e
 		}
 		t.tools = tools
 	}
-	if raw := bytes.TrimSpace(r.ParallelToolCalls); !isNull(raw) {
+	if raw := bytes.TrimSpace(r.ParallelToolCalls); !IsNull(raw) {
 		if len(t.tools) == 0 {
-			return t, badRequest("parallel_tool_calls", "invalid_value", "parallel_tool_calls is only allowed when tools are given")
+			return t, BadRequest("parallel_tool_calls", "invalid_value", "parallel_tool_calls is only allowed when tools are given")
 		}
 		if err := json.Unmarshal(raw, &t.parallel); err != nil {
-			return t, badRequest("parallel_tool_calls", "invalid_type", "parallel_tool_calls must be a boolean, got %s", jsonValue(literalKind(raw)))
+			return t, BadRequest("parallel_tool_calls", "invalid_type", "parallel_tool_calls must be a boolean, got %s", jsonValue(literalKind(raw)))
 		}
 	}
 	raw := bytes.TrimSpace(r.ToolChoice)
-	if isNull(raw) {
+	if IsNull(raw) {
 		if len(t.tools) == 0 {
 			t.choice.Mode = chat.ToolNone
 		}
 		return t, nil
 	}
 	if len(t.tools) == 0 {
-		return t, badRequest("tool_choice", "invalid_value", "tool_choice is only allowed when tools are given")
+		return t, BadRequest("tool_choice", "invalid_value", "tool_choice is only allowed when tools are given")
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return t, badRequest("tool_choice", "invalid_json", "tool_choice is not a valid string")
+			return t, BadRequest("tool_choice", "invalid_json", "tool_choice is not a valid string")
 		}
 		switch s {
 		case "auto":
@@ -83,14 +87,14 @@ func (r *chatRequest) toolOptions() (toolRequest, *apiError) {
 		case "required":
 			t.choice.Mode = chat.ToolRequired
 		default:
-			return t, badRequest("tool_choice", "invalid_value",
+			return t, BadRequest("tool_choice", "invalid_value",
 				"tool_choice must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}, got %q", s)
 		}
 		return t, nil
 	}
 	obj, e := jsonObjectOf(raw, "tool_choice")
 	if e != nil {
-		return t, badRequest("tool_choice", "invalid_type",
+		return t, BadRequest("tool_choice", "invalid_type",
 			"tool_choice must be a string or an object {\"type\": \"function\", \"function\": {\"name\": ...}}, got %s", jsonValue(literalKind(raw)))
 	}
 	if e := onlyKeys(obj, "tool_choice", "type", "function"); e != nil {
@@ -101,7 +105,7 @@ func (r *chatRequest) toolOptions() (toolRequest, *apiError) {
 		return t, e
 	}
 	if typ != "function" {
-		return t, badRequest("tool_choice.type", "invalid_value", "tool_choice.type must be \"function\", got %q", typ)
+		return t, BadRequest("tool_choice.type", "invalid_value", "tool_choice.type must be \"function\", got %q", typ)
 	}
 	fn, e := jsonObjectOf(obj["function"], "tool_choice.function")
 	if e != nil {
@@ -120,34 +124,34 @@ func (r *chatRequest) toolOptions() (toolRequest, *apiError) {
 			return t, nil
 		}
 	}
-	return t, badRequest("tool_choice.function.name", "invalid_value", "tool_choice names the function %q, which is not among the tools", name)
+	return t, BadRequest("tool_choice.function.name", "invalid_value", "tool_choice names the function %q, which is not among the tools", name)
 }
 
 // readTools reads tools: [{"type": "function", "function": {"name",
 // "description", "parameters", "strict"}}], one at a time (at most
-// maxTools), names unique.
-func readTools(raw []byte) ([]chat.Tool, *apiError) {
+// MaxTools), names unique.
+func readTools(raw []byte) ([]chat.Tool, *Error) {
 	if raw[0] != '[' {
-		return nil, badRequest("tools", "invalid_type", "tools must be an array, got %s", jsonValue(literalKind(raw)))
+		return nil, BadRequest("tools", "invalid_type", "tools must be an array, got %s", jsonValue(literalKind(raw)))
 	}
 	// Read one at a time: a body of 100,000 tools never becomes a slice of them.
 	var items []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
-		return nil, badRequest("tools", "invalid_json", "tools is not a valid array")
+		return nil, BadRequest("tools", "invalid_json", "tools is not a valid array")
 	}
 	for dec.More() {
-		if len(items) == maxTools {
-			return nil, badRequest("tools", "invalid_value", "tools: at most %d tools, got more", maxTools)
+		if len(items) == MaxTools {
+			return nil, BadRequest("tools", "invalid_value", "tools: at most %d tools, got more", MaxTools)
 		}
 		var item json.RawMessage
 		if err := dec.Decode(&item); err != nil {
-			return nil, badRequest("tools", "invalid_json", "tools is not a valid array")
+			return nil, BadRequest("tools", "invalid_json", "tools is not a valid array")
 		}
 		items = append(items, item)
 	}
 	if len(items) == 0 {
-		return nil, badRequest("tools", "invalid_value", "tools must not be empty (omit it for no tools)")
+		return nil, BadRequest("tools", "invalid_value", "tools must not be empty (omit it for no tools)")
 	}
 	tools := make([]chat.Tool, len(items))
 	seen := make(map[string]int, len(items))
@@ -165,7 +169,7 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 			return nil, e
 		}
 		if typ != "function" {
-			return nil, badRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
+			return nil, BadRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
 		}
 		p += ".function"
 		fn, e := jsonObjectOf(obj["function"], p)
@@ -180,10 +184,10 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 			return nil, e
 		}
 		if !validName(tool.Name) {
-			return nil, badRequest(p+".name", "invalid_value", "%s.name %q must be 1 to 64 letters, digits, '_' or '-'", p, tool.Name)
+			return nil, BadRequest(p+".name", "invalid_value", "%s.name %q must be 1 to 64 letters, digits, '_' or '-'", p, tool.Name)
 		}
 		if j, dup := seen[tool.Name]; dup {
-			return nil, badRequest(p+".name", "invalid_value", "%s.name %q is the name of tools[%d] too: names must be unique", p, tool.Name, j)
+			return nil, BadRequest(p+".name", "invalid_value", "%s.name %q is the name of tools[%d] too: names must be unique", p, tool.Name, j)
 		}
 		seen[tool.Name] = i
 		if tool.Description, e = stringField(fn, p, "description", false); e != nil {
@@ -192,7 +196,7 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 		if _, e := boolField(fn, p, "strict"); e != nil {
 			return nil, e
 		}
-		if params := bytes.TrimSpace(fn["parameters"]); !isNull(params) {
+		if params := bytes.TrimSpace(fn["parameters"]); !IsNull(params) {
 			if e := schemaObject(params, p+".parameters"); e != nil {
 				return nil, e
 			}
@@ -202,48 +206,13 @@ func readTools(raw []byte) ([]chat.Tool, *apiError) {
 	return tools, nil
 }
 
-// replyGrammar sets the grammar a chat job's reply is sampled under: the
-// forced call's (tool_choice "required" or a function), else f's; every
-// tool's parameters are checked on the way. A JSON
-// response_format or a grammar applies to a reply that is text: with tools
-// that may be called, it is refused.
-func (h *Handler) replyGrammar(j *job, t toolRequest, f policy.ResponseFormat) *apiError {
-	if t.calling() && f.Constrains() {
-		param := "response_format"
-		if f.Grammar != "" {
-			param = "grammar"
-		}
-		return badRequest(param, "invalid_value",
-			"%s applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", param, t.choice.String())
-	}
-	if len(t.tools) > 0 {
-		// Every tool's parameters are checked, whatever the choice; a
-		// forced call gets its grammar.
-		tmpl, err := policy.ChatTemplate(h.model)
-		if err != nil {
-			return nil // the model's template is unusable: NewChatPrompt says so
-		}
-		g, err := h.grammars.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
-		if err != nil {
-			return generationError(err, "messages")
-		}
-		if g != nil {
-			j.opts.Constraint = g
-			return nil
-		}
-	}
-	var e *apiError
-	j.opts.Constraint, e = h.formatGrammar(f, "messages")
-	return e
-}
-
 // messageTools reads the tool fields of message m, param naming it
 // ("messages[3]"), into msg: an assistant's tool_calls, a tool result's
 // tool_call_id (required) and name.
-func messageTools(m chatMessage, param string, msg *chat.Message) *apiError {
-	if raw := bytes.TrimSpace(m.ToolCalls); !isNull(raw) {
+func messageTools(m chatMessage, param string, msg *chat.Message) *Error {
+	if raw := bytes.TrimSpace(m.ToolCalls); !IsNull(raw) {
 		if m.Role != "assistant" {
-			return badRequest(param+".tool_calls", "invalid_value", "%s.tool_calls: only assistant messages make tool calls", param)
+			return BadRequest(param+".tool_calls", "invalid_value", "%s.tool_calls: only assistant messages make tool calls", param)
 		}
 		calls, e := readToolCalls(raw, param+".tool_calls")
 		if e != nil {
@@ -253,16 +222,16 @@ func messageTools(m chatMessage, param string, msg *chat.Message) *apiError {
 	}
 	if m.Role != "tool" {
 		// OpenAI's participant name on other roles: no template here reads it.
-		if raw := bytes.TrimSpace(m.Name); !isNull(raw) && raw[0] != '"' {
-			return badRequest(param+".name", "invalid_type", "%s.name must be a string, got %s", param, jsonValue(literalKind(raw)))
+		if raw := bytes.TrimSpace(m.Name); !IsNull(raw) && raw[0] != '"' {
+			return BadRequest(param+".name", "invalid_type", "%s.name must be a string, got %s", param, jsonValue(literalKind(raw)))
 		}
-		if !isNull(m.ToolCallID) {
-			return badRequest(param+".tool_call_id", "invalid_value", "%s.tool_call_id: only tool messages answer a call", param)
+		if !IsNull(m.ToolCallID) {
+			return BadRequest(param+".tool_call_id", "invalid_value", "%s.tool_call_id: only tool messages answer a call", param)
 		}
 		return nil
 	}
 	obj := map[string]json.RawMessage{"tool_call_id": m.ToolCallID, "name": m.Name}
-	var e *apiError
+	var e *Error
 	if msg.ToolCallID, e = stringField(obj, param, "tool_call_id", true); e != nil {
 		return e
 	}
@@ -273,13 +242,13 @@ func messageTools(m chatMessage, param string, msg *chat.Message) *apiError {
 // readToolCalls reads an assistant message's tool_calls: [{"id", "type":
 // "function", "function": {"name", "arguments"}}], arguments a string (of
 // JSON, as OpenAI returns them).
-func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *apiError) {
+func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *Error) {
 	if raw[0] != '[' {
-		return nil, badRequest(param, "invalid_type", "%s must be an array, got %s", param, jsonValue(literalKind(raw)))
+		return nil, BadRequest(param, "invalid_type", "%s must be an array, got %s", param, jsonValue(literalKind(raw)))
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, badRequest(param, "invalid_json", "%s is not a valid array", param)
+		return nil, BadRequest(param, "invalid_json", "%s is not a valid array", param)
 	}
 	calls := make([]chat.ToolCall, len(items))
 	for i, item := range items {
@@ -296,7 +265,7 @@ func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *apiError) {
 			return nil, e
 		}
 		if typ != "function" {
-			return nil, badRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
+			return nil, BadRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
 		}
 		fn, e := jsonObjectOf(obj["function"], p+".function")
 		if e != nil {
@@ -310,16 +279,4 @@ func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *apiError) {
 		}
 	}
 	return calls, nil
-}
-
-// callSeed is the seed of a reply's call ids: with the request's seed,
-// openai.CallSeed's (the same request gets the same ids); without, random,
-// so ids differ from request to request.
-func callSeed(seed *int64, prompt []int) uint64 {
-	if seed == nil {
-		var b [8]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-		return binary.LittleEndian.Uint64(b[:])
-	}
-	return openai.CallSeed(uint64(*seed), prompt)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package openai
 
 import (
 	"bytes"
@@ -13,26 +13,26 @@ import (
 // no format here reads, and are ignored). Each must be a boolean, and the
 // two must agree when both are given. A template without a thinking switch
 // ignores the option, as its Jinja template would.
-func (r *chatRequest) templateOptions() (chat.Options, *apiError) {
+func (r *ChatRequest) templateOptions() (chat.Options, *Error) {
 	enable := r.EnableThinking
 	raw := bytes.TrimSpace(r.ChatTemplateKwargs)
 	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if raw[0] != '{' {
-			return chat.Options{}, badRequest("chat_template_kwargs", "invalid_type",
+			return chat.Options{}, BadRequest("chat_template_kwargs", "invalid_type",
 				"chat_template_kwargs must be an object, got %s", jsonValue(literalKind(raw)))
 		}
 		var kwargs map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &kwargs); err != nil {
-			return chat.Options{}, badRequest("chat_template_kwargs", "invalid_json", "chat_template_kwargs is not a valid object")
+			return chat.Options{}, BadRequest("chat_template_kwargs", "invalid_json", "chat_template_kwargs is not a valid object")
 		}
 		if v, ok := kwargs["enable_thinking"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
 			var b bool
 			if err := json.Unmarshal(v, &b); err != nil {
-				return chat.Options{}, badRequest("chat_template_kwargs.enable_thinking", "invalid_type",
+				return chat.Options{}, BadRequest("chat_template_kwargs.enable_thinking", "invalid_type",
 					"chat_template_kwargs.enable_thinking must be a boolean, got %s", jsonValue(literalKind(bytes.TrimSpace(v))))
 			}
 			if enable != nil && *enable != b {
-				return chat.Options{}, badRequest("enable_thinking", "invalid_value",
+				return chat.Options{}, BadRequest("enable_thinking", "invalid_value",
 					"enable_thinking is %v but chat_template_kwargs.enable_thinking is %v: give one, or the same value", *enable, b)
 			}
 			enable = &b

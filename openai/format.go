@@ -1,13 +1,20 @@
-package httpapi
+package openai
 
 import (
 	"bytes"
 	"encoding/json"
 	"slices"
 
-	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/policy"
 )
+
+// Structured output: OpenAI's response_format and llama.cpp's grammar, on
+// both completion endpoints. Their shapes are checked here, strictly (a
+// wrong type, an unknown key, an unknown format type, a json_schema without
+// its name or schema: 400 naming the field, before the request waits for a
+// slot); what they mean is policy's (policy.Grammars.FormatGrammar), whose
+// errors name the field too (an unsupported schema keyword, a GBNF syntax
+// error).
 
 // Structured output: OpenAI's response_format and llama.cpp's grammar, on
 // both completion endpoints. Their shapes are checked here, strictly (a
@@ -39,18 +46,18 @@ func validName(s string) bool {
 // json_schema takes "json_schema": {"name", "description", "schema",
 // "strict"}. As llama.cpp's server does, json_object also takes a
 // "schema" beside the type (then the text is a JSON value valid for it).
-func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
+func (r *SamplingRequest) responseFormat() (policy.ResponseFormat, *Error) {
 	var f policy.ResponseFormat
-	if g := bytes.TrimSpace(r.Grammar); !isNull(g) {
+	if g := bytes.TrimSpace(r.Grammar); !IsNull(g) {
 		if g[0] != '"' {
-			return f, badRequest("grammar", "invalid_type", "grammar must be a string (GBNF), got %s", jsonValue(literalKind(g)))
+			return f, BadRequest("grammar", "invalid_type", "grammar must be a string (GBNF), got %s", jsonValue(literalKind(g)))
 		}
 		if err := json.Unmarshal(g, &f.Grammar); err != nil {
-			return f, badRequest("grammar", "invalid_json", "grammar is not a valid JSON string")
+			return f, BadRequest("grammar", "invalid_json", "grammar is not a valid JSON string")
 		}
 	}
 	raw := bytes.TrimSpace(r.ResponseFormat)
-	if isNull(raw) {
+	if IsNull(raw) {
 		return f, nil
 	}
 	obj, e := jsonObjectOf(raw, "response_format")
@@ -67,13 +74,13 @@ func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
 	switch typ {
 	case policy.FormatText, policy.FormatJSONObject, policy.FormatJSONSchema:
 	default:
-		return f, badRequest("response_format.type", "invalid_value",
+		return f, BadRequest("response_format.type", "invalid_value",
 			"response_format.type must be \"text\", \"json_object\" or \"json_schema\", got %q", typ)
 	}
 	f.Type = typ
-	if schema, ok := obj["schema"]; ok && !isNull(schema) {
+	if schema, ok := obj["schema"]; ok && !IsNull(schema) {
 		if typ != policy.FormatJSONObject {
-			return f, badRequest("response_format.schema", "invalid_value",
+			return f, BadRequest("response_format.schema", "invalid_value",
 				"response_format.schema goes with type json_object (llama.cpp's form); for type json_schema, give response_format.json_schema.schema")
 		}
 		if e := schemaObject(schema, "response_format.schema"); e != nil {
@@ -82,13 +89,13 @@ func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
 		f.Type, f.Schema = policy.FormatJSONSchema, json.RawMessage(bytes.TrimSpace(schema))
 	}
 	js, given := obj["json_schema"]
-	given = given && !isNull(js)
+	given = given && !IsNull(js)
 	switch {
 	case typ != policy.FormatJSONSchema && given:
-		return f, badRequest("response_format.json_schema", "invalid_value",
+		return f, BadRequest("response_format.json_schema", "invalid_value",
 			"response_format.json_schema goes with type json_schema, not %q", typ)
 	case typ == policy.FormatJSONSchema && !given:
-		return f, badRequest("response_format.json_schema", "missing_required_parameter",
+		return f, BadRequest("response_format.json_schema", "missing_required_parameter",
 			"response_format.json_schema is required for type json_schema")
 	case !given:
 		return f, nil
@@ -106,7 +113,7 @@ func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
 		return f, e
 	}
 	if !validName(name) {
-		return f, badRequest(p+".name", "invalid_value",
+		return f, BadRequest(p+".name", "invalid_value",
 			"%s.name %q must be 1 to 64 letters, digits, '_' or '-'", p, name)
 	}
 	if _, e := stringField(spec, p, "description", false); e != nil {
@@ -116,8 +123,8 @@ func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
 		return f, e
 	}
 	schema, ok := spec["schema"]
-	if !ok || isNull(schema) {
-		return f, badRequest(p+".schema", "missing_required_parameter", "%s.schema is required: the JSON schema the reply must match", p)
+	if !ok || IsNull(schema) {
+		return f, BadRequest(p+".schema", "missing_required_parameter", "%s.schema is required: the JSON schema the reply must match", p)
 	}
 	if e := schemaObject(schema, p+".schema"); e != nil {
 		return f, e
@@ -126,43 +133,27 @@ func (r *samplingRequest) responseFormat() (policy.ResponseFormat, *apiError) {
 	return f, nil
 }
 
-// formatGrammar compiles f for the generation (nil for free text). The
-// errors name the field at fault.
-func (h *Handler) formatGrammar(f policy.ResponseFormat, promptParam string) (engine.Constraint, *apiError) {
-	g, err := h.grammars.FormatGrammar(f)
-	if err != nil {
-		return nil, generationError(err, promptParam)
-	}
-	return g, nil
-}
-
-// isNull reports whether a raw JSON value is absent or null.
-func isNull(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
-}
-
 // jsonObjectOf reads raw, the value of param, as a JSON object.
-func jsonObjectOf(raw []byte, param string) (map[string]json.RawMessage, *apiError) {
+func jsonObjectOf(raw []byte, param string) (map[string]json.RawMessage, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return nil, badRequest(param, "missing_required_parameter", "%s is required", param)
+		return nil, BadRequest(param, "missing_required_parameter", "%s is required", param)
 	}
 	if raw[0] != '{' {
-		return nil, badRequest(param, "invalid_type", "%s must be an object, got %s", param, jsonValue(literalKind(raw)))
+		return nil, BadRequest(param, "invalid_type", "%s must be an object, got %s", param, jsonValue(literalKind(raw)))
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, badRequest(param, "invalid_json", "%s is not a valid object", param)
+		return nil, BadRequest(param, "invalid_json", "%s is not a valid object", param)
 	}
 	return obj, nil
 }
 
 // onlyKeys refuses a key of the object param that is not among keys.
-func onlyKeys(obj map[string]json.RawMessage, param string, keys ...string) *apiError {
+func onlyKeys(obj map[string]json.RawMessage, param string, keys ...string) *Error {
 	for k := range obj {
 		if !slices.Contains(keys, k) {
-			return badRequest(param+"."+k, "unknown_parameter", "%s: unknown parameter %q", param, k)
+			return BadRequest(param+"."+k, "unknown_parameter", "%s: unknown parameter %q", param, k)
 		}
 	}
 	return nil
@@ -170,52 +161,41 @@ func onlyKeys(obj map[string]json.RawMessage, param string, keys ...string) *api
 
 // stringField reads obj[key] (of the object param) as a string; a missing
 // or null one is "" and, when required, an error.
-func stringField(obj map[string]json.RawMessage, param, key string, required bool) (string, *apiError) {
+func stringField(obj map[string]json.RawMessage, param, key string, required bool) (string, *Error) {
 	name := param + "." + key
 	raw := bytes.TrimSpace(obj[key])
-	if isNull(raw) {
+	if IsNull(raw) {
 		if required {
-			return "", badRequest(name, "missing_required_parameter", "%s is required", name)
+			return "", BadRequest(name, "missing_required_parameter", "%s is required", name)
 		}
 		return "", nil
 	}
 	var s string
 	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", badRequest(name, "invalid_type", "%s must be a string, got %s", name, jsonValue(literalKind(raw)))
+		return "", BadRequest(name, "invalid_type", "%s must be a string, got %s", name, jsonValue(literalKind(raw)))
 	}
 	if required && s == "" {
-		return "", badRequest(name, "invalid_value", "%s must not be empty", name)
+		return "", BadRequest(name, "invalid_value", "%s must not be empty", name)
 	}
 	return s, nil
 }
 
 // boolField reads obj[key] as a boolean; missing or null is nil.
-func boolField(obj map[string]json.RawMessage, param, key string) (*bool, *apiError) {
+func boolField(obj map[string]json.RawMessage, param, key string) (*bool, *Error) {
 	raw := bytes.TrimSpace(obj[key])
-	if isNull(raw) {
+	if IsNull(raw) {
 		return nil, nil
 	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err != nil {
 		name := param + "." + key
-		return nil, badRequest(name, "invalid_type", "%s must be a boolean, got %s", name, jsonValue(literalKind(raw)))
+		return nil, BadRequest(name, "invalid_type", "%s must be a boolean, got %s", name, jsonValue(literalKind(raw)))
 	}
 	return &b, nil
 }
 
 // schemaObject checks that a JSON schema given as param is an object.
-func schemaObject(raw []byte, param string) *apiError {
+func schemaObject(raw []byte, param string) *Error {
 	_, e := jsonObjectOf(raw, param)
 	return e
-}
-
-// stopWithGrammar refuses stop strings beside a grammar (a response_format,
-// a grammar, a forced tool call) before the request waits: a stop string
-// could cut the text the grammar keeps whole (the engine refuses it too).
-func stopWithGrammar(j *job) *apiError {
-	if j.opts.Constraint != nil && len(j.opts.Stop) > 0 {
-		return badRequest("stop", "invalid_value",
-			"stop cannot be combined with a grammar (a JSON schema or object, a GBNF grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
-	}
-	return nil
 }

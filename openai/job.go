@@ -1,0 +1,296 @@
+package openai
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"slices"
+
+	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/policy"
+)
+
+// DefaultCompletionMaxTokens is max_tokens for a text completion whose
+// request omits it: 16, as OpenAI's completions endpoint does. Chat
+// completions without max_tokens run until the context is full (or
+// API.MaxTokens), as OpenAI's chat endpoint does.
+const DefaultCompletionMaxTokens = 16
+
+// API turns requests for one model into jobs: what a server holds and
+// allows its requests.
+type API struct {
+	Model     *engine.Model
+	Grammars  *policy.Grammars // the grammars of Model's requests
+	Context   int              // the tokens a session holds
+	MaxTokens int              // the most tokens a request may ask for
+}
+
+// Job is a validated completion request, ready to generate: its prompt,
+// the options of its generation, and how to answer it.
+type Job struct {
+	Chat         bool // a chat completion (else a text completion)
+	Prompt       engine.Prompt
+	PromptParam  string // the request field errors about the prompt name
+	Options      engine.GenerateOptions
+	Stream       bool
+	IncludeUsage bool
+	// Calls, for a chat reply that may call tools, says how to read the
+	// calls out of it; nil: the reply is text.
+	Calls *Calls
+}
+
+// NewSamplingRequest is what a request's shared fields are decoded into
+// (CompletionRequest.SamplingRequest, ChatRequest.SamplingRequest): it
+// knows how many logit_bias entries to take.
+func (a *API) NewSamplingRequest() SamplingRequest {
+	return SamplingRequest{LogitBias: logitBias{limit: a.Model.Config().VocabSize}}
+}
+
+// newJob validates what both endpoints share.
+func (a *API) newJob(req *SamplingRequest, promptParam string) (*Job, *Error) {
+	params, e := req.sampling()
+	if e != nil {
+		return nil, e
+	}
+	j := &Job{
+		PromptParam: promptParam,
+		Options:     engine.GenerateOptions{Sampling: params, Stop: slices.Clip([]string(req.Stop))},
+		Stream:      req.Stream,
+	}
+	// Refused now, not after a wait in the queue.
+	if err := j.Options.Validate(a.Model.Config().VocabSize); err != nil {
+		return nil, ErrorOf(err, promptParam)
+	}
+	j.IncludeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	return j, nil
+}
+
+// CompletionJob validates a /v1/completions request and tokenizes its
+// prompt (with BOS, as the CLI does; special-token text is kept as text).
+func (a *API) CompletionJob(req *CompletionRequest) (*Job, *Error) {
+	j, e := a.newJob(&req.SamplingRequest, "prompt")
+	if e != nil {
+		return nil, e
+	}
+	format, e := req.responseFormat()
+	if e != nil {
+		return nil, e
+	}
+	if j.Options.Constraint, e = a.formatGrammar(format, "prompt"); e != nil {
+		return nil, e
+	}
+	if e := stopWithGrammar(j); e != nil {
+		return nil, e
+	}
+	text, ids, e := req.completionPrompt(a.Context)
+	if e != nil {
+		return nil, e
+	}
+	if ids == nil {
+		if e := a.textFits(len(text), "prompt"); e != nil {
+			return nil, e
+		}
+		p, err := a.Model.TextPrompt(text, false)
+		if err != nil {
+			return nil, ErrorOf(err, "prompt")
+		}
+		ids = p.Tokens
+	}
+	vocab := a.Model.Config().VocabSize
+	if len(ids) == 0 {
+		return nil, BadRequest("prompt", "invalid_value", "prompt has no tokens")
+	}
+	for i, id := range ids {
+		if id < 0 || id >= vocab {
+			return nil, BadRequest("prompt", "invalid_value", "prompt token %d at position %d is outside the vocabulary [0, %d)", id, i, vocab)
+		}
+	}
+	j.Prompt = engine.Prompt{Tokens: ids}
+	return j, a.limitTokens(j, &req.SamplingRequest, DefaultCompletionMaxTokens)
+}
+
+// ChatJob validates a /v1/chat/completions request and formats its
+// messages with the model's chat template.
+func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
+	j, e := a.newJob(&req.SamplingRequest, "messages")
+	if e != nil {
+		return nil, e
+	}
+	j.Chat = true
+	msgs, e := req.messages()
+	if e != nil {
+		return nil, e
+	}
+	opts, e := req.templateOptions()
+	if e != nil {
+		return nil, e
+	}
+	tools, e := req.toolOptions()
+	if e != nil {
+		return nil, e
+	}
+	format, e := req.responseFormat()
+	if e != nil {
+		return nil, e
+	}
+	if e := a.replyGrammar(j, tools, format); e != nil {
+		return nil, e
+	}
+	if e := stopWithGrammar(j); e != nil {
+		return nil, e
+	}
+	opts.Tools, opts.ToolChoice = tools.tools, tools.choice
+	if j.Options.Constraint != nil {
+		// The grammar holds the reply from its first token: a thinking
+		// template's reasoning would not match it.
+		opts.DisableThinking = true
+	}
+	// The template is applied twice, here to measure the text and again by
+	// NewChatPrompt, which tokenizes it: a cost of the order of the text's
+	// bytes, where tokenizing costs tens of times more. An error here
+	// (an unknown template or role) is NewChatPrompt's to report.
+	if tmpl, err := policy.ChatTemplate(a.Model); err == nil {
+		if text, err := tmpl.ApplyWith(msgs, true, opts); err == nil {
+			if e := a.textFits(len(text), "messages"); e != nil {
+				return nil, e
+			}
+		}
+	}
+	p, err := policy.NewChatPrompt(a.Model, msgs, opts)
+	if err != nil {
+		if errors.Is(err, chat.ErrInvalidTool) {
+			return nil, BadRequest("tools", "invalid_value", "%v", err)
+		}
+		return nil, ErrorOf(err, "messages")
+	}
+	j.Prompt = p.Prompt
+	if tools.calling() {
+		j.Calls = &Calls{Format: p.ToolFormat, Seed: callSeed(req.Seed, j.Prompt.Tokens), Parallel: tools.parallel}
+	}
+	return j, a.limitTokens(j, &req.SamplingRequest, 0)
+}
+
+// replyGrammar sets the grammar a chat job's reply is sampled under: the
+// forced call's (tool_choice "required" or a function), else f's; every
+// tool's parameters are checked on the way. A JSON
+// response_format or a grammar applies to a reply that is text: with tools
+// that may be called, it is refused.
+func (a *API) replyGrammar(j *Job, t toolRequest, f policy.ResponseFormat) *Error {
+	if t.calling() && f.Constrains() {
+		param := "response_format"
+		if f.Grammar != "" {
+			param = "grammar"
+		}
+		return BadRequest(param, "invalid_value",
+			"%s applies with tool_choice \"none\" only: with tools and tool_choice %s, the reply may be a tool call", param, t.choice.String())
+	}
+	if len(t.tools) > 0 {
+		// Every tool's parameters are checked, whatever the choice; a
+		// forced call gets its grammar.
+		tmpl, err := policy.ChatTemplate(a.Model)
+		if err != nil {
+			return nil // the model's template is unusable: NewChatPrompt says so
+		}
+		g, err := a.Grammars.ToolGrammar(tmpl.ToolFormat(), t.tools, t.choice, t.parallel)
+		if err != nil {
+			return ErrorOf(err, "messages")
+		}
+		if g != nil {
+			j.Options.Constraint = g
+			return nil
+		}
+	}
+	var e *Error
+	j.Options.Constraint, e = a.formatGrammar(f, "messages")
+	return e
+}
+
+// textFits refuses, before it is tokenized, a prompt's text of n bytes that
+// cannot leave room for a completion: no token stands for more than
+// MaxTokenBytes bytes of text, so it takes at least n / MaxTokenBytes
+// tokens. Tokenizing a megabyte takes tens of megabytes and a good part of
+// a second; this takes nothing. param names the prompt ("prompt",
+// "messages": the text their template makes of them).
+func (a *API) textFits(n int, param string) *Error {
+	per := a.Model.MaxTokenBytes()
+	least := (n + per - 1) / per
+	if least < a.Context {
+		return nil
+	}
+	return BadRequest(param, "context_length_exceeded",
+		"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): no room is left for a completion.",
+		a.Context, promptIs(param), least, n, per)
+}
+
+// promptIs begins a sentence about the prompt's length.
+func promptIs(param string) string {
+	if param == "messages" {
+		return "the messages are"
+	}
+	return "the " + param + " is"
+}
+
+// limitTokens sets the job's MaxTokens: the request's, which must fit in the
+// server's limit and in the context after the prompt, or def (0: as many as
+// fit) bounded the same way. Like OpenAI, it counts prompt + completion
+// against the context.
+func (a *API) limitTokens(j *Job, req *SamplingRequest, def int) *Error {
+	room := a.Context - len(j.Prompt.Tokens)
+	if room <= 0 {
+		return BadRequest(j.PromptParam, "context_length_exceeded",
+			"This model's maximum context length is %d tokens, and %s %d tokens: no room is left for a completion.",
+			a.Context, promptIs(j.PromptParam), len(j.Prompt.Tokens))
+	}
+	mt, name := req.requestedMaxTokens()
+	switch {
+	case mt == nil && def > 0:
+		j.Options.MaxTokens = min(def, a.MaxTokens, room)
+	case mt == nil:
+		j.Options.MaxTokens = min(a.MaxTokens, room)
+	case *mt < 1:
+		return BadRequest(name, "invalid_value", "%s = %d, must be >= 1", name, *mt)
+	case *mt > a.MaxTokens:
+		return BadRequest(name, "invalid_value", "%s = %d exceeds this server's limit of %d", name, *mt, a.MaxTokens)
+	case *mt > room:
+		return BadRequest(name, "context_length_exceeded",
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d for the completion).",
+			a.Context, len(j.Prompt.Tokens)+*mt, len(j.Prompt.Tokens), j.PromptParam, *mt)
+	default:
+		j.Options.MaxTokens = *mt
+	}
+	return nil
+}
+
+// formatGrammar compiles f for the generation (nil for free text). The
+// errors name the field at fault.
+func (a *API) formatGrammar(f policy.ResponseFormat, promptParam string) (engine.Constraint, *Error) {
+	g, err := a.Grammars.FormatGrammar(f)
+	if err != nil {
+		return nil, ErrorOf(err, promptParam)
+	}
+	return g, nil
+}
+
+// stopWithGrammar refuses stop strings beside a grammar (a response_format,
+// a grammar, a forced tool call) before the request waits: a stop string
+// could cut the text the grammar keeps whole (the engine refuses it too).
+func stopWithGrammar(j *Job) *Error {
+	if j.Options.Constraint != nil && len(j.Options.Stop) > 0 {
+		return BadRequest("stop", "invalid_value",
+			"stop cannot be combined with a grammar (a JSON schema or object, a GBNF grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
+	}
+	return nil
+}
+
+// callSeed is the seed of a reply's call ids: with the request's seed,
+// CallSeed's (the same request gets the same ids); without, random,
+// so ids differ from request to request.
+func callSeed(seed *int64, prompt []int) uint64 {
+	if seed == nil {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+		return binary.LittleEndian.Uint64(b[:])
+	}
+	return CallSeed(uint64(*seed), prompt)
+}
