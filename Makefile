@@ -69,11 +69,18 @@ test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser 
 deps:
 	tools/ensure-deps.sh
 
-## vet: go vet, natively and for GOOS=js GOARCH=wasm (the bridge also with -tags wasmlm_serve), and gofmt
+# staticcheck at an exact version: go run fetches it through the module proxy (it is not in go.mod). It checks
+# every build the code has at once (-matrix): native, arm64 (the NEON kernels), GOOS=js GOARCH=wasm, and wasm with
+# the SIMD kernels and the page's HTTP server; code used in one build only is not "unused".
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_BUILDS := native:\narm64: GOARCH=arm64\njs: GOOS=js GOARCH=wasm\njstags: GOOS=js GOARCH=wasm -tags wasmlm_simd,wasmlm_serve\n
+
+## vet: go vet, natively and for GOOS=js GOARCH=wasm (the bridge also with -tags wasmlm_serve), staticcheck, and gofmt
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet -tags wasmlm_serve ./jsbridge/ ./cmd/wasm/
+	printf '$(STATICCHECK_BUILDS)' | $(STATICCHECK) -matrix ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 # The e2e suites (tests/e2e) need their builds and tools: they run from their own targets.

@@ -72,8 +72,3 @@ func NewVocab(pieces [][]byte) *Vocab {
 
 // Size is the number of token ids.
 func (v *Vocab) Size() int { return v.size }
-
-// tokensAt returns the ids of the tokens whose bytes end at node k.
-func (v *Vocab) tokensAt(k int) []int32 {
-	return v.toks[v.tokStart[k]:v.tokStart[k+1]]
-}

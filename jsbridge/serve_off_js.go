@@ -8,6 +8,8 @@ import "syscall/js"
 // httpapi (with net/http, some 2.8 MB of the binary) are only in builds
 // tagged wasmlm_serve (serve_js.go), which the page loads when a model is
 // loaded with { serve: true }.
+//
+//lint:ignore U1000 the type of Binding.served, a field only a build tagged wasmlm_serve uses
 type served struct{}
 
 // parseServeHTTP rejects: this build serves no HTTP (ErrServeUnavailable).

@@ -34,11 +34,6 @@ type toolRequest struct {
 	parallel bool
 }
 
-// forced reports whether the reply must be a call.
-func (t toolRequest) forced() bool {
-	return t.choice.Mode == chat.ToolRequired || t.choice.Mode == chat.ToolFunction
-}
-
 // calling reports whether the reply may hold calls, to be parsed out.
 func (t toolRequest) calling() bool {
 	return len(t.tools) > 0 && t.choice.Mode != chat.ToolNone

@@ -84,7 +84,7 @@ func naiveChain(logits []float32, p Params) naiveResult {
 		order = order[:p.TopK]
 	}
 	x0 := float64(logits[order[0]]) / float64(p.Temperature)
-	var x, w []float64
+	var w []float64
 	var kept []int
 	for _, id := range order {
 		xi := float64(logits[id]) / float64(p.Temperature)
@@ -96,7 +96,6 @@ func naiveChain(logits []float32, p Params) naiveResult {
 		default:
 			w = append(w, fmath.Exp64(xi-x0))
 		}
-		x = append(x, xi)
 		kept = append(kept, id)
 	}
 	order = kept

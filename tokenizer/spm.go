@@ -182,8 +182,8 @@ func hexDigit(c byte) (byte, bool) {
 func (s *SPM) buildByteFallback() {
 	const hex = "0123456789ABCDEF"
 	for b := range 256 {
-		name := string([]byte{'<', '0', 'x', hex[b>>4], hex[b&15], '>'})
-		id, ok := s.lookup[name]
+		name := []byte{'<', '0', 'x', hex[b>>4], hex[b&15], '>'}
+		id, ok := s.lookup[string(name)]
 		if !ok {
 			id, ok = s.lookup[string([]byte{byte(b)})]
 		}

@@ -131,16 +131,6 @@ func naiveScaleMin(s []byte, j int) (sc, m int) {
 	return sc, m
 }
 
-// naiveDequantize decodes a row to float64 (scaled+offset per element).
-func naiveDequantize(t Type, row []byte, n int) []float64 {
-	w := make([]float64, n)
-	for i := range w {
-		s, o := naiveElement(t, row, i)
-		w[i] = s + o
-	}
-	return w
-}
-
 // naiveActivation decodes an encoded activation of n elements to float64:
 // x_a[i] = d·q[i] for the quantized encodings, the rounded value otherwise.
 func naiveActivation(vec Type, a *activation, n int) []float64 {

@@ -5,6 +5,8 @@ package tensor
 import (
 	"math"
 	"unsafe"
+
+	"github.com/wasmlm/wasmlm/internal/fmath"
 )
 
 // With the wasmlm_simd build tag, MatVec, MatMul(s), the activation encoders
@@ -411,6 +413,9 @@ func decodeF16RowsSIMD(dst []float32, src []uint16, width, stride int) bool {
 	simdDecodeF16Rows(ptr(dst), ptr(src), int32(len(dst)/width), int32(width), int32(stride))
 	return true
 }
+
+// expTable is fmath.Exp64's table, where the softmax kernel reads it.
+var expTable = fmath.Exp2Table()
 
 // softmaxSIMD computes SoftmaxRows on its kernel (x holds whole rows) and
 // reports whether it did.

@@ -1,10 +1,5 @@
 package tensor
 
-import "github.com/wasmlm/wasmlm/internal/fmath"
-
-// expTable is fmath.Exp64's table, where the SIMD kernels can read it.
-var expTable = fmath.Exp2Table()
-
 // Softmax replaces x with the softmax of scale·x: each x[i] *= scale in
 // float32, then e^(x[i] − m) with m the maximum (the difference in float32,
 // e^ fmath.Exp's), each times 1/Σ (the sum in order). With the wasmlm_simd

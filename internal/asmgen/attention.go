@@ -120,7 +120,7 @@ func floatRows8() {
 			v := YMM()
 			switch typ.name {
 			case "dotF32Rows8":
-				VMOVUPS(r.mem(2*p, 0), v.(VecVirtual).AsX())
+				VMOVUPS(r.mem(2*p, 0), v.AsX())
 				VINSERTF128(Imm(1), r.mem(2*p+1, 0), v, v)
 			case "dotF16Rows8":
 				h := XMM()

@@ -465,8 +465,8 @@ func interleavedQ6K() {
 					for i := range 4 {
 						j := 8*h + g + 2*i
 						b, sc := YMM(), YMM()
-						VPBROADCASTW(Mem{Base: k.xs, Disp: 2 * j}, b.(VecVirtual).AsX())
-						VPMOVSXWD(b.(VecVirtual).AsX(), b)
+						VPBROADCASTW(Mem{Base: k.xs, Disp: 2 * j}, b.AsX())
+						VPMOVSXWD(b.AsX(), b)
 						VPSLLD(Imm(5), b, b)
 						VPSUBD(b, s[i], s[i])
 						VMOVDQU(word(j/4), sc) // sc_{4·(j/4)}..: four int8 a row

@@ -283,9 +283,9 @@ func dotQ4_0x8() {
 		rowSums: func(k *kernel, i int) Register {
 			mask := k.constants["0f"]
 			lo, hi := YMM(), YMM()
-			VMOVDQU(k.rows.mem(i, 2), lo.(VecVirtual).AsX())
-			VPSRLW(Imm(4), lo.(VecVirtual).AsX(), hi.(VecVirtual).AsX())
-			VINSERTI128(Imm(1), hi.(VecVirtual).AsX(), lo, lo)
+			VMOVDQU(k.rows.mem(i, 2), lo.AsX())
+			VPSRLW(Imm(4), lo.AsX(), hi.AsX())
+			VINSERTI128(Imm(1), hi.AsX(), lo, lo)
 			VPAND(mask, lo, lo)
 			VPMADDUBSW(k.xq, lo, lo) // unsigned nibbles times signed x_q
 			VPMADDWD(k.ones, lo, lo)

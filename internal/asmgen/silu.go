@@ -137,7 +137,7 @@ func (e expKernel) exp8(v Register) Register {
 		VPSLLQ(Imm(52), m, m) // 2^m
 		VMULPD(m, y, y)
 		if half == 0 {
-			VCVTPD2PSY(y, out.(VecVirtual).AsX())
+			VCVTPD2PSY(y, out.AsX())
 		} else {
 			eh := XMM()
 			VCVTPD2PSY(y, eh)

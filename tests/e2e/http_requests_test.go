@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -161,7 +160,7 @@ func postCompletion(t testing.TB, baseURL, path, body string) completion {
 	t.Helper()
 	var c completion
 	b := postOK(t, baseURL+path, body, &c)
-	require.Len(t, c.Choices, 1, fmt.Sprintf("%s", b))
+	require.Len(t, c.Choices, 1, string(b))
 	return c
 }
 

@@ -180,20 +180,22 @@ func (b *browser) mountCLI(root, dir string) {
 	b.cliMounted = true
 }
 
-// runCLI runs a GOOS=js program in a worker of a tab of its own.
+// runCLI runs a GOOS=js program in a worker of a tab of its own, which
+// closes when ctx ends.
 func (b *browser) runCLI(ctx context.Context, run cliRun) (cliResult, error) {
-	ctx, cancel := chromedp.NewContext(b.ctx)
+	tab, cancel := chromedp.NewContext(b.ctx)
 	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	defer context.AfterFunc(ctx, cancel)()
+	tab, cancelTimeout := context.WithTimeout(tab, browserTimeout)
 	defer cancelTimeout()
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.site+blankPage)); err != nil {
+	if err := chromedp.Do(tab, chromedp.Navigate(b.site+blankPage)); err != nil {
 		return cliResult{}, err
 	}
 	msg, err := json.Marshal(run)
 	if err != nil {
 		return cliResult{}, err
 	}
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](fmt.Sprintf(cliScript, cliWorkerURL, msg), chromedp.EvalAwaitPromise))
+	raw, err := chromedp.Run(tab, chromedp.Evaluate[json.RawMessage](fmt.Sprintf(cliScript, cliWorkerURL, msg), chromedp.EvalAwaitPromise))
 	if err != nil {
 		return cliResult{}, err
 	}
