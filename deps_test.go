@@ -59,6 +59,7 @@ var layering = map[string][]string{
 	"internal/wasmgen":    {},
 	"internal/webfiles":   {},                               // web/files.txt: what the site and the npm package ship
 	"internal/modelgen":   {"engine/gguf", "engine/tensor"}, // random-weight models for tests and benchmarks
+	"internal/testmodel":  {"internal/modelgen"},            // the models several packages' tests share (stories260K embedded)
 	// The llama.cpp parity harness (tests of every architecture): runs
 	// Node.js, so a build tool like internal/headless.
 	"internal/llamacppref": {"internal/modelgen", "engine/tensor"},

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // The float64 reference's steps for the families beyond llama, qwen2 and
@@ -187,7 +188,7 @@ func TestFamilyInfo(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			data := buildGGUF(t, c.spec)
+			data := testmodel.GGUF(t, c.spec)
 			m, err := Load(data, LoadOptions{})
 			require.NoError(t, err)
 			f, err := gguf.Parse(data)
@@ -224,7 +225,7 @@ func TestFamilyFileErrors(t *testing.T) {
 	// edit rebuilds the file of sp with its metadata changed by kvs (a nil
 	// value deletes the key) and, when extra is set, one more tensor.
 	edit := func(sp modelgen.Spec, kvs map[string]any, extra string) []byte {
-		f, err := gguf.Parse(buildGGUF(t, sp))
+		f, err := gguf.Parse(testmodel.GGUF(t, sp))
 		require.NoError(t, err)
 		b := gguf.NewBuilder()
 		for _, kv := range f.KVs() {
@@ -293,7 +294,7 @@ func TestFamilyFingerprint(t *testing.T) {
 	} {
 		sp := specOf("granite", tinyShape, 1, 0.1)
 		sp.Family = f
-		m, err := Load(buildGGUF(t, sp), LoadOptions{})
+		m, err := Load(testmodel.GGUF(t, sp), LoadOptions{})
 		require.NoError(t, err)
 		fp := m.Fingerprint()
 		assert.NotContains(t, seen, fp, "%s has %s's fingerprint", name, seen[fp])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // gemmaStep is naiveModel.step for gemma2 and gemma3, from Gemma's
@@ -149,7 +150,7 @@ func TestGemmaMatchesNaiveReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data := buildGGUF(t, tt.spec)
+			data := testmodel.GGUF(t, tt.spec)
 			m, err := Load(data, LoadOptions{})
 			require.NoError(t, err)
 			m.config.exactGELU = true

@@ -13,6 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/engine/vocab"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // naiveModel is a direct float64 transcription of the llama / qwen2 /
@@ -276,7 +277,7 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 	tests = append(tests, familyReferenceCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data := buildGGUF(t, tt.spec)
+			data := testmodel.GGUF(t, tt.spec)
 			m, err := Load(data, LoadOptions{})
 			require.NoError(t, err)
 			f, err := gguf.Parse(data)
@@ -299,7 +300,7 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 // TestGGUFModelErrors: unsupported architectures, tensor types and missing
 // or malformed tensors are errors that name what is wrong.
 func TestGGUFModelErrors(t *testing.T) {
-	good := buildGGUF(t, specOf("llama", tinyShape, 1, 0.1))
+	good := testmodel.GGUF(t, specOf("llama", tinyShape, 1, 0.1))
 	f, err := gguf.Parse(good)
 	require.NoError(t, err)
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // benchModels are the shapes the benchmarks run: the embedded default model
@@ -29,7 +30,7 @@ func benchModels(b *testing.B) []struct {
 	specs, err := modelgen.BenchModels("stories15M")
 	require.NoError(b, err)
 	for _, s := range specs {
-		m, err := Load(buildGGUF(b, s.Spec), LoadOptions{})
+		m, err := Load(testmodel.GGUF(b, s.Spec), LoadOptions{})
 		require.NoError(b, err)
 		out = append(out, struct {
 			name  string
@@ -96,7 +97,7 @@ func BenchmarkScanWeights(b *testing.B) {
 	specs, err := modelgen.BenchModels(*scanShape)
 	require.NoError(b, err)
 	for _, sp := range specs {
-		data := buildGGUF(b, sp.Spec)
+		data := testmodel.GGUF(b, sp.Spec)
 		m, err := Load(data, LoadOptions{})
 		require.NoError(b, err)
 		b.Run(sp.Name+"/load", func(b *testing.B) {
@@ -206,7 +207,7 @@ func BenchmarkPromptBlock(b *testing.B) {
 		typ++
 		require.Less(b, int(typ), 64, "no tensor type %q", *promptType)
 	}
-	m, err := Load(buildGGUF(b, modelgen.Spec{Shape: shape, Type: typ, SeparateOutput: true, MuteSpecial: true, Seed: 1}), LoadOptions{})
+	m, err := Load(testmodel.GGUF(b, modelgen.Spec{Shape: shape, Type: typ, SeparateOutput: true, MuteSpecial: true, Seed: 1}), LoadOptions{})
 	require.NoError(b, err)
 	prompt := make([]int, *promptTokens)
 	for i := range prompt {

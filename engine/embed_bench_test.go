@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // BenchmarkEmbed measures Session.Embed as the hosts call it (the
@@ -25,7 +26,7 @@ func BenchmarkEmbed(b *testing.B) {
 			b.Run(shape+"-"+typ.String(), func(b *testing.B) {
 				sh, err := modelgen.ShapeByName(shape)
 				require.NoError(b, err)
-				m, err := Load(buildGGUF(b, modelgen.Spec{Arch: modelgen.ArchOf(shape), Shape: sh, Type: typ, Seed: 1}), LoadOptions{})
+				m, err := Load(testmodel.GGUF(b, modelgen.Spec{Arch: modelgen.ArchOf(shape), Shape: sh, Type: typ, Seed: 1}), LoadOptions{})
 				require.NoError(b, err)
 				for _, spec := range [][2]int{{32, 1}, {32, 16}, {256, 1}, {256, 16}} {
 					tokens, batch := spec[0], spec[1]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/internal/embedref"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -43,17 +44,6 @@ func readEmbedGolden(t testing.TB) embedref.Golden {
 	return g
 }
 
-// cosine is the cosine similarity of a and b, in float64.
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // TestEmbeddingsMatchLlamaCppGolden computes every golden case's
 // embeddings and scores with the engine and holds them to llama.cpp's: the
 // same token ids, cosine ≥ minEmbedCosine and lengths within 0.1% (both
@@ -83,7 +73,7 @@ func checkEmbedCase(t *testing.T, m *Model, c embedref.GoldenCase) {
 			ids, err := m.Tokenizer().Encode(c.Texts[i], encodeSpecial)
 			require.NoError(t, err)
 			assert.Equal(t, c.Tokens[i], ids, "text %d %q: llama.cpp's ids", i, c.Texts[i])
-			cos := cosine(e.Vector, c.Vectors[i])
+			cos := testmodel.Cosine(e.Vector, c.Vectors[i])
 			worst = min(worst, cos)
 			assert.GreaterOrEqual(t, cos, minEmbedCosine, "text %d %q", i, c.Texts[i])
 			assert.InEpsilon(t, norm(c.Vectors[i]), norm(e.Vector), 1e-3, "text %d: length", i)
@@ -91,7 +81,7 @@ func checkEmbedCase(t *testing.T, m *Model, c embedref.GoldenCase) {
 		spread := -1.0 // how alike the model finds different texts
 		for i := range c.Vectors {
 			for j := range i {
-				spread = max(spread, cosine(c.Vectors[i], c.Vectors[j]))
+				spread = max(spread, testmodel.Cosine(c.Vectors[i], c.Vectors[j]))
 			}
 		}
 		t.Logf("%d texts: worst cosine with llama.cpp 1 - %.2g; different texts' cosine at most %.3f", len(got), 1-worst, spread)

@@ -14,6 +14,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 var (
@@ -163,11 +164,11 @@ func finiteSpec(arch string, typ tensor.Type, tied bool) modelgen.Spec {
 // TestNonFiniteVectorsFailLoad: a NaN or an infinity in a norm, a bias or
 // the rope factors, stored as F32 or F16, fails the load, naming the tensor.
 func TestNonFiniteVectorsFailLoad(t *testing.T) {
-	llama := buildGGUF(t, finiteSpec("llama", tensor.F32, false))
-	qwen2 := buildGGUF(t, finiteSpec("qwen2", tensor.Q8_0, false))
+	llama := testmodel.GGUF(t, finiteSpec("llama", tensor.F32, false))
+	qwen2 := testmodel.GGUF(t, finiteSpec("qwen2", tensor.Q8_0, false))
 	withFactors := finiteSpec("llama", tensor.F32, true)
 	withFactors.RopeFreqFactors = []float32{1, 1, 2, 2}
-	factors := buildGGUF(t, withFactors)
+	factors := testmodel.GGUF(t, withFactors)
 	// blk.1.attn_norm.weight stored as F16, as some converters write
 	// norms, with v at element 5.
 	f16Norm := func(v float32) []byte {
@@ -243,7 +244,7 @@ func TestNonFiniteWeightsFailGeneration(t *testing.T) {
 	model := func(sp modelgen.Spec) []byte {
 		key := sp.Arch + sp.Type.String() + map[bool]string{true: " separate"}[sp.SeparateOutput] + itoa(sp.Dim)
 		if models[key] == nil {
-			models[key] = buildGGUF(t, sp)
+			models[key] = testmodel.GGUF(t, sp)
 		}
 		return models[key]
 	}
@@ -310,7 +311,7 @@ func TestNonFiniteWeightsFailGeneration(t *testing.T) {
 // row is not finite ends the generation with invalid_model after it was
 // streamed; the session stays usable for prompts that avoid it.
 func TestNonFiniteEmbeddingStopsGeneration(t *testing.T) {
-	good := buildGGUF(t, finiteSpec("llama", tensor.Q8_0, false))
+	good := testmodel.GGUF(t, finiteSpec("llama", tensor.Q8_0, false))
 	healthy, err := Load(slices.Clone(good), LoadOptions{}) // a copy: its session packs the bytes (with SIMD)
 	require.NoError(t, err)
 	prompt := []int{1, 5}

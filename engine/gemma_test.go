@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // gemmaSpec is a small random gemma model of arch with a sliding window of
@@ -27,7 +28,7 @@ func gemmaSpec(arch string, typ tensor.Type, window int) modelgen.Spec {
 
 func loadGemma(t testing.TB, arch string, typ tensor.Type, window int) *Model {
 	t.Helper()
-	m, err := Load(buildGGUF(t, gemmaSpec(arch, typ, window)), LoadOptions{})
+	m, err := Load(testmodel.GGUF(t, gemmaSpec(arch, typ, window)), LoadOptions{})
 	require.NoError(t, err)
 	return m
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -18,7 +19,7 @@ const onceUpon = "Once upon a time"
 
 // greedyOnceUpon is llama2.c's greedy completion of "Once upon a time".
 func greedyOnceUpon(t *testing.T) string {
-	for _, r := range loadRuncGolden(t).Runs {
+	for _, r := range golden.RuncStories260K(t).Runs {
 		if r.Prompt == onceUpon {
 			return strings.TrimPrefix(r.Text, onceUpon)
 		}

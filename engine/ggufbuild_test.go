@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"testing"
-
-	"github.com/stretchr/testify/require"
-
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
@@ -20,12 +16,4 @@ func specOf(arch string, c Config, seed uint64, std float64) modelgen.Spec {
 		},
 		RopeTheta: c.RopeTheta, NormEps: c.NormEps, Type: tensor.F32, Seed: seed, Std: std,
 	}
-}
-
-// buildGGUF writes sp as a GGUF file.
-func buildGGUF(t testing.TB, sp modelgen.Spec) []byte {
-	t.Helper()
-	data, err := modelgen.Build(sp)
-	require.NoError(t, err)
-	return data
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // TestGreedyMatchesLlama2C: greedy decoding of stories260K reproduces
@@ -16,7 +18,7 @@ import (
 // prompt in the golden file. run.c runs `steps` positions: the prompt and the
 // generated tokens together make steps+1 ids.
 func TestGreedyMatchesLlama2C(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	m := loadStories260K(t)
 	for _, run := range g.Runs {
 		t.Run(run.Prompt, func(t *testing.T) {
@@ -52,7 +54,7 @@ func TestGreedyMatchesLlama2C(t *testing.T) {
 // magnitude ~10 is a few hundred ulps of slack, yet any real arithmetic bug
 // moves logits by far more.
 func TestLogitsMatchLlama2C(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	want := g.LogitsAfterPrompt
 	s := newSession(t, loadStories260K(t))
 	for pos, id := range want.PromptIDs {
@@ -76,13 +78,13 @@ func TestLogitsMatchLlama2C(t *testing.T) {
 func TestDecodeStepAllocatesNothing(t *testing.T) {
 	qwen3 := specOf("qwen3", tinyShape, 3, 0.1)
 	qwen3.HeadDim, qwen3.Type = 32, tensor.Q8_0
-	qm, err := Load(buildGGUF(t, qwen3), LoadOptions{})
+	qm, err := Load(testmodel.GGUF(t, qwen3), LoadOptions{})
 	require.NoError(t, err)
 	models := map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm,
 		"gemma3 Q8_0": loadGemma(t, "gemma3", tensor.Q8_0, 8)} // past its window of 8: the rings wrap
 	for _, c := range familyReferenceCases() {
 		c.spec.Type = tensor.Q8_0
-		m, err := Load(buildGGUF(t, c.spec), LoadOptions{})
+		m, err := Load(testmodel.GGUF(t, c.spec), LoadOptions{})
 		require.NoError(t, err)
 		models[c.name] = m
 	}

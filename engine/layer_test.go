@@ -10,6 +10,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // TestLayerRecipesMatchTables: each family's recipe uses the norms and the
@@ -76,7 +77,7 @@ func TestLayerSpecs(t *testing.T) {
 			`{"kind":"attention","norms":"pre+post","qk_norm":"heads","attention":{"window":16,"rope_freq_base":10000,"rope_scale":1,"scale":0.17677669,"scale_queries":true},"ffn":"geglu"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			data := buildGGUF(t, tt.spec)
+			data := testmodel.GGUF(t, tt.spec)
 			m, err := Load(data, LoadOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, m.Config().LayerSpecs)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 func TestLlama2CSharedAndSeparateClassifier(t *testing.T) {
@@ -24,8 +25,7 @@ func TestLlama2CSharedAndSeparateClassifier(t *testing.T) {
 // TestLlama2CBadInput: every malformed checkpoint is an error that says
 // what is wrong, never a panic.
 func TestLlama2CBadInput(t *testing.T) {
-	good := readFile(t, stories260KPath)
-	tok := readFile(t, tok512Path)
+	good, tok := testmodel.Stories260K()
 	withHeader := func(i int, v int32) []byte {
 		b := append([]byte(nil), good...)
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
@@ -66,8 +66,7 @@ func TestLlama2CBadInput(t *testing.T) {
 
 // TestLlama2CTruncatedEverywhere cuts the checkpoint at many points.
 func TestLlama2CTruncatedEverywhere(t *testing.T) {
-	good := readFile(t, stories260KPath)
-	tok := readFile(t, tok512Path)
+	good, tok := testmodel.Stories260K()
 	for cut := 0; cut < len(good); cut += 997 {
 		_, err := LoadLlama2C(good[:cut], tok)
 		require.Error(t, err, "cut at %d", cut)

@@ -17,6 +17,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/llamacppref"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // gemmaParityCases are TestParityWithLlamaCpp's gemma2 and gemma3 rows:
@@ -158,7 +159,7 @@ func TestGemmaKeysAsLlamaCpp(t *testing.T) {
 	files := make([][]byte, len(tests))
 	jobs := make([]llamacppref.Job, len(tests))
 	for i, tt := range tests {
-		files[i] = withKeys(t, buildGGUF(t, tt.spec), tt.set, tt.drop)
+		files[i] = withKeys(t, testmodel.GGUF(t, tt.spec), tt.set, tt.drop)
 		path := filepath.Join(dir, fmt.Sprintf("%d.gguf", i))
 		require.NoError(t, os.WriteFile(path, files[i], 0o644))
 		jobs[i] = llamacppref.Job{Model: path, Prompts: [][]int{prompt}, Tokens: 1, TopK: 10, KVType: llamacppref.KVF32}

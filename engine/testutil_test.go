@@ -8,13 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/wasmlm/wasmlm/internal/golden"
-)
-
-// The llama2.c checkpoint of stories260K and its tokenizer (llama2.c golden tests).
-const (
-	stories260KPath = "testdata/stories260K.bin"
-	tok512Path      = "testdata/tok512.bin"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 func readFile(t testing.TB, path string) []byte {
@@ -26,7 +20,7 @@ func readFile(t testing.TB, path string) []byte {
 
 func loadStories260K(t testing.TB) *Model {
 	t.Helper()
-	m, err := LoadLlama2C(readFile(t, stories260KPath), readFile(t, tok512Path))
+	m, err := LoadLlama2C(testmodel.Stories260K())
 	require.NoError(t, err)
 	return m
 }
@@ -43,15 +37,6 @@ func newSessionKV(t testing.TB, m *Model, kv KVType) *Session {
 	s, err := m.NewSession(SessionOptions{KVType: kv})
 	require.NoError(t, err)
 	return s
-}
-
-// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
-// internal/golden).
-func loadRuncGolden(t testing.TB) golden.Runc {
-	t.Helper()
-	g, err := golden.RuncStories260K()
-	require.NoError(t, err)
-	return g
 }
 
 // llama2cCheckpoint builds a legacy llama2.c checkpoint with weights drawn

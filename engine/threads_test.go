@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // TestThreadsGiveTheSameTokens: sessions whose matrix products (and a
@@ -25,7 +26,7 @@ func TestThreadsGiveTheSameTokens(t *testing.T) {
 		{Arch: "qwen3", Shape: shape, Type: tensor.Q8_0, Seed: 32, Std: 0.08},
 	} {
 		t.Run(sp.Arch+"-"+sp.Type.String(), func(t *testing.T) {
-			m, err := Load(buildGGUF(t, sp), LoadOptions{})
+			m, err := Load(testmodel.GGUF(t, sp), LoadOptions{})
 			require.NoError(t, err)
 			prompt := []int{1, 17, 300, 5, 4000, 77, 9, 12, 800, 3, 45, 46, 47, 2000, 1024, 6, 7, 8, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114}
 			run := func(threads int, kv KVType) [][]float32 {

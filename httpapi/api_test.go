@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // The handler the bad-request table runs against: small limits so that
@@ -219,7 +220,7 @@ func TestMaxTokensDefaults(t *testing.T) {
 // TestModelsHealthTokenize covers the small endpoints.
 func TestModelsHealthTokenize(t *testing.T) {
 	h := newHandler(t, Options{})
-	g := loadGolden(t)
+	g := golden.RuncStories260K(t)
 
 	w := do(h, "GET", "/health", "")
 	require.Equal(t, http.StatusOK, w.Code)

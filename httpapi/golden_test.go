@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/openai"
 )
 
@@ -32,7 +33,7 @@ func goldenRequest(prompt string, maxTokens int, chat, stream bool) map[string]a
 // template ("plain": the message content is the prompt), through
 // /v1/chat/completions. Streamed, every token is its own content event.
 func TestGreedyMatchesLlama2C(t *testing.T) {
-	g := loadGolden(t)
+	g := golden.RuncStories260K(t)
 	h := newHandler(t, Options{})
 	for _, run := range g.Runs {
 		wantText := strings.TrimPrefix(run.Text, run.Prompt) // run.c prints the prompt first
@@ -74,7 +75,7 @@ func TestGreedyMatchesLlama2C(t *testing.T) {
 // TestStopString: a stop string ends the text just before its first
 // occurrence in the greedy golden text, with finish_reason "stop".
 func TestStopString(t *testing.T) {
-	g := loadGolden(t)
+	g := golden.RuncStories260K(t)
 	run := g.Runs[1]
 	require.Equal(t, "Once upon a time", run.Prompt)
 	golden := strings.TrimPrefix(run.Text, run.Prompt)

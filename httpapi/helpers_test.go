@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -158,15 +157,6 @@ func decodeCompletion(t testing.TB, w *httptest.ResponseRecorder) completionResp
 	var c completionResponse
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
 	return c
-}
-
-// loadGolden is llama2.c run.c's greedy output for stories260K (see
-// internal/golden).
-func loadGolden(t testing.TB) golden.Runc {
-	t.Helper()
-	g, err := golden.RuncStories260K()
-	require.NoError(t, err)
-	return g
 }
 
 // mustJSON marshals v for a request body.

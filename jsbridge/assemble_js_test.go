@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -74,7 +76,7 @@ func splitFiles(t testing.TB, data []byte, count int) [][]byte {
 // (whole, and as the parts of a split GGUF) generates llama2.c's golden
 // tokens and describes itself as when loaded from its bytes.
 func TestAssembledModelIsTheModel(t *testing.T) {
-	golden := loadRuncGolden(t)
+	golden := golden.RuncStories260K(t)
 	whole := models.Default()
 	want := newLoaded(t)
 	wantInfo := mustCall(t, want, "info")
@@ -105,7 +107,7 @@ func TestAssembledModelIsTheModel(t *testing.T) {
 // its shard's ranges (of the file, or of a split GGUF's parts), and
 // together they generate the golden tokens.
 func TestAssembledShardsMatchWhole(t *testing.T) {
-	golden := loadRuncGolden(t)
+	golden := golden.RuncStories260K(t)
 	for _, tc := range []struct {
 		n, parts int
 	}{{2, 1}, {3, 1}, {2, 3}} {
@@ -144,7 +146,7 @@ func TestAssembledShardsMatchWhole(t *testing.T) {
 
 func TestAssembleErrors(t *testing.T) {
 	whole := models.Default()
-	checkpoint, _ := llama2cFiles(t)
+	checkpoint, _ := testmodel.Stories260K()
 	parts := splitFiles(t, whole, 3)
 	b := New()
 	defer b.Release()

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/golden"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // TestCallsBeforeLoad: every method that needs a model rejects with
@@ -41,7 +42,7 @@ func TestCallsBeforeLoad(t *testing.T) {
 // readable errors, and the binding then still loads and runs a good model.
 // A failed load keeps the model loaded before it.
 func TestLoadRejectsBadModels(t *testing.T) {
-	checkpoint, tok := llama2cFiles(t)
+	checkpoint, tok := testmodel.Stories260K() // the llama2.c copy of the default model
 	tokOpt := obj(map[string]any{"tokenizer": jsBytes(tok)})
 	gguf := append([]byte("GGUF"), make([]byte, 60)...)
 	cases := []struct {
@@ -145,8 +146,7 @@ func TestCamelInfoLayers(t *testing.T) {
 // TestTokenizeMatchesLlama2C: tokenize equals run.c's encode() with and
 // without BOS for the golden strings.
 func TestTokenizeMatchesLlama2C(t *testing.T) {
-	g, err := golden.RuncTokenizerCases()
-	require.NoError(t, err)
+	g := golden.RuncTokenizerCases(t)
 	b := newLoaded(t)
 	for _, c := range g.Tok512 {
 		assert.Equal(t, c.BOS, ints(mustCall(t, b, "tokenize", c.Text)), "%q with BOS", c.Text)
@@ -163,7 +163,7 @@ func TestTokenizeMatchesLlama2C(t *testing.T) {
 // TestDetokenize: the ids run.c generated, after BOS, detokenize to exactly
 // the text run.c printed; bad ids reject.
 func TestDetokenize(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	b := newLoaded(t)
 	run := g.Runs[0] // the empty prompt: run.c prints only the generated text
 	require.Empty(t, run.Prompt)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // embedTexts are texts of a few tokens each for the default model.
@@ -87,7 +88,7 @@ func TestEmbedMatchesEngine(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Get("yieldMs").Float(), 0.0)
 
 	// The session still generates llama2.c's tokens afterwards.
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	gen := mustCall(t, b, "generate", "", greedy(len(run.GeneratedIDs)))
 	assert.Equal(t, run.GeneratedIDs, ints(gen.Get("tokens")))
 }
@@ -224,7 +225,7 @@ func TestEmbedAbort(t *testing.T) {
 	assert.Contains(t, err.Error(), "the signal aborted the embedding while it ran")
 	assert.Equal(t, 3, yields, "the abort is seen at the next pass")
 
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	gen := mustCall(t, b, "generate", "", greedy(len(run.GeneratedIDs)))
 	assert.Equal(t, run.GeneratedIDs, ints(gen.Get("tokens")))
 }

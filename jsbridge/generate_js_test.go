@@ -10,13 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
 // TestGreedyMatchesLlama2C: generate with temperature 0 reproduces run.c's
 // token ids and text for every golden prompt.
 func TestGreedyMatchesLlama2C(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	b := newLoaded(t)
 	for _, run := range g.Runs {
 		t.Run(run.Prompt, func(t *testing.T) {
@@ -41,7 +42,7 @@ func TestGreedyMatchesLlama2C(t *testing.T) {
 // TestStreamDeliversEachToken: stream calls onToken once per generated token,
 // in order, with the token's id and text; the chunks make the result.
 func TestStreamDeliversEachToken(t *testing.T) {
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	b := newLoaded(t)
 	log := newChunkLog(t)
 	res := mustCall(t, b, "stream", "", greedy(len(run.GeneratedIDs)), log.fn)
@@ -79,7 +80,7 @@ func TestStreamYieldsToEventLoop(t *testing.T) {
 // finishReason "abort" and the text so far; the next call works and,
 // reusing the session, still reproduces the golden tokens.
 func TestAbort(t *testing.T) {
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	b := newLoaded(t)
 	ac := js.Global().Get("AbortController").New()
 	log := newChunkLog(t)
@@ -108,7 +109,7 @@ func TestAbort(t *testing.T) {
 // TestQueue: generations asked for while one runs wait their turn and run in
 // call order; one aborted while it waits resolves "abort" without running.
 func TestQueue(t *testing.T) {
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	b := newLoaded(t)
 	var order []string
 	logFor := func(name string) js.Value {
@@ -188,7 +189,7 @@ func TestSeedReproducesAndMatchesEngine(t *testing.T) {
 
 // TestStop: a stop string ends the generation before it, with reason "stop".
 func TestStop(t *testing.T) {
-	run := loadRuncGolden(t).Runs[1] // "Once upon a time" continues ", there was a little girl named Lily."
+	run := golden.RuncStories260K(t).Runs[1] // "Once upon a time" continues ", there was a little girl named Lily."
 	b := newLoaded(t)
 	res := mustCall(t, b, "generate", run.Prompt, obj(map[string]any{"temperature": 0, "stop": []any{"Lily", "zebra"}}))
 	assert.Equal(t, "stop", res.Get("finishReason").String())

@@ -1,7 +1,6 @@
 package jsbridge
 
 import (
-	"os"
 	"syscall/js"
 	"testing"
 	"time"
@@ -9,18 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 )
-
-// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
-// internal/golden).
-func loadRuncGolden(t testing.TB) golden.Runc {
-	t.Helper()
-	g, err := golden.RuncStories260K()
-	require.NoError(t, err)
-	return g
-}
 
 // jsBytes copies b into a new Uint8Array.
 func jsBytes(b []byte) js.Value {
@@ -161,16 +150,4 @@ func (l *chunkLog) joined() string {
 // greedy is options for greedy decoding of n tokens.
 func greedy(n int) js.Value {
 	return obj(map[string]any{"temperature": 0, "maxTokens": n})
-}
-
-// llama2cFiles reads the engine's llama2.c copy of stories260K: the
-// checkpoint and its tokenizer.bin, for the tests of that format's load path
-// (the default model is a GGUF file, which carries its own vocabulary).
-func llama2cFiles(t testing.TB) (checkpoint, tok []byte) {
-	t.Helper()
-	checkpoint, err := os.ReadFile("../engine/testdata/stories260K.bin")
-	require.NoError(t, err)
-	tok, err = os.ReadFile("../engine/testdata/tok512.bin")
-	require.NoError(t, err)
-	return checkpoint, tok
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -14,7 +15,7 @@ import (
 // saying what happened; the runtime and the model keep working, and the next
 // generation reproduces the golden tokens.
 func TestPanicsAreRecovered(t *testing.T) {
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	b := newLoaded(t)
 	check := func(t *testing.T) {
 		t.Helper()

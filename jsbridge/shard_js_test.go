@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/sampling"
@@ -119,7 +120,7 @@ func splitGroup(t *testing.T, n int, fromFiles bool) *group {
 // golden greedy tokens and the engine's seeded ones, and aborts like a whole
 // model.
 func TestSplitMatchesWhole(t *testing.T) {
-	golden := loadRuncGolden(t)
+	golden := golden.RuncStories260K(t)
 	for _, tc := range []struct {
 		n         int
 		fromFiles bool

@@ -6,22 +6,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 const onceUpon = "Once upon a time"
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return b
-}
 
 // loadStories260K is llama2.c's stories260K checkpoint and tokenizer: a
 // model whose file carries no chat template.
 func loadStories260K(t testing.TB) *engine.Model {
 	t.Helper()
-	m, err := engine.LoadLlama2C(readFile(t, "../engine/testdata/stories260K.bin"), readFile(t, "../engine/testdata/tok512.bin"))
+	m, err := engine.LoadLlama2C(testmodel.Stories260K())
 	require.NoError(t, err)
 	return m
 }
@@ -36,5 +30,7 @@ func newSession(t testing.TB, m *engine.Model) *engine.Session {
 
 func readGrammar(t *testing.T, name string) string {
 	t.Helper()
-	return string(readFile(t, "../grammar/testdata/"+name+".gbnf"))
+	b, err := os.ReadFile("../grammar/testdata/" + name + ".gbnf")
+	require.NoError(t, err)
+	return string(b)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // piecesTok is a Tokenizer over arbitrary byte pieces: ids 0..255 are the
@@ -129,7 +130,7 @@ func TestDecodeOutOfRange(t *testing.T) {
 // TestDecodeGolden: Decode of llama2.c's prompt encodings is the prompt
 // (the space after BOS dropped, as run.c prints it).
 func TestDecodeGolden(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncTokenizerCases(t)
 	for _, file := range []string{"tok512.bin", "tokenizer.bin"} {
 		tok := loadLlama2C(t, file)
 		cases := g.Tok512

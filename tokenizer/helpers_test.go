@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // readTestdata reads a file of testdata/.
@@ -61,15 +60,6 @@ func writeLlama2C(maxLen int32, entries []rawEntry) []byte {
 		out = append(out, e.text...)
 	}
 	return out
-}
-
-// loadRuncGolden is llama2.c's encode() of 40 strings with tok512.bin and
-// tokenizer.bin (see internal/golden).
-func loadRuncGolden(t testing.TB) golden.RuncTokenizer {
-	t.Helper()
-	g, err := golden.RuncTokenizerCases()
-	require.NoError(t, err)
-	return g
 }
 
 // llamaCppVocab is one vocabulary's results in tokenizer_llama_cpp.json.

@@ -16,7 +16,7 @@ import (
 // TestEncodeLlama2CGolden: every string of runc_tokenizer.json encodes to
 // exactly llama2.c's ids, with and without BOS, for both vocabularies.
 func TestEncodeLlama2CGolden(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncTokenizerCases(t)
 	for _, vocab := range []struct {
 		file  string
 		cases []golden.TokenizerCase
@@ -355,7 +355,7 @@ func TestAppendPieceAllocs(t *testing.T) {
 // vocabulary lacks, which go through byte fallback. Without BOS the dummy
 // prefix stays: Decode(Encode(s)) == " " + s for non-empty s.
 func TestRoundTrip(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncTokenizerCases(t)
 	texts := []string{"", "e\u0301 combining", "👩🏽‍🚀 astronaut", "中文字符 and 日本語", "\x00\x01\x7f",
 		"trailing  ", "  leading", "mixed\ttabs\r\nCRLF", "<s> looks special </s>", "\u2581marker"}
 	for _, c := range g.Tok512 {
@@ -392,7 +392,7 @@ func checkRoundTrip(t *testing.T, tok *SPM, s string) {
 // the streaming decoder agrees with Decode.
 func FuzzRoundTrip(f *testing.F) {
 	tok := loadLlama2C(f, "tok512.bin")
-	for _, c := range loadRuncGolden(f).Tok512 {
+	for _, c := range golden.RuncTokenizerCases(f).Tok512 {
 		f.Add(c.Text)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -21,17 +21,8 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// loadGolden is llama2.c run.c's greedy output for stories260K (see
-// internal/golden).
-func loadGolden(t *testing.T) golden.Runc {
-	t.Helper()
-	g, err := golden.RuncStories260K()
-	require.NoError(t, err)
-	return g
-}
-
 func TestGenerateGreedyIsLlama2C(t *testing.T) {
-	g := loadGolden(t)
+	g := golden.RuncStories260K(t)
 	for _, r := range g.Runs {
 		n := strconv.Itoa(g.Steps + 1 - len(r.PromptIDs))
 		code, out, errOut := runCLI(t, "generate", "-p", r.Prompt, "-temp", "0", "-n", n, "-json")
@@ -53,7 +44,7 @@ func TestGenerateGreedyIsLlama2C(t *testing.T) {
 }
 
 func TestGenerateGGUFAndStop(t *testing.T) {
-	g := loadGolden(t)
+	g := golden.RuncStories260K(t)
 	want := strings.TrimPrefix(g.Runs[1].Text, g.Runs[1].Prompt) // "Once upon a time" → ", there was a little girl named Lily. ..."
 	code, out, errOut := runCLI(t, "generate", "-m", "../../engine/testdata/gguf/stories260K-F32.gguf",
 		"-p", "Once upon a time", "-temp", "0", "-n", "40", "-stop", "Lily", "-json")
@@ -76,7 +67,7 @@ func TestSeedIsReproducible(t *testing.T) {
 }
 
 func TestTokenizeAndInfo(t *testing.T) {
-	g := loadGolden(t)
+	g := golden.RuncStories260K(t)
 	code, out, _ := runCLI(t, "tokenize", "Once upon a time")
 	require.Equal(t, exitOK, code)
 	assert.JSONEq(t, "[1,403,407,261,378]", out)
@@ -121,7 +112,7 @@ func TestGenerateKVType(t *testing.T) {
 		assert.Contains(t, errOut, "; KV cache "+c.want+"\n", c.flag)
 		var res generateJSON
 		require.NoError(t, json.Unmarshal([]byte(out), &res))
-		assert.Equal(t, loadGolden(t).Runs[1].GeneratedIDs[:64], res.Tokens, "-kv-type %s", c.flag)
+		assert.Equal(t, golden.RuncStories260K(t).Runs[1].GeneratedIDs[:64], res.Tokens, "-kv-type %s", c.flag)
 	}
 }
 
@@ -150,7 +141,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-seed", "-7"}, exitUsage, "-seed"},
 		{[]string{"generate", "-m", "/nonexistent/model.gguf"}, exitError, "no such file"},
 		{[]string{"generate", "-tokenizer", "tok.bin"}, exitError, "-tokenizer needs -m"},
-		{[]string{"generate", "-m", "../../engine/testdata/stories260K.bin"}, exitError, "needs its tokenizer.bin"},
+		{[]string{"generate", "-m", "../../internal/testmodel/testdata/stories260K.bin"}, exitError, "needs its tokenizer.bin"},
 		{[]string{"generate", "-p", strings.Repeat("once upon a time ", 200)}, exitError, "prompt too long"},
 		{[]string{"info", "extra"}, exitUsage, "the model goes in -m"},
 		{[]string{"tokenize", "bad \xff"}, exitError, "UTF-8"},

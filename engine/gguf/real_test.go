@@ -24,6 +24,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // checkTensors checks what must hold for every tensor of a parsed file: its
@@ -373,11 +374,10 @@ func checkReferenceFile(t *testing.T, path, name string, e referenceEntry) {
 
 // The F32 conversion of stories260K keeps token_embd.weight verbatim: its
 // data is the llama2.c checkpoint's token embedding table, which follows
-// the checkpoint's 7-int32 header. (Both files are package engine's test
-// data; TestReferenceFiles checks they are the reference's bytes.)
+// the checkpoint's 7-int32 header. (TestReferenceFiles checks both files
+// are the reference's bytes.)
 func TestStoriesF32MatchesCheckpoint(t *testing.T) {
-	ckpt, err := os.ReadFile("../testdata/stories260K.bin")
-	require.NoError(t, err)
+	ckpt, _ := testmodel.Stories260K()
 	data, err := os.ReadFile("../testdata/gguf/stories260K-F32.gguf")
 	require.NoError(t, err)
 	f, err := gguf.Parse(data)

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -277,7 +278,7 @@ func TestShardedAbortLeavesSessionUsable(t *testing.T) {
 func TestNonFiniteWeightsFailSplitGeneration(t *testing.T) {
 	sp := randomSpecs()["llama-gqa-F32"]
 	sp.SeparateOutput = true
-	f, err := gguf.Parse(buildGGUF(t, sp))
+	f, err := gguf.Parse(testmodel.GGUF(t, sp))
 	require.NoError(t, err)
 	b := gguf.NewBuilder()
 	for _, kv := range f.KVs() {

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"os"
 	"slices"
 	"testing"
 
@@ -11,8 +10,8 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
-	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -29,29 +28,12 @@ func defaultModel(t testing.TB) *engine.Model {
 	return m
 }
 
-// stories260K is the llama2.c checkpoint of the default model, from the
-// engine's test data.
+// stories260K is the llama2.c checkpoint of the default model.
 func stories260K(t testing.TB) *engine.Model {
 	t.Helper()
-	m, err := engine.LoadLlama2C(readFile(t, "../testdata/stories260K.bin"), readFile(t, "../testdata/tok512.bin"))
+	m, err := engine.LoadLlama2C(testmodel.Stories260K())
 	require.NoError(t, err)
 	return m
-}
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return b
-}
-
-// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
-// internal/golden).
-func loadRuncGolden(t testing.TB) golden.Runc {
-	t.Helper()
-	g, err := golden.RuncStories260K()
-	require.NoError(t, err)
-	return g
 }
 
 func newSession(t testing.TB, m *engine.Model) *engine.Session {
@@ -61,18 +43,10 @@ func newSession(t testing.TB, m *engine.Model) *engine.Session {
 	return s
 }
 
-// buildGGUF writes sp as a GGUF file.
-func buildGGUF(t testing.TB, sp modelgen.Spec) []byte {
-	t.Helper()
-	data, err := modelgen.Build(sp)
-	require.NoError(t, err)
-	return data
-}
-
 // loadGGUF builds sp and loads it.
 func loadGGUF(t testing.TB, sp modelgen.Spec) ([]byte, *engine.Model) {
 	t.Helper()
-	data := buildGGUF(t, sp)
+	data := testmodel.GGUF(t, sp)
 	m, err := engine.LoadGGUF(slices.Clone(data)) // data stays the file's bytes, whatever m's sessions pack
 	require.NoError(t, err)
 	return data, m

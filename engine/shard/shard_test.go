@@ -13,6 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/sampling"
 )
@@ -76,7 +77,7 @@ func TestPlanTilesEveryVector(t *testing.T) {
 // model does. One leader session serves every prompt, so the prompt cache is
 // reused across generations as it is in a whole session.
 func TestShardedGreedyMatchesLlama2C(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	m := defaultModel(t)
 	whole := newSession(t, m)
 	for _, n := range shardCounts {

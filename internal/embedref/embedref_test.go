@@ -16,6 +16,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
 // small is a BERT-family shape small enough to write in every variant.
@@ -59,10 +60,6 @@ func dot(a, b []float64) float64 {
 		dot += a[i] * b[i]
 	}
 	return dot
-}
-
-func cosine(a, b []float64) float64 {
-	return dot(a, b) / math.Sqrt(dot(a, a)*dot(b, b))
 }
 
 // TestFilesLoad: llama.cpp loads modelgen's bert and nomic-bert files of
@@ -112,7 +109,7 @@ func TestFilesLoad(t *testing.T) {
 			assert.Equal(t, res.Embed[0].Embeddings[k].Tokens, emb.Tokens, "%s: one vocabulary", name)
 		}
 		// mean and cls pool different states; last pools [SEP]'s.
-		assert.Less(t, cosine(e.Embeddings[0].Vector, e.Embeddings[1].Vector), 0.99, "%s: texts embed apart", name)
+		assert.Less(t, testmodel.Cosine(e.Embeddings[0].Vector, e.Embeddings[1].Vector), 0.99, "%s: texts embed apart", name)
 	}
 	assert.Equal(t, []int{101, 7592, 102}, res.Embed[0].Embeddings[2].Tokens, "hello")
 
@@ -211,11 +208,11 @@ func TestSpread(t *testing.T) {
 				if a == 0 && b == 4 {
 					continue
 				}
-				c := cosine(e.Embeddings[a].Vector, e.Embeddings[b].Vector)
+				c := testmodel.Cosine(e.Embeddings[a].Vector, e.Embeddings[b].Vector)
 				lo, hi = min(lo, c), max(hi, c)
 			}
 		}
-		near := cosine(e.Embeddings[0].Vector, e.Embeddings[4].Vector)
+		near := testmodel.Cosine(e.Embeddings[0].Vector, e.Embeddings[4].Vector)
 		t.Logf("%s: unrelated texts' cosines %.3f–%.3f, one word apart %.3f", jobs[i].Model, lo, hi, near)
 		assert.Less(t, hi, 0.95)
 		assert.Greater(t, near, hi)

@@ -16,7 +16,7 @@ package golden
 import (
 	_ "embed"
 	"encoding/json"
-	"fmt"
+	"testing"
 )
 
 //go:embed runc_stories260K.json
@@ -48,16 +48,18 @@ type RuncRun struct {
 	Text         string `json:"text"` // run.c's stdout: the prompt and the generated text
 }
 
-// RuncStories260K reads run.c's greedy output for stories260K.
-func RuncStories260K() (Runc, error) {
+// RuncStories260K is run.c's greedy output for stories260K; a file that
+// does not parse, or holds no run, fails t.
+func RuncStories260K(t testing.TB) Runc {
+	t.Helper()
 	var g Runc
 	if err := json.Unmarshal(runcStories260K, &g); err != nil {
-		return Runc{}, fmt.Errorf("golden: runc_stories260K.json: %w", err)
+		t.Fatalf("golden: runc_stories260K.json: %v", err)
 	}
 	if len(g.Runs) == 0 {
-		return Runc{}, fmt.Errorf("golden: runc_stories260K.json has no runs")
+		t.Fatalf("golden: runc_stories260K.json has no runs")
 	}
-	return g, nil
+	return g
 }
 
 // TokenizerCase is one string and run.c's encodings of it.
@@ -73,14 +75,16 @@ type RuncTokenizer struct {
 	Tok32k []TokenizerCase `json:"tokenizer_32k"` // tokenizer.bin (Llama 2)
 }
 
-// RuncTokenizerCases reads run.c's encodings.
-func RuncTokenizerCases() (RuncTokenizer, error) {
+// RuncTokenizerCases is run.c's encodings; a file that does not parse, or
+// whose vocabularies encode different strings, fails t.
+func RuncTokenizerCases(t testing.TB) RuncTokenizer {
+	t.Helper()
 	var g RuncTokenizer
 	if err := json.Unmarshal(runcTokenizer, &g); err != nil {
-		return RuncTokenizer{}, fmt.Errorf("golden: runc_tokenizer.json: %w", err)
+		t.Fatalf("golden: runc_tokenizer.json: %v", err)
 	}
 	if len(g.Tok512) == 0 || len(g.Tok512) != len(g.Tok32k) {
-		return RuncTokenizer{}, fmt.Errorf("golden: runc_tokenizer.json: %d and %d strings", len(g.Tok512), len(g.Tok32k))
+		t.Fatalf("golden: runc_tokenizer.json: %d and %d strings", len(g.Tok512), len(g.Tok32k))
 	}
-	return g, nil
+	return g
 }

@@ -19,15 +19,6 @@ import (
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
-// loadRuncGolden is llama2.c run.c's greedy output for stories260K (see
-// internal/golden).
-func loadRuncGolden(t testing.TB) golden.Runc {
-	t.Helper()
-	g, err := golden.RuncStories260K()
-	require.NoError(t, err)
-	return g
-}
-
 // result is what generate resolves to, as far as the tests read it.
 type result struct {
 	Text         string `json:"text"`
@@ -47,7 +38,7 @@ type result struct {
 // (a) A greedy stream of the empty prompt reproduces llama2.c's text and
 // token ids exactly, and arrives token by token over time, not at the end.
 func TestBrowserGreedyStreamMatchesLlama2C(t *testing.T) {
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	require.Empty(t, run.Prompt)
 	require.Len(t, run.GeneratedIDs, 200)
 	tb := newTab(t, blankPage)
@@ -93,7 +84,7 @@ func TestBrowserGreedyStreamMatchesLlama2C(t *testing.T) {
 // once on the pure-Go kernels (load option simd: false): lm.info.simd says
 // which ran, and both reproduce llama2.c's token ids and text.
 func TestBrowserGreedyStreamWithAndWithoutSIMD(t *testing.T) {
-	run := loadRuncGolden(t).Runs[0]
+	run := golden.RuncStories260K(t).Runs[0]
 	require.Empty(t, run.Prompt)
 	tb := newTab(t, blankPage)
 	type outcome struct {
@@ -139,9 +130,8 @@ func TestBrowserGreedyStreamWithAndWithoutSIMD(t *testing.T) {
 // the generation runs, and the 40 strings of the tokenizer golden file, with
 // and without BOS.
 func TestBrowserTokenizeMatchesLlama2C(t *testing.T) {
-	g, err := golden.RuncTokenizerCases()
-	require.NoError(t, err)
-	for _, run := range loadRuncGolden(t).Runs {
+	g := golden.RuncTokenizerCases(t)
+	for _, run := range golden.RuncStories260K(t).Runs {
 		g.Tok512 = append(g.Tok512, golden.TokenizerCase{Text: run.Prompt, BOS: run.PromptIDs})
 	}
 	require.Greater(t, len(g.Tok512), 40)
@@ -177,7 +167,7 @@ func TestBrowserTokenizeMatchesLlama2C(t *testing.T) {
 // finishReason "abort"; the next generate works and still reproduces
 // llama2.c. Breaking out of the loop aborts too.
 func TestBrowserAbortAndContinue(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	empty, once := g.Runs[0], g.Runs[1]
 	require.Equal(t, "Once upon a time", once.Prompt)
 	tb := newTab(t, blankPage)
@@ -241,7 +231,7 @@ type jsError struct {
 // whose tokenizer.bin comes separately, so that corrupt and missing
 // tokenizers are tried too.
 func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
-	run := loadRuncGolden(t).Runs[1]
+	run := golden.RuncStories260K(t).Runs[1]
 	tb := newTab(t, blankPage)
 	tb.expect("404") // the load of a missing URL
 	got := eval[struct {

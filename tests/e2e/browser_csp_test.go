@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // strictCSP is the Content-Security-Policy the page must work under: only
@@ -156,7 +157,7 @@ func TestBrowserStrictCSP(t *testing.T) {
 		two.unload();
 		return { text, streamed, chat: reply.choices[0].message.content, tokens, workers, split };
 	`))
-	run := loadRuncGolden(t).Runs[1]
+	run := golden.RuncStories260K(t).Runs[1]
 	assert.Equal(t, run.PromptIDs, got.Tokens)
 	assert.NotEmpty(t, got.Text)
 	assert.Equal(t, got.Text, got.Streamed)

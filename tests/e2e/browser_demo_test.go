@@ -118,9 +118,9 @@ func TestBrowserDemoPage(t *testing.T) {
 
 	// A llama2.c checkpoint asks for its tokenizer.bin, then replaces the
 	// running model.
-	checkpoint, err := filepath.Abs("../../engine/testdata/stories260K.bin")
+	checkpoint, err := filepath.Abs("../../internal/testmodel/testdata/stories260K.bin")
 	require.NoError(t, err)
-	tok, err := filepath.Abs("../../engine/testdata/tok512.bin")
+	tok, err := filepath.Abs("../../internal/testmodel/testdata/tok512.bin")
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("model-file"), []string{checkpoint})))
 	waitFor(t, tb, `!document.getElementById('tokenizer-row').hidden`, 10*time.Second)

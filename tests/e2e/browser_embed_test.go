@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
 	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -94,7 +96,7 @@ func assertSameVector(t *testing.T, want []float32, got []float64, what string) 
 	}
 	for i, w := range want {
 		if float64(w) != got[i] {
-			t.Errorf("%s: value %d is %v, natively %v (cosine %.9f)", what, i, got[i], w, cosine(want, got))
+			t.Errorf("%s: value %d is %v, natively %v (cosine %.9f)", what, i, got[i], w, testmodel.Cosine(want, got))
 			return
 		}
 	}
@@ -111,16 +113,6 @@ func assertSameBase64(t *testing.T, want []float32, got string, what string) {
 		binary.LittleEndian.PutUint32(wantRaw[4*i:], math.Float32bits(w))
 	}
 	assert.Equal(t, wantRaw, raw, what)
-}
-
-func cosine(a []float32, b []float64) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * b[i]
-		aa += float64(a[i]) * float64(a[i])
-		bb += b[i] * b[i]
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 // embeddingResponse is OpenAI's embeddings response, as the page returns it.
@@ -300,7 +292,7 @@ func TestBrowserEmbeddingsErrors(t *testing.T) {
 			assert.Equal(t, "AbortError", e.Name, p.Name)
 		}
 	}
-	assert.Equal(t, loadRuncGolden(t).Runs[1].GeneratedIDs[:10], got.After, "the model generates after them all")
+	assert.Equal(t, golden.RuncStories260K(t).Runs[1].GeneratedIDs[:10], got.After, "the model generates after them all")
 }
 
 // An embedding waits its turn behind a generation (it is not refused as
@@ -360,7 +352,7 @@ func TestBrowserEmbeddingsQueueAndAbort(t *testing.T) {
 	assert.Equal(t, "aborted", got.RunningAbort)
 	t.Logf("aborted after %.0f ms; the whole call takes %.0f ms", got.AbortedAfterMs, got.WholeMs)
 	assert.Less(t, got.AbortedAfterMs, got.WholeMs/2, "the abort lands mid-call")
-	assert.Equal(t, loadRuncGolden(t).Runs[1].GeneratedIDs[:10], got.After)
+	assert.Equal(t, golden.RuncStories260K(t).Runs[1].GeneratedIDs[:10], got.After)
 }
 
 // web/README.md's example of embeddings runs as written, and gives what its

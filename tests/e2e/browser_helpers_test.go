@@ -44,10 +44,11 @@ func siteFiles(root string) ([]string, error) {
 // API without the demo.
 const blankPage = "/__e2e__/blank.html"
 
-// llama2cDir is where the site also serves engine/testdata, which holds
-// stories260K as a llama2.c checkpoint (stories260K.bin, tok512.bin): the
-// site itself ships only the GGUF default, and tests of the llama2.c load
-// path fetch from here.
+// llama2cDir is where the site also serves internal/testmodel/testdata,
+// which holds stories260K as a llama2.c checkpoint (stories260K.bin,
+// tok512.bin), and under gguf/ engine/testdata/gguf, its GGUF files: the
+// site itself ships only the GGUF default, and tests of the other load
+// paths fetch from here.
 const llama2cDir = "/__e2e__/llama2c/"
 
 // site is the served web/dist.
@@ -95,14 +96,19 @@ func webSite(t testing.TB) *site {
 				return nil, fmt.Errorf("%s is not a complete `make web` site: %w", dist, err)
 			}
 		}
-		testdata, err := filepath.Abs("../../engine/testdata")
+		llama2c, err := filepath.Abs("../../internal/testmodel/testdata")
+		if err != nil {
+			return nil, err
+		}
+		ggufs, err := filepath.Abs("../../engine/testdata/gguf")
 		if err != nil {
 			return nil, err
 		}
 		s := &site{dist: dist, hits: map[string]int{}}
 		files := http.FileServer(http.Dir(dist))
 		mux := http.NewServeMux()
-		mux.Handle(llama2cDir, http.StripPrefix(llama2cDir, http.FileServer(http.Dir(testdata))))
+		mux.Handle(llama2cDir, http.StripPrefix(llama2cDir, http.FileServer(http.Dir(llama2c))))
+		mux.Handle(llama2cDir+"gguf/", http.StripPrefix(llama2cDir+"gguf/", http.FileServer(http.Dir(ggufs))))
 		mux.HandleFunc(filesDir, s.serveFiles)
 		mux.HandleFunc(blankPage, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")

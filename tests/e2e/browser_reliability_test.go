@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
@@ -109,7 +110,7 @@ func TestBrowserAlreadyAbortedSignalGeneratesNothing(t *testing.T) {
 	t.Logf("%d calls with an already-aborted signal, %d tokens generated", len(got.Outcomes), generated)
 	assert.Contains(t, reliabilitySection(t), fmt.Sprintf("%d calls with an already-aborted signal (%d each of",
 		len(got.Outcomes), alreadyAbortedRepeats), "web/README.md's Reliability table")
-	run := loadRuncGolden(t).Runs[1]
+	run := golden.RuncStories260K(t).Runs[1]
 	assert.Equal(t, run.GeneratedIDs[:20], got.After.Tokens, "the model still works")
 }
 
@@ -345,7 +346,7 @@ func TestBrowserEveryRejectionHasACode(t *testing.T) {
 			assert.Equal(t, "AbortError", e.Name, p.Name)
 		}
 	}
-	assert.Equal(t, loadRuncGolden(t).Runs[1].GeneratedIDs[:10], got.After, "the page loads and generates after them all")
+	assert.Equal(t, golden.RuncStories260K(t).Runs[1].GeneratedIDs[:10], got.After, "the page loads and generates after them all")
 	t.Logf("%d error paths, codes: %v", len(got.Paths), seen)
 	assert.Contains(t, reliabilitySection(t), errorPathsSummary(len(got.Paths), wanted), "web/README.md's Reliability table")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // Where the SIMD128 kernels cannot run, the page's worker runs the pure-Go
@@ -17,7 +18,7 @@ import (
 // fresh tab (the page compiles the kernels once per page) before wasmlm.js
 // is imported. TestBrowserGreedyStreamWithAndWithoutSIMD covers simd: false.
 func TestBrowserSIMDFallback(t *testing.T) {
-	run := loadRuncGolden(t).Runs[1]
+	run := golden.RuncStories260K(t).Runs[1]
 	require.Equal(t, "Once upon a time", run.Prompt)
 	const n = 20
 	cases := []struct {

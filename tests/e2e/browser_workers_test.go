@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // A model split across two Web Workers (load option workers: 2) gives
@@ -16,7 +17,7 @@ import (
 // generation still reproduces llama2.c. More workers than the model has
 // key/value heads reject readably.
 func TestBrowserWorkersMatchOneWorker(t *testing.T) {
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	empty, once := g.Runs[0], g.Runs[1]
 	require.Equal(t, "Once upon a time", once.Prompt)
 	tb := newTab(t, blankPage)

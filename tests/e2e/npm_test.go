@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -76,7 +77,7 @@ func greedyOnceUponATime(t *testing.T) string {
 	res, err := s.Generate(context.Background(), "Once upon a time", engine.GenerateOptions{MaxTokens: 100}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Tokens, 100)
-	g := loadRuncGolden(t).Runs[1]
+	g := golden.RuncStories260K(t).Runs[1]
 	require.Equal(t, "Once upon a time", g.Prompt)
 	require.True(t, strings.HasPrefix(g.Text, g.Prompt+res.Text), "the native greedy text %q must continue llama2.c's %q", res.Text, g.Text)
 	return res.Text

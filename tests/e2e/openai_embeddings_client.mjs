@@ -11,6 +11,7 @@
 // it passes the JSON numbers through. Vectors are printed as arrays of the
 // float32 values, which JSON writes exactly.
 import OpenAI from "openai";
+import { attempt } from "./openai_client.mjs";
 
 const [baseURL, query, ...input] = process.argv.slice(2);
 const model = "any-model-name";
@@ -26,11 +27,6 @@ async function recordingFetch(url, init) {
 }
 const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0, timeout: 60_000, fetch: recordingFetch });
 
-// errorOf keeps what the client made of an error response.
-function errorOf(e) {
-  return { name: e.constructor.name, status: e.status ?? null, type: e.type ?? null, param: e.param ?? null, code: e.code ?? null, message: e.message };
-}
-
 // list is what a test reads of an embeddings response.
 function list(r) {
   return {
@@ -40,14 +36,6 @@ function list(r) {
     })),
     wire,
   };
-}
-
-async function attempt(fn) {
-  try {
-    return { ok: await fn() };
-  } catch (e) {
-    return { error: errorOf(e) };
-  }
 }
 
 const out = {};

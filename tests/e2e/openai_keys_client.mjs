@@ -10,6 +10,7 @@
 // refused for the rate limit (at most REQUESTS_PER_MINUTE + 1), and makes
 // one more with the client's own retries, which wait as Retry-After says.
 import OpenAI from "openai";
+import { attempt, readChatStream } from "./openai_client.mjs";
 
 const [baseURL, key, wrongKey, rpmArg] = process.argv.slice(2);
 const rpm = Number(rpmArg);
@@ -17,31 +18,9 @@ const model = "any-model-name";
 const messages = [{ role: "user", content: "Once upon a time" }];
 const client = (apiKey, options = {}) => new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 60_000, ...options });
 
-// errorOf keeps what the client made of an error response.
-function errorOf(e) {
-  return {
-    name: e.constructor.name, status: e.status ?? null, type: e.type ?? null, param: e.param ?? null, code: e.code ?? null,
-    retry_after: e.headers?.get?.("retry-after") ?? null, retry_after_ms: e.headers?.get?.("retry-after-ms") ?? null,
-  };
-}
-
-async function attempt(fn) {
-  try {
-    return { ok: await fn() };
-  } catch (e) {
-    return { error: errorOf(e) };
-  }
-}
-
 const out = {};
 
-let text = "", chunks = 0, finish = null;
-for await (const chunk of await client(key).chat.completions.create({ model, messages, max_tokens: 8, temperature: 0, stream: true })) {
-  chunks++;
-  text += chunk.choices[0]?.delta?.content ?? "";
-  finish = chunk.choices[0]?.finish_reason ?? finish;
-}
-out.stream = { text, chunks, finish_reason: finish };
+out.stream = await readChatStream(await client(key).chat.completions.create({ model, messages, max_tokens: 8, temperature: 0, stream: true }));
 
 out.wrong_key = (await attempt(() => client(wrongKey).chat.completions.create({ model, messages, max_tokens: 1 }))).error ?? null;
 // No key at all: the client insists on one, so its Authorization header is

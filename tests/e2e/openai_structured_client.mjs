@@ -8,6 +8,7 @@
 // BASE_URL ends in /v1. Every request has a seed, so the same server model
 // gives the same output (ids included) natively and at the edge.
 import OpenAI from "openai";
+import { attempt } from "./openai_client.mjs";
 
 const [baseURL] = process.argv.slice(2);
 const model = "any-model-name";
@@ -25,10 +26,6 @@ const person = {
   required: ["name", "age"],
   additionalProperties: false,
 };
-
-function errorOf(e) {
-  return { name: e.constructor.name, status: e.status ?? null, type: e.type ?? null, param: e.param ?? null, code: e.code ?? null, message: e.message };
-}
 
 function callsOf(message) {
   return (message.tool_calls ?? []).map((c) => ({ id: c.id, type: c.type, name: c.function.name, arguments: c.function.arguments }));
@@ -91,11 +88,8 @@ const completion = await client.completions.create({ model, prompt: "Once upon a
 out.completion_json = { text: completion.choices[0].text, finish_reason: completion.choices[0].finish_reason };
 
 // A bad request: the client raises the server's error object.
-try {
-  await client.chat.completions.create({ model, messages, response_format: { type: "json_schema", json_schema: { name: "no spaces allowed", schema: person } } });
-  out.error = null;
-} catch (e) {
-  out.error = errorOf(e);
-}
+out.error = (await attempt(() => client.chat.completions.create({
+  model, messages, response_format: { type: "json_schema", json_schema: { name: "no spaces allowed", schema: person } },
+}))).error ?? null;
 
 console.log(JSON.stringify(out));

@@ -8,40 +8,22 @@
 // key at all (the Authorization header omitted, as the client allows), it
 // keeps the errors the client throws.
 import OpenAI from "openai";
+import { attempt, readChatStream } from "./openai_client.mjs";
 
 const [baseURL, key, wrongKey, prompt, maxTokensArg] = process.argv.slice(2);
 const max_tokens = Number(maxTokensArg);
 const request = { model: "any-model-name", messages: [{ role: "user", content: prompt }], max_tokens, temperature: 0 };
 const options = { baseURL, maxRetries: 0, timeout: 60_000 };
 
-function errorOf(e) {
-  return { name: e.constructor.name, status: e.status ?? null, type: e.type ?? null, param: e.param ?? null, code: e.code ?? null, message: e.message };
-}
-
+// errorWith is the error client's chat request ends in, null if none.
 async function errorWith(client) {
-  try {
-    await client.chat.completions.create(request);
-    return null;
-  } catch (e) {
-    return errorOf(e);
-  }
+  return (await attempt(() => client.chat.completions.create(request))).error ?? null;
 }
 
 const out = {};
 
 const client = new OpenAI({ ...options, apiKey: key });
-let text = "", chunks = 0, role = null, finish = null, usage = null;
-for await (const chunk of await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } })) {
-  chunks++;
-  const choice = chunk.choices[0];
-  if (choice) {
-    role = choice.delta.role ?? role;
-    text += choice.delta.content ?? "";
-    finish = choice.finish_reason ?? finish;
-  }
-  if (chunk.usage) usage = chunk.usage;
-}
-out.chat_stream = { role, text, chunks, finish_reason: finish, usage };
+out.chat_stream = await readChatStream(await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } }));
 
 out.wrong_key = await errorWith(new OpenAI({ ...options, apiKey: wrongKey }));
 // The client insists on credentials but lets a header be omitted: this one

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/golden"
 )
 
 // goldenRun returns the golden run for prompt: the request's max_tokens
@@ -27,7 +28,7 @@ import (
 // first).
 func goldenRun(t testing.TB, prompt string) (maxTokens int, text string) {
 	t.Helper()
-	g := loadRuncGolden(t)
+	g := golden.RuncStories260K(t)
 	for _, r := range g.Runs {
 		if r.Prompt == prompt {
 			require.Len(t, r.GeneratedIDs, g.Steps+1-len(r.PromptIDs), "run.c did not stop early")
