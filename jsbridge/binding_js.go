@@ -38,7 +38,9 @@ import (
 //	                                            tool_calls, tool_call_id, name); the result
 //	                                            and chunks also have reasoning and content,
 //	                                            and with tools toolCalls [{id, name, arguments}]
-//	                                            (a chunk's: the last one's)
+//	                                            (a chunk's: the last one's); in OpenAI's
+//	                                            shapes (package openai), a chunk's deltas
+//	                                            and the result's choice {message, finish_reason}
 //	embed(input, {truncate, normalize, signal}) → {vectors, dimensions, tokens, truncated,
 //	                                            usage, yieldMs}; input a string or an array
 //	                                            of strings; vectors a Uint8Array of the

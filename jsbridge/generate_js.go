@@ -2,6 +2,7 @@ package jsbridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"syscall/js"
 	"time"
@@ -59,7 +60,11 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	defer unwatch()
 
 	if !b.queue.wait(ctx, turn) { // aborted before its turn came
-		return resultValue(engine.Result{FinishReason: engine.FinishAbort}, r.opts.Sampling.Seed, 0), nil
+		v := resultValue(engine.Result{FinishReason: engine.FinishAbort}, r.opts.Sampling.Seed, 0)
+		if r.method == "chat" {
+			setChoice(v, openai.Reply{}, engine.FinishAbort)
+		}
+		return v, nil
 	}
 	m, s, err := b.current()
 	if err != nil {
@@ -126,6 +131,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			if split != nil {
 				reasoning, content := split.Write(t.Text)
 				setReply(c, reasoning, content)
+				c.Set("deltas", plain(openai.Deltas(reasoning, content)))
 			}
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
 				return err
@@ -173,6 +179,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			if len(toolCalls) > 0 {
 				c.Set("toolCalls", callsValue(toolCalls))
 			}
+			c.Set("deltas", plain(append(openai.Deltas(reasoning, content), openai.CallDeltas(toolCalls)...)))
 			if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
 				return nil, err
 			}
@@ -188,6 +195,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		if calls != nil {
 			v["toolCalls"] = callsValue(reply.ToolCalls)
 		}
+		setChoice(v, reply, res.FinishReason)
 	}
 	exchange.since(v)
 	return v, nil
@@ -224,6 +232,29 @@ func (b *Binding) watchAbort(signal js.Value, cancel context.CancelFunc) (unwatc
 	}
 }
 
+// setChoice sets a chat result's choice: OpenAI's message and
+// finish_reason of reply, whose generation ended for finish
+// (openai.Reply.Message), which chat.completions.create answers with.
+func setChoice(result map[string]any, reply openai.Reply, finish engine.FinishReason) {
+	msg, reason := reply.Message(openai.FinishReason(finish))
+	result["choice"] = map[string]any{"message": plain(msg), "finish_reason": reason}
+}
+
+// plain is v (a shape of package openai) as JavaScript takes it: its JSON
+// form as maps, slices, strings and numbers, under its JSON names. v is
+// the bridge's own value: it always encodes.
+func plain(v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(raw, &out) != nil {
+		return nil
+	}
+	return out
+}
+
 // setReply sets a chat chunk's reasoning and content: the parts of the
 // reply's text that this chunk makes final, reasoning ("<think>...</think>")
 // and content apart, as chat.ReasoningParser releases them.
@@ -233,7 +264,7 @@ func setReply(c js.Value, reasoning, content string) {
 }
 
 // chunk is what onToken receives: {text, token, trace?} (a chat's also has
-// reasoning and content); token is -1 for text released at the end that
+// reasoning, content and deltas); token is -1 for text released at the end that
 // belongs to no single token.
 func (b *Binding) chunk(t engine.Token, prev int, tok tokenizer.Tokenizer) js.Value {
 	c := b.object.New()

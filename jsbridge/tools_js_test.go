@@ -291,3 +291,56 @@ func TestToolOptionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestChatOpenAIShapes: a chat's result carries OpenAI's choice (the
+// message with its tool_calls, content null, finish_reason "tool_calls")
+// and its chunks OpenAI's deltas (per call one that opens it and one with
+// its arguments), which chat.completions.create wraps: the same calls as
+// the result's toolCalls.
+func TestChatOpenAIShapes(t *testing.T) {
+	jsTools, _ := testTools(t)
+	jsMsgs := js.ValueOf([]any{map[string]any{"role": "user", "content": "What is the weather in Paris?"}})
+	b := newLoadedFile(t, toolModels(t)[0].data)
+	opts := map[string]any{"tools": jsTools, "toolChoice": "required"}
+	var deltas []js.Value
+	fn := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		if d := a[0].Get("deltas"); !d.IsNull() {
+			for i := range d.Length() {
+				deltas = append(deltas, d.Index(i))
+			}
+		}
+		return nil
+	})
+	defer fn.Release()
+	res := mustCall(t, b, "chat", jsMsgs, sampled(200, 1, opts), fn)
+	calls := toolCalls(res.Get("toolCalls"))
+	require.NotEmpty(t, calls)
+
+	choice := res.Get("choice")
+	assert.Equal(t, "tool_calls", choice.Get("finish_reason").String())
+	msg := choice.Get("message")
+	assert.Equal(t, "assistant", msg.Get("role").String())
+	assert.True(t, msg.Get("content").IsNull(), "content null: the reply is calls only")
+	assert.True(t, msg.Get("reasoning_content").IsUndefined())
+	require.Equal(t, len(calls), msg.Get("tool_calls").Length())
+	for i, c := range calls {
+		m := msg.Get("tool_calls").Index(i)
+		assert.Equal(t, c.ID, m.Get("id").String())
+		assert.Equal(t, "function", m.Get("type").String())
+		assert.Equal(t, c.Name, m.Get("function").Get("name").String())
+		assert.Equal(t, c.Arguments, m.Get("function").Get("arguments").String())
+	}
+
+	require.Len(t, deltas, 2*len(calls), "per call, one delta that opens it and one with its arguments")
+	for i, c := range calls {
+		open, args := deltas[2*i].Get("tool_calls").Index(0), deltas[2*i+1].Get("tool_calls").Index(0)
+		assert.Equal(t, i, open.Get("index").Int())
+		assert.Equal(t, c.ID, open.Get("id").String())
+		assert.Equal(t, "function", open.Get("type").String())
+		assert.Equal(t, c.Name, open.Get("function").Get("name").String())
+		assert.Equal(t, "", open.Get("function").Get("arguments").String())
+		assert.Equal(t, i, args.Get("index").Int())
+		assert.True(t, args.Get("id").IsUndefined())
+		assert.Equal(t, c.Arguments, args.Get("function").Get("arguments").String())
+	}
+}

@@ -94,10 +94,14 @@ func TimingsOf(t engine.Timings, queued time.Duration) Timings {
 }
 
 // FinishReason is OpenAI's finish_reason for the engine's: a full context
-// is a length limit too.
+// is a length limit too; a generation its caller aborted says so (an HTTP
+// client that left gets no answer at all).
 func FinishReason(r engine.FinishReason) string {
-	if r == engine.FinishStop {
+	switch r {
+	case engine.FinishStop:
 		return "stop"
+	case engine.FinishAbort:
+		return "abort"
 	}
 	return "length"
 }
@@ -108,6 +112,13 @@ func FinishReason(r engine.FinishReason) string {
 // there are only calls.
 func ChatMessage(text, finish string, calls *Calls) (Message, string) {
 	r, _ := ParseReply(text, calls) // the format is the prompt's: known
+	return r.Message(finish)
+}
+
+// Message is the reply message r and its finish_reason (finish, the
+// generation's): "tool_calls" when it makes calls, its content null when
+// it has only calls.
+func (r Reply) Message(finish string) (Message, string) {
 	msg := Message{Role: "assistant", ReasoningContent: r.Reasoning}
 	for _, c := range r.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Type: "function", Function: ToolFunction{Name: c.Name, Arguments: c.Arguments}})

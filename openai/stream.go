@@ -120,16 +120,44 @@ func (s *Stream) Token(text string) []Chunk {
 	return s.pieces(nil, reasoning, content)
 }
 
-// pieces appends a reasoning_content chunk and a content chunk, each only
-// if it has text.
+// pieces appends the chunks of a reply's pieces (Deltas).
 func (s *Stream) pieces(out []Chunk, reasoning, content string) []Chunk {
+	for _, d := range Deltas(reasoning, content) {
+		out = append(out, s.deltaChunk(d))
+	}
+	return out
+}
+
+// deltaChunk is a chat chunk carrying d.
+func (s *Stream) deltaChunk(d Delta) Chunk {
+	c := s.newChunk(nil, "", nil)
+	c.Choices.([]ChunkChoice)[0].Delta = d
+	return c
+}
+
+// Deltas are the deltas of a chat reply's pieces, as llama.cpp's server
+// streams them: a reasoning_content delta, then a content delta, each only
+// if it has text.
+func Deltas(reasoning, content string) []Delta {
+	var out []Delta
 	if reasoning != "" {
-		c := s.newChunk(nil, "", nil)
-		c.Choices.([]ChunkChoice)[0].Delta.ReasoningContent = &reasoning
-		out = append(out, c)
+		out = append(out, Delta{ReasoningContent: &reasoning})
 	}
 	if content != "" {
-		out = append(out, s.newChunk(&content, "", nil))
+		out = append(out, Delta{Content: &content})
+	}
+	return out
+}
+
+// CallDeltas are the deltas of a streamed reply's calls, as OpenAI streams
+// them: for each, one that opens it (index, id, type, name, arguments "")
+// and one with its arguments.
+func CallDeltas(calls []chat.ToolCall) []Delta {
+	var out []Delta
+	for i, c := range calls {
+		open := ToolCallDelta{Index: i, ID: c.ID, Type: "function", Function: ToolFunctionDelta{Name: c.Name}}
+		args := ToolCallDelta{Index: i, Function: ToolFunctionDelta{Arguments: c.Arguments}}
+		out = append(out, Delta{ToolCalls: []ToolCallDelta{open}}, Delta{ToolCalls: []ToolCallDelta{args}})
 	}
 	return out
 }
@@ -146,7 +174,9 @@ func (s *Stream) Finish(res engine.Result, queued time.Duration) []Chunk {
 		reasoning, content, rest, calls := s.reply.Finish()
 		out = s.pieces(out, reasoning, content)
 		out = s.pieces(out, "", rest)
-		out = append(out, s.toolCalls(calls)...)
+		for _, d := range CallDeltas(calls) {
+			out = append(out, s.deltaChunk(d))
+		}
 		if len(calls) > 0 {
 			reason = "tool_calls"
 		}
@@ -165,22 +195,6 @@ func (s *Stream) Finish(res engine.Result, queued time.Duration) []Chunk {
 			c.Choices = []ChunkChoice{}
 		}
 		out = append(out, c)
-	}
-	return out
-}
-
-// toolCalls is the chunks of a streamed reply's calls: for each, a chunk
-// that opens it and a chunk with its arguments.
-func (s *Stream) toolCalls(calls []chat.ToolCall) []Chunk {
-	var out []Chunk
-	for i, c := range calls {
-		open := ToolCallDelta{Index: i, ID: c.ID, Type: "function", Function: ToolFunctionDelta{Name: c.Name}}
-		args := ToolCallDelta{Index: i, Function: ToolFunctionDelta{Arguments: c.Arguments}}
-		for _, d := range []ToolCallDelta{open, args} {
-			ch := s.newChunk(nil, "", nil)
-			ch.Choices.([]ChunkChoice)[0].Delta.ToolCalls = []ToolCallDelta{d}
-			out = append(out, ch)
-		}
 	}
 	return out
 }

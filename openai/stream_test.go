@@ -82,3 +82,14 @@ func TestStreamChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishReason: OpenAI's finish_reason for each of the engine's, as
+// the page's chat.completions has answered them: a full context is a
+// length limit too; an aborted generation says so.
+func TestFinishReason(t *testing.T) {
+	for r, want := range map[engine.FinishReason]string{
+		engine.FinishStop: "stop", engine.FinishLength: "length", engine.FinishContext: "length", engine.FinishAbort: "abort",
+	} {
+		assert.Equal(t, want, FinishReason(r), r)
+	}
+}

@@ -1,11 +1,12 @@
 // chat-completions.js: OpenAI-shaped chat completions over a model's
 // generations, for wasmlm.js (lm.chat.completions.create). It turns an
-// OpenAI request into the Go side's chat options and its results and
-// chunks into OpenAI's shapes; the worker does the rest. An ES module.
+// OpenAI request into the Go side's chat options; the Go side reads the
+// reply in OpenAI's shapes (Go's package openai: the message and
+// finish_reason of a result, the deltas of a chunk), which this module
+// wraps in a completion or its chunks. An ES module.
 
 import { argumentError, describe, invalidCall } from './errors.js';
 
-const FINISH_TO_OPENAI = { stop: 'stop', length: 'length', context: 'length', abort: 'abort' };
 const OPENAI_PARAMS = {
   max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
   top_p: 'topP', top_k: 'topK', min_p: 'minP', repeat_penalty: 'repeatPenalty',
@@ -13,42 +14,6 @@ const OPENAI_PARAMS = {
   enable_thinking: 'enableThinking', response_format: 'responseFormat', grammar: 'grammar',
   tools: 'tools', tool_choice: 'toolChoice', parallel_tool_calls: 'parallelToolCalls',
 };
-
-/**
- * A chat result's OpenAI message: the reply's content, and its reasoning
- * ("<think>...</think>", which the engine splits off) as reasoning_content
- * when there is any, as llama.cpp's server returns it.
- */
-function assistantMessage(r) {
-  const calls = r.toolCalls ?? [];
-  const m = { role: 'assistant', content: calls.length > 0 && r.content === '' ? null : r.content };
-  if (r.reasoning) m.reasoning_content = r.reasoning;
-  if (calls.length > 0) m.tool_calls = calls.map(openAIToolCall);
-  return m;
-}
-
-/** A tool call of the Go side ({id, name, arguments}) in OpenAI's shape. */
-function openAIToolCall(c) {
-  return { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } };
-}
-
-/** A chat's OpenAI finish_reason: 'tool_calls' when the reply made calls, as the HTTP API says it. */
-function chatFinishReason(r) {
-  if (r.toolCalls?.length > 0) return 'tool_calls';
-  return FINISH_TO_OPENAI[r.finishReason];
-}
-
-/**
- * The streamed deltas of a reply's tool calls, as OpenAI sends them: per
- * call, one with its index, id, type and name (arguments ''), then one
- * with its arguments.
- */
-function toolCallDeltas(calls) {
-  return calls.flatMap((c, index) => [
-    { tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] },
-    { tool_calls: [{ index, function: { arguments: c.arguments } }] },
-  ]);
-}
 
 /**
  * lm.chat.completions.create(body, {signal}): a ChatCompletion, or with
@@ -96,7 +61,7 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     const r = await lm.run(request, signal);
     return {
       ...base, object: 'chat.completion',
-      choices: [{ index: 0, message: assistantMessage(r), logprobs: null, finish_reason: chatFinishReason(r) }],
+      choices: [{ index: 0, message: r.choice.message, logprobs: null, finish_reason: r.choice.finish_reason }],
       usage: usage(r), seed: r.seed,
     };
   }
@@ -110,17 +75,13 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   // The reasoning and the content a token completes, in that order, each
   // in its own chunk as llama.cpp's server sends them; the tool calls
   // come with the last chunk of the Go side, once the reply is whole.
-  const tokens = lm.iterable(request, controller.signal, (c) => [
-    ...(c.reasoning ? [chunk({ reasoning_content: c.reasoning }, null)] : []),
-    ...(c.content ? [chunk({ content: c.content }, null)] : []),
-    ...toolCallDeltas(c.toolCalls ?? []).map((d) => chunk(d, null)),
-  ]);
+  const tokens = lm.iterable(request, controller.signal, (c) => (c.deltas ?? []).map((d) => chunk(d, null)));
   const result = tokens.result;
   async function* chunks() {
     yield chunk({ role: 'assistant', content: '' }, null);
     yield* tokens;
     const r = await result;
-    yield chunk({}, chatFinishReason(r));
+    yield chunk({}, r.choice.finish_reason);
     if (streamOptions?.include_usage) yield { ...base, object: 'chat.completion.chunk', choices: [], usage: usage(r) };
   }
   const it = chunks();
