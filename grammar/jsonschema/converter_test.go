@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestConverterNames: schemas added under one name hint get rules that do
@@ -52,7 +51,9 @@ func TestConverterNames(t *testing.T) {
 // TestHostileSchemas: schemas built to blow up a converter end, in well
 // under a second each on an idle machine (the bound leaves room for a
 // loaded one), in a grammar or a limit's error.
-func TestHostileSchemas(t *testing.T) {
+// hostileSchemas are schemas built to make a converter take unbounded time or
+// memory, by name.
+func hostileSchemas() map[string]string {
 	many := func(n int, f func(i int) string) string {
 		parts := make([]string, n)
 		for i := range parts {
@@ -60,7 +61,7 @@ func TestHostileSchemas(t *testing.T) {
 		}
 		return strings.Join(parts, ",")
 	}
-	tests := map[string]string{
+	return map[string]string{
 		// oneOf over references that branch ten ways at every level
 		"branching refs": `{"$defs":{"a":{"anyOf":[` + many(10, func(int) string { return `{"$ref":"#/$defs/a"}` }) +
 			`]}},"oneOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/a"}]}`,
@@ -77,17 +78,35 @@ func TestHostileSchemas(t *testing.T) {
 		"long pattern":  `{"type":"string","pattern":"^` + strings.Repeat(`([^a-z\\d]{2,9}|.)`, 200) + `$"}`,
 		"nested repeat": `{"type":"string","pattern":"^(((a{10000}){10000}){10000})$"}`,
 	}
-	for name, schema := range tests {
+}
+
+// TestHostileSchemas: each hostile schema is converted or refused as past a
+// limit (an exponential blow-up would hang to the test's timeout; the time
+// each takes is BenchmarkHostileSchemas's).
+func TestHostileSchemas(t *testing.T) {
+	for name, schema := range hostileSchemas() {
 		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			_, err := ToGBNF([]byte(schema))
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("took %v", d)
-			}
+			g, err := ToGBNF([]byte(schema))
 			if err != nil && !errors.Is(err, ErrLimit) && !errors.Is(err, ErrUnsupported) {
 				t.Errorf("%v", err)
 			}
+			if len(g) > MaxGrammarBytes {
+				t.Errorf("a grammar of %d bytes, past MaxGrammarBytes (%d)", len(g), MaxGrammarBytes)
+			}
 			t.Logf("%.60v", err)
+		})
+	}
+}
+
+// BenchmarkHostileSchemas times the conversion of the schemas TestHostileSchemas
+// holds to the package's limits: each is answered (a grammar or ErrLimit) in
+// well under a second natively.
+func BenchmarkHostileSchemas(b *testing.B) {
+	for name, schema := range hostileSchemas() {
+		b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+				ToGBNF([]byte(schema))
+			}
 		})
 	}
 }
