@@ -225,14 +225,7 @@ func (k kernel) transposeSum(dst wg.Local, add func(a, b wg.Expr) wg.Expr, v [4]
 // 0 (kernels of floats) the rows are never packed.
 func (k kernel) groupRows(p [4]wg.Local, step, w, r, rows, rb, packed wg.Local, blockBytes int32) {
 	plain := func() {
-		for j := range p {
-			row := wg.I32Add(get(r), i32(int32(j)))
-			if j > 0 {
-				last := wg.I32Sub(get(rows), i32(1))
-				row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
-			}
-			k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
-		}
+		k.rowStarts(p, w, r, rows, rb)
 		k.Set(step, i32(blockBytes))
 	}
 	if blockBytes == 0 {
@@ -250,6 +243,19 @@ func (k kernel) groupRows(p [4]wg.Local, step, w, r, rows, rb, packed wg.Local, 
 			k.Set(p[j], wg.I32Add(get(p[0]), wg.Select(off, lastOff, wg.I32LtS(off, get(step)))))
 		}
 	})
+}
+
+// rowStarts sets p[j] to w + (r+j)·rb, where row r+j of rows of rb bytes
+// starts, the last row's start for rows past the last.
+func (k kernel) rowStarts(p [4]wg.Local, w, r, rows, rb wg.Local) {
+	for j := range p {
+		row := wg.I32Add(get(r), i32(int32(j)))
+		if j > 0 {
+			last := wg.I32Sub(get(rows), i32(1))
+			row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
+		}
+		k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
+	}
 }
 
 // matvec emits a matrix–vector kernel exported as name with parameters

@@ -244,8 +244,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 		k.groupRows(p, step, w, r, rows, rb, packed, typ.blockBytes)
 		k.Set(cb, i32(0))
 		k.Loop(func() {
-			k.Set(ce, wg.I32Add(get(cb), get(kb)))
-			k.Set(ce, wg.Select(get(ce), get(blocks), wg.I32LtS(get(ce), get(blocks))))
+			k.chunkEnd(ce, cb, kb, blocks)
 			// Decode blocks cb..ce-1 of the four rows.
 			k.Set(sp, wg.I32Add(get(scratch), i32(scratchHead)))
 			k.Set(spEnd, wg.I32Add(get(sp), wg.I32Mul(wg.I32Sub(get(ce), get(cb)), i32(perBlock))))
@@ -264,11 +263,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Set(po, wg.I32Add(get(out), wg.I32Shl(get(r), i32(2))))
 			k.Set(pa, get(acc))
 			k.forRange(t, i32(0), get(tokens), 1, func() {
-				k.IfElse(wg.I32Eq(get(cb), i32(0)), func() {
-					k.Set(res, f32x4Zero())
-				}, func() {
-					k.Set(res, wg.V128Load(get(pa), 0))
-				})
+				k.resumeSums(cb, pa, res)
 				k.Set(sp, wg.I32Add(get(scratch), i32(scratchHead)))
 				k.Set(bx, get(px))
 				k.Set(bd, get(pd))
@@ -283,11 +278,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 					k.Set(bbs, wg.I32Add(get(bbs), i32(2*elems/16)))
 					k.BrIf(0, wg.I32LtU(get(sp), get(spEnd)))
 				})
-				k.IfElse(wg.I32LtS(get(ce), get(blocks)), func() {
-					k.V128Store(get(pa), 0, get(res))
-				}, func() {
-					k.storeRows(po, res, r, rows)
-				})
+				k.keepSums(ce, blocks, pa, func() { k.storeRows(po, res, r, rows) }, res)
 				k.Set(px, wg.I32Add(get(px), get(qStride)))
 				k.Set(pd, wg.I32Add(get(pd), get(dStride)))
 				k.Set(pbs, wg.I32Add(get(pbs), get(dStride)))
@@ -298,6 +289,43 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.BrIf(0, wg.I32LtS(get(cb), get(blocks)))
 		})
 	})
+}
+
+// The batched kernels take a group of four rows a chunk at a time (of
+// columns, or of blocks), and between chunks keep each vector's sums in
+// memory (the batch descriptor's BatchAcc): chunkEnd, resumeSums and
+// keepSums are the steps their chunk loops share.
+
+// chunkEnd sets end to start + size, but at most limit: the end of the
+// chunk that starts at start.
+func (k kernel) chunkEnd(end, start, size, limit wg.Local) {
+	k.Set(end, wg.I32Add(get(start), get(size)))
+	k.Set(end, wg.Select(get(end), get(limit), wg.I32LtS(get(end), get(limit))))
+}
+
+// resumeSums sets sums to zero in a row group's first chunk (start 0),
+// else to what the previous chunk kept at pa (keepSums).
+func (k kernel) resumeSums(start, pa wg.Local, sums ...wg.Local) {
+	k.IfElse(wg.I32Eq(get(start), i32(0)), func() {
+		for _, s := range sums {
+			k.Set(s, f32x4Zero())
+		}
+	}, func() {
+		for i, s := range sums {
+			k.Set(s, wg.V128Load(get(pa), uint32(16*i)))
+		}
+	})
+}
+
+// keepSums stores sums at pa, 16 bytes each, for the next chunk when this
+// one is not the group's last (end < limit); after the last, last emits
+// the results.
+func (k kernel) keepSums(end, limit, pa wg.Local, last func(), sums ...wg.Local) {
+	k.IfElse(wg.I32LtS(get(end), get(limit)), func() {
+		for i, s := range sums {
+			k.V128Store(get(pa), uint32(16*i), get(s))
+		}
+	}, last)
 }
 
 // storeRows stores the lanes of res for rows r..r+3 at dst, only those of

@@ -79,19 +79,11 @@ func emitMatMulFloat(m *wg.Module, name string, elemBytes int32, decode, decodeS
 		xAt := func(u int) wg.Expr {
 			return wg.I32Add(wg.I32Add(get(px), wg.I32Mul(get(xStride), i32(int32(u)))), get(i))
 		}
-		k.IfElse(wg.I32Eq(get(c0), i32(0)), func() {
-			for u := range g {
-				for j := range a[u] {
-					k.Set(a[u][j], f32x4Zero())
-				}
-			}
-		}, func() {
-			for u := range g {
-				for j := range a[u] {
-					k.Set(a[u][j], wg.V128Load(get(pa), uint32(64*u+16*j)))
-				}
-			}
-		})
+		sums := make([]wg.Local, 0, 8) // a[u][j] at pa + 64u + 16j
+		for u := range g {
+			sums = append(sums, a[u][:]...)
+		}
+		k.resumeSums(c0, pa, sums...)
 		// i is the byte offset of column c from column c0, in the rows'
 		// float32 and the vectors'.
 		k.forRange(i, i32(0), wg.I32Shl(wg.I32Sub(get(end), get(c0)), i32(2)), 16, func() {
@@ -105,13 +97,7 @@ func emitMatMulFloat(m *wg.Module, name string, elemBytes int32, decode, decodeS
 				}
 			}
 		})
-		k.IfElse(wg.I32LtS(get(c1), get(cols)), func() {
-			for u := range g {
-				for j := range a[u] {
-					k.V128Store(get(pa), uint32(64*u+16*j), get(a[u][j]))
-				}
-			}
-		}, func() {
+		k.keepSums(c1, cols, pa, func() {
 			// The last columns into lane 0, then the sums.
 			k.forRange(i, get(i), wg.I32Shl(wg.I32Sub(get(c1), get(c0)), i32(2)), 4, func() {
 				for u := range g {
@@ -131,25 +117,17 @@ func emitMatMulFloat(m *wg.Module, name string, elemBytes int32, decode, decodeS
 				k.Set(dst, wg.I32Add(get(po), wg.I32Mul(get(outStride), i32(int32(u)))))
 				k.storeRows(dst, res, r, rows)
 			}
-		})
+		}, sums...)
 		k.Set(px, wg.I32Add(get(px), wg.I32Mul(get(xStride), i32(int32(g)))))
 		k.Set(po, wg.I32Add(get(po), wg.I32Mul(get(outStride), i32(int32(g)))))
 		k.Set(pa, wg.I32Add(get(pa), i32(int32(64*g))))
 	}
 
 	k.forRange(r, i32(0), get(rows), 4, func() {
-		for j := range p {
-			row := wg.I32Add(get(r), i32(int32(j)))
-			if j > 0 {
-				last := wg.I32Sub(get(rows), i32(1))
-				row = wg.Select(row, last, wg.I32LtS(row, get(rows)))
-			}
-			k.Set(p[j], wg.I32Add(get(w), wg.I32Mul(row, get(rb))))
-		}
+		k.rowStarts(p, w, r, rows, rb)
 		k.Set(c0, i32(0))
 		k.Loop(func() {
-			k.Set(c1, wg.I32Add(get(c0), get(kc)))
-			k.Set(c1, wg.Select(get(c1), get(cols), wg.I32LtS(get(c1), get(cols))))
+			k.chunkEnd(c1, c0, kc, cols)
 			// end: the chunk's columns taken four at a time.
 			k.Set(end, wg.I32And(get(c1), i32(^3)))
 			if decode == nil {
