@@ -23,11 +23,7 @@ const keysRateLimit = 30
 
 // openAIKeysResult is what openai_keys_client.mjs prints.
 type openAIKeysResult struct {
-	Stream struct {
-		Text         string `json:"text"`
-		Chunks       int    `json:"chunks"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"stream"`
+	Stream    chatStream   `json:"stream"`
 	WrongKey  *clientError `json:"wrong_key"`
 	NoKey     *clientError `json:"no_key"`
 	Allowed   int          `json:"allowed"`

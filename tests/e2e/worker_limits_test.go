@@ -109,17 +109,9 @@ func bearer(key string) []string { return []string{"Authorization", "Bearer " + 
 
 // keysClientResult is what worker_openai_keys.mjs prints.
 type keysClientResult struct {
-	ChatStream struct {
-		Role         string `json:"role"`
-		Text         string `json:"text"`
-		Chunks       int    `json:"chunks"`
-		FinishReason string `json:"finish_reason"`
-		Usage        *struct {
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	} `json:"chat_stream"`
-	WrongKey *clientError `json:"wrong_key"`
-	NoKey    *clientError `json:"no_key"`
+	ChatStream chatStream   `json:"chat_stream"`
+	WrongKey   *clientError `json:"wrong_key"`
+	NoKey      *clientError `json:"no_key"`
 }
 
 // TestWorkerKeys: with the secret set, the unmodified openai client streams

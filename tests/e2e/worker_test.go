@@ -250,21 +250,25 @@ type clientResult struct {
 		Text         string `json:"text"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"chat"`
-	ChatStream struct {
-		Role         string `json:"role"`
-		Text         string `json:"text"`
-		Chunks       int    `json:"chunks"`
-		FinishReason string `json:"finish_reason"`
-		Usage        *struct {
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	} `json:"chat_stream"`
+	ChatStream  chatStream   `json:"chat_stream"`
 	Error       *clientError `json:"error"`
 	StreamError *clientError `json:"stream_error"`
 }
 
+// chatStream is a streamed chat completion as the client scripts read it
+// (readChatStream in openai_client.mjs).
+type chatStream struct {
+	Role         string `json:"role"`
+	Text         string `json:"text"`
+	Chunks       int    `json:"chunks"`
+	FinishReason string `json:"finish_reason"`
+	Usage        *struct {
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"` // with stream_options.include_usage
+}
+
 // clientError is what the openai client made of an error response (see
-// errorOf in the client scripts).
+// errorOf in openai_client.mjs).
 type clientError struct {
 	Name         string  `json:"name"`
 	Status       int     `json:"status"`
