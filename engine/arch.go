@@ -107,53 +107,35 @@ const (
 func llamaTensors(bias biasPolicy, qkNorm bool) []tensorSpec {
 	optionalBias := bias == biasOptional
 	t := []tensorSpec{
-		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
-		{name: "output_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, _ int) *[]float32 { return &w.OutputNorm }},
-		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true, optional: true, // absent: tied to token_embd
-			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.Output }},
-		{name: "rope_freqs.weight", rows: dimRopePairs, optional: true,
-			vector: func(w *modelWeights, _ int) *[]float32 { return &w.RopeFreqFactors }},
+		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true, at: slotTokenEmbedding},
+		{name: "output_norm.weight", rows: dimModel, at: slotOutputNorm},
+		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true, optional: true, at: slotOutput}, // absent: tied to token_embd
+		{name: "rope_freqs.weight", rows: dimRopePairs, optional: true, at: slotRopeFreqFactors},
 
-		{name: "blk.%d.attn_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnNorm }},
-		{name: "blk.%d.attn_q.weight", rows: dimQ, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wq }},
-		{name: "blk.%d.attn_k.weight", rows: dimKV, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
-		{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
+		{name: "blk.%d.attn_norm.weight", rows: dimModel, at: slotAttnNorm},
+		{name: "blk.%d.attn_q.weight", rows: dimQ, cols: dimModel, split: true, at: slotWq},
+		{name: "blk.%d.attn_k.weight", rows: dimKV, cols: dimModel, split: true, at: slotWk},
+		{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, split: true, at: slotWv},
 	}
 	if bias != biasNone {
 		t = append(t,
-			tensorSpec{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias, together: "qkv bias",
-				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bq }},
-			tensorSpec{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
-				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bk }},
-			tensorSpec{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias",
-				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].Bv }})
+			tensorSpec{name: "blk.%d.attn_q.bias", rows: dimQ, split: true, optional: optionalBias, together: "qkv bias", at: slotBq},
+			tensorSpec{name: "blk.%d.attn_k.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias", at: slotBk},
+			tensorSpec{name: "blk.%d.attn_v.bias", rows: dimKV, split: true, optional: optionalBias, together: "qkv bias", at: slotBv})
 	}
 	if qkNorm {
 		// One norm serves every head, so each part of a split model holds it whole.
 		t = append(t,
-			tensorSpec{name: "blk.%d.attn_q_norm.weight", rows: dimHead,
-				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].QNorm }},
-			tensorSpec{name: "blk.%d.attn_k_norm.weight", rows: dimHead,
-				vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].KNorm }})
+			tensorSpec{name: "blk.%d.attn_q_norm.weight", rows: dimHead, at: slotQNorm},
+			tensorSpec{name: "blk.%d.attn_k_norm.weight", rows: dimHead, at: slotKNorm})
 	}
 	return append(t, []tensorSpec{
 		// Every part of a split model holds all of Wo (see engine/shard).
-		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
-		{name: "blk.%d.ffn_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNNorm }},
-		{name: "blk.%d.ffn_gate.weight", rows: dimHidden, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WGate }},
-		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
-		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
+		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ, at: slotWo},
+		{name: "blk.%d.ffn_norm.weight", rows: dimModel, at: slotFFNNorm},
+		{name: "blk.%d.ffn_gate.weight", rows: dimHidden, cols: dimModel, split: true, at: slotWGate},
+		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true, at: slotWUp},
+		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true, at: slotWDown},
 	}...)
 }
 
@@ -180,9 +162,8 @@ type tensorSpec struct {
 	cols     dimension // a matrix's columns (inputs); 0 for a vector
 	split    bool      // a part of a split model keeps only some of its rows (Axis of rows)
 	optional bool
-	together string                                           // optional tensors of one layer with the same name here are all present or all absent
-	matrix   func(w *modelWeights, layer int) **tensor.Matrix // where it goes: a matrix,
-	vector   func(w *modelWeights, layer int) *[]float32      // or a vector
+	together string // optional tensors of one layer with the same name here are all present or all absent
+	at       slot   // the field of the weights it goes in, a matrix's or a vector's
 
 	// fused, for a matrix that files store fused with others in one
 	// tensor (phi3's attn_qkv holds q, k and v; its ffn_up the gate, then
@@ -258,13 +239,13 @@ type tensorRef struct {
 }
 
 // isMatrix reports whether the tensor is a matrix (else a vector).
-func (t tensorRef) isMatrix() bool { return t.spec.matrix != nil }
+func (t tensorRef) isMatrix() bool { return t.spec.at.isMatrix() }
 
 // matrixIn is where the tensor, a matrix, is held in w.
-func (t tensorRef) matrixIn(w *modelWeights) **tensor.Matrix { return t.spec.matrix(w, t.layer) }
+func (t tensorRef) matrixIn(w *modelWeights) **tensor.Matrix { return w.matrixAt(t.spec.at, t.layer) }
 
 // vectorIn is where the tensor, a vector, is held in w.
-func (t tensorRef) vectorIn(w *modelWeights) *[]float32 { return t.spec.vector(w, t.layer) }
+func (t tensorRef) vectorIn(w *modelWeights) *[]float32 { return w.vectorAt(t.spec.at, t.layer) }
 
 // walk calls fn for every tensor of the table for a model of the given
 // number of layers, in table order: the globals, then layer by layer.

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
-	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // The encoders: BERT and the models built on it (MiniLM, BGE, E5, GTE,
@@ -70,57 +69,47 @@ func configureEncoder(f *gguf.File, p *hyperParams) error {
 // bertTensors is the table of bert (nomic false) or nomic-bert (nomic
 // true), as llama.cpp's loader and converter name them.
 func bertTensors(nomic bool) []tensorSpec {
-	vec := func(name string, rows dimension, optional bool, at func(*modelWeights, int) *[]float32) tensorSpec {
-		return tensorSpec{name: name, rows: rows, optional: optional, vector: at}
-	}
-	mat := func(name string, rows, cols dimension, optional bool, at func(*modelWeights, int) **tensor.Matrix) tensorSpec {
-		return tensorSpec{name: name, rows: rows, cols: cols, optional: optional, matrix: at}
-	}
-	layer := func(l int, w *modelWeights) *layerWeights { return &w.Layers[l] }
 	t := []tensorSpec{
-		mat("token_embd.weight", dimVocab, dimModel, false, func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenEmbedding }),
-		mat("token_types.weight", dimTokenTypes, dimModel, true, func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenTypes }),
-		vec("token_embd_norm.weight", dimModel, false, func(w *modelWeights, _ int) *[]float32 { return &w.EmbedNorm }),
-		vec("token_embd_norm.bias", dimModel, false, func(w *modelWeights, _ int) *[]float32 { return &w.EmbedNormBias }),
+		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, at: slotTokenEmbedding},
+		{name: "token_types.weight", rows: dimTokenTypes, cols: dimModel, optional: true, at: slotTokenTypes},
+		{name: "token_embd_norm.weight", rows: dimModel, at: slotEmbedNorm},
+		{name: "token_embd_norm.bias", rows: dimModel, at: slotEmbedNormBias},
 	}
 	if !nomic {
-		t = append(t,
-			mat("position_embd.weight", dimContext, dimModel, false, func(w *modelWeights, _ int) **tensor.Matrix { return &w.PositionEmbedding }),
+		t = append(t, []tensorSpec{
+			{name: "position_embd.weight", rows: dimContext, cols: dimModel, at: slotPositionEmbedding},
 			// A reranker's classification head (pooling_type rank).
-			mat("cls.weight", dimModel, dimModel, true, func(w *modelWeights, _ int) **tensor.Matrix { return &w.Cls }),
-			vec("cls.bias", dimModel, true, func(w *modelWeights, _ int) *[]float32 { return &w.ClsBias }),
-			mat("cls.output.weight", dimClasses, dimModel, true, func(w *modelWeights, _ int) **tensor.Matrix { return &w.ClsOut }),
-			vec("cls.output.bias", dimClasses, true, func(w *modelWeights, _ int) *[]float32 { return &w.ClsOutBias }),
-			mat("blk.%d.attn_q.weight", dimQ, dimModel, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).Wq }),
-			mat("blk.%d.attn_k.weight", dimKV, dimModel, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).Wk }),
-			mat("blk.%d.attn_v.weight", dimKV, dimModel, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).Wv }),
-			vec("blk.%d.attn_q.bias", dimQ, true, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).Bq }),
-			vec("blk.%d.attn_k.bias", dimKV, true, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).Bk }),
-			vec("blk.%d.attn_v.bias", dimKV, true, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).Bv }))
+			{name: "cls.weight", rows: dimModel, cols: dimModel, optional: true, at: slotCls},
+			{name: "cls.bias", rows: dimModel, optional: true, at: slotClsBias},
+			{name: "cls.output.weight", rows: dimClasses, cols: dimModel, optional: true, at: slotClsOut},
+			{name: "cls.output.bias", rows: dimClasses, optional: true, at: slotClsOutBias},
+			{name: "blk.%d.attn_q.weight", rows: dimQ, cols: dimModel, at: slotWq},
+			{name: "blk.%d.attn_k.weight", rows: dimKV, cols: dimModel, at: slotWk},
+			{name: "blk.%d.attn_v.weight", rows: dimKV, cols: dimModel, at: slotWv},
+			{name: "blk.%d.attn_q.bias", rows: dimQ, optional: true, at: slotBq},
+			{name: "blk.%d.attn_k.bias", rows: dimKV, optional: true, at: slotBk},
+			{name: "blk.%d.attn_v.bias", rows: dimKV, optional: true, at: slotBv},
+		}...)
 	} else {
 		qkv := []dimension{dimQ, dimKV, dimKV}
-		for piece, at := range []func(*layerWeights) **tensor.Matrix{
-			func(l *layerWeights) **tensor.Matrix { return &l.Wq },
-			func(l *layerWeights) **tensor.Matrix { return &l.Wk },
-			func(l *layerWeights) **tensor.Matrix { return &l.Wv },
-		} {
-			t = append(t, tensorSpec{name: "blk.%d.attn_qkv.weight", rows: qkv[piece], cols: dimModel, fused: qkv, piece: piece,
-				matrix: func(w *modelWeights, l int) **tensor.Matrix { return at(layer(l, w)) }})
+		for piece, at := range []slot{slotWq, slotWk, slotWv} {
+			t = append(t, tensorSpec{name: "blk.%d.attn_qkv.weight", rows: qkv[piece], cols: dimModel, fused: qkv, piece: piece, at: at})
 		}
 	}
-	t = append(t,
-		mat("blk.%d.attn_output.weight", dimModel, dimQ, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).Wo }),
-		vec("blk.%d.attn_output.bias", dimModel, true, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).Bo }),
-		vec("blk.%d.attn_output_norm.weight", dimModel, false, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).AttnOutNorm }),
-		vec("blk.%d.attn_output_norm.bias", dimModel, false, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).AttnOutNormBias }),
-		mat("blk.%d.ffn_up.weight", dimHidden, dimModel, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).WUp }),
-		vec("blk.%d.ffn_up.bias", dimHidden, true, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).BUp }),
-		mat("blk.%d.ffn_down.weight", dimModel, dimHidden, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).WDown }),
-		vec("blk.%d.ffn_down.bias", dimModel, true, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).BDown }),
-		vec("blk.%d.layer_output_norm.weight", dimModel, false, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).LayerOutNorm }),
-		vec("blk.%d.layer_output_norm.bias", dimModel, false, func(w *modelWeights, l int) *[]float32 { return &layer(l, w).LayerOutNormBias }))
+	t = append(t, []tensorSpec{
+		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ, at: slotWo},
+		{name: "blk.%d.attn_output.bias", rows: dimModel, optional: true, at: slotBo},
+		{name: "blk.%d.attn_output_norm.weight", rows: dimModel, at: slotAttnOutNorm},
+		{name: "blk.%d.attn_output_norm.bias", rows: dimModel, at: slotAttnOutNormBias},
+		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, at: slotWUp},
+		{name: "blk.%d.ffn_up.bias", rows: dimHidden, optional: true, at: slotBUp},
+		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, at: slotWDown},
+		{name: "blk.%d.ffn_down.bias", rows: dimModel, optional: true, at: slotBDown},
+		{name: "blk.%d.layer_output_norm.weight", rows: dimModel, at: slotLayerOutNorm},
+		{name: "blk.%d.layer_output_norm.bias", rows: dimModel, at: slotLayerOutNormBias},
+	}...)
 	if nomic {
-		t = append(t, mat("blk.%d.ffn_gate.weight", dimHidden, dimModel, false, func(w *modelWeights, l int) **tensor.Matrix { return &layer(l, w).WGate }))
+		t = append(t, tensorSpec{name: "blk.%d.ffn_gate.weight", rows: dimHidden, cols: dimModel, at: slotWGate})
 	}
 	return t
 }

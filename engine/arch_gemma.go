@@ -128,10 +128,8 @@ func gemmaTensors(gemma3 bool) []tensorSpec {
 // outputs (gemma, olmo2).
 func postNormTensors() []tensorSpec {
 	return []tensorSpec{
-		{name: "blk.%d.post_attention_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnPostNorm }},
-		{name: "blk.%d.post_ffw_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNPostNorm }},
+		{name: "blk.%d.post_attention_norm.weight", rows: dimModel, at: slotAttnPostNorm},
+		{name: "blk.%d.post_ffw_norm.weight", rows: dimModel, at: slotFFNPostNorm},
 	}
 }
 

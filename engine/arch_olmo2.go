@@ -40,10 +40,8 @@ func olmo2Tensors() []tensorSpec {
 		t = append(t, s)
 	}
 	return append(append(t,
-		tensorSpec{name: "blk.%d.attn_q_norm.weight", rows: dimQ,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].QNorm }},
-		tensorSpec{name: "blk.%d.attn_k_norm.weight", rows: dimKV,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].KNorm }}),
+		tensorSpec{name: "blk.%d.attn_q_norm.weight", rows: dimQ, at: slotQNorm},
+		tensorSpec{name: "blk.%d.attn_k_norm.weight", rows: dimKV, at: slotKNorm}),
 		postNormTensors()...)
 }
 

@@ -1,7 +1,5 @@
 package engine
 
-import "github.com/wasmlm/wasmlm/engine/tensor"
-
 // phi3 is Microsoft's Phi-3, Phi-3.5 and Phi-4-mini (llama.cpp's
 // LLM_ARCH_PHI3): the llama block with
 //
@@ -34,35 +32,21 @@ func phi3Tensors() []tensorSpec {
 	qkv := []dimension{dimQ, dimKV, dimKV}
 	gateUp := []dimension{dimHidden, dimHidden}
 	return []tensorSpec{
-		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true,
-			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.TokenEmbedding }},
-		{name: "output_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, _ int) *[]float32 { return &w.OutputNorm }},
-		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true, optional: true, // absent: tied (Phi-4-mini)
-			matrix: func(w *modelWeights, _ int) **tensor.Matrix { return &w.Output }},
-		{name: "rope_factors_long.weight", rows: dimRopePairs, optional: true, together: "LongRoPE factors",
-			vector: func(w *modelWeights, _ int) *[]float32 { return &w.RopeFactorsLong }},
-		{name: "rope_factors_short.weight", rows: dimRopePairs, optional: true, together: "LongRoPE factors",
-			vector: func(w *modelWeights, _ int) *[]float32 { return &w.RopeFactorsShort }},
+		{name: "token_embd.weight", rows: dimVocab, cols: dimModel, split: true, at: slotTokenEmbedding},
+		{name: "output_norm.weight", rows: dimModel, at: slotOutputNorm},
+		{name: nameOutput, rows: dimVocab, cols: dimModel, split: true, optional: true, at: slotOutput}, // absent: tied (Phi-4-mini)
+		{name: "rope_factors_long.weight", rows: dimRopePairs, optional: true, together: "LongRoPE factors", at: slotRopeFactorsLong},
+		{name: "rope_factors_short.weight", rows: dimRopePairs, optional: true, together: "LongRoPE factors", at: slotRopeFactorsShort},
 
-		{name: "blk.%d.attn_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].AttnNorm }},
-		{name: "blk.%d.attn_qkv.weight", rows: dimQ, cols: dimModel, split: true, fused: qkv, piece: 0,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wq }},
-		{name: "blk.%d.attn_qkv.weight", rows: dimKV, cols: dimModel, split: true, fused: qkv, piece: 1,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wk }},
-		{name: "blk.%d.attn_qkv.weight", rows: dimKV, cols: dimModel, split: true, fused: qkv, piece: 2,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wv }},
-		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].Wo }},
-		{name: "blk.%d.ffn_norm.weight", rows: dimModel,
-			vector: func(w *modelWeights, l int) *[]float32 { return &w.Layers[l].FFNNorm }},
-		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true, fused: gateUp, piece: 0,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WGate }},
-		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true, fused: gateUp, piece: 1,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WUp }},
-		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true,
-			matrix: func(w *modelWeights, l int) **tensor.Matrix { return &w.Layers[l].WDown }},
+		{name: "blk.%d.attn_norm.weight", rows: dimModel, at: slotAttnNorm},
+		{name: "blk.%d.attn_qkv.weight", rows: dimQ, cols: dimModel, split: true, fused: qkv, piece: 0, at: slotWq},
+		{name: "blk.%d.attn_qkv.weight", rows: dimKV, cols: dimModel, split: true, fused: qkv, piece: 1, at: slotWk},
+		{name: "blk.%d.attn_qkv.weight", rows: dimKV, cols: dimModel, split: true, fused: qkv, piece: 2, at: slotWv},
+		{name: "blk.%d.attn_output.weight", rows: dimModel, cols: dimQ, at: slotWo},
+		{name: "blk.%d.ffn_norm.weight", rows: dimModel, at: slotFFNNorm},
+		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true, fused: gateUp, piece: 0, at: slotWGate},
+		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, split: true, fused: gateUp, piece: 1, at: slotWUp},
+		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, split: true, at: slotWDown},
 	}
 }
 

@@ -31,9 +31,9 @@ func TestLayerRecipesMatchTables(t *testing.T) {
 				}
 			}
 			assert.Equal(t, qk, r.QKNorm, "q/k norms")
-			gated := a.has("blk.%d.ffn_gate.weight")
+			gated := false
 			for _, s := range a.tensors {
-				gated = gated || (s.name == "blk.%d.ffn_up.weight" && len(s.fused) == 2) // phi3's gate and up
+				gated = gated || s.at == slotWGate // phi3's, a piece of its ffn_up
 			}
 			assert.Equal(t, r.FFN != FFNGELU, gated, "a gate")
 			assert.Equal(t, a.encoder, r.Norms == NormsResidual, "the encoders' layers")
@@ -121,4 +121,32 @@ func TestLayerSpecsValidate(t *testing.T) {
 		})
 	}
 	assert.NoError(t, base.validate(), "no recipes: every layer the llama family's")
+}
+
+// TestSlots: every slot names a field of its kind (matrix or vector), a
+// field no other slot names, and some family's table fills it.
+func TestSlots(t *testing.T) {
+	w := &modelWeights{Layers: make([]layerWeights, 1)}
+	used := map[slot]bool{}
+	for _, a := range architectures {
+		for _, s := range a.tensors {
+			used[s.at] = true
+		}
+	}
+	seen := map[any]slot{}
+	for s := slot(0); s <= slotLayerOutNormBias; s++ {
+		var field any
+		if s.isMatrix() {
+			field = w.matrixAt(s, 0)
+			assert.Nil(t, w.vectorAt(s, 0), "slot %d holds a matrix", s)
+		} else {
+			field = w.vectorAt(s, 0)
+			assert.Nil(t, w.matrixAt(s, 0), "slot %d holds a vector", s)
+		}
+		require.NotNil(t, field, "slot %d", s)
+		other, named := seen[field]
+		assert.False(t, named, "slot %d names slot %d's field", s, other)
+		seen[field] = s
+		assert.True(t, used[s], "slot %d is in no table", s)
+	}
 }

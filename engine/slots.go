@@ -1,0 +1,156 @@
+package engine
+
+import "github.com/wasmlm/wasmlm/engine/tensor"
+
+// A slot names a field of modelWeights, or of each layer's layerWeights,
+// that holds one tensor: an architecture's table says which tensor goes in
+// which (tensorSpec.at), and matrixAt and vectorAt find the field. The
+// matrices' slots come first, then the vectors'.
+type slot uint8
+
+const (
+	// The model's matrices.
+	slotTokenEmbedding slot = iota
+	slotOutput
+	slotPositionEmbedding
+	slotTokenTypes
+	slotCls
+	slotClsOut
+	// Each layer's matrices.
+	slotWq
+	slotWk
+	slotWv
+	slotWo
+	slotWGate
+	slotWUp
+	slotWDown
+
+	// The model's vectors.
+	slotOutputNorm
+	slotRopeFreqFactors
+	slotRopeFactorsLong
+	slotRopeFactorsShort
+	slotEmbedNorm
+	slotEmbedNormBias
+	slotClsBias
+	slotClsOutBias
+	// Each layer's vectors.
+	slotAttnNorm
+	slotBq
+	slotBk
+	slotBv
+	slotQNorm
+	slotKNorm
+	slotFFNNorm
+	slotAttnPostNorm
+	slotFFNPostNorm
+	slotBo
+	slotBUp
+	slotBDown
+	slotAttnOutNorm
+	slotAttnOutNormBias
+	slotLayerOutNorm
+	slotLayerOutNormBias
+)
+
+// firstVectorSlot is the first slot that holds a vector.
+const firstVectorSlot = slotOutputNorm
+
+// isMatrix reports whether the slot holds a matrix (else a vector).
+func (s slot) isMatrix() bool { return s < firstVectorSlot }
+
+// matrixAt is the field of w that slot s, a matrix's, names (in layer l
+// for a layer's).
+func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
+	switch s {
+	case slotTokenEmbedding:
+		return &w.TokenEmbedding
+	case slotOutput:
+		return &w.Output
+	case slotPositionEmbedding:
+		return &w.PositionEmbedding
+	case slotTokenTypes:
+		return &w.TokenTypes
+	case slotCls:
+		return &w.Cls
+	case slotClsOut:
+		return &w.ClsOut
+	}
+	lw := &w.Layers[l]
+	switch s {
+	case slotWq:
+		return &lw.Wq
+	case slotWk:
+		return &lw.Wk
+	case slotWv:
+		return &lw.Wv
+	case slotWo:
+		return &lw.Wo
+	case slotWGate:
+		return &lw.WGate
+	case slotWUp:
+		return &lw.WUp
+	case slotWDown:
+		return &lw.WDown
+	}
+	return nil
+}
+
+// vectorAt is the field of w that slot s, a vector's, names (in layer l
+// for a layer's).
+func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
+	switch s {
+	case slotOutputNorm:
+		return &w.OutputNorm
+	case slotRopeFreqFactors:
+		return &w.RopeFreqFactors
+	case slotRopeFactorsLong:
+		return &w.RopeFactorsLong
+	case slotRopeFactorsShort:
+		return &w.RopeFactorsShort
+	case slotEmbedNorm:
+		return &w.EmbedNorm
+	case slotEmbedNormBias:
+		return &w.EmbedNormBias
+	case slotClsBias:
+		return &w.ClsBias
+	case slotClsOutBias:
+		return &w.ClsOutBias
+	}
+	lw := &w.Layers[l]
+	switch s {
+	case slotAttnNorm:
+		return &lw.AttnNorm
+	case slotBq:
+		return &lw.Bq
+	case slotBk:
+		return &lw.Bk
+	case slotBv:
+		return &lw.Bv
+	case slotQNorm:
+		return &lw.QNorm
+	case slotKNorm:
+		return &lw.KNorm
+	case slotFFNNorm:
+		return &lw.FFNNorm
+	case slotAttnPostNorm:
+		return &lw.AttnPostNorm
+	case slotFFNPostNorm:
+		return &lw.FFNPostNorm
+	case slotBo:
+		return &lw.Bo
+	case slotBUp:
+		return &lw.BUp
+	case slotBDown:
+		return &lw.BDown
+	case slotAttnOutNorm:
+		return &lw.AttnOutNorm
+	case slotAttnOutNormBias:
+		return &lw.AttnOutNormBias
+	case slotLayerOutNorm:
+		return &lw.LayerOutNorm
+	case slotLayerOutNormBias:
+		return &lw.LayerOutNormBias
+	}
+	return nil
+}
