@@ -371,13 +371,7 @@ func (s *Session) embedTokens(ctx context.Context, seqs [][]int) ([][]float32, e
 		s.tokens = s.tokens[:0]
 		for pos := 0; pos < len(seq); {
 			n := min(s.promptBlock, len(seq)-pos)
-			var err error
-			if n == 1 {
-				err = s.forward(seq[pos], pos, false)
-			} else {
-				err = s.forwardBlock(seq[pos:pos+n], pos, false)
-			}
-			if err != nil {
+			if err := s.forwardBlock(seq[pos:pos+n], pos, false); err != nil {
 				return nil, err
 			}
 			pos += n

@@ -2,21 +2,61 @@ package engine
 
 import "github.com/wasmlm/wasmlm/engine/tensor"
 
+// The forward pass: tokens through every layer, as each layer's recipe
+// says, into the KV cache and the logits. One layer loop serves a single
+// token (decoding, and every step of a model split across workers) and a
+// block of prompt tokens. A block's products take all its tokens at once
+// (tensor.MatMuls), so every weight row is read from memory once per
+// block instead of once per token — decoding reads the whole model for
+// each token, and at a billion parameters that, not arithmetic, bounds it;
+// a single token's are matrix–vector products (tensor.MatVecs). The
+// element-wise steps and attention run token by token, token i of a block
+// attending to the positions up to its own (its block's earlier tokens
+// are in the cache by then: causal attention), and tensor.MatMuls computes
+// exactly MatVecs' bits, so a block leaves the cache, the logits and every
+// later token exactly as its tokens one by one would.
+
+// DefaultPromptBlock is how many prompt tokens a session evaluates at once
+// unless SessionOptions.PromptBlock says otherwise. Measured with
+// BenchmarkPromptBlock (TinyLlama-1.1B's shape, Q4_0 and Q8_0, natively and
+// in wasm): the gain grows quickly to 16–32 tokens and little beyond, while
+// the block's scratch grows with it (for that shape, 32 tokens take 2.5 MB).
+const DefaultPromptBlock = 32
+
+// activations are the vectors of a forward pass, token after token in each
+// slice: a session's run state holds one token's, and a session that
+// evaluates prompt blocks a block's, allocated at its first block. The
+// sizes are the model's; a part of a split model computes only its rows of
+// each product (q, k, v, attn, gate, up and down are then shorter) and
+// Peers joins them.
+type activations struct {
+	x    []float32 // (tokens, dim): the residual stream
+	xn   []float32 // (tokens, dim): x normalised, the input of a sub-layer
+	q    []float32 // (tokens, heads·headDim): the queries
+	k    []float32 // (tokens, kvDim): the keys of the tokens' positions
+	v    []float32 // (tokens, kvDim): their values
+	attn []float32 // (tokens, heads·headDim): the heads' outputs
+	proj []float32 // (tokens, dim): the attention output projected back by Wo
+	gate []float32 // (tokens, hidden): the feed-forward gate, then the gated units
+	up   []float32 // (tokens, hidden): the feed-forward up projection
+	down []float32 // (tokens, dim): the feed-forward output
+}
+
+func newActivations(c Config, w *modelWeights, n int) activations {
+	l := w.Layers[0] // every layer has the same shapes
+	return activations{
+		x: make([]float32, n*c.Dim), xn: make([]float32, n*c.Dim),
+		q: make([]float32, n*l.Wq.Rows), k: make([]float32, n*l.Wk.Rows), v: make([]float32, n*l.Wv.Rows),
+		attn: make([]float32, n*l.Wq.Rows), proj: make([]float32, n*c.Dim),
+		gate: make([]float32, n*l.WGate.Rows), up: make([]float32, n*l.WUp.Rows), down: make([]float32, n*l.WDown.Rows),
+	}
+}
+
 // runState is a session's scratch memory for the forward pass, allocated
-// once. The sizes are the model's; a part of a split model computes only its
-// rows of each product (q, k, v, attn, gate, up, down and logits are then
-// shorter) and Peers joins them.
+// once: one token's activations, the logits, the products' workspace and
+// attention's scratch.
 type runState struct {
-	x      []float32 // (dim): the residual stream
-	xn     []float32 // (dim): x normalised, the input of a sub-layer
-	q      []float32 // (heads·headDim): the queries
-	k      []float32 // (kvDim): the key of the current position
-	v      []float32 // (kvDim): its value
-	attn   []float32 // (heads·headDim): the heads' outputs
-	proj   []float32 // (dim): the attention output projected back by Wo
-	gate   []float32 // (hidden): the feed-forward gate, then the gated units
-	up     []float32 // (hidden): the feed-forward up projection
-	down   []float32 // (dim): the feed-forward output
+	activations
 	logits []float32 // (vocab): the classifier's output
 	ws     *tensor.Workspace
 	attnScratch
@@ -34,15 +74,26 @@ type attnScratch struct {
 }
 
 func newRunState(c Config, w *modelWeights, context int) *runState {
-	l := w.Layers[0] // every layer has the same shapes
 	return &runState{
-		x: make([]float32, c.Dim), xn: make([]float32, c.Dim),
-		q: make([]float32, l.Wq.Rows), k: make([]float32, l.Wk.Rows), v: make([]float32, l.Wv.Rows),
-		attnScratch: attnScratch{scores: make([]float32, context)}, attn: make([]float32, l.Wq.Rows), proj: make([]float32, c.Dim),
-		gate: make([]float32, l.WGate.Rows), up: make([]float32, l.WUp.Rows), down: make([]float32, l.WDown.Rows),
-		logits: make([]float32, w.Output.Rows),
-		ws:     tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim())),
+		activations: newActivations(c, w, 1),
+		attnScratch: attnScratch{scores: make([]float32, context)},
+		logits:      make([]float32, w.Output.Rows),
+		ws:          tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim())),
 	}
+}
+
+// row is x cut into rows of width elements: row i is x[i·width:(i+1)·width].
+func row(x []float32, i, width int) []float32 { return x[i*width : (i+1)*width] }
+
+// products computes ps over the n rows of x, each Out holding n rows: one
+// token's as matrix–vector products, a block's each reading its matrix once
+// for every row (the same bits).
+func (s *Session) products(x []float32, n int, ps ...tensor.Product) {
+	if n == 1 {
+		tensor.MatVecs(x, s.state.ws, ps...)
+		return
+	}
+	tensor.MatMuls(x, n, s.state.ws, ps...)
 }
 
 // adjustQKV finishes one position's q, k and v from their products in
@@ -70,21 +121,48 @@ func (s *Session) adjustQKV(spec *LayerSpec, l int, q, k, v []float32, pos int) 
 	scaleQueries(&spec.Attention, q)
 }
 
-// forward runs token at position pos through the model, storing its key and
-// value in the cache. With wantLogits it leaves the next-token logits in
-// s.logits (prefill skips the classifier for all but the last prompt
-// token). It allocates nothing. A NaN or an infinity in the vectors where
-// non-finite weights show (see finite.go) fails the pass with an error
-// wrapping ErrFormat, once the pass has run to its end.
+// forward runs token at position pos through the model, as forwardBlock
+// runs a block of one.
 func (s *Session) forward(token, pos int, wantLogits bool) error {
+	s.oneToken[0] = token
+	return s.forwardBlock(s.oneToken[:], pos, wantLogits)
+}
+
+// forwardBlock runs tokens, at positions pos..pos+len(tokens)-1, through
+// the model, storing their keys and values in the cache; with wantLogits
+// it leaves the last token's next-token logits in s.logits (prefill skips
+// the classifier for all but the last prompt token). It allocates nothing
+// once the session's block scratch exists. A NaN or an infinity in the
+// vectors where non-finite weights show (see finite.go) fails the pass
+// with an error wrapping ErrFormat that names the first token at fault,
+// once the pass has run to its end. A part of a split model runs one token
+// at a time (NewSession makes its blocks of one), its Peers joining the
+// parts' rows at the gather points.
+func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	c, w, st := &s.model.config, s.model.weights, s.state
-	if err := s.peers.Begin(token, pos, wantLogits); err != nil {
+	n := len(tokens)
+	a := &st.activations
+	if n > 1 {
+		if s.block == nil {
+			b := newActivations(*c, w, s.promptBlock)
+			s.block = &b
+		}
+		a = s.block
+	}
+	dim, qDim, kvDim, hidden := c.Dim, len(st.q), len(st.k), len(st.gate)
+	x, xn := a.x[:n*dim], a.xn[:n*dim]
+	q, k, v, attn := a.q[:n*qDim], a.k[:n*kvDim], a.v[:n*kvDim], a.attn[:n*qDim]
+	proj, gate, up, down := a.proj[:n*dim], a.gate[:n*hidden], a.up[:n*hidden], a.down[:n*len(st.down)]
+	if err := s.peers.Begin(tokens[0], pos, wantLogits); err != nil {
 		return err
 	}
-	var guard finiteGuard
-	s.peers.Embed(st.x, w.TokenEmbedding, token)
-	c.scaleEmbedding(st.x)
-	guard.check(st.x, guardEmbedding, 0)
+
+	var guard blockGuard
+	for i, token := range tokens {
+		s.peers.Embed(row(x, i, dim), w.TokenEmbedding, token)
+	}
+	c.scaleEmbedding(x)
+	guard.check(x, n, guardEmbedding, 0)
 	for l := range w.Layers {
 		lw, spec := &w.Layers[l], c.Layer(l)
 
@@ -92,44 +170,88 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 		// k, v, finish them (biases, q/k norms, rotations, the queries'
 		// scale), cache, attend, project back, add to the residual stream
 		// (olmo2, gemma: normalised; granite: scaled).
-		c.preNorm(spec.Norms, st.xn, st.x, lw.AttnNorm)
-		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.q, M: lw.Wq},
-			tensor.Product{Out: st.k, M: lw.Wk}, tensor.Product{Out: st.v, M: lw.Wv})
-		s.adjustQKV(&spec, l, st.q, st.k, st.v, pos)
-		s.kv.store(l, pos, st.k, st.v)
-		s.attention(st.attn, st.q, l, pos)
-		attn := s.peers.Gather(GatherAttention, st.attn)
-		guard.check(attn, guardAttention, l)
-		tensor.MatVec(st.proj, lw.Wo, attn, st.ws)
-		c.addSublayer(&spec, st.x, st.proj, lw.AttnPostNorm)
+		for i := range n {
+			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.AttnNorm)
+		}
+		s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+		for i := range n {
+			s.adjustQKV(&spec, l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
+		}
+		s.attentionBlock(attn, q, k, v, n, l, pos) // stores k and v
+		joined := s.peers.Gather(GatherAttention, attn)
+		guard.check(joined, n, guardAttention, l)
+		s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
+		c.addSublayer(&spec, x, proj, lw.AttnPostNorm)
 
 		// Feed-forward: normalise, gate and up projections, the gated
 		// units (SwiGLU; gemma: GeGLU), down projection, add to the
 		// residual stream (as attention's).
-		c.preNorm(spec.Norms, st.xn, st.x, lw.FFNNorm)
-		tensor.MatVecs(st.xn, st.ws, tensor.Product{Out: st.gate, M: lw.WGate}, tensor.Product{Out: st.up, M: lw.WUp})
-		c.gateUnits(spec.FFN, st.gate, st.up)
-		hidden := s.peers.Gather(GatherHidden, st.gate)
-		guard.check(hidden, guardHidden, l)
-		tensor.MatVec(st.down, lw.WDown, hidden, st.ws)
-		// addSublayer changes its input: not the peers' buffer, but a copy
-		copy(st.xn, s.peers.Gather(GatherDown, st.down))
-		c.addSublayer(&spec, st.x, st.xn, lw.FFNPostNorm)
+		for i := range n {
+			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.FFNNorm)
+		}
+		s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
+		c.gateUnits(spec.FFN, gate, up)
+		joined = s.peers.Gather(GatherHidden, gate)
+		guard.check(joined, n, guardHidden, l)
+		s.products(joined, n, tensor.Product{Out: down, M: lw.WDown})
+		joined = s.peers.Gather(GatherDown, down)
+		if s.model.part != nil {
+			// addSublayer changes its input: not the peers' vector, but a copy
+			joined = xn[:copy(xn, joined)]
+		}
+		c.addSublayer(&spec, x, joined, lw.FFNPostNorm)
 	}
 	if s.hidden != nil {
-		s.hidden(st.x)
+		for i := range n {
+			s.hidden(row(x, i, dim))
+		}
 	}
 	if wantLogits {
-		rmsNorm(st.x, st.x, w.OutputNorm, c.NormEps)
-		guard.check(st.x, guardFinalState, 0)
-		tensor.MatVec(st.logits, w.Output, st.x, st.ws)
+		last := row(x, n-1, dim)
+		rmsNorm(last, last, w.OutputNorm, c.NormEps)
+		guard.checkAt(last, n-1, guardFinalState, 0)
+		s.products(last, 1, tensor.Product{Out: st.logits, M: w.Output})
 		s.logits = s.peers.Gather(GatherLogits, st.logits)
 		c.scaleLogits(s.logits)
 		c.capLogits(s.logits)
-		guard.check(s.logits, guardLogits, 0)
+		guard.checkAt(s.logits, n-1, guardLogits, 0)
 	}
 	if err := s.peers.End(); err != nil {
 		return err
 	}
-	return guard.err(token, pos)
+	if guard.what == "" {
+		return nil
+	}
+	return guard.finiteGuard.err(tokens[guard.at], pos+guard.at)
+}
+
+// blockGuard is a finiteGuard over a pass's tokens: it also remembers
+// which token the first non-finite vector was.
+type blockGuard struct {
+	finiteGuard
+	at int // the token of the pass
+}
+
+// check checks x, the rows of the pass's n tokens.
+func (g *blockGuard) check(x []float32, n int, what string, layer int) {
+	if g.what != "" || allFinite(x) {
+		return
+	}
+	width := len(x) / n
+	for i := range n {
+		if r := row(x, i, width); !allFinite(r) {
+			g.checkAt(r, i, what, layer)
+			return
+		}
+	}
+}
+
+// checkAt checks x, token at's.
+func (g *blockGuard) checkAt(x []float32, at int, what string, layer int) {
+	if g.what == "" {
+		g.finiteGuard.check(x, what, layer)
+		if g.what != "" {
+			g.at = at
+		}
+	}
 }

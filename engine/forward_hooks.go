@@ -2,8 +2,7 @@ package engine
 
 // The steps of a layer whose variants its recipe (LayerSpec) chooses, and
 // those of the model's ends; each is the llama family's step for the zero
-// recipe. forward and forwardBlock call the same functions, so a prompt
-// block keeps computing the bits of token-by-token decoding.
+// recipe.
 
 // scaleEmbedding multiplies the token embeddings in x (rows of Dim values)
 // by EmbeddingScale (granite, gemma), as ggml_scale does.

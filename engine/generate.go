@@ -182,12 +182,7 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		}
 		n := min(s.promptBlock, len(prompt)-pos)
 		last := pos+n == len(prompt)
-		if n == 1 {
-			err = s.forward(prompt[pos], pos, last)
-		} else {
-			err = s.forwardBlock(prompt[pos:pos+n], pos, last)
-		}
-		if err != nil {
+		if err = s.forwardBlock(prompt[pos:pos+n], pos, last); err != nil {
 			return res, err
 		}
 		s.tokens = append(s.tokens, prompt[pos:pos+n]...)

@@ -66,7 +66,8 @@ type Session struct {
 	// promptBlock is how many prompt tokens a block holds (1: no blocks),
 	// and block their scratch, allocated at the first block.
 	promptBlock int
-	block       *blockState
+	block       *activations
+	oneToken    [1]int // forward's block of one
 	// attnParts is the attention scratch of a prompt block's threads but
 	// the first (allocated at the first block split among threads), and
 	// attnTask the split under way.
