@@ -46,7 +46,14 @@
 // The forward pass asks the recipe of the layer it computes, never the
 // family; the zero recipe is the llama family's layer.
 //
-// The forward pass (forward.go) reads like llama2.c's run.c; a model split
-// across workers (engine/shard) plugs into it at its gather points through
-// the Peers interface, and a whole model's Peers does nothing.
+// The forward pass (forward.go) reads like llama2.c's run.c: one layer
+// loop, for a token and for a block of prompt tokens. It computes through
+// a bounded set of steps (forward_steps.go, and attention over the KV
+// cache in kv.go): the products with the weights, the norms, the q/k
+// finishing (rotary embeddings), attention, the gated units and the
+// model's ends. That set is the seam where a second compute backend (the
+// GPU) plugs in under the same loop; the CPU's steps are the bit-exact
+// reference. A model split across workers (engine/shard) plugs into the
+// loop at its gather points through the Peers interface, and a whole
+// model's Peers does nothing.
 package engine

@@ -85,42 +85,6 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 // row is x cut into rows of width elements: row i is x[i·width:(i+1)·width].
 func row(x []float32, i, width int) []float32 { return x[i*width : (i+1)*width] }
 
-// products computes ps over the n rows of x, each Out holding n rows: one
-// token's as matrix–vector products, a block's each reading its matrix once
-// for every row (the same bits).
-func (s *Session) products(x []float32, n int, ps ...tensor.Product) {
-	if n == 1 {
-		tensor.MatVecs(x, s.state.ws, ps...)
-		return
-	}
-	tensor.MatMuls(x, n, s.state.ws, ps...)
-}
-
-// adjustQKV finishes one position's q, k and v from their products in
-// layer l, in place, as its recipe says: adds the biases (where the layer
-// has them: qwen2), normalises q and k (each head: qwen3, gemma3; all of q
-// and all of k at once: olmo2), rotates them by position pos (unless the
-// layer has no positional embedding: smollm3's every 4th) by the layer's
-// rotations, and scales q (gemma).
-func (s *Session) adjustQKV(spec *LayerSpec, l int, q, k, v []float32, pos int) {
-	c, lw := &s.model.config, &s.model.weights.Layers[l]
-	if lw.Bq != nil {
-		addInto(q, lw.Bq)
-		addInto(k, lw.Bk)
-		addInto(v, lw.Bv)
-	}
-	if spec.QKNorm != QKNormNone {
-		headsRMSNorm(q, lw.QNorm, c.NormEps)
-		headsRMSNorm(k, lw.KNorm, c.NormEps)
-	}
-	if !spec.Attention.NoPE {
-		rope := s.layerRopes[l]
-		rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
-		rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
-	}
-	scaleQueries(&spec.Attention, q)
-}
-
 // forward runs token at position pos through the model, as forwardBlock
 // runs a block of one.
 func (s *Session) forward(token, pos int, wantLogits bool) error {

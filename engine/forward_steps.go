@@ -1,8 +1,48 @@
 package engine
 
-// The steps of a layer whose variants its recipe (LayerSpec) chooses, and
-// those of the model's ends; each is the llama family's step for the zero
-// recipe.
+import "github.com/wasmlm/wasmlm/engine/tensor"
+
+// The steps the forward pass (forwardBlock) computes through, with
+// attention (attentionBlock, kv.go): the seam where a second compute
+// backend plugs in under the same layer loop (ARCHITECTURE.md). Each step
+// takes the rows of the pass's tokens; those a layer's recipe (LayerSpec)
+// varies are the llama family's step for the zero recipe.
+
+// products computes ps over the n rows of x, each Out holding n rows: one
+// token's as matrix–vector products, a block's each reading its matrix once
+// for every row (the same bits).
+func (s *Session) products(x []float32, n int, ps ...tensor.Product) {
+	if n == 1 {
+		tensor.MatVecs(x, s.state.ws, ps...)
+		return
+	}
+	tensor.MatMuls(x, n, s.state.ws, ps...)
+}
+
+// adjustQKV finishes one position's q, k and v from their products in
+// layer l, in place, as its recipe says: adds the biases (where the layer
+// has them: qwen2), normalises q and k (each head: qwen3, gemma3; all of q
+// and all of k at once: olmo2), rotates them by position pos (unless the
+// layer has no positional embedding: smollm3's every 4th) by the layer's
+// rotations, and scales q (gemma).
+func (s *Session) adjustQKV(spec *LayerSpec, l int, q, k, v []float32, pos int) {
+	c, lw := &s.model.config, &s.model.weights.Layers[l]
+	if lw.Bq != nil {
+		addInto(q, lw.Bq)
+		addInto(k, lw.Bk)
+		addInto(v, lw.Bv)
+	}
+	if spec.QKNorm != QKNormNone {
+		headsRMSNorm(q, lw.QNorm, c.NormEps)
+		headsRMSNorm(k, lw.KNorm, c.NormEps)
+	}
+	if !spec.Attention.NoPE {
+		rope := s.layerRopes[l]
+		rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
+		rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
+	}
+	scaleQueries(&spec.Attention, q)
+}
 
 // scaleEmbedding multiplies the token embeddings in x (rows of Dim values)
 // by EmbeddingScale (granite, gemma), as ggml_scale does.
