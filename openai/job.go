@@ -1,8 +1,6 @@
 package openai
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"slices"
 
@@ -166,7 +164,7 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 	}
 	j.Prompt = p.Prompt
 	if tools.calling() {
-		j.Calls = &Calls{Format: p.ToolFormat, Seed: callSeed(req.Seed, j.Prompt.Tokens), Parallel: tools.parallel}
+		j.Calls = &Calls{Format: p.ToolFormat, Seed: CallSeed(j.Options.Sampling.Seed, j.Prompt.Tokens), Parallel: tools.parallel}
 	}
 	return j, a.limitTokens(j, &req.SamplingRequest, 0)
 }
@@ -281,16 +279,4 @@ func stopWithGrammar(j *Job) *Error {
 			"stop cannot be combined with a grammar (a JSON schema or object, a GBNF grammar, a forced tool call): a stop string could cut the text the grammar keeps whole")
 	}
 	return nil
-}
-
-// callSeed is the seed of a reply's call ids: with the request's seed,
-// CallSeed's (the same request gets the same ids); without, random,
-// so ids differ from request to request.
-func callSeed(seed *int64, prompt []int) uint64 {
-	if seed == nil {
-		var b [8]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-		return binary.LittleEndian.Uint64(b[:])
-	}
-	return CallSeed(uint64(*seed), prompt)
 }
