@@ -49,7 +49,7 @@ wasm:
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
 
 ## web: the self-contained static site in $(WEB_DIST): the demo page (web/demo) beside the library (web/), the engine's
-## builds, SIMD kernels and default model: the lines of $(WEB_FILES) that ship in the site
+## builds, SIMD kernels and default model: the lines of web/files.txt that ship in the site
 web: wasm $(WEB_FILES)
 	@awk '$$1 ~ /^(site|site,npm)$$/ && $$3 != "built" { print $$3, $$2 }' $(WEB_FILES) | while read -r src name; do \
 	  mkdir -p "$$(dirname "$(WEB_DIST)/$$name")" && install -m 644 "$$src" "$(WEB_DIST)/$$name" || exit 1; \
@@ -129,7 +129,7 @@ test-e2e-npm: npm
 
 ## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy:
 ## syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry cmd/worker/worker.mjs in place of its worker.mjs,
-## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and $(WORKER_NOINLINE) without inlining)
+## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and the packages of WORKER_NOINLINE, which run once per request, without inlining)
 worker:
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)
 	install -m 644 cmd/worker/worker.mjs web/simd.js $(WORKER_DIR)/

@@ -24,7 +24,7 @@ import (
 // embedGoldenPath is the golden file, relative to the engine package.
 const embedGoldenPath = "testdata/llamacpp_embeddings.json"
 
-// Parity thresholds: the cosine with llama.cpp; and different
+// Parity thresholds: the least cosine with llama.cpp's vector; and different
 // texts' cosine at most, so that a model whose vectors are all alike (for
 // which any two are close) cannot pass for one that agrees.
 const (
