@@ -34,13 +34,16 @@ import (
 //	generate(prompt, options)                 → result
 //	stream(prompt, options, onToken)          → result; onToken({text, token, trace?})
 //	                                            is called as each token is sampled
-//	chat(messages, options, onToken?)         → result, for OpenAI-shaped messages (with
-//	                                            tool_calls, tool_call_id, name); the result
-//	                                            and chunks also have reasoning and content,
-//	                                            and with tools toolCalls [{id, name, arguments}]
-//	                                            (a chunk's: the last one's); in OpenAI's
-//	                                            shapes (package openai), a chunk's deltas
-//	                                            and the result's choice {message, finish_reason}
+//	chat(request, {signal}, onToken?)         → result, for OpenAI's chat completion request
+//	                                            (its body as JSON, read by package openai as
+//	                                            the HTTP API reads it: chat_js.go); the first
+//	                                            chunk, with no text, says the request is valid;
+//	                                            the result and chunks also have reasoning and
+//	                                            content, and with tools toolCalls [{id, name,
+//	                                            arguments}] (a chunk's: the last one's); in
+//	                                            OpenAI's shapes (package openai), a chunk's
+//	                                            deltas and the result's choice {message,
+//	                                            finish_reason}
 //	embed(input, {truncate, normalize, signal}) → {vectors, dimensions, tokens, truncated,
 //	                                            usage, yieldMs}; input a string or an array
 //	                                            of strings; vectors a Uint8Array of the
@@ -61,11 +64,11 @@ import (
 //	                                            wasmlm_serve, else it rejects with
 //	                                            serve_failed: serve_off_js.go)
 //
-// options is {maxTokens, temperature, topK, topP, minP, repeatPenalty,
-// presencePenalty, frequencyPenalty, seed, stop, trace, signal,
-// onPromptProgress, responseFormat, grammar} (format_js.go), and a chat's
-// also {enableThinking, tools, toolChoice, parallelToolCalls} (tools_js.go);
-// omitted fields take engine.DefaultGenerateOptions. A result is {text, tokens,
+// generate's and stream's options are {maxTokens, temperature, topK, topP,
+// minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace,
+// signal, onPromptProgress, responseFormat, grammar} (format_js.go); omitted
+// fields take engine.DefaultGenerateOptions. A chat's request takes
+// OpenAI's defaults, as over HTTP. A result is {text, tokens,
 // promptTokens, finishReason, seed, usage, timings}. Info has the fields of
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
 // sessionContextLength, kvType (the session's KV cache type, 'f16' or
@@ -80,7 +83,8 @@ import (
 // "invalid_model", "unsupported_model", "busy", "exchange_failed",
 // "internal", "error") or the bridge's ("no_model", "js_exception"). An
 // invalid argument or option also has field (its JavaScript name), param
-// (its snake_case name) and problem.
+// (its snake_case name) and problem; a chat's bad request has the HTTP
+// API's message, and field and param the request field (openaiError).
 //
 // load, split, generate, stream, chat, embed and rerank take turns in call
 // order (and serveHTTP's generations, embeddings and rerankings, in the

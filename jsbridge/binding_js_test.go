@@ -28,7 +28,7 @@ func TestCallsBeforeLoad(t *testing.T) {
 		{"detokenize", []any{js.ValueOf([]any{1})}},
 		{"generate", []any{"hi"}},
 		{"stream", []any{"hi", js.Undefined(), newChunkLog(t).fn}},
-		{"chat", []any{js.ValueOf([]any{map[string]any{"role": "user", "content": "hi"}})}},
+		{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("hi")})}},
 	}
 	for _, c := range calls {
 		t.Run(c.method, func(t *testing.T) {

@@ -28,9 +28,11 @@ func qwen3File(t *testing.T) []byte {
 	return data
 }
 
-// TestChatEnableThinking: enableThinking: false gives a thinking template's
-// prompt the empty think block, as policy.NewChatPrompt does natively; true, or
-// no option, the template's default.
+// TestChatEnableThinking: enable_thinking false (or llama.cpp's
+// chat_template_kwargs.enable_thinking false) gives a thinking template's
+// prompt the empty think block, as policy.NewChatPrompt does natively;
+// true, or no field, the template's default. A wrong value rejects naming
+// the field as OpenAI spells it.
 func TestChatEnableThinking(t *testing.T) {
 	file := qwen3File(t)
 	native, err := engine.Load(file, engine.LoadOptions{})
@@ -49,32 +51,32 @@ func TestChatEnableThinking(t *testing.T) {
 	})
 	mustCall(t, b, "load", jsBytes(file))
 	assert.Equal(t, "qwen3", mustCall(t, b, "info").Get("chatTemplate").String())
-	jsMsgs := js.ValueOf([]any{map[string]any{"role": "user", "content": "Once upon a time"}})
 	for _, tc := range []struct {
-		opts map[string]any
-		want []int
+		fields map[string]any
+		want   []int
 	}{
 		{map[string]any{}, on.Tokens},
-		{map[string]any{"enableThinking": true}, on.Tokens},
-		{map[string]any{"enableThinking": nil}, on.Tokens},
-		{map[string]any{"enableThinking": false}, off.Tokens},
+		{map[string]any{"enable_thinking": true}, on.Tokens},
+		{map[string]any{"enable_thinking": nil}, on.Tokens},
+		{map[string]any{"enable_thinking": false}, off.Tokens},
+		{map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": false}}, off.Tokens},
 	} {
-		tc.opts["temperature"], tc.opts["maxTokens"] = 0, 2
-		res := mustCall(t, b, "chat", jsMsgs, obj(tc.opts))
-		assert.Equal(t, tc.want, ints(res.Get("promptTokens")), "%v", tc.opts)
+		tc.fields["messages"], tc.fields["temperature"], tc.fields["max_tokens"] = userSays("Once upon a time"), 0, 2
+		res := mustCall(t, b, "chat", chatRequest(t, tc.fields))
+		assert.Equal(t, tc.want, ints(res.Get("promptTokens")), "%v", tc.fields)
 	}
 
-	_, err = call(t, b, "chat", jsMsgs, obj(map[string]any{"enableThinking": "no"}))
+	_, err = call(t, b, "chat", chatRequest(t, map[string]any{"messages": userSays("x"), "enable_thinking": "no"}))
 	var je *jsError
 	require.ErrorAs(t, err, &je)
 	assert.Equal(t, "invalid_argument", je.Code)
-	assert.Equal(t, "enableThinking", je.Field)
+	assert.Equal(t, "enable_thinking", je.Field)
 	assert.Equal(t, "enable_thinking", je.Param)
-	assert.Contains(t, je.Message, `enableThinking must be a boolean, got string "no"`)
+	assert.Contains(t, je.Message, "enable_thinking must be a boolean, got a string")
 
 	_, err = call(t, b, "generate", "x", obj(map[string]any{"enableThinking": false}))
 	require.ErrorAs(t, err, &je)
-	assert.Contains(t, je.Message, `unknown option "enableThinking"`, "a chat option only")
+	assert.Contains(t, je.Message, `unknown option "enableThinking"`, "a chat field only")
 }
 
 // TestChatReasoningFields: a chat's chunks carry their text's reasoning and
@@ -94,7 +96,7 @@ func TestChatReasoningFields(t *testing.T) {
 		return nil
 	})
 	defer fn.Release()
-	res := mustCall(t, b, "chat", js.ValueOf([]any{map[string]any{"role": "user", "content": "Once upon a time"}}), greedy(30), fn)
+	res := mustCall(t, b, "chat", greedyChat(t, userSays("Once upon a time"), 30), js.Undefined(), fn)
 	r, c := chat.SplitReasoning(res.Get("text").String())
 	assert.Equal(t, r, res.Get("reasoning").String())
 	assert.Equal(t, c, res.Get("content").String())

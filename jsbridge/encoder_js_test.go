@@ -57,7 +57,7 @@ func TestEncoderEmbeds(t *testing.T) {
 			for _, call := range [][]any{
 				{"generate", "a cat"},
 				{"stream", "a cat", js.Undefined(), jsFunction("", "")},
-				{"chat", js.ValueOf([]any{map[string]any{"role": "user", "content": "hi"}})},
+				{"chat", chatRequest(t, map[string]any{"messages": userSays("hi")})},
 			} {
 				_, err := callArgs(t, b, call)
 				requireField(t, err, "unsupported_model", "")

@@ -2,19 +2,17 @@ package jsbridge
 
 import (
 	"encoding/json"
+	"strings"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/chat"
-	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/policy"
 )
 
-// Structured output: the options responseFormat (OpenAI's response_format,
-// {type: 'text' | 'json_object' | 'json_schema', json_schema: {name,
-// description, schema, strict}}) and grammar (GBNF), read into an
-// policy.ResponseFormat, which policy.Grammars.FormatGrammar compiles. A chat with a
-// forced tool call is held to policy.Grammars.ToolGrammar's grammar instead
-// (tools_js.go).
+// Structured output for generate and stream: the options responseFormat
+// (OpenAI's response_format, {type: 'text' | 'json_object' | 'json_schema',
+// json_schema: {name, description, schema, strict}}) and grammar (GBNF),
+// read into a policy.ResponseFormat, which policy.Grammars.FormatGrammar
+// compiles. (A chat's are its request's, which package openai reads.)
 
 // The keys of a responseFormat object, and of its json_schema.
 var (
@@ -125,48 +123,33 @@ func (b *Binding) panicMessage(r any) string {
 	return "an internal error"
 }
 
-// forcedGrammar reports whether the request's text is held to a grammar
-// from its first token: a JSON response format, a GBNF grammar, or a
-// forced tool call. A chat template that thinks first cannot fit that, so
-// thinking is switched off (chat.Options.DisableThinking).
-func (r *request) forcedGrammar() bool {
-	return r.format.Constrains() || r.forcedToolCall()
-}
-
-// grammar compiles the grammar the request's text is held to (nil for
-// none): the forced tool call's in format (the chat template's tool
-// format), or else the response format's.
-func (r *request) grammar(gs *policy.Grammars, format chat.ToolFormat) (engine.Constraint, error) {
-	if len(r.chatOpts.Tools) > 0 {
-		// Every tool's parameters are checked, whatever the choice.
-		g, err := gs.ToolGrammar(format, r.chatOpts.Tools, r.chatOpts.ToolChoice, r.parallel)
-		if err != nil || g != nil {
-			return g, err
-		}
-	}
-	return gs.FormatGrammar(r.format)
-}
-
 // checkGrammar compiles the request's grammar with the model loaded now,
 // if any, so that a bad schema or grammar rejects at once rather than when
 // the request's turn comes. The turn compiles it again (a cache hit in
 // policy.Grammars) with the model it runs on.
 func (b *Binding) checkGrammar(r *request) error {
-	if !r.forcedGrammar() {
+	if !r.format.Constrains() {
 		return nil
 	}
 	m, _, err := b.currentModel()
 	if err != nil {
 		return nil // the turn says there is no model
 	}
-	var format chat.ToolFormat
-	if r.method == "chat" {
-		t, err := policy.ChatTemplate(m)
-		if err != nil {
-			return nil // the turn says the template is not supported
-		}
-		format = t.ToolFormat()
-	}
-	_, err = r.grammar(b.grammarsOf(m), format)
+	_, err = b.grammarsOf(m).FormatGrammar(r.format)
 	return err
+}
+
+// functionName checks a schema's name as OpenAI's API does: 1 to 64
+// letters, digits, '_' or '-'.
+func (b *Binding) functionName(v js.Value, field string) (string, error) {
+	if v.Type() != js.TypeString || v.String() == "" {
+		return "", invalid(field, "must be a non-empty string, got %s", b.describe(v))
+	}
+	name := v.String()
+	if len(name) > 64 || strings.IndexFunc(name, func(r rune) bool {
+		return !(r == '_' || r == '-' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+	}) >= 0 {
+		return "", invalid(field, "must be 1 to 64 letters, digits, '_' or '-', got %s", b.describe(v))
+	}
+	return name, nil
 }

@@ -8,10 +8,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
 	"github.com/wasmlm/wasmlm/openai"
-	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -20,21 +20,22 @@ import (
 //
 //	generate(prompt, options)
 //	stream(prompt, options, onToken)
-//	chat(messages, options, onToken?)
+//	chat(request, options, onToken?)  request: OpenAI's request body as JSON (chat_js.go)
 func (b *Binding) parseRun(method string) func(args []js.Value) (work, error) {
 	return func(args []js.Value) (work, error) {
 		r := &request{method: method, onToken: js.Undefined()}
-		var err error
 		if method == "chat" {
-			r.msgs, err = b.parseMessages(arg(args, 0))
+			if err := b.parseChat(args, r); err != nil {
+				return nil, err
+			}
 		} else {
-			r.prompt, err = b.str(arg(args, 0), "prompt")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := b.parseGenerateOptions(arg(args, 1), r); err != nil {
-			return nil, err
+			var err error
+			if r.prompt, err = b.str(arg(args, 0), "prompt"); err != nil {
+				return nil, err
+			}
+			if err := b.parseGenerateOptions(arg(args, 1), r); err != nil {
+				return nil, err
+			}
 		}
 		switch cb := arg(args, 2); {
 		case cb.Type() == js.TypeFunction && method != "generate":
@@ -88,19 +89,26 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 	}()
 
-	var prompt policy.ChatPrompt
+	var (
+		prompt engine.Prompt
+		opts   = r.opts
+		calls  *openai.Calls // how a chat reply that may call tools is read; nil: text
+	)
 	if r.method == "chat" {
-		prompt, err = policy.NewChatPrompt(m, r.msgs, r.chatOpts)
+		job, err := b.chatJob(m, s.ContextLength(), r)
+		if err != nil {
+			return nil, err
+		}
+		prompt, opts, calls = job.Prompt, job.Options, job.Calls
 	} else {
-		prompt.Prompt, err = m.TextPrompt(r.prompt, false)
+		if prompt, err = m.TextPrompt(r.prompt, false); err != nil {
+			return nil, err
+		}
+		if opts.Constraint, err = b.grammarsOf(m).FormatGrammar(r.format); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	ids, opts := prompt.Tokens, r.opts
-	if opts.Constraint, err = r.grammar(b.grammarsOf(m), prompt.ToolFormat); err != nil {
-		return nil, err
-	}
+	ids := prompt.Tokens
 
 	y := b.newYielder()
 	defer y.close()
@@ -113,10 +121,6 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	// A chat's chunks also say which part of their text is reasoning and
 	// which content; with tools, the content that may be a call is held
 	// back, and the calls come with the last chunk.
-	var calls *openai.Calls
-	if r.callsTools() {
-		calls = &openai.Calls{Format: prompt.ToolFormat, Seed: openai.CallSeed(opts.Sampling.Seed, ids), Parallel: r.parallel}
-	}
 	var split *openai.ReplyStream
 	if r.method == "chat" {
 		split = openai.NewReplyStream(calls)
@@ -162,8 +166,23 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			lastYield = time.Now()
 		}
 	}
+	if split != nil && r.onToken.Type() == js.TypeFunction {
+		// The request is a valid job: a first chunk with no text says so
+		// before the prompt is evaluated, as an HTTP response's status
+		// comes before its events, so that the page's streamed
+		// chat.completions.create resolves (or rejects) as a client of
+		// the HTTP API does.
+		c := b.object.New()
+		c.Set("text", "")
+		c.Set("token", -1)
+		setReply(c, "", "")
+		c.Set("deltas", []any{})
+		if err := b.recovered(where, func() error { r.onToken.Invoke(c); return nil }); err != nil {
+			return nil, err
+		}
+	}
 	exchange := b.exchangeStats()
-	res, err := s.GeneratePrompt(ctx, prompt.Prompt, opts, onToken)
+	res, err := s.GeneratePrompt(ctx, prompt, opts, onToken)
 	if err != nil {
 		return nil, err
 	}
@@ -363,4 +382,15 @@ func resultValue(res engine.Result, seed uint64, yielded time.Duration) map[stri
 			"yieldMs":                ms(yielded),
 		},
 	}
+}
+
+// callsValue is tool calls for JavaScript: [{id, name, arguments}] (the
+// page answers with OpenAI's shapes of them, the result's choice and the
+// chunks' deltas).
+func callsValue(calls []chat.ToolCall) []any {
+	out := make([]any, len(calls))
+	for i, c := range calls {
+		out[i] = map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}
+	}
+	return out
 }

@@ -244,38 +244,41 @@ func TestTrace(t *testing.T) {
 }
 
 // TestChat: with the default model's "plain" template a conversation is its
-// message contents joined by "\n", so chat equals generate on that text.
+// message contents joined by "\n", so chat equals generate on that text. A
+// bad request rejects with invalid_argument, naming the field as OpenAI's
+// API does (param).
 func TestChat(t *testing.T) {
 	b := newLoaded(t)
-	msgs := js.ValueOf([]any{
+	msgs := []any{
 		map[string]any{"role": "system", "content": "Once upon a time"},
 		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "there was"}, map[string]any{"type": "text", "text": " a cat"}}},
-	})
+	}
 	log := newChunkLog(t)
-	res := mustCall(t, b, "chat", msgs, greedy(40), log.fn)
+	res := mustCall(t, b, "chat", greedyChat(t, msgs, 40), js.Undefined(), log.fn)
 	want := mustCall(t, b, "generate", "Once upon a time\nthere was a cat", greedy(40))
 	assert.Equal(t, ints(want.Get("tokens")), ints(res.Get("tokens")))
 	assert.Equal(t, ints(want.Get("promptTokens")), ints(res.Get("promptTokens")))
 	assert.Equal(t, want.Get("text").String(), log.joined())
 
-	mustCall(t, b, "chat", js.ValueOf([]any{map[string]any{"role": "user", "content": "Hi"}}), greedy(2)) // no callback
+	mustCall(t, b, "chat", greedyChat(t, userSays("Hi"), 2)) // no callback
 	for _, c := range []struct {
-		msgs any
-		want string
+		msgs        any
+		param, want string
 	}{
-		{"hello", `messages must be an array, got string "hello"`},
-		{js.ValueOf([]any{"hello"}), `messages[0] must be an object {role, content}, got string "hello"`},
-		{js.ValueOf([]any{map[string]any{"content": "x"}}), "messages[0].role must be a string, got undefined"},
-		{js.ValueOf([]any{map[string]any{"role": "user", "content": 5}}), "messages[0].content must be a string or an array of text parts, got 5"},
-		{js.ValueOf([]any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image_url"}}}}), `messages[0].content[0] must be a text part`},
-		{js.ValueOf([]any{map[string]any{"role": "wizard", "content": "x"}}), `role "wizard"`},
-		{js.ValueOf([]any{}), "messages must hold at least one message"},
+		{"hello", "messages", "messages must be an array, got a string"},
+		{[]any{"hello"}, "messages", "messages must be an object, got a string"},
+		{[]any{map[string]any{"content": "x"}}, "messages[0].role", "messages[0].role"},
+		{[]any{map[string]any{"role": "user", "content": 5}}, "messages[0].content", "messages[0].content: must be a string or an array of content parts"},
+		{[]any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image_url"}}}}, "messages[0].content", `part 0 has type "image_url"; only text parts are supported`},
+		{[]any{map[string]any{"role": "wizard", "content": "x"}}, "messages", `"wizard"`},
+		{[]any{}, "messages", "messages"},
 	} {
-		_, err := call(t, b, "chat", c.msgs, greedy(2))
+		_, err := call(t, b, "chat", greedyChat(t, c.msgs, 2))
 		var je *jsError
 		require.ErrorAs(t, err, &je, "%v", c.msgs)
-		assert.Equal(t, "invalid_argument", je.Code)
-		assert.Contains(t, je.Message, c.want)
+		assert.Equal(t, "invalid_argument", je.Code, "%v", c.msgs)
+		assert.Equal(t, c.param, je.Param, "%v", c.msgs)
+		assert.Contains(t, je.Message, c.want, "%v", c.msgs)
 	}
 }
 

@@ -1,6 +1,7 @@
 package jsbridge
 
 import (
+	"encoding/json"
 	"syscall/js"
 	"testing"
 	"time"
@@ -145,6 +146,26 @@ func (l *chunkLog) joined() string {
 		s += t
 	}
 	return s
+}
+
+// chatRequest is a chat's request as chat.completions.create sends it:
+// fields (OpenAI's request body) as JSON.
+func chatRequest(t testing.TB, fields map[string]any) js.Value {
+	t.Helper()
+	raw, err := json.Marshal(fields)
+	require.NoError(t, err)
+	return js.ValueOf(string(raw))
+}
+
+// userSays is the messages of a conversation of one user message.
+func userSays(text string) []any {
+	return []any{map[string]any{"role": "user", "content": text}}
+}
+
+// greedyChat is a chat request for greedy decoding of n tokens in reply to
+// msgs.
+func greedyChat(t testing.TB, msgs any, n int) js.Value {
+	return chatRequest(t, map[string]any{"messages": msgs, "temperature": 0, "max_tokens": n})
 }
 
 // greedy is options for greedy decoding of n tokens.

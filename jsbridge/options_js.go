@@ -2,12 +2,9 @@ package jsbridge
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
-	"slices"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
@@ -22,29 +19,25 @@ const maxSeed = 1<<53 - 1
 // arithmetic on them far from overflow.
 const maxInt32 = math.MaxInt32
 
-// generateFields are the keys a generate, stream or chat options object may
-// have.
+// generateFields are the keys a generate or stream options object may
+// have. (A chat's request is OpenAI's: chat_js.go.)
 var generateFields = []string{
 	"maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty",
 	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal", "onPromptProgress",
 	"responseFormat", "grammar",
 }
 
-// chatFields are the keys a chat options object may have: generate's, the
-// chat template's options, and the tools (tools_js.go).
-var chatFields = append(slices.Clip(generateFields), "enableThinking", "tools", "toolChoice", "parallelToolCalls")
-
 // request is one parsed generate, stream or chat call.
 type request struct {
-	method   string
-	prompt   string         // generate and stream
-	msgs     []chat.Message // chat
-	chatOpts chat.Options   // chat: the template's options, the tools and tool_choice
-	parallel bool           // chat: parallelToolCalls
-	format   policy.ResponseFormat
-	opts     engine.GenerateOptions
-	signal   js.Value // an AbortSignal, or undefined
-	onToken  js.Value // a function, or undefined
+	method string
+	prompt string // generate and stream
+	body   []byte // chat: OpenAI's request body, JSON
+	format policy.ResponseFormat
+	// opts: generate's and stream's options; a chat's only its seed, for
+	// the result of a chat aborted before its turn (chat_js.go).
+	opts    engine.GenerateOptions
+	signal  js.Value // an AbortSignal, or undefined
+	onToken js.Value // a function, or undefined
 	// onPromptProgress, a function or undefined, gets {done, total} after
 	// each evaluated block of prompt tokens (engine.GenerateOptions.PromptProgress).
 	onPromptProgress js.Value
@@ -60,33 +53,13 @@ type request struct {
 //
 // responseFormat and grammar hold the text to a JSON schema or a GBNF
 // grammar (format_js.go).
-//
-// A chat's options may also have enableThinking (default true): false is
-// the Jinja template's enable_thinking=false, which switches a thinking
-// template's reasoning off (chat.Options.DisableThinking); so does a
-// grammar, which holds the reply from its first token. And a chat's may
-// have tools, toolChoice and parallelToolCalls (tools_js.go).
 func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
-	known := generateFields
-	if r.method == "chat" {
-		known = chatFields
-	}
-	f, err := b.readFields(v, "options", known)
+	f, err := b.readFields(v, "options", generateFields)
 	if err != nil {
 		return err
 	}
 	if r.format, err = b.parseFormat(f); err != nil {
 		return err
-	}
-	if r.method == "chat" {
-		enable, err := f.boolean("enableThinking", true)
-		if err != nil {
-			return err
-		}
-		if err := b.parseTools(f, r); err != nil {
-			return err
-		}
-		r.chatOpts.DisableThinking = !enable || r.forcedGrammar()
 	}
 	r.opts = engine.DefaultGenerateOptions()
 	o := &r.opts
@@ -161,69 +134,6 @@ func (b *Binding) randomSeed() int {
 	var raw [8]byte
 	js.CopyBytesToGo(raw[:], buf)
 	return int(binary.LittleEndian.Uint64(raw[:]) & maxSeed)
-}
-
-// parseMessages reads OpenAI-shaped chat messages: {role, content}, the
-// content a string, null, or an array of {type: "text", text} parts (joined
-// in order), and the tool fields tool_calls, tool_call_id and name
-// (messageTools).
-func (b *Binding) parseMessages(v js.Value) ([]chat.Message, error) {
-	n, err := b.arrayLen(v, "messages", maxArrayLen, false)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, invalid("messages", "must hold at least one message")
-	}
-	msgs := make([]chat.Message, n)
-	for i := range msgs {
-		m := b.get(v, i)
-		if m.Type() != js.TypeObject {
-			return nil, invalid(fmt.Sprintf("messages[%d]", i), "must be an object {role, content}, got %s", b.describe(m))
-		}
-		role := b.get(m, "role")
-		if role.Type() != js.TypeString {
-			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be a string, got %s", b.describe(role))
-		}
-		msgs[i].Role = role.String()
-		if msgs[i].Content, err = b.messageContent(b.get(m, "content"), i); err != nil {
-			return nil, err
-		}
-		if err := b.messageTools(m, i, &msgs[i]); err != nil {
-			return nil, err
-		}
-	}
-	return msgs, nil
-}
-
-// messageContent reads one message's content.
-func (b *Binding) messageContent(c js.Value, i int) (string, error) {
-	switch {
-	case isNullish(c):
-		return "", nil
-	case c.Type() == js.TypeString:
-		return c.String(), nil
-	case !b.array.Call("isArray", c).Bool():
-		return "", invalid(fmt.Sprintf("messages[%d].content", i), "must be a string or an array of text parts, got %s", b.describe(c))
-	}
-	what := fmt.Sprintf("messages[%d].content", i)
-	n, err := b.arrayLen(c, what, maxArrayLen, false)
-	if err != nil {
-		return "", err
-	}
-	var text []byte
-	for j := range n {
-		part := b.get(c, j)
-		var typ, t js.Value
-		if part.Type() == js.TypeObject {
-			typ, t = b.get(part, "type"), b.get(part, "text")
-		}
-		if typ.Type() != js.TypeString || typ.String() != "text" || t.Type() != js.TypeString {
-			return "", invalid(fmt.Sprintf("%s[%d]", what, j), "must be a text part {type: \"text\", text: string}, got %s", b.describe(part))
-		}
-		text = append(text, t.String()...)
-	}
-	return string(text), nil
 }
 
 // tokenizeFields are the keys of tokenize's options.

@@ -6,6 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
 )
 
@@ -115,9 +116,13 @@ func (b *Binding) panicError(where string, r any) error {
 // ...). An invalid option also says which one: the message names it as
 // JavaScript spells it ("maxTokens must be ..."), and the properties field
 // (that name), param (the snake_case one, as OpenAI's API spells it) and
-// problem (what is wrong) let a host word it another way — the
-// OpenAI-shaped chat in the page does.
+// problem (what is wrong) let a host word it another way. An OpenAI error
+// object (a chat's request) is openaiError's.
 func (b *Binding) jsError(err error) js.Value {
+	var oa *openai.Error
+	if errors.As(err, &oa) {
+		return b.openaiError(oa)
+	}
 	msg := err.Error()
 	var oe *engine.OptionError
 	isOption := errors.As(err, &oe)

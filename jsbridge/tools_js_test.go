@@ -54,22 +54,29 @@ func newLoadedFile(t *testing.T, data []byte) *Binding {
 // weatherParams is the parameters schema of the tests' get_weather tool.
 const weatherParams = `{"type":"object","properties":{"city":{"type":"string","maxLength":20},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city","unit"],"additionalProperties":false}`
 
-// testTools are two tools, as JavaScript passes them and as chat takes them.
-func testTools(t *testing.T) (js.Value, []chat.Tool) {
-	t.Helper()
-	// JSON.parse keeps the keys' order (a Go map would not), which the
-	// prompt shows.
-	params := js.Global().Get("JSON").Call("parse", weatherParams)
-	jsTools := js.ValueOf([]any{
+// testTools are two tools, as a request gives them (the parameters as
+// JSON text, whose keys' order the prompt shows) and as chat takes them.
+func testTools() ([]any, []chat.Tool) {
+	reqTools := []any{
 		map[string]any{"type": "function", "function": map[string]any{
-			"name": "get_weather", "description": "The weather in a city", "parameters": params,
+			"name": "get_weather", "description": "The weather in a city", "parameters": json.RawMessage(weatherParams),
 		}},
 		map[string]any{"type": "function", "function": map[string]any{"name": "tell_time"}},
-	})
-	return jsTools, []chat.Tool{
+	}
+	return reqTools, []chat.Tool{
 		{Name: "get_weather", Description: "The weather in a city", Parameters: json.RawMessage(weatherParams)},
 		{Name: "tell_time"},
 	}
+}
+
+// sampledChat is a chat request sampling n tokens at temperature 1 with
+// seed in reply to msgs, with more fields.
+func sampledChat(t testing.TB, msgs any, n, seed int, more map[string]any) js.Value {
+	fields := map[string]any{"messages": msgs, "temperature": 1, "max_tokens": n, "seed": seed}
+	for k, v := range more {
+		fields[k] = v
+	}
+	return chatRequest(t, fields)
 }
 
 // weatherArgs checks a get_weather call's arguments against weatherParams.
@@ -98,20 +105,20 @@ func toolCalls(v js.Value) []chat.ToolCall {
 	return out
 }
 
-// TestChatToolPrompt: tools, toolChoice and the messages' tool_calls,
+// TestChatToolPrompt: tools, tool_choice and the messages' tool_calls,
 // tool_call_id and name give the prompt policy.NewChatPrompt gives
 // natively, in the plain template's generic tool format and in Qwen3's
 // Hermes one.
 func TestChatToolPrompt(t *testing.T) {
-	jsTools, tools := testTools(t)
-	jsMsgs := js.ValueOf([]any{
+	reqTools, tools := testTools()
+	reqMsgs := []any{
 		map[string]any{"role": "user", "content": "Weather in Paris?"},
 		map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 			"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris","unit":"celsius"}`},
 		}}},
 		map[string]any{"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "20 degrees"},
 		map[string]any{"role": "user", "content": "And the time?"},
-	})
+	}
 	msgs := []chat.Message{
 		{Role: "user", Content: "Weather in Paris?"},
 		{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris","unit":"celsius"}`}}},
@@ -136,21 +143,21 @@ func TestChatToolPrompt(t *testing.T) {
 			} {
 				want, err := policy.NewChatPrompt(native, msgs, chat.Options{Tools: tools, ToolChoice: c.want, DisableThinking: !c.thinking})
 				require.NoError(t, err)
-				res := mustCall(t, b, "chat", jsMsgs, sampled(2, 1, map[string]any{"tools": jsTools, "toolChoice": c.choice}))
+				res := mustCall(t, b, "chat", sampledChat(t, reqMsgs, 2, 1, map[string]any{"tools": reqTools, "tool_choice": c.choice}))
 				assert.Equal(t, want.Tokens, ints(res.Get("promptTokens")), "%v", c.choice)
 			}
 		})
 	}
 }
 
-// TestChatForcedToolCall: toolChoice 'required' or a named function makes
+// TestChatForcedToolCall: tool_choice "required" or a named function makes
 // the reply a call whose arguments are valid for the tool's parameters, in
 // the plain template's generic format and in Qwen3's Hermes one, for
 // several seeds at temperature 1; streamed, the chunks' content and calls
 // are the result's.
 func TestChatForcedToolCall(t *testing.T) {
-	jsTools, _ := testTools(t)
-	jsMsgs := js.ValueOf([]any{map[string]any{"role": "user", "content": "What is the weather in Paris?"}})
+	reqTools, _ := testTools()
+	reqMsgs := userSays("What is the weather in Paris?")
 	weather := map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}
 	for _, file := range toolModels(t) {
 		t.Run(file.name, func(t *testing.T) {
@@ -161,8 +168,8 @@ func TestChatForcedToolCall(t *testing.T) {
 					parallel bool
 				}{{"required", true}, {"required", false}, {weather, false}} {
 					name := fmt.Sprintf("seed %d, %v, parallel %v", seed, c.choice, c.parallel)
-					opts := map[string]any{"tools": jsTools, "toolChoice": c.choice, "parallelToolCalls": c.parallel}
-					res := mustCall(t, b, "chat", jsMsgs, sampled(200, seed, opts))
+					fields := map[string]any{"tools": reqTools, "tool_choice": c.choice, "parallel_tool_calls": c.parallel}
+					res := mustCall(t, b, "chat", sampledChat(t, reqMsgs, 200, seed, fields))
 					calls := toolCalls(res.Get("toolCalls"))
 					require.NotEmpty(t, calls, "%s: %q", name, res.Get("text").String())
 					assert.Equal(t, "stop", res.Get("finishReason").String(), name)
@@ -192,7 +199,7 @@ func TestChatForcedToolCall(t *testing.T) {
 						streamed = append(streamed, toolCalls(a[0].Get("toolCalls"))...)
 						return nil
 					})
-					sres := mustCall(t, b, "chat", jsMsgs, sampled(200, seed, opts), fn)
+					sres := mustCall(t, b, "chat", sampledChat(t, reqMsgs, 200, seed, fields), js.Undefined(), fn)
 					fn.Release()
 					assert.Equal(t, res.Get("text").String(), sres.Get("text").String(), name)
 					assert.Equal(t, calls, streamed, name)
@@ -204,72 +211,71 @@ func TestChatForcedToolCall(t *testing.T) {
 	}
 }
 
-// TestChatToolChoiceNone: with toolChoice 'none' the reply is text and
-// nothing is parsed for calls; with 'auto' a reply that is not a call is
+// TestChatToolChoiceNone: with tool_choice "none" the reply is text and
+// nothing is parsed for calls; with "auto" a reply that is not a call is
 // all content, and its calls an empty list.
 func TestChatToolChoiceNone(t *testing.T) {
-	jsTools, _ := testTools(t)
-	jsMsgs := js.ValueOf([]any{map[string]any{"role": "user", "content": "Once upon a time"}})
+	reqTools, _ := testTools()
+	reqMsgs := userSays("Once upon a time")
 	b := newLoadedFile(t, toolModels(t)[0].data)
-	res := mustCall(t, b, "chat", jsMsgs, sampled(40, 3, map[string]any{"tools": jsTools, "toolChoice": "none"}))
+	res := mustCall(t, b, "chat", sampledChat(t, reqMsgs, 40, 3, map[string]any{"tools": reqTools, "tool_choice": "none"}))
 	assert.True(t, res.Get("toolCalls").IsUndefined())
 	assert.NotEmpty(t, res.Get("content").String())
 
-	auto := mustCall(t, b, "chat", jsMsgs, obj(map[string]any{"temperature": 0, "maxTokens": 40, "tools": jsTools}))
+	auto := mustCall(t, b, "chat", chatRequest(t, map[string]any{"messages": reqMsgs, "temperature": 0, "max_tokens": 40, "tools": reqTools}))
 	assert.Equal(t, 0, auto.Get("toolCalls").Length())
 	require.False(t, strings.HasPrefix(strings.TrimSpace(auto.Get("text").String()), "{"), "the model wrote JSON: pick another prompt")
 	assert.Equal(t, auto.Get("text").String(), auto.Get("content").String())
 }
 
-// TestToolOptionErrors: bad tools, toolChoice, parallelToolCalls and tool
-// messages reject at once with invalid_argument, naming the option (the
-// keys inside as OpenAI spells them) and OpenAI's param.
+// TestToolOptionErrors: bad tools, tool_choice, parallel_tool_calls and
+// tool messages reject with invalid_argument, naming the field as OpenAI's
+// API does (param, also the error's field).
 func TestToolOptionErrors(t *testing.T) {
 	b := newLoadedFile(t, toolModels(t)[0].data)
-	jsTools, _ := testTools(t)
+	reqTools, _ := testTools()
 	user := map[string]any{"role": "user", "content": "Hi"}
 	fn := func(f map[string]any) map[string]any { return map[string]any{"type": "function", "function": f} }
 	tools := func(ts ...any) map[string]any { return map[string]any{"tools": ts} }
-	withTools := func(o map[string]any) map[string]any { o["tools"] = jsTools; return o }
+	withTools := func(o map[string]any) map[string]any { o["tools"] = reqTools; return o }
 	cases := []struct {
-		opts         map[string]any
-		msgs         []any
-		want         string
-		field, param string
+		opts        map[string]any
+		msgs        []any
+		want, param string
 	}{
-		{tools(5), nil, "tools[0] must be an object, got 5", "tools[0]", "tools[0]"},
-		{map[string]any{"tools": "get_weather"}, nil, `tools must be an array, got string "get_weather"`, "tools", "tools"},
-		{tools(map[string]any{"type": "retrieval"}), nil, `tools[0].type must be 'function', got string "retrieval"`, "tools[0].type", "tools[0].type"},
-		{tools(map[string]any{"type": "function"}), nil, "tools[0].function is required", "tools[0].function", "tools[0].function"},
-		{tools(map[string]any{"type": "function", "function": map[string]any{"name": "f"}, "x": 1}), nil, `unknown option "x" in tools[0]`, "", ""},
-		{tools(fn(map[string]any{"name": ""})), nil, `tools[0].function.name must be a non-empty string, got string ""`, "tools[0].function.name", "tools[0].function.name"},
-		{map[string]any{"tools": []any{}}, nil, "tools must not be empty (omit it for no tools)", "tools", "tools"},
-		{tools(fn(map[string]any{"name": "get.weather"})), nil, `tools[0].function.name must be 1 to 64 letters, digits, '_' or '-', got string "get.weather"`, "tools[0].function.name", "tools[0].function.name"},
-		{tools(fn(map[string]any{"name": "f"}), fn(map[string]any{"name": "f"})), nil, `tools[1].function.name "f" is the name of an earlier tool`, "tools[1].function.name", "tools[1].function.name"},
-		{tools(fn(map[string]any{"name": "f", "description": 5})), nil, "tools[0].function.description must be a string, got 5", "tools[0].function.description", "tools[0].function.description"},
-		{tools(fn(map[string]any{"name": "f", "parameters": []any{}})), nil, "tools[0].function.parameters must be a JSON schema object, got an array", "tools[0].function.parameters", "tools[0].function.parameters"},
-		{tools(fn(map[string]any{"name": "f", "strict": 1})), nil, "tools[0].function.strict must be a boolean, got 1", "tools[0].function.strict", "tools[0].function.strict"},
-		{withTools(map[string]any{"toolChoice": "always"}), nil, `toolChoice must be 'auto', 'none', 'required' or {type: 'function', function: {name}}, got string "always"`, "toolChoice", "tool_choice"},
-		{map[string]any{"toolChoice": "required"}, nil, "toolChoice is only allowed when tools are given", "toolChoice", "tool_choice"},
-		{map[string]any{"toolChoice": "none"}, nil, "toolChoice is only allowed when tools are given", "toolChoice", "tool_choice"},
-		{map[string]any{"parallelToolCalls": false}, nil, "parallelToolCalls is only allowed when tools are given", "parallelToolCalls", "parallel_tool_calls"},
-		{withTools(map[string]any{"toolChoice": map[string]any{"type": "function", "function": map[string]any{"name": "nope"}}}), nil, `toolChoice.function.name names "nope", which is not among the tools`, "toolChoice.function.name", "tool_choice.function.name"},
-		{withTools(map[string]any{"toolChoice": map[string]any{"type": "tool"}}), nil, `toolChoice.type must be 'function', got string "tool"`, "toolChoice.type", "tool_choice.type"},
-		{withTools(map[string]any{"toolChoice": map[string]any{"type": "function"}}), nil, "toolChoice.function is required", "toolChoice.function", "tool_choice.function"},
-		{withTools(map[string]any{"parallelToolCalls": "yes"}), nil, `parallelToolCalls must be a boolean, got string "yes"`, "parallelToolCalls", "parallel_tool_calls"},
-		{withTools(map[string]any{"responseFormat": map[string]any{"type": "json_object"}}), nil, `responseFormat applies with tool_choice "none" only: with tools and tool_choice "auto", the reply may be a tool call`, "responseFormat", "response_format"},
-		{withTools(map[string]any{"toolChoice": "required", "grammar": `root ::= "a"`}), nil, `grammar applies with tool_choice "none" only: with tools and tool_choice "required"`, "grammar", "grammar"},
-		{withTools(map[string]any{"toolChoice": map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}, "responseFormat": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": map[string]any{}}}}), nil, `responseFormat applies with tool_choice "none" only: with tools and tool_choice function "get_weather"`, "responseFormat", "response_format"},
-		{tools(fn(map[string]any{"name": "f", "parameters": map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "strng"}}}})), []any{user}, "", "", ""},
-		{withTools(map[string]any{"toolChoice": "required"}), []any{user, map[string]any{"role": "tool", "content": "x"}}, "messages[1].tool_call_id is required in a message of role 'tool'", "messages[1].tool_call_id", "messages[1].tool_call_id"},
-		{nil, []any{map[string]any{"role": "assistant", "tool_calls": 5}}, "messages[0].tool_calls must be an array, got 5", "messages[0].tool_calls", "messages[0].tool_calls"},
-		{nil, []any{map[string]any{"role": "user", "content": "x", "tool_calls": []any{}}}, "messages[0].tool_calls only assistant messages make tool calls", "messages[0].tool_calls", "messages[0].tool_calls"},
-		{nil, []any{map[string]any{"role": "user", "content": "x", "tool_call_id": "c"}}, "messages[0].tool_call_id only tool messages answer a call", "messages[0].tool_call_id", "messages[0].tool_call_id"},
-		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"type": "function", "function": map[string]any{"name": "f"}}}}}, "messages[0].tool_calls[0].id must be a string, got undefined", "messages[0].tool_calls[0].id", "messages[0].tool_calls[0].id"},
-		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "function": map[string]any{"name": "f"}}}}}, "messages[0].tool_calls[0].type must be 'function', got undefined", "messages[0].tool_calls[0].type", "messages[0].tool_calls[0].type"},
-		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": 5}}}}}, "messages[0].tool_calls[0].function.name must be a non-empty string, got 5", "messages[0].tool_calls[0].function.name", "messages[0].tool_calls[0].function.name"},
-		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": 5}}}}}, "messages[0].tool_calls[0].function.arguments must be a JSON string (or an object), got 5", "messages[0].tool_calls[0].function.arguments", "messages[0].tool_calls[0].function.arguments"},
-		{nil, []any{map[string]any{"role": "tool", "tool_call_id": 5, "content": "x"}}, "messages[0].tool_call_id must be a string, got 5", "messages[0].tool_call_id", "messages[0].tool_call_id"},
+		{tools(5), nil, "tools[0] must be an object, got a number", "tools[0]"},
+		{map[string]any{"tools": "get_weather"}, nil, "tools must be an array, got a string", "tools"},
+		{tools(map[string]any{"type": "retrieval"}), nil, `tools[0].type must be "function", got "retrieval"`, "tools[0].type"},
+		{tools(map[string]any{"type": "function"}), nil, "tools[0].function is required", "tools[0].function"},
+		{tools(map[string]any{"type": "function", "function": map[string]any{"name": "f"}, "x": 1}), nil, `tools[0]: unknown parameter "x"`, "tools[0].x"},
+		{tools(fn(map[string]any{"name": ""})), nil, "tools[0].function.name must not be empty", "tools[0].function.name"},
+		{map[string]any{"tools": []any{}}, nil, "tools must not be empty (omit it for no tools)", "tools"},
+		{tools(fn(map[string]any{"name": "get.weather"})), nil, `tools[0].function.name "get.weather" must be 1 to 64 letters, digits, '_' or '-'`, "tools[0].function.name"},
+		{tools(fn(map[string]any{"name": "f"}), fn(map[string]any{"name": "f"})), nil, `tools[1].function.name "f" is the name of tools[0] too: names must be unique`, "tools[1].function.name"},
+		{tools(fn(map[string]any{"name": "f", "description": 5})), nil, "tools[0].function.description must be a string, got a number", "tools[0].function.description"},
+		{tools(fn(map[string]any{"name": "f", "parameters": []any{}})), nil, "tools[0].function.parameters must be an object, got an array", "tools[0].function.parameters"},
+		{tools(fn(map[string]any{"name": "f", "strict": 1})), nil, "tools[0].function.strict must be a boolean, got a number", "tools[0].function.strict"},
+		{withTools(map[string]any{"tool_choice": "always"}), nil, `tool_choice must be "auto", "none", "required" or {"type": "function", "function": {"name": ...}}, got "always"`, "tool_choice"},
+		{map[string]any{"tool_choice": "required"}, nil, "tool_choice is only allowed when tools are given", "tool_choice"},
+		{map[string]any{"tool_choice": "none"}, nil, "tool_choice is only allowed when tools are given", "tool_choice"},
+		{map[string]any{"parallel_tool_calls": false}, nil, "parallel_tool_calls is only allowed when tools are given", "parallel_tool_calls"},
+		{withTools(map[string]any{"tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "nope"}}}), nil, `tool_choice names the function "nope", which is not among the tools`, "tool_choice.function.name"},
+		{withTools(map[string]any{"tool_choice": map[string]any{"type": "tool"}}), nil, `tool_choice.type must be "function", got "tool"`, "tool_choice.type"},
+		{withTools(map[string]any{"tool_choice": map[string]any{"type": "function"}}), nil, "tool_choice.function is required", "tool_choice.function"},
+		{withTools(map[string]any{"parallel_tool_calls": "yes"}), nil, "parallel_tool_calls must be a boolean, got a string", "parallel_tool_calls"},
+		{withTools(map[string]any{"response_format": map[string]any{"type": "json_object"}}), nil, `response_format applies with tool_choice "none" only: with tools and tool_choice "auto", the reply may be a tool call`, "response_format"},
+		{withTools(map[string]any{"tool_choice": "required", "grammar": `root ::= "a"`}), nil, `grammar applies with tool_choice "none" only: with tools and tool_choice "required"`, "grammar"},
+		{withTools(map[string]any{"tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}, "response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": map[string]any{}}}}), nil, `response_format applies with tool_choice "none" only: with tools and tool_choice function "get_weather"`, "response_format"},
+		{tools(fn(map[string]any{"name": "f", "parameters": map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "strng"}}}})), []any{user}, "", ""},
+		{withTools(map[string]any{"tool_choice": "required"}), []any{user, map[string]any{"role": "tool", "content": "x"}}, "messages[1].tool_call_id is required", "messages[1].tool_call_id"},
+		{nil, []any{map[string]any{"role": "assistant", "tool_calls": 5}}, "messages[0].tool_calls must be an array, got a number", "messages[0].tool_calls"},
+		{nil, []any{map[string]any{"role": "user", "content": "x", "tool_calls": []any{}}}, "messages[0].tool_calls: only assistant messages make tool calls", "messages[0].tool_calls"},
+		{nil, []any{map[string]any{"role": "user", "content": "x", "tool_call_id": "c"}}, "messages[0].tool_call_id: only tool messages answer a call", "messages[0].tool_call_id"},
+		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"type": "function", "function": map[string]any{"name": "f"}}}}}, "messages[0].tool_calls[0].id is required", "messages[0].tool_calls[0].id"},
+		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "function": map[string]any{"name": "f"}}}}}, "messages[0].tool_calls[0].type is required", "messages[0].tool_calls[0].type"},
+		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": 5}}}}}, "messages[0].tool_calls[0].function.name must be a string, got a number", "messages[0].tool_calls[0].function.name"},
+		{nil, []any{map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": 5}}}}}, "messages[0].tool_calls[0].function.arguments must be a string, got a number", "messages[0].tool_calls[0].function.arguments"},
+		{nil, []any{map[string]any{"role": "tool", "tool_call_id": 5, "content": "x"}}, "messages[0].tool_call_id must be a string, got a number", "messages[0].tool_call_id"},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i, c.want), func(t *testing.T) {
@@ -277,16 +283,20 @@ func TestToolOptionErrors(t *testing.T) {
 			if msgs == nil {
 				msgs = []any{user}
 			}
-			_, err := call(t, b, "chat", js.ValueOf(msgs), obj(c.opts))
+			fields := map[string]any{"messages": msgs}
+			for k, v := range c.opts {
+				fields[k] = v
+			}
+			_, err := call(t, b, "chat", chatRequest(t, fields))
 			if c.want == "" { // a schema the converter refuses, whatever the tool choice
-				const field = "tools[0].function.parameters"
-				c.want, c.field, c.param = field+" cannot be used: ", field, field
+				c.param = "tools[0].function.parameters"
+				c.want = c.param + " cannot be used: "
 			}
 			var je *jsError
 			require.ErrorAs(t, err, &je)
 			assert.Equal(t, "invalid_argument", je.Code)
 			assert.Contains(t, je.Message, c.want)
-			assert.Equal(t, c.field, je.Field)
+			assert.Equal(t, c.param, je.Field)
 			assert.Equal(t, c.param, je.Param)
 		})
 	}
@@ -298,10 +308,10 @@ func TestToolOptionErrors(t *testing.T) {
 // its arguments), which chat.completions.create wraps: the same calls as
 // the result's toolCalls.
 func TestChatOpenAIShapes(t *testing.T) {
-	jsTools, _ := testTools(t)
-	jsMsgs := js.ValueOf([]any{map[string]any{"role": "user", "content": "What is the weather in Paris?"}})
+	reqTools, _ := testTools()
+	reqMsgs := userSays("What is the weather in Paris?")
 	b := newLoadedFile(t, toolModels(t)[0].data)
-	opts := map[string]any{"tools": jsTools, "toolChoice": "required"}
+	fields := map[string]any{"tools": reqTools, "tool_choice": "required"}
 	var deltas []js.Value
 	fn := js.FuncOf(func(_ js.Value, a []js.Value) any {
 		if d := a[0].Get("deltas"); !d.IsNull() {
@@ -312,7 +322,7 @@ func TestChatOpenAIShapes(t *testing.T) {
 		return nil
 	})
 	defer fn.Release()
-	res := mustCall(t, b, "chat", jsMsgs, sampled(200, 1, opts), fn)
+	res := mustCall(t, b, "chat", sampledChat(t, reqMsgs, 200, 1, fields), js.Undefined(), fn)
 	calls := toolCalls(res.Get("toolCalls"))
 	require.NotEmpty(t, calls)
 

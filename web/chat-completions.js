@@ -1,19 +1,12 @@
-// chat-completions.js: OpenAI-shaped chat completions over a model's
-// generations, for wasmlm.js (lm.chat.completions.create). It turns an
-// OpenAI request into the Go side's chat options; the Go side reads the
-// reply in OpenAI's shapes (Go's package openai: the message and
+// chat-completions.js: OpenAI's chat completions over a model, for
+// wasmlm.js (lm.chat.completions.create). The request goes to the Go side
+// as OpenAI's JSON, which Go's package openai reads exactly as the HTTP
+// API's /v1/chat/completions does (its fields, OpenAI's defaults, its
+// errors); the Go side answers in OpenAI's shapes (the message and
 // finish_reason of a result, the deltas of a chunk), which this module
 // wraps in a completion or its chunks. An ES module.
 
-import { argumentError, describe, invalidCall } from './errors.js';
-
-const OPENAI_PARAMS = {
-  max_tokens: 'maxTokens', max_completion_tokens: 'maxTokens', temperature: 'temperature',
-  top_p: 'topP', top_k: 'topK', min_p: 'minP', repeat_penalty: 'repeatPenalty',
-  presence_penalty: 'presencePenalty', frequency_penalty: 'frequencyPenalty', seed: 'seed', stop: 'stop',
-  enable_thinking: 'enableThinking', response_format: 'responseFormat', grammar: 'grammar',
-  tools: 'tools', tool_choice: 'toolChoice', parallel_tool_calls: 'parallelToolCalls',
-};
+import { codedError, describe, invalidCall } from './errors.js';
 
 /**
  * lm.chat.completions.create(body, {signal}): a ChatCompletion, or with
@@ -24,29 +17,11 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidCall(`create() takes a request object {messages, ...}, got ${describe(body)}`);
   }
-  const { messages, stream = false, stream_options: streamOptions, n, signal: bodySignal } = body;
-  if (n != null && n !== 1) throw argumentError('n', `must be 1 (one choice per request), got ${describe(n)}`);
-  const options = {};
-  for (const [key, name] of Object.entries(OPENAI_PARAMS)) {
-    if (body[key] != null) options[name] = body[key];
-  }
-  // llama.cpp's form of enable_thinking: chat_template_kwargs.enable_thinking.
-  const kwargs = body.chat_template_kwargs;
-  if (kwargs != null) {
-    if (typeof kwargs !== 'object' || Array.isArray(kwargs)) {
-      throw argumentError('chat_template_kwargs', `must be an object, got ${describe(kwargs)}`);
-    }
-    const enable = kwargs.enable_thinking;
-    if (enable != null) {
-      if (typeof enable !== 'boolean') {
-        throw argumentError('chat_template_kwargs.enable_thinking', `must be a boolean, got ${describe(enable)}`);
-      }
-      if (options.enableThinking != null && options.enableThinking !== enable) {
-        throw argumentError('enable_thinking', `is ${options.enableThinking} but chat_template_kwargs.enable_thinking is ${enable}: give one, or the same value`);
-      }
-      options.enableThinking = enable;
-    }
-  }
+  // signal is the page's, not the request's; the rest is OpenAI's JSON.
+  const { signal: bodySignal, ...request } = body;
+  checkJSON(request, '', new Set());
+  const stream = request.stream === true;
+  const streamOptions = request.stream_options;
   const signal = requestOptions?.signal ?? bodySignal;
   const base = {
     id: `chatcmpl-${randomID()}`,
@@ -56,9 +31,9 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   const usage = (r) => ({
     prompt_tokens: r.usage.promptTokens, completion_tokens: r.usage.completionTokens, total_tokens: r.usage.totalTokens,
   });
-  const request = { type: 'chat', messages, options, openai: true };
+  const message = { type: 'chat', request: JSON.stringify(request) };
   if (!stream) {
-    const r = await lm.run(request, signal);
+    const r = await lm.run(message, signal);
     return {
       ...base, object: 'chat.completion',
       choices: [{ index: 0, message: r.choice.message, logprobs: null, finish_reason: r.choice.finish_reason }],
@@ -75,8 +50,17 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   // The reasoning and the content a token completes, in that order, each
   // in its own chunk as llama.cpp's server sends them; the tool calls
   // come with the last chunk of the Go side, once the reply is whole.
-  const tokens = lm.iterable(request, controller.signal, (c) => (c.deltas ?? []).map((d) => chunk(d, null)));
+  // The Go side's first chunk, with no text, says the request is valid: as
+  // a client of the HTTP API gets its status before the events, create()
+  // resolves then, or rejects with the request's error.
+  let accept;
+  const accepted = new Promise((resolve) => { accept = resolve; });
+  const tokens = lm.iterable(message, controller.signal, (c) => {
+    accept();
+    return (c.deltas ?? []).map((d) => chunk(d, null));
+  });
   const result = tokens.result;
+  await Promise.race([accepted, result]);
   async function* chunks() {
     yield chunk({ role: 'assistant', content: '' }, null);
     yield* tokens;
@@ -86,6 +70,35 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   }
   const it = chunks();
   return { [Symbol.asyncIterator]: () => it, next: () => it.next(), return: (v) => it.return(v), controller, result };
+}
+
+/**
+ * Checks that v, the request's field at path, is JSON as JSON.stringify
+ * would write it without changing its meaning: no function, symbol or
+ * BigInt, no NaN or Infinity (which it writes as null), no cycle. An
+ * undefined field is left out, as an omitted one.
+ */
+function checkJSON(v, path, seen) {
+  const field = path || 'body';
+  switch (typeof v) {
+    case 'function': case 'symbol': case 'bigint':
+      throw invalidField(field, `must be a JSON value, got ${describe(v)}`);
+    case 'number':
+      if (!Number.isFinite(v)) throw invalidField(field, `must be a finite number, got ${describe(v)}`);
+      return;
+    case 'object':
+      if (v === null || typeof v.toJSON === 'function') return;
+      if (seen.has(v)) throw invalidField(field, 'must be JSON, got an object that contains itself');
+      seen.add(v);
+      if (Array.isArray(v)) v.forEach((e, i) => checkJSON(e, `${path}[${i}]`, seen));
+      else for (const k of Object.keys(v)) checkJSON(v[k], path ? `${path}.${k}` : k, seen);
+      seen.delete(v);
+  }
+}
+
+/** The error of a request field (named as OpenAI names it) that is not JSON. */
+function invalidField(field, problem) {
+  return codedError('invalid_argument', `wasmlm: invalid argument: ${field} ${problem}`, { field, param: field }, TypeError);
 }
 
 /** 24 random hex digits: a completion's id. */

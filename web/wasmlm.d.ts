@@ -444,6 +444,12 @@ export type ChatMessage =
   /** A call's result, answering tool_call_id. */
   | { role: 'tool'; tool_call_id: string; content: string | Array<{ type: 'text'; text: string }>; name?: string };
 
+/**
+ * OpenAI's chat completion request, read by the same Go code as the HTTP API's
+ * /v1/chat/completions: the same checks, messages and OpenAI's defaults (temperature 1,
+ * top_p 1, top_k/min_p/penalties off, no max_tokens: until the context is full), so the same
+ * request and seed give the same tokens. Every field but signal must be JSON.
+ */
 export interface ChatCompletionRequest {
   messages: ChatMessage[];
   stream?: boolean;
@@ -457,6 +463,8 @@ export interface ChatCompletionRequest {
   stop?: string | string[];
   presence_penalty?: number;
   frequency_penalty?: number;
+  /** Token id → bias in [-100, 100], added to its logit. */
+  logit_bias?: Record<string, number> | null;
   /** llama.cpp server extensions. */
   top_k?: number;
   min_p?: number;
@@ -629,7 +637,7 @@ export type ErrorCode =
  */
 export interface WasmLMError extends Error {
   code: ErrorCode;
-  /** For an invalid option or argument: its name ("topK", "stop[1]"; in chat.completions.create, OpenAI's: "top_k"). */
+  /** For an invalid option or argument: its name ("topK", "stop[1]"; in chat.completions.create, the request field as OpenAI names it: "top_k", "messages[0].content"). */
   field?: string;
   /** The same name as OpenAI's API spells it ("top_k", "stop[1]"). */
   param?: string;

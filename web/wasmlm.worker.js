@@ -21,7 +21,7 @@
 //             the same, with the page sending the chunks (a model the page holds as bytes)
 //   call      {method, args}              info, tokenize, detokenize
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
-//   chat      {messages, options, openai, aborted}
+//   chat      {request, aborted}          request: OpenAI's chat completion request, as JSON
 //   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
 //   serveHTTP {request, modelName, aborted} an HTTP request for the OpenAI-compatible API (lm.serve)
 //             aborted: the page's signal was aborted before the call, so the call's
@@ -186,7 +186,7 @@ async function handle(m, signal) {
     case 'stream':
       return withMemory(await b.stream(m.prompt, withProgress(m, withSignal(m.options, signal)), onToken));
     case 'chat':
-      return withMemory(await b.chat(m.messages, withSignal(m.options, signal), onToken));
+      return withMemory(await b.chat(m.request, { signal }, onToken));
     case 'embed':
       return b.embed(m.input, withSignal(m.options, signal));
     case 'rerank':
@@ -284,12 +284,9 @@ self.onmessage = async (e) => {
     const bytes = value instanceof Uint8Array ? value : value?.vectors;
     postMessage({ type: 'result', id: m.id, value }, bytes instanceof Uint8Array ? [bytes.buffer] : []);
   } catch (err) {
-    let message = String(err?.message ?? err);
-    // An invalid option's error names it as JavaScript does (field) and as
-    // OpenAI's API does (param): chat.completions.create was given the latter.
-    if (m.openai && typeof err?.param === 'string') message = `wasmlm: invalid argument: ${err.param} ${err.problem}`;
+    const message = String(err?.message ?? err);
     const error = { message, code: typeof err?.code === 'string' && err.code !== '' ? err.code : 'error' };
-    if (typeof err?.field === 'string') Object.assign(error, { field: m.openai ? err.param : err.field, param: err.param });
+    if (typeof err?.field === 'string') Object.assign(error, { field: err.field, param: err.param });
     postMessage({ type: 'result', id: m.id, error });
   } finally {
     controllers.delete(m.id);

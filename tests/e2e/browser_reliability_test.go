@@ -247,6 +247,17 @@ const errorPathsScript = `
 	add('chat stream with top_k: -1', 'invalid_argument', 'top_k', async () =>
 		drain(await lm.chat.completions.create({ messages, stream: true, top_k: -1 })));
 	add('chat stream with n: 2', 'invalid_argument', 'n', () => lm.chat.completions.create({ messages, stream: true, n: 2 }));
+	add('chat with a BigInt seed', 'invalid_argument', 'seed', () => lm.chat.completions.create({ messages, seed: 1n }));
+	add('chat with temperature: NaN', 'invalid_argument', 'temperature', () => lm.chat.completions.create({ messages, temperature: NaN }));
+	add('chat with a function for a content', 'invalid_argument', 'messages[0].content', () =>
+		lm.chat.completions.create({ messages: [{ role: 'user', content: () => 'x' }] }));
+	add('chat with a body that contains itself', 'invalid_argument', 'metadata.self', () => {
+		const metadata = {};
+		metadata.self = metadata;
+		return lm.chat.completions.create({ messages, metadata });
+	});
+	add('chat with a prompt longer than the context', 'prompt_too_long', 'messages', () =>
+		lm.chat.completions.create({ messages: [{ role: 'user', content: 'Once upon a time '.repeat(200) }] }));
 	add('serve of a model loaded without { serve: true }', 'serve_failed', '', () => lm.serve());
 
 	// After unload(): the calls it cut short, and every later one.

@@ -63,7 +63,7 @@ const tools = [{
   },
 }];
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
-const reply = await lm.chat.completions.create({ messages, tools, tool_choice: 'required' });
+const reply = await lm.chat.completions.create({ messages, tools, tool_choice: 'required', parallel_tool_calls: false });
 const { message, finish_reason } = reply.choices[0];       // finish_reason: 'tool_calls'
 const call = message.tool_calls[0];                        // { id, type: 'function', function: { name, arguments } }
 const args = JSON.parse(call.function.arguments);          // { city: '…', unit: 'celsius' }
