@@ -2,7 +2,7 @@
 GO        ?= go
 WASM_EXEC := $(shell $(GO) env GOROOT)/lib/wasm
 # Packages whose tests also run as GOOS=js GOARCH=wasm under Node.
-WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./grammar/... ./chat/... ./internal/... ./jsbridge/... ./httpapi/... ./cmd/worker/internal/...
+WASM_PKGS := ./engine/... ./tokenizer/... ./sampling/... ./grammar/... ./chat/... ./policy/... ./openai/... ./internal/... ./jsbridge/... ./httpapi/... ./cmd/worker/internal/...
 PROMPT    ?= Once upon a time
 # The static site `make web` writes, and the port `make run` serves it on.
 WEB_DIST  ?= web/dist
@@ -97,7 +97,7 @@ test-arm64:
 	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) ./engine/tensor/
 	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' ./engine/
 
-## test-wasm: the engine, tokenizer, sampling, chat, internal, bridge, HTTP and edge-limit tests in wasm under Node
+## test-wasm: the engine, tokenizer, sampling, chat, policy, openai, internal, bridge, HTTP and edge-limit tests in wasm under Node
 ## (go_js_wasm_exec runs the test binaries with Node.js); the bridge's twice: without the OpenAI endpoint (serveHTTP
 ## refuses) and, for the tests of serveHTTP (the rest are the same code), with it (-tags wasmlm_serve, the build of wasmlm-serve.wasm)
 test-wasm:
