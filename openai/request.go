@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/sampling"
@@ -166,7 +166,10 @@ func (l *logitBias) UnmarshalJSON(b []byte) error {
 // sampling converts the sampling fields to sampling.Params and validates
 // them. An omitted temperature and top_p take OpenAI's defaults (1 and 1:
 // plain sampling); top_k, min_p and repeat_penalty default to off. Without a
-// seed the clock picks one. The ranges are the engine's to check
+// seed, one is drawn at random in [0, 2^53) (a number JavaScript holds
+// exactly): two requests never share one by arriving in the same tick of a
+// coarse clock (WebAssembly's), which would give them the same tokens and
+// the same tool-call ids. The ranges are the engine's to check
 // (engine.GenerateOptions.Validate).
 func (r *SamplingRequest) sampling() (sampling.Params, *Error) {
 	if r.N != nil && *r.N != 1 {
@@ -192,7 +195,7 @@ func (r *SamplingRequest) sampling() (sampling.Params, *Error) {
 	if r.Seed != nil {
 		p.Seed = uint64(*r.Seed)
 	} else {
-		p.Seed = uint64(time.Now().UnixNano())
+		p.Seed = rand.Uint64() >> 11
 	}
 	if len(r.LogitBias.bias) > 0 {
 		p.LogitBias = r.LogitBias.bias
