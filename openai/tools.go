@@ -95,12 +95,8 @@ func (r *ChatRequest) toolOptions() (toolRequest, *Error) {
 	if e := onlyKeys(obj, "tool_choice", "type", "function"); e != nil {
 		return t, e
 	}
-	typ, e := stringField(obj, "tool_choice", "type", true)
-	if e != nil {
+	if e := functionType(obj, "tool_choice"); e != nil {
 		return t, e
-	}
-	if typ != "function" {
-		return t, BadRequest("tool_choice.type", "invalid_value", "tool_choice.type must be \"function\", got %q", typ)
 	}
 	fn, e := jsonObjectOf(obj["function"], "tool_choice.function")
 	if e != nil {
@@ -159,12 +155,8 @@ func readTools(raw []byte) ([]chat.Tool, *Error) {
 		if e := onlyKeys(obj, p, "type", "function"); e != nil {
 			return nil, e
 		}
-		typ, e := stringField(obj, p, "type", true)
-		if e != nil {
+		if e := functionType(obj, p); e != nil {
 			return nil, e
-		}
-		if typ != "function" {
-			return nil, BadRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
 		}
 		p += ".function"
 		fn, e := jsonObjectOf(obj["function"], p)
@@ -255,12 +247,8 @@ func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *Error) {
 		if calls[i].ID, e = stringField(obj, p, "id", true); e != nil {
 			return nil, e
 		}
-		typ, e := stringField(obj, p, "type", true)
-		if e != nil {
+		if e := functionType(obj, p); e != nil {
 			return nil, e
-		}
-		if typ != "function" {
-			return nil, BadRequest(p+".type", "invalid_value", "%s.type must be \"function\", got %q", p, typ)
 		}
 		fn, e := jsonObjectOf(obj["function"], p+".function")
 		if e != nil {
@@ -274,4 +262,17 @@ func readToolCalls(raw []byte, param string) ([]chat.ToolCall, *Error) {
 		}
 	}
 	return calls, nil
+}
+
+// functionType checks that obj (the value of param: a tool, a tool call, a
+// forced tool_choice) has "type": "function", the only type of tool there is.
+func functionType(obj map[string]json.RawMessage, param string) *Error {
+	typ, e := stringField(obj, param, "type", true)
+	if e != nil {
+		return e
+	}
+	if typ != "function" {
+		return BadRequest(param+".type", "invalid_value", "%s.type must be \"function\", got %q", param, typ)
+	}
+	return nil
 }
