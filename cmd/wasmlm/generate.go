@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 )
@@ -27,19 +28,13 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // generateJSON is what generate -json prints.
 type generateJSON struct {
-	Text         string      `json:"text"`
-	Tokens       []int       `json:"tokens"`
-	PromptTokens []int       `json:"prompt_tokens"`
-	FinishReason string      `json:"finish_reason"`
-	Usage        usageJSON   `json:"usage"`
-	Timings      timingsJSON `json:"timings"`
-	Seed         uint64      `json:"seed"`
-}
-
-type usageJSON struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	Text         string       `json:"text"`
+	Tokens       []int        `json:"tokens"`
+	PromptTokens []int        `json:"prompt_tokens"`
+	FinishReason string       `json:"finish_reason"`
+	Usage        openai.Usage `json:"usage"`
+	Timings      timingsJSON  `json:"timings"`
+	Seed         uint64       `json:"seed"`
 }
 
 type timingsJSON struct {
@@ -162,10 +157,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		out := generateJSON{
 			Text: res.Text, Tokens: nonNil(res.Tokens), PromptTokens: nonNil(res.PromptTokens),
 			FinishReason: string(res.FinishReason), Seed: s,
-			Usage: usageJSON{
-				PromptTokens: len(res.PromptTokens), CompletionTokens: len(res.Tokens),
-				TotalTokens: len(res.PromptTokens) + len(res.Tokens),
-			},
+			Usage: openai.UsageOf(res),
 			Timings: timingsJSON{
 				TimeToFirstTokenMS: ms(res.Timings.TimeToFirstToken),
 				PrefillMS:          ms(res.Timings.Prefill), PrefillTokens: res.Timings.PrefillTokens,
