@@ -221,27 +221,7 @@ func (s *Session) Rerank(ctx context.Context, query string, documents []string, 
 	if err != nil {
 		return nil, err
 	}
-	sp := s.model.tokenizer.Special()
-	// What llama.cpp's format_rerank builds for the vocabulary's flags:
-	// BOS, the query, EOS (SEP without one), SEP, the document, EOS.
-	var head, tail []int
-	end := sp.EOS
-	if end < 0 {
-		end = sp.SEP
-	}
-	if sp.AddBOS && sp.BOS >= 0 {
-		head = append(head, sp.BOS)
-	}
-	head = append(head, q...)
-	if sp.AddEOS && end >= 0 {
-		head = append(head, end)
-	}
-	if sp.AddSEP && sp.SEP >= 0 {
-		head = append(head, sp.SEP)
-	}
-	if sp.AddEOS && end >= 0 {
-		tail = append(tail, end)
-	}
+	head, tail := s.model.rerankFrame(q)
 	if len(head)+len(tail) > s.context {
 		return nil, fmt.Errorf("%w: the query takes %d tokens with the pair's special tokens; the context holds %d", ErrPromptTooLong, len(head)+len(tail), s.context)
 	}
@@ -273,6 +253,39 @@ func (s *Session) Rerank(ctx context.Context, query string, documents []string, 
 		out[i].Value = v[0]
 	}
 	return out, nil
+}
+
+// rerankFrame is what goes around a document in a (query, document) pair:
+// what llama.cpp's format_rerank builds for the vocabulary's flags — BOS,
+// the query q, EOS (SEP without one), SEP, then the document, then EOS.
+func (m *Model) rerankFrame(q []int) (head, tail []int) {
+	sp := m.tokenizer.Special()
+	end := sp.EOS
+	if end < 0 {
+		end = sp.SEP
+	}
+	if sp.AddBOS && sp.BOS >= 0 {
+		head = append(head, sp.BOS)
+	}
+	head = append(head, q...)
+	if sp.AddEOS && end >= 0 {
+		head = append(head, end)
+	}
+	if sp.AddSEP && sp.SEP >= 0 {
+		head = append(head, sp.SEP)
+	}
+	if sp.AddEOS && end >= 0 {
+		tail = append(tail, end)
+	}
+	return head, tail
+}
+
+// RerankSpecialTokens is how many special tokens Rerank adds to a query's
+// and a document's own tokens to make their pair, so that a host can count
+// a rerank's tokens (the pair's: query + document + these) before it runs.
+func (m *Model) RerankSpecialTokens() int {
+	head, tail := m.rerankFrame(nil)
+	return len(head) + len(tail)
 }
 
 // checkEmbed checks what Embed and Rerank share: n inputs, the list named

@@ -40,6 +40,7 @@ type embedJob struct {
 	opts   engine.EmbedOptions
 	base64 bool // encoding_format base64: each vector as its float32s' bytes, little-endian
 	rerank *rerankJob
+	tokens int // what the model will evaluate (countTokens)
 }
 
 // embeddingList is the response: OpenAI's list of embedding objects.
@@ -98,7 +99,7 @@ func (h *Handler) embeddingJob(req *embeddingRequest) (*embedJob, *apiError) {
 		return nil, e
 	}
 	for i, text := range texts {
-		name := inputName(i, len(texts))
+		name := textName("input", i, len(texts))
 		if text == "" {
 			return nil, badRequest("input", "invalid_value", "%s must not be an empty string", name)
 		}
@@ -110,15 +111,6 @@ func (h *Handler) embeddingJob(req *embeddingRequest) (*embedJob, *apiError) {
 	}
 	j.texts = texts
 	return j, nil
-}
-
-// inputName names input i of n as the engine's errors do: "input" for a
-// lone text, "input[3]" in a list.
-func inputName(i, n int) string {
-	if n == 1 {
-		return "input"
-	}
-	return fmt.Sprintf("input[%d]", i)
 }
 
 // textFitsAlone refuses, before it is tokenized, a text of n bytes that
@@ -142,13 +134,17 @@ func (h *Handler) textFitsAlone(n int, param, name string) *apiError {
 // serveEmbedJob serves an embedding or rerank request: build makes its
 // body a job (in prepare), which then waits for a slot and runs. A
 // well-formed request the model cannot serve (it lacks capability) is
-// refused last, saying what the model does instead. param names the texts
-// in errors ("input", "documents").
+// refused, saying what the model does instead; then one with more tokens
+// than Options.MaxEmbedTokens. param names the texts in errors ("input",
+// "documents").
 func (h *Handler) serveEmbedJob(w http.ResponseWriter, r *http.Request, param, capability string, build func(body []byte) (*embedJob, *apiError)) {
 	j, ok := prepareJob(h, w, r, func(body []byte) (*embedJob, *apiError) {
 		j, e := build(body)
 		if e == nil {
 			e = h.refuseKind(capability)
+		}
+		if e == nil {
+			e = h.countTokens(j, param)
 		}
 		return j, e
 	})

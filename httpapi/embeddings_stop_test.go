@@ -39,7 +39,7 @@ func bigEmbedding(t testing.TB) string {
 // that leaves while it waits is dropped without running.
 func TestEmbeddingClientLeaves(t *testing.T) {
 	done := make(completions, 4)
-	h := newHandler(t, Options{Slots: 1, OnCompletion: done.report})
+	h := newHandler(t, Options{Slots: 1, MaxEmbedTokens: -1, OnCompletion: done.report}) // bigEmbedding is beyond the default cap
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	big := bigEmbedding(t)
@@ -86,7 +86,7 @@ func TestEmbeddingClientLeaves(t *testing.T) {
 // grace ends, answered 503 server_shutting_down.
 func TestEmbeddingQueueFullAndShutdown(t *testing.T) {
 	done := make(completions, 4)
-	h := newHandler(t, Options{Slots: 1, QueueSize: -1, OnCompletion: done.report})
+	h := newHandler(t, Options{Slots: 1, QueueSize: -1, MaxEmbedTokens: -1, OnCompletion: done.report})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	running := make(chan *http.Response, 1)

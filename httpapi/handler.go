@@ -56,6 +56,12 @@ const (
 	DefaultCompletionMaxTokens = openai.DefaultCompletionMaxTokens
 	// DefaultModelName is the model's name when Options.ModelName is empty.
 	DefaultModelName = "wasmlm"
+	// DefaultMaxEmbedTokens bounds the tokens one embeddings or rerank
+	// request may have the model evaluate (Options.MaxEmbedTokens). A body
+	// of 1 MiB holds some 400,000 tokens, which held a slot for five
+	// minutes; 16,384 are 32 of stories260K's contexts, 4 of a 4,096-token
+	// model's.
+	DefaultMaxEmbedTokens = 16384
 )
 
 // Options configure a Handler. The zero value serves one request at a time
@@ -93,6 +99,15 @@ type Options struct {
 	// MaxTokens caps max_tokens; a request asking for more gets 400. 0 means
 	// the context length.
 	MaxTokens int
+	// MaxEmbedTokens bounds the tokens one embeddings or rerank request
+	// may have the model evaluate: its texts' tokens, special tokens
+	// included (a rerank's: each (query, document) pair's; a text that
+	// truncate cuts, as cut). They are counted when the request is
+	// prepared, before it waits for a slot, and a request beyond the bound
+	// gets 400 (max_tokens_per_request, param "input" or "documents"), so
+	// that no request under MaxBodyBytes holds a slot for minutes. 0 means
+	// DefaultMaxEmbedTokens; negative, no bound.
+	MaxEmbedTokens int
 	// MaxBodyBytes bounds a request body; a larger one gets 413. 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -178,6 +193,7 @@ type Handler struct {
 	kvType     engine.KVType // the sessions' KV cache type, resolved
 	threads    int           // each session's thread count, resolved
 	maxTokens  int           // the most a request may ask for
+	maxEmbed   int           // the most tokens an embeddings or rerank request may have evaluated; 0: no bound
 	sched      *scheduler
 	preparing  *fifo[struct{}] // the places where requests are prepared: one per slot (see prepare)
 	routes     map[string]route
@@ -260,6 +276,12 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	h.stopping, h.stop = context.WithCancelCause(context.Background())
 	if opts.MaxTokens > 0 {
 		h.maxTokens = opts.MaxTokens
+	}
+	switch {
+	case opts.MaxEmbedTokens == 0:
+		h.maxEmbed = DefaultMaxEmbedTokens
+	case opts.MaxEmbedTokens > 0:
+		h.maxEmbed = opts.MaxEmbedTokens
 	}
 	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens}
 	if h.onComplete == nil {

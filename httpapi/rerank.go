@@ -29,6 +29,7 @@ type rerankRequest struct {
 // rerankJob is what a rerank adds to an embedJob.
 type rerankJob struct {
 	query           string
+	queryTokens     int // the query's own tokens (no special ones)
 	topN            int // results to return: top_n, at most the documents
 	returnDocuments bool
 }
@@ -102,6 +103,7 @@ func (h *Handler) rerankJob(req *rerankRequest) (*embedJob, *apiError) {
 		return nil, badRequest("query", "context_length_exceeded",
 			"This model's maximum context length is %d tokens, and the query is %d tokens: no room is left for a document.", h.context, len(ids))
 	}
+	j.rerank.queryTokens = len(ids)
 	if !req.Truncate {
 		for i, d := range docs {
 			if e := h.textFitsAlone(len(d), "documents", fmt.Sprintf("documents[%d]", i)); e != nil {

@@ -90,6 +90,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		kvType    = kvTypeFlag(fs)
 		threads   = threadsFlag(fs)
 		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
+		maxEmbed  = fs.Int("max-embed-tokens", httpapi.DefaultMaxEmbedTokens, "most tokens one embeddings or rerank request may have evaluated, special tokens included; more get 400 (0: no limit)")
 		cors      = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
 	var limits connLimits
@@ -106,8 +107,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || !limits.valid() || *grace < 0 {
-		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-conns, the timeouts and -shutdown-grace >= 0")
+	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || *maxEmbed < 0 || !limits.valid() || *grace < 0 {
+		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-embed-tokens, -max-conns, the timeouts and -shutdown-grace >= 0")
 		return exitUsage
 	}
 	hosts, err := hostNames(allowHosts)
@@ -139,11 +140,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	opts := httpapi.Options{
 		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads,
-		MaxTokens: *maxTokens, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
+		MaxTokens: *maxTokens, MaxEmbedTokens: *maxEmbed, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
 		WriteTimeout: limits.write, Keys: keys, Limiter: limiter,
 	}
 	if *queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
+	}
+	if *maxEmbed == 0 {
+		opts.MaxEmbedTokens = -1 // the flag's 0 means no limit; Options' 0 means the default
 	}
 	if webDir != "" {
 		opts.NotFound = http.FileServer(unlisted{http.Dir(webDir)})

@@ -177,27 +177,36 @@ func stopServe(t *testing.T, interrupt context.CancelFunc, exit <-chan int, stde
 }
 
 // TestServeEmbeddingModel: serve starts with an embedding model, says so,
-// serves its embeddings and refuses completions, saying what it does.
+// serves its embeddings and refuses completions, saying what it does, and
+// embeddings of more tokens than -max-embed-tokens.
 func TestServeEmbeddingModel(t *testing.T) {
 	bert := writeModel(t, t.TempDir(), modelgen.Spec{Arch: "bert", Shape: tinyBert, Type: tensor.Q8_0, Seed: 3})
 	ctx, interrupt := context.WithCancel(context.Background())
 	var stderr lockedBuffer
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, []string{"serve", "-m", bert, "-addr", "127.0.0.1:0", "-web", "", "-slots", "1"}, io.Discard, &stderr)
+		exit <- run(ctx, []string{"serve", "-m", bert, "-addr", "127.0.0.1:0", "-web", "", "-slots", "1", "-max-embed-tokens", "40"}, io.Discard, &stderr)
 	}()
 	base := servedAt(t, &stderr)
 	assert.Contains(t, stderr.String(), "serve: bert (context 64, an embedding model: no KV cache, 1 slot")
 
 	checkEmbeddings(t, base, `{"input": ["A cat sat on the mat.", "Stocks fell."]}`, 2)
-	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages": [{"role": "user", "content": "hi"}]}`))
-	require.NoError(t, err)
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	assert.Contains(t, string(body), `"code":"model_not_supported"`)
-	assert.Contains(t, string(body), "it embeds text (POST /v1/embeddings)")
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	status, body := post("/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}]}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, body, `"code":"model_not_supported"`)
+	assert.Contains(t, body, "it embeds text (POST /v1/embeddings)")
+	status, body = post("/v1/embeddings", `{"input": ["A cat sat on the mat.", "Stocks fell.", "A cat sat on the mat.", "Stocks fell.", "A cat sat on the mat.", "Stocks fell."]}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, body, `"param":"input","code":"max_tokens_per_request"`)
+	assert.Contains(t, body, "tokens, max 40 tokens per request")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "/v1/embeddings: 2 texts, ") },
 		10*time.Second, 10*time.Millisecond, "logged: %s", &stderr)
 	stopServe(t, interrupt, exit, &stderr)
@@ -219,6 +228,7 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-write-timeout", "-1s"},
 		{"serve", "-idle-timeout", "-1s"},
 		{"serve", "-max-conns", "-1"},
+		{"serve", "-max-embed-tokens", "-1"},
 		{"serve", "-shutdown-grace", "-1s"},
 	} {
 		var stderr bytes.Buffer

@@ -17,6 +17,7 @@ const (
 	envRateLimit   = "WASMLM_RATE_LIMIT"        // requests per minute per client
 	envTokenLimit  = "WASMLM_TOKEN_LIMIT"       // tokens per minute per client
 	envMaxTokens   = "WASMLM_MAX_TOKENS"        // cap on a request's max_tokens
+	envMaxEmbed    = "WASMLM_MAX_EMBED_TOKENS"  // cap on an embeddings or rerank request's tokens
 	envLimiter     = "WASMLM_RATE_LIMITER"      // Cloudflare's Rate Limiting binding
 	envLimitPeriod = "WASMLM_RATE_LIMIT_PERIOD" // that binding's period, in seconds
 )
@@ -30,6 +31,7 @@ type edgeConfig struct {
 	keys      []string       // none: every request is served, as without the secret
 	limits    httpapi.Limits // per client, counted in the isolate
 	maxTokens int            // 0: the context
+	maxEmbed  int            // 0: no cap (unset: httpapi.DefaultMaxEmbedTokens)
 	period    time.Duration  // the Rate Limiting binding's period: a refusal's Retry-After
 }
 
@@ -60,6 +62,9 @@ func readConfig(getenv func(name string) (string, error)) (edgeConfig, error) {
 		if *n.to, err = readCount(getenv, n.name, n.what, 0); err != nil {
 			return c, err
 		}
+	}
+	if c.maxEmbed, err = readCount(getenv, envMaxEmbed, "tokens", httpapi.DefaultMaxEmbedTokens); err != nil {
+		return c, err
 	}
 	seconds, err := readCount(getenv, envLimitPeriod, "seconds", int(defaultLimitPeriod/time.Second))
 	if err != nil {

@@ -22,28 +22,28 @@ func (e env) getenv(name string) (string, error) {
 
 // TestReadConfig: the secret's keys are split on commas, trimmed, empty
 // entries skipped; the limits are whole numbers; what is unset keeps the
-// worker as it was (open, unlimited, the context's max_tokens, a 60 s
-// binding period).
+// worker as it was (open, unlimited, the context's max_tokens, the
+// default cap on an embeddings request's tokens, a 60 s binding period).
 func TestReadConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		env  env
 		want edgeConfig
 	}{
-		{"nothing set", env{}, edgeConfig{period: time.Minute}},
-		{"blank secret", env{envKeys: "  "}, edgeConfig{period: time.Minute}},
-		{"one key", env{envKeys: "sk-one"}, edgeConfig{keys: []string{"sk-one"}, period: time.Minute}},
+		{"nothing set", env{}, edgeConfig{period: time.Minute, maxEmbed: httpapi.DefaultMaxEmbedTokens}},
+		{"blank secret", env{envKeys: "  "}, edgeConfig{period: time.Minute, maxEmbed: httpapi.DefaultMaxEmbedTokens}},
+		{"one key", env{envKeys: "sk-one"}, edgeConfig{keys: []string{"sk-one"}, period: time.Minute, maxEmbed: httpapi.DefaultMaxEmbedTokens}},
 		{
 			"keys trimmed, empty entries skipped",
 			env{envKeys: " sk-one ,sk-two,, ,sk-three,\n"},
-			edgeConfig{keys: []string{"sk-one", "sk-two", "sk-three"}, period: time.Minute},
+			edgeConfig{keys: []string{"sk-one", "sk-two", "sk-three"}, period: time.Minute, maxEmbed: httpapi.DefaultMaxEmbedTokens},
 		},
 		{
 			"limits",
-			env{envRateLimit: "60", envTokenLimit: " 20000 ", envMaxTokens: "64", envLimitPeriod: "10"},
-			edgeConfig{limits: httpapi.Limits{RequestsPerMinute: 60, TokensPerMinute: 20000}, maxTokens: 64, period: 10 * time.Second},
+			env{envRateLimit: "60", envTokenLimit: " 20000 ", envMaxTokens: "64", envMaxEmbed: "4096", envLimitPeriod: "10"},
+			edgeConfig{limits: httpapi.Limits{RequestsPerMinute: 60, TokensPerMinute: 20000}, maxTokens: 64, maxEmbed: 4096, period: 10 * time.Second},
 		},
-		{"zero is no limit", env{envRateLimit: "0", envTokenLimit: "0", envMaxTokens: "0"}, edgeConfig{period: time.Minute}},
+		{"zero is no limit", env{envRateLimit: "0", envTokenLimit: "0", envMaxTokens: "0", envMaxEmbed: "0"}, edgeConfig{period: time.Minute}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := readConfig(tc.env.getenv)
@@ -69,6 +69,7 @@ func TestReadConfigErrors(t *testing.T) {
 		{"rate limit not a number", env{envRateLimit: "ten"}, []string{`WASMLM_RATE_LIMIT = "ten"`, "requests per minute"}},
 		{"token limit negative", env{envTokenLimit: "-5"}, []string{`WASMLM_TOKEN_LIMIT = "-5"`}},
 		{"max tokens a fraction", env{envMaxTokens: "64.5"}, []string{`WASMLM_MAX_TOKENS = "64.5"`}},
+		{"max embed tokens negative", env{envMaxEmbed: "-1"}, []string{`WASMLM_MAX_EMBED_TOKENS = "-1"`, "tokens"}},
 		{"a huge limit", env{envRateLimit: "99999999999999999999"}, []string{"WASMLM_RATE_LIMIT"}},
 		{"period zero", env{envLimitPeriod: "0"}, []string{"WASMLM_RATE_LIMIT_PERIOD = 0"}},
 		{"period not a number", env{envLimitPeriod: "1m"}, []string{`WASMLM_RATE_LIMIT_PERIOD = "1m"`}},

@@ -38,6 +38,9 @@
 //     are one). Unset or 0: no limit.
 //   - WASMLM_MAX_TOKENS: the most max_tokens a request may ask for (unset:
 //     the context, 512 tokens).
+//   - WASMLM_MAX_EMBED_TOKENS: the most tokens an embeddings or rerank
+//     request may have the model evaluate, special tokens included; beyond
+//     it 400 max_tokens_per_request (unset: 16,384; 0: no cap).
 //   - WASMLM_RATE_LIMITER, Cloudflare's Rate Limiting binding, declared in
 //     wrangler.toml as [[ratelimits]] (name, namespace_id, simple = { limit,
 //     period }): when bound, each POST is first the binding's to allow,

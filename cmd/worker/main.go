@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,8 @@ func newHandler() (http.Handler, error) {
 		QueueSize:   -1,
 		AllowOrigin: "*", // an edge API is there to be called from pages of any origin
 		MaxTokens:   cfg.maxTokens,
+		// The variable's 0 is no cap; Options' 0 is the default cap.
+		MaxEmbedTokens: cmp.Or(cfg.maxEmbed, -1),
 	}
 	if len(cfg.keys) > 0 {
 		if opts.Keys, err = httpapi.NewKeyRing(cfg.keys...); err != nil {

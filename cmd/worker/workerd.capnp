@@ -30,6 +30,7 @@ const worker :Workerd.Worker = (
     (name = "WASMLM_RATE_LIMIT", fromEnvironment = "WASMLM_RATE_LIMIT"),
     (name = "WASMLM_TOKEN_LIMIT", fromEnvironment = "WASMLM_TOKEN_LIMIT"),
     (name = "WASMLM_MAX_TOKENS", fromEnvironment = "WASMLM_MAX_TOKENS"),
+    (name = "WASMLM_MAX_EMBED_TOKENS", fromEnvironment = "WASMLM_MAX_EMBED_TOKENS"),
   ],
   compatibilityDate = "2025-06-01",
 );
