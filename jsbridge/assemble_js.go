@@ -75,7 +75,7 @@ func (b *Binding) headers(args []js.Value) (f *gguf.File, whole *gguf.Layout, fp
 	var heads [][]byte
 	for i := range n {
 		s := b.get(sizes, i)
-		if s.Type() != js.TypeNumber || s.Float() != float64(int64(s.Float())) || s.Float() < 0 {
+		if typeOf(s) != js.TypeNumber || s.Float() != float64(int64(s.Float())) || s.Float() < 0 {
 			return nil, nil, 0, -1, invalid(fmt.Sprintf("sizes[%d]", i), "must be a file size in bytes, got %s", b.describe(s))
 		}
 		lens[i] = int64(s.Float())
@@ -189,10 +189,10 @@ const readGap = 256 << 10
 // source from offset, where the prepared model takes them.
 func (b *Binding) parseFill(args []js.Value) (work, error) {
 	src, off, chunk := arg(args, 0), arg(args, 1), arg(args, 2)
-	if src.Type() != js.TypeNumber || src.Float() != float64(int(src.Float())) || src.Int() < 0 {
+	if typeOf(src) != js.TypeNumber || src.Float() != float64(int(src.Float())) || src.Int() < 0 {
 		return nil, invalid("source", "must be a file index, got %s", b.describe(src))
 	}
-	if off.Type() != js.TypeNumber || off.Float() != float64(int64(off.Float())) || off.Float() < 0 {
+	if typeOf(off) != js.TypeNumber || off.Float() != float64(int64(off.Float())) || off.Float() < 0 {
 		return nil, invalid("offset", "must be a byte offset, got %s", b.describe(off))
 	}
 	if !chunk.InstanceOf(b.uint8Array) {
@@ -230,7 +230,7 @@ func (b *Binding) parseFill(args []js.Value) (work, error) {
 // segments say) rather than through fill.
 func (b *Binding) parseFilled(args []js.Value) (work, error) {
 	n := arg(args, 0)
-	if n.Type() != js.TypeNumber || n.Float() != float64(int(n.Float())) || n.Float() < 0 {
+	if typeOf(n) != js.TypeNumber || n.Float() != float64(int(n.Float())) || n.Float() < 0 {
 		return nil, invalid("bytes", "must be a byte count, got %s", b.describe(n))
 	}
 	return func() (any, error) {

@@ -291,8 +291,8 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	}
 	tokArg, hasTok := f.value("tokenizer")
 	peersArg, hasPeers := f.value("peers")
-	assembled := modelArg.Type() == js.TypeString && modelArg.String() == "assembled"
-	if isNullish(modelArg) || (modelArg.Type() == js.TypeString && !assembled) {
+	assembled := typeOf(modelArg) == js.TypeString && modelArg.String() == "assembled"
+	if isNullish(modelArg) || (typeOf(modelArg) == js.TypeString && !assembled) {
 		return nil, invalid("model", "must be a Uint8Array, an ArrayBuffer or 'assembled', got %s", b.describe(modelArg))
 	}
 	turn := b.queue.join()
@@ -460,7 +460,7 @@ func (b *Binding) parseDetokenize(args []js.Value) (work, error) {
 	ids := make([]int, n)
 	for i := range ids {
 		e := b.get(v, i)
-		if e.Type() != js.TypeNumber || e.Float() != float64(int32(e.Float())) {
+		if typeOf(e) != js.TypeNumber || e.Float() != float64(int32(e.Float())) {
 			return nil, invalid(fmt.Sprintf("ids[%d]", i), "must be an integer token id, got %s", b.describe(e))
 		}
 		ids[i] = e.Int()

@@ -17,7 +17,7 @@
 // Options cross the boundary as flat JavaScript objects and are validated
 // here, once, with errors that name the JavaScript field
 // ("topK must be an integer >= 0, got -1"); wrong types are errors, never
-// coerced. A chat is the exception: its request is OpenAI's JSON, which
+// coerced — a BigInt too, on which js.Value.Type panics (typeOf). A chat is the exception: its request is OpenAI's JSON, which
 // package openai reads and checks as the HTTP API does. See the Binding type for the methods and their arguments, and
 // web/wasmlm.d.ts for the same contract in TypeScript.
 //

@@ -262,7 +262,7 @@ func (b *Binding) parsePeers(v js.Value, self, count int) ([]js.Value, error) {
 			ports[j] = js.Undefined()
 			continue
 		}
-		if p.Type() != js.TypeObject || b.get(p, "postMessage").Type() != js.TypeFunction {
+		if typeOf(p) != js.TypeObject || typeOf(b.get(p, "postMessage")) != js.TypeFunction {
 			return nil, invalid(fmt.Sprintf("peers[%d]", j), "must be a MessagePort, got %s", b.describe(p))
 		}
 		ports[j] = p

@@ -25,7 +25,7 @@ var (
 func (b *Binding) parseFormat(f fields) (policy.ResponseFormat, error) {
 	var rf policy.ResponseFormat
 	if g, ok := f.value("grammar"); ok {
-		if g.Type() != js.TypeString {
+		if typeOf(g) != js.TypeString {
 			return rf, invalid("grammar", "must be a string (a GBNF grammar), got %s", b.describe(g))
 		}
 		rf.Grammar = g.String()
@@ -40,7 +40,7 @@ func (b *Binding) parseFormat(f fields) (policy.ResponseFormat, error) {
 	}
 	typ, _ := rff.value("type")
 	switch {
-	case typ.Type() != js.TypeString:
+	case typeOf(typ) != js.TypeString:
 		return rf, invalid("responseFormat.type", "must be 'text', 'json_object' or 'json_schema', got %s", b.describe(typ))
 	case typ.String() != policy.FormatText && typ.String() != policy.FormatJSONObject && typ.String() != policy.FormatJSONSchema:
 		return rf, invalid("responseFormat.type", "must be 'text', 'json_object' or 'json_schema', got %s", b.describe(typ))
@@ -74,10 +74,10 @@ func (b *Binding) parseFormat(f fields) (policy.ResponseFormat, error) {
 	if _, err := b.functionName(name, "responseFormat.json_schema.name"); err != nil {
 		return rf, err
 	}
-	if s, ok := sf.value("description"); ok && s.Type() != js.TypeString {
+	if s, ok := sf.value("description"); ok && typeOf(s) != js.TypeString {
 		return rf, invalid("responseFormat.json_schema.description", "must be a string, got %s", b.describe(s))
 	}
-	if s, ok := sf.value("strict"); ok && s.Type() != js.TypeBoolean {
+	if s, ok := sf.value("strict"); ok && typeOf(s) != js.TypeBoolean {
 		return rf, invalid("responseFormat.json_schema.strict", "must be a boolean, got %s", b.describe(s))
 	}
 	schema, ok := sf.value("schema")
@@ -93,7 +93,7 @@ func (b *Binding) parseFormat(f fields) (policy.ResponseFormat, error) {
 // schemaJSON is a JSON schema given as a JavaScript value (an object, or a
 // boolean schema), as JSON text.
 func (b *Binding) schemaJSON(v js.Value, field string) (json.RawMessage, error) {
-	if v.Type() != js.TypeObject && v.Type() != js.TypeBoolean || b.array.Call("isArray", v).Bool() {
+	if typeOf(v) != js.TypeObject && typeOf(v) != js.TypeBoolean || b.array.Call("isArray", v).Bool() {
 		return nil, invalid(field, "must be a JSON schema (an object), got %s", b.describe(v))
 	}
 	return b.jsonText(v, field)
@@ -108,7 +108,7 @@ func (b *Binding) jsonText(v js.Value, field string) (_ json.RawMessage, err err
 		}
 	}()
 	s := b.json.Call("stringify", v)
-	if s.Type() != js.TypeString {
+	if typeOf(s) != js.TypeString {
 		return nil, invalid(field, "must be JSON, got %s", b.describe(v))
 	}
 	return json.RawMessage(s.String()), nil
@@ -142,7 +142,7 @@ func (b *Binding) checkGrammar(r *request) error {
 // functionName checks a schema's name as OpenAI's API does: 1 to 64
 // letters, digits, '_' or '-'.
 func (b *Binding) functionName(v js.Value, field string) (string, error) {
-	if v.Type() != js.TypeString || v.String() == "" {
+	if typeOf(v) != js.TypeString || v.String() == "" {
 		return "", invalid(field, "must be a non-empty string, got %s", b.describe(v))
 	}
 	name := v.String()

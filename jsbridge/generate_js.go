@@ -38,7 +38,7 @@ func (b *Binding) parseRun(method string) func(args []js.Value) (work, error) {
 			}
 		}
 		switch cb := arg(args, 2); {
-		case cb.Type() == js.TypeFunction && method != "generate":
+		case typeOf(cb) == js.TypeFunction && method != "generate":
 			r.onToken = cb
 		case method == "stream" || (method == "chat" && !cb.IsUndefined()):
 			return nil, invalid("onToken", "must be a function, got %s", b.describe(cb))
@@ -130,7 +130,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		if b.tokenHook != nil {
 			b.tokenHook(n)
 		}
-		if r.onToken.Type() == js.TypeFunction {
+		if typeOf(r.onToken) == js.TypeFunction {
 			c := b.chunk(t, prev, m.Tokenizer())
 			if split != nil {
 				reasoning, content := split.Write(t.Text)
@@ -154,7 +154,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	// during it too (every promptYieldInterval), so an abort still arrives.
 	lastYield := time.Now()
 	opts.PromptProgress = func(done, total int) {
-		if r.onPromptProgress.Type() == js.TypeFunction {
+		if typeOf(r.onPromptProgress) == js.TypeFunction {
 			// A callback that throws does not stop the generation.
 			_ = b.recovered(r.method+" onPromptProgress", func() error {
 				r.onPromptProgress.Invoke(map[string]any{"done": done, "total": total})
@@ -166,7 +166,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			lastYield = time.Now()
 		}
 	}
-	if split != nil && r.onToken.Type() == js.TypeFunction {
+	if split != nil && typeOf(r.onToken) == js.TypeFunction {
 		// The request is a valid job: a first chunk with no text says so
 		// before the prompt is evaluated, as an HTTP response's status
 		// comes before its events, so that the page's streamed
@@ -186,7 +186,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if split != nil && r.onToken.Type() == js.TypeFunction {
+	if split != nil && typeOf(r.onToken) == js.TypeFunction {
 		// What the parsers still held: a last chunk with no text of its own.
 		reasoning, content, rest, toolCalls := split.Finish()
 		content += rest

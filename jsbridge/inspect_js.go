@@ -37,7 +37,7 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 	}
 	device := 0.0
 	if v, ok := o.value("deviceMemory"); ok {
-		if v.Type() != js.TypeNumber || !(v.Float() > 0) {
+		if typeOf(v) != js.TypeNumber || !(v.Float() > 0) {
 			return nil, invalid("deviceMemory", "must be navigator.deviceMemory (GiB, > 0), got %s", b.describe(v))
 		}
 		device = v.Float()

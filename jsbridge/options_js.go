@@ -97,7 +97,7 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 	}
 	r.onPromptProgress = js.Undefined()
 	if fn, ok := f.value("onPromptProgress"); ok && !fn.IsUndefined() && !fn.IsNull() {
-		if fn.Type() != js.TypeFunction {
+		if typeOf(fn) != js.TypeFunction {
 			return invalid("onPromptProgress", "must be a function, got %s", b.describe(fn))
 		}
 		r.onPromptProgress = fn
@@ -149,7 +149,7 @@ func (f fields) kvType() (engine.KVType, error) {
 	if !ok {
 		return engine.KVAuto, nil
 	}
-	if v.Type() == js.TypeString {
+	if typeOf(v) == js.TypeString {
 		if t, err := engine.ParseKVType(v.String()); err == nil {
 			return t, nil
 		}

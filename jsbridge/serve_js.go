@@ -107,7 +107,7 @@ func (b *Binding) parseServeHTTP(args []js.Value) (work, error) {
 	if err != nil {
 		return nil, err
 	}
-	if onResponse.Type() != js.TypeFunction {
+	if typeOf(onResponse) != js.TypeFunction {
 		return nil, invalid("onResponse", "must be a function, got %s", b.describe(onResponse))
 	}
 	return func() (any, error) {

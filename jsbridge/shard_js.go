@@ -23,7 +23,7 @@ import (
 // of count, connected to the other shards through peers.
 func (b *Binding) parseSplit(args []js.Value) (work, error) {
 	countArg := arg(args, 0)
-	if countArg.Type() != js.TypeNumber || countArg.Float() != float64(int(countArg.Float())) || countArg.Int() < 2 || countArg.Int() > 1<<10 {
+	if typeOf(countArg) != js.TypeNumber || countArg.Float() != float64(int(countArg.Float())) || countArg.Int() < 2 || countArg.Int() > 1<<10 {
 		return nil, invalid("count", "must be an integer in 2..1024, got %s", b.describe(countArg))
 	}
 	count := countArg.Int()
@@ -60,7 +60,7 @@ func (b *Binding) parseShard(args []js.Value) (work, error) {
 	var v [2]int
 	for i, name := range []string{"index", "count"} {
 		a := arg(args, i)
-		if a.Type() != js.TypeNumber || a.Float() != float64(int(a.Float())) || a.Int() < 0 || a.Int() > 1<<10 {
+		if typeOf(a) != js.TypeNumber || a.Float() != float64(int(a.Float())) || a.Int() < 0 || a.Int() > 1<<10 {
 			return nil, invalid(name, "must be an integer in 0..1024, got %s", b.describe(a))
 		}
 		v[i] = a.Int()

@@ -27,10 +27,30 @@ func (b *Binding) get(obj js.Value, key any) js.Value {
 // either is treated as omitted, as JSON-minded callers send null for absent.
 func isNullish(v js.Value) bool { return v.IsUndefined() || v.IsNull() }
 
+// typeBigInt is what typeOf says of a BigInt, a type syscall/js does not
+// know: no argument or option takes one, so it is always the wrong type.
+const typeBigInt js.Type = -1
+
+// typeOf is v.Type(), which panics ("bad type flag") on a BigInt, the one
+// JavaScript type syscall/js has no flag for: typeOf says typeBigInt
+// instead, so that a BigInt where the bridge wants a number, a string or an
+// object is an invalid argument naming the field, as any other wrong type.
+func typeOf(v js.Value) (t js.Type) {
+	defer func() {
+		if recover() != nil {
+			t = typeBigInt
+		}
+	}()
+	return v.Type()
+}
+
 // describe renders v for an error message: numbers and booleans as
-// JavaScript prints them, strings quoted (and shortened), objects by kind.
+// JavaScript prints them, strings quoted (and shortened), BigInts as
+// "bigint 1", objects by kind.
 func (b *Binding) describe(v js.Value) string {
-	switch v.Type() {
+	switch typeOf(v) {
+	case typeBigInt:
+		return "bigint " + b.stringFn.Invoke(v).String()
 	case js.TypeUndefined:
 		return "undefined"
 	case js.TypeNull:
@@ -155,7 +175,7 @@ func (b *Binding) readFields(v js.Value, what string, known []string) (fields, e
 	if isNullish(v) {
 		return f, nil
 	}
-	if v.Type() != js.TypeObject || b.array.Call("isArray", v).Bool() {
+	if typeOf(v) != js.TypeObject || b.array.Call("isArray", v).Bool() {
 		return f, invalid(what, "must be an object, got %s", b.describe(v))
 	}
 	keys := b.object.Call("keys", v)
@@ -187,7 +207,7 @@ func (f fields) float32Field(name string, def float32) (float32, error) {
 	if !present {
 		return def, nil
 	}
-	if v.Type() != js.TypeNumber {
+	if typeOf(v) != js.TypeNumber {
 		return 0, invalid(name, "must be a number, got %s", f.b.describe(v))
 	}
 	x := v.Float()
@@ -204,7 +224,7 @@ func (f fields) integer(name string, def, lo, hi int, rule string) (int, error) 
 	if !present {
 		return def, nil
 	}
-	if v.Type() != js.TypeNumber {
+	if typeOf(v) != js.TypeNumber {
 		return 0, invalid(name, "must be an integer, got %s", f.b.describe(v))
 	}
 	x := v.Float()
@@ -220,7 +240,7 @@ func (f fields) boolean(name string, def bool) (bool, error) {
 	if !present {
 		return def, nil
 	}
-	if v.Type() != js.TypeBoolean {
+	if typeOf(v) != js.TypeBoolean {
 		return false, invalid(name, "must be a boolean, got %s", f.b.describe(v))
 	}
 	return v.Bool(), nil
@@ -240,7 +260,7 @@ func (f fields) signal() (js.Value, error) {
 
 // str reads a string argument (not an options field) named what.
 func (b *Binding) str(v js.Value, what string) (string, error) {
-	if v.Type() != js.TypeString {
+	if typeOf(v) != js.TypeString {
 		return "", invalid(what, "must be a string, got %s", b.describe(v))
 	}
 	return v.String(), nil
@@ -255,7 +275,7 @@ func (b *Binding) strings(v js.Value, what string, limit int) ([]string, error) 
 	out := make([]string, n)
 	for i := range out {
 		e := b.get(v, i)
-		if e.Type() != js.TypeString {
+		if typeOf(e) != js.TypeString {
 			return nil, invalid(fmt.Sprintf("%s[%d]", what, i), "must be a string, got %s", b.describe(e))
 		}
 		out[i] = e.String()
@@ -266,7 +286,7 @@ func (b *Binding) strings(v js.Value, what string, limit int) ([]string, error) 
 // stringOrStrings reads a string (one element) or an array of at most
 // limit strings named what; listed says which it was.
 func (b *Binding) stringOrStrings(v js.Value, what string, limit int) (_ []string, listed bool, _ error) {
-	if v.Type() == js.TypeString {
+	if typeOf(v) == js.TypeString {
 		return []string{v.String()}, false, nil
 	}
 	if !b.array.Call("isArray", v).Bool() {
@@ -296,7 +316,7 @@ func (b *Binding) arrayLen(v js.Value, what string, limit int, typed bool) (int,
 		return 0, invalid(what, "must be an array, got %s", b.describe(v))
 	}
 	n := b.get(v, "length")
-	if n.Type() != js.TypeNumber || n.Float() > float64(limit) {
+	if typeOf(n) != js.TypeNumber || n.Float() > float64(limit) {
 		return 0, invalid(what, "must have at most %d elements, got %s", limit, b.describe(n))
 	}
 	return n.Int(), nil
@@ -317,7 +337,7 @@ func (b *Binding) bytes(v js.Value, what string) ([]byte, error) {
 		u8 = v
 	case v.InstanceOf(b.arrayBuffer):
 		u8 = b.uint8Array.New(v)
-	case v.Type() == js.TypeObject && b.arrayBuffer.Call("isView", v).Bool():
+	case typeOf(v) == js.TypeObject && b.arrayBuffer.Call("isView", v).Bool():
 		u8 = b.uint8Array.New(b.get(v, "buffer"), b.get(v, "byteOffset"), b.get(v, "byteLength"))
 	default:
 		return nil, invalid(what, "must be a Uint8Array or an ArrayBuffer, got %s", b.describe(v))

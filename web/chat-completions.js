@@ -6,7 +6,7 @@
 // finish_reason of a result, the deltas of a chunk), which this module
 // wraps in a completion or its chunks. An ES module.
 
-import { codedError, describe, invalidCall } from './errors.js';
+import { checkJSON, checkRequestOptions, describe, invalidCall } from './errors.js';
 
 /**
  * lm.chat.completions.create(body, {signal}): a ChatCompletion, or with
@@ -17,9 +17,10 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidCall(`create() takes a request object {messages, ...}, got ${describe(body)}`);
   }
+  checkRequestOptions(requestOptions);
   // signal is the page's, not the request's; the rest is OpenAI's JSON.
   const { signal: bodySignal, ...request } = body;
-  checkJSON(request, '', new Set());
+  checkJSON(request, '');
   const stream = request.stream === true;
   const streamOptions = request.stream_options;
   const signal = requestOptions?.signal ?? bodySignal;
@@ -70,35 +71,6 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   }
   const it = chunks();
   return { [Symbol.asyncIterator]: () => it, next: () => it.next(), return: (v) => it.return(v), controller, result };
-}
-
-/**
- * Checks that v, the request's field at path, is JSON as JSON.stringify
- * would write it without changing its meaning: no function, symbol or
- * BigInt, no NaN or Infinity (which it writes as null), no cycle. An
- * undefined field is left out, as an omitted one.
- */
-function checkJSON(v, path, seen) {
-  const field = path || 'body';
-  switch (typeof v) {
-    case 'function': case 'symbol': case 'bigint':
-      throw invalidField(field, `must be a JSON value, got ${describe(v)}`);
-    case 'number':
-      if (!Number.isFinite(v)) throw invalidField(field, `must be a finite number, got ${describe(v)}`);
-      return;
-    case 'object':
-      if (v === null || typeof v.toJSON === 'function') return;
-      if (seen.has(v)) throw invalidField(field, 'must be JSON, got an object that contains itself');
-      seen.add(v);
-      if (Array.isArray(v)) v.forEach((e, i) => checkJSON(e, `${path}[${i}]`, seen));
-      else for (const k of Object.keys(v)) checkJSON(v[k], path ? `${path}.${k}` : k, seen);
-      seen.delete(v);
-  }
-}
-
-/** The error of a request field (named as OpenAI names it) that is not JSON. */
-function invalidField(field, problem) {
-  return codedError('invalid_argument', `wasmlm: invalid argument: ${field} ${problem}`, { field, param: field }, TypeError);
 }
 
 /** 24 random hex digits: a completion's id. */

@@ -4,7 +4,7 @@
 // (the OpenAI fields), and turns the Go side's results into the shapes the
 // HTTP API returns. An ES module.
 
-import { argumentError, describe, invalidCall } from './errors.js';
+import { argumentError, checkRequestOptions, checkSendable, describe, invalidCall } from './errors.js';
 
 const EMBED_FIELDS = ['input', 'encoding_format', 'dimensions', 'truncate', 'normalize', 'signal', 'model', 'user'];
 const RERANK_FIELDS = ['query', 'documents', 'top_n', 'return_documents', 'truncate', 'signal', 'model'];
@@ -18,6 +18,7 @@ const RERANK_FIELDS = ['query', 'documents', 'top_n', 'return_documents', 'trunc
  */
 export async function createEmbeddings(lm, body, requestOptions) {
   checkRequest(body, EMBED_FIELDS, '{input, ...}');
+  checkRequestOptions(requestOptions);
   const format = body.encoding_format ?? 'float';
   if (format !== 'float' && format !== 'base64') {
     throw argumentError('encoding_format', `must be 'float' or 'base64', got ${describe(format)}`);
@@ -31,6 +32,7 @@ export async function createEmbeddings(lm, body, requestOptions) {
     }
   }
   const options = { truncate: body.truncate, normalize: body.normalize };
+  checkSendable({ input: body.input, options });
   const r = await lm.run({ type: 'embed', input: body.input, options }, requestOptions?.signal ?? body.signal);
   const width = 4 * r.dimensions;
   const data = r.tokens.map((_, index) => {
@@ -51,6 +53,7 @@ export async function createEmbeddings(lm, body, requestOptions) {
  */
 export async function rerankDocuments(lm, body, requestOptions) {
   checkRequest(body, RERANK_FIELDS, '{query, documents, ...}');
+  checkRequestOptions(requestOptions);
   const { top_n: topN, return_documents: withDocuments = false } = body;
   if (topN != null && !(Number.isInteger(topN) && topN >= 1)) {
     throw argumentError('top_n', `must be an integer >= 1, got ${describe(topN)}`);
@@ -59,6 +62,7 @@ export async function rerankDocuments(lm, body, requestOptions) {
     throw argumentError('return_documents', `must be a boolean, got ${describe(withDocuments)}`);
   }
   const { query, documents } = body;
+  checkSendable({ query, documents, options: { truncate: body.truncate } });
   const r = await lm.run({ type: 'rerank', query, documents, options: { truncate: body.truncate } }, requestOptions?.signal ?? body.signal);
   const results = r.scores.map((score, index) => ({ index, relevance_score: score }));
   results.sort((a, b) => b.relevance_score - a.relevance_score); // stable: ties keep the documents' order
@@ -74,6 +78,10 @@ function checkRequest(body, known, shape) {
   }
   for (const k of Object.keys(body)) {
     if (!known.includes(k)) throw invalidCall(`unknown field "${k}" in the request (known: ${known.join(', ')})`);
+  }
+  // OpenAI's fields the page has no use for, typed as the HTTP API types them.
+  for (const k of ['model', 'user']) {
+    if (body[k] != null && typeof body[k] !== 'string') throw argumentError(k, `must be a string, got ${describe(body[k])}`);
   }
 }
 

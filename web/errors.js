@@ -58,6 +58,116 @@ export function checkSignal(signal) {
 }
 
 /**
+ * Checks the second argument of chat.completions.create, embeddings.create
+ * and rerank: undefined, null or an object, whose signal the caller checks
+ * (the OpenAI SDK's other request options, such as timeout, mean nothing
+ * here and are ignored).
+ */
+export function checkRequestOptions(options) {
+  if (options != null && (typeof options !== 'object' || Array.isArray(options))) {
+    throw argumentError('options', `must be an object {signal}, got ${describe(options)}`);
+  }
+}
+
+/**
+ * Checks the arguments of a call before they are posted to the worker,
+ * which cannot receive a function or a symbol (postMessage refuses them):
+ * one anywhere in args ({prompt, options}: each argument by its name) is
+ * an invalid_argument naming its path, as the Go side names fields — an
+ * options object's fields by their own names ('stop[1]', not
+ * 'options.stop[1]'). The fields in json ('responseFormat') are JSON the
+ * Go side reads whole, checked as checkJSON does. A BigInt crosses: the
+ * Go side says what the field must be instead ('maxTokens must be an
+ * integer, got bigint 5'). A getter that throws is the caller's
+ * js_exception.
+ */
+export function checkSendable(args, json = []) {
+  try {
+    for (const [name, v] of Object.entries(args)) {
+      if (name !== 'options' || !isPlainObject(v)) {
+        checkValue(v, name, false, new Set());
+        continue;
+      }
+      for (const k of Object.keys(v)) checkValue(v[k], k, json.includes(k), new Set());
+    }
+  } catch (err) {
+    if (err?.code === 'invalid_argument') throw err;
+    throw codedError('js_exception', `wasmlm: JavaScript threw while the arguments were read: ${describeThrown(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Checks that v, OpenAI's request (or a part of one) at path ('' for the
+ * whole body), is JSON as JSON.stringify would write it without changing
+ * its meaning: no function, symbol or BigInt, no NaN or Infinity (which it
+ * writes as null), no cycle. An undefined field is left out, as an omitted
+ * one.
+ */
+export function checkJSON(v, path) {
+  checkValue(v, path, true, new Set());
+}
+
+/**
+ * checkSendable's and checkJSON's walk of v, the argument at path: json
+ * says whether v must be JSON or only something a worker can receive;
+ * seen holds the objects above v.
+ */
+function checkValue(v, path, json, seen) {
+  const field = path || 'body';
+  switch (typeof v) {
+    case 'function': case 'symbol':
+      throw invalidPath(field, json ? `must be a JSON value, got ${describe(v)}` : `must be data a worker can receive, got ${describe(v)}`);
+    case 'bigint':
+      if (json) throw invalidPath(field, `must be a JSON value, got ${describe(v)}`);
+      return;
+    case 'number':
+      if (json && !Number.isFinite(v)) throw invalidPath(field, `must be a finite number, got ${describe(v)}`);
+      return;
+    case 'object':
+      if (v === null) return;
+      if (json && typeof v.toJSON === 'function') return; // JSON.stringify writes what toJSON returns
+      if (!json && !Array.isArray(v) && !isPlainObject(v)) return; // a typed array, a Blob, a Map: postMessage copies it whole
+      if (seen.has(v)) {
+        if (json) throw invalidPath(field, 'must be JSON, got an object that contains itself');
+        return; // postMessage copies cycles
+      }
+      seen.add(v);
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const e = v[i];
+          if (typeof e === 'string' || (typeof e === 'number' && (!json || Number.isFinite(e)))) continue; // the common case, without a path
+          checkValue(e, `${path}[${i}]`, json, seen);
+        }
+      } else {
+        for (const k of Object.keys(v)) checkValue(v[k], path ? `${path}.${k}` : k, json, seen);
+      }
+      seen.delete(v);
+  }
+}
+
+/** Whether v is an object literal's kind of object (or Object.create(null)'s). */
+function isPlainObject(v) {
+  if (v === null || typeof v !== 'object') return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The error of a field named by its path ('stop[1]',
+ * 'responseFormat.json_schema.schema.maxLength', 'messages[0].content'):
+ * argumentError's, whose param is the path with its first name in
+ * snake_case, as the Go side writes it ('response_format.json_schema…').
+ */
+function invalidPath(field, problem) {
+  const [first] = field.split(/[.[]/, 1);
+  const err = argumentError(first, problem);
+  err.message = `wasmlm: invalid argument: ${field} ${problem}`;
+  err.field = field;
+  err.param += field.slice(first.length);
+  return err;
+}
+
+/**
  * v for an error message, as the Go side describes values: numbers and
  * booleans as JavaScript prints them, strings quoted, objects by kind.
  */

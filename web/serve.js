@@ -33,23 +33,7 @@ let listening = false;
  * Worker controls the page.
  */
 export async function serveModel(api, options = {}) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw argumentError('options', `must be an object, got ${describe(options)}`);
-  }
-  for (const k of Object.keys(options)) {
-    if (!SERVE_OPTIONS.includes(k)) throw invalidCall(`unknown serve option "${k}" (known: ${SERVE_OPTIONS.join(', ')})`);
-  }
-  const { serviceWorker = SW_URL } = options;
-  if (typeof serviceWorker !== 'string' && !(serviceWorker instanceof URL)) {
-    throw argumentError('serviceWorker', `must be the URL of wasmlm.sw.js, got ${describe(serviceWorker)}`);
-  }
-  const script = new URL(serviceWorker, globalThis.location?.href);
-  const { scope = '/v1/', workerScope = new URL('./', script).pathname } = options;
-  for (const [name, v] of [['scope', scope], ['workerScope', workerScope]]) {
-    if (typeof v !== 'string' || !v.startsWith('/') || !v.endsWith('/')) {
-      throw argumentError(name, `must be a path that starts and ends with '/', got ${describe(v)}`);
-    }
-  }
+  const { script, scope, workerScope } = checkServeOptions(options);
   const sw = globalThis.navigator?.serviceWorker;
   if (!globalThis.document) {
     throw codedError('serve_failed', 'wasmlm: serve answers the fetches of a web page through a Service Worker; outside a browser page (Node.js, Deno, Bun, a worker) there is none: serve the HTTP API with wasmlm serve or package httpapi instead');
@@ -108,6 +92,37 @@ export async function serveModel(api, options = {}) {
     close,
     unregister: () => { close(); return registration.unregister(); },
   });
+}
+
+/**
+ * Checks lm.serve's options (undefined: none): {script, scope,
+ * workerScope}, the Service Worker's URL and the two paths, defaults
+ * filled in.
+ */
+export function checkServeOptions(options = {}) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw argumentError('options', `must be an object, got ${describe(options)}`);
+  }
+  for (const k of Object.keys(options)) {
+    if (!SERVE_OPTIONS.includes(k)) throw invalidCall(`unknown serve option "${k}" (known: ${SERVE_OPTIONS.join(', ')})`);
+  }
+  const { serviceWorker = SW_URL } = options;
+  if (typeof serviceWorker !== 'string' && !(serviceWorker instanceof URL)) {
+    throw argumentError('serviceWorker', `must be the URL of wasmlm.sw.js, got ${describe(serviceWorker)}`);
+  }
+  let script;
+  try {
+    script = new URL(serviceWorker, globalThis.location?.href);
+  } catch {
+    throw argumentError('serviceWorker', `must be the URL of wasmlm.sw.js, got ${describe(serviceWorker)}`);
+  }
+  const { scope = '/v1/', workerScope = new URL('./', script).pathname } = options;
+  for (const [name, v] of [['scope', scope], ['workerScope', workerScope]]) {
+    if (typeof v !== 'string' || !v.startsWith('/') || !v.endsWith('/')) {
+      throw argumentError(name, `must be a path that starts and ends with '/', got ${describe(v)}`);
+    }
+  }
+  return { script, scope, workerScope };
 }
 
 /** Resolves once the Service Worker at script controls the page (its first load: clients.claim()). */

@@ -24,7 +24,7 @@ import { CACHE_NAME, cache as modelCache } from './cache.js';
 
 export { CACHE_NAME };
 import {
-  abortError, argumentError, checkSignal, codedError, describe, describeThrown, invalidCall, withCode,
+  abortError, argumentError, checkSendable, checkSignal, codedError, describe, describeThrown, invalidCall, withCode,
 } from './errors.js';
 import {
   Progress, cachedSources, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
@@ -32,7 +32,7 @@ import {
 } from './load.js';
 import { createChatCompletion } from './chat-completions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
-import { serveModel } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
+import { checkServeOptions, serveModel } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
 import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './engine.js';
 
 export { MAX_AUTO_WORKERS, autoWorkers } from './engine.js';
@@ -207,6 +207,7 @@ export class WasmLM {
     checkSignal(signal);
     const { kvType, sha256 } = options;
     checkKVType(kvType);
+    checkSendable({ contextLength }); // the Go side checks it
     if (sha256 != null && !(typeof sha256 === 'string' && /^[0-9a-fA-F]{64}$/.test(sha256))) {
       throw argumentError('sha256', `must be a SHA-256 digest as 64 hex digits, got ${describe(sha256)}`);
     }
@@ -364,6 +365,7 @@ export class WasmLM {
       const workers = options.workers === 'auto' ? undefined : options.workers;
       checkKVType(kvType);
       checkSignal(signal);
+      checkSendable({ contextLength }); // the Go side checks it
       if (workers != null && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
         throw argumentError('workers', `must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
       }
@@ -404,12 +406,12 @@ export class WasmLM {
 
   /** Token ids of text. options: {addBos = true, special = false}. */
   tokenize(text, options) {
-    return this.#request({ type: 'call', method: 'tokenize', args: options === undefined ? [text] : [text, options] });
+    return this.#call('tokenize', options === undefined ? [text] : [text, options], { text, options });
   }
 
   /** The text of token ids. */
   detokenize(ids) {
-    return this.#request({ type: 'call', method: 'detokenize', args: [ids] });
+    return this.#call('detokenize', [ids], { ids });
   }
 
   /** Generates a completion of prompt; resolves to {text, tokens, finishReason, usage, timings, seed, ...}. */
@@ -443,6 +445,11 @@ export class WasmLM {
    * model, through a Service Worker (serve.js, wasmlm.sw.js): {scope, baseURL, close(), unregister()}.
    */
   serve(options) {
+    try {
+      checkServeOptions(options); // wrong options say so, whichever engine the model runs
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (!this.#serves) {
       // Before any Service Worker is registered: this worker's wasmlm.wasm has no endpoint.
       return Promise.reject(codedError('serve_failed', `wasmlm: load the model with { serve: true } to serve it: lm.serve runs the OpenAI endpoint of wasmlm-serve.wasm, which a load without it does not download (this model, ${JSON.stringify(this.#name)}, runs wasmlm.wasm)`));
@@ -469,6 +476,16 @@ export class WasmLM {
 
   // --- plumbing -------------------------------------------------------------
 
+  /** Calls the Go binding's method with args (named: the same by name, for checkSendable); resolves to its value. */
+  #call(method, args, named) {
+    try {
+      checkSendable(named);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#request({ type: 'call', method, args });
+  }
+
   /** Runs a generation, aborting it when signal aborts; resolves to its result. */
   #run(message, signal) {
     return this.#start(message, signal).result;
@@ -486,6 +503,9 @@ export class WasmLM {
    */
   #start(message, signal, onChunk, onPromptProgress) {
     try {
+      if (message.type === 'generate' || message.type === 'stream') {
+        checkSendable({ prompt: message.prompt, options: message.options }, ['responseFormat']);
+      }
       checkSignal(signal);
       if (onPromptProgress != null && typeof onPromptProgress !== 'function') {
         throw argumentError('onPromptProgress', `must be a function, got ${describe(onPromptProgress)}`);

@@ -305,9 +305,9 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		{"text must be a string, got 42", "text"},
 		{"ids[1] must be a token id of this model (0..511), got 99999", "ids[1]"},
 		{"seed must be an integer in [0, 2^53 - 1], got -1", "seed"},
-		{"the arguments cannot be sent to the worker", ""},
-		{"top_p must be in [0, 1] (0 or 1 = off), got 7", "top_p"},             // OpenAI's name, as it was given
-		{"enable_thinking must be a boolean, got a string", "enable_thinking"}, // package openai's wording, as over HTTP
+		{"onToken must be data a worker can receive, got a function", "onToken"}, // found by the page before it posts the call
+		{"top_p must be in [0, 1] (0 or 1 = off), got 7", "top_p"},               // OpenAI's name, as it was given
+		{"enable_thinking must be a boolean, got a string", "enable_thinking"},   // package openai's wording, as over HTTP
 		{"chat_template_kwargs.enable_thinking must be a boolean, got a number", "chat_template_kwargs.enable_thinking"},
 		{"enable_thinking is true but chat_template_kwargs.enable_thinking is false", "enable_thinking"},
 	}

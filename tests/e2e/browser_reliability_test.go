@@ -189,7 +189,7 @@ const errorPathsScript = `
 	add('load with name: 7', 'invalid_argument', 'name', () => WasmLM.load(undefined, { name: 7 }));
 	add('load with tokenizer: 42', 'invalid_argument', 'tokenizer', () => WasmLM.load(undefined, { tokenizer: 42 }));
 	add('load with contextLength: -1', 'invalid_argument', 'contextLength', () => WasmLM.load(undefined, { contextLength: -1 }));
-	add('load with contextLength: a function', 'invalid_argument', '', () => WasmLM.load(undefined, { contextLength: () => 1 }));
+	add('load with contextLength: a function', 'invalid_argument', 'contextLength', () => WasmLM.load(undefined, { contextLength: () => 1 }));
 	add('load of three bytes', 'invalid_model', '', () => WasmLM.load(new Uint8Array([1, 2, 3])));
 	add('load of a GGUF header and zeros', 'invalid_model', '', () => WasmLM.load(gguf));
 	add('load of a truncated model', 'invalid_model', '', () => WasmLM.load(defaultBytes.slice(0, 5000)));
@@ -226,7 +226,7 @@ const errorPathsScript = `
 	add("generate with temperature: 'hot'", 'invalid_argument', 'temperature', () => lm.generate('x', { temperature: 'hot' }));
 	add('generate with an unknown option', 'invalid_argument', '', () => lm.generate('x', { temprature: 1 }));
 	add('generate with signal: {}', 'invalid_argument', 'signal', () => lm.generate('x', { signal: {} }));
-	add('generate with a function in the options', 'invalid_argument', '', () => lm.generate('x', { stop: () => '.' }));
+	add('generate with a function in the options', 'invalid_argument', 'stop', () => lm.generate('x', { stop: () => '.' }));
 	add('generate with a getter that throws', 'js_exception', '', () =>
 		lm.generate('x', { get topK() { throw new Error('getter says no'); } }));
 	add('generate with a prompt longer than the context', 'prompt_too_long', '', () => lm.generate('Once upon a time '.repeat(200)));
@@ -259,6 +259,76 @@ const errorPathsScript = `
 	add('chat with a prompt longer than the context', 'prompt_too_long', 'messages', () =>
 		lm.chat.completions.create({ messages: [{ role: 'user', content: 'Once upon a time '.repeat(200) }] }));
 	add('serve of a model loaded without { serve: true }', 'serve_failed', '', () => lm.serve());
+
+	// A BigInt (which no argument or option takes: the Go side reads
+	// numbers), a symbol or function (which a worker cannot receive) or a
+	// value of the wrong type in every argument and option of every method:
+	// invalid_argument naming the field, its path when nested.
+	const big = 7n;
+	const schema = (s) => ({ responseFormat: { type: 'json_schema', json_schema: { name: 'n', schema: s } } });
+	const chat = (fields, opts) => lm.chat.completions.create({ messages, max_tokens: 2, ...fields }, opts);
+	const chatStream = async (fields) => drain(await chat({ stream: true, ...fields }));
+	const typed = [
+		['WasmLM.load', 'source', () => WasmLM.load(big)],
+		['WasmLM.load', 'options', () => WasmLM.load(undefined, big)],
+		...['contextLength', 'workers', 'name', 'sha256', 'kvType', 'cache', 'simd', 'serve', 'onProgress', 'signal', 'tokenizer']
+			.map((k) => ['WasmLM.load', k, () => WasmLM.load(undefined, { [k]: big })]),
+		['WasmLM.inspect', 'source', () => WasmLM.inspect(big)],
+		['WasmLM.inspect', 'options', () => WasmLM.inspect(undefined, big)],
+		...['contextLength', 'workers', 'kvType', 'signal'].map((k) => ['WasmLM.inspect', k, () => WasmLM.inspect(undefined, { [k]: big })]),
+		['WasmLM.serve', 'options', () => WasmLM.serve(big)],
+		['WasmLM.serve', 'model', () => WasmLM.serve({ model: big })],
+		['WasmLM.cache.delete', 'url', () => WasmLM.cache.delete(big)],
+		['lm.serve', 'options', () => lm.serve(big)],
+		...['scope', 'workerScope', 'serviceWorker'].map((k) => ['lm.serve', k, () => lm.serve({ [k]: big })]),
+		['generate', 'prompt', () => lm.generate(big)],
+		['generate', 'options', () => lm.generate('x', big)],
+		...['maxTokens', 'temperature', 'topK', 'topP', 'minP', 'repeatPenalty', 'presencePenalty', 'frequencyPenalty', 'seed',
+			'stop', 'trace', 'signal', 'onPromptProgress', 'grammar', 'responseFormat'].map((k) => ['generate', k, () => lm.generate('x', { [k]: big })]),
+		['generate', 'stop[1]', () => lm.generate('x', { stop: ['a', big] })],
+		['generate', 'stop[0]', () => lm.generate('x', { stop: [() => '.'] })],
+		['generate', 'seed', () => lm.generate('x', { seed: Symbol('seed') })],
+		['generate', 'responseFormat.type', () => lm.generate('x', { responseFormat: { type: 5 } })],
+		['generate', 'responseFormat.json_schema.schema.maxLength', () => lm.generate('x', schema({ type: 'string', maxLength: big }))],
+		['stream', 'prompt', () => drain(lm.stream(big))],
+		['stream', 'topK', () => drain(lm.stream('x', { topK: big }))],
+		['stream', 'stop[0]', () => lm.stream('x', { stop: [big] }).result],
+		['tokenize', 'text', () => lm.tokenize(big)],
+		['tokenize', 'options', () => lm.tokenize('x', big)],
+		['tokenize', 'addBos', () => lm.tokenize('x', { addBos: big })],
+		['tokenize', 'special', () => lm.tokenize('x', { special: big })],
+		['tokenize', 'special', () => lm.tokenize('x', { special: () => true })],
+		['detokenize', 'ids', () => lm.detokenize(big)],
+		['detokenize', 'ids[1]', () => lm.detokenize([1, big])],
+		['chat.completions.create', 'options', () => chat({}, big)],
+		['chat.completions.create', 'stream', () => chat({ stream: 'yes' })],
+		['chat.completions.create', 'stream', () => chat({ stream: big })],
+		['chat.completions.create', 'stream_options', () => chatStream({ stream_options: 5 })],
+		['chat.completions.create', 'stream_options.include_usage', () => chatStream({ stream_options: { include_usage: 'yes' } })],
+		['chat.completions.create', 'max_tokens', () => chat({ max_tokens: big })],
+		['chat.completions.create', 'max_tokens', () => chat({ max_tokens: 'ten' })],
+		['chat.completions.create', 'seed', () => chat({ seed: '42' })],
+		['chat.completions.create', 'n', () => chat({ n: big })],
+		['chat.completions.create', 'temperature', () => chatStream({ temperature: big })],
+		['chat.completions.create', 'logit_bias.1', () => chat({ logit_bias: { 1: big } })],
+		['chat.completions.create', 'logit_bias', () => chat({ logit_bias: [1] })],
+		['chat.completions.create', 'response_format', () => chat({ response_format: 'json' })],
+		['chat.completions.create', 'response_format.type', () => chat({ response_format: { type: big } })],
+		['chat.completions.create', 'tools', () => chat({ tools: big })],
+		['chat.completions.create', 'tools[0].function.name', () => chat({ tools: [{ type: 'function', function: { name: 5 } }] })],
+		['chat.completions.create', 'tool_choice', () => chat({ tool_choice: big })],
+		['chat.completions.create', 'messages', () => chat({ messages: big })],
+		['chat.completions.create', 'messages[0].content', () => chatStream({ messages: [{ role: 'user', content: big }] })],
+		['embeddings.create', 'input', () => lm.embeddings.create({ input: big })],
+		['embeddings.create', 'input[1]', () => lm.embeddings.create({ input: ['a', big] })],
+		...['dimensions', 'encoding_format', 'truncate', 'normalize', 'model', 'user'].map((k) => ['embeddings.create', k, () => lm.embeddings.create({ input: 'a', [k]: big })]),
+		['embeddings.create', 'options', () => lm.embeddings.create({ input: 'a' }, big)],
+		['rerank', 'query', () => lm.rerank({ query: big, documents: ['a'] })],
+		['rerank', 'documents[1]', () => lm.rerank({ query: 'q', documents: ['a', big] })],
+		...['top_n', 'return_documents', 'truncate', 'model'].map((k) => ['rerank', k, () => lm.rerank({ query: 'q', documents: ['a'], [k]: big })]),
+		['rerank', 'options', () => lm.rerank({ query: 'q', documents: ['a'] }, big)],
+	];
+	for (const [method, field, run] of typed) add(method + ': ' + String(run).replace(/^\(\) => /, ''), 'invalid_argument', field, run);
 
 	// After unload(): the calls it cut short, and every later one.
 	const gone = await WasmLM.load();
