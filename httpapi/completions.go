@@ -136,7 +136,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	// The slot is free again as soon as the generation ends, before the
 	// last bytes reach a slow client.
 	gen := func(onToken engine.TokenFunc) (engine.Result, error) {
-		defer h.sched.release(sess)
+		defer h.sched.release(ctx, sess)
 		return h.generate(ctx, sess, j.Prompt, j.Options, onToken)
 	}
 	var (

@@ -70,22 +70,34 @@ func (h *Handler) admit(w *writer, r *http.Request, rt route) {
 		writeError(w, e)
 		return
 	}
-	if err := h.sched.admit(); err != nil {
+	client := clientOf(r.Context())
+	if err := h.sched.admit(client); err != nil {
 		writeError(w, h.refusal(err))
 		if rt.completion {
 			h.onComplete(Completion{Endpoint: r.URL.Path, Err: err})
 		}
 		return
 	}
-	defer h.sched.leave()
+	defer h.sched.leave(client)
 	rt.serve(w, r)
 }
 
-// refusal is the 503 for a request the scheduler will not take
-// (ErrQueueFull, ErrShuttingDown).
+// refusal is the answer to a request the scheduler will not take: 503
+// (ErrQueueFull, ErrShuttingDown), or 429 when its own client has all the
+// places one client may (ErrClientQueueFull): that is the client's doing,
+// as a rate limit is, and the server may well have room for others.
 func (h *Handler) refusal(err error) *apiError {
-	if errors.Is(err, ErrShuttingDown) {
+	switch {
+	case errors.Is(err, ErrShuttingDown):
 		return shuttingDown("The server is shutting down. Retry later.")
+	case errors.Is(err, ErrClientQueueFull):
+		slots := max(h.opts.Slots, 1)
+		return &apiError{
+			status: http.StatusTooManyRequests, typ: "requests", code: "rate_limit_exceeded",
+			message: fmt.Sprintf("Too many of your requests are in the server: a client may have %d at once (%d generating, %d waiting). Retry once one is answered.",
+				h.sched.perClient, slots, h.sched.perClient-slots),
+			header: http.Header{"Retry-After": {"1"}},
+		}
 	}
 	return &apiError{
 		status: http.StatusServiceUnavailable, typ: typeServer, code: "server_overloaded",

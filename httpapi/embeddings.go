@@ -187,7 +187,7 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 // runOnSession runs j on the slot's session and releases it: the answer,
 // encoded, and the tokens the model evaluated. A panic is an error.
 func (h *Handler) runOnSession(ctx context.Context, sess *engine.Session, j *embedJob) (answer encoded, tokens int, err error) {
-	defer h.sched.release(sess)
+	defer h.sched.release(ctx, sess)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", ErrPanic, p)

@@ -15,6 +15,10 @@ var (
 	// ErrQueueFull means every slot is busy and the wait queue is full: the
 	// request is answered 503 at once.
 	ErrQueueFull = errors.New("httpapi: server overloaded: the request queue is full")
+	// ErrClientQueueFull means the request's client (its key, or without
+	// keys its address) has as many requests in the server as one client
+	// may (Options.ClientQueue): the request is answered 429 at once.
+	ErrClientQueueFull = errors.New("httpapi: too many requests of this client are waiting")
 	// ErrShuttingDown means the handler is shutting down (Handler.Shutdown):
 	// the request was refused with 503, or its generation stopped when the
 	// grace period ended.

@@ -14,8 +14,9 @@
 // same API runs in `wasmlm serve` and in the edge worker (cmd/worker, on
 // github.com/syumai/workers). Requests share one model: each generation
 // takes one of Options.Slots sessions (each with its own KV cache); requests
-// that find every slot busy wait in a bounded FIFO queue and are refused with
-// 503 when it is full. A POST takes its place before its body is read, and
+// that find every slot busy wait in a bounded queue, one line per client
+// served round-robin, and are refused with 503 when it is full (429 when
+// their own client has all the places one client may). A POST takes its place before its body is read, and
 // is decoded and tokenized in one of as many places as there are slots, so
 // what requests hold is bounded by the slots and the queue. Every failure is
 // an OpenAI error object {"error": {"message", "type", "param", "code"}} with
@@ -74,17 +75,31 @@ type Options struct {
 	// (KV cache, about 2·layers·context·kvDim float32s); 0 means 1. It is
 	// also how many requests are prepared at once (see QueueSize).
 	Slots int
-	// QueueSize is how many requests may wait for a slot, in arrival order;
-	// one more is refused with 503. 0 means DefaultQueueSize; negative means
-	// none may wait. A POST takes its place before its body is read (it
-	// waits for a slot once the body is in), so at most Slots + QueueSize
-	// bodies are ever held: the memory a burst of requests, or of clients
-	// that stall half-way through their bodies, can take is bounded by it.
-	// What a body becomes (decoded JSON, a tokenized prompt: tens of times
-	// the body for a megabyte of text) is made in one of Slots places, in
-	// arrival order, before the request waits for a slot; so at most Slots
+	// QueueSize is how many requests may wait for a slot (in one line per
+	// client, served round-robin: see ClientQueue); one more is refused
+	// with 503. 0 means DefaultQueueSize; negative means none may wait. A
+	// POST takes its place before its body is read (it waits for a slot
+	// once the body is in), so at most Slots + QueueSize bodies are ever
+	// held: the memory a burst of requests, or of clients that stall
+	// half-way through their bodies, can take is bounded by it. What a body
+	// becomes (decoded JSON, a tokenized prompt: tens of times the body for
+	// a megabyte of text) is made in one of Slots places, handed out as the
+	// slots are, before the request waits for a slot; so at most Slots
 	// requests take that memory at once.
 	QueueSize int
+	// ClientQueue bounds what one client (its API key, or without Keys its
+	// address) may hold of the queue: at most Slots + ClientQueue of its
+	// requests are admitted at once, and one more is refused with 429
+	// (rate_limit_exceeded, Retry-After), since the server may well have
+	// room for other clients. While ClientQueue < QueueSize no client can
+	// fill the queue and so refuse the others with 503. 0 means a quarter
+	// of QueueSize (at least 1, at most QueueSize); negative means none of
+	// a client's requests may wait; at QueueSize or more, one client may
+	// fill the queue. Whatever the bound, the requests that wait are served
+	// round-robin between clients, each client's in arrival order: a
+	// request waits for the slots in use and at most one request of each
+	// other waiting client, not for another client's burst.
+	ClientQueue int
 	// ContextLength is each session's context (see engine.SessionOptions);
 	// 0 is the model's, capped at engine.DefaultContextLength.
 	ContextLength int
@@ -159,7 +174,7 @@ type Options struct {
 	// (and embedding or rerank request, with Inputs set):
 	// finished, failed, stopped by Shutdown, or dropped because its client
 	// left while it waited; and after every completion request refused with
-	// 503 (Err ErrQueueFull or ErrShuttingDown), valid or not: one refused
+	// 503 (Err ErrQueueFull or ErrShuttingDown) or 429 (ErrClientQueueFull), valid or not: one refused
 	// before its body was read has only Endpoint and Err; one whose client
 	// left while it waited to be prepared, before it was known to be valid,
 	// has Endpoint, Dropped and Queued. It must be safe for concurrent use.
@@ -231,6 +246,13 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	case queue < 0:
 		queue = 0
 	}
+	clientQueue := opts.ClientQueue
+	switch {
+	case clientQueue == 0:
+		clientQueue = min(max(queue/4, 1), queue)
+	case clientQueue < 0:
+		clientQueue = 0
+	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -267,7 +289,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
-		maxTokens: contextLength, sched: newScheduler(sessions, queue, opts.Sessions),
+		maxTokens: contextLength, sched: newScheduler(sessions, queue, clientQueue, opts.Sessions),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFIFO(make([]struct{}, slots), slots+queue),
 		created:   time.Now().Unix(), newID: randomID, generate: runSession,

@@ -8,7 +8,7 @@ import (
 // the prompt, formatting the messages with the chat template: the work
 // that takes memory in proportion to the body, tens of times its size when
 // a megabyte of text is tokenized — in one of Options.Slots places, taken
-// in arrival order, and leaves the place before the request waits for a
+// in arrival order and fairly between clients (see fifo), and leaves the place before the request waits for a
 // slot or generates. Admission bounds the bodies held (slots + queue, each
 // of at most MaxBodyBytes); this bounds what they become: without it, every
 // admitted request would decode and tokenize at once, and 66 requests of a
@@ -30,10 +30,11 @@ func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, fn func(body [
 	if e != nil {
 		return e
 	}
-	if _, err := h.preparing.take(r.Context()); err != nil {
+	client := clientOf(r.Context())
+	if _, err := h.preparing.take(r.Context(), client); err != nil {
 		return err
 	}
-	defer h.preparing.put(struct{}{})
+	defer h.preparing.put(struct{}{}, client)
 	if e := fn(body); e != nil {
 		return e
 	}

@@ -22,7 +22,8 @@ import (
 // leaves while it waits for a place is dropped without being prepared.
 func TestPreparationPlaces(t *testing.T) {
 	done := make(completions, 8)
-	h := newHandler(t, Options{Slots: 1, QueueSize: 8, OnCompletion: done.report})
+	// The test's requests all come from one client: it may fill the queue.
+	h := newHandler(t, Options{Slots: 1, QueueSize: 8, ClientQueue: 8, OnCompletion: done.report})
 	started := make(chan int, 8)
 	release := make(chan struct{})
 	h.generate = func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, _ engine.TokenFunc) (engine.Result, error) {
@@ -47,7 +48,7 @@ func TestPreparationPlaces(t *testing.T) {
 	}
 
 	// The test holds the only place: what comes waits for it, its body read.
-	_, err := h.preparing.take(context.Background())
+	_, err := h.preparing.take(context.Background(), "test")
 	require.NoError(t, err)
 	var waiting []chan *httptest.ResponseRecorder
 	for i := range 3 {
@@ -74,7 +75,7 @@ func TestPreparationPlaces(t *testing.T) {
 	assert.Equal(t, "/v1/chat/completions", c.Endpoint)
 	assert.Equal(t, http.StatusOK, (<-left).Code, "nothing was written: its client is gone")
 
-	h.preparing.put(struct{}{})
+	h.preparing.put(struct{}{}, "test")
 	// Prepared in turn, the first generates and the other two wait for the
 	// slot, their places left; tokenize and detokenize are answered.
 	assert.Equal(t, 10, <-started)

@@ -8,31 +8,48 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 )
 
-// scheduler hands the model's sessions (one per slot) to requests in the
-// order they arrived. A request that finds every slot busy waits in a
-// bounded FIFO queue; when the queue is full it is refused at once, so a
-// burst cannot pile up unbounded memory and latency. A waiting request whose
-// context ends (its client left) leaves the queue without ever taking a slot.
+// scheduler hands the model's sessions (one per slot) to requests, fairly
+// between clients: each client's requests wait in a line of their own, in
+// the order they arrived, and a free slot goes to the waiting client served
+// least recently (round-robin; see fifo). The waiting is bounded: when limit
+// requests wait, one more is refused at once, so a burst cannot pile up
+// unbounded memory and latency. A waiting request whose context ends (its
+// client left) leaves its line without ever taking a slot.
 //
 // Before all that, a request is admitted (admit, then leave when it is
-// answered): at most slots + limit requests are between the two at once.
-// The handler admits a request before it reads its body, so the bodies held
-// at once are bounded by the same numbers as the queue; one admitted request
-// more could only have to wait beyond the queue's end.
+// answered): at most slots + limit requests are between the two at once,
+// and at most slots + clientLimit of one client, so that no client can take
+// every place (clientLimit < limit) and refuse the others. The handler
+// admits a request before it reads its body, so the bodies held at once are
+// bounded by the same numbers as the queue; one admitted request more could
+// only have to wait beyond the queue's end.
 type scheduler struct {
 	slots  *fifo[*engine.Session]
 	lender SessionLender // when not nil, lends the one session instead of slots
 
-	mu       sync.Mutex
-	admitted int           // requests between admit and leave
-	capacity int           // most requests admitted at once: slots + limit
-	closed   bool          // by close: admit refuses
-	drained  chan struct{} // closed once closed and no request is admitted
+	mu        sync.Mutex
+	admitted  int            // requests between admit and leave
+	capacity  int            // most requests admitted at once: slots + limit
+	ofClient  map[string]int // requests between admit and leave, by client (those with any)
+	perClient int            // most requests of one client admitted at once: slots + clientLimit
+	closed    bool           // by close: admit refuses
+	drained   chan struct{}  // closed once closed and no request is admitted
 }
 
-func newScheduler(sessions []*engine.Session, limit int, lender SessionLender) *scheduler {
-	limit = max(limit, 0)
-	return &scheduler{slots: newFIFO(sessions, limit), lender: lender, capacity: len(sessions) + limit, drained: make(chan struct{})}
+func newScheduler(sessions []*engine.Session, limit, clientLimit int, lender SessionLender) *scheduler {
+	limit, clientLimit = max(limit, 0), max(clientLimit, 0)
+	return &scheduler{
+		slots: newFIFO(sessions, limit), lender: lender,
+		capacity: len(sessions) + limit, ofClient: map[string]int{}, perClient: len(sessions) + clientLimit,
+		drained: make(chan struct{}),
+	}
+}
+
+// clientOf is the client a request's context is counted under (see
+// authenticate): an API key's name, or without keys "addr:" and its address.
+func clientOf(ctx context.Context) string {
+	client, _ := ctx.Value(clientKey{}).(string)
+	return client
 }
 
 // close refuses every request from now on, with ErrShuttingDown, those
@@ -61,35 +78,47 @@ func (s *scheduler) checkDrained() {
 	}
 }
 
-// admit lets a request in, or fails with ErrQueueFull when capacity
-// requests are in already (ErrShuttingDown once closed).
-func (s *scheduler) admit() error {
+// admit lets a request of client in, or fails with ErrClientQueueFull when
+// that client has perClient requests in already, with ErrQueueFull when
+// capacity requests are in already (ErrShuttingDown once closed). The
+// client's own bound comes first: a request it could not have made on an
+// idle server is the client's doing, not the server's load. A client bound
+// no lower than the server's is none: such a client is refused because the
+// queue is full.
+func (s *scheduler) admit(client string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	switch {
+	case s.closed:
 		return ErrShuttingDown
-	}
-	if s.admitted >= s.capacity {
+	case s.perClient < s.capacity && s.ofClient[client] >= s.perClient:
+		return ErrClientQueueFull
+	case s.admitted >= s.capacity:
 		return ErrQueueFull
 	}
 	s.admitted++
+	s.ofClient[client]++
 	return nil
 }
 
-// leave ends what admit began.
-func (s *scheduler) leave() {
+// leave ends what admit began for a request of client.
+func (s *scheduler) leave(client string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.admitted--
+	if s.ofClient[client]--; s.ofClient[client] <= 0 {
+		delete(s.ofClient, client)
+	}
 	s.checkDrained()
 }
 
-// acquire returns an idle session, waiting for one in FIFO order, and the
-// context to run the request's work in (ctx, or the lender's wrapping of
-// it). It fails with ErrQueueFull when it would have to wait and limit
-// requests already do, with ErrShuttingDown once closed, and with ctx's
-// error when ctx ends first. With a lender, the lender orders the waiting
-// (the admitted requests are bounded all the same).
+// acquire returns an idle session, waiting for one in the line of ctx's
+// client (clientOf), and the context to run the request's work in (ctx, or
+// the lender's wrapping of it). It fails with ErrQueueFull when it would
+// have to wait and limit requests already do, with ErrShuttingDown once
+// closed, and with ctx's error when ctx ends first. With a lender, the
+// lender orders the waiting (the admitted requests are bounded all the
+// same).
 func (s *scheduler) acquire(ctx context.Context) (context.Context, *engine.Session, error) {
 	if s.lender != nil {
 		s.mu.Lock()
@@ -100,38 +129,62 @@ func (s *scheduler) acquire(ctx context.Context) (context.Context, *engine.Sessi
 		}
 		return s.lender.Borrow(ctx)
 	}
-	sess, err := s.slots.take(ctx)
+	sess, err := s.slots.take(ctx, clientOf(ctx))
 	return ctx, sess, err
 }
 
-// release returns a session: to the lender, or to the oldest waiting
-// request, or to the pool.
-func (s *scheduler) release(sess *engine.Session) {
+// release returns the session acquire(ctx) gave (ctx, or the context
+// acquire returned, names the client): to the lender, or to the next
+// waiting request (see fifo), or to the pool.
+func (s *scheduler) release(ctx context.Context, sess *engine.Session) {
 	if s.lender != nil {
 		s.lender.Return(sess)
 		return
 	}
-	s.slots.put(sess)
+	s.slots.put(sess, clientOf(ctx))
 }
 
 // queued is the number of requests waiting for a slot.
 func (s *scheduler) queued() int { return s.slots.queued() }
 
 // fifo hands the items of a pool (the slots' sessions, the places where
-// requests are prepared) to those who ask, in the order they asked. One who
-// finds none free waits, unless limit others wait already; one whose
-// context ends leaves the line without taking one. Once closed, it refuses
-// everyone, those waiting too.
+// requests are prepared) to those who ask, fairly between clients: each
+// client (an API key's name, or without keys an address: see authenticate)
+// has its own line, served in the order it asked, and a free item goes to
+// the waiting client served least recently — round-robin between the
+// clients that wait, where a client that holds an item, or was just handed
+// one, comes last. So one waiting request is served after the items in use
+// come back and at most one more request of each other waiting client,
+// however many requests another client has in its line. One who finds none
+// free waits, unless limit others wait already; one whose context ends
+// leaves its line without taking one. Once closed, it refuses everyone,
+// those waiting too.
 //
-// The line is explicit rather than a buffered channel of items because the
-// Go specification does not promise that blocked receivers are served in
-// order; fairness is the point here.
+// The lines are explicit rather than a buffered channel of items because
+// the Go specification does not promise that blocked receivers are served
+// in order; fairness is the point here.
 type fifo[T any] struct {
 	mu      sync.Mutex
 	free    []T
-	waiting []chan grant[T] // oldest first; each buffered (1), so put never blocks on it
-	limit   int             // most that may wait
+	clients map[string]*line[T] // those that wait or hold an item
+	waiting int                 // waiters in every line
+	limit   int                 // most that may wait
+	tick    uint64              // counts arrivals and grants: orders lines and waiters
 	closed  bool
+}
+
+// line is one client's: its waiters, oldest first, and what it holds.
+type line[T any] struct {
+	waiters []waiter[T]
+	held    int    // items taken and not yet put back
+	served  uint64 // tick of the client's last grant; 0: none while the line lived
+}
+
+// waiter is one waiting take: where its grant goes (buffered (1), so put
+// never blocks on it) and when it arrived.
+type waiter[T any] struct {
+	ch      chan grant[T]
+	arrived uint64
 }
 
 // grant is what a waiter is handed: an item, or (ok false) the news that
@@ -142,35 +195,40 @@ type grant[T any] struct {
 }
 
 func newFIFO[T any](items []T, limit int) *fifo[T] {
-	return &fifo[T]{free: items, limit: limit}
+	return &fifo[T]{free: items, limit: limit, clients: map[string]*line[T]{}}
 }
 
-// take returns a free item, waiting for one in FIFO order. It fails with
-// ErrQueueFull when it would have to wait and limit others already do, with
-// ErrShuttingDown once closed, and with ctx's error when ctx ends first.
-func (f *fifo[T]) take(ctx context.Context) (T, error) {
+// take returns a free item for client, waiting for one in its line. It
+// fails with ErrQueueFull when it would have to wait and limit others
+// already do, with ErrShuttingDown once closed, and with ctx's error when
+// ctx ends first. The item is client's until put back with its name.
+func (f *fifo[T]) take(ctx context.Context, client string) (T, error) {
 	var none T
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
 		return none, ErrShuttingDown
 	}
-	if len(f.free) > 0 && len(f.waiting) == 0 {
+	if len(f.free) > 0 && f.waiting == 0 {
 		item := f.free[len(f.free)-1] // the most recently put: a slot's KV cache may hold this client's prefix
 		f.free = f.free[:len(f.free)-1]
+		f.grantTo(client)
 		f.mu.Unlock()
 		return item, nil
 	}
-	if len(f.waiting) >= f.limit {
+	if f.waiting >= f.limit {
 		f.mu.Unlock()
 		return none, ErrQueueFull
 	}
-	w := make(chan grant[T], 1)
-	f.waiting = append(f.waiting, w)
+	l := f.line(client)
+	f.tick++
+	w := waiter[T]{ch: make(chan grant[T], 1), arrived: f.tick}
+	l.waiters = append(l.waiters, w)
+	f.waiting++
 	f.mu.Unlock()
 
 	select {
-	case g := <-w:
+	case g := <-w.ch:
 		if !g.ok {
 			return none, ErrShuttingDown
 		}
@@ -178,31 +236,87 @@ func (f *fifo[T]) take(ctx context.Context) (T, error) {
 	case <-ctx.Done():
 	}
 	f.mu.Lock()
-	if i := slices.Index(f.waiting, w); i >= 0 {
-		f.waiting = slices.Delete(f.waiting, i, i+1)
+	if i := slices.IndexFunc(l.waiters, func(x waiter[T]) bool { return x.ch == w.ch }); i >= 0 {
+		l.waiters = slices.Delete(l.waiters, i, i+1)
+		f.waiting--
+		f.forget(client, l)
 		f.mu.Unlock()
 		return none, ctx.Err()
 	}
 	f.mu.Unlock()
-	// put (or close) chose w before the cancel was seen: the grant is in w
-	// already; pass its item on.
-	if g := <-w; g.ok {
-		f.put(g.item)
+	// put (or close) chose w before the cancel was seen: the grant is in
+	// w.ch already; pass its item on.
+	if g := <-w.ch; g.ok {
+		f.put(g.item, client)
 	}
 	return none, ctx.Err()
 }
 
-// put returns an item: to the oldest waiter, or to the pool.
-func (f *fifo[T]) put(item T) {
+// put returns an item client took: to the next waiter (see next), or to
+// the pool.
+func (f *fifo[T]) put(item T, client string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.waiting) > 0 {
-		w := f.waiting[0]
-		f.waiting = slices.Delete(f.waiting, 0, 1)
-		w <- grant[T]{item: item, ok: true}
+	if l := f.clients[client]; l != nil {
+		l.held--
+		f.forget(client, l)
+	}
+	name, l := f.next()
+	if l == nil {
+		f.free = append(f.free, item)
 		return
 	}
-	f.free = append(f.free, item)
+	w := l.waiters[0]
+	l.waiters = slices.Delete(l.waiters, 0, 1)
+	f.waiting--
+	f.grantTo(name)
+	w.ch <- grant[T]{item: item, ok: true}
+}
+
+// next is the line to serve: of the clients that wait, the one served
+// least recently (one served never, while its line lived, first), and
+// between those the one whose oldest waiter came first. nil when none
+// waits. f.mu is held.
+func (f *fifo[T]) next() (string, *line[T]) {
+	var (
+		name string
+		best *line[T]
+	)
+	for c, l := range f.clients {
+		if len(l.waiters) == 0 {
+			continue
+		}
+		if best == nil || l.served < best.served || (l.served == best.served && l.waiters[0].arrived < best.waiters[0].arrived) {
+			name, best = c, l
+		}
+	}
+	return name, best
+}
+
+// line is client's line, made if it has none. f.mu is held.
+func (f *fifo[T]) line(client string) *line[T] {
+	l := f.clients[client]
+	if l == nil {
+		l = &line[T]{}
+		f.clients[client] = l
+	}
+	return l
+}
+
+// grantTo records that client was handed an item. f.mu is held.
+func (f *fifo[T]) grantTo(client string) {
+	l := f.line(client)
+	l.held++
+	f.tick++
+	l.served = f.tick
+}
+
+// forget drops client's line once it neither waits nor holds an item, so
+// the lines are as many as the clients in the pool's hands. f.mu is held.
+func (f *fifo[T]) forget(client string, l *line[T]) {
+	if l.held <= 0 && len(l.waiters) == 0 {
+		delete(f.clients, client)
+	}
 }
 
 // close refuses every take from now on, and those waiting.
@@ -210,15 +324,19 @@ func (f *fifo[T]) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
-	for _, w := range f.waiting {
-		w <- grant[T]{}
+	for c, l := range f.clients {
+		for _, w := range l.waiters {
+			w.ch <- grant[T]{}
+		}
+		l.waiters = nil
+		f.forget(c, l)
 	}
-	f.waiting = nil
+	f.waiting = 0
 }
 
-// queued is the number waiting.
+// queued is the number waiting, in every line.
 func (f *fifo[T]) queued() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.waiting)
+	return f.waiting
 }

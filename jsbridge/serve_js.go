@@ -165,7 +165,9 @@ func (b *Binding) httpHandler(name string) (*httpapi.Handler, error) {
 	if s != nil && s.model == m && s.name == name {
 		return s.handler, nil
 	}
-	h, err := httpapi.New(m, httpapi.Options{ModelName: name, Sessions: &servedSessions{b: b, model: m}})
+	// Every request comes from the page (one client, the same address): it
+	// may use the whole queue, as the page's own calls may.
+	h, err := httpapi.New(m, httpapi.Options{ModelName: name, ClientQueue: httpapi.DefaultQueueSize, Sessions: &servedSessions{b: b, model: m}})
 	if err != nil {
 		return nil, err
 	}

@@ -82,16 +82,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var mf modelFlags
 	mf.register(fs)
 	var (
-		addr      = fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-		web       = fs.String("web", defaultWebDir, "directory of the static web page served at / (the default is used only if it exists)")
-		slots     = fs.Int("slots", defaultSlots(), "generations that run at once, each with its own KV cache")
-		queue     = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
-		ctxLimit  = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
-		kvType    = kvTypeFlag(fs)
-		threads   = threadsFlag(fs)
-		maxTokens = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
-		maxEmbed  = fs.Int("max-embed-tokens", httpapi.DefaultMaxEmbedTokens, "most tokens one embeddings or rerank request may have evaluated, special tokens included; more get 400 (0: no limit)")
-		cors      = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
+		addr        = fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+		web         = fs.String("web", defaultWebDir, "directory of the static web page served at / (the default is used only if it exists)")
+		slots       = fs.Int("slots", defaultSlots(), "generations that run at once, each with its own KV cache")
+		queue       = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
+		clientQueue = fs.Int("client-queue", 0, "requests one client (API key, or address without keys) may have waiting beyond the slots; more get 429 (0: a quarter of -queue, at least 1)")
+		ctxLimit    = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
+		kvType      = kvTypeFlag(fs)
+		threads     = threadsFlag(fs)
+		maxTokens   = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
+		maxEmbed    = fs.Int("max-embed-tokens", httpapi.DefaultMaxEmbedTokens, "most tokens one embeddings or rerank request may have evaluated, special tokens included; more get 400 (0: no limit)")
+		cors        = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
 	var limits connLimits
 	limits.register(fs)
@@ -107,8 +108,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *slots < 1 || *queue < 0 || *ctxLimit < 0 || *maxTokens < 0 || *maxEmbed < 0 || !limits.valid() || *grace < 0 {
-		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -ctx, -max-tokens, -max-embed-tokens, -max-conns, the timeouts and -shutdown-grace >= 0")
+	if *slots < 1 || *queue < 0 || *clientQueue < 0 || *ctxLimit < 0 || *maxTokens < 0 || *maxEmbed < 0 || !limits.valid() || *grace < 0 {
+		fmt.Fprintln(stderr, "serve: -slots must be >= 1; -queue, -client-queue, -ctx, -max-tokens, -max-embed-tokens, -max-conns, the timeouts and -shutdown-grace >= 0")
 		return exitUsage
 	}
 	hosts, err := hostNames(allowHosts)
@@ -139,7 +140,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	opts := httpapi.Options{
-		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads,
+		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ClientQueue: *clientQueue, ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads,
 		MaxTokens: *maxTokens, MaxEmbedTokens: *maxEmbed, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
 		WriteTimeout: limits.write, Keys: keys, Limiter: limiter,
 	}

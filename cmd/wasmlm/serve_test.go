@@ -218,6 +218,7 @@ func TestServeFlags(t *testing.T) {
 		{"serve", "-web", missing},
 		{"serve", "-slots", "0"},
 		{"serve", "-queue", "-1"},
+		{"serve", "-client-queue", "-1"},
 		{"serve", "extra"},
 		{"serve", "-allow-host", ""},
 		{"serve", "-cors", "app.example"},

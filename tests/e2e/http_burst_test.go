@@ -71,7 +71,8 @@ func burstKinds() []burstKind {
 // peak memory stays within its bound, and once idle it gives the memory
 // back.
 func TestHTTPServeMegabyteBurst(t *testing.T) {
-	p := startServe(t, "-slots", fmt.Sprint(burstSlots), "-queue", fmt.Sprint(burstQueue))
+	// The clients share one address: it may fill the queue (-client-queue).
+	p := startServe(t, "-slots", fmt.Sprint(burstSlots), "-queue", fmt.Sprint(burstQueue), "-client-queue", fmt.Sprint(burstQueue))
 	start, ok := p.rss(t)
 	if !ok {
 		skipOrFail(t, "no /proc: the server's memory is not measured here")

@@ -32,6 +32,10 @@ const (
 	loadWaves   = 3
 	loadTokens  = 64 // max_tokens of each stream
 	loadSlots   = 2
+	// loadClientQueue lets one client fill the default queue: the test's
+	// clients share one address, which -client-queue's default would
+	// count as one client and hold to a quarter of the queue.
+	loadClientQueue = 64
 	// loadRSSGrowth bounds the growth of the server's resident memory from
 	// after the first wave to after the last: the first wave brings the
 	// runtime's heap and goroutine stacks to their working size, and no later
@@ -104,11 +108,11 @@ func streamCompletion(client *http.Client, base, path, body string) (streamResul
 }
 
 // TestHTTPServeUnderLoad: waves of concurrent streaming clients against
-// `wasmlm serve` (2 slots and its default queue of 64, so that none is
-// refused) each get a whole, well-formed stream, and the server's memory
+// `wasmlm serve` (2 slots and its default queue of 64, which their one
+// address may fill, so that none is refused) each get a whole, well-formed stream, and the server's memory
 // stays flat from wave to wave.
 func TestHTTPServeUnderLoad(t *testing.T) {
-	p := startServe(t, "-slots", fmt.Sprint(loadSlots))
+	p := startServe(t, "-slots", fmt.Sprint(loadSlots), "-client-queue", fmt.Sprint(loadClientQueue))
 	client := &http.Client{Timeout: 2 * time.Minute}
 	var rss []int64
 	for wave := range loadWaves {
@@ -217,7 +221,8 @@ func stallUpload(addr string, sent chan<- struct{}) rawExchange {
 // held ones are cut (408) when -read-timeout runs out; then the server
 // serves again.
 func TestHTTPServeStalledUploads(t *testing.T) {
-	p := startServe(t, "-slots", fmt.Sprint(stalledSlots), "-queue", fmt.Sprint(stalledQueue), "-read-timeout", "2s")
+	// The clients share one address: it may fill the queue (-client-queue).
+	p := startServe(t, "-slots", fmt.Sprint(stalledSlots), "-queue", fmt.Sprint(stalledQueue), "-client-queue", fmt.Sprint(stalledQueue), "-read-timeout", "2s")
 	start, ok := p.rss(t)
 	if !ok {
 		skipOrFail(t, "no /proc: the server's memory is not measured here")
@@ -474,14 +479,14 @@ func TestHTTPReliabilityTable(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("%d streaming clients × %d waves", loadClients, loadWaves),
 		fmt.Sprintf("(%d tokens each", loadTokens),
-		fmt.Sprintf("`wasmlm serve -slots %d`", loadSlots),
+		fmt.Sprintf("`wasmlm serve -slots %d -client-queue %d`", loadSlots, loadClientQueue),
 		fmt.Sprintf("growing under %d MiB", loadRSSGrowth>>20),
 		fmt.Sprintf("**stalled uploads**: %d clients each send 1 MiB − %d bytes of a 1 MiB body", stalledUploads, stalledBody-stalledSent),
-		fmt.Sprintf("against `-queue %d`", stalledQueue),
+		fmt.Sprintf("against `-queue %d -client-queue %d`", stalledQueue, stalledQueue),
 		fmt.Sprintf("%d refused at once", stalledUploads-held),
 		fmt.Sprintf("the %d admitted", held),
 		fmt.Sprintf("under +%d MiB", stalledRSSGrowth>>20),
-		fmt.Sprintf("**megabyte bursts**: %d clients at once (`-slots %d`, queue %d)", burstClients, burstSlots, burstQueue),
+		fmt.Sprintf("**megabyte bursts**: %d clients at once (`-slots %d -queue %d -client-queue %d`", burstClients, burstSlots, burstQueue, burstQueue),
 		fmt.Sprintf("under +%d MiB; back under +%d MiB once idle", burstRSSGrowth>>20, burstRSSReturned>>20),
 		fmt.Sprintf("%d kept-alive clients against `-max-conns %d -idle-timeout 1s`", idleConns+1, idleMaxConns),
 		fmt.Sprintf("at most %d connections held (%d sockets with the listener), idle ones closed, all %d served", idleMaxConns, idleMaxConns+1, idleConns+1),
