@@ -55,6 +55,7 @@ var layering = map[string][]string{
 	"grammar":             {}, // GBNF grammars and the token masks of constrained sampling
 	"models":              {},
 	"internal/fmath":      {},
+	"internal/race":       {}, // whether the race detector is built in: allocation tests skip under it
 	"internal/golden":     {}, // llama2.c's reference outputs, for the tests of several packages
 	"internal/wasmgen":    {},
 	"internal/webfiles":   {},                               // web/files.txt: what the site and the npm package ship

@@ -59,7 +59,7 @@ func TestEmbeddingClientLeaves(t *testing.T) {
 	go func() { running <- send(ctx, big) }()
 	waitCtx, cancelWait := context.WithCancel(context.Background())
 	waiting := make(chan error, 1)
-	require.Eventually(t, func() bool { return len(h.sched.slots.free) == 0 }, liveness, time.Millisecond, "the first takes the slot")
+	require.Eventually(t, func() bool { return h.sched.idle() == 0 }, liveness, time.Millisecond, "the first takes the slot")
 	go func() { waiting <- send(waitCtx, `{"input": "waits"}`) }()
 	require.Eventually(t, func() bool { return h.sched.queued() == 1 }, liveness, time.Millisecond)
 
@@ -91,7 +91,7 @@ func TestEmbeddingQueueFullAndShutdown(t *testing.T) {
 	defer srv.Close()
 	running := make(chan *http.Response, 1)
 	go func() { running <- post(t, srv, "/v1/embeddings", bigEmbedding(t)) }()
-	require.Eventually(t, func() bool { return len(h.sched.slots.free) == 0 }, liveness, time.Millisecond)
+	require.Eventually(t, func() bool { return h.sched.idle() == 0 }, liveness, time.Millisecond)
 
 	full := post(t, srv, "/v1/embeddings", `{"input": "no room"}`)
 	b, err := io.ReadAll(full.Body)

@@ -158,6 +158,9 @@ func TestClientDisconnectCancels(t *testing.T) {
 	assert.False(t, c.Dropped)
 	assert.NoError(t, c.Err, "a client leaving is not a failure")
 
+	// The request is reported before its handler returns and gives back
+	// its admission: wait for that, not for a timing.
+	require.Eventually(t, func() bool { return h.sched.admittedNow() == 0 }, liveness, time.Millisecond)
 	h.generate = fakeTokens(3, nil)
 	resp, err = srv.Client().Post(srv.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt": "x"}`))
 	require.NoError(t, err)

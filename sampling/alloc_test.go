@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/internal/race"
 )
 
 const benchVocab = 32000
@@ -43,6 +45,9 @@ var chainConfigs = []struct {
 }
 
 func TestSampleAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations, which the race detector adds")
+	}
 	logits := benchLogits()
 	for _, c := range chainConfigs {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/internal/golden"
+	"github.com/wasmlm/wasmlm/internal/race"
 )
 
 // TestEncodeLlama2CGolden: every string of runc_tokenizer.json encodes to
@@ -340,6 +341,9 @@ func TestAppendPiece(t *testing.T) {
 
 // TestAppendPieceAllocs: AppendPiece allocates nothing when dst has room.
 func TestAppendPieceAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations, which the race detector adds")
+	}
 	tok := loadLlama2C(t, "tokenizer.bin")
 	dst := make([]byte, 0, 64)
 	allocs := testing.AllocsPerRun(100, func() {

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/race"
 	"github.com/wasmlm/wasmlm/sampling"
 )
 
@@ -261,6 +262,9 @@ func TestFileIsTheShard(t *testing.T) {
 // filled beforehand by parking many goroutines at once, and the collector,
 // which would empty that cache, is off while counting.
 func TestShardedDecodeStepAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations, which the race detector adds")
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	m := defaultModel(t)

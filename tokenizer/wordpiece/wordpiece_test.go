@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/internal/race"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
 
@@ -145,8 +146,10 @@ func TestAppendPiece(t *testing.T) {
 	text, err := tokenizer.Decode(tok, []int{2, 7, 8, 9, 10, 5, 11, 3})
 	require.NoError(t, err)
 	assert.Equal(t, " unaffable , hello !", text)
-	buf := make([]byte, 0, 64)
-	assert.Zero(t, testing.AllocsPerRun(100, func() { buf = tok.AppendPiece(buf[:0], -1, 5) }))
+	if !race.Enabled { // the race detector allocates
+		buf := make([]byte, 0, 64)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { buf = tok.AppendPiece(buf[:0], -1, 5) }))
+	}
 }
 
 // TestDetokenize checks llama.cpp's clean-up of spaces, pass by pass, on
@@ -203,6 +206,9 @@ func TestClasses(t *testing.T) {
 
 // TestEncodeAllocs: a warm Encode of ordinary text allocates only the ids.
 func TestEncodeAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("counts allocations, which the race detector adds")
+	}
 	tok := bge(t)
 	text := "The quick brown fox jumps over the lazy dog, and then it naps: 42 times!"
 	_, err := tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
