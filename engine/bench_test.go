@@ -89,8 +89,10 @@ var scanShape = flag.String("scan-shape", "stories15M", "BenchmarkScanWeights: t
 
 // BenchmarkScanWeights measures what the engine chose not to do at load:
 // scan every matrix for NaN and infinities (scanMatricesFinite), beside
-// Load itself and a decode step at position 0, for the benchmark's models
-// of the -scan-shape shape. docs/models.md quotes it for stories110M:
+// Load itself, the decoding of every layer matrix that a generation whose
+// final hidden state is not finite does once to name the tensor (find),
+// and a decode step at position 0, for the benchmark's models of the
+// -scan-shape shape. docs/models.md quotes it for stories110M:
 //
 //	go test ./engine/ -run '^$' -bench ScanWeights -args -scan-shape=stories110M
 func BenchmarkScanWeights(b *testing.B) {
@@ -113,6 +115,18 @@ func BenchmarkScanWeights(b *testing.B) {
 			for b.Loop() {
 				if !scanMatricesFinite(m) {
 					b.Fatal("a healthy model's scan found a non-finite value")
+				}
+			}
+		})
+		// What a generation that meets a non-finite value in its final
+		// hidden state does once to name the tensor: decode every layer's
+		// matrices (nonFiniteCause).
+		b.Run(sp.Name+"/find", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				m.weights.nonFinite = nonFiniteScan{}
+				if f, ok := m.nonFiniteCause(finiteGuard{what: guardFinalState}, 0); ok {
+					b.Fatalf("a healthy model holds a non-finite value: %v", f)
 				}
 			}
 		})

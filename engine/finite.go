@@ -3,6 +3,10 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // Non-finite weights. A NaN or an infinity in a model's weights crashes
@@ -24,7 +28,11 @@ import (
 // The matrices are not scanned at load: that would cost time in proportion
 // to the file on every load (BenchmarkScanWeights; for stories110M
 // natively, 35 ms in F32 and about 5 ms quantized, against 2.7 ms for the
-// whole load), for what the forward pass finds the first time it uses it.
+// whole load; a memory-mapped file would be read whole from disk), for
+// what the forward pass finds the first time it uses it. When it does, the
+// error names the tensor: the matrices that can have put the value there
+// are decoded, in the order the pass reads them, up to the first that
+// holds a NaN or an infinity (nonFiniteCause), once per model and vector.
 
 // allFinite reports whether x holds neither NaN nor ±Inf. v·0 is ±0 for
 // every finite v and NaN otherwise, so the sums stay 0 unless some value
@@ -97,8 +105,10 @@ func (g *finiteGuard) check(x []float32, what string, layer int) {
 }
 
 // err is nil if every vector checked was finite, else an error wrapping
-// ErrFormat that says which vector first was not, at which position.
-func (g *finiteGuard) err(token, pos int) error {
+// ErrFormat that says which vector first was not, at which position, and
+// which of m's matrices holds the value that put it there when one does (a
+// part of a split model can only look in its own rows).
+func (g *finiteGuard) err(m *Model, token, pos int) error {
 	var where string
 	switch g.what {
 	case "":
@@ -110,5 +120,126 @@ func (g *finiteGuard) err(token, pos int) error {
 	default:
 		where = fmt.Sprintf("the %s at position %d", g.what, pos)
 	}
+	if f, ok := m.nonFiniteCause(*g, token); ok {
+		return fmt.Errorf("%w: the model's weights are not finite: %s; it showed first as NaN or infinity in %s", ErrFormat, f, where)
+	}
 	return fmt.Errorf("%w: the model's weights are not finite: NaN or infinity in %s", ErrFormat, where)
+}
+
+// nonFiniteMatrix is a matrix of a model that holds a NaN or an infinity,
+// and its first one.
+type nonFiniteMatrix struct {
+	name  string
+	row   int // of the tensor (a fused piece's rows follow the pieces before it); -1 in a part of a split model
+	col   int
+	value float32
+}
+
+// String says where the value is, as the load-time check says it of a
+// vector.
+func (f nonFiniteMatrix) String() string {
+	if f.row < 0 {
+		return fmt.Sprintf("tensor %s holds %v", f.name, f.value)
+	}
+	return fmt.Sprintf("tensor %s holds %v at row %d, column %d", f.name, f.value, f.row, f.col)
+}
+
+// nonFiniteScan remembers, for each vector a forward pass of the model
+// found not finite first (never, for a sound model), the matrix that put
+// the value there, so that the matrices are decoded once, not at every
+// generation that fails.
+type nonFiniteScan struct {
+	mu    sync.Mutex
+	cause map[finiteGuard]*nonFiniteMatrix // nil: no matrix holds one
+}
+
+// nonFiniteCause is the matrix value that a forward pass's first
+// non-finite vector (g; of token for the embedding) came from, when one
+// does: the token's embedding row; for a layer's vectors, the first
+// non-finite matrix, in the order the pass reads them, of that layer or
+// one before (an earlier layer's may show only here: a quantized product
+// re-encodes a NaN input as finite codes); for the final hidden state, of
+// any layer; for the logits, the classifier. ok is false when none holds
+// one: finite weights whose products overflowed.
+func (m *Model) nonFiniteCause(g finiteGuard, token int) (f nonFiniteMatrix, ok bool) {
+	w := m.weights
+	if g.what == guardEmbedding && m.part == nil {
+		if token < 0 || token >= w.TokenEmbedding.Rows {
+			return f, false
+		}
+		row := make([]float32, w.TokenEmbedding.Cols)
+		w.TokenEmbedding.Row(row, token)
+		i := firstNonFinite(row)
+		if i < 0 {
+			return f, false
+		}
+		for _, t := range m.arch.tensors {
+			if t.at == slotTokenEmbedding {
+				f.name = t.name
+			}
+		}
+		f.row, f.col, f.value = token, i, row[i]
+		return f, true
+	}
+	scan := &w.nonFinite
+	scan.mu.Lock()
+	defer scan.mu.Unlock()
+	cause, seen := scan.cause[g]
+	if !seen {
+		cause = m.firstNonFiniteMatrix(func(t tensorRef, mat *tensor.Matrix) bool {
+			switch g.what {
+			case guardEmbedding:
+				return mat == w.TokenEmbedding
+			case guardAttention, guardHidden:
+				return t.spec.perLayer() && t.layer <= g.layer
+			case guardFinalState:
+				return t.spec.perLayer()
+			case guardLogits:
+				return mat == w.Output
+			}
+			return false
+		})
+		if scan.cause == nil {
+			scan.cause = map[finiteGuard]*nonFiniteMatrix{}
+		}
+		scan.cause[g] = cause
+	}
+	if cause == nil {
+		return f, false
+	}
+	return *cause, true
+}
+
+// firstNonFiniteMatrix decodes, row by row in the order the forward pass
+// reads them, the matrices of m that suspect says may hold the value, and
+// returns the first that holds a NaN or an infinity (nil if none does).
+func (m *Model) firstNonFiniteMatrix(suspect func(tensorRef, *tensor.Matrix) bool) *nonFiniteMatrix {
+	var (
+		found *nonFiniteMatrix
+		buf   []float32
+	)
+	m.arch.walk(m.config.Layers, func(t tensorRef) {
+		if found != nil || !t.isMatrix() {
+			return
+		}
+		mat := *t.matrixIn(m.weights)
+		if mat == nil || !suspect(t, mat) {
+			return
+		}
+		buf = slices.Grow(buf[:0], mat.Cols)[:mat.Cols]
+		for r := range mat.Rows {
+			mat.Row(buf, r)
+			if allFinite(buf) {
+				continue
+			}
+			found = &nonFiniteMatrix{name: t.name, row: -1, col: firstNonFinite(buf)}
+			found.value = buf[found.col]
+			if m.part == nil {
+				lo, _, _ := t.spec.pieceRows(m.config, nil)
+				found.row = lo + r
+			}
+			return
+		}
+	})
+	return found
 }

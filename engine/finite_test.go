@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -229,7 +231,8 @@ func TestNonFiniteVectorsFailLoad(t *testing.T) {
 // TestNonFiniteWeightsFailGeneration: a NaN or an infinity in a matrix —
 // an F32 or F16 element, the scale (or the min) of a quantized block — is
 // not looked for at load, but the generation that meets it fails with
-// invalid_model, saying where it showed first. Inside a layer that is the
+// invalid_model, naming the tensor, the row and the column that hold it
+// and saying where it showed first. Inside a layer that is the
 // input of the next product, because a quantized product re-encodes its
 // input and would turn a NaN into a finite code; a matrix whose values
 // reach the residual stream shows in the final hidden state (computed
@@ -253,54 +256,77 @@ func TestNonFiniteWeightsFailGeneration(t *testing.T) {
 		name   string
 		spec   modelgen.Spec
 		tensor string
-		edit   func(gguf.TensorInfo, []byte)
-		want   string
+		// the element set to value (row, col), or for a quantized tensor
+		// the fp16 at offset in the block holding it (setValue)
+		row, col, offset int
+		value            float32
+		want             string // where it shows first
 	}{
-		{"F32 classifier NaN", finiteSpec("llama", tensor.F32, false), "output.weight", setValue(7, 3, 0, nan),
+		{"F32 classifier NaN", finiteSpec("llama", tensor.F32, false), "output.weight", 7, 3, 0, nan,
 			"NaN or infinity in the logits at position 2"},
-		{"F16 classifier infinity", finiteSpec("llama", tensor.F16, false), "output.weight", setValue(299, 63, 0, posInf),
+		{"F16 classifier infinity", finiteSpec("llama", tensor.F16, false), "output.weight", 299, 63, 0, posInf,
 			"NaN or infinity in the logits at position 2"},
-		{"Q8_0 classifier scale NaN", finiteSpec("llama", tensor.Q8_0, false), "output.weight", setValue(0, 40, 0, nan),
+		{"Q8_0 classifier scale NaN", finiteSpec("llama", tensor.Q8_0, false), "output.weight", 0, 40, 0, nan,
 			"NaN or infinity in the logits at position 2"},
-		{"Q8_0 classifier scale -Inf", finiteSpec("qwen2", tensor.Q8_0, false), "output.weight", setValue(150, 0, 0, negInf),
+		{"Q8_0 classifier scale -Inf", finiteSpec("qwen2", tensor.Q8_0, false), "output.weight", 150, 0, 0, negInf,
 			"NaN or infinity in the logits at position 2"},
-		{"Q4_K classifier min NaN", q4k, "output.weight", setValue(3, 0, 2, nan),
+		{"Q4_K classifier min NaN", q4k, "output.weight", 3, 0, 2, nan,
 			"NaN or infinity in the logits at position 2"},
-		{"Q8_0 query scale NaN", finiteSpec("llama", tensor.Q8_0, false), "blk.0.attn_q.weight", setValue(10, 33, 0, nan),
+		{"Q8_0 query scale NaN", finiteSpec("llama", tensor.Q8_0, false), "blk.0.attn_q.weight", 10, 33, 0, nan,
 			"NaN or infinity in layer 0's attention output at position 0"},
-		{"Q4_K key scale +Inf", q4k, "blk.1.attn_k.weight", setValue(0, 0, 0, posInf),
+		{"Q4_K key scale +Inf", q4k, "blk.1.attn_k.weight", 0, 0, 0, posInf,
 			"NaN or infinity in layer 1's attention output at position 0"},
-		{"F16 value infinity", finiteSpec("llama", tensor.F16, true), "blk.1.attn_v.weight", setValue(5, 5, 0, negInf),
+		{"F16 value infinity", finiteSpec("llama", tensor.F16, true), "blk.1.attn_v.weight", 5, 5, 0, negInf,
 			"NaN or infinity in layer 1's attention output at position 0"},
-		{"Q4_0 up scale +Inf", finiteSpec("llama", tensor.Q4_0, true), "blk.0.ffn_up.weight", setValue(95, 63, 0, posInf),
+		{"Q4_0 up scale +Inf", finiteSpec("llama", tensor.Q4_0, true), "blk.0.ffn_up.weight", 95, 63, 0, posInf,
 			"NaN or infinity in layer 0's feed-forward activations at position 0"},
-		{"Q8_0 gate scale NaN", finiteSpec("llama", tensor.Q8_0, true), "blk.1.ffn_gate.weight", setValue(0, 0, 0, nan),
+		{"Q8_0 gate scale NaN", finiteSpec("llama", tensor.Q8_0, true), "blk.1.ffn_gate.weight", 0, 0, 0, nan,
 			"NaN or infinity in layer 1's feed-forward activations at position 0"},
-		{"F32 attention output NaN", finiteSpec("llama", tensor.F32, true), "blk.1.attn_output.weight", setValue(1, 1, 0, nan),
+		{"F32 attention output NaN", finiteSpec("llama", tensor.F32, true), "blk.1.attn_output.weight", 1, 1, 0, nan,
 			"NaN or infinity in layer 1's feed-forward activations at position 0"},
 		// Quantized gate and up products turn the NaN normalised state into
 		// zeros; the residual stream keeps it.
-		{"Q8_0 attention output scale NaN", finiteSpec("llama", tensor.Q8_0, true), "blk.1.attn_output.weight", setValue(1, 1, 0, nan),
+		{"Q8_0 attention output scale NaN", finiteSpec("llama", tensor.Q8_0, true), "blk.1.attn_output.weight", 1, 1, 0, nan,
 			"NaN or infinity in the final hidden state at position 2"},
-		{"Q4_0 last down projection scale NaN", finiteSpec("llama", tensor.Q4_0, false), "blk.1.ffn_down.weight", setValue(9, 0, 0, nan),
+		// The same in layer 0: layer 1's quantized products hide it too;
+		// the first layer's matrix is named.
+		{"Q8_0 first attention output scale NaN", finiteSpec("llama", tensor.Q8_0, true), "blk.0.attn_output.weight", 4, 40, 0, nan,
 			"NaN or infinity in the final hidden state at position 2"},
-		{"F32 infinite embedding row, tied", finiteSpec("llama", tensor.F32, true), "token_embd.weight", setValue(42, 0, 0, posInf),
+		{"Q4_0 last down projection scale NaN", finiteSpec("llama", tensor.Q4_0, false), "blk.1.ffn_down.weight", 9, 0, 0, nan,
+			"NaN or infinity in the final hidden state at position 2"},
+		{"F32 infinite embedding row, tied", finiteSpec("llama", tensor.F32, true), "token_embd.weight", 42, 0, 0, posInf,
 			"NaN or infinity in the embedding row of token 42 at position 2"},
-		{"Q8_0 embedding row scale NaN", finiteSpec("llama", tensor.Q8_0, false), "token_embd.weight", setValue(5, 63, 0, nan),
+		// A row of the tied classifier no prompt token reads.
+		{"F16 tied classifier NaN", finiteSpec("llama", tensor.F16, true), "token_embd.weight", 7, 9, 0, nan,
+			"NaN or infinity in the logits at position 2"},
+		{"Q8_0 embedding row scale NaN", finiteSpec("llama", tensor.Q8_0, false), "token_embd.weight", 5, 63, 0, nan,
 			"NaN or infinity in the embedding row of token 5 at position 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := Load(editedGGUF(t, model(tt.spec), tt.tensor, tt.edit), LoadOptions{})
+			m, err := Load(editedGGUF(t, model(tt.spec), tt.tensor, setValue(tt.row, tt.col, tt.offset, tt.value)), LoadOptions{})
 			require.NoError(t, err, "matrices are not scanned at load")
 			assert.False(t, scanMatricesFinite(m), "the scan BenchmarkScanWeights measures finds it")
+			// The value named is the decoded weight: an F32 or F16 one is
+			// the value set; a quantized block's scale of NaN makes every
+			// weight of the block NaN, one of ±Inf each weight NaN or ±Inf
+			// (as its code is 0 or not), and the first column named is
+			// the block's first.
+			value, col := regexp.QuoteMeta(fmt.Sprint(tt.value)), tt.col
+			if bs, err := tensor.BlockSize(tt.spec.Type); err == nil && bs > 1 {
+				col = tt.col / bs * bs
+				if !math.IsNaN(float64(tt.value)) {
+					value = `(NaN|\+Inf|-Inf)`
+				}
+			}
 			s := newSession(t, m)
 			for range 2 { // the same model fails the same way again, cleanly
 				res, err := s.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 4}, nil)
 				require.Error(t, err)
 				assert.ErrorIs(t, err, ErrFormat)
 				assert.Equal(t, CodeInvalidModel, CodeOf(err))
-				assert.Contains(t, err.Error(), "the model's weights are not finite: "+tt.want)
+				assert.Regexp(t, "the model's weights are not finite: "+regexp.QuoteMeta("tensor "+tt.tensor+" holds ")+value+
+					regexp.QuoteMeta(fmt.Sprintf(" at row %d, column %d; it showed first as %s", tt.row, col, tt.want)), err.Error())
 				assert.Empty(t, res.Tokens)
 			}
 		})

@@ -186,7 +186,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	if guard.what == "" {
 		return nil
 	}
-	return guard.finiteGuard.err(tokens[guard.at], pos+guard.at)
+	return guard.finiteGuard.err(s.model, tokens[guard.at], pos+guard.at)
 }
 
 // blockGuard is a finiteGuard over a pass's tokens: it also remembers

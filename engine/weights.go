@@ -37,6 +37,8 @@ type modelWeights struct {
 
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
+
+	nonFinite nonFiniteScan // the matrices that hold a NaN or an infinity, once a forward pass met one
 }
 
 // pack packs the matrices the SIMD kernels read faster packed

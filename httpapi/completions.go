@@ -188,7 +188,7 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 	switch {
 	case res.FinishReason == engine.FinishAbort && stopped() && s.err == nil:
 		if s.started {
-			s.fail(stoppedError(res))
+			s.fail(stoppedStreamError(res, s.sent))
 		} else {
 			writeError(w, stoppedError(res))
 		}
@@ -211,4 +211,12 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 // stoppedError is the answer to a request whose generation Shutdown stopped.
 func stoppedError(res engine.Result) *apiError {
 	return shuttingDown(fmt.Sprintf("The server is shutting down: the generation was stopped after %d tokens. Retry later.", len(res.Tokens)))
+}
+
+// stoppedStreamError is the error event ending a stream that Shutdown
+// stopped after chunks chunks. It counts the tokens and the chunks apart:
+// they differ (a chat's role chunk, tokens whose text is held back, the
+// held-back text released when the generation stops).
+func stoppedStreamError(res engine.Result, chunks int) *apiError {
+	return shuttingDown(fmt.Sprintf("The server is shutting down: the generation was stopped after %d tokens, sent in %d chunks. Retry later.", len(res.Tokens), chunks))
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -120,4 +121,65 @@ func TestShutdownLetsGenerationsFinish(t *testing.T) {
 	defer cancel()
 	assert.ErrorIs(t, h.Shutdown(ctx), context.DeadlineExceeded)
 	refusedShuttingDown(t, <-plain)
+}
+
+// TestShutdownMessageCountsChunks: the error event that ends a stream
+// Shutdown stopped says how many tokens were generated and how many chunks
+// the client got, each exactly, though the two differ: a chat's role
+// chunk, tokens whose text is held back (part of a character), and the
+// held-back text the generation releases when it stops.
+func TestShutdownMessageCountsChunks(t *testing.T) {
+	// Like the engine: the odd tokens' text is held back, and a cancelled
+	// generation releases what it holds as a last token (id -1). Six
+	// tokens, then it waits for the end.
+	holdingBack := func(ctx context.Context, _ *engine.Session, prompt engine.Prompt, _ engine.GenerateOptions, onToken engine.TokenFunc) (engine.Result, error) {
+		res := engine.Result{PromptTokens: prompt.Tokens, FinishReason: engine.FinishAbort}
+		for i := range 6 {
+			res.Tokens = append(res.Tokens, i)
+			text := fmt.Sprintf("tok%d", i)
+			if i%2 == 1 {
+				text = ""
+			}
+			if err := onToken(engine.Token{ID: i, Text: text}); err != nil {
+				return res, err
+			}
+		}
+		<-ctx.Done()
+		return res, onToken(engine.Token{ID: -1, Text: "\uFFFD"})
+	}
+	tests := []struct{ name, path, body string }{
+		{"completion", "/v1/completions", `{"prompt": "x", "stream": true}`},
+		{"chat", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "stream": true}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(completions, 1)
+			h := newHandler(t, Options{Slots: 1, OnCompletion: done.report})
+			h.generate = holdingBack
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			stream := post(t, srv, tt.path, tt.body)
+			defer stream.Body.Close()
+			rd := bufio.NewReader(stream.Body)
+			first, err := rd.ReadString('\n')
+			require.NoError(t, err)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			assert.ErrorIs(t, h.Shutdown(ctx), context.DeadlineExceeded)
+			rest, err := io.ReadAll(rd)
+			require.NoError(t, err)
+			events := parseSSE(t, first+string(rest))
+			last := events[len(events)-1]
+			require.Equal(t, "error", last.name)
+			chunks := len(events) - 1
+			for _, ev := range events[:chunks] {
+				require.Empty(t, ev.name, "every event before the error is a chunk")
+			}
+			tokens := done.next(t).CompletionTokens
+			assert.NotEqual(t, tokens, chunks, "the case counts chunks that are not tokens")
+			want := fmt.Sprintf("The server is shutting down: the generation was stopped after %d tokens, sent in %d chunks. Retry later.", tokens, chunks)
+			assert.Equal(t, want, apiErrorOf(t, []byte(last.data)).Message)
+		})
+	}
 }

@@ -19,6 +19,7 @@ type eventStream struct {
 	rc      *http.ResponseController
 	chunks  *openai.Stream
 	started bool
+	sent    int   // chunks written (not [DONE], not an error event)
 	err     error // the first write error: the client is gone
 }
 
@@ -66,6 +67,7 @@ func (s *eventStream) sendAll(chunks []openai.Chunk) error {
 		if err := s.send("", c); err != nil {
 			return err
 		}
+		s.sent++
 	}
 	return nil
 }
