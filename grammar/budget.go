@@ -17,10 +17,11 @@ import "math"
 const unreachable = math.MaxInt32 / 4
 
 // minLengths computes, for every rule, the fewest bytes of a text it
-// matches, and for every element position the fewest bytes that finish its
-// alternative from there (the element included).
-func (g *Grammar) minLengths() (rest []int32) {
-	ruleMin := make([]int32, len(g.rules))
+// matches (ruleMin; unreachable for a rule that can never end), and for
+// every element position the fewest bytes that finish its alternative from
+// there (the element included).
+func (g *Grammar) minLengths() (ruleMin, rest []int32) {
+	ruleMin = make([]int32, len(g.rules))
 	for i := range ruleMin {
 		ruleMin[i] = unreachable
 	}
@@ -46,7 +47,7 @@ func (g *Grammar) minLengths() (rest []int32) {
 			g.altRest(pos, ruleMin, rest)
 		}
 	}
-	return rest
+	return ruleMin, rest
 }
 
 // altRest sums the shortest lengths of the elements from pos to the end of

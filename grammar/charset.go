@@ -90,3 +90,6 @@ func (c charset) overlaps(lo, hi rune) bool {
 	}
 	return next <= hi
 }
+
+// empty reports whether the set matches no character ([z-a], [^\x00-\U0010FFFF]).
+func (c charset) empty() bool { return !c.overlaps(0, 0x10FFFF) }

@@ -21,7 +21,9 @@ type Grammar struct {
 }
 
 // compile flattens the parsed rules and refuses left recursion, which
-// would make the matcher expand a rule into itself forever.
+// would make the matcher expand a rule into itself forever, a grammar no
+// finite text matches, and alternatives wider than the matcher holds
+// (finite.go).
 func compile(p *parser, root int32) (*Grammar, error) {
 	g := &Grammar{names: p.names, sets: p.sets, root: root, rules: make([][]int32, len(p.alts))}
 	for r, alts := range p.alts {
@@ -31,10 +33,18 @@ func compile(p *parser, root int32) (*Grammar, error) {
 			g.elems = append(g.elems, elem{kind: elemEnd})
 		}
 	}
-	if r, ok := g.leftRecursive(); ok {
+	null := g.nullable()
+	if r, ok := g.leftRecursive(null); ok {
 		return nil, fmt.Errorf("%w: rule %q is left-recursive (it can reach itself before reading a character)", ErrSyntax, g.names[r])
 	}
-	g.t.init(g)
+	ruleMin, rest := g.minLengths()
+	if err := g.mustEnd(ruleMin, p.emptyClass); err != nil {
+		return nil, err
+	}
+	g.t.init(g, rest)
+	if err := g.checkWidth(null); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -89,8 +99,7 @@ func (g *Grammar) nullable() []bool {
 
 // leftRecursive finds a rule that can reach itself through leftmost
 // references (past nullable ones), and returns it.
-func (g *Grammar) leftRecursive() (int32, bool) {
-	null := g.nullable()
+func (g *Grammar) leftRecursive(null []bool) (int32, bool) {
 	const (
 		unseen = iota
 		active

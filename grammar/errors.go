@@ -23,9 +23,40 @@ var ErrRejected = errors.New("grammar: token rejected")
 // vocabulary lacks a character the grammar requires.
 var ErrDeadEnd = errors.New("grammar: no token can continue the text")
 
+// ErrEndless is wrapped by the *RuleError Parse returns for a grammar no
+// finite text matches: its root needs a rule that can never end (one that
+// only recurses, or that needs a character class matching no character).
+// Generating under it could only stop at the token limit, on a text that
+// is not a match.
+var ErrEndless = errors.New("grammar: no finite text matches")
+
+// RuleError is a grammar refused for one of its rules: one that can never
+// end (ErrEndless), or whose alternatives begin more parses at once than
+// the matcher holds (ErrTooComplex). Rule is the rule's name in the source,
+// or for a group or repetition the name Parse gave it (base_N, after the
+// rule it is written in).
+type RuleError struct {
+	Rule string
+	// Path is the chain of rules from root to Rule, each needing the next.
+	Path    []string
+	Problem string // what is wrong with the rule, after its name
+	Err     error  // ErrEndless or ErrTooComplex
+}
+
+// Error is "grammar: ...: rule NAME PROBLEM".
+func (e *RuleError) Error() string { return fmt.Sprintf("%v: rule %q %s", e.Err, e.Rule, e.Problem) }
+
+// Unwrap returns ErrEndless or ErrTooComplex.
+func (e *RuleError) Unwrap() error { return e.Err }
+
 // syntaxError reports a GBNF problem at a byte offset of the source, with
 // the line and column a person looks for.
 func syntaxError(src string, at int, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrSyntax, where(src, at), fmt.Sprintf(format, args...))
+}
+
+// where is "line L column C" of a byte offset of src.
+func where(src string, at int) string {
 	line, col := 1, 1
 	for _, c := range src[:min(at, len(src))] {
 		if c == '\n' {
@@ -34,5 +65,5 @@ func syntaxError(src string, at int, format string, args ...any) error {
 			col++
 		}
 	}
-	return fmt.Errorf("%w: line %d column %d: %s", ErrSyntax, line, col, fmt.Sprintf(format, args...))
+	return fmt.Sprintf("line %d column %d", line, col)
 }

@@ -67,9 +67,9 @@ type tables struct {
 	err      error   // the first limit hit; the tables are then frozen
 }
 
-func (t *tables) init(g *Grammar) {
+func (t *tables) init(g *Grammar, rest []int32) {
 	t.g = g
-	t.rest = g.minLengths()
+	t.rest = rest
 	t.stacks = []stackNode{{-1, -1}}
 	t.stackIDs = map[uint64]int32{}
 	t.setIDs = map[string]int32{}

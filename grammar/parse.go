@@ -51,6 +51,10 @@ type parser struct {
 	setIDs  map[string]int32
 	count   int // elements so far, against maxElements
 	depth   int
+	// emptyClass is the first character class that matches no character
+	// ([z-a]) and where it is, for the error of a grammar it keeps from
+	// ending.
+	emptyClass string
 }
 
 // Parse compiles GBNF source in llama.cpp's syntax (grammars/README.md of
@@ -464,6 +468,9 @@ func (p *parser) class() (charset, error) {
 		cs.ranges = append(cs.ranges, lo, hi)
 	}
 	p.pos++
+	if p.emptyClass == "" && cs.normalized().empty() {
+		p.emptyClass = fmt.Sprintf("the character class %s at %s, which matches no character", p.src[start:p.pos], where(p.src, start))
+	}
 	return cs, nil
 }
 

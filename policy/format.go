@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/grammar/jsonschema"
 )
 
@@ -72,29 +76,84 @@ func (gs *Grammars) FormatGrammar(f ResponseFormat) (engine.Constraint, error) {
 	return nil, optionError("response_format.type", "must be text, json_object or json_schema, got %q", f.Type)
 }
 
-// schemaGrammar converts a JSON schema to GBNF and compiles it.
+// schemaGrammar converts a JSON schema, the request's field, to GBNF and
+// compiles it.
 func (gs *Grammars) schemaGrammar(field string, schema json.RawMessage) (engine.Constraint, error) {
-	src, err := jsonschema.ToGBNF(schema)
-	if err != nil {
-		return nil, &engine.OptionError{Field: field, Problem: schemaProblem(err), Err: err}
+	c := jsonschema.NewConverter()
+	if _, err := c.Add("", schema); err != nil {
+		return nil, schemaError(field, err)
 	}
-	g, err := gs.Compile(src)
+	g, err := gs.Compile(c.GBNF())
 	if err != nil {
-		// A converted schema that does not parse is our bug, not the request's.
+		if e := ruleError(field, c, err); e != nil {
+			return nil, e
+		}
+		// Any other failure of a converted schema is our bug, not the request's.
 		return nil, errors.Join(errors.New("policy: the grammar of a JSON schema does not parse"), err)
 	}
 	return g, nil
 }
 
-// schemaProblem words why a schema cannot be used, after the request
-// field it came in: the converter's pointer and message without its
-// package's name.
-func schemaProblem(err error) string {
+// schemaError is the *engine.OptionError of a schema the converter
+// refused, given as field: it names the subschema's field and keyword
+// (response_format.json_schema.schema.properties.k.minLength) where the
+// converter says which.
+func schemaError(field string, err error) error {
 	var se *jsonschema.Error
 	if errors.As(err, &se) {
-		return "cannot be used: " + se.Detail()
+		at := field + pointerField(se.Pointer)
+		if se.Keyword != "" {
+			at += "." + se.Keyword
+		}
+		return &engine.OptionError{Field: at, Problem: "cannot be used: " + se.Msg, Err: err}
 	}
-	return "cannot be used: " + err.Error()
+	return &engine.OptionError{Field: field, Problem: "cannot be used: " + err.Error(), Err: err}
+}
+
+// ruleError is the *engine.OptionError of a schema whose grammar Compile
+// refused for one of its rules (grammar.RuleError: it can never end, or
+// it holds more parses than the matcher does), naming the subschema the
+// rule was made for; nil for another error.
+func ruleError(field string, c *jsonschema.Converter, err error) error {
+	var re *grammar.RuleError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	at := field
+	for i := len(re.Path) - 1; i >= 0; i-- {
+		if ptr, ok := c.Pointer(re.Path[i]); ok {
+			at += pointerField(ptr)
+			break
+		}
+	}
+	why := "has more alternatives than the grammar matcher holds at once"
+	if errors.Is(err, grammar.ErrEndless) {
+		why = "cannot end: no finite JSON text is valid for it (it requires itself with no way out)"
+	}
+	return &engine.OptionError{Field: at, Problem: fmt.Sprintf("%s: its grammar rule %q %s", why, re.Rule, re.Problem), Err: err}
+}
+
+// pointerField is a JSON pointer into a schema as the path of a request's
+// field: "/properties/k" is ".properties.k", "/anyOf/2" is ".anyOf[2]".
+func pointerField(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	var b strings.Builder
+	tokens := strings.Split(ptr[1:], "/")
+	for i, tok := range tokens {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		parent := ""
+		if i > 0 {
+			parent = tokens[i-1]
+		}
+		if _, err := strconv.Atoi(tok); err == nil && slices.Contains([]string{"anyOf", "oneOf", "allOf", "prefixItems", "items", "enum"}, parent) {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		b.WriteString("." + tok)
+	}
+	return b.String()
 }
 
 // ToolGrammar compiles the grammar that forces a tool call in format (the
@@ -109,7 +168,7 @@ func schemaProblem(err error) string {
 func (gs *Grammars) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (engine.Constraint, error) {
 	for i, t := range tools {
 		if err := chat.CheckToolParameters(t); err != nil {
-			return nil, &engine.OptionError{Field: fmt.Sprintf("tools[%d].function.parameters", i), Problem: schemaProblem(err), Err: err}
+			return nil, schemaError(fmt.Sprintf("tools[%d].function.parameters", i), err)
 		}
 	}
 	if choice.Mode != chat.ToolRequired && choice.Mode != chat.ToolFunction {
@@ -121,6 +180,21 @@ func (gs *Grammars) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choic
 	}
 	g, err := gs.Compile(src)
 	if err != nil {
+		// A tool's parameters whose grammar cannot end (or is too wide) is
+		// the request's fault: find which, by its grammar alone.
+		for i, t := range tools {
+			if len(t.Parameters) == 0 {
+				continue
+			}
+			c := jsonschema.NewConverter()
+			if _, cerr := c.Add("", t.Parameters); cerr == nil {
+				if _, perr := grammar.Parse(c.GBNF()); perr != nil {
+					if e := ruleError(fmt.Sprintf("tools[%d].function.parameters", i), c, perr); e != nil {
+						return nil, e
+					}
+				}
+			}
+		}
 		return nil, errors.Join(errors.New("policy: the grammar of a tool call does not parse"), err)
 	}
 	return g, nil

@@ -84,7 +84,10 @@ func (gs *Grammars) Compile(src string) (*Grammar, error) {
 	gs.mu.Unlock()
 	parsed, err := grammar.Parse(src)
 	if err != nil {
-		why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), grammar.ErrSyntax.Error()+": "), grammar.ErrTooComplex.Error()+": ")
+		why := err.Error()
+		for _, sentinel := range []error{grammar.ErrSyntax, grammar.ErrTooComplex, grammar.ErrEndless} {
+			why = strings.TrimPrefix(why, sentinel.Error()+": ")
+		}
 		return nil, &engine.OptionError{Field: "grammar", Problem: "is not a grammar this engine takes: " + why, Err: err}
 	}
 	g := gs.Bind(parsed)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,11 +115,87 @@ func TestToolGrammarChecksEveryTool(t *testing.T) {
 		_, err := gs.ToolGrammar(chat.ToolFormatGeneric, tools, chat.ToolChoice{Mode: mode}, true)
 		var oe *engine.OptionError
 		require.ErrorAs(t, err, &oe, "mode %v", mode)
-		require.Equal(t, "tools[1].function.parameters", oe.Field)
-		require.Contains(t, oe.Error(), `tools[1].function.parameters cannot be used: /: "not" is not supported`)
+		require.Equal(t, "tools[1].function.parameters.not", oe.Field)
+		require.Contains(t, oe.Error(), `tools[1].function.parameters.not cannot be used: "not" is not supported`)
 	}
 	_, err := gs.ToolGrammar(chat.ToolFormatGeneric, tools[:1], chat.ToolChoice{Mode: chat.ToolAuto}, true)
 	require.NoError(t, err)
 	_, err = gs.ToolGrammar(chat.ToolFormatGeneric, []chat.Tool{{Name: "s", Parameters: json.RawMessage(`{"type": "string"}`)}}, chat.ToolChoice{Mode: chat.ToolRequired}, true)
 	require.ErrorContains(t, err, `must describe an object`)
+}
+
+// TestFormatGrammarRefusals: grammars and schemas that no finite text
+// matches, or whose alternatives are wider than the matcher holds, are
+// refused when compiled, naming the request's field (the path into a
+// schema) and the rule or limit; a schema's keyword past the grammar's
+// repetition limit names the keyword, never "grammar".
+func TestFormatGrammarRefusals(t *testing.T) {
+	m := loadStories260K(t)
+	gs := NewGrammars(m)
+	enum := make([]string, 5000)
+	for i := range enum {
+		enum[i] = strconv.Quote("v" + strconv.Itoa(i))
+	}
+	objects := make([]string, 2000)
+	for i := range objects {
+		objects[i] = `{"type":"object","properties":{"k` + strconv.Itoa(i) + `":{"type":"integer"}},"required":["k` + strconv.Itoa(i) + `"]}`
+	}
+	schema := func(s string) ResponseFormat {
+		return ResponseFormat{Type: FormatJSONSchema, Schema: json.RawMessage(s)}
+	}
+	for _, tc := range []struct {
+		name  string
+		f     ResponseFormat
+		field string
+		want  []string
+	}{
+		{"endless grammar", ResponseFormat{Grammar: `root ::= "a" root`}, "grammar", []string{`rule "root" can never end`, `needs rule "root" again`}},
+		{"empty class", ResponseFormat{Grammar: `root ::= [z-a]`}, "grammar", []string{`the character class [z-a] at line 1 column 10, which matches no character`}},
+		{"endless schema", schema(`{"type":"object","properties":{"k":{"$ref":"#"}},"required":["k"]}`),
+			"response_format.json_schema.schema.properties.k", []string{"cannot end", `grammar rule "ref-k" can never end`}},
+		{"endless definition", schema(`{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"required":["n"],"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}},"required":["next"]}}}`),
+			"response_format.json_schema.schema.$defs.node.properties.next", []string{"cannot end"}},
+		{"wide enum", schema(`{"enum":[` + strings.Join(enum, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
+		{"wide anyOf", schema(`{"anyOf":[` + strings.Join(objects, ",") + `]}`), "response_format.json_schema.schema", []string{"6000 parses", "limit of 4096"}},
+		{"minLength past the grammar's", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
+			"response_format.json_schema.schema.properties.k.minLength", []string{`"minLength" is 5000, more than MaxMinRepeat (2000)`}},
+		{"maxLength below minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":3,"maxLength":2}}}`),
+			"response_format.json_schema.schema.properties.k.maxLength", []string{`"maxLength" is less than "minLength"`}},
+		{"an anyOf's keyword", schema(`{"anyOf":[{"type":"string"},{"type":"string","pattern":"(a"}]}`),
+			"response_format.json_schema.schema.anyOf[1].pattern", []string{`"pattern" "(a"`}},
+	} {
+		_, err := gs.FormatGrammar(tc.f)
+		var oe *engine.OptionError
+		require.ErrorAs(t, err, &oe, tc.name)
+		require.Equal(t, tc.field, oe.Field, tc.name)
+		for _, w := range tc.want {
+			require.Contains(t, oe.Error(), w, tc.name)
+		}
+	}
+	// Recursion with a way out, and a wide enum the matcher holds, compile.
+	for _, f := range []ResponseFormat{
+		schema(`{"type":"object","properties":{"k":{"$ref":"#"}}}`),
+		schema(`{"enum":[` + strings.Join(enum[:4000], ",") + `]}`),
+		{Grammar: `root ::= "a" root | "b"`},
+	} {
+		_, err := gs.FormatGrammar(f)
+		require.NoError(t, err)
+	}
+}
+
+// TestToolGrammarRefusesEndlessParameters: a forced call of a tool whose
+// parameters can never end names that tool's parameters (a choice of
+// tools where another can end is a grammar that can).
+func TestToolGrammarRefusesEndlessParameters(t *testing.T) {
+	m := loadStories260K(t)
+	gs := NewGrammars(m)
+	tools := []chat.Tool{{Name: "a", Parameters: json.RawMessage(`{"type":"object"}`)},
+		{Name: "b", Parameters: json.RawMessage(`{"type":"object","properties":{"k":{"$ref":"#"}},"required":["k"]}`)}}
+	_, err := gs.ToolGrammar(chat.ToolFormatGeneric, tools, chat.ToolChoice{Mode: chat.ToolRequired}, false)
+	require.NoError(t, err)
+	_, err = gs.ToolGrammar(chat.ToolFormatGeneric, tools, chat.ToolChoice{Mode: chat.ToolFunction, Function: "b"}, false)
+	var oe *engine.OptionError
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, "tools[1].function.parameters.properties.k", oe.Field)
+	require.Contains(t, oe.Error(), "cannot end")
 }

@@ -223,6 +223,10 @@ func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (engine.Co
 		var oe *engine.OptionError
 		if errors.As(err, &oe) {
 			name := map[bool]string{true: "-grammar " + grammarFile, false: "-json-schema " + schemaFile}[grammarFile != ""]
+			// The place in the schema, if any: "properties.k.minLength".
+			if at := strings.TrimPrefix(strings.TrimPrefix(oe.Field, "response_format.json_schema.schema"), "."); at != oe.Field && at != "" {
+				return nil, fmt.Errorf("%s: %s %s", name, at, oe.Problem)
+			}
 			return nil, fmt.Errorf("%s: %s", name, oe.Problem)
 		}
 		return nil, err

@@ -134,7 +134,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-temp", "1e40"}, exitUsage, "-temp must be a finite number of float32 range, got 1e+40"},
 		{[]string{"generate", "-grammar", "testdata/no-such.gbnf"}, exitUsage, "-grammar: open testdata/no-such.gbnf"},
 		{[]string{"generate", "-grammar", "main_test.go"}, exitUsage, "-grammar main_test.go: is not a grammar this engine takes: line 1 column 9: expecting ::= after \"package\""},
-		{[]string{"generate", "-json-schema", "main_test.go"}, exitUsage, "-json-schema main_test.go: cannot be used: /: not JSON"},
+		{[]string{"generate", "-json-schema", "main_test.go"}, exitUsage, "-json-schema main_test.go: cannot be used: not JSON"},
 		{[]string{"generate", "-grammar", "a", "-json-schema", "b"}, exitUsage, "-grammar and -json-schema exclude each other"},
 		{[]string{"generate", "-grammar", "/dev/null"}, exitUsage, "-grammar /dev/null: the file is empty"},
 		{[]string{"generate", "-json-schema", "../../grammar/jsonschema/testdata/corpus/person.json", "-stop", ","}, exitUsage, "-stop cannot be combined with a grammar"},

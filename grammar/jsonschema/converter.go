@@ -27,12 +27,15 @@ type Converter struct {
 	claim   string
 	size    int   // bytes of the rules' text, for MaxGrammarBytes
 	err     error // the first limit hit, sticky for the current Add
+	// where is the JSON pointer of the schema each rule was made for
+	// (the first one, when schemas share a rule), for Pointer.
+	where map[string]string
 }
 
 // NewConverter returns a Converter holding llama.cpp's "space" rule.
 func NewConverter() *Converter {
 	c := &Converter{rules: map[string]string{}, family: map[string]string{}, same: map[[2]string]string{},
-		next: map[string]int{}, pending: map[string]bool{}}
+		next: map[string]int{}, pending: map[string]bool{}, where: map[string]string{}}
 	c.set("space", spaceRule, "space")
 	return c
 }
@@ -57,6 +60,7 @@ func ToGBNF(schema []byte) (string, error) {
 func (c *Converter) Add(name string, schema []byte) (rule string, err error) {
 	saved := *c
 	saved.rules, saved.family, saved.same, saved.next = maps.Clone(c.rules), maps.Clone(c.family), maps.Clone(c.same), maps.Clone(c.next)
+	saved.where = maps.Clone(c.where)
 	defer func() {
 		if err != nil {
 			*c = saved
@@ -80,6 +84,24 @@ func (c *Converter) Add(name string, schema []byte) (rule string, err error) {
 		err = &Error{Msg: "internal error: unresolved rules", Err: ErrInvalid}
 	}
 	return rule, err
+}
+
+// Pointer is the JSON pointer (RFC 6901, "" for the root) of the first
+// subschema (or object property) whose values rule matches; false for a
+// rule no subschema returned ("space", those written with Rule). A host
+// that finds fault with a rule of the grammar (it can never end) names the
+// schema's field with it.
+func (c *Converter) Pointer(rule string) (string, bool) {
+	p, ok := c.where[rule]
+	return p, ok
+}
+
+// note records that rule was made for the schema at ptr, unless it was
+// made for another first.
+func (c *Converter) note(rule, ptr string) {
+	if _, ok := c.where[rule]; !ok {
+		c.where[rule] = ptr
+	}
 }
 
 // Rule adds a rule written in GBNF by the caller, such as

@@ -24,6 +24,9 @@ type Error struct {
 	// fault, "" for the root; a subschema reached through "$ref" is named
 	// where it is defined (/$defs/node).
 	Pointer string
+	// Keyword is the keyword of that schema object at fault ("minLength",
+	// "pattern"), when the problem is one keyword's value; "" otherwise.
+	Keyword string
 	Msg     string
 	Err     error // ErrUnsupported, ErrInvalid or ErrLimit
 }

@@ -69,6 +69,9 @@ func TestErrors(t *testing.T) {
 		{"maxItems limit", `{"type":"array","maxItems":100001}`, ErrLimit, "MaxRepeat"},
 		{"minLength limit", `{"type":"string","minLength":99999999999999999999}`, ErrLimit, "MaxRepeat"},
 		{"pattern repeat limit", `{"type":"string","pattern":"^a{20000}$"}`, ErrLimit, "MaxRepeat"},
+		{"minLength past the grammar's minimum", `{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`, ErrLimit, `/properties/k: "minLength" is 5000, more than MaxMinRepeat (2000)`},
+		{"minItems past the grammar's minimum", `{"type":"array","minItems":2001}`, ErrLimit, `"minItems" is 2001, more than MaxMinRepeat`},
+		{"pattern minimum past the grammar's", `{"type":"string","pattern":"^a{2001,}$"}`, ErrLimit, "MaxMinRepeat (2000)"},
 		{"bound limit", `{"type":"integer","minimum":1e300}`, ErrLimit, "2^62"},
 		{"depth limit", deep, ErrLimit, "MaxDepth"},
 		{"rules limit", manyProps, ErrLimit, "MaxRules"},
@@ -88,5 +91,27 @@ func TestErrors(t *testing.T) {
 				t.Errorf("%v: want it to say %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestErrorKeyword: an error about one keyword's value names it, so a host
+// can point at the request's field (…schema.properties.k.minLength).
+func TestErrorKeyword(t *testing.T) {
+	for _, tt := range []struct{ schema, pointer, keyword string }{
+		{`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`, "/properties/k", "minLength"},
+		{`{"type":"string","minLength":3,"maxLength":2}`, "", "maxLength"},
+		{`{"type":"array","minItems":-1}`, "", "minItems"},
+		{`{"type":"object","properties":{"p":{"type":"string","pattern":"(a"}}}`, "/properties/p", "pattern"},
+		{`{"type":"text"}`, "", "type"},
+		{`{"type":"object","properties":{"a":{"enum":[]}}}`, "/properties/a", ""},
+	} {
+		_, err := ToGBNF([]byte(tt.schema))
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: %v: want an *Error", tt.schema, err)
+		}
+		if e.Pointer != tt.pointer || e.Keyword != tt.keyword {
+			t.Errorf("%s: at %q keyword %q, want %q %q", tt.schema, e.Pointer, e.Keyword, tt.pointer, tt.keyword)
+		}
 	}
 }

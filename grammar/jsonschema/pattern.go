@@ -160,6 +160,9 @@ func (p *patternParser) sequence(top bool) (items []string, anchoredEnd bool, er
 			continue
 		}
 		flush()
+		if ok && lo > MaxMinRepeat {
+			return nil, false, p.errorf(errPatternLimit, "repeating at least %d times, more than MaxMinRepeat (%d)", lo, MaxMinRepeat)
+		}
 		if ok {
 			atom = quantify(atom, lo, hi)
 		}

@@ -17,6 +17,11 @@ const (
 	// (llama.cpp's grammar parser writes a repetition out as that many
 	// copies of its item.)
 	MaxRepeat = 10000
+	// MaxMinRepeat bounds the minimum of a repetition (minItems,
+	// minLength, a pattern's {n,m}): llama.cpp's grammar parser, and
+	// package grammar's, refuse a larger one (MAX_REPETITION_THRESHOLD).
+	// A larger maximum means no maximum there.
+	MaxMinRepeat = 2000
 	// maxPatternBytes bounds a pattern's text.
 	maxPatternBytes = 4096
 )

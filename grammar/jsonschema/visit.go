@@ -43,14 +43,19 @@ func typeOf(s *value, ptr string) (string, error) {
 		return "", nil
 	}
 	if t.kind != kindString || !slices.Contains(schemaTypes, t.str) {
-		return "", fail(ptr, ErrInvalid, `"type" must be one of %s or an array of them`, strings.Join(schemaTypes, ", "))
+		return "", failAt(ptr, "type", ErrInvalid, `"type" must be one of %s or an array of them`, strings.Join(schemaTypes, ", "))
 	}
 	return t.str, nil
 }
 
 // visit is llama.cpp's visit: it adds the rules matching s's values and
 // returns the name of the one matching them all.
-func (v *visitor) visit(s *value, name, ptr string) (string, error) {
+func (v *visitor) visit(s *value, name, ptr string) (rule string, err error) {
+	defer func() {
+		if err == nil {
+			v.c.note(rule, ptr)
+		}
+	}()
 	if v.c.err != nil {
 		return "", v.c.err
 	}
@@ -129,11 +134,11 @@ func (v *visitor) visit(s *value, name, ptr string) (string, error) {
 		}
 		p := s.get("pattern")
 		if p.kind != kindString {
-			return "", fail(ptr, ErrInvalid, `"pattern" must be a string`)
+			return "", failAt(ptr, "pattern", ErrInvalid, `"pattern" must be a string`)
 		}
 		body, err := patternRule(p.str)
 		if err != nil {
-			return "", fail(ptr, errKind(err), `"pattern" %q: %v`, p.str, err)
+			return "", failAt(ptr, "pattern", errKind(err), `"pattern" %q: %v`, p.str, err)
 		}
 		if strings.Contains(body, "char*") {
 			c.addPrimitive("char", primitives["char"])
@@ -214,13 +219,13 @@ func (v *visitor) check(s *value, ptr, typ string, handled ...string) error {
 		}
 		switch {
 		case len(handled) > 0 && slices.Contains([]string{"$ref", "anyOf", "oneOf", "enum", "const", "allOf"}, handled[0]):
-			return fail(ptr, ErrUnsupported, "%q beside %q is not supported", k, handled[0])
+			return failAt(ptr, k, ErrUnsupported, "%q beside %q is not supported", k, handled[0])
 		case types != nil && typ == "":
-			return fail(ptr, ErrUnsupported, "%q is not supported without \"type\": %q", k, types[0])
+			return failAt(ptr, k, ErrUnsupported, "%q is not supported without \"type\": %q", k, types[0])
 		case len(handled) > 0 && types != nil && !neverSupported[k]:
-			return fail(ptr, ErrUnsupported, "%q is not supported together with %q", k, handled[0])
+			return failAt(ptr, k, ErrUnsupported, "%q is not supported together with %q", k, handled[0])
 		}
-		return fail(ptr, ErrUnsupported, "%q is not supported", k)
+		return failAt(ptr, k, ErrUnsupported, "%q is not supported", k)
 	}
 	return nil
 }
@@ -269,13 +274,18 @@ func count(s *value, ptr, key string) (int, error) {
 	}
 	f, ok := integerValue(n)
 	if !ok || f.sign() < 0 {
-		return 0, fail(ptr, ErrInvalid, "%q must be a non-negative integer", key)
+		return 0, failAt(ptr, key, ErrInvalid, "%q must be a non-negative integer", key)
 	}
 	v, ok := f.int64()
 	if !ok || v > MaxRepeat {
-		return 0, fail(ptr, ErrLimit, "%q is %s, more than MaxRepeat (%d)", key, n.num, MaxRepeat)
+		return 0, failAt(ptr, key, ErrLimit, "%q is %s, more than MaxRepeat (%d)", key, n.num, MaxRepeat)
 	}
 	return int(v), nil
+}
+
+// failAt is an error at keyword key of the schema at ptr.
+func failAt(ptr, key string, err error, format string, args ...any) error {
+	return &Error{Pointer: ptr, Keyword: key, Msg: fmt.Sprintf(format, args...), Err: err}
 }
 
 // bounds reads a minimum and maximum count (hi -1: no maximum).
@@ -288,7 +298,10 @@ func bounds(s *value, ptr, minKey, maxKey string) (lo, hi int, err error) {
 	}
 	lo = max(lo, 0)
 	if hi >= 0 && hi < lo {
-		return 0, 0, fail(ptr, ErrInvalid, "%q is less than %q: no value is valid", maxKey, minKey)
+		return 0, 0, failAt(ptr, maxKey, ErrInvalid, "%q is less than %q: no value is valid", maxKey, minKey)
+	}
+	if lo > MaxMinRepeat {
+		return 0, 0, failAt(ptr, minKey, ErrLimit, "%q is %d, more than MaxMinRepeat (%d), the largest minimum a grammar repetition takes", minKey, lo, MaxMinRepeat)
 	}
 	return lo, hi, nil
 }
