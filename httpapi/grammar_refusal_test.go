@@ -1,0 +1,85 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestGrammarRefusals: a grammar or schema no finite text matches, one
+// whose alternatives are wider than the grammar matcher holds, and a
+// schema keyword past the grammar's repetition limit are each a 400
+// invalid_request_error before any token is generated — streamed or not,
+// on both endpoints — whose param is the user's field (the path into the
+// schema) and whose message names the rule, the class or the limit.
+func TestGrammarRefusals(t *testing.T) {
+	h := newHandler(t, Options{})
+	enum := make([]string, 5000)
+	for i := range enum {
+		enum[i] = strconv.Quote("v" + strconv.Itoa(i))
+	}
+	objects := make([]string, 2000)
+	for i := range objects {
+		k := strconv.Quote("k" + strconv.Itoa(i))
+		objects[i] = `{"type":"object","properties":{` + k + `:{"type":"integer"}},"required":[` + k + `]}`
+	}
+	schema := func(s string) string {
+		return `"response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": ` + s + `}}`
+	}
+	for _, tc := range []struct {
+		name, field, param string
+		want               []string
+	}{
+		{"endless grammar", `"grammar": "root ::= \"a\" root"`, "grammar", []string{`rule \"root\" can never end`}},
+		{"empty class", `"grammar": "root ::= [z-a]"`, "grammar", []string{"the character class [z-a] at line 1 column 10, which matches no character"}},
+		{"endless schema", schema(`{"type":"object","properties":{"k":{"$ref":"#"}},"required":["k"]}`),
+			"response_format.json_schema.schema.properties.k", []string{"cannot end"}},
+		{"wide enum", schema(`{"enum":[` + strings.Join(enum, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
+		{"wide anyOf", schema(`{"anyOf":[` + strings.Join(objects, ",") + `]}`), "response_format.json_schema.schema", []string{"6000 parses", "limit of 4096"}},
+		{"minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
+			"response_format.json_schema.schema.properties.k.minLength", []string{"MaxMinRepeat (2000)"}},
+	} {
+		for _, stream := range []bool{false, true} {
+			for _, ep := range []struct{ path, prompt string }{
+				{"/v1/completions", `"prompt": "Once"`},
+				{"/v1/chat/completions", `"messages": [{"role": "user", "content": "Once"}]`},
+			} {
+				body := `{` + ep.prompt + `, "max_tokens": 8, "stream": ` + strconv.FormatBool(stream) + `, ` + tc.field + `}`
+				w := do(h, http.MethodPost, ep.path, body)
+				what := tc.name + " " + ep.path + " stream=" + strconv.FormatBool(stream)
+				require.Equal(t, http.StatusBadRequest, w.Code, "%s: %s", what, w.Body)
+				require.NotContains(t, w.Header().Get("Content-Type"), "text/event-stream", what)
+				e := apiErrorOf(t, w.Body.Bytes())
+				require.Equal(t, "invalid_request_error", e.Type, what)
+				require.NotNil(t, e.Param, what)
+				require.Equal(t, tc.param, *e.Param, what)
+				for _, s := range tc.want {
+					require.Contains(t, w.Body.String(), s, what)
+				}
+			}
+		}
+	}
+}
+
+// TestWideEnumWithinTheLimitGenerates: an enum of 4,000 values, under the
+// matcher's limit, streams a value of the enum and [DONE].
+func TestWideEnumWithinTheLimitGenerates(t *testing.T) {
+	h := newHandler(t, Options{})
+	enum := make([]string, 4000)
+	for i := range enum {
+		enum[i] = strconv.Quote("v" + strconv.Itoa(i))
+	}
+	body := `{"prompt": "Once", "max_tokens": 16, "stream": true, "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"enum":[` + strings.Join(enum, ",") + `]}}}}`
+	text, finish := completeText(t, h, "/v1/completions", body)
+	require.Equal(t, "stop", finish)
+	require.Contains(t, enum, text)
+	w := do(h, http.MethodPost, "/v1/completions", body)
+	events := parseSSE(t, w.Body.String())
+	require.Equal(t, "[DONE]", events[len(events)-1].data)
+	for _, ev := range events {
+		require.Empty(t, ev.name, "no error event: %s", ev.data)
+	}
+}
