@@ -266,7 +266,7 @@ func TestChat(t *testing.T) {
 		param, want string
 	}{
 		{"hello", "messages", "messages must be an array, got a string"},
-		{[]any{"hello"}, "messages", "messages must be an object, got a string"},
+		{[]any{"hello"}, "messages[0]", "messages[0] must be an object, got a string"},
 		{[]any{map[string]any{"content": "x"}}, "messages[0].role", "messages[0].role"},
 		{[]any{map[string]any{"role": "user", "content": 5}}, "messages[0].content", "messages[0].content: must be a string or an array of content parts"},
 		{[]any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image_url"}}}}, "messages[0].content", `part 0 has type "image_url"; only text parts are supported`},

@@ -49,8 +49,12 @@ func Decode(body []byte, v any) *Error {
 		return BadRequest("", "invalid_type", "the request body must be a JSON object, got %s", jsonValue(ute.Value))
 	case errors.As(err, &ute):
 		// encoding/json names a field of an embedded struct with the struct's
-		// type name first; the client knows only the JSON path.
+		// type name first, and an array's element by the array's name; the
+		// client knows the JSON path, with the element's index.
 		field := strings.TrimPrefix(ute.Field, "SamplingRequest.")
+		if p, named := pathAt(body, ute.Offset); named == field {
+			field = p
+		}
 		return BadRequest(field, "invalid_type", "%s must be %s", field, typeMismatch(ute))
 	}
 	return BadRequest("", "invalid_json", "the request body is not valid JSON: %v", err)
@@ -111,4 +115,77 @@ func Describe(raw []byte) string { return jsonValue(literalKind(raw)) }
 func IsNull(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// pathAt is the JSON path ("messages[1].role") of the value of body that
+// ends at offset, where encoding/json reports a type error (or that begins
+// just before it: a composite value it refused at its first byte), and the
+// path without its indexes as the error's Field names it ("messages.role");
+// "" when body has none. Decode calls it with a body encoding/json found
+// valid, so a scan of its bytes suffices; on any other it stops, with "".
+func pathAt(body []byte, offset int64) (path, named string) {
+	// Each open object or array: the index of the element being read, or
+	// the key of the member (wantKey: a key comes next).
+	type level struct {
+		array   bool
+		wantKey bool
+		index   int
+		key     []byte
+	}
+	var stack []level
+	for i := 0; i < len(body); i++ {
+		depth := len(stack) // the levels the path of a value ending at i goes through
+		switch c := body[i]; c {
+		case '"':
+			start := i
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				if body[i] == '\\' {
+					i++
+				}
+			}
+			if n := len(stack); n > 0 && stack[n-1].wantKey {
+				stack[n-1].key, stack[n-1].wantKey = body[start+1:min(i, len(body))], false
+				continue
+			}
+		case '{', '[':
+			stack = append(stack, level{array: c == '[', wantKey: c == '{'})
+		case '}', ']':
+			if depth == 0 {
+				return "", ""
+			}
+			stack = stack[:depth-1]
+			depth--
+		case ',':
+			if depth == 0 {
+				return "", ""
+			}
+			if l := &stack[depth-1]; l.array {
+				l.index++
+			} else {
+				l.wantKey = true
+			}
+			continue
+		case ' ', '\t', '\n', '\r', ':':
+			continue
+		default: // a number, true, false or null
+			for i+1 < len(body) && body[i+1] > ' ' && body[i+1] != ',' && body[i+1] != ']' && body[i+1] != '}' {
+				i++
+			}
+		}
+		if int64(i+1) < offset {
+			continue
+		}
+		for _, l := range stack[:depth] {
+			if l.array {
+				path += "[" + strconv.Itoa(l.index) + "]"
+				continue
+			}
+			if path != "" {
+				path, named = path+".", named+"."
+			}
+			path, named = path+string(l.key), named+string(l.key)
+		}
+		return path, named
+	}
+	return "", ""
 }

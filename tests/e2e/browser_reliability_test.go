@@ -318,6 +318,7 @@ const errorPathsScript = `
 		['chat.completions.create', 'tools[0].function.name', () => chat({ tools: [{ type: 'function', function: { name: 5 } }] })],
 		['chat.completions.create', 'tool_choice', () => chat({ tool_choice: big })],
 		['chat.completions.create', 'messages', () => chat({ messages: big })],
+		['chat.completions.create', 'messages[1].role', () => chat({ messages: [...messages, { role: 5, content: 'x' }] })],
 		['chat.completions.create', 'messages[0].content', () => chatStream({ messages: [{ role: 'user', content: big }] })],
 		['embeddings.create', 'input', () => lm.embeddings.create({ input: big })],
 		['embeddings.create', 'input[1]', () => lm.embeddings.create({ input: ['a', big] })],
