@@ -93,9 +93,9 @@ type Options struct {
 	// (rate_limit_exceeded, Retry-After), since the server may well have
 	// room for other clients. While ClientQueue < QueueSize no client can
 	// fill the queue and so refuse the others with 503. 0 means a quarter
-	// of QueueSize (at least 1, at most QueueSize); negative means none of
-	// a client's requests may wait; at QueueSize or more, one client may
-	// fill the queue. Whatever the bound, the requests that wait are served
+	// of QueueSize (at least 1, at most QueueSize); negative means no more
+	// than Slots of a client's requests at once; at QueueSize or more, one
+	// client may fill the queue. Whatever the bound, the requests that wait are served
 	// round-robin between clients, each client's in arrival order: a
 	// request waits for the slots in use and at most one request of each
 	// other waiting client, not for another client's burst.

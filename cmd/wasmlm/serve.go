@@ -86,7 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		web         = fs.String("web", defaultWebDir, "directory of the static web page served at / (the default is used only if it exists)")
 		slots       = fs.Int("slots", defaultSlots(), "generations that run at once, each with its own KV cache")
 		queue       = fs.Int("queue", httpapi.DefaultQueueSize, "requests that may wait for a slot; more get 503 (0: none)")
-		clientQueue = fs.Int("client-queue", 0, "requests one client (API key, or address without keys) may have waiting beyond the slots; more get 429 (0: a quarter of -queue, at least 1)")
+		clientQueue = fs.Int("client-queue", 0, "requests one client (API key, or address without keys) may have in the server beyond -slots; more get 429 (0: a quarter of -queue, at least 1)")
 		ctxLimit    = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
 		kvType      = kvTypeFlag(fs)
 		threads     = threadsFlag(fs)
