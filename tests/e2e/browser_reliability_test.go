@@ -409,8 +409,12 @@ func TestBrowserEveryRejectionHasACode(t *testing.T) {
 	}](t, tb, apiScript(errorPathsScript))
 	require.NotEmpty(t, got.Paths)
 	seen, wanted := map[string]int{}, map[string]int{}
+	bigInts := 0 // the calls of the table of mistyped fields that pass a BigInt
 	for _, p := range got.Paths {
 		wanted[p.Code]++
+		if strings.Contains(p.Name, "big") {
+			bigInts++
+		}
 		e := p.Got
 		if !assert.NotNil(t, e, "%s: did not reject", p.Name) {
 			continue
@@ -431,6 +435,7 @@ func TestBrowserEveryRejectionHasACode(t *testing.T) {
 	assert.Equal(t, golden.RuncStories260K(t).Runs[1].GeneratedIDs[:10], got.After, "the page loads and generates after them all")
 	t.Logf("%d error paths, codes: %v", len(got.Paths), seen)
 	assert.Contains(t, reliabilitySection(t), errorPathsSummary(len(got.Paths), wanted), "web/README.md's Reliability table")
+	assert.Contains(t, reliabilitySection(t), fmt.Sprintf("a `BigInt` (%d calls)", bigInts), "web/README.md's Reliability table")
 }
 
 // errorPathsSummary is how web/README.md's Reliability table counts the
