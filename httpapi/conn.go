@@ -60,7 +60,8 @@ func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // admit serves a POST once it has a place: a slot or a place in the queue,
 // taken before its body is read, and kept until it is answered. A request
-// that finds none is refused with 503 at once, its body unread.
+// that finds none is refused at once, its body unread: 503, or 429 when its
+// own client holds all the places one client may.
 func (h *Handler) admit(w *writer, r *http.Request, rt route) {
 	if e := checkJSONBody(r); e != nil {
 		writeError(w, e)

@@ -210,7 +210,7 @@ type Handler struct {
 	maxTokens  int           // the most a request may ask for
 	maxEmbed   int           // the most tokens an embeddings or rerank request may have evaluated; 0: no bound
 	sched      *scheduler
-	preparing  *fifo[struct{}] // the places where requests are prepared: one per slot (see prepare)
+	preparing  *fairPool[struct{}] // the places where requests are prepared: one per slot (see prepare)
 	routes     map[string]route
 	created    int64 // the model's "created" in /v1/models: when New ran
 	newID      func(prefix string) string
@@ -291,7 +291,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
 		maxTokens: contextLength, sched: newScheduler(sessions, queue, clientQueue, opts.Sessions),
 		// As many as can be admitted may wait for a place to prepare.
-		preparing: newFIFO(make([]struct{}, slots), slots+queue),
+		preparing: newFairPool(make([]struct{}, slots), slots+queue),
 		created:   time.Now().Unix(), newID: randomID, generate: runSession,
 		onComplete: opts.OnCompletion,
 	}

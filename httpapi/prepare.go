@@ -7,9 +7,10 @@ import (
 // prepare reads r's body and runs fn on it — decoding the JSON, tokenizing
 // the prompt, formatting the messages with the chat template: the work
 // that takes memory in proportion to the body, tens of times its size when
-// a megabyte of text is tokenized — in one of Options.Slots places, taken
-// in arrival order and fairly between clients (see fifo), and leaves the place before the request waits for a
-// slot or generates. Admission bounds the bodies held (slots + queue, each
+// a megabyte of text is tokenized — in one of Options.Slots places, handed
+// out as the slots are (round-robin between clients, each client's in
+// arrival order: see fairPool), and leaves the place before the request
+// waits for a slot or generates. Admission bounds the bodies held (slots + queue, each
 // of at most MaxBodyBytes); this bounds what they become: without it, every
 // admitted request would decode and tokenize at once, and 66 requests of a
 // megabyte took a server to 3 GB.

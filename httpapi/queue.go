@@ -11,7 +11,7 @@ import (
 // scheduler hands the model's sessions (one per slot) to requests, fairly
 // between clients: each client's requests wait in a line of their own, in
 // the order they arrived, and a free slot goes to the waiting client served
-// least recently (round-robin; see fifo). The waiting is bounded: when limit
+// least recently (round-robin; see fairPool). The waiting is bounded: when limit
 // requests wait, one more is refused at once, so a burst cannot pile up
 // unbounded memory and latency. A waiting request whose context ends (its
 // client left) leaves its line without ever taking a slot.
@@ -24,7 +24,7 @@ import (
 // bounded by the same numbers as the queue; one admitted request more could
 // only have to wait beyond the queue's end.
 type scheduler struct {
-	slots  *fifo[*engine.Session]
+	slots  *fairPool[*engine.Session]
 	lender SessionLender // when not nil, lends the one session instead of slots
 
 	mu        sync.Mutex
@@ -39,7 +39,7 @@ type scheduler struct {
 func newScheduler(sessions []*engine.Session, limit, clientLimit int, lender SessionLender) *scheduler {
 	limit, clientLimit = max(limit, 0), max(clientLimit, 0)
 	return &scheduler{
-		slots: newFIFO(sessions, limit), lender: lender,
+		slots: newFairPool(sessions, limit), lender: lender,
 		capacity: len(sessions) + limit, ofClient: map[string]int{}, perClient: len(sessions) + clientLimit,
 		drained: make(chan struct{}),
 	}
@@ -135,7 +135,7 @@ func (s *scheduler) acquire(ctx context.Context) (context.Context, *engine.Sessi
 
 // release returns the session acquire(ctx) gave (ctx, or the context
 // acquire returned, names the client): to the lender, or to the next
-// waiting request (see fifo), or to the pool.
+// waiting request (see fairPool), or to the pool.
 func (s *scheduler) release(ctx context.Context, sess *engine.Session) {
 	if s.lender != nil {
 		s.lender.Return(sess)
@@ -147,23 +147,23 @@ func (s *scheduler) release(ctx context.Context, sess *engine.Session) {
 // queued is the number of requests waiting for a slot.
 func (s *scheduler) queued() int { return s.slots.queued() }
 
-// fifo hands the items of a pool (the slots' sessions, the places where
+// fairPool hands the items of a pool (the slots' sessions, the places where
 // requests are prepared) to those who ask, fairly between clients: each
 // client (an API key's name, or without keys an address: see authenticate)
 // has its own line, served in the order it asked, and a free item goes to
-// the waiting client served least recently — round-robin between the
-// clients that wait, where a client that holds an item, or was just handed
-// one, comes last. So one waiting request is served after the items in use
-// come back and at most one more request of each other waiting client,
-// however many requests another client has in its line. One who finds none
-// free waits, unless limit others wait already; one whose context ends
+// the waiting client handed one least recently (one handed none while its
+// line lived first): round-robin between the clients that wait, where a
+// client just handed an item goes behind the others. So while a client
+// waits, each other client is handed at most one item before it, however
+// many requests that client has in its line. One who finds none free
+// waits, unless limit others wait already; one whose context ends
 // leaves its line without taking one. Once closed, it refuses everyone,
 // those waiting too.
 //
 // The lines are explicit rather than a buffered channel of items because
 // the Go specification does not promise that blocked receivers are served
 // in order; fairness is the point here.
-type fifo[T any] struct {
+type fairPool[T any] struct {
 	mu      sync.Mutex
 	free    []T
 	clients map[string]*line[T] // those that wait or hold an item
@@ -194,15 +194,15 @@ type grant[T any] struct {
 	ok   bool
 }
 
-func newFIFO[T any](items []T, limit int) *fifo[T] {
-	return &fifo[T]{free: items, limit: limit, clients: map[string]*line[T]{}}
+func newFairPool[T any](items []T, limit int) *fairPool[T] {
+	return &fairPool[T]{free: items, limit: limit, clients: map[string]*line[T]{}}
 }
 
 // take returns a free item for client, waiting for one in its line. It
 // fails with ErrQueueFull when it would have to wait and limit others
 // already do, with ErrShuttingDown once closed, and with ctx's error when
 // ctx ends first. The item is client's until put back with its name.
-func (f *fifo[T]) take(ctx context.Context, client string) (T, error) {
+func (f *fairPool[T]) take(ctx context.Context, client string) (T, error) {
 	var none T
 	f.mu.Lock()
 	if f.closed {
@@ -254,7 +254,7 @@ func (f *fifo[T]) take(ctx context.Context, client string) (T, error) {
 
 // put returns an item client took: to the next waiter (see next), or to
 // the pool.
-func (f *fifo[T]) put(item T, client string) {
+func (f *fairPool[T]) put(item T, client string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if l := f.clients[client]; l != nil {
@@ -277,7 +277,7 @@ func (f *fifo[T]) put(item T, client string) {
 // least recently (one served never, while its line lived, first), and
 // between those the one whose oldest waiter came first. nil when none
 // waits. f.mu is held.
-func (f *fifo[T]) next() (string, *line[T]) {
+func (f *fairPool[T]) next() (string, *line[T]) {
 	var (
 		name string
 		best *line[T]
@@ -294,7 +294,7 @@ func (f *fifo[T]) next() (string, *line[T]) {
 }
 
 // line is client's line, made if it has none. f.mu is held.
-func (f *fifo[T]) line(client string) *line[T] {
+func (f *fairPool[T]) line(client string) *line[T] {
 	l := f.clients[client]
 	if l == nil {
 		l = &line[T]{}
@@ -304,7 +304,7 @@ func (f *fifo[T]) line(client string) *line[T] {
 }
 
 // grantTo records that client was handed an item. f.mu is held.
-func (f *fifo[T]) grantTo(client string) {
+func (f *fairPool[T]) grantTo(client string) {
 	l := f.line(client)
 	l.held++
 	f.tick++
@@ -313,14 +313,14 @@ func (f *fifo[T]) grantTo(client string) {
 
 // forget drops client's line once it neither waits nor holds an item, so
 // the lines are as many as the clients in the pool's hands. f.mu is held.
-func (f *fifo[T]) forget(client string, l *line[T]) {
+func (f *fairPool[T]) forget(client string, l *line[T]) {
 	if l.held <= 0 && len(l.waiters) == 0 {
 		delete(f.clients, client)
 	}
 }
 
 // close refuses every take from now on, and those waiting.
-func (f *fifo[T]) close() {
+func (f *fairPool[T]) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
@@ -335,7 +335,7 @@ func (f *fifo[T]) close() {
 }
 
 // queued is the number waiting, in every line.
-func (f *fifo[T]) queued() int {
+func (f *fairPool[T]) queued() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.waiting

@@ -113,7 +113,7 @@ func (s *scheduler) admittedNow() int {
 func (s *scheduler) idle() int { return s.slots.idle() }
 
 // idle is the number of free items (for tests).
-func (f *fifo[T]) idle() int {
+func (f *fairPool[T]) idle() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.free)
