@@ -387,7 +387,10 @@ async function defaultModel() {
 export async function resolveSource(source, name) {
   if (source == null) source = await defaultModel();
   if (source !== null && typeof source === 'object' && Object.getPrototypeOf(source) === Object.prototype && 'model' in source) {
-    name ??= typeof source.name === 'string' ? source.name : undefined;
+    if (source.name != null && typeof source.name !== 'string') {
+      throw argumentError('source.name', `must be a string, got ${describe(source.name)}`);
+    }
+    name ??= source.name ?? undefined;
     source = source.model;
   }
   if (host.resolveSource) source = await host.resolveSource(source);

@@ -271,6 +271,7 @@ const errorPathsScript = `
 	const typed = [
 		['WasmLM.load', 'source', () => WasmLM.load(big)],
 		['WasmLM.load', 'options', () => WasmLM.load(undefined, big)],
+		['WasmLM.load', 'source.name', () => WasmLM.load({ model: DEFAULT_MODEL.model, name: big })],
 		...['contextLength', 'workers', 'name', 'sha256', 'kvType', 'cache', 'simd', 'serve', 'onProgress', 'signal', 'tokenizer']
 			.map((k) => ['WasmLM.load', k, () => WasmLM.load(undefined, { [k]: big })]),
 		['WasmLM.inspect', 'source', () => WasmLM.inspect(big)],
