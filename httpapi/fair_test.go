@@ -100,3 +100,46 @@ func TestClientsDoNotStarveEachOther(t *testing.T) {
 		})
 	}
 }
+
+// TestClientQueueOption: what New makes of QueueSize and ClientQueue — the
+// most requests admitted at once, and of one client (a bound no lower than
+// the server's is none: its client is refused 503 with everyone).
+func TestClientQueueOption(t *testing.T) {
+	tests := []struct {
+		name                   string
+		queue, clientQueue     int
+		capacity, perClient    int
+		oneClientFillsTheQueue bool
+	}{
+		{"the defaults: a quarter of 64", 0, 0, 1 + 64, 1 + 16, false},
+		{"a quarter of 8", 8, 0, 1 + 8, 1 + 2, false},
+		{"at least 1", 3, 0, 1 + 3, 1 + 1, false},
+		{"a queue of 1: the client may fill it", 1, 0, 1 + 1, 1 + 1, true},
+		{"no queue", -1, 0, 1, 1, true},
+		{"set", 8, 5, 1 + 8, 1 + 5, false},
+		{"negative: the slots only", 8, -1, 1 + 8, 1, false},
+		{"the whole queue", 8, 8, 1 + 8, 1 + 8, true},
+		{"beyond the queue", 8, 100, 1 + 8, 1 + 100, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(t, Options{QueueSize: tt.queue, ClientQueue: tt.clientQueue})
+			assert.Equal(t, tt.capacity, h.sched.capacity)
+			assert.Equal(t, tt.perClient, h.sched.perClient)
+			var err error
+			for range tt.capacity {
+				if err = h.sched.admit("a"); err != nil {
+					break
+				}
+			}
+			if tt.oneClientFillsTheQueue {
+				assert.NoError(t, err)
+				assert.ErrorIs(t, h.sched.admit("a"), ErrQueueFull)
+				assert.ErrorIs(t, h.sched.admit("b"), ErrQueueFull)
+			} else {
+				assert.ErrorIs(t, err, ErrClientQueueFull)
+				assert.NoError(t, h.sched.admit("b"), "another client finds room")
+			}
+		})
+	}
+}
