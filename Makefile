@@ -27,7 +27,7 @@ WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),87
 # grammar matcher or the tokenizers, which run per token.
 WORKER_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/grammar/jsonschema github.com/wasmlm/wasmlm/policy github.com/wasmlm/wasmlm/openai github.com/wasmlm/wasmlm/httpapi
 
-.PHONY: bench-serve run generate deps test test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm npm wasm web worker worker-run vet bench bench-e2e fuzz clean
+.PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -61,9 +61,9 @@ npm: web
 	@command -v npm >/dev/null || { echo "$(NPM_DIR): written (npm, which is not installed, would say its packed size)"; exit 0; }; \
 	cd $(NPM_DIR) && npm pack --dry-run --json 2>/dev/null | node -e 'const [p] = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`$(NPM_DIR): $${p.name}@$${p.version}, $${p.entryCount} files, $${p.size} bytes packed, $${p.unpackedSize} unpacked`)'
 
-## test: everything CI runs: vet, native tests, the arm64 kernels' tests (under QEMU on x86-64), the same tests in wasm under
-## Node, browser e2e, edge e2e, the npm package's e2e
-test: deps vet test-native test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm
+## test: everything CI runs: vet, native tests, the race detector over the packages that run goroutines, the arm64 kernels'
+## tests (under QEMU on x86-64), the same tests in wasm under Node, browser e2e, edge e2e, the npm package's e2e
+test: deps vet test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm
 
 ## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium, QEMU on x86-64)
 deps:
@@ -87,6 +87,16 @@ vet:
 ## test-native: the native tests of every package but the e2e suites
 test-native:
 	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
+
+## test-race: the packages that run goroutines under the race detector (go test -race; see docs/testing.md): httpapi but its
+## JSON-schema corpus, engine/shard, cmd/wasmlm but the benchmark models' generator and llama.cpp's run of a split model, and
+## of engine the tests whose sessions run at once, are cancelled from another goroutine or split their products among threads
+## (its whole suite takes some 8 minutes under the detector; its other tests run the same code from one goroutine)
+RACE_SKIP   := TestJSONSchemaCorpus|TestBenchGen$$|TestSplitModelInLlamaCpp
+RACE_ENGINE := TestSessionsRunConcurrently|TestCancelFromAnotherGoroutine|TestCancelStopsAndSessionStaysUsable|TestCallbackErrorAborts|TestConcurrentGenerateIsRejected|TestThreads|TestEmbedSameBitsAnyWay|TestNonFiniteEmbeddingStopsGeneration
+test-race:
+	$(GO) test -race -skip '$(RACE_SKIP)' ./httpapi/ ./engine/shard/ ./cmd/wasmlm/
+	$(GO) test -race -run '$(RACE_ENGINE)' ./engine/
 
 ## test-arm64: the tensor tests, and the engine's golden, prompt-block and thread tests, built for GOARCH=arm64: the NEON
 ## kernels against the pure-Go ones, bit for bit; on an arm64 machine natively, elsewhere under QEMU (Debian package
