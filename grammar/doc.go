@@ -4,7 +4,10 @@
 // Parse reads GBNF as llama.cpp does (grammars/README.md of llama.cpp: the
 // same syntax, the same rewriting of repetitions, the same repetition
 // threshold), so grammars written for llama.cpp work unchanged; token
-// references (<[id]>) are the one construct it refuses. The matcher is a
+// references (<[id]>) are the one construct it refuses. Alternatives that
+// begin alike are merged (an enum's values become a trie), and a grammar
+// no finite text matches, or with a rule wider than the matcher holds, is
+// refused (finite.go). The matcher is a
 // pushdown recognizer over code points, like llama.cpp's: a parse is a
 // stack of grammar positions, an ambiguous grammar has several at once.
 //

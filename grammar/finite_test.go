@@ -9,37 +9,37 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// alternation is `root ::= ( "\"v0\"" | "\"v1\"" | ... )` with n values,
-// each prefixed by prefix: an enum as a schema converter writes it.
-func alternation(n int, prefix string) string {
-	var b strings.Builder
-	b.WriteString("root ::= (")
-	for i := range n {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		fmt.Fprintf(&b, `%s"\"v%d\""`, prefix, i)
+// rootOf is `root ::= ALT0 | ALT1 | ...`, n alternatives written by alt,
+// then the rules in after.
+func rootOf(n int, alt func(i int) string, after string) string {
+	alts := make([]string, n)
+	for i := range alts {
+		alts[i] = alt(i)
 	}
-	b.WriteString(")\n")
-	return b.String()
+	return "root ::= " + strings.Join(alts, " | ") + "\n" + after
+}
+
+// alternation is `root ::= "\"v0\"" | "\"v1\"" | ...` with n values, each
+// prefixed by prefix: an enum as a schema converter writes it.
+func alternation(n int, prefix string) string {
+	return rootOf(n, func(i int) string { return fmt.Sprintf(`%s"\"v%d\""`, prefix, i) }, "")
+}
+
+// distinct is `root ::= "\u0100" "x" | "\u0101" "x" | ...`: n alternatives
+// that each begin with their own character, which no factoring merges.
+func distinct(n int) string {
+	return rootOf(n, func(i int) string { return fmt.Sprintf(`"\u%04x" "x"`, 0x100+i) }, "")
 }
 
 // objects is an anyOf of n objects, each beginning with "{" and optional
 // blanks, as the JSON schema converter writes them.
 func objects(n int) string {
-	var b strings.Builder
-	b.WriteString("root ::= ")
+	var rules strings.Builder
+	rules.WriteString("space ::= | \" \" | \"\\n\" [ \\t]{0,20}\n")
 	for i := range n {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		fmt.Fprintf(&b, "o%d", i)
+		fmt.Fprintf(&rules, "o%d ::= \"{\" space \"\\\"k%d\\\"\" space \":\" space [0-9] \"}\"\n", i, i)
 	}
-	b.WriteString("\nspace ::= | \" \" | \"\\n\" [ \\t]{0,20}\n")
-	for i := range n {
-		fmt.Fprintf(&b, "o%d ::= \"{\" space \"\\\"k%d\\\"\" space \":\" space [0-9] \"}\"\n", i, i)
-	}
-	return b.String()
+	return rootOf(n, func(i int) string { return fmt.Sprintf("o%d", i) }, rules.String())
 }
 
 // TestParseRefusesGrammarsThatCannotEnd: a grammar whose root can never
@@ -80,18 +80,16 @@ func TestParseRefusesGrammarsThatCannotEnd(t *testing.T) {
 // TestParseRefusesWideAlternations: a rule whose alternatives begin more
 // parses than the matcher holds (maxParses), where it begins or after its
 // first character, is refused when parsed, naming it and the limit, so a
-// generation never meets the limit; one at the limit is matched.
+// generation never meets the limit; one at the limit is matched, and so is
+// an enum of any width, whose values Parse merges into a trie.
 func TestParseRefusesWideAlternations(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, rule string
 		path            []string
 	}{
-		{"enum", alternation(maxParses+1, ""), "root_1", []string{"root", "root_1"}},
+		{"distinct first characters", distinct(maxParses + 1), "root", []string{"root"}},
 		{"objects", objects(maxParses/3 + 1), "root", []string{"root"}},
-		{"nested", "root ::= \"[\" item \"]\"\nitem ::= big\n" + strings.Replace(alternation(maxParses+1, ""), "root", "big", 1), "big_3", []string{"root", "item", "big", "big_3"}},
-		// Alternatives that begin alike are all held past their common
-		// first character.
-		{"prefixed", alternation(maxParses+1, `"x" `), "root_1", []string{"root", "root_1"}},
+		{"nested", "root ::= \"[\" item \"]\"\nitem ::= big\n" + strings.Replace(distinct(maxParses+1), "root", "big", 1), "big", []string{"root", "item", "big"}},
 	} {
 		_, err := Parse(tc.src)
 		require.ErrorIs(t, err, ErrTooComplex, tc.name)
@@ -101,12 +99,18 @@ func TestParseRefusesWideAlternations(t *testing.T) {
 		require.Equal(t, tc.path, re.Path, tc.name)
 		require.Contains(t, err.Error(), fmt.Sprintf("limit of %d", maxParses), tc.name)
 	}
-	for name, src := range map[string]string{
-		"enum":    alternation(maxParses-1, ""),
-		"objects": objects(maxParses/3 - 1),
+	for _, tc := range []struct {
+		name, src, match, not string
+	}{
+		{"distinct first characters", distinct(maxParses - 1), "\u0107x", "\u0107"},
+		{"objects", objects(maxParses/3 - 1), `{"k7":1}`, `{"k7":}`},
+		{"enum", alternation(20000, ""), `"v19999"`, `"v20000"`},
+		{"prefixed enum", alternation(20000, `"x" `), `x"v123"`, `"v123"`},
+		{"same value twice", `root ::= "a" | "a" | "ab"`, "ab", "b"},
 	} {
-		g, err := Parse(src)
-		require.NoError(t, err, name)
-		require.True(t, g.Accepts(`"v7"`) || g.Accepts(`{"k7":1}`), name)
+		g, err := Parse(tc.src)
+		require.NoError(t, err, tc.name)
+		require.True(t, g.Accepts(tc.match), tc.name)
+		require.False(t, g.Accepts(tc.not), tc.name)
 	}
 }

@@ -64,7 +64,11 @@ type parser struct {
 // `root`. Token references (`<[id]>`, `<token>`) are not supported. Errors
 // wrap ErrSyntax and name the line and column, the undefined rule, or the
 // left-recursive one.
-func Parse(src string) (*Grammar, error) {
+func Parse(src string) (*Grammar, error) { return parse(src, true) }
+
+// parse is Parse, with the alternatives left-factored (factor.go) or, for
+// the tests that hold factoring to the grammar as written, not.
+func parse(src string, factored bool) (*Grammar, error) {
 	if len(src) > maxSourceBytes {
 		return nil, fmt.Errorf("%w: the source is %d bytes, at most %d", ErrSyntax, len(src), maxSourceBytes)
 	}
@@ -86,6 +90,9 @@ func Parse(src string) (*Grammar, error) {
 	root, ok := p.ids["root"]
 	if !ok {
 		return nil, fmt.Errorf("%w: no rule named root", ErrSyntax)
+	}
+	if factored {
+		p.factor()
 	}
 	return compile(p, root)
 }
