@@ -124,13 +124,21 @@ func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Comple
 	return nil, nil, false
 }
 
-// run waits for a slot, generates, and answers.
+// run reserves the most the job can use (its prompt and max_tokens: see
+// limitTokens), waits for a slot, generates, answers, and is charged the
+// prompt and the tokens generated.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
+	held, e := h.reserve(r, len(j.Prompt.Tokens)+j.Options.MaxTokens)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: j.endpoint, Stream: j.Stream, PromptTokens: len(j.Prompt.Tokens)}
 	ctx, sess, ok := h.takeSlot(ctx, w, &c)
 	if !ok {
+		held.settle(0)
 		return
 	}
 	// The slot is free again as soon as the generation ends, before the
@@ -149,7 +157,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 		res, err = h.complete(w, gen, j, c.Queued, stopped)
 	}
 	c.CompletionTokens, c.FinishReason, c.Timings, c.Err = len(res.Tokens), res.FinishReason, res.Timings, err
-	h.spend(r, c.PromptTokens+c.CompletionTokens)
+	held.settle(c.PromptTokens + c.CompletionTokens)
 	h.onComplete(c)
 }
 

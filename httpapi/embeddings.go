@@ -153,10 +153,19 @@ func (h *Handler) serveEmbedJob(w http.ResponseWriter, r *http.Request, param, c
 	}
 }
 
-// runEmbedJob waits for a slot, runs the job and answers. A client that
-// leaves stops it between the engine's passes; Shutdown's end of grace
-// does too, answered 503.
+// runEmbedJob reserves the job's tokens, waits for a slot, runs the job
+// and answers. A client that leaves stops it between the engine's passes,
+// and is charged the whole reservation (the engine does not say how far it
+// got); Shutdown's end of grace stops it too, answered 503 and charged
+// nothing, as a request that fails is.
 func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJob, param string) {
+	held, e := h.reserve(r, j.tokens)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	used := 0
+	defer func() { held.settle(used) }()
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: r.URL.Path, Inputs: len(j.texts)}
@@ -173,12 +182,13 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 		writeError(w, shuttingDown("The server is shutting down: the request was stopped before its end. Retry later."))
 	case err != nil && ctx.Err() != nil:
 		c.FinishReason = engine.FinishAbort // the client left: nobody to answer
+		used = j.tokens
 	case err != nil:
 		c.Err = err
 		writeError(w, generationError(err, param))
 	default:
 		c.FinishReason = engine.FinishStop
-		h.spend(r, tokens)
+		used = tokens
 		answer.write(w)
 	}
 	h.onComplete(c)

@@ -34,6 +34,19 @@ func bigEmbedding(t testing.TB) string {
 	return mustJSON(t, map[string]any{"input": in})
 }
 
+// sendEmbedding posts an embeddings request to srv in ctx, which may end
+// it, and returns the client's error.
+func sendEmbedding(t *testing.T, ctx context.Context, srv *httptest.Server, body string) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/embeddings", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := srv.Client().Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
 // TestEmbeddingClientLeaves: a client that hangs up stops its embedding
 // between the engine's passes, long before its end, and frees the slot; one
 // that leaves while it waits is dropped without running.
@@ -44,16 +57,7 @@ func TestEmbeddingClientLeaves(t *testing.T) {
 	defer srv.Close()
 	big := bigEmbedding(t)
 
-	send := func(ctx context.Context, body string) error {
-		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/embeddings", strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := srv.Client().Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	send := func(ctx context.Context, body string) error { return sendEmbedding(t, ctx, srv, body) }
 	ctx, cancel := context.WithCancel(context.Background())
 	running := make(chan error, 1)
 	go func() { running <- send(ctx, big) }()

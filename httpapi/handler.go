@@ -162,8 +162,17 @@ type Options struct {
 	Keys *KeyRing
 	// Limiter, when not nil, is asked before a POST is admitted whether its
 	// client (its key's name, or without Keys its address) may make a
-	// request now, answered 429 with Retry-After when not; and is told the
-	// tokens (prompt and completion) each generation used. See NewLimiter.
+	// request now, answered 429 with Retry-After when not. Once the body is
+	// read, and before the request waits for a slot, it reserves what the
+	// request may cost (a completion: its prompt and max_tokens, or the
+	// context's room without max_tokens; embeddings and reranks: their
+	// tokens, see MaxEmbedTokens), refused alike; when the request ends it
+	// refunds what the request is not charged. A completion that ran is
+	// charged its prompt and the tokens it generated, however it ended; an
+	// embeddings or rerank request its tokens when answered, its whole
+	// reservation when its client left (the engine cannot say how far it
+	// got), nothing when it failed or Shutdown stopped it; a request that
+	// never ran, nothing. See NewLimiter.
 	Limiter Limiter
 	// Sessions, when not nil, lends the handler the one session it runs
 	// requests on, one at a time, instead of Slots sessions of its own

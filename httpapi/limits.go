@@ -18,22 +18,37 @@ type Limits struct {
 	// tokenize, detokenize): up to this many at once, then one every
 	// minute / RequestsPerMinute.
 	RequestsPerMinute int
-	// TokensPerMinute bounds the tokens a client's completions use (prompt
-	// and completion): a request is refused while the client has used more
-	// than the minute's allowance, until time has paid for the excess.
+	// TokensPerMinute bounds the tokens a client's requests use: a
+	// completion's prompt and completion, an embeddings or rerank request's
+	// tokens evaluated. A request reserves the most it can use (a
+	// completion: its prompt and max_tokens; embeddings and reranks: their
+	// tokens) before it waits for a slot, and gets back what it did not use
+	// when it ends. A reservation is refused while the client is beyond the
+	// minute's allowance, until time has paid for the excess, so requests
+	// sent at once spend at most the allowance and one request more.
 	TokensPerMinute int
 }
 
-// Limiter decides whether a client may make a request now, and hears how
-// many tokens each of its requests used. It must be safe for concurrent
-// use. NewLimiter makes the in-memory one; the edge worker adds
-// Cloudflare's Rate Limiting binding in front of it.
+// Limiter decides whether a client may make a request now, and what its
+// requests may cost. It must be safe for concurrent use. NewLimiter makes
+// the in-memory one; the edge worker adds Cloudflare's Rate Limiting
+// binding in front of it.
+//
+// The handler asks Allow before it reads a request's body; once the body
+// says what the request may cost, and before the request waits for a slot,
+// it Reserves that many tokens; when the request ends it Refunds what the
+// request did not use. A refusal of either is answered 429.
 type Limiter interface {
 	// Allow counts a request of client and returns nil, or, when client
-	// must wait, why and for how long; the request is then answered 429.
+	// must wait, why and for how long.
 	Allow(ctx context.Context, client string) *LimitExceeded
-	// Spend charges client with the tokens one of its requests used.
-	Spend(client string, tokens int)
+	// Reserve charges client with tokens, the most one of its requests
+	// can use, and returns nil, or refuses (charging nothing) when client
+	// must wait.
+	Reserve(client string, tokens int) *LimitExceeded
+	// Refund gives client back tokens of a reservation that its request
+	// did not use.
+	Refund(client string, tokens int)
 }
 
 // LimitExceeded is a Limiter's refusal.
@@ -46,7 +61,7 @@ type LimitExceeded struct {
 // Usage is what a client has left of its limits, as of At: token buckets,
 // refilled continuously at a minute's allowance per minute up to it.
 type Usage struct {
-	Requests, Tokens float64 // left to use; Tokens may be negative (spent beyond)
+	Requests, Tokens float64 // left to use; Tokens may be negative (reserved beyond)
 	At               time.Time
 }
 
@@ -113,14 +128,38 @@ func (l *bucketLimiter) Allow(_ context.Context, client string) *LimitExceeded {
 	return nil
 }
 
-func (l *bucketLimiter) Spend(client string, tokens int) {
-	if l.limits.TokensPerMinute == 0 || tokens <= 0 {
+// Reserve charges tokens while client has tokens left (none spent beyond
+// the allowance), however many: a request that costs more than a minute's
+// allowance is served when the client's bucket is full, and the client
+// then waits for the excess. So the tokens reserved at once are at most
+// the allowance and one request's.
+func (l *bucketLimiter) Reserve(client string, tokens int) *LimitExceeded {
+	tpm := l.limits.TokensPerMinute
+	if tpm == 0 || tokens <= 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.refill(client, l.now())
+	if u.Tokens < 0 {
+		return &LimitExceeded{Limit: "tokens", PerMinute: tpm, RetryAfter: minutesToWait(-u.Tokens, tpm)}
+	}
+	u.Tokens -= float64(tokens)
+	l.put(client, u)
+	return nil
+}
+
+// Refund gives tokens back, up to a full bucket: what time has refilled
+// meanwhile is not given twice.
+func (l *bucketLimiter) Refund(client string, tokens int) {
+	tpm := l.limits.TokensPerMinute
+	if tpm == 0 || tokens <= 0 {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u := l.refill(client, l.now())
-	u.Tokens -= float64(tokens)
+	u.Tokens = min(float64(tpm), u.Tokens+float64(tokens))
 	l.put(client, u)
 }
 
@@ -178,8 +217,40 @@ func (h *Handler) limit(r *http.Request) *apiError {
 	if h.opts.Limiter == nil {
 		return nil
 	}
-	client, _ := r.Context().Value(clientKey{}).(string)
-	x := h.opts.Limiter.Allow(r.Context(), client)
+	return rateLimited(h.opts.Limiter.Allow(r.Context(), clientOf(r.Context())))
+}
+
+// reservation is what a request holds of its client's tokens (a
+// Limiter's Reserve), until settle.
+type reservation struct {
+	limiter Limiter // nil: no Limiter, nothing held
+	client  string
+	tokens  int
+}
+
+// reserve charges r's client with cost tokens, the most r's request can
+// use, before it waits for a slot; a refusal is the 429 to answer.
+func (h *Handler) reserve(r *http.Request, cost int) (reservation, *apiError) {
+	if h.opts.Limiter == nil {
+		return reservation{}, nil
+	}
+	client := clientOf(r.Context())
+	if e := rateLimited(h.opts.Limiter.Reserve(client, cost)); e != nil {
+		return reservation{}, e
+	}
+	return reservation{limiter: h.opts.Limiter, client: client, tokens: cost}, nil
+}
+
+// settle ends the reservation of a request that used used tokens: what it
+// did not use is refunded.
+func (res reservation) settle(used int) {
+	if res.limiter != nil && used < res.tokens {
+		res.limiter.Refund(res.client, res.tokens-max(used, 0))
+	}
+}
+
+// rateLimited is the 429 of a Limiter's refusal x (nil: none).
+func rateLimited(x *LimitExceeded) *apiError {
 	if x == nil {
 		return nil
 	}
@@ -198,13 +269,4 @@ func (h *Handler) limit(r *http.Request) *apiError {
 			"Retry-After-Ms": {strconv.FormatInt(x.RetryAfter.Milliseconds(), 10)},
 		},
 	}
-}
-
-// spend charges r's client with the tokens its request used.
-func (h *Handler) spend(r *http.Request, tokens int) {
-	if h.opts.Limiter == nil {
-		return
-	}
-	client, _ := r.Context().Value(clientKey{}).(string)
-	h.opts.Limiter.Spend(client, tokens)
 }

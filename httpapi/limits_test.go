@@ -56,24 +56,25 @@ func TestRequestsPerMinute(t *testing.T) {
 		assert.Nil(t, l.Allow(ctx, "a"), "request %d: the bucket holds a minute's, no more", i)
 	}
 	assert.NotNil(t, l.Allow(ctx, "a"))
-	l.Spend("a", 1000) // no token limit: nothing to count
+	assert.Nil(t, l.Reserve("a", 1000), "no token limit: nothing to count")
 	c.advance(20 * time.Second)
 	assert.Nil(t, l.Allow(ctx, "a"))
 }
 
-// TestTokensPerMinute: a client may start requests while it has tokens
-// left; the tokens its requests used are charged after them, beyond the
-// allowance too, and time pays the excess back before the next request.
+// TestTokensPerMinute: a client may start requests and reserve their
+// tokens while it has tokens left, beyond the allowance with the last one,
+// and time pays the excess back before the next request.
 func TestTokensPerMinute(t *testing.T) {
 	l, c := newTestLimiter(t, Limits{TokensPerMinute: 600})
 	ctx := context.Background()
 	assert.Nil(t, l.Allow(ctx, "a"))
-	l.Spend("a", 500)
+	assert.Nil(t, l.Reserve("a", 500))
 	assert.Nil(t, l.Allow(ctx, "a"), "100 left")
-	l.Spend("a", 400) // 300 beyond
+	assert.Nil(t, l.Reserve("a", 400)) // 300 beyond
 	x := l.Allow(ctx, "a")
 	require.NotNil(t, x)
 	assert.Equal(t, LimitExceeded{Limit: "tokens", PerMinute: 600, RetryAfter: 30 * time.Second}, *x)
+	assert.Equal(t, x, l.Reserve("a", 1), "a reservation is refused alike")
 	assert.Nil(t, l.Allow(ctx, "b"))
 
 	c.advance(29 * time.Second)
@@ -90,7 +91,7 @@ func TestBothLimits(t *testing.T) {
 	l, c := newTestLimiter(t, Limits{RequestsPerMinute: 2, TokensPerMinute: 60})
 	ctx := context.Background()
 	assert.Nil(t, l.Allow(ctx, "a"))
-	l.Spend("a", 90)
+	assert.Nil(t, l.Reserve("a", 90))
 	x := l.Allow(ctx, "a")
 	require.NotNil(t, x)
 	assert.Equal(t, "tokens", x.Limit)
@@ -101,6 +102,59 @@ func TestBothLimits(t *testing.T) {
 	x = l.Allow(ctx, "a")
 	require.NotNil(t, x)
 	assert.Equal(t, "requests", x.Limit)
+}
+
+// TestTokenReservations: what a client's reservations and refunds leave
+// it, step by step (a step refused charges nothing).
+func TestTokenReservations(t *testing.T) {
+	type step struct {
+		advance time.Duration
+		reserve int  // tokens to reserve, if not 0
+		refund  int  // tokens to refund, if not 0
+		refused bool // the reservation is refused
+	}
+	burst := make([]step, 30) // 30 requests of 60 tokens at once
+	for i := range burst {
+		burst[i] = step{reserve: 60, refused: i >= 4}
+	}
+	for _, tc := range []struct {
+		name  string
+		tpm   int
+		steps []step
+		left  float64
+	}{
+		{"a reservation, then what it did not use", 600, []step{{reserve: 500}, {refund: 300}}, 400},
+		{"more than the allowance, when the bucket is full", 600, []step{{reserve: 1000}}, -400},
+		{"none while beyond the allowance", 600, []step{{reserve: 700}, {reserve: 50, refused: true}, {refund: 50}}, -50},
+		{"again once time has paid the excess", 600, []step{{reserve: 700}, {advance: 10 * time.Second, reserve: 50}}, -50},
+		{"a refund fills the bucket no more than full", 600, []step{{reserve: 500}, {advance: time.Minute, refund: 500}}, 600},
+		{"the burst: 4 of 30 reserved, 40 tokens beyond 200", 200, burst, -40},
+		{"nothing to reserve or refund", 600, []step{{reserve: -5}, {refund: -5}}, 600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, c := newTestLimiter(t, Limits{TokensPerMinute: tc.tpm})
+			for i, s := range tc.steps {
+				c.advance(s.advance)
+				if s.reserve != 0 {
+					x := l.Reserve("a", s.reserve)
+					assert.Equal(t, s.refused, x != nil, "step %d", i)
+				}
+				if s.refund != 0 {
+					l.Refund("a", s.refund)
+				}
+			}
+			u, ok := l.store.Load("a")
+			if !ok {
+				u.Tokens = float64(tc.tpm)
+			}
+			assert.Equal(t, tc.left, u.Tokens)
+		})
+	}
+	l, _ := newTestLimiter(t, Limits{RequestsPerMinute: 5})
+	assert.Nil(t, l.Reserve("a", 1_000_000), "no token limit")
+	l.Refund("a", 1_000_000)
+	_, ok := l.store.Load("a")
+	assert.False(t, ok, "nothing held")
 }
 
 // TestLimiterForgetsIdleClients: clients whose buckets are full again are
@@ -215,7 +269,8 @@ type refuseAll struct{ wait time.Duration }
 func (l refuseAll) Allow(context.Context, string) *LimitExceeded {
 	return &LimitExceeded{Limit: "requests", RetryAfter: l.wait}
 }
-func (refuseAll) Spend(string, int) {}
+func (refuseAll) Reserve(string, int) *LimitExceeded { return nil }
+func (refuseAll) Refund(string, int)                 {}
 
 // TestRefusalOfAnUnknownLimit: a refusal without PerMinute is still a 429
 // with Retry-After, and its message claims no limit.

@@ -27,7 +27,7 @@ func (a *accessFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.keyFile, "api-key-file", "", "a file of API keys, one per line (# comments); re-read on SIGHUP. Once given, the API requires a key, even when the file holds none")
 	fs.BoolVar(&a.allowUnauthenticated, "allow-unauthenticated", false, "serve without a key on an address beyond loopback without the warning")
 	fs.IntVar(&a.rateLimit, "rate-limit", 0, "requests per minute each key (without keys: each client address) may make (0: no limit)")
-	fs.IntVar(&a.tokenLimit, "token-limit", 0, "tokens (prompt and completion) per minute each key (without keys: each client address) may use (0: no limit)")
+	fs.IntVar(&a.tokenLimit, "token-limit", 0, "tokens per minute each key (without keys: each client address) may use: a request reserves the most it can (prompt and max_tokens; embeddings' tokens) when admitted and gets back what it did not use (0: no limit)")
 }
 
 // options builds the handler's key ring (nil: no key required) and limiter

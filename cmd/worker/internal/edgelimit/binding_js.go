@@ -15,7 +15,8 @@ import (
 // {success}, and a request it refuses is refused for the binding's period
 // (the worker cannot read the period from the binding; it is told). A
 // request the binding allows is then Next's to allow or refuse. The tokens
-// a request used are Next's to count: the binding counts calls, not tokens.
+// a request reserves and gets back are Next's to count: the binding counts
+// calls, not tokens.
 //
 // The binding counts per Cloudflare location, across its isolates, and
 // Cloudflare documents it as permissive (eventually consistent): it is
@@ -61,10 +62,18 @@ func (b *Binding) Allow(ctx context.Context, client string) *httpapi.LimitExceed
 	return b.next.Allow(ctx, client)
 }
 
-// Spend tells Next the tokens a request used.
-func (b *Binding) Spend(client string, tokens int) {
+// Reserve is Next's (nil: nothing to reserve).
+func (b *Binding) Reserve(client string, tokens int) *httpapi.LimitExceeded {
+	if b.next == nil {
+		return nil
+	}
+	return b.next.Reserve(client, tokens)
+}
+
+// Refund is Next's.
+func (b *Binding) Refund(client string, tokens int) {
 	if b.next != nil {
-		b.next.Spend(client, tokens)
+		b.next.Refund(client, tokens)
 	}
 }
 

@@ -69,14 +69,23 @@ func TestLimiterAcrossGoPrograms(t *testing.T) {
 	assert.Equal(t, "requests", x.Limit)
 	assert.Nil(t, request("key:b"))
 
-	l, err := httpapi.NewLimiter(httpapi.Limits{TokensPerMinute: 100}, NewStore(name))
-	require.NoError(t, err)
-	l.Spend("key:b", 500)
-	l, err = httpapi.NewLimiter(httpapi.Limits{TokensPerMinute: 100}, NewStore(name))
-	require.NoError(t, err)
-	x = l.Allow(ctx, "key:b")
-	require.NotNil(t, x, "tokens spent by an earlier Go program")
+	tokens := func() httpapi.Limiter {
+		l, err := httpapi.NewLimiter(httpapi.Limits{TokensPerMinute: 100}, NewStore(name))
+		require.NoError(t, err)
+		return l
+	}
+	assert.Nil(t, tokens().Reserve("key:b", 500))
+	x = tokens().Allow(ctx, "key:b")
+	require.NotNil(t, x, "tokens reserved by an earlier Go program")
 	assert.Equal(t, "tokens", x.Limit)
+	require.NotNil(t, tokens().Reserve("key:b", 1), "nor may it reserve more")
+	tokens().Refund("key:b", 450)
+	assert.Nil(t, tokens().Allow(ctx, "key:b"), "refunded by a later Go program: 50 left")
+	assert.Nil(t, tokens().Reserve("key:b", 60))
+	assert.NotNil(t, tokens().Reserve("key:b", 1), "10 beyond")
+	u, ok := NewStore(name).Load("key:b")
+	require.True(t, ok)
+	assert.InDelta(t, -10, u.Tokens, 0.1, "what the isolate holds (time refills a little)")
 }
 
 // fakeBinding plays Cloudflare's Rate Limiting binding: limit({key})
@@ -122,15 +131,19 @@ func TestBinding(t *testing.T) {
 	assert.Equal(t, []string{"key:a", "key:a", "key:a"}, fake.keys)
 
 	assert.Nil(t, b.Allow(ctx, "key:b"))
-	b.Spend("key:b", 500)
+	assert.Nil(t, b.Reserve("key:b", 500))
 	x = b.Allow(ctx, "key:b")
 	require.NotNil(t, x, "allowed by the binding, refused by the next limiter")
 	assert.Equal(t, "tokens", x.Limit)
+	assert.Equal(t, x.Limit, b.Reserve("key:b", 1).Limit, "the next limiter's reservations")
+	b.Refund("key:b", 500)
+	assert.Nil(t, b.Reserve("key:b", 1), "and refunds")
 
 	alone, err := NewBinding(fake.obj, time.Minute, nil)
 	require.NoError(t, err)
 	assert.Nil(t, alone.Allow(ctx, "key:c"))
-	alone.Spend("key:c", 1000) // nothing counts tokens
+	assert.Nil(t, alone.Reserve("key:c", 1000), "nothing counts tokens")
+	alone.Refund("key:c", 1000)
 	assert.Nil(t, alone.Allow(ctx, "key:c"))
 	require.NotNil(t, alone.Allow(ctx, "key:c"))
 	assert.Equal(t, time.Minute, alone.Allow(ctx, "key:c").RetryAfter)
