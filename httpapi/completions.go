@@ -38,6 +38,17 @@ type job struct {
 	created  int64
 }
 
+// generationError is generationError's for an error of j's generation,
+// which names the field of j's grammar when it is the grammar that failed
+// (openai.Job.ErrorOf).
+func (j *job) generationError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return requestError(j.ErrorOf(err))
+}
+
 // newJob is the job of a request to endpoint, built by build.
 func (h *Handler) newJob(endpoint, idPrefix string, build func() (*openai.Job, *openai.Error)) (*job, *apiError) {
 	oj, e := build()
@@ -167,7 +178,7 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	res, err := gen(nil)
 	switch {
 	case err != nil:
-		writeError(w, generationError(err, j.PromptParam))
+		writeError(w, j.generationError(err))
 		return res, err
 	case res.FinishReason == engine.FinishAbort && stopped():
 		writeError(w, stoppedError(res))
@@ -204,10 +215,10 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 	case err != nil && (ctx.Err() != nil || s.err != nil):
 		return res, nil // the client left (FinishAbort): nobody to tell, nothing failed
 	case err != nil && !s.started:
-		writeError(w, generationError(err, j.PromptParam))
+		writeError(w, j.generationError(err))
 		return res, err
 	case err != nil:
-		s.fail(generationError(err, j.PromptParam))
+		s.fail(j.generationError(err))
 		return res, err
 	case res.FinishReason == engine.FinishAbort:
 		return res, nil

@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/grammar"
 )
 
 // TestGrammarRefusals: a grammar or schema no finite text matches, one
@@ -77,5 +80,37 @@ func TestWideEnumGenerates(t *testing.T) {
 	require.Equal(t, "[DONE]", events[len(events)-1].data)
 	for _, ev := range events {
 		require.Empty(t, ev.name, "no error event: %s", ev.data)
+	}
+}
+
+// TestGrammarFailingMidwayNamesItsField: a grammar that fails during the
+// generation (past a matcher limit no check before it could foresee)
+// names the field the grammar came in — grammar, response_format, tools
+// — not the prompt: a 400 before any token, an error event after some.
+func TestGrammarFailingMidwayNamesItsField(t *testing.T) {
+	h := newHandler(t, Options{})
+	failed := fmt.Errorf("%w: %w", engine.ErrGrammar, grammar.ErrTooComplex)
+	tool := `"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "tool_choice": "required"`
+	for _, tc := range []struct{ path, fields, param string }{
+		{"/v1/completions", `"prompt": "x", "grammar": "root ::= [a-z]+"`, "grammar"},
+		{"/v1/completions", `"prompt": "x", "response_format": {"type": "json_object"}`, "response_format"},
+		{"/v1/chat/completions", `"messages": [{"role": "user", "content": "x"}], "grammar": "root ::= [a-z]+"`, "grammar"},
+		{"/v1/chat/completions", `"messages": [{"role": "user", "content": "x"}], ` + tool, "tools"},
+		{"/v1/completions", `"prompt": "x"`, "prompt"},
+	} {
+		h.generate = fakeTokens(0, failed)
+		w := do(h, http.MethodPost, tc.path, `{`+tc.fields+`, "stream": true}`)
+		require.Equal(t, http.StatusBadRequest, w.Code, "%s: %s", tc.fields, w.Body)
+		e := apiErrorOf(t, w.Body.Bytes())
+		require.Equal(t, tc.param, *e.Param, tc.fields)
+		require.Contains(t, e.Message, "too complex", tc.fields)
+
+		h.generate = fakeTokens(2, failed)
+		w = do(h, http.MethodPost, tc.path, `{`+tc.fields+`, "stream": true}`)
+		require.Equal(t, http.StatusOK, w.Code, tc.fields)
+		events := parseSSE(t, w.Body.String())
+		last := events[len(events)-1]
+		require.Equal(t, "error", last.name, tc.fields)
+		require.Equal(t, tc.param, *apiErrorOf(t, []byte(last.data)).Param, tc.fields)
 	}
 }

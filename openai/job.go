@@ -27,9 +27,12 @@ type API struct {
 // Job is a validated completion request, ready to generate: its prompt,
 // the options of its generation, and how to answer it.
 type Job struct {
-	Chat         bool // a chat completion (else a text completion)
-	Prompt       engine.Prompt
-	PromptParam  string // the request field errors about the prompt name
+	Chat        bool // a chat completion (else a text completion)
+	Prompt      engine.Prompt
+	PromptParam string // the request field errors about the prompt name
+	// GrammarParam is the request field the generation's grammar came in
+	// ("grammar", "response_format", "tools" for a forced call), "" for none.
+	GrammarParam string
 	Options      engine.GenerateOptions
 	Stream       bool
 	IncludeUsage bool
@@ -78,6 +81,7 @@ func (a *API) CompletionJob(req *CompletionRequest) (*Job, *Error) {
 	if j.Options.Constraint, e = a.formatGrammar(format, "prompt"); e != nil {
 		return nil, e
 	}
+	j.GrammarParam = grammarParam(j, format)
 	if e := stopWithGrammar(j); e != nil {
 		return nil, e
 	}
@@ -195,13 +199,37 @@ func (a *API) replyGrammar(j *Job, t toolRequest, f policy.ResponseFormat) *Erro
 			return ErrorOf(err, "messages")
 		}
 		if g != nil {
-			j.Options.Constraint = g
+			j.Options.Constraint, j.GrammarParam = g, "tools"
 			return nil
 		}
 	}
 	var e *Error
 	j.Options.Constraint, e = a.formatGrammar(f, "messages")
+	j.GrammarParam = grammarParam(j, f)
 	return e
+}
+
+// grammarParam is the request field of the grammar j generates under, if
+// any: the format's.
+func grammarParam(j *Job, f policy.ResponseFormat) string {
+	switch {
+	case j.Options.Constraint == nil:
+		return ""
+	case f.Grammar != "":
+		return "grammar"
+	}
+	return "response_format"
+}
+
+// ErrorOf is the error object of err, an error of the job's generation:
+// ErrorOf's, but a grammar that failed midway (engine.ErrGrammar: the
+// matcher's limits, a character no token can write) names the field the
+// grammar came in, not the prompt.
+func (j *Job) ErrorOf(err error) *Error {
+	if j.GrammarParam != "" && errors.Is(err, engine.ErrGrammar) {
+		return BadRequest(j.GrammarParam, "invalid_value", "%s: %v", j.GrammarParam, err)
+	}
+	return ErrorOf(err, j.PromptParam)
 }
 
 // textFits refuses, before it is tokenized, a prompt's text of n bytes that
