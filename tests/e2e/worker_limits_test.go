@@ -21,7 +21,7 @@ import (
 
 // API keys and limits at the edge: the worker's API keys (the secret WASMLM_API_KEYS)
 // and limits (the variables WASMLM_RATE_LIMIT, WASMLM_TOKEN_LIMIT,
-// WASMLM_MAX_TOKENS, and Cloudflare's Rate Limiting binding
+// WASMLM_MAX_TOKENS, WASMLM_MAX_EMBED_TOKENS, and Cloudflare's Rate Limiting binding
 // WASMLM_RATE_LIMITER), tested against the edge build in workerd. One
 // workerd, started once per test binary beside the plain one, serves the
 // build as several workers, each with its own env and isolate.
@@ -32,16 +32,18 @@ const (
 	edgeRateLimit  = 60                                // requests a minute per key: one a second regained
 	edgeTokenLimit = 2400                              // tokens a minute per key: 40 a second regained
 	edgeMaxTokens  = 64
-	standInLimit   = 3 // the binding's stand-in: 3 calls per key
-	standInPeriod  = 2 // in windows of 2 s
+	edgeMaxEmbed   = 40 // tokens an embeddings request may have evaluated
+	standInLimit   = 3  // the binding's stand-in: 3 calls per key
+	standInPeriod  = 2  // in windows of 2 s
 )
 
 var theConfiguredWorkerd shared[*workerdServer]
 
 // configuredWorkers returns the workerd serving the configured workers,
 // starting it on first use: "keyed" (the secret and the isolate's limits),
-// "binding" (no keys; the rate limiter's stand-in), and "bad-*", each
-// misconfigured in one way.
+// "binding" (no keys; the rate limiter's stand-in), "embed-cap" (a cap on
+// an embeddings request's tokens) and "bad-*", each misconfigured in one
+// way.
 func configuredWorkers(t testing.TB) *workerdServer {
 	t.Helper()
 	build := edgeWorker(t).build
@@ -58,10 +60,12 @@ func configuredWorkers(t testing.TB) *workerdServer {
 				standInModule, standInLimit, standInPeriod),
 			text("WASMLM_RATE_LIMIT_PERIOD", standInPeriod),
 		}},
+		{name: "embed-cap", bindings: []string{text("WASMLM_MAX_EMBED_TOKENS", edgeMaxEmbed)}},
 		{name: "bad-keys", bindings: []string{text("WASMLM_API_KEYS", "sk-good, sk bad")}},
 		{name: "bad-limit", bindings: []string{text("WASMLM_API_KEYS", "sk-good"), text("WASMLM_TOKEN_LIMIT", "lots")}},
 		{name: "bad-max-tokens", bindings: []string{text("WASMLM_MAX_TOKENS", 100000)}},
 		{name: "bad-binding", bindings: []string{text("WASMLM_RATE_LIMITER", "on")}},
+		{name: "bad-max-embed-tokens", bindings: []string{text("WASMLM_MAX_EMBED_TOKENS", "-3")}},
 	}
 	w := theConfiguredWorkerd.get(t, func() (*workerdServer, error) {
 		s, stop, err := serveWorkerdServices(bin, build, filepath.Join(root, "tests", "e2e", "workerd_ratelimit.mjs"), services)
@@ -237,7 +241,8 @@ func TestWorkerRequestLimit(t *testing.T) {
 }
 
 // TestWorkerTokenLimit: WASMLM_TOKEN_LIMIT, counted in the isolate: each
-// completion is charged its prompt and completion tokens once it ends; a
+// completion reserves its prompt and max_tokens, and keeps, once it ends,
+// its prompt and completion tokens; a
 // key that has used more than a minute's is refused 429 until time has
 // paid the excess back.
 func TestWorkerTokenLimit(t *testing.T) {
@@ -300,6 +305,21 @@ func TestWorkerRateLimiterBinding(t *testing.T) {
 	assert.Equal(t, http.StatusOK, tokenize("2001:db8::a").status, "the next window")
 }
 
+// TestWorkerEmbedTokenCap: WASMLM_MAX_EMBED_TOKENS caps the tokens of an
+// embeddings request: one within it is served, one beyond it is a 400
+// max_tokens_per_request naming input, with the count and the cap.
+func TestWorkerEmbedTokenCap(t *testing.T) {
+	base := configuredWorkers(t).urls["embed-cap"]
+	a := send(t, "POST", base+"/v1/embeddings", `{"input": "Once upon a time"}`)
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	a = send(t, "POST", base+"/v1/embeddings", `{"input": ["Once upon a time there was a little girl named Lily.", "She loved to play outside in the sun with her dog.", "One day they went to the park."]}`)
+	require.Equal(t, http.StatusBadRequest, a.status, "%s", a.body)
+	e := openAIError(t, a.body)
+	assert.Equal(t, "input", deref(e.Param))
+	assert.Equal(t, "max_tokens_per_request", deref(e.Code))
+	assert.Contains(t, e.Message, fmt.Sprintf("tokens, max %d tokens per request", edgeMaxEmbed))
+}
+
 // TestWorkerMisconfigured: a malformed secret or variable makes the worker
 // answer every request, /health too, with a 500 error object naming it,
 // rather than serve open or unlimited; the secret is never quoted.
@@ -313,6 +333,7 @@ func TestWorkerMisconfigured(t *testing.T) {
 		{"bad-limit", `WASMLM_TOKEN_LIMIT = "lots"`},
 		{"bad-max-tokens", "WASMLM_MAX_TOKENS = 100000 exceeds the model's context of 512 tokens"},
 		{"bad-binding", "WASMLM_RATE_LIMITER: not a Rate Limiting binding"},
+		{"bad-max-embed-tokens", `WASMLM_MAX_EMBED_TOKENS = "-3"`},
 	} {
 		t.Run(tc.service, func(t *testing.T) {
 			for _, a := range []edgeAnswer{
