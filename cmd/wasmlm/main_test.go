@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,6 +119,10 @@ func TestGenerateKVType(t *testing.T) {
 }
 
 func TestCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	endless, minLength := filepath.Join(dir, "endless.gbnf"), filepath.Join(dir, "min.json")
+	require.NoError(t, os.WriteFile(endless, []byte(`root ::= "a" root`), 0o644))
+	require.NoError(t, os.WriteFile(minLength, []byte(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`), 0o644))
 	tests := []struct {
 		args []string
 		code int
@@ -135,6 +141,8 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-grammar", "testdata/no-such.gbnf"}, exitUsage, "-grammar: open testdata/no-such.gbnf"},
 		{[]string{"generate", "-grammar", "main_test.go"}, exitUsage, "-grammar main_test.go: is not a grammar this engine takes: line 1 column 9: expecting ::= after \"package\""},
 		{[]string{"generate", "-json-schema", "main_test.go"}, exitUsage, "-json-schema main_test.go: cannot be used: not JSON"},
+		{[]string{"generate", "-grammar", endless}, exitUsage, "-grammar " + endless + `: is not a grammar this engine takes: rule "root" can never end`},
+		{[]string{"generate", "-json-schema", minLength}, exitUsage, "-json-schema " + minLength + `: properties.k.minLength cannot be used: "minLength" is 5000`},
 		{[]string{"generate", "-grammar", "a", "-json-schema", "b"}, exitUsage, "-grammar and -json-schema exclude each other"},
 		{[]string{"generate", "-grammar", "/dev/null"}, exitUsage, "-grammar /dev/null: the file is empty"},
 		{[]string{"generate", "-json-schema", "../../grammar/jsonschema/testdata/corpus/person.json", "-stop", ","}, exitUsage, "-stop cannot be combined with a grammar"},
