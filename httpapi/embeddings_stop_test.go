@@ -73,13 +73,13 @@ func TestEmbeddingClientLeaves(t *testing.T) {
 	assert.True(t, left.Dropped, "the waiting request never ran")
 	assert.Equal(t, 1, left.Inputs)
 
-	start := time.Now()
 	cancel()
 	require.Error(t, <-running)
 	stopped := done.next(t)
-	assert.Equal(t, engine.FinishAbort, stopped.FinishReason)
+	// The engine looks at the context before each text only: an embedding
+	// that ran to its end would be answered, "stop".
+	assert.Equal(t, engine.FinishAbort, stopped.FinishReason, "stopped between passes, not run to its end")
 	assert.NoError(t, stopped.Err)
-	assert.Less(t, time.Since(start), time.Second, "stopped between passes, not run to its end")
 
 	w := do(h, "POST", "/v1/embeddings", `{"input": "after"}`)
 	decodeEmbeddings(t, w)
