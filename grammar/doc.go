@@ -5,7 +5,8 @@
 // same syntax, the same rewriting of repetitions, the same repetition
 // threshold), so grammars written for llama.cpp work unchanged; token
 // references (<[id]>) are the one construct it refuses. Alternatives that
-// begin alike are merged (an enum's values become a trie), and a grammar
+// begin alike are merged, through the rules that begin them (an enum's
+// values, an anyOf's objects become a trie), and a grammar
 // no finite text matches, or with a rule wider than the matcher holds, is
 // refused (finite.go). The matcher is a
 // pushdown recognizer over code points, like llama.cpp's: a parse is a

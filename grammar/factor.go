@@ -23,6 +23,9 @@ func (p *parser) factorRule(r int32) [][]elem {
 	if len(alts) < 2 {
 		return alts
 	}
+	if len(alts) > inlineAbove {
+		alts = p.inlineLeads(r, alts)
+	}
 	first := map[elem]int{} // an alternative's first element → its place in out
 	var out [][]elem
 	var rests [][][]elem // rests[i]: the rests of the alternatives merged into out[i]
@@ -46,6 +49,43 @@ func (p *parser) factorRule(r int32) [][]elem {
 		id := p.generated(base)
 		p.alts[id], p.defined[id] = rest, true
 		out[i] = []elem{out[i][0], {elemRef, id}}
+	}
+	return out
+}
+
+// Inlining, so that alternatives that begin alike behind a rule reference
+// are merged too: an anyOf of objects is `root ::= alt-0 | alt-1 | ...`,
+// each alt-i a rule of one alternative beginning with "{" and blanks,
+// then its own key's rule; with each reference replaced by its rule's
+// body, the objects share their "{", then their blanks, then their keys'
+// first characters.
+const (
+	// inlineAbove is how many alternatives a rule has before its leading
+	// references are inlined: only wide rules need it.
+	inlineAbove = 16
+	// maxInline bounds the body a reference is replaced by, in elements.
+	maxInline = 256
+)
+
+// inlineLeads returns rule r's alternatives with each leading reference to
+// a rule of one short alternative replaced by that alternative, again
+// while the new first element is such a reference, as long as the grammar
+// stays within maxElements.
+func (p *parser) inlineLeads(r int32, alts [][]elem) [][]elem {
+	out := make([][]elem, len(alts))
+	for i, a := range alts {
+		for range 8 {
+			if len(a) == 0 || a[0].kind != elemRef || a[0].arg == r {
+				break
+			}
+			body := p.alts[a[0].arg]
+			if len(body) != 1 || len(body[0]) > maxInline || p.count+len(body[0]) > maxElements {
+				break
+			}
+			p.count += len(body[0])
+			a = append(append(make([]elem, 0, len(body[0])+len(a)-1), body[0]...), a[1:]...)
+		}
+		out[i] = a
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,6 +22,7 @@ func TestFactoringKeepsTheLanguage(t *testing.T) {
 		"nested groups":   `root ::= ("a" ("b" | "bc") | "a" "b" "c" "c"?) "a"?`,
 		"enum":            `root ::= ("\"ab\"" | "\"abc\"" | "\"b\"" | "\"ba\"") ","?`,
 		"recursion":       "root ::= \"a\" root \"b\" | \"a\" \"b\" | \"a\" root \"c\"",
+		"inlined leads":   inlined(),
 	}
 	alphabet := []byte(`abc",`)
 	var texts [][]byte
@@ -58,4 +61,16 @@ func TestFactoringKeepsTheLanguage(t *testing.T) {
 		}
 		check(name, src, prefixes)
 	}
+}
+
+// inlined is a rule of 20 alternatives, each a reference to a rule of one
+// alternative (which Parse inlines, then merges), some recursive.
+func inlined() string {
+	var b strings.Builder
+	b.WriteString(rootOf(20, func(i int) string { return fmt.Sprintf("r%d", i) }, ""))
+	for i := range 20 {
+		fmt.Fprintf(&b, "r%d ::= \"a\" q%d\n", i, i%3)
+	}
+	b.WriteString("q0 ::= \"b\"\nq1 ::= \"b\" \"c\" | \"c\"\nq2 ::= \"\\\"\" root? \",\"\n")
+	return b.String()
 }

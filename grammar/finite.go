@@ -10,8 +10,9 @@ import (
 // meets it midway. A grammar no finite text matches (root ::= "a" root)
 // could only be generated up to the token limit, stopping on a text that
 // is not a match. A rule whose alternatives, once expanded, begin more
-// parses at once than the matcher holds (maxParses: an anyOf of thousands
-// of objects; an enum's values are merged into a trie first, factor.go)
+// parses at once than the matcher holds (maxParses: thousands of
+// alternatives that differ at one character; those that begin alike,
+// an enum's values, an anyOf's objects, are merged first, factor.go)
 // would fail the first time a text reached it, after part of the text had
 // been streamed. Both are properties of the grammar,
 // not of a text, and both are cheap to find: the shortest finish of every

@@ -26,9 +26,10 @@ func alternation(n int, prefix string) string {
 }
 
 // distinct is `root ::= "\u0100" "x" | "\u0101" "x" | ...`: n alternatives
-// that each begin with their own character, which no factoring merges.
-func distinct(n int) string {
-	return rootOf(n, func(i int) string { return fmt.Sprintf(`"\u%04x" "x"`, 0x100+i) }, "")
+// that each go on with their own character after prefix, which no
+// factoring merges.
+func distinct(n int, prefix string) string {
+	return rootOf(n, func(i int) string { return fmt.Sprintf(`%s"\u%04x" "x"`, prefix, 0x100+i) }, "")
 }
 
 // objects is an anyOf of n objects, each beginning with "{" and optional
@@ -80,16 +81,18 @@ func TestParseRefusesGrammarsThatCannotEnd(t *testing.T) {
 // TestParseRefusesWideAlternations: a rule whose alternatives begin more
 // parses than the matcher holds (maxParses), where it begins or after its
 // first character, is refused when parsed, naming it and the limit, so a
-// generation never meets the limit; one at the limit is matched, and so is
-// an enum of any width, whose values Parse merges into a trie.
+// generation never meets the limit; one at the limit is matched, and so
+// are an enum and an anyOf of objects of any width, whose alternatives
+// Parse merges into a trie (through the rules that begin them).
 func TestParseRefusesWideAlternations(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, rule string
 		path            []string
 	}{
-		{"distinct first characters", distinct(maxParses + 1), "root", []string{"root"}},
-		{"objects", objects(maxParses/3 + 1), "root", []string{"root"}},
-		{"nested", "root ::= \"[\" item \"]\"\nitem ::= big\n" + strings.Replace(distinct(maxParses+1), "root", "big", 1), "big", []string{"root", "item", "big"}},
+		{"distinct first characters", distinct(maxParses+1, ""), "root", []string{"root"}},
+		{"nested", "root ::= \"[\" item \"]\"\nitem ::= big\n" + strings.Replace(distinct(maxParses+1, ""), "root", "big", 1), "big", []string{"root", "item", "big"}},
+		// One-character strings: after their common quote, each its own.
+		{"distinct second characters", distinct(maxParses+1, `"\"" `), "root_1", []string{"root", "root_1"}},
 	} {
 		_, err := Parse(tc.src)
 		require.ErrorIs(t, err, ErrTooComplex, tc.name)
@@ -102,8 +105,8 @@ func TestParseRefusesWideAlternations(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, match, not string
 	}{
-		{"distinct first characters", distinct(maxParses - 1), "\u0107x", "\u0107"},
-		{"objects", objects(maxParses/3 - 1), `{"k7":1}`, `{"k7":}`},
+		{"distinct first characters", distinct(maxParses-1, ""), "\u0107x", "\u0107"},
+		{"objects", objects(10000), `{"k9999":1}`, `{"k10000":1}`},
 		{"enum", alternation(20000, ""), `"v19999"`, `"v20000"`},
 		{"prefixed enum", alternation(20000, `"x" `), `x"v123"`, `"v123"`},
 		{"same value twice", `root ::= "a" | "a" | "ab"`, "ab", "b"},

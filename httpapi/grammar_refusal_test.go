@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,10 +22,9 @@ import (
 // schema) and whose message names the rule, the class or the limit.
 func TestGrammarRefusals(t *testing.T) {
 	h := newHandler(t, Options{})
-	objects := make([]string, 2000)
-	for i := range objects {
-		k := strconv.Quote("k" + strconv.Itoa(i))
-		objects[i] = `{"type":"object","properties":{` + k + `:{"type":"integer"}},"required":[` + k + `]}`
+	chars := make([]string, 5000)
+	for i := range chars {
+		chars[i] = strconv.Quote(string(rune(0x4E00 + i)))
 	}
 	schema := func(s string) string {
 		return `"response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": ` + s + `}}`
@@ -36,7 +37,7 @@ func TestGrammarRefusals(t *testing.T) {
 		{"empty class", `"grammar": "root ::= [z-a]"`, "grammar", []string{"the character class [z-a] at line 1 column 10, which matches no character"}},
 		{"endless schema", schema(`{"type":"object","properties":{"k":{"$ref":"#"}},"required":["k"]}`),
 			"response_format.json_schema.schema.properties.k", []string{"cannot end"}},
-		{"wide anyOf", schema(`{"anyOf":[` + strings.Join(objects, ",") + `]}`), "response_format.json_schema.schema", []string{"6000 parses", "limit of 4096"}},
+		{"one-character enum", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
 		{"minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
 			"response_format.json_schema.schema.properties.k.minLength", []string{"MaxMinRepeat (2000)"}},
 	} {
@@ -62,24 +63,38 @@ func TestGrammarRefusals(t *testing.T) {
 	}
 }
 
-// TestWideEnumGenerates: an enum of 5,000 values, more than the matcher
-// holds parses as written but a trie once parsed, streams a value of the
-// enum and [DONE], no error event.
-func TestWideEnumGenerates(t *testing.T) {
+// TestWideAlternationsGenerate: an enum of 5,000 values and an anyOf of
+// 2,000 objects, more parses than the matcher holds as written but tries
+// once parsed, each stream a valid value and [DONE], no error event.
+func TestWideAlternationsGenerate(t *testing.T) {
 	h := newHandler(t, Options{})
 	enum := make([]string, 5000)
 	for i := range enum {
 		enum[i] = strconv.Quote("v" + strconv.Itoa(i))
 	}
-	body := `{"prompt": "Once", "max_tokens": 16, "stream": true, "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"enum":[` + strings.Join(enum, ",") + `]}}}}`
-	text, finish := completeText(t, h, "/v1/completions", body)
-	require.Equal(t, "stop", finish)
-	require.Contains(t, enum, text)
-	w := do(h, http.MethodPost, "/v1/completions", body)
-	events := parseSSE(t, w.Body.String())
-	require.Equal(t, "[DONE]", events[len(events)-1].data)
-	for _, ev := range events {
-		require.Empty(t, ev.name, "no error event: %s", ev.data)
+	objects := make([]string, 2000)
+	keys := make([]string, len(objects))
+	for i := range objects {
+		keys[i] = "k" + strconv.Itoa(i)
+		objects[i] = `{"type":"object","properties":{"` + keys[i] + `":{"type":"integer"}},"required":["` + keys[i] + `"]}`
+	}
+	for schema, valid := range map[string]func(string) bool{
+		`{"enum":[` + strings.Join(enum, ",") + `]}`: func(text string) bool { return slices.Contains(enum, text) },
+		`{"anyOf":[` + strings.Join(objects, ",") + `]}`: func(text string) bool {
+			var v map[string]int
+			return json.Unmarshal([]byte(text), &v) == nil && len(v) == 1 && slices.ContainsFunc(keys, func(k string) bool { _, ok := v[k]; return ok })
+		},
+	} {
+		body := `{"prompt": "Once", "max_tokens": 32, "stream": true, "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": ` + schema + `}}}`
+		text, finish := completeText(t, h, "/v1/completions", body)
+		require.Equal(t, "stop", finish)
+		require.True(t, valid(text), text)
+		w := do(h, http.MethodPost, "/v1/completions", body)
+		events := parseSSE(t, w.Body.String())
+		require.Equal(t, "[DONE]", events[len(events)-1].data)
+		for _, ev := range events {
+			require.Empty(t, ev.name, "no error event: %s", ev.data)
+		}
 	}
 }
 

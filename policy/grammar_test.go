@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,14 +130,19 @@ func TestToolGrammarChecksEveryTool(t *testing.T) {
 // refused when compiled, naming the request's field (the path into a
 // schema) and the rule or limit; a schema's keyword past the grammar's
 // repetition limit names the keyword, never "grammar". An enum of 5,000
-// values, wider than the matcher's limit as written, is a trie once
-// parsed: it compiles, and a generation under it is one of its values.
+// values and an anyOf of 2,000 objects, wider than the matcher's limit as
+// written, are tries once parsed: they compile, and a generation under
+// each is a match; 5,000 one-character strings differ where they begin.
 func TestFormatGrammarRefusals(t *testing.T) {
 	m := loadStories260K(t)
 	gs := NewGrammars(m)
 	enum := make([]string, 5000)
 	for i := range enum {
 		enum[i] = strconv.Quote("v" + strconv.Itoa(i))
+	}
+	chars := make([]string, 5000)
+	for i := range chars {
+		chars[i] = strconv.Quote(string(rune(0x4E00 + i)))
 	}
 	objects := make([]string, 2000)
 	for i := range objects {
@@ -157,7 +163,7 @@ func TestFormatGrammarRefusals(t *testing.T) {
 			"response_format.json_schema.schema.properties.k", []string{"cannot end", `grammar rule "ref-k" can never end`}},
 		{"endless definition", schema(`{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"required":["n"],"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}},"required":["next"]}}}`),
 			"response_format.json_schema.schema.$defs.node.properties.next", []string{"cannot end"}},
-		{"wide anyOf", schema(`{"anyOf":[` + strings.Join(objects, ",") + `]}`), "response_format.json_schema.schema", []string{"6000 parses", "limit of 4096"}},
+		{"one-character enum", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
 		{"minLength past the grammar's", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
 			"response_format.json_schema.schema.properties.k.minLength", []string{`"minLength" is 5000, more than MaxMinRepeat (2000)`}},
 		{"maxLength below minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":3,"maxLength":2}}}`),
@@ -181,15 +187,33 @@ func TestFormatGrammarRefusals(t *testing.T) {
 		_, err := gs.FormatGrammar(f)
 		require.NoError(t, err)
 	}
-	g, err := gs.FormatGrammar(schema(`{"enum":[` + strings.Join(enum, ",") + `]}`))
-	require.NoError(t, err)
 	s := newSession(t, m)
-	for seed := range uint64(4) {
-		res, err := s.Generate(context.Background(), onceUpon, engine.GenerateOptions{Constraint: g, MaxTokens: 16,
-			Sampling: sampling.Params{Temperature: 1, Seed: seed}}, nil)
+	valid := map[string]func(text string) bool{
+		`{"enum":[` + strings.Join(enum, ",") + `]}`: func(text string) bool { return slices.Contains(enum, strings.TrimSpace(text)) },
+		`{"anyOf":[` + strings.Join(objects, ",") + `]}`: func(text string) bool {
+			var v map[string]int
+			if json.Unmarshal([]byte(text), &v) != nil || len(v) != 1 {
+				return false
+			}
+			for k := range v {
+				n, err := strconv.Atoi(strings.TrimPrefix(k, "k"))
+				return strings.HasPrefix(k, "k") && err == nil && n < len(objects)
+			}
+			return false
+		},
+	}
+	for wide, isValid := range valid {
+		c, err := gs.FormatGrammar(schema(wide))
 		require.NoError(t, err)
-		require.Equal(t, engine.FinishStop, res.FinishReason)
-		require.Contains(t, enum, strings.TrimSpace(res.Text))
+		g := c.(*Grammar)
+		for seed := range uint64(4) {
+			res, err := s.Generate(context.Background(), onceUpon, engine.GenerateOptions{Constraint: g, MaxTokens: 32,
+				Sampling: sampling.Params{Temperature: 1, Seed: seed}}, nil)
+			require.NoError(t, err)
+			require.Equal(t, engine.FinishStop, res.FinishReason)
+			require.True(t, g.Accepts(res.Text), res.Text)
+			require.True(t, isValid(res.Text), res.Text)
+		}
 	}
 }
 
