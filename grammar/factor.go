@@ -1,10 +1,16 @@
 package grammar
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // factor merges, in every rule, the alternatives that begin with the same
 // element into one that continues with a new rule of their rests, and so
-// on down (left-factoring): the values of an enum become a trie. The
+// on down (left-factoring): the values of an enum become a trie. Wide
+// rules first inline the rules their alternatives begin with, and
+// alternatives that differ in their first character only become one
+// (mergeClasses). The
 // language is the same; what changes is how many parses the matcher holds
 // at once. Unfactored, an enum of 5,000 strings is 5,000 parses after its
 // opening quote, past maxParses; factored, it is as many as the values
@@ -49,6 +55,45 @@ func (p *parser) factorRule(r int32) [][]elem {
 		id := p.generated(base)
 		p.alts[id], p.defined[id] = rest, true
 		out[i] = []elem{out[i][0], {elemRef, id}}
+	}
+	return p.mergeClasses(out)
+}
+
+// mergeClasses merges the alternatives that begin with a character and go
+// on alike into one that begins with the union of their characters:
+// "a" T | "b" T is [ab] T. Prefix factoring leaves such alternatives side
+// by side (an enum of one-character strings: after the common quote, one
+// alternative per character, each closing with a quote); merged, they are
+// one parse.
+func (p *parser) mergeClasses(alts [][]elem) [][]elem {
+	if len(alts) < 2 {
+		return alts
+	}
+	var out [][]elem
+	var ranges [][]rune        // ranges[i]: the characters out[i] begins with, while merging
+	same := map[string]int{}   // an alternative's rest → its place in out
+	key := make([]byte, 0, 64) // a rest, as bytes
+	for _, a := range alts {
+		if len(a) == 0 || a[0].kind != elemChars || p.sets[a[0].arg].negate {
+			out, ranges = append(out, a), append(ranges, nil)
+			continue
+		}
+		key = key[:0]
+		for _, e := range a[1:] {
+			key = append(key, byte(e.kind), byte(e.arg), byte(e.arg>>8), byte(e.arg>>16), byte(e.arg>>24))
+		}
+		cs := p.sets[a[0].arg].ranges
+		if i, ok := same[string(key)]; ok {
+			ranges[i] = append(ranges[i], cs...)
+			continue
+		}
+		same[string(key)] = len(out)
+		out, ranges = append(out, a), append(ranges, slices.Clone(cs))
+	}
+	for i, rs := range ranges {
+		if rs != nil && len(rs) > len(p.sets[out[i][0].arg].ranges) {
+			out[i] = append([]elem{{elemChars, p.set(charset{ranges: rs})}}, out[i][1:]...)
+		}
 	}
 	return out
 }

@@ -23,6 +23,7 @@ func TestFactoringKeepsTheLanguage(t *testing.T) {
 		"enum":            `root ::= ("\"ab\"" | "\"abc\"" | "\"b\"" | "\"ba\"") ","?`,
 		"recursion":       "root ::= \"a\" root \"b\" | \"a\" \"b\" | \"a\" root \"c\"",
 		"inlined leads":   inlined(),
+		"classes":         `root ::= "a" "," | "b" "," | "c" | "\"" | "a" "b" | [bc] "a"`,
 	}
 	alphabet := []byte(`abc",`)
 	var texts [][]byte

@@ -25,11 +25,11 @@ func alternation(n int, prefix string) string {
 	return rootOf(n, func(i int) string { return fmt.Sprintf(`%s"\"v%d\""`, prefix, i) }, "")
 }
 
-// distinct is `root ::= "\u0100" "x" | "\u0101" "x" | ...`: n alternatives
-// that each go on with their own character after prefix, which no
-// factoring merges.
+// distinct is `root ::= "\u0100" "x0" | "\u0101" "x1" | ...`: n
+// alternatives that each go on after prefix with their own character and
+// then their own text, which nothing merges.
 func distinct(n int, prefix string) string {
-	return rootOf(n, func(i int) string { return fmt.Sprintf(`%s"\u%04x" "x"`, prefix, 0x100+i) }, "")
+	return rootOf(n, func(i int) string { return fmt.Sprintf(`%s"\u%04x" "x%d"`, prefix, 0x100+i, i) }, "")
 }
 
 // objects is an anyOf of n objects, each beginning with "{" and optional
@@ -105,7 +105,9 @@ func TestParseRefusesWideAlternations(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, match, not string
 	}{
-		{"distinct first characters", distinct(maxParses-1, ""), "\u0107x", "\u0107"},
+		{"distinct first characters", distinct(maxParses-1, ""), "\u0107x7", "\u0107x"},
+		// One-character strings, whose characters go on alike: one class.
+		{"one-character enum", rootOf(20000, func(i int) string { return fmt.Sprintf(`"\"\u%04x\""`, 0x4E00+i) }, ""), "\"\u4e07\"", "\"\u4e07"},
 		{"objects", objects(10000), `{"k9999":1}`, `{"k10000":1}`},
 		{"enum", alternation(20000, ""), `"v19999"`, `"v20000"`},
 		{"prefixed enum", alternation(20000, `"x" `), `x"v123"`, `"v123"`},

@@ -132,7 +132,8 @@ func TestToolGrammarChecksEveryTool(t *testing.T) {
 // repetition limit names the keyword, never "grammar". An enum of 5,000
 // values and an anyOf of 2,000 objects, wider than the matcher's limit as
 // written, are tries once parsed: they compile, and a generation under
-// each is a match; 5,000 one-character strings differ where they begin.
+// each is a match; 5,000 words that each begin with their own character
+// and go on with their own text are 5,000 parses after the quote.
 func TestFormatGrammarRefusals(t *testing.T) {
 	m := loadStories260K(t)
 	gs := NewGrammars(m)
@@ -142,7 +143,7 @@ func TestFormatGrammarRefusals(t *testing.T) {
 	}
 	chars := make([]string, 5000)
 	for i := range chars {
-		chars[i] = strconv.Quote(string(rune(0x4E00 + i)))
+		chars[i] = strconv.Quote(string(rune(0x4E00+i)) + strconv.Itoa(i))
 	}
 	objects := make([]string, 2000)
 	for i := range objects {
@@ -163,7 +164,7 @@ func TestFormatGrammarRefusals(t *testing.T) {
 			"response_format.json_schema.schema.properties.k", []string{"cannot end", `grammar rule "ref-k" can never end`}},
 		{"endless definition", schema(`{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"required":["n"],"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}},"required":["next"]}}}`),
 			"response_format.json_schema.schema.$defs.node.properties.next", []string{"cannot end"}},
-		{"one-character enum", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
+		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
 		{"minLength past the grammar's", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
 			"response_format.json_schema.schema.properties.k.minLength", []string{`"minLength" is 5000, more than MaxMinRepeat (2000)`}},
 		{"maxLength below minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":3,"maxLength":2}}}`),
