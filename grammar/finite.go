@@ -105,7 +105,10 @@ func (g *Grammar) checkWidth(null []bool) error {
 		if w.rule(r, false) > maxParses || w.rule(r, true) > maxParses {
 			n = g.t.widest(r)
 		}
-		if n > maxParses || g.t.err != nil {
+		if n <= maxParses && g.t.err != nil {
+			return g.t.err // a limit of the matcher's tables, met where the text begins
+		}
+		if n > maxParses {
 			// Down to the rule that holds the alternatives: a rule as
 			// wide as this one at its start (a group, a rule of one
 			// reference) or after its first character.
