@@ -129,3 +129,28 @@ func TestGrammarFailingMidwayNamesItsField(t *testing.T) {
 		require.Equal(t, tc.param, *apiErrorOf(t, []byte(last.data)).Param, tc.fields)
 	}
 }
+
+// TestAmbiguousGrammarFailsMidStream: what the checks before a request
+// cannot see — a grammar whose parses double with every "a" (each "a" may
+// close with "b" or "c") — meets the matcher's 4,096 parses during the
+// generation; the stream then ends with an error event naming grammar and
+// the limit, not the prompt.
+func TestAmbiguousGrammarFailsMidStream(t *testing.T) {
+	h := newHandler(t, Options{})
+	w := do(h, http.MethodPost, "/tokenize", `{"content": "aaaa"}`)
+	require.Equal(t, http.StatusOK, w.Code)
+	var tok struct{ Tokens []int }
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &tok))
+	a := tok.Tokens[len(tok.Tokens)-1] // "a" inside a word
+	body := fmt.Sprintf(`{"prompt": "Once", "max_tokens": 40, "stream": true, "logit_bias": {"%d": 100}, `+
+		`"grammar": "root ::= x\nx ::= \"a\" x \"b\" | y\ny ::= \"a\" x \"c\" | \"\"\n"}`, a)
+	w = do(h, http.MethodPost, "/v1/completions", body)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	events := parseSSE(t, w.Body.String())
+	last := events[len(events)-1]
+	require.Equal(t, "error", last.name)
+	e := apiErrorOf(t, []byte(last.data))
+	require.Equal(t, "grammar", *e.Param)
+	require.Contains(t, e.Message, "more than 4096 parses")
+	require.Greater(t, len(events), 2, "tokens came first")
+}
