@@ -159,3 +159,23 @@ func TestFormatOptionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestGrammarFailingMidwayNamesItsField: a grammar whose parses double
+// with every "a" (held to "a" by logit_bias) meets the matcher's limit
+// during the generation; the chat call rejects with invalid_argument and
+// the field the grammar came in, not the messages.
+func TestGrammarFailingMidwayNamesItsField(t *testing.T) {
+	b := newLoaded(t)
+	ids := ints(mustCall(t, b, "tokenize", "aaaa", obj(map[string]any{"addBos": false})))
+	a := ids[len(ids)-1] // "a" inside a word
+	_, err := call(t, b, "chat", chatRequest(t, map[string]any{
+		"messages": userSays("Once"), "max_tokens": 40, "logit_bias": map[string]any{fmt.Sprint(a): 100},
+		"grammar": "root ::= x\nx ::= \"a\" x \"b\" | y\ny ::= \"a\" x \"c\" | \"\"\n",
+	}))
+	var je *jsError
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, "invalid_argument", je.Code)
+	assert.Equal(t, "grammar", je.Field)
+	assert.Equal(t, "grammar", je.Param)
+	assert.Contains(t, je.Message, "more than 4096 parses")
+}

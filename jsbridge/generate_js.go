@@ -12,6 +12,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/shard"
 	"github.com/wasmlm/wasmlm/openai"
+	"github.com/wasmlm/wasmlm/policy"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -93,19 +94,27 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		prompt engine.Prompt
 		opts   = r.opts
 		calls  *openai.Calls // how a chat reply that may call tools is read; nil: text
+		// grammarField is the request field of the grammar, if any, which
+		// an error of the grammar during the generation names.
+		grammarField string
 	)
 	if r.method == "chat" {
 		job, err := b.chatJob(m, s.ContextLength(), r)
 		if err != nil {
 			return nil, err
 		}
-		prompt, opts, calls = job.Prompt, job.Options, job.Calls
+		prompt, opts, calls, grammarField = job.Prompt, job.Options, job.Calls, job.GrammarParam
 	} else {
 		if prompt, err = m.TextPrompt(r.prompt, false); err != nil {
 			return nil, err
 		}
 		if opts.Constraint, err = b.grammarsOf(m).FormatGrammar(r.format); err != nil {
 			return nil, err
+		}
+		if r.format.Grammar != "" {
+			grammarField = "grammar"
+		} else if opts.Constraint != nil {
+			grammarField = "response_format"
 		}
 	}
 	ids := prompt.Tokens
@@ -184,7 +193,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	exchange := b.exchangeStats()
 	res, err := s.GeneratePrompt(ctx, prompt, opts, onToken)
 	if err != nil {
-		return nil, err
+		return nil, policy.GrammarFailed(err, grammarField)
 	}
 	if split != nil && typeOf(r.onToken) == js.TypeFunction {
 		// What the parsers still held: a last chunk with no text of its own.

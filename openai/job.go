@@ -226,10 +226,7 @@ func grammarParam(j *Job, f policy.ResponseFormat) string {
 // matcher's limits, a character no token can write) names the field the
 // grammar came in, not the prompt.
 func (j *Job) ErrorOf(err error) *Error {
-	if j.GrammarParam != "" && errors.Is(err, engine.ErrGrammar) {
-		return BadRequest(j.GrammarParam, "invalid_value", "%s: %v", j.GrammarParam, err)
-	}
-	return ErrorOf(err, j.PromptParam)
+	return ErrorOf(policy.GrammarFailed(err, j.GrammarParam), j.PromptParam)
 }
 
 // textFits refuses, before it is tokenized, a prompt's text of n bytes that

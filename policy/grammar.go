@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"strings"
 	"sync"
 
@@ -65,6 +66,19 @@ func (gs *Grammars) vocabulary() *grammar.Vocab {
 // outside the cache.
 func (gs *Grammars) Bind(g *grammar.Grammar) *Grammar {
 	return &Grammar{Grammar: g, vocab: gs.vocabulary()}
+}
+
+// GrammarFailed is err, an error of a generation, as the request's fault
+// when it is its grammar's (engine.ErrGrammar: past a matcher limit the
+// checks before it could not foresee, a character no token writes): an
+// *engine.OptionError naming field, the request field the grammar came in
+// ("grammar", "response_format", "tools"). Other errors, and any error
+// when field is "", are returned as they are.
+func GrammarFailed(err error, field string) error {
+	if field == "" || !errors.Is(err, engine.ErrGrammar) {
+		return err
+	}
+	return &engine.OptionError{Field: field, Problem: "failed during the generation: " + err.Error(), Err: err}
 }
 
 // Compile compiles GBNF source (grammar.Parse), reusing the grammar
