@@ -166,10 +166,11 @@ func maxOf(xs []int) int {
 }
 
 // startServer runs wasmlm serve on a free port of 127.0.0.1 and returns its
-// base URL once it listens.
+// base URL once it listens. Every client of the benchmark has one address,
+// so one client may hold the whole queue.
 func startServer(bin, model string, slots, threads, queue int) (string, func(), error) {
 	cmd := exec.Command(bin, "serve", "-m", model, "-addr", "127.0.0.1:0", "-slots", strconv.Itoa(slots),
-		"-threads", strconv.Itoa(threads), "-queue", strconv.Itoa(queue), "-web", "", "-write-timeout", "10m")
+		"-threads", strconv.Itoa(threads), "-queue", strconv.Itoa(queue), "-client-queue", strconv.Itoa(queue), "-web", "", "-write-timeout", "10m")
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
