@@ -190,6 +190,9 @@ func (t *tables) advance(set int32, r rune) int32 {
 	if len(out) == 0 {
 		return -1
 	}
+	if len(out) > maxParses {
+		out = t.prune(out)
+	}
 	return t.internSet(out)
 }
 

@@ -130,27 +130,45 @@ func TestGrammarFailingMidwayNamesItsField(t *testing.T) {
 	}
 }
 
-// TestAmbiguousGrammarFailsMidStream: what the checks before a request
+// TestAmbiguousGrammarEndsWithAMatch: what the checks before a request
 // cannot see — a grammar whose parses double with every "a" (each "a" may
-// close with "b" or "c") — meets the matcher's 4,096 parses during the
-// generation; the stream then ends with an error event naming grammar and
-// the limit, not the prompt.
-func TestAmbiguousGrammarFailsMidStream(t *testing.T) {
+// close with "b" or "c") — goes past the matcher's 4,096 parses during the
+// generation; the matcher keeps the parses that finish soonest, and the
+// stream, streamed or not, ends with [DONE] and a text of the grammar:
+// n "a" then n closers, or with finish reason length a prefix of one.
+func TestAmbiguousGrammarEndsWithAMatch(t *testing.T) {
 	h := newHandler(t, Options{})
 	w := do(h, http.MethodPost, "/tokenize", `{"content": "aaaa"}`)
 	require.Equal(t, http.StatusOK, w.Code)
 	var tok struct{ Tokens []int }
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &tok))
 	a := tok.Tokens[len(tok.Tokens)-1] // "a" inside a word
-	body := fmt.Sprintf(`{"prompt": "Once", "max_tokens": 40, "stream": true, "logit_bias": {"%d": 100}, `+
-		`"grammar": "root ::= x\nx ::= \"a\" x \"b\" | y\ny ::= \"a\" x \"c\" | \"\"\n"}`, a)
-	w = do(h, http.MethodPost, "/v1/completions", body)
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	events := parseSSE(t, w.Body.String())
-	last := events[len(events)-1]
-	require.Equal(t, "error", last.name)
-	e := apiErrorOf(t, []byte(last.data))
-	require.Equal(t, "grammar", *e.Param)
-	require.Contains(t, e.Message, "more than 4096 parses")
-	require.Greater(t, len(events), 2, "tokens came first")
+	for _, maxTokens := range []int{40, 64} {
+		for _, stream := range []bool{true, false} {
+			body := fmt.Sprintf(`{"prompt": "Once", "max_tokens": %d, "seed": 1, "stream": %t, "logit_bias": {"%d": 100}, `+
+				`"grammar": "root ::= x\nx ::= \"a\" x \"b\" | y\ny ::= \"a\" x \"c\" | \"\"\n"}`, maxTokens, stream, a)
+			what := fmt.Sprintf("max_tokens %d stream %t", maxTokens, stream)
+			if stream {
+				w = do(h, http.MethodPost, "/v1/completions", body)
+				require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+				events := parseSSE(t, w.Body.String())
+				require.Equal(t, "[DONE]", events[len(events)-1].data, what)
+				for _, ev := range events {
+					require.Empty(t, ev.name, "%s: no error event: %s", what, ev.data)
+				}
+			}
+			text, finish := completeText(t, h, "/v1/completions", body)
+			rest := strings.TrimLeft(text, "a")
+			n := len(text) - len(rest)
+			require.Greater(t, n, 12, "%s: the parses went past 4,096 (%q)", what, text)
+			require.LessOrEqual(t, len(rest), n, what)
+			require.Empty(t, strings.Trim(rest, "bc"), "%s: %q", what, text)
+			require.Contains(t, []string{"stop", "length"}, finish, what)
+			if finish == "stop" {
+				require.Len(t, rest, n, "%s: a whole match: %q", what, text)
+			}
+			again, _ := completeText(t, h, "/v1/completions", body)
+			require.Equal(t, text, again, "%s: the same seed, the same text", what)
+		}
+	}
 }
