@@ -47,6 +47,9 @@ func TestParseErrors(t *testing.T) {
 		{`root ::= *`, "follows nothing it could repeat"},
 		{`root ::= "a"{3,2}`, "the maximum is below the minimum"},
 		{`root ::= "a"{2001}`, "at most 2000"},
+		// A maximum past the limit is refused, not read as no maximum.
+		{`root ::= "a"{0,2001}`, "repeating at most 2001 times: at most 2000 (write {0,} for no maximum)"},
+		{`root ::= "a"{3,50000}`, "line 1 column 13: repeating at most 50000 times"},
 		{`root ::= "a"{1`, "expecting } to close the repetition"},
 		{`root ::= "\q"`, `unknown escape \q`},
 		{`root ::= "\x4"`, "expecting 2 hex digits"},

@@ -14,9 +14,10 @@ const (
 	// maxElements bounds the compiled grammar: characters, rule references
 	// and alternative ends, after repetitions are expanded.
 	maxElements = 1 << 20
-	// maxRepetitions is the largest minimum count of a {m,n} repetition;
-	// a larger maximum means no maximum, as in llama.cpp
-	// (MAX_REPETITION_THRESHOLD).
+	// maxRepetitions is the largest count of a {m,n} repetition, its
+	// minimum and its maximum, as llama.cpp's parser refuses a larger one
+	// (MAX_REPETITION_THRESHOLD); a larger maximum is refused rather than
+	// read as no maximum, a looser grammar than the one written.
 	maxRepetitions = 2000
 	// maxNesting bounds the depth of parentheses.
 	maxNesting = 256
@@ -344,7 +345,7 @@ func (p *parser) repetition() (lo, hi int, err error) {
 		return 0, 0, syntaxError(p.src, start, "repeating at least %d times: at most %d", lo, maxRepetitions)
 	}
 	if hi > maxRepetitions {
-		hi = -1 // as llama.cpp: a maximum past the threshold is no maximum
+		return 0, 0, syntaxError(p.src, start, "repeating at most %d times: at most %d (write {%d,} for no maximum)", hi, maxRepetitions, lo)
 	}
 	if hi >= 0 && hi < lo {
 		return 0, 0, syntaxError(p.src, start, "repetition {%d,%d}: the maximum is below the minimum", lo, hi)

@@ -40,6 +40,11 @@ func TestGrammarRefusals(t *testing.T) {
 		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
 		{"minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
 			"response_format.json_schema.schema.properties.k.minLength", []string{"MaxMinRepeat (2000)"}},
+		{"maxLength", schema(`{"type":"object","properties":{"k":{"type":"string","maxLength":5000}}}`),
+			"response_format.json_schema.schema.properties.k.maxLength", []string{"MaxMaxRepeat (2000)"}},
+		{"maxItems", schema(`{"type":"array","items":{"type":"integer"},"maxItems":2001}`),
+			"response_format.json_schema.schema.maxItems", []string{"MaxMaxRepeat (2000)"}},
+		{"GBNF maximum", `"grammar": "root ::= [a-z]{1,3000}"`, "grammar", []string{"repeating at most 3000 times: at most 2000"}},
 	} {
 		for _, stream := range []bool{false, true} {
 			for _, ep := range []struct{ path, prompt string }{

@@ -107,5 +107,7 @@
 //
 // MaxSchemaBytes, MaxDepth, MaxRules, MaxGrammarBytes and MaxRepeat bound
 // what a schema may ask for, so that a hostile one takes bounded memory
-// and time; the error then names the limit (ErrLimit).
+// and time; MaxMinRepeat and MaxMaxRepeat bound a repetition's minimum and
+// maximum as llama.cpp's grammar parser does (a larger maximum is refused,
+// never dropped). The error then names the limit (ErrLimit).
 package jsonschema

@@ -72,6 +72,9 @@ func TestErrors(t *testing.T) {
 		{"minLength past the grammar's minimum", `{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`, ErrLimit, `/properties/k: "minLength" is 5000, more than MaxMinRepeat (2000)`},
 		{"minItems past the grammar's minimum", `{"type":"array","minItems":2001}`, ErrLimit, `"minItems" is 2001, more than MaxMinRepeat`},
 		{"pattern minimum past the grammar's", `{"type":"string","pattern":"^a{2001,}$"}`, ErrLimit, "MaxMinRepeat (2000)"},
+		{"maxLength past the grammar's maximum", `{"type":"object","properties":{"k":{"type":"string","maxLength":2001}}}`, ErrLimit, `/properties/k: "maxLength" is 2001, more than MaxMaxRepeat (2000)`},
+		{"maxItems past the grammar's maximum", `{"type":"array","minItems":1,"maxItems":5000}`, ErrLimit, `"maxItems" is 5000, more than MaxMaxRepeat (2000)`},
+		{"pattern maximum past the grammar's", `{"type":"string","pattern":"^a{1,2001}$"}`, ErrLimit, "repeating at most 2001 times, more than MaxMaxRepeat (2000)"},
 		{"bound limit", `{"type":"integer","minimum":1e300}`, ErrLimit, "2^62"},
 		{"depth limit", deep, ErrLimit, "MaxDepth"},
 		{"rules limit", manyProps, ErrLimit, "MaxRules"},
@@ -100,6 +103,8 @@ func TestErrorKeyword(t *testing.T) {
 	for _, tt := range []struct{ schema, pointer, keyword string }{
 		{`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`, "/properties/k", "minLength"},
 		{`{"type":"string","minLength":3,"maxLength":2}`, "", "maxLength"},
+		{`{"type":"object","properties":{"k":{"type":"string","maxLength":3000}}}`, "/properties/k", "maxLength"},
+		{`{"type":"array","items":{"type":"array","maxItems":2001}}`, "/items", "maxItems"},
 		{`{"type":"array","minItems":-1}`, "", "minItems"},
 		{`{"type":"object","properties":{"p":{"type":"string","pattern":"(a"}}}`, "/properties/p", "pattern"},
 		{`{"type":"text"}`, "", "type"},

@@ -163,6 +163,9 @@ func (p *patternParser) sequence(top bool) (items []string, anchoredEnd bool, er
 		if ok && lo > MaxMinRepeat {
 			return nil, false, p.errorf(errPatternLimit, "repeating at least %d times, more than MaxMinRepeat (%d)", lo, MaxMinRepeat)
 		}
+		if ok && hi > MaxMaxRepeat {
+			return nil, false, p.errorf(errPatternLimit, "repeating at most %d times, more than MaxMaxRepeat (%d)", hi, MaxMaxRepeat)
+		}
 		if ok {
 			atom = quantify(atom, lo, hi)
 		}

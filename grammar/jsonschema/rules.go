@@ -20,8 +20,11 @@ const (
 	// MaxMinRepeat bounds the minimum of a repetition (minItems,
 	// minLength, a pattern's {n,m}): llama.cpp's grammar parser, and
 	// package grammar's, refuse a larger one (MAX_REPETITION_THRESHOLD).
-	// A larger maximum means no maximum there.
 	MaxMinRepeat = 2000
+	// MaxMaxRepeat bounds the maximum of a repetition (maxItems,
+	// maxLength, a pattern's {n,m}), for the same reason: a schema with a
+	// larger one is refused, never held to a grammar without its maximum.
+	MaxMaxRepeat = 2000
 	// maxPatternBytes bounds a pattern's text.
 	maxPatternBytes = 4096
 )

@@ -303,6 +303,9 @@ func bounds(s *value, ptr, minKey, maxKey string) (lo, hi int, err error) {
 	if lo > MaxMinRepeat {
 		return 0, 0, failAt(ptr, minKey, ErrLimit, "%q is %d, more than MaxMinRepeat (%d), the largest minimum a grammar repetition takes", minKey, lo, MaxMinRepeat)
 	}
+	if hi > MaxMaxRepeat {
+		return 0, 0, failAt(ptr, maxKey, ErrLimit, "%q is %d, more than MaxMaxRepeat (%d), the largest maximum a grammar repetition takes", maxKey, hi, MaxMaxRepeat)
+	}
 	return lo, hi, nil
 }
 
