@@ -21,11 +21,12 @@ NPM_DIR   ?= build/npm
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
 # Packages the edge worker runs once per request (chat templates, the JSON-schema
-# converter, host policy, the OpenAI layer, the HTTP handler, which per token only frames a chunk of text), compiled
-# without inlining: their code is then smaller by some 80 KB gzipped, which keeps the
-# worker under the free plan's 3 MB. Never the engine, its kernels, the sampler, the
-# grammar matcher or the tokenizers, which run per token.
-WORKER_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/grammar/jsonschema github.com/wasmlm/wasmlm/policy github.com/wasmlm/wasmlm/openai github.com/wasmlm/wasmlm/httpapi
+# converter, host policy, the OpenAI layer, the HTTP handler, which per token only frames a chunk of text, and the
+# JSON decoder of requests) or never (the TLS stack's curves, big numbers and ASN.1, and MIME, which net/http links),
+# compiled without inlining: their code is then smaller by some 140 KB gzipped, which keeps the worker under the free
+# plan's 3 MB. Never the engine, its kernels, the sampler, the grammar matcher or the tokenizers, which run per token.
+WORKER_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/grammar/jsonschema github.com/wasmlm/wasmlm/policy \
+	github.com/wasmlm/wasmlm/openai github.com/wasmlm/wasmlm/httpapi encoding/json crypto/... math/big encoding/asn1 mime/...
 
 .PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
