@@ -161,7 +161,7 @@ func TestInvalidOptions(t *testing.T) {
 		{"too many stop strings", GenerateOptions{Stop: make([]string, 17)}, "stop"},
 		{"negative temperature", GenerateOptions{Sampling: sampling.Params{Temperature: -1}}, "temperature"},
 		{"top_p above 1", GenerateOptions{Sampling: sampling.Params{TopP: 1.5}}, "top_p"},
-		{"logit bias outside the vocabulary", GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{512: 1}}}, "logit_bias[512]"},
+		{"logit bias outside the vocabulary", GenerateOptions{Sampling: sampling.Params{LogitBias: map[int]float32{512: 1}}}, "logit_bias.512"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

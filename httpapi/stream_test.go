@@ -77,7 +77,7 @@ func TestStreamErrorEvent(t *testing.T) {
 	w := do(h, "POST", "/v1/completions", `{"prompt": "x", "stream": true}`)
 	require.Equal(t, http.StatusBadRequest, w.Code)
 	e := apiErrorOf(t, w.Body.Bytes())
-	assert.Equal(t, "stop", *e.Param)
+	assert.Equal(t, "stop[0]", *e.Param, "the engine's field, whole")
 }
 
 // TestStreamPanicMidway: a panic in the engine after the first token ends

@@ -323,3 +323,28 @@ func TestOnPromptProgress(t *testing.T) {
 	assert.Equal(t, "onPromptProgress", je.Field)
 	assert.Contains(t, je.Message, "onPromptProgress must be a function, got 5")
 }
+
+// TestChatEntryErrorsNameTheirPath: a bad entry of chat's logit_bias or
+// stop rejects naming its whole path, as the HTTP API's param does
+// (logit_bias.1, stop[1]; a stop written as one string is stop).
+func TestChatEntryErrorsNameTheirPath(t *testing.T) {
+	b := newLoaded(t)
+	for _, c := range []struct {
+		fields      map[string]any
+		param, want string
+	}{
+		{map[string]any{"logit_bias": map[string]any{"1": 500}}, "logit_bias.1", "logit_bias.1 = 500, must be in [-100, 100]"},
+		{map[string]any{"logit_bias": map[string]any{"2": 1, "600": 1}}, "logit_bias.600", "logit_bias.600 names a token id outside [0, 512)"},
+		{map[string]any{"stop": []any{"a", ""}}, "stop[1]", "stop[1] is empty"},
+		{map[string]any{"stop": ""}, "stop", "stop is empty"},
+	} {
+		c.fields["messages"], c.fields["max_tokens"] = userSays("Hi"), 2
+		_, err := call(t, b, "chat", chatRequest(t, c.fields))
+		var je *jsError
+		require.ErrorAs(t, err, &je, "%v", c.fields)
+		assert.Equal(t, "invalid_argument", je.Code, "%v", c.fields)
+		assert.Equal(t, c.param, je.Param, "%v", c.fields)
+		assert.Equal(t, c.param, je.Field, "%v", c.fields)
+		assert.Contains(t, je.Message, c.want, "%v", c.fields)
+	}
+}

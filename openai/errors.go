@@ -3,7 +3,6 @@ package openai
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/policy"
@@ -33,8 +32,10 @@ func BadRequest(param, code, format string, args ...any) *Error {
 
 // ErrorOf maps an error of the engine (or of what it calls) to the error
 // object it deserves, by its code (policy.CodeOf). An invalid option names
-// its field in the OpenAI spelling the engine uses; errors about the prompt
-// name promptParam ("prompt", "messages"). An *Error is itself.
+// its field by its whole path in the OpenAI spelling the engine uses
+// (stop[2], response_format.json_schema.schema.anyOf[2],
+// logit_bias.7), the same path its message starts with; errors about the
+// prompt name promptParam ("prompt", "messages"). An *Error is itself.
 func ErrorOf(err error, promptParam string) *Error {
 	var oerr *Error
 	if errors.As(err, &oerr) {
@@ -42,12 +43,7 @@ func ErrorOf(err error, promptParam string) *Error {
 	}
 	var oe *engine.OptionError
 	if errors.As(err, &oe) {
-		// The request's field: "stop" for stop[2], as OpenAI names it; a
-		// path into an element (tools[0].function.parameters) stays whole.
 		param := oe.Field
-		if name, index, ok := strings.Cut(param, "["); ok && !strings.Contains(index, ".") {
-			param = name
-		}
 		if param == "prompt" {
 			param = promptParam
 		}

@@ -56,11 +56,16 @@ func (a *API) newJob(req *SamplingRequest, promptParam string) (*Job, *Error) {
 	}
 	j := &Job{
 		PromptParam: promptParam,
-		Options:     engine.GenerateOptions{Sampling: params, Stop: slices.Clip([]string(req.Stop))},
+		Options:     engine.GenerateOptions{Sampling: params, Stop: slices.Clip(req.Stop.list)},
 		Stream:      req.Stream,
 	}
 	// Refused now, not after a wait in the queue.
 	if err := j.Options.Validate(a.Model.Config().VocabSize); err != nil {
+		var oe *engine.OptionError
+		if errors.As(err, &oe) && req.Stop.one && oe.Field == "stop[0]" {
+			// The engine counts the stop strings; the request wrote one.
+			return nil, BadRequest("stop", "invalid_value", "stop %s", oe.Problem)
+		}
 		return nil, ErrorOf(err, promptParam)
 	}
 	j.IncludeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage

@@ -77,7 +77,18 @@ type chatMessage struct {
 }
 
 // stopList is OpenAI's stop: null, a string, or an array of strings.
-type stopList []string
+type stopList struct {
+	list []string
+	one  bool // written as one string: its path is stop, not stop[0]
+}
+
+// param is the request's path to stop string i.
+func (s stopList) param(i int) string {
+	if s.one {
+		return "stop"
+	}
+	return fmt.Sprintf("stop[%d]", i)
+}
 
 // UnmarshalJSON accepts the three shapes of stop. An array is read one
 // string at a time, and refused at its (maxStops+1)th: a body of 170,000
@@ -86,14 +97,14 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case bytes.Equal(b, []byte("null")):
-		*s = nil
+		*s = stopList{}
 		return nil
 	case len(b) > 0 && b[0] == '"':
 		var one string
 		if err := json.Unmarshal(b, &one); err != nil {
 			return err
 		}
-		*s = stopList{one}
+		*s = stopList{list: []string{one}, one: true}
 		return nil
 	}
 	wrongType := BadRequest("stop", "invalid_type", "stop must be a string or an array of strings")
@@ -101,7 +112,7 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
 		return wrongType
 	}
-	many := stopList{}
+	many := []string{}
 	for dec.More() {
 		if len(many) == maxStops {
 			return BadRequest("stop", "invalid_value", "stop: at most %d stop sequences, got more", maxStops)
@@ -112,7 +123,7 @@ func (s *stopList) UnmarshalJSON(b []byte) error {
 		}
 		many = append(many, one)
 	}
-	*s = many
+	*s = stopList{list: many}
 	return nil
 }
 
@@ -153,10 +164,10 @@ func (l *logitBias) UnmarshalJSON(b []byte) error {
 		}
 		var v float64
 		if err := dec.Decode(&v); err != nil {
-			return BadRequest("logit_bias", "invalid_type", "logit_bias[%d] must be a number that fits in 64 bits", id)
+			return BadRequest("logit_bias."+key, "invalid_type", "logit_bias.%s must be a number that fits in 64 bits", key)
 		}
 		if v < -maxLogitBias || v > maxLogitBias {
-			return BadRequest("logit_bias", "invalid_value", "logit_bias[%d] = %v, must be in [-%d, %d]", id, v, maxLogitBias, maxLogitBias)
+			return BadRequest("logit_bias."+key, "invalid_value", "logit_bias.%s = %v, must be in [-%d, %d]", key, v, maxLogitBias, maxLogitBias)
 		}
 		l.bias[id] = float32(v)
 	}
@@ -200,9 +211,9 @@ func (r *SamplingRequest) sampling() (sampling.Params, *Error) {
 	if len(r.LogitBias.bias) > 0 {
 		p.LogitBias = r.LogitBias.bias
 	}
-	for i, s := range r.Stop {
+	for i, s := range r.Stop.list {
 		if s == "" {
-			return sampling.Params{}, BadRequest("stop", "invalid_value", "stop[%d] is empty", i)
+			return sampling.Params{}, BadRequest(r.Stop.param(i), "invalid_value", "%s is empty", r.Stop.param(i))
 		}
 	}
 	return p, nil

@@ -53,7 +53,8 @@ const DefaultPenaltyLastN = 64
 const MaxVocabSize = 1 << 21
 
 // ParamError is an invalid field of Params: its name in snake_case (as the
-// HTTP API and the CLI spell it: "top_p", "logit_bias[7]") and what is wrong
+// HTTP API and the CLI spell it: "top_p", "logit_bias.7", the entry of
+// token id 7 in the logit_bias object) and what is wrong
 // with its value. It matches ErrInvalidParams with errors.Is.
 type ParamError struct {
 	Field   string
@@ -109,7 +110,7 @@ func (p Params) Validate(vocabSize int) error {
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.LogitBias)) {
 		v := p.LogitBias[id]
-		field := fmt.Sprintf("logit_bias[%d]", id)
+		field := fmt.Sprintf("logit_bias.%d", id)
 		if id < 0 || id >= vocabSize {
 			return &ParamError{Field: field, Problem: fmt.Sprintf("names a token id outside [0, %d)", vocabSize)}
 		}

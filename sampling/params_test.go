@@ -42,11 +42,11 @@ func TestValidateRejects(t *testing.T) {
 		{"frequency_penalty -Inf", Params{FrequencyPenalty: -inf}, 10, "frequency_penalty"},
 		{"frequency_penalty NaN", Params{FrequencyPenalty: nan}, 10, "frequency_penalty"},
 		{"penalty_last_n -2", Params{PenaltyLastN: -2}, 10, "penalty_last_n"},
-		{"logit_bias id = vocab", Params{LogitBias: map[int]float32{10: 1}}, 10, "logit_bias[10]"},
-		{"logit_bias id negative", Params{LogitBias: map[int]float32{-1: 1}}, 10, "logit_bias[-1]"},
-		{"logit_bias NaN", Params{LogitBias: map[int]float32{3: nan}}, 10, "logit_bias[3]"},
-		{"logit_bias +Inf", Params{LogitBias: map[int]float32{4: inf}}, 10, "logit_bias[4]"},
-		{"logit_bias lowest offender named", Params{LogitBias: map[int]float32{9: nan, 2: 1, 7: nan, 12: 0}}, 10, "logit_bias[7]"},
+		{"logit_bias id = vocab", Params{LogitBias: map[int]float32{10: 1}}, 10, "logit_bias.10"},
+		{"logit_bias id negative", Params{LogitBias: map[int]float32{-1: 1}}, 10, "logit_bias.-1"},
+		{"logit_bias NaN", Params{LogitBias: map[int]float32{3: nan}}, 10, "logit_bias.3"},
+		{"logit_bias +Inf", Params{LogitBias: map[int]float32{4: inf}}, 10, "logit_bias.4"},
+		{"logit_bias lowest offender named", Params{LogitBias: map[int]float32{9: nan, 2: 1, 7: nan, 12: 0}}, 10, "logit_bias.7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
