@@ -126,6 +126,11 @@ func TestClientQueueOption(t *testing.T) {
 			h := newHandler(t, Options{QueueSize: tt.queue, ClientQueue: tt.clientQueue})
 			assert.Equal(t, tt.capacity, h.sched.capacity)
 			assert.Equal(t, tt.perClient, h.sched.perClient)
+			if tt.oneClientFillsTheQueue {
+				assert.Zero(t, h.ClientLimit(), "no bound of its own")
+			} else {
+				assert.Equal(t, tt.perClient, h.ClientLimit())
+			}
 			var err error
 			for range tt.capacity {
 				if err = h.sched.admit("a"); err != nil {

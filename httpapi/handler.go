@@ -405,6 +405,16 @@ func (h *Handler) KVType() engine.KVType { return h.kvType }
 // completion must fit in.
 func (h *Handler) ContextLength() int { return h.context }
 
+// ClientLimit is how many requests one client may have in the server at
+// once (Options.Slots + Options.ClientQueue resolved), or 0 when only the
+// queue's size bounds a client.
+func (h *Handler) ClientLimit() int {
+	if h.sched.perClient >= h.sched.capacity {
+		return 0
+	}
+	return h.sched.perClient
+}
+
 func (h *Handler) serveHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }

@@ -187,8 +187,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// SIGHUP is handled before the start-up line gives the pid to signal:
 	// a reload sent on reading it must not meet the signal's default (exit).
 	access.reloadKeysOnHangup(ctx, keys, stderr)
-	fmt.Fprintf(stderr, "serve: %s (context %d, %s, %d %s, queue %d) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
-		api.Name(), api.ContextLength(), cache, *slots, slotWord, *queue, ln.Addr(), page, access.describe(keys), os.Getpid())
+	perClient := ""
+	if n := api.ClientLimit(); n > 0 {
+		perClient = fmt.Sprintf(", %d per client", n)
+	}
+	fmt.Fprintf(stderr, "serve: %s (context %d, %s, %d %s, queue %d%s) on http://%s/ — API under /v1/, %s; %s; pid %d\n",
+		api.Name(), api.ContextLength(), cache, *slots, slotWord, *queue, perClient, ln.Addr(), page, access.describe(keys), os.Getpid())
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }
 

@@ -188,7 +188,8 @@ func TestServeEmbeddingModel(t *testing.T) {
 		exit <- run(ctx, []string{"serve", "-m", bert, "-addr", "127.0.0.1:0", "-web", "", "-slots", "1", "-max-embed-tokens", "40"}, io.Discard, &stderr)
 	}()
 	base := servedAt(t, &stderr)
-	assert.Contains(t, stderr.String(), "serve: bert (context 64, an embedding model: no KV cache, 1 slot")
+	assert.Contains(t, stderr.String(), "serve: bert (context 64, an embedding model: no KV cache, 1 slot, queue 64, 17 per client)",
+		"the default per-client share: the slot and a quarter of the queue")
 
 	checkEmbeddings(t, base, `{"input": ["A cat sat on the mat.", "Stocks fell."]}`, 2)
 	post := func(path, body string) (int, string) {
