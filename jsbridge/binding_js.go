@@ -3,6 +3,7 @@ package jsbridge
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -460,10 +461,14 @@ func (b *Binding) parseDetokenize(args []js.Value) (work, error) {
 	ids := make([]int, n)
 	for i := range ids {
 		e := b.get(v, i)
-		if typeOf(e) != js.TypeNumber || e.Float() != float64(int32(e.Float())) {
+		f := 0.5
+		if typeOf(e) == js.TypeNumber {
+			f = e.Float()
+		}
+		if f != math.Trunc(f) || math.Abs(f) > 1<<53 { // an integer out of range is told the range below
 			return nil, invalid(fmt.Sprintf("ids[%d]", i), "must be an integer token id, got %s", b.describe(e))
 		}
-		ids[i] = e.Int()
+		ids[i] = int(f)
 	}
 	return func() (any, error) {
 		m, _, err := b.currentModel()

@@ -179,6 +179,8 @@ func TestDetokenize(t *testing.T) {
 	}{
 		{js.ValueOf([]any{1, 99999}), "ids[1] must be a token id of this model (0..511), got 99999"},
 		{js.ValueOf([]any{1, -1}), "ids[1] must be a token id of this model (0..511), got -1"},
+		{js.ValueOf([]any{1 << 40}), "ids[0] must be a token id of this model (0..511), got 1099511627776"},
+		{js.ValueOf([]any{1 << 60}), "ids[0] must be an integer token id, got 1152921504606847000"},
 		{js.ValueOf([]any{"a"}), `ids[0] must be an integer token id, got string "a"`},
 		{js.ValueOf([]any{1.5}), "ids[0] must be an integer token id, got 1.5"},
 		{"1 2 3", `ids must be an array, got string "1 2 3"`},
