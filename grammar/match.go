@@ -63,6 +63,7 @@ type tables struct {
 	masks    maskCache
 	rest     []int32 // rest[pos]: the fewest bytes that finish pos's alternative (budget.go)
 	finish   []int32 // finish[stack]: the fewest bytes that empty it; -1 not yet known
+	depth    []int32 // depth[stack]: its positions, -1 not yet known (prune.go)
 	stateFin []int32 // stateFin[state]: the fewest bytes to a whole match; -1 not yet known
 	err      error   // the first limit hit; the tables are then frozen
 }

@@ -1,6 +1,9 @@
 package grammar
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Pruning a highly ambiguous text's parses. A grammar whose parses
 // multiply with the text (x ::= "a" x "b" | "a" x "c" | "" doubles them
@@ -15,9 +18,9 @@ import "slices"
 // empty stack (a whole match) and the state's shortest finish survive
 // every pruning: a text that could end before still can, and the budget's
 // steering to a match within max_tokens is unchanged. Ties are broken by
-// the stacks' contents, never by their ids, which depend on the texts the
-// grammar met before: the same text prunes alike in every process, native
-// or wasm, whatever ran before it.
+// the stacks' contents (bottom first, compareStacks), never by their ids,
+// which depend on the texts the grammar met before: the same text prunes
+// alike in every process, native or wasm, whatever ran before it.
 //
 // Rules that begin more than maxParses parses where they begin are still
 // refused when the grammar is parsed (finite.go): every text reaching them
@@ -36,22 +39,46 @@ func (t *tables) prune(out []int32) []int32 {
 	return out[:maxParses]
 }
 
-// compareStacks orders two stacks by their positions from the top down, a
-// stack before every longer one it begins: an order of contents, the same
-// whatever ids the stacks were given.
+// compareStacks orders two stacks by their positions from the bottom up,
+// a stack before every longer one that begins with it there: an order of
+// contents, the same whatever ids the stacks were given. Bottom first, so
+// that the parses kept share what lies under their tops (the children of
+// one parse are neighbours, kept or dropped together): the two stacks are
+// compared where they part, which for such parses is near their tops.
 func (t *tables) compareStacks(a, b int32) int {
-	for a != b {
-		switch {
-		case a == 0:
-			return -1
-		case b == 0:
-			return 1
-		}
-		na, nb := t.stacks[a], t.stacks[b]
-		if na.pos != nb.pos {
-			return int(na.pos - nb.pos)
-		}
-		a, b = na.under, nb.under
+	da, db := t.stackDepth(a), t.stackDepth(b)
+	x, y := a, b
+	for d := da; d > db; d-- {
+		x = t.stacks[x].under
 	}
-	return 0
+	for d := db; d > da; d-- {
+		y = t.stacks[y].under
+	}
+	// Down to the common part (equal stacks are one id); the last pair
+	// above it, whose unders are equal, differs in its position.
+	var px, py int32
+	for x != y {
+		px, py = t.stacks[x].pos, t.stacks[y].pos
+		x, y = t.stacks[x].under, t.stacks[y].under
+	}
+	if px != py {
+		return cmp.Compare(px, py)
+	}
+	return cmp.Compare(da, db)
+}
+
+// stackDepth is the number of positions on stack s.
+func (t *tables) stackDepth(s int32) int32 {
+	for int(s) >= len(t.depth) {
+		t.depth = append(t.depth, -1)
+	}
+	if s == 0 {
+		return 0
+	}
+	if d := t.depth[s]; d >= 0 {
+		return d
+	}
+	d := t.stackDepth(t.stacks[s].under) + 1
+	t.depth[s] = d
+	return d
 }
