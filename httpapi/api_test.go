@@ -78,7 +78,7 @@ func TestBadRequests(t *testing.T) {
 		{"stop list of numbers", "POST", cmpl, `{"prompt": "x", "stop": [1, 2]}`, 400, "stop", "invalid_type"},
 		{"stop too many", "POST", cmpl, `{"prompt": "x", "stop": ["a", "b", "c", "d", "e"]}`, 400, "stop", "invalid_value"},
 		{"stop empty", "POST", cmpl, `{"prompt": "x", "stop": ""}`, 400, "stop", "invalid_value"},
-		{"an anyOf branch", "POST", cmpl, `{"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"enum": []}]}}}}`, 400, "response_format.json_schema.schema.anyOf[2]", "invalid_value"},
+		{"an anyOf branch", "POST", cmpl, `{"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"enum": []}]}}}}`, 400, "response_format.json_schema.schema.anyOf[2].enum", "invalid_value"},
 		{"stop's second empty", "POST", cmpl, `{"prompt": "x", "stop": ["a", ""]}`, 400, "stop[1]", "invalid_value"},
 		{"stop's second too long", "POST", cmpl, mustJSON(t, map[string]any{"prompt": "x", "stop": []string{"a", strings.Repeat("a", 300)}}), 400, "stop[1]", "invalid_value"},
 		{"stop too long", "POST", cmpl, mustJSON(t, map[string]any{"prompt": "x", "stop": strings.Repeat("a", 300)}), 400, "stop", "invalid_value"},

@@ -20,7 +20,7 @@ import (
 func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 	all := s.get("allOf")
 	if all.kind != kindArray || len(all.arr) == 0 {
-		return "", fail(ptr, ErrInvalid, `"allOf" must be a non-empty array`)
+		return "", failAt(ptr, "allOf", ErrInvalid, `"allOf" must be a non-empty array`)
 	}
 	if len(all.arr) == 1 {
 		if err := v.check(s, ptr, "", "allOf"); err == nil {
@@ -126,11 +126,11 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 		}
 	}
 	if objects > 0 && typ == "string" {
-		return "", fail(ptr, ErrUnsupported, `"allOf" of objects beside "type": "string" is not supported`)
+		return "", failAt(ptr, "allOf", ErrUnsupported, `"allOf" of objects beside "type": "string" is not supported`)
 	}
 	if len(enums) > 0 {
 		if objects > 0 {
-			return "", fail(ptr, ErrUnsupported, `"allOf" mixing objects and enums is not supported`)
+			return "", failAt(ptr, "allOf", ErrUnsupported, `"allOf" mixing objects and enums is not supported`)
 		}
 		if typ != "" {
 			enums = append(enums, nil) // only values of the type: filtered below
@@ -162,7 +162,7 @@ func (v *visitor) allOf(s *value, name, ruleName, ptr string) (string, error) {
 			}
 		}
 		if len(alts) == 0 {
-			return "", fail(ptr, ErrInvalid, `the "allOf" enums have no value in common`)
+			return "", failAt(ptr, "allOf", ErrInvalid, `the "allOf" enums have no value in common`)
 		}
 		return v.c.addRule(ruleName, "("+strings.Join(alts, " | ")+")"), nil
 	}

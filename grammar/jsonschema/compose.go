@@ -11,16 +11,16 @@ import (
 // name before its conversion ends (recursive schemas).
 func (v *visitor) resolveRef(r *value, ptr string) (string, error) {
 	if r.kind != kindString {
-		return "", fail(ptr, ErrInvalid, `"$ref" must be a string`)
+		return "", failAt(ptr, "$ref", ErrInvalid, `"$ref" must be a string`)
 	}
 	frag, ok := strings.CutPrefix(r.str, "#")
 	if !ok || frag != "" && !strings.HasPrefix(frag, "/") {
-		return "", fail(ptr, ErrUnsupported, `"$ref" %q is not supported: only references inside the schema ("#/...") are`, r.str)
+		return "", failAt(ptr, "$ref", ErrUnsupported, `"$ref" %q is not supported: only references inside the schema ("#/...") are`, r.str)
 	}
 	if st, ok := v.refs[frag]; ok {
 		if st.resolving {
 			if st.nested == v.nested {
-				return "", fail(ptr, ErrUnsupported, `"$ref" %q refers to itself with no object or array between (a left-recursive grammar)`, r.str)
+				return "", failAt(ptr, "$ref", ErrUnsupported, `"$ref" %q refers to itself with no object or array between (a left-recursive grammar)`, r.str)
 			}
 			st.used = true
 		}
@@ -70,7 +70,7 @@ func (v *visitor) pointer(frag, ptr, ref string) (*value, error) {
 			}
 		}
 		if next == nil {
-			return nil, fail(ptr, ErrInvalid, `"$ref" %q: %q not found`, ref, tok)
+			return nil, failAt(ptr, "$ref", ErrInvalid, `"$ref" %q: %q not found`, ref, tok)
 		}
 		target = next
 	}
@@ -84,7 +84,7 @@ func (v *visitor) union(s *value, name, ruleName, ptr string) (string, error) {
 	key := "anyOf"
 	if s.has("oneOf") {
 		if s.has("anyOf") {
-			return "", fail(ptr, ErrUnsupported, `"anyOf" beside "oneOf" is not supported`)
+			return "", failAt(ptr, "anyOf", ErrUnsupported, `"anyOf" beside "oneOf" is not supported`)
 		}
 		key = "oneOf"
 	}
@@ -93,7 +93,7 @@ func (v *visitor) union(s *value, name, ruleName, ptr string) (string, error) {
 	}
 	alts := s.get(key)
 	if alts.kind != kindArray || len(alts.arr) == 0 {
-		return "", fail(ptr, ErrInvalid, "%q must be a non-empty array", key)
+		return "", failAt(ptr, key, ErrInvalid, "%q must be a non-empty array", key)
 	}
 	if key == "oneOf" {
 		shapes := make([]shape, len(alts.arr))
@@ -101,7 +101,7 @@ func (v *visitor) union(s *value, name, ruleName, ptr string) (string, error) {
 			shapes[i] = v.shapeOf(a, 0)
 			for j := range i {
 				if shapes[j].overlaps(shapes[i]) {
-					return "", fail(ptr, ErrUnsupported, `"oneOf" alternatives %d and %d may both match a value, which "oneOf" forbids: not supported (use "anyOf")`, j, i)
+					return "", failAt(ptr, "oneOf", ErrUnsupported, `"oneOf" alternatives %d and %d may both match a value, which "oneOf" forbids: not supported (use "anyOf")`, j, i)
 				}
 			}
 		}
@@ -132,12 +132,12 @@ func (v *visitor) alternatives(alts []*value, name, ruleName, ptr string) (strin
 func (v *visitor) typeUnion(s *value, name, ruleName, ptr string) (string, error) {
 	types := s.get("type").arr
 	if len(types) == 0 {
-		return "", fail(ptr, ErrInvalid, `"type" must not be an empty array`)
+		return "", failAt(ptr, "type", ErrInvalid, `"type" must not be an empty array`)
 	}
 	alts := make([]*value, len(types))
 	for i, t := range types {
 		if t.kind != kindString || !containsString(schemaTypes, t.str) {
-			return "", fail(ptr, ErrInvalid, `"type" must be one of %s or an array of them`, strings.Join(schemaTypes, ", "))
+			return "", failAt(ptr, "type", ErrInvalid, `"type" must be one of %s or an array of them`, strings.Join(schemaTypes, ", "))
 		}
 		alt := &value{kind: kindObject}
 		for _, m := range s.obj {
@@ -179,7 +179,7 @@ func (v *visitor) literals(s *value, typ, ruleName, ptr string) (string, error) 
 	key := "enum"
 	if s.has("const") {
 		if s.has("enum") {
-			return "", fail(ptr, ErrUnsupported, `"enum" beside "const" is not supported`)
+			return "", failAt(ptr, "enum", ErrUnsupported, `"enum" beside "const" is not supported`)
 		}
 		key = "const"
 	}
@@ -190,7 +190,7 @@ func (v *visitor) literals(s *value, typ, ruleName, ptr string) (string, error) 
 	if key == "enum" {
 		e := s.get("enum")
 		if e.kind != kindArray || len(e.arr) == 0 {
-			return "", fail(ptr, ErrInvalid, `"enum" must be a non-empty array`)
+			return "", failAt(ptr, "enum", ErrInvalid, `"enum" must be a non-empty array`)
 		}
 		vals = e.arr
 	}
@@ -202,7 +202,7 @@ func (v *visitor) literals(s *value, typ, ruleName, ptr string) (string, error) 
 		alts = append(alts, formatLiteral(val.text()))
 	}
 	if len(alts) == 0 {
-		return "", fail(ptr, ErrInvalid, "no value of %q has \"type\" %q", key, typ)
+		return "", failAt(ptr, key, ErrInvalid, "no value of %q has \"type\" %q", key, typ)
 	}
 	if key == "const" {
 		return v.c.addRule(ruleName, alts[0]), nil
@@ -232,7 +232,7 @@ func (v *visitor) format(s *value, ruleName, ptr string) (string, error) {
 	}
 	f := s.get("format")
 	if f.kind != kindString {
-		return "", fail(ptr, ErrInvalid, `"format" must be a string`)
+		return "", failAt(ptr, "format", ErrInvalid, `"format" must be a string`)
 	}
 	if isUUIDFormat(f.str) {
 		name := f.str
@@ -243,7 +243,7 @@ func (v *visitor) format(s *value, ruleName, ptr string) (string, error) {
 	}
 	prim, ok := formats[f.str+"-string"]
 	if !ok {
-		return "", fail(ptr, ErrUnsupported, `"format" %q is not supported (date, time, date-time, uuid are)`, f.str)
+		return "", failAt(ptr, "format", ErrUnsupported, `"format" %q is not supported (date, time, date-time, uuid are)`, f.str)
 	}
 	return v.c.addRule(ruleName, v.c.addPrimitive(f.str+"-string", prim)), nil
 }

@@ -98,7 +98,8 @@ func TestErrors(t *testing.T) {
 }
 
 // TestErrorKeyword: an error about one keyword's value names it, so a host
-// can point at the request's field (…schema.properties.k.minLength).
+// can point at the request's field (…schema.properties.k.minLength); an
+// error about the subschema as a whole (not an object) names none.
 func TestErrorKeyword(t *testing.T) {
 	for _, tt := range []struct{ schema, pointer, keyword string }{
 		{`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`, "/properties/k", "minLength"},
@@ -108,7 +109,18 @@ func TestErrorKeyword(t *testing.T) {
 		{`{"type":"array","minItems":-1}`, "", "minItems"},
 		{`{"type":"object","properties":{"p":{"type":"string","pattern":"(a"}}}`, "/properties/p", "pattern"},
 		{`{"type":"text"}`, "", "type"},
-		{`{"type":"object","properties":{"a":{"enum":[]}}}`, "/properties/a", ""},
+		{`{"type":"object","properties":{"a":{"enum":[]}}}`, "/properties/a", "enum"},
+		{`{"type":"integer","minimum":5,"maximum":2}`, "", "minimum"},
+		{`{"type":"integer","exclusiveMinimum":2,"maximum":2}`, "", "exclusiveMinimum"},
+		{`{"type":"object","properties":{"a":{"$ref":5}}}`, "/properties/a", "$ref"},
+		{`{"type":"object","required":["b"],"properties":{"a":{}}}`, "", "required"},
+		{`{"type":"integer","maximum":true}`, "", "maximum"},
+		{`{"allOf":[]}`, "", "allOf"},
+		{`{"type":"string","format":"email"}`, "", "format"},
+		{`{"type":"array","prefixItems":5}`, "", "prefixItems"},
+		{`{"type":"string","enum":[1,2]}`, "", "enum"},
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":5}`, "", "additionalProperties"},
+		{`{"type":"object","properties":{"a":5}}`, "/properties/a", ""},
 	} {
 		_, err := ToGBNF([]byte(tt.schema))
 		var e *Error

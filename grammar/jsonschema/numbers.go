@@ -27,19 +27,19 @@ func numberBounds(s *value, ptr string, integer bool) (lo, hi bound, err error) 
 			return bound{}, nil
 		}
 		if n.kind != kindNumber {
-			return bound{}, fail(ptr, ErrInvalid, "%q must be a number (the boolean form of draft 4 is not supported)", key)
+			return bound{}, failAt(ptr, key, ErrInvalid, "%q must be a number (the boolean form of draft 4 is not supported)", key)
 		}
 		d, ok := parseDecimal(n.num.String())
 		if !ok {
-			return bound{}, fail(ptr, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
+			return bound{}, failAt(ptr, key, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
 		}
 		if !d.isInt() && !integer {
-			return bound{}, fail(ptr, ErrUnsupported, "%q %s is not supported: the bounds of a number must be integers", key, n.num)
+			return bound{}, failAt(ptr, key, ErrUnsupported, "%q %s is not supported: the bounds of a number must be integers", key, n.num)
 		}
 		excl := strings.HasPrefix(key, "exclusive")
 		v, ok := d.trunc().int64() // toward zero
 		if !ok || v > maxBound || v < -maxBound {
-			return bound{}, fail(ptr, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
+			return bound{}, failAt(ptr, key, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
 		}
 		if !d.isInt() {
 			// An integer above 1.5 is at least 2; below 1.5, at most 1:
@@ -49,7 +49,7 @@ func numberBounds(s *value, ptr string, integer bool) (lo, hi bound, err error) 
 			}
 			excl = false
 			if v > maxBound || v < -maxBound {
-				return bound{}, fail(ptr, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
+				return bound{}, failAt(ptr, key, ErrLimit, "%q is %s, not within ±2^62", key, n.num)
 			}
 		}
 		b := bound{set: true, v: v, excl: excl}
@@ -86,7 +86,11 @@ func numberBounds(s *value, ptr string, integer bool) (lo, hi bound, err error) 
 	}
 	lo, hi = tighter(b[0], b[1], true), tighter(b[2], b[3], false)
 	if lo.set && hi.set && (lo.v > hi.v || lo.v == hi.v && (lo.excl || hi.excl)) {
-		return bound{}, bound{}, fail(ptr, ErrInvalid, "the minimum is above the maximum: no value is valid")
+		key := "minimum"
+		if !b[0].set {
+			key = "exclusiveMinimum"
+		}
+		return bound{}, bound{}, failAt(ptr, key, ErrInvalid, "the minimum is above the maximum: no value is valid")
 	}
 	return lo, hi, nil
 }

@@ -35,7 +35,7 @@ func properties(s *value, ptr string) ([]property, error) {
 		return nil, nil
 	}
 	if p.kind != kindObject {
-		return nil, fail(ptr, ErrInvalid, `"properties" must be an object`)
+		return nil, failAt(ptr, "properties", ErrInvalid, `"properties" must be an object`)
 	}
 	props := make([]property, len(p.obj))
 	for i, m := range p.obj {
@@ -51,12 +51,12 @@ func requiredSet(s *value, ptr string) ([]string, error) {
 		return nil, nil
 	}
 	if r.kind != kindArray {
-		return nil, fail(ptr, ErrInvalid, `"required" must be an array of strings`)
+		return nil, failAt(ptr, "required", ErrInvalid, `"required" must be an array of strings`)
 	}
 	var names []string
 	for _, e := range r.arr {
 		if e.kind != kindString {
-			return nil, fail(ptr, ErrInvalid, `"required" must be an array of strings`)
+			return nil, failAt(ptr, "required", ErrInvalid, `"required" must be an array of strings`)
 		}
 		names = append(names, e.str)
 	}
@@ -82,10 +82,10 @@ func (v *visitor) buildObject(props []property, required []string, additional *v
 		isRequired[r] = true
 		i, ok := index[r]
 		if !ok {
-			return "", fail(ptr, ErrUnsupported, `required property %q is not in "properties"`, r)
+			return "", failAt(ptr, "required", ErrUnsupported, `required property %q is not in "properties"`, r)
 		}
 		if isFalse(props[i].schema) {
-			return "", fail(ptr, ErrInvalid, `required property %q has the schema false: no value is valid`, r)
+			return "", failAt(ptr, "required", ErrInvalid, `required property %q has the schema false: no value is valid`, r)
 		}
 	}
 	kv := map[string]string{}
@@ -111,7 +111,7 @@ func (v *visitor) buildObject(props []property, required []string, additional *v
 	}
 	if additional != nil && !isFalse(additional) {
 		if additional.kind != kindBool && additional.kind != kindObject {
-			return "", fail(ptr, ErrInvalid, `"additionalProperties" must be a schema`)
+			return "", failAt(ptr, "additionalProperties", ErrInvalid, `"additionalProperties" must be a schema`)
 		}
 		sub := prefix + "additional"
 		var valueRule string
@@ -206,7 +206,7 @@ func (v *visitor) notStrings(names []string, ptr string) (string, error) {
 	root := &node{children: map[rune]*node{}}
 	for _, n := range names {
 		if strings.ContainsFunc(n, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x7f }) {
-			return "", fail(ptr, ErrUnsupported, `"additionalProperties" beside property %q, which needs escapes, is not supported`, n)
+			return "", failAt(ptr, "additionalProperties", ErrUnsupported, `"additionalProperties" beside property %q, which needs escapes, is not supported`, n)
 		}
 		cur := root
 		for _, r := range n {
@@ -299,7 +299,7 @@ func (v *visitor) array(s *value, name, ptr string) (string, error) {
 	rest, restPtr := s.get("items"), ptr+"/items"
 	if t := s.get("prefixItems"); t != nil {
 		if t.kind != kindArray {
-			return "", fail(ptr, ErrInvalid, `"prefixItems" must be an array`)
+			return "", failAt(ptr, "prefixItems", ErrInvalid, `"prefixItems" must be an array`)
 		}
 		tuple = t.arr
 	} else if rest != nil && rest.kind == kindArray {
@@ -307,7 +307,7 @@ func (v *visitor) array(s *value, name, ptr string) (string, error) {
 		rest, restPtr = s.get("additionalItems"), ptr+"/additionalItems"
 	}
 	if len(tuple) > MaxRepeat {
-		return "", fail(ptr, ErrLimit, "more than MaxRepeat (%d) tuple items", MaxRepeat)
+		return "", failAt(ptr, "prefixItems", ErrLimit, "more than MaxRepeat (%d) tuple items", MaxRepeat)
 	}
 	v.nested++
 	defer func() { v.nested-- }()
@@ -327,7 +327,7 @@ func (v *visitor) array(s *value, name, ptr string) (string, error) {
 		return `"[" space ` + repetition(item, lo, hi, `"," space`) + ` space "]"`, nil
 	}
 	if hi >= 0 && hi < len(tuple) {
-		return "", fail(ptr, ErrUnsupported, `"maxItems" less than the %d tuple items is not supported`, len(tuple))
+		return "", failAt(ptr, "maxItems", ErrUnsupported, `"maxItems" less than the %d tuple items is not supported`, len(tuple))
 	}
 	var b strings.Builder
 	b.WriteString(`"[" space `)
@@ -357,7 +357,7 @@ func (v *visitor) array(s *value, name, ptr string) (string, error) {
 			b.WriteString(" " + r)
 		}
 	} else if lo > len(tuple) {
-		return "", fail(ptr, ErrInvalid, `"minItems" is more than the tuple's %d items, and no other item is allowed`, len(tuple))
+		return "", failAt(ptr, "minItems", ErrInvalid, `"minItems" is more than the tuple's %d items, and no other item is allowed`, len(tuple))
 	}
 	b.WriteString(` space "]"`)
 	return b.String(), nil
