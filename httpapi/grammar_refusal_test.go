@@ -37,7 +37,7 @@ func TestGrammarRefusals(t *testing.T) {
 		{"empty class", `"grammar": "root ::= [z-a]"`, "grammar", []string{"the character class [z-a] at line 1 column 10, which matches no character"}},
 		{"endless schema", schema(`{"type":"object","properties":{"k":{"$ref":"#"}},"required":["k"]}`),
 			"response_format.json_schema.schema.properties.k", []string{"cannot end"}},
-		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
+		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema.enum", []string{"5000 parses", "limit of 4096"}},
 		{"minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
 			"response_format.json_schema.schema.properties.k.minLength", []string{"MaxMinRepeat (2000)"}},
 		{"maxLength", schema(`{"type":"object","properties":{"k":{"type":"string","maxLength":5000}}}`),

@@ -119,16 +119,19 @@ func ruleError(field string, c *jsonschema.Converter, err error) error {
 	if !errors.As(err, &re) {
 		return nil
 	}
-	at := field
+	at, keyword := field, ""
 	for i := len(re.Path) - 1; i >= 0; i-- {
 		if ptr, ok := c.Pointer(re.Path[i]); ok {
 			at += pointerField(ptr)
+			keyword = c.Keyword(re.Path[i])
 			break
 		}
 	}
 	why := "has more alternatives than the grammar matcher holds at once"
 	if errors.Is(err, grammar.ErrEndless) {
 		why = "cannot end: no finite JSON text is valid for it (it requires itself with no way out)"
+	} else if keyword != "" {
+		at += "." + keyword // the keyword whose alternatives are too many
 	}
 	return &engine.OptionError{Field: at, Problem: fmt.Sprintf("%s: its grammar rule %q %s", why, re.Rule, re.Problem), Err: err}
 }

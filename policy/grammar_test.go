@@ -164,7 +164,7 @@ func TestFormatGrammarRefusals(t *testing.T) {
 			"response_format.json_schema.schema.properties.k", []string{"cannot end", `grammar rule "ref-k" can never end`}},
 		{"endless definition", schema(`{"type":"object","properties":{"n":{"$ref":"#/$defs/node"}},"required":["n"],"$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}},"required":["next"]}}}`),
 			"response_format.json_schema.schema.$defs.node.properties.next", []string{"cannot end"}},
-		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema", []string{"5000 parses", "limit of 4096"}},
+		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema.enum", []string{"5000 parses", "limit of 4096"}},
 		{"minLength past the grammar's", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":5000}}}`),
 			"response_format.json_schema.schema.properties.k.minLength", []string{`"minLength" is 5000, more than MaxMinRepeat (2000)`}},
 		{"maxLength past the grammar's", schema(`{"type":"object","properties":{"k":{"type":"string","maxLength":3000}}}`),
@@ -174,6 +174,8 @@ func TestFormatGrammarRefusals(t *testing.T) {
 		{"a GBNF maximum past the grammar's", ResponseFormat{Grammar: `root ::= [a-z]{0,5000}`}, "grammar", []string{"repeating at most 5000 times: at most 2000"}},
 		{"maxLength below minLength", schema(`{"type":"object","properties":{"k":{"type":"string","minLength":3,"maxLength":2}}}`),
 			"response_format.json_schema.schema.properties.k.maxLength", []string{`"maxLength" is less than "minLength"`}},
+		{"a property's wide enum", schema(`{"type":"object","properties":{"k":{"enum":[` + strings.Join(chars, ",") + `]}}}`),
+			"response_format.json_schema.schema.properties.k.enum", []string{"limit of 4096"}},
 		{"an anyOf's keyword", schema(`{"anyOf":[{"type":"string"},{"type":"string","pattern":"(a"}]}`),
 			"response_format.json_schema.schema.anyOf[1].pattern", []string{`"pattern" "(a"`}},
 	} {

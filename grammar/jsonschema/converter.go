@@ -27,15 +27,20 @@ type Converter struct {
 	claim   string
 	size    int   // bytes of the rules' text, for MaxGrammarBytes
 	err     error // the first limit hit, sticky for the current Add
-	// where is the JSON pointer of the schema each rule was made for
-	// (the first one, when schemas share a rule), for Pointer.
-	where map[string]string
+	// where is the schema each rule was made for (the first one, when
+	// schemas share a rule), for Pointer and Keyword.
+	where map[string]place
 }
+
+// place is where in a schema a rule was made: the subschema's JSON pointer,
+// and the keyword whose alternatives the rule holds ("enum", "anyOf",
+// "oneOf"; "" for none).
+type place struct{ ptr, keyword string }
 
 // NewConverter returns a Converter holding llama.cpp's "space" rule.
 func NewConverter() *Converter {
 	c := &Converter{rules: map[string]string{}, family: map[string]string{}, same: map[[2]string]string{},
-		next: map[string]int{}, pending: map[string]bool{}, where: map[string]string{}}
+		next: map[string]int{}, pending: map[string]bool{}, where: map[string]place{}}
 	c.set("space", spaceRule, "space")
 	return c
 }
@@ -93,14 +98,19 @@ func (c *Converter) Add(name string, schema []byte) (rule string, err error) {
 // schema's field with it.
 func (c *Converter) Pointer(rule string) (string, bool) {
 	p, ok := c.where[rule]
-	return p, ok
+	return p.ptr, ok
 }
 
-// note records that rule was made for the schema at ptr, unless it was
-// made for another first.
-func (c *Converter) note(rule, ptr string) {
+// Keyword is the keyword of the subschema at Pointer(rule) whose
+// alternatives rule holds — "enum", "anyOf" or "oneOf" — or "": a host
+// that finds a rule too wide names the keyword that made it so.
+func (c *Converter) Keyword(rule string) string { return c.where[rule].keyword }
+
+// note records that rule was made for the schema at ptr (its alternatives
+// those of keyword), unless it was made for another first.
+func (c *Converter) note(rule, ptr, keyword string) {
 	if _, ok := c.where[rule]; !ok {
-		c.where[rule] = ptr
+		c.where[rule] = place{ptr, keyword}
 	}
 }
 

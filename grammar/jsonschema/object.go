@@ -102,7 +102,7 @@ func (v *visitor) buildObject(props []property, required []string, additional *v
 			return "", err
 		}
 		kv[p.name] = v.c.addRule(prefix+p.name+"-kv", formatLiteral((&value{kind: kindString, str: p.name}).text())+` space ":" space `+rule)
-		v.c.note(kv[p.name], p.ptr)
+		v.c.note(kv[p.name], p.ptr, "")
 		if isRequired[p.name] {
 			requiredProps = append(requiredProps, p.name)
 		} else {

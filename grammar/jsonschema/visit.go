@@ -48,12 +48,23 @@ func typeOf(s *value, ptr string) (string, error) {
 	return t.str, nil
 }
 
+// alternativesKeyword is the keyword whose values or subschemas s's rule
+// chooses among ("enum", "anyOf", "oneOf"), or "".
+func alternativesKeyword(s *value) string {
+	for _, k := range []string{"enum", "anyOf", "oneOf"} {
+		if s.kind == kindObject && s.has(k) {
+			return k
+		}
+	}
+	return ""
+}
+
 // visit is llama.cpp's visit: it adds the rules matching s's values and
 // returns the name of the one matching them all.
 func (v *visitor) visit(s *value, name, ptr string) (rule string, err error) {
 	defer func() {
 		if err == nil {
-			v.c.note(rule, ptr)
+			v.c.note(rule, ptr, alternativesKeyword(s))
 		}
 	}()
 	if v.c.err != nil {
