@@ -17,7 +17,7 @@ type Grammar struct {
 	root  int32
 
 	mu sync.Mutex
-	t  tables
+	t  *tables // renewed when full (renew.go)
 }
 
 // compile flattens the parsed rules and refuses left recursion, which
@@ -41,6 +41,7 @@ func compile(p *parser, root int32) (*Grammar, error) {
 	if err := g.mustEnd(ruleMin, p.emptyClass); err != nil {
 		return nil, err
 	}
+	g.t = &tables{}
 	g.t.init(g, rest)
 	if err := g.checkWidth(null); err != nil {
 		return nil, err
@@ -142,8 +143,8 @@ func (g *Grammar) leftRecursive(null []bool) (int32, bool) {
 func (g *Grammar) Accepts(text string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	s, at, err := feed(&g.t, g.t.start, text)
-	return err == nil && at == len(text) && g.t.accepting(s)
+	t, s, at, err := feedRenewing(g, g.t, g.t.start, text)
+	return err == nil && at == len(text) && t.accepting(s)
 }
 
 // Continues reports whether some text that starts with text matches the
@@ -151,7 +152,7 @@ func (g *Grammar) Accepts(text string) bool {
 func (g *Grammar) Continues(text string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, at, err := feed(&g.t, g.t.start, text)
+	_, _, at, err := feedRenewing(g, g.t, g.t.start, text)
 	return err == nil && at == len(text)
 }
 

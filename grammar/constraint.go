@@ -149,6 +149,7 @@ func (t *tables) budgetMask(v *Vocab, s int32, budget int) (m *mask, banFar int3
 // so far is a whole match. A Constraint is used by one generation at a time.
 type Constraint struct {
 	g     *Grammar
+	t     *tables // the tables state lives in: g's, or the ones g had before it renewed them
 	v     *Vocab
 	ends  []int
 	saved []float32
@@ -158,7 +159,9 @@ type Constraint struct {
 // NewConstraint starts a match of g over tokens of v; ends are the ids that
 // end a generation (EOS, EOT, a chat template's end of turn).
 func NewConstraint(g *Grammar, v *Vocab, ends []int) *Constraint {
-	return &Constraint{g: g, v: v, ends: ends, saved: make([]float32, len(ends)), state: g.t.start}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return &Constraint{g: g, v: v, ends: ends, saved: make([]float32, len(ends)), t: g.t, state: g.t.start}
 }
 
 // Mask sets to -Inf the logit of every token that cannot continue the text
@@ -174,8 +177,7 @@ func NewConstraint(g *Grammar, v *Vocab, ends []int) *Constraint {
 // not accept yet.
 func (c *Constraint) Mask(logits []float32, budget int) (complete bool, err error) {
 	c.g.mu.Lock()
-	m, banFar, err := c.g.t.budgetMask(c.v, c.state, budget)
-	accepting := c.g.t.accepting(c.state)
+	m, banFar, accepting, err := c.mask(budget)
 	c.g.mu.Unlock()
 	if err != nil {
 		return false, err
@@ -232,14 +234,46 @@ func (c *Constraint) Mask(logits []float32, budget int) (complete bool, err erro
 func (c *Constraint) Accept(piece []byte) error {
 	c.g.mu.Lock()
 	defer c.g.mu.Unlock()
-	s, at, err := feed(&c.g.t, c.state, piece)
+	if err := c.current(); err != nil {
+		return err
+	}
+	t, s, at, err := feedRenewing(c.g, c.t, c.state, piece)
 	if err != nil {
 		return err
 	}
 	if at < len(piece) {
 		return fmt.Errorf("%w: %q cannot follow the text at its byte %d", ErrRejected, piece, at)
 	}
-	c.state = s
+	c.t, c.state = t, s
+	return nil
+}
+
+// mask is Mask's mask for the state, computed again in fresh tables if
+// the walk fills the grammar's up. Called with the grammar's lock held.
+func (c *Constraint) mask(budget int) (m *mask, banFar int32, accepting bool, err error) {
+	for renewed := false; ; renewed = true {
+		if err := c.current(); err != nil {
+			return nil, -1, false, err
+		}
+		m, banFar, err = c.t.budgetMask(c.v, c.state, budget)
+		if err == nil || c.t.err == nil || renewed {
+			return m, banFar, c.t.accepting(c.state), err
+		}
+		c.g.renew(c.t)
+	}
+}
+
+// current moves the match into the grammar's tables if they were renewed
+// since it last moved. Called with the grammar's lock held.
+func (c *Constraint) current() error {
+	if c.t == c.g.t {
+		return nil
+	}
+	s, err := c.g.t.migrate(c.t, c.state)
+	if err != nil {
+		return err
+	}
+	c.t, c.state = c.g.t, s
 	return nil
 }
 
@@ -247,8 +281,12 @@ func (c *Constraint) Accept(piece []byte) error {
 func (c *Constraint) Accepting() bool {
 	c.g.mu.Lock()
 	defer c.g.mu.Unlock()
-	return c.g.t.accepting(c.state)
+	return c.t.accepting(c.state)
 }
 
 // Reset starts the match over, for a new text.
-func (c *Constraint) Reset() { c.state = c.g.t.start }
+func (c *Constraint) Reset() {
+	c.g.mu.Lock()
+	defer c.g.mu.Unlock()
+	c.t, c.state = c.g.t, c.g.t.start
+}

@@ -11,6 +11,8 @@
 // refused (finite.go). The matcher is a
 // pushdown recognizer over code points, like llama.cpp's: a parse is a
 // stack of grammar positions, an ambiguous grammar has several at once.
+// Past the 4,096 parses the matcher holds, a text keeps those that can
+// finish soonest (prune.go): what may follow is narrowed, never failed.
 //
 // What is ours is how a token mask is made. Stacks are hash-consed, sets of
 // stacks interned, and a byte-level state (a set plus an unfinished UTF-8
@@ -21,7 +23,7 @@
 // so a JSON string's characters, a number's digits, the same place in the
 // next object of an array cost a lookup after the first time; a Grammar
 // keeps its tables across generations (bounded: see the limits in
-// match.go and maxMaskBytes).
+// match.go and maxMaskBytes; full tables are renewed, renew.go).
 //
 // Constraint is the logit processor a generation uses: Mask before the
 // sampling chain (so temperature, top-k/top-p/min-p and seeds work as

@@ -9,9 +9,12 @@ import (
 // valid grammar; the message says where and what.
 var ErrSyntax = errors.New("grammar: invalid GBNF")
 
-// ErrTooComplex is returned when a grammar, or the text generated under it,
-// needs more states than the limits allow (see Limits): a highly ambiguous
-// grammar can make the number of parses explode.
+// ErrTooComplex is returned when a grammar needs more than the matcher's
+// limits allow: Parse refuses a rule that begins more parses at once than
+// it holds, or a repetition that expands past its elements. During a match
+// a text with too many parses is pruned (prune.go) and full tables are
+// renewed (renew.go), so only one character that outgrows empty tables
+// could still return it.
 var ErrTooComplex = errors.New("grammar: too complex")
 
 // ErrRejected is returned by Accept for a token that cannot continue the

@@ -17,7 +17,9 @@ import (
 // kept are those that finish soonest (budget.go's shortest finish), so the
 // empty stack (a whole match) and the state's shortest finish survive
 // every pruning: a text that could end before still can, and the budget's
-// steering to a match within max_tokens is unchanged. Ties are broken by
+// steering to a match within max_tokens is unchanged. The dropped parses'
+// stacks stay interned, so such a text fills the tables in a few hundred
+// characters; they are then renewed (renew.go). Ties are broken by
 // the stacks' contents (bottom first, compareStacks), never by their ids,
 // which depend on the texts the grammar met before: the same text prunes
 // alike in every process, native or wasm, whatever ran before it.

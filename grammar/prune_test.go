@@ -58,7 +58,7 @@ func TestPruningKeepsAMatch(t *testing.T) {
 				complete, err := c.Mask(logits, left)
 				require.NoError(t, err, "%s after %q", tc.name, text)
 				g.mu.Lock()
-				widest = max(widest, len(g.t.sets[g.t.states[c.state].set]))
+				widest = max(widest, len(c.t.sets[c.t.states[c.state].set]))
 				g.mu.Unlock()
 				if complete {
 					break
@@ -99,4 +99,76 @@ func TestPruningKeepsAMatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFullTablesAreRenewed: a text under a grammar whose parses double
+// with every "a" fills the matcher's 2^21 stacks after about 210
+// characters (the pruned parses' stacks stay interned); the grammar then
+// renews its tables and the match goes on in them, so a generation of 240
+// "a" and as many closers ends in a whole match with no error, the same
+// text as on a grammar whose tables other texts had filled and renewed
+// first, and Accepts and Continues hold texts as long; a match begun
+// before the renewal goes on in the new tables.
+func TestFullTablesAreRenewed(t *testing.T) {
+	pieces := [][]byte{[]byte("a"), []byte("b"), []byte("c"), {}}
+	const eos = 3
+	v := NewVocab(pieces)
+	src := "root ::= x\nx ::= \"a\" x \"b\" | y\ny ::= \"a\" x \"c\" | \"\"\n"
+	walk := func(g *Grammar) (text string, renewals int) {
+		r := rand.New(rand.NewPCG(5, 6))
+		c := NewConstraint(g, v, []int{eos})
+		at := c.t
+		for left := 480; left > 0; left-- {
+			logits := make([]float32, len(pieces))
+			complete, err := c.Mask(logits, left)
+			require.NoError(t, err, "after %d bytes", len(text))
+			if complete {
+				break
+			}
+			id := 0 // "a" while the budget lets the text close
+			if math.IsInf(float64(logits[0]), -1) {
+				var allowed []int
+				for id := range pieces {
+					if !math.IsInf(float64(logits[id]), -1) {
+						allowed = append(allowed, id)
+					}
+				}
+				require.NotEmpty(t, allowed, "after %d bytes", len(text))
+				id = allowed[r.IntN(len(allowed))]
+			}
+			if id == eos {
+				break
+			}
+			require.NoError(t, c.Accept(pieces[id]), "after %d bytes", len(text))
+			text += string(pieces[id])
+			if c.t != at {
+				renewals, at = renewals+1, c.t
+			}
+		}
+		return text, renewals
+	}
+	fresh := mustParse(t, src)
+	text, renewals := walk(fresh)
+	_, whole := closes(text, "bc")
+	require.True(t, whole, "%q", text)
+	require.Equal(t, 480, len(text))
+	require.Positive(t, renewals)
+	require.True(t, fresh.Accepts(text))
+
+	used := mustParse(t, src)
+	waiting := NewConstraint(used, v, []int{eos})
+	require.NoError(t, waiting.Accept([]byte("aaab")))
+	// Past pruning, the closers kept are the first few as they come and
+	// the rest those of the parses first in compareStacks' order, "b".
+	long := strings.Repeat("a", 230) + "cc" + strings.Repeat("b", 228)
+	require.True(t, used.Accepts(long))
+	require.True(t, used.Continues(strings.Repeat("a", 250)))
+	require.False(t, used.Accepts(long+"b"))
+	// A match begun before the tables were renewed moves into the new ones.
+	require.NotSame(t, waiting.t, used.t)
+	require.NoError(t, waiting.Accept([]byte("cb")))
+	require.Same(t, waiting.t, used.t)
+	require.True(t, waiting.Accepting())
+	again, _ := walk(used)
+	require.Equal(t, text, again, "the same walk on tables renewed by other texts")
 }
