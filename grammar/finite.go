@@ -13,8 +13,10 @@ import (
 // parses at once than the matcher holds (maxParses: thousands of
 // alternatives that differ at one character; those that begin alike,
 // an enum's values, an anyOf's objects, are merged first, factor.go)
-// would fail the first time a text reached it, after part of the text had
-// been streamed. Both are properties of the grammar,
+// would drop alternatives the first time a text reached it (the matcher
+// prunes a text's parses past maxParses, prune.go): an enum silently
+// missing values, where an honest refusal names the rule and the limit.
+// Both are properties of the grammar,
 // not of a text, and both are cheap to find: the shortest finish of every
 // rule is known already (budget.go), and a rule's first parses are a
 // count over its leading elements.
@@ -88,7 +90,8 @@ func (g *Grammar) mustEnd(ruleMin []int32, emptyClass string) error {
 // the candidates; the matcher's own expansion, which merges equal stacks,
 // decides. Rules are tried in breadth-first order from root, so the rule
 // named is the one nearest root. A grammar whose parses multiply further
-// into a text (a highly ambiguous one) can still meet the limit there.
+// into a text (a highly ambiguous one) passes, and is pruned there
+// (prune.go).
 func (g *Grammar) checkWidth(null []bool) error {
 	w := widths{g: g, null: null, first: make([]int32, len(g.rules)), next: make([]int32, len(g.rules))}
 	for i := range w.first {
