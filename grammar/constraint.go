@@ -58,7 +58,9 @@ func (c *maskCache) put(k maskKey, m *mask) {
 }
 
 // maskFor returns the tokens of v allowed in state s after which a whole
-// match is at most limit bytes away (any distance for limit < 0),
+// match is at most limit bytes away (any finite distance for limit < 0: a
+// token that only leads into a rule that can never end, which the grammar
+// may hold beside the ways to finish, is never allowed),
 // computing and keeping them on first use: a walk of v's trie that follows
 // the memoized byte transitions and skips each subtree whose prefix is
 // rejected.
@@ -94,7 +96,7 @@ func (t *tables) maskFor(v *Vocab, s, limit int32) (*mask, error) {
 		if first, end := v.tokStart[k], v.tokStart[k+1]; first < end {
 			toks := v.toks[first:end]
 			after := t.stateFinish(next)
-			if limit < 0 || after <= limit {
+			if after < unreachable && (limit < 0 || after <= limit) { // never a text no match can finish
 				for _, id := range toks {
 					m.bits[id>>6] |= 1 << (id & 63)
 					m.allowed++

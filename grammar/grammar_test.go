@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +255,46 @@ func TestBudgetEndsInAWholeMatch(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMaskNeverEntersARuleThatCannotEnd: a grammar whose root can end may
+// still hold an alternative that cannot ("b" x, x only recursing); the mask
+// bans the tokens that would enter it, however far the token limit, so a
+// generation can always finish with a match.
+func TestMaskNeverEntersARuleThatCannotEnd(t *testing.T) {
+	tests := []struct {
+		name, src string
+		after     string // the text so far
+		allowed   []string
+		banned    []string
+	}{
+		{"a dead alternative at the root", "root ::= \"a\" | \"b\" x\nx ::= \"c\" x", "", []string{"a"}, []string{"b", "bc"}},
+		{"a dead optional part", "root ::= \"a\" (\"b\" x)?\nx ::= \"c\" x", "a", []string{}, []string{"b", "bc"}},
+		{"a dead repetition", "root ::= (\"a\" | \"b\" x)+\nx ::= \"c\" x", "aa", []string{"a"}, []string{"b"}},
+		{"the live alternative shares the prefix", "root ::= \"ab\" x | \"ac\"\nx ::= \"c\" x", "a", []string{"c"}, []string{"b"}},
+	}
+	pieces := [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("bc"), []byte("ab"), []byte("ac")}
+	v := NewVocab(pieces)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := mustParse(t, tt.src)
+			c := NewConstraint(g, v, nil)
+			if tt.after != "" {
+				require.NoError(t, c.Accept([]byte(tt.after)))
+			}
+			logits := make([]float32, len(pieces))
+			_, err := c.Mask(logits, 0)
+			require.NoError(t, err)
+			for id, p := range pieces {
+				banned := math.IsInf(float64(logits[id]), -1)
+				if slices.Contains(tt.allowed, string(p)) {
+					require.False(t, banned, "%q after %q", p, tt.after)
+				}
+				if slices.Contains(tt.banned, string(p)) {
+					require.True(t, banned, "%q after %q", p, tt.after)
+				}
+			}
+		})
 	}
 }
