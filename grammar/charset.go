@@ -14,15 +14,36 @@ type charset struct {
 	negate bool
 }
 
+// Surrogates, U+D800 to U+DFFF, are halves of UTF-16 pairs: no character
+// of UTF-8 text, so no set holds them ("\uD800" and [\uDC00-\uDFFF]
+// match nothing, and a byte sequence that could only become one is
+// refused at once).
+const surrogateLo, surrogateHi = 0xD800, 0xDFFF
+
 // normalized sorts and merges the ranges, dropping empty ones (a class such
-// as [z-a] matches nothing, as in llama.cpp).
+// as [z-a] matches nothing, as in llama.cpp) and the surrogates.
 func (c charset) normalized() charset {
 	type span struct{ lo, hi rune }
 	var spans []span
-	for i := 0; i+1 < len(c.ranges); i += 2 {
-		if c.ranges[i] <= c.ranges[i+1] {
-			spans = append(spans, span{c.ranges[i], c.ranges[i+1]})
+	add := func(lo, hi rune) {
+		if lo <= hi {
+			spans = append(spans, span{lo, hi})
 		}
+	}
+	for i := 0; i+1 < len(c.ranges); i += 2 {
+		lo, hi := c.ranges[i], c.ranges[i+1]
+		switch {
+		case c.negate: // the complement leaves the surrogates out below
+			add(lo, hi)
+		case lo <= surrogateHi && hi >= surrogateLo:
+			add(lo, surrogateLo-1)
+			add(surrogateHi+1, hi)
+		default:
+			add(lo, hi)
+		}
+	}
+	if c.negate {
+		add(surrogateLo, surrogateHi)
 	}
 	slices.SortFunc(spans, func(a, b span) int { return int(a.lo - b.lo) })
 	out := charset{negate: c.negate}
@@ -34,6 +55,20 @@ func (c charset) normalized() charset {
 		out.ranges = append(out.ranges, s.lo, s.hi)
 	}
 	return out
+}
+
+// onlySurrogates reports whether the set names code points but all of them
+// are surrogates ([\uD800-\uDBFF]), so that it matches no character.
+func (c charset) onlySurrogates() bool {
+	if c.negate || !c.normalized().empty() {
+		return false
+	}
+	for i := 0; i+1 < len(c.ranges); i += 2 {
+		if c.ranges[i] <= c.ranges[i+1] {
+			return true
+		}
+	}
+	return false
 }
 
 // key identifies a normalized set, for interning.

@@ -298,3 +298,42 @@ func TestMaskNeverEntersARuleThatCannotEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestSurrogatesMatchNothing: UTF-16 surrogates are no characters of UTF-8
+// text: a grammar that needs one can never end (refused, saying why), a
+// class of them matches nothing, and ranges and negated classes that span
+// them hold every other character.
+func TestSurrogatesMatchNothing(t *testing.T) {
+	refused := []struct{ src, want string }{
+		{`root ::= "abc" "\uD800"`, `\uD800 at line 1 column 17, half of a UTF-16 surrogate pair`},
+		{`root ::= "a"+ [\uDC00-\uDFFF]`, `[\uDC00-\uDFFF] at line 1 column 15, which holds only halves of UTF-16 surrogate pairs`},
+		{`root ::= ("a" | "b")* "\uDFFF"`, `half of a UTF-16 surrogate pair`},
+		{`root ::= "hello" [\uD800-\uDBFF][\uDC00-\uDFFF]`, `which holds only halves of UTF-16 surrogate pairs`},
+		{`root ::= "\uD83D\uDE00"`, `\uD83D at line 1 column 11, half of a UTF-16 surrogate pair`},
+	}
+	for _, tt := range refused {
+		_, err := Parse(tt.src)
+		require.ErrorIs(t, err, ErrEndless, tt.src)
+		require.Contains(t, err.Error(), tt.want, tt.src)
+	}
+	accepted := []struct {
+		src      string
+		match    []string
+		mismatch []string
+	}{
+		{`root ::= [\u0000-\uFFFF]`, []string{"a", "\uFFFD", "\uE000", "\uD7FF"}, []string{"\U0001F600"}},
+		{`root ::= [^a]`, []string{"b", "\U0001F600", "\uE000"}, []string{"a"}},
+		{`root ::= "a" | [\uD800]`, []string{"a"}, []string{"\xed\xa0\x80"}},
+		{`root ::= .`, []string{"\U0010FFFF"}, []string{"\xed\xa0\x80", "\xed\xbf\xbf"}},
+		{`root ::= "\U0001F600"`, []string{"\U0001F600"}, nil},
+	}
+	for _, tt := range accepted {
+		g := mustParse(t, tt.src)
+		for _, m := range tt.match {
+			require.True(t, g.Accepts(m), "%s accepts %q", tt.src, m)
+		}
+		for _, m := range tt.mismatch {
+			require.False(t, g.Accepts(m), "%s refuses %q", tt.src, m)
+		}
+	}
+}

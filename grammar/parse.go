@@ -242,9 +242,13 @@ func (p *parser) sequence(ruleName string, nested bool) ([]elem, error) {
 				if p.pos >= len(p.src) {
 					return nil, syntaxError(p.src, start, "unterminated string literal")
 				}
+				at := p.pos
 				r, err := p.char()
 				if err != nil {
 					return nil, err
+				}
+				if p.emptyClass == "" && r >= surrogateLo && r <= surrogateHi {
+					p.emptyClass = fmt.Sprintf("%s at %s, half of a UTF-16 surrogate pair, which no UTF-8 text holds (write the character, or \\U and its code point)", p.src[at:p.pos], where(p.src, at))
 				}
 				seq = append(seq, elem{elemChars, p.set(charset{ranges: []rune{r, r}})})
 			}
@@ -477,7 +481,11 @@ func (p *parser) class() (charset, error) {
 	}
 	p.pos++
 	if p.emptyClass == "" && cs.normalized().empty() {
-		p.emptyClass = fmt.Sprintf("the character class %s at %s, which matches no character", p.src[start:p.pos], where(p.src, start))
+		why := "which matches no character"
+		if cs.onlySurrogates() {
+			why = "which holds only halves of UTF-16 surrogate pairs, no character of UTF-8 text"
+		}
+		p.emptyClass = fmt.Sprintf("the character class %s at %s, %s", p.src[start:p.pos], where(p.src, start), why)
 	}
 	return cs, nil
 }

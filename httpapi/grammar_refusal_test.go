@@ -35,6 +35,7 @@ func TestGrammarRefusals(t *testing.T) {
 	}{
 		{"endless grammar", `"grammar": "root ::= \"a\" root"`, "grammar", []string{`rule \"root\" can never end`}},
 		{"empty class", `"grammar": "root ::= [z-a]"`, "grammar", []string{"the character class [z-a] at line 1 column 10, which matches no character"}},
+		{"a surrogate", `"grammar": "root ::= \"abc\" \"\\uD800\""`, "grammar", []string{`\\uD800 at line 1 column 17, half of a UTF-16 surrogate pair`}},
 		{"endless schema", schema(`{"type":"object","properties":{"k":{"$ref":"#"}},"required":["k"]}`),
 			"response_format.json_schema.schema.properties.k", []string{"cannot end"}},
 		{"enum of words with their own first characters", schema(`{"enum":[` + strings.Join(chars, ",") + `]}`), "response_format.json_schema.schema.enum", []string{"5000 parses", "limit of 4096"}},
