@@ -84,6 +84,10 @@
 // \u00XX) where it must. A pattern without ^ (or $) matches anywhere: the
 // grammar allows any characters before (after) it. Lookaround,
 // backreferences, \b, \p{...} and anchors inside the pattern are errors.
+// An escaped surrogate pair (\uD83D\uDE00) is the character it encodes, a
+// class of high surrogates before one of low surrogates the characters
+// their pairs encode; any other surrogate escape is an error, as UTF-8
+// text holds no surrogates.
 // llama.cpp copies a pattern's text instead: it needs both anchors, refuses
 // \d, and its "." can end the JSON string early.
 //

@@ -54,6 +54,7 @@ type patternParser struct {
 	src   []rune
 	i     int
 	depth int
+	surr  loneSurrogate // in the atom being parsed
 }
 
 func (p *patternParser) errorf(kind error, format string, args ...any) error {
@@ -146,9 +147,17 @@ func (p *patternParser) sequence(top bool) (items []string, anchoredEnd bool, er
 		case '*', '+', '?', '{':
 			return nil, false, p.errorf(errPatternInvalid, "nothing to repeat")
 		}
+		p.surr = loneSurrogate{}
 		atom, set, err := p.atom()
 		if err != nil {
 			return nil, false, err
+		}
+		if p.surr.text != "" {
+			if atom, set, err = p.surrogatePairs(set); err != nil {
+				return nil, false, err
+			}
+		} else if set != nil && len(set.minus(surrogates)) == 0 {
+			return nil, false, p.errorf(errPatternUnsupported, "a class of UTF-16 surrogates alone, which no UTF-8 text holds")
 		}
 		lo, hi, ok, err := p.quantifier()
 		if err != nil {
@@ -287,8 +296,10 @@ func (p *patternParser) classAtom() (charset, error) {
 }
 
 // escape parses \x: a class (\d \w \s and their negations), a control
-// character, \xHH, \uHHHH, or a syntax character taken literally.
+// character, \xHH, \uHHHH (a pair of them for a surrogate pair), or a
+// syntax character taken literally.
 func (p *patternParser) escape(inClass bool) (charset, error) {
+	start := p.i
 	p.i++ // backslash
 	if p.i >= len(p.src) {
 		return nil, p.errorf(errPatternInvalid, "trailing backslash")
@@ -338,6 +349,13 @@ func (p *patternParser) escape(inClass bool) (charset, error) {
 			return nil, p.errorf(errPatternInvalid, `bad \%c escape`, c)
 		}
 		p.i += n
+		if c == 'u' && highSurrogates.contains(rune(v)) {
+			if low, ok := p.lowSurrogatePair(); ok {
+				p.i += 6
+				return single(pairCode(rune(v), low)), nil
+			}
+		}
+		p.noteSurrogate(rune(v), start)
 		return single(rune(v)), nil
 	case '-':
 		if inClass {
