@@ -47,6 +47,8 @@ func TestGrammarRefusals(t *testing.T) {
 			"response_format.json_schema.schema.maxItems", []string{"MaxMaxRepeat (2000)"}},
 		{"surrogate escape in a pattern", schema(`{"type":"object","properties":{"k":{"type":"string","pattern":"^[\\uDC00-\\uDFFF]+$"}},"required":["k"]}`),
 			"response_format.json_schema.schema.properties.k.pattern", []string{`\\uDC00 is half of a UTF-16 surrogate pair, which no UTF-8 text holds`}},
+		{"pattern repeating what matches the empty string", schema(`{"type":"object","properties":{"k":{"type":"string","pattern":"^(a?)+$"}},"required":["k"]}`),
+			"response_format.json_schema.schema.properties.k.pattern", []string{`a group that matches the empty string, repeated without bound`}},
 		{"GBNF maximum", `"grammar": "root ::= [a-z]{1,3000}"`, "grammar", []string{"repeating at most 3000 times: at most 2000"}},
 	} {
 		for _, stream := range []bool{false, true} {

@@ -87,7 +87,9 @@
 // An escaped surrogate pair (\uD83D\uDE00) is the character it encodes, a
 // class of high surrogates before one of low surrogates the characters
 // their pairs encode; any other surrogate escape is an error, as UTF-8
-// text holds no surrogates.
+// text holds no surrogates. A group that matches the empty string repeated
+// without bound ((a?)+) is an error too: as a grammar it would be a rule
+// reaching itself before reading a character.
 // llama.cpp copies a pattern's text instead: it needs both anchors, refuses
 // \d, and its "." can end the JSON string early.
 //

@@ -55,6 +55,7 @@ type patternParser struct {
 	i     int
 	depth int
 	surr  loneSurrogate // in the atom being parsed
+	empty bool          // the atom parsed last matches the empty string
 }
 
 func (p *patternParser) errorf(kind error, format string, args ...any) error {
@@ -72,7 +73,7 @@ func patternRule(pattern string) (string, error) {
 		return "", &patternError{errPatternInvalid, "not UTF-8"}
 	}
 	p := &patternParser{src: []rune(pattern)}
-	alts, err := p.alternatives(true)
+	alts, _, err := p.alternatives(true)
 	if err != nil {
 		return "", err
 	}
@@ -84,19 +85,20 @@ func patternRule(pattern string) (string, error) {
 
 // alternatives parses a|b|... up to ')' or the end. At the top, each
 // alternative may start with ^ and end with $; without them it is
-// surrounded by char*.
-func (p *patternParser) alternatives(top bool) ([]string, error) {
-	var alts []string
+// surrounded by char*. empty is whether one of them matches the empty
+// string.
+func (p *patternParser) alternatives(top bool) (alts []string, empty bool, err error) {
 	for {
 		anchoredStart := false
 		if top && p.peek('^') {
 			p.i++
 			anchoredStart = true
 		}
-		seq, anchoredEnd, err := p.sequence(top)
+		seq, anchoredEnd, seqEmpty, err := p.sequence(top)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		empty = empty || seqEmpty
 		if top {
 			if !anchoredStart {
 				seq = append([]string{"char*"}, seq...)
@@ -111,7 +113,7 @@ func (p *patternParser) alternatives(top bool) ([]string, error) {
 		}
 		alts = append(alts, alt)
 		if !p.peek('|') {
-			return alts, nil
+			return alts, empty, nil
 		}
 		p.i++
 	}
@@ -120,8 +122,9 @@ func (p *patternParser) alternatives(top bool) ([]string, error) {
 func (p *patternParser) peek(r rune) bool { return p.i < len(p.src) && p.src[p.i] == r }
 
 // sequence parses items up to '|', ')' or the end; at the top a final $
-// anchors it.
-func (p *patternParser) sequence(top bool) (items []string, anchoredEnd bool, err error) {
+// anchors it. empty is whether it matches the empty string.
+func (p *patternParser) sequence(top bool) (items []string, anchoredEnd, empty bool, err error) {
+	empty = true
 	var lit strings.Builder // pending literal characters
 	flush := func() {
 		if lit.Len() > 0 {
@@ -134,46 +137,54 @@ func (p *patternParser) sequence(top bool) (items []string, anchoredEnd bool, er
 		switch c {
 		case '|', ')':
 			flush()
-			return items, false, nil
+			return items, false, empty, nil
 		case '$':
 			p.i++
 			if !top || p.i < len(p.src) && p.src[p.i] != '|' {
-				return nil, false, p.errorf(errPatternUnsupported, "'$' is supported only at the end")
+				return nil, false, false, p.errorf(errPatternUnsupported, "'$' is supported only at the end")
 			}
 			flush()
-			return items, true, nil
+			return items, true, empty, nil
 		case '^':
-			return nil, false, p.errorf(errPatternUnsupported, "'^' is supported only at the start")
+			return nil, false, false, p.errorf(errPatternUnsupported, "'^' is supported only at the start")
 		case '*', '+', '?', '{':
-			return nil, false, p.errorf(errPatternInvalid, "nothing to repeat")
+			return nil, false, false, p.errorf(errPatternInvalid, "nothing to repeat")
 		}
 		p.surr = loneSurrogate{}
 		atom, set, err := p.atom()
 		if err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		if p.surr.text != "" {
 			if atom, set, err = p.surrogatePairs(set); err != nil {
-				return nil, false, err
+				return nil, false, false, err
 			}
 		} else if set != nil && len(set.minus(surrogates)) == 0 {
-			return nil, false, p.errorf(errPatternUnsupported, "a class of UTF-16 surrogates alone, which no UTF-8 text holds")
+			return nil, false, false, p.errorf(errPatternUnsupported, "a class of UTF-16 surrogates alone, which no UTF-8 text holds")
 		}
 		lo, hi, ok, err := p.quantifier()
 		if err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		// A single raw character without a quantifier joins the literal.
 		if !ok && len(set) == 1 && set[0].lo == set[0].hi && rawSet.contains(set[0].lo) {
 			lit.WriteRune(set[0].lo)
+			empty = false
 			continue
+		}
+		atomEmpty := set == nil && p.empty
+		empty = empty && (atomEmpty || ok && lo == 0)
+		// A repetition without bound of what matches the empty string is
+		// a left-recursive rule; each repetition must take a character.
+		if ok && hi == -1 && atomEmpty {
+			return nil, false, false, p.errorf(errPatternUnsupported, "a group that matches the empty string, repeated without bound; make each repetition take a character ((a?)+ is a*)")
 		}
 		flush()
 		if ok && lo > MaxMinRepeat {
-			return nil, false, p.errorf(errPatternLimit, "repeating at least %d times, more than MaxMinRepeat (%d)", lo, MaxMinRepeat)
+			return nil, false, false, p.errorf(errPatternLimit, "repeating at least %d times, more than MaxMinRepeat (%d)", lo, MaxMinRepeat)
 		}
 		if ok && hi > MaxMaxRepeat {
-			return nil, false, p.errorf(errPatternLimit, "repeating at most %d times, more than MaxMaxRepeat (%d)", hi, MaxMaxRepeat)
+			return nil, false, false, p.errorf(errPatternLimit, "repeating at most %d times, more than MaxMaxRepeat (%d)", hi, MaxMaxRepeat)
 		}
 		if ok {
 			atom = quantify(atom, lo, hi)
@@ -181,12 +192,13 @@ func (p *patternParser) sequence(top bool) (items []string, anchoredEnd bool, er
 		items = append(items, atom)
 	}
 	flush()
-	return items, false, nil
+	return items, false, empty, nil
 }
 
 // atom parses one character, class or group. set is the atom's characters
 // when it is one character.
 func (p *patternParser) atom() (gbnf string, set charset, err error) {
+	p.empty = false
 	c := p.src[p.i]
 	switch c {
 	case '(':
@@ -212,10 +224,11 @@ func (p *patternParser) atom() (gbnf string, set charset, err error) {
 		if p.depth > maxPatternNesting {
 			return "", nil, p.errorf(errPatternLimit, "groups nested deeper than %d", maxPatternNesting)
 		}
-		alts, err := p.alternatives(false)
+		alts, empty, err := p.alternatives(false)
 		if err != nil {
 			return "", nil, err
 		}
+		p.empty = empty
 		p.depth--
 		if !p.peek(')') {
 			return "", nil, p.errorf(errPatternInvalid, "unbalanced '('")
