@@ -31,11 +31,17 @@ func (h *Handler) countTokens(j *embedJob, param string) *apiError {
 	for i, text := range j.texts {
 		ids, err := h.model.Tokenizer().Encode(text, opts)
 		if err != nil {
-			return generationError(fmt.Errorf("%s: %w", textName(param, i, len(j.texts)), err), param)
+			name := textName(param, i, len(j.texts))
+			return generationError(fmt.Errorf("%s: %w", name, err), name)
 		}
 		n := frame + len(ids)
-		if j.opts.Truncate {
+		switch {
+		case j.opts.Truncate:
 			n = min(n, h.context)
+		case j.rerank == nil && n > h.context: // the engine would refuse it, naming it the same way
+			name := textName(param, i, len(j.texts))
+			return badRequest(name, "context_length_exceeded",
+				"This model's maximum context length is %d tokens, and %s is %d tokens with its special tokens (truncate: true cuts it to fit).", h.context, name, n)
 		}
 		total += n
 	}

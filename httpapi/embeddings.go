@@ -101,10 +101,10 @@ func (h *Handler) embeddingJob(req *embeddingRequest) (*embedJob, *apiError) {
 	for i, text := range texts {
 		name := textName("input", i, len(texts))
 		if text == "" {
-			return nil, badRequest("input", "invalid_value", "%s must not be an empty string", name)
+			return nil, badRequest(name, "invalid_value", "%s must not be an empty string", name)
 		}
 		if !j.opts.Truncate {
-			if e := h.textFitsAlone(len(text), "input", name); e != nil {
+			if e := h.textFitsAlone(len(text), name, name); e != nil {
 				return nil, e
 			}
 		}
@@ -115,7 +115,9 @@ func (h *Handler) embeddingJob(req *embeddingRequest) (*embedJob, *apiError) {
 
 // textFitsAlone refuses, before it is tokenized, a text of n bytes that
 // cannot fit in the context: it takes at least n / MaxTokenBytes tokens
-// (see openai.API's textFits). A text truncate would cut (not a query) says so.
+// (see openai.API's textFits). param is the text's field (input[2],
+// query), name how the message calls it. A text truncate would cut (not a
+// query) says so.
 func (h *Handler) textFitsAlone(n int, param, name string) *apiError {
 	per := h.model.MaxTokenBytes()
 	least := (n + per - 1) / per
@@ -281,9 +283,9 @@ func readTexts(raw json.RawMessage, param string, one bool) ([]string, *apiError
 			if param == "input" && i == 0 && (item[0] == '[' || openai.Describe(item) == "a number") {
 				return nil, badRequest(param, "invalid_type", "%s: token ids (OpenAI's arrays of numbers) are not taken here; send the text", param)
 			}
-			return nil, badRequest(param, "invalid_type", "%s must be a string, got %s", name, openai.Describe(item))
+			return nil, badRequest(name, "invalid_type", "%s must be a string, got %s", name, openai.Describe(item))
 		}
-		s, e := readText(item, param, name)
+		s, e := readText(item, name, name)
 		if e != nil {
 			return nil, e
 		}

@@ -94,7 +94,7 @@ func TestEncoderEmbeddings(t *testing.T) {
 
 			long := strings.Repeat("the cat sat on the mat ", 20) // 120 words: more than 64 tokens
 			badRequestFor(t, do(h, "POST", "/v1/embeddings", mustJSON(t, map[string]any{"input": []string{"a", long}})),
-				"input", "context_length_exceeded", "input[1] is")
+				"input[1]", "context_length_exceeded", "input[1] is")
 			r := decodeEmbeddings(t, do(h, "POST", "/v1/embeddings", mustJSON(t, map[string]any{"input": []string{"a", long}, "truncate": true})))
 			want := engineEmbed(t, h, []string{"a", long}, engine.EmbedOptions{Truncate: true})
 			assert.False(t, r.Data[0].Truncated)

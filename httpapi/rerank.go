@@ -106,7 +106,8 @@ func (h *Handler) rerankJob(req *rerankRequest) (*embedJob, *apiError) {
 	j.rerank.queryTokens = len(ids)
 	if !req.Truncate {
 		for i, d := range docs {
-			if e := h.textFitsAlone(len(d), "documents", fmt.Sprintf("documents[%d]", i)); e != nil {
+			name := fmt.Sprintf("documents[%d]", i)
+			if e := h.textFitsAlone(len(d), name, name); e != nil {
 				return nil, e
 			}
 		}
