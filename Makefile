@@ -20,13 +20,16 @@ NPM_DIR   ?= build/npm
 # PORT is given on the command line or in the environment.
 WORKER_DIR  := build/worker
 WORKER_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8787)
-# Packages the edge worker runs once per request (chat templates, the JSON-schema
-# converter, host policy, the OpenAI layer, the HTTP handler, which per token only frames a chunk of text, and the
-# JSON decoder of requests) or never (the TLS stack's curves, big numbers and ASN.1, and MIME, which net/http links),
-# compiled without inlining: their code is then smaller by some 140 KB gzipped, which keeps the worker under the free
-# plan's 3 MB. Never the engine, its kernels, the sampler, the grammar matcher or the tokenizers, which run per token.
-WORKER_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/grammar/jsonschema github.com/wasmlm/wasmlm/policy \
-	github.com/wasmlm/wasmlm/openai github.com/wasmlm/wasmlm/httpapi encoding/json crypto/... math/big encoding/asn1 mime/...
+# Packages a request runs once (chat templates, the JSON-schema converter, host policy, the OpenAI layer, the JSON
+# decoder of requests; per token at most a chunk's framing), compiled without inlining in the page's and the edge's
+# builds: Go's inlined code is large in WebAssembly, and without it these are 86 KB gzipped smaller in wasmlm.wasm.
+# Never the engine, its kernels, the sampler, the grammar matcher or the tokenizers, which run per token.
+REQUEST_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/grammar/jsonschema github.com/wasmlm/wasmlm/policy \
+	github.com/wasmlm/wasmlm/openai encoding/json
+# The servers' builds (the edge worker, wasmlm-serve.wasm) add the HTTP handler, which per token only frames a chunk
+# of text, and what they never run: the TLS stack's curves, big numbers, ASN.1 and MIME, which net/http links
+# (together 140 KB gzipped: this keeps the worker under the free plan's 3 MB).
+SERVE_NOINLINE := $(REQUEST_NOINLINE) github.com/wasmlm/wasmlm/httpapi crypto/... math/big encoding/asn1 mime/...
 
 .PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
@@ -45,8 +48,8 @@ generate:
 ## and Go's glue for them, $(WEB_DIST)/wasm_exec.js
 wasm:
 	@mkdir -p $(WEB_DIST)
-	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
-	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd,wasmlm_serve -trimpath -ldflags="-s -w" -o $(WEB_DIST)/wasmlm-serve.wasm ./cmd/wasm
+	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath $(foreach p,$(REQUEST_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o $(WEB_DIST)/wasmlm.wasm ./cmd/wasm
+	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd,wasmlm_serve -trimpath $(foreach p,$(SERVE_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o $(WEB_DIST)/wasmlm-serve.wasm ./cmd/wasm
 	install -m 644 $(WASM_EXEC)/wasm_exec.js $(WEB_DIST)/
 
 ## web: the self-contained static site in $(WEB_DIST): the demo page (web/demo) beside the library (web/), the engine's
@@ -140,13 +143,13 @@ test-e2e-npm: npm
 
 ## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy:
 ## syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry cmd/worker/worker.mjs in place of its worker.mjs,
-## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and the packages of WORKER_NOINLINE, which run once per request, without inlining)
+## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and the packages of SERVE_NOINLINE, which run once per request or never, without inlining)
 worker:
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)
 	install -m 644 cmd/worker/worker.mjs web/simd.js $(WORKER_DIR)/
 	install -m 644 $(SIMD_KERNELS) $(WORKER_DIR)/simd.wasm
 	install -m 644 $(SIMD_RELAXED) $(WORKER_DIR)/simd-relaxed.wasm
-	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath $(foreach p,$(WORKER_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
+	GOOS=js GOARCH=wasm $(GO) build -tags wasmlm_simd -trimpath $(foreach p,$(SERVE_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
 	@echo "$(WORKER_DIR): app.wasm $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped, the whole worker $$(cat $(WORKER_DIR)/*.mjs $(WORKER_DIR)/*.js $(WORKER_DIR)/*.wasm | gzip -c | wc -c) (Cloudflare Workers limit: 3 MB free plan, 10 MB paid)"
 
 ## worker-run: serve the edge build in workerd on http://127.0.0.1:8787 (PORT= overrides; needs npm ci)
