@@ -163,6 +163,7 @@ func TestEmbeddingsBadRequests(t *testing.T) {
 		{"too many", mustJSON(t, map[string]any{"input": many}), "input", "invalid_value", "input must have at most 2048 elements"},
 		{"a number among strings", `{"input": ["a", 3]}`, "input[1]", "invalid_type", "input[1] must be a string, got a number"},
 		{"an object among strings", `{"input": ["a", {"text": "b"}]}`, "input[1]", "invalid_type", "input[1] must be a string, got an object"},
+		{"null among strings", `{"input": ["a", null]}`, "input[1]", "invalid_type", "input[1] must be a string, got null"},
 		{"token ids", `{"input": [1, 2, 3]}`, "input", "invalid_type", "token ids (OpenAI's arrays of numbers) are not taken here; send the text"},
 		{"lists of token ids", `{"input": [[1, 2], [3]]}`, "input", "invalid_type", "are not taken here; send the text"},
 		{"an object", `{"input": {"text": "a"}}`, "input", "invalid_type", "input must be a string or an array of strings, got an object"},

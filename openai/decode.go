@@ -24,6 +24,8 @@ func literalKind(b []byte) string {
 		return "string"
 	case b[0] == 't' || b[0] == 'f':
 		return "bool"
+	case b[0] == 'n':
+		return "null"
 	}
 	return "number"
 }
@@ -103,6 +105,8 @@ func jsonValue(v string) string {
 		return "an " + v
 	case "bool":
 		return "a boolean"
+	case "null":
+		return v
 	}
 	return "a " + v
 }
