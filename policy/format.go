@@ -133,7 +133,13 @@ func ruleError(field string, c *jsonschema.Converter, err error) error {
 	} else if keyword != "" {
 		at += "." + keyword // the keyword whose alternatives are too many
 	}
-	return &engine.OptionError{Field: at, Problem: fmt.Sprintf("%s: its grammar rule %q %s", why, re.Rule, re.Problem), Err: err}
+	// The grammar's rules are the converter's, not the user's: their names
+	// (k_26, ref-k) would mean nothing to whoever wrote the schema.
+	problem := why
+	if !errors.Is(err, grammar.ErrEndless) {
+		problem = fmt.Sprintf("%s: the grammar made for it %s", why, re.Problem)
+	}
+	return &engine.OptionError{Field: at, Problem: problem, Err: err}
 }
 
 // pointerField is a JSON pointer into a schema as the path of a request's
