@@ -249,9 +249,7 @@ func TestPromptProgress(t *testing.T) {
 // its text (with and without stop strings to watch) and the callback — so a
 // generation of 200 tokens allocates exactly as much as one of 100.
 func TestGeneratedTokensAllocateNothing(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	m := loadStories260K(t)
 	noEnd := map[int]float32{1: float32(math.Inf(-1)), 2: float32(math.Inf(-1))} // never BOS or EOS: run to MaxTokens
 	tests := []struct {

@@ -77,9 +77,7 @@ func TestLogitsMatchLlama2C(t *testing.T) {
 // residual stream (the products' workspace must fit them), and for the
 // families' reference models.
 func TestDecodeStepAllocatesNothing(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	qwen3 := specOf("qwen3", tinyShape, 3, 0.1)
 	qwen3.HeadDim, qwen3.Type = 32, tensor.Q8_0
 	qm, err := Load(testmodel.GGUF(t, qwen3), LoadOptions{})

@@ -45,9 +45,7 @@ var chainConfigs = []struct {
 }
 
 func TestSampleAllocatesNothing(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	logits := benchLogits()
 	for _, c := range chainConfigs {
 		t.Run(c.name, func(t *testing.T) {

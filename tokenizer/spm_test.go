@@ -341,9 +341,7 @@ func TestAppendPiece(t *testing.T) {
 
 // TestAppendPieceAllocs: AppendPiece allocates nothing when dst has room.
 func TestAppendPieceAllocs(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	tok := loadLlama2C(t, "tokenizer.bin")
 	dst := make([]byte, 0, 64)
 	allocs := testing.AllocsPerRun(100, func() {

@@ -136,9 +136,7 @@ func TestStreamPrevious(t *testing.T) {
 
 // TestStreamAddBytesAllocs: in steady state AddBytes allocates nothing.
 func TestStreamAddBytesAllocs(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	tok := loadLlama2C(t, "tokenizer.bin")
 	_, err := tok.Encode("Hello wörld, 日本語 😀 and \xe2\x82 stuff", EncodeOptions{AddSpecial: true})
 	require.Error(t, err) // invalid UTF-8 text is refused...

@@ -262,9 +262,7 @@ func TestFileIsTheShard(t *testing.T) {
 // filled beforehand by parking many goroutines at once, and the collector,
 // which would empty that cache, is off while counting.
 func TestShardedDecodeStepAllocatesNothing(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	m := defaultModel(t)

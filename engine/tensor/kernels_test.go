@@ -245,9 +245,7 @@ func TestMatVecAndRow(t *testing.T) {
 }
 
 func TestMatVecAllocatesNothing(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, typ := range kernelTypes {
 		rows, cols := 8, 256

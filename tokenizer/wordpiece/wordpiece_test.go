@@ -206,9 +206,7 @@ func TestClasses(t *testing.T) {
 
 // TestEncodeAllocs: a warm Encode of ordinary text allocates only the ids.
 func TestEncodeAllocs(t *testing.T) {
-	if race.Enabled {
-		t.Skip("counts allocations, which the race detector adds")
-	}
+	race.SkipAllocationCount(t)
 	tok := bge(t)
 	text := "The quick brown fox jumps over the lazy dog, and then it naps: 42 times!"
 	_, err := tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: true})
