@@ -127,18 +127,16 @@ func ruleError(field string, c *jsonschema.Converter, err error) error {
 			break
 		}
 	}
-	why := "has more alternatives than the grammar matcher holds at once"
-	if errors.Is(err, grammar.ErrEndless) {
-		why = "cannot end: no finite JSON text is valid for it (it requires itself with no way out)"
-	} else if keyword != "" {
-		at += "." + keyword // the keyword whose alternatives are too many
-	}
 	// The grammar's rules are the converter's, not the user's: their names
 	// (k_26, ref-k) would mean nothing to whoever wrote the schema.
-	problem := why
-	if !errors.Is(err, grammar.ErrEndless) {
-		problem = fmt.Sprintf("%s: the grammar made for it %s", why, re.Problem)
+	if errors.Is(err, grammar.ErrEndless) {
+		problem := "cannot end: no finite JSON text is valid for it (it requires itself with no way out)"
+		return &engine.OptionError{Field: at, Problem: problem, Err: err}
 	}
+	if keyword != "" {
+		at += "." + keyword // the keyword whose alternatives are too many
+	}
+	problem := "has more alternatives than the grammar matcher holds at once: the grammar made for it " + re.Problem
 	return &engine.OptionError{Field: at, Problem: problem, Err: err}
 }
 
