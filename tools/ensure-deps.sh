@@ -6,6 +6,7 @@
 #   Chromium  (Debian package chromium)      — the browser e2e tests
 #   QEMU      (Debian package qemu-user-static, on x86-64) — the arm64 kernels' tests
 #   curl      (Debian package curl)          — the e2e tests run the README's curl examples
+#   a C compiler (Debian package gcc)        — go test -race (make test-race) needs cgo
 # System packages are installed with apt-get when running as root on Debian;
 # otherwise the script names the package to install and fails.
 set -euo pipefail
@@ -52,6 +53,12 @@ find_chrome() {
 }
 if ! find_chrome >/dev/null; then
   apt_install chromium
+fi
+
+# The race detector (make test-race) links through cgo, which Go turns off
+# where no C compiler is found.
+if ! command -v gcc >/dev/null 2>&1 && ! command -v cc >/dev/null 2>&1; then
+  apt_install gcc
 fi
 
 # The arm64 tests (make test-arm64) run the arm64 test binaries under QEMU's
