@@ -22,8 +22,10 @@ var layering = map[string][]string{
 	// The page's own OpenAI endpoint (serveHTTP) is httpapi's handler over
 	// the bridge's session, only in builds tagged wasmlm_serve
 	// (TestPageBuildHasNoHTTP).
-	"jsbridge": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi"},
-	"httpapi":  {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models"},
+	"jsbridge": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi", "webgpu"},
+	// engine/gpu's Host over the browser's navigator.gpu (syscall/js).
+	"webgpu":  {"engine/gpu"},
+	"httpapi": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models"},
 	// OpenAI's requests as engine calls, the engine's output as OpenAI's
 	// replies, for every host; no transport.
 	"openai": {"policy", "engine/...", "tokenizer/...", "sampling", "chat"},
@@ -36,7 +38,11 @@ var layering = map[string][]string{
 	"engine/vocab": {"engine/gguf", "tokenizer/..."},
 	// Splitting a model across workers plugs into the engine from above
 	// (engine.Peers); the engine knows nothing of it.
-	"engine/shard":  {"engine", "engine/gguf", "engine/tensor"},
+	"engine/shard": {"engine", "engine/gguf", "engine/tensor"},
+	// The forward pass on a WebGPU device plugs into the engine from above
+	// (engine.Device), as a split does; the WebGPU calls themselves are
+	// the browser host's (webgpu).
+	"engine/gpu":    {"engine", "engine/tensor", "internal/fmath"},
 	"engine/gguf":   {"engine/tensor"},
 	"engine/tensor": {"internal/fmath"},
 	// Build tools, which no package of the product imports: the SIMD128
