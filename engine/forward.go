@@ -103,6 +103,9 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 // at a time (NewSession makes its blocks of one), its Peers joining the
 // parts' rows at the gather points.
 func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
+	if s.dev != nil {
+		return s.forwardDevice(tokens, pos, wantLogits)
+	}
 	c, w, st := &s.model.config, s.model.weights, s.state
 	n := len(tokens)
 	a := &st.activations

@@ -42,6 +42,11 @@ type SessionOptions struct {
 	// (see tensor.Workspace.SetThreads), and each row is computed as with
 	// one thread: the results are the same bits whatever it is.
 	Threads int
+	// Device, when set, runs the session's forward pass there (a GPU:
+	// engine/gpu) instead of on the CPU, its KV cache kept on the device;
+	// the model must be one Model.DeviceSupports accepts. Close the
+	// session to free the device's buffers.
+	Device Device
 }
 
 // MaxThreads bounds SessionOptions.Threads.
@@ -78,6 +83,12 @@ type Session struct {
 	// evaluated token's final state.
 	enc    *encoderState
 	hidden func(x []float32)
+	// device runs the forward pass when set (SessionOptions.Device), dev
+	// being its side of this session and devX the embeddings of a block
+	// as they are written to it.
+	device Device
+	dev    DeviceSession
+	devX   []float32
 	mu     sync.Mutex // held while a generation (or a Forward) runs
 }
 
@@ -91,6 +102,11 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	if err := opts.KVType.check(); err != nil {
 		return nil, err
+	}
+	if opts.Device != nil {
+		if err := m.DeviceSupports(); err != nil {
+			return nil, err
+		}
 	}
 	kvType := opts.KVType
 	if kvType == KVAuto {
@@ -123,7 +139,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	w := m.weights
-	w.pack(m.arch, m.config.Layers)
+	if opts.Device == nil {
+		w.pack(m.arch, m.config.Layers)
+	}
 	if m.arch.encoder {
 		// No cache, no decoding: a workspace for the products, and the
 		// rotations of nomic-bert's positions.
@@ -135,7 +153,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	st := newRunState(m.config, w, positions)
 	st.ws.SetThreads(threads)
-	if kvType == KVF16 {
+	if kvType == KVF16 && opts.Device == nil {
 		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions, min(block, positions))
 	}
 	s := &Session{
@@ -143,13 +161,21 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		context:     positions,
 		state:       st,
 		logits:      st.logits,
-		kv:          newKVCache(m.config, kvType, w.Layers[0].Wk.Rows, positions),
+		kv:          kvCache{typ: kvType},
 		rope:        newRopeTable(m.config, m.config.RopeTheta, m.config.RopeScale, w.ropeFactors(m.config, positions), positions),
 		tokens:      make([]int, 0, positions),
 		peers:       peers,
 		promptBlock: min(block, positions),
 	}
 	s.layerRopes = layerRopes(m.config, &s.rope, w.RopeFreqFactors, positions)
+	if opts.Device != nil {
+		s.device = opts.Device
+		if err := s.newDeviceSession(opts.Device); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	s.kv = newKVCache(m.config, kvType, w.Layers[0].Wk.Rows, positions)
 	return s, nil
 }
 
