@@ -125,13 +125,25 @@ type DeviceSession interface {
 	Close()
 }
 
-// deviceWeights lists what the forward pass of m reads, for Device.Upload.
-func (s *Session) deviceWeights() DeviceWeights {
-	w := s.model.weights
-	d := DeviceWeights{Vectors: [][]float32{w.OutputNorm}, Matrices: []*tensor.Matrix{w.Output}}
+// DeviceMatrices are the matrices a forward pass of m on a Device reads
+// (the token embedding only where the output shares it: the rows of the
+// others are looked up on the CPU).
+func (m *Model) DeviceMatrices() []*tensor.Matrix {
+	w := m.weights
+	ms := []*tensor.Matrix{w.Output}
 	for l := range w.Layers {
 		lw := &w.Layers[l]
-		d.Matrices = append(d.Matrices, lw.Wq, lw.Wk, lw.Wv, lw.Wo, lw.WGate, lw.WUp, lw.WDown)
+		ms = append(ms, lw.Wq, lw.Wk, lw.Wv, lw.Wo, lw.WGate, lw.WUp, lw.WDown)
+	}
+	return ms
+}
+
+// deviceWeights lists what the forward pass of s reads, for Device.Upload.
+func (s *Session) deviceWeights() DeviceWeights {
+	w := s.model.weights
+	d := DeviceWeights{Matrices: s.model.DeviceMatrices(), Vectors: [][]float32{w.OutputNorm}}
+	for l := range w.Layers {
+		lw := &w.Layers[l]
 		for _, v := range [][]float32{lw.AttnNorm, lw.FFNNorm, lw.AttnPostNorm, lw.FFNPostNorm, lw.Bq, lw.Bk, lw.Bv, lw.QNorm, lw.KNorm} {
 			if v != nil {
 				d.Vectors = append(d.Vectors, v)
