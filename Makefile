@@ -31,7 +31,7 @@ REQUEST_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/gramm
 # (together 140 KB gzipped: this keeps the worker under the free plan's 3 MB).
 SERVE_NOINLINE := $(REQUEST_NOINLINE) github.com/wasmlm/wasmlm/httpapi crypto/... math/big encoding/asn1 mime/...
 
-.PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm npm wasm web worker worker-run vet bench bench-e2e fuzz clean
+.PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm test-gpu npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -66,8 +66,9 @@ npm: web
 	cd $(NPM_DIR) && npm pack --dry-run --json 2>/dev/null | node -e 'const [p] = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`$(NPM_DIR): $${p.name}@$${p.version}, $${p.entryCount} files, $${p.size} bytes packed, $${p.unpackedSize} unpacked`)'
 
 ## test: everything CI runs: vet, native tests, the race detector over the packages that run goroutines, the arm64 kernels'
-## tests (under QEMU on x86-64), the same tests in wasm under Node, browser e2e, edge e2e, the npm package's e2e
-test: deps vet test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm
+## tests (under QEMU on x86-64), the same tests in wasm under Node, the WebGPU tests in Chromium, browser e2e, edge e2e,
+## the npm package's e2e
+test: deps vet test-native test-race test-arm64 test-wasm test-wasm-simd test-gpu test-e2e-browser test-e2e-worker test-e2e-npm
 
 ## deps: install what the tests need beyond Go when missing (Node.js, npm ci, Chromium, QEMU on x86-64)
 deps:
@@ -131,6 +132,23 @@ test-wasm-simd:
 	  echo "test-wasm-simd: this Node ($$(node --version)) has no relaxed SIMD (Node 20 has it with --experimental-wasm-relaxed-simd, 22 and later by default): the relaxed kernels are tested in Chromium only"; \
 	fi
 	WASMLM_SIMD=off GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
+
+# The go test -exec runner of test-gpu (tools/wasmbrowser), which test-gpu builds.
+WASMBROWSER := build/wasmbrowser
+# Packages whose tests run in Chromium with WebGPU.
+GPU_PKGS := ./engine/gpu/... ./webgpu/...
+
+## test-gpu: the WebGPU tests (engine/gpu's kernels, the webgpu host) as GOOS=js GOARCH=wasm binaries in a Web Worker of
+## headless Chromium with SwiftShader's WebGPU adapter, run by tools/wasmbrowser (go test -exec); without Chromium skipped
+## with a message, and failed under CI
+test-gpu:
+	$(GO) build -o $(WASMBROWSER) ./tools/wasmbrowser
+	@if ! $(WASMBROWSER) -check >/dev/null; then \
+	  if [ -n "$$CI" ]; then echo "test-gpu needs Chromium (Debian package chromium)"; exit 1; fi; \
+	  echo "test-gpu: skipped: no Chromium (Debian package chromium; under CI this fails)"; exit 0; \
+	fi; \
+	echo 'GOOS=js GOARCH=wasm $(GO) test -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)'; \
+	GOOS=js GOARCH=wasm $(GO) test -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)
 
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
 test-e2e-browser: web

@@ -37,11 +37,42 @@ func Path() (string, error) {
 	return "", fmt.Errorf("no Chromium found: install the Debian package chromium (apt-get install chromium), or set CHROME_PATH")
 }
 
+// WebGPUFlags are the flags StartWebGPU adds: WebGPU on SwiftShader's
+// Vulkan, Chromium's software adapter, which runs compute shaders on the CPU
+// of a machine without a GPU. WebGPU needs the GPU process, so StartWebGPU
+// leaves out --disable-gpu, which Start passes.
+func WebGPUFlags() map[string]any {
+	return map[string]any{
+		"enable-unsafe-webgpu": true,
+		// chromedp's defaults enable these two features: the flag replaces
+		// its value, so it keeps them.
+		"enable-features":    "NetworkService,NetworkServiceInProcess,Vulkan",
+		"use-vulkan":         "swiftshader",
+		"use-webgpu-adapter": "swiftshader",
+	}
+}
+
 // Start launches the browser with a fresh profile in a temporary directory
 // named after profilePrefix, and returns a chromedp context of its first tab
 // and stop, which ends the browser and removes the profile. On error nothing
-// is left running.
+// is left running. The browser has no GPU (--disable-gpu): pages see no
+// WebGPU adapter; StartWebGPU gives them SwiftShader's.
 func Start(profilePrefix string) (ctx context.Context, stop func(), err error) {
+	return start(profilePrefix, chromedp.DisableGPU)
+}
+
+// StartWebGPU is Start with WebGPU (WebGPUFlags): pages and their workers
+// served from http://127.0.0.1 (a secure context) find navigator.gpu and
+// SwiftShader's fallback adapter.
+func StartWebGPU(profilePrefix string) (ctx context.Context, stop func(), err error) {
+	var opts []chromedp.ExecAllocatorOption
+	for name, value := range WebGPUFlags() {
+		opts = append(opts, chromedp.Flag(name, value))
+	}
+	return start(profilePrefix, opts...)
+}
+
+func start(profilePrefix string, extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop func(), err error) {
 	path, err := Path()
 	if err != nil {
 		return nil, nil, err
@@ -53,7 +84,6 @@ func Start(profilePrefix string) (ctx context.Context, stop func(), err error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
-		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
@@ -62,6 +92,7 @@ func Start(profilePrefix string) (ctx context.Context, stop func(), err error) {
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 960),
 	)
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	stop = func() {

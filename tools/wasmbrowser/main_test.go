@@ -1,0 +1,100 @@
+//go:build !js
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/internal/headless"
+)
+
+// buildProg builds testdata/prog for GOOS=js GOARCH=wasm.
+func buildProg(t *testing.T) string {
+	t.Helper()
+	if _, err := headless.Path(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	bin := filepath.Join(t.TempDir(), "prog.wasm")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/prog")
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building testdata/prog: %s", out)
+	return bin
+}
+
+// TestRun runs a program in the browser for each way a run can end: its
+// output on the right stream in order, its exit code, and a clear failure
+// (exit code 1, a line on stderr) where it has none.
+func TestRun(t *testing.T) {
+	bin := buildProg(t)
+	t.Setenv("WASMLM_PROG", "passed")
+	t.Setenv("HOME", "/not/passed")
+	cases := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    string // all of it, or (stderrHas) a part of stderr
+		stderr    string
+		stderrHas string
+	}{
+		{name: "echo", args: []string{bin, "echo", "-test.v", "a b"}, code: 0,
+			stdout: "args -test.v a b\nenv WASMLM_PROG=passed WASMLM_WASMBROWSER=1\nHOME=\"\"\nno newline", stderr: "to stderr\n"},
+		{name: "gpu", args: []string{bin, "gpu"}, code: 0, stdout: "navigator.gpu: true\n"},
+		{name: "exit", args: []string{bin, "exit"}, code: 3, stdout: "exiting with 3\n"},
+		{name: "panic", args: []string{bin, "panic"}, code: 2, stderrHas: "panic: boom"},
+		{name: "hang", args: []string{"-timeout", "5s", bin, "hang"}, code: 1, stderrHas: "took longer than 5s"},
+		{name: "worker closes", args: []string{"-timeout", "5s", bin, "close"}, code: 1, stderrHas: "took longer than 5s"},
+		{name: "no binary", args: []string{filepath.Join(t.TempDir(), "missing")}, code: 1, stderrHas: "no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), c.args, &stdout, &stderr)
+			require.Equal(t, c.code, code, "exit code; stderr: %s", stderr.String())
+			if c.stderrHas != "" {
+				require.Contains(t, stderr.String(), c.stderrHas)
+				return
+			}
+			require.Equal(t, c.stdout, stdout.String())
+			require.Equal(t, c.stderr, stderr.String())
+		})
+	}
+}
+
+// TestDefaultTimeout: the binary's -test.timeout plus a minute, in each
+// spelling go test and people use; 30 minutes without one or with 0.
+func TestDefaultTimeout(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"go test's":      {[]string{"-test.paniconexit0", "-test.timeout=10m0s"}, "11m0s"},
+		"separate value": {[]string{"-test.timeout", "30s", "-test.v"}, "1m30s"},
+		"two dashes":     {[]string{"--test.timeout=2m"}, "3m0s"},
+		"none":           {[]string{"-test.v"}, "30m0s"},
+		"zero":           {[]string{"-test.timeout=0"}, "30m0s"},
+		"an argument's":  {[]string{"-test.run", "test.timeout=5s"}, "30m0s"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, c.want, defaultTimeout(c.args).String())
+		})
+	}
+}
+
+// TestEnv: WASMLM_*, CI, GODEBUG and GOTRACEBACK cross, nothing else, and
+// the binary learns it runs in the browser.
+func TestEnv(t *testing.T) {
+	got := testEnv([]string{"WASMLM_MODEL=x", "CI=true", "HOME=/root", "GOCACHE=/c", "GODEBUG=a=1", "GOTRACEBACK=all", "WASMLM=no", "BAD"})
+	require.Equal(t, map[string]string{"WASMLM_MODEL": "x", "CI": "true", "GODEBUG": "a=1", "GOTRACEBACK": "all", "WASMLM_WASMBROWSER": "1"}, got)
+}
