@@ -41,6 +41,9 @@ type job struct {
 	// timeout bounds the whole run, startTimeout the time until the binary
 	// is instantiated in the worker.
 	timeout, startTimeout time.Duration
+	// started, if set, is called with the browser's tab once the binary
+	// runs (tests crash the page with it).
+	started func(tab context.Context)
 }
 
 // outcome is how a run ended: the binary's exit code, or why there is none.
@@ -127,6 +130,9 @@ func runInBrowser(ctx context.Context, j job) (int, error) {
 		case <-started:
 			start.Stop()
 			started = nil
+			if j.started != nil {
+				go j.started(browser)
+			}
 		case <-start.C:
 			return 0, fmt.Errorf("the browser did not start the binary within %v (-start-timeout)", j.startTimeout)
 		case <-total.C:

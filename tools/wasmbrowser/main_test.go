@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/internal/headless"
@@ -39,6 +41,8 @@ func TestRun(t *testing.T) {
 	bin := buildProg(t)
 	t.Setenv("WASMLM_PROG", "passed")
 	t.Setenv("HOME", "/not/passed")
+	notWasm := filepath.Join(t.TempDir(), "text")
+	require.NoError(t, os.WriteFile(notWasm, []byte("not a module"), 0o755))
 	cases := []struct {
 		name      string
 		args      []string
@@ -52,8 +56,10 @@ func TestRun(t *testing.T) {
 		{name: "gpu", args: []string{bin, "gpu"}, code: 0, stdout: "navigator.gpu: true\n"},
 		{name: "exit", args: []string{bin, "exit"}, code: 3, stdout: "exiting with 3\n"},
 		{name: "panic", args: []string{bin, "panic"}, code: 2, stderrHas: "panic: boom"},
-		{name: "hang", args: []string{"-timeout", "5s", bin, "hang"}, code: 1, stderrHas: "took longer than 5s"},
-		{name: "worker closes", args: []string{"-timeout", "5s", bin, "close"}, code: 1, stderrHas: "took longer than 5s"},
+		{name: "hang", args: []string{"-timeout", "2s", bin, "hang"}, code: 1, stderrHas: "took longer than 2s"},
+		{name: "worker closes", args: []string{"-timeout", "2s", bin, "close"}, code: 1, stderrHas: "took longer than 2s"},
+		{name: "throw", args: []string{bin, "throw"}, code: 1, stderrHas: "thrown in the worker"},
+		{name: "not WebAssembly", args: []string{notWasm, "-test.v"}, code: 1, stderrHas: "instantiating the test binary"},
 		{name: "no binary", args: []string{filepath.Join(t.TempDir(), "missing")}, code: 1, stderrHas: "no such file"},
 	}
 	for _, c := range cases {
@@ -97,4 +103,19 @@ func TestDefaultTimeout(t *testing.T) {
 func TestEnv(t *testing.T) {
 	got := testEnv([]string{"WASMLM_MODEL=x", "CI=true", "HOME=/root", "GOCACHE=/c", "GODEBUG=a=1", "GOTRACEBACK=all", "WASMLM=no", "BAD"})
 	require.Equal(t, map[string]string{"WASMLM_MODEL": "x", "CI": "true", "GODEBUG": "a=1", "GOTRACEBACK": "all", "WASMLM_WASMBROWSER": "1"}, got)
+}
+
+// TestCrashedPage: a page whose renderer dies while the binary runs ends
+// the run at once, saying so.
+func TestCrashedPage(t *testing.T) {
+	bin := buildProg(t)
+	var stdout, stderr bytes.Buffer
+	code, err := runInBrowser(context.Background(), job{
+		binary: bin, args: []string{"hang"}, env: map[string]string{},
+		stdout: &stdout, stderr: &stderr, timeout: time.Minute, startTimeout: time.Minute,
+		started: func(tab context.Context) {
+			chromedp.Do(tab, chromedp.Navigate("chrome://crash"))
+		},
+	})
+	require.ErrorContains(t, err, "crashed", "exit code %d", code)
 }

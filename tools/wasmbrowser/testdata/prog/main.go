@@ -26,6 +26,9 @@ func main() {
 		panic("boom")
 	case "hang": // blocks forever, with no timer that could end it
 		select {}
+	case "throw": // an exception outside Go, in the worker's event loop
+		js.Global().Call("setTimeout", js.Global().Get("Function").New("throw new Error('thrown in the worker')"), 0)
+		select {}
 	case "close": // the worker ends itself without an exit code
 		js.Global().Call("close")
 		select {}
