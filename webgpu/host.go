@@ -151,7 +151,11 @@ func describe(adapter, device js.Value) gpu.Adapter {
 // watch makes the device's loss and its uncaptured errors the host's
 // error. The callbacks only record it: they never block.
 func (h *Host) watch() {
-	onLost := js.FuncOf(func(_ js.Value, args []js.Value) any {
+	// The lost Promise settles once, at the latest when Close destroys the
+	// device: its callback releases itself.
+	var onLost js.Func
+	onLost = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer onLost.Release()
 		info := arg0(args)
 		reason, msg := "unknown", ""
 		if info.Type() == js.TypeObject {
@@ -180,8 +184,6 @@ func (h *Host) watch() {
 	h.release = append(h.release, func() {
 		h.device.Call("removeEventListener", "uncapturederror", onError)
 		onError.Release()
-		// onLost stays: the device's lost Promise may settle after Close
-		// (destroy settles it), and a released function must not be called.
 	})
 }
 
