@@ -1,0 +1,122 @@
+package gpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wasmlm/wasmlm/engine/gpu"
+)
+
+// gelu64 is GELU's tanh approximation in float64.
+func gelu64(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*x*(1+0.044715*x*x)))
+}
+
+// roundF16 rounds x to the nearest F16 (ties to even) through float32.
+func roundF16(x float64) float64 {
+	f := float32(x)
+	bits := math.Float32bits(f)
+	exp := int(bits>>23&0xff) - 127
+	if exp < -14 { // subnormal F16: a multiple of 2^-24
+		return math.RoundToEven(float64(f)*(1<<24)) / (1 << 24)
+	}
+	shift := 1 << (23 - 10)
+	m := math.RoundToEven(float64(bits&0x7fffff|0x800000) / float64(shift))
+	return math.Copysign(m*math.Ldexp(1, exp-10), float64(f))
+}
+
+// geluTable64 is llama.cpp's GELU: 0 to -10, x from 10, else GELU at x
+// rounded to F16, rounded to F16.
+func geluTable64(x float64) float64 {
+	switch {
+	case x <= -10:
+		return 0
+	case x >= 10:
+		return x
+	}
+	return roundF16(gelu64(roundF16(x)))
+}
+
+func TestRows(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	const n, width = 5, 300 // more than one workgroup
+	silu := func(g float64) float64 { return g / (1 + math.Exp(-g)) }
+	type maker func(dst, src gpu.Binding) (*gpu.Rows, error)
+	for _, c := range []struct {
+		name  string
+		scale float64
+		op    maker
+		want  func(x, src []float64, i int) float64
+		tol   float64
+	}{
+		{"add", 4, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewAdd(e.lib, e.pass, d, s, width) },
+			func(x, s []float64, i int) float64 { return x[i] + s[i] }, 1e-7},
+		{"bias", 4, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewBias(e.lib, e.pass, d, s, width) },
+			func(x, s []float64, i int) float64 { return x[i] + s[i%width] }, 1e-7},
+		{"copy", 4, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewCopy(e.lib, e.pass, d, s, width) },
+			func(x, s []float64, i int) float64 { return s[i] }, 0},
+		{"scale", 4, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewScale(e.lib, e.pass, d, width, 0.125) },
+			func(x, s []float64, i int) float64 { return x[i] * 0.125 }, 0},
+		{"softcap", 80, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewSoftCap(e.lib, e.pass, d, width, 30) },
+			func(x, s []float64, i int) float64 { return 30 * math.Tanh(x[i]/30) }, 1e-5},
+		{"swiglu", 12, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewSwiGLU(e.lib, e.pass, d, s, width) },
+			func(x, s []float64, i int) float64 { return silu(x[i]) * s[i] }, 1e-5},
+		{"geglu", 12, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewGeGLU(e.lib, e.pass, d, s, width, false) },
+			func(x, s []float64, i int) float64 { return gelu64(x[i]) * s[i] }, 1e-5},
+		{"geglu f16 table", 12, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewGeGLU(e.lib, e.pass, d, s, width, true) },
+			func(x, s []float64, i int) float64 { return geluTable64(x[i]) * s[i] }, 1e-3},
+		{"gelu", 12, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewGELU(e.lib, e.pass, d, width, false) },
+			func(x, s []float64, i int) float64 { return gelu64(x[i]) }, 1e-5},
+		{"gelu f16 table", 12, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewGELU(e.lib, e.pass, d, width, true) },
+			func(x, s []float64, i int) float64 { return geluTable64(x[i]) }, 1e-3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e.t = t
+			x, src := random(r, n*width, c.scale), random(r, n*width, 2)
+			dst := e.upload(x)
+			op, err := c.op(dst, e.upload(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := op.Record(n - 1); err != nil { // the last row stays
+				t.Fatal(err)
+			}
+			e.run()
+			want := make([]float64, n*width)
+			for i := range want {
+				want[i] = float64(x[i])
+				if i < (n-1)*width {
+					want[i] = c.want(widen(x), widen(src), i)
+				}
+			}
+			within(t, c.name, e.read(dst, n*width), want, c.tol)
+		})
+	}
+}
+
+// TestGELUTableAgainstF32 measures how far llama.cpp's GELU (its F16
+// table's roundings) is from GELU in f32, both on the GPU: each of its two
+// F16 roundings moves a value by at most half an F16 step (2^-11 of it).
+func TestGELUTableAgainstF32(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	const width = 1024
+	x := random(r, width, 8)
+	exact, table := e.upload(x), e.upload(x)
+	for _, c := range []struct {
+		b     gpu.Binding
+		table bool
+	}{{exact, false}, {table, true}} {
+		op, err := gpu.NewGELU(e.lib, e.pass, c.b, width, c.table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := op.Record(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.run()
+	within(t, "gelu f16 table against f32", e.read(table, width), widen(e.read(exact, width)), 2e-3)
+}
