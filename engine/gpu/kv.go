@@ -1,0 +1,166 @@
+package gpu
+
+import "fmt"
+
+// KVCache is the keys and values of every position a session has seen, on
+// the device: for each layer a buffer of keys and one of values, (context,
+// kvDim) each, as f32 or as F16 packed two to a u32 (pack2x16float's
+// layout: the even value in the low half), which needs no shader-f16.
+// Position p is row p of its layer's buffers, in every layer: a layer that
+// attends to a sliding window keeps every position too and attention reads
+// only the window (the CPU keeps a ring of the window instead), which costs
+// the memory of the full context for such a layer but leaves no ring to
+// wrap. Each layer's buffers are their own so that one binding never
+// exceeds maxStorageBufferBindingSize for the whole cache.
+type KVCache struct {
+	host                   Host
+	k, v                   []Buffer // (layers): (context, kvDim) each
+	layers, context, kvDim int
+	f16                    bool
+	scratch                []Buffer // attention's scores; the last is the largest
+}
+
+// NewKVCache makes the cache of layers layers of context positions of
+// kvDim keys (and values) each; f16 keeps them as F16 (kvDim then even).
+func NewKVCache(h Host, layers, context, kvDim int, f16 bool) (*KVCache, error) {
+	switch {
+	case layers < 1 || context < 1 || kvDim < 1:
+		return nil, fmt.Errorf("gpu: kv cache: layers %d, context %d and kvDim %d must be at least 1", layers, context, kvDim)
+	case f16 && kvDim%2 != 0:
+		return nil, fmt.Errorf("gpu: kv cache: kvDim %d must be even for an F16 cache", kvDim)
+	}
+	c := &KVCache{host: h, layers: layers, context: context, kvDim: kvDim, f16: f16}
+	size := c.LayerBytes() / 2 // readable and writable by copies too: a session saved, restored, shifted
+	for l := range layers {
+		k, err := h.NewBuffer(fmt.Sprintf("keys %d", l), size, UsageReadback)
+		if err != nil {
+			c.Destroy()
+			return nil, err
+		}
+		c.k = append(c.k, k)
+		v, err := h.NewBuffer(fmt.Sprintf("values %d", l), size, UsageReadback)
+		if err != nil {
+			c.Destroy()
+			return nil, err
+		}
+		c.v = append(c.v, v)
+	}
+	return c, nil
+}
+
+// LayerBytes is the bytes one layer's keys and values take.
+func (c *KVCache) LayerBytes() int {
+	bytes := 4
+	if c.f16 {
+		bytes = 2
+	}
+	return 2 * c.context * c.kvDim * bytes
+}
+
+// Context is how many positions the cache holds.
+func (c *KVCache) Context() int { return c.context }
+
+// F16 reports whether the cache holds F16 values.
+func (c *KVCache) F16() bool { return c.f16 }
+
+// Keys is layer l's buffer of keys: (context, kvDim) values, f32 or F16
+// pairs.
+func (c *KVCache) Keys(l int) Buffer { return c.k[l] }
+
+// Values is layer l's buffer of values, as Keys.
+func (c *KVCache) Values(l int) Buffer { return c.v[l] }
+
+// Destroy frees the cache's buffers.
+func (c *KVCache) Destroy() {
+	for _, bs := range [][]Buffer{c.k, c.v, c.scratch} {
+		for _, b := range bs {
+			b.Destroy()
+		}
+	}
+	c.k, c.v, c.scratch = nil, nil, nil
+}
+
+// scores is a buffer of at least n f32 values for attention's scores,
+// shared by every layer's attention (each runs after the last): the
+// largest asked for so far, or a new one if n is more (an earlier one
+// stays, bound to the attention that asked for it).
+func (c *KVCache) scores(n int) (Buffer, error) {
+	if k := len(c.scratch); k > 0 && c.scratch[k-1].Size() >= 4*n {
+		return c.scratch[k-1], nil
+	}
+	b, err := c.host.NewBuffer("attention scores", 4*n, UsageStorage)
+	if err != nil {
+		return nil, err
+	}
+	c.scratch = append(c.scratch, b)
+	return b, nil
+}
+
+// KVStore stores the keys and values of n tokens in a layer of the cache.
+type KVStore struct {
+	op
+	cache *KVCache
+	k, v  Binding
+}
+
+const kvStoreF32 = `
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let i = groupIndex(wg, nwg) * WG + li;
+  if (i >= p.count) { return; }
+  keys[p.at + i] = k[i];
+  vals[p.at + i] = v[i];
+}
+`
+
+const kvStoreF16 = f16Fn + `
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let i = groupIndex(wg, nwg) * WG + li;
+  if (i >= p.count) { return; }
+  keys[p.at + i] = f16Bits(k[2u * i]) | (f16Bits(k[2u * i + 1u]) << 16u);
+  vals[p.at + i] = f16Bits(v[2u * i]) | (f16Bits(v[2u * i + 1u]) << 16u);
+}
+`
+
+// NewKVStore makes the store of the rows of k and v (kvDim values each)
+// into layer l of cache; over an F16 cache each value is rounded to the
+// nearest F16, ties to even, as the engine's F16 cache stores it.
+func NewKVStore(lib *Library, pass *Pass, cache *KVCache, l int, k, v Binding) (*KVStore, error) {
+	if l < 0 || l >= cache.layers {
+		return nil, fmt.Errorf("gpu: kv store: layer %d is not one of the cache's %d", l, cache.layers)
+	}
+	name, body, word := "kv store f32", kvStoreF32, "f32"
+	if cache.f16 {
+		name, body, word = "kv store f16", kvStoreF16, "u32"
+	}
+	src := kernelSource("count: u32, at: u32,",
+		[]string{"keys: array<" + word + ">", "vals: array<" + word + ">", "k: array<f32>", "v: array<f32>"}, body)
+	o, err := newOp(lib, pass, name, src, Binding{Buffer: cache.k[l]}, Binding{Buffer: cache.v[l]}, k, v)
+	if err != nil {
+		return nil, err
+	}
+	return &KVStore{op: o, cache: cache, k: k, v: v}, nil
+}
+
+// Record records the store of n rows at positions pos..pos+n-1.
+func (s *KVStore) Record(n, pos int) error {
+	c := s.cache
+	if err := rowsFit("kv store k", s.k, n, c.kvDim); err != nil {
+		return err
+	}
+	if err := rowsFit("kv store v", s.v, n, c.kvDim); err != nil {
+		return err
+	}
+	if pos < 0 || pos+n > c.context {
+		return fmt.Errorf("gpu: kv store: positions %d..%d are past the cache's %d", pos, pos+n-1, c.context)
+	}
+	count, at := n*c.kvDim, pos*c.kvDim
+	if c.f16 {
+		count, at = count/2, at/2
+	}
+	s.params.SetU32(0, uint32(count))
+	s.params.SetU32(1, uint32(at))
+	s.dispatch((count + workgroup - 1) / workgroup)
+	return nil
+}
