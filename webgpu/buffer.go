@@ -107,7 +107,8 @@ func (h *Host) own(b gpu.Buffer, usage gpu.Usage, what string) (*buffer, error) 
 // Write queues data (a multiple of 4 bytes) to be copied into b at offset
 // (a multiple of 4) before the next submitted work runs. Misuse (a
 // destroyed buffer, one without COPY_DST, bytes past its end) writes
-// nothing, and the next Submit or Read returns the error.
+// nothing, and the next call that can fail (Submit, Read, NewBuffer, …)
+// returns the error.
 func (h *Host) Write(b gpu.Buffer, offset int, data []byte) {
 	if h.Err() != nil || len(data) == 0 {
 		return

@@ -48,7 +48,7 @@ type Host struct {
 	mu   sync.Mutex // guards lost, which the device's callbacks set
 	lost error
 
-	pending error            // the first misuse Write saw, returned by the next Submit or Read
+	pending error            // the first misuse Write saw, returned by the next call that can fail
 	live    map[*buffer]bool // buffers NewBuffer made, not yet destroyed
 	staging *buffer          // Read's MAP_READ buffer, grown as needed
 	upload  js.Value         // Write's Uint8Array, grown as needed
