@@ -68,7 +68,7 @@ func (h *Host) createBuffer(label string, size int, usage gpu.Usage) (*buffer, e
 	desc.Set("size", size)
 	desc.Set("usage", int(usage))
 	var v js.Value
-	filter, msg, err := h.scoped(func() error {
+	filter, msg, err := h.scoped(fmt.Sprintf("buffer %q", label), func() error {
 		v = h.device.Call("createBuffer", desc)
 		return nil
 	}, "out-of-memory", "validation")

@@ -257,17 +257,22 @@ func (h *Host) usable() error {
 // scoped runs f inside WebGPU error scopes of filters ("validation",
 // "out-of-memory"; pushed in this order) and returns the filter and message
 // of an error the device reported in them (the innermost scope's first),
-// or f's own error. A device lost meanwhile is Err's error.
-func (h *Host) scoped(f func() error, filters ...string) (filter, message string, err error) {
+// or f's own error (a JavaScript exception f throws included: the scopes
+// are popped whatever f does). A device lost meanwhile is Err's error;
+// what names the work in errors.
+func (h *Host) scoped(what string, f func() error, filters ...string) (filter, message string, err error) {
 	for _, fl := range filters {
 		h.device.Call("pushErrorScope", fl)
 	}
-	ferr := f()
+	ferr := func() (err error) {
+		defer catchJS(&err, what)
+		return f()
+	}()
 	for i := len(filters) - 1; i >= 0; i-- {
 		reported, perr := await(h.device.Call("popErrorScope"))
 		switch {
 		case perr != nil && err == nil:
-			err = fmt.Errorf("webgpu: popErrorScope: %v: %w", perr, gpu.ErrDeviceLost)
+			err = fmt.Errorf("webgpu: %s: popErrorScope: %v: %w", what, perr, gpu.ErrDeviceLost)
 		case reported.Type() == js.TypeObject && filter == "":
 			filter, message = filters[i], reported.Get("message").String()
 		}

@@ -162,3 +162,21 @@ func TestNoWebGPU(t *testing.T) {
 	require.ErrorIs(t, err, gpu.ErrUnsupported)
 	require.ErrorContains(t, err, "blocked")
 }
+
+// TestJavaScriptException: an exception thrown inside an error scope is an
+// error naming the call, and the scopes are popped all the same (popping
+// once more finds the stack empty).
+func TestJavaScriptException(t *testing.T) {
+	h := openHost(t, Options{})
+	h.device.Set("createBuffer", js.Global().Get("Function").New("throw new TypeError('a test exception')"))
+	_, err := h.NewBuffer("thrown", 64, gpu.UsageStorage)
+	js.Global().Get("Reflect").Call("deleteProperty", h.device, "createBuffer")
+	require.ErrorContains(t, err, `buffer "thrown": TypeError: a test exception`)
+	require.Equal(t, 0, h.LiveBuffers())
+
+	_, err = await(h.device.Call("popErrorScope"))
+	require.ErrorContains(t, err, "OperationError", "the error scopes NewBuffer pushed are all popped")
+	_, err = h.NewBuffer("after", 64, gpu.UsageStorage)
+	require.NoError(t, err)
+	require.NoError(t, h.Err())
+}

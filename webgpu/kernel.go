@@ -40,7 +40,7 @@ func (h *Host) NewKernel(label, source, entry string) (_ gpu.Kernel, err error) 
 	defer catchJS(&err, fmt.Sprintf("kernel %q", label))
 	var module js.Value
 	var compileErr error
-	filter, msg, err := h.scoped(func() error {
+	filter, msg, err := h.scoped(fmt.Sprintf("kernel %q", label), func() error {
 		desc := js.Global().Get("Object").New()
 		desc.Set("label", label)
 		desc.Set("code", source)
@@ -69,7 +69,7 @@ func (h *Host) NewKernel(label, source, entry string) (_ gpu.Kernel, err error) 
 	compute.Set("entryPoint", entry)
 	desc.Set("compute", compute)
 	var pipeline js.Value
-	filter, msg, err = h.scoped(func() error {
+	filter, msg, err = h.scoped(fmt.Sprintf("kernel %q", label), func() error {
 		p, err := await(h.device.Call("createComputePipelineAsync", desc))
 		if err != nil {
 			return fmt.Errorf("webgpu: kernel %q, entry point %q: %w", label, entry, err)
@@ -150,7 +150,7 @@ func (h *Host) NewBindings(k gpu.Kernel, list ...gpu.Binding) (_ gpu.Bindings, e
 	desc.Set("layout", kern.layout)
 	desc.Set("entries", entries)
 	var group js.Value
-	filter, msg, err := h.scoped(func() error {
+	filter, msg, err := h.scoped(fmt.Sprintf("bindings of kernel %q", kern.label), func() error {
 		group = h.device.Call("createBindGroup", desc)
 		return nil
 	}, "validation")
