@@ -15,12 +15,12 @@ type Rows struct {
 }
 
 // rowKernel is an element-wise kernel: the value dst[i] becomes expr,
-// which may read src (the second operand at i, or a bias at i mod width),
-// x (dst[i]) and p.arg.
+// which may read src (the second operand at p.srcAt + i, or a bias at i
+// mod width), x (dst[i]) and p.arg.
 type rowKernel struct {
 	name string
 	expr string
-	src  string // "": no second operand; "i": src[i]; "bias": src[i % width]
+	src  string // "": no second operand; "i": src[p.srcAt + i]; "bias": src[i % width]
 	fns  string // WGSL functions expr calls
 }
 
@@ -28,14 +28,14 @@ type rowKernel struct {
 // the soft-cap x·(1/cap) through tanh, times cap (softCap), GELU's tanh
 // approximation (gelu.go).
 var (
-	kernelAdd      = rowKernel{name: "add", expr: "x + src[i]", src: "i"}
+	kernelAdd      = rowKernel{name: "add", expr: "x + src[p.srcAt + i]", src: "i"}
 	kernelBias     = rowKernel{name: "bias", expr: "x + src[i % p.width]", src: "bias"}
-	kernelCopy     = rowKernel{name: "copy", expr: "src[i]", src: "i"}
+	kernelCopy     = rowKernel{name: "copy", expr: "src[p.srcAt + i]", src: "i"}
 	kernelScale    = rowKernel{name: "scale", expr: "x * p.arg"}
 	kernelSoftCap  = rowKernel{name: "softcap", expr: "tanhClamped(x * (1.0 / p.arg)) * p.arg", fns: tanhFn}
-	kernelSwiGLU   = rowKernel{name: "swiglu", expr: "(x / (1.0 + exp(-x))) * src[i]", src: "i"}
-	kernelGeGLU    = rowKernel{name: "geglu", expr: "gelu(x) * src[i]", src: "i", fns: tanhFn + f16Fn + geluFn}
-	kernelGeGLUF16 = rowKernel{name: "geglu-f16", expr: "geluF16(x) * src[i]", src: "i", fns: tanhFn + f16Fn + geluFn}
+	kernelSwiGLU   = rowKernel{name: "swiglu", expr: "(x / (1.0 + exp(-x))) * src[p.srcAt + i]", src: "i"}
+	kernelGeGLU    = rowKernel{name: "geglu", expr: "gelu(x) * src[p.srcAt + i]", src: "i", fns: tanhFn + f16Fn + geluFn}
+	kernelGeGLUF16 = rowKernel{name: "geglu-f16", expr: "geluF16(x) * src[p.srcAt + i]", src: "i", fns: tanhFn + f16Fn + geluFn}
 	kernelGELU     = rowKernel{name: "gelu", expr: "gelu(x)", fns: tanhFn + f16Fn + geluFn}
 	kernelGELUF16  = rowKernel{name: "gelu-f16", expr: "geluF16(x)", fns: tanhFn + f16Fn + geluFn}
 )
@@ -69,7 +69,7 @@ func (k rowKernel) source() string {
 	if k.src != "" {
 		buffers = append(buffers, "src: array<f32>")
 	}
-	return kernelSource("count: u32, width: u32, arg: f32,", buffers, k.fns+`
+	return kernelSource("count: u32, width: u32, arg: f32, srcAt: u32,", buffers, k.fns+`
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let i = groupIndex(wg, nwg) * WG + li;
@@ -160,12 +160,23 @@ func NewGELU(lib *Library, pass *Pass, x Binding, width int, f16Table bool) (*Ro
 }
 
 // Record records the operation over n rows.
-func (r *Rows) Record(n int) error {
+func (r *Rows) Record(n int) error { return r.RecordFrom(0, n) }
+
+// RecordFrom records the operation over n rows of dst with src's rows
+// from..from+n-1 (an operation with a second operand, not a bias): say, the
+// last row of a block copied to the first of another buffer.
+func (r *Rows) RecordFrom(from, n int) error {
+	switch {
+	case from < 0:
+		return fmt.Errorf("gpu: %s: from must not be negative, got %d", r.name, from)
+	case from > 0 && !r.hasSrc:
+		return fmt.Errorf("gpu: %s: from %d: the operation has no second operand", r.name, from)
+	}
 	if err := rowsFit(r.name+" dst", r.dst, n, r.width); err != nil {
 		return err
 	}
 	if r.hasSrc {
-		if err := rowsFit(r.name+" src", r.src, n, r.width); err != nil {
+		if err := rowsFit(r.name+" src", r.src, from+n, r.width); err != nil {
 			return err
 		}
 	}
@@ -173,6 +184,7 @@ func (r *Rows) Record(n int) error {
 	r.params.SetU32(0, uint32(count))
 	r.params.SetU32(1, uint32(r.width))
 	r.params.SetF32(2, r.arg)
+	r.params.SetU32(3, uint32(from*r.width))
 	r.dispatch((count + workgroup - 1) / workgroup)
 	return nil
 }

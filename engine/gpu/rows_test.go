@@ -120,3 +120,44 @@ func TestGELUTableAgainstF32(t *testing.T) {
 	e.run()
 	within(t, "gelu f16 table against f32", e.read(table, width), widen(e.read(exact, width)), 2e-3)
 }
+
+// TestCopyFrom copies a block's last row to the first row of another
+// buffer, and adds rows from the middle of one.
+func TestCopyFrom(t *testing.T) {
+	e := newEnv(t)
+	r := rand.New(rand.NewPCG(15, 16))
+	const width = 40
+	src, x := random(r, 4*width, 2), random(r, 2*width, 2)
+	sb, dst, sum := e.upload(src), e.zeros(width), e.upload(x)
+	cp, err := gpu.NewCopy(e.lib, e.pass, dst, sb, width)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add, err := gpu.NewAdd(e.lib, e.pass, sum, sb, width)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.RecordFrom(3, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := add.RecordFrom(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	e.run()
+	within(t, "copy from row 3", e.read(dst, width), widen(src[3*width:]), 0)
+	want := widen(x)
+	for i := range want {
+		want[i] += float64(src[width+i])
+	}
+	within(t, "add from row 1", e.read(sum, 2*width), want, 1e-7)
+	if err := cp.RecordFrom(3, 2); err == nil {
+		t.Error("rows past the source were recorded")
+	}
+	scale, err := gpu.NewScale(e.lib, e.pass, dst, width, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scale.RecordFrom(1, 1); err == nil {
+		t.Error("an operation without a second operand was recorded from row 1")
+	}
+}
