@@ -33,3 +33,19 @@ func testHost(t testing.TB) gpu.Host {
 	}
 	return host
 }
+
+// testHostWithout is a second device, opened without the features named
+// (as a device that lacks them), closed when the test ends; it skips and
+// fails as testHost does.
+func testHostWithout(t testing.TB, features ...string) gpu.Host {
+	t.Helper()
+	h, err := webgpu.Open(webgpu.Options{WithoutFeatures: features})
+	if err != nil {
+		if errors.Is(err, gpu.ErrUnsupported) && os.Getenv("WASMLM_WASMBROWSER") == "" {
+			t.Skipf("%v (the kernel tests run in Chromium: make test-gpu)", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}

@@ -1,0 +1,98 @@
+package gpu_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// memoryHost keeps buffers in memory: enough of a Host for uploads.
+type memoryHost struct{ gpu.Host }
+
+type memoryBuffer struct{ data []byte }
+
+func (b *memoryBuffer) Size() int { return len(b.data) }
+func (b *memoryBuffer) Destroy()  {}
+
+func (memoryHost) Adapter() gpu.Adapter { return gpu.Adapter{MaxStorageBufferBindingSize: 1 << 20} }
+
+func (memoryHost) NewBuffer(label string, size int, usage gpu.Usage) (gpu.Buffer, error) {
+	if size%4 != 0 {
+		return nil, fmt.Errorf("buffer %s: %d bytes", label, size)
+	}
+	return &memoryBuffer{make([]byte, size)}, nil
+}
+
+func (memoryHost) Write(b gpu.Buffer, offset int, data []byte) {
+	if offset%4 != 0 || len(data)%4 != 0 {
+		panic(fmt.Sprintf("write of %d bytes at %d", len(data), offset))
+	}
+	copy(b.(*memoryBuffer).data[offset:], data)
+}
+
+// randomMatrix is a rows×cols matrix of type t quantized from normal values.
+func randomMatrix(t testing.TB, typ tensor.Type, rows, cols int, rng *rand.Rand) *tensor.Matrix {
+	rb, err := tensor.RowBytes(typ, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, rows*rb)
+	src := make([]float32, cols)
+	for r := range rows {
+		for c := range src {
+			src[c] = float32(rng.NormFloat64())
+		}
+		if err := tensor.Quantize(typ, data[r*rb:(r+1)*rb], src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := tensor.NewMatrix(typ, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestUploadMatrixHoldsTheFileBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		typ        tensor.Type
+		rows, cols int
+	}{
+		{tensor.Q4_0, 13, 96}, // 54-byte rows: the rows straddle words
+		// Packed where this build has SIMD kernels for the type (natively:
+		// rows a multiple of 8).
+		{tensor.Q4_0, 16, 96},
+		{tensor.Q8_0, 16, 256},
+		{tensor.Q4_K, 8, 256},
+		{tensor.F16, 3, 6},
+	} {
+		m := randomMatrix(t, c.typ, c.rows, c.cols, rng)
+		file := bytes.Clone(m.Data)
+		packed := tensor.Pack(m)
+		g, err := gpu.UploadMatrix(memoryHost{}, "m", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := g.Buffer.(*memoryBuffer).data
+		if want := (len(file)+3)&^3 + 4; len(got) != want || g.Bytes() != want {
+			t.Errorf("%v %d×%d: %d bytes, want %d", c.typ, c.rows, c.cols, len(got), want)
+		}
+		if !bytes.Equal(got[:len(file)], file) || !bytes.Equal(got[len(file):], make([]byte, len(got)-len(file))) {
+			t.Errorf("%v %d×%d (packed %v): the buffer is not the file's rows and zeros", c.typ, c.rows, c.cols, packed)
+		}
+		t.Logf("%v: packed for SIMD kernels: %v", c.typ, packed)
+		if g.RowBytes*g.Rows != len(file) {
+			t.Errorf("%v: RowBytes %d", c.typ, g.RowBytes)
+		}
+	}
+	_, err := gpu.UploadMatrix(memoryHost{}, "big", randomMatrix(t, tensor.F32, 1025, 256, rng))
+	if !errors.Is(err, gpu.ErrUnsupported) {
+		t.Errorf("a matrix over maxStorageBufferBindingSize: error %v", err)
+	}
+}

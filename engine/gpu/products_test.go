@@ -1,0 +1,196 @@
+//go:build js
+
+package gpu_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// productTolerance bounds |GPU - CPU| of a product's output relative to
+// Σ_c |w_rc·x_tc|: the GPU encodes the activation to the CPU's bits and
+// sums the same integer block products, so only the order and rounding of
+// the float sums differ (a few ulp of the sum of magnitudes; one
+// activation quant off by one would be ~1e-4).
+const productTolerance = 1e-5
+
+// productTypes are the storage types with product kernels.
+var productTypes = []tensor.Type{
+	tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
+	tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+}
+
+func TestProductsMatchCPU(t *testing.T) {
+	// The reduction in workgroup memory (a device without subgroups) and,
+	// where the adapter has them, the one with subgroupAdd.
+	variants := []struct {
+		name string
+		host gpu.Host
+	}{{"shared", testHostWithout(t, "subgroups")}}
+	if h := testHost(t); h.Adapter().Subgroups {
+		variants = append(variants, struct {
+			name string
+			host gpu.Host
+		}{"subgroups", h})
+	} else {
+		t.Log("the adapter has no subgroups: only the workgroup-memory reduction is tested")
+	}
+	const maxN = 32
+	rng := rand.New(rand.NewPCG(1, 2))
+	worst := map[tensor.Type]float64{}
+	for _, typ := range productTypes {
+		// Two matrices sharing x, rows not a multiple of the kernels' rows
+		// per workgroup; 512 columns for the K-quants (two super-blocks).
+		cols := 256
+		if bs, _ := tensor.BlockSize(typ); bs == 256 {
+			cols = 512
+		}
+		ms := []*tensor.Matrix{randomMatrix(t, typ, 75, cols, rng), randomMatrix(t, typ, 130, cols, rng)}
+		// Where this build has SIMD kernels for the type, the second
+		// matrix is packed for them: UploadMatrix uploads the file's rows.
+		tensor.Pack(ms[1])
+		x := make([]float32, maxN*cols)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		for _, v := range variants {
+			h := v.host
+			lib := gpu.NewLibrary(h)
+			pass, err := gpu.NewPass(h, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xb, err := h.NewBuffer("x", 4*len(x), gpu.UsageReadback)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(xb, 0, f32Bytes(x))
+			var ps []gpu.Product
+			var outs []gpu.Buffer
+			for i, m := range ms {
+				gm, err := gpu.UploadMatrix(h, fmt.Sprint("m", i), m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer gm.Destroy()
+				ob, err := h.NewBuffer("out", 4*maxN*m.Rows, gpu.UsageReadback)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ob.Destroy()
+				outs = append(outs, ob)
+				ps = append(ps, gpu.Product{M: gm, Out: gpu.Binding{Buffer: ob}})
+			}
+			prods, err := gpu.NewProducts(lib, pass, gpu.Binding{Buffer: xb}, maxN, ps...)
+			if err != nil {
+				t.Fatalf("%v %s: %v", typ, v.name, err)
+			}
+			for _, n := range []int{1, 5, maxN} {
+				if err := prods.Record(n); err != nil {
+					t.Fatal(err)
+				}
+				if err := pass.Submit(); err != nil {
+					t.Fatalf("%v %s n=%d: %v", typ, v.name, n, err)
+				}
+				for i, m := range ms {
+					want := make([]float32, n*m.Rows)
+					tensor.MatMuls(x[:n*cols], n, tensor.NewWorkspace(cols), tensor.Product{Out: want, M: m})
+					raw := make([]byte, 4*n*m.Rows)
+					if err := h.Read(outs[i], 0, raw); err != nil {
+						t.Fatal(err)
+					}
+					row := make([]float32, cols)
+					for r := range m.Rows {
+						m.Row(row, r)
+						for tok := range n {
+							var mag float64
+							for c, w := range row {
+								mag += math.Abs(float64(w) * float64(x[tok*cols+c]))
+							}
+							got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(tok*m.Rows+r):]))
+							diff := math.Abs(float64(got)-float64(want[tok*m.Rows+r])) / mag
+							worst[typ] = max(worst[typ], diff)
+							if !(diff <= productTolerance) {
+								t.Errorf("%v %s n=%d matrix %d out[%d·%d+%d] = %g, CPU %g (difference %.2g of Σ|w·x|)",
+									typ, v.name, n, i, tok, m.Rows, r, got, want[tok*m.Rows+r], diff)
+							}
+						}
+					}
+				}
+			}
+			prods.Destroy()
+			xb.Destroy()
+			pass.Destroy()
+		}
+	}
+	for _, typ := range productTypes {
+		t.Logf("%v: largest difference %.2g of Σ|w·x|", typ, worst[typ])
+	}
+}
+
+func TestNewProductsRefuses(t *testing.T) {
+	h := testHost(t)
+	lib := gpu.NewLibrary(h)
+	pass, err := gpu.NewPass(h, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pass.Destroy()
+	rng := rand.New(rand.NewPCG(3, 4))
+	upload := func(typ tensor.Type, rows, cols int) *gpu.Matrix {
+		m, err := gpu.UploadMatrix(h, "m", randomMatrix(t, typ, rows, cols, rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Destroy)
+		return m
+	}
+	x, err := h.NewBuffer("x", 4*4*512, gpu.UsageStorage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Destroy()
+	out, err := h.NewBuffer("out", 4*4*64, gpu.UsageStorage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Destroy()
+	f32, q2k, wide := upload(tensor.F32, 64, 256), upload(tensor.Q2_K, 64, 256), upload(tensor.F32, 64, 512)
+	for _, c := range []struct {
+		name string
+		maxN int
+		ps   []gpu.Product
+		want string
+	}{
+		{"no products", 1, nil, "none given"},
+		{"maxN", 0, []gpu.Product{{f32, gpu.Binding{Buffer: out}}}, "maxN 0"},
+		{"type", 1, []gpu.Product{{q2k, gpu.Binding{Buffer: out}}}, "ps[0].M: no product kernel for Q2_K"},
+		{"out", 4, []gpu.Product{{f32, gpu.Binding{Buffer: out, Size: 4 * 64}}}, "ps[0].Out holds 256 bytes"},
+		{"columns", 1, []gpu.Product{{f32, gpu.Binding{Buffer: out}}, {wide, gpu.Binding{Buffer: out}}}, "ps[1].M has 512 columns"},
+	} {
+		_, err := gpu.NewProducts(lib, pass, gpu.Binding{Buffer: x}, c.maxN, c.ps...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+	p, err := gpu.NewProducts(lib, pass, gpu.Binding{Buffer: x}, 4, gpu.Product{M: f32, Out: gpu.Binding{Buffer: out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Destroy()
+	for _, n := range []int{0, 5} {
+		if err := p.Record(n); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("n %d is outside [1, 4]", n)) {
+			t.Errorf("Record(%d): error %v", n, err)
+		}
+	}
+	if pass.Dispatches() != 0 {
+		t.Errorf("refused records left %d dispatches", pass.Dispatches())
+	}
+}
