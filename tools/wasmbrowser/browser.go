@@ -38,6 +38,9 @@ type job struct {
 	args           []string
 	env            map[string]string
 	stdout, stderr io.Writer
+	// dir is the binary's working directory; it reads files (read-only)
+	// under root.
+	dir, root string
 	// timeout bounds the whole run, startTimeout the time until the binary
 	// is instantiated in the worker.
 	timeout, startTimeout time.Duration
@@ -190,6 +193,7 @@ func (s *session) handler() http.Handler {
 		json.NewEncoder(w).Encode(map[string]any{
 			"argv": append([]string{filepath.Base(s.binary)}, s.args...),
 			"env":  s.env,
+			"cwd":  s.dir,
 		})
 	})
 	mux.HandleFunc("POST /started", func(w http.ResponseWriter, r *http.Request) {
@@ -212,6 +216,7 @@ func (s *session) handler() http.Handler {
 		}
 		s.finish(outcome{code: code})
 	})
+	files{root: s.root}.register(mux)
 	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, r *http.Request) {
 		msg, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 		s.finish(outcome{err: errors.New(string(msg))})

@@ -11,9 +11,11 @@
 // on 127.0.0.1 (a random port; a secure context, so navigator.gpu exists),
 // runs the binary there with its arguments (-test.v, -test.run, …) and the
 // environment variables WASMLM_*, CI, GODEBUG and GOTRACEBACK, adding
-// WASMLM_WASMBROWSER=1 (tests that need WebGPU fail without it here, and
-// skip where it is unset, as under Node), copies its stdout and stderr to
-// its own as they are written, and exits with its exit code. A binary that
+// WASMLM_WASMBROWSER=1 (a test that needs WebGPU fails if it finds none
+// here, and skips where the variable is unset, as under Node), in the runner's working
+// directory, with read-only access to the files of the module around it
+// (testdata, fuzz seed corpora; writes fail), copies its stdout and stderr
+// to its own as they are written, and exits with its exit code. A binary that
 // cannot start, a worker or page that dies, or a run past the timeout ends
 // it with exit code 1 and a line saying so on stderr.
 //
@@ -32,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -80,10 +83,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *timeout <= 0 {
 		*timeout = defaultTimeout(binArgs)
 	}
+	dir, err := os.Getwd()
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmbrowser:", err)
+		return 1
+	}
 	code, err := runInBrowser(ctx, job{
 		binary:       binary,
 		args:         binArgs,
 		env:          testEnv(os.Environ()),
+		dir:          dir,
+		root:         moduleRoot(dir),
 		stdout:       stdout,
 		stderr:       stderr,
 		timeout:      *timeout,

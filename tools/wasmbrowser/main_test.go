@@ -53,6 +53,10 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "echo", args: []string{bin, "echo", "-test.v", "a b"}, code: 0,
 			stdout: "args -test.v a b\nenv WASMLM_PROG=passed WASMLM_WASMBROWSER=1\nHOME=\"\"\nno newline", stderr: "to stderr\n"},
+		{name: "files", args: []string{bin, "files"}, code: 0, stdout: "wd wasmbrowser\n" +
+			"read \"// Command prog is what the runner's tests run in the browser: its first\" <nil>\n" +
+			"entry prog true\nreaddir <nil>\nreadat \"Command\" <nil>\nsize true true\n" +
+			"missing true\noutside true\nwrite true\n"},
 		{name: "gpu", args: []string{bin, "gpu"}, code: 0, stdout: "navigator.gpu: true\n"},
 		{name: "exit", args: []string{bin, "exit"}, code: 3, stdout: "exiting with 3\n"},
 		{name: "panic", args: []string{bin, "panic"}, code: 2, stderrHas: "panic: boom"},
@@ -111,7 +115,7 @@ func TestCrashedPage(t *testing.T) {
 	bin := buildProg(t)
 	var stdout, stderr bytes.Buffer
 	code, err := runInBrowser(context.Background(), job{
-		binary: bin, args: []string{"hang"}, env: map[string]string{},
+		binary: bin, args: []string{"hang"}, env: map[string]string{}, dir: t.TempDir(),
 		stdout: &stdout, stderr: &stderr, timeout: time.Minute, startTimeout: time.Minute,
 		started: func(tab context.Context) {
 			chromedp.Do(tab, chromedp.Navigate("chrome://crash"))
