@@ -11,14 +11,16 @@ type Code string
 // at (the JS API's "no_model" and "js_exception", say) by declaring their
 // sentinel errors with NewError.
 const (
-	CodeInvalidArgument  Code = "invalid_argument"  // an option, a prompt or an input is wrong: fix the call
-	CodePromptTooLong    Code = "prompt_too_long"   // the prompt does not fit in the context
-	CodeInvalidModel     Code = "invalid_model"     // the model's bytes are malformed, truncated or inconsistent, or its weights not finite
-	CodeUnsupportedModel Code = "unsupported_model" // a well-formed model that uses what this engine cannot run
-	CodeBusy             Code = "busy"              // the session is generating already
-	CodeExchangeFailed   Code = "exchange_failed"   // the workers of a split model lost touch
-	CodeInternal         Code = "internal"          // a bug: the call panicked and was recovered
-	CodeUnknown          Code = "error"             // anything else
+	CodeInvalidArgument   Code = "invalid_argument"   // an option, a prompt or an input is wrong: fix the call
+	CodePromptTooLong     Code = "prompt_too_long"    // the prompt does not fit in the context
+	CodeInvalidModel      Code = "invalid_model"      // the model's bytes are malformed, truncated or inconsistent, or its weights not finite
+	CodeUnsupportedModel  Code = "unsupported_model"  // a well-formed model that uses what this engine cannot run
+	CodeBusy              Code = "busy"               // the session is generating already
+	CodeExchangeFailed    Code = "exchange_failed"    // the workers of a split model lost touch
+	CodeDeviceUnsupported Code = "device_unsupported" // the GPU asked for cannot run the model: no adapter, an architecture, a tensor type or a buffer it lacks
+	CodeDeviceLost        Code = "device_lost"        // the GPU device was lost mid-call: load the model again
+	CodeInternal          Code = "internal"           // a bug: the call panicked and was recovered
+	CodeUnknown           Code = "error"              // anything else
 )
 
 // codedError is a sentinel error that carries its code.

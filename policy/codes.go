@@ -6,6 +6,7 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/gpu"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/engine/vocab"
 	"github.com/wasmlm/wasmlm/sampling"
@@ -51,5 +52,9 @@ func kinds() []struct {
 			bpe.ErrUnsupported, tensor.ErrUnsupportedType, chat.ErrUnknownTemplate}},
 		{engine.CodeInvalidModel, []error{gguf.ErrFormat, gguf.ErrTruncated, gguf.ErrNotFound, gguf.ErrType, vocab.ErrFormat,
 			tokenizer.ErrFormat, tensor.ErrUnknownType, tensor.ErrShape}},
+		// The GPU backend's: a device that cannot run the model (or
+		// allocate its buffers), and one lost mid-call.
+		{engine.CodeDeviceUnsupported, []error{gpu.ErrUnsupported, gpu.ErrOutOfMemory}},
+		{engine.CodeDeviceLost, []error{gpu.ErrDeviceLost}},
 	}
 }

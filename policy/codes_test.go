@@ -10,6 +10,7 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/gpu"
 	"github.com/wasmlm/wasmlm/sampling"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -37,6 +38,9 @@ func TestCodeOf(t *testing.T) {
 		{chat.ErrUnknownTemplate, engine.CodeUnsupportedModel},
 		{fmt.Errorf("%w: %w", engine.ErrFormat, gguf.ErrNotFound), engine.CodeInvalidModel},
 		{gguf.ErrTruncated, engine.CodeInvalidModel},
+		{fmt.Errorf("%w: architecture bert", gpu.ErrUnsupported), engine.CodeDeviceUnsupported},
+		{fmt.Errorf("weights: %w", gpu.ErrOutOfMemory), engine.CodeDeviceUnsupported},
+		{fmt.Errorf("generating: %w", gpu.ErrDeviceLost), engine.CodeDeviceLost},
 		{fmt.Errorf("loading: %w", hostErr), "no_model"},
 		{errors.New("something else"), engine.CodeUnknown},
 	}
