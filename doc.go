@@ -12,10 +12,12 @@
 //	cmd/worker          the edge build: httpapi on Cloudflare Workers
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	jsbridge            the engine as a JavaScript object (syscall/js)
+//	webgpu              engine/gpu's Host over the browser's navigator.gpu (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API
 //	openai              OpenAI's requests as engine calls, the engine's output as OpenAI's replies and chunks
 //	policy              host policy: chat prompts, grammars as engine constraints, error codes
 //	engine/shard        a model split across workers: plan, step protocol, followers, shard files
+//	engine/gpu          the forward pass on a WebGPU device: WGSL kernels, passes, the Host they run on
 //	engine              models, architecture tables, forward pass, sessions, generation
 //	engine/vocab        tokenizers from GGUF metadata
 //	engine/gguf         the GGUF container: reader and writer
@@ -50,6 +52,7 @@
 //	tools/benchrun      make bench: every host, one table
 //	tools/npmpack       make npm: the npm package wasmlm (build/npm)
 //	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients
+//	tools/wasmbrowser   go test -exec runner: GOOS=js test binaries in a Web Worker of Chromium with WebGPU
 //
 // deps_test.go holds every package to what it may import, and doc_test.go
 // keeps these lists complete.
