@@ -67,6 +67,7 @@ func TestBigIntArguments(t *testing.T) {
 		{"load", []any{big}, "model", "model must be a Uint8Array or an ArrayBuffer, got bigint 7"},
 		{"load", []any{jsBytes(models.Default()), opts("contextLength", big)}, "contextLength", "contextLength must be an integer, got bigint 7"},
 		{"load", []any{jsBytes(models.Default()), opts("kvType", big)}, "kvType", "kvType must be"},
+		{"load", []any{jsBytes(models.Default()), opts("device", big)}, "device", "device must be 'auto', 'webgpu' or 'cpu', got bigint 7"},
 		{"load", []any{jsBytes(models.Default()), opts("tokenizer", big)}, "tokenizer", "tokenizer must be a Uint8Array or an ArrayBuffer, got bigint 7"},
 		{"inspect", []any{[]any{}, []any{}, opts("contextLength", big)}, "contextLength", "contextLength must be an integer, got bigint 7"},
 		{"inspect", []any{[]any{}, []any{}, opts("workers", big)}, "workers", "workers must be an integer, got bigint 7"},

@@ -19,11 +19,16 @@ import (
 // Binding is the JavaScript object through which a page's worker drives the
 // engine. Its methods, all returning a Promise:
 //
-//	load(model, {tokenizer, contextLength, peers, kvType}) → info; model and tokenizer
-//	                                            are Uint8Arrays or ArrayBuffers (copied),
-//	                                            or model is 'assembled': what prepare
-//	                                            and fill read (assemble_js.go);
-//	                                            peers: see below
+//	load(model, {tokenizer, contextLength, peers, kvType, device}) → info; model and
+//	                                            tokenizer are Uint8Arrays or ArrayBuffers
+//	                                            (copied), or model is 'assembled': what
+//	                                            prepare and fill read (assemble_js.go);
+//	                                            peers: see below; device: 'auto', 'webgpu'
+//	                                            or 'cpu', where the forward pass runs
+//	                                            (device_js.go)
+//	unload()                                  → undefined: the model's GPU buffers freed
+//	                                            and the model dropped (the page ends the
+//	                                            worker next)
 //	inspect(prefixes, sizes, options)         → what a model is and what loading it takes,
 //	                                            from its header (inspect_js.go)
 //	prepare(prefixes, sizes, {shardIndex, shardCount}) → {reads, size, bytes}
@@ -74,7 +79,9 @@ import (
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
 // sessionContextLength, kvType (the session's KV cache type, 'f16' or
 // 'f32': load's kvType, 'auto' by default, resolved for the model), simd
-// (whether the SIMD128 kernels run), and what the model can do: generates
+// (whether the SIMD128 kernels run), device ('webgpu' or 'cpu'), with
+// deviceReason (why not the GPU) or adapter ({vendor, architecture,
+// description, fallback}), and what the model can do: generates
 // (false for an encoder, which only embeds or ranks), pooling ('mean',
 // 'cls', 'last' or 'rank') and reranks. generate, stream and chat on a
 // model that does not generate reject with code unsupported_model.
@@ -82,7 +89,8 @@ import (
 // A rejected Promise carries an Error whose message says what went wrong and
 // whose code is policy.CodeOf's ("invalid_argument", "prompt_too_long",
 // "invalid_model", "unsupported_model", "busy", "exchange_failed",
-// "internal", "error") or the bridge's ("no_model", "js_exception"). An
+// "internal", "error", and the GPU's "device_unsupported" and
+// "device_lost") or the bridge's ("no_model", "js_exception"). An
 // invalid argument or option also has field (its JavaScript name), param
 // (its snake_case name) and problem; a chat's bad request has the HTTP
 // API's message, and field and param the request field (openaiError).
@@ -116,7 +124,7 @@ type Binding struct {
 	// one runs at a time.
 	queue turnQueue
 
-	mu       sync.Mutex // guards model, grammars, part, session, shardSession, ctxLen, kvType, exchange and source
+	mu       sync.Mutex // guards model, grammars, part, session, shardSession, ctxLen, kvType, exchange, source and gpu
 	model    *engine.Model
 	grammars *policy.Grammars // the grammars of the model's requests, compiled once
 	part     *shard.Part      // the shard the model is, for a shard of a split model; nil when whole
@@ -128,6 +136,7 @@ type Binding struct {
 	source   []byte           // the bytes of a whole GGUF model, which shard cuts
 	asm      *assembly        // a model being filled (prepare, fill), until load takes it
 	served   *served          // the OpenAI-compatible API over the model (serveHTTP), once asked for
+	gpu      gpuState         // the worker's WebGPU host, and the loaded model's device
 
 	// JavaScript globals, looked up once.
 	reflect, object, array, stringFn, promiseCtor, errorCtor js.Value
@@ -165,6 +174,7 @@ func New() *Binding {
 		crypto:         g.Get("crypto"),
 		json:           g.Get("JSON"),
 	}
+	b.gpu.open = openGPU
 	b.export("load", b.parseLoad)
 	b.export("info", b.parseInfo)
 	b.export("tokenize", b.parseTokenize)
@@ -182,6 +192,7 @@ func New() *Binding {
 	b.export("fill", b.parseFill)
 	b.export("filled", b.parseFilled)
 	b.export("serveHTTP", b.parseServeHTTP)
+	b.export("unload", b.parseUnload)
 	return b
 }
 
@@ -199,7 +210,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil
@@ -223,6 +234,9 @@ func (b *Binding) current() (*engine.Model, *engine.Session, error) {
 	}
 	if b.session == nil {
 		opts := engine.SessionOptions{ContextLength: b.ctxLen, KVType: b.kvType}
+		if b.gpu.device != nil {
+			opts.Device = b.gpu.device // the model's GPU (device_js.go)
+		}
 		if b.part == nil {
 			s, err := b.model.NewSession(opts)
 			if err != nil {
@@ -290,6 +304,10 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	if err != nil {
 		return nil, err
 	}
+	mode, err := f.device()
+	if err != nil {
+		return nil, err
+	}
 	tokArg, hasTok := f.value("tokenizer")
 	peersArg, hasPeers := f.value("peers")
 	assembled := typeOf(modelArg) == js.TypeString && modelArg.String() == "assembled"
@@ -340,16 +358,25 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		if kvType == engine.KVAuto {
 			kvType = m.DefaultKVType() // the whole model's choice, for a shard too
 		}
+		workers := 1
+		if part != nil {
+			workers = part.Count
+		}
+		place, device, err := b.place(m, mode, workers)
+		if err != nil {
+			return nil, err
+		}
 		// The previous model stays until the new one has loaded, so a failed
 		// load leaves the binding as it was. (A session made for it between
 		// these two calls, with the new type, is dropped by install.)
 		b.setKVType(kvType)
 		b.install(m, part, ctxLen, ex, source)
+		b.setDevice(place, device)
 		// Parsing the header left garbage (the vocabulary's strings): collect
 		// it now, so that the session's buffers reuse its memory rather than
 		// grow WebAssembly memory, which never shrinks.
 		runtime.GC()
-		return infoValue(m, part, ctxLen, kvType)
+		return infoValue(m, part, ctxLen, kvType, place)
 	}, nil
 }
 
@@ -388,9 +415,9 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 			return nil, err
 		}
 		b.mu.Lock()
-		part, kvType := b.part, b.kvType
+		part, kvType, place := b.part, b.kvType, b.gpu.place
 		b.mu.Unlock()
-		return infoValue(m, part, ctxLen, kvType)
+		return infoValue(m, part, ctxLen, kvType, place)
 	}, nil
 }
 
@@ -399,9 +426,10 @@ func (b *Binding) parseInfo([]js.Value) (work, error) {
 // template's name (null when the file's template is not recognised), the
 // session's context length and KV cache type, whether the matrix products
 // run on the SIMD128 kernels (the host decides, by providing them or not),
-// what the model does (generates, pooling, reranks) and which shard of how
-// many the model is (0 of 1 when whole).
-func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvType engine.KVType) (any, error) {
+// what the model does (generates, pooling, reranks), which shard of how
+// many the model is (0 of 1 when whole) and where it runs (device,
+// deviceReason, adapter: placement.set).
+func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvType engine.KVType, place placement) (any, error) {
 	out, err := camelInfo(m.Info())
 	if err != nil {
 		return nil, err
@@ -418,6 +446,7 @@ func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvTy
 	if part != nil {
 		out["shardIndex"], out["shardCount"] = part.Index, part.Count
 	}
+	place.set(out)
 	return out, nil
 }
 

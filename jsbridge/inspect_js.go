@@ -13,11 +13,14 @@ import (
 )
 
 // inspectFields are the keys of inspect's options.
-var inspectFields = []string{"contextLength", "kvType", "workers", "deviceMemory"}
+var inspectFields = []string{"contextLength", "kvType", "workers", "deviceMemory", "device"}
 
 // parseInspect: inspect(prefixes, sizes, {contextLength, kvType, workers,
-// deviceMemory}) describes the model the files' headers describe and what
-// loading it would take (memory: see inspection), or {more: i}.
+// deviceMemory, device}) describes the model the files' headers describe
+// and what loading it would take (memory: see inspection), or {more: i}.
+// With device 'auto' or 'webgpu' it also says whether the worker's WebGPU
+// adapter would take the model (gpuVerdict), opening it; device 'webgpu'
+// rejects with device_unsupported when there is none to take it.
 func (b *Binding) parseInspect(args []js.Value) (work, error) {
 	o, err := b.readFields(arg(args, 2), "options", inspectFields)
 	if err != nil {
@@ -32,6 +35,11 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 		return nil, err
 	}
 	kvType, err := o.kvType()
+	if err != nil {
+		return nil, err
+	}
+	_, probe := o.value("device")
+	mode, err := o.device()
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +59,32 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 		if err != nil {
 			return nil, err
 		}
-		return inspection(f, h, int64(whole.Size), arg(args, 1).Length(), ctxLen, kvType, workers, device)
+		out, err := inspection(f, h, int64(whole.Size), arg(args, 1).Length(), ctxLen, kvType, workers, device)
+		if err != nil || !probe || mode == deviceCPU {
+			return out, err
+		}
+		return out, b.gpuVerdict(out, mode)
 	}, nil
+}
+
+// gpuVerdict adds to an inspection whether the worker's WebGPU adapter
+// would take the model under mode, before its weights are read: device
+// 'webgpu' and adapter ({vendor, architecture, description, fallback}),
+// or device 'cpu' and deviceReason (under deviceWebGPU, an error wrapping
+// ErrDeviceUnsupported instead). Whether the GPU path runs the model's
+// architecture and types is known only once it is loaded.
+func (b *Binding) gpuVerdict(out map[string]any, mode deviceMode) error {
+	h, err := b.gpuHost()
+	if problem := adapterProblem(mode, h, err); problem != "" {
+		if mode == deviceWebGPU {
+			return fmt.Errorf("%w: %s", ErrDeviceUnsupported, problem)
+		}
+		cpuBecause("%s", problem).set(out)
+		return nil
+	}
+	a := h.Adapter()
+	placement{adapter: &a}.set(out)
+	return nil
 }
 
 // inspection is the header's engine.Info in camelCase plus chatTemplate
@@ -61,9 +93,10 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 // (the one a load would use), parts (files) and memory: {weights, kvCache,
 // scratch, total} of the model whole, and perWorker (the same, for the
 // largest shard) across workers (the count asked, or the fewest that fit),
+// gpu (the bytes of the GPU's buffers a load on it would take: gpuMemory),
 // workersNeeded (the fewest that fit, or null when no split fits), fits,
 // and limits: {worker, device} in bytes (device null when unknown).
-func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, kvType engine.KVType, workers int, deviceGiB float64) (any, error) {
+func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, kvType engine.KVType, workers int, deviceGiB float64) (map[string]any, error) {
 	c := h.Config()
 	info := h.Info(int(size))
 	positions := min(c.ContextLength, engine.DefaultContextLength)
@@ -148,6 +181,7 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 		"weights": whole.Weights, "kvCache": whole.KVCache, "scratch": whole.Scratch, "total": whole.Total,
 		"workers": n, "perWorker": map[string]any{"weights": per.Weights, "kvCache": per.KVCache, "scratch": per.Scratch, "total": per.Total},
 		"workersNeeded": neededValue, "fits": fits(per, n), "limits": limits,
+		"gpu": gpuMemory(whole),
 	}
 	return out, nil
 }

@@ -140,7 +140,7 @@ func (b *Binding) randomSeed() int {
 var tokenizeFields = []string{"addBos", "special"}
 
 // loadFields are the keys of load's options.
-var loadFields = []string{"tokenizer", "contextLength", "peers", "kvType"}
+var loadFields = []string{"tokenizer", "contextLength", "peers", "kvType", "device"}
 
 // kvType reads a kvType option: 'auto' (also when absent), 'f16' or 'f32'
 // (engine.SessionOptions.KVType).

@@ -50,7 +50,9 @@ func (b *Binding) parseSplit(args []js.Value) (work, error) {
 		// after the other shards' files have been cut, so that WebAssembly
 		// memory grows for the larger of the two, not for both.
 		b.install(part.Model, part, ctxLen, b.newPortExchange(0, ports), b.sourceBytes())
-		return infoValue(part.Model, part, ctxLen, b.sessionKVType())
+		place := splitPlacement(count)
+		b.setDevice(place, nil)
+		return infoValue(part.Model, part, ctxLen, b.sessionKVType(), place)
 	}, nil
 }
 
@@ -121,10 +123,13 @@ var errReplaced = errors.New("wasmlm: the model was replaced")
 // the previous exchange.
 func (b *Binding) install(m *engine.Model, part *shard.Part, ctxLen int, ex *portExchange, source []byte) {
 	b.mu.Lock()
-	old := b.exchange
+	old, oldSession := b.exchange, b.session
 	b.model, b.part, b.session, b.shardSes, b.ctxLen, b.exchange, b.source = m, part, nil, nil, ctxLen, ex, source
 	b.grammars = policy.NewGrammars(m)
 	b.mu.Unlock()
+	if oldSession != nil {
+		oldSession.Close() // its buffers on a GPU, if it had one
+	}
 	if old != nil && old != ex {
 		old.close(fmt.Errorf("%w: %w", shard.ErrExchange, errReplaced))
 	}

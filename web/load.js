@@ -174,6 +174,27 @@ export function checkKVType(kvType) {
   }
 }
 
+/** Checks the device option: undefined, 'auto', 'webgpu' or 'cpu'. */
+export function checkDevice(device) {
+  if (device != null && !['auto', 'webgpu', 'cpu'].includes(device)) {
+    throw argumentError('device', `must be 'auto', 'webgpu' or 'cpu', got ${describe(device)}`);
+  }
+}
+
+/**
+ * The workers a load with device 'webgpu' runs in: one, the GPU's. It
+ * rejects workers > 1 (code invalid_argument, field workers) and a model
+ * that needs more than one worker's memory (device_unsupported).
+ */
+export function checkGPUWorkers(workers, inspection) {
+  if (workers !== 'auto' && workers > 1) {
+    throw argumentError('workers', `must be 1 or 'auto' with device: 'webgpu' (one GPU serves one worker), got ${workers}`);
+  }
+  if (inspection && inspection.memory.workers > 1) {
+    throw codedError('device_unsupported', `wasmlm: device 'webgpu' cannot run this model: it needs ${inspection.memory.workers} workers' memory (${MiB(inspection.memory.total)}), and the GPU serves one worker`, { memory: inspection.memory });
+  }
+}
+
 /**
  * The files of a model source (checked as checkSource does): one URL — the
  * first part of a split GGUF (name-00001-of-00003.gguf) stands for all its

@@ -89,6 +89,20 @@ export interface LoadOptions {
    * without it cannot serve: lm.serve rejects with 'serve_failed'.
    */
   serve?: boolean;
+  /**
+   * Where the forward pass runs. 'auto' (the default): on the GPU through
+   * WebGPU where navigator.gpu gives an adapter that is not a fallback
+   * (software) one, the GPU path runs the model's architecture and tensor
+   * types and its buffers fit the device's limits; on the CPU otherwise,
+   * `info.deviceReason` saying why. 'webgpu': on the GPU, any adapter's
+   * (a fallback one too), or the load rejects with code
+   * 'device_unsupported' naming what is missing. 'cpu': on the CPU,
+   * without touching navigator.gpu. The GPU serves one worker: 'webgpu'
+   * with workers > 1 rejects with 'invalid_argument' (field 'workers'),
+   * and 'auto' with workers > 1 runs on the CPU. `info.device` says where
+   * the model runs. See web/README.md, "The device".
+   */
+  device?: 'auto' | 'webgpu' | 'cpu';
 }
 
 /** What loading a model would take, in bytes (inspect's memory). */
@@ -114,10 +128,16 @@ export interface MemoryEstimate {
    * than 8 GiB (null otherwise).
    */
   limits: { worker: number; device: number | null };
+  /**
+   * What a load on the GPU (device 'auto' or 'webgpu') would take of its
+   * memory: the weights, uploaded in their stored form, and the KV cache,
+   * which lives there.
+   */
+  gpu: number;
 }
 
 /** What WasmLM.inspect says of a model, from its header alone. */
-export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers' | 'generates' | 'pooling' | 'reranks' | 'tokenTypes' | 'classes'> {
+export interface ModelInspection extends Omit<ModelInfo, 'simdReason' | 'simdRelaxed' | 'workers' | 'generates' | 'pooling' | 'reranks' | 'tokenTypes' | 'classes' | 'device' | 'deviceReason' | 'adapter'> {
   /** The file's chat template source (Jinja), "" when it has none. */
   chatTemplateSource: string;
   /** The files of the model (a split GGUF's parts). */
@@ -204,6 +224,17 @@ export interface ModelInfo {
    * browser without WebAssembly SIMD, or wasmlm-simd.wasm failing to load.
    */
   simdReason?: string;
+  /** Where the forward pass runs: on the GPU through WebGPU, or on the CPU (the load option device). */
+  device: 'webgpu' | 'cpu';
+  /**
+   * Why not on the GPU, when device is 'cpu': the `device: 'cpu'` load
+   * option, no WebGPU or no adapter, a fallback adapter (which 'auto'
+   * skips), what the GPU path lacks for this model, a model split across
+   * workers, a device lost earlier on this page.
+   */
+  deviceReason?: string;
+  /** The GPU's adapter, when device is 'webgpu' (GPUAdapterInfo; fallback: a software adapter such as SwiftShader). */
+  adapter?: GPUAdapterDescription;
   /** The number of Web Workers the model runs on (the load option workers). */
   workers: number;
   /**
@@ -225,6 +256,15 @@ export interface ModelInfo {
   tokenTypes?: number;
   /** A reranker's classification head's outputs (its first is the score); absent otherwise. */
   classes?: number;
+}
+
+/** A WebGPU adapter, as GPUAdapterInfo describes it (ModelInfo.adapter). */
+export interface GPUAdapterDescription {
+  vendor: string;
+  architecture: string;
+  description: string;
+  /** isFallbackAdapter: a software implementation (SwiftShader), which device 'auto' skips. */
+  fallback: boolean;
 }
 
 /** One layer's recipe (ModelInfo.layers): how it mixes positions, where it normalises, its attention, its feed-forward. */
@@ -613,6 +653,11 @@ export type ErrorCode =
   | 'no_model'          // the model was unloaded (every call after unload(), and those it cut short)
   | 'js_exception'      // your code threw: a callback (onProgress), a getter of an argument
   | 'exchange_failed'   // the workers of a split model lost touch: load the model again
+  | 'device_unsupported' // device: 'webgpu' cannot be honoured: no WebGPU adapter, an architecture or tensor
+                        // type the GPU path lacks, buffers over the device's limits, a model too large
+                        // for one worker
+  | 'device_lost'       // the model's GPU device was lost mid-call: the model is done (later calls reject
+                        // the same way); load it again, and device 'auto' then runs it on the CPU
   | 'busy'              // the engine was generating already (the page queues instead; not seen there)
   | 'internal'          // a bug: the call failed in a way it never should; the runtime goes on
   | 'fetch_failed'      // the model, its tokenizer or wasmlm.wasm (wasmlm-serve.wasm) could not be read: an

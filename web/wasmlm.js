@@ -27,7 +27,7 @@ import {
   abortError, argumentError, checkSendable, checkSignal, codedError, describe, describeThrown, invalidCall, withCode,
 } from './errors.js';
 import {
-  Progress, cachedSources, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
+  Progress, cachedSources, checkDevice, checkGPUWorkers, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
   readHeaders, readSource, resolveSource, sourceName,
 } from './load.js';
 import { createChatCompletion } from './chat-completions.js';
@@ -45,12 +45,17 @@ const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device'];
 
 
 const created = Symbol('WasmLM constructor');
 
 let servable = null; // the last model loaded with { serve: true } that is still loaded: WasmLM.serve's default
+
+// Why device: 'auto' runs the page's next loads on the CPU: a GPU device was
+// lost under a model of this page (the driver reset, the GPU was removed,
+// device.destroy()), which a new device on the same adapter may lose again.
+let gpuLost = null;
 
 // The compiled wasmlm.wasm, wasmlm-serve.wasm and SIMD kernels, shared by
 // every model of the page: each model has its own worker, and a
@@ -207,6 +212,11 @@ export class WasmLM {
     checkSignal(signal);
     const { kvType, sha256 } = options;
     checkKVType(kvType);
+    checkDevice(options.device);
+    // After a lost device, 'auto' keeps to the CPU (cpuReason: why).
+    const device = gpuLost && (options.device ?? 'auto') === 'auto' ? 'cpu' : (options.device ?? 'auto');
+    const cpuReason = device === 'cpu' && options.device !== 'cpu' ? gpuLost : undefined;
+    if (device === 'webgpu') checkGPUWorkers(workers);
     checkSendable({ contextLength }); // the Go side checks it
     if (sha256 != null && !(typeof sha256 === 'string' && /^[0-9a-fA-F]{64}$/.test(sha256))) {
       throw argumentError('sha256', `must be a SHA-256 digest as 64 hex digits, got ${describe(sha256)}`);
@@ -239,17 +249,23 @@ export class WasmLM {
       // llama2.c checkpoint (and its tokenizer) whole.
       const known = tok == null ? await fromCache(files, { cache, sha256, signal }) : files;
       const head = tok == null ? await readHeaders(known, signal) : null;
+      const placement = { device, cpuReason };
       if (!head) {
-        await lm.#loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted });
+        await lm.#loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted, placement });
         return lm;
       }
       await booted;
       const ask = (message) => lm.#request(message);
+      // With device 'auto' or 'webgpu', worker 0 opens its WebGPU adapter
+      // here: a model the GPU takes runs in that one worker.
       const inspection = await inspectHeaders(head, ask, {
-        contextLength, kvType, workers: workers === 'auto' ? 0 : workers, deviceMemory: globalThis.navigator?.deviceMemory,
+        contextLength, kvType, workers: workers === 'auto' ? 0 : workers, deviceMemory: globalThis.navigator?.deviceMemory, device,
       });
+      if (device === 'webgpu') checkGPUWorkers(workers, inspection);
       let n = workers;
-      if (n === 'auto') {
+      if (n === 'auto' && inspection.device === 'webgpu' && inspection.memory.workers === 1) {
+        n = 1;
+      } else if (n === 'auto') {
         n = Math.max(autoWorkers(inspection, globalThis.navigator?.hardwareConcurrency ?? host.hardwareConcurrency), inspection.memory.workers);
       }
       if (!inspection.memory.fits || (n > 1 && n > inspection.headCountKv)) throw modelTooLarge(inspection, n);
@@ -265,7 +281,7 @@ export class WasmLM {
       if (verify && n > 1 && !sources[0].bytes) {
         throw argumentError('sha256', 'is checked as the model is read, which one worker does whole: with workers > 1, load from a URL with the cache on (or from bytes)');
       }
-      await lm.#assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256: verify });
+      await lm.#assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256: verify, placement });
       return lm;
     } catch (err) {
       lm.unload();
@@ -277,7 +293,7 @@ export class WasmLM {
    * Reads a model that is not GGUF (a llama2.c checkpoint) and its
    * tokenizer whole, and loads them in this worker.
    */
-  async #loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted }) {
+  async #loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted, placement }) {
     if (files.length > 1) throw invalidCall('only a GGUF model comes in parts');
     if (workers !== 'auto' && workers > 1) {
       throw codedError('invalid_argument', `wasmlm: workers: ${workers} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
@@ -289,7 +305,7 @@ export class WasmLM {
     ]);
     await booted;
     const transfer = [modelBytes, tokBytes].filter((s) => s?.owned).map((s) => s.bytes.buffer);
-    this.#info = await this.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength, kvType: kvType ?? undefined }, transfer);
+    this.#info = await this.#request({ type: 'load', model: modelBytes.bytes, tokenizer: tokBytes?.bytes, contextLength, kvType: kvType ?? undefined, ...placement }, transfer);
     delete this.#info.shardIndex;
     delete this.#info.shardCount;
     this.#info.workers = 1;
@@ -301,7 +317,7 @@ export class WasmLM {
    * {bytes}: this page sends the chunks) — and loads it: the followers
    * (shards 1..n-1) follow, this worker leads. head: readHeaders'.
    */
-  async #assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256 }) {
+  async #assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256, placement }) {
     const ports = Array.from({ length: n }, () => new Array(n).fill(null));
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
@@ -333,7 +349,7 @@ export class WasmLM {
     aborted.catch(() => {});
     await Promise.race([Promise.all(workers.map((w, i) => read(w, i))), aborted]);
     const load = (w, i) => w.request({
-      type: 'load', model: 'assembled', contextLength, kvType: kvType ?? undefined, peers: n > 1 ? ports[i] : undefined,
+      type: 'load', model: 'assembled', contextLength, kvType: kvType ?? undefined, peers: n > 1 ? ports[i] : undefined, ...placement,
     }, n > 1 ? own(i) : []);
     const infos = await Promise.all(workers.map((w, i) => load(w, i)));
     this.#info = infos[0];
@@ -364,6 +380,7 @@ export class WasmLM {
       const { contextLength, kvType, signal } = options;
       const workers = options.workers === 'auto' ? undefined : options.workers;
       checkKVType(kvType);
+      checkDevice(options.device);
       checkSignal(signal);
       checkSendable({ contextLength }); // the Go side checks it
       if (workers != null && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
@@ -631,14 +648,32 @@ export class WasmLM {
     this.#pending.delete(m.id);
     if (m.error) p.reject(wasmlmError(m.error));
     else p.resolve(m.value);
+    if (m.error?.code === 'device_lost') {
+      // The model's weights were on that device: this model is done, and
+      // the page's next loads with device 'auto' run on the CPU.
+      gpuLost = `a WebGPU device was lost on this page (${m.error.message.replace(/^wasmlm: /, '')}); device: 'webgpu' tries the GPU again`;
+      this.#fail('device_lost', `wasmlm: the model's GPU device was lost: load the model again (device 'auto' then runs it on the CPU)`);
+    }
   }
 
-  /** Ends the worker and rejects every pending and later call with an Error of code and message why. */
+  /**
+   * Ends the worker and rejects every pending and later call with an Error
+   * of code and message why. An unload (code no_model) first lets the worker
+   * free its GPU buffers (GPUBuffer.destroy), for a second at most.
+   */
   #fail(code, why) {
     if (this.#dead) return;
     this.#dead = { code, message: why };
     if (servable === this) servable = null;
-    this.#worker.terminate();
+    if (code === 'no_model' && this.#info?.device === 'webgpu') {
+      const worker = this.#worker;
+      const end = () => worker.terminate();
+      worker.onmessage = (e) => { if (e.data?.type === 'result' && e.data.id === 0) end(); };
+      setTimeout(end, 1000);
+      worker.postMessage({ type: 'unload', id: 0 });
+    } else {
+      this.#worker.terminate();
+    }
     for (const f of this.#followers) f.terminate(code, why);
     for (const p of this.#pending.values()) p.reject(codedError(code, why));
     this.#pending.clear();

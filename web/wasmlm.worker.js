@@ -9,8 +9,10 @@
 //   boot      {module, kernels, simdRelaxed, simdReason}  start the Go program (a compiled WebAssembly.Module)
 //                                         with the SIMD kernels (a Module, whether it is the relaxed-SIMD
 //                                         build, or null and why not)
-//   load      {model, tokenizer, contextLength, peers, kvType}
-//             model: bytes, or 'assembled': what assemble (or prepare and fill) read
+//   load      {model, tokenizer, contextLength, peers, kvType, device, cpuReason}
+//             model: bytes, or 'assembled': what assemble (or prepare and fill) read;
+//             device: 'auto', 'webgpu' or 'cpu' (cpuReason: why the page chose the CPU)
+//   unload    {}                          free the model's GPU buffers (the page ends the worker next)
 //   inspect   {prefixes, sizes, options}  what the model whose files start with prefixes is, and
 //                                         what loading it takes ({more: i}: read more of file i)
 //   assemble  {sources, prefixes, sizes, shardIndex, shardCount}
@@ -47,6 +49,7 @@ let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMem
 let simdReason = ''; // why the SIMD kernels are not attached, for info's simdReason
 let simdRelaxed = false; // whether the kernels are the relaxed-SIMD build, for info's simdRelaxed
 let plan = null; // the model being read: the Go side's prepare result (assemble, prepare, fill)
+let cpuReason = ''; // why the page ran the model on the CPU under device 'auto', for info's deviceReason
 const controllers = new Map(); // call id → AbortController
 
 // simdImports of simd.js for the kernels; if they cannot be attached, stubs
@@ -116,12 +119,14 @@ function withSignal(options, signal) {
 }
 
 // info plus, when the engine runs its pure-Go kernels (info.simd, from the
-// Go side, is false), simdReason: why.
+// Go side, is false), simdReason: why; and the page's deviceReason when
+// the page chose the CPU (cpuReason).
 function withSIMD(info) {
   if (info && typeof info === 'object' && info.simd === false) {
     info.simdReason = simdReason || 'this wasmlm.wasm was built without the SIMD kernels (-tags wasmlm_simd)';
   }
   if (info && typeof info === 'object') info.simdRelaxed = info.simd === true && simdRelaxed;
+  if (info && typeof info === 'object' && info.device === 'cpu' && cpuReason) info.deviceReason = cpuReason;
   return info;
 }
 
@@ -146,6 +151,8 @@ async function handle(m, signal) {
     case 'load': {
       const options = { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined };
       if (m.kvType != null) options.kvType = m.kvType;
+      if (m.device != null) options.device = m.device;
+      cpuReason = m.cpuReason ?? '';
       const info = withSIMD(await b.load(m.model, options));
       if (m.peers && info.shardIndex > 0) {
         // Serve worker 0 from now on. follow() settles only when the
@@ -180,6 +187,10 @@ async function handle(m, signal) {
       if (!['info', 'tokenize', 'detokenize'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
       const value = await b[m.method](...m.args);
       return m.method === 'info' ? withSIMD(value) : value;
+    }
+    case 'unload': { // the page ends this worker next: free the GPU's buffers now
+      await b.unload();
+      return null;
     }
     case 'generate':
       return withMemory(await b.generate(m.prompt, withProgress(m, withSignal(m.options, signal))));

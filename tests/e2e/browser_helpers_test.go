@@ -168,7 +168,14 @@ func newTab(t testing.TB, path string, options ...chromedp.ContextOption) *tab {
 // before (if not nil) in the tab first, before the page loads.
 func openTab(t testing.TB, s *site, path string, before chromedp.Action[chromedp.Void], options ...chromedp.ContextOption) *tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser(t), options...)
+	return openTabIn(t, browser(t), s, path, before, options...)
+}
+
+// openTabIn is openTab in the browser of context parent (browser's, or
+// gpuBrowser's).
+func openTabIn(t testing.TB, parent context.Context, s *site, path string, before chromedp.Action[chromedp.Void], options ...chromedp.ContextOption) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(parent, options...)
 	ctx, cancelTimeout := context.WithTimeout(ctx, tabTimeout)
 	tb := &tab{ctx: ctx, site: s}
 	messages := chromedp.Console(ctx) // subscribes now, before the page runs

@@ -1,0 +1,43 @@
+package jsbridge
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/webgpu"
+)
+
+// gpuDevice is a model's GPU: the engine.Device its session's forward
+// pass runs on, holding the weights; Close frees its buffers at once.
+type gpuDevice interface {
+	engine.Device
+	Close()
+}
+
+// openGPU opens navigator.gpu's adapter and a device on it, with the
+// adapter's own limits (webgpu.Open); the error says why there is none:
+// no navigator.gpu (no WebGPU, an insecure context, Node.js), no adapter.
+func openGPU() (gpu.Host, error) {
+	h, err := webgpu.Open(webgpu.Options{})
+	if err != nil {
+		return nil, errors.New(strings.TrimSuffix(strings.TrimPrefix(err.Error(), "webgpu: "), ": "+gpu.ErrUnsupported.Error()))
+	}
+	return h, nil
+}
+
+// newGPUDevice checks that the GPU path runs m on h's adapter, within the
+// limits its device was requested with, and uploads m's weights.
+func newGPUDevice(h gpu.Host, m *engine.Model) (gpuDevice, error) {
+	return nil, fmt.Errorf("%w: this build runs no forward pass on the GPU", gpu.ErrUnsupported)
+}
+
+// gpuMemory is what a load on the GPU would take of its memory, from the
+// header alone (inspect): the weights, uploaded in their stored form, and
+// the KV cache, which lives on the GPU; its activations add a prompt
+// block's worth.
+func gpuMemory(m engine.Memory) int64 {
+	return m.Weights + m.KVCache
+}
