@@ -53,6 +53,7 @@ type AttentionSpec struct {
 type Attention struct {
 	op
 	cache  *KVCache
+	slots  int // the layer's
 	spec   AttentionSpec
 	q, out Binding
 }
@@ -77,7 +78,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   let sa = g * p.context; // its scores
   var m = bitcast<f32>(0xff7fffffu); // the lowest f32
   for (var j = li; j < count; j += WG) {
-    var s = score((first + j) * p.kvDim + kvAt);
+    var s = score(((first + j) % p.slots) * p.kvDim + kvAt);
     if (p.softCap > 0.0) { s = tanh(clamp(s * (1.0 / p.softCap), -10.0, 10.0)) * p.softCap; }
     s *= p.scale;
     scores[sa + j] = s;
@@ -100,7 +101,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   if (slice < slices) {
     for (var j = slice; j < count; j += slices) {
       let w = WEIGHT(scores[sa + j] * inv);
-      let row = (first + j) * p.kvDim + kvAt;
+      let row = ((first + j) % p.slots) * p.kvDim + kvAt;
       for (var c = 0u; c < 4u; c++) {
         let d = lane + c * span;
         if (d < p.headDim) { acc[c] += w * value(row + d); }
@@ -155,7 +156,7 @@ func attentionSource(f16 bool) string {
 		word, reads, round = "u32", attentionF16, "roundF16"
 	}
 	body := strings.NewReplacer("MAXHEAD", fmt.Sprint(maxHeadDim), "QUERY", round, "WEIGHT", round).Replace(attentionBody)
-	return kernelSource("n: u32, pos: u32, heads: u32, group: u32, headDim: u32, kvDim: u32, window: u32, nonCausal: u32, context: u32, softCap: f32, scale: f32,",
+	return kernelSource("n: u32, pos: u32, heads: u32, group: u32, headDim: u32, kvDim: u32, window: u32, nonCausal: u32, context: u32, slots: u32, softCap: f32, scale: f32,",
 		[]string{"q: array<f32>", "out: array<f32>", "keys: array<" + word + ">", "vals: array<" + word + ">", "scores: array<f32>"},
 		reads+reduceFns+body)
 }
@@ -165,8 +166,8 @@ func attentionSource(f16 bool) string {
 // cache's kvDim must be kvHeads·headDim.
 func NewAttention(lib *Library, pass *Pass, cache *KVCache, l int, q, out Binding, s AttentionSpec) (*Attention, error) {
 	switch {
-	case l < 0 || l >= cache.layers:
-		return nil, fmt.Errorf("gpu: attention: layer %d is not one of the cache's %d", l, cache.layers)
+	case l < 0 || l >= len(cache.slots):
+		return nil, fmt.Errorf("gpu: attention: layer %d is not one of the cache's %d", l, len(cache.slots))
 	case s.Heads < 1 || s.KVHeads < 1 || s.Heads%s.KVHeads != 0:
 		return nil, fmt.Errorf("gpu: attention: heads %d must be a multiple of kvHeads %d", s.Heads, s.KVHeads)
 	case s.HeadDim < 2 || s.HeadDim > maxHeadDim || s.HeadDim%2 != 0:
@@ -177,6 +178,8 @@ func NewAttention(lib *Library, pass *Pass, cache *KVCache, l int, q, out Bindin
 		return nil, fmt.Errorf("gpu: attention: window %d must not be negative, maxTokens %d at least 1", s.Window, s.MaxTokens)
 	case !(s.Scale > 0) || !(s.SoftCap >= 0):
 		return nil, fmt.Errorf("gpu: attention: scale %v must be positive, softCap %v not negative", s.Scale, s.SoftCap)
+	case cache.slots[l] < cache.context && (s.Window == 0 || s.Window+s.MaxTokens-1 > cache.slots[l]):
+		return nil, fmt.Errorf("gpu: attention: layer %d's %d slots hold less than its window %d and a block of maxTokens %d less one", l, cache.slots[l], s.Window, s.MaxTokens)
 	}
 	scores, err := cache.scores(s.MaxTokens * s.Heads * cache.context)
 	if err != nil {
@@ -191,7 +194,7 @@ func NewAttention(lib *Library, pass *Pass, cache *KVCache, l int, q, out Bindin
 	if err != nil {
 		return nil, err
 	}
-	return &Attention{op: o, cache: cache, spec: s, q: q, out: out}, nil
+	return &Attention{op: o, cache: cache, slots: cache.slots[l], spec: s, q: q, out: out}, nil
 }
 
 // Record records the attention of n tokens at positions pos..pos+n-1,
@@ -215,11 +218,11 @@ func (a *Attention) Record(n, pos int) error {
 	if s.NonCausal {
 		nonCausal = 1
 	}
-	for i, v := range [...]int{n, pos, s.Heads, s.Heads / s.KVHeads, s.HeadDim, c.kvDim, s.Window, nonCausal, c.context} {
+	for i, v := range [...]int{n, pos, s.Heads, s.Heads / s.KVHeads, s.HeadDim, c.kvDim, s.Window, nonCausal, c.context, a.slots} {
 		a.params.SetU32(i, uint32(v))
 	}
-	a.params.SetF32(9, s.SoftCap)
-	a.params.SetF32(10, s.Scale)
+	a.params.SetF32(10, s.SoftCap)
+	a.params.SetF32(11, s.Scale)
 	a.dispatch(n * s.Heads)
 	return nil
 }

@@ -72,19 +72,23 @@ func TestAttention(t *testing.T) {
 		name            string
 		context, n, pos int
 		spec            gpu.AttentionSpec
+		ring            bool // the layer keeps a ring of its window and a block
 	}{
-		{"decode", 16, 1, 9, gpu.AttentionSpec{Heads: 4, KVHeads: 4, HeadDim: 16}},
-		{"decode grouped", 16, 1, 12, gpu.AttentionSpec{Heads: 6, KVHeads: 2, HeadDim: 32}},
-		{"block grouped", 16, 5, 3, gpu.AttentionSpec{Heads: 6, KVHeads: 2, HeadDim: 32}},
-		{"block from 0", 8, 4, 0, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 64}},
-		{"window", 16, 3, 8, gpu.AttentionSpec{Heads: 4, KVHeads: 2, HeadDim: 16, Window: 4}},
-		{"soft-capped", 16, 2, 5, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, SoftCap: 5, Scale: 1}},
-		{"heads of 96", 12, 2, 4, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 96}},
-		{"heads of 256", 12, 1, 7, gpu.AttentionSpec{Heads: 2, KVHeads: 2, HeadDim: 256}},
-		{"heads of 512", 8, 2, 3, gpu.AttentionSpec{Heads: 1, KVHeads: 1, HeadDim: 512}},
-		{"longer than a workgroup", 700, 2, 690, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16}},
-		{"window longer than a workgroup", 700, 1, 650, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, Window: 300}},
-		{"non-causal", 8, 5, 0, gpu.AttentionSpec{Heads: 3, KVHeads: 3, HeadDim: 16, NonCausal: true}},
+		{"decode", 16, 1, 9, gpu.AttentionSpec{Heads: 4, KVHeads: 4, HeadDim: 16}, false},
+		{"decode grouped", 16, 1, 12, gpu.AttentionSpec{Heads: 6, KVHeads: 2, HeadDim: 32}, false},
+		{"block grouped", 16, 5, 3, gpu.AttentionSpec{Heads: 6, KVHeads: 2, HeadDim: 32}, false},
+		{"block from 0", 8, 4, 0, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 64}, false},
+		{"window", 16, 3, 8, gpu.AttentionSpec{Heads: 4, KVHeads: 2, HeadDim: 16, Window: 4}, false},
+		{"window in a ring", 40, 3, 29, gpu.AttentionSpec{Heads: 4, KVHeads: 2, HeadDim: 16, Window: 5}, true},
+		{"window in a ring, wrapping within the block", 40, 4, 15, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, Window: 6}, true},
+		{"soft-capped", 16, 2, 5, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, SoftCap: 5, Scale: 1}, false},
+		{"heads of 96", 12, 2, 4, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 96}, false},
+		{"heads of 256", 12, 1, 7, gpu.AttentionSpec{Heads: 2, KVHeads: 2, HeadDim: 256}, false},
+		{"heads of 512", 8, 2, 3, gpu.AttentionSpec{Heads: 1, KVHeads: 1, HeadDim: 512}, false},
+		{"longer than a workgroup", 700, 2, 690, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16}, false},
+		{"window longer than a workgroup", 700, 1, 650, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, Window: 300}, false},
+		{"window longer than a workgroup in a ring", 700, 2, 650, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, Window: 300}, true},
+		{"non-causal", 8, 5, 0, gpu.AttentionSpec{Heads: 3, KVHeads: 3, HeadDim: 16, NonCausal: true}, false},
 	} {
 		for _, f16 := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s f16 %v", c.name, f16), func(t *testing.T) {
@@ -95,7 +99,11 @@ func TestAttention(t *testing.T) {
 				s.MaxTokens = c.n
 				e := newEnv(t)
 				kvDim, qDim := s.KVHeads*s.HeadDim, s.Heads*s.HeadDim
-				cache, err := gpu.NewKVCache(e.host, 2, c.context, kvDim, f16)
+				slots := []int{c.context, c.context}
+				if c.ring {
+					slots[1] = s.Window + c.n - 1
+				}
+				cache, err := gpu.NewRingKVCache(e.host, c.context, kvDim, f16, slots)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -103,19 +111,17 @@ func TestAttention(t *testing.T) {
 				total := c.pos + c.n
 				keys, values := random(r, total*kvDim, 1), random(r, total*kvDim, 2)
 				q := random(r, c.n*qDim, 1)
-				kb, vb := e.upload(keys), e.upload(values)
-				store, err := gpu.NewKVStore(e.lib, e.pass, cache, 1, kb, vb)
-				if err != nil {
-					t.Fatal(err)
-				}
 				out := e.zeros(c.n * qDim)
 				attn, err := gpu.NewAttention(e.lib, e.pass, cache, 1, e.upload(q), out, s)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := store.Record(total, 0); err != nil {
-					t.Fatal(err)
+				// the earlier positions, as many at a time as the layer
+				// holds, then the block's, each in a submission of its own
+				for at := 0; at < c.pos; at += slots[1] {
+					storeKV(e, cache, keys, values, kvDim, at, min(slots[1], c.pos-at))
 				}
+				storeKV(e, cache, keys, values, kvDim, c.pos, c.n)
 				if err := attn.Record(c.n, c.pos); err != nil {
 					t.Fatal(err)
 				}
@@ -129,6 +135,47 @@ func TestAttention(t *testing.T) {
 					t.Error("more tokens than maxTokens were recorded")
 				}
 			})
+		}
+	}
+}
+
+// storeKV stores positions at..at+n-1 of keys and values (rows of kvDim)
+// in the cache's layer 1, in a submission of its own.
+func storeKV(e *env, cache *gpu.KVCache, keys, values []float32, kvDim, at, n int) {
+	e.t.Helper()
+	rows := func(x []float32) gpu.Binding { return e.upload(x[at*kvDim : (at+n)*kvDim]) }
+	store, err := gpu.NewKVStore(e.lib, e.pass, cache, 1, rows(keys), rows(values))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := store.Record(n, at); err != nil {
+		e.t.Fatal(err)
+	}
+	e.run()
+}
+
+// TestAttentionRefusesASmallRing refuses a layer whose ring would lose
+// positions a block's first token attends to while the block is stored.
+func TestAttentionRefusesASmallRing(t *testing.T) {
+	e := newEnv(t)
+	cache, err := gpu.NewRingKVCache(e.host, 32, 16, false, []int{32, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cache.Destroy)
+	q, out := e.zeros(4*16), e.zeros(4*16)
+	for _, c := range []struct {
+		layer, window, maxTokens int
+		ok                       bool
+	}{
+		{1, 5, 4, true},  // 5 + 4 - 1 = 8 slots
+		{1, 6, 4, false}, // 9
+		{1, 0, 1, false}, // no window: every position
+		{0, 0, 4, true},  // the whole context
+	} {
+		_, err := gpu.NewAttention(e.lib, e.pass, cache, c.layer, q, out, gpu.AttentionSpec{Heads: 1, KVHeads: 1, HeadDim: 16, Window: c.window, Scale: 1, MaxTokens: c.maxTokens})
+		if (err == nil) != c.ok {
+			t.Errorf("layer %d, window %d, maxTokens %d: error %v, want ok %v", c.layer, c.window, c.maxTokens, err, c.ok)
 		}
 	}
 }

@@ -3,35 +3,57 @@ package gpu
 import "fmt"
 
 // KVCache is the keys and values of every position a session has seen, on
-// the device: for each layer a buffer of keys and one of values, (context,
+// the device: for each layer a buffer of keys and one of values, (slots,
 // kvDim) each, as f32 or as F16 packed two to a u32 (pack2x16float's
 // layout: the even value in the low half), which needs no shader-f16.
-// Position p is row p of its layer's buffers, in every layer: a layer that
-// attends to a sliding window keeps every position too and attention reads
-// only the window (the CPU keeps a ring of the window instead), which costs
-// the memory of the full context for such a layer but leaves no ring to
-// wrap. Each layer's buffers are their own so that one binding never
-// exceeds maxStorageBufferBindingSize for the whole cache.
+// Position p is in row p mod slots of its layer: a layer that holds the
+// whole context has a row for each position, and one that attends to a
+// sliding window may keep only a ring of the latest (as the engine's
+// kvLayer), a few hundred rows where the context has thousands. Each
+// layer's buffers are their own so that one binding never exceeds
+// maxStorageBufferBindingSize for the whole cache.
 type KVCache struct {
-	host                   Host
-	k, v                   []Buffer // (layers): (context, kvDim) each
-	layers, context, kvDim int
-	f16                    bool
-	scratch                []Buffer // attention's scores; the last is the largest
+	host           Host
+	k, v           []Buffer // (layers): (slots[l], kvDim) each
+	slots          []int    // (layers): the positions each holds
+	context, kvDim int
+	f16            bool
+	scratch        []Buffer // attention's scores; the last is the largest
 }
 
 // NewKVCache makes the cache of layers layers of context positions of
 // kvDim keys (and values) each; f16 keeps them as F16 (kvDim then even).
 func NewKVCache(h Host, layers, context, kvDim int, f16 bool) (*KVCache, error) {
+	if layers < 1 {
+		return nil, fmt.Errorf("gpu: kv cache: layers must be at least 1, got %d", layers)
+	}
+	slots := make([]int, layers)
+	for l := range slots {
+		slots[l] = context
+	}
+	return NewRingKVCache(h, context, kvDim, f16, slots)
+}
+
+// NewRingKVCache makes a cache of context positions whose layer l holds
+// slots[l] of them (at most context), position p in row p mod slots[l]: a
+// layer attending to a sliding window of w positions in prompt blocks of
+// up to b tokens needs w+b-1 (a block's keys are all stored before its
+// first token attends), the engine's Config.kvSlots.
+func NewRingKVCache(h Host, context, kvDim int, f16 bool, slots []int) (*KVCache, error) {
 	switch {
-	case layers < 1 || context < 1 || kvDim < 1:
-		return nil, fmt.Errorf("gpu: kv cache: layers %d, context %d and kvDim %d must be at least 1", layers, context, kvDim)
+	case len(slots) < 1 || context < 1 || kvDim < 1:
+		return nil, fmt.Errorf("gpu: kv cache: layers %d, context %d and kvDim %d must be at least 1", len(slots), context, kvDim)
 	case f16 && kvDim%2 != 0:
 		return nil, fmt.Errorf("gpu: kv cache: kvDim %d must be even for an F16 cache", kvDim)
 	}
-	c := &KVCache{host: h, layers: layers, context: context, kvDim: kvDim, f16: f16}
-	size := c.LayerBytes() / 2 // readable and writable by copies too: a session saved, restored, shifted
-	for l := range layers {
+	for l, n := range slots {
+		if n < 1 || n > context {
+			return nil, fmt.Errorf("gpu: kv cache: slots[%d] is %d, not 1 to the context %d", l, n, context)
+		}
+	}
+	c := &KVCache{host: h, slots: slots, context: context, kvDim: kvDim, f16: f16}
+	for l, n := range slots {
+		size := n * kvDim * c.valueBytes() // readable and writable by copies too: a session saved, restored, shifted
 		k, err := h.NewBuffer(fmt.Sprintf("keys %d", l), size, UsageReadback)
 		if err != nil {
 			c.Destroy()
@@ -48,14 +70,25 @@ func NewKVCache(h Host, layers, context, kvDim int, f16 bool) (*KVCache, error) 
 	return c, nil
 }
 
-// LayerBytes is the bytes one layer's keys and values take.
-func (c *KVCache) LayerBytes() int {
-	bytes := 4
+// valueBytes is the bytes of one cached value: 4 (f32) or 2 (F16).
+func (c *KVCache) valueBytes() int {
 	if c.f16 {
-		bytes = 2
+		return 2
 	}
-	return 2 * c.context * c.kvDim * bytes
+	return 4
 }
+
+// Bytes is the bytes the keys and values of every layer take.
+func (c *KVCache) Bytes() int {
+	n := 0
+	for _, s := range c.slots {
+		n += 2 * s * c.kvDim * c.valueBytes()
+	}
+	return n
+}
+
+// Slots is how many positions layer l holds.
+func (c *KVCache) Slots(l int) int { return c.slots[l] }
 
 // Context is how many positions the cache holds.
 func (c *KVCache) Context() int { return c.context }
@@ -63,7 +96,7 @@ func (c *KVCache) Context() int { return c.context }
 // F16 reports whether the cache holds F16 values.
 func (c *KVCache) F16() bool { return c.f16 }
 
-// Keys is layer l's buffer of keys: (context, kvDim) values, f32 or F16
+// Keys is layer l's buffer of keys: (Slots(l), kvDim) values, f32 or F16
 // pairs.
 func (c *KVCache) Keys(l int) Buffer { return c.k[l] }
 
@@ -100,6 +133,7 @@ func (c *KVCache) scores(n int) (Buffer, error) {
 type KVStore struct {
 	op
 	cache *KVCache
+	slots int // the layer's
 	k, v  Binding
 }
 
@@ -108,8 +142,9 @@ const kvStoreF32 = `
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let i = groupIndex(wg, nwg) * WG + li;
   if (i >= p.count) { return; }
-  keys[p.at + i] = k[i];
-  vals[p.at + i] = v[i];
+  let at = ((p.pos + i / p.width) % p.slots) * p.width + i % p.width;
+  keys[at] = k[i];
+  vals[at] = v[i];
 }
 `
 
@@ -118,8 +153,9 @@ const kvStoreF16 = f16Fn + `
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let i = groupIndex(wg, nwg) * WG + li;
   if (i >= p.count) { return; }
-  keys[p.at + i] = f16Bits(k[2u * i]) | (f16Bits(k[2u * i + 1u]) << 16u);
-  vals[p.at + i] = f16Bits(v[2u * i]) | (f16Bits(v[2u * i + 1u]) << 16u);
+  let at = ((p.pos + i / p.width) % p.slots) * p.width + i % p.width;
+  keys[at] = f16Bits(k[2u * i]) | (f16Bits(k[2u * i + 1u]) << 16u);
+  vals[at] = f16Bits(v[2u * i]) | (f16Bits(v[2u * i + 1u]) << 16u);
 }
 `
 
@@ -127,23 +163,24 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
 // into layer l of cache; over an F16 cache each value is rounded to the
 // nearest F16, ties to even, as the engine's F16 cache stores it.
 func NewKVStore(lib *Library, pass *Pass, cache *KVCache, l int, k, v Binding) (*KVStore, error) {
-	if l < 0 || l >= cache.layers {
-		return nil, fmt.Errorf("gpu: kv store: layer %d is not one of the cache's %d", l, cache.layers)
+	if l < 0 || l >= len(cache.slots) {
+		return nil, fmt.Errorf("gpu: kv store: layer %d is not one of the cache's %d", l, len(cache.slots))
 	}
 	name, body, word := "kv store f32", kvStoreF32, "f32"
 	if cache.f16 {
 		name, body, word = "kv store f16", kvStoreF16, "u32"
 	}
-	src := kernelSource("count: u32, at: u32,",
+	src := kernelSource("count: u32, width: u32, pos: u32, slots: u32,",
 		[]string{"keys: array<" + word + ">", "vals: array<" + word + ">", "k: array<f32>", "v: array<f32>"}, body)
 	o, err := newOp(lib, pass, name, src, Binding{Buffer: cache.k[l]}, Binding{Buffer: cache.v[l]}, k, v)
 	if err != nil {
 		return nil, err
 	}
-	return &KVStore{op: o, cache: cache, k: k, v: v}, nil
+	return &KVStore{op: o, cache: cache, slots: cache.slots[l], k: k, v: v}, nil
 }
 
-// Record records the store of n rows at positions pos..pos+n-1.
+// Record records the store of n rows at positions pos..pos+n-1 (at most
+// the layer's slots).
 func (s *KVStore) Record(n, pos int) error {
 	c := s.cache
 	if err := rowsFit("kv store k", s.k, n, c.kvDim); err != nil {
@@ -152,15 +189,20 @@ func (s *KVStore) Record(n, pos int) error {
 	if err := rowsFit("kv store v", s.v, n, c.kvDim); err != nil {
 		return err
 	}
-	if pos < 0 || pos+n > c.context {
+	switch {
+	case pos < 0 || pos+n > c.context:
 		return fmt.Errorf("gpu: kv store: positions %d..%d are past the cache's %d", pos, pos+n-1, c.context)
+	case n > s.slots:
+		return fmt.Errorf("gpu: kv store: %d positions are more than the layer's %d slots", n, s.slots)
 	}
-	count, at := n*c.kvDim, pos*c.kvDim
+	width := c.kvDim // values, or F16 pairs, a row
 	if c.f16 {
-		count, at = count/2, at/2
+		width /= 2
 	}
-	s.params.SetU32(0, uint32(count))
-	s.params.SetU32(1, uint32(at))
+	count := n * width
+	for i, v := range [...]int{count, width, pos, s.slots} {
+		s.params.SetU32(i, uint32(v))
+	}
 	s.dispatch((count + workgroup - 1) / workgroup)
 	return nil
 }
