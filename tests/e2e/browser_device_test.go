@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -114,4 +115,23 @@ func TestBrowserDeviceFallbackAdapter(t *testing.T) {
 	assert.Equal(t, "cpu", got.Device)
 	assert.Equal(t, "the WebGPU adapter (google swiftshader) is a fallback, software one, which device: 'auto' skips (device: 'webgpu' uses it)", got.DeviceReason)
 	assert.Equal(t, 4, got.Tokens)
+}
+
+// The demo page shows where the model runs beside its kernels (here the
+// CPU, with why not the GPU), and its device choice loads the model again
+// there.
+func TestBrowserDemoDevice(t *testing.T) {
+	tb := newTab(t, "/")
+	ready := `document.getElementById('status').dataset.state === 'ready'`
+	waitFor(t, tb, ready, 30*time.Second)
+	assert.Contains(t, text(t, tb, "model-info"), "SIMD kernels · 1 worker · CPU (not the GPU: navigator.gpu has no adapter)")
+	eval[bool](t, tb, `(() => {
+		const s = document.getElementById('device');
+		s.value = 'cpu';
+		s.dispatchEvent(new Event('change'));
+		return true;
+	})()`)
+	waitFor(t, tb, ready+` && document.getElementById('model-info').textContent.includes("the device: 'cpu' load option")`, 30*time.Second)
+	assert.Contains(t, text(t, tb, "model-info"), "1 worker · CPU (not the GPU: the device: 'cpu' load option)")
+	assert.Contains(t, text(t, tb, "status"), "stories260K ready in")
 }

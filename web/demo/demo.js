@@ -7,7 +7,7 @@ import { setupChat } from './chat-demo.js';
 
 const $ = (id) => document.getElementById(id);
 const el = {
-  status: $('status'), progress: $('progress'), modelInfo: $('model-info'), message: $('message'),
+  status: $('status'), progress: $('progress'), modelInfo: $('model-info'), message: $('message'), device: $('device'),
   modelFile: $('model-file'), tokenizerRow: $('tokenizer-row'), tokenizerFile: $('tokenizer-file'),
   modelURLForm: $('model-url-form'), modelURL: $('model-url'), modelURLLoad: $('model-url-load'),
   prompt: $('prompt'), temperature: $('temperature'), topP: $('top-p'), minP: $('min-p'),
@@ -26,7 +26,9 @@ const el = {
 // setState's; running is the generation under way, {mode: 'completion' or
 // 'chat', controller} (its AbortController), or null: run sets and clears
 // it, and nothing else does.
-const demo = { lm: null, readyMs: null, readyAt: null, state: 'loading', running: null, traces: [], pinned: -1 };
+// loaded is the last load asked for, {source, options, label}: a new device
+// choice loads it again.
+const demo = { lm: null, readyMs: null, readyAt: null, state: 'loading', running: null, traces: [], pinned: -1, loaded: null };
 globalThis.wasmlmDemo = demo;
 
 const MB = 1024 * 1024;
@@ -59,6 +61,7 @@ function setState(state, text) {
   el.compare.disabled = state !== 'ready';
   el.modelFile.disabled = busy;
   el.modelURLLoad.disabled = busy;
+  el.device.disabled = busy || state === 'loading';
   chat.sync();
 }
 
@@ -112,8 +115,17 @@ function showMessage(text) {
   el.message.textContent = text ?? '';
 }
 
-/** Loads a model, replacing the current one only once the new one works. */
+/** Where the model runs, for the info line: the GPU's adapter, or the CPU and why not the GPU. */
+function fmtDevice(info) {
+  if (info.device !== 'webgpu') return `CPU${info.deviceReason ? ` (not the GPU: ${info.deviceReason})` : ''}`;
+  const a = info.adapter ?? {};
+  const name = [a.vendor, a.architecture].filter(Boolean).join(' ') || a.description || 'an unnamed adapter';
+  return `WebGPU on ${name}${a.fallback ? ' (a software adapter)' : ''}`;
+}
+
+/** Loads a model with the device chosen, replacing the current one only once the new one works. */
 async function loadModel(source, options, label) {
+  demo.loaded = { source, options, label };
   const started = performance.now();
   const previous = demo.lm;
   setState('loading', `Loading ${label}…`);
@@ -124,6 +136,7 @@ async function loadModel(source, options, label) {
   try {
     const lm = await WasmLM.load(source, {
       ...options,
+      device: el.device.value,
       onProgress({ loaded, total, cached: fromCache }) {
         cached = fromCache;
         if (total) {
@@ -142,7 +155,7 @@ async function loadModel(source, options, label) {
       `${i.architecture}`, `${fmtCount(i.parameters)} parameters`, `vocabulary ${i.vocabSize}`,
       `context ${i.sessionContextLength}`, fmtFile(i),
       ...(i.generates ? [`chat template: ${i.chatTemplate ?? 'unknown'}`] : []),
-      `${i.simd ? 'SIMD' : 'pure-Go'} kernels`, `${i.workers} worker${i.workers === 1 ? '' : 's'}`,
+      `${i.simd ? 'SIMD' : 'pure-Go'} kernels`, `${i.workers} worker${i.workers === 1 ? '' : 's'}`, fmtDevice(i),
       i.reranks ? 'reranker' : `embeddings of ${i.embeddingLength} (${i.pooling} pooling)`,
     ].join(' · ');
     showCapabilities(lm);
@@ -409,6 +422,11 @@ el.tokenizerFile.addEventListener('change', async () => {
   if (!model || !tokenizer) return;
   el.tokenizerRow.hidden = true;
   await loadModel(model, { tokenizer }, model.name);
+});
+
+// Another device: the model loads again there.
+el.device.addEventListener('change', async () => {
+  if (demo.loaded && demo.state !== 'loading') await loadModel(demo.loaded.source, demo.loaded.options, demo.loaded.label);
 });
 
 const chat = setupChat({ demo, run, showMessage });
