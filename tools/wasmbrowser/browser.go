@@ -44,9 +44,9 @@ type job struct {
 	// timeout bounds the whole run, startTimeout the time until the binary
 	// is instantiated in the worker.
 	timeout, startTimeout time.Duration
-	// started, if set, is called with the browser's tab once the binary
+	// onStart, if set, is called with the browser's tab once the binary
 	// runs (tests crash the page with it).
-	started func(tab context.Context)
+	onStart func(tab context.Context)
 }
 
 // outcome is how a run ended: the binary's exit code, or why there is none.
@@ -91,61 +91,108 @@ func runInBrowser(ctx context.Context, j job) (int, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	browser, stop, err := headless.StartWebGPU("wasmlm-wasmbrowser-")
-	if err != nil {
-		return 0, err
-	}
-	defer stop()
-	// Subscribed before the page loads, so nothing it does is missed.
-	crashed := chromedp.Events(browser, inspector.TargetCrashed)
-	console := chromedp.Console(browser)
-	go func() {
-		for _, err := range crashed {
-			if err == nil {
-				s.finish(outcome{err: errors.New("the page crashed (its renderer process died)")})
-			}
-			return
-		}
-	}()
-	go func() {
-		for m, err := range console {
-			if err != nil {
-				return
-			}
-			if m.IsException() {
-				s.finish(outcome{err: fmt.Errorf("the page threw: %s", m)})
-			}
-		}
-	}()
-	if err := chromedp.Do(browser, chromedp.Navigate("http://"+ln.Addr().String()+"/")); err != nil {
-		return 0, fmt.Errorf("opening the page: %w", err)
-	}
-
+	// Every wait is bounded: Chromium's start and the page's load too.
 	total := time.NewTimer(j.timeout)
 	defer total.Stop()
 	start := time.NewTimer(j.startTimeout)
 	defer start.Stop()
-	started := s.started
+	opening := s.open("http://" + ln.Addr().String() + "/")
+	defer func() {
+		if opening == nil {
+			return
+		}
+		// Still opening: wait a little for the browser, to close it and
+		// remove its profile, but not for one that hangs.
+		select {
+		case o := <-opening:
+			if o.err == nil {
+				o.stop()
+			}
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	var browser context.Context // once open
+	var browserDone <-chan struct{}
+	started, running := s.started, false
 	for {
 		select {
+		case o := <-opening:
+			opening = nil
+			if o.err != nil {
+				return 0, o.err
+			}
+			defer o.stop()
+			browser, browserDone = o.browser, o.browser.Done()
+			if running && j.onStart != nil {
+				go j.onStart(browser)
+			}
 		case o := <-s.done:
 			return o.code, o.err
 		case <-started:
 			start.Stop()
-			started = nil
-			if j.started != nil {
-				go j.started(browser)
+			started, running = nil, true
+			if browser != nil && j.onStart != nil {
+				go j.onStart(browser)
 			}
 		case <-start.C:
 			return 0, fmt.Errorf("the browser did not start the binary within %v (-start-timeout)", j.startTimeout)
 		case <-total.C:
 			return 0, fmt.Errorf("the run took longer than %v (-timeout, or the binary's -test.timeout plus a minute): stopped", j.timeout)
-		case <-browser.Done():
+		case <-browserDone:
 			return 0, fmt.Errorf("the browser went away: %w", context.Cause(browser))
 		case <-ctx.Done():
 			return 0, errors.New("interrupted")
 		}
 	}
+}
+
+// opened is a browser with the page open, or why there is none.
+type opened struct {
+	browser context.Context
+	stop    func()
+	err     error
+}
+
+// open starts headless Chromium with WebGPU and opens url in it, watching
+// the page for a crash and uncaught exceptions; the channel gets the
+// result.
+func (s *session) open(url string) <-chan opened {
+	c := make(chan opened, 1)
+	go func() {
+		browser, stop, err := headless.StartWebGPU("wasmlm-wasmbrowser-")
+		if err != nil {
+			c <- opened{err: err}
+			return
+		}
+		// Subscribed before the page loads, so nothing it does is missed.
+		crashed := chromedp.Events(browser, inspector.TargetCrashed)
+		console := chromedp.Console(browser)
+		go func() {
+			for _, err := range crashed {
+				if err == nil {
+					s.finish(outcome{err: errors.New("the page crashed (its renderer process died)")})
+				}
+				return
+			}
+		}()
+		go func() {
+			for m, err := range console {
+				if err != nil {
+					return
+				}
+				if m.IsException() {
+					s.finish(outcome{err: fmt.Errorf("the page threw: %s", m)})
+				}
+			}
+		}()
+		if err := chromedp.Do(browser, chromedp.Navigate(url)); err != nil {
+			stop()
+			c <- opened{err: fmt.Errorf("opening the page: %w", err)}
+			return
+		}
+		c <- opened{browser: browser, stop: stop}
+	}()
+	return c
 }
 
 // readWasmExec reads the wasm_exec.js of the Go that built the binary:

@@ -12,12 +12,13 @@
 // runs the binary there with its arguments (-test.v, -test.run, …) and the
 // environment variables WASMLM_*, CI, GODEBUG and GOTRACEBACK, adding
 // WASMLM_WASMBROWSER=1 (a test that needs WebGPU fails if it finds none
-// here, and skips where the variable is unset, as under Node), in the runner's working
-// directory, with read-only access to the files of the module around it
-// (testdata, fuzz seed corpora; writes fail), copies its stdout and stderr
-// to its own as they are written, and exits with its exit code. A binary that
-// cannot start, a worker or page that dies, or a run past the timeout ends
-// it with exit code 1 and a line saying so on stderr.
+// here, and skips where the variable is unset, as under Node), in the
+// runner's working directory, with read-only access to the files of the
+// module around it (testdata, fuzz seed corpora; writes fail), copies its
+// stdout and stderr to its own as they are written, and exits with its
+// exit code. A binary that cannot start, a worker or page that dies, or a
+// run past the timeout ends it with exit code 1 and a line saying so on
+// stderr.
 //
 // Flags, before the binary's path:
 //

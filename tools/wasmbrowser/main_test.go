@@ -62,6 +62,7 @@ func TestRun(t *testing.T) {
 		{name: "panic", args: []string{bin, "panic"}, code: 2, stderrHas: "panic: boom"},
 		{name: "hang", args: []string{"-timeout", "2s", bin, "hang"}, code: 1, stderrHas: "took longer than 2s"},
 		{name: "worker closes", args: []string{"-timeout", "2s", bin, "close"}, code: 1, stderrHas: "took longer than 2s"},
+		{name: "start timeout", args: []string{"-start-timeout", "1ns", bin, "echo"}, code: 1, stderrHas: "did not start the binary within 1ns"},
 		{name: "throw", args: []string{bin, "throw"}, code: 1, stderrHas: "thrown in the worker"},
 		{name: "not WebAssembly", args: []string{notWasm, "-test.v"}, code: 1, stderrHas: "instantiating the test binary"},
 		{name: "no binary", args: []string{filepath.Join(t.TempDir(), "missing")}, code: 1, stderrHas: "no such file"},
@@ -117,7 +118,7 @@ func TestCrashedPage(t *testing.T) {
 	code, err := runInBrowser(context.Background(), job{
 		binary: bin, args: []string{"hang"}, env: map[string]string{}, dir: t.TempDir(),
 		stdout: &stdout, stderr: &stderr, timeout: time.Minute, startTimeout: time.Minute,
-		started: func(tab context.Context) {
+		onStart: func(tab context.Context) {
 			chromedp.Do(tab, chromedp.Navigate("chrome://crash"))
 		},
 	})
