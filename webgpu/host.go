@@ -5,6 +5,7 @@ package webgpu
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"syscall/js"
 
@@ -163,7 +164,7 @@ func (h *Host) watch() {
 				reason = r.String()
 			}
 			if m := info.Get("message"); m.Type() == js.TypeString {
-				msg = m.String()
+				msg = strings.TrimSpace(m.String())
 			}
 		}
 		h.setLost(fmt.Errorf("webgpu: the device was lost (%s): %s: %w", reason, msg, gpu.ErrDeviceLost))
@@ -274,7 +275,7 @@ func (h *Host) scoped(what string, f func() error, filters ...string) (filter, m
 		case perr != nil && err == nil:
 			err = fmt.Errorf("webgpu: %s: popErrorScope: %v: %w", what, perr, gpu.ErrDeviceLost)
 		case reported.Type() == js.TypeObject && filter == "":
-			filter, message = filters[i], reported.Get("message").String()
+			filter, message = filters[i], strings.TrimSpace(reported.Get("message").String())
 		}
 	}
 	if lost := h.Err(); lost != nil {

@@ -173,6 +173,34 @@ func TestUncapturedError(t *testing.T) {
 	require.ErrorIs(t, h.Submit(nil), gpu.ErrDeviceLost)
 }
 
+// aliasSource binds two writable arrays, which must not be the same
+// bytes of one buffer.
+const aliasSource = `
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> b: array<u32>;
+@compute @workgroup_size(1)
+fn main() { a[0] = b[0] + 1u; }
+`
+
+// TestValidationErrorInSubmit: a submission the device rejects (writable
+// bindings aliasing one buffer) is an uncaptured error, which the next
+// Read returns (the device reports it before the read's map completes)
+// and every call after it.
+func TestValidationErrorInSubmit(t *testing.T) {
+	h := openHost(t, Options{})
+	k, err := h.NewKernel("alias", aliasSource, "main")
+	require.NoError(t, err)
+	buf, err := h.NewBuffer("buf", 16, gpu.UsageReadback)
+	require.NoError(t, err)
+	b, err := h.NewBindings(k, gpu.Binding{Buffer: buf}, gpu.Binding{Buffer: buf})
+	require.NoError(t, err)
+	require.NoError(t, h.Submit([]gpu.Dispatch{{Kernel: k, Bindings: b, X: 1, Y: 1, Z: 1}}))
+	err = h.Read(buf, 0, make([]byte, 4))
+	require.ErrorIs(t, err, gpu.ErrDeviceLost)
+	require.ErrorContains(t, err, "aliasing")
+	require.ErrorIs(t, h.Submit(nil), gpu.ErrDeviceLost)
+}
+
 // TestClose: Close destroys every live buffer and the device; Destroy
 // twice is harmless, and so is Close.
 func TestClose(t *testing.T) {

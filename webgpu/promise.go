@@ -5,6 +5,7 @@ package webgpu
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall/js"
 )
 
@@ -47,9 +48,9 @@ func jsError(v js.Value) error {
 		name, msg := v.Get("name"), v.Get("message")
 		if msg.Type() == js.TypeString {
 			if name.Type() == js.TypeString && name.String() != "" {
-				return fmt.Errorf("%s: %s", name.String(), msg.String())
+				return fmt.Errorf("%s: %s", name.String(), strings.TrimSpace(msg.String()))
 			}
-			return errors.New(msg.String())
+			return errors.New(strings.TrimSpace(msg.String()))
 		}
 	}
 	return errors.New(js.Global().Call("String", v).String())
