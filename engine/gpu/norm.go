@@ -74,6 +74,34 @@ func NewRMSNorm(lib *Library, pass *Pass, out, x, weight Binding, width int, eps
 	return newRMSNorm(lib, pass, "rmsnorm", out, x, weight, width, 1, eps)
 }
 
+// NewAddRMSNorm makes x += add, then out = RMSNorm(x) with weight, over
+// rows of width values, in one kernel: a sub-layer's output added to the
+// residual stream and the next sub-layer's input normalised (addInto, then
+// preNorm's rmsNorm), one dispatch instead of two. out is neither x nor add.
+func NewAddRMSNorm(lib *Library, pass *Pass, out, x, add, weight Binding, width int, eps float32) (*RMSNorm, error) {
+	if out == x || out == add {
+		return nil, fmt.Errorf("gpu: add rmsnorm: out must be neither x nor add")
+	}
+	if width < 1 {
+		return nil, fmt.Errorf("gpu: add rmsnorm: width must be at least 1, got %d", width)
+	}
+	if err := rowsFit("add rmsnorm weight", weight, 1, width); err != nil {
+		return nil, err
+	}
+	src := kernelSource("rows: u32, width: u32, eps: f32,",
+		[]string{"dst: array<f32>", "src: array<f32>", "add: array<f32>", "weight: array<f32>"}, rowNormKernel(`
+  var s = 0.0;
+  for (var i = li; i < p.width; i += WG) { let v = src[at + i] + add[at + i]; src[at + i] = v; s += v * v; }
+  let scale = 1.0 / sqrt(reduceSum(li, s) / f32(p.width) + p.eps);
+  for (var i = li; i < p.width; i += WG) { dst[at + i] = weight[i] * (scale * src[at + i]); }
+`))
+	o, err := newOp(lib, pass, "add rmsnorm", src, out, x, add, weight)
+	if err != nil {
+		return nil, err
+	}
+	return &RMSNorm{rowNorm: rowNorm{op: o, name: "add rmsnorm", rows: []Binding{out, x, add}, width: width, eps: eps}, heads: 1}, nil
+}
+
 // NewHeadsRMSNorm makes v = RMSNorm(v) with weight for each head of
 // headDim values of v's rows of heads heads, in place (headsRMSNorm: qwen3's
 // and gemma3's q and k norms).

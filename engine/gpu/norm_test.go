@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // rmsNorm64 is weight ⊙ x / √(mean(x²) + eps) over each group of width
@@ -98,5 +99,35 @@ func TestLayerNorm(t *testing.T) {
 			want[at+i] = (float64(x[at+i])-mean)*scale*float64(weight[i]) + float64(bias[i])
 		}
 	}
-	within(t, "layernorm", e.read(in, len(x)), want, 2e-6)
+	got := e.read(in, len(x))
+	within(t, "layernorm", got, want, 2e-6)
+	for at := 0; at < len(x); at += width {
+		tensor.LayerNorm(x[at:at+width], weight, bias, 1e-12)
+	}
+	within(t, "layernorm against tensor.LayerNorm", got, widen(x), 2e-6)
+}
+
+func TestAddRMSNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	e := newEnv(t)
+	const n, width = 3, 300
+	x, add, weight := random(r, n*width, 3), random(r, n*width, 3), random(r, width, 1.5)
+	xb, out := e.upload(x), e.zeros(n*width)
+	op, err := gpu.NewAddRMSNorm(e.lib, e.pass, out, xb, e.upload(add), e.upload(weight), width, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Record(n); err != nil {
+		t.Fatal(err)
+	}
+	e.run()
+	sum := make([]float32, len(x))
+	for i := range x {
+		sum[i] = x[i] + add[i]
+	}
+	within(t, "x + add", e.read(xb, len(x)), widen(sum), 1e-7)
+	within(t, "rmsnorm(x + add)", e.read(out, len(x)), rmsNorm64(sum, weight, width, 1e-5), 2e-6)
+	if _, err := gpu.NewAddRMSNorm(e.lib, e.pass, xb, xb, out, e.upload(weight), width, 1e-5); err == nil {
+		t.Error("out = x was accepted")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // gelu64 is GELU's tanh approximation in float64.
@@ -13,17 +14,12 @@ func gelu64(x float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*x*(1+0.044715*x*x)))
 }
 
-// roundF16 rounds x to the nearest F16 (ties to even) through float32.
+// roundF16 is x (through float32) rounded to the nearest F16, ties to
+// even, as the engine rounds it (tensor.RoundF16).
 func roundF16(x float64) float64 {
-	f := float32(x)
-	bits := math.Float32bits(f)
-	exp := int(bits>>23&0xff) - 127
-	if exp < -14 { // subnormal F16: a multiple of 2^-24
-		return math.RoundToEven(float64(f)*(1<<24)) / (1 << 24)
-	}
-	shift := 1 << (23 - 10)
-	m := math.RoundToEven(float64(bits&0x7fffff|0x800000) / float64(shift))
-	return math.Copysign(m*math.Ldexp(1, exp-10), float64(f))
+	v := []float32{float32(x)}
+	tensor.RoundF16(v, v)
+	return float64(v[0])
 }
 
 // geluTable64 is llama.cpp's GELU: 0 to -10, x from 10, else GELU at x
@@ -50,27 +46,28 @@ func TestRows(t *testing.T) {
 		op    maker
 		want  func(x, src []float64, i int) float64
 		tol   float64
+		cpu   func(x, src []float32) // the CPU's kernel, where it is exported
 	}{
 		{"add", 4, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewAdd(e.lib, e.pass, d, s, width) },
-			func(x, s []float64, i int) float64 { return x[i] + s[i] }, 1e-7},
+			func(x, s []float64, i int) float64 { return x[i] + s[i] }, 1e-7, tensor.Add},
 		{"bias", 4, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewBias(e.lib, e.pass, d, s, width) },
-			func(x, s []float64, i int) float64 { return x[i] + s[i%width] }, 1e-7},
+			func(x, s []float64, i int) float64 { return x[i] + s[i%width] }, 1e-7, nil},
 		{"copy", 4, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewCopy(e.lib, e.pass, d, s, width) },
-			func(x, s []float64, i int) float64 { return s[i] }, 0},
+			func(x, s []float64, i int) float64 { return s[i] }, 0, nil},
 		{"scale", 4, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewScale(e.lib, e.pass, d, width, 0.125) },
-			func(x, s []float64, i int) float64 { return x[i] * 0.125 }, 0},
+			func(x, s []float64, i int) float64 { return x[i] * 0.125 }, 0, nil},
 		{"softcap", 80, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewSoftCap(e.lib, e.pass, d, width, 30) },
-			func(x, s []float64, i int) float64 { return 30 * math.Tanh(x[i]/30) }, 1e-5},
+			func(x, s []float64, i int) float64 { return 30 * math.Tanh(x[i]/30) }, 1e-5, nil},
 		{"swiglu", 12, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewSwiGLU(e.lib, e.pass, d, s, width) },
-			func(x, s []float64, i int) float64 { return silu(x[i]) * s[i] }, 1e-5},
+			func(x, s []float64, i int) float64 { return silu(x[i]) * s[i] }, 1e-5, tensor.SwiGLU},
 		{"geglu", 12, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewGeGLU(e.lib, e.pass, d, s, width, false) },
-			func(x, s []float64, i int) float64 { return gelu64(x[i]) * s[i] }, 1e-5},
+			func(x, s []float64, i int) float64 { return gelu64(x[i]) * s[i] }, 1e-5, nil},
 		{"geglu f16 table", 12, func(d, s gpu.Binding) (*gpu.Rows, error) { return gpu.NewGeGLU(e.lib, e.pass, d, s, width, true) },
-			func(x, s []float64, i int) float64 { return geluTable64(x[i]) * s[i] }, 1e-3},
+			func(x, s []float64, i int) float64 { return geluTable64(x[i]) * s[i] }, 1e-3, nil},
 		{"gelu", 12, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewGELU(e.lib, e.pass, d, width, false) },
-			func(x, s []float64, i int) float64 { return gelu64(x[i]) }, 1e-5},
+			func(x, s []float64, i int) float64 { return gelu64(x[i]) }, 1e-5, nil},
 		{"gelu f16 table", 12, func(d, _ gpu.Binding) (*gpu.Rows, error) { return gpu.NewGELU(e.lib, e.pass, d, width, true) },
-			func(x, s []float64, i int) float64 { return geluTable64(x[i]) }, 1e-3},
+			func(x, s []float64, i int) float64 { return geluTable64(x[i]) }, 1e-3, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e.t = t
@@ -91,7 +88,13 @@ func TestRows(t *testing.T) {
 					want[i] = c.want(widen(x), widen(src), i)
 				}
 			}
-			within(t, c.name, e.read(dst, n*width), want, c.tol)
+			got := e.read(dst, n*width)
+			within(t, c.name, got, want, c.tol)
+			if c.cpu != nil {
+				cpu := append([]float32(nil), x...)
+				c.cpu(cpu[:(n-1)*width], src)
+				within(t, c.name+" against the CPU's kernel", got, widen(cpu), c.tol)
+			}
 		})
 	}
 }
