@@ -25,7 +25,8 @@ import (
 // exact in f32, and only the order of the sums differs.
 
 // maxHeadDim is the widest head the kernel takes: its query is kept in
-// workgroup memory, and an invocation adds into at most 4 dimensions.
+// workgroup memory, and an invocation adds into at most 4 dimensions. A
+// head's width is a multiple of 4, its keys read four values at a time.
 const maxHeadDim = 2 * workgroup
 
 // AttentionSpec is what an attention's layer and model say of it.
@@ -59,7 +60,7 @@ type Attention struct {
 }
 
 const attentionBody = `
-var<workgroup> qs: array<f32, MAXHEAD>;
+var<workgroup> qs: array<vec4<f32>, MAXHEAD / 4>; // the query, four values at a time
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let g = groupIndex(wg, nwg); // token · heads + head
@@ -72,7 +73,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   if (p.window > 0u && last + 1u > p.window) { first = last + 1u - p.window; }
   let count = last + 1u - first;
   let qa = g * p.headDim;
-  for (var d = li; d < p.headDim; d += WG) { qs[d] = QUERY(q[qa + d]); }
+  for (var d = li; d < p.headDim; d += WG) { qs[d / 4u][d % 4u] = QUERY(q[qa + d]); }
   workgroupBarrier();
   let kvAt = (head / p.group) * p.headDim; // the head's first key in a row
   let sa = g * p.context; // its scores
@@ -123,13 +124,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
 }
 `
 
-// The reads of a key's products and a value of each cache type; i is a
-// value's index in the layer's buffer.
+// The reads of a key's products and a value of each cache type, keys four
+// values at a time (a vec4 of f32, or of F16 in a vec2 of u32); at is a
+// key's first value in the layer's buffer (a multiple of 4), i a value's.
 const (
 	attentionF32 = `
 fn score(at: u32) -> f32 {
   var s = 0.0;
-  for (var d = 0u; d < p.headDim; d++) { s += qs[d] * keys[at + d]; }
+  for (var d = 0u; d < p.headDim / 4u; d++) { s += dot(qs[d], keys[at / 4u + d]); }
   return s;
 }
 fn value(i: u32) -> f32 { return vals[i]; }
@@ -137,9 +139,9 @@ fn value(i: u32) -> f32 { return vals[i]; }
 	attentionF16 = f16Fn + `
 fn score(at: u32) -> f32 {
   var s = 0.0;
-  for (var d = 0u; d < p.headDim; d += 2u) {
-    let k = unpack2x16float(keys[(at + d) / 2u]);
-    s += qs[d] * k.x + qs[d + 1u] * k.y;
+  for (var d = 0u; d < p.headDim / 4u; d++) {
+    let k = keys[at / 4u + d];
+    s += dot(qs[d], vec4<f32>(unpack2x16float(k.x), unpack2x16float(k.y)));
   }
   return s;
 }
@@ -151,13 +153,13 @@ fn value(i: u32) -> f32 {
 )
 
 func attentionSource(f16 bool) string {
-	word, reads, round := "f32", attentionF32, ""
+	key, value, reads, round := "vec4<f32>", "f32", attentionF32, ""
 	if f16 {
-		word, reads, round = "u32", attentionF16, "roundF16"
+		key, value, reads, round = "vec2<u32>", "u32", attentionF16, "roundF16"
 	}
 	body := strings.NewReplacer("MAXHEAD", fmt.Sprint(maxHeadDim), "QUERY", round, "WEIGHT", round).Replace(attentionBody)
 	return kernelSource("n: u32, pos: u32, heads: u32, group: u32, headDim: u32, kvDim: u32, window: u32, nonCausal: u32, context: u32, slots: u32, softCap: f32, scale: f32,",
-		[]string{"q: array<f32>", "out: array<f32>", "keys: array<" + word + ">", "vals: array<" + word + ">", "scores: array<f32>"},
+		[]string{"q: array<f32>", "out: array<f32>", "keys: array<" + key + ">", "vals: array<" + value + ">", "scores: array<f32>"},
 		reads+reduceFns+body)
 }
 
@@ -170,8 +172,8 @@ func NewAttention(lib *Library, pass *Pass, cache *KVCache, l int, q, out Bindin
 		return nil, fmt.Errorf("gpu: attention: layer %d is not one of the cache's %d", l, len(cache.slots))
 	case s.Heads < 1 || s.KVHeads < 1 || s.Heads%s.KVHeads != 0:
 		return nil, fmt.Errorf("gpu: attention: heads %d must be a multiple of kvHeads %d", s.Heads, s.KVHeads)
-	case s.HeadDim < 2 || s.HeadDim > maxHeadDim || s.HeadDim%2 != 0:
-		return nil, fmt.Errorf("gpu: attention: headDim %d must be even, from 2 to %d", s.HeadDim, maxHeadDim)
+	case s.HeadDim < 4 || s.HeadDim > maxHeadDim || s.HeadDim%4 != 0:
+		return nil, fmt.Errorf("gpu: attention: headDim %d must be a multiple of 4, from 4 to %d", s.HeadDim, maxHeadDim)
 	case s.KVHeads*s.HeadDim != cache.kvDim:
 		return nil, fmt.Errorf("gpu: attention: kvHeads %d × headDim %d is not the cache's kvDim %d", s.KVHeads, s.HeadDim, cache.kvDim)
 	case s.Window < 0 || s.MaxTokens < 1:
