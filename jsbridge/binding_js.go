@@ -174,7 +174,7 @@ func New() *Binding {
 		crypto:         g.Get("crypto"),
 		json:           g.Get("JSON"),
 	}
-	b.gpu.open = openGPU
+	b.gpu.open, b.gpu.newDevice = openGPU, newGPUDevice
 	b.export("load", b.parseLoad)
 	b.export("info", b.parseInfo)
 	b.export("tokenize", b.parseTokenize)
@@ -362,7 +362,7 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		if part != nil {
 			workers = part.Count
 		}
-		place, device, err := b.place(m, mode, workers)
+		place, device, session, err := b.place(m, mode, workers, engine.SessionOptions{ContextLength: ctxLen, KVType: kvType})
 		if err != nil {
 			return nil, err
 		}
@@ -371,7 +371,7 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		// these two calls, with the new type, is dropped by install.)
 		b.setKVType(kvType)
 		b.install(m, part, ctxLen, ex, source)
-		b.setDevice(place, device)
+		b.setDevice(place, device, session)
 		// Parsing the header left garbage (the vocabulary's strings): collect
 		// it now, so that the session's buffers reuse its memory rather than
 		// grow WebAssembly memory, which never shrinks.

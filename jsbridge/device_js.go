@@ -79,12 +79,14 @@ func (p placement) set(out map[string]any) {
 // gpuState is the worker's WebGPU host, opened once (a worker keeps one
 // GPUDevice for every model it loads), and the device of the loaded model.
 type gpuState struct {
-	open   func() (gpu.Host, error) // openGPU; tests give a fake adapter
-	opened bool
-	host   gpu.Host
-	err    error // why there is no host, once opened failed
-	device gpuDevice
-	place  placement
+	open func() (gpu.Host, error) // openGPU; tests give a fake adapter
+	// newDevice is newGPUDevice; tests give a fake device.
+	newDevice func(gpu.Host, *engine.Model) (gpuDevice, error)
+	opened    bool
+	host      gpu.Host
+	err       error // why there is no host, once opened failed
+	device    gpuDevice
+	place     placement
 }
 
 // gpuHost returns the worker's WebGPU host, opening it the first time
@@ -133,20 +135,22 @@ func adapterName(a gpu.Adapter) string {
 }
 
 // place decides where model m runs under mode, and when it is the GPU
-// makes its device (the weights uploaded). workers is how many workers the
-// model is split across (the GPU path runs in one). Under deviceAuto
-// every reason the GPU cannot be used is a placement on the CPU; under
+// makes its device and a session on it (opts, with the device), which
+// uploads the weights: a buffer the GPU cannot allocate fails here, while
+// the load can still take the CPU. workers is how many workers the model
+// is split across (the GPU path runs in one). Under deviceAuto every
+// reason the GPU cannot be used is a placement on the CPU; under
 // deviceWebGPU it is an error wrapping ErrDeviceUnsupported, naming what is
 // missing.
-func (b *Binding) place(m *engine.Model, mode deviceMode, workers int) (placement, gpuDevice, error) {
+func (b *Binding) place(m *engine.Model, mode deviceMode, workers int, opts engine.SessionOptions) (placement, gpuDevice, *engine.Session, error) {
 	if mode == deviceCPU {
-		return cpuBecause("the device: 'cpu' load option"), nil, nil
+		return cpuBecause("the device: 'cpu' load option"), nil, nil, nil
 	}
-	refuse := func(p placement) (placement, gpuDevice, error) {
+	refuse := func(p placement) (placement, gpuDevice, *engine.Session, error) {
 		if mode == deviceWebGPU {
-			return placement{}, nil, fmt.Errorf("%w: %s", ErrDeviceUnsupported, p.reason)
+			return placement{}, nil, nil, fmt.Errorf("%w: %s", ErrDeviceUnsupported, p.reason)
 		}
-		return p, nil, nil
+		return p, nil, nil, nil
 	}
 	if workers > 1 {
 		return refuse(splitPlacement(workers))
@@ -158,12 +162,18 @@ func (b *Binding) place(m *engine.Model, mode deviceMode, workers int) (placemen
 	if err := m.DeviceSupports(); err != nil {
 		return refuse(cpuBecause("%s", deviceProblem(err)))
 	}
-	d, err := newGPUDevice(h, m)
+	d, err := b.gpu.newDevice(h, m)
 	if err != nil {
 		return refuse(cpuBecause("%s", deviceProblem(err)))
 	}
+	opts.Device = d
+	s, err := m.NewSession(opts)
+	if err != nil {
+		d.Close()
+		return refuse(cpuBecause("%s", deviceProblem(err)))
+	}
 	a := h.Adapter()
-	return placement{adapter: &a}, d, nil
+	return placement{adapter: &a}, d, s, nil
 }
 
 // deviceProblem words why the GPU cannot run a model: what it lacks, or
@@ -178,12 +188,16 @@ func deviceProblem(err error) string {
 	return fmt.Sprintf("the GPU device failed: %v", err)
 }
 
-// setDevice makes d the loaded model's device, placed at p, closing the
-// previous model's (its buffers are freed at once).
-func (b *Binding) setDevice(p placement, d gpuDevice) {
+// setDevice makes d the loaded model's device, placed at p, with its
+// session s when it has one already, closing the previous model's device
+// (its buffers are freed at once).
+func (b *Binding) setDevice(p placement, d gpuDevice, s *engine.Session) {
 	b.mu.Lock()
 	old := b.gpu.device
 	b.gpu.device, b.gpu.place = d, p
+	if s != nil {
+		b.session = s
+	}
 	b.mu.Unlock()
 	if old != nil && old != d {
 		old.Close()
@@ -203,7 +217,7 @@ func (b *Binding) placementOf() placement {
 // wait its turn: the page calls it just before it ends the worker.
 func (b *Binding) parseUnload([]js.Value) (work, error) {
 	return func() (any, error) {
-		b.setDevice(placement{}, nil) // first: a generation on it fails, and lets go of its session
+		b.setDevice(placement{}, nil, nil) // first: a generation on it fails, and lets go of its session
 		b.mu.Lock()
 		session := b.session
 		b.model, b.part, b.session, b.shardSes, b.source, b.grammars = nil, nil, nil, nil, nil, nil

@@ -2,6 +2,7 @@ package jsbridge
 
 import (
 	"errors"
+	"fmt"
 	"syscall/js"
 	"testing"
 
@@ -153,7 +154,7 @@ func TestDeviceClosed(t *testing.T) {
 	defer b.Release()
 	mustCall(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"device": "cpu"}))
 	first := &closeCounter{}
-	b.setDevice(placement{adapter: &gpu.Adapter{Vendor: "test"}}, first)
+	b.setDevice(placement{adapter: &gpu.Adapter{Vendor: "test"}}, first, nil)
 	assert.Equal(t, "webgpu", mustCall(t, b, "info").Get("device").String())
 	assert.Equal(t, "test", mustCall(t, b, "info").Get("adapter").Get("vendor").String())
 
@@ -162,10 +163,84 @@ func TestDeviceClosed(t *testing.T) {
 	assert.Equal(t, "cpu", mustCall(t, b, "info").Get("device").String())
 
 	second := &closeCounter{}
-	b.setDevice(placement{adapter: &gpu.Adapter{Vendor: "test"}}, second)
+	b.setDevice(placement{adapter: &gpu.Adapter{Vendor: "test"}}, second, nil)
 	mustCall(t, b, "unload")
 	assert.Equal(t, 1, second.closed, "unload closes the device")
 	assert.Equal(t, 1, first.closed)
 	_, err := call(t, b, "generate", "Once upon a time", greedy(4))
 	requireCode(t, err, "no_model", "after unload")
+}
+
+// fakeDevice is an engine.Device that computes nothing: its uploads fail
+// with uploadErr, its sessions' reads with readErr (zeros otherwise).
+type fakeDevice struct {
+	uploadErr, readErr error
+	closed             int
+}
+
+func (d *fakeDevice) Name() string                      { return "fake" }
+func (d *fakeDevice) Upload(engine.DeviceWeights) error { return d.uploadErr }
+func (d *fakeDevice) Close()                            { d.closed++ }
+func (d *fakeDevice) NewSession(engine.DeviceShape) (engine.DeviceSession, error) {
+	return fakeSession{d}, nil
+}
+
+type fakeSession struct{ d *fakeDevice }
+
+func (fakeSession) SetRows(engine.Vec, []float32, int)                              {}
+func (fakeSession) Norm(engine.Vec, engine.Vec, int, []float32, int, float32, bool) {}
+func (fakeSession) Copy(engine.Vec, engine.Vec, int)                                {}
+func (fakeSession) Products(engine.Vec, int, ...engine.DeviceProduct)               {}
+func (fakeSession) AddBias(engine.Vec, int, []float32)                              {}
+func (fakeSession) Rope(engine.Vec, int, int, engine.DeviceRope, int)               {}
+func (fakeSession) Scale(engine.Vec, int, float32)                                  {}
+func (fakeSession) SoftCap(engine.Vec, int, float32)                                {}
+func (fakeSession) Attention(int, int, int, engine.AttentionSpec, float32)          {}
+func (fakeSession) GateUnits(engine.FFN, int)                                       {}
+func (fakeSession) Add(engine.Vec, engine.Vec, int)                                 {}
+func (fakeSession) Flush() error                                                    { return nil }
+func (s fakeSession) Read(engine.Vec, int, []float32) error                         { return s.d.readErr }
+func (fakeSession) Close()                                                          {}
+
+// withFakeDevice gives b an adapter (a real one, not a fallback) and d as
+// the device it makes.
+func withFakeDevice(b *Binding, d *fakeDevice) {
+	withGPU(b, fakeAdapter{adapter: gpu.Adapter{Vendor: "test", Architecture: "fake"}}, nil)
+	b.gpu.newDevice = func(gpu.Host, *engine.Model) (gpuDevice, error) { return d, nil }
+}
+
+// TestLoadOnTheGPU: with an adapter that takes the model, the load runs it
+// on the GPU (info.device 'webgpu', the adapter) and uploads its weights
+// during the load: weights the GPU cannot hold make device 'auto' take the
+// CPU, saying why, and device 'webgpu' reject with device_unsupported. A
+// device lost mid-generation rejects the call with device_lost.
+func TestLoadOnTheGPU(t *testing.T) {
+	b := New()
+	defer b.Release()
+	d := &fakeDevice{}
+	withFakeDevice(b, d)
+	info := mustCall(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"device": "auto"}))
+	assert.Equal(t, "webgpu", info.Get("device").String())
+	assert.True(t, info.Get("deviceReason").IsUndefined())
+	assert.Equal(t, "fake", info.Get("adapter").Get("architecture").String())
+	assert.False(t, info.Get("adapter").Get("fallback").Bool())
+
+	d.readErr = fmt.Errorf("reading the logits: %w", gpu.ErrDeviceLost)
+	_, err := call(t, b, "generate", "Once upon a time", greedy(4))
+	requireCode(t, err, "device_lost", "a device lost mid-generation")
+
+	oom := &fakeDevice{uploadErr: fmt.Errorf("a 4096×32000 Q4_0 matrix: %w", gpu.ErrOutOfMemory)}
+	withFakeDevice(b, oom)
+	info = mustCall(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"device": "auto"}))
+	assert.Equal(t, 1, d.closed, "the second load closes the first model's device")
+	assert.Equal(t, 1, oom.closed, "a device whose upload failed is closed")
+	assert.Equal(t, "cpu", info.Get("device").String())
+	assert.Equal(t, "the GPU could not allocate the model's buffers: a 4096×32000 Q4_0 matrix: gpu: out of device memory", info.Get("deviceReason").String())
+	res := mustCall(t, b, "generate", "Once upon a time", greedy(4))
+	assert.Equal(t, 4, res.Get("tokens").Length(), "the CPU generates")
+
+	_, err = call(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"device": "webgpu"}))
+	requireCode(t, err, "device_unsupported", "webgpu without room for the weights")
+	assert.Contains(t, err.Error(), "the GPU could not allocate the model's buffers")
+	assert.Equal(t, "cpu", mustCall(t, b, "info").Get("device").String(), "a failed load leaves the model as it was")
 }

@@ -51,7 +51,7 @@ func (b *Binding) parseSplit(args []js.Value) (work, error) {
 		// memory grows for the larger of the two, not for both.
 		b.install(part.Model, part, ctxLen, b.newPortExchange(0, ports), b.sourceBytes())
 		place := splitPlacement(count)
-		b.setDevice(place, nil)
+		b.setDevice(place, nil, nil)
 		return infoValue(part.Model, part, ctxLen, b.sessionKVType(), place)
 	}, nil
 }

@@ -135,3 +135,65 @@ func TestBrowserDemoDevice(t *testing.T) {
 	assert.Contains(t, text(t, tb, "model-info"), "1 worker · CPU (not the GPU: the device: 'cpu' load option)")
 	assert.Contains(t, text(t, tb, "status"), "stories260K ready in")
 }
+
+// A GPU device lost mid-generation (here a stand-in: the worker's reply to
+// the first generation is the error the engine gives then) rejects the
+// call with device_lost; the model is done, so its later calls reject the
+// same way, and the page's next load with device 'auto' runs on the CPU,
+// saying why, while device 'cpu' says it was asked for.
+func TestBrowserDeviceLost(t *testing.T) {
+	tb := newTab(t, blankPage)
+	got := eval[struct {
+		First, Later       string
+		Device, Reason     string
+		CPUReason, Message string
+		Tokens             int
+	}](t, tb, apiScript(`
+		const { host } = await import('/host.js');
+		let lost = false;
+		host.newWorker = (name) => {
+			const w = new Worker(new URL('/wasmlm.worker.js', location.href), { type: 'module', name });
+			const generations = new Set();
+			const proxy = {
+				onmessage: null, onerror: null, onmessageerror: null,
+				postMessage(m, transfer) {
+					if (m.type === 'generate') generations.add(m.id);
+					w.postMessage(m, transfer);
+				},
+				terminate: () => w.terminate(),
+			};
+			w.onmessage = (e) => {
+				let data = e.data;
+				if (!lost && data.type === 'result' && generations.has(data.id)) {
+					lost = true;
+					data = { type: 'result', id: data.id, error: { code: 'device_lost', message: 'wasmlm: reading the logits: gpu: device lost: destroyed by the test' } };
+				}
+				proxy.onmessage?.({ data });
+			};
+			w.onerror = (e) => proxy.onerror?.(e);
+			w.onmessageerror = (e) => proxy.onmessageerror?.(e);
+			return proxy;
+		};
+		const lm = await WasmLM.load(DEFAULT_MODEL);
+		const code = (p) => p.then(() => 'resolved', (err) => err.code);
+		const first = await code(lm.generate('Once upon a time', { maxTokens: 4 }));
+		const later = await code(lm.tokenize('Once'));
+		let message = '';
+		await lm.generate('x').catch((err) => { message = err.message; });
+		const again = await WasmLM.load(DEFAULT_MODEL);
+		const r = await again.generate('Once upon a time', { temperature: 0, maxTokens: 4 });
+		const cpu = await WasmLM.load(DEFAULT_MODEL, { device: 'cpu' });
+		const out = { first, later, device: again.info.device, reason: again.info.deviceReason, cpuReason: cpu.info.deviceReason, message, tokens: r.tokens.length };
+		again.unload();
+		cpu.unload();
+		host.newWorker = null;
+		return out;
+	`))
+	assert.Equal(t, "device_lost", got.First)
+	assert.Equal(t, "device_lost", got.Later, "the model is done")
+	assert.Equal(t, "wasmlm: the model's GPU device was lost: load the model again (device 'auto' then runs it on the CPU)", got.Message)
+	assert.Equal(t, "cpu", got.Device)
+	assert.Equal(t, "a WebGPU device was lost on this page (reading the logits: gpu: device lost: destroyed by the test); device: 'webgpu' tries the GPU again", got.Reason)
+	assert.Equal(t, "the device: 'cpu' load option", got.CPUReason)
+	assert.Equal(t, 4, got.Tokens)
+}
