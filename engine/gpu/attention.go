@@ -1,16 +1,11 @@
 package gpu
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
-// Attention: a workgroup per token and query head computes the head's
-// scores over the positions the token attends to, their softmax and the
-// weighted sum of the values, in three sweeps over the positions, the
-// scores kept in a scratch buffer of the cache's (one row of the context
-// for every token and head) rather than in workgroup memory, so that any
-// context fits:
+// Attention: for each token and query head, the scores over the positions
+// it attends to, their softmax and the weighted sum of the values. Where no
+// token attends to more than a workgroup's WG positions, one kernel does it
+// all, a workgroup per token and head, in three sweeps over the positions:
 //
 //  1. each invocation takes every WG-th position: the score q·k, soft-capped
 //     and scaled as the layer says; the workgroup's maximum;
@@ -18,6 +13,15 @@ import (
 //  3. the invocations split into slices of the head's dimensions, each
 //     slice taking every slices-th position, adding weight·v (the weight
 //     e/sum) into its dimensions; the slices' sums are added at the end.
+//
+// Past that, the positions are split into chunks of WG, so that a decode
+// step over a long context has a workgroup per chunk and head rather than
+// per head (flash-decoding): the scores of each chunk and its maximum; each
+// head's maximum, exponentials and sum; each chunk's weighted values; their
+// sum. The weights are the same e/sum as the single kernel's, only the
+// order of the sums differs. The scores live in a scratch buffer of the
+// cache's (a context's row for every token and head of a block) rather
+// than in workgroup memory, so that any context fits.
 //
 // Over an F16 cache the query is rounded to F16 before its products with
 // the keys and the weights before theirs with the values, as the engine
@@ -52,115 +56,15 @@ type AttentionSpec struct {
 // Attention computes the attention of n tokens' queries over a layer of
 // the KV cache.
 type Attention struct {
-	op
+	single op    // the single kernel, which holds the parameters
+	split  [4]op // the split's kernels, with the same parameters
 	cache  *KVCache
 	slots  int // the layer's
 	spec   AttentionSpec
 	q, out Binding
-}
-
-const attentionBody = `
-var<workgroup> qs: array<vec4<f32>, MAXHEAD / 4>; // the query, four values at a time
-@compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let g = groupIndex(wg, nwg); // token · heads + head
-  if (g >= p.n * p.heads) { return; }
-  let token = g / p.heads;
-  let head = g % p.heads;
-  var last = p.pos + token;
-  if (p.nonCausal == 1u) { last = p.pos + p.n - 1u; }
-  var first = 0u;
-  if (p.window > 0u && last + 1u > p.window) { first = last + 1u - p.window; }
-  let count = last + 1u - first;
-  let qa = g * p.headDim;
-  for (var d = li; d < p.headDim; d += WG) { qs[d / 4u][d % 4u] = QUERY(q[qa + d]); }
-  workgroupBarrier();
-  let kvAt = (head / p.group) * p.headDim; // the head's first key in a row
-  let sa = g * p.context; // its scores
-  var m = bitcast<f32>(0xff7fffffu); // the lowest f32
-  for (var j = li; j < count; j += WG) {
-    var s = score(((first + j) % p.slots) * p.kvDim + kvAt);
-    if (p.softCap > 0.0) { s = tanh(clamp(s * (1.0 / p.softCap), -10.0, 10.0)) * p.softCap; }
-    s *= p.scale;
-    scores[sa + j] = s;
-    m = max(m, s);
-  }
-  m = reduceMax(li, m);
-  var sum = 0.0;
-  for (var j = li; j < count; j += WG) {
-    let e = exp(scores[sa + j] - m);
-    scores[sa + j] = e;
-    sum += e;
-  }
-  let inv = 1.0 / reduceSum(li, sum);
-  storageBarrier();
-  let span = min(p.headDim, WG);
-  let slices = WG / span;
-  let slice = li / span;
-  let lane = li % span;
-  var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-  if (slice < slices) {
-    for (var j = slice; j < count; j += slices) {
-      let w = WEIGHT(scores[sa + j] * inv);
-      let row = ((first + j) % p.slots) * p.kvDim + kvAt;
-      for (var c = 0u; c < 4u; c++) {
-        let d = lane + c * span;
-        if (d < p.headDim) { acc[c] += w * value(row + d); }
-      }
-    }
-  }
-  part[li] = acc[0];
-  workgroupBarrier();
-  if (slices == 1u) {
-    for (var c = 0u; c < 4u; c++) {
-      let d = li + c * span;
-      if (d < p.headDim) { out[qa + d] = acc[c]; }
-    }
-  } else if (li < span) {
-    var s = 0.0;
-    for (var k = 0u; k < slices; k++) { s += part[k * span + li]; }
-    out[qa + li] = s;
-  }
-}
-`
-
-// The reads of a key's products and a value of each cache type, keys four
-// values at a time (a vec4 of f32, or of F16 in a vec2 of u32); at is a
-// key's first value in the layer's buffer (a multiple of 4), i a value's.
-const (
-	attentionF32 = `
-fn score(at: u32) -> f32 {
-  var s = 0.0;
-  for (var d = 0u; d < p.headDim / 4u; d++) { s += dot(qs[d], keys[at / 4u + d]); }
-  return s;
-}
-fn value(i: u32) -> f32 { return vals[i]; }
-`
-	attentionF16 = f16Fn + `
-fn score(at: u32) -> f32 {
-  var s = 0.0;
-  for (var d = 0u; d < p.headDim / 4u; d++) {
-    let k = keys[at / 4u + d];
-    s += dot(qs[d], vec4<f32>(unpack2x16float(k.x), unpack2x16float(k.y)));
-  }
-  return s;
-}
-fn value(i: u32) -> f32 {
-  let v = unpack2x16float(vals[i / 2u]);
-  return select(v.x, v.y, (i & 1u) == 1u);
-}
-`
-)
-
-func attentionSource(f16 bool) string {
-	key, value, reads, round := "vec4<f32>", "f32", attentionF32, ""
-	if f16 {
-		key, value, reads, round = "vec2<u32>", "u32", attentionF16, "roundF16"
-	}
-	body := strings.NewReplacer("MAXHEAD", fmt.Sprint(maxHeadDim), "QUERY", round, "WEIGHT", round).Replace(attentionBody)
-	return kernelSource("n: u32, pos: u32, heads: u32, group: u32, headDim: u32, kvDim: u32, window: u32, nonCausal: u32, context: u32, slots: u32, softCap: f32, scale: f32,",
-		[]string{"q: array<f32>", "out: array<f32>", "keys: array<" + key + ">", "vals: array<" + value + ">", "scores: array<f32>"},
-		reads+reduceFns+body)
+	// where the scratch's regions begin (values): the chunks' maxima, the
+	// heads' 1/Σ, the chunks' partial outputs
+	maxAt, invAt, partAt int
 }
 
 // NewAttention makes the attention of the rows of q (heads·headDim values
@@ -183,20 +87,38 @@ func NewAttention(lib *Library, pass *Pass, cache *KVCache, l int, q, out Bindin
 	case cache.slots[l] < cache.context && (s.Window == 0 || s.Window+s.MaxTokens-1 > cache.slots[l]):
 		return nil, fmt.Errorf("gpu: attention: layer %d's %d slots hold less than its window %d and a block of maxTokens %d less one", l, cache.slots[l], s.Window, s.MaxTokens)
 	}
-	scores, err := cache.scores(s.MaxTokens * s.Heads * cache.context)
+	heads := s.MaxTokens * s.Heads // of every token of a block
+	chunks := (cache.context + workgroup - 1) / workgroup
+	a := &Attention{cache: cache, slots: cache.slots[l], spec: s, q: q, out: out}
+	a.maxAt = heads * cache.context
+	a.invAt = a.maxAt + heads*chunks
+	a.partAt = a.invAt + heads
+	scores, err := cache.scores(a.partAt + heads*chunks*s.HeadDim)
 	if err != nil {
 		return nil, err
 	}
-	name := "attention f32"
-	if cache.f16 {
-		name = "attention f16"
+	buffers := map[byte]Binding{'q': q, 'o': out, 'k': {Buffer: cache.k[l]}, 'v': {Buffer: cache.v[l]}, 's': {Buffer: scores}}
+	bind := func(params Params, k attentionKernel) (op, error) {
+		var bs []Binding
+		for i := range len(k.buffers) {
+			bs = append(bs, buffers[k.buffers[i]])
+		}
+		return bindOp(lib, pass, params, k.name, k.source, bs...)
 	}
-	o, err := newOp(lib, pass, name, attentionSource(cache.f16), q, out,
-		Binding{Buffer: cache.k[l]}, Binding{Buffer: cache.v[l]}, Binding{Buffer: scores})
+	params, err := pass.Reserve()
 	if err != nil {
 		return nil, err
 	}
-	return &Attention{op: o, cache: cache, slots: cache.slots[l], spec: s, q: q, out: out}, nil
+	single, split := attentionKernels(cache.f16)
+	if a.single, err = bind(params, single); err != nil {
+		return nil, err
+	}
+	for i, k := range split {
+		if a.split[i], err = bind(params, k); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // Record records the attention of n tokens at positions pos..pos+n-1,
@@ -220,11 +142,29 @@ func (a *Attention) Record(n, pos int) error {
 	if s.NonCausal {
 		nonCausal = 1
 	}
-	for i, v := range [...]int{n, pos, s.Heads, s.Heads / s.KVHeads, s.HeadDim, c.kvDim, s.Window, nonCausal, c.context, a.slots} {
-		a.params.SetU32(i, uint32(v))
+	// the most positions a token attends to, in chunks of a workgroup's
+	most := pos + n
+	if s.Window > 0 {
+		most = min(most, s.Window)
 	}
-	a.params.SetF32(10, s.SoftCap)
-	a.params.SetF32(11, s.Scale)
-	a.dispatch(n * s.Heads)
+	chunks := (most + workgroup - 1) / workgroup
+	params := a.single.params
+	for i, v := range [...]int{n, pos, s.Heads, s.Heads / s.KVHeads, s.HeadDim, c.kvDim, s.Window, nonCausal, c.context, a.slots} {
+		params.SetU32(i, uint32(v))
+	}
+	params.SetF32(10, s.SoftCap)
+	params.SetF32(11, s.Scale)
+	for i, v := range [...]int{chunks, a.maxAt, a.invAt, a.partAt} {
+		params.SetU32(12+i, uint32(v))
+	}
+	heads := n * s.Heads
+	if chunks <= 1 {
+		a.single.dispatch(heads)
+		return nil
+	}
+	a.split[0].dispatch(heads * chunks)
+	a.split[1].dispatch(heads)
+	a.split[2].dispatch(heads * chunks)
+	a.split[3].dispatch((heads*s.HeadDim + workgroup - 1) / workgroup)
 	return nil
 }

@@ -35,11 +35,17 @@ type op struct {
 // newOp compiles (once per library) the kernel name of source, entry point
 // main, reserves a slot of pass for its parameters and binds them and bs.
 func newOp(lib *Library, pass *Pass, name, source string, bs ...Binding) (op, error) {
-	k, err := lib.Kernel(name, source, "main")
+	params, err := pass.Reserve()
 	if err != nil {
 		return op{}, err
 	}
-	params, err := pass.Reserve()
+	return bindOp(lib, pass, params, name, source, bs...)
+}
+
+// bindOp is newOp with the parameters' slot given: kernels that one
+// operation dispatches one after the other share it.
+func bindOp(lib *Library, pass *Pass, params Params, name, source string, bs ...Binding) (op, error) {
+	k, err := lib.Kernel(name, source, "main")
 	if err != nil {
 		return op{}, err
 	}
