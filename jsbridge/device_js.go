@@ -212,8 +212,9 @@ func (b *Binding) placementOf() placement {
 }
 
 // parseUnload: unload() frees the loaded model's GPU buffers at once
-// (its device's Close) and drops the model, so later calls reject with
-// no_model; a generation running on the GPU meanwhile fails. It does not
+// (its device's Close), then the worker's GPU device (the host's Close),
+// and drops the model, so later calls reject with no_model; a generation
+// running on the GPU meanwhile fails. It does not
 // wait its turn: the page calls it just before it ends the worker.
 func (b *Binding) parseUnload([]js.Value) (work, error) {
 	return func() (any, error) {
@@ -225,6 +226,19 @@ func (b *Binding) parseUnload([]js.Value) (work, error) {
 		if session != nil {
 			session.Close()
 		}
+		b.closeGPU()
 		return nil, nil
 	}, nil
+}
+
+// closeGPU closes the worker's WebGPU host, destroying what buffers it
+// still has and its GPUDevice; a later load opens a new one.
+func (b *Binding) closeGPU() {
+	b.mu.Lock()
+	h := b.gpu.host
+	b.gpu.host, b.gpu.err, b.gpu.opened = nil, nil, false
+	b.mu.Unlock()
+	if c, ok := h.(interface{ Close() }); ok {
+		c.Close()
+	}
 }

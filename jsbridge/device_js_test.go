@@ -146,9 +146,18 @@ type closeCounter struct {
 
 func (c *closeCounter) Close() { c.closed++ }
 
+// closingHost is a host that counts its Close calls.
+type closingHost struct {
+	fakeAdapter
+	closed int
+}
+
+func (h *closingHost) Close() { h.closed++ }
+
 // TestDeviceClosed: a model's GPU device is closed (its buffers freed)
 // when a second model is loaded in its place and when the page unloads
-// it, after which calls reject with no_model.
+// it, which also closes the worker's GPU device; later calls reject with
+// no_model.
 func TestDeviceClosed(t *testing.T) {
 	b := New()
 	defer b.Release()
@@ -164,8 +173,11 @@ func TestDeviceClosed(t *testing.T) {
 
 	second := &closeCounter{}
 	b.setDevice(placement{adapter: &gpu.Adapter{Vendor: "test"}}, second, nil)
+	host := &closingHost{}
+	b.gpu.host, b.gpu.opened = host, true
 	mustCall(t, b, "unload")
 	assert.Equal(t, 1, second.closed, "unload closes the device")
+	assert.Equal(t, 1, host.closed, "and the worker's GPU device")
 	assert.Equal(t, 1, first.closed)
 	_, err := call(t, b, "generate", "Once upon a time", greedy(4))
 	requireCode(t, err, "no_model", "after unload")
