@@ -200,6 +200,9 @@ const errorPathsScript = `
 	add("load with sha256: 'abc'", 'invalid_argument', 'sha256', () => WasmLM.load(undefined, { sha256: 'abc' }));
 	add("load with kvType: 'q8_0'", 'invalid_argument', 'kvType', () => WasmLM.load(undefined, { kvType: 'q8_0' }));
 	add("load with serve: 'yes'", 'invalid_argument', 'serve', () => WasmLM.load(undefined, { serve: 'yes' }));
+	add("load with device: 'gpu'", 'invalid_argument', 'device', () => WasmLM.load(undefined, { device: 'gpu' }));
+	add("load with device: 'webgpu' and workers: 2", 'invalid_argument', 'workers', () => WasmLM.load(undefined, { device: 'webgpu', workers: 2 }));
+	add("load with device: 'webgpu' where navigator.gpu has no adapter", 'device_unsupported', '', () => WasmLM.load(undefined, { device: 'webgpu' }));
 	add('load of an empty array of parts', 'invalid_argument', 'source', () => WasmLM.load([]));
 	add('load of two whole models as the parts of one', 'invalid_model', '', () => WasmLM.load([new Blob([defaultBytes]), new Blob([defaultBytes])]));
 	add('inspect of a llama2.c checkpoint', 'invalid_model', '', () => WasmLM.inspect('` + llama2cDir + `stories260K.bin'));
@@ -272,11 +275,11 @@ const errorPathsScript = `
 		['WasmLM.load', 'source', () => WasmLM.load(big)],
 		['WasmLM.load', 'options', () => WasmLM.load(undefined, big)],
 		['WasmLM.load', 'source.name', () => WasmLM.load({ model: DEFAULT_MODEL.model, name: big })],
-		...['contextLength', 'workers', 'name', 'sha256', 'kvType', 'cache', 'simd', 'serve', 'onProgress', 'signal', 'tokenizer']
+		...['contextLength', 'workers', 'name', 'sha256', 'kvType', 'cache', 'simd', 'serve', 'device', 'onProgress', 'signal', 'tokenizer']
 			.map((k) => ['WasmLM.load', k, () => WasmLM.load(undefined, { [k]: big })]),
 		['WasmLM.inspect', 'source', () => WasmLM.inspect(big)],
 		['WasmLM.inspect', 'options', () => WasmLM.inspect(undefined, big)],
-		...['contextLength', 'workers', 'kvType', 'signal'].map((k) => ['WasmLM.inspect', k, () => WasmLM.inspect(undefined, { [k]: big })]),
+		...['contextLength', 'workers', 'kvType', 'device', 'signal'].map((k) => ['WasmLM.inspect', k, () => WasmLM.inspect(undefined, { [k]: big })]),
 		['WasmLM.serve', 'options', () => WasmLM.serve(big)],
 		['WasmLM.serve', 'model', () => WasmLM.serve({ model: big })],
 		['WasmLM.cache.delete', 'url', () => WasmLM.cache.delete(big)],
