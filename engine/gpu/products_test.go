@@ -24,21 +24,21 @@ const productTolerance = 1e-5
 // productTypes are the storage types with product kernels.
 var productTypes = []tensor.Type{
 	tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-	tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+	tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
 }
 
 func TestProductsMatchCPU(t *testing.T) {
 	// The reduction in workgroup memory (a device without subgroups) and,
 	// where the adapter has them, the one with subgroupAdd.
-	variants := []struct {
+	type variant struct {
 		name string
 		host gpu.Host
-	}{{"shared", testHostWithout(t, "subgroups")}}
+		lib  *gpu.Library
+	}
+	shared := testHostWithout(t, "subgroups")
+	variants := []variant{{"shared", shared, gpu.NewLibrary(shared)}}
 	if h := testHost(t); h.Adapter().Subgroups {
-		variants = append(variants, struct {
-			name string
-			host gpu.Host
-		}{"subgroups", h})
+		variants = append(variants, variant{"subgroups", h, gpu.NewLibrary(h)})
 	} else {
 		t.Log("the adapter has no subgroups: only the workgroup-memory reduction is tested")
 	}
@@ -61,8 +61,7 @@ func TestProductsMatchCPU(t *testing.T) {
 			x[i] = float32(rng.NormFloat64())
 		}
 		for _, v := range variants {
-			h := v.host
-			lib := gpu.NewLibrary(h)
+			h, lib := v.host, v.lib
 			pass, err := gpu.NewPass(h, 8)
 			if err != nil {
 				t.Fatal(err)
@@ -162,7 +161,9 @@ func TestNewProductsRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Destroy()
-	f32, q2k, wide := upload(tensor.F32, 64, 256), upload(tensor.Q2_K, 64, 256), upload(tensor.F32, 64, 512)
+	f32, wide := upload(tensor.F32, 64, 256), upload(tensor.F32, 64, 512)
+	// IQ4_NL: a type ggml has and engine/tensor has no kernels for.
+	iq4nl := &gpu.Matrix{Type: 20, Rows: 64, Cols: 256, RowBytes: 144, Buffer: f32.Buffer}
 	for _, c := range []struct {
 		name string
 		maxN int
@@ -171,7 +172,7 @@ func TestNewProductsRefuses(t *testing.T) {
 	}{
 		{"no products", 1, nil, "none given"},
 		{"maxN", 0, []gpu.Product{{f32, gpu.Binding{Buffer: out}}}, "maxN 0"},
-		{"type", 1, []gpu.Product{{q2k, gpu.Binding{Buffer: out}}}, "ps[0].M: no product kernel for Q2_K"},
+		{"type", 1, []gpu.Product{{iq4nl, gpu.Binding{Buffer: out}}}, "ps[0].M: no product kernel for IQ4_NL"},
 		{"out", 4, []gpu.Product{{f32, gpu.Binding{Buffer: out, Size: 4 * 64}}}, "ps[0].Out holds 256 bytes"},
 		{"columns", 1, []gpu.Product{{f32, gpu.Binding{Buffer: out}}, {wide, gpu.Binding{Buffer: out}}}, "ps[1].M has 512 columns"},
 	} {

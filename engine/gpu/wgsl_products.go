@@ -12,7 +12,7 @@ import (
 // productTile for a prompt block), its threads striding over the rows'
 // chunks so that each chunk of weights is read once for the whole tile.
 const (
-	productThreads = 64
+	productThreads = 64 // 8·8, as the workgroup-memory reduction adds them
 	productRows    = 4
 	productTile    = 8
 	minSubgroup    = 4 // the smallest subgroup WebGPU allows
@@ -58,9 +58,8 @@ const wgslProductMain = `
 const THREADS = THREADSu;
 const ROWS = ROWSu;
 const TILE = TILEu;
-const SLOTS = SLOTSu; // partial sums per output in workgroup memory
-var<workgroup> red: array<f32, ROWS * TILE * SLOTS>;
-
+const SLOTS = SLOTSu; // subgroups a workgroup has at most
+WORKGROUP_MEMORY
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32 BUILTINS) {
   let r0 = (wg.x + wg.y * p.groups_x) * ROWS;
@@ -86,19 +85,27 @@ REDUCE
 }
 `
 
-// wgslReduceShared adds the threads' partial sums by halves in workgroup
-// memory.
+// wgslReduceShared adds the threads' partial sums in workgroup memory,
+// BATCH outputs at a time: sums of 8 (the additions shared among the
+// threads), then the 8 sums of each output. Workgroup memory is kept small
+// (BATCH·THREADS values): WebGPU zero-fills it, and SwiftShader's compile
+// time grows with its size.
 const wgslReduceShared = `
-  for (var v = 0u; v < ROWS * TILE; v++) { red[v * SLOTS + lid] = acc[v]; }
-  workgroupBarrier();
-  for (var s = THREADS / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      for (var v = 0u; v < ROWS * TILE; v++) { red[v * SLOTS + lid] += red[v * SLOTS + lid + s]; }
+  var total = 0.0;
+  for (var v0 = 0u; v0 < ROWS * TILE; v0 += BATCH) {
+    for (var b = 0u; b < BATCH; b++) { red[b * THREADS + lid] = acc[v0 + b]; }
+    workgroupBarrier();
+    if (lid < BATCH * 8u) {
+      var s = 0.0;
+      for (var k = 0u; k < 8u; k++) { s += red[(lid / 8u) * THREADS + (lid % 8u) * 8u + k]; }
+      eighths[lid] = s;
+    }
+    workgroupBarrier();
+    if (lid >= v0 && lid < v0 + BATCH) {
+      for (var k = 0u; k < 8u; k++) { total += eighths[(lid - v0) * 8u + k]; }
     }
     workgroupBarrier();
   }
-  var total = 0.0;
-  if (lid < ROWS * TILE) { total = red[lid * SLOTS]; }
 `
 
 // wgslReduceSubgroups adds the partial sums within each subgroup
@@ -126,12 +133,14 @@ func productSource(t tensor.Type, tile int, subgroups bool) (string, error) {
 		return "", fmt.Errorf("%w: no product kernel for %v", ErrUnsupported, t)
 	}
 	var b strings.Builder
-	reduce, builtins, slots := wgslReduceShared, "", productThreads
+	// The workgroup-memory reduction's batch: 4 outputs (4·8 ≤ THREADS).
+	reduce, builtins := wgslReduceShared, ""
+	red := "var<workgroup> red: array<f32, BATCH * THREADS>;\nvar<workgroup> eighths: array<f32, BATCH * 8u>;\nconst BATCH = 4u;"
 	if subgroups {
 		b.WriteString("enable subgroups;\n")
 		reduce = wgslReduceSubgroups
 		builtins = ", @builtin(subgroup_size) sg_size: u32, @builtin(subgroup_invocation_id) sg_id: u32"
-		slots = productThreads / minSubgroup
+		red = "var<workgroup> red: array<f32, ROWS * TILE * SLOTS>;"
 	}
 	b.WriteString(wgslProductParams)
 	b.WriteString(wgslProductMain)
@@ -142,7 +151,7 @@ func productSource(t tensor.Type, tile int, subgroups bool) (string, error) {
 	b.WriteString(kt.code)
 	return strings.NewReplacer(
 		"THREADSu", fmt.Sprint(productThreads, "u"), "ROWSu", fmt.Sprint(productRows, "u"),
-		"TILEu", fmt.Sprint(tile, "u"), "SLOTSu", fmt.Sprint(slots, "u"),
-		"CHUNKu", fmt.Sprint(kt.chunk, "u"), "BUILTINS", builtins, "REDUCE", reduce,
+		"TILEu", fmt.Sprint(tile, "u"), "SLOTSu", fmt.Sprint(productThreads/minSubgroup, "u"),
+		"CHUNKu", fmt.Sprint(kt.chunk, "u"), "BUILTINS", builtins, "REDUCE", reduce, "WORKGROUP_MEMORY", red,
 	).Replace(b.String()), nil
 }

@@ -128,6 +128,50 @@ fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
   return (k.d * xd32(t, c)) * f32(dot8(k.q, t, c)) + k.m * bitcast<f32>(xs32(t, c));
 }
 `},
+	tensor.Q2_K: {tensor.Q8_K, 32, `
+struct K { d: f32, dmin: f32, sc: u32, q: array<u32, 8> }
+fn load_chunk(ro: u32, c: u32) -> K {
+  let j = c % 8u;
+  let o = ro + (c / 8u) * 84u;
+  var k: K;
+  k.d = f16_at(o + 80u);
+  k.dmin = f16_at(o + 82u);
+  k.sc = u16_at(o + 2u * j);
+  let qo = o + 16u + 32u * (j / 4u);
+  let sh = 2u * (j % 4u);
+  for (var i = 0u; i < 8u; i++) { k.q[i] = (u32_at(qo + 4u * i) >> sh) & 0x03030303u; }
+  return k;
+}
+fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
+  let s = halves(k.q, t, c);
+  let dx = xd256(t, c);
+  let isum = i32(k.sc & 0xfu) * s.x + i32((k.sc >> 8u) & 0xfu) * s.y;
+  let msum = i32((k.sc >> 4u) & 0xfu) * xbs(t, c, 0u) + i32(k.sc >> 12u) * xbs(t, c, 1u);
+  return (k.d * dx) * f32(isum) - (k.dmin * dx) * f32(msum);
+}
+`},
+	tensor.Q3_K: {tensor.Q8_K, 32, `
+struct K { d: f32, sa: i32, sb: i32, q: array<u32, 8> }
+fn load_chunk(ro: u32, c: u32) -> K {
+  let j = c % 8u;
+  let o = ro + (c / 8u) * 110u;
+  var k: K;
+  k.d = f16_at(o + 108u);
+  k.sa = q3k_scale(2u * j, o + 96u);
+  k.sb = q3k_scale(2u * j + 1u, o + 96u);
+  let qo = o + 32u + 32u * (j / 4u);
+  let sh = 2u * (j % 4u);
+  for (var i = 0u; i < 8u; i++) {
+    k.q[i] = ((u32_at(qo + 4u * i) >> sh) & 0x03030303u) | (((u32_at(o + 4u * i) >> j) & 0x01010101u) << 2u);
+  }
+  return k;
+}
+fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
+  let s = halves(k.q, t, c);
+  let isum = k.sa * (s.x - 4i * xbs(t, c, 0u)) + k.sb * (s.y - 4i * xbs(t, c, 1u));
+  return (k.d * xd256(t, c)) * f32(isum);
+}
+`},
 	tensor.Q4_K: {tensor.Q8_K, 32, `
 struct K { d: f32, dmin: f32, sm: vec2<u32>, q: array<u32, 8> }
 fn load_chunk(ro: u32, c: u32) -> K {
@@ -183,14 +227,9 @@ fn load_chunk(ro: u32, c: u32) -> K {
   return k;
 }
 fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
-  var s0 = 0i;
-  var s1 = 0i;
-  for (var i = 0u; i < 4u; i++) {
-    s0 += dot4I8Packed(k.q[i], xq(t, c, i));
-    s1 += dot4I8Packed(k.q[i + 4u], xq(t, c, i + 4u));
-  }
-  let s = k.sa * (s0 - 32i * xbs(t, c, 0u)) + k.sb * (s1 - 32i * xbs(t, c, 1u));
-  return (k.d * xd256(t, c)) * f32(s);
+  let s = halves(k.q, t, c);
+  let isum = k.sa * (s.x - 32i * xbs(t, c, 0u)) + k.sb * (s.y - 32i * xbs(t, c, 1u));
+  return (k.d * xd256(t, c)) * f32(isum);
 }
 `},
 }
@@ -220,6 +259,25 @@ fn dot8(q: array<u32, 8>, t: u32, c: u32) -> i32 {
   var s = 0i;
   for (var i = 0u; i < 8u; i++) { s += dot4I8Packed(q[i], xq(t, c, i)); }
   return s;
+}
+
+// halves is dot8 of the two halves of 16 apart (the sub-blocks of 16 of
+// Q2_K, Q3_K and Q6_K).
+fn halves(q: array<u32, 8>, t: u32, c: u32) -> vec2<i32> {
+  var s = vec2<i32>(0i, 0i);
+  for (var i = 0u; i < 4u; i++) {
+    s.x += dot4I8Packed(q[i], xq(t, c, i));
+    s.y += dot4I8Packed(q[i + 4u], xq(t, c, i + 4u));
+  }
+  return s;
+}
+
+// q3k_scale is scale k of a Q3_K super-block, minus 32, from the 12 bytes
+// at o (engine/tensor's q3KScales).
+fn q3k_scale(k: u32, o: u32) -> i32 {
+  let lo = (u8_at(o + k % 8u) >> (4u * (k / 8u))) & 0xfu;
+  let hi = (u8_at(o + 8u + k % 4u) >> (2u * (k / 4u))) & 3u;
+  return i32(lo | (hi << 4u)) - 32i;
 }
 
 // dot_nibbles is dot8 for 32 4-bit quants: element j in the low nibble of
