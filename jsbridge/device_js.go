@@ -136,8 +136,9 @@ func adapterName(a gpu.Adapter) string {
 
 // place decides where model m runs under mode, and when it is the GPU
 // makes its device and a session on it (opts, with the device), which
-// uploads the weights: a buffer the GPU cannot allocate fails here, while
-// the load can still take the CPU. workers is how many workers the model
+// uploads the weights and runs one token: a buffer the GPU cannot allocate
+// or a kernel it refuses fails here, while the load can still take the
+// CPU. workers is how many workers the model
 // is split across (the GPU path runs in one). Under deviceAuto every
 // reason the GPU cannot be used is a placement on the CPU; under
 // deviceWebGPU it is an error wrapping ErrDeviceUnsupported, naming what is
@@ -168,6 +169,14 @@ func (b *Binding) place(m *engine.Model, mode deviceMode, workers int, opts engi
 	}
 	opts.Device = d
 	s, err := m.NewSession(opts)
+	if err == nil {
+		// One token through every layer compiles the kernels now, and meets
+		// what the GPU refuses (a shape a kernel does not take) while the
+		// load can still take the CPU. The session then starts afresh.
+		if err = s.Forward(0, 0, true); err != nil {
+			s.Close()
+		}
+	}
 	if err != nil {
 		d.Close()
 		return refuse(cpuBecause("%s", deviceProblem(err)))

@@ -222,10 +222,11 @@ func withFakeDevice(b *Binding, d *fakeDevice) {
 }
 
 // TestLoadOnTheGPU: with an adapter that takes the model, the load runs it
-// on the GPU (info.device 'webgpu', the adapter) and uploads its weights
-// during the load: weights the GPU cannot hold make device 'auto' take the
-// CPU, saying why, and device 'webgpu' reject with device_unsupported. A
-// device lost mid-generation rejects the call with device_lost.
+// on the GPU (info.device 'webgpu', the adapter), uploading its weights and
+// running a token during the load: weights the GPU cannot hold, or a
+// kernel it refuses, make device 'auto' take the CPU, saying why, and
+// device 'webgpu' reject with device_unsupported. A device lost
+// mid-generation rejects the call with device_lost.
 func TestLoadOnTheGPU(t *testing.T) {
 	b := New()
 	defer b.Release()
@@ -251,6 +252,14 @@ func TestLoadOnTheGPU(t *testing.T) {
 	res := mustCall(t, b, "generate", "Once upon a time", greedy(4))
 	assert.Equal(t, 4, res.Get("tokens").Length(), "the CPU generates")
 
+	refused := &fakeDevice{readErr: fmt.Errorf("binding products: %w: 172 columns of F16 are not a multiple of 8", gpu.ErrUnsupported)}
+	withFakeDevice(b, refused)
+	info = mustCall(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"device": "auto"}))
+	assert.Equal(t, "cpu", info.Get("device").String(), "a kernel the GPU refuses is met during the load")
+	assert.Equal(t, "the GPU path cannot run this model: binding products: gpu: unsupported: 172 columns of F16 are not a multiple of 8", info.Get("deviceReason").String())
+	assert.Equal(t, 1, refused.closed)
+
+	withFakeDevice(b, oom)
 	_, err = call(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"device": "webgpu"}))
 	requireCode(t, err, "device_unsupported", "webgpu without room for the weights")
 	assert.Contains(t, err.Error(), "the GPU could not allocate the model's buffers")
