@@ -184,7 +184,7 @@ func (q *Products) Record(n int) error {
 			continue
 		}
 		items := encodeItems(e.enc, n, q.cols)
-		x, y := grid((items + encodeThreads - 1) / encodeThreads)
+		x, y := grid(encodeGroups(e.enc, items))
 		e.params.SetU32(0, uint32(items))
 		e.params.SetU32(1, uint32(e.offD))
 		e.params.SetU32(2, uint32(e.offS))

@@ -52,7 +52,7 @@ fn xf(t: u32, c: u32, i: u32) -> f32 { return bitcast<f32>(a[t * p.cols + c * CH
 // (SUBGROUPS) or by a tree in workgroup memory.
 const wgslProductMain = `
 @group(0) @binding(1) var<storage, read> w: array<u32>;
-@group(0) @binding(2) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read_write> a: array<u32>; // read_write: for F32, x, which may share a buffer with out
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
 const THREADS = THREADSu;
