@@ -97,8 +97,11 @@ func (b *Binding) gpuHost() (gpu.Host, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	g := &b.gpu
-	if g.opened && g.host != nil && g.host.Err() != nil {
-		g.opened, g.host = false, nil // lost: a new device may work
+	if g.opened && g.host != nil && g.host.Err() != nil { // lost: a new device may work
+		if c, ok := g.host.(interface{ Close() }); ok {
+			c.Close() // its callbacks released, what it still held destroyed
+		}
+		g.opened, g.host = false, nil
 	}
 	if !g.opened {
 		g.opened = true
