@@ -195,3 +195,120 @@ func TestNewProductsRefuses(t *testing.T) {
 		t.Errorf("refused records left %d dispatches", pass.Dispatches())
 	}
 }
+
+// edgeInputs are three activations whose encodings test the roundings:
+// for Q8_0/Q8_1 blocks, quants that are ties (x·127/max = k + ½), a block
+// whose F16 scale is subnormal, a zero block, a block of large values; for
+// F16 and BF16, values halfway between two representable ones, past F16's
+// largest, below its smallest subnormal; for Q8_K, the largest magnitude
+// at once negative and positive (the first one sets the sign) and ties.
+func edgeInputs(cols int, rng *rand.Rand) []float32 {
+	x := make([]float32, 3*cols)
+	q8, f, k := x[:cols], x[cols:2*cols], x[2*cols:]
+	for i := range 32 {
+		q8[i] = float32(i%16) - 7.5 // ties once scaled by 127/127
+		q8[32+i] = float32(rng.NormFloat64() * 1e-6)
+		q8[96+i] = float32(rng.NormFloat64() * 1e3)
+	}
+	q8[0] = 127
+	for i := 128; i < cols; i++ {
+		q8[i] = float32(rng.NormFloat64())
+	}
+	ones := []float32{
+		1 + 0x1p-11, 1 + 3*0x1p-11, -(1 + 0x1p-11), 65519, 65520, 1e-8, 0x1p-24 * 1.5, 0x1p-14 * (1 - 0x1p-12),
+		1 + 0x1p-8, 1 + 3*0x1p-8, -(1 + 0x1p-8), 3e38,
+	}
+	for i := range f {
+		f[i] = float32(rng.NormFloat64())
+	}
+	copy(f, ones)
+	for i := range k {
+		k[i] = float32(i%7) - 3 + 0.5*float32(i%2) // ties of -127/max·x
+	}
+	k[0], k[1] = -4, 4
+	return x
+}
+
+// TestEncodingsMatchCPUBitForBit multiplies edgeInputs by one-hot matrices
+// (row r: 1 at column r; for F16 and BF16 2^-20, an F16 subnormal), whose
+// products are a single block's term each, with no sum to reorder: the GPU
+// must give the CPU's bits, which holds only if it encodes the activation
+// (and decodes the weights) exactly as the CPU does.
+func TestEncodingsMatchCPUBitForBit(t *testing.T) {
+	h := testHost(t)
+	lib := gpu.NewLibrary(h)
+	pass, err := gpu.NewPass(h, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pass.Destroy()
+	const cols, n = 256, 3
+	x := edgeInputs(cols, rand.New(rand.NewPCG(7, 8)))
+	xb, err := h.NewBuffer("x", 4*len(x), gpu.UsageReadback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xb.Destroy()
+	h.Write(xb, 0, f32Bytes(x))
+	oneHot := make([]float32, cols)
+	for _, typ := range []tensor.Type{tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_1, tensor.Q6_K} {
+		rb, _ := tensor.RowBytes(typ, cols)
+		data := make([]byte, cols*rb)
+		one := float32(1)
+		if typ == tensor.F16 || typ == tensor.BF16 {
+			one = 0x1p-20
+		}
+		for r := range cols {
+			clear(oneHot)
+			oneHot[r] = one
+			if err := tensor.Quantize(typ, data[r*rb:(r+1)*rb], oneHot); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := tensor.NewMatrix(typ, cols, cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gm, err := gpu.UploadMatrix(h, typ.String(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gm.Destroy()
+		ob, err := h.NewBuffer("out", 4*n*cols, gpu.UsageReadback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ob.Destroy()
+		prods, err := gpu.NewProducts(lib, pass, gpu.Binding{Buffer: xb}, n, gpu.Product{M: gm, Out: gpu.Binding{Buffer: ob}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prods.Destroy()
+		for _, tokens := range []int{1, n} {
+			if err := prods.Record(tokens); err != nil {
+				t.Fatal(err)
+			}
+			if err := pass.Submit(); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, tokens*cols)
+			tensor.MatMuls(x[:tokens*cols], tokens, tensor.NewWorkspace(cols), tensor.Product{Out: want, M: m})
+			raw := make([]byte, 4*tokens*cols)
+			if err := h.Read(ob, 0, raw); err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for i, w := range want {
+				got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+				if math.Float32bits(got) != math.Float32bits(w) && !(got != got && w != w) {
+					if bad++; bad <= 5 {
+						t.Errorf("%v n=%d: token %d row %d: %g (%#x), CPU %g (%#x); x = %g", typ, tokens, i/cols, i%cols, got, math.Float32bits(got), w, math.Float32bits(w), x[i])
+					}
+				}
+			}
+			if bad > 5 {
+				t.Errorf("%v n=%d: %d outputs differ", typ, tokens, bad)
+			}
+		}
+	}
+}
