@@ -49,11 +49,12 @@ type Host struct {
 	mu   sync.Mutex // guards lost, which the device's callbacks set
 	lost error
 
-	pending error            // the first misuse Write saw, returned by the next call that can fail
-	live    map[*buffer]bool // buffers NewBuffer made, not yet destroyed
-	staging *buffer          // Read's MAP_READ buffer, grown as needed
-	upload  js.Value         // Write's Uint8Array, grown as needed
-	release []func()         // the device's callbacks and listeners, released by Close
+	pending error              // the first misuse Write saw, returned by the next call that can fail
+	live    map[*buffer]bool   // buffers NewBuffer made, not yet destroyed
+	staging *buffer            // Read's MAP_READ buffer, grown as needed
+	upload  js.Value           // Write's Uint8Array, grown as needed
+	release []func()           // the device's callbacks and listeners, released by Close
+	kernels map[string]*kernel // compiled pipelines by entry point and source: a model loaded again compiles nothing
 	closed  bool
 }
 

@@ -29,14 +29,27 @@ type bindings struct {
 }
 
 // NewKernel compiles source's entry point into a compute pipeline with
-// layout "auto". A shader that does not compile is an error listing the
+// layout "auto", once per host: the same entry point of the same source
+// is the pipeline compiled the first time (its label the first one's). A shader that does not compile is an error listing the
 // compiler's messages with their lines and columns ("3:7: error: …"); a
 // pipeline the device rejects (no such entry point, a workgroup over the
 // limits) is an error with the device's message.
-func (h *Host) NewKernel(label, source, entry string) (_ gpu.Kernel, err error) {
+func (h *Host) NewKernel(label, source, entry string) (k gpu.Kernel, err error) {
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
+	key := entry + "\x00" + source
+	if k, ok := h.kernels[key]; ok {
+		return k, nil
+	}
+	defer func() {
+		if k, ok := k.(*kernel); ok && err == nil {
+			if h.kernels == nil {
+				h.kernels = map[string]*kernel{}
+			}
+			h.kernels[key] = k
+		}
+	}()
 	defer catchJS(&err, fmt.Sprintf("kernel %q", label))
 	var module js.Value
 	var compileErr error
