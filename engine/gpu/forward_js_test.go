@@ -1,0 +1,194 @@
+//go:build js
+
+package gpu_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
+)
+
+// The whole forward pass on the GPU against the CPU's, on random-weight
+// files: teacher-forced top-1 agreement over forcedPositions positions,
+// counted where the CPU's top two logits are more than marginTolerance
+// apart (a GPU sums in another order, so nearer ties may flip), and greedy
+// generations from a prompt (the prompt evaluated in blocks).
+const (
+	forcedPositions = 256
+	marginTolerance = 1e-3 // relative to the largest |logit|
+	greedyTokens    = 32
+)
+
+// parityCase is one file: an architecture in one storage type.
+type parityCase struct {
+	arch   string
+	typ    tensor.Type
+	family modelgen.Family
+}
+
+func (c parityCase) String() string { return fmt.Sprintf("%s-%v", c.arch, c.typ) }
+
+// shape is small enough for SwiftShader, which runs shaders on the CPU
+// (a token of the llama case takes about 25 ms there), with grouped-query
+// attention, two layers and a vocabulary larger than a workgroup; the
+// K-quants' rows are 256 values long at least.
+func (c parityCase) shape() modelgen.Shape {
+	s := modelgen.Shape{Dim: 128, HiddenDim: 256, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 512, ContextLength: 512}
+	switch c.typ {
+	case tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q2_K, tensor.Q3_K:
+		s.Dim, s.HiddenDim = 256, 512
+	}
+	return s
+}
+
+func parityModel(t *testing.T, c parityCase, seed uint64) *engine.Model {
+	t.Helper()
+	data := testmodel.GGUF(t, modelgen.Spec{Arch: c.arch, Shape: c.shape(), Family: c.family, Type: c.typ, Seed: seed})
+	m, err := engine.Load(data, engine.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// sessions makes a GPU session and a CPU session of the same file (two
+// loads: the CPU's first session may reorder its weights in place).
+func sessions(t *testing.T, h gpu.Host, c parityCase, seed uint64) (onGPU, onCPU *engine.Session) {
+	t.Helper()
+	m := parityModel(t, c, seed)
+	dev, err := gpu.NewDevice(h, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dev.Close)
+	onGPU, err = m.NewSession(engine.SessionOptions{Device: dev, KVType: engine.KVF32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onCPU, err = parityModel(t, c, seed).NewSession(engine.SessionOptions{KVType: engine.KVF32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return onGPU, onCPU
+}
+
+// agreement is what teacher forcing measured.
+type agreement struct {
+	counted, agreed, raw int
+	maxDiff, maxLogit    float64
+}
+
+func teacherForced(t *testing.T, onGPU, onCPU *engine.Session, vocab int, seed uint64) agreement {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	var a agreement
+	for pos := range forcedPositions {
+		tok := r.IntN(vocab)
+		if err := onCPU.Forward(tok, pos, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := onGPU.Forward(tok, pos, true); err != nil {
+			t.Fatal(err)
+		}
+		cpu, gpuLogits := onCPU.Logits(), onGPU.Logits()
+		first, second := top2(cpu)
+		g, _ := top2(gpuLogits)
+		for i := range cpu {
+			a.maxDiff = max(a.maxDiff, math.Abs(float64(cpu[i]-gpuLogits[i])))
+			a.maxLogit = max(a.maxLogit, math.Abs(float64(cpu[i])))
+		}
+		if g == first {
+			a.raw++
+		}
+		if float64(cpu[first]-cpu[second]) > marginTolerance*a.maxLogit {
+			a.counted++
+			if g == first {
+				a.agreed++
+			}
+		}
+	}
+	return a
+}
+
+func top2(x []float32) (first, second int) {
+	first, second = 0, -1
+	for i := 1; i < len(x); i++ {
+		switch {
+		case x[i] > x[first]:
+			first, second = i, first
+		case second < 0 || x[i] > x[second]:
+			second = i
+		}
+	}
+	return first, second
+}
+
+func greedy(t *testing.T, s *engine.Session, prompt []int) []int {
+	t.Helper()
+	res, err := s.GenerateTokens(context.Background(), prompt, engine.GenerateOptions{MaxTokens: greedyTokens}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tokens
+}
+
+func checkParity(t *testing.T, h gpu.Host, c parityCase) {
+	onGPU, onCPU := sessions(t, h, c, 1)
+	a := teacherForced(t, onGPU, onCPU, c.shape().VocabSize, 2)
+	t.Logf("%v: top-1 %d/%d where the CPU's margin > %g·max|logit| (raw %d/%d); largest logit difference %.3g (largest |logit| %.3g)",
+		c, a.agreed, a.counted, marginTolerance, a.raw, forcedPositions, a.maxDiff, a.maxLogit)
+	if a.counted == 0 || float64(a.agreed) < 0.99*float64(a.counted) {
+		t.Errorf("%v: top-1 agreement %d/%d, below 99%%", c, a.agreed, a.counted)
+	}
+	same := 0
+	const files, prompts = 2, 3 // prompt/file pairs: files·prompts
+	const pairs = files * prompts
+	for p := range pairs {
+		if p%prompts == 0 {
+			onGPU, onCPU = sessions(t, h, c, uint64(10+p))
+		}
+		r := rand.New(rand.NewPCG(uint64(p), 3))
+		prompt := make([]int, 5+7*p)
+		for i := range prompt {
+			prompt[i] = r.IntN(c.shape().VocabSize)
+		}
+		g, want := greedy(t, onGPU, prompt), greedy(t, onCPU, prompt)
+		if fmt.Sprint(g) == fmt.Sprint(want) {
+			same++
+		} else {
+			t.Logf("%v pair %d: GPU %v\n CPU %v", c, p, g, want)
+		}
+	}
+	t.Logf("%v: greedy %d tokens identical on %d of %d prompt/file pairs", c, greedyTokens, same, pairs)
+	if same < pairs-1 {
+		t.Errorf("%v: greedy tokens identical on %d of %d pairs, want at least %d", c, same, pairs, pairs-1)
+	}
+}
+
+// TestForwardMatchesCPU holds every storage type to the CPU on the llama
+// family, and every family to it in one quantized type.
+func TestForwardMatchesCPU(t *testing.T) {
+	h := testHost(t)
+	var cases []parityCase
+	for _, typ := range gpu.Types {
+		cases = append(cases, parityCase{arch: "llama", typ: typ})
+	}
+	for _, arch := range []string{"qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite"} {
+		c := parityCase{arch: arch, typ: tensor.Q8_0}
+		if arch == "gemma2" || arch == "gemma3" {
+			c.family.SlidingWindow = 48 // within the positions teacher forcing reaches
+		}
+		cases = append(cases, c)
+	}
+	for _, c := range cases {
+		t.Run(c.String(), func(t *testing.T) { checkParity(t, h, c) })
+	}
+}
