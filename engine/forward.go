@@ -173,6 +173,11 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			s.hidden(row(x, i, dim))
 		}
 	}
+	if s.score != nil && guard.what == "" {
+		if err := s.scoreRows(tokens, x, pos); err != nil {
+			return err
+		}
+	}
 	if wantLogits {
 		last := row(x, n-1, dim)
 		rmsNorm(last, last, w.OutputNorm, c.NormEps)

@@ -83,13 +83,18 @@ type Session struct {
 	// evaluated token's final state.
 	enc    *encoderState
 	hidden func(x []float32)
+	// score, while Score runs, receives each evaluated token's
+	// next-token logits.
+	score func(i int, logits []float32) error
 	// device runs the forward pass when set (SessionOptions.Device), dev
 	// being its side of this session and devX the embeddings of a block
 	// as they are written to it.
 	device Device
 	dev    DeviceSession
 	devX   []float32
-	mu     sync.Mutex // held while a generation (or a Forward) runs
+	// devScores are a block's logits read back from the device (Score).
+	devScores []float32
+	mu        sync.Mutex // held while a generation (or a Forward) runs
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
