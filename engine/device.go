@@ -71,7 +71,7 @@ const (
 	VecGate              // the feed-forward gate, then the gated units (hidden)
 	VecUp                // the feed-forward up projection (hidden)
 	VecDown              // the feed-forward output (dim)
-	VecLogits            // the next-token logits (vocabulary), one row
+	VecLogits            // the next-token logits (vocabulary): the last token's, or every row's (Session.Score)
 	VecCount             // how many there are
 )
 

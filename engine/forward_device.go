@@ -60,6 +60,9 @@ func (s *Session) forwardDevice(tokens []int, pos int, wantLogits bool) error {
 			s.hidden(row(x, i, dim))
 		}
 	}
+	if s.score != nil {
+		return s.devScore(tokens, pos)
+	}
 	if !wantLogits {
 		return d.Flush()
 	}
@@ -100,6 +103,35 @@ func (s *Session) devLogits(token, pos int) error {
 	var g finiteGuard
 	if g.check(s.logits, guardLogits, 0); g.what != "" {
 		return g.err(s.model, max(token, 0), pos)
+	}
+	return nil
+}
+
+// devScore computes the next-token logits of every row of the block,
+// reads them back at once and hands each to s.score, as scoreRows does.
+func (s *Session) devScore(tokens []int, pos int) error {
+	c, w, d := &s.model.config, s.model.weights, s.dev
+	n, vocab := len(tokens), w.Output.Rows
+	d.Norm(VecXN, VecX, n, w.OutputNorm, c.Dim, c.NormEps, false)
+	d.Products(VecXN, n, DeviceProduct{VecLogits, w.Output})
+	if len(s.devScores) < n*vocab {
+		s.devScores = make([]float32, s.promptBlock*vocab)
+	}
+	all := s.devScores[:n*vocab]
+	if err := d.Read(VecLogits, 0, all); err != nil {
+		return err
+	}
+	for i := range n {
+		logits := row(all, i, vocab)
+		c.scaleLogits(logits)
+		c.capLogits(logits)
+		var g finiteGuard
+		if g.check(logits, guardLogits, 0); g.what != "" {
+			return g.err(s.model, tokens[i], pos+i)
+		}
+		if err := s.score(i, logits); err != nil {
+			return err
+		}
 	}
 	return nil
 }

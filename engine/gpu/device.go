@@ -75,7 +75,7 @@ func MemoryBytes(m *engine.Model, context int, kv engine.KVType) int64 {
 	n += int64(context) * int64(c.RotaryDims()) * 4 // a rotation table's cosines and sines
 	q := c.QDim()
 	n += int64(engine.DefaultPromptBlock) * int64(4*(4*c.Dim+3*q+2*c.HiddenDim)) // activations
-	n += int64(4 * c.VocabSize)                                                  // the logits
+	n += int64(engine.DefaultPromptBlock) * int64(4*c.VocabSize)                 // a block's logits (Session.Score)
 	return n
 }
 

@@ -86,19 +86,22 @@ type agreement struct {
 	maxDiff, maxLogit    float64
 }
 
+// teacherForced feeds the same tokens to both: the GPU evaluates them as
+// a prompt, in blocks, scoring every position (Session.Score: the tiled
+// kernels), the CPU token by token (Forward: the reference).
 func teacherForced(t *testing.T, onGPU, onCPU *engine.Session, vocab int, seed uint64) agreement {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
+	tokens := make([]int, forcedPositions)
+	for i := range tokens {
+		tokens[i] = r.IntN(vocab)
+	}
 	var a agreement
-	for pos := range forcedPositions {
-		tok := r.IntN(vocab)
-		if err := onCPU.Forward(tok, pos, true); err != nil {
-			t.Fatal(err)
+	err := onGPU.Score(tokens, 0, func(pos int, gpuLogits []float32) error {
+		if err := onCPU.Forward(tokens[pos], pos, true); err != nil {
+			return err
 		}
-		if err := onGPU.Forward(tok, pos, true); err != nil {
-			t.Fatal(err)
-		}
-		cpu, gpuLogits := onCPU.Logits(), onGPU.Logits()
+		cpu := onCPU.Logits()
 		first, second := top2(cpu)
 		g, _ := top2(gpuLogits)
 		for i := range cpu {
@@ -114,6 +117,10 @@ func teacherForced(t *testing.T, onGPU, onCPU *engine.Session, vocab int, seed u
 				a.agreed++
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return a
 }

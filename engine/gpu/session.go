@@ -54,11 +54,7 @@ func (d *Device) NewSession(s engine.DeviceShape) (engine.DeviceSession, error) 
 	}
 	ss := &session{d: d, shape: s, pass: pass, ops: map[opKey]recorder{}}
 	for v := range engine.VecCount {
-		rows := s.Block
-		if v == engine.VecLogits {
-			rows = 1
-		}
-		b, err := d.host.NewBuffer(vecNames[v], max(4*rows*s.Widths[v], 4), UsageReadback)
+		b, err := d.host.NewBuffer(vecNames[v], max(4*s.Block*s.Widths[v], 4), UsageReadback)
 		if err != nil {
 			ss.Close()
 			return nil, err
@@ -260,11 +256,7 @@ func (s *session) Products(in engine.Vec, n int, ps ...engine.DeviceProduct) {
 			}
 			gps[i] = Product{M: m, Out: s.vec(p.Out)}
 		}
-		maxN := s.shape.Block
-		if ps[0].Out == engine.VecLogits {
-			maxN = 1
-		}
-		q, err := NewProducts(s.d.lib, s.pass, s.vec(in), maxN, gps...)
+		q, err := NewProducts(s.d.lib, s.pass, s.vec(in), s.shape.Block, gps...)
 		if err != nil {
 			return nil, err
 		}
