@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/wasmlm/wasmlm/engine"
@@ -25,10 +26,15 @@ type Device struct {
 	closed   bool
 }
 
-// Types are the storage types whose matrices the device's products read.
-var Types = []tensor.Type{
-	tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1,
-	tensor.Q5_0, tensor.Q5_1, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+// Types are the storage types whose matrices the device's products read,
+// in ggml's order.
+func Types() []tensor.Type {
+	ts := make([]tensor.Type, 0, len(kernelTypes))
+	for t := range kernelTypes {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
 }
 
 // Supports says whether m's forward pass can run on a device with
@@ -52,12 +58,8 @@ func Supports(m *engine.Model, a Adapter) error {
 }
 
 func supportedType(t tensor.Type) bool {
-	for _, s := range Types {
-		if s == t {
-			return true
-		}
-	}
-	return false
+	_, ok := kernelTypes[t]
+	return ok
 }
 
 // MemoryBytes is the device memory a session of m with context positions

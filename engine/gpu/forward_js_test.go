@@ -185,7 +185,7 @@ func checkParity(t *testing.T, h gpu.Host, c parityCase) {
 func TestForwardMatchesCPU(t *testing.T) {
 	h := testHost(t)
 	var cases []parityCase
-	for _, typ := range gpu.Types {
+	for _, typ := range gpu.Types() {
 		cases = append(cases, parityCase{arch: "llama", typ: typ})
 	}
 	for _, arch := range []string{"qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite"} {
