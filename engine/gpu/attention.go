@@ -3,30 +3,30 @@ package gpu
 import "fmt"
 
 // Attention: for each token and query head, the scores over the positions
-// it attends to, their softmax and the weighted sum of the values. Where no
-// token attends to more than a workgroup's WG positions, one kernel does it
-// all, a workgroup per token and head, in three sweeps over the positions:
-//
-//  1. each invocation takes every WG-th position: the score q·k, soft-capped
-//     and scaled as the layer says; the workgroup's maximum;
-//  2. each the same positions: e^(score − max), their sum;
-//  3. the invocations split into slices of the head's dimensions, each
-//     slice taking every slices-th position, adding weight·v (the weight
-//     e/sum) into its dimensions; the slices' sums are added at the end.
-//
-// Past that, the positions are split into chunks of WG, so that a decode
-// step over a long context has a workgroup per chunk and head rather than
-// per head (flash-decoding): the scores of each chunk and its maximum; each
-// head's maximum, exponentials and sum; each chunk's weighted values; their
-// sum. The weights are the same e/sum as the single kernel's, only the
-// order of the sums differs. The scores live in a scratch buffer of the
-// cache's (a context's row for every token and head of a block) rather
-// than in workgroup memory, so that any context fits.
+// it attends to, their softmax and the weighted sum of the values, the
+// scores and exponentials in workgroup memory, WG positions at a time
+// (attention_wgsl.go). Where no head attends to more than WG positions, one
+// kernel does it, a workgroup per token and head; past that the positions
+// are split into chunks, as many per head as the device needs workgroups
+// (several for a decode step over a long context: flash-decoding), and
+// three kernels compute each chunk's softmax statistics (its maximum and
+// sum of exponentials), each chunk's weighted values with the weights the
+// head's statistics give, and their sum. The weights are the CPU's, e^(s −
+// max)/Σ, only the order of the sums differs; no scores are kept in device
+// memory, so any context fits, and the split's scratch is a few values per
+// chunk.
 //
 // Over an F16 cache the query is rounded to F16 before its products with
 // the keys and the weights before theirs with the values, as the engine
 // attends over an F16 cache (kv.go's attentionF16): each product is then
 // exact in f32, and only the order of the sums differs.
+
+// The split: it aims at splitGroups workgroups, with at most maxSplits
+// chunks per head.
+const (
+	splitGroups = 256
+	maxSplits   = 32
+)
 
 // maxHeadDim is the widest head the kernel takes: its query is kept in
 // workgroup memory, and an invocation adds into at most 4 dimensions. A
@@ -62,9 +62,9 @@ type Attention struct {
 	slots  int // the layer's
 	spec   AttentionSpec
 	q, out Binding
-	// where the scratch's regions begin (values): the chunks' maxima, the
-	// heads' 1/Σ, the chunks' partial outputs
-	maxAt, invAt, partAt int
+	// where the split's partial outputs begin in its scratch (values),
+	// after two statistics per chunk
+	partAt int
 }
 
 // NewAttention makes the attention of the rows of q (heads·headDim values
@@ -87,17 +87,14 @@ func NewAttention(lib *Library, pass *Pass, cache *KVCache, l int, q, out Bindin
 	case cache.slots[l] < cache.context && (s.Window == 0 || s.Window+s.MaxTokens-1 > cache.slots[l]):
 		return nil, fmt.Errorf("gpu: attention: layer %d's %d slots hold less than its window %d and a block of maxTokens %d less one", l, cache.slots[l], s.Window, s.MaxTokens)
 	}
-	heads := s.MaxTokens * s.Heads // of every token of a block
-	chunks := (cache.context + workgroup - 1) / workgroup
-	a := &Attention{cache: cache, slots: cache.slots[l], spec: s, q: q, out: out}
-	a.maxAt = heads * cache.context
-	a.invAt = a.maxAt + heads*chunks
-	a.partAt = a.invAt + heads
-	scores, err := cache.scores(a.partAt + heads*chunks*s.HeadDim)
+	// A split has fewer than splitGroups + heads chunks (Record).
+	chunks := splitGroups + s.MaxTokens*s.Heads
+	a := &Attention{cache: cache, slots: cache.slots[l], spec: s, q: q, out: out, partAt: 2 * chunks}
+	scratch, err := cache.scratchBuffer(a.partAt + chunks*s.HeadDim)
 	if err != nil {
 		return nil, err
 	}
-	buffers := map[byte]Binding{'q': q, 'o': out, 'k': {Buffer: cache.k[l]}, 'v': {Buffer: cache.v[l]}, 's': {Buffer: scores}}
+	buffers := map[byte]Binding{'q': q, 'o': out, 'k': {Buffer: cache.k[l]}, 'v': {Buffer: cache.v[l]}, 's': {Buffer: scratch}}
 	bind := func(params Params, k attentionKernel) (op, error) {
 		var bs []Binding
 		for i := range len(k.buffers) {
@@ -138,33 +135,40 @@ func (a *Attention) Record(n, pos int) error {
 	case pos < 0 || pos+n > c.context:
 		return fmt.Errorf("gpu: attention: positions %d..%d are past the cache's %d", pos, pos+n-1, c.context)
 	}
+	if n == 0 {
+		return nil
+	}
 	nonCausal := 0
 	if s.NonCausal {
 		nonCausal = 1
 	}
-	// the most positions a token attends to, in chunks of a workgroup's
+	// Split the most positions a token attends to, past WG, into chunks
+	// (of blocks of WG), more than one where the heads alone are fewer than
+	// splitGroups workgroups: heads·chunks < splitGroups + heads.
 	most := pos + n
 	if s.Window > 0 {
 		most = min(most, s.Window)
 	}
-	chunks := (most + workgroup - 1) / workgroup
+	heads := n * s.Heads
+	blocks := (most + workgroup - 1) / workgroup
+	splits := min(maxSplits, blocks, (splitGroups+heads-1)/heads)
+	chunkLen := workgroup * ((blocks + splits - 1) / splits)
+	chunks := (most + chunkLen - 1) / chunkLen
 	params := a.single.params
 	for i, v := range [...]int{n, pos, s.Heads, s.Heads / s.KVHeads, s.HeadDim, c.kvDim, s.Window, nonCausal, c.context, a.slots} {
 		params.SetU32(i, uint32(v))
 	}
 	params.SetF32(10, s.SoftCap)
 	params.SetF32(11, s.Scale)
-	for i, v := range [...]int{chunks, a.maxAt, a.invAt, a.partAt} {
+	for i, v := range [...]int{chunks, chunkLen, a.partAt} {
 		params.SetU32(12+i, uint32(v))
 	}
-	heads := n * s.Heads
-	if chunks <= 1 {
+	if blocks == 1 {
 		a.single.dispatch(heads)
 		return nil
 	}
 	a.split[0].dispatch(heads * chunks)
-	a.split[1].dispatch(heads)
-	a.split[2].dispatch(heads * chunks)
-	a.split[3].dispatch((heads*s.HeadDim + workgroup - 1) / workgroup)
+	a.split[1].dispatch(heads * chunks)
+	a.split[2].dispatch((heads*s.HeadDim + workgroup - 1) / workgroup)
 	return nil
 }

@@ -87,6 +87,8 @@ func TestAttention(t *testing.T) {
 		{"heads of 512", 8, 2, 3, gpu.AttentionSpec{Heads: 1, KVHeads: 1, HeadDim: 512}, false},
 		{"decode over chunks of a workgroup", 600, 1, 590, gpu.AttentionSpec{Heads: 4, KVHeads: 2, HeadDim: 32}, false},
 		{"block whose tokens span one chunk or two", 300, 4, 254, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 64}, false},
+		{"enough heads for one chunk past a workgroup", 400, 64, 300, gpu.AttentionSpec{Heads: 4, KVHeads: 2, HeadDim: 16}, false},
+		{"chunks longer than a workgroup", 700, 4, 690, gpu.AttentionSpec{Heads: 32, KVHeads: 4, HeadDim: 16}, false},
 		{"longer than a workgroup", 700, 2, 690, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16}, false},
 		{"window longer than a workgroup", 700, 1, 650, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, Window: 300}, false},
 		{"window longer than a workgroup in a ring", 700, 2, 650, gpu.AttentionSpec{Heads: 2, KVHeads: 1, HeadDim: 16, Window: 300}, true},

@@ -6,15 +6,14 @@ import (
 )
 
 // The WGSL of attention (attention.go): the single kernel, a workgroup per
-// token and head over every position it attends to, and the four of the
-// split, whose workgroups take a chunk of WG positions each. Every kernel
-// of one attention has the same parameters (one slot); the scratch buffer
-// scores holds the scores (a context's row per token and head) and, from
-// p.maxAt, p.invAt and p.partAt on, the split's chunks' maxima, each
-// head's 1/Σ and the chunks' partial outputs.
+// token and head over every position it attends to, and the three of the
+// split, whose workgroups take a chunk of p.chunkLen positions each. Every
+// kernel of one attention has the same parameters (one slot); the split's
+// scratch holds each chunk's softmax statistics (its maximum and Σ e^(s −
+// max)) and, from p.partAt on, its partial output.
 
 // attentionParams are the kernels' parameters, in Record's order.
-const attentionParams = "n: u32, pos: u32, heads: u32, group: u32, headDim: u32, kvDim: u32, window: u32, nonCausal: u32, context: u32, slots: u32, softCap: f32, scale: f32, chunks: u32, maxAt: u32, invAt: u32, partAt: u32,"
+const attentionParams = "n: u32, pos: u32, heads: u32, group: u32, headDim: u32, kvDim: u32, window: u32, nonCausal: u32, context: u32, slots: u32, softCap: f32, scale: f32, chunks: u32, chunkLen: u32, partAt: u32,"
 
 // attentionHead finds the positions a head attends to: g is token · heads
 // + head.
@@ -30,8 +29,11 @@ fn headOf(g: u32) -> Head {
 const lowest = bitcast<f32>(0xff7fffffu);
 `
 
-// attentionQuery loads a head's query and scores a position j of those it
-// attends to: q·k, soft-capped, scaled.
+// attentionQuery loads a head's query and scores the j-th position of
+// those it attends to: q·k, soft-capped, scaled; stats is the softmax's
+// statistics over positions lo..hi-1 (their maximum m and Σ e^(s − m)),
+// each invocation keeping its own as it goes (an online softmax) and the
+// workgroup combining them.
 const attentionQuery = `
 var<workgroup> qs: array<vec4<f32>, MAXHEAD / 4>; // the query, four values at a time
 fn loadQuery(g: u32, li: u32) {
@@ -43,30 +45,61 @@ fn scoreAt(h: Head, j: u32) -> f32 {
   if (p.softCap > 0.0) { s = tanh(clamp(s * (1.0 / p.softCap), -10.0, 10.0)) * p.softCap; }
   return s * p.scale;
 }
+var<workgroup> part2: array<f32, WG>;
+fn combine(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let m = max(a.x, b.x);
+  return vec2<f32>(m, a.y * exp(a.x - m) + b.y * exp(b.x - m));
+}
+fn reducePair(li: u32, v: vec2<f32>) -> vec2<f32> {
+  part[li] = v.x;
+  part2[li] = v.y;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k >>= 1u) {
+    if (li < k) {
+      let c = combine(vec2<f32>(part[li], part2[li]), vec2<f32>(part[li + k], part2[li + k]));
+      part[li] = c.x;
+      part2[li] = c.y;
+    }
+    workgroupBarrier();
+  }
+  let r = vec2<f32>(part[0], part2[0]);
+  workgroupBarrier();
+  return r;
+}
+fn stats(h: Head, lo: u32, hi: u32, li: u32) -> vec2<f32> {
+  var st = vec2<f32>(lowest, 0.0);
+  for (var j = lo + li; j < hi; j += WG) { st = combine(st, vec2<f32>(scoreAt(h, j), 1.0)); }
+  return reducePair(li, st);
+}
 `
 
-// attentionValues adds weight·v over positions lo..hi-1 of a head, the
-// weights its exponentials at sa (times inv), into res: the invocations
-// split into slices of the head's dimensions, each slice taking every
-// slices-th position, and the slices' sums are added.
+// attentionValues adds weight·v into acc over positions lo..hi-1 (at most
+// WG) of a head, the weights e·inv, e the positions' exponentials in sc:
+// the invocations split into slices of the head's dimensions, each slice
+// taking every slices-th position. finish adds the slices' sums into res;
+// chunkValues computes the exponentials of positions lo..hi-1 (any number)
+// from their scores and the maximum m, WG at a time, and adds their values.
 const attentionValues = `
+var<workgroup> sc: array<f32, WG>;
 var<workgroup> res: array<f32, MAXHEAD>;
-fn weighted(h: Head, sa: u32, lo: u32, hi: u32, inv: f32, li: u32) {
+fn accumulate(h: Head, lo: u32, hi: u32, inv: f32, li: u32, acc: ptr<function, array<f32, 4>>) {
   let span = min(p.headDim, WG);
   let slices = WG / span;
   let slice = li / span;
   let lane = li % span;
-  var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-  if (slice < slices) {
-    for (var j = lo + slice; j < hi; j += slices) {
-      let w = WEIGHT(scores[sa + j] * inv);
-      let row = ((h.first + j) % p.slots) * p.kvDim + h.kvAt;
-      for (var c = 0u; c < 4u; c++) {
-        let d = lane + c * span;
-        if (d < p.headDim) { acc[c] += w * value(row + d); }
-      }
+  if (slice >= slices) { return; }
+  for (var j = lo + slice; j < hi; j += slices) {
+    let w = WEIGHT(sc[j - lo] * inv);
+    let row = ((h.first + j) % p.slots) * p.kvDim + h.kvAt;
+    for (var c = 0u; c < 4u; c++) {
+      let d = lane + c * span;
+      if (d < p.headDim) { (*acc)[c] += w * value(row + d); }
     }
   }
+}
+fn finish(li: u32, acc: array<f32, 4>) {
+  let span = min(p.headDim, WG);
+  let slices = WG / span;
   part[li] = acc[0];
   workgroupBarrier();
   if (slices == 1u) {
@@ -80,6 +113,17 @@ fn weighted(h: Head, sa: u32, lo: u32, hi: u32, inv: f32, li: u32) {
     res[li] = s;
   }
   workgroupBarrier();
+}
+fn chunkValues(h: Head, lo: u32, hi: u32, m: f32, inv: f32, li: u32, acc: ptr<function, array<f32, 4>>) {
+  for (var base = lo; base < hi; base += WG) {
+    let j = base + li;
+    var e = 0.0;
+    if (j < hi) { e = exp(scoreAt(h, j) - m); }
+    sc[li] = e;
+    workgroupBarrier();
+    accumulate(h, base, min(hi, base + WG), inv, li, acc);
+    workgroupBarrier();
+  }
 }
 `
 
@@ -115,11 +159,14 @@ fn value(i: u32) -> f32 {
 `
 )
 
-// The kernels' entry points. The single kernel scores every position,
-// takes the maximum, the exponentials and their sum, then the weighted
-// values; the split's scores a chunk (and its maximum), then each head's
-// softmax over its chunks, then each chunk's weighted values, then their
-// sum.
+// The kernels' entry points. The single kernel, for heads that attend to
+// at most WG positions, scores each in an invocation, takes their maximum,
+// exponentials and sum, and adds the weighted values, the exponentials
+// kept in workgroup memory (the CPU's softmax, in another order of sums).
+// The split's, for more: each chunk's statistics; each chunk's weighted
+// values, the weights from the statistics of all its head's chunks, the
+// exponentials computed again WG positions at a time (the keys are read
+// twice, and no scores are kept in device memory); their sum.
 const (
 	mainHead = `
 @compute @workgroup_size(WG)
@@ -128,70 +175,50 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
 	mainChunk = mainHead + `
   let gi = groupIndex(wg, nwg); // (token · heads + head) · chunks + chunk
   let g = gi / p.chunks;
-  let c = gi % p.chunks;
   if (g >= p.n * p.heads) { return; }
   let h = headOf(g);
-  if (c * WG >= h.count) { return; }
+  let lo = (gi % p.chunks) * p.chunkLen;
+  if (lo >= h.count) { return; }
+  let hi = min(h.count, lo + p.chunkLen);
+  loadQuery(g, li);
 `
 	attentionSingle = mainHead + `
   let g = groupIndex(wg, nwg);
   if (g >= p.n * p.heads) { return; }
   let h = headOf(g);
   loadQuery(g, li);
-  let sa = g * p.context;
-  var m = lowest;
-  for (var j = li; j < h.count; j += WG) {
-    let s = scoreAt(h, j);
-    scores[sa + j] = s;
-    m = max(m, s);
-  }
-  m = reduceMax(li, m);
-  var sum = 0.0;
-  for (var j = li; j < h.count; j += WG) {
-    let e = exp(scores[sa + j] - m);
-    scores[sa + j] = e;
-    sum += e;
-  }
-  let inv = 1.0 / reduceSum(li, sum);
-  storageBarrier();
-  weighted(h, sa, 0u, h.count, inv, li);
+  var s = lowest;
+  if (li < h.count) { s = scoreAt(h, li); }
+  let m = reduceMax(li, s);
+  var e = 0.0;
+  if (li < h.count) { e = exp(s - m); }
+  sc[li] = e;
+  let inv = 1.0 / reduceSum(li, e);
+  var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+  accumulate(h, 0u, h.count, inv, li, &acc);
+  finish(li, acc);
   for (var d = li; d < p.headDim; d += WG) { out[g * p.headDim + d] = res[d]; }
 }
 `
-	attentionScores = mainChunk + `
-  loadQuery(g, li);
-  let j = c * WG + li;
-  var m = lowest;
-  if (j < h.count) {
-    let s = scoreAt(h, j);
-    scores[g * p.context + j] = s;
-    m = s;
+	attentionStats = mainChunk + `
+  let st = stats(h, lo, hi, li);
+  if (li == 0u) {
+    scratch[2u * gi] = st.x;
+    scratch[2u * gi + 1u] = st.y;
   }
-  m = reduceMax(li, m);
-  if (li == 0u) { scores[p.maxAt + gi] = m; }
-}
-`
-	attentionSoftmax = mainHead + `
-  let g = groupIndex(wg, nwg);
-  if (g >= p.n * p.heads) { return; }
-  let h = headOf(g);
-  var m = lowest;
-  for (var c = li; c < (h.count + WG - 1u) / WG; c += WG) { m = max(m, scores[p.maxAt + g * p.chunks + c]); }
-  m = reduceMax(li, m);
-  let sa = g * p.context;
-  var sum = 0.0;
-  for (var j = li; j < h.count; j += WG) {
-    let e = exp(scores[sa + j] - m);
-    scores[sa + j] = e;
-    sum += e;
-  }
-  sum = reduceSum(li, sum);
-  if (li == 0u) { scores[p.invAt + g] = 1.0 / sum; }
 }
 `
 	attentionChunkValues = mainChunk + `
-  weighted(h, g * p.context, c * WG, min(h.count, (c + 1u) * WG), scores[p.invAt + g], li);
-  for (var d = li; d < p.headDim; d += WG) { scores[p.partAt + gi * p.headDim + d] = res[d]; }
+  var st = vec2<f32>(lowest, 0.0);
+  for (var c = li; c < (h.count + p.chunkLen - 1u) / p.chunkLen; c += WG) {
+    let at = 2u * (g * p.chunks + c);
+    st = combine(st, vec2<f32>(scratch[at], scratch[at + 1u]));
+  }
+  st = reducePair(li, st);
+  var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
+  chunkValues(h, lo, hi, st.x, 1.0 / st.y, li, &acc);
+  finish(li, acc);
+  for (var d = li; d < p.headDim; d += WG) { scratch[p.partAt + gi * p.headDim + d] = res[d]; }
 }
 `
 	attentionCombine = mainHead + `
@@ -201,7 +228,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   let d = i % p.headDim;
   let h = headOf(g);
   var s = 0.0;
-  for (var c = 0u; c < (h.count + WG - 1u) / WG; c++) { s += scores[p.partAt + (g * p.chunks + c) * p.headDim + d]; }
+  for (var c = 0u; c < (h.count + p.chunkLen - 1u) / p.chunkLen; c++) { s += scratch[p.partAt + (g * p.chunks + c) * p.headDim + d]; }
   out[i] = s;
 }
 `
@@ -211,18 +238,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
 // buffers of q, out, keys, values and scores, and its source.
 type attentionKernel struct {
 	name    string
-	buffers string // of "qokvs": q, out, keys, values, scores, in that order
+	buffers string // of "qokvs": q, out, keys, values, scratch, in that order
 	source  string
 }
 
-// attentionKernels are the single kernel and the split's four, for an f32
-// or an F16 cache.
-func attentionKernels(f16 bool) (single attentionKernel, split [4]attentionKernel) {
+// attentionKernels are the single kernel and the split's three, for an
+// f32 or an F16 cache.
+func attentionKernels(f16 bool) (single attentionKernel, split [3]attentionKernel) {
 	fns, key, value, keys, vals, round, kind := "", keyF32, valueF32, "vec4<f32>", "f32", "", "f32"
 	if f16 {
 		fns, key, value, keys, vals, round, kind = f16Fn, keyF16, valueF16, "vec2<u32>", "u32", "roundF16", "f16"
 	}
-	decl := map[byte]string{'q': "q: array<f32>", 'o': "out: array<f32>", 'k': "keys: array<" + keys + ">", 'v': "vals: array<" + vals + ">", 's': "scores: array<f32>"}
+	decl := map[byte]string{'q': "q: array<f32>", 'o': "out: array<f32>", 'k': "keys: array<" + keys + ">", 'v': "vals: array<" + vals + ">", 's': "scratch: array<f32>"}
 	kernel := func(name, buffers string, parts ...string) attentionKernel {
 		var bs []string
 		for i := range len(buffers) {
@@ -232,11 +259,10 @@ func attentionKernels(f16 bool) (single attentionKernel, split [4]attentionKerne
 			Replace(fns + reduceFns + attentionHead + strings.Join(parts, ""))
 		return attentionKernel{name: "attention " + name + " " + kind, buffers: buffers, source: kernelSource(attentionParams, bs, body)}
 	}
-	single = kernel("single", "qokvs", key, attentionQuery, value, attentionValues, attentionSingle)
-	split = [4]attentionKernel{
-		kernel("scores", "qks", key, attentionQuery, attentionScores),
-		kernel("softmax", "s", attentionSoftmax),
-		kernel("values", "vs", value, attentionValues, attentionChunkValues),
+	single = kernel("single", "qokv", key, value, attentionQuery, attentionValues, attentionSingle)
+	split = [3]attentionKernel{
+		kernel("stats", "qks", key, attentionQuery, attentionStats),
+		kernel("values", "qkvs", key, value, attentionQuery, attentionValues, attentionChunkValues),
 		kernel("combine", "os", attentionCombine),
 	}
 	return single, split

@@ -18,7 +18,7 @@ type KVCache struct {
 	slots          []int    // (layers): the positions each holds
 	context, kvDim int
 	f16            bool
-	scratch        []Buffer // attention's scores; the last is the largest
+	scratch        []Buffer // attention's split's; the last is the largest
 }
 
 // NewKVCache makes the cache of layers layers of context positions of
@@ -113,15 +113,15 @@ func (c *KVCache) Destroy() {
 	c.k, c.v, c.scratch = nil, nil, nil
 }
 
-// scores is a buffer of at least n f32 values for attention's scores,
-// shared by every layer's attention (each runs after the last): the
+// scratchBuffer is a buffer of at least n f32 values for attention's
+// split, shared by every layer's attention (each runs after the last): the
 // largest asked for so far, or a new one if n is more (an earlier one
 // stays, bound to the attention that asked for it).
-func (c *KVCache) scores(n int) (Buffer, error) {
+func (c *KVCache) scratchBuffer(n int) (Buffer, error) {
 	if k := len(c.scratch); k > 0 && c.scratch[k-1].Size() >= 4*n {
 		return c.scratch[k-1], nil
 	}
-	b, err := c.host.NewBuffer("attention scores", 4*n, UsageStorage)
+	b, err := c.host.NewBuffer("attention scratch", 4*n, UsageStorage)
 	if err != nil {
 		return nil, err
 	}
