@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/gpu"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
@@ -197,5 +198,57 @@ func TestForwardMatchesCPU(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.String(), func(t *testing.T) { checkParity(t, h, c) })
+	}
+}
+
+// TestEmbeddingsMatchCPU pools a decoder's final states computed on the
+// GPU (read back row by row) and on the CPU: cosine ≥ 0.9999.
+func TestEmbeddingsMatchCPU(t *testing.T) {
+	h := testHost(t)
+	texts := []string{"Once upon a time", "a text long enough to take two prompt blocks of the GPU's, with words, commas, digits 0123456789 and more words after them"}
+	for _, typ := range []tensor.Type{tensor.F32, tensor.Q8_0} {
+		c := parityCase{arch: "llama", typ: typ}
+		load := func() *engine.Model {
+			data := testmodel.GGUF(t, modelgen.Spec{Arch: c.arch, Shape: c.shape(), Type: c.typ, Seed: 5})
+			data, err := modelgen.SetKV(data, "llama.pooling_type", gguf.ValueOf(uint32(1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := engine.Load(data, engine.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		m := load()
+		dev, err := gpu.NewDevice(h, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onGPU, err := m.NewSession(engine.SessionOptions{Device: dev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		onCPU, err := load().NewSession(engine.SessionOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := onGPU.Embed(context.Background(), texts, engine.EmbedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := onCPU.Embed(context.Background(), texts, engine.EmbedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range texts {
+			cos := testmodel.Cosine(g[i].Vector, want[i].Vector)
+			t.Logf("%v text %d (%d tokens): cosine %.7f", c, i, want[i].Tokens, cos)
+			if cos < 0.9999 {
+				t.Errorf("%v text %d: cosine %.7f < 0.9999", c, i, cos)
+			}
+		}
+		onGPU.Close()
+		dev.Close()
 	}
 }
