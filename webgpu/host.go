@@ -53,6 +53,7 @@ type Host struct {
 	live    map[*buffer]bool   // buffers NewBuffer made, not yet destroyed
 	staging *buffer            // Read's MAP_READ buffer, grown as needed
 	upload  js.Value           // Write's Uint8Array, grown as needed
+	timing  timing             // SubmitTimed's query set and buffers
 	release []func()           // the device's callbacks and listeners, released by Close
 	kernels map[string]*kernel // compiled pipelines by entry point and source: a model loaded again compiles nothing
 	closed  bool
@@ -232,6 +233,7 @@ func (h *Host) Close() {
 		h.staging.Destroy()
 		h.staging = nil
 	}
+	h.destroyTiming()
 	func() {
 		var err error
 		defer catchJS(&err, "destroying the device")

@@ -185,6 +185,26 @@ func (h *Host) Submit(dispatches []gpu.Dispatch) (err error) {
 	if err := h.usable(); err != nil {
 		return err
 	}
+	if err := h.checkDispatches(dispatches); err != nil {
+		return err
+	}
+	defer catchJS(&err, "Submit")
+	enc := h.device.Call("createCommandEncoder")
+	pass := enc.Call("beginComputePass")
+	for _, d := range dispatches {
+		pass.Call("setPipeline", d.Kernel.(*kernel).pipeline)
+		pass.Call("setBindGroup", 0, d.Bindings.(*bindings).group)
+		pass.Call("dispatchWorkgroups", d.X, d.Y, d.Z)
+	}
+	pass.Call("end")
+	h.queue.Call("submit", []any{enc.Call("finish")})
+	return nil
+}
+
+// checkDispatches checks what Submit and SubmitTimed record: kernels and
+// bindings of this host, each binding made for its kernel, no buffer
+// destroyed, workgroup counts within the device's limit.
+func (h *Host) checkDispatches(dispatches []gpu.Dispatch) error {
 	limit := h.adapter.MaxComputeWorkgroupsPerDimension
 	for i, d := range dispatches {
 		kern, ok := d.Kernel.(*kernel)
@@ -204,15 +224,5 @@ func (h *Host) Submit(dispatches []gpu.Dispatch) (err error) {
 			return fmt.Errorf("webgpu: Submit: dispatch %d of kernel %q: %d×%d×%d workgroups (at most %d a dimension)", i, kern.label, d.X, d.Y, d.Z, limit)
 		}
 	}
-	defer catchJS(&err, "Submit")
-	enc := h.device.Call("createCommandEncoder")
-	pass := enc.Call("beginComputePass")
-	for _, d := range dispatches {
-		pass.Call("setPipeline", d.Kernel.(*kernel).pipeline)
-		pass.Call("setBindGroup", 0, d.Bindings.(*bindings).group)
-		pass.Call("dispatchWorkgroups", d.X, d.Y, d.Z)
-	}
-	pass.Call("end")
-	h.queue.Call("submit", []any{enc.Call("finish")})
 	return nil
 }
