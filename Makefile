@@ -196,7 +196,10 @@ test-e2e-worker: worker
 ## and the token masks alone on Llama 2's and Qwen3's vocabularies (natively, under Node, in Chromium), into
 ## bench/results-grammar.json. BENCH=embed: embeddings/s, MiniLM-L6 and BGE-base shapes in F16 and Q8_0 (MiniLM in F32 too), texts
 ## of 32 and 256 tokens one and sixteen to a call, on native (1 and 2 threads), chromium-simd (the page's lm.embeddings.create, one
-## worker) and llama.cpp (1 and 2 threads), into bench/results-embed.json. The tables are docs/benchmarks.md's.
+## worker) and llama.cpp (1 and 2 threads), into bench/results-embed.json. BENCH=webgpu: the GPU path, Qwen3-0.6B and TinyLlama
+## shapes in Q8_0 and Q4_0 in a Chromium started with WebGPU, the page with device 'webgpu' beside device 'cpu', the adapter, dispatches
+## and bytes of weights per token and kernel times (tools/gpuprofile), into bench/results-webgpu.json; on a fallback adapter
+## (SwiftShader) an 8-token prompt and 2 tokens, numbers that say nothing of a GPU. The tables are docs/benchmarks.md's.
 ## Models are generated into bench/models/.
 BENCH ?= full
 bench: web

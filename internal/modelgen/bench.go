@@ -150,7 +150,8 @@ func BenchTypes() []tensor.Type {
 // no one runs a 1.1B model unquantized in a page); Q4_0 only for the 3B and
 // 8B shapes (the memory benchmark's); Q8_0 and Q4_K for Qwen3-0.6B and
 // Gemma-3-1B (Gemma's 1152-wide rows are not whole K-quant blocks, so its
-// Q4_K holds them in Q5_0, as llama-quantize's);
+// Q4_K holds them in Q5_0, as llama-quantize's), and Q4_0 for Qwen3-0.6B
+// too (the WebGPU benchmark's, beside TinyLlama's);
 // Q4_0 for bigvocab (the grammar benchmark's, beside stories15M and
 // TinyLlama in Q4_0); F32, F16 and Q8_0 for the embedding models (the
 // types their GGUF files are published in).
@@ -158,7 +159,9 @@ func benchTypesOf(shape string) []tensor.Type {
 	switch shape {
 	case "minilm-l6", "bge-base", "nomic-embed-v1.5", "minilm-l6-rerank":
 		return []tensor.Type{tensor.F32, tensor.F16, tensor.Q8_0}
-	case "qwen3-0.6b", "gemma3-1b":
+	case "qwen3-0.6b":
+		return []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K}
+	case "gemma3-1b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_K}
 	case "tinyllama":
 		return BenchTypes()[1:]

@@ -88,7 +88,7 @@ func withHeadDim(s modelgen.Shape, d int) modelgen.Shape {
 // TestQwen3_0_6B: the benchmark's Qwen3-0.6B shape has Qwen3-0.6B's
 // parameters, 596,049,920 (its Hugging Face checkpoint's count, the output
 // tied to the embedding), read from the header alone; its bench models
-// are qwen3 files in Q8_0 and Q4_K.
+// are qwen3 files in Q8_0, Q4_0 and Q4_K.
 func TestQwen3_0_6B(t *testing.T) {
 	sh, err := modelgen.ShapeByName("qwen3-0.6b")
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestQwen3_0_6B(t *testing.T) {
 	c := h.Config()
 	assert.Equal(t, []int{1024, 2048, 1024, 128}, []int{c.Dim, c.QDim(), c.KVDim(), c.HeadDim()})
 	assert.EqualValues(t, 596_049_920, h.Info(size).Parameters)
-	requireBenchModels(t, "qwen3-0.6b", "qwen3", "qwen3-0.6b-Q8_0", "qwen3-0.6b-Q4_K")
+	requireBenchModels(t, "qwen3-0.6b", "qwen3", "qwen3-0.6b-Q8_0", "qwen3-0.6b-Q4_0", "qwen3-0.6b-Q4_K")
 	assert.Equal(t, "llama", modelgen.ArchOf("tinyllama"))
 }
 

@@ -47,6 +47,9 @@ type browserHost struct {
 	// wllama runs the page script of wllama (llama.cpp in WebAssembly, one
 	// thread) instead of ours: see wllama.go.
 	wllama bool
+	// device is WasmLM.load's device option: 'cpu' (our CPU hosts) or
+	// 'webgpu'. The run checks lm.info.device.
+	device string
 	// cache is WasmLM.load's cache option: false (the speed benchmark: the
 	// page reads the model from the server) or true (the default, which the
 	// memory benchmark measures: downloaded into the model cache, then read
@@ -60,19 +63,24 @@ type browserHost struct {
 func browserHosts(root string, want map[string]bool) []browserHost {
 	var hosts []browserHost
 	if want["chromium"] {
-		hosts = append(hosts, browserHost{Host: Host{Name: "chromium",
-			Description: "headless Chromium, through the page's own JS API (WasmLM.load(url, {simd: false}), lm.generate) from web/dist: one Web Worker, the pure-Go kernels"}})
+		hosts = append(hosts, browserHost{device: "cpu", Host: Host{Name: "chromium",
+			Description: "headless Chromium, through the page's own JS API (WasmLM.load(url, {simd: false, device: 'cpu'}), lm.generate) from web/dist: one Web Worker, the pure-Go kernels"}})
 	}
 	if want["chromium-simd"] {
-		hosts = append(hosts, browserHost{simd: true, Host: Host{Name: "chromium-simd",
+		hosts = append(hosts, browserHost{simd: true, device: "cpu", Host: Host{Name: "chromium-simd",
 			Description: "the same with WasmLM.load's default simd: true: the SIMD128 kernels on the worker's Go memory, their relaxed-SIMD build (wasmlm-simd-relaxed.wasm) where Chromium has relaxed SIMD (simd_relaxed says)"}})
 	}
+	if want["chromium-webgpu"] {
+		hosts = append(hosts, browserHost{simd: true, device: "webgpu", Host: Host{Name: "chromium-webgpu",
+			Description: "the page with WasmLM.load's device: 'webgpu': the forward pass on the WebGPU adapter Chromium finds (lm.info.adapter), the sampling in the worker; " +
+				"beside it tools/gpuprofile in a worker of the same browser counts its dispatches and times its kernels (timestamp-query)"}})
+	}
 	if want["chromium-2w"] {
-		hosts = append(hosts, browserHost{workers: 2, Host: Host{Name: "chromium-2w",
+		hosts = append(hosts, browserHost{workers: 2, device: "cpu", Host: Host{Name: "chromium-2w",
 			Description: "chromium with WasmLM.load's workers: 2: the model split across two Web Workers (each holds half the rows of every matrix; they swap activations by postMessage), the pure-Go kernels; peak memory is both workers'"}})
 	}
 	if want["chromium-simd-2w"] {
-		hosts = append(hosts, browserHost{simd: true, workers: 2, Host: Host{Name: "chromium-simd-2w",
+		hosts = append(hosts, browserHost{simd: true, workers: 2, device: "cpu", Host: Host{Name: "chromium-simd-2w",
 			Description: "chromium-simd with workers: 2: the SIMD128 kernels in two Web Workers; peak memory is both workers'"}})
 	}
 	if want["wllama-1t"] {
@@ -92,17 +100,19 @@ type browser struct {
 	ctx  context.Context // a chromedp context that has started the browser
 	site string          // base URL
 	mux  *http.ServeMux  // the site's
-	// cliMounted: mountCLI has served the worker of GOOS=js programs.
-	cliMounted bool
-	cleanup    []func()
+	// cliMounted: mountCLI has served the worker of GOOS=js programs;
+	// gpuProfile: tools/gpuprofile is built and served there.
+	cliMounted, gpuProfile bool
+	cleanup                []func()
 
 	mu       sync.Mutex
 	problems []string // uncaught exceptions and console errors
 }
 
 // startBrowser serves dist, modelDir and wllama's module (wllamaESM, at
-// wllamaURL) and starts Chromium.
-func startBrowser(dist, modelDir, wllamaESM string) (*browser, error) {
+// wllamaURL) and starts Chromium, with WebGPU (its pages find the
+// machine's adapter, SwiftShader's where it has no GPU) or without.
+func startBrowser(dist, modelDir, wllamaESM string, webgpu bool) (*browser, error) {
 	for _, f := range []string{"wasmlm.js", "wasmlm.worker.js", "wasmlm.wasm", "wasm_exec.js", "models/stories260K-F16.gguf"} {
 		if _, err := os.Stat(dist + "/" + f); err != nil {
 			return nil, fmt.Errorf("%s is not a `make web` site: %w", dist, err)
@@ -124,7 +134,11 @@ func startBrowser(dist, modelDir, wllamaESM string) (*browser, error) {
 	b.site = srv.URL
 	b.cleanup = append(b.cleanup, srv.Close)
 
-	ctx, stop, err := headless.Start("wasmlm-bench-chromium-")
+	start := headless.Start
+	if webgpu {
+		start = headless.StartWebGPU
+	}
+	ctx, stop, err := start("wasmlm-bench-chromium-")
 	if err != nil {
 		b.close()
 		return nil, err
@@ -156,6 +170,8 @@ type browserRun struct {
 		Workers              int    `json:"workers"`
 		FileSize             int    `json:"fileSize"`
 		KVType               string `json:"kvType"`
+		Device               string `json:"device"`
+		DeviceReason         string `json:"deviceReason"`
 	} `json:"info"`
 	Usage struct {
 		PromptTokens     int `json:"promptTokens"`
@@ -262,7 +278,11 @@ func loadOptions(h browserHost) string {
 	if !h.cache {
 		cache = "cache: false, "
 	}
-	return fmt.Sprintf("{ %ssimd: %t, workers: %d }", cache, h.simd, max(h.workers, 1))
+	device := ""
+	if h.device != "" {
+		device = fmt.Sprintf(", device: '%s'", h.device)
+	}
+	return fmt.Sprintf("{ %ssimd: %t, workers: %d%s }", cache, h.simd, max(h.workers, 1), device)
 }
 
 // runPage measures m with our page in the tab ctx has opened, filling r.
@@ -289,6 +309,11 @@ func runPage(ctx context.Context, h browserHost, r Result, m benchModel, s Setti
 		r.Error = fmt.Sprintf("asked for workers: %d, the page ran %d", workers, in.Workers)
 		return r
 	}
+	if h.device != "" && in.Device != h.device {
+		r.Error = fmt.Sprintf("asked for device: '%s', the page ran on %q (%s)", h.device, in.Device, in.DeviceReason)
+		return r
+	}
+	r.Device = in.Device
 	kvDim := 0
 	if in.HeadCount > 0 {
 		kvDim = in.EmbeddingLength / in.HeadCount * in.HeadCountKv

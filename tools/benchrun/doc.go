@@ -21,6 +21,8 @@ func docTables(w io.Writer, rep Report, tg Targets) {
 		printMemory(w, rep, tg.Memory)
 	case rep.Settings.Mode == "grammar":
 		printGrammar(w, rep, tg.Grammar)
+	case rep.Settings.Mode == "webgpu":
+		printWebGPU(w, rep)
 	default:
 		printSideBySide(w, rep, tg)
 	}

@@ -12,7 +12,7 @@
 // bench/targets.json, and the peers of bench/peers.json) and writes
 // bench/results.json.
 //
-//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar|embed] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
+//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar|embed|webgpu] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json [-write-doc]
 //
 // Every host runs the same measurement: load the model, warm up, then a
@@ -43,7 +43,7 @@ import (
 // allHosts are the hosts in the order they run and the table shows them:
 // ours, then the peers measured in the same run.
 func allHosts() []string {
-	return []string{"native", "native-2t", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-2w", "chromium-simd-2w",
+	return []string{"native", "native-2t", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-webgpu", "chromium-2w", "chromium-simd-2w",
 		"llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}
 }
 
@@ -74,6 +74,10 @@ type mode struct {
 	// models, when set, are the models the mode runs when -models is not
 	// given (of its shapes and types).
 	models []string
+	// webgpu: Chromium starts with WebGPU, the run records its adapter,
+	// is bounded where that is a fallback one, and the GPU's host adds
+	// tools/gpuprofile's report (webgpu.go).
+	webgpu bool
 }
 
 // memoryTokens is what the memory mode generates: enough to see the KV
@@ -102,7 +106,11 @@ const memoryTokens = 32
 // or embed (embeddings a second: MiniLM-L6 and BGE-base shapes
 // in F16 and Q8_0 (and MiniLM in F32), texts of 32 and 256 tokens one and sixteen to a call,
 // natively with 1 and 2 threads, in Chromium and with llama.cpp with 1
-// and 2, bench/results-embed.json).
+// and 2, bench/results-embed.json), or webgpu (the GPU path: Qwen3-0.6B
+// and TinyLlama in Q8_0 and Q4_0 in one Chromium with WebGPU, the page
+// with device: 'webgpu' beside device: 'cpu', and tools/gpuprofile's
+// dispatches, bytes and kernel times; bounded on a fallback adapter,
+// bench/results-webgpu.json).
 func modeOf(name string) (mode, error) {
 	switch name {
 	case "full":
@@ -127,11 +135,14 @@ func modeOf(name string) (mode, error) {
 		return mode{shapes: []string{"minilm-l6", "bge-base"}, types: []string{"F32", "F16", "Q8_0"},
 			models: []string{"minilm-l6-F32", "minilm-l6-F16", "minilm-l6-Q8_0", "bge-base-F16", "bge-base-Q8_0"},
 			hosts:  []string{"native", "native-2t", "chromium-simd", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-embed.json", embed: true}, nil
+	case "webgpu":
+		return mode{shapes: []string{"qwen3-0.6b", "tinyllama"}, types: []string{"Q8_0", "Q4_0"}, hosts: []string{"chromium-simd", "chromium-webgpu"},
+			out: "bench/results-webgpu.json", noLongPrompt: true, webgpu: true}, nil
 	case "memory":
 		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
 			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, native, grammar or embed", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, native, grammar, embed or webgpu", name)
 }
 
 // with applies md's defaults to the settings the flags gave, where the
@@ -166,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2) or webgpu (Qwen3-0.6B and TinyLlama shapes, Q8_0 and Q4_0, in Chromium with WebGPU: device 'webgpu' beside device 'cpu', the adapter, dispatches and bytes of weights per token, kernel times; an 8-token prompt and 2 tokens on a fallback adapter)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
@@ -176,7 +187,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		goals    = fs.String("targets", "bench/targets.json", "what each mode's results are judged against")
 		doc      = fs.String("doc", "docs/benchmarks.md", "the page whose tables of a results file (its <!-- benchrun: FILE table N --> blocks) a run rewrites")
 		writeTo  = fs.Bool("write-doc", false, "with -print: also rewrite -doc's tables of that results file")
-		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json, results-embed.json)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json, results-embed.json, results-webgpu.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")
@@ -327,6 +338,7 @@ func printAll(w io.Writer, rep Report, tg Targets) {
 	printSideBySide(w, rep, tg)
 	printMemory(w, rep, tg.Memory)
 	printGrammar(w, rep, tg.Grammar)
+	printWebGPU(w, rep)
 	printPeers(w, rep)
 }
 
@@ -445,9 +457,14 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 	for _, h := range hosts {
 		if h.Skipped == "" && b == nil {
 			var err error
-			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root)); err != nil {
+			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root), c.mode.webgpu); err != nil {
 				h.Skipped = err.Error()
+			} else if c.mode.webgpu {
+				b.setUpWebGPU(ctx, &c, rep, log)
 			}
+		}
+		if h.device == "webgpu" && h.Skipped == "" && rep.Adapter != nil && rep.Adapter.Error != "" {
+			h.Skipped = "no WebGPU adapter: " + rep.Adapter.Error
 		}
 		if c.mode.grammar && !h.wllama {
 			h.Description = grammarBrowserDescription
@@ -472,6 +489,13 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 			}
 			run = func(ctx context.Context, m benchModel, s Settings, spec runSpec) Result {
 				return b.runBenchInBrowser(ctx, h, cliBuildURL+bin, m, s, spec)
+			}
+		}
+		if h.device == "webgpu" && b.gpuProfile {
+			run = func(ctx context.Context, m benchModel, s Settings, spec runSpec) Result {
+				r := b.run(h, m, s, spec, log)
+				r.GPU = b.runGPUProfile(ctx, m, spec, log)
+				return r
 			}
 		}
 		if err := runHost(ctx, rep, h.Name, models, c.settings, log, run); err != nil {

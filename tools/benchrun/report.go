@@ -26,6 +26,9 @@ type Report struct {
 	// Embeds (embed mode) are the embedding models' embeddings a second,
 	// in place of Results.
 	Embeds []EmbedResult `json:"embeds,omitempty"`
+	// Adapter (webgpu mode) is the WebGPU adapter the browser's pages
+	// found.
+	Adapter *GPUAdapter `json:"adapter,omitempty"`
 }
 
 // Settings are how the run measured.
@@ -117,6 +120,11 @@ type Result struct {
 	// SIMDRelaxed: the page ran the relaxed-SIMD build of the kernels
 	// (wasmlm-simd-relaxed.wasm; lm.info.simdRelaxed).
 	SIMDRelaxed bool `json:"simd_relaxed,omitempty"`
+	// Device is where the page ran the model (lm.info.device: webgpu or
+	// cpu; empty in older records and on other hosts), and GPU (webgpu
+	// mode, the GPU's rows) tools/gpuprofile's report of the same model.
+	Device string      `json:"device,omitempty"`
+	GPU    *GPUProfile `json:"gpu,omitempty"`
 	// Constrained (grammar mode) are the same generation under
 	// Settings.Schema: with the grammar just compiled, then again.
 	Constrained []Constrained `json:"constrained,omitempty"`
