@@ -50,6 +50,7 @@
 //	tests/e2e           end-to-end tests in headless Chromium and workerd
 //	tools/benchdoc      the benchmark page's tables, rewritten from the results files
 //	tools/benchrun      make bench: every host, one table
+//	tools/gpuprofile    make bench BENCH=webgpu's GPU half: dispatches, bytes and kernel times of the forward pass on WebGPU
 //	tools/npmpack       make npm: the npm package wasmlm (build/npm)
 //	tools/servebench    make bench-serve: wasmlm serve under concurrent streaming clients
 //	tools/wasmbrowser   go test -exec runner: GOOS=js test binaries in a Web Worker of Chromium with WebGPU
