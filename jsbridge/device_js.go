@@ -25,7 +25,7 @@ const (
 
 // ErrDeviceUnsupported means load's device: 'webgpu' cannot be honoured:
 // no adapter, or the GPU path cannot run this model (device_unsupported).
-var ErrDeviceUnsupported = engine.NewError(engine.CodeDeviceUnsupported, "wasmlm: device 'webgpu' cannot run this model")
+var ErrDeviceUnsupported = engine.NewError(engine.CodeDeviceUnsupported, "wasmlm: device 'webgpu' cannot be used")
 
 // device reads a device option: 'auto' (also when absent), 'webgpu' or
 // 'cpu'.

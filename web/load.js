@@ -191,7 +191,7 @@ export function checkGPUWorkers(workers, inspection) {
     throw argumentError('workers', `must be 1 or 'auto' with device: 'webgpu' (one GPU serves one worker), got ${workers}`);
   }
   if (inspection && inspection.memory.workers > 1) {
-    throw codedError('device_unsupported', `wasmlm: device 'webgpu' cannot run this model: it needs ${inspection.memory.workers} workers' memory (${MiB(inspection.memory.total)}), and the GPU serves one worker`, { memory: inspection.memory });
+    throw codedError('device_unsupported', `wasmlm: device 'webgpu' cannot be used: the model needs ${inspection.memory.workers} workers' memory (${MiB(inspection.memory.total)}), and the GPU serves one worker`, { memory: inspection.memory });
   }
 }
 

@@ -75,7 +75,7 @@ func TestBrowserDeviceWithoutGPU(t *testing.T) {
 		{"auto", `{ device: 'auto' }`, deviceOutcome{Device: "cpu", DeviceReason: "navigator.gpu has no adapter", Tokens: 4}},
 		{"cpu", `{ device: 'cpu' }`, deviceOutcome{Device: "cpu", DeviceReason: "the device: 'cpu' load option", Tokens: 4}},
 		{"webgpu", `{ device: 'webgpu' }`, deviceOutcome{Code: "device_unsupported",
-			Error: "wasmlm: device 'webgpu' cannot run this model: navigator.gpu has no adapter"}},
+			Error: "wasmlm: device 'webgpu' cannot be used: navigator.gpu has no adapter"}},
 		{"webgpu on two workers", `{ device: 'webgpu', workers: 2 }`, deviceOutcome{Code: "invalid_argument", Field: "workers",
 			Error: "wasmlm: invalid argument: workers must be 1 or 'auto' with device: 'webgpu' (one GPU serves one worker), got 2"}},
 		{"a device that is none", `{ device: 'gpu' }`, deviceOutcome{Code: "invalid_argument", Field: "device",
