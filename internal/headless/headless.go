@@ -52,6 +52,21 @@ func WebGPUFlags() map[string]any {
 	}
 }
 
+// SystemGPUFlags are the flags that give pages the machine's own GPU
+// through WebGPU (Chromium on Linux reaches it through Vulkan; elsewhere
+// the feature is harmless): for StartWith, on a machine with a GPU, where
+// WebGPUFlags would take SwiftShader instead. The developer features let
+// timestamp queries keep their full resolution (Chromium rounds them to
+// 100 µs otherwise).
+func SystemGPUFlags() map[string]any {
+	return map[string]any{
+		"enable-unsafe-webgpu":             true,
+		"enable-webgpu-developer-features": true,
+		"enable-features":                  "NetworkService,NetworkServiceInProcess,Vulkan",
+		"ignore-gpu-blocklist":             true,
+	}
+}
+
 // Start launches the browser with a fresh profile in a temporary directory
 // named after profilePrefix, and returns a chromedp context of its first tab
 // and stop, which ends the browser and removes the profile. On error nothing
@@ -65,8 +80,15 @@ func Start(profilePrefix string) (ctx context.Context, stop func(), err error) {
 // served from http://127.0.0.1 (a secure context) find navigator.gpu and
 // SwiftShader's fallback adapter.
 func StartWebGPU(profilePrefix string) (ctx context.Context, stop func(), err error) {
+	return StartWith(profilePrefix, WebGPUFlags())
+}
+
+// StartWith is Start with the GPU process and flags (name → value; false
+// removes a default one: "headless": false shows the window), such as
+// WebGPUFlags or SystemGPUFlags.
+func StartWith(profilePrefix string, flags map[string]any) (ctx context.Context, stop func(), err error) {
 	var opts []chromedp.ExecAllocatorOption
-	for name, value := range WebGPUFlags() {
+	for name, value := range flags {
 		opts = append(opts, chromedp.Flag(name, value))
 	}
 	return start(profilePrefix, opts...)

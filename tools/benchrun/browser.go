@@ -110,9 +110,10 @@ type browser struct {
 }
 
 // startBrowser serves dist, modelDir and wllama's module (wllamaESM, at
-// wllamaURL) and starts Chromium, with WebGPU (its pages find the
-// machine's adapter, SwiftShader's where it has no GPU) or without.
-func startBrowser(dist, modelDir, wllamaESM string, webgpu bool) (*browser, error) {
+// wllamaURL) and starts Chromium: without a GPU (gpuFlags nil), or with
+// the GPU process and gpuFlags (WebGPU on SwiftShader or on the machine's
+// GPU: see gpuFlagsOf).
+func startBrowser(dist, modelDir, wllamaESM string, gpuFlags map[string]any) (*browser, error) {
 	for _, f := range []string{"wasmlm.js", "wasmlm.worker.js", "wasmlm.wasm", "wasm_exec.js", "models/stories260K-F16.gguf"} {
 		if _, err := os.Stat(dist + "/" + f); err != nil {
 			return nil, fmt.Errorf("%s is not a `make web` site: %w", dist, err)
@@ -134,11 +135,10 @@ func startBrowser(dist, modelDir, wllamaESM string, webgpu bool) (*browser, erro
 	b.site = srv.URL
 	b.cleanup = append(b.cleanup, srv.Close)
 
-	start := headless.Start
-	if webgpu {
-		start = headless.StartWebGPU
+	ctx, stop, err := headless.Start("wasmlm-bench-chromium-")
+	if gpuFlags != nil {
+		ctx, stop, err = headless.StartWith("wasmlm-bench-chromium-", gpuFlags)
 	}
-	ctx, stop, err := start("wasmlm-bench-chromium-")
 	if err != nil {
 		b.close()
 		return nil, err

@@ -345,7 +345,7 @@ func measureEmbed(ctx context.Context, c config, cli []cliHost, models []benchMo
 		eh := embedHost{Host: h.Host}
 		if h.Skipped == "" {
 			var err error
-			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root), false); err != nil {
+			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root), nil); err != nil {
 				eh.Skipped = err.Error()
 			}
 		}

@@ -199,7 +199,7 @@ func runMaskBench(ctx context.Context, c config, tmp, host string, args []string
 		if err := buildJS(ctx, c.goCmd, c.root, "./engine/", bin, true, ""); err != nil {
 			return "", err
 		}
-		b, err := startBrowser(c.dist, c.modelDir, wllamaDir(c.root), false)
+		b, err := startBrowser(c.dist, c.modelDir, wllamaDir(c.root), nil)
 		if err != nil {
 			return "", err
 		}

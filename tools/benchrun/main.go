@@ -199,6 +199,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&set.LongPromptTokens, "long-prompt", 512, "a second, longer prompt, run where the model's context holds it and -n tokens (0: none; the memory mode's default)")
 	fs.IntVar(&set.MaxTokens, "n", 128, "tokens generated (the memory mode's default: 32)")
 	warmup := fs.Duration("warmup", time.Second, "how long each run generates (embed mode: embeds each spec) before measuring")
+	gpuName := fs.String("gpu", "swiftshader", "webgpu mode: the adapter Chromium gives its pages: swiftshader (SwiftShader's, which runs the shaders on the CPU: any machine) or system (the machine's GPU, through Vulkan on Linux)")
+	headed := fs.Bool("headed", false, "webgpu mode: show Chromium's window (some systems give a headless browser no GPU)")
 	specList := fs.String("embed-specs", "", "embed mode: the TOKENSxBATCH specs to measure, comma-separated (default: 32x1,32x16,256x1,256x16)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -295,9 +297,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	var gpuFlags map[string]any
+	if md.webgpu {
+		if gpuFlags, err = gpuFlagsOf(*gpuName, *headed); err != nil {
+			fmt.Fprintf(stderr, "benchrun: %v\n", err)
+			return 2
+		}
+	}
 	rep, err := measure(ctx, config{
 		root: abs("."), modelDir: abs(*modelDir), dist: abs(*dist), peers: abs(*peers), goCmd: *goCmd,
-		mode: md, models: models, want: want, settings: set, specs: specs,
+		mode: md, models: models, want: want, settings: set, specs: specs, gpuFlags: gpuFlags,
 	}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
@@ -350,6 +359,7 @@ type config struct {
 	want                               map[string]bool
 	settings                           Settings
 	specs                              []modelgen.EmbedSpec // embed mode's
+	gpuFlags                           map[string]any       // webgpu mode's Chromium flags (gpuFlagsOf)
 	tmp                                string               // the run's builds
 }
 
@@ -457,7 +467,7 @@ func measureBrowser(ctx context.Context, c config, models []benchModel, rep *Rep
 	for _, h := range hosts {
 		if h.Skipped == "" && b == nil {
 			var err error
-			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root), c.mode.webgpu); err != nil {
+			if b, err = startBrowser(c.dist, c.modelDir, wllamaDir(c.root), c.gpuFlags); err != nil {
 				h.Skipped = err.Error()
 			} else if c.mode.webgpu {
 				b.setUpWebGPU(ctx, &c, rep, log)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wasmlm/wasmlm/internal/headless"
 )
 
 // The webgpu mode (make bench BENCH=webgpu): the page's forward pass on
@@ -32,6 +34,24 @@ const (
 
 // fallbackLimits is Settings.Limits on a fallback adapter.
 const fallbackLimits = "the adapter is a fallback, software one (it runs the shaders on the CPU): every run is bounded to an 8-token prompt and 2 generated tokens without warm-up, and its speeds are not the GPU path's on a GPU"
+
+// gpuFlagsOf are the Chromium flags of the webgpu mode's -gpu (and
+// -headed): SwiftShader's adapter or the machine's GPU.
+func gpuFlagsOf(name string, headed bool) (map[string]any, error) {
+	var flags map[string]any
+	switch name {
+	case "swiftshader":
+		flags = headless.WebGPUFlags()
+	case "system":
+		flags = headless.SystemGPUFlags()
+	default:
+		return nil, fmt.Errorf("-gpu %q: want swiftshader or system", name)
+	}
+	if headed {
+		flags["headless"] = false
+	}
+	return flags, nil
+}
 
 // GPUAdapter is the WebGPU adapter of the run's Chromium, as a page sees
 // it (navigator.gpu.requestAdapter(): GPUAdapterInfo, features).

@@ -80,3 +80,29 @@ func TestPrintWebGPU(t *testing.T) {
 	assert.Contains(t, out, "| tinyllama | Q4_0 | products Q4_0 | 155.0 | 3000.00 | 75% |")
 	assert.Contains(t, out, "| tinyllama | Q4_0 | rotations | 44.0 | 1000.00 | 25% |")
 }
+
+func TestGPUFlagsOf(t *testing.T) {
+	for _, c := range []struct {
+		name, adapter string
+		headed        bool
+	}{
+		{"swiftshader", "swiftshader", false},
+		{"system", "", true},
+	} {
+		flags, err := gpuFlagsOf(c.name, c.headed)
+		assert.NoError(t, err, c.name)
+		assert.Equal(t, true, flags["enable-unsafe-webgpu"], c.name)
+		if c.adapter != "" {
+			assert.Equal(t, c.adapter, flags["use-webgpu-adapter"], c.name)
+		} else {
+			assert.NotContains(t, flags, "use-webgpu-adapter", c.name)
+		}
+		if c.headed {
+			assert.Equal(t, false, flags["headless"], c.name)
+		} else {
+			assert.NotContains(t, flags, "headless", c.name)
+		}
+	}
+	_, err := gpuFlagsOf("cuda", false)
+	assert.ErrorContains(t, err, `-gpu "cuda"`)
+}
