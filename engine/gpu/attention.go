@@ -57,7 +57,7 @@ type AttentionSpec struct {
 // the KV cache.
 type Attention struct {
 	single op    // the single kernel, which holds the parameters
-	split  [4]op // the split's kernels, with the same parameters
+	split  [3]op // the split's kernels, with the same parameters
 	cache  *KVCache
 	slots  int // the layer's
 	spec   AttentionSpec
