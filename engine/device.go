@@ -46,9 +46,13 @@ type DeviceRope struct {
 
 // DeviceShape is what a device session holds: blocks of up to Block
 // tokens, a KV cache of Context positions of Layers layers of KVDim
-// values as KV says, and the activations' widths (Vec).
+// values as KV says, and the activations' widths (Vec). Slots are the
+// positions each layer's cache holds: Context, or for a layer attending
+// to a sliding window a ring of the window and a block less one (the
+// block's keys are stored before its first token attends).
 type DeviceShape struct {
 	Block, Context, Layers int
+	Slots                  []int
 	KV                     KVType
 	Heads, KVHeads         int
 	HeadDim, KVDim         int
@@ -100,9 +104,9 @@ type DeviceSession interface {
 	Products(in Vec, n int, ps ...DeviceProduct)
 	// AddBias adds bias to each row of v.
 	AddBias(v Vec, n int, bias []float32)
-	// Rope rotates each head of v's rows, row i at position pos+i, by
-	// table (given to Upload).
-	Rope(v Vec, n, pos int, table DeviceRope, headDim int)
+	// RopeQK rotates each head of VecQ's and VecK's rows, row i at
+	// position pos+i, by table (given to Upload).
+	RopeQK(n, pos int, table DeviceRope, headDim int)
 	// Scale multiplies v by s.
 	Scale(v Vec, n int, s float32)
 	// SoftCap sets v = limit·tanh(v/limit).
@@ -117,6 +121,11 @@ type DeviceSession interface {
 	GateUnits(ffn FFN, n int)
 	// Add sets dst += src.
 	Add(dst, src Vec, n int)
+	// AddNorm sets VecX += add, then out = RMSNorm(VecX)·weight over rows
+	// of VecX's width: a sub-layer's output added to the residual stream
+	// and the next input normalised, Add then Norm (llama2.c's
+	// arithmetic) at once.
+	AddNorm(out, add Vec, n int, weight []float32, eps float32)
 	// Flush runs what is recorded, without waiting for it.
 	Flush() error
 	// Read runs what is recorded and copies row of v into dst, waiting.

@@ -14,11 +14,12 @@ func (s *Session) forwardDevice(tokens []int, pos int, wantLogits bool) error {
 	c.scaleEmbedding(x)
 	d.SetRows(VecX, x, n)
 	headDim := c.HeadDim()
+	var add pendingAdd // a sub-layer's output not yet added to VecX
 	for l := range w.Layers {
 		lw, spec := &w.Layers[l], c.Layer(l)
 
 		// Attention (forwardBlock's steps, in its order).
-		s.devPreNorm(spec.Norms, n, lw.AttnNorm)
+		s.devPreNorm(spec.Norms, n, lw.AttnNorm, &add)
 		d.Products(VecXN, n, DeviceProduct{VecQ, lw.Wq}, DeviceProduct{VecK, lw.Wk}, DeviceProduct{VecV, lw.Wv})
 		if lw.Bq != nil {
 			d.AddBias(VecQ, n, lw.Bq)
@@ -34,23 +35,27 @@ func (s *Session) forwardDevice(tokens []int, pos int, wantLogits bool) error {
 			d.Norm(VecK, VecK, n, lw.KNorm, len(lw.KNorm), c.NormEps, false)
 		}
 		if !spec.Attention.NoPE {
-			rope := s.layerRopes[l].device(c.RopeStyle)
-			d.Rope(VecQ, n, pos, rope, headDim)
-			d.Rope(VecK, n, pos, rope, headDim)
+			d.RopeQK(n, pos, s.layerRopes[l].device(c.RopeStyle), headDim)
 		}
 		if spec.Attention.ScaleQueries {
 			d.Scale(VecQ, n, spec.Attention.Scale)
 		}
 		d.Attention(l, n, pos, spec.Attention, c.scoreScale(spec.Attention))
 		d.Products(VecAttn, n, DeviceProduct{VecProj, lw.Wo})
-		s.devAddSublayer(&spec, n, VecProj, lw.AttnPostNorm)
+		add = s.devSublayerOut(&spec, n, VecProj, lw.AttnPostNorm)
 
 		// Feed-forward.
-		s.devPreNorm(spec.Norms, n, lw.FFNNorm)
+		s.devPreNorm(spec.Norms, n, lw.FFNNorm, &add)
 		d.Products(VecXN, n, DeviceProduct{VecGate, lw.WGate}, DeviceProduct{VecUp, lw.WUp})
 		d.GateUnits(spec.FFN, n)
 		d.Products(VecGate, n, DeviceProduct{VecDown, lw.WDown})
-		s.devAddSublayer(&spec, n, VecDown, lw.FFNPostNorm)
+		add = s.devSublayerOut(&spec, n, VecDown, lw.FFNPostNorm)
+	}
+	if s.score != nil || (wantLogits && n == 1 && s.hidden == nil) {
+		// The last sub-layer's output is added as the final norm runs.
+		s.devPreNorm(NormsPre, n, w.OutputNorm, &add)
+	} else {
+		s.devAdd(&add, n)
 	}
 	if s.hidden != nil {
 		for i := range n {
@@ -61,18 +66,17 @@ func (s *Session) forwardDevice(tokens []int, pos int, wantLogits bool) error {
 		}
 	}
 	if s.score != nil {
-		return s.devScore(tokens, pos)
+		return s.devScore(tokens, pos) // VecXN holds the final norm
 	}
 	if !wantLogits {
 		return d.Flush()
 	}
 	// The last token's logits: its final norm into VecXN's first row (a
 	// copy of that row first, as the CPU normalises it in place).
-	if n > 1 {
+	if n > 1 || s.hidden != nil {
 		return s.devLogitsOfLast(n, pos)
 	}
-	d.Norm(VecXN, VecX, 1, w.OutputNorm, dim, c.NormEps, false)
-	return s.devLogits(tokens[n-1], pos+n-1)
+	return s.devLogits(tokens[n-1], pos+n-1) // VecXN holds the final norm
 }
 
 // devLogitsOfLast runs the classifier on the last of n rows: the block's
@@ -112,7 +116,6 @@ func (s *Session) devLogits(token, pos int) error {
 func (s *Session) devScore(tokens []int, pos int) error {
 	c, w, d := &s.model.config, s.model.weights, s.dev
 	n, vocab := len(tokens), w.Output.Rows
-	d.Norm(VecXN, VecX, n, w.OutputNorm, c.Dim, c.NormEps, false)
 	d.Products(VecXN, n, DeviceProduct{VecLogits, w.Output})
 	if len(s.devScores) < n*vocab {
 		s.devScores = make([]float32, s.promptBlock*vocab)
@@ -136,19 +139,43 @@ func (s *Session) devScore(tokens []int, pos int) error {
 	return nil
 }
 
-// devPreNorm sets VecXN to a sub-layer's input, as Config.preNorm does.
-func (s *Session) devPreNorm(norms Norms, n int, weight []float32) {
+// pendingAdd is a sub-layer's output waiting to be added to the residual
+// stream VecX: the device adds it as it normalises the next sub-layer's
+// input (AddNorm), one dispatch instead of two.
+type pendingAdd struct {
+	vec Vec
+	ok  bool
+}
+
+// devPreNorm sets VecXN to a sub-layer's input, as Config.preNorm does,
+// adding add to VecX first.
+func (s *Session) devPreNorm(norms Norms, n int, weight []float32, add *pendingAdd) {
 	c := &s.model.config
 	if !norms.pre() {
+		s.devAdd(add, n)
 		s.dev.Copy(VecXN, VecX, n)
+		return
+	}
+	if add.ok {
+		s.dev.AddNorm(VecXN, add.vec, n, weight, c.NormEps)
+		add.ok = false
 		return
 	}
 	s.dev.Norm(VecXN, VecX, n, weight, c.Dim, c.NormEps, false)
 }
 
-// devAddSublayer adds the sub-layer's output out to VecX, as
-// Config.addSublayer does.
-func (s *Session) devAddSublayer(spec *LayerSpec, n int, out Vec, post []float32) {
+// devAdd adds add to VecX, if it waits.
+func (s *Session) devAdd(add *pendingAdd, n int) {
+	if add.ok {
+		s.dev.Add(VecX, add.vec, n)
+		add.ok = false
+	}
+}
+
+// devSublayerOut finishes a sub-layer's output out as Config.addSublayer
+// does (its post-norm, its residual scale) and returns it to be added to
+// VecX.
+func (s *Session) devSublayerOut(spec *LayerSpec, n int, out Vec, post []float32) pendingAdd {
 	c := &s.model.config
 	if spec.Norms.post() {
 		s.dev.Norm(out, out, n, post, c.Dim, c.NormEps, true)
@@ -156,7 +183,7 @@ func (s *Session) devAddSublayer(spec *LayerSpec, n int, out Vec, post []float32
 	if spec.ResidualScale != 0 {
 		s.dev.Scale(out, n, spec.ResidualScale)
 	}
-	s.dev.Add(VecX, out, n)
+	return pendingAdd{vec: out, ok: true}
 }
 
 // newDeviceSession makes the device side of s, uploading the model's
@@ -172,6 +199,13 @@ func (s *Session) newDeviceSession(dev Device) error {
 	shape := DeviceShape{
 		Block: s.promptBlock, Context: s.context, Layers: c.Layers, KV: s.kv.typ,
 		Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), KVDim: lw.Wk.Rows,
+		Slots: make([]int, c.Layers),
+	}
+	for l := range shape.Slots {
+		shape.Slots[l] = s.context
+		if window := c.Layer(l).Attention.Window; window > 0 {
+			shape.Slots[l] = min(s.context, window+s.promptBlock-1)
+		}
 	}
 	shape.Widths = [VecCount]int{
 		VecX: c.Dim, VecXN: c.Dim, VecQ: lw.Wq.Rows, VecK: lw.Wk.Rows, VecV: lw.Wv.Rows,

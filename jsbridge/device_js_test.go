@@ -204,7 +204,8 @@ func (fakeSession) Norm(engine.Vec, engine.Vec, int, []float32, int, float32, bo
 func (fakeSession) Copy(engine.Vec, engine.Vec, int)                                {}
 func (fakeSession) Products(engine.Vec, int, ...engine.DeviceProduct)               {}
 func (fakeSession) AddBias(engine.Vec, int, []float32)                              {}
-func (fakeSession) Rope(engine.Vec, int, int, engine.DeviceRope, int)               {}
+func (fakeSession) RopeQK(int, int, engine.DeviceRope, int)                         {}
+func (fakeSession) AddNorm(engine.Vec, engine.Vec, int, []float32, float32)         {}
 func (fakeSession) Scale(engine.Vec, int, float32)                                  {}
 func (fakeSession) SoftCap(engine.Vec, int, float32)                                {}
 func (fakeSession) Attention(int, int, int, engine.AttentionSpec, float32)          {}

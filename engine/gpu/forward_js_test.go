@@ -30,9 +30,10 @@ const (
 
 // parityCase is one file: an architecture in one storage type.
 type parityCase struct {
-	arch   string
-	typ    tensor.Type
-	family modelgen.Family
+	arch      string
+	typ       tensor.Type
+	family    modelgen.Family
+	separated bool // an output matrix of its own (olmo2's files)
 }
 
 func (c parityCase) String() string { return fmt.Sprintf("%s-%v", c.arch, c.typ) }
@@ -52,7 +53,7 @@ func (c parityCase) shape() modelgen.Shape {
 
 func parityModel(t *testing.T, c parityCase, seed uint64) *engine.Model {
 	t.Helper()
-	data := testmodel.GGUF(t, modelgen.Spec{Arch: c.arch, Shape: c.shape(), Family: c.family, Type: c.typ, Seed: seed})
+	data := testmodel.GGUF(t, modelgen.Spec{Arch: c.arch, Shape: c.shape(), Family: c.family, Type: c.typ, Seed: seed, SeparateOutput: c.separated})
 	m, err := engine.Load(data, engine.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -191,8 +192,13 @@ func TestForwardMatchesCPU(t *testing.T) {
 	}
 	for _, arch := range []string{"qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite"} {
 		c := parityCase{arch: arch, typ: tensor.Q8_0}
-		if arch == "gemma2" || arch == "gemma3" {
+		switch arch {
+		case "gemma2", "gemma3":
 			c.family.SlidingWindow = 48 // within the positions teacher forcing reaches
+		case "olmo2":
+			c.separated = true
+		case "granite": // Granite-3's multipliers
+			c.family = modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.125, ResidualScale: 0.22, LogitScale: 8}
 		}
 		cases = append(cases, c)
 	}

@@ -61,7 +61,14 @@ func (d *Device) NewSession(s engine.DeviceShape) (engine.DeviceSession, error) 
 		}
 		ss.vecs[v] = b
 	}
-	if ss.kv, err = NewKVCache(d.host, s.Layers, s.Context, s.KVDim, s.KV == engine.KVF16); err != nil {
+	slots := s.Slots
+	if slots == nil {
+		slots = make([]int, s.Layers)
+		for l := range slots {
+			slots[l] = s.Context
+		}
+	}
+	if ss.kv, err = NewRingKVCache(d.host, s.Context, s.KVDim, s.KV == engine.KVF16, slots); err != nil {
 		ss.Close()
 		return nil, err
 	}
@@ -206,8 +213,8 @@ func (s *session) GateUnits(ffn engine.FFN, n int) {
 	})
 }
 
-func (s *session) Rope(v engine.Vec, n, pos int, table engine.DeviceRope, headDim int) {
-	key := opKey{kind: "rope", out: v, in: v, weight: unsafe.Pointer(unsafe.SliceData(table.Cos)), a: headDim}
+func (s *session) RopeQK(n, pos int, table engine.DeviceRope, headDim int) {
+	key := opKey{kind: "rope", weight: unsafe.Pointer(unsafe.SliceData(table.Cos)), a: headDim}
 	s.run(key, n, pos, func() (recorder, error) {
 		t := s.d.ropes[unsafe.SliceData(table.Cos)]
 		if t == nil {
@@ -217,11 +224,23 @@ func (s *session) Rope(v engine.Vec, n, pos int, table engine.DeviceRope, headDi
 		if table.Style == engine.RopeHalves {
 			style = RopeHalves
 		}
-		r, err := NewRope(s.d.lib, s.pass, s.vec(v), t, s.shape.Widths[v]/headDim, headDim, 2*table.Half, style)
+		r, err := NewRopeQK(s.d.lib, s.pass, s.vec(engine.VecQ), s.vec(engine.VecK), t,
+			s.shape.Widths[engine.VecQ]/headDim, s.shape.Widths[engine.VecK]/headDim, headDim, 2*table.Half, style)
 		if err != nil {
 			return nil, err
 		}
 		return r.Record, nil
+	})
+}
+
+func (s *session) AddNorm(out, add engine.Vec, n int, weight []float32, eps float32) {
+	key := opKey{kind: "add norm", out: out, in: add, weight: unsafe.Pointer(unsafe.SliceData(weight)), f: eps}
+	s.run(key, n, 0, func() (recorder, error) {
+		r, err := NewAddRMSNorm(s.d.lib, s.pass, s.vec(out), s.vec(engine.VecX), s.vec(add), s.d.vector(weight), s.shape.Widths[engine.VecX], eps)
+		if err != nil {
+			return nil, err
+		}
+		return func(n, _ int) error { return r.Record(n) }, nil
 	})
 }
 
