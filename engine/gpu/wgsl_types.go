@@ -69,7 +69,7 @@ fn load_chunk(ro: u32, c: u32) -> K {
   let o = ro + c * 34u;
   var k: K;
   k.d = f16_at(o);
-  for (var i = 0u; i < 8u; i++) { k.q[i] = u32_at(o + 2u + 4u * i); }
+  k.q = load8(o + 2u);
   return k;
 }
 fn dot_chunk(k: K, t: u32, c: u32) -> f32 { return (k.d * xd32(t, c)) * f32(dot8(k.q, t, c)); }
@@ -80,7 +80,7 @@ fn load_chunk(ro: u32, c: u32) -> K {
   let o = ro + c * 18u;
   var k: K;
   k.d = f16_at(o);
-  for (var i = 0u; i < 4u; i++) { k.q[i] = u32_at(o + 2u + 4u * i); }
+  k.q = load4(o + 2u);
   return k;
 }
 fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
@@ -94,7 +94,7 @@ fn load_chunk(ro: u32, c: u32) -> K {
   var k: K;
   k.d = f16_at(o);
   k.m = f16_at(o + 2u);
-  for (var i = 0u; i < 4u; i++) { k.q[i] = u32_at(o + 4u + 4u * i); }
+  k.q = load4(o + 4u);
   return k;
 }
 fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
@@ -139,7 +139,8 @@ fn load_chunk(ro: u32, c: u32) -> K {
   k.sc = u16_at(o + 2u * j);
   let qo = o + 16u + 32u * (j / 4u);
   let sh = 2u * (j % 4u);
-  for (var i = 0u; i < 8u; i++) { k.q[i] = (u32_at(qo + 4u * i) >> sh) & 0x03030303u; }
+  let qs = load8(qo);
+  for (var i = 0u; i < 8u; i++) { k.q[i] = (qs[i] >> sh) & 0x03030303u; }
   return k;
 }
 fn dot_chunk(k: K, t: u32, c: u32) -> f32 {
@@ -161,8 +162,10 @@ fn load_chunk(ro: u32, c: u32) -> K {
   k.sb = q3k_scale(2u * j + 1u, o + 96u);
   let qo = o + 32u + 32u * (j / 4u);
   let sh = 2u * (j % 4u);
+  let qs = load8(qo);
+  let hm = load8(o);
   for (var i = 0u; i < 8u; i++) {
-    k.q[i] = ((u32_at(qo + 4u * i) >> sh) & 0x03030303u) | (((u32_at(o + 4u * i) >> j) & 0x01010101u) << 2u);
+    k.q[i] = ((qs[i] >> sh) & 0x03030303u) | (((hm[i] >> j) & 0x01010101u) << 2u);
   }
   return k;
 }
@@ -183,7 +186,8 @@ fn load_chunk(ro: u32, c: u32) -> K {
   k.sm = scale_min_k4(j, o + 4u);
   let qo = o + 16u + 32u * (j / 2u);
   let sh = 4u * (j & 1u);
-  for (var i = 0u; i < 8u; i++) { k.q[i] = (u32_at(qo + 4u * i) >> sh) & 0x0f0f0f0fu; }
+  let qs = load8(qo);
+  for (var i = 0u; i < 8u; i++) { k.q[i] = (qs[i] >> sh) & 0x0f0f0f0fu; }
   return k;
 }
 fn dot_chunk(k: K, t: u32, c: u32) -> f32 { return dot_scale_min(k.d, k.dmin, k.sm, k.q, t, c); }
@@ -199,8 +203,10 @@ fn load_chunk(ro: u32, c: u32) -> K {
   k.sm = scale_min_k4(j, o + 4u);
   let qo = o + 48u + 32u * (j / 2u);
   let sh = 4u * (j & 1u);
+  let qs = load8(qo);
+  let qh = load8(o + 16u);
   for (var i = 0u; i < 8u; i++) {
-    k.q[i] = ((u32_at(qo + 4u * i) >> sh) & 0x0f0f0f0fu) | (((u32_at(o + 16u + 4u * i) >> j) & 0x01010101u) << 4u);
+    k.q[i] = ((qs[i] >> sh) & 0x0f0f0f0fu) | (((qh[i] >> j) & 0x01010101u) << 4u);
   }
   return k;
 }
@@ -218,11 +224,11 @@ fn load_chunk(ro: u32, c: u32) -> K {
   let sc = u16_at(o + 192u + 2u * j);
   k.sa = bitcast<i32>(sc << 24u) >> 24u;
   k.sb = bitcast<i32>(sc << 16u) >> 24u;
-  let lo = o + 64u * h + 32u * (p & 1u);
   let ls = 4u * (p >> 1u);
-  let hi = o + 128u + 32u * h;
+  let ql = load8(o + 64u * h + 32u * (p & 1u));
+  let qh = load8(o + 128u + 32u * h);
   for (var i = 0u; i < 8u; i++) {
-    k.q[i] = ((u32_at(lo + 4u * i) >> ls) & 0x0f0f0f0fu) | (((u32_at(hi + 4u * i) >> (2u * p)) & 0x03030303u) << 4u);
+    k.q[i] = ((ql[i] >> ls) & 0x0f0f0f0fu) | (((qh[i] >> (2u * p)) & 0x03030303u) << 4u);
   }
   return k;
 }
@@ -290,12 +296,42 @@ fn dot_nibbles(q: array<u32, 4>, t: u32, c: u32) -> i32 {
   return s;
 }
 
+// load4 is the 4 words at byte o (even): 5 words read, and for an o ≡ 2
+// (mod 4) each put together from the halves of two.
+fn load4(o: u32) -> array<u32, 4> {
+  let i = o >> 2u;
+  let odd = (o & 2u) != 0u;
+  var r: array<u32, 4>;
+  var prev = w[i];
+  for (var k = 0u; k < 4u; k++) {
+    let next = w[i + k + 1u];
+    r[k] = select(prev, (prev >> 16u) | (next << 16u), odd);
+    prev = next;
+  }
+  return r;
+}
+
+// load8 is load4 for 8 words (9 read).
+fn load8(o: u32) -> array<u32, 8> {
+  let i = o >> 2u;
+  let odd = (o & 2u) != 0u;
+  var r: array<u32, 8>;
+  var prev = w[i];
+  for (var k = 0u; k < 8u; k++) {
+    let next = w[i + k + 1u];
+    r[k] = select(prev, (prev >> 16u) | (next << 16u), odd);
+    prev = next;
+  }
+  return r;
+}
+
 // quants5 is the 32 5-bit quants of a Q5_0/Q5_1 block, element order: 5th
 // bits qh, low nibbles at byte qs.
 fn quants5(qh: u32, qs: u32) -> array<u32, 8> {
   var q: array<u32, 8>;
+  let lo = load4(qs);
   for (var i = 0u; i < 4u; i++) {
-    let v = u32_at(qs + 4u * i);
+    let v = lo[i];
     q[i] = (v & 0x0f0f0f0fu) | fifth_bits(qh >> (4u * i));
     q[i + 4u] = ((v >> 4u) & 0x0f0f0f0fu) | fifth_bits(qh >> (16u + 4u * i));
   }
