@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gpu"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/race"
 )
 
 // memoryHost keeps buffers in memory: enough of a Host for uploads.
@@ -94,5 +95,62 @@ func TestUploadMatrixHoldsTheFileBytes(t *testing.T) {
 	_, err := gpu.UploadMatrix(memoryHost{}, "big", randomMatrix(t, tensor.F32, 1025, 256, rng))
 	if !errors.Is(err, gpu.ErrUnsupported) {
 		t.Errorf("a matrix over maxStorageBufferBindingSize: error %v", err)
+	}
+}
+
+type memoryKernel string
+
+func (k memoryKernel) Label() string { return string(k) }
+
+func (memoryHost) NewKernel(label, source, entry string) (gpu.Kernel, error) {
+	return memoryKernel(label), nil
+}
+
+func (memoryHost) NewBindings(gpu.Kernel, ...gpu.Binding) (gpu.Bindings, error) {
+	return struct{}{}, nil
+}
+
+func (memoryHost) Submit([]gpu.Dispatch) error { return nil }
+
+func (memoryHost) Err() error { return nil }
+
+// TestProductsRecordAllocatesNothing: recording a token's products (and
+// submitting them) allocates nothing once the pass has held a submission.
+func TestProductsRecordAllocatesNothing(t *testing.T) {
+	race.SkipAllocationCount(t)
+	var h memoryHost
+	rng := rand.New(rand.NewPCG(9, 10))
+	lib := gpu.NewLibrary(h)
+	pass, err := gpu.NewPass(h, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := h.NewBuffer("x", 4*4*256, gpu.UsageStorage)
+	var ps []gpu.Product
+	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.F32} {
+		m, err := gpu.UploadMatrix(h, "m", randomMatrix(t, typ, 8, 256, rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := h.NewBuffer("out", 4*4*8, gpu.UsageStorage)
+		ps = append(ps, gpu.Product{M: m, Out: gpu.Binding{Buffer: out}})
+	}
+	p, err := gpu.NewProducts(lib, pass, gpu.Binding{Buffer: x}, 4, ps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func() {
+		for _, n := range []int{1, 4} {
+			if err := p.Record(n); err != nil {
+				t.Fatal(err)
+			}
+			if err := pass.Submit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	record()
+	if allocs := testing.AllocsPerRun(20, record); allocs != 0 {
+		t.Errorf("Record and Submit allocate %v times", allocs)
 	}
 }
