@@ -174,7 +174,7 @@ func New() *Binding {
 		crypto:         g.Get("crypto"),
 		json:           g.Get("JSON"),
 	}
-	b.gpu.open, b.gpu.newDevice = openGPU, newGPUDevice
+	b.gpu.open, b.gpu.newDevice, b.gpu.runsHeader = openGPU, newGPUDevice, gpuRunsHeader
 	b.export("load", b.parseLoad)
 	b.export("info", b.parseInfo)
 	b.export("tokenize", b.parseTokenize)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // deviceMode is load's device option: where the forward pass runs.
@@ -82,11 +83,13 @@ type gpuState struct {
 	open func() (gpu.Host, error) // openGPU; tests give a fake adapter
 	// newDevice is newGPUDevice; tests give a fake device.
 	newDevice func(gpu.Host, *engine.Model) (gpuDevice, error)
-	opened    bool
-	host      gpu.Host
-	err       error // why there is no host, once opened failed
-	device    gpuDevice
-	place     placement
+	// runsHeader is gpuRunsHeader; tests give one that takes every model.
+	runsHeader func(engine.Config, []tensor.Type) error
+	opened     bool
+	host       gpu.Host
+	err        error // why there is no host, once opened failed
+	device     gpuDevice
+	place      placement
 }
 
 // gpuHost returns the worker's WebGPU host, opening it the first time

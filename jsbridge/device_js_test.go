@@ -11,6 +11,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -24,9 +25,11 @@ type fakeAdapter struct {
 func (f fakeAdapter) Adapter() gpu.Adapter { return f.adapter }
 func (f fakeAdapter) Err() error           { return nil }
 
-// withGPU makes b's WebGPU host h, or none because of err.
+// withGPU makes b's WebGPU host h, or none because of err, whose GPU path
+// would run any model.
 func withGPU(b *Binding, h gpu.Host, err error) {
 	b.gpu.open = func() (gpu.Host, error) { return h, err }
+	b.gpu.runsHeader = func(engine.Config, []tensor.Type) error { return nil }
 }
 
 // TestLoadDevice: load's device option says where the model runs, and
@@ -133,6 +136,21 @@ func TestInspectDevice(t *testing.T) {
 	assert.Equal(t, "webgpu", v.Get("device").String(), "'webgpu' takes a fallback adapter")
 	assert.True(t, v.Get("adapter").Get("fallback").Bool())
 	assert.Equal(t, "swiftshader", v.Get("adapter").Get("architecture").String())
+
+	withGPU(b, fakeAdapter{adapter: gpu.Adapter{Vendor: "test", Architecture: "fake"}}, nil)
+	b.gpu.opened = false
+	v, err = inspect(b, map[string]any{"device": "auto"})
+	require.NoError(t, err)
+	assert.Equal(t, "webgpu", v.Get("device").String(), "a real adapter whose GPU path runs the model")
+	b.gpu.runsHeader = func(engine.Config, []tensor.Type) error {
+		return fmt.Errorf("%w: Q3_K matrices are not computed on the GPU yet", gpu.ErrUnsupported)
+	}
+	v, err = inspect(b, map[string]any{"device": "auto"})
+	require.NoError(t, err)
+	assert.Equal(t, "cpu", v.Get("device").String(), "a model the GPU path cannot run may be split")
+	assert.Equal(t, "the GPU path cannot run this model: gpu: unsupported: Q3_K matrices are not computed on the GPU yet", v.Get("deviceReason").String())
+	_, err = inspect(b, map[string]any{"device": "webgpu"})
+	requireCode(t, err, "device_unsupported", "webgpu and a model the GPU path cannot run: before the weights are read")
 
 	_, err = inspect(b, map[string]any{"device": "gpu"})
 	requireField(t, err, "invalid_argument", "device")

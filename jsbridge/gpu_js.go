@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gpu"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/webgpu"
 )
 
@@ -28,10 +29,22 @@ func openGPU() (gpu.Host, error) {
 	return h, nil
 }
 
+// errNoForwardPass is why this build runs no model on the GPU.
+var errNoForwardPass = fmt.Errorf("%w: this build runs no forward pass on the GPU", gpu.ErrUnsupported)
+
 // newGPUDevice checks that the GPU path runs m on h's adapter, within the
 // limits its device was requested with, and uploads m's weights.
 func newGPUDevice(h gpu.Host, m *engine.Model) (gpuDevice, error) {
-	return nil, fmt.Errorf("%w: this build runs no forward pass on the GPU", gpu.ErrUnsupported)
+	return nil, errNoForwardPass
+}
+
+// gpuRunsHeader says, from a header (the config c and the types of the
+// tensors a device reads),
+// whether the GPU path could run the model: nil, or an error wrapping
+// gpu.ErrUnsupported. A model it cannot run may then be split across
+// workers.
+func gpuRunsHeader(c engine.Config, types []tensor.Type) error {
+	return errNoForwardPass
 }
 
 // gpuMemory is what a load on the GPU would take of its memory, from the

@@ -3,6 +3,7 @@ package jsbridge
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"syscall/js"
 
 	"github.com/wasmlm/wasmlm/engine"
@@ -63,19 +64,28 @@ func (b *Binding) parseInspect(args []js.Value) (work, error) {
 		if err != nil || !probe || mode == deviceCPU {
 			return out, err
 		}
-		return out, b.gpuVerdict(out, mode)
+		return out, b.gpuVerdict(out, mode, h.Config(), deviceTypes(f))
 	}, nil
 }
 
 // gpuVerdict adds to an inspection whether the worker's WebGPU adapter
-// would take the model under mode, before its weights are read: device
-// 'webgpu' and adapter ({vendor, architecture, description, fallback}),
-// or device 'cpu' and deviceReason (under deviceWebGPU, an error wrapping
-// ErrDeviceUnsupported instead). Whether the GPU path runs the model's
-// architecture and types is known only once it is loaded.
-func (b *Binding) gpuVerdict(out map[string]any, mode deviceMode) error {
+// would take the model (of config c, whose device reads tensors of types)
+// under mode,
+// before its weights are read: device 'webgpu' and adapter ({vendor,
+// architecture, description, fallback}), or device 'cpu' and deviceReason
+// (under deviceWebGPU, an error wrapping ErrDeviceUnsupported instead).
+// From the header it knows the adapter and what the GPU path runs
+// (gpuRunsHeader); the rest (each matrix against the limits, the kernels)
+// only the load finds out.
+func (b *Binding) gpuVerdict(out map[string]any, mode deviceMode, c engine.Config, types []tensor.Type) error {
 	h, err := b.gpuHost()
-	if problem := adapterProblem(mode, h, err); problem != "" {
+	problem := adapterProblem(mode, h, err)
+	if problem == "" {
+		if err := b.gpu.runsHeader(c, types); err != nil {
+			problem = deviceProblem(err)
+		}
+	}
+	if problem != "" {
 		if mode == deviceWebGPU {
 			return fmt.Errorf("%w: %s", ErrDeviceUnsupported, problem)
 		}
@@ -85,6 +95,20 @@ func (b *Binding) gpuVerdict(out map[string]any, mode deviceMode) error {
 	a := h.Adapter()
 	placement{adapter: &a}.set(out)
 	return nil
+}
+
+// deviceTypes are the storage types of the tensors of f a device reads:
+// all but the token embedding, which is looked up on the CPU unless the
+// output shares it.
+func deviceTypes(f *gguf.File) []tensor.Type {
+	_, ownOutput := f.Tensor("output.weight")
+	var types []tensor.Type
+	for _, t := range f.Tensors() {
+		if !(ownOutput && t.Name == "token_embd.weight") && !slices.Contains(types, t.Type) {
+			types = append(types, t.Type)
+		}
+	}
+	return types
 }
 
 // inspection is the header's engine.Info in camelCase plus chatTemplate
