@@ -474,7 +474,7 @@ func TestBenchmarksPageBlocksAreResults(t *testing.T) {
 		}
 		kept[name][n] = true
 	}
-	for _, mode := range []string{"peers", "archs", "native", "memory", "grammar", "embed"} {
+	for _, mode := range []string{"peers", "archs", "native", "memory", "grammar", "embed", "webgpu"} {
 		md, err := modeOf(mode)
 		require.NoError(t, err)
 		rep, err := readReport("../../" + md.out)

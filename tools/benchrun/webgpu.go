@@ -107,31 +107,34 @@ func boundForAdapter(s Settings, a GPUAdapter) Settings {
 // GPUProfile is tools/gpuprofile's report of a model on the worker's
 // adapter.
 type GPUProfile struct {
-	Adapter struct {
-		Vendor         string `json:"vendor"`
-		Architecture   string `json:"architecture"`
-		Description    string `json:"description"`
-		Fallback       bool   `json:"fallback"`
-		Subgroups      bool   `json:"subgroups"`
-		SubgroupMin    int    `json:"subgroup_min"`
-		SubgroupMax    int    `json:"subgroup_max"`
-		F16            bool   `json:"shader_f16"`
-		TimestampQuery bool   `json:"timestamp_query"`
-	} `json:"adapter"`
-	MatrixBytes            int64         `json:"matrix_bytes"`
-	Matrices               int           `json:"matrices"`
-	PromptTokens           int           `json:"prompt_tokens"`
-	GeneratedTokens        int           `json:"generated_tokens"`
-	PromptSubmissions      int           `json:"prompt_submissions"`
-	PromptDispatches       int           `json:"prompt_dispatches"`
-	DecodeSubmissions      float64       `json:"decode_submissions_per_token"`
-	DecodeDispatches       float64       `json:"decode_dispatches_per_token"`
-	PrefillTokensPerSecond float64       `json:"prefill_tokens_per_second"`
-	DecodeTokensPerSecond  float64       `json:"decode_tokens_per_second"`
-	Kernels                []KernelShare `json:"kernels"`
-	Timed                  bool          `json:"timed"`
-	TimedError             string        `json:"timed_error,omitempty"`
-	Error                  string        `json:"error,omitempty"`
+	Adapter                GPUProfileAdapter `json:"adapter"`
+	MatrixBytes            int64             `json:"matrix_bytes"`
+	Matrices               int               `json:"matrices"`
+	PromptTokens           int               `json:"prompt_tokens"`
+	GeneratedTokens        int               `json:"generated_tokens"`
+	PromptSubmissions      int               `json:"prompt_submissions"`
+	PromptDispatches       int               `json:"prompt_dispatches"`
+	DecodeSubmissions      float64           `json:"decode_submissions_per_token"`
+	DecodeDispatches       float64           `json:"decode_dispatches_per_token"`
+	PrefillTokensPerSecond float64           `json:"prefill_tokens_per_second"`
+	DecodeTokensPerSecond  float64           `json:"decode_tokens_per_second"`
+	Kernels                []KernelShare     `json:"kernels"`
+	Timed                  bool              `json:"timed"`
+	TimedError             string            `json:"timed_error,omitempty"`
+	Error                  string            `json:"error,omitempty"`
+}
+
+// GPUProfileAdapter is the adapter and device tools/gpuprofile ran on.
+type GPUProfileAdapter struct {
+	Vendor         string `json:"vendor"`
+	Architecture   string `json:"architecture"`
+	Description    string `json:"description"`
+	Fallback       bool   `json:"fallback"`
+	Subgroups      bool   `json:"subgroups"`
+	SubgroupMin    int    `json:"subgroup_min"`
+	SubgroupMax    int    `json:"subgroup_max"`
+	F16            bool   `json:"shader_f16"`
+	TimestampQuery bool   `json:"timestamp_query"`
 }
 
 // KernelShare is one kernel's dispatches and time on the device per token.

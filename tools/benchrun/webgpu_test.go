@@ -59,13 +59,15 @@ func TestBoundForAdapter(t *testing.T) {
 // TestPrintWebGPU: the tables say the adapter is a fallback one, and
 // show the GPU's work per token and its kernels by kind.
 func TestPrintWebGPU(t *testing.T) {
+	var swiftshader GPUProfileAdapter
+	swiftshader.Vendor, swiftshader.Architecture, swiftshader.Fallback = "google", "swiftshader", true
 	rep := Report{
 		Settings: Settings{Mode: "webgpu", PromptTokens: 8, MaxTokens: 2},
 		Adapter:  &GPUAdapter{Vendor: "google", Architecture: "swiftshader", Fallback: true, Features: []string{"subgroups", "timestamp-query"}},
 		Results: []Result{
 			{Host: "chromium-simd", Shape: "tinyllama", TensorType: "Q4_0", Device: "cpu", PromptTokens: 8, GeneratedTokens: 2, PrefillTokensPerSecond: 30, DecodeTokensPerSecond: 10},
 			{Host: "chromium-webgpu", Shape: "tinyllama", TensorType: "Q4_0", Device: "webgpu", PromptTokens: 8, GeneratedTokens: 2, PrefillTokensPerSecond: 0.1, DecodeTokensPerSecond: 0.01,
-				GPU: &GPUProfile{MatrixBytes: 8 << 20, Matrices: 155, PromptTokens: 8, PromptDispatches: 300, DecodeDispatches: 290, DecodeSubmissions: 1, Timed: true,
+				GPU: &GPUProfile{Adapter: swiftshader, MatrixBytes: 8 << 20, Matrices: 155, PromptTokens: 8, PromptDispatches: 300, DecodeDispatches: 290, DecodeSubmissions: 1, Timed: true,
 					Kernels: []KernelShare{{Label: "product/Q4_0/tile1/subgroups", DecodeDispatchesPerToken: 155, DecodeNSPerToken: 3e9}, {Label: "rope", DecodeDispatchesPerToken: 44, DecodeNSPerToken: 1e9}}}},
 		},
 	}
@@ -76,7 +78,7 @@ func TestPrintWebGPU(t *testing.T) {
 	assert.Contains(t, out, "The adapter is a fallback, software one")
 	assert.Contains(t, out, "| tinyllama | Q4_0 | chromium-webgpu | webgpu | google/swiftshader | yes | 8 | 0.10 | 0.01 |")
 	assert.Contains(t, out, "| tinyllama | Q4_0 | chromium-simd | cpu | — | — | 8 | 30.00 | 10.00 |")
-	assert.Contains(t, out, "| tinyllama | Q4_0 | 155 | 8.0 | 8.0 | 1.0 | 300 | 37.5 | 290.0 | 1.0 |")
+	assert.Contains(t, out, "| tinyllama | Q4_0 | google/swiftshader | yes | 155 | 8.0 | 8.0 | 1.0 | 300 | 37.5 | 290.0 | 1.0 |")
 	assert.Contains(t, out, "| tinyllama | Q4_0 | products Q4_0 | 155.0 | 3000.00 | 75% |")
 	assert.Contains(t, out, "| tinyllama | Q4_0 | rotations | 44.0 | 1000.00 | 25% |")
 }

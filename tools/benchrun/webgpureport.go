@@ -42,7 +42,7 @@ func printWebGPU(w io.Writer, rep Report) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|--:|--:|--:|--:|")
 	for _, r := range rows {
 		adapter, fallback := "—", "—"
-		if r.Device == "webgpu" && rep.Adapter != nil {
+		if (r.Device == "webgpu" || r.Host == "chromium-webgpu") && rep.Adapter != nil {
 			adapter, fallback = adapterLabel(*rep.Adapter), yesNo(rep.Adapter.Fallback)
 		}
 		if r.Error != "" {
@@ -59,18 +59,20 @@ func printWebGPU(w io.Writer, rep Report) {
 
 	fmt.Fprintln(w, "\nThe GPU's work per token (tools/gpuprofile, the same forward pass in a worker of the same browser):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| model | type | matrices | weights MiB | weights read / generated token MiB | / prompt token MiB | dispatches: prompt | per prompt token | per generated token | submissions / generated token |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| model | type | adapter | fallback | matrices | weights MiB | weights read / generated token MiB | / prompt token MiB | dispatches: prompt | per prompt token | per generated token | submissions / generated token |")
+	fmt.Fprintln(w, "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rows {
 		p := r.GPU
 		if p == nil {
 			continue
 		}
 		if p.Error != "" {
-			fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | | |\n", r.Shape, r.TensorType, oneLine(p.Error))
+			fmt.Fprintf(w, "| %s | %s | error: %s | | | | | | | | | |\n", r.Shape, r.TensorType, oneLine(p.Error))
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %d | %.1f | %.1f | %.1f |\n", r.Shape, r.TensorType, p.Matrices,
+		a := GPUAdapter{Vendor: p.Adapter.Vendor, Architecture: p.Adapter.Architecture, Description: p.Adapter.Description}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %s | %s | %s | %d | %.1f | %.1f | %.1f |\n", r.Shape, r.TensorType,
+			adapterLabel(a), yesNo(p.Adapter.Fallback), p.Matrices,
 			mib(uint64(p.MatrixBytes)), mib(uint64(p.MatrixBytes)), mib(uint64(p.MatrixBytes/productTile)),
 			p.PromptDispatches, float64(p.PromptDispatches)/float64(max(p.PromptTokens, 1)), p.DecodeDispatches, p.DecodeSubmissions)
 	}
