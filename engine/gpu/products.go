@@ -55,14 +55,27 @@ type productOp struct {
 // in pass p. Every matrix must have the same column count. It compiles the
 // kernels it needs through lib and reserves one parameter slot per
 // encoding and per product.
-func NewProducts(lib *Library, p *Pass, x Binding, maxN int, ps ...Product) (*Products, error) {
+func NewProducts(lib *Library, p *Pass, x Binding, maxN int, ps ...Product) (_ *Products, err error) {
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("gpu: products: none given")
 	}
 	if maxN < 1 {
 		return nil, fmt.Errorf("gpu: products: maxN %d is not positive", maxN)
 	}
+	for i, pr := range ps {
+		if pr.M == nil {
+			return nil, fmt.Errorf("gpu: products: ps[%d].M is nil", i)
+		}
+	}
 	q := &Products{pass: p, maxN: maxN, cols: ps[0].M.Cols}
+	if values(x) < maxN*q.cols {
+		return nil, fmt.Errorf("gpu: products: x holds %d values, %d tokens of %d need %d", values(x), maxN, q.cols, maxN*q.cols)
+	}
+	defer func() {
+		if err != nil {
+			q.Destroy()
+		}
+	}()
 	for i, pr := range ps {
 		m := pr.M
 		if m.Cols != q.cols {
@@ -75,17 +88,15 @@ func NewProducts(lib *Library, p *Pass, x Binding, maxN int, ps ...Product) (*Pr
 		if m.Cols%kt.chunk != 0 {
 			return nil, fmt.Errorf("%w: ps[%d].M: %d columns of %v are not a multiple of %d", ErrUnsupported, i, m.Cols, m.Type, kt.chunk)
 		}
-		if pr.Out.Size != 0 && pr.Out.Size < 4*maxN*m.Rows {
-			return nil, fmt.Errorf("gpu: products: ps[%d].Out holds %d bytes, %d tokens of %d rows need %d", i, pr.Out.Size, maxN, m.Rows, 4*maxN*m.Rows)
+		if values(pr.Out) < maxN*m.Rows {
+			return nil, fmt.Errorf("gpu: products: ps[%d].Out holds %d values, %d tokens of %d rows need %d", i, values(pr.Out), maxN, m.Rows, maxN*m.Rows)
 		}
 		e, err := q.encoding(lib, kt.enc, x)
 		if err != nil {
-			q.Destroy()
 			return nil, err
 		}
 		op, err := newProductOp(lib, p, pr, e, lib.Host().Adapter().Subgroups)
 		if err != nil {
-			q.Destroy()
 			return nil, fmt.Errorf("gpu: products: ps[%d]: %w", i, err)
 		}
 		q.ops = append(q.ops, op)

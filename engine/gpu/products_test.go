@@ -173,8 +173,10 @@ func TestNewProductsRefuses(t *testing.T) {
 		{"no products", 1, nil, "none given"},
 		{"maxN", 0, []gpu.Product{{f32, gpu.Binding{Buffer: out}}}, "maxN 0"},
 		{"type", 1, []gpu.Product{{iq4nl, gpu.Binding{Buffer: out}}}, "ps[0].M: no product kernel for IQ4_NL"},
-		{"out", 4, []gpu.Product{{f32, gpu.Binding{Buffer: out, Size: 4 * 64}}}, "ps[0].Out holds 256 bytes"},
+		{"out", 4, []gpu.Product{{f32, gpu.Binding{Buffer: out, Size: 4 * 64}}}, "ps[0].Out holds 64 values, 4 tokens of 64 rows need 256"},
 		{"columns", 1, []gpu.Product{{f32, gpu.Binding{Buffer: out}}, {wide, gpu.Binding{Buffer: out}}}, "ps[1].M has 512 columns"},
+		{"no matrix", 1, []gpu.Product{{nil, gpu.Binding{Buffer: out}}}, "ps[0].M is nil"},
+		{"x", 9, []gpu.Product{{f32, gpu.Binding{Buffer: out}}}, "x holds 2048 values, 9 tokens of 256 need 2304"},
 	} {
 		_, err := gpu.NewProducts(lib, pass, gpu.Binding{Buffer: x}, c.maxN, c.ps...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
