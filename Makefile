@@ -31,7 +31,7 @@ REQUEST_NOINLINE := github.com/wasmlm/wasmlm/chat github.com/wasmlm/wasmlm/gramm
 # (together 140 KB gzipped: this keeps the worker under the free plan's 3 MB).
 SERVE_NOINLINE := $(REQUEST_NOINLINE) github.com/wasmlm/wasmlm/httpapi crypto/... math/big encoding/asn1 mime/...
 
-.PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm test-gpu npm wasm web worker worker-run vet bench bench-e2e fuzz clean
+.PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm test-gpu test-long npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
 ## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
 run: web
@@ -148,7 +148,12 @@ test-gpu:
 	  echo "test-gpu: skipped: no Chromium (Debian package chromium; under CI this fails)"; exit 0; \
 	fi; \
 	echo 'GOOS=js GOARCH=wasm $(GO) test -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)'; \
-	GOOS=js GOARCH=wasm $(GO) test -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)
+	GOOS=js GOARCH=wasm $(GO) test -timeout 30m -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)
+
+## test-long: the exhaustive checks too slow for make test: the GPU's whole forward pass held to the CPU with every case
+## whole (every storage type on two layers, six greedy prompt/file pairs each; about 15 minutes on SwiftShader)
+test-long:
+	WASMLM_LONG=1 $(MAKE) test-gpu
 
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
 test-e2e-browser: web

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine"
@@ -21,7 +22,11 @@ import (
 // files: teacher-forced top-1 agreement over forcedPositions positions,
 // counted where the CPU's top two logits are more than marginTolerance
 // apart (a GPU sums in another order, so nearer ties may flip), and greedy
-// generations from a prompt (the prompt evaluated in blocks).
+// generations from a prompt (the prompt evaluated in blocks) on 6
+// prompt/file pairs. SwiftShader runs shaders on the CPU (a token takes
+// 30–300 ms there), so make test gives the six greedy pairs to two cases
+// (llama in Q4_K, gemma3) and one pair to each other, and the storage
+// types one layer; make test-long (WASMLM_LONG=1) runs every case whole.
 const (
 	forcedPositions = 256
 	marginTolerance = 1e-3 // relative to the largest |logit|
@@ -34,6 +39,8 @@ type parityCase struct {
 	typ       tensor.Type
 	family    modelgen.Family
 	separated bool // an output matrix of its own (olmo2's files)
+	layers    int  // 0: 2
+	pairs     int  // greedy prompt/file pairs: 0 means 6
 }
 
 func (c parityCase) String() string { return fmt.Sprintf("%s-%v", c.arch, c.typ) }
@@ -46,7 +53,10 @@ func (c parityCase) shape() modelgen.Shape {
 	s := modelgen.Shape{Dim: 128, HiddenDim: 256, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 512, ContextLength: 512}
 	switch c.typ {
 	case tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q2_K, tensor.Q3_K:
-		s.Dim, s.HiddenDim = 256, 512
+		s.Dim = 256
+	}
+	if c.layers != 0 {
+		s.Layers = c.layers
 	}
 	return s
 }
@@ -158,8 +168,11 @@ func checkParity(t *testing.T, h gpu.Host, c parityCase) {
 		t.Errorf("%v: top-1 agreement %d/%d, below 99%%", c, a.agreed, a.counted)
 	}
 	same := 0
-	const files, prompts = 2, 3 // prompt/file pairs: files·prompts
-	const pairs = files * prompts
+	const prompts = 3 // per file
+	pairs := 6
+	if c.pairs != 0 {
+		pairs = c.pairs
+	}
 	for p := range pairs {
 		if p%prompts == 0 {
 			onGPU, onCPU = sessions(t, h, c, uint64(10+p))
@@ -177,8 +190,8 @@ func checkParity(t *testing.T, h gpu.Host, c parityCase) {
 		}
 	}
 	t.Logf("%v: greedy %d tokens identical on %d of %d prompt/file pairs", c, greedyTokens, same, pairs)
-	if same < pairs-1 {
-		t.Errorf("%v: greedy tokens identical on %d of %d pairs, want at least %d", c, same, pairs, pairs-1)
+	if want := pairs - pairs/6; same < want {
+		t.Errorf("%v: greedy tokens identical on %d of %d pairs, want at least %d", c, same, pairs, want)
 	}
 }
 
@@ -186,9 +199,17 @@ func checkParity(t *testing.T, h gpu.Host, c parityCase) {
 // family, and every family to it in one quantized type.
 func TestForwardMatchesCPU(t *testing.T) {
 	h := testHost(t)
+	long := os.Getenv("WASMLM_LONG") != ""
 	var cases []parityCase
 	for _, typ := range gpu.Types() {
-		cases = append(cases, parityCase{arch: "llama", typ: typ})
+		c := parityCase{arch: "llama", typ: typ}
+		if !long {
+			c.layers = 1
+			if typ != tensor.Q4_K {
+				c.pairs = 1
+			}
+		}
+		cases = append(cases, c)
 	}
 	for _, arch := range []string{"qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite"} {
 		c := parityCase{arch: arch, typ: tensor.Q8_0}
@@ -199,6 +220,9 @@ func TestForwardMatchesCPU(t *testing.T) {
 			c.separated = true
 		case "granite": // Granite-3's multipliers
 			c.family = modelgen.Family{EmbeddingScale: 12, AttentionScale: 0.125, ResidualScale: 0.22, LogitScale: 8}
+		}
+		if !long && arch != "gemma3" {
+			c.pairs = 1
 		}
 		cases = append(cases, c)
 	}
