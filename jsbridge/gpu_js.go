@@ -3,6 +3,7 @@ package jsbridge
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wasmlm/wasmlm/engine"
@@ -29,22 +30,34 @@ func openGPU() (gpu.Host, error) {
 	return h, nil
 }
 
-// errNoForwardPass is why this build runs no model on the GPU.
-var errNoForwardPass = fmt.Errorf("%w: this build runs no forward pass on the GPU", gpu.ErrUnsupported)
-
 // newGPUDevice checks that the GPU path runs m on h's adapter, within the
-// limits its device was requested with, and uploads m's weights.
+// limits its device was requested with (gpu.Supports: the recipe's steps,
+// the matrices' types, the largest buffer), and makes m's device; its first
+// session uploads the weights.
 func newGPUDevice(h gpu.Host, m *engine.Model) (gpuDevice, error) {
-	return nil, errNoForwardPass
+	d, err := gpu.NewDevice(h, m)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // gpuRunsHeader says, from a header (the config c and the types of the
-// tensors a device reads),
-// whether the GPU path could run the model: nil, or an error wrapping
-// gpu.ErrUnsupported. A model it cannot run may then be split across
-// workers.
+// tensors a device reads), whether the GPU path could run the model: nil,
+// or an error wrapping gpu.ErrUnsupported. A model it cannot run may then
+// be split across workers. An encoder runs on the CPU only
+// (engine.Model.DeviceSupports), and the products read the types of
+// gpu.Types.
 func gpuRunsHeader(c engine.Config, types []tensor.Type) error {
-	return errNoForwardPass
+	if c.Encoder {
+		return fmt.Errorf("%w: an encoder runs on the CPU only", gpu.ErrUnsupported)
+	}
+	for _, t := range types {
+		if !slices.Contains(gpu.Types(), t) {
+			return fmt.Errorf("%w: %v matrices are not computed on the GPU yet", gpu.ErrUnsupported, t)
+		}
+	}
+	return nil
 }
 
 // gpuMemory is what a load on the GPU would take of its memory, from the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/internal/headless"
 )
@@ -196,4 +197,109 @@ func TestBrowserDeviceLost(t *testing.T) {
 	assert.Equal(t, "a WebGPU device was lost on this page (reading the logits: gpu: device lost: destroyed by the test); device: 'webgpu' tries the GPU again", got.Reason)
 	assert.Equal(t, "the device: 'cpu' load option", got.CPUReason)
 	assert.Equal(t, 4, got.Tokens)
+}
+
+// With SwiftShader's adapter, device 'webgpu' runs a model on the GPU:
+// info says so and names the adapter, and it generates (how many greedy
+// tokens agree with the CPU's is logged: the GPU sums in another order,
+// and engine/gpu's tests hold its exactness).
+func TestBrowserDeviceWebGPU(t *testing.T) {
+	tb := openTabIn(t, gpuBrowser(t), webSite(t), blankPage, nil)
+	for _, file := range []string{"synth-k256-Q4_K_M.gguf", "synth-k256-Q6_K.gguf"} {
+		t.Run(file, func(t *testing.T) {
+			got := eval[struct {
+				Device  string `json:"device"`
+				Reason  string `json:"reason"`
+				Adapter struct {
+					Vendor       string `json:"vendor"`
+					Architecture string `json:"architecture"`
+					Fallback     bool   `json:"fallback"`
+				} `json:"adapter"`
+				GPU, CPU []int
+				Error    string `json:"error"`
+			}](t, tb, apiScript(`
+				try {
+					const tokens = async (device) => {
+						const lm = await WasmLM.load('`+llama2cDir+`gguf/`+file+`', { device, cache: false });
+						const r = await lm.generate('Once upon a time', { temperature: 0, maxTokens: 16 });
+						lm.unload();
+						return [lm.info, r.tokens];
+					};
+					const [info, gpu] = await tokens('webgpu');
+					const [, cpu] = await tokens('cpu');
+					return { device: info.device, reason: info.deviceReason ?? '', adapter: info.adapter, gpu, cpu };
+				} catch (err) {
+					return { error: err.code + ': ' + err.message };
+				}`))
+			require.Empty(t, got.Error)
+			assert.Equal(t, "webgpu", got.Device, got.Reason)
+			assert.Equal(t, "swiftshader", got.Adapter.Architecture)
+			assert.True(t, got.Adapter.Fallback)
+			require.Len(t, got.GPU, 16)
+			same := 0
+			for same < len(got.GPU) && same < len(got.CPU) && got.GPU[same] == got.CPU[same] {
+				same++
+			}
+			t.Logf("%s: the GPU's greedy tokens agree with the CPU's for %d of 16", file, same)
+		})
+	}
+}
+
+// TestBrowserDeviceUnloadFreesGPU loads a model with device 'webgpu' in a worker whose
+// GPUDevice.createBuffer and GPUBuffer.destroy are counted, generates, and
+// unloads it: lm.unload() must have destroyed every buffer the worker made
+// before the page ends the worker.
+func TestBrowserDeviceUnloadFreesGPU(t *testing.T) {
+	tb := openTabIn(t, gpuBrowser(t), webSite(t), blankPage, nil)
+	got := eval[struct {
+		Device    string `json:"device"`
+		Created   int    `json:"created"`
+		Destroyed int    `json:"destroyed"`
+		Error     string `json:"error"`
+	}](t, tb, apiScript(`
+		const { host } = await import('/host.js');
+		const count = URL.createObjectURL(new Blob([`+"`"+`
+			let created = 0, destroyed = 0;
+			const report = () => postMessage({ type: 'buffers', created, destroyed });
+			const create = GPUDevice.prototype.createBuffer;
+			GPUDevice.prototype.createBuffer = function (d) { created++; report(); return create.call(this, d); };
+			const destroy = GPUBuffer.prototype.destroy;
+			GPUBuffer.prototype.destroy = function () { destroyed++; report(); return destroy.call(this); };
+		`+"`"+`], { type: 'text/javascript' }));
+		const main = URL.createObjectURL(new Blob([
+			'import ' + JSON.stringify(count) + '; import ' + JSON.stringify(new URL('/wasmlm.worker.js', location.href).href) + ';',
+		], { type: 'text/javascript' }));
+		let buffers = { created: 0, destroyed: 0 };
+		let ended;
+		const terminated = new Promise((resolve) => { ended = resolve; });
+		host.newWorker = (name) => {
+			const w = new Worker(main, { type: 'module', name });
+			const proxy = {
+				onmessage: null, onerror: null, onmessageerror: null,
+				postMessage: (m, transfer) => w.postMessage(m, transfer),
+				terminate: () => { w.terminate(); ended(); },
+			};
+			w.onmessage = (e) => {
+				if (e.data.type === 'buffers') buffers = e.data;
+				else proxy.onmessage?.(e);
+			};
+			w.onerror = (e) => proxy.onerror?.(e);
+			w.onmessageerror = (e) => proxy.onmessageerror?.(e);
+			return proxy;
+		};
+		try {
+			const lm = await WasmLM.load('`+llama2cDir+`gguf/synth-k256-Q4_K_M.gguf', { device: 'webgpu', cache: false });
+			await lm.generate('Once upon a time', { temperature: 0, maxTokens: 2 });
+			lm.unload();
+			await terminated;
+			return { device: lm.info.device, ...buffers };
+		} catch (err) {
+			return { error: err.code + ': ' + err.message };
+		} finally {
+			host.newWorker = null;
+		}`))
+	require.Empty(t, got.Error)
+	assert.Equal(t, "webgpu", got.Device)
+	assert.Positive(t, got.Created)
+	assert.Equal(t, got.Created, got.Destroyed, "unload destroys every buffer the worker made")
 }
