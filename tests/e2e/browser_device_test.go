@@ -245,10 +245,10 @@ func TestBrowserDeviceWebGPU(t *testing.T) {
 	}
 }
 
-// TestBrowserDeviceUnloadFreesGPU loads a model with device 'webgpu' in a worker whose
-// GPUDevice.createBuffer and GPUBuffer.destroy are counted, generates, and
-// unloads it: lm.unload() must have destroyed every buffer the worker made
-// before the page ends the worker.
+// TestBrowserDeviceUnloadFreesGPU loads a model with device 'webgpu' in a
+// worker whose GPU buffers are counted, generates, and unloads it:
+// lm.unload() must have destroyed every buffer the worker made before the
+// page ends the worker.
 func TestBrowserDeviceUnloadFreesGPU(t *testing.T) {
 	tb := openTabIn(t, gpuBrowser(t), webSite(t), blankPage, nil)
 	got := eval[struct {
@@ -256,43 +256,13 @@ func TestBrowserDeviceUnloadFreesGPU(t *testing.T) {
 		Created   int    `json:"created"`
 		Destroyed int    `json:"destroyed"`
 		Error     string `json:"error"`
-	}](t, tb, apiScript(`
-		const { host } = await import('/host.js');
-		const count = URL.createObjectURL(new Blob([`+"`"+`
-			let created = 0, destroyed = 0;
-			const report = () => postMessage({ type: 'buffers', created, destroyed });
-			const create = GPUDevice.prototype.createBuffer;
-			GPUDevice.prototype.createBuffer = function (d) { created++; report(); return create.call(this, d); };
-			const destroy = GPUBuffer.prototype.destroy;
-			GPUBuffer.prototype.destroy = function () { destroyed++; report(); return destroy.call(this); };
-		`+"`"+`], { type: 'text/javascript' }));
-		const main = URL.createObjectURL(new Blob([
-			'import ' + JSON.stringify(count) + '; import ' + JSON.stringify(new URL('/wasmlm.worker.js', location.href).href) + ';',
-		], { type: 'text/javascript' }));
-		let buffers = { created: 0, destroyed: 0 };
-		let ended;
-		const terminated = new Promise((resolve) => { ended = resolve; });
-		host.newWorker = (name) => {
-			const w = new Worker(main, { type: 'module', name });
-			const proxy = {
-				onmessage: null, onerror: null, onmessageerror: null,
-				postMessage: (m, transfer) => w.postMessage(m, transfer),
-				terminate: () => { w.terminate(); ended(); },
-			};
-			w.onmessage = (e) => {
-				if (e.data.type === 'buffers') buffers = e.data;
-				else proxy.onmessage?.(e);
-			};
-			w.onerror = (e) => proxy.onerror?.(e);
-			w.onmessageerror = (e) => proxy.onmessageerror?.(e);
-			return proxy;
-		};
+	}](t, tb, apiScript(gpuWorkerScript+`
 		try {
 			const lm = await WasmLM.load('`+llama2cDir+`gguf/synth-k256-Q4_K_M.gguf', { device: 'webgpu', cache: false });
 			await lm.generate('Once upon a time', { temperature: 0, maxTokens: 2 });
 			lm.unload();
-			await terminated;
-			return { device: lm.info.device, ...buffers };
+			await gpu.ended;
+			return { device: lm.info.device, ...gpu.buffers };
 		} catch (err) {
 			return { error: err.code + ': ' + err.message };
 		} finally {
@@ -302,4 +272,113 @@ func TestBrowserDeviceUnloadFreesGPU(t *testing.T) {
 	assert.Equal(t, "webgpu", got.Device)
 	assert.Positive(t, got.Created)
 	assert.Equal(t, got.Created, got.Destroyed, "unload destroys every buffer the worker made")
+}
+
+// gpuWorkerScript is a script for apiScript that makes the page's next
+// workers count their GPU buffers and obey {type: 'destroy-device'}: the
+// worker's GPUDevice.destroy(), as a driver reset would lose it. It sets
+// gpu.buffers ({created, destroyed}), gpu.ended (a Promise settled when the
+// page ends the worker) and gpu.destroy() (the message to the last worker).
+const gpuWorkerScript = `
+	const { host } = await import('/host.js');
+	const patch = URL.createObjectURL(new Blob([` + "`" + `
+		let created = 0, destroyed = 0, device = null;
+		const report = () => postMessage({ type: 'buffers', created, destroyed });
+		const create = GPUDevice.prototype.createBuffer;
+		GPUDevice.prototype.createBuffer = function (d) { created++; report(); return create.call(this, d); };
+		const destroy = GPUBuffer.prototype.destroy;
+		GPUBuffer.prototype.destroy = function () { destroyed++; report(); return destroy.call(this); };
+		const requestDevice = GPUAdapter.prototype.requestDevice;
+		GPUAdapter.prototype.requestDevice = async function (d) { device = await requestDevice.call(this, d); return device; };
+		self.addEventListener('message', (e) => { if (e.data?.type === 'destroy-device') device?.destroy(); });
+	` + "`" + `], { type: 'text/javascript' }));
+	const main = URL.createObjectURL(new Blob([
+		'import ' + JSON.stringify(patch) + '; import ' + JSON.stringify(new URL('/wasmlm.worker.js', location.href).href) + ';',
+	], { type: 'text/javascript' }));
+	let end;
+	const gpu = { buffers: { created: 0, destroyed: 0 }, ended: new Promise((resolve) => { end = resolve; }), destroy: null };
+	host.newWorker = (name) => {
+		const w = new Worker(main, { type: 'module', name });
+		const proxy = {
+			onmessage: null, onerror: null, onmessageerror: null,
+			postMessage: (m, transfer) => w.postMessage(m, transfer),
+			terminate: () => { w.terminate(); end(); },
+		};
+		w.onmessage = (e) => {
+			if (e.data.type === 'buffers') gpu.buffers = e.data;
+			else proxy.onmessage?.(e);
+		};
+		w.onerror = (e) => proxy.onerror?.(e);
+		w.onmessageerror = (e) => proxy.onmessageerror?.(e);
+		gpu.destroy = () => w.postMessage({ type: 'destroy-device' });
+		return proxy;
+	};
+`
+
+// A GPU device destroyed mid-generation (GPUDevice.destroy() in the
+// worker) rejects the generation with device_lost; the model is done, and
+// the page's next load with device 'auto' runs on the CPU.
+func TestBrowserDeviceDestroyedMidGeneration(t *testing.T) {
+	tb := openTabIn(t, gpuBrowser(t), webSite(t), blankPage, nil)
+	got := eval[struct {
+		Device, Code, Later, Again, Reason, Error string
+		Chunks                                    int
+	}](t, tb, apiScript(gpuWorkerScript+`
+		try {
+			const lm = await WasmLM.load('`+llama2cDir+`gguf/synth-k256-Q6_K.gguf', { device: 'webgpu', cache: false });
+			let chunks = 0, code = 'resolved';
+			try {
+				for await (const _ of lm.stream('Once upon a time', { temperature: 0, maxTokens: 200 })) {
+					if (++chunks === 2) gpu.destroy();
+				}
+			} catch (err) {
+				code = err.code;
+			}
+			const later = await lm.tokenize('x').then(() => 'resolved', (err) => err.code);
+			const { host } = await import('/host.js');
+			host.newWorker = null;
+			const again = await WasmLM.load('`+llama2cDir+`gguf/synth-k256-Q6_K.gguf', { cache: false });
+			const out = { device: lm.info.device, code, chunks, later, again: again.info.device, reason: again.info.deviceReason };
+			again.unload();
+			return out;
+		} catch (err) {
+			return { error: err.code + ': ' + err.message };
+		}`))
+	require.Empty(t, got.Error)
+	assert.Equal(t, "webgpu", got.Device)
+	assert.Equal(t, "device_lost", got.Code, "after %d chunks", got.Chunks)
+	assert.Less(t, got.Chunks, 200)
+	assert.Equal(t, "device_lost", got.Later)
+	assert.Equal(t, "cpu", got.Again)
+	assert.Contains(t, got.Reason, "a WebGPU device was lost on this page")
+}
+
+// A generation on the GPU aborted mid-way resolves with finishReason
+// 'abort', and the model goes on: the same greedy tokens as before.
+func TestBrowserDeviceAbortOnGPU(t *testing.T) {
+	tb := openTabIn(t, gpuBrowser(t), webSite(t), blankPage, nil)
+	got := eval[struct {
+		Device, Finish, Error string
+		Before, After         []int
+	}](t, tb, apiScript(`
+		try {
+			const lm = await WasmLM.load('`+llama2cDir+`gguf/synth-k256-Q6_K.gguf', { device: 'webgpu', cache: false });
+			const greedy = { temperature: 0, maxTokens: 8 };
+			const before = (await lm.generate('Once upon a time', greedy)).tokens;
+			const controller = new AbortController();
+			const s = lm.stream('It was a dark night', { temperature: 0, maxTokens: 200, signal: controller.signal });
+			let chunks = 0;
+			for await (const _ of s) if (++chunks === 2) controller.abort();
+			const finish = (await s.result).finishReason;
+			const after = (await lm.generate('Once upon a time', greedy)).tokens;
+			lm.unload();
+			return { device: lm.info.device, finish, before, after };
+		} catch (err) {
+			return { error: err.code + ': ' + err.message };
+		}`))
+	require.Empty(t, got.Error)
+	assert.Equal(t, "webgpu", got.Device)
+	assert.Equal(t, "abort", got.Finish)
+	assert.Len(t, got.Before, 8)
+	assert.Equal(t, got.Before, got.After)
 }
