@@ -46,8 +46,12 @@ func Supports(m *engine.Model, a Adapter) error {
 		return fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	for _, mat := range m.DeviceMatrices() {
-		if !supportedType(mat.Type) {
+		kt, ok := kernelTypes[mat.Type]
+		if !ok {
 			return fmt.Errorf("%w: %v matrices are not computed on the GPU yet", ErrUnsupported, mat.Type)
+		}
+		if mat.Cols%kt.chunk != 0 {
+			return fmt.Errorf("%w: a %d×%d %v matrix: the GPU's kernels read rows in chunks of %d values", ErrUnsupported, mat.Rows, mat.Cols, mat.Type, kt.chunk)
 		}
 		if n := len(mat.Data); n > a.MaxStorageBufferBindingSize || n > a.MaxBufferSize {
 			return fmt.Errorf("%w: a %d×%d %v matrix takes %d bytes, more than the device's largest buffer binding (%d bytes)",
@@ -55,11 +59,6 @@ func Supports(m *engine.Model, a Adapter) error {
 		}
 	}
 	return nil
-}
-
-func supportedType(t tensor.Type) bool {
-	_, ok := kernelTypes[t]
-	return ok
 }
 
 // MemoryBytes is the device memory a session of m with context positions

@@ -4,10 +4,12 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine"
@@ -280,5 +282,24 @@ func TestEmbeddingsMatchCPU(t *testing.T) {
 		}
 		onGPU.Close()
 		dev.Close()
+	}
+}
+
+// TestSupportsRefusesWhatTheKernelsCannot: stories260K's feed-forward
+// rows are 172 values, not whole chunks of the F32 kernel's 8 — Supports
+// says so before anything is uploaded, naming the matrix.
+func TestSupportsRefusesWhatTheKernelsCannot(t *testing.T) {
+	h := testHost(t)
+	checkpoint, tok := testmodel.Stories260K()
+	m, err := engine.Load(checkpoint, engine.LoadOptions{Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = gpu.Supports(m, h.Adapter())
+	if !errors.Is(err, gpu.ErrUnsupported) || !strings.Contains(err.Error(), "172 F32 matrix") {
+		t.Fatalf("Supports(stories260K) = %v, want ErrUnsupported naming the 172-column matrix", err)
+	}
+	if _, err := gpu.NewDevice(h, m); !errors.Is(err, gpu.ErrUnsupported) {
+		t.Errorf("NewDevice(stories260K) = %v, want ErrUnsupported", err)
 	}
 }
