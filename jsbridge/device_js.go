@@ -219,13 +219,6 @@ func (b *Binding) setDevice(p placement, d gpuDevice, s *engine.Session) {
 	}
 }
 
-// placementOf is where the loaded model runs.
-func (b *Binding) placementOf() placement {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.gpu.place
-}
-
 // parseUnload: unload() frees the loaded model's GPU buffers at once
 // (its device's Close), then the worker's GPU device (the host's Close),
 // and drops the model, so later calls reject with no_model; a generation

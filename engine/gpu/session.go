@@ -36,7 +36,7 @@ type opKey struct {
 	kind    string
 	out, in engine.Vec
 	weight  unsafe.Pointer
-	a, b    int
+	a       int
 	f       float32
 }
 
