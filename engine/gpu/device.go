@@ -50,7 +50,7 @@ func Supports(m *engine.Model, a Adapter) error {
 		if !ok {
 			return fmt.Errorf("%w: %v matrices are not computed on the GPU yet", ErrUnsupported, mat.Type)
 		}
-		if mat.Cols%kt.chunk != 0 {
+		if mat.Cols%kt.chunk != 0 && floatWidth(mat.Type) == 0 {
 			return fmt.Errorf("%w: a %d×%d %v matrix: the GPU's kernels read rows in chunks of %d values", ErrUnsupported, mat.Rows, mat.Cols, mat.Type, kt.chunk)
 		}
 		if n := len(mat.Data); n > a.MaxStorageBufferBindingSize || n > a.MaxBufferSize {

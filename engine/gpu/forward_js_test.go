@@ -4,12 +4,11 @@ package gpu_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine"
@@ -18,6 +17,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/internal/testmodel"
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // The whole forward pass on the GPU against the CPU's, on random-weight
@@ -285,21 +285,55 @@ func TestEmbeddingsMatchCPU(t *testing.T) {
 	}
 }
 
-// TestSupportsRefusesWhatTheKernelsCannot: stories260K's feed-forward
-// rows are 172 values, not whole chunks of the F32 kernel's 8 — Supports
-// says so before anything is uploaded, naming the matrix.
-func TestSupportsRefusesWhatTheKernelsCannot(t *testing.T) {
+// TestDefaultModelOnGPU: the default model (stories260K, whose
+// feed-forward rows are 172 values: not whole chunks of the float kernels'
+// 8, so uploaded padded) and its llama2.c checkpoint give the CPU's greedy
+// tokens on the GPU.
+func TestDefaultModelOnGPU(t *testing.T) {
 	h := testHost(t)
 	checkpoint, tok := testmodel.Stories260K()
-	m, err := engine.Load(checkpoint, engine.LoadOptions{Tokenizer: tok})
+	for name, load := range map[string]func() (*engine.Model, error){
+		"models.Default (GGUF)": func() (*engine.Model, error) { return engine.Load(models.Default(), engine.LoadOptions{}) },
+		"stories260K.bin": func() (*engine.Model, error) {
+			return engine.Load(slices.Clone(checkpoint), engine.LoadOptions{Tokenizer: tok})
+		},
+	} {
+		onGPU, onCPU := twoSessions(t, h, load)
+		prompt, err := onCPU.Model().TextPrompt("Once upon a time", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, want := greedy(t, onGPU, prompt.Tokens), greedy(t, onCPU, prompt.Tokens)
+		if !slices.Equal(g, want) {
+			t.Errorf("%s: GPU %v\n CPU %v", name, g, want)
+		}
+	}
+}
+
+// twoSessions is a GPU session and a CPU session of two loads of a model.
+func twoSessions(t *testing.T, h gpu.Host, load func() (*engine.Model, error)) (onGPU, onCPU *engine.Session) {
+	t.Helper()
+	m, err := load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = gpu.Supports(m, h.Adapter())
-	if !errors.Is(err, gpu.ErrUnsupported) || !strings.Contains(err.Error(), "172 F32 matrix") {
-		t.Fatalf("Supports(stories260K) = %v, want ErrUnsupported naming the 172-column matrix", err)
+	if err := gpu.Supports(m, h.Adapter()); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := gpu.NewDevice(h, m); !errors.Is(err, gpu.ErrUnsupported) {
-		t.Errorf("NewDevice(stories260K) = %v, want ErrUnsupported", err)
+	dev, err := gpu.NewDevice(h, m)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(dev.Close)
+	if onGPU, err = m.NewSession(engine.SessionOptions{Device: dev}); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onCPU, err = m2.NewSession(engine.SessionOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return onGPU, onCPU
 }

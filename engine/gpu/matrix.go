@@ -34,6 +34,9 @@ func UploadMatrix(h Host, label string, m *tensor.Matrix) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu: matrix %s: %w", label, err)
 	}
+	if w := floatWidth(m.Type); w > 0 && m.Cols%floatChunk != 0 {
+		return uploadPadded(h, label, m, w)
+	}
 	size := m.Rows * rb
 	padded := (size+3)&^3 + 4
 	if limit := h.Adapter().MaxStorageBufferBindingSize; limit > 0 && padded > limit {
@@ -91,3 +94,46 @@ func (m *Matrix) Bytes() int { return m.Buffer.Size() }
 
 // Destroy frees the device buffer.
 func (m *Matrix) Destroy() { m.Buffer.Destroy() }
+
+// floatChunk is how many values the float types' kernels read at once;
+// a float matrix whose rows are not whole chunks (stories260K's 172
+// columns) is uploaded with each row padded with zeros to whole chunks,
+// and the kernels read the activation's values past Cols as zeros.
+const floatChunk = 8
+
+// floatWidth is the bytes of one value of a float type, 0 for the others.
+func floatWidth(t tensor.Type) int {
+	switch t {
+	case tensor.F32:
+		return 4
+	case tensor.F16, tensor.BF16:
+		return 2
+	}
+	return 0
+}
+
+// uploadPadded uploads float matrix m with each row padded with zeros to
+// a whole number of chunks.
+func uploadPadded(h Host, label string, m *tensor.Matrix, width int) (*Matrix, error) {
+	rb := (m.Cols + floatChunk - 1) / floatChunk * floatChunk * width // a multiple of 16
+	size := m.Rows*rb + 4
+	if limit := h.Adapter().MaxStorageBufferBindingSize; limit > 0 && size > limit {
+		return nil, fmt.Errorf("%w: matrix %s takes %d bytes, over maxStorageBufferBindingSize %d", ErrUnsupported, label, size, limit)
+	}
+	b, err := h.NewBuffer(label, size, UsageStorage|UsageCopyDst)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: matrix %s: %w", label, err)
+	}
+	stage := make([]byte, 0, uploadChunk+rb)
+	off := 0
+	for r := range m.Rows {
+		stage = append(stage, m.RowData(r)...)
+		stage = append(stage, make([]byte, rb-m.Cols*width)...)
+		if len(stage) >= uploadChunk || r == m.Rows-1 {
+			h.Write(b, off, stage)
+			off += len(stage)
+			stage = stage[:0]
+		}
+	}
+	return &Matrix{Type: m.Type, Rows: m.Rows, Cols: m.Cols, RowBytes: rb, Buffer: b}, nil
+}

@@ -85,7 +85,7 @@ func NewProducts(lib *Library, p *Pass, x Binding, maxN int, ps ...Product) (_ *
 		if !ok {
 			return nil, fmt.Errorf("%w: ps[%d].M: no product kernel for %v", ErrUnsupported, i, m.Type)
 		}
-		if m.Cols%kt.chunk != 0 {
+		if m.Cols%kt.chunk != 0 && floatWidth(m.Type) == 0 {
 			return nil, fmt.Errorf("%w: ps[%d].M: %d columns of %v are not a multiple of %d", ErrUnsupported, i, m.Cols, m.Type, kt.chunk)
 		}
 		if values(pr.Out) < maxN*m.Rows {
@@ -206,7 +206,7 @@ func (q *Products) Record(n int) error {
 		op := &q.ops[i]
 		m := op.m
 		x, y := grid((m.Rows + productRows - 1) / productRows)
-		for j, v := range []int{m.Rows, m.Cols, n, m.RowBytes, m.Cols / kernelTypes[m.Type].chunk, op.enc.offD, op.enc.offS, x} {
+		for j, v := range []int{m.Rows, m.Cols, n, m.RowBytes, (m.Cols + kernelTypes[m.Type].chunk - 1) / kernelTypes[m.Type].chunk, op.enc.offD, op.enc.offS, x} {
 			op.params.SetU32(j, uint32(v))
 		}
 		if n == 1 {

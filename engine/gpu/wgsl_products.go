@@ -43,7 +43,12 @@ fn xd256(t: u32, c: u32) -> f32 { return bitcast<f32>(a[p.off_d + t * (p.cols / 
 // xbs is Σq of half i of chunk c (Q8_K's sums per 16).
 fn xbs(t: u32, c: u32, i: u32) -> i32 { return bitcast<i32>(a[p.off_s + t * (p.cols / 16u) + 2u * c + i]); }
 // xf is element i of chunk c of a float activation (CHUNK elements a chunk).
-fn xf(t: u32, c: u32, i: u32) -> f32 { return bitcast<f32>(a[t * p.cols + c * CHUNKu + i]); }
+// (Past cols, where a row padded to whole chunks has zeros, it is 0.)
+fn xf(t: u32, c: u32, i: u32) -> f32 {
+  let j = c * CHUNKu + i;
+  if (j >= p.cols) { return 0.0; }
+  return bitcast<f32>(a[t * p.cols + j]);
+}
 `
 
 // wgslProductMain is the product kernel: out[t·rows + r] = Σ_c row r ·
