@@ -135,6 +135,19 @@ func TestBrowserDemoDevice(t *testing.T) {
 	waitFor(t, tb, ready+` && document.getElementById('model-info').textContent.includes("the device: 'cpu' load option")`, 30*time.Second)
 	assert.Contains(t, text(t, tb, "model-info"), "1 worker · CPU (not the GPU: the device: 'cpu' load option)")
 	assert.Contains(t, text(t, tb, "status"), "stories260K ready in")
+
+	// WebGPU, which this browser has no adapter for: the load fails, the
+	// model on the CPU goes on, and the chooser says 'cpu' again.
+	eval[bool](t, tb, `(() => {
+		const s = document.getElementById('device');
+		s.value = 'webgpu';
+		s.dispatchEvent(new Event('change'));
+		return true;
+	})()`)
+	waitFor(t, tb, ready+` && document.getElementById('message').textContent.includes('Could not load')`, 30*time.Second)
+	assert.Contains(t, text(t, tb, "message"), "navigator.gpu has no adapter", "the message says why")
+	assert.Equal(t, "cpu", eval[string](t, tb, `document.getElementById('device').value`))
+	assert.Contains(t, text(t, tb, "status"), "stories260K ready")
 }
 
 // A GPU device lost mid-generation (here a stand-in: the worker's reply to

@@ -28,7 +28,7 @@ const el = {
 // it, and nothing else does.
 // loaded is the last load asked for, {source, options, label}: a new device
 // choice loads it again.
-const demo = { lm: null, readyMs: null, readyAt: null, state: 'loading', running: null, traces: [], pinned: -1, loaded: null };
+const demo = { lm: null, readyMs: null, readyAt: null, state: 'loading', running: null, traces: [], pinned: -1, loaded: null, device: 'auto' };
 globalThis.wasmlmDemo = demo;
 
 const MB = 1024 * 1024;
@@ -125,6 +125,7 @@ function fmtDevice(info) {
 
 /** Loads a model with the device chosen, replacing the current one only once the new one works. */
 async function loadModel(source, options, label) {
+  const before = { loaded: demo.loaded, device: demo.device };
   demo.loaded = { source, options, label };
   const started = performance.now();
   const previous = demo.lm;
@@ -148,6 +149,7 @@ async function loadModel(source, options, label) {
     });
     previous?.unload();
     demo.lm = lm;
+    demo.device = el.device.value;
     demo.readyAt = performance.now();
     demo.readyMs = demo.readyAt - started;
     const i = lm.info;
@@ -162,6 +164,11 @@ async function loadModel(source, options, label) {
     chat.modelChanged(lm);
     setState('ready', `${lm.name} ready in ${Math.round(demo.readyMs)} ms${cached ? ' (from cache)' : ''}`);
   } catch (err) {
+    if (previous) {
+      // The model that still runs, and the device it was loaded for, stay chosen.
+      demo.loaded = before.loaded;
+      el.device.value = before.device;
+    }
     setState(previous ? 'ready' : 'error', previous ? `${previous.name} ready` : 'No model loaded');
     showMessage(`Could not load ${label}: ${err.message}`);
   } finally {
