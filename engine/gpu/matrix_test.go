@@ -71,7 +71,7 @@ func TestUploadMatrixHoldsTheFileBytes(t *testing.T) {
 		{tensor.Q4_0, 16, 96},
 		{tensor.Q8_0, 16, 256},
 		{tensor.Q4_K, 8, 256},
-		{tensor.F16, 3, 6},
+		{tensor.F16, 3, 8},
 	} {
 		m := randomMatrix(t, c.typ, c.rows, c.cols, rng)
 		file := bytes.Clone(m.Data)
@@ -92,7 +92,23 @@ func TestUploadMatrixHoldsTheFileBytes(t *testing.T) {
 			t.Errorf("%v: RowBytes %d", c.typ, g.RowBytes)
 		}
 	}
-	_, err := gpu.UploadMatrix(memoryHost{}, "big", randomMatrix(t, tensor.F32, 1025, 256, rng))
+	// A float matrix whose rows are not whole chunks of 8 values: each row
+	// padded with zeros to 8.
+	m := randomMatrix(t, tensor.F16, 3, 6, rng)
+	g, err := gpu.UploadMatrix(memoryHost{}, "m", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := g.Buffer.(*memoryBuffer).data
+	var want []byte
+	for r := range 3 {
+		want = append(append(want, m.RowData(r)...), make([]byte, 4)...)
+	}
+	want = append(want, make([]byte, 4)...)
+	if g.RowBytes != 16 || !bytes.Equal(got, want) {
+		t.Errorf("F16 3×6: RowBytes %d, buffer % x, want 16 and % x", g.RowBytes, got, want)
+	}
+	_, err = gpu.UploadMatrix(memoryHost{}, "big", randomMatrix(t, tensor.F32, 1025, 256, rng))
 	if !errors.Is(err, gpu.ErrUnsupported) {
 		t.Errorf("a matrix over maxStorageBufferBindingSize: error %v", err)
 	}
