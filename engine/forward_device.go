@@ -74,47 +74,42 @@ func (s *Session) forwardDevice(tokens []int, pos int, wantLogits bool) error {
 	// The last token's logits: its final norm into VecXN's first row (a
 	// copy of that row first, as the CPU normalises it in place).
 	if n > 1 || s.hidden != nil {
-		return s.devLogitsOfLast(n, pos)
+		return s.devLogitsOfLast(tokens, pos)
 	}
 	return s.devLogits(tokens[n-1], pos+n-1) // VecXN holds the final norm
 }
 
-// devLogitsOfLast runs the classifier on the last of n rows: the block's
+// devLogitsOfLast runs the classifier on the last of the tokens' rows: the block's
 // final states are read back row n-1 only, written as row 0 of VecXN.
-func (s *Session) devLogitsOfLast(n, pos int) error {
+func (s *Session) devLogitsOfLast(tokens []int, pos int) error {
 	c, w, d := &s.model.config, s.model.weights, s.dev
+	n := len(tokens)
 	last := s.devX[:c.Dim]
 	if err := d.Read(VecX, n-1, last); err != nil {
 		return err
 	}
 	d.SetRows(VecXN, last, 1)
 	d.Norm(VecXN, VecXN, 1, w.OutputNorm, c.Dim, c.NormEps, false)
-	return s.devLogits(-1, pos+n-1)
+	return s.devLogits(tokens[n-1], pos+n-1)
 }
 
 // devLogits computes VecLogits from VecXN's first row and reads them into
-// s.logits, scaled and capped as the model says; token (or -1) at pos is
-// the one a non-finite result names.
+// s.logits, scaled and capped as the model says; token at pos is the one
+// a non-finite result names.
 func (s *Session) devLogits(token, pos int) error {
-	c, w, d := &s.model.config, s.model.weights, s.dev
+	w, d := s.model.weights, s.dev
 	d.Products(VecXN, 1, DeviceProduct{VecLogits, w.Output})
 	if err := d.Read(VecLogits, 0, s.state.logits); err != nil {
 		return err
 	}
 	s.logits = s.state.logits
-	c.scaleLogits(s.logits)
-	c.capLogits(s.logits)
-	var g finiteGuard
-	if g.check(s.logits, guardLogits, 0); g.what != "" {
-		return g.err(s.model, max(token, 0), pos)
-	}
-	return nil
+	return s.finishLogits(s.logits, token, pos)
 }
 
 // devScore computes the next-token logits of every row of the block,
 // reads them back at once and hands each to s.score, as scoreRows does.
 func (s *Session) devScore(tokens []int, pos int) error {
-	c, w, d := &s.model.config, s.model.weights, s.dev
+	w, d := s.model.weights, s.dev
 	n, vocab := len(tokens), w.Output.Rows
 	d.Products(VecXN, n, DeviceProduct{VecLogits, w.Output})
 	if len(s.devScores) < n*vocab {
@@ -126,11 +121,8 @@ func (s *Session) devScore(tokens []int, pos int) error {
 	}
 	for i := range n {
 		logits := row(all, i, vocab)
-		c.scaleLogits(logits)
-		c.capLogits(logits)
-		var g finiteGuard
-		if g.check(logits, guardLogits, 0); g.what != "" {
-			return g.err(s.model, tokens[i], pos+i)
+		if err := s.finishLogits(logits, tokens[i], pos+i); err != nil {
+			return err
 		}
 		if err := s.score(i, logits); err != nil {
 			return err

@@ -56,16 +56,26 @@ func (s *Session) scoreRows(tokens []int, x []float32, pos int) error {
 		last := row(x, i, c.Dim)
 		rmsNorm(last, last, w.OutputNorm, c.NormEps)
 		s.products(last, 1, tensor.Product{Out: st.logits, M: w.Output})
-		logits := st.logits
-		c.scaleLogits(logits)
-		c.capLogits(logits)
-		var g finiteGuard
-		if g.check(logits, guardLogits, 0); g.what != "" {
-			return g.err(s.model, tokens[i], pos+i)
-		}
-		if err := s.score(i, logits); err != nil {
+		if err := s.finishLogits(st.logits, tokens[i], pos+i); err != nil {
 			return err
 		}
+		if err := s.score(i, st.logits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishLogits scales and caps logits as the model says (forwardBlock's
+// last steps) and checks them: an error wrapping ErrFormat that names
+// token at pos where one is not finite.
+func (s *Session) finishLogits(logits []float32, token, pos int) error {
+	c := &s.model.config
+	c.scaleLogits(logits)
+	c.capLogits(logits)
+	var g finiteGuard
+	if g.check(logits, guardLogits, 0); g.what != "" {
+		return g.err(s.model, token, pos)
 	}
 	return nil
 }
