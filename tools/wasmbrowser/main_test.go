@@ -40,7 +40,7 @@ func buildProg(t *testing.T) string {
 func TestRun(t *testing.T) {
 	bin := buildProg(t)
 	t.Setenv("WASMLM_PROG", "passed")
-	t.Setenv("HOME", "/not/passed")
+	t.Setenv("HOME", "home-is-not-passed")
 	notWasm := filepath.Join(t.TempDir(), "text")
 	require.NoError(t, os.WriteFile(notWasm, []byte("not a module"), 0o755))
 	cases := []struct {
@@ -106,7 +106,7 @@ func TestDefaultTimeout(t *testing.T) {
 // TestEnv: WASMLM_*, CI, GODEBUG and GOTRACEBACK cross, nothing else, and
 // the binary learns it runs in the browser.
 func TestEnv(t *testing.T) {
-	got := testEnv([]string{"WASMLM_MODEL=x", "CI=true", "HOME=/root", "GOCACHE=/c", "GODEBUG=a=1", "GOTRACEBACK=all", "WASMLM=no", "BAD"})
+	got := testEnv([]string{"WASMLM_MODEL=x", "CI=true", "HOME=home", "GOCACHE=cache", "GODEBUG=a=1", "GOTRACEBACK=all", "WASMLM=no", "BAD"})
 	require.Equal(t, map[string]string{"WASMLM_MODEL": "x", "CI": "true", "GODEBUG": "a=1", "GOTRACEBACK": "all", "WASMLM_WASMBROWSER": "1"}, got)
 }
 
