@@ -40,7 +40,7 @@ func buildProg(t *testing.T) string {
 func TestRun(t *testing.T) {
 	bin := buildProg(t)
 	t.Setenv("WASMLM_PROG", "passed")
-	t.Setenv("HOME", "home-is-not-passed")
+	t.Setenv("HOME", filepath.Join(t.TempDir(), "home")) // set here, not passed to the binary
 	notWasm := filepath.Join(t.TempDir(), "text")
 	require.NoError(t, os.WriteFile(notWasm, []byte("not a module"), 0o755))
 	cases := []struct {
