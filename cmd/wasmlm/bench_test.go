@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -230,4 +232,35 @@ func TestBenchGrammar(t *testing.T) {
 		assert.LessOrEqual(t, r.GeneratedTokens, 120)
 	}
 	assert.Equal(t, runs[1].Text, runs[2].Text, "the same seed, the same grammar: the same text")
+}
+
+// TestBenchGenParity: -shapes parity writes one model per architecture,
+// <architecture>.gguf in F32 and <architecture>-<type>.gguf quantized, each
+// of which loads and, but for the encoders, generates.
+func TestBenchGenParity(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "bench", "-gen", dir, "-shapes", "parity")
+	require.Equal(t, exitOK, code, errOut)
+	man := readManifest(dir)
+	require.Len(t, man.Models, 2*len(modelgen.ParityArchitectures()))
+	for _, arch := range modelgen.ParityArchitectures() {
+		data, err := os.ReadFile(filepath.Join(dir, arch+".gguf"))
+		require.NoError(t, err, arch)
+		m, err := engine.Load(data, engine.LoadOptions{})
+		require.NoError(t, err, arch)
+		assert.Equal(t, arch, m.Info().Architecture, arch)
+		assert.Equal(t, "F32", man.Models[slices.IndexFunc(man.Models, func(e manifestEntry) bool { return e.Name == arch })].Type, arch)
+		if !m.Generates() {
+			continue
+		}
+		code, out, errOut := runCLI(t, "generate", "-m", filepath.Join(dir, arch+".gguf"), "-n", "4", "-temp", "0", "-p", "a")
+		require.Equal(t, exitOK, code, "%s: %s", arch, errOut)
+		assert.NotEmpty(t, out, arch)
+	}
+	for _, e := range man.Models {
+		assert.Equal(t, "parity", e.Shape, e.Name)
+		if e.Type != "F32" {
+			assert.Equal(t, e.Spec.Arch+"-"+e.Type+".gguf", e.File)
+		}
+	}
 }

@@ -118,7 +118,7 @@ func ShapeByName(name string) (Shape, error) {
 	case "nomic-embed-v1.5":
 		return NomicEmbedV15(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank)",
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank, parity)",
 		ErrSpec, name, strings.Join(ShapeNames(), ", "))
 }
 
@@ -182,7 +182,8 @@ type Model struct {
 	Spec  Spec
 }
 
-// BenchModels returns the random-weight models the benchmark runs: each
+// BenchModels returns the random-weight models the benchmark runs (and,
+// for the shape ParityShape, the parity models, ParityModels): each
 // named shape in its types (benchTypesOf), of its architecture (ArchOf),
 // BOS and EOS muted (so greedy decoding generates exactly as many tokens as
 // asked; the embedding models, which generate nothing, have no output to
@@ -193,6 +194,10 @@ type Model struct {
 func BenchModels(shapes ...string) ([]Model, error) {
 	var out []Model
 	for _, name := range shapes {
+		if name == ParityShape {
+			out = append(out, ParityModels()...)
+			continue
+		}
 		sh, err := ShapeByName(name)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,101 @@
+package modelgen
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// The parity models: one small random-weight model per architecture, each
+// exercising what its family computes beyond the llama family's layer
+// (sliding windows, soft-caps, partial rotation, multipliers, several
+// layers of each kind), in F32 and in the quantized type the family is
+// tested in. `wasmlm bench -gen DIR -shapes parity` writes them, as
+// <architecture>.gguf and <architecture>-<type>.gguf, so that anyone can
+// run a family against llama.cpp or another runtime without a download.
+
+// ParityShape is the name BenchModels knows the parity models by.
+const ParityShape = "parity"
+
+// paritySeed seeds every parity model.
+const paritySeed = 14
+
+// parityVocab is the parity models' vocabulary: a real model's size, so a
+// file exercises the classifier's width as a real one does.
+const parityVocab = 32000
+
+// parityArch is one architecture's parity model: its spec (in F32) and the
+// quantized type it is also written in.
+type parityArch struct {
+	spec  Spec
+	quant tensor.Type
+}
+
+// parityArchs are the parity models, one per architecture modelgen writes.
+func parityArchs() []parityArch {
+	base := Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: parityVocab, ContextLength: 256}
+	wide := base // qwen3's and gemma3's heads are wider than dim/heads
+	wide.HeadDim = 32
+	four := base // smollm3's every 4th layer has no rotation
+	four.Layers = 4
+	gemma2 := base
+	gemma2.Layers = 3
+	gemma3 := wide
+	gemma3.Layers = 7 // 5 sliding layers, then a full one, then a sliding one
+	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
+	decoder := func(arch string, sh Shape, f Family) Spec {
+		return Spec{Arch: arch, Shape: sh, Family: f, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
+	}
+	granite := decoder("granite", base, Family{EmbeddingScale: 12, AttentionScale: 0.0625, ResidualScale: 0.22, LogitScale: 8})
+	granite.OutputStd = 4        // its logits are divided by 8
+	tied := func(sp Spec) Spec { // the gemmas' output is their token embedding
+		sp.SeparateOutput, sp.OutputStd = false, sp.Std
+		return sp
+	}
+	return []parityArch{
+		{decoder("llama", base, Family{}), tensor.Q8_0},
+		{decoder("qwen2", base, Family{}), tensor.Q8_0},
+		{decoder("qwen3", wide, Family{}), tensor.Q8_0},
+		{decoder("phi3", base, Family{RopeDims: 12, RopeOriginalContext: 64, RopeAttnFactor: 1.1832, SlidingWindow: 2047,
+			RopeFactorsLong:  []float32{1, 1.5, 2.5, 4, 7, 12},
+			RopeFactorsShort: []float32{1, 1.02, 1.05, 1.1, 1.2, 1.4}}), tensor.Q8_0},
+		{decoder("smollm3", four, Family{}), tensor.Q8_0},
+		{decoder("olmo2", base, Family{}), tensor.Q8_0},
+		{granite, tensor.Q8_0},
+		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0},
+		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0},
+		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},
+		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
+	}
+}
+
+// ParityModels returns the parity models: for each architecture
+// (ParityArchitectures) the model named after it, in F32, and the model
+// named <architecture>-<type> in its quantized test type, all with one
+// seed.
+func ParityModels() []Model {
+	var out []Model
+	for _, a := range parityArchs() {
+		for _, t := range []tensor.Type{tensor.F32, a.quant} {
+			name := a.spec.Arch
+			if t != tensor.F32 {
+				name = fmt.Sprintf("%s-%v", a.spec.Arch, t)
+			}
+			sp := a.spec
+			sp.Name, sp.Type, sp.Seed = name, t, paritySeed
+			out = append(out, Model{Name: name, Shape: ParityShape, Spec: sp})
+		}
+	}
+	return out
+}
+
+// ParityArchitectures are the architectures ParityModels writes, sorted.
+func ParityArchitectures() []string {
+	var out []string
+	for _, a := range parityArchs() {
+		out = append(out, a.spec.Arch)
+	}
+	slices.Sort(out)
+	return out
+}
