@@ -367,7 +367,7 @@ func TestGGUFModelErrors(t *testing.T) {
 		{"a part of a split model", firstPart(t, good), "this file is part 1 of 2 of a split model", ErrFormat, CodeInvalidModel},
 		{"hyper-parameter of the wrong type", withKV("llama.block_count", gguf.ValueOf("two")), "llama.block_count", gguf.ErrType, CodeInvalidModel},
 		{"linear scaling without factor", withKV("llama.rope.scaling.type", gguf.ValueOf("linear")), "llama.rope.scaling.factor", gguf.ErrNotFound, CodeInvalidModel},
-		{"yarn scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("yarn")), `rope scaling "yarn"`, ErrUnsupported, CodeUnsupportedModel},
+		{"longrope scaling", withKV("llama.rope.scaling.type", gguf.ValueOf("longrope")), `rope scaling "longrope"`, ErrUnsupported, CodeUnsupportedModel},
 		{"mixture of experts", withKV("llama.expert_count", gguf.ValueOf(uint32(8))), "mixture-of-experts", ErrUnsupported, CodeUnsupportedModel},
 		{"values narrower than keys", withKV("llama.attention.value_length", gguf.ValueOf(uint32(4))), "values of 4 per head, keys of 8", ErrUnsupported, CodeUnsupportedModel},
 		{"key_length the tensors do not have", withKV("llama.attention.key_length", gguf.ValueOf(uint32(16))),

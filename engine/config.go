@@ -52,6 +52,11 @@ type Config struct {
 	// whose context exceeds it rotates by a LongRoPE model's long factors,
 	// else by its short ones (see ropeFactors).
 	RopeOriginalContext int
+	// RopeYaRN says that the rotations scale as YaRN does
+	// (rope.scaling.type yarn; see yarn.go): RopeScale is then YaRN's
+	// factor, and RopeOriginalContext the context its correction
+	// dimensions are computed for.
+	RopeYaRN bool
 	// EmbeddingScale multiplies the token embedding (granite's
 	// embedding_scale; gemma's √dim), and the logits are divided by
 	// LogitScale (granite) and soft-capped at FinalSoftCap,

@@ -130,8 +130,14 @@ func ggufParams(f *gguf.File, a *architecture) (*hyperParams, error) {
 		if c.RopeScale, err = f.Float32(key("rope.scaling.factor")); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 		}
+	case "yarn":
+		// llama.cpp's scale when the file says no factor is 1
+		if c.RopeScale, err = f.Float32Or(key("rope.scaling.factor"), 1); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrFormat, err)
+		}
+		c.RopeYaRN = true
 	default:
-		return nil, fmt.Errorf("%w: rope scaling %q (supported: none, linear)", ErrUnsupported, scaling)
+		return nil, fmt.Errorf("%w: rope scaling %q (supported: none, linear, yarn)", ErrUnsupported, scaling)
 	}
 	if n, err := f.Uint32Or(key("expert_count"), 0); err != nil || n > 0 {
 		return nil, fmt.Errorf("%w: mixture-of-experts models (%d experts)", ErrUnsupported, n)

@@ -56,6 +56,8 @@ type Info struct {
 	QueryScale          float32 `json:"query_scale,omitempty"`            // gemma: the queries' scale (1/√query_pre_attn_scalar, as llama.cpp derives it)
 	AttnSoftCap         float32 `json:"attn_softcap,omitempty"`           // gemma2: attention scores soft-capped at this
 	FinalSoftCap        float32 `json:"final_softcap,omitempty"`          // gemma2 (gemma3 when its file says): logits soft-capped at this
+	RopeScaling         string  `json:"rope_scaling,omitempty"`           // "linear" or "yarn" (rope.scaling.type; yarn.go), "" for none
+	RopeScalingFactor   float32 `json:"rope_scaling_factor,omitempty"`    // rope.scaling.factor: linear's position divisor, YaRN's factor
 	// What the model does besides generating: Embed's pooling (mean,
 	// cls, last, rank), and for an encoder (which does not generate) its
 	// token types and its classification head's outputs (a reranker's).
@@ -76,6 +78,12 @@ func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
 	info.RopeDims = c.RopeDims
 	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
 	info.EmbeddingScale, info.LogitScale, info.FinalSoftCap = c.EmbeddingScale, c.LogitScale, c.FinalSoftCap
+	switch {
+	case c.RopeYaRN:
+		info.RopeScaling, info.RopeScalingFactor = "yarn", c.RopeScale
+	case c.RopeScale != 1 && c.RopeScale != 0:
+		info.RopeScaling, info.RopeScalingFactor = "linear", c.RopeScale
+	}
 	info.LayerSpecs = make([]LayerSpec, c.Layers)
 	for l := range info.LayerSpecs {
 		info.LayerSpecs[l] = c.Layer(l)

@@ -76,7 +76,9 @@ type ropeTable struct {
 // newRopeTable precomputes the rotations for positions [0, context):
 // pair i of a head turns by pos/scale · theta^(-2i/rotaryDims) / factors[i]
 // (factors may be nil), its cosine and sine multiplied by the attention
-// factor (LongRoPE's; 1 without), as ggml's rope multiplies them.
+// factor (LongRoPE's; 1 without), as ggml's rope multiplies them; under
+// YaRN scaling (Config.RopeYaRN) by YaRN's angle and magnitude instead
+// (yarn.go).
 func newRopeTable(c Config, theta, scale float32, factors []float32, context int) ropeTable {
 	dims := c.RotaryDims()
 	half := dims / 2
@@ -95,10 +97,18 @@ func newRopeTable(c Config, theta, scale float32, factors []float32, context int
 	if attn == 0 {
 		attn = 1
 	}
+	var yarn yarnRope
+	if c.RopeYaRN {
+		yarn = c.yarn(theta, scale)
+		attn = yarn.mscale
+	}
 	for pos := 0; pos < context; pos++ {
 		p := float32(float32(pos) / scale)
 		for i, f := range invFreq {
 			angle := float32(p * float32(f))
+			if c.RopeYaRN {
+				angle = yarn.angle(i, float32(float32(pos)*float32(f)))
+			}
 			s, co := math.Sincos(float64(angle))
 			t.cos[pos*half+i] = float32(co) * attn
 			t.sin[pos*half+i] = float32(s) * attn

@@ -60,6 +60,11 @@ type Family struct {
 	AttentionScale float32 `json:"attention_scale,omitempty"`
 	ResidualScale  float32 `json:"residual_scale,omitempty"`
 	LogitScale     float32 `json:"logit_scale,omitempty"`
+	// RopeYaRNFactor, when > 0, writes YaRN rope scaling
+	// (rope.scaling.type yarn) with this factor, and
+	// rope.scaling.original_context_length: RopeOriginalContext, or
+	// ContextLength when 0 (gpt-oss: 32 over 4096). Any family can.
+	RopeYaRNFactor float32 `json:"rope_yarn_factor,omitempty"`
 }
 
 // ropeDims is how many dimensions of a head rotate.
@@ -75,8 +80,10 @@ func (s Spec) validateFamily() error {
 	f := s.Family
 	phi3 := s.Arch == "phi3"
 	switch {
-	case !phi3 && (f.RopeDims != 0 || f.RopeOriginalContext != 0 || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0):
-		return fmt.Errorf("%w: partial rotary and LongRoPE are phi3's (llama.cpp refuses the others' partial rotary)", ErrSpec)
+	case !phi3 && (f.RopeDims != 0 || (f.RopeOriginalContext != 0 && f.RopeYaRNFactor == 0) || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0):
+		return fmt.Errorf("%w: partial rotary and LongRoPE are phi3's (llama.cpp refuses the others' partial rotary), and an original context YaRN's or phi3's", ErrSpec)
+	case !(f.RopeYaRNFactor >= 0) || (f.RopeYaRNFactor > 0 && s.RopeLinearScale > 0):
+		return fmt.Errorf("%w: RopeYaRNFactor %v must be positive, and not beside linear scaling", ErrSpec, f.RopeYaRNFactor)
 	case s.Arch != "granite" && (f.EmbeddingScale != 0 || f.AttentionScale != 0 || f.ResidualScale != 0 || f.LogitScale != 0):
 		return fmt.Errorf("%w: the multipliers are granite's", ErrSpec)
 	case s.Arch == "granite" && !(f.LogitScale > 0):

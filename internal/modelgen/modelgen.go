@@ -363,6 +363,11 @@ func (g *generator) metadata() {
 		b.Set(key("rope.scaling.type"), gguf.ValueOf("linear"))
 		b.Set(key("rope.scaling.factor"), gguf.ValueOf(sp.RopeLinearScale))
 	}
+	if sp.RopeYaRNFactor > 0 {
+		b.Set(key("rope.scaling.type"), gguf.ValueOf("yarn"))
+		b.Set(key("rope.scaling.factor"), gguf.ValueOf(sp.RopeYaRNFactor))
+		b.Set(key("rope.scaling.original_context_length"), gguf.ValueOf(uint32(cmp.Or(sp.RopeOriginalContext, sp.ContextLength))))
+	}
 	g.familyMetadata()
 	g.gemmaMetadata()
 	spmVocab(b, sp.VocabSize)
