@@ -25,8 +25,8 @@ import (
 // string: each byte-level BPE vocabulary of testdata under its own
 // pre-tokenizer, and the gpt-2 vocabulary relabelled with the pre-tokenizer
 // names that have no vocabulary file here (tokenizer.ggml.pre set to
-// "gpt-4o", the o200k splitter of Phi-4-mini and Llama 4, and to the
-// others), which llama.cpp then splits by that name's regex, and the
+// "gpt-4o", the o200k splitter of Phi-4-mini, Llama 4 and gpt-oss, to
+// "qwen35" and "lfm2", and to the others), which llama.cpp then splits by that name's regex, and the
 // gpt-neox and falcon vocabularies relabelled "gpt-4o". The strings
 // are llama.cpp's own test-tokenizer-0 inputs, the seeded random strings
 // of tokenizer/bpe's JavaScript reference (mixed scripts, emoji, numbers,
@@ -39,7 +39,7 @@ func TestPreTokenizersAsLlamaCpp(t *testing.T) {
 	for _, name := range bpeVocabs {
 		cases = append(cases, vocabCase{name, ""})
 	}
-	for _, pre := range []string{"gpt-4o", "llama4", "llama-bpe", "qwen2", "smaug-bpe", "dbrx", "smollm", "command-r"} {
+	for _, pre := range []string{"gpt-4o", "llama4", "llama-bpe", "qwen2", "smaug-bpe", "dbrx", "smollm", "command-r", "qwen35", "lfm2"} {
 		cases = append(cases, vocabCase{"gpt-2", pre})
 	}
 	// gpt-neox and falcon have tokens that join a non-ASCII letter and an
@@ -104,6 +104,9 @@ func llamaCppTestTexts(t *testing.T) []string {
 		"  leading", "trailing  ", "\n\n\nx", "\r\n\r\n", "tab\tsep", "\u00a0nbsp\u3000ideo",
 		"123456789", "1,234,567.89", "٣٤٥٦ ١٢", "x1y22z333", "v2.0-beta",
 		"emoji 🦙🦙 👨‍👩‍👧 ok", "\u2028line\u2029para",
+		// Combining marks, which Qwen3.5's regex joins to letters' runs.
+		"e\u0301t\u00e9 e\u0301", "\u0301\u0301x", " \u0301", "'\u0301s", "x\n\u0301", "1\u0301 ?\u0301!",
+		"\u0645\u064e\u0631\u0652\u062d\u064e\u0628\u064b\u0627", "Vie\u0302\u0323t Nam", "\u0915\u093f\u0924\u093e\u092c\u0947\u0902 \u0c24\u0c46\u0c32\u0c41\u0c17\u0c41",
 	}
 	for _, name := range bpeVocabs {
 		if name == "gpt-neox" {

@@ -170,6 +170,9 @@ func TestPreTokenizerNames(t *testing.T) {
 	ig, bos = LlamaCppDefaults("qwen2")
 	assert.False(t, ig)
 	assert.False(t, bos)
+	ig, bos = LlamaCppDefaults("lfm2") // llama.cpp's Llama 3 group
+	assert.True(t, ig)
+	assert.True(t, bos)
 }
 
 // TestSpecialPartition checks how special tokens are split out, as

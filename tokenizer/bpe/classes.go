@@ -4,8 +4,9 @@ import "unicode"
 
 // Character classes of the pre-tokenizer regexes. The regexes only ask four
 // questions of a character: is it a letter (\p{L}), a number (\p{N}),
-// punctuation (\p{P}), white space (\s)? Each is answered once per character
-// of the text and kept in a bit set.
+// punctuation (\p{P}), white space (\s), a combining mark (\p{M}, which
+// only Qwen3.5's regex asks about)? Each is answered once per character of
+// the text and kept in a bit set.
 //
 // \p{L}, \p{N} and \p{P} are Unicode general categories, taken from Go's
 // unicode tables (Unicode 15.0.0 for Go 1.21 and later). llama.cpp and the
@@ -23,6 +24,7 @@ const (
 	classNumber
 	classPunct
 	classSpace
+	classMark
 )
 
 // classOther is [^\s\p{L}\p{N}]: neither white space, letter nor number.
@@ -49,6 +51,9 @@ func classifySlow(r rune) uint8 {
 	}
 	if unicode.IsSpace(r) { // White_Space, plus nothing else outside Latin-1
 		c |= classSpace
+	}
+	if unicode.IsMark(r) {
+		c |= classMark
 	}
 	return c
 }

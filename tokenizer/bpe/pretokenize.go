@@ -38,7 +38,9 @@ type preTokenizer struct {
 
 // preTokenizerKinds maps the llama.cpp names of tokenizer.ggml.pre to the
 // splitter each one uses (llama_vocab::impl::load, llama.cpp of early 2025,
-// plus "deepseek-r1-qwen", which later versions map to Qwen2's regex).
+// plus "deepseek-r1-qwen", which later versions map to Qwen2's regex, and
+// the names of node-llama-cpp 3.21.1's llama.cpp for the 2026 families:
+// "qwen35" (Qwen3.5), "lfm2" (LFM2, Llama 3's regex)).
 // Names that llama.cpp maps to regexes not written here (tekken,
 // deepseek-v3, chameleon, bloom, poro-chat, gpt3-finnish, viking) are
 // unknown.
@@ -53,6 +55,10 @@ var preTokenizerKinds = map[string]string{
 	"dbrx": "llama3", "smaug-bpe": "llama3", "chatglm-bpe": "llama3",
 
 	"qwen2": "qwen2", "stablelm2": "qwen2", "megrez": "qwen2", "deepseek-r1-qwen": "qwen2",
+
+	"qwen35": "qwen35",
+
+	"lfm2": "llama3",
 
 	"deepseek-llm":   "deepseek-llm",
 	"deepseek-coder": "deepseek-coder",
@@ -81,7 +87,7 @@ func PreTokenizers() []string {
 // overrides it).
 func LlamaCppDefaults(pre string) (ignoreMerges, addBOS bool) {
 	switch pre {
-	case "llama3", "llama-v3", "llama-bpe", "falcon3":
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "lfm2":
 		return true, true
 	}
 	return false, false
@@ -101,6 +107,8 @@ func newPreTokenizer(name string) (preTokenizer, error) {
 		p.stages = []matcher{llama3Matcher(3)}
 	case "qwen2":
 		p.stages = []matcher{llama3Matcher(1)}
+	case "qwen35":
+		p.stages = []matcher{matchQwen35}
 	case "gpt-4o":
 		p.stages = []matcher{matchGPT4o}
 	case "default":
@@ -250,6 +258,47 @@ func llama3Matcher(maxDigits int) matcher {
 		}
 		return matchTail(r, c, i, maxDigits, "\r\n")
 	}
+}
+
+// matchQwen35 is Qwen3.5's regex, Qwen2's with combining marks (\p{M})
+// joined to the letters' runs and kept out of the punctuation's:
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}|
+//	 ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// So "nai\u0308ve" is one word, where Qwen2's regex cuts it at the mark.
+func matchQwen35(r []rune, c []uint8, i int) int {
+	const word = classLetter | classMark
+	n, ch, ci := len(r), r[i], c[i]
+	if k := contraction(r, i); k > i {
+		return k
+	}
+	if ci&word != 0 {
+		return runOf(c, i+1, word)
+	}
+	if ch != '\r' && ch != '\n' && ci&classNumber == 0 && i+1 < n && c[i+1]&word != 0 {
+		return runOf(c, i+2, word)
+	}
+	if ci&classNumber != 0 {
+		return i + 1
+	}
+	// " ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
+	other := func(c uint8) bool { return c&(word|classNumber|classSpace) == 0 }
+	j := i
+	if ch == ' ' && i+1 < n && other(c[i+1]) {
+		j = i + 1
+	}
+	if other(c[j]) {
+		k := j + 1
+		for k < n && other(c[k]) {
+			k++
+		}
+		for k < n && (r[k] == '\r' || r[k] == '\n') {
+			k++
+		}
+		return k
+	}
+	return matchSpacesCRLF(r, c, i)
 }
 
 // matchTail matches, at i where no word starts, the alternatives the
