@@ -213,7 +213,7 @@ func TestForwardMatchesCPU(t *testing.T) {
 		}
 		cases = append(cases, c)
 	}
-	for _, arch := range []string{"qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite"} {
+	for _, arch := range deviceFamilies[1:] { // llama's are above
 		c := parityCase{arch: arch, typ: tensor.Q8_0}
 		switch arch {
 		case "gemma2", "gemma3":
