@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -172,6 +173,17 @@ type tensorSpec struct {
 	// Each piece is a view of its rows of the tensor.
 	fused []dimension
 	piece int
+
+	// kinds, for a layer's tensor, are the kinds of layer that have it
+	// (a hybrid's attention layers have q, k and v, its recurrent layers
+	// their mixer's tensors); nil: every layer. A layer of another kind
+	// must not have it.
+	kinds []LayerKind
+}
+
+// inLayer reports whether a layer of the given kind has the tensor.
+func (t *tensorSpec) inLayer(kind LayerKind) bool {
+	return t.kinds == nil || slices.Contains(t.kinds, kind)
 }
 
 // perLayer reports whether the spec names one tensor per layer.
@@ -191,17 +203,19 @@ type dimension int
 // The sizes tensors have. The first five are also the axes along which a
 // model splits (see Axis).
 const (
-	dimNone       dimension = iota
-	dimVocab                // VocabSize
-	dimQ                    // Heads · HeadDim (QDim; Dim unless the file says key_length)
-	dimKV                   // KVHeads · HeadDim
-	dimHidden               // HiddenDim
-	dimModel                // Dim, the residual stream
-	dimRopePairs            // RotaryDims / 2
-	dimHead                 // HeadDim
-	dimContext              // ContextLength: bert's learned positions
-	dimTokenTypes           // TokenTypes
-	dimClasses              // Classes: a classification head's outputs
+	dimNone            dimension = iota
+	dimVocab                     // VocabSize
+	dimQ                         // Heads · HeadDim (QDim; Dim unless the file says key_length)
+	dimKV                        // KVHeads · HeadDim
+	dimHidden                    // HiddenDim
+	dimModel                     // Dim, the residual stream
+	dimRopePairs                 // RotaryDims / 2
+	dimHead                      // HeadDim
+	dimContext                   // ContextLength: bert's learned positions
+	dimTokenTypes                // TokenTypes
+	dimClasses                   // Classes: a classification head's outputs
+	dimShortConvKernel           // ShortConvKernel: a short convolution's positions
+	dimShortConvIn               // 3·Dim: a short convolution's b, c and x
 )
 
 // size is d's value under c.
@@ -227,6 +241,10 @@ func (c Config) size(d dimension) int {
 		return c.TokenTypes
 	case dimClasses:
 		return c.Classes
+	case dimShortConvKernel:
+		return c.ShortConvKernel
+	case dimShortConvIn:
+		return 3 * c.Dim
 	}
 	return 0
 }

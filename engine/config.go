@@ -80,6 +80,11 @@ type Config struct {
 	// classifier.output_labels; 1 without).
 	TokenTypes, Classes int
 
+	// ShortConvKernel is how many positions the causal convolution of a
+	// short-convolution layer (LayerShortConv) spans, its own included
+	// (LFM2's shortconv.l_cache); 0 for a model without such layers.
+	ShortConvKernel int
+
 	// exactGELU evaluates GELU for each value in float32 rather than as
 	// llama.cpp does, through an F16 table (gelu.go): for the float64
 	// reference tests, whose inputs differ from the engine's in their last

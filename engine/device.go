@@ -189,7 +189,7 @@ func (m *Model) DeviceSupports() error {
 	for l := range m.config.Layers {
 		spec := m.config.Layer(l)
 		if spec.Kind != LayerAttention {
-			return fmt.Errorf("%w: layer %d is not an attention layer", ErrUnsupported, l)
+			return fmt.Errorf("%w: layer %d is a %s layer (recurrent), which runs on the CPU only", ErrUnsupported, l, spec.Kind)
 		}
 		if spec.FFN == FFNGELU {
 			return fmt.Errorf("%w: layer %d's feed-forward (GELU) runs on the CPU only", ErrUnsupported, l)

@@ -92,6 +92,7 @@ const (
 	guardEmbedding  = "embedding row"
 	guardAttention  = "attention output"         // a layer's
 	guardHidden     = "feed-forward activations" // a layer's
+	guardMixer      = "sequence mixer output"    // a recurrent layer's (mixBlock)
 	guardFinalState = "final hidden state"
 	guardLogits     = "logits"
 )
@@ -115,7 +116,7 @@ func (g *finiteGuard) err(m *Model, token, pos int) error {
 		return nil
 	case guardEmbedding:
 		where = fmt.Sprintf("the %s of token %d at position %d", g.what, token, pos)
-	case guardAttention, guardHidden:
+	case guardAttention, guardHidden, guardMixer:
 		where = fmt.Sprintf("layer %d's %s at position %d", g.layer, g.what, pos)
 	default:
 		where = fmt.Sprintf("the %s at position %d", g.what, pos)
@@ -190,7 +191,7 @@ func (m *Model) nonFiniteCause(g finiteGuard, token int) (f nonFiniteMatrix, ok 
 			switch g.what {
 			case guardEmbedding:
 				return mat == w.TokenEmbedding
-			case guardAttention, guardHidden:
+			case guardAttention, guardHidden, guardMixer:
 				return t.spec.perLayer() && t.layer <= g.layer
 			case guardFinalState:
 				return t.spec.perLayer()

@@ -42,14 +42,31 @@ type activations struct {
 	down []float32 // (tokens, dim): the feed-forward output
 }
 
+// newActivations sizes each vector for n tokens by the widest layer's
+// matrix (a hybrid's recurrent layers have no q, k or v: a missing matrix
+// counts 0); every attention layer has the same shapes.
 func newActivations(c Config, w *modelWeights, n int) activations {
-	l := w.Layers[0] // every layer has the same shapes
+	q, kv := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.Wq }), w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.Wk })
+	gate, up := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WGate }), w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WUp })
+	down := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WDown })
 	return activations{
 		x: make([]float32, n*c.Dim), xn: make([]float32, n*c.Dim),
-		q: make([]float32, n*l.Wq.Rows), k: make([]float32, n*l.Wk.Rows), v: make([]float32, n*l.Wv.Rows),
-		attn: make([]float32, n*l.Wq.Rows), proj: make([]float32, n*c.Dim),
-		gate: make([]float32, n*l.WGate.Rows), up: make([]float32, n*l.WUp.Rows), down: make([]float32, n*l.WDown.Rows),
+		q: make([]float32, n*q), k: make([]float32, n*kv), v: make([]float32, n*kv),
+		attn: make([]float32, n*q), proj: make([]float32, n*c.Dim),
+		gate: make([]float32, n*gate), up: make([]float32, n*up), down: make([]float32, n*down),
 	}
+}
+
+// maxRows is the most rows the matrix m picks has in any layer, 0 where no
+// layer has it.
+func (w *modelWeights) maxRows(m func(*layerWeights) *tensor.Matrix) int {
+	rows := 0
+	for l := range w.Layers {
+		if mat := m(&w.Layers[l]); mat != nil {
+			rows = max(rows, mat.Rows)
+		}
+	}
+	return rows
 }
 
 // runState is a session's scratch memory for the forward pass, allocated
@@ -120,6 +137,9 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	x, xn := a.x[:n*dim], a.xn[:n*dim]
 	q, k, v, attn := a.q[:n*qDim], a.k[:n*kvDim], a.v[:n*kvDim], a.attn[:n*qDim]
 	proj, gate, up, down := a.proj[:n*dim], a.gate[:n*hidden], a.up[:n*hidden], a.down[:n*len(st.down)]
+	if err := s.beginRecurrent(pos, n); err != nil {
+		return err
+	}
 	if err := s.peers.Begin(tokens[0], pos, wantLogits); err != nil {
 		return err
 	}
@@ -137,17 +157,24 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		// k, v, finish them (biases, q/k norms, rotations, the queries'
 		// scale), cache, attend, project back, add to the residual stream
 		// (olmo2, gemma: normalised; granite: scaled).
+		// A recurrent layer mixes the positions through its state instead
+		// (mixBlock, recurrent.go), its output added as attention's.
 		for i := range n {
 			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.AttnNorm)
 		}
-		s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
-		for i := range n {
-			s.adjustQKV(&spec, l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
+		if spec.Kind.Recurrent() {
+			s.mixBlock(&spec, l, xn, proj, n, pos)
+			guard.check(proj, n, guardMixer, l)
+		} else {
+			s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+			for i := range n {
+				s.adjustQKV(&spec, l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
+			}
+			s.attentionBlock(attn, q, k, v, n, l, pos) // stores k and v
+			joined := s.peers.Gather(GatherAttention, attn)
+			guard.check(joined, n, guardAttention, l)
+			s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
 		}
-		s.attentionBlock(attn, q, k, v, n, l, pos) // stores k and v
-		joined := s.peers.Gather(GatherAttention, attn)
-		guard.check(joined, n, guardAttention, l)
-		s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
 		c.addSublayer(&spec, x, proj, lw.AttnPostNorm)
 
 		// Feed-forward: normalise, gate and up projections, the gated
@@ -158,7 +185,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		}
 		s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
 		c.gateUnits(spec.FFN, gate, up)
-		joined = s.peers.Gather(GatherHidden, gate)
+		joined := s.peers.Gather(GatherHidden, gate)
 		guard.check(joined, n, guardHidden, l)
 		s.products(joined, n, tensor.Product{Out: down, M: lw.WDown})
 		joined = s.peers.Gather(GatherDown, down)

@@ -164,14 +164,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		s.tokens = s.tokens[:0]
 	}
 
-	// Prefill: reuse the cached prefix, evaluate the rest, keep the last logits.
-	first := commonPrefix(s.tokens, prompt)
-	if first == len(prompt) {
-		first-- // the last prompt token must run again to produce logits
-	}
-	if !s.kv.holds(first, len(s.tokens)) {
-		first = 0 // a sliding window's ring has moved past the prefix
-	}
+	// Prefill: reuse the cached prefix (as much as the cache can give
+	// back: reusedPrefix), evaluate the rest, keep the last logits.
+	first := s.reusedPrefix(prompt)
 	s.tokens = s.tokens[:first]
 	for pos := first; pos < len(prompt); {
 		if ctx.Err() != nil {

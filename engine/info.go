@@ -239,6 +239,7 @@ func (m *Model) Fingerprint() uint64 {
 	m.arch.walk(c.Layers, func(t tensorRef) {
 		switch {
 		case t.isMatrix() && t.name == nameOutput && w.Output == w.TokenEmbedding:
+		case t.isMatrix() && *t.matrixIn(w) == nil: // a layer of a kind without it
 		case t.isMatrix():
 			mat := *t.matrixIn(w)
 			num(uint64(mat.Type))

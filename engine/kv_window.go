@@ -46,11 +46,15 @@ func (c Config) rotations() [][2]float32 {
 }
 
 // kvSlots is how many positions layer l's KV cache holds in a session of
-// context positions whose cache holds t: the context, or for a sliding
+// context positions whose cache holds t: none for a recurrent layer (its
+// state is beside the cache); else the context, or for a sliding
 // layer its window, plus the positions a group of prompt tokens stores
 // before the group's first token attends (over an F16 cache kvBlockTokens
 // tokens attend together: see attentionBlock), at most the context.
 func (c Config) kvSlots(l, context int, t KVType) int {
+	if c.Layer(l).Kind.Recurrent() {
+		return 0
+	}
 	window := c.Layer(l).Attention.Window
 	if window == 0 {
 		return context
@@ -94,7 +98,7 @@ func (ly kvLayer) wrap(lo, hi int) (mid, slot int) {
 // of from's window. (A layer that holds the whole context always does.)
 func (c *kvCache) holds(from, cached int) bool {
 	for _, ly := range c.layers {
-		if from > 0 && ly.first(from) < cached-ly.slots {
+		if from > 0 && ly.slots > 0 && ly.first(from) < cached-ly.slots {
 			return false
 		}
 	}

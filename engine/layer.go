@@ -14,16 +14,32 @@ import (
 // others, the multipliers) is set layer by layer when the file is read
 // (layerSpecs). The zero LayerSpec is the llama family's layer.
 
-// LayerKind is how a layer mixes the positions of a sequence: today every
-// layer attends over the KV cache; the kinds of recurrent and
-// linear-attention layers join it here.
+// LayerKind is how a layer mixes the positions of a sequence: attention
+// over the KV cache, or a recurrent mixer that keeps a fixed-size state
+// per session instead (recurrent.go). Every kind is followed by the
+// layer's feed-forward network.
 type LayerKind uint8
 
 const (
 	// LayerAttention is softmax attention over the layer's cached keys
 	// and values (AttentionSpec), then a feed-forward network (FFN).
 	LayerAttention LayerKind = iota
+	// LayerShortConv is LFM2's gated short convolution (shortconv.go):
+	// in_proj to b, c and x; b⊙x through a depthwise causal convolution
+	// over the latest positions; c⊙ that; out_proj. Its state is the
+	// convolution's last inputs.
+	LayerShortConv
+	// LayerDeltaNet is Qwen3.5's Gated DeltaNet, a linear attention whose
+	// state is a matrix per head, after a short causal convolution.
+	LayerDeltaNet
+	// LayerMamba2 is Granite 4's Mamba-2 selective state-space layer: a
+	// causal convolution, then the SSM scan over a matrix state per head.
+	LayerMamba2
 )
+
+// Recurrent reports whether a layer of kind k keeps a fixed-size state
+// per session (recurrent.go) rather than keys and values in the KV cache.
+func (k LayerKind) Recurrent() bool { return k != LayerAttention }
 
 // Norms says where a layer normalises the residual stream x around each
 // of its sub-layers f (attention, then the feed-forward).
@@ -163,6 +179,9 @@ type layerKeys struct {
 	// attnScale, residualScale and softCap are every layer's attention
 	// scale, residual scale and score soft-cap (AttentionSpec, LayerSpec).
 	attnScale, residualScale, softCap float32
+	// kinds, when set, is each layer's kind as the file says (a hybrid's
+	// recurrent layers beside its attention layers); nil: the family's.
+	kinds []LayerKind
 }
 
 // validate checks the sliding layers' rotations, which a layer's recipe
@@ -183,6 +202,9 @@ func (a *architecture) layerSpecs(c Config, k layerKeys) []LayerSpec {
 	specs := make([]LayerSpec, c.Layers)
 	for l := range specs {
 		s := a.layer
+		if l < len(k.kinds) {
+			s.Kind = k.kinds[l]
+		}
 		s.ResidualScale = k.residualScale
 		s.Attention.Scale, s.Attention.SoftCap = k.attnScale, k.softCap
 		if k.noRopeInterval > 0 && (l+1)%k.noRopeInterval == 0 {
@@ -210,8 +232,12 @@ func (c Config) validateLayers() error {
 	for l, s := range c.LayerSpecs {
 		a := s.Attention
 		switch {
-		case s.Kind != LayerAttention || s.Norms > NormsResidual || s.QKNorm > QKNormAll || s.FFN > FFNGELU:
-			return fmt.Errorf("%w: layer %d: kind %d, norms %d, q/k norm %d or feed-forward %d unknown", ErrUnsupported, l, s.Kind, s.Norms, s.QKNorm, s.FFN)
+		case !s.Kind.computed():
+			return fmt.Errorf("%w: layer %d: kind %s, which this engine does not compute", ErrUnsupported, l, s.Kind)
+		case c.validateRecurrent(l) != nil:
+			return c.validateRecurrent(l)
+		case s.Norms > NormsResidual || s.QKNorm > QKNormAll || s.FFN > FFNGELU:
+			return fmt.Errorf("%w: layer %d: norms %d, q/k norm %d or feed-forward %d unknown", ErrUnsupported, l, s.Norms, s.QKNorm, s.FFN)
 		case a.Window < 0 || a.Window > maxDimension:
 			return fmt.Errorf("%w: layer %d: sliding window %d is out of range (0..%d)", ErrFormat, l, a.Window, maxDimension)
 		case !(a.RopeTheta >= 0) || math.IsInf(float64(a.RopeTheta), 0) || !(a.RopeScale >= 0) || math.IsInf(float64(a.RopeScale), 0):
@@ -234,7 +260,7 @@ func (c Config) validateLayers() error {
 // The names of the values, as Info's JSON says them.
 
 var (
-	layerKindNames = [...]string{LayerAttention: "attention"}
+	layerKindNames = [...]string{LayerAttention: "attention", LayerShortConv: "shortconv", LayerDeltaNet: "deltanet", LayerMamba2: "mamba2"}
 	normsNames     = [...]string{NormsPre: "pre", NormsPost: "post", NormsPreAndPost: "pre+post", NormsResidual: "residual"}
 	qkNormNames    = [...]string{QKNormNone: "", QKNormHeads: "heads", QKNormAll: "all"}
 	ffnNames       = [...]string{FFNSwiGLU: "swiglu", FFNGeGLU: "geglu", FFNGELU: "gelu"}
@@ -248,7 +274,7 @@ func name[T ~uint8](names []string, i T) string {
 	return fmt.Sprint(uint8(i))
 }
 
-// String names the kind: "attention".
+// String names the kind: "attention", "shortconv", "deltanet" or "mamba2".
 func (k LayerKind) String() string { return name(layerKindNames[:], k) }
 
 // String names the norms: "pre", "post", "pre+post" or "residual".

@@ -6,6 +6,10 @@ package engine
 type Memory struct {
 	Weights int64 `json:"weights"`  // the model's bytes, held as they are in the file
 	KVCache int64 `json:"kv_cache"` // a session's keys and values
+	// RecurrentState is a session's recurrent layers' state (a hybrid
+	// model's: Config.RecurrentStateBytes), float32 whatever the KV
+	// cache's type; 0 without recurrent layers.
+	RecurrentState int64 `json:"recurrent_state,omitempty"`
 	// Scratch is everything else: a session's buffers (activations,
 	// logits, a prompt block's, the rotary table, the sampler's), the
 	// tokenizer and the Go runtime.
@@ -31,6 +35,7 @@ func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memor
 	m := Memory{Weights: weights}
 	ctx := int64(contextLength)
 	m.KVCache = c.KVCacheBytes(contextLength, kv)
+	m.RecurrentState = c.RecurrentStateBytes()
 	dim, qDim, kvDim := int64(c.Dim), int64(c.QDim()), int64(c.KVDim())
 	hidden, vocab := int64(c.HiddenDim), int64(c.VocabSize)
 	perToken := 4*dim + 2*qDim + 2*kvDim + 2*hidden // one position's activations
@@ -49,6 +54,6 @@ func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memor
 	}
 	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
 		tokenizerBytesPerToken*vocab + runtimeBytes
-	m.Total = m.Weights + m.KVCache + m.Scratch
+	m.Total = m.Weights + m.KVCache + m.RecurrentState + m.Scratch
 	return m
 }

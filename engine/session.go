@@ -94,7 +94,10 @@ type Session struct {
 	devX   []float32
 	// devScores are a block's logits read back from the device (Score).
 	devScores []float32
-	mu        sync.Mutex // held while a generation (or a Forward) runs
+	// rec is the recurrent layers' state (recurrent.go), beside the KV
+	// cache; empty for a model without recurrent layers.
+	rec recurrentState
+	mu  sync.Mutex // held while a generation (or a Forward) runs
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
@@ -159,7 +162,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	st := newRunState(m.config, w, positions)
 	st.ws.SetThreads(threads)
 	if kvType == KVF16 && opts.Device == nil {
-		st.allocF16(m.config, w.Layers[0].Wq.Rows, w.Layers[0].Wk.Rows, positions, min(block, positions))
+		st.allocF16(m.config, len(st.q), len(st.k), positions, min(block, positions))
 	}
 	s := &Session{
 		model:       m,
@@ -180,7 +183,8 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		}
 		return s, nil
 	}
-	s.kv = newKVCache(m.config, kvType, w.Layers[0].Wk.Rows, positions)
+	s.kv = newKVCache(m.config, kvType, len(st.k), positions)
+	s.rec = newRecurrentState(m.config)
 	return s, nil
 }
 
@@ -237,6 +241,7 @@ func (s *Session) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
+	s.rec.reset()
 }
 
 // Forward runs token at position pos through the model, as one step of a

@@ -24,6 +24,9 @@ const (
 	slotWGate
 	slotWUp
 	slotWDown
+	slotShortConv    // a short-convolution layer's kernel
+	slotShortConvIn  // its in_proj: b, c and x
+	slotShortConvOut // its out_proj
 
 	// The model's vectors.
 	slotOutputNorm
@@ -92,6 +95,12 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.WUp
 	case slotWDown:
 		return &lw.WDown
+	case slotShortConv:
+		return &lw.ShortConv
+	case slotShortConvIn:
+		return &lw.ShortConvIn
+	case slotShortConvOut:
+		return &lw.ShortConvOut
 	}
 	return nil
 }

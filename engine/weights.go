@@ -86,6 +86,13 @@ type layerWeights struct {
 	WDown        *tensor.Matrix // (dim, hidden): w2
 	WUp          *tensor.Matrix // (hidden, dim): w3
 
+	// A short-convolution layer's (shortconv.go), in place of q, k, v and
+	// Wo: its depthwise kernel (each channel's weights, oldest position
+	// first), its input projection to b, c and x, its output projection.
+	ShortConv    *tensor.Matrix // (dim, kernel)
+	ShortConvIn  *tensor.Matrix // (3·dim, dim)
+	ShortConvOut *tensor.Matrix // (dim, dim)
+
 	// The encoders' (arch_bert.go): the biases of the attention output
 	// and of the feed-forward's products, and the LayerNorms (weight and
 	// bias) of the residual stream after attention and after the
@@ -133,6 +140,12 @@ func (w *modelWeights) checkShapes(a *architecture, c Config, part *Part) error 
 
 // checkShape checks one tensor: present unless optional, and of its shape.
 func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
+	if t.spec.perLayer() && !t.spec.inLayer(c.Layer(t.layer).Kind) {
+		if (t.isMatrix() && *t.matrixIn(w) != nil) || (!t.isMatrix() && *t.vectorIn(w) != nil) {
+			return fmt.Errorf("%w: tensor %s in layer %d, a %s layer, which has none", ErrFormat, t.name, t.layer, c.Layer(t.layer).Kind)
+		}
+		return nil
+	}
 	rows, cols := c.size(t.spec.rows), c.size(t.spec.cols)
 	if part != nil && t.spec.split {
 		rows = part.Rows(Axis(t.spec.rows)).Len()

@@ -147,7 +147,7 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 		m := engine.EstimateMemory(c, largest, positions, kvType)
 		kvHeads := (c.KVHeads + n - 1) / n // the later shards get one more
 		m.KVCache = m.KVCache * int64(kvHeads) / int64(c.KVHeads)
-		m.Total = m.Weights + m.KVCache + m.Scratch
+		m.Total = m.Weights + m.KVCache + m.RecurrentState + m.Scratch
 		return m, nil
 	}
 	device := int64(deviceGiB * (1 << 30))
@@ -202,7 +202,7 @@ func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, k
 		neededValue = needed
 	}
 	out["memory"] = map[string]any{
-		"weights": whole.Weights, "kvCache": whole.KVCache, "scratch": whole.Scratch, "total": whole.Total,
+		"weights": whole.Weights, "kvCache": whole.KVCache, "recurrentState": whole.RecurrentState, "scratch": whole.Scratch, "total": whole.Total,
 		"workers": n, "perWorker": map[string]any{"weights": per.Weights, "kvCache": per.KVCache, "scratch": per.Scratch, "total": per.Total},
 		"workersNeeded": neededValue, "fits": fits(per, n), "limits": limits,
 		"gpu": gpuMemory(whole),

@@ -111,6 +111,8 @@ export interface MemoryEstimate {
   weights: number;
   /** A session's keys and values, for sessionContextLength positions in kvType. */
   kvCache: number;
+  /** A hybrid model's recurrent layers' state (float32, whatever kvType), 0 for others. */
+  recurrentState: number;
   /** Everything else: activations, logits, tokenizer, the Go runtime. */
   scratch: number;
   total: number;
