@@ -18,7 +18,7 @@ import (
 // once its workspace has room it allocates nothing.
 func TestMatMulIsMatVecs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 1))
-	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, MXFP4} {
 		for _, shape := range []struct{ rows, cols int }{{7, 256}, {300, 512}, {4096 + 5, 256}, {9, 4096}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				m := randomMatrix(t, rng, typ, shape.rows, shape.cols)
@@ -123,8 +123,8 @@ func extremeQuants(rng *rand.Rand) []func(i int) int8 {
 // ones): quants and packed scales at the ends of their ranges.
 var extremeFills = []int{-1, 0x00, 0xff, 0x88, 0x80, 0x7f, 0x77, 0x08, 0x0f, 0xf0}
 
-// extremeRow is rb bytes of typ filled with fill, the fp16 scales made 1
-// or -2 if finite, so that no NaN hides a difference.
+// extremeRow is rb bytes of typ filled with fill, the scales made 1 or -2
+// (MXFP4's 1 or 2) if finite, so that no NaN hides a difference.
 func extremeRow(rng *rand.Rand, typ Type, rb, fill int, finite bool) []byte {
 	row := alignedBytes(rb)
 	for i := range row {
@@ -134,12 +134,7 @@ func extremeRow(rng *rand.Rand, typ Type, rb, fill int, finite bool) []byte {
 		}
 	}
 	if finite {
-		l := layouts[typ]
-		for b := 0; b < rb; b += l.blockBytes {
-			for _, o := range halfFields[typ] {
-				row[b+o], row[b+o+1] = 0x00, byte(0x3c|0x84*(rng.Uint32()&1))
-			}
-		}
+		setScales(typ, row, func() float32 { return float32(1 - 3*int(rng.Uint32()&1)) })
 	}
 	return row
 }

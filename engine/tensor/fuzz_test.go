@@ -30,6 +30,8 @@ func FuzzDotQ4_K(f *testing.F) { fuzzDot(f, Q4_K) }
 func FuzzDotQ5_K(f *testing.F) { fuzzDot(f, Q5_K) }
 func FuzzDotQ6_K(f *testing.F) { fuzzDot(f, Q6_K) }
 
+func FuzzDotMXFP4(f *testing.F) { fuzzDot(f, MXFP4) }
+
 func fuzzDot(f *testing.F, typ Type) {
 	l := layouts[typ]
 	f.Add(make([]byte, l.blockBytes), []byte{1, 2, 3}, int8(0))
@@ -63,7 +65,7 @@ func fuzzDot(f *testing.F, typ Type) {
 		q := make([]byte, nb*l.blockBytes)
 		require.NoError(t, Quantize(typ, q, x))
 		switch typ {
-		case F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1:
+		case F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4:
 			checkDequantize(t, typ, x, q, 1, typ.String())
 		}
 		if layouts[typ].blockSize == qkK {

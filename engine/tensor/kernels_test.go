@@ -15,12 +15,35 @@ import (
 )
 
 // kernelTypes are the types with kernels, in ggml id order.
-var kernelTypes = []Type{F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16}
+var kernelTypes = []Type{F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16, MXFP4}
 
 // halfFields are the byte offsets of the fp16 scale fields in a block.
 var halfFields = map[Type][]int{
 	Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2}, Q8_0: {0},
 	Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208},
+}
+
+// e8m0Fields are the byte offsets of the E8M0 scale exponents in a block.
+var e8m0Fields = map[Type][]int{MXFP4: {0}}
+
+// setScales sets the scale fields of every block of row to values of
+// scale(): the fp16 ones rounded to fp16, the E8M0 ones to the power of
+// two at or below its magnitude (as 2^(e-128), MXFP4's halved scale).
+func setScales(typ Type, row []byte, scale func() float32) {
+	l := layouts[typ]
+	for b := 0; b+l.blockBytes <= len(row); b += l.blockBytes {
+		for _, off := range halfFields[typ] {
+			binary.LittleEndian.PutUint16(row[b+off:], f32ToF16(scale()))
+		}
+		for _, off := range e8m0Fields[typ] {
+			var e byte
+			if s := math.Abs(float64(scale())); s != 0 {
+				_, exp := math.Frexp(s)
+				e = byte(min(max(127+exp, 0), 254))
+			}
+			row[b+off] = e
+		}
+	}
 }
 
 func TestKernelTypesAreSupported(t *testing.T) {
@@ -45,6 +68,7 @@ func TestBlockLayouts(t *testing.T) {
 		{Q2_K, qkK, q2KBlockBytes}, {Q3_K, qkK, q3KBlockBytes},
 		{Q4_K, qkK, q4KBlockBytes}, {Q5_K, qkK, q5KBlockBytes},
 		{Q6_K, qkK, q6KBlockBytes}, {Q8_K, qkK, q8KBlockBytes},
+		{MXFP4, qk8, mxfp4BlockBytes},
 	} {
 		l := layouts[tc.typ]
 		assert.Equal(t, tc.elements, l.blockSize, "%v block size", tc.typ)
@@ -102,11 +126,7 @@ func randomRow(t testing.TB, rng *rand.Rand, typ Type, cols, kind int) []byte {
 	for i := range row {
 		row[i] = byte(rng.Uint32())
 	}
-	for b := 0; b < len(row); b += l.blockBytes {
-		for _, off := range halfFields[typ] {
-			binary.LittleEndian.PutUint16(row[b+off:], f32ToF16(float32(rng.NormFloat64()*0.01)))
-		}
-	}
+	setScales(typ, row, func() float32 { return float32(rng.NormFloat64() * 0.01) })
 	return row
 }
 
@@ -166,11 +186,7 @@ func TestDotExactIntegers(t *testing.T) {
 					for i := range row {
 						row[i] = byte(rng.Uint32())
 					}
-					for b := 0; b < rb; b += l.blockBytes {
-						for _, off := range halfFields[typ] {
-							binary.LittleEndian.PutUint16(row[b+off:], f32ToF16(scales[rng.IntN(len(scales))]))
-						}
-					}
+					setScales(typ, row, func() float32 { return scales[rng.IntN(len(scales))] })
 				}
 				// Values in {-1, 0, 1} and one ±127 per block of the
 				// activation encoding, so that its scale is exactly ±1.

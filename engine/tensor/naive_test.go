@@ -115,8 +115,27 @@ func naiveGrid(t Type, row []byte, i int) (step, offset float64, q, qlo, qhi int
 		lo := nib(blk[64*h+l+32*(t4%2)], t4 >= 2)
 		hi := int(blk[128+32*h+l]>>(2*t4)) & 3
 		return halfAt(blk, 208) * float64(int8(blk[192+e/16])), 0, lo | hi<<4 - 32, -32, 31
+	case MXFP4:
+		// The E2M1 code doubled, so that it is an integer, and the E8M0
+		// scale 2^(e-127) halved.
+		return math.Ldexp(1, int(blk[0])-128), 0, naiveE2M1(nib(blk[1+e%16], e >= 16)), -12, 12
 	}
 	panic("naiveGrid: no reference for " + t.String())
+}
+
+// naiveE2M1 decodes a 4-bit E2M1 code from its definition (OCP
+// microscaling formats): sign, 2 exponent bits of bias 1, 1 mantissa bit,
+// and no infinities or NaN; the result is doubled, an integer.
+func naiveE2M1(c int) int {
+	exp, mant := c>>1&3, c&1
+	v := mant // subnormal: 0.mant·2^0, doubled
+	if exp > 0 {
+		v = (2 + mant) << (exp - 1) // 1.mant·2^(exp-1), doubled
+	}
+	if c&8 != 0 {
+		v = -v
+	}
+	return v
 }
 
 // naiveScaleMin reads the 6-bit scale and min of sub-block j of Q4_K/Q5_K:
@@ -186,5 +205,12 @@ func dotTolerance(t Type, n int, mag float64) float64 {
 	if l.blockSize > 1 {
 		terms = 2 * n / l.blockSize
 	}
-	return float64(terms+4)*0x1p-24*mag + float64(n)*0x1p-149
+	abs := float64(n) * 0x1p-149
+	if t == MXFP4 {
+		// Its E8M0 scale times the activation's can be subnormal, rounded
+		// to within 2^-150 whatever its size, and a block's integer sum
+		// reaches 12·128·32.
+		abs += float64(n/qk8) * 12 * 128 * 32 * 0x1p-150
+	}
+	return float64(terms+4)*0x1p-24*mag + abs
 }

@@ -18,7 +18,7 @@ import (
 // splitting allocates nothing.
 func TestThreadsGiveTheSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
-	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, MXFP4} {
 		for _, shape := range []struct{ rows, cols int }{{1000 + 3, 256}, {257, 1024}, {4096 + 9, 512}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				m := randomMatrix(t, rng, typ, shape.rows, shape.cols)

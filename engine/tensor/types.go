@@ -26,6 +26,9 @@ const (
 	Q6_K Type = 14
 	Q8_K Type = 15
 	BF16 Type = 30
+	// MXFP4 is OCP's microscaling FP4 (gpt-oss's experts): E2M1 codes under
+	// one E8M0 exponent per block of 32.
+	MXFP4 Type = 39
 )
 
 // layout is how a type stores elements: blockSize elements in blockBytes bytes.
@@ -49,6 +52,7 @@ var layouts = map[Type]layout{
 	22: {"IQ2_S", 256, 82}, 23: {"IQ4_XS", 256, 136}, 24: {"I8", 1, 1},
 	25: {"I16", 1, 2}, 26: {"I32", 1, 4}, 27: {"I64", 1, 8}, 28: {"F64", 1, 8},
 	29: {"IQ1_M", 256, 56}, 34: {"TQ1_0", 256, 54}, 35: {"TQ2_0", 256, 66},
+	MXFP4: {"MXFP4", 32, 17},
 }
 
 // String is the type's ggml name, or "type(N)" for an id ggml does not define.
