@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/gpu"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
@@ -37,4 +38,18 @@ func TestDeviceFamiliesAreTested(t *testing.T) {
 			t.Errorf("%s runs on a device (Model.DeviceSupports accepts it) but TestForwardMatchesCPU does not hold it to the CPU: add it to deviceFamilies, or make DeviceSupports refuse what the kernels do not compute", pm.Spec.Arch)
 		}
 	}
+}
+
+// TestSupportsRefusesMXFP4: the device has no kernels for MXFP4 matrices
+// (gpt-oss's experts), so Supports refuses a model that holds them, naming
+// the type; under device 'auto' the model then runs on the CPU.
+func TestSupportsRefusesMXFP4(t *testing.T) {
+	data, err := modelgen.Build(modelgen.Spec{Arch: "llama", Shape: modelgen.Shape{Dim: 64, HiddenDim: 128, Layers: 1, Heads: 4, KVHeads: 2,
+		VocabSize: 320, ContextLength: 64}, Type: tensor.MXFP4, Seed: 1})
+	require.NoError(t, err)
+	m, err := engine.Load(data, engine.LoadOptions{})
+	require.NoError(t, err)
+	err = gpu.Supports(m, gpu.Adapter{MaxBufferSize: 1 << 30, MaxStorageBufferBindingSize: 1 << 30})
+	require.ErrorIs(t, err, gpu.ErrUnsupported)
+	require.ErrorContains(t, err, "MXFP4 matrices are not computed on the GPU yet")
 }

@@ -102,9 +102,10 @@ type Spec struct {
 	// or the BERT family's attention.layer_norm_epsilon
 	// (DefaultBertNormEps when 0).
 	NormEps float32 `json:"norm_eps,omitempty"`
-	// Type is the storage type of the matrices (F32 is the zero value). A
-	// K-quant type falls back as llama-quantize does for matrices whose rows
-	// are not a multiple of 256 long: see MatrixType.
+	// Type is the storage type of the matrices (F32 is the zero value):
+	// any type tensor.Quantize writes, MXFP4 included. A K-quant type falls
+	// back as llama-quantize does for matrices whose rows are not a
+	// multiple of 256 long: see MatrixType.
 	Type tensor.Type `json:"type"`
 	// SeparateOutput writes output.weight; otherwise the output is tied to
 	// the token embedding (as llama2.c's stories models are).

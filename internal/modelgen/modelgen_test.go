@@ -108,7 +108,7 @@ func TestBuildIsDeterministic(t *testing.T) {
 func TestTypesShareWeights(t *testing.T) {
 	sp := modelgen.Spec{Shape: tiny, Seed: 5}
 	ref := parse(t, sp)
-	for _, typ := range []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K} {
+	for _, typ := range []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.MXFP4} {
 		sp.Type = typ
 		f := parse(t, sp)
 		for _, ti := range f.Tensors() {
@@ -117,6 +117,9 @@ func TestTypesShareWeights(t *testing.T) {
 			if len(ti.Dims) == 1 {
 				assert.Equal(t, r.Data, ti.Data, ti.Name)
 				continue
+			}
+			if typ == tensor.MXFP4 { // blocks of 32: no fallback
+				assert.Equal(t, typ, ti.Type, ti.Name)
 			}
 			want := make([]byte, len(ti.Data))
 			require.NoError(t, tensor.Quantize(ti.Type, want, tensor.Float32s(r.Data)))
