@@ -216,6 +216,7 @@ const (
 	dimClasses                   // Classes: a classification head's outputs
 	dimShortConvKernel           // ShortConvKernel: a short convolution's positions
 	dimShortConvIn               // 3·Dim: a short convolution's b, c and x
+	dimHeads                     // Heads: one value per query head (attention sinks)
 )
 
 // size is d's value under c.
@@ -245,6 +246,8 @@ func (c Config) size(d dimension) int {
 		return c.ShortConvKernel
 	case dimShortConvIn:
 		return 3 * c.Dim
+	case dimHeads:
+		return c.Heads
 	}
 	return 0
 }

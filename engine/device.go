@@ -194,6 +194,12 @@ func (m *Model) DeviceSupports() error {
 		if spec.FFN == FFNGELU {
 			return fmt.Errorf("%w: layer %d's feed-forward (GELU) runs on the CPU only", ErrUnsupported, l)
 		}
+		if spec.Attention.Sinks {
+			return fmt.Errorf("%w: layer %d's attention sinks (attn_sinks) run on the CPU only", ErrUnsupported, l)
+		}
+		if m.weights.Layers[l].Bo != nil {
+			return fmt.Errorf("%w: layer %d's attention output bias (attn_output.bias) runs on the CPU only", ErrUnsupported, l)
+		}
 	}
 	return nil
 }

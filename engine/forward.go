@@ -174,6 +174,11 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			joined := s.peers.Gather(GatherAttention, attn)
 			guard.check(joined, n, guardAttention, l)
 			s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
+			if lw.Bo != nil { // gpt-oss
+				for i := range n {
+					addInto(row(proj, i, dim), lw.Bo)
+				}
+			}
 		}
 		c.addSublayer(&spec, x, proj, lw.AttnPostNorm)
 

@@ -87,12 +87,17 @@ func scaleQueries(a *AttentionSpec, q []float32) {
 	}
 }
 
-// attentionWeights turns one head's scores into its attention weights:
+// attentionWeights turns head h's scores into its attention weights:
 // soft-capped at limit (AttentionSpec.SoftCap; 0: not capped), scaled by
-// scale (Config.scoreScale), softmax.
-func attentionWeights(scores []float32, limit, scale float32) {
+// scale (Config.scoreScale), softmax, with the head's sink in the
+// denominator where the layer has sinks (nil: none; sinks.go).
+func attentionWeights(scores []float32, limit, scale float32, sinks []float32, h int) {
 	if limit != 0 {
 		softCap(scores, limit)
+	}
+	if sinks != nil {
+		softmaxWithSink(scores, scale, sinks[h])
+		return
 	}
 	scaledSoftmax(scores, scale)
 }

@@ -210,7 +210,7 @@ func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 	c, kv := &s.model.config, &s.kv
 	headDim, group := c.HeadDim(), c.GroupSize()
 	a := c.Layer(l).Attention
-	scale := c.scoreScale(a)
+	scale, sinks := c.scoreScale(a), s.sinks(&a, l)
 	ly := kv.layers[l]
 	first := ly.first(pos)
 	// Positions first..pos fill slots from first's on, wrapping round a
@@ -224,7 +224,7 @@ func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 		// q·k_t for every attended t
 		tensor.DotF32Rows(older, qh, kv.k[at+slot*kv.kvDim:], kv.kvDim)
 		tensor.DotF32Rows(newer, qh, kv.k[at:], kv.kvDim)
-		attentionWeights(scores, a.SoftCap, scale)
+		attentionWeights(scores, a.SoftCap, scale, sinks, h)
 		clear(oh)
 		// Σ_t score[t]·v_t
 		tensor.AddScaledRows(oh, older, kv.v[at+slot*kv.kvDim:], kv.kvDim)
@@ -335,7 +335,7 @@ func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos
 	c, kv := &s.model.config, &s.kv
 	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
 	a := c.Layer(l).Attention
-	scale := c.scoreScale(a)
+	scale, sinks := c.scoreScale(a), s.sinks(&a, l)
 	ly := kv.layers[l]
 	heads, end := qDim/headDim, pos+tokens // positions ly.first(pos)..end-1 are read
 	chunk := len(st.kvChunk) / kv.kvDim    // positions a chunk holds
@@ -383,7 +383,7 @@ func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos
 	for i := range tokens {
 		for h := range heads {
 			sc := score(i, h)
-			attentionWeights(sc, a.SoftCap, scale)
+			attentionWeights(sc, a.SoftCap, scale, sinks, h)
 			tensor.RoundF16(sc, sc)
 		}
 	}

@@ -114,6 +114,11 @@ type AttentionSpec struct {
 	// SoftCap caps the scores, cap·tanh(score/cap), before the softmax
 	// (gemma2). 0: not capped.
 	SoftCap float32 `json:"softcap,omitempty"`
+	// Sinks says that each head has an attention sink (gpt-oss): a learned
+	// logit (blk.N.attn_sinks.weight, one per head) that joins the
+	// softmax's denominator as a position no value belongs to, so a head
+	// may give its positions less than all of its weight (sinks.go).
+	Sinks bool `json:"sinks,omitempty"`
 }
 
 // LayerSpec is one layer's recipe. The zero value is the llama family's

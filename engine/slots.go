@@ -54,6 +54,7 @@ const (
 	slotAttnOutNormBias
 	slotLayerOutNorm
 	slotLayerOutNormBias
+	slotAttnSinks
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -160,6 +161,8 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.LayerOutNorm
 	case slotLayerOutNormBias:
 		return &lw.LayerOutNormBias
+	case slotAttnSinks:
+		return &lw.Sinks
 	}
 	return nil
 }

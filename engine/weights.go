@@ -100,6 +100,10 @@ type layerWeights struct {
 	Bo, BUp, BDown                 []float32 // (dim), (hidden), (dim); nil where absent
 	AttnOutNorm, AttnOutNormBias   []float32 // (dim)
 	LayerOutNorm, LayerOutNormBias []float32 // (dim)
+
+	// Sinks are the attention sinks' logits, one per query head, where the
+	// layer's recipe has them (AttentionSpec.Sinks: gpt-oss).
+	Sinks []float32 // (heads) or nil
 }
 
 // checkShapes verifies every weight against the config (and, for a part of
