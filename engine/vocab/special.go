@@ -42,6 +42,12 @@ var (
 	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}
 	// otherTexts are looked up for the Phi-3 and Jina rules.
 	otherTexts = []string{"</s>", "<unk>", "<s>", "<mask>"}
+	// harmonyTexts are gpt-oss's (o200k_harmony) markers: the two that end
+	// its turns and those that llama.cpp always renders, so that a reply's
+	// channels can be read (see harmonyRules).
+	harmonyTexts = []string{"<|return|>", "<|call|>", "<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}
+	// gemma4EOGTexts end Gemma 4's generations in llama.cpp.
+	gemma4EOGTexts = []string{"<eos>", "<turn|>", "<|tool_response>"}
 )
 
 // markers pairs each detection list with the keys that name its token
@@ -73,7 +79,7 @@ func readVocab(f *gguf.File, def defaults) (*vocab, error) {
 		return nil, err
 	}
 	wanted := make(map[string]bool)
-	for _, list := range [][]string{eotTexts, eomTexts, fimPreTexts, fimSufTexts, fimMidTexts, fimPadTexts, fimRepTexts, fimSepTexts, eogTexts, otherTexts} {
+	for _, list := range [][]string{eotTexts, eomTexts, fimPreTexts, fimSufTexts, fimMidTexts, fimPadTexts, fimRepTexts, fimSepTexts, eogTexts, otherTexts, harmonyTexts, gemma4EOGTexts} {
 		for _, t := range list {
 			wanted[t] = true
 		}
@@ -134,6 +140,8 @@ func readVocab(f *gguf.File, def defaults) (*vocab, error) {
 			v.types[id] = tokenizer.TokenControl
 		}
 	}
+	v.harmonyRules(&sp)
+	v.gemma4Rules(&sp)
 	v.special = sp
 
 	name, err := f.StringOr(keyName, "")
@@ -212,5 +220,54 @@ func (v *vocab) phi3RStrip() {
 		if (typ == tokenizer.TokenControl || typ == tokenizer.TokenUserDefined || typ == tokenizer.TokenUnknown) && !keep[id] {
 			v.rstrip = append(v.rstrip, id)
 		}
+	}
+}
+
+// harmonyRules applies llama.cpp's rules for gpt-oss's markers. It always
+// renders <|channel|>, <|message|>, <|start|> and <|constrain|> (they become
+// user-defined tokens), so that a reply's channels reach the chat parser.
+// <|return|> and <|call|> end a generation; where both are there, <|end|>,
+// which closes every message of a harmony reply (the reasoning's too), does
+// not, and is rendered. llama.cpp keeps a set of end-of-generation tokens;
+// here EOS is the file's (<|return|> in gpt-oss's files) and EOT, which
+// would have been <|end|>, becomes <|call|>.
+func (v *vocab) harmonyRules(sp *tokenizer.Special) {
+	for _, t := range harmonyTexts[2:] {
+		if id, ok := v.ids[t]; ok {
+			v.types[id] = tokenizer.TokenUserDefined
+		}
+	}
+	ret, okRet := v.ids["<|return|>"]
+	call, okCall := v.ids["<|call|>"]
+	if !okRet || !okCall {
+		return
+	}
+	for _, id := range []int{ret, call} {
+		if v.types[id] != tokenizer.TokenUserDefined {
+			v.types[id] = tokenizer.TokenControl
+		}
+	}
+	if end, ok := v.ids["<|end|>"]; ok {
+		v.types[end] = tokenizer.TokenUserDefined
+		if sp.EOT == end || sp.EOT < 0 {
+			sp.EOT = call
+		}
+	}
+}
+
+// gemma4Rules applies llama.cpp's rules for Gemma 4's markers: <eos>,
+// <turn|> and <|tool_response> end a generation and are control tokens
+// (even <|tool_response>, which Gemma 4's converter writes as user-defined:
+// llama.cpp adds the control attribute, which then decides). Of llama.cpp's
+// set of end-of-generation tokens, EOS is the file's (<eos>) and EOT, where
+// the file names none, <turn|>, which ends every model turn.
+func (v *vocab) gemma4Rules(sp *tokenizer.Special) {
+	for _, t := range gemma4EOGTexts {
+		if id, ok := v.ids[t]; ok {
+			v.types[id] = tokenizer.TokenControl
+		}
+	}
+	if turn, ok := v.ids["<turn|>"]; ok && sp.EOT < 0 {
+		sp.EOT = turn
 	}
 }

@@ -3,7 +3,8 @@
 // (llama.cpp of early 2025): "gpt2" vocabularies become a byte-level BPE
 // (package tokenizer/bpe), "llama" vocabularies a SentencePiece tokenizer
 // (tokenizer.SPM), "bert" vocabularies a WordPiece tokenizer (package
-// tokenizer/wordpiece).
+// tokenizer/wordpiece), "gemma4" vocabularies (Gemma 4's SentencePiece-style
+// BPE) a BPE tokenizer under the pre-tokenizer "gemma4".
 //
 // It is the glue between the file format and the tokenizers, which know no
 // file format: it also carries llama.cpp's loading rules that GGUF does not
@@ -47,7 +48,7 @@ const (
 )
 
 // FromGGUF returns the tokenizer of f, chosen by tokenizer.ggml.model:
-// "gpt2" gives a *bpe.BPE, "llama" a *tokenizer.SPM, "bert" a
+// "gpt2" and "gemma4" give a *bpe.BPE, "llama" a *tokenizer.SPM, "bert" a
 // *wordpiece.WordPiece. Another model type is
 // an error wrapping ErrUnsupportedModel, an unknown tokenizer.ggml.pre one
 // wrapping bpe.ErrUnknownPreTokenizer; both name what the file says.
@@ -59,8 +60,8 @@ func FromGGUF(f *gguf.File) (tokenizer.Tokenizer, error) {
 	// The concrete results are checked before conversion to the interface,
 	// so that an error never comes with a non-nil Tokenizer.
 	switch model {
-	case "gpt2":
-		b, err := fromBPE(f)
+	case "gpt2", "gemma4":
+		b, err := fromBPE(f, model)
 		if err != nil {
 			return nil, err
 		}
@@ -78,24 +79,36 @@ func FromGGUF(f *gguf.File) (tokenizer.Tokenizer, error) {
 		}
 		return w, nil
 	}
-	return nil, fmt.Errorf("%w: %s is %q (supported: \"gpt2\", byte-level BPE; \"llama\", SentencePiece; \"bert\", WordPiece)", ErrUnsupportedModel, keyModel, model)
+	return nil, fmt.Errorf("%w: %s is %q (supported: \"gpt2\", byte-level BPE; \"gemma4\", SentencePiece-style BPE; \"llama\", SentencePiece; \"bert\", WordPiece)", ErrUnsupportedModel, keyModel, model)
 }
 
-// fromBPE reads a "gpt2" vocabulary.
-func fromBPE(f *gguf.File) (*bpe.BPE, error) {
+// fromBPE reads a "gpt2" or "gemma4" vocabulary. A "gemma4" one has no
+// default special ids, its pre-tokenizer is "gemma4" whatever the file says,
+// and, as for any vocabulary under that pre-tokenizer, BOS is added even
+// where the file says not to (llama.cpp's rules).
+func fromBPE(f *gguf.File, model string) (*bpe.BPE, error) {
 	pre, err := f.StringOr(keyPre, "")
 	if err != nil {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}
-	if pre == "" {
+	def := defaults{bos: 11, eos: 11, unk: -1, pad: -1, sep: -1}
+	switch {
+	case model == "gemma4":
+		pre, def.bos, def.eos = "gemma4", -1, -1
+	case pre == "":
 		pre = "default" // llama.cpp warns and uses its default regexes
 	}
 	ignoreMerges, addBOS := bpe.LlamaCppDefaults(pre)
+	def.addBOS = addBOS
 	// llama.cpp sets add_sep for the pre-tokenizers of BERT-like BPE models.
-	addSEP := pre == "jina-v1-en" || pre == "jina-v2-code" || pre == "roberta-bpe"
-	v, err := readVocab(f, defaults{bos: 11, eos: 11, unk: -1, pad: -1, sep: -1, addBOS: addBOS, addSEP: addSEP, noBOS: pre == "chatglm-bpe"})
+	def.addSEP = pre == "jina-v1-en" || pre == "jina-v2-code" || pre == "roberta-bpe"
+	def.noBOS = pre == "chatglm-bpe"
+	v, err := readVocab(f, def)
 	if err != nil {
 		return nil, err
+	}
+	if pre == "gemma4" {
+		v.special.AddBOS = true
 	}
 	merges, err := f.Strings(keyMerges)
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package bpe is the byte-level BPE tokenizer of GPT-2-style vocabularies:
 // GPT-2, Llama 3, Qwen 2/3, DeepSeek, Falcon, StarCoder, MPT and the other
 // GGUF vocabularies with tokenizer.ggml.model = "gpt2", and Hugging Face
-// tokenizer.json files of the same kind.
+// tokenizer.json files of the same kind; and, under the pre-tokenizer
+// "gemma4", the SentencePiece-style BPE of Gemma 4 (raw UTF-8 tokens, see
+// spmstyle.go).
 //
 // Encoding follows llama.cpp (src/llama-vocab.cpp) step by step, so that ids
 // match llama.cpp's for GGUF vocabularies and Hugging Face's for
@@ -76,6 +78,7 @@ type mergeRule struct {
 type BPE struct {
 	pre          preTokenizer
 	ignoreMerges bool
+	spm          bool // SentencePiece-style: raw UTF-8 tokens, "▁" for spaces, byte tokens (spmstyle.go)
 
 	tokens []string
 	types  []tokenizer.TokenType
@@ -133,8 +136,12 @@ func New(cfg Config) (*BPE, error) {
 	for id, text := range tokens {
 		b.lookup[text] = int32(id)
 	}
-	for c := range 256 {
-		b.byteTokens[c] = b.id(alphabet.utf8Of[c])
+	if b.spm = pre.spm; b.spm {
+		b.byteTokens = b.spmByteTokens()
+	} else {
+		for c := range 256 {
+			b.byteTokens[c] = b.id(alphabet.utf8Of[c])
+		}
 	}
 	b.buildMerges(cfg.Merges, cfg.MergePairs)
 	if b.pieces, err = tokenizer.NewPieces(tokens, b.render); err != nil {
@@ -199,7 +206,15 @@ func pairKey(left, right int32) uint64 { return uint64(uint32(left))<<32 | uint6
 func (b *BPE) render(dst []byte, id int) ([]byte, error) {
 	switch b.types[id] {
 	case tokenizer.TokenNormal:
+		if b.spm {
+			return append(dst, strings.ReplaceAll(b.tokens[id], spmSpace, " ")...), nil
+		}
 		return appendUnmapped(dst, b.tokens[id]), nil
+	case tokenizer.TokenByte:
+		if c, ok := spmByte(b.tokens[id]); ok && b.spm {
+			return append(dst, c), nil
+		}
+		return dst, nil
 	case tokenizer.TokenUserDefined:
 		return append(dst, b.tokens[id]...), nil
 	}

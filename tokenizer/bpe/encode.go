@@ -34,6 +34,9 @@ func (b *BPE) Encode(text string, opts tokenizer.EncodeOptions) ([]int, error) {
 			continue
 		}
 		frag := text[f.Start:f.End]
+		if b.spm {
+			frag = escapeSpaces(frag)
+		}
 		b.pre.split(&s.split, frag, func(start, end int) {
 			ids = b.appendWord(s, ids, frag[start:end])
 		})
@@ -46,7 +49,7 @@ func (b *BPE) Encode(text string, opts tokenizer.EncodeOptions) ([]int, error) {
 
 // appendWord appends the tokens of one pre-tokenized word.
 func (b *BPE) appendWord(s *session, ids []int, word string) []int {
-	if len(word) == 1 {
+	if len(word) == 1 && !b.spm {
 		if id := b.byteTokens[word[0]]; id >= 0 {
 			ids = append(ids, int(id))
 		}
@@ -70,6 +73,9 @@ func (b *BPE) appendWord(s *session, ids []int, word string) []int {
 
 // mergeWord appends the tokens of a word of two or more bytes.
 func (b *BPE) mergeWord(s *session, ids []int, word string) []int {
+	if b.spm {
+		return b.spmWord(s, ids, word)
+	}
 	if b.ignoreMerges {
 		s.mapped = appendMapped(s.mapped[:0], word)
 		if id, ok := b.lookup[string(s.mapped)]; ok {

@@ -7,6 +7,7 @@ type symbol struct {
 	id         int32 // token id of the piece, -1 if the vocabulary lacks it
 	prev, next int32 // neighbours, -1 at the ends
 	n          int32 // length in bytes
+	start      int32 // offset of its first byte in the word
 }
 
 // candidate is a possible merge of two neighbouring symbols.
@@ -79,6 +80,21 @@ func (b *BPE) merge(s *session, ids []int, word string) []int {
 		syms = append(syms, symbol{id: b.byteTokens[word[i]], prev: int32(i - 1), next: int32(i + 1), n: 1})
 	}
 	syms[len(syms)-1].next = -1
+	syms = b.runMerges(s, syms)
+	for i := int32(0); i >= 0; i = syms[i].next {
+		// A byte whose character is not in the vocabulary has no token; so
+		// does llama.cpp, which drops it.
+		if id := syms[i].id; id >= 0 {
+			ids = append(ids, int(id))
+		}
+	}
+	s.symbols = syms
+	return ids
+}
+
+// runMerges merges the linked symbols of a word until no rule applies and
+// returns them; the live ones are those reached from symbol 0.
+func (b *BPE) runMerges(s *session, syms []symbol) []symbol {
 	s.queue = s.queue[:0]
 	for i := 0; i+1 < len(syms); i++ {
 		b.queuePair(s, syms, int32(i), int32(i+1))
@@ -101,15 +117,7 @@ func (b *BPE) merge(s *session, ids []int, word string) []int {
 		b.queuePair(s, syms, left.prev, c.left)
 		b.queuePair(s, syms, c.left, left.next)
 	}
-	for i := int32(0); i >= 0; i = syms[i].next {
-		// A byte whose character is not in the vocabulary has no token; so
-		// does llama.cpp, which drops it.
-		if id := syms[i].id; id >= 0 {
-			ids = append(ids, int(id))
-		}
-	}
-	s.symbols = syms
-	return ids
+	return syms
 }
 
 // queuePair queues the merge of symbols left and right if a rule exists.

@@ -34,13 +34,15 @@ type matcher func(r []rune, c []uint8, i int) int
 type preTokenizer struct {
 	name   string
 	stages []matcher
+	spm    bool // the vocabulary is SentencePiece-style (spmstyle.go)
 }
 
 // preTokenizerKinds maps the llama.cpp names of tokenizer.ggml.pre to the
 // splitter each one uses (llama_vocab::impl::load, llama.cpp of early 2025,
 // plus "deepseek-r1-qwen", which later versions map to Qwen2's regex, and
 // the names of node-llama-cpp 3.21.1's llama.cpp for the 2026 families:
-// "qwen35" (Qwen3.5), "lfm2" (LFM2, Llama 3's regex)).
+// "qwen35" (Qwen3.5), "lfm2" (LFM2, Llama 3's regex), "gemma4" (Gemma 4's
+// SentencePiece-style vocabulary, see spmstyle.go)).
 // Names that llama.cpp maps to regexes not written here (tekken,
 // deepseek-v3, chameleon, bloom, poro-chat, gpt3-finnish, viking) are
 // unknown.
@@ -59,6 +61,8 @@ var preTokenizerKinds = map[string]string{
 	"qwen35": "qwen35",
 
 	"lfm2": "llama3",
+
+	"gemma4": "gemma4",
 
 	"deepseek-llm":   "deepseek-llm",
 	"deepseek-coder": "deepseek-coder",
@@ -89,6 +93,8 @@ func LlamaCppDefaults(pre string) (ignoreMerges, addBOS bool) {
 	switch pre {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "lfm2":
 		return true, true
+	case "gemma4": // whatever the file says
+		return false, true
 	}
 	return false, false
 }
@@ -109,6 +115,8 @@ func newPreTokenizer(name string) (preTokenizer, error) {
 		p.stages = []matcher{llama3Matcher(1)}
 	case "qwen35":
 		p.stages = []matcher{matchQwen35}
+	case "gemma4":
+		p.stages, p.spm = []matcher{matchNewlineRuns}, true
 	case "gpt-4o":
 		p.stages = []matcher{matchGPT4o}
 	case "default":
