@@ -70,6 +70,9 @@ var architectures = map[string]*architecture{
 	"granite": granite,
 	"gemma2":  gemma2,
 	"gemma3":  gemma3,
+	// The hybrids, recurrent layers beside attention (recurrent.go):
+	// arch_lfm2.go.
+	"lfm2": lfm2,
 	// The encoders, embedding and reranking models (arch_bert.go).
 	"bert":       bert,
 	"nomic-bert": nomicBert,

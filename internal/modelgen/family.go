@@ -65,6 +65,12 @@ type Family struct {
 	// rope.scaling.original_context_length: RopeOriginalContext, or
 	// ContextLength when 0 (gpt-oss: 32 over 4096). Any family can.
 	RopeYaRNFactor float32 `json:"rope_yarn_factor,omitempty"`
+	// ShortConvKernel is lfm2's shortconv.l_cache, the positions its
+	// short convolutions span (LFM2's 3 when 0); AttentionLayers are the
+	// layers that attend, the others being short convolutions (nil: every
+	// third, 2, 5, 8, …). See lfm2.go.
+	ShortConvKernel int   `json:"short_conv_kernel,omitempty"`
+	AttentionLayers []int `json:"attention_layers,omitempty"`
 }
 
 // ropeDims is how many dimensions of a head rotate.

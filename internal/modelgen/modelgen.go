@@ -145,6 +145,9 @@ func (s Spec) withDefaults() Spec {
 	}
 	s = s.gemmaDefaults()
 	s = s.bertDefaults()
+	if s.Arch == "lfm2" && s.ShortConvKernel == 0 {
+		s.ShortConvKernel = lfm2Kernel
+	}
 	if s.RopeTheta == 0 {
 		s.RopeTheta = DefaultRopeTheta
 	}
@@ -191,9 +194,12 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert", "lfm2":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert or nomic-bert", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert, nomic-bert or lfm2", ErrSpec, s.Arch)
+	}
+	if err := s.validateLFM2(); err != nil {
+		return err
 	}
 	if err := s.validateGemma(); err != nil {
 		return err
@@ -371,6 +377,7 @@ func (g *generator) metadata() {
 	}
 	g.familyMetadata()
 	g.gemmaMetadata()
+	g.lfm2Metadata()
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -384,6 +391,10 @@ func (g *generator) tensors() {
 	}
 	if isBert(sp.Arch) {
 		g.bertTensors()
+		return
+	}
+	if sp.Arch == "lfm2" {
+		g.lfm2Tensors()
 		return
 	}
 	q, kv := sp.QDim(), sp.KVDim()

@@ -43,6 +43,8 @@ func parityArchs() []parityArch {
 	gemma2.Layers = 3
 	gemma3 := wide
 	gemma3.Layers = 7 // 5 sliding layers, then a full one, then a sliding one
+	hybrid := base    // lfm2: short convolutions at 0, 2 and 3, attention at 1 and 4
+	hybrid.Layers = 5
 	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
 	decoder := func(arch string, sh Shape, f Family) Spec {
 		return Spec{Arch: arch, Shape: sh, Family: f, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
@@ -65,6 +67,7 @@ func parityArchs() []parityArch {
 		{granite, tensor.Q8_0},
 		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0},
 		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0},
+		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0},
 		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},
 		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
 	}
