@@ -81,6 +81,8 @@ type family struct {
 	// formatWith, when set, replaces format for a family that takes
 	// Options (its template has a thinking switch).
 	formatWith func(b *strings.Builder, msgs []Message, addAssistant bool, opts Options)
+	// thinking: Options.DisableThinking changes what formatWith writes.
+	thinking bool
 }
 
 // Options are the inputs of a template beyond the messages: the Jinja
@@ -162,9 +164,10 @@ func (t Template) Stop() []string {
 }
 
 // Thinking reports whether the template has a thinking switch, that is
-// whether Options.DisableThinking changes what it writes (Qwen3).
+// whether Options.DisableThinking changes what it writes (Qwen3, Qwen3.5,
+// Gemma 4).
 func (t Template) Thinking() bool {
-	return t.f != nil && t.f.formatWith != nil
+	return t.f != nil && t.f.thinking
 }
 
 // Apply renders msgs as one prompt with the template's default options

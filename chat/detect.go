@@ -46,7 +46,7 @@ var llamaCppNames = []string{
 	"phi3", "phi4", "falcon3", "zephyr", "monarch", "gemma", "orion", "openchat",
 	"vicuna", "vicuna-orca", "deepseek", "deepseek2", "deepseek3", "command-r",
 	"llama3", "chatglm3", "chatglm4", "glmedge", "minicpm", "exaone3", "exaone4",
-	"rwkv-world", "granite", "gigachat", "megrez", "yandex", "bailing",
+	"rwkv-world", "granite", "granite-4.0", "granite-4.1", "gigachat", "megrez", "yandex", "bailing",
 	"bailing-think", "bailing2", "llama4", "smolvlm", "hunyuan-moe", "gpt-oss",
 	"hunyuan-dense", "kimi-k2", "seed_oss", "grok-2", "pangu-embedded",
 }
@@ -72,9 +72,16 @@ func detectFamily(tmpl string) string {
 		case has("<end_of_utterance>"):
 			// SmolVLM uses <|im_start|> as its BOS but is not chatml.
 			return "smolvlm"
+		case isQwen35(has):
+			// Ours, as qwen3: Qwen3.5's template, chatml to llama.cpp's
+			// legacy path.
+			return "qwen35"
 		case isQwen3(has):
 			// Ours: llama.cpp's legacy path says chatml, which qwen3 extends.
 			return "qwen3"
+		case isLFM25(has):
+			// Ours: LFM2.5's template, chatml less past reasoning.
+			return "lfm2"
 		}
 		return "chatml"
 	case strings.HasPrefix(tmpl, "mistral") || has("[INST]"):
@@ -127,6 +134,12 @@ func detectFamily(tmpl string) string {
 	case has("rwkv-world") || has(`{{- 'User: ' + message['content']|trim + '\n\n' -}}`):
 		return "rwkv-world"
 	case has("<|start_of_role|>"):
+		if has("<tool_call>") || has("<tools>") {
+			if has("g4_default_system_message") {
+				return "granite-4.0"
+			}
+			return "granite-4.1"
+		}
 		return "granite"
 	case has("message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]"):
 		return "gigachat"
@@ -148,6 +161,10 @@ func detectFamily(tmpl string) string {
 		return "hunyuan-moe"
 	case has("<|start|>") && has("<|channel|>"):
 		return "gpt-oss"
+	case has("<|turn>") && has("<turn|>") && has("<|channel>"):
+		// Ours: llama.cpp's legacy path does not know Gemma 4's template
+		// (its Jinja path, common/chat.cpp, has a Gemma 4 handler).
+		return "gemma4"
 	case has("<\uff5chy_Assistant\uff5c>") && has("<\uff5chy_place\u2581holder\u2581no\u25813\uff5c>"):
 		return "hunyuan-dense"
 	case has("<|im_assistant|>assistant<|im_middle|>"):

@@ -52,6 +52,18 @@ func TestDetectOrder(t *testing.T) {
 		{`<|im_start|>{% if enable_thinking %}{{ "<|im_start|>assistant\n" + "<think>\n\n</think>\n" }}`, "chatml"},
 		{`<|im_start|>{% if enable_thinking %}`, "chatml"},
 		{`<|im_start|><|im_sep|>enable_thinking '<think>\n\n</think>\n\n'`, "phi4"},
+		// qwen35: Qwen3's markers and a generation prompt that opens a
+		// think block; lfm2: ChatML with LFM2.5's keep_past_thinking.
+		{`<|im_start|>'<think>\n\n</think>\n\n' enable_thinking {{- '<think>\n' }}`, "qwen35"},
+		{`<|im_start|>{%- set keep_past_thinking = keep_past_thinking | default(false) -%}`, "lfm2"},
+		{"<|start|>assistant<|channel|>", "gpt-oss"},
+		// Granite 4.0 (tools and its default system message), as llama.cpp
+		// tells it from Granite 3.x (and from 4.1, in TestDetectUnsupported).
+		{"<|start_of_role|><tool_call> g4_default_system_message", "granite-4.0"},
+		// gemma4: ours (llama.cpp's legacy chain knows no Gemma 4 template);
+		// Gemma 3's markers come first.
+		{"<|turn>user\n<turn|><|channel>", "gemma4"},
+		{"<start_of_turn><|turn><turn|><|channel>", "gemma"},
 		{"qwen3", ""},        // ours, not a llama.cpp name: no template
 		{"chatml", "chatml"}, // a llama.cpp name selects that template
 		{"llama2-sys-bos", "llama2-sys-bos"},
@@ -82,7 +94,7 @@ func TestDetectUnsupported(t *testing.T) {
 		{"[|system|][|assistant|][|endofturn|][|tool|]", "exaone4"},
 		{"<|header_start|>user<|header_end|>", "llama4"},
 		{"<|endofuserprompt|>", "dots1"},
-		{"<|start|>assistant<|channel|>", "gpt-oss"},
+		{"<|start_of_role|><tools>", "granite-4.1"},
 		{"<|im_assistant|>assistant<|im_middle|>", "kimi-k2"},
 		{"mistral-v7-tekken", "mistral-v7-tekken"}, // a name llama.cpp knows
 	}

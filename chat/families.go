@@ -10,7 +10,7 @@ var families = map[string]*family{
 	"plain": {name: "plain", format: formatPlain},
 
 	"chatml":   {name: "chatml", format: formatChatML, stop: []string{"<|im_end|>"}},
-	"qwen3":    {name: "qwen3", formatWith: formatQwen3, stop: []string{"<|im_end|>"}},
+	"qwen3":    {name: "qwen3", formatWith: formatQwen3, thinking: true, stop: []string{"<|im_end|>"}},
 	"phi3":     {name: "phi3", format: formatPhi3, stop: []string{"<|end|>"}},
 	"phi4":     {name: "phi4", format: formatPhi4, stop: []string{"<|im_end|>"}},
 	"zephyr":   {name: "zephyr", format: formatZephyr, stop: []string{"<|endoftext|>"}},
@@ -47,6 +47,14 @@ var families = map[string]*family{
 	"yandex":   {name: "yandex", format: formatYandex, stop: []string{"\n\n"}},
 	"bailing":  {name: "bailing", format: formatBailing, stop: []string{"<role>"}},
 	"seed_oss": {name: "seed_oss", format: formatSeedOSS, stop: []string{"<seed:eos>"}},
+
+	// The 2026 families (families_2026.go).
+	"qwen35": {name: "qwen35", formatWith: formatQwen35, thinking: true, stop: []string{"<|im_end|>"}},
+	"gpt-oss": {name: "gpt-oss", formatWith: formatHarmony, stop: []string{"<|return|>", "<|call|>"},
+		extraRoles: []string{"developer"}},
+	"gemma4":      {name: "gemma4", formatWith: formatGemma4, thinking: true, stop: []string{"<turn|>"}, extraRoles: []string{"developer"}},
+	"lfm2":        {name: "lfm2", format: formatLFM2, stop: []string{"<|im_end|>"}},
+	"granite-4.0": {name: "granite-4.0", format: formatGranite4, stop: []string{"<|end_of_text|>"}},
 }
 
 const (

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,7 +112,8 @@ func TestQwen3IsChatMLWithoutReasoning(t *testing.T) {
 	for _, name := range Names() {
 		tmpl, err := Named(name)
 		require.NoError(t, err)
-		if name == "qwen3" {
+		if slices.Contains([]string{"qwen3", "qwen35", "gemma4"}, name) {
+			assert.True(t, tmpl.Thinking(), name)
 			continue
 		}
 		assert.False(t, tmpl.Thinking(), name)

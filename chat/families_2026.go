@@ -1,0 +1,260 @@
+package chat
+
+import (
+	"strings"
+	"time"
+)
+
+// The chat formats of the 2026 families, each written as its model's Jinja
+// template renders it (templates/*.jinja, from llama.cpp's
+// models/templates/), which is what llama.cpp's server and node-llama-cpp
+// render for them: Qwen3.5 (qwen35, qwen35moe), gpt-oss's harmony format,
+// Gemma 4, LFM2.5 and Granite 4.0. testdata/families_reference.json holds
+// the templates' own renderings that the tests compare with. Tools take the
+// generic format with all of them (see ToolFormatGeneric).
+
+// isQwen35 recognises Qwen3.5's template: Qwen3's (isQwen3) whose
+// generation prompt leaves a think block open when thinking is on.
+func isQwen35(has func(string) bool) bool {
+	return isQwen3(has) && has(`{{- '<think>\n' }}`)
+}
+
+// qwen35Open is what Qwen3.5's generation prompt ends with when thinking
+// is on: the reply starts inside the reasoning (see Template.ReplyPrefix).
+const qwen35Open = "<think>\n"
+
+func isToolResponse(s string) bool {
+	return strings.HasPrefix(s, "<tool_response>") && strings.HasSuffix(s, "</tool_response>")
+}
+
+// jinjaTrim is Jinja's trim filter: Unicode white space at both ends.
+func jinjaTrim(s string) string { return strings.TrimSpace(s) }
+
+// formatQwen35 differs from Qwen3's format (formatQwen3) in that every
+// message is trimmed, every assistant turn after the last user query
+// writes its think block (empty if it has no reasoning), tool responses are
+// wrapped as the template does, and the generation prompt opens a think
+// block ("<think>\n") when thinking is on, an empty one when it is off.
+// Where the template refuses a conversation (one without a user query, a
+// system message after the first) the format writes it all the same: the
+// last message counts as the last query, as the template's own default
+// has it, and a later system message is a system turn.
+func formatQwen35(b *strings.Builder, msgs []Message, addAssistant bool, opts Options) {
+	lastQuery := len(msgs) - 1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" && !isToolResponse(jinjaTrim(msgs[i].Content)) {
+			lastQuery = i
+			break
+		}
+	}
+	for i, m := range msgs {
+		content := jinjaTrim(m.Content)
+		switch m.Role {
+		case "system":
+			b.WriteString("<|im_start|>system\n" + content + "<|im_end|>\n")
+		case "user":
+			b.WriteString("<|im_start|>user\n" + content + "<|im_end|>\n")
+		case "assistant":
+			reasoning := ""
+			if strings.Contains(content, thinkClose) {
+				parts := strings.Split(content, thinkClose)
+				before := strings.Split(strings.TrimRight(parts[0], "\n"), thinkOpen)
+				reasoning = jinjaTrim(strings.TrimLeft(before[len(before)-1], "\n"))
+				content = strings.TrimLeft(parts[len(parts)-1], "\n")
+			}
+			b.WriteString("<|im_start|>assistant\n")
+			if i > lastQuery {
+				b.WriteString("<think>\n" + reasoning + "\n</think>\n\n")
+			}
+			b.WriteString(content + "<|im_end|>\n")
+		case "tool":
+			if i > 0 && msgs[i-1].Role != "tool" {
+				b.WriteString("<|im_start|>user")
+			}
+			b.WriteString("\n<tool_response>\n" + content + "\n</tool_response>")
+			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
+				b.WriteString("<|im_end|>\n")
+			}
+		}
+	}
+	if addAssistant {
+		b.WriteString("<|im_start|>assistant\n")
+		if opts.DisableThinking {
+			b.WriteString(qwen3EmptyThink)
+		} else {
+			b.WriteString(qwen35Open)
+		}
+	}
+}
+
+// harmonySystem is the system message gpt-oss's template writes before the
+// conversation, around the date (strftime_now("%Y-%m-%d")).
+const (
+	harmonySystemStart = "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: "
+	harmonySystemEnd   = "\n\nReasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>"
+)
+
+// formatHarmony is gpt-oss's harmony format: the template's system message
+// (with Options.Date, or today's date, as llama.cpp passes it), a first
+// system or developer message as the developer's instructions, user turns,
+// and assistant turns in the final channel (the reasoning of earlier turns
+// is never rendered); a last assistant turn without the generation prompt
+// ends with <|return|>. Later system or developer messages are dropped, as
+// the template drops them.
+func formatHarmony(b *strings.Builder, msgs []Message, addAssistant bool, opts Options) {
+	date := opts.Date
+	if date == "" {
+		date = time.Now().UTC().Format("2006-01-02")
+	}
+	b.WriteString(harmonySystemStart + date + harmonySystemEnd)
+	rest := msgs
+	if len(msgs) > 0 && (msgs[0].Role == "system" || msgs[0].Role == "developer") {
+		rest = msgs[1:]
+		if msgs[0].Content != "" {
+			b.WriteString("<|start|>developer<|message|># Instructions\n\n" + msgs[0].Content + "\n\n<|end|>")
+		}
+	}
+	for i, m := range rest {
+		switch m.Role {
+		case "user":
+			b.WriteString("<|start|>user<|message|>" + m.Content + "<|end|>")
+		case "assistant":
+			b.WriteString("<|start|>assistant<|channel|>final<|message|>" + m.Content)
+			if i == len(rest)-1 && !addAssistant {
+				b.WriteString("<|return|>")
+			} else {
+				b.WriteString("<|end|>")
+			}
+		}
+	}
+	if addAssistant {
+		b.WriteString("<|start|>assistant")
+	}
+}
+
+// Gemma 4's turn and channel markers.
+const (
+	gemma4Think        = "<|think|>\n"
+	gemma4ChannelOpen  = "<|channel>"
+	gemma4ChannelClose = "<channel|>"
+	gemma4EmptyThought = "<|channel>thought\n<channel|>"
+)
+
+// formatGemma4 is Gemma 4's format: a system turn when thinking is on
+// (starting with <|think|>) or the first message is a system or developer
+// one, then "<|turn>user" and "<|turn>model" turns closed by "<turn|>",
+// messages trimmed and the model's stripped of their thought channels. A
+// model message right after another does not open a new turn, as in the
+// template. Thinking is on unless Options.DisableThinking: llama.cpp
+// passes enable_thinking true; off, the generation prompt closes an empty
+// thought channel.
+func formatGemma4(b *strings.Builder, msgs []Message, addAssistant bool, opts Options) {
+	thinking := !opts.DisableThinking
+	rest := msgs
+	first := len(msgs) > 0 && (msgs[0].Role == "system" || msgs[0].Role == "developer")
+	if thinking || first {
+		b.WriteString("<|turn>system\n")
+		if thinking {
+			b.WriteString(gemma4Think)
+		}
+		if first {
+			b.WriteString(jinjaTrim(msgs[0].Content))
+			rest = msgs[1:]
+		}
+		b.WriteString("<turn|>\n")
+	}
+	prev := ""
+	for _, m := range rest {
+		if m.Role == "tool" {
+			continue
+		}
+		role, content := m.Role, jinjaTrim(m.Content)
+		if role == "assistant" {
+			role, content = "model", gemma4StripThinking(m.Content)
+		}
+		if !(role == "model" && prev == "assistant") {
+			b.WriteString("<|turn>" + role + "\n")
+		}
+		b.WriteString(content + "<turn|>\n")
+		prev = m.Role
+	}
+	if addAssistant {
+		b.WriteString("<|turn>model\n")
+		if !thinking {
+			b.WriteString(gemma4EmptyThought)
+		}
+	}
+}
+
+// gemma4StripThinking is the template's strip_thinking: the text less
+// every "<|channel>...<channel|>" span, trimmed.
+func gemma4StripThinking(text string) string {
+	var out strings.Builder
+	for _, part := range strings.Split(text, gemma4ChannelClose) {
+		if i := strings.Index(part, gemma4ChannelOpen); i >= 0 {
+			part = part[:i]
+		}
+		out.WriteString(part)
+	}
+	return jinjaTrim(out.String())
+}
+
+// isLFM25 recognises LFM2.5's template: ChatML with the keep_past_thinking
+// switch (LFM2's first templates render plain ChatML and stay chatml).
+func isLFM25(has func(string) bool) bool {
+	return has("keep_past_thinking")
+}
+
+// formatLFM2 is LFM2.5's format: ChatML, a first system message kept apart,
+// and the reasoning ("...</think>") dropped from every assistant turn but
+// the last one, whose rest is trimmed.
+func formatLFM2(b *strings.Builder, msgs []Message, addAssistant bool) {
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		if msgs[0].Content != "" {
+			b.WriteString("<|im_start|>system\n" + msgs[0].Content + "<|im_end|>\n")
+		}
+		msgs = msgs[1:]
+	}
+	lastAssistant := -1
+	for i, m := range msgs {
+		if m.Role == "assistant" {
+			lastAssistant = i
+		}
+	}
+	for i, m := range msgs {
+		content := m.Content
+		if m.Role == "assistant" && i != lastAssistant && strings.Contains(content, thinkClose) {
+			parts := strings.Split(content, thinkClose)
+			content = jinjaTrim(parts[len(parts)-1])
+		}
+		b.WriteString("<|im_start|>" + m.Role + "\n" + content + "<|im_end|>\n")
+	}
+	if addAssistant {
+		b.WriteString("<|im_start|>assistant\n")
+	}
+}
+
+// granite4DefaultSystem is the system message Granite 4.0's template writes
+// when the conversation has none.
+const granite4DefaultSystem = "You are a helpful assistant. Please ensure responses are professional, accurate, and safe."
+
+// formatGranite4 is Granite 4.0's format: Granite's role blocks, with the
+// template's default system message when the conversation starts without
+// one (or an empty one).
+func formatGranite4(b *strings.Builder, msgs []Message, addAssistant bool) {
+	if len(msgs) == 0 || msgs[0].Role != "system" || msgs[0].Content == "" {
+		b.WriteString("<|start_of_role|>system<|end_of_role|>" + granite4DefaultSystem + "<|end_of_text|>\n")
+		if len(msgs) > 0 && msgs[0].Role == "system" {
+			msgs = msgs[1:]
+		}
+	}
+	for _, m := range msgs {
+		if m.Role == "tool" {
+			continue
+		}
+		b.WriteString("<|start_of_role|>" + m.Role + "<|end_of_role|>" + m.Content + "<|end_of_text|>\n")
+	}
+	if addAssistant {
+		b.WriteString("<|start_of_role|>assistant<|end_of_role|>")
+	}
+}
