@@ -103,7 +103,7 @@ func nearestMXFP4(x, d float32) byte {
 	return best
 }
 
-// dotMXFP4 is ggml_vec_dot_mxfp4_q8_0: Σ_blocks (d_x·e8m0Half(e))·Σ
+// dotMXFP4 is ggml_vec_dot_mxfp4_q8_0: Σ_blocks (e8m0Half(e)·d_x)·Σ
 // kvalues[w_q]·x_q, the scale product and each block's term rounded to
 // float32 as in dotQ4_0.
 func dotMXFP4(row []byte, a *activation) float32 {
@@ -117,7 +117,7 @@ func dotMXFP4(row []byte, a *activation) float32 {
 		for j, v := range blk[1:] {
 			isum += int32(kvaluesMXFP4[v&0xf])*int32(x[j]) + int32(kvaluesMXFP4[v>>4])*int32(x[j+16])
 		}
-		scale := float32(dx * e8m0Half(blk[0]))
+		scale := float32(e8m0Half(blk[0]) * dx)
 		sum += float32(scale * float32(isum))
 	}
 	return sum
@@ -147,7 +147,7 @@ func dotRowsMXFP4(out []float32, stride int, row []byte, acts []activation) {
 			}
 			for i := range wd {
 				lo, hi := dotLanes16(&wd[i].w, &xp[i])
-				scale := float32(xd[i] * wd[i].d)
+				scale := float32(wd[i].d * xd[i])
 				sum += float32(scale * float32(lo+hi))
 			}
 			out[t*stride] = sum

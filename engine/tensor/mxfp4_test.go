@@ -234,3 +234,40 @@ func readMXFP4Reference(t *testing.T) []mxfp4Ref {
 	require.NotEmpty(t, refs, fmt.Sprintf("%s holds no rows", mxfp4RefRows))
 	return slices.Clip(refs)
 }
+
+// TestMXFP4EveryExponent: rows whose blocks hold every E8M0 exponent
+// (0 and 1 subnormal scales, 254 and 255 past float32's range in a
+// product), row r only 2r and 2r+1 so that no block's term is lost in
+// larger ones, give the pure-Go dot's bits (or a NaN for a NaN) through
+// MatVec and MatMul, whichever kernels run them on this host.
+func TestMXFP4EveryExponent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 41))
+	const rows, cols = 129, 8 * qk8
+	m := matrixOfRows(t, MXFP4, rows, cols, func(r int) []byte {
+		row := make([]byte, cols/qk8*mxfp4BlockBytes)
+		for i := range row {
+			row[i] = byte(rng.Uint32())
+		}
+		for b := range cols / qk8 {
+			row[b*mxfp4BlockBytes] = byte(2*r + b%2)
+		}
+		return row
+	})
+	Pack(m)
+	const n = 3
+	x := randNormal(rng, n*cols, 1)
+	ws := NewWorkspace(cols)
+	got := make([]float32, n*rows)
+	MatMul(got, m, x, n, ws)
+	one := make([]float32, rows)
+	for tok := range n {
+		xt := x[tok*cols : (tok+1)*cols]
+		MatVec(one, m, xt, ws)
+		a := encodeFor(MXFP4, xt)
+		for r := range rows {
+			want := dotMXFP4(m.RowData(r), a)
+			requireSameDot(t, want, one[r], "MatVec, vector %d row %d", tok, r)
+			requireSameDot(t, want, got[tok*rows+r], "MatMul, vector %d row %d", tok, r)
+		}
+	}
+}

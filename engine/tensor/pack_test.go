@@ -20,7 +20,7 @@ import (
 // changes.
 func TestPackedProductsAreTheSame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
-	for _, typ := range []Type{F32, Q4_1, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{F32, Q4_1, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4} {
 		for _, shape := range []struct{ rows, cols int }{{1, 256}, {6, 512}, {7, 256}, {8, 768}, {4096 + 5, 256}, {4096, 256}, {64, 2048}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				plain := randomMatrix(t, rng, typ, shape.rows, shape.cols)

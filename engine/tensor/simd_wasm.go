@@ -14,7 +14,7 @@ import (
 // the F16 decoder DecodeF16Rows, RoundF16, EncodeF16, Softmax(Rows),
 // GELUByTable, Add and LayerNorm run the SIMD128 kernels of the module
 // internal/simdgen emits (kernels.wasm) for the types it covers: for F32,
-// F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K, a matrix–vector kernel and a
+// F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K and MXFP4, a matrix–vector kernel and a
 // batched one (matmul_*), which decodes each block of weights once for all
 // the vectors of a batched product; for Q2_K, Q3_K, Q4_1, Q5_1 and Q5_K a
 // batched one only (a single vector takes the pure-Go kernel). The JS host
@@ -65,6 +65,14 @@ func simdMatVecQ4K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks, packed i
 //go:wasmimport wasmlm_simd matvec_q6_k
 //go:noescape
 func simdMatVecQ6K(out, w, xq, xd unsafe.Pointer, rows, blocks, packed int32)
+
+//go:wasmimport wasmlm_simd matvec_mxfp4
+//go:noescape
+func simdMatVecMXFP4(out, w, xq, xd unsafe.Pointer, rows, blocks, packed int32)
+
+//go:wasmimport wasmlm_simd matmul_mxfp4
+//go:noescape
+func simdMatMulMXFP4(out, w unsafe.Pointer, rows, blocks int32, batch unsafe.Pointer)
 
 //go:wasmimport wasmlm_simd matmul_q8_0
 //go:noescape
@@ -196,6 +204,8 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 		simdMatVecQ4K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK, packed)
 	case Q6_K:
 		simdMatVecQ6K(o, w, ptr(a.q), ptr(a.d), rows, cols/qkK, packed)
+	case MXFP4:
+		simdMatVecMXFP4(o, w, ptr(a.q), ptr(a.d), rows, cols/qk8, packed)
 	default:
 		return false
 	}
@@ -324,6 +334,8 @@ func matMulKernel(m *Matrix) (kernel matMulKernelFunc, blocks int) {
 		kernel, blocks = simdMatMulQ2K, m.Cols/qkK
 	case Q3_K:
 		kernel, blocks = simdMatMulQ3K, m.Cols/qkK
+	case MXFP4:
+		kernel = simdMatMulMXFP4
 	}
 	return kernel, blocks
 }

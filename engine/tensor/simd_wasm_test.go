@@ -19,7 +19,7 @@ import (
 
 // simdTypes are the types with a SIMD matrix–vector kernel (and a batched
 // one).
-var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K}
+var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4}
 
 // simdMatMulTypes are the types with a batched SIMD kernel: simdTypes, and
 // those with no matrix–vector kernel.

@@ -26,6 +26,8 @@ const (
 	MatVecQ4_0 = "matvec_q4_0"
 	// MatVecQ5_0 (out, w, xq, xd, xsum, rows, blocks): x encoded as Q8_0.
 	MatVecQ5_0 = "matvec_q5_0"
+	// MatVecMXFP4 (out, w, xq, xd, rows, blocks): x encoded as Q8_0.
+	MatVecMXFP4 = "matvec_mxfp4"
 	// MatVecQ4_K (out, w, xq, xd, xbsums, rows, blocks): x encoded as Q8_K.
 	MatVecQ4_K = "matvec_q4_k"
 	// MatVecQ6_K (out, w, xq, xd, rows, blocks): x encoded as Q8_K.
@@ -38,6 +40,8 @@ const (
 	MatMulQ5_0 = "matmul_q5_0"
 	MatMulQ4_K = "matmul_q4_k"
 	MatMulQ6_K = "matmul_q6_k"
+	// MatMulMXFP4 (out, w, rows, blocks, batch): the same for MXFP4.
+	MatMulMXFP4 = "matmul_mxfp4"
 	// MatMulQ2_K and MatMulQ3_K: the same, though these types have no
 	// matrix–vector kernel (see matmul_q2_k.go).
 	MatMulQ2_K = "matmul_q2_k"
@@ -119,6 +123,8 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatMulQ5_1(m)
 	emitMatMulQ5K(m)
 	emitMatMulF32(m)
+	emitMatVecMXFP4(m)
+	emitMatMulMXFP4(m)
 	emitMatMulF16(m)
 	emitMatMulBF16(m)
 	emitAddScaledRowsF32(m)

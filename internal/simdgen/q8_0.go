@@ -163,6 +163,19 @@ const (
 // reads must not be set again before.
 func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
 	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr) {
+	emitQ8KernelScaled(m, name, blockBytes, offset, layout, blockDot, func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr {
+		k.Set(h, gatherHalf(p, 0))
+		return f16ToF32(h)
+	})
+}
+
+// emitQ8KernelScaled is emitQ8Kernel for a weight format whose block scale
+// is not an fp16 at offset 0: weightScale returns the four rows' block
+// scales as f32x4 from the blocks at p[0..3] (h is scratch, which it may
+// set before it returns).
+func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
+	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr,
+	weightScale func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr) {
 	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
 	nibbles := offset != 0
 	nAct := 2
@@ -206,8 +219,7 @@ func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xL
 				k.Set(isum, wg.I32x4Sub(get(isum), wg.I32x4Mul(wg.V128Load32Splat(get(sx), 0), i32x4Splat(uint32(offset)))))
 				k.Set(sx, wg.I32Add(get(sx), i32(4)))
 			}
-			k.Set(h, gatherHalf(p, 0))
-			scale := wg.F32x4Mul(f16ToF32(h), wg.V128Load32Splat(get(dx), 0))
+			scale := wg.F32x4Mul(weightScale(k, p, h), wg.V128Load32Splat(get(dx), 0))
 			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))))
 			for j := range p {
 				k.Set(p[j], wg.I32Add(get(p[j]), get(step)))

@@ -118,6 +118,14 @@ var execCases = []execCase{
 	{"v128.and", false, storeV(V128And(opA, opB)), bytewise(func(x, y byte) byte { return x & y })},
 	{"v128.or", false, storeV(V128Or(opA, opB)), bytewise(func(x, y byte) byte { return x | y })},
 	{"i8x16.shl", false, storeV(I8x16Shl(opA, I32Const(11))), bytewise(func(x, _ byte) byte { return x << 3 })},
+	{"i8x16.swizzle", false, storeV(I8x16Swizzle(opA, opB)), func(a, b, _ v128) (r v128) {
+		for i, j := range b {
+			if j < 16 {
+				r[i] = a[j]
+			}
+		}
+		return r
+	}},
 	{"i8x16.shr_u", false, storeV(I8x16ShrU(opA, I32Const(5))), bytewise(func(x, _ byte) byte { return x >> 5 })},
 	{"i8x16.sub", false, storeV(I8x16Sub(opA, opB)), bytewise(func(x, y byte) byte { return x - y })},
 	{"i16x8.extend_low_i8x16_s", false, storeV(I16x8ExtendLowI8x16S(opA)), lanes16(func(a, _ v128, i int) uint16 { return uint16(int16(int8(a[i]))) })},

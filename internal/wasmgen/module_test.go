@@ -69,6 +69,7 @@ func TestInstructionEncodings(t *testing.T) {
 		{"i8x16.shuffle", func(f *Func) {
 			I8x16Shuffle(Get(0), Get(1), [16]uint8{0, 17, 2, 19, 4, 21, 6, 23, 8, 25, 10, 27, 12, 29, 14, 31})(f)
 		}, []byte{0x20, 0x00, 0x20, 0x01, 0xfd, 0x0d, 0, 17, 2, 19, 4, 21, 6, 23, 8, 25, 10, 27, 12, 29, 14, 31}},
+		{"i8x16.swizzle", func(f *Func) { I8x16Swizzle(Get(0), Get(1))(f) }, []byte{0x20, 0x00, 0x20, 0x01, 0xfd, 0x0e}},
 		// SIMD opcodes above 127 take two LEB128 bytes.
 		{"i32x4.dot_i16x8_s", func(f *Func) { I32x4DotI16x8S(Get(0), Get(1))(f) }, []byte{0x20, 0x00, 0x20, 0x01, 0xfd, 0xba, 0x01}},
 		{"v128.load offset 200", func(f *Func) { V128Load(Get(0), 200)(f) }, []byte{0x20, 0x00, 0xfd, 0x00, 0x04, 0xc8, 0x01}},

@@ -77,6 +77,7 @@ const (
 	simdV128Store            = 0x0b
 	simdV128Const            = 0x0c
 	simdI8x16Shuffle         = 0x0d
+	simdI8x16Swizzle         = 0x0e
 	simdI16x8Splat           = 0x10
 	simdF32x4Splat           = 0x13
 	simdF64x2Splat           = 0x14
@@ -329,6 +330,10 @@ func V128Bitselect(a, b, mask Expr) Expr { return simdOp(simdV128Bitselect, a, b
 
 // I8x16Shl is i8x16.shl (shift count modulo 8).
 func I8x16Shl(a, n Expr) Expr { return simdOp(simdI8x16Shl, a, n) }
+
+// I8x16Swizzle is i8x16.swizzle: byte i is a[b[i]], or 0 where b[i] ≥ 16
+// (a table lookup of 16 bytes).
+func I8x16Swizzle(a, b Expr) Expr { return simdOp(simdI8x16Swizzle, a, b) }
 
 // I8x16ShrU is i8x16.shr_u (shift count modulo 8).
 func I8x16ShrU(a, n Expr) Expr { return simdOp(simdI8x16ShrU, a, n) }
