@@ -58,6 +58,11 @@ type Info struct {
 	FinalSoftCap        float32 `json:"final_softcap,omitempty"`          // gemma2 (gemma3 when its file says): logits soft-capped at this
 	RopeScaling         string  `json:"rope_scaling,omitempty"`           // "linear" or "yarn" (rope.scaling.type; yarn.go), "" for none
 	RopeScalingFactor   float32 `json:"rope_scaling_factor,omitempty"`    // rope.scaling.factor: linear's position divisor, YaRN's factor
+	// A hybrid model's recurrent layers (recurrent.go): the positions its
+	// short convolutions span (lfm2's shortconv.l_cache), and the bytes of
+	// a session's recurrent state (Config.RecurrentStateBytes).
+	ShortConvKernel     int   `json:"short_conv_kernel,omitempty"`
+	RecurrentStateBytes int64 `json:"recurrent_state_bytes,omitempty"`
 	// What the model does besides generating: Embed's pooling (mean,
 	// cls, last, rank), and for an encoder (which does not generate) its
 	// token types and its classification head's outputs (a reranker's).
@@ -84,6 +89,7 @@ func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
 	case c.RopeScale != 1 && c.RopeScale != 0:
 		info.RopeScaling, info.RopeScalingFactor = "linear", c.RopeScale
 	}
+	info.ShortConvKernel, info.RecurrentStateBytes = c.ShortConvKernel, c.RecurrentStateBytes()
 	info.LayerSpecs = make([]LayerSpec, c.Layers)
 	for l := range info.LayerSpecs {
 		info.LayerSpecs[l] = c.Layer(l)

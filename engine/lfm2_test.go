@@ -156,3 +156,21 @@ func TestLFM2Refusals(t *testing.T) {
 		})
 	}
 }
+
+// TestLFM2Info: Info says each layer's kind, the convolutions' span and
+// the recurrent state's size, and the memory estimate counts the state
+// beside a KV cache of the attention layers alone.
+func TestLFM2Info(t *testing.T) {
+	m := loadLFM2(t, tensor.F32)
+	info := m.Info()
+	var kinds []LayerKind
+	for _, s := range info.LayerSpecs {
+		kinds = append(kinds, s.Kind)
+	}
+	assert.Equal(t, []LayerKind{LayerShortConv, LayerAttention, LayerShortConv, LayerShortConv, LayerAttention}, kinds)
+	assert.Equal(t, 3, info.ShortConvKernel)
+	assert.Equal(t, int64(3*2*64*4), info.RecurrentStateBytes, "3 layers of 2 positions of 64 channels, float32")
+	assert.Equal(t, 2, info.KVHeads)
+	s := newSessionKV(t, m, KVF32)
+	assert.Equal(t, 2*2*128*m.config.KVDim(), len(s.kv.k)+len(s.kv.v), "the attention layers' keys and values only")
+}

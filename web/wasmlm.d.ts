@@ -209,6 +209,9 @@ export interface ModelInfo {
   queryScale?: number;
   attnSoftcap?: number;
   finalSoftcap?: number;
+  /** A hybrid model's recurrent layers: the positions its short convolutions span (LFM2: 3), and the bytes of a session's recurrent state (float32, beside the KV cache). */
+  shortConvKernel?: number;
+  recurrentStateBytes?: number;
   /** Why the model cannot be split across workers (OLMo 2 normalises every head of q and k at once); absent when it can. */
   splitError?: string;
   /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
@@ -271,8 +274,8 @@ export interface GPUAdapterDescription {
 
 /** One layer's recipe (ModelInfo.layers): how it mixes positions, where it normalises, its attention, its feed-forward. */
 export interface LayerSpec {
-  /** How the layer mixes positions: softmax attention over its KV cache. */
-  kind: 'attention';
+  /** How the layer mixes positions: softmax attention over its KV cache, or a recurrent layer's fixed-size state: LFM2's gated short convolution, Qwen3.5's Gated DeltaNet, Granite 4's Mamba-2. */
+  kind: 'attention' | 'shortconv' | 'deltanet' | 'mamba2';
   /** Where it normalises around each sub-layer f: 'pre' x + f(norm(x)), 'post' x + norm(f(x)) (OLMo 2), 'pre+post' (Gemma), 'residual' norm(x + f(x)) (BERT). */
   norms: 'pre' | 'post' | 'pre+post' | 'residual';
   /** Queries and keys RMS-normalised: each head (Qwen3, Gemma 3) or all at once (OLMo 2); absent: not. */
