@@ -112,7 +112,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		set     benchSettings
 		jsonOut = fs.Bool("json", false, "print one JSON object")
 		gen     = fs.String("gen", "", "write the random-weight benchmark models to this directory as <shape>-<type>.gguf, then exit")
-		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only; llama3b and llama8b, Llama-3.2-3B-like and Llama-3-8B-like with a 32000-token vocabulary; qwen3-0.6b and gemma3-1b, Qwen3-0.6B's and Gemma-3-1B's, in Q8_0 and Q4_K (Qwen3-0.6B in Q4_0 too); bigvocab, stories15M's body with a 151936-token vocabulary, in Q4_0; parity, one small model per supported architecture, <architecture>.gguf in F32 and <architecture>-<type>.gguf in its quantized test type)")
+		shapes  = fs.String("shapes", "stories15M,stories110M", "with -gen: the shapes to write, comma-separated (also: tinyllama, TinyLlama-1.1B's, in Q8_0, Q4_0 and Q4_K only; llama3b and llama8b, Llama-3.2-3B-like and Llama-3-8B-like with a 32000-token vocabulary; qwen3-0.6b, gemma3-1b and lfm2-1.2b, Qwen3-0.6B's, Gemma-3-1B's and LFM2-1.2B's, in Q8_0 and Q4_K (Qwen3-0.6B in Q4_0 too); bigvocab, stories15M's body with a 151936-token vocabulary, in Q4_0; parity, one small model per supported architecture, <architecture>.gguf in F32 and <architecture>-<type>.gguf in its quantized test type)")
 		only    = fs.String("models", "", "with -gen: only these of the shapes' models, comma-separated <shape>-<type> names (default: all)")
 	)
 	fs.Var(&paths, "m", "model file: GGUF or llama2.c checkpoint (repeatable; default: the embedded "+models.DefaultName+")")

@@ -55,6 +55,21 @@ func Gemma3_1B() Shape {
 	return Shape{Dim: 1152, HiddenDim: 6912, Layers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, VocabSize: 262144, ContextLength: 32768}
 }
 
+// LFM2_1_2B is the shape of LFM2-1.2B (architecture lfm2; LFM2_1_2BFamily
+// places its layers): 16 layers over a 2048-wide stream, 10 of them gated
+// short convolutions over 3 positions and 6 attention layers of 32 heads
+// of 64 (8 kv heads), a feed-forward of 8192 and a 65536-token vocabulary,
+// the output tied to the embedding, as in the real model.
+func LFM2_1_2B() Shape {
+	return Shape{Dim: 2048, HiddenDim: 8192, Layers: 16, Heads: 32, KVHeads: 8, VocabSize: 65536, ContextLength: 128000}
+}
+
+// LFM2_1_2BFamily is LFM2-1.2B's layer plan: attention at layers 2, 5, 8,
+// 10, 12 and 14, short convolutions elsewhere.
+func LFM2_1_2BFamily() Family {
+	return Family{AttentionLayers: []int{2, 5, 8, 10, 12, 14}}
+}
+
 // BigVocab is stories15M's body with Qwen's 151936-token vocabulary (the
 // output tied to the embedding): a small model whose every token samples,
 // and grammar-masks, as many ids as Qwen's, for the grammar benchmark.
@@ -88,8 +103,8 @@ func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 // ShapeByName returns a named shape: "stories15M", "stories110M", or
 // "tinyllama" (TinyLlama-1.1B's, 0.6–4.4 GB depending on the type: not among
 // ShapeNames, which the default benchmark generates), "llama3b", "llama8b",
-// "qwen3-0.6b" and "gemma3-1b" (of architecture ArchOf: qwen3, gemma3),
-// "bigvocab" (BigVocab), the embedding models "minilm-l6", "bge-base"
+// "qwen3-0.6b", "gemma3-1b" and "lfm2-1.2b" (of architecture ArchOf:
+// qwen3, gemma3, lfm2), "bigvocab" (BigVocab), the embedding models "minilm-l6", "bge-base"
 // (bert) and "nomic-embed-v1.5" (nomic-bert), and the reranker
 // "minilm-l6-rerank" (MiniLM-L6's body with a classification head, as
 // ms-marco-MiniLM-L-6-v2: bert, Pooling rank).
@@ -109,6 +124,8 @@ func ShapeByName(name string) (Shape, error) {
 		return Qwen3_0_6B(), nil
 	case "gemma3-1b":
 		return Gemma3_1B(), nil
+	case "lfm2-1.2b":
+		return LFM2_1_2B(), nil
 	case "bigvocab":
 		return BigVocab(), nil
 	case "minilm-l6", "minilm-l6-rerank":
@@ -118,12 +135,12 @@ func ShapeByName(name string) (Shape, error) {
 	case "nomic-embed-v1.5":
 		return NomicEmbedV15(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank, parity)",
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank, lfm2-1.2b, parity)",
 		ErrSpec, name, strings.Join(ShapeNames(), ", "))
 }
 
 // ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",
-// gemma3 for "gemma3-1b", bert for "minilm-l6", "bge-base" and
+// gemma3 for "gemma3-1b", lfm2 for "lfm2-1.2b", bert for "minilm-l6", "bge-base" and
 // "minilm-l6-rerank",
 // nomic-bert for "nomic-embed-v1.5", llama for the others.
 func ArchOf(shape string) string {
@@ -132,6 +149,8 @@ func ArchOf(shape string) string {
 		return "qwen3"
 	case "gemma3-1b":
 		return "gemma3"
+	case "lfm2-1.2b":
+		return "lfm2"
 	case "minilm-l6", "bge-base", "minilm-l6-rerank":
 		return "bert"
 	case "nomic-embed-v1.5":
@@ -148,8 +167,8 @@ func BenchTypes() []tensor.Type {
 // benchTypesOf are the types the benchmark writes shape in: BenchTypes,
 // less F32 for TinyLlama (4.4 GB: more than 32-bit WebAssembly can hold, and
 // no one runs a 1.1B model unquantized in a page); Q4_0 only for the 3B and
-// 8B shapes (the memory benchmark's); Q8_0 and Q4_K for Qwen3-0.6B and
-// Gemma-3-1B (Gemma's 1152-wide rows are not whole K-quant blocks, so its
+// 8B shapes (the memory benchmark's); Q8_0 and Q4_K for Qwen3-0.6B,
+// Gemma-3-1B and LFM2-1.2B (Gemma's 1152-wide rows are not whole K-quant blocks, so its
 // Q4_K holds them in Q5_0, as llama-quantize's), and Q4_0 for Qwen3-0.6B
 // too (the WebGPU benchmark's, beside TinyLlama's);
 // Q4_0 for bigvocab (the grammar benchmark's, beside stories15M and
@@ -161,7 +180,7 @@ func benchTypesOf(shape string) []tensor.Type {
 		return []tensor.Type{tensor.F32, tensor.F16, tensor.Q8_0}
 	case "qwen3-0.6b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K}
-	case "gemma3-1b":
+	case "gemma3-1b", "lfm2-1.2b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_K}
 	case "tinyllama":
 		return BenchTypes()[1:]
@@ -204,10 +223,13 @@ func BenchModels(shapes ...string) ([]Model, error) {
 		}
 		for _, t := range benchTypesOf(name) {
 			m := Model{Name: name + "-" + t.String(), Shape: name}
-			separate := name != "stories15M" && name != "stories110M" && name != "qwen3-0.6b" && name != "gemma3-1b" && name != "bigvocab"
+			separate := name != "stories15M" && name != "stories110M" && name != "qwen3-0.6b" && name != "gemma3-1b" && name != "lfm2-1.2b" && name != "bigvocab"
 			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: separate, MuteSpecial: true, Seed: benchSeed}
 			if arch := ArchOf(name); arch != DefaultArch {
 				m.Spec.Arch = arch
+			}
+			if name == "lfm2-1.2b" {
+				m.Spec.Family = LFM2_1_2BFamily()
 			}
 			if isBert(m.Spec.Arch) {
 				m.Spec.SeparateOutput, m.Spec.MuteSpecial = false, false
