@@ -87,6 +87,19 @@ func formatQwen35(b *strings.Builder, msgs []Message, addAssistant bool, opts Op
 	}
 }
 
+// ReplyPrefix is the text the generation prompt ends with inside the reply
+// (Options as given to ApplyWith): the reply continues it, so a reader of
+// the reply reads it first (ReasoningParser.Write, or SplitReasoning of
+// the prefix and the reply). Qwen3.5's prompt, thinking on, ends inside a
+// think block ("<think>\n"); every other template's, and Qwen3.5's with
+// thinking off, ends before the reply ("").
+func (t Template) ReplyPrefix(opts Options) string {
+	if t.f != nil && t.f.name == "qwen35" && !opts.DisableThinking {
+		return qwen35Open
+	}
+	return ""
+}
+
 // harmonySystem is the system message gpt-oss's template writes before the
 // conversation, around the date (strftime_now("%Y-%m-%d")).
 const (

@@ -64,3 +64,27 @@ func TestFamilies2026AsTheirTemplates(t *testing.T) {
 		assert.Equal(t, want, got, "%s, %s, add_generation_prompt %v, enable_thinking %v", c.Template, c.Name, c.AddGenerationPrompt, c.EnableThinking)
 	}
 }
+
+// TestReplyPrefix: the text a reply's reader reads first is what the
+// generation prompt ends with inside the reply: Qwen3.5's open think block
+// when thinking is on, nothing otherwise.
+func TestReplyPrefix(t *testing.T) {
+	msgs := []Message{{Role: "user", Content: "Hi"}}
+	for _, name := range Names() {
+		tmpl, err := Named(name)
+		require.NoError(t, err)
+		for _, opts := range []Options{{}, {DisableThinking: true}} {
+			prompt, err := tmpl.ApplyWith(msgs, true, opts)
+			require.NoError(t, err)
+			prefix := tmpl.ReplyPrefix(opts)
+			assert.True(t, strings.HasSuffix(prompt, prefix), "%s: %q does not end the prompt", name, prefix)
+			if name == "qwen35" && !opts.DisableThinking {
+				assert.Equal(t, "<think>\n", prefix)
+				r, c := SplitReasoning(prefix + "plan\n</think>\n\nHello")
+				assert.Equal(t, []string{"plan", "Hello"}, []string{r, c})
+			} else {
+				assert.Empty(t, prefix, name)
+			}
+		}
+	}
+}

@@ -186,7 +186,7 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	case res.FinishReason == engine.FinishAbort:
 		return res, nil // the client left: nobody to answer
 	}
-	writeJSON(w, http.StatusOK, openai.NewCompletion(j.id, j.created, h.name, j.Chat, j.Calls, res, queued))
+	writeJSON(w, http.StatusOK, openai.NewCompletion(j.id, j.created, h.name, j.Chat, j.Calls, j.ReplyPrefix, res, queued))
 	return res, nil
 }
 
@@ -196,7 +196,7 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // ordinary error response; an error after it is an "error" event. stopped
 // says whether an abort was Shutdown's.
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
-	s := &eventStream{w: w, rc: http.NewResponseController(w), chunks: openai.NewStream(j.id, j.created, h.name, j.Chat, j.IncludeUsage, j.Calls)}
+	s := &eventStream{w: w, rc: http.NewResponseController(w), chunks: openai.NewStream(j.id, j.created, h.name, j.Chat, j.IncludeUsage, j.Calls, j.ReplyPrefix)}
 	onToken := func(t engine.Token) error {
 		if t.Text == "" {
 			return nil // held back (part of a character or of a stop string): nothing to show yet

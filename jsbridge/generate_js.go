@@ -94,6 +94,9 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		prompt engine.Prompt
 		opts   = r.opts
 		calls  *openai.Calls // how a chat reply that may call tools is read; nil: text
+		// replyPrefix is the text the chat prompt ends with inside the
+		// reply (openai.Job.ReplyPrefix), read before it.
+		replyPrefix string
 		// grammarField is the request field of the grammar, if any, which
 		// an error of the grammar during the generation names.
 		grammarField string
@@ -103,7 +106,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		if err != nil {
 			return nil, err
 		}
-		prompt, opts, calls, grammarField = job.Prompt, job.Options, job.Calls, job.GrammarParam
+		prompt, opts, calls, grammarField, replyPrefix = job.Prompt, job.Options, job.Calls, job.GrammarParam, job.ReplyPrefix
 	} else {
 		if prompt, err = m.TextPrompt(r.prompt, false); err != nil {
 			return nil, err
@@ -132,7 +135,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	// back, and the calls come with the last chunk.
 	var split *openai.ReplyStream
 	if r.method == "chat" {
-		split = openai.NewReplyStream(calls)
+		split = openai.NewReplyStream(calls, replyPrefix)
 	}
 	onToken := func(t engine.Token) error {
 		n++
@@ -215,7 +218,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	}
 	v := resultValue(res, opts.Sampling.Seed, y.spent)
 	if r.method == "chat" {
-		reply, err := openai.ParseReply(res.Text, calls)
+		reply, err := openai.ParseReply(replyPrefix+res.Text, calls)
 		if err != nil {
 			return nil, err
 		}

@@ -39,6 +39,11 @@ type Job struct {
 	// Calls, for a chat reply that may call tools, says how to read the
 	// calls out of it; nil: the reply is text.
 	Calls *Calls
+	// ReplyPrefix is the text the chat prompt ends with inside the reply
+	// (policy.ChatPrompt.ReplyPrefix), read before the reply: pass it to
+	// NewStream, NewCompletion, NewReplyStream, or in front of the text
+	// to ParseReply.
+	ReplyPrefix string
 }
 
 // NewSamplingRequest is what a request's shared fields are decoded into
@@ -171,7 +176,7 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 		}
 		return nil, ErrorOf(err, "messages")
 	}
-	j.Prompt = p.Prompt
+	j.Prompt, j.ReplyPrefix = p.Prompt, p.ReplyPrefix
 	if tools.calling() {
 		j.Calls = &Calls{Format: p.ToolFormat, Seed: CallSeed(j.Options.Sampling.Seed, j.Prompt.Tokens), Parallel: tools.parallel}
 	}

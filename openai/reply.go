@@ -57,7 +57,8 @@ type Reply struct {
 
 // ParseReply reads a finished generation's text: the reasoning apart (as
 // llama.cpp's server returns it) and, when calls is not nil (the request
-// offers tools the reply may call), the calls parsed out. The error is
+// offers tools the reply may call), the calls parsed out. The text is the
+// job's ReplyPrefix and the generated text after it. The error is
 // chat.ParseToolCalls's: only for a format it does not know.
 func ParseReply(text string, calls *Calls) (Reply, error) {
 	var r Reply
@@ -84,12 +85,14 @@ type ReplyStream struct {
 	stream    *chat.ToolCallStream // nil without calls
 }
 
-// NewReplyStream reads a reply for calls (nil: the reply is text).
-func NewReplyStream(calls *Calls) *ReplyStream {
+// NewReplyStream reads a reply for calls (nil: the reply is text) that
+// continues prefix (the job's ReplyPrefix), read first and never returned.
+func NewReplyStream(calls *Calls, prefix string) *ReplyStream {
 	s := &ReplyStream{calls: calls}
 	if calls != nil {
 		s.stream = chat.NewToolCallStream(calls.Format, calls.Seed)
 	}
+	s.reasoning.Write(prefix) // an opening and white space: nothing to return
 	return s
 }
 

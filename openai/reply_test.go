@@ -31,38 +31,44 @@ func TestReply(t *testing.T) {
 	tests := []struct {
 		name      string
 		tokens    []string
+		prefix    string // the job's ReplyPrefix
 		calls     *Calls
 		reasoning []string // the reasoning pieces as streamed
 		content   []string // the content pieces as streamed
 		want      Reply
 	}{
-		{"reasoning split across tokens", splitReply, nil,
+		{"reasoning split across tokens", splitReply, "", nil,
 			[]string{"I", " should", " greet."}, []string{"Hel", "lo", "!"},
 			Reply{Reasoning: "I should greet.", Content: "Hello!"}},
-		{"no reasoning at the start: all content", []string{"Once", " upon <think>"}, nil,
+		{"no reasoning at the start: all content", []string{"Once", " upon <think>"}, "", nil,
 			nil, []string{"Once", " upon <think>"},
 			Reply{Content: "Once upon <think>"}},
-		{"two generic calls", genericCalls, generic, nil, nil,
+		{"two generic calls", genericCalls, "", generic, nil, nil,
 			Reply{ToolCalls: []chat.ToolCall{
 				{ID: chat.ToolCallID(chat.ToolFormatGeneric, seed, 0), Name: "get_weather", Arguments: `{"city":"Paris"}`},
 				{ID: chat.ToolCallID(chat.ToolFormatGeneric, seed, 1), Name: "get_time", Arguments: `{}`}}}},
-		{"parallel_tool_calls false: the first call", genericCalls, &Calls{Format: chat.ToolFormatGeneric, Seed: seed}, nil, nil,
+		{"parallel_tool_calls false: the first call", genericCalls, "", &Calls{Format: chat.ToolFormatGeneric, Seed: seed}, nil, nil,
 			Reply{ToolCalls: []chat.ToolCall{
 				{ID: chat.ToolCallID(chat.ToolFormatGeneric, seed, 0), Name: "get_weather", Arguments: `{"city":"Paris"}`}}}},
-		{"text where calls may come", []string{"It is ", "sunny."}, generic, nil, []string{"It is ", "sunny."},
+		{"text where calls may come", []string{"It is ", "sunny."}, "", generic, nil, []string{"It is ", "sunny."},
 			Reply{Content: "It is sunny."}},
-		{"thinking, then a Hermes call", hermesThinking, &Calls{Format: chat.ToolFormatHermes, Seed: seed, Parallel: true},
+		{"thinking, then a Hermes call", hermesThinking, "", &Calls{Format: chat.ToolFormatHermes, Seed: seed, Parallel: true},
 			[]string{"The user", " wants the time."}, nil,
 			Reply{Reasoning: "The user wants the time.", ToolCalls: []chat.ToolCall{
 				{ID: chat.ToolCallID(chat.ToolFormatHermes, seed, 0), Name: "get_time", Arguments: `{}`}}}},
+		// Qwen3.5's prompt ends inside a think block: the reply starts in
+		// its reasoning.
+		{"a prompt that ends inside the reasoning", []string{"I", " should greet.\n", "</think>\n\n", "Hello!"}, "<think>\n", nil,
+			[]string{"I", " should greet."}, []string{"Hello!"},
+			Reply{Reasoning: "I should greet.", Content: "Hello!"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseReply(strings.Join(tt.tokens, ""), tt.calls)
+			got, err := ParseReply(tt.prefix+strings.Join(tt.tokens, ""), tt.calls)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 
-			s := NewReplyStream(tt.calls)
+			s := NewReplyStream(tt.calls, tt.prefix)
 			var reasoning, content []string
 			add := func(r, c string) {
 				if r != "" {

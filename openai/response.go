@@ -106,7 +106,8 @@ func FinishReason(r engine.FinishReason) string {
 	return "length"
 }
 
-// ChatMessage is the reply message to text, a finished generation, and its
+// ChatMessage is the reply message to text, a finished generation after
+// the job's ReplyPrefix (given in front of it), and its
 // finish_reason (finish, the generation's): the reasoning apart, the calls
 // parsed out when calls is not nil ("tool_calls" then), content null when
 // there are only calls.
@@ -133,15 +134,16 @@ func (r Reply) Message(finish string) (Message, string) {
 }
 
 // NewCompletion is the whole answer to a completion: text, res's
-// (chat: a reply message read apart), with usage and timings.
-func NewCompletion(id string, created int64, model string, chat bool, calls *Calls, res engine.Result, queued time.Duration) Completion {
+// (chat: a reply message read apart, after replyPrefix, the job's
+// ReplyPrefix), with usage and timings.
+func NewCompletion(id string, created int64, model string, chat bool, calls *Calls, replyPrefix string, res engine.Result, queued time.Duration) Completion {
 	c := Completion{ID: id, Created: created, Model: model, Usage: UsageOf(res), Timings: TimingsOf(res.Timings, queued)}
 	finish := FinishReason(res.FinishReason)
 	if chat {
 		// The reply's reasoning and calls apart, as llama.cpp's server
 		// returns them.
 		var msg Message
-		msg, finish = ChatMessage(res.Text, finish, calls)
+		msg, finish = ChatMessage(replyPrefix+res.Text, finish, calls)
 		c.Object = "chat.completion"
 		c.Choices = []ChatChoice{{Message: msg, FinishReason: &finish}}
 	} else {

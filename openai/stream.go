@@ -68,12 +68,13 @@ type Stream struct {
 }
 
 // NewStream is the stream of a completion (chat or text) with id, created
-// and model, whose chat reply is read for calls (nil: text). includeUsage
+// and model, whose chat reply is read for calls (nil: text) after
+// replyPrefix (the job's ReplyPrefix). includeUsage
 // (stream_options.include_usage) adds the usage chunk.
-func NewStream(id string, created int64, model string, chat, includeUsage bool, calls *Calls) *Stream {
+func NewStream(id string, created int64, model string, chat, includeUsage bool, calls *Calls, replyPrefix string) *Stream {
 	s := &Stream{id: id, created: created, model: model, chat: chat, includeUsage: includeUsage}
 	if chat {
-		s.reply = NewReplyStream(calls)
+		s.reply = NewReplyStream(calls, replyPrefix)
 	}
 	return s
 }

@@ -55,7 +55,7 @@ func TestStreamChunks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewStream("chatcmpl-x", 1, "m", tt.chat, tt.includeUsage, tt.calls)
+			s := NewStream("chatcmpl-x", 1, "m", tt.chat, tt.includeUsage, tt.calls, "")
 			chunks := s.Start()
 			for _, tok := range tt.tokens {
 				chunks = append(chunks, s.Token(tok)...)

@@ -34,6 +34,10 @@ func TemplateOf(src string) (chat.Template, error) {
 type ChatPrompt struct {
 	engine.Prompt
 	ToolFormat chat.ToolFormat
+	// ReplyPrefix is the text the prompt ends with inside the reply
+	// (chat.Template.ReplyPrefix: Qwen3.5's open think block), which the
+	// reply's reader reads before the reply.
+	ReplyPrefix string
 }
 
 // NewChatPrompt formats msgs with m's chat template rendered with opts
@@ -61,7 +65,7 @@ func NewChatPrompt(m *engine.Model, msgs []chat.Message, opts chat.Options) (Cha
 	if bos := tok.Special().BOS; len(ids) > 1 && bos >= 0 && ids[0] == bos && ids[1] == bos {
 		ids = ids[1:]
 	}
-	p := ChatPrompt{Prompt: engine.Prompt{Tokens: ids}, ToolFormat: tmpl.ToolFormat()}
+	p := ChatPrompt{Prompt: engine.Prompt{Tokens: ids}, ToolFormat: tmpl.ToolFormat(), ReplyPrefix: tmpl.ReplyPrefix(opts)}
 	for _, s := range tmpl.Stop() {
 		one, err := tok.Encode(s, tokenizer.EncodeOptions{ParseSpecial: true})
 		if err == nil && len(one) == 1 && tok.TokenText(one[0]) == s {

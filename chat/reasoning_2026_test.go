@@ -1,0 +1,50 @@
+package chat
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestReasoningChannels: Gemma 4's thought channel and gpt-oss's analysis
+// channel are reasoning, as llama.cpp's parsers for them read a reply
+// (common/chat.cpp: thinking_start_tag "<|channel>thought", end tag
+// "<channel|>"; "<|channel|>analysis<|message|>" ... "<|end|>", then the
+// final channel's message as content, each message opened by
+// "<|start|>assistant", which the generation prompt writes for the first),
+// trimmed as "<think>" blocks are; the whole reply and every cut of it
+// give the same split.
+func TestReasoningChannels(t *testing.T) {
+	for _, tc := range []struct {
+		in, reasoning, content string
+	}{
+		{"<|channel>thought\nThe user greets me.<channel|>Hello!", "The user greets me.", "Hello!"},
+		{"<|channel>thought\n<channel|>Hi", "", "Hi"},
+		{"<|channel|>analysis<|message|>User says hi.<|end|><|start|>assistant<|channel|>final<|message|>Hello!", "User says hi.", "Hello!"},
+		{"<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b<|end|><|start|>assistant<|channel|>final<|message|>c", "ab", "c"},
+		{"<|channel|>final<|message|>Straight answer.", "", "Straight answer."},
+		{"<|channel|>analysis<|message|>unfinished", "unfinished", ""},
+		// Not an opening of these: content, as any reply that starts
+		// otherwise.
+		{"<|channel|>commentary<|message|>x", "", "<|channel|>commentary<|message|>x"},
+		{"Hello <|channel>thought\nx<channel|>", "", "Hello <|channel>thought\nx<channel|>"},
+		// A think block's syntax holds for the whole reply.
+		{"<think>a</think><|channel|>final<|message|>b", "a", "<|channel|>final<|message|>b"},
+	} {
+		r, c := SplitReasoning(tc.in)
+		assert.Equal(t, tc.reasoning, r, "%q", tc.in)
+		assert.Equal(t, tc.content, c, "%q", tc.in)
+		for cut := 0; cut <= len(tc.in); cut++ {
+			r, c := streamSplit(tc.in, []int{cut})
+			assert.Equal(t, tc.reasoning, r, "%q cut at %d", tc.in, cut)
+			assert.Equal(t, tc.content, c, "%q cut at %d", tc.in, cut)
+		}
+		all := make([]int, len(tc.in))
+		for i := range all {
+			all[i] = i
+		}
+		r, c = streamSplit(tc.in, all)
+		assert.Equal(t, tc.reasoning, r, "%q byte by byte", tc.in)
+		assert.Equal(t, tc.content, c, "%q byte by byte", tc.in)
+	}
+}
