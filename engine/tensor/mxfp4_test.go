@@ -239,10 +239,11 @@ func readMXFP4Reference(t *testing.T) []mxfp4Ref {
 // (0 and 1 subnormal scales, 254 and 255 past float32's range in a
 // product), row r only 2r and 2r+1 so that no block's term is lost in
 // larger ones, give the pure-Go dot's bits (or a NaN for a NaN) through
-// MatVec and MatMul, whichever kernels run them on this host.
+// MatVec and MatMul, whichever kernels run them on this host (packed, as
+// a model's weights are, where they read packed rows).
 func TestMXFP4EveryExponent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 41))
-	const rows, cols = 129, 8 * qk8
+	const rows, cols = 128, 8 * qk8
 	m := matrixOfRows(t, MXFP4, rows, cols, func(r int) []byte {
 		row := make([]byte, cols/qk8*mxfp4BlockBytes)
 		for i := range row {

@@ -20,8 +20,8 @@ import (
 // nativeSIMDAvailable says whether this CPU runs the kernels.
 var nativeSIMDAvailable = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
-// nativeFast says whether the interleaved kernels (Q8_0, Q4_0, Q5_0, Q4_K
-// and Q6_K, packed by Pack) run their fast form — here AVX-512 VNNI, on YMM
+// nativeFast says whether the interleaved kernels (Q8_0, Q4_0, Q5_0, Q4_K,
+// Q6_K and MXFP4, packed by Pack) run their fast form — here AVX-512 VNNI, on YMM
 // registers — rather than their AVX2 one: where the CPU has AVX-512 VNNI
 // and VL. Both give the same bits; tests and benchmarks turn it off to
 // check and time the other form (slowForm) on such a CPU.
@@ -33,7 +33,7 @@ const slowForm = "avx2"
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F32, F16, BF16:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4, F32, F16, BF16:
 		return nativeSIMD
 	}
 	return false
@@ -54,9 +54,10 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		dotFloats8(out, m, r, a)
 		return true
 	}
-	if m.Type == Q5_0 { // its kernel reads the interleaved layout only
+	if m.Type == Q5_0 || m.Type == MXFP4 { // their kernels read the interleaved layout only
+		dot := m.tr.dot
 		for i := range 8 {
-			out[i] = dotQ5_0(m.Data[(r+i)*m.rowBytes:(r+i+1)*m.rowBytes], a)
+			out[i] = dot(m.Data[(r+i)*m.rowBytes:(r+i+1)*m.rowBytes], a)
 		}
 		return true
 	}
@@ -96,6 +97,10 @@ func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 		dotQ6Kr8VNNI(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
 	case m.Type == Q6_K:
 		dotQ6Kr8(&out[0], w, x, &a.d[0], &a.bsums[0], m.Cols/qkK)
+	case m.Type == MXFP4 && nativeFast:
+		dotMXFP4r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == MXFP4:
+		dotMXFP4r8(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q8_0 && nativeFast:
 		dotQ8_0r8VNNI(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q8_0:
@@ -111,7 +116,7 @@ func dotInterleaved8(out []float32, m *Matrix, r int, a *activation) {
 // interleaved layout of eight rows (packRows8) for the native kernels.
 func interleaves(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4:
 		return nativeSIMD
 	}
 	return false

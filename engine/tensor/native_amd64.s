@@ -5481,6 +5481,230 @@ dotQ5_0r8VNNI_done:
 	VZEROUPPER
 	RET
 
+// func dotMXFP4r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, MMX+
+TEXT ·dotMXFP4r8(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	VPCMPEQW     Y0, Y0, Y0
+	VPSRLW       $0x0f, Y0, Y0
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VMOVDQU      mxfp4Values<>+0(SB), Y2
+	MOVL         $0x00000001, R8
+	VMOVD        R8, X3
+	VPBROADCASTD X3, Y3
+	VXORPS       Y4, Y4, Y4
+
+dotMXFP4r8_block:
+	TESTQ        DI, DI
+	JZ           dotMXFP4r8_done
+	PREFETCHT0   512(CX)
+	PREFETCHT0   576(CX)
+	PREFETCHT0   640(CX)
+	VMOVDQU      8(CX), Y5
+	VPSRLW       $0x04, Y5, Y6
+	VPAND        Y1, Y5, Y5
+	VPAND        Y1, Y6, Y6
+	VPSHUFB      Y5, Y2, Y5
+	VPSHUFB      Y6, Y2, Y6
+	VPBROADCASTD (DX), Y7
+	VPBROADCASTD 16(DX), Y8
+	VPMADDUBSW   Y7, Y5, Y5
+	VPMADDUBSW   Y8, Y6, Y6
+	VPADDW       Y6, Y5, Y5
+	VPMADDWD     Y0, Y5, Y5
+	VMOVDQU      40(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
+	VPSHUFB      Y6, Y2, Y6
+	VPSHUFB      Y7, Y2, Y7
+	VPBROADCASTD 4(DX), Y8
+	VPBROADCASTD 20(DX), Y9
+	VPMADDUBSW   Y8, Y6, Y6
+	VPMADDUBSW   Y9, Y7, Y7
+	VPADDW       Y7, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VMOVDQU      72(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
+	VPSHUFB      Y6, Y2, Y6
+	VPSHUFB      Y7, Y2, Y7
+	VPBROADCASTD 8(DX), Y8
+	VPBROADCASTD 24(DX), Y9
+	VPMADDUBSW   Y8, Y6, Y6
+	VPMADDUBSW   Y9, Y7, Y7
+	VPADDW       Y7, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VMOVDQU      104(CX), Y6
+	VPSRLW       $0x04, Y6, Y7
+	VPAND        Y1, Y6, Y6
+	VPAND        Y1, Y7, Y7
+	VPSHUFB      Y6, Y2, Y6
+	VPSHUFB      Y7, Y2, Y7
+	VPBROADCASTD 12(DX), Y8
+	VPBROADCASTD 28(DX), Y9
+	VPMADDUBSW   Y8, Y6, Y6
+	VPMADDUBSW   Y9, Y7, Y7
+	VPADDW       Y7, Y6, Y6
+	VPMADDWD     Y0, Y6, Y6
+	VPADDD       Y6, Y5, Y5
+	VPBROADCASTD (SI), Y6
+	VPSLLD       $0x04, Y6, Y6
+	VPSUBD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VPMOVZXBD    (CX), Y6
+	VPSUBD       Y3, Y6, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       Y3, Y6, Y8
+	VPSLLD       $0x15, Y8, Y8
+	VPADDD       Y3, Y3, Y9
+	VPCMPGTD     Y6, Y9, Y9
+	VPBLENDVB    Y9, Y8, Y7, Y7
+	VBROADCASTSS (BX), Y6
+	VMULPS       Y6, Y7, Y7
+	VMULPS       Y5, Y7, Y7
+	VADDPS       Y7, Y4, Y4
+	ADDQ         $0x00000088, CX
+	ADDQ         $0x20, DX
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, BX
+	DECQ         DI
+	JMP          dotMXFP4r8_block
+
+dotMXFP4r8_done:
+	VMOVUPS Y4, (AX)
+	VZEROUPPER
+	RET
+
+DATA mxfp4Values<>+0(SB)/1, $0x10
+DATA mxfp4Values<>+1(SB)/1, $0x11
+DATA mxfp4Values<>+2(SB)/1, $0x12
+DATA mxfp4Values<>+3(SB)/1, $0x13
+DATA mxfp4Values<>+4(SB)/1, $0x14
+DATA mxfp4Values<>+5(SB)/1, $0x16
+DATA mxfp4Values<>+6(SB)/1, $0x18
+DATA mxfp4Values<>+7(SB)/1, $0x1c
+DATA mxfp4Values<>+8(SB)/1, $0x10
+DATA mxfp4Values<>+9(SB)/1, $0x0f
+DATA mxfp4Values<>+10(SB)/1, $0x0e
+DATA mxfp4Values<>+11(SB)/1, $0x0d
+DATA mxfp4Values<>+12(SB)/1, $0x0c
+DATA mxfp4Values<>+13(SB)/1, $0x0a
+DATA mxfp4Values<>+14(SB)/1, $0x08
+DATA mxfp4Values<>+15(SB)/1, $0x04
+DATA mxfp4Values<>+16(SB)/1, $0x10
+DATA mxfp4Values<>+17(SB)/1, $0x11
+DATA mxfp4Values<>+18(SB)/1, $0x12
+DATA mxfp4Values<>+19(SB)/1, $0x13
+DATA mxfp4Values<>+20(SB)/1, $0x14
+DATA mxfp4Values<>+21(SB)/1, $0x16
+DATA mxfp4Values<>+22(SB)/1, $0x18
+DATA mxfp4Values<>+23(SB)/1, $0x1c
+DATA mxfp4Values<>+24(SB)/1, $0x10
+DATA mxfp4Values<>+25(SB)/1, $0x0f
+DATA mxfp4Values<>+26(SB)/1, $0x0e
+DATA mxfp4Values<>+27(SB)/1, $0x0d
+DATA mxfp4Values<>+28(SB)/1, $0x0c
+DATA mxfp4Values<>+29(SB)/1, $0x0a
+DATA mxfp4Values<>+30(SB)/1, $0x08
+DATA mxfp4Values<>+31(SB)/1, $0x04
+GLOBL mxfp4Values<>(SB), RODATA|NOPTR, $32
+
+// func dotMXFP4r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+// Requires: AVX, AVX2, AVX512VL, AVX512VNNI, MMX+
+TEXT ·dotMXFP4r8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         xd+24(FP), BX
+	MOVQ         xs+32(FP), SI
+	MOVQ         nb+40(FP), DI
+	MOVL         $0x0f0f0f0f, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      mxfp4Values<>+0(SB), Y1
+	MOVL         $0x00000001, R8
+	VMOVD        R8, X2
+	VPBROADCASTD X2, Y2
+	VXORPS       Y3, Y3, Y3
+
+dotMXFP4r8VNNI_block:
+	TESTQ         DI, DI
+	JZ            dotMXFP4r8VNNI_done
+	PREFETCHT0    512(CX)
+	PREFETCHT0    576(CX)
+	PREFETCHT0    640(CX)
+	VPXOR         Y4, Y4, Y4
+	VMOVDQU       8(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       Y5, Y1, Y5
+	VPSHUFB       Y6, Y1, Y6
+	VPDPBUSD.BCST (DX), Y5, Y4
+	VPDPBUSD.BCST 16(DX), Y6, Y4
+	VMOVDQU       40(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       Y5, Y1, Y5
+	VPSHUFB       Y6, Y1, Y6
+	VPDPBUSD.BCST 4(DX), Y5, Y4
+	VPDPBUSD.BCST 20(DX), Y6, Y4
+	VMOVDQU       72(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       Y5, Y1, Y5
+	VPSHUFB       Y6, Y1, Y6
+	VPDPBUSD.BCST 8(DX), Y5, Y4
+	VPDPBUSD.BCST 24(DX), Y6, Y4
+	VMOVDQU       104(CX), Y5
+	VPSRLW        $0x04, Y5, Y6
+	VPAND         Y0, Y5, Y5
+	VPAND         Y0, Y6, Y6
+	VPSHUFB       Y5, Y1, Y5
+	VPSHUFB       Y6, Y1, Y6
+	VPDPBUSD.BCST 12(DX), Y5, Y4
+	VPDPBUSD.BCST 28(DX), Y6, Y4
+	VPBROADCASTD  (SI), Y5
+	VPSLLD        $0x04, Y5, Y5
+	VPSUBD        Y5, Y4, Y4
+	VCVTDQ2PS     Y4, Y4
+	VPMOVZXBD     (CX), Y5
+	VPSUBD        Y2, Y5, Y6
+	VPSLLD        $0x17, Y6, Y6
+	VPADDD        Y2, Y5, Y7
+	VPSLLD        $0x15, Y7, Y7
+	VPADDD        Y2, Y2, Y8
+	VPCMPGTD      Y5, Y8, Y8
+	VPBLENDVB     Y8, Y7, Y6, Y6
+	VBROADCASTSS  (BX), Y5
+	VMULPS        Y5, Y6, Y6
+	VMULPS        Y4, Y6, Y6
+	VADDPS        Y6, Y3, Y3
+	ADDQ          $0x00000088, CX
+	ADDQ          $0x20, DX
+	ADDQ          $0x04, SI
+	ADDQ          $0x04, BX
+	DECQ          DI
+	JMP           dotMXFP4r8VNNI_block
+
+dotMXFP4r8VNNI_done:
+	VMOVUPS Y3, (AX)
+	VZEROUPPER
+	RET
+
 // func addScaledRowsF32(out *float32, a *float32, rows *float32, n int, count int, stride int)
 // Requires: AVX
 TEXT ·addScaledRowsF32(SB), NOSPLIT, $0-48

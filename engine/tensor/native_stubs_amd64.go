@@ -88,6 +88,18 @@ func dotQ5_0r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 //go:noescape
 func dotQ5_0r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
+// dotMXFP4r8 sets out[0:8] to dotMXFP4 of eight MXFP4 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
+// AVX2, F16C.
+//
+//go:noescape
+func dotMXFP4r8(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+// dotMXFP4r8VNNI sets out[0:8] to dotMXFP4 of eight MXFP4 rows interleaved at w (tensor.Pack) with the activation's nb blocks of quants x, scales xd and sums xs.
+// AVX-512 VNNI and VL, F16C.
+//
+//go:noescape
+func dotMXFP4r8VNNI(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
 // addScaledRowsF32 adds a[t]·rows[t·stride : t·stride+n] to out[0:n] for t < count, in that order,
 // each product rounded to float32; n is a multiple of 8 (AVX).
 //

@@ -33,7 +33,7 @@ func TestNativeKernelsAreBitIdentical(t *testing.T) {
 		func(i int) int8 { return int8(-127 + 254*(i&1)) },
 		func(int) int8 { return int8(rng.IntN(255) - 127) },
 	}
-	for _, typ := range []Type{Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F32, F16, BF16} {
+	for _, typ := range []Type{Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4, F32, F16, BF16} {
 		if !hasRows8(typ) {
 			continue // no kernel for it on this architecture
 		}

@@ -90,12 +90,15 @@ func (m *Matrix) appendBlock(dst []byte, r, b int) []byte {
 		blk := m.Data[(r&^7)*m.rowBytes+8*b*bb:][:8*bb]
 		j := r & 7
 		var block [q6KBlockBytes]byte
-		halves, words := interleavedFields(m.Type)
-		for i, off := range halves {
+		f := interleaved[m.Type]
+		for i, off := range f.halves {
 			copy(block[off:off+2], blk[16*i+2*j:])
 		}
-		for k, off := range words {
-			copy(block[off:off+4], blk[16*len(halves)+32*k+4*j:])
+		for i, off := range f.bytes {
+			block[off] = blk[f.bytesAt()+8*i+j]
+		}
+		for k, off := range f.words {
+			copy(block[off:off+4], blk[f.wordsAt()+32*k+4*j:])
 		}
 		return append(dst, block[:bb]...)
 	}
@@ -126,27 +129,35 @@ func (m *Matrix) rowInterleaved(dst []float32, r int) {
 			dequantizeQ5_0(y, blk)
 		case Q4_K:
 			dequantizeQ4K(y, blk)
+		case MXFP4:
+			dequantizeMXFP4(y, blk)
 		default:
 			dequantizeQ6K(y, blk)
 		}
 	}
 }
 
-// interleavedFields are the offsets in a block of t of its fp16 scales
-// (halves) and of the words of four bytes that make up the rest of it, in
-// the order the interleaved layout stores them.
-func interleavedFields(t Type) (halves, words []int) {
-	return interleaved[t].halves, interleaved[t].words
-}
+// interleavedLayout is where the interleaved layout puts the fields of
+// a type's block: the offsets in a block of its fp16 scales (halves), of
+// its single-byte scales (bytes: MXFP4's exponent) and of the words of
+// four bytes that make up the rest of it, in the order the layout stores
+// them.
+type interleavedLayout struct{ halves, bytes, words []int }
 
-// interleaved holds interleavedFields' answers for the types the layout
-// takes.
-var interleaved = map[Type]struct{ halves, words []int }{
-	Q8_0: {[]int{0}, wordsFrom(2, q8_0BlockBytes)},
-	Q4_0: {[]int{0}, wordsFrom(2, q4_0BlockBytes)},
-	Q5_0: {[]int{0}, wordsFrom(2, q5_0BlockBytes)},
-	Q4_K: {[]int{0, 2}, wordsFrom(4, q4KBlockBytes)},
-	Q6_K: {[]int{208}, q6KWords()},
+// bytesAt and wordsAt are where, in a group's block, the single-byte
+// fields and the words start: after 16 bytes for each fp16 field, then 8
+// for each single byte.
+func (f interleavedLayout) bytesAt() int { return 16 * len(f.halves) }
+func (f interleavedLayout) wordsAt() int { return f.bytesAt() + 8*len(f.bytes) }
+
+// interleaved has the layout of the types it takes.
+var interleaved = map[Type]interleavedLayout{
+	Q8_0:  {halves: []int{0}, words: wordsFrom(2, q8_0BlockBytes)},
+	Q4_0:  {halves: []int{0}, words: wordsFrom(2, q4_0BlockBytes)},
+	Q5_0:  {halves: []int{0}, words: wordsFrom(2, q5_0BlockBytes)},
+	Q4_K:  {halves: []int{0, 2}, words: wordsFrom(4, q4KBlockBytes)},
+	Q6_K:  {halves: []int{208}, words: q6KWords()},
+	MXFP4: {bytes: []int{0}, words: wordsFrom(1, mxfp4BlockBytes)},
 }
 
 // q6KWords is the order of Q6_K's words in the interleaved layout: the
@@ -177,17 +188,18 @@ func wordsFrom(from, to int) []int {
 }
 
 // packRows8 reorders m into the interleaved layout of the native kernels
-// (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K): each group of eight rows block by block, and in
-// each group's block b (at group + 8·b·blockBytes) every field of a block
-// eight times over, one from each row: first the fp16 scales (scale i of
-// row j at 16·i + 2·j), then the rest four bytes at a time (word k of row j
-// at 16·h + 32·k + 4·j, h the scales; see interleavedFields): a YMM
-// register of four bytes from each row at once. A group occupies the same
+// (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4): each group of eight rows block by
+// block, and in each group's block b (at group + 8·b·blockBytes) every
+// field of a block eight times over, one from each row: first the fp16
+// scales (scale i of row j at 16·i + 2·j), then the single-byte scales
+// (byte i of row j at bytesAt + 8·i + j), then the rest four bytes at a
+// time (word k of row j at wordsAt + 32·k + 4·j; see interleavedLayout): a
+// YMM register of four bytes from each row at once. A group occupies the same
 // bytes either way, so this too is a permutation within each group, made
 // in place. m's rows are whole groups of eight (packNative).
 func packRows8(m *Matrix) {
 	bb := layouts[m.Type].blockBytes
-	halves, words := interleavedFields(m.Type)
+	f := interleaved[m.Type]
 	group := make([]byte, 8*m.rowBytes)
 	for g := 0; g < m.Rows; g += 8 {
 		data := m.Data[g*m.rowBytes : (g+8)*m.rowBytes]
@@ -196,11 +208,14 @@ func packRows8(m *Matrix) {
 			blk := data[8*b*bb:][:8*bb]
 			for j := range 8 {
 				src := group[j*m.rowBytes+b*bb:][:bb]
-				for i, off := range halves {
+				for i, off := range f.halves {
 					copy(blk[16*i+2*j:], src[off:off+2])
 				}
-				for k, off := range words {
-					copy(blk[16*len(halves)+32*k+4*j:], src[off:off+4])
+				for i, off := range f.bytes {
+					blk[f.bytesAt()+8*i+j] = src[off]
+				}
+				for k, off := range f.words {
+					copy(blk[f.wordsAt()+32*k+4*j:], src[off:off+4])
 				}
 			}
 		}

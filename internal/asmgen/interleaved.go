@@ -40,6 +40,9 @@ type interleaved struct {
 	vnni       bool   // AVX-512 VNNI (and VL) rather than AVX2
 	// setup, if set, makes the constants isum needs, before the loop.
 	setup func(k *ikernel)
+	// scales, if set, returns the eight rows' block scales as float32, one
+	// row per lane, from the block at w (else they are the fp16 at w).
+	scales func(k *ikernel) Register
 	// isum computes the eight rows' Σ w_q·x_q (scaled as the type says) of
 	// the block at w with the activation's quants x, into a YMM of int32,
 	// one row per lane; and, for Q4_K, msum (else nil), whose float32 is
@@ -100,8 +103,13 @@ func (e interleaved) build() {
 	isum, msum := e.isum(&k)
 	f := YMM()
 	VCVTDQ2PS(isum, f) // exact below 2²⁴; else rounded to nearest even, as Go's float32(isum)
-	dw, dx := YMM(), YMM()
-	VCVTPH2PS(Mem{Base: k.w}, dw) // the eight rows' scales, F16 → F32 (exact)
+	var dw Register = YMM()
+	if e.scales != nil {
+		dw = e.scales(&k)
+	} else {
+		VCVTPH2PS(Mem{Base: k.w}, dw) // the eight rows' scales, F16 → F32 (exact)
+	}
+	dx := YMM()
 	VBROADCASTSS(Mem{Base: xd}, dx)
 	VMULPS(dx, dw, dw) // scale = float32(d_w·d_x)
 	VMULPS(f, dw, dw)  // float32(scale·float32(isum))

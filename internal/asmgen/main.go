@@ -45,6 +45,7 @@ func main() {
 	interleavedQ4K()
 	interleavedQ6K()
 	interleavedQ5_0()
+	interleavedMXFP4()
 	addScaledRowsF32()
 	floatRows8()
 	decodeF16x8()
