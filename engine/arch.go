@@ -71,8 +71,9 @@ var architectures = map[string]*architecture{
 	"gemma2":  gemma2,
 	"gemma3":  gemma3,
 	// The hybrids, recurrent layers beside attention (recurrent.go):
-	// arch_lfm2.go.
-	"lfm2": lfm2,
+	// arch_lfm2.go, arch_qwen35.go.
+	"lfm2":   lfm2,
+	"qwen35": qwen35,
 	// The encoders, embedding and reranking models (arch_bert.go).
 	"bert":       bert,
 	"nomic-bert": nomicBert,
@@ -220,6 +221,12 @@ const (
 	dimShortConvKernel           // ShortConvKernel: a short convolution's positions
 	dimShortConvIn               // 3·Dim: a short convolution's b, c and x
 	dimHeads                     // Heads: one value per query head (attention sinks)
+	dimQGate                     // 2 · QDim: gated attention's queries and output gates (qwen35)
+	dimSSMConv                   // a Gated DeltaNet layer's convolution channels: q, k and v (deltanet.go)
+	dimSSMInner                  // SSM.InnerSize: its values' width
+	dimSSMHeads                  // SSM.TimeStepRank: its value heads
+	dimSSMState                  // SSM.StateSize: a head's width
+	dimSSMKernel                 // SSM.ConvKernel: its convolution's positions
 )
 
 // size is d's value under c.
@@ -251,6 +258,18 @@ func (c Config) size(d dimension) int {
 		return 3 * c.Dim
 	case dimHeads:
 		return c.Heads
+	case dimQGate:
+		return 2 * c.QDim()
+	case dimSSMConv:
+		return c.deltaNet().convDim()
+	case dimSSMInner:
+		return c.SSM.InnerSize
+	case dimSSMHeads:
+		return c.SSM.TimeStepRank
+	case dimSSMState:
+		return c.SSM.StateSize
+	case dimSSMKernel:
+		return c.SSM.ConvKernel
 	}
 	return 0
 }

@@ -68,6 +68,10 @@ type Config struct {
 	// is the llama family's (a llama2.c checkpoint).
 	LayerSpecs []LayerSpec
 
+	// SSM is the shape of a hybrid's recurrent layers (ssm.go; the ssm.*
+	// keys): Qwen3.5's Gated DeltaNet layers. Zero without such layers.
+	SSM SSMShape
+
 	// What embedding models add (embed.go; arch_bert.go for the encoders).
 	// Encoder says the model is one (bert, nomic-bert): it keeps no KV
 	// cache and does not generate.

@@ -200,6 +200,9 @@ func (m *Model) DeviceSupports() error {
 		if m.weights.Layers[l].Bo != nil {
 			return fmt.Errorf("%w: layer %d's attention output bias (attn_output.bias) runs on the CPU only", ErrUnsupported, l)
 		}
+		if spec.Attention.Gated {
+			return fmt.Errorf("%w: layer %d's gated attention runs on the CPU only", ErrUnsupported, l)
+		}
 	}
 	return nil
 }

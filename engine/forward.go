@@ -40,6 +40,9 @@ type activations struct {
 	gate []float32 // (tokens, hidden): the feed-forward gate, then the gated units
 	up   []float32 // (tokens, hidden): the feed-forward up projection
 	down []float32 // (tokens, dim): the feed-forward output
+	// qGate holds gated attention's output gates (AttentionSpec.Gated:
+	// qwen35); empty for a model without gated layers.
+	qGate []float32 // (tokens, heads·headDim)
 }
 
 // newActivations sizes each vector for n tokens by the widest layer's
@@ -49,12 +52,16 @@ func newActivations(c Config, w *modelWeights, n int) activations {
 	q, kv := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.Wq }), w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.Wk })
 	gate, up := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WGate }), w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WUp })
 	down := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WDown })
-	return activations{
+	a := activations{
 		x: make([]float32, n*c.Dim), xn: make([]float32, n*c.Dim),
 		q: make([]float32, n*q), k: make([]float32, n*kv), v: make([]float32, n*kv),
 		attn: make([]float32, n*q), proj: make([]float32, n*c.Dim),
 		gate: make([]float32, n*gate), up: make([]float32, n*up), down: make([]float32, n*down),
 	}
+	if c.gatedAttention() {
+		a.qGate = make([]float32, n*q/2)
+	}
+	return a
 }
 
 // maxRows is the most rows the matrix m picks has in any layer, 0 where no
@@ -166,11 +173,24 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			s.mixBlock(&spec, l, xn, proj, n, pos)
 			guard.check(proj, n, guardMixer, l)
 		} else {
-			s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+			q, attn, qDim := q, attn, qDim
+			if spec.Attention.Gated {
+				// Wq gives each head's queries, then its output gate
+				qDim = lw.Wq.Rows / 2
+				q, attn = a.q[:n*qDim], a.attn[:n*qDim]
+				qg := a.q[:2*n*qDim]
+				s.products(xn, n, tensor.Product{Out: qg, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+				splitQueryGate(qg, a.qGate[:n*qDim], n, c.HeadDim())
+			} else {
+				s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+			}
 			for i := range n {
 				s.adjustQKV(&spec, l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
 			}
 			s.attentionBlock(attn, q, k, v, n, l, pos) // stores k and v
+			if spec.Attention.Gated {
+				gateOutput(attn, a.qGate[:n*qDim])
+			}
 			joined := s.peers.Gather(GatherAttention, attn)
 			guard.check(joined, n, guardAttention, l)
 			s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})

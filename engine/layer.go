@@ -119,6 +119,10 @@ type AttentionSpec struct {
 	// softmax's denominator as a position no value belongs to, so a head
 	// may give its positions less than all of its weight (sinks.go).
 	Sinks bool `json:"sinks,omitempty"`
+	// Gated says that the query projection gives each head's queries
+	// followed by its output gate (2·headDim rows a head), and that the
+	// heads' output is multiplied by σ(gate) before Wo (Qwen3.5).
+	Gated bool `json:"gated,omitempty"`
 }
 
 // LayerSpec is one layer's recipe. The zero value is the llama family's

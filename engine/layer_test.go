@@ -22,7 +22,11 @@ func TestLayerRecipesMatchTables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := a.layer
 			assert.Equal(t, r.Norms.pre(), a.has("blk.%d.attn_norm.weight"), "pre-norms")
-			assert.Equal(t, r.Norms.post(), a.has("blk.%d.post_attention_norm.weight"), "post-norms")
+			postNorm := false // qwen35's post_attention_norm is its feed-forward's pre-norm
+			for _, s := range a.tensors {
+				postNorm = postNorm || s.at == slotAttnPostNorm
+			}
+			assert.Equal(t, r.Norms.post(), postNorm, "post-norms")
 			assert.Equal(t, r.Norms == NormsResidual, a.has("blk.%d.attn_output_norm.weight"), "the encoders' norms")
 			qk := QKNormNone
 			for _, s := range a.tensors {

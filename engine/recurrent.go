@@ -28,6 +28,9 @@ func (c Config) recurrentSizes(l int) (conv, ssm int) {
 	switch c.Layer(l).Kind {
 	case LayerShortConv:
 		return (c.ShortConvKernel - 1) * c.Dim, 0
+	case LayerDeltaNet:
+		d := c.deltaNet()
+		return d.convState(), d.ssmState()
 	}
 	return 0, 0
 }
@@ -36,7 +39,7 @@ func (c Config) recurrentSizes(l int) (conv, ssm int) {
 // with a layer of another kind is refused when it loads (validateLayers).
 func (k LayerKind) computed() bool {
 	switch k {
-	case LayerAttention, LayerShortConv:
+	case LayerAttention, LayerShortConv, LayerDeltaNet:
 		return true
 	}
 	return false
@@ -49,6 +52,10 @@ func (c Config) validateRecurrent(l int) error {
 	case LayerShortConv:
 		if c.ShortConvKernel < 2 || c.ShortConvKernel > maxDimension {
 			return fmt.Errorf("%w: layer %d: short convolution over %d positions (shortconv.l_cache: 2..%d)", ErrFormat, l, c.ShortConvKernel, maxDimension)
+		}
+	case LayerDeltaNet:
+		if err := c.SSM.validateDeltaNet(); err != nil {
+			return fmt.Errorf("layer %d: %w", l, err)
 		}
 	}
 	return nil
@@ -91,6 +98,9 @@ type recurrentState struct {
 	// shortConv is the short-convolution layers' scratch (shortconv.go),
 	// allocated at the first pass.
 	shortConv *shortConvScratch
+	// deltaNet is the Gated DeltaNet layers' scratch (deltanet.go),
+	// allocated at the first pass.
+	deltaNet *deltaNetScratch
 }
 
 // newRecurrentState allocates the state of c's recurrent layers.
@@ -177,6 +187,8 @@ func (s *Session) mixBlock(spec *LayerSpec, l int, xn, out []float32, n, pos int
 	switch spec.Kind {
 	case LayerShortConv:
 		s.shortConvBlock(l, xn, out, n)
+	case LayerDeltaNet:
+		s.deltaNetBlock(l, xn, out, n)
 	default:
 		// Unreachable: validateLayers refuses a model with a layer of a
 		// kind not computed here (LayerKind.computed).

@@ -34,11 +34,7 @@ func (s *Session) shortConvScratch() *shortConvScratch {
 	}
 	for l := range c.Layers {
 		if m := w.Layers[l].ShortConv; m != nil {
-			kern := make([]float32, m.Rows*m.Cols)
-			for r := range m.Rows {
-				m.Row(row(kern, r, m.Cols), r)
-			}
-			sc.kernel[l] = kern
+			sc.kernel[l] = floatRows(m)
 		}
 	}
 	s.rec.shortConv = sc

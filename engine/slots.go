@@ -27,6 +27,12 @@ const (
 	slotShortConv    // a short-convolution layer's kernel
 	slotShortConvIn  // its in_proj: b, c and x
 	slotShortConvOut // its out_proj
+	slotSSMQKV       // a Gated DeltaNet layer's q, k and v projection
+	slotSSMGate      // its output gate's projection
+	slotSSMConv      // its convolution
+	slotSSMBeta      // its β projection
+	slotSSMAlpha     // its α projection
+	slotSSMOut       // its output projection
 
 	// The model's vectors.
 	slotOutputNorm
@@ -55,6 +61,9 @@ const (
 	slotLayerOutNorm
 	slotLayerOutNormBias
 	slotAttnSinks
+	slotSSMDtBias // a Gated DeltaNet layer's dt bias
+	slotSSMA      // its A = −exp(A_log)
+	slotSSMNorm   // its output's RMSNorm weight
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -102,6 +111,18 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.ShortConvIn
 	case slotShortConvOut:
 		return &lw.ShortConvOut
+	case slotSSMQKV:
+		return &lw.SSMQKV
+	case slotSSMGate:
+		return &lw.SSMGate
+	case slotSSMConv:
+		return &lw.SSMConv
+	case slotSSMBeta:
+		return &lw.SSMBeta
+	case slotSSMAlpha:
+		return &lw.SSMAlpha
+	case slotSSMOut:
+		return &lw.SSMOut
 	}
 	return nil
 }
@@ -163,6 +184,12 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.LayerOutNormBias
 	case slotAttnSinks:
 		return &lw.Sinks
+	case slotSSMDtBias:
+		return &lw.SSMDtBias
+	case slotSSMA:
+		return &lw.SSMA
+	case slotSSMNorm:
+		return &lw.SSMNorm
 	}
 	return nil
 }

@@ -92,6 +92,21 @@ type layerWeights struct {
 	ShortConv    *tensor.Matrix // (dim, kernel)
 	ShortConvIn  *tensor.Matrix // (3·dim, dim)
 	ShortConvOut *tensor.Matrix // (dim, dim)
+	// A Gated DeltaNet layer's (deltanet.go), in place of q, k, v and
+	// Wo: the projections to q, k and v (before the convolution), to the
+	// output gate z, to β and α (one per value head); the convolution
+	// (each channel's weights, oldest position first); the dt bias and A
+	// (one per value head); the output's RMSNorm weight (every head's);
+	// the output projection.
+	SSMQKV    *tensor.Matrix // (2·keyDim + valueDim, dim)
+	SSMGate   *tensor.Matrix // (valueDim, dim)
+	SSMConv   *tensor.Matrix // (2·keyDim + valueDim, kernel)
+	SSMBeta   *tensor.Matrix // (vHeads, dim)
+	SSMAlpha  *tensor.Matrix // (vHeads, dim)
+	SSMOut    *tensor.Matrix // (dim, valueDim)
+	SSMDtBias []float32      // (vHeads)
+	SSMA      []float32      // (vHeads)
+	SSMNorm   []float32      // (head)
 
 	// The encoders' (arch_bert.go): the biases of the attention output
 	// and of the feed-forward's products, and the LayerNorms (weight and

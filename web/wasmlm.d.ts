@@ -293,6 +293,8 @@ export interface LayerSpec {
     scaleQueries?: boolean;
     /** The scores' soft-cap (Gemma 2). */
     softcap?: number;
+    /** The query projection also gives each head's output gate, and the heads' output is multiplied by σ(gate) (Qwen3.5). */
+    gated?: boolean;
   };
   /** The feed-forward: SwiGLU, GeGLU (Gemma), or GELU without a gate (BERT). */
   ffn: 'swiglu' | 'geglu' | 'gelu';

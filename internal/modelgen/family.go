@@ -71,6 +71,9 @@ type Family struct {
 	// third, 2, 5, 8, …). See lfm2.go.
 	ShortConvKernel int   `json:"short_conv_kernel,omitempty"`
 	AttentionLayers []int `json:"attention_layers,omitempty"`
+	// RopeSections is qwen35's rope.dimension_sections: its interleaved
+	// M-RoPE's pairs per section (qwen35.go; zero: as Qwen3.5's).
+	RopeSections [4]int `json:"rope_sections,omitzero"`
 }
 
 // ropeDims is how many dimensions of a head rotate.
@@ -86,8 +89,10 @@ func (s Spec) validateFamily() error {
 	f := s.Family
 	phi3 := s.Arch == "phi3"
 	switch {
-	case !phi3 && (f.RopeDims != 0 || (f.RopeOriginalContext != 0 && f.RopeYaRNFactor == 0) || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0):
-		return fmt.Errorf("%w: partial rotary and LongRoPE are phi3's (llama.cpp refuses the others' partial rotary), and an original context YaRN's or phi3's", ErrSpec)
+	case !phi3 && s.Arch != "qwen35" && f.RopeDims != 0:
+		return fmt.Errorf("%w: partial rotary is phi3's and qwen35's (llama.cpp refuses the others')", ErrSpec)
+	case !phi3 && ((f.RopeOriginalContext != 0 && f.RopeYaRNFactor == 0) || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0):
+		return fmt.Errorf("%w: LongRoPE is phi3's, and an original context YaRN's or phi3's", ErrSpec)
 	case !(f.RopeYaRNFactor >= 0) || (f.RopeYaRNFactor > 0 && s.RopeLinearScale > 0):
 		return fmt.Errorf("%w: RopeYaRNFactor %v must be positive, and not beside linear scaling", ErrSpec, f.RopeYaRNFactor)
 	case s.Arch != "granite" && (f.EmbeddingScale != 0 || f.AttentionScale != 0 || f.ResidualScale != 0 || f.LogitScale != 0):

@@ -91,6 +91,9 @@ type Spec struct {
 	// Family holds what phi3, granite and the gemmas' files say beyond the
 	// llama family's keys (see family.go); zero for the others.
 	Family
+	// SSM is the shape of a hybrid's recurrent layers (qwen35.go); zero
+	// for the others, and its zero fields the architecture's defaults.
+	SSM SSM `json:"ssm,omitzero"`
 	// Pooling is an embedding model's pooling_type (bert and nomic-bert
 	// only): "mean" (the default), "cls", "last", or "rank" (a bert
 	// reranker, with its classifier head).
@@ -148,6 +151,7 @@ func (s Spec) withDefaults() Spec {
 	if s.Arch == "lfm2" && s.ShortConvKernel == 0 {
 		s.ShortConvKernel = lfm2Kernel
 	}
+	s = s.qwen35Defaults()
 	if s.RopeTheta == 0 {
 		s.RopeTheta = DefaultRopeTheta
 	}
@@ -194,9 +198,12 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert", "lfm2":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert", "lfm2", "qwen35":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert, nomic-bert or lfm2", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert, nomic-bert, lfm2 or qwen35", ErrSpec, s.Arch)
+	}
+	if err := s.validateQwen35(); err != nil {
+		return err
 	}
 	if err := s.validateLFM2(); err != nil {
 		return err
@@ -378,6 +385,9 @@ func (g *generator) metadata() {
 	g.familyMetadata()
 	g.gemmaMetadata()
 	g.lfm2Metadata()
+	if sp.Arch == "qwen35" {
+		g.qwen35Metadata()
+	}
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -395,6 +405,10 @@ func (g *generator) tensors() {
 	}
 	if sp.Arch == "lfm2" {
 		g.lfm2Tensors()
+		return
+	}
+	if sp.Arch == "qwen35" {
+		g.qwen35Tensors()
 		return
 	}
 	q, kv := sp.QDim(), sp.KVDim()

@@ -45,6 +45,8 @@ func parityArchs() []parityArch {
 	gemma3.Layers = 7 // 5 sliding layers, then a full one, then a sliding one
 	hybrid := base    // lfm2: short convolutions at 0, 2 and 3, attention at 1 and 4
 	hybrid.Layers = 5
+	qwen35 := wide
+	qwen35.Layers = 8 // 6 Gated DeltaNet layers, attention at 3 and 7
 	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
 	decoder := func(arch string, sh Shape, f Family) Spec {
 		return Spec{Arch: arch, Shape: sh, Family: f, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
@@ -68,6 +70,7 @@ func parityArchs() []parityArch {
 		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0},
 		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0},
 		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0},
+		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0},
 		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},
 		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
 	}
