@@ -63,6 +63,9 @@ type Info struct {
 	// a session's recurrent state (Config.RecurrentStateBytes).
 	ShortConvKernel     int   `json:"short_conv_kernel,omitempty"`
 	RecurrentStateBytes int64 `json:"recurrent_state_bytes,omitempty"`
+	// SSM is the shape of the recurrent layers the ssm.* keys describe
+	// (qwen35's Gated DeltaNet layers).
+	SSM SSMShape `json:"ssm,omitzero"`
 	// What the model does besides generating: Embed's pooling (mean,
 	// cls, last, rank), and for an encoder (which does not generate) its
 	// token types and its classification head's outputs (a reranker's).
@@ -89,7 +92,7 @@ func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
 	case c.RopeScale != 1 && c.RopeScale != 0:
 		info.RopeScaling, info.RopeScalingFactor = "linear", c.RopeScale
 	}
-	info.ShortConvKernel, info.RecurrentStateBytes = c.ShortConvKernel, c.RecurrentStateBytes()
+	info.ShortConvKernel, info.RecurrentStateBytes, info.SSM = c.ShortConvKernel, c.RecurrentStateBytes(), c.SSM
 	info.LayerSpecs = make([]LayerSpec, c.Layers)
 	for l := range info.LayerSpecs {
 		info.LayerSpecs[l] = c.Layer(l)

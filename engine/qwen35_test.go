@@ -58,6 +58,9 @@ func TestQwen35Layers(t *testing.T) {
 	// 6 DeltaNet layers: 3 positions of 2·64+128 channels, 4 heads of 32×32.
 	assert.Equal(t, int64(6*4*(3*256+4*32*32)), c.RecurrentStateBytes())
 	assert.Equal(t, int64(2*2*128*c.KVDim()*4), c.KVCacheBytes(128, KVF32))
+	info := m.Info()
+	assert.Equal(t, c.SSM, info.SSM)
+	assert.Equal(t, c.RecurrentStateBytes(), info.RecurrentStateBytes)
 }
 
 // TestQwen35BlockMatchesTokens: a prompt evaluated in blocks (of 32, then

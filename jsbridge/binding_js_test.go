@@ -126,16 +126,18 @@ func TestCamelCase(t *testing.T) {
 	}
 }
 
-// TestCamelInfoLayers: the layers' recipes reach JavaScript with their
-// keys in camelCase, nested ones too, and the GGUF metadata's keys as
-// they are.
+// TestCamelInfoLayers: the layers' recipes and the recurrent layers'
+// shape reach JavaScript with their keys in camelCase, nested ones too,
+// and the GGUF metadata's keys as they are.
 func TestCamelInfoLayers(t *testing.T) {
 	out, err := camelInfo(engine.Info{
 		LayerSpecs: []engine.LayerSpec{{QKNorm: engine.QKNormHeads, ResidualScale: 0.5,
 			Attention: engine.AttentionSpec{Window: 16, RopeTheta: 10000, Scale: 0.25, ScaleQueries: true}}},
 		Metadata: map[string]any{"general.file_type": 1},
+		SSM:      engine.SSMShape{ConvKernel: 4, InnerSize: 2048, StateSize: 128, TimeStepRank: 16, GroupCount: 16},
 	})
 	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"convKernel": 4.0, "innerSize": 2048.0, "stateSize": 128.0, "timeStepRank": 16.0, "groupCount": 16.0}, out["ssm"])
 	layer := out["layers"].([]any)[0].(map[string]any)
 	assert.Equal(t, "heads", layer["qkNorm"])
 	assert.Equal(t, 0.5, layer["residualScale"])

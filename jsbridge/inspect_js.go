@@ -223,7 +223,7 @@ func camelInfo(info engine.Info) (map[string]any, error) {
 	}
 	out := make(map[string]any, len(fields)+8)
 	for k, v := range fields {
-		if k == "layers" {
+		if k == "layers" || k == "ssm" {
 			v = camelKeys(v)
 		}
 		out[camelCase(k)] = v
@@ -232,7 +232,7 @@ func camelInfo(info engine.Info) (map[string]any, error) {
 }
 
 // camelKeys is v, a value decoded from JSON, with the keys of every object
-// in it in camelCase: the layers' recipes.
+// in it in camelCase: the layers' recipes, the recurrent layers' shape.
 func camelKeys(v any) any {
 	switch v := v.(type) {
 	case map[string]any:

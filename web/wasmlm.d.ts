@@ -212,6 +212,8 @@ export interface ModelInfo {
   /** A hybrid model's recurrent layers: the positions its short convolutions span (LFM2: 3), and the bytes of a session's recurrent state (float32, beside the KV cache). */
   shortConvKernel?: number;
   recurrentStateBytes?: number;
+  /** The recurrent layers' shape, as the ssm.* keys say (Qwen3.5's Gated DeltaNet: a convolution over convKernel positions, groupCount query and key heads and timeStepRank value heads of stateSize, innerSize = timeStepRank·stateSize). */
+  ssm?: { convKernel: number; innerSize: number; stateSize: number; timeStepRank: number; groupCount: number };
   /** Why the model cannot be split across workers (OLMo 2 normalises every head of q and k at once); absent when it can. */
   splitError?: string;
   /** The chat template family used by chat.completions ("plain": contents joined by "\n"); null if unrecognised. */
