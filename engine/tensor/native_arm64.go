@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Natively on arm64 the matrix–vector products of Q8_0, Q4_0, Q5_0, Q4_K and Q6_K (and
+// Natively on arm64 the matrix–vector products of Q8_0, Q4_0, Q5_0, Q4_K, Q6_K and MXFP4 (and
 // of F32, F16 and BF16 rows, see native_floats.go) run on NEON kernels,
 // with the dot-product extension where the CPU has it (native_arm64.s,
 // written by internal/asmgen), reading the interleaved layout of the amd64
@@ -33,7 +33,7 @@ const slowForm = "neon"
 // hasRows8 reports whether dotRows8 has a kernel for t.
 func hasRows8(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F32, F16, BF16:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4, F32, F16, BF16:
 		return nativeSIMD
 	}
 	return false
@@ -43,7 +43,7 @@ func hasRows8(t Type) bool {
 // interleaved layout of eight rows (packRows8) for the native kernels.
 func interleaves(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K:
+	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4:
 		return nativeSIMD
 	}
 	return false
@@ -84,6 +84,10 @@ func dotRows8(out []float32, m *Matrix, r int, a *activation) bool {
 		dotQ5_0r8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q5_0:
 		dotQ5_0r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == MXFP4 && nativeFast:
+		dotMXFP4r8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], nb)
+	case m.Type == MXFP4:
+		dotMXFP4r8NEON(&out[0], w, x, &a.d[0], &a.sum[0], nb)
 	case m.Type == Q4_K && nativeFast:
 		dotQ4Kr8SDOT(&out[0], w, x, &a.d[0], &a.sum[0], m.Cols/qkK)
 	case m.Type == Q4_K:
@@ -131,6 +135,16 @@ func dotQ6Kr8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int16, nb int
 
 //go:noescape
 func dotQ6Kr8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int16, nb int)
+
+// dotMXFP4r8SDOT sets out[0:8] to dotMXFP4 of eight MXFP4 rows
+// interleaved at w with the activation's nb blocks of quants x and scales
+// xd (NEON, SDOT; xs unused); dotMXFP4r8NEON is it without SDOT.
+//
+//go:noescape
+func dotMXFP4r8SDOT(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
+
+//go:noescape
+func dotMXFP4r8NEON(out *float32, w *byte, x *int8, xd *float32, xs *int32, nb int)
 
 // dotF32Rows8 sets out[t] to the four-lane dot product (DotF32's order) of
 // x with the n values at rows[t·stride:] for t < count, count a multiple

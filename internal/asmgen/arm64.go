@@ -192,6 +192,7 @@ func arm64Quantized(a *arm64Asm, form string) {
 		})
 	arm64Q4K(a, "dotQ4Kr8"+form)
 	arm64Q6K(a, "dotQ6Kr8"+form)
+	arm64MXFP4(a, "dotMXFP4r8"+form)
 }
 
 // arm64Q6K writes a Q6_K kernel (see interleavedQ6K): per super-block of
