@@ -83,6 +83,10 @@ type family struct {
 	formatWith func(b *strings.Builder, msgs []Message, addAssistant bool, opts Options)
 	// thinking: Options.DisableThinking changes what formatWith writes.
 	thinking bool
+	// toolMessages, when set, rewrites a conversation with tools for the
+	// family's tool format in place of that format's rewrite (Granite
+	// 4.0's Hermes calls under its own system text).
+	toolMessages func(msgs []Message, tools []Tool) []Message
 }
 
 // Options are the inputs of a template beyond the messages: the Jinja

@@ -52,9 +52,10 @@ var families = map[string]*family{
 	"qwen35": {name: "qwen35", formatWith: formatQwen35, thinking: true, stop: []string{"<|im_end|>"}},
 	"gpt-oss": {name: "gpt-oss", formatWith: formatHarmony, stop: []string{"<|return|>", "<|call|>"},
 		extraRoles: []string{"developer"}},
-	"gemma4":      {name: "gemma4", formatWith: formatGemma4, thinking: true, stop: []string{"<turn|>"}, extraRoles: []string{"developer"}},
-	"lfm2":        {name: "lfm2", format: formatLFM2, stop: []string{"<|im_end|>"}},
-	"granite-4.0": {name: "granite-4.0", format: formatGranite4, stop: []string{"<|end_of_text|>"}},
+	"gemma4": {name: "gemma4", formatWith: formatGemma4, thinking: true, stop: []string{"<turn|>"}, extraRoles: []string{"developer"}},
+	"lfm2":   {name: "lfm2", format: formatLFM2, stop: []string{"<|im_end|>"}},
+	"granite-4.0": {name: "granite-4.0", format: formatGranite4, stop: []string{"<|end_of_text|>"},
+		toolMessages: granite4Messages},
 }
 
 const (

@@ -11,7 +11,8 @@ import (
 // render for them: Qwen3.5 (qwen35, qwen35moe), gpt-oss's harmony format,
 // Gemma 4, LFM2.5 and Granite 4.0. testdata/families_reference.json holds
 // the templates' own renderings that the tests compare with. Tools take the
-// generic format with all of them (see ToolFormatGeneric).
+// generic format (see ToolFormatGeneric) with all of them but Granite 4.0,
+// whose calls are Hermes's (granite4Messages).
 
 // isQwen35 recognises Qwen3.5's template: Qwen3's (isQwen3) whose
 // generation prompt leaves a think block open when thinking is on.
@@ -250,6 +251,44 @@ func formatLFM2(b *strings.Builder, msgs []Message, addAssistant bool) {
 // granite4DefaultSystem is the system message Granite 4.0's template writes
 // when the conversation has none.
 const granite4DefaultSystem = "You are a helpful assistant. Please ensure responses are professional, accurate, and safe."
+
+// Granite 4.0's tool system text, around the tools (one JSON line each).
+const (
+	granite4ToolsHead = "You are a helpful assistant with access to the following tools. You may call one or more tools to assist with the user query.\n\n" +
+		"You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+	granite4ToolsTail = "\n</tools>\n\nFor each tool call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n" +
+		"<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>. " +
+		"If a tool does not exist in the provided list of tools, notify the user that you do not have the ability to fulfill the request."
+)
+
+// granite4Messages rewrites a conversation with tools as Granite 4.0's
+// template prints it: the tools after the system message (in its place
+// when there is none: no default message then), calls as Hermes writes
+// them, and a run of tool results as one user turn of
+// "\n<tool_response>\n...\n</tool_response>" blocks.
+func granite4Messages(msgs []Message, tools []Tool) []Message {
+	out := make([]Message, 0, len(msgs)+1)
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch {
+		case m.Role == "tool":
+			var b strings.Builder
+			for ; i < len(msgs) && msgs[i].Role == "tool"; i++ {
+				b.WriteString("\n<tool_response>\n" + msgs[i].Content + "\n</tool_response>")
+			}
+			i--
+			out = append(out, Message{Role: "user", Content: b.String()})
+		case len(m.ToolCalls) > 0:
+			out = append(out, Message{Role: m.Role, Content: hermesCalls(m)})
+		default:
+			out = append(out, m)
+		}
+	}
+	if len(tools) == 0 {
+		return out
+	}
+	return withSystem(out, hermesToolList(granite4ToolsHead, tools, granite4ToolsTail))
+}
 
 // formatGranite4 is Granite 4.0's format: Granite's role blocks, with the
 // template's default system message when the conversation starts without

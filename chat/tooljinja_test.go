@@ -97,6 +97,8 @@ var toolTemplates = map[string]struct {
 	"llama3.1": {"llama3", ToolFormatLlama3},
 	"llama3.2": {"llama3", ToolFormatLlama3},
 	"nemo":     {"mistral-v3-tekken", ToolFormatMistral},
+	// Granite 4.0: Hermes calls under its own system text.
+	"granite4.0": {"granite-4.0", ToolFormatHermes},
 }
 
 // TestToolJinjaReference: with tools, tool calls and tool results, the

@@ -26,7 +26,11 @@ func (t Template) applyTools(msgs []Message, addAssistant bool, opts Options) (s
 	case ToolFormatGeneric:
 		t.f.render(&b, genericMessages(msgs, tools), addAssistant, opts)
 	case ToolFormatHermes:
-		t.f.render(&b, hermesMessages(msgs, tools), addAssistant, opts)
+		rewrite := hermesMessages
+		if t.f.toolMessages != nil {
+			rewrite = t.f.toolMessages
+		}
+		t.f.render(&b, rewrite(msgs, tools), addAssistant, opts)
 	case ToolFormatLlama3:
 		formatLlama3Tools(&b, msgs, tools, addAssistant, opts.Date)
 	case ToolFormatMistral:
@@ -146,21 +150,7 @@ func hermesMessages(msgs []Message, tools []Tool) []Message {
 			i--
 			out = append(out, Message{Role: "user", Content: b.String()})
 		case len(m.ToolCalls) > 0:
-			var b strings.Builder
-			b.WriteString(m.Content)
-			for j, c := range m.ToolCalls {
-				if j > 0 || m.Content != "" {
-					b.WriteByte('\n')
-				}
-				b.WriteString("<tool_call>\n{\"name\": \"" + c.Name + "\", \"arguments\": ")
-				if args, ok := c.arguments(); ok {
-					b.WriteString(args.format(pyJSON))
-				} else {
-					b.WriteString(c.Arguments) // Qwen3 prints string arguments as they are
-				}
-				b.WriteString("}\n</tool_call>")
-			}
-			out = append(out, Message{Role: m.Role, Content: b.String()})
+			out = append(out, Message{Role: m.Role, Content: hermesCalls(m)})
 		default:
 			out = append(out, m)
 		}
@@ -168,11 +158,36 @@ func hermesMessages(msgs []Message, tools []Tool) []Message {
 	if len(tools) == 0 {
 		return out
 	}
+	return withSystem(out, hermesToolList(hermesToolsHead, tools, hermesToolsTail))
+}
+
+// hermesToolList is head, the tools one JSON line each, and tail.
+func hermesToolList(head string, tools []Tool, tail string) string {
 	var b strings.Builder
-	b.WriteString(hermesToolsHead)
+	b.WriteString(head)
 	for _, tool := range tools {
 		b.WriteString("\n" + tool.openAITool().format(pyJSON))
 	}
-	b.WriteString(hermesToolsTail)
-	return withSystem(out, b.String())
+	b.WriteString(tail)
+	return b.String()
+}
+
+// hermesCalls is an assistant message's content and its calls, each as
+// "<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>" on a new line.
+func hermesCalls(m Message) string {
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for j, c := range m.ToolCalls {
+		if j > 0 || m.Content != "" {
+			b.WriteByte('\n')
+		}
+		b.WriteString("<tool_call>\n{\"name\": \"" + c.Name + "\", \"arguments\": ")
+		if args, ok := c.arguments(); ok {
+			b.WriteString(args.format(pyJSON))
+		} else {
+			b.WriteString(c.Arguments) // Qwen3 prints string arguments as they are
+		}
+		b.WriteString("}\n</tool_call>")
+	}
+	return b.String()
 }

@@ -116,6 +116,7 @@ var familyToolFormats = map[string]ToolFormat{
 	"llama3":            ToolFormatLlama3,
 	"chatml":            ToolFormatHermes,
 	"qwen3":             ToolFormatHermes,
+	"granite-4.0":       ToolFormatHermes,
 	"mistral-v3":        ToolFormatMistral,
 	"mistral-v3-tekken": ToolFormatMistral,
 	"mistral-v7":        ToolFormatMistral,

@@ -44,6 +44,7 @@ const templates = {
   "llama3.1": { ...fileTemplate("meta-llama-Llama-3.1-8B-Instruct.jinja"), ...llama },
   "llama3.2": { ...fileTemplate("meta-llama-Llama-3.2-3B-Instruct.jinja"), ...llama },
   nemo: { ...fileTemplate("mistralai-Mistral-Nemo-Instruct-2407.jinja"), bos_token: "<s>", eos_token: "</s>" },
+  "granite4.0": { ...fileTemplate("ibm-granite-granite-4.0.jinja"), bos_token: "", eos_token: "<|end_of_text|>" },
 };
 
 const tools = [
@@ -80,8 +81,8 @@ const user = { role: "user", content: "What is the weather in Paris?" };
 
 // name → [messages, with tools, add_generation_prompt values, templates]
 const all = Object.keys(templates);
-const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo"];
-const noLlama = ["qwen3", "qwen2.5", "nemo"];
+const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0"];
+const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0"];
 const conversations = {
   "tools, one user message": [[user], true, all.filter((t) => t !== "qwen2.5")],
   "tools and a system message": [[system, user], true, all],
