@@ -70,6 +70,23 @@ func LFM2_1_2BFamily() Family {
 	return Family{AttentionLayers: []int{2, 5, 8, 10, 12, 14}}
 }
 
+// Qwen35_0_8B is the shape of Qwen3.5-0.8B (architecture qwen35;
+// Qwen35_0_8BSSM is its Gated DeltaNet layers'): 24 layers over a
+// 1024-wide stream, every 4th gated attention of 8 heads of 256 (2 kv
+// heads, a quarter of each head rotated), the others Gated DeltaNet
+// layers of 16 heads of 128, a feed-forward of 3584 and a 248320-token
+// vocabulary, the output tied to the embedding, as in the real model.
+func Qwen35_0_8B() Shape {
+	return Shape{Dim: 1024, HiddenDim: 3584, Layers: 24, Heads: 8, KVHeads: 2, HeadDim: 256, VocabSize: 248320, ContextLength: 262144}
+}
+
+// Qwen35_0_8BSSM is Qwen3.5-0.8B's Gated DeltaNet layers: a convolution
+// over 4 positions, 16 query/key heads and 16 value heads of 128, full
+// attention every 4th layer.
+func Qwen35_0_8BSSM() SSM {
+	return SSM{ConvKernel: 4, StateSize: 128, GroupCount: 16, TimeStepRank: 16, InnerSize: 2048, FullAttentionInterval: 4}
+}
+
 // BigVocab is stories15M's body with Qwen's 151936-token vocabulary (the
 // output tied to the embedding): a small model whose every token samples,
 // and grammar-masks, as many ids as Qwen's, for the grammar benchmark.
@@ -103,8 +120,8 @@ func ShapeNames() []string { return []string{"stories15M", "stories110M"} }
 // ShapeByName returns a named shape: "stories15M", "stories110M", or
 // "tinyllama" (TinyLlama-1.1B's, 0.6–4.4 GB depending on the type: not among
 // ShapeNames, which the default benchmark generates), "llama3b", "llama8b",
-// "qwen3-0.6b", "gemma3-1b" and "lfm2-1.2b" (of architecture ArchOf:
-// qwen3, gemma3, lfm2), "bigvocab" (BigVocab), the embedding models "minilm-l6", "bge-base"
+// "qwen3-0.6b", "gemma3-1b", "lfm2-1.2b" and "qwen35-0.8b" (of
+// architecture ArchOf: qwen3, gemma3, lfm2, qwen35), "bigvocab" (BigVocab), the embedding models "minilm-l6", "bge-base"
 // (bert) and "nomic-embed-v1.5" (nomic-bert), and the reranker
 // "minilm-l6-rerank" (MiniLM-L6's body with a classification head, as
 // ms-marco-MiniLM-L-6-v2: bert, Pooling rank).
@@ -126,6 +143,8 @@ func ShapeByName(name string) (Shape, error) {
 		return Gemma3_1B(), nil
 	case "lfm2-1.2b":
 		return LFM2_1_2B(), nil
+	case "qwen35-0.8b":
+		return Qwen35_0_8B(), nil
 	case "bigvocab":
 		return BigVocab(), nil
 	case "minilm-l6", "minilm-l6-rerank":
@@ -135,12 +154,12 @@ func ShapeByName(name string) (Shape, error) {
 	case "nomic-embed-v1.5":
 		return NomicEmbedV15(), nil
 	}
-	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank, lfm2-1.2b, parity)",
+	return Shape{}, fmt.Errorf("%w: no shape named %q (known: %s, tinyllama, llama3b, llama8b, qwen3-0.6b, gemma3-1b, bigvocab, minilm-l6, bge-base, nomic-embed-v1.5, minilm-l6-rerank, lfm2-1.2b, qwen35-0.8b, parity)",
 		ErrSpec, name, strings.Join(ShapeNames(), ", "))
 }
 
 // ArchOf is the architecture of a named shape: qwen3 for "qwen3-0.6b",
-// gemma3 for "gemma3-1b", lfm2 for "lfm2-1.2b", bert for "minilm-l6", "bge-base" and
+// gemma3 for "gemma3-1b", lfm2 for "lfm2-1.2b", qwen35 for "qwen35-0.8b", bert for "minilm-l6", "bge-base" and
 // "minilm-l6-rerank",
 // nomic-bert for "nomic-embed-v1.5", llama for the others.
 func ArchOf(shape string) string {
@@ -151,6 +170,8 @@ func ArchOf(shape string) string {
 		return "gemma3"
 	case "lfm2-1.2b":
 		return "lfm2"
+	case "qwen35-0.8b":
+		return "qwen35"
 	case "minilm-l6", "bge-base", "minilm-l6-rerank":
 		return "bert"
 	case "nomic-embed-v1.5":
@@ -168,7 +189,7 @@ func BenchTypes() []tensor.Type {
 // less F32 for TinyLlama (4.4 GB: more than 32-bit WebAssembly can hold, and
 // no one runs a 1.1B model unquantized in a page); Q4_0 only for the 3B and
 // 8B shapes (the memory benchmark's); Q8_0 and Q4_K for Qwen3-0.6B,
-// Gemma-3-1B and LFM2-1.2B (Gemma's 1152-wide rows are not whole K-quant blocks, so its
+// Gemma-3-1B, LFM2-1.2B and Qwen3.5-0.8B (Gemma's 1152-wide rows are not whole K-quant blocks, so its
 // Q4_K holds them in Q5_0, as llama-quantize's), and Q4_0 for Qwen3-0.6B
 // too (the WebGPU benchmark's, beside TinyLlama's);
 // Q4_0 for bigvocab (the grammar benchmark's, beside stories15M and
@@ -180,7 +201,7 @@ func benchTypesOf(shape string) []tensor.Type {
 		return []tensor.Type{tensor.F32, tensor.F16, tensor.Q8_0}
 	case "qwen3-0.6b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K}
-	case "gemma3-1b", "lfm2-1.2b":
+	case "gemma3-1b", "lfm2-1.2b", "qwen35-0.8b":
 		return []tensor.Type{tensor.Q8_0, tensor.Q4_K}
 	case "tinyllama":
 		return BenchTypes()[1:]
@@ -223,13 +244,16 @@ func BenchModels(shapes ...string) ([]Model, error) {
 		}
 		for _, t := range benchTypesOf(name) {
 			m := Model{Name: name + "-" + t.String(), Shape: name}
-			separate := name != "stories15M" && name != "stories110M" && name != "qwen3-0.6b" && name != "gemma3-1b" && name != "lfm2-1.2b" && name != "bigvocab"
+			separate := name != "stories15M" && name != "stories110M" && name != "qwen3-0.6b" && name != "gemma3-1b" && name != "lfm2-1.2b" && name != "qwen35-0.8b" && name != "bigvocab"
 			m.Spec = Spec{Name: m.Name, Shape: sh, Type: t, SeparateOutput: separate, MuteSpecial: true, Seed: benchSeed}
 			if arch := ArchOf(name); arch != DefaultArch {
 				m.Spec.Arch = arch
 			}
-			if name == "lfm2-1.2b" {
+			switch name {
+			case "lfm2-1.2b":
 				m.Spec.Family = LFM2_1_2BFamily()
+			case "qwen35-0.8b":
+				m.Spec.SSM, m.Spec.RopeTheta = Qwen35_0_8BSSM(), 1e7
 			}
 			if isBert(m.Spec.Arch) {
 				m.Spec.SeparateOutput, m.Spec.MuteSpecial = false, false

@@ -93,7 +93,7 @@ const memoryTokens = 32
 // and the 3B shape in Q4_0 on native, chromium-simd with the page's
 // default options — the model cache on — and wllama, the short prompt and
 // 32 generated tokens, bench/results-memory.json), or archs (the shapes of
-// other families: Qwen3-0.6B, Gemma-3-1B and LFM2-1.2B in Q8_0 and Q4_K on native,
+// other families: Qwen3-0.6B, Gemma-3-1B, LFM2-1.2B and Qwen3.5-0.8B in Q8_0 and Q4_K on native,
 // chromium-simd and the peers, bench/results-archs.json), or native
 // (native speed against llama.cpp: stories15M, stories110M and TinyLlama
 // in F32 (the stories shapes), Q8_0, Q4_0 and Q4_K natively with 1 and 2
@@ -124,7 +124,7 @@ func modeOf(name string) (mode, error) {
 		return mode{shapes: []string{"stories15M", "stories110M", "tinyllama"}, types: []string{"F32", "Q8_0", "Q4_0", "Q4_K"},
 			hosts: []string{"native", "native-2t", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-native.json"}, nil
 	case "archs":
-		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b", "lfm2-1.2b"}, types: []string{"Q8_0", "Q4_K"},
+		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b", "lfm2-1.2b", "qwen35-0.8b"}, types: []string{"Q8_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-archs.json"}, nil
 	case "grammar":
 		return mode{shapes: []string{"stories15M", "tinyllama", "bigvocab"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd"},
@@ -177,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B, Gemma-3-1B and LFM2-1.2B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2) or webgpu (Qwen3-0.6B and TinyLlama shapes, Q8_0 and Q4_0, in Chromium with WebGPU: device 'webgpu' beside device 'cpu', the adapter, dispatches and bytes of weights per token, kernel times; an 8-token prompt and 2 tokens on a fallback adapter)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B, Gemma-3-1B, LFM2-1.2B and Qwen3.5-0.8B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2) or webgpu (Qwen3-0.6B and TinyLlama shapes, Q8_0 and Q4_0, in Chromium with WebGPU: device 'webgpu' beside device 'cpu', the adapter, dispatches and bytes of weights per token, kernel times; an 8-token prompt and 2 tokens on a fallback adapter)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")

@@ -189,7 +189,7 @@ func shortPrompt(rep Report) []Result {
 
 // shapeOrder sorts shapes smallest first; unknown ones last.
 func shapeOrder(shape string) int {
-	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "qwen3-0.6b", "tinyllama", "gemma3-1b", "lfm2-1.2b", "llama3b", "llama8b", "bigvocab"}, shape); i >= 0 {
+	if i := slices.Index([]string{"stories260K", "stories15M", "stories110M", "qwen3-0.6b", "tinyllama", "gemma3-1b", "lfm2-1.2b", "qwen35-0.8b", "llama3b", "llama8b", "bigvocab"}, shape); i >= 0 {
 		return i
 	}
 	return 99
