@@ -70,6 +70,7 @@ var architectures = map[string]*architecture{
 	"granite": granite,
 	"gemma2":  gemma2,
 	"gemma3":  gemma3,
+	"gemma4":  gemma4, // arch_gemma4.go
 	// The hybrids, recurrent layers beside attention (recurrent.go):
 	// arch_lfm2.go, arch_qwen35.go.
 	"lfm2":   lfm2,
@@ -183,6 +184,11 @@ type tensorSpec struct {
 	// their mixer's tensors); nil: every layer. A layer of another kind
 	// must not have it.
 	kinds []LayerKind
+
+	// needed, when set, says in which layers of a model of config c the
+	// tensor is required; it is optional in the others (gemma4's keys of
+	// a layer that shares another's cache, its per-layer embeddings).
+	needed func(c Config, l int) bool
 }
 
 // inLayer reports whether a layer of the given kind has the tensor.
@@ -227,6 +233,9 @@ const (
 	dimSSMHeads                  // SSM.TimeStepRank: its value heads
 	dimSSMState                  // SSM.StateSize: a head's width
 	dimSSMKernel                 // SSM.ConvKernel: its convolution's positions
+	dimPerLayer                  // PerLayerDim: one layer's slice of the per-layer embeddings
+	dimPerLayers                 // PerLayerDim · Layers: every layer's
+	dimScalar                    // 1: a layer's output scale
 )
 
 // size is d's value under c.
@@ -270,6 +279,12 @@ func (c Config) size(d dimension) int {
 		return c.SSM.StateSize
 	case dimSSMKernel:
 		return c.SSM.ConvKernel
+	case dimPerLayer:
+		return c.PerLayerDim
+	case dimPerLayers:
+		return c.PerLayerDim * c.Layers
+	case dimScalar:
+		return 1
 	}
 	return 0
 }

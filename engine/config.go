@@ -88,6 +88,10 @@ type Config struct {
 	// short-convolution layer (LayerShortConv) spans, its own included
 	// (LFM2's shortconv.l_cache); 0 for a model without such layers.
 	ShortConvKernel int
+	// PerLayerDim is the width of each layer's slice of the per-layer
+	// embeddings (gemma4's embedding_length_per_layer_input; per_layer.go),
+	// 0 for none.
+	PerLayerDim int
 
 	// exactGELU evaluates GELU for each value in float32 rather than as
 	// llama.cpp does, through an F16 table (gelu.go): for the float64

@@ -203,6 +203,9 @@ func (m *Model) DeviceSupports() error {
 		if spec.Attention.Gated {
 			return fmt.Errorf("%w: layer %d's gated attention runs on the CPU only", ErrUnsupported, l)
 		}
+		if why := m.config.deviceRefusal(l); why != "" {
+			return fmt.Errorf("%w: layer %d runs on the CPU only: %s", ErrUnsupported, l, why)
+		}
 	}
 	return nil
 }

@@ -43,11 +43,14 @@ type activations struct {
 	// qGate holds gated attention's output gates (AttentionSpec.Gated:
 	// qwen35); empty for a model without gated layers.
 	qGate []float32 // (tokens, heads·headDim)
+
+	// The per-layer embeddings' (gemma4: per_layer.go); empty without.
+	perLayer
 }
 
 // newActivations sizes each vector for n tokens by the widest layer's
 // matrix (a hybrid's recurrent layers have no q, k or v: a missing matrix
-// counts 0); every attention layer has the same shapes.
+// counts 0; gemma4's layers differ in their widths).
 func newActivations(c Config, w *modelWeights, n int) activations {
 	q, kv := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.Wq }), w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.Wk })
 	gate, up := w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WGate }), w.maxRows(func(l *layerWeights) *tensor.Matrix { return l.WUp })
@@ -57,11 +60,20 @@ func newActivations(c Config, w *modelWeights, n int) activations {
 		q: make([]float32, n*q), k: make([]float32, n*kv), v: make([]float32, n*kv),
 		attn: make([]float32, n*q), proj: make([]float32, n*c.Dim),
 		gate: make([]float32, n*gate), up: make([]float32, n*up), down: make([]float32, n*down),
+		perLayer: newPerLayerActivations(c, n),
 	}
 	if c.gatedAttention() {
 		a.qGate = make([]float32, n*q/2)
 	}
 	return a
+}
+
+// rowsOf is m's rows, 0 for a layer without the matrix.
+func rowsOf(m *tensor.Matrix) int {
+	if m == nil {
+		return 0
+	}
+	return m.Rows
 }
 
 // maxRows is the most rows the matrix m picks has in any layer, 0 where no
@@ -102,7 +114,7 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 		activations: newActivations(c, w, 1),
 		attnScratch: attnScratch{scores: make([]float32, context)},
 		logits:      make([]float32, w.Output.Rows),
-		ws:          tensor.NewWorkspace(max(c.Dim, c.HiddenDim, c.QDim())),
+		ws:          tensor.NewWorkspace(max(c.Dim, c.maxLayerSize(dimHidden), c.maxLayerSize(dimQ), c.PerLayerDim)),
 	}
 }
 
@@ -140,10 +152,8 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		}
 		a = s.block
 	}
-	dim, qDim, kvDim, hidden := c.Dim, len(st.q), len(st.k), len(st.gate)
-	x, xn := a.x[:n*dim], a.xn[:n*dim]
-	q, k, v, attn := a.q[:n*qDim], a.k[:n*kvDim], a.v[:n*kvDim], a.attn[:n*qDim]
-	proj, gate, up, down := a.proj[:n*dim], a.gate[:n*hidden], a.up[:n*hidden], a.down[:n*len(st.down)]
+	dim := c.Dim
+	x, xn, proj := a.x[:n*dim], a.xn[:n*dim], a.proj[:n*dim]
 	if err := s.beginRecurrent(pos, n); err != nil {
 		return err
 	}
@@ -157,8 +167,18 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	}
 	c.scaleEmbedding(x)
 	guard.check(x, n, guardEmbedding, 0)
+	s.perLayerInputs(a, tokens, x)
 	for l := range w.Layers {
 		lw, spec := &w.Layers[l], c.Layer(l)
+		// The layer's widths, as its weights hold them (a part of a split
+		// model's, its rows): a recurrent layer has no queries, keys or
+		// values, a layer sharing another's cache no keys or values.
+		qDim, kvDim, hidden := rowsOf(lw.Wq), rowsOf(lw.Wk), rowsOf(lw.WGate)
+		if spec.Attention.SharedKV {
+			kvDim = 0
+		}
+		q, k, v, attn := a.q[:n*qDim], a.k[:n*kvDim], a.v[:n*kvDim], a.attn[:n*qDim]
+		gate, up, down := a.gate[:n*hidden], a.up[:n*hidden], a.down[:n*rowsOf(lw.WDown)]
 
 		// Attention: normalise (as the layer's norms say), project to q,
 		// k, v, finish them (biases, q/k norms, rotations, the queries'
@@ -182,7 +202,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 				s.products(xn, n, tensor.Product{Out: qg, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
 				splitQueryGate(qg, a.qGate[:n*qDim], n, c.HeadDim())
 			} else {
-				s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+				s.projectQKV(&spec, lw, xn, n, q, k, v)
 			}
 			for i := range n {
 				s.adjustQKV(&spec, l, row(q, i, qDim), row(k, i, kvDim), row(v, i, kvDim), pos+i)
@@ -219,6 +239,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			joined = xn[:copy(xn, joined)]
 		}
 		c.addSublayer(&spec, x, joined, lw.FFNPostNorm)
+		s.perLayerStep(&spec, l, a, x, proj, n)
 	}
 	if s.hidden != nil {
 		for i := range n {

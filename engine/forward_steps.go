@@ -22,26 +22,51 @@ func (s *Session) products(x []float32, n int, ps ...tensor.Product) {
 // adjustQKV finishes one position's q, k and v from their products in
 // layer l, in place, as its recipe says: adds the biases (where the layer
 // has them: qwen2), normalises q and k (each head: qwen3, gemma3; all of q
-// and all of k at once: olmo2), rotates them by position pos (unless the
+// and all of k at once: olmo2) and v (each head, without weights: gemma4),
+// rotates them by position pos (unless the
 // layer has no positional embedding: smollm3's every 4th) by the layer's
 // rotations, and scales q (gemma).
 func (s *Session) adjustQKV(spec *LayerSpec, l int, q, k, v []float32, pos int) {
 	c, lw := &s.model.config, &s.model.weights.Layers[l]
+	headDim := c.layerHeadDim(l)
 	if lw.Bq != nil {
 		addInto(q, lw.Bq)
 		addInto(k, lw.Bk)
 		addInto(v, lw.Bv)
 	}
+	shared := spec.Attention.SharedKV // no k or v: the layer reads another's cache
 	if spec.QKNorm != QKNormNone {
 		headsRMSNorm(q, lw.QNorm, c.NormEps)
-		headsRMSNorm(k, lw.KNorm, c.NormEps)
+		if !shared {
+			headsRMSNorm(k, lw.KNorm, c.NormEps)
+		}
+	}
+	if spec.Attention.ValueNorm && !shared {
+		headsUnitRMSNorm(v, headDim, c.NormEps)
 	}
 	if !spec.Attention.NoPE {
 		rope := s.layerRopes[l]
-		rope.rotate(q, pos, c.HeadDim(), c.RopeStyle)
-		rope.rotate(k, pos, c.HeadDim(), c.RopeStyle)
+		rope.rotate(q, pos, headDim, c.RopeStyle)
+		rope.rotate(k, pos, headDim, c.RopeStyle)
 	}
 	scaleQueries(&spec.Attention, q)
+}
+
+// projectQKV computes the queries, keys and values of the n rows of xn in
+// layer lw: only the queries in a layer that shares another's cache, and
+// the keys as values where the layer has no value projection (gemma4's
+// full layers of its larger models: the values are the keys before their
+// norm and rotation).
+func (s *Session) projectQKV(spec *LayerSpec, lw *layerWeights, xn []float32, n int, q, k, v []float32) {
+	switch {
+	case spec.Attention.SharedKV:
+		s.products(xn, n, tensor.Product{Out: q, M: lw.Wq})
+	case lw.Wv == nil:
+		s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk})
+		copy(v, k)
+	default:
+		s.products(xn, n, tensor.Product{Out: q, M: lw.Wq}, tensor.Product{Out: k, M: lw.Wk}, tensor.Product{Out: v, M: lw.Wv})
+	}
 }
 
 // scaleEmbedding multiplies the token embeddings in x (rows of Dim values)

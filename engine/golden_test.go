@@ -84,7 +84,8 @@ func TestDecodeStepAllocatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	models := map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm,
 		"gemma3 Q8_0": loadGemma(t, "gemma3", tensor.Q8_0, 8), // past its window of 8: the rings wrap
-		"qwen35 Q8_0": loadQwen35(t, tensor.Q8_0)}             // its DeltaNet scratch made at the first step
+		"qwen35 Q8_0": loadQwen35(t, tensor.Q8_0),             // its DeltaNet scratch made at the first step
+		"gemma4 Q8_0": loadGemma4(t, tensor.Q8_0)}             // shared caches, per-layer embeddings
 	for _, c := range familyReferenceCases() {
 		c.spec.Type = tensor.Q8_0
 		m, err := Load(testmodel.GGUF(t, c.spec), LoadOptions{})

@@ -116,11 +116,13 @@ func (c Config) KVCacheBytes(contextLength int, t KVType) int64 {
 	if c.Encoder {
 		return 0 // an encoder attends within one pass, from its scratch
 	}
-	var positions int64
+	var values int64
 	for l := range c.Layers {
-		positions += int64(c.kvSlots(l, contextLength, t))
+		if !c.Layer(l).Attention.SharedKV {
+			values += int64(c.kvSlots(l, contextLength, t)) * int64(c.layerKVDim(l))
+		}
 	}
-	return 2 * positions * int64(c.KVDim()) * int64(t.ValueBytes())
+	return 2 * values * int64(t.ValueBytes())
 }
 
 // DefaultKVType is the type KVAuto resolves to for this model, counting
@@ -152,22 +154,37 @@ func (a *attnScratch) allocF16(c Config, qDim, kvDim, context, block int) {
 // kvCache holds the keys and values of every position seen so far: as
 // float32 in k and v, or for KVF16 as F16 bits in k16 and v16. A layer
 // holds every position of the session's context, or, attending to a
-// sliding window, a ring of the latest (kvLayer).
+// sliding window, a ring of the latest (kvLayer); a layer that shares an
+// earlier layer's cache (AttentionSpec.SharedKV) holds nothing, its
+// kvLayer being that layer's.
 type kvCache struct {
 	typ      KVType
 	k, v     []float32 // every layer's (slots, kvDim), layer after layer, KVF32
 	k16, v16 []uint16  // the same, KVF16
-	kvDim    int
 	layers   []kvLayer // where each layer's positions lie
 }
 
+// newKVCache makes the cache of a session of context positions whose
+// layers' keys are all of kvDim values, evaluating prompt blocks of
+// DefaultPromptBlock tokens.
 func newKVCache(c Config, t KVType, kvDim, context int) kvCache {
-	kv := kvCache{typ: t, kvDim: kvDim, layers: make([]kvLayer, c.Layers)}
+	return newLayersKVCache(c, t, func(int) int { return kvDim }, context, DefaultPromptBlock)
+}
+
+// newLayersKVCache makes the cache of a session of context positions that
+// evaluates prompt blocks of block tokens; kvDim(l) is the width of layer
+// l's keys as its weights hold them (a part of a split model's, fewer).
+func newLayersKVCache(c Config, t KVType, kvDim func(l int) int, context, block int) kvCache {
+	kv := kvCache{typ: t, layers: make([]kvLayer, c.Layers)}
 	n := 0
 	for l := range kv.layers {
-		ly := kvLayer{at: n, slots: c.kvSlots(l, context, t), window: c.Layer(l).Attention.Window}
+		if from := c.kvLayerOf(l); from != l {
+			kv.layers[l] = kv.layers[from]
+			continue
+		}
+		ly := kvLayer{at: n, slots: c.kvSlotsBlock(l, context, t, block), window: c.Layer(l).Attention.Window, kvDim: kvDim(l)}
 		kv.layers[l] = ly
-		n += ly.slots * kvDim
+		n += ly.slots * ly.kvDim
 	}
 	if t == KVF16 {
 		kv.k16, kv.v16 = make([]uint16, n), make([]uint16, n)
@@ -180,14 +197,14 @@ func newKVCache(c Config, t KVType, kvDim, context int) kvCache {
 // store puts position pos's key and value (kvDim values each) in layer l.
 func (c *kvCache) store(l, pos int, k, v []float32) {
 	ly := c.layers[l]
-	at := ly.at + ly.slot(pos)*c.kvDim
+	at := ly.at + ly.slot(pos)*ly.kvDim
 	if c.typ == KVF16 {
-		tensor.EncodeF16(c.k16[at:at+c.kvDim], k)
-		tensor.EncodeF16(c.v16[at:at+c.kvDim], v)
+		tensor.EncodeF16(c.k16[at:at+ly.kvDim], k)
+		tensor.EncodeF16(c.v16[at:at+ly.kvDim], v)
 		return
 	}
-	copy(c.k[at:at+c.kvDim], k)
-	copy(c.v[at:at+c.kvDim], v)
+	copy(c.k[at:at+ly.kvDim], k)
+	copy(c.v[at:at+ly.kvDim], v)
 }
 
 // attention computes, for every query head in q, softmax(q·kᵀ/√headDim)·v
@@ -208,9 +225,9 @@ func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 		return
 	}
 	c, kv := &s.model.config, &s.kv
-	headDim, group := c.HeadDim(), c.GroupSize()
+	headDim, group := c.layerHeadDim(l), c.Heads/c.layerKVHeads(l)
 	a := c.Layer(l).Attention
-	scale, sinks := c.scoreScale(a), s.sinks(&a, l)
+	scale, sinks := c.layerScoreScale(l), s.sinks(&a, l)
 	ly := kv.layers[l]
 	first := ly.first(pos)
 	// Positions first..pos fill slots from first's on, wrapping round a
@@ -222,13 +239,13 @@ func (s *Session) attentionWith(sc *attnScratch, out, q []float32, l, pos int) {
 		qh, oh := q[h*headDim:(h+1)*headDim], out[h*headDim:(h+1)*headDim]
 		at := ly.at + h/group*headDim // the head's first key (and value)
 		// q·k_t for every attended t
-		tensor.DotF32Rows(older, qh, kv.k[at+slot*kv.kvDim:], kv.kvDim)
-		tensor.DotF32Rows(newer, qh, kv.k[at:], kv.kvDim)
+		tensor.DotF32Rows(older, qh, kv.k[at+slot*ly.kvDim:], ly.kvDim)
+		tensor.DotF32Rows(newer, qh, kv.k[at:], ly.kvDim)
 		attentionWeights(scores, a.SoftCap, scale, sinks, h)
 		clear(oh)
 		// Σ_t score[t]·v_t
-		tensor.AddScaledRows(oh, older, kv.v[at+slot*kv.kvDim:], kv.kvDim)
-		tensor.AddScaledRows(oh, newer, kv.v[at:], kv.kvDim)
+		tensor.AddScaledRows(oh, older, kv.v[at+slot*ly.kvDim:], ly.kvDim)
+		tensor.AddScaledRows(oh, newer, kv.v[at:], ly.kvDim)
 	}
 }
 
@@ -252,21 +269,25 @@ func (s *Session) attentionBlock(out, q, k, v []float32, n, l, pos int) {
 	if s.kv.typ == KVF16 {
 		step = kvBlockTokens
 	}
-	kvDim := len(k) / n
+	shared := s.model.config.Layer(l).Attention.SharedKV // k and v are nil: the cache holds them
 	groups := (n + step - 1) / step
 	s.attnTask = attnTask{s: s, out: out, q: q, n: n, l: l, pos: pos, step: step}
-	if ws := s.state.ws; ws.Threads() > 1 && groups > 1 && s.kv.layers[l].window == 0 {
+	if ws := s.state.ws; ws.Threads() > 1 && groups > 1 && (s.kv.layers[l].window == 0 || shared) {
 		// A layer holding the whole context can take every key and value
-		// first; then the groups attend at once, on the session's threads.
-		for j := range n {
-			s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
+		// first (a layer sharing a cache finds them there, its ring holding
+		// a block more than its window); then the groups attend at once,
+		// on the session's threads.
+		if !shared {
+			for j := range n {
+				s.kv.store(l, pos+j, row(k, j, len(k)/n), row(v, j, len(k)/n))
+			}
 		}
 		s.ensureAttnParts(ws.Threads() - 1)
 		ws.Split(groups, 1, 1, &s.attnTask)
 	} else {
 		for g := range groups {
-			for j := g * step; j < min((g+1)*step, n); j++ {
-				s.kv.store(l, pos+j, row(k, j, kvDim), row(v, j, kvDim))
+			for j := g * step; j < min((g+1)*step, n) && !shared; j++ {
+				s.kv.store(l, pos+j, row(k, j, len(k)/n), row(v, j, len(k)/n))
 			}
 			s.attnTask.Run(0, g, g+1)
 		}
@@ -333,20 +354,20 @@ func (s *Session) ensureAttnParts(n int) {
 // to 1.6 times as slow in wasm with SIMD).
 func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos int) {
 	c, kv := &s.model.config, &s.kv
-	headDim, group, qDim := c.HeadDim(), c.GroupSize(), len(q)/tokens
+	headDim, group, qDim := c.layerHeadDim(l), c.Heads/c.layerKVHeads(l), len(q)/tokens
 	a := c.Layer(l).Attention
-	scale, sinks := c.scoreScale(a), s.sinks(&a, l)
+	scale, sinks := c.layerScoreScale(l), s.sinks(&a, l)
 	ly := kv.layers[l]
 	heads, end := qDim/headDim, pos+tokens // positions ly.first(pos)..end-1 are read
-	chunk := len(st.kvChunk) / kv.kvDim    // positions a chunk holds
+	chunk := len(st.kvChunk) / ly.kvDim    // positions a chunk holds
 	// each calls f for the chunks [t0, t1) of the positions read, with
 	// their rows of cache decoded into rows: (t1-t0, kvDim). A chunk ends
 	// where a ring wraps round.
 	each := func(cache []uint16, f func(t0, t1 int, rows []float32)) {
 		for t0 := ly.first(pos); t0 < end; {
 			t1, slot := ly.wrap(t0, min(end, t0+chunk))
-			rows := st.kvChunk[:(t1-t0)*kv.kvDim]
-			tensor.DecodeF16Rows(rows, cache[ly.at+slot*kv.kvDim:], len(rows), len(rows))
+			rows := st.kvChunk[:(t1-t0)*ly.kvDim]
+			tensor.DecodeF16Rows(rows, cache[ly.at+slot*ly.kvDim:], len(rows), len(rows))
 			f(t0, t1, rows)
 			t0 = t1
 		}
@@ -377,7 +398,7 @@ func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos
 	each(kv.k16, func(t0, t1 int, keys []float32) {
 		products(t0, t1, func(sc []float32, i, h, a, _ int) { // q·k_t for every t
 			at := i*qDim + h*headDim
-			tensor.DotF32Rows(sc, qs[at:at+headDim], keys[(a-t0)*kv.kvDim+h/group*headDim:], kv.kvDim)
+			tensor.DotF32Rows(sc, qs[at:at+headDim], keys[(a-t0)*ly.kvDim+h/group*headDim:], ly.kvDim)
 		})
 	})
 	for i := range tokens {
@@ -391,7 +412,7 @@ func (s *Session) attentionF16(st *attnScratch, out, q []float32, tokens, l, pos
 	each(kv.v16, func(t0, t1 int, values []float32) {
 		products(t0, t1, func(sc []float32, i, h, a, _ int) { // Σ_t score[t]·v_t over the chunk's t
 			at := i*qDim + h*headDim
-			tensor.AddScaledRows(out[at:at+headDim], sc, values[(a-t0)*kv.kvDim+h/group*headDim:], kv.kvDim)
+			tensor.AddScaledRows(out[at:at+headDim], sc, values[(a-t0)*ly.kvDim+h/group*headDim:], ly.kvDim)
 		})
 	})
 }

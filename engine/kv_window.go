@@ -46,12 +46,21 @@ func (c Config) rotations() [][2]float32 {
 }
 
 // kvSlots is how many positions layer l's KV cache holds in a session of
-// context positions whose cache holds t: none for a recurrent layer (its
-// state is beside the cache); else the context, or for a sliding
-// layer its window, plus the positions a group of prompt tokens stores
-// before the group's first token attends (over an F16 cache kvBlockTokens
-// tokens attend together: see attentionBlock), at most the context.
+// context positions whose cache holds t and whose prompt blocks are of
+// DefaultPromptBlock tokens (kvSlotsBlock).
 func (c Config) kvSlots(l, context int, t KVType) int {
+	return c.kvSlotsBlock(l, context, t, DefaultPromptBlock)
+}
+
+// kvSlotsBlock is how many positions layer l's KV cache holds in a session
+// of context positions whose cache holds t and whose prompt blocks are of
+// block tokens: none for a recurrent layer (its state is beside the
+// cache); else the context, or for a sliding layer its window, plus the
+// positions a group of prompt tokens stores before the group's first token
+// attends (over an F16 cache kvBlockTokens tokens attend together: see
+// attentionBlock) — a whole block's for a layer whose cache a later layer
+// shares, which reads it once the block is stored —, at most the context.
+func (c Config) kvSlotsBlock(l, context int, t KVType, block int) int {
 	if c.Layer(l).Kind.Recurrent() {
 		return 0
 	}
@@ -63,6 +72,9 @@ func (c Config) kvSlots(l, context int, t KVType) int {
 	if t == KVF16 {
 		group = kvBlockTokens
 	}
+	if c.sharesKV(l) {
+		group = max(group, block)
+	}
 	return min(context, window+group-1)
 }
 
@@ -71,6 +83,7 @@ type kvLayer struct {
 	at     int // the layer's first value
 	slots  int // positions it holds: position p is in slot p mod slots
 	window int // positions a query attends to, its own included; 0: all
+	kvDim  int // the width of a position's key (and value)
 }
 
 // slot is where position pos is held.

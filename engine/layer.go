@@ -123,6 +123,18 @@ type AttentionSpec struct {
 	// followed by its output gate (2·headDim rows a head), and that the
 	// heads' output is multiplied by σ(gate) before Wo (Qwen3.5).
 	Gated bool `json:"gated,omitempty"`
+	// NoRopeFactors says that the layer rotates without the file's
+	// rope_freqs factors, which only the model's other layers use
+	// (gemma4's sliding layers).
+	NoRopeFactors bool `json:"no_rope_factors,omitempty"`
+	// ValueNorm normalises each value head (RMSNorm without weights,
+	// ggml's arithmetic) before it is cached (gemma4).
+	ValueNorm bool `json:"value_norm,omitempty"`
+	// SharedKV says that the layer computes no keys or values of its own
+	// and keeps no cache: it attends over layer KVLayer's, an earlier
+	// layer of the same window and head shape (gemma4's last layers).
+	SharedKV bool `json:"shared_kv,omitempty"`
+	KVLayer  int  `json:"kv_layer,omitempty"`
 }
 
 // LayerSpec is one layer's recipe. The zero value is the llama family's
@@ -137,6 +149,19 @@ type LayerSpec struct {
 	// ResidualScale multiplies each sub-layer's output before it is added
 	// to the residual stream (granite). 0: none.
 	ResidualScale float32 `json:"residual_scale,omitempty"`
+	// HeadDim, KVHeads and HiddenDim are the layer's head width, key/value
+	// heads and feed-forward width where they are not the model's
+	// (Config.HeadDim, KVHeads, HiddenDim): gemma4's sliding layers have
+	// narrower heads than its full ones, and its layers that share a
+	// cache may have a wider feed-forward. 0: the model's.
+	HeadDim   int `json:"head_dim,omitempty"`
+	KVHeads   int `json:"kv_heads,omitempty"`
+	HiddenDim int `json:"hidden_dim,omitempty"`
+	// PerLayerInput adds the layer's slice of the per-layer embeddings
+	// to the residual stream after the feed-forward (gemma4:
+	// per_layer.go), then scales the stream by the layer's output scale
+	// where the file has one.
+	PerLayerInput bool `json:"per_layer_input,omitempty"`
 }
 
 // Layer is layer l's recipe: LayerSpecs[l], or the llama family's layer
@@ -191,6 +216,10 @@ type layerKeys struct {
 	// kinds, when set, is each layer's kind as the file says (a hybrid's
 	// recurrent layers beside its attention layers); nil: the family's.
 	kinds []LayerKind
+	// each, when set, finishes layer l's recipe with what the family's
+	// file says of each layer beyond the keys above (gemma4: which
+	// layers slide, their head shapes, the shared caches).
+	each func(l int, s *LayerSpec)
 }
 
 // validate checks the sliding layers' rotations, which a layer's recipe
@@ -228,6 +257,9 @@ func (a *architecture) layerSpecs(c Config, k layerKeys) []LayerSpec {
 				s.Attention.RopeScale = k.windowScale
 			}
 		}
+		if k.each != nil {
+			k.each(l, &s)
+		}
 		specs[l] = s
 	}
 	return specs
@@ -261,6 +293,9 @@ func (c Config) validateLayers() error {
 			if !(f.v >= 0) || math.IsInf(float64(f.v), 0) {
 				return fmt.Errorf("%w: layer %d: %s %v must be finite and not negative (0: none)", ErrFormat, l, f.name, f.v)
 			}
+		}
+		if err := c.validateLayerShape(l, s); err != nil {
+			return err
 		}
 	}
 	return nil

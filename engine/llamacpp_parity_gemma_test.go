@@ -54,16 +54,7 @@ func gemmaParityCases() []llamacppref.Case {
 	base := modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 3, Heads: 4, KVHeads: 2, VocabSize: 384, ContextLength: 128}
 	gemma3 := base
 	gemma3.Layers, gemma3.HeadDim = 7, 32
-	prompts := llamacppref.Prompts(base.VocabSize, 6)
-	prompts = [][]int{prompts[0], prompts[2], prompts[5]}
-	for i := range prompts {
-		prompts[i] = append([]int{5 + i}, prompts[i][1:]...)
-	}
-	type run struct {
-		typ tensor.Type
-		kv  llamacppref.KVType
-	}
-	all := []run{{tensor.F32, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF16}}
+	prompts, all := slidingParityRuns(base.VocabSize)
 	var cases []llamacppref.Case
 	for _, v := range []struct {
 		name   string
@@ -71,7 +62,7 @@ func gemmaParityCases() []llamacppref.Case {
 		shape  modelgen.Shape
 		family modelgen.Family
 		output bool
-		runs   []run
+		runs   []parityRun
 	}{
 		{"gemma2", "gemma2", base, modelgen.Family{SlidingWindow: 16}, false, all},
 		{"gemma2-softcaps", "gemma2", base, modelgen.Family{SlidingWindow: 16, AttnSoftCap: 1, FinalSoftCap: 5}, false, all},
@@ -93,6 +84,26 @@ func gemmaParityCases() []llamacppref.Case {
 		}
 	}
 	return cases
+}
+
+// parityRun is a parity case's weights and cache.
+type parityRun struct {
+	typ tensor.Type
+	kv  llamacppref.KVType
+}
+
+// slidingParityRuns are the prompts of the parity cases of models with a
+// sliding window of 16 positions, for a vocabulary of vocab tokens: of 1,
+// 17 and 41 tokens, each starting with a token other than BOS (whose
+// embedding MuteSpecial zeroes); and their runs: F32 with an F32 cache,
+// Q8_0 with an F32 and an F16 one.
+func slidingParityRuns(vocab int) ([][]int, []parityRun) {
+	prompts := llamacppref.Prompts(vocab, 6)
+	prompts = [][]int{prompts[0], prompts[2], prompts[5]}
+	for i := range prompts {
+		prompts[i] = append([]int{5 + i}, prompts[i][1:]...)
+	}
+	return prompts, []parityRun{{tensor.F32, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF16}}
 }
 
 // TestGemmaKeysAsLlamaCpp: the gemma keys the engine reads, and what it

@@ -36,6 +36,24 @@ func headsRMSNorm(v, weight []float32, eps float32) {
 	}
 }
 
+// headsUnitRMSNorm normalises each head of v (heads of headDim values) in
+// place without weights, as ggml_rms_norm computes it (rmsNormGGML's
+// arithmetic): gemma4's values.
+func headsUnitRMSNorm(v []float32, headDim int, eps float32) {
+	for h := 0; h+headDim <= len(v); h += headDim {
+		head := v[h : h+headDim]
+		var ss float64
+		for _, x := range head {
+			ss += float64(x * x)
+		}
+		mean := float32(ss / float64(headDim))
+		scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+		for i, x := range head {
+			head[i] = scale * x
+		}
+	}
+}
+
 // rmsNormGGML is rmsNorm as ggml's CPU backend computes it (ggml_rms_norm
 // then ggml_mul): the squares summed in float64, their mean rounded to
 // float32, the scale 1/sqrt(mean + eps) in float32 arithmetic. The
@@ -80,7 +98,12 @@ type ropeTable struct {
 // YaRN scaling (Config.RopeYaRN) by YaRN's angle and magnitude instead
 // (yarn.go).
 func newRopeTable(c Config, theta, scale float32, factors []float32, context int) ropeTable {
-	dims := c.RotaryDims()
+	return newRopeTableDims(c, c.RotaryDims(), theta, scale, factors, context)
+}
+
+// newRopeTableDims is newRopeTable for heads whose first dims dimensions
+// rotate (a layer's own: LayerSpec.HeadDim).
+func newRopeTableDims(c Config, dims int, theta, scale float32, factors []float32, context int) ropeTable {
 	half := dims / 2
 	t := ropeTable{cos: make([]float32, context*half), sin: make([]float32, context*half), half: half}
 	logTheta := fmath.Log64(float64(theta))

@@ -183,7 +183,7 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		}
 		return s, nil
 	}
-	s.kv = newKVCache(m.config, kvType, len(st.k), positions)
+	s.kv = newLayersKVCache(m.config, kvType, func(l int) int { return rowsOf(w.Layers[l].Wk) }, positions, s.promptBlock)
 	s.rec = newRecurrentState(m.config)
 	return s, nil
 }
@@ -192,15 +192,26 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 // positions: model, or for a layer of a base or scaling of its own a table
 // of them (whose frequencies factors divide).
 func layerRopes(c Config, model *ropeTable, factors []float32, context int) []*ropeTable {
+	type rotation struct {
+		theta, scale float32
+		dims         int
+		factors      bool
+	}
 	out := make([]*ropeTable, c.Layers)
-	own := map[[2]float32]*ropeTable{{c.RopeTheta, c.RopeScale}: model}
+	own := map[rotation]*ropeTable{{c.RopeTheta, c.RopeScale, c.RotaryDims(), true}: model}
 	for l := range out {
-		theta, scale := c.rotation(c.Layer(l).Attention)
-		r, ok := own[[2]float32{theta, scale}]
+		a := c.Layer(l).Attention
+		theta, scale := c.rotation(a)
+		key := rotation{theta, scale, c.layerRotaryDims(l), !a.NoRopeFactors}
+		r, ok := own[key]
 		if !ok {
-			t := newRopeTable(c, theta, scale, factors, context)
+			f := factors
+			if a.NoRopeFactors {
+				f = nil
+			}
+			t := newRopeTableDims(c, key.dims, theta, scale, f, context)
 			r = &t
-			own[[2]float32{theta, scale}] = r
+			own[key] = r
 		}
 		out[l] = r
 	}

@@ -33,6 +33,10 @@ const (
 	slotSSMBeta      // its β projection
 	slotSSMAlpha     // its α projection
 	slotSSMOut       // its output projection
+	slotPerLayerTokenEmbedding
+	slotPerLayerModelProj
+	slotPerLayerGate
+	slotPerLayerProj
 
 	// The model's vectors.
 	slotOutputNorm
@@ -64,6 +68,9 @@ const (
 	slotSSMDtBias // a Gated DeltaNet layer's dt bias
 	slotSSMA      // its A = −exp(A_log)
 	slotSSMNorm   // its output's RMSNorm weight
+	slotPerLayerProjNorm
+	slotPerLayerPostNorm
+	slotOutScale
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -88,6 +95,10 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &w.Cls
 	case slotClsOut:
 		return &w.ClsOut
+	case slotPerLayerTokenEmbedding:
+		return &w.PerLayerTokenEmbedding
+	case slotPerLayerModelProj:
+		return &w.PerLayerModelProj
 	}
 	lw := &w.Layers[l]
 	switch s {
@@ -123,6 +134,10 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.SSMAlpha
 	case slotSSMOut:
 		return &lw.SSMOut
+	case slotPerLayerGate:
+		return &lw.PerLayerGate
+	case slotPerLayerProj:
+		return &lw.PerLayerProj
 	}
 	return nil
 }
@@ -147,6 +162,8 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &w.ClsBias
 	case slotClsOutBias:
 		return &w.ClsOutBias
+	case slotPerLayerProjNorm:
+		return &w.PerLayerProjNorm
 	}
 	lw := &w.Layers[l]
 	switch s {
@@ -190,6 +207,10 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.SSMA
 	case slotSSMNorm:
 		return &lw.SSMNorm
+	case slotPerLayerPostNorm:
+		return &lw.PerLayerPostNorm
+	case slotOutScale:
+		return &lw.OutScale
 	}
 	return nil
 }

@@ -35,6 +35,14 @@ type modelWeights struct {
 	Cls, ClsOut                   *tensor.Matrix // (dim, dim), (classes, dim)
 	ClsBias, ClsOutBias           []float32      // (dim), (classes)
 
+	// Gemma4's per-layer embeddings (per_layer.go): a row of every
+	// layer's slices for each token, read row by row as the token
+	// embedding is; the projection of the scaled token embedding to
+	// every layer's slices; and the RMSNorm of each projected slice.
+	PerLayerTokenEmbedding *tensor.Matrix // (vocab, layers·perLayerDim)
+	PerLayerModelProj      *tensor.Matrix // (layers·perLayerDim, dim)
+	PerLayerProjNorm       []float32      // (perLayerDim)
+
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
 
@@ -54,7 +62,7 @@ func (w *modelWeights) pack(a *architecture, layers int) {
 				return
 			}
 			m := *t.matrixIn(w)
-			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes {
+			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes || m == w.PerLayerTokenEmbedding {
 				return
 			}
 			if tensor.Pack(m) {
@@ -119,6 +127,13 @@ type layerWeights struct {
 	// Sinks are the attention sinks' logits, one per query head, where the
 	// layer's recipe has them (AttentionSpec.Sinks: gpt-oss).
 	Sinks []float32 // (heads) or nil
+	// Gemma4's (per_layer.go): the gate of the layer's slice of the
+	// per-layer embeddings, its projection back to the residual stream
+	// and the projection's RMSNorm; and the scale of the layer's output.
+	PerLayerGate     *tensor.Matrix // (perLayerDim, dim)
+	PerLayerProj     *tensor.Matrix // (dim, perLayerDim)
+	PerLayerPostNorm []float32      // (dim)
+	OutScale         []float32      // (1) or nil
 }
 
 // checkShapes verifies every weight against the config (and, for a part of
@@ -165,14 +180,15 @@ func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
 		}
 		return nil
 	}
-	rows, cols := c.size(t.spec.rows), c.size(t.spec.cols)
+	rows, cols := c.sizeIn(t.spec.rows, t.layer), c.sizeIn(t.spec.cols, t.layer)
 	if part != nil && t.spec.split {
 		rows = part.Rows(Axis(t.spec.rows)).Len()
 	}
+	optional := t.spec.optional || (t.spec.needed != nil && !t.spec.needed(c, t.layer))
 	if t.isMatrix() {
 		m := *t.matrixIn(w)
 		switch {
-		case m == nil && !t.spec.optional:
+		case m == nil && !optional:
 			return fmt.Errorf("%w: missing tensor %s", ErrFormat, t.name)
 		case m != nil && (m.Rows != rows || m.Cols != cols):
 			return fmt.Errorf("%w: tensor %s is %d×%d, want %d×%d", ErrFormat, t.name, m.Rows, m.Cols, rows, cols)
@@ -181,7 +197,7 @@ func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
 	}
 	v := *t.vectorIn(w)
 	switch {
-	case v == nil && !t.spec.optional:
+	case v == nil && !optional:
 		return fmt.Errorf("%w: missing tensor %s", ErrFormat, t.name)
 	case v != nil && len(v) != rows:
 		return fmt.Errorf("%w: tensor %s has %d elements, want %d", ErrFormat, t.name, len(v), rows)

@@ -45,7 +45,7 @@ func (s Spec) gemmaDefaults() Spec {
 		if s.FinalSoftCap == 0 {
 			s.FinalSoftCap = gemma2FinalCap
 		}
-	case "gemma3":
+	case "gemma3", "gemma4":
 		if s.SlidingWindow == 0 {
 			s.SlidingWindow = gemma3Window
 		}
@@ -59,7 +59,7 @@ func (s Spec) gemmaDefaults() Spec {
 // validateGemma checks the gemma families' Family fields (defaults filled
 // in).
 func (s Spec) validateGemma() error {
-	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma4"
 	switch {
 	case !gemma && (s.AttnSoftCap != 0 || s.FinalSoftCap != 0 || (s.SlidingWindow != 0 && s.Arch != "phi3")):
 		return fmt.Errorf("%w: %s has no sliding window or soft-capping (they are gemma2's and gemma3's, and phi3 says its window)", ErrSpec, s.Arch)
@@ -67,8 +67,8 @@ func (s Spec) validateGemma() error {
 		return nil
 	case s.Arch == "gemma2" && s.SeparateOutput:
 		return fmt.Errorf("%w: gemma2's output is its token embedding: llama.cpp reads no output.weight", ErrSpec)
-	case s.Arch == "gemma3" && s.AttnSoftCap != 0:
-		return fmt.Errorf("%w: gemma3 has no attention soft-capping", ErrSpec)
+	case s.Arch != "gemma2" && s.AttnSoftCap != 0:
+		return fmt.Errorf("%w: %s has no attention soft-capping", ErrSpec, s.Arch)
 	case s.SlidingWindow < 0 || s.SlidingWindow > maxElements:
 		return fmt.Errorf("%w: SlidingWindow is %d, want 0..%d", ErrSpec, s.SlidingWindow, maxElements)
 	}
@@ -88,7 +88,7 @@ func (g *generator) gemmaMetadata() {
 	case "gemma2":
 		b.Set(key("attn_logit_softcapping"), gguf.ValueOf(sp.AttnSoftCap))
 		b.Set(key("final_logit_softcapping"), gguf.ValueOf(sp.FinalSoftCap))
-	case "gemma3":
+	case "gemma3", "gemma4":
 		if sp.FinalSoftCap > 0 {
 			b.Set(key("final_logit_softcapping"), gguf.ValueOf(sp.FinalSoftCap))
 		}

@@ -1,5 +1,5 @@
 // Package modelgen writes random-weight GGUF models of any llama, qwen2,
-// qwen3, phi3, smollm3, olmo2, granite, gemma2 or gemma3 shape, and
+// qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3 or gemma4 shape, and
 // embedding models of the bert and nomic-bert families, for tests and
 // benchmarks: a model with the shape and tensor types of a real one
 // runs exactly as fast as the real one, and a few lines of Go make it, so
@@ -83,8 +83,9 @@ type Spec struct {
 	// rope) or "qwen3" (no biases, an RMSNorm of each head of the queries
 	// and keys, NeoX-style rope, attention.key_length and value_length
 	// always written, as llama.cpp's converter writes them), or one of the
-	// families of family.go ("phi3", "smollm3", "olmo2", "granite") and
-	// gemma.go ("gemma2", "gemma3"), or an embedding model of bert.go
+	// families of family.go ("phi3", "smollm3", "olmo2", "granite"),
+	// gemma.go ("gemma2", "gemma3") and gemma4.go ("gemma4"), or an
+	// embedding model of bert.go
 	// ("bert", "nomic-bert").
 	Arch string `json:"arch,omitempty"`
 	Shape
@@ -94,6 +95,9 @@ type Spec struct {
 	// SSM is the shape of a hybrid's recurrent layers (qwen35.go); zero
 	// for the others, and its zero fields the architecture's defaults.
 	SSM SSM `json:"ssm,omitzero"`
+	// Gemma4 holds what a gemma4 file says beyond gemma3's (see
+	// gemma4.go); nil for the others, and for a gemma4 the zero Gemma4.
+	Gemma4 *Gemma4 `json:"gemma4,omitempty"`
 	// Pooling is an embedding model's pooling_type (bert and nomic-bert
 	// only): "mean" (the default), "cls", "last", or "rank" (a bert
 	// reranker, with its classifier head).
@@ -198,9 +202,9 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert", "lfm2", "qwen35":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert, nomic-bert, lfm2 or qwen35", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35 or gemma4", ErrSpec, s.Arch)
 	}
 	if err := s.validateQwen35(); err != nil {
 		return err
@@ -209,6 +213,9 @@ func (s Spec) validate() error {
 		return err
 	}
 	if err := s.validateGemma(); err != nil {
+		return err
+	}
+	if err := s.validateGemma4(); err != nil {
 		return err
 	}
 	if err := s.validateBert(); err != nil {
@@ -388,6 +395,7 @@ func (g *generator) metadata() {
 	if sp.Arch == "qwen35" {
 		g.qwen35Metadata()
 	}
+	g.gemma4Metadata()
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -397,6 +405,10 @@ func (g *generator) tensors() {
 	sp := g.sp
 	if sp.Arch == "phi3" || sp.Arch == "olmo2" {
 		g.familyTensors()
+		return
+	}
+	if sp.Arch == "gemma4" {
+		g.gemma4Tensors()
 		return
 	}
 	if isBert(sp.Arch) {

@@ -57,6 +57,15 @@ func parityArchs() []parityArch {
 		sp.SeparateOutput, sp.OutputStd = false, sp.Std
 		return sp
 	}
+	// gemma4: Gemma-4-E2B's parts in 5 layers: sliding at 0, 1 and 3 (heads
+	// of 16, two key/value heads), full at 2 and 4 (heads of 32, one); 3
+	// and 4 sharing the caches of 1 and 2 with feed-forwards twice as wide;
+	// per-layer embeddings of 32; output scales.
+	gemma4 := wide
+	gemma4.Layers, gemma4.HiddenDim = 5, 128
+	gemma4Spec := tied(decoder("gemma4", gemma4, Family{SlidingWindow: 16, FinalSoftCap: 30}))
+	gemma4Spec.Gemma4 = &Gemma4{Sliding: []bool{true, true, false, true, false}, SlidingHeadDim: 16, FullKVHeads: 1,
+		SharedKVLayers: 2, DoubleWide: true, PerLayerDim: 32, OutputScale: true}
 	return []parityArch{
 		{decoder("llama", base, Family{}), tensor.Q8_0},
 		{decoder("qwen2", base, Family{}), tensor.Q8_0},
@@ -69,6 +78,7 @@ func parityArchs() []parityArch {
 		{granite, tensor.Q8_0},
 		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0},
 		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0},
+		{gemma4Spec, tensor.Q8_0},
 		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0},
 		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0},
 		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},

@@ -1,0 +1,45 @@
+//go:build !js
+
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
+)
+
+// TestGemma4Refusals: what the engine does not run of gemma4 is refused
+// with the reason, and files llama.cpp refuses are refused.
+func TestGemma4Refusals(t *testing.T) {
+	data := testmodel.GGUF(t, gemma4Spec(tensor.F32))
+	m, err := Load(data, LoadOptions{})
+	require.NoError(t, err)
+	assert.ErrorIs(t, m.SplitError(), ErrUnsupported)
+	_, err = m.Cut(Part{}) // refused before the part is looked at
+	assert.ErrorContains(t, err, "gemma4 models cannot be split")
+	assert.ErrorContains(t, m.DeviceSupports(), "layer 0 runs on the CPU only")
+
+	for _, tt := range []struct {
+		name string
+		set  map[string]gguf.Value
+		drop string
+		want error
+	}{
+		{"the mixture of experts", map[string]gguf.Value{"gemma4.expert_count": gguf.ValueOf(uint32(4))}, "", ErrUnsupported},
+		{"fewer than 2 layers with caches of their own", map[string]gguf.Value{"gemma4.attention.shared_kv_layers": gguf.ValueOf(uint32(8))}, "", ErrFormat},
+		{"a shared layer reading a layer of another kind", map[string]gguf.Value{"gemma4.attention.shared_kv_layers": gguf.ValueOf(uint32(4))}, "", ErrUnsupported},
+		{"no per-layer embedding length", nil, "gemma4.embedding_length_per_layer_input", ErrFormat},
+		{"a sliding pattern of the wrong length", map[string]gguf.Value{"gemma4.attention.sliding_window_pattern": gguf.ArrayOf([]bool{true, false})}, "", ErrFormat},
+		{"partial rotation of the sliding layers", map[string]gguf.Value{"gemma4.rope.dimension_count_swa": gguf.ValueOf(uint32(8))}, "", ErrUnsupported},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(withKeys(t, data, tt.set, tt.drop), LoadOptions{})
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+}
