@@ -51,10 +51,18 @@ func TestGemma4VocabularyAsLlamaCpp(t *testing.T) {
 	)
 	path := filepath.Join(t.TempDir(), "gemma4-style.gguf")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
-	outs, err := r.Run([]llamacppref.Job{{Model: path, Texts: texts, Detokenize: true}, {Model: path, Texts: texts, ParseSpecial: true}})
+	// With parse_special, only the strings that may hold a special token's
+	// text (the others tokenize alike either way).
+	var special []string
+	for _, text := range texts {
+		if strings.Contains(text, "<") {
+			special = append(special, text)
+		}
+	}
+	outs, err := r.Run([]llamacppref.Job{{Model: path, Texts: texts, Detokenize: true}, {Model: path, Texts: special, ParseSpecial: true}})
 	require.NoError(t, err)
 	for k, parse := range []bool{false, true} {
-		out := outs[k]
+		out, texts := outs[k], [][]string{texts, special}[k]
 		require.Empty(t, out.Error, "llama.cpp refused the vocabulary")
 		require.Len(t, out.Tokenized, len(texts))
 		differ := 0
