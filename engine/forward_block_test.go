@@ -48,6 +48,8 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 		// (and a block of 32 or 64 covers): gemma3's rings wrap round.
 		gemmaSpec("gemma2", tensor.Q8_0, 16),
 		gemmaSpec("gemma3", tensor.Q8_0, 16),
+		// MXFP4 matrices (gpt-oss's experts' format) in a plain model.
+		{Shape: modelgen.Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: 300, ContextLength: 128}, Type: tensor.MXFP4, SeparateOutput: true, Seed: 10},
 	} {
 		b, err := modelgen.Build(sp)
 		require.NoError(t, err)

@@ -1,7 +1,7 @@
 // Package simdgen emits kernels.wasm, the WebAssembly SIMD128 module whose
 // kernels engine/tensor calls (through //go:wasmimport, in builds with the
 // wasmlm_simd tag) in place of its pure-Go ones: the matrix–vector products
-// of F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K weights, their
+// of F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K and MXFP4 weights, their
 // batched products with a block of prompt tokens (matmul_*, matmul.go and
 // matmul_float.go: each block of weights decoded once for all the tokens)
 // and those of Q2_K and Q3_K weights (matmul_q2_k.go) and of Q4_1, Q5_1
