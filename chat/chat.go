@@ -20,9 +20,17 @@
 // reproduces that rendering byte for byte, which equals chatml's output for
 // a conversation without reasoning and with thinking on.
 //
-// A reply's reasoning ("<think>...</think>" at its start) is separated from
-// its content by SplitReasoning and ReasoningParser, as llama.cpp's server
-// does with its default reasoning_format.
+// The 2026 families follow their Jinja templates the same way, since
+// llama.cpp's server renders those (families_2026.go): "qwen35" (Qwen3.5),
+// "gpt-oss" (the harmony format), "gemma4", "lfm2" (LFM2.5) and
+// "granite-4.0"; gpt-oss and granite-4.0 are llama.cpp's names, the others
+// ours.
+//
+// A reply's reasoning ("<think>...</think>" at its start, Gemma 4's thought
+// channel, gpt-oss's analysis channel) is separated from its content by
+// SplitReasoning and ReasoningParser, as llama.cpp's server does with its
+// default reasoning_format; a prompt that ends inside the reasoning
+// (Qwen3.5's) hands its reader Template.ReplyPrefix.
 //
 // Tool calling (OpenAI's tools, tool_choice, tool_calls) goes through a
 // ToolFormat, one per template (Template.ToolFormat): Llama 3.x's JSON
