@@ -52,8 +52,11 @@ var families = map[string]*family{
 	"qwen35": {name: "qwen35", formatWith: formatQwen35, thinking: true, stop: []string{"<|im_end|>"}},
 	"gpt-oss": {name: "gpt-oss", formatWith: formatHarmony, stop: []string{"<|return|>", "<|call|>"},
 		extraRoles: []string{"developer"}},
-	"gemma4": {name: "gemma4", formatWith: formatGemma4, thinking: true, stop: []string{"<turn|>"}, extraRoles: []string{"developer"}},
-	"lfm2":   {name: "lfm2", format: formatLFM2, stop: []string{"<|im_end|>"}},
+	// Gemma 4 ends a reply that calls a tool with <|tool_response>, an
+	// end of generation in llama.cpp.
+	"gemma4": {name: "gemma4", formatWith: formatGemma4, thinking: true, stop: []string{"<turn|>", "<|tool_response>"},
+		extraRoles: []string{"developer"}},
+	"lfm2": {name: "lfm2", format: formatLFM2, stop: []string{"<|im_end|>"}},
 	"granite-4.0": {name: "granite-4.0", format: formatGranite4, stop: []string{"<|end_of_text|>"},
 		toolMessages: granite4Messages},
 }
