@@ -40,7 +40,8 @@ import (
 //   - per-layer embeddings (embedding_length_per_layer_input > 0:
 //     per_layer.go), added after each layer's feed-forward, and a scale
 //     of each layer's output (blk.N.layer_output_scale) where the file has one;
-//   - the logits soft-capped when the file says (final_logit_softcapping).
+//   - the logits soft-capped at final_logit_softcapping, 30 when the file
+//     does not say (llama.cpp's default: TestGemma4KeysAsLlamaCpp).
 //
 // The mixture-of-experts variant (Gemma-4-26B-A4B: blk.N.ffn_gate_inp and
 // the experts beside the dense feed-forward) is refused.
@@ -51,7 +52,7 @@ var gemma4 = &architecture{
 	keys: append(slices.DeleteFunc(slices.Clone(llamaKeys), func(k configKey) bool {
 		return k.key == "feed_forward_length" || k.key == "attention.head_count_kv"
 	}), configKey{key: "final_logit_softcapping", float: func(p *hyperParams) *float32 { return &p.FinalSoftCap },
-		defaultFloat: func(Config) float32 { return 0 }}),
+		defaultFloat: func(Config) float32 { return 30 }}), // llama.cpp's default, which gemma4 does not reset
 	configure: configureGemma4,
 	unsupported: []string{"blk.%d.ffn_gate_inp.weight", "blk.%d.ffn_gate_exps.weight", "blk.%d.ffn_up_exps.weight",
 		"blk.%d.ffn_gate_up_exps.weight", "blk.%d.ffn_down_exps.weight"},
