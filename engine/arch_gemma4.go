@@ -54,8 +54,12 @@ var gemma4 = &architecture{
 	}), configKey{key: "final_logit_softcapping", float: func(p *hyperParams) *float32 { return &p.FinalSoftCap },
 		defaultFloat: func(Config) float32 { return 30 }}), // llama.cpp's default, which gemma4 does not reset
 	configure: configureGemma4,
+	// The experts, and the per-tensor scales of NVFP4 and FP8 files,
+	// which llama.cpp multiplies the products by.
 	unsupported: []string{"blk.%d.ffn_gate_inp.weight", "blk.%d.ffn_gate_exps.weight", "blk.%d.ffn_up_exps.weight",
-		"blk.%d.ffn_gate_up_exps.weight", "blk.%d.ffn_down_exps.weight"},
+		"blk.%d.ffn_gate_up_exps.weight", "blk.%d.ffn_down_exps.weight",
+		"blk.%d.attn_q.scale", "blk.%d.attn_k.scale", "blk.%d.attn_v.scale", "blk.%d.attn_output.scale",
+		"blk.%d.ffn_gate.scale", "blk.%d.ffn_up.scale", "blk.%d.ffn_down.scale"},
 	noSplit: "its layers differ in shape, its last layers attend over earlier layers' caches and every layer reads the per-layer embeddings whole, " +
 		"while a split divides every layer's heads alike",
 }

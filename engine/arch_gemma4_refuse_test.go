@@ -24,6 +24,19 @@ func TestGemma4Refusals(t *testing.T) {
 	assert.ErrorContains(t, err, "gemma4 models cannot be split")
 	assert.ErrorContains(t, m.DeviceSupports(), "layer 0 runs on the CPU only")
 
+	// A per-tensor scale of an NVFP4 or FP8 file, which llama.cpp
+	// multiplies the product by, is refused by name.
+	scaled := rebuiltGGUF(t, data, func(b *gguf.Builder, ti gguf.TensorInfo) bool {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+		if ti.Name == "blk.2.attn_q.weight" {
+			b.AddTensor("blk.2.attn_q.scale", tensor.F32, []uint64{1}, []byte{0, 0, 0x80, 0x3f}) // float32 1
+		}
+		return true
+	})
+	_, err = Load(scaled, LoadOptions{})
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "blk.2.attn_q.scale")
+
 	for _, tt := range []struct {
 		name string
 		set  map[string]gguf.Value
