@@ -297,11 +297,24 @@ export interface LayerSpec {
     softcap?: number;
     /** The query projection also gives each head's output gate, and the heads' output is multiplied by σ(gate) (Qwen3.5). */
     gated?: boolean;
+    /** The layer rotates without the file's rope_freqs, which only the other layers use (Gemma 4's sliding layers). */
+    noRopeFactors?: boolean;
+    /** Each value head is RMS-normalised, without weights, before it is cached (Gemma 4). */
+    valueNorm?: boolean;
+    /** The layer keeps no cache of its own: it attends over layer kvLayer's (Gemma 4's last layers). */
+    sharedKv?: boolean;
+    kvLayer?: number;
   };
   /** The feed-forward: SwiGLU, GeGLU (Gemma), or GELU without a gate (BERT). */
   ffn: 'swiglu' | 'geglu' | 'gelu';
   /** Each sub-layer's output is multiplied by it before it joins the residual stream (Granite). */
   residualScale?: number;
+  /** The layer's head width, key/value heads and feed-forward width, where they are not the model's (Gemma 4's sliding layers and shared-cache layers). */
+  headDim?: number;
+  kvHeads?: number;
+  hiddenDim?: number;
+  /** The layer adds its slice of the per-layer embeddings after its feed-forward (Gemma 4). */
+  perLayerInput?: boolean;
 }
 
 export interface TokenizeOptions {
