@@ -61,6 +61,13 @@ func TestQwen35Layers(t *testing.T) {
 	info := m.Info()
 	assert.Equal(t, c.SSM, info.SSM)
 	assert.Equal(t, c.RecurrentStateBytes(), info.RecurrentStateBytes)
+	// Neither a split across workers nor a device computes DeltaNet
+	// layers: both refuse, saying why.
+	err := m.SplitError()
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "Gated DeltaNet")
+	require.ErrorIs(t, m.DeviceSupports(), ErrUnsupported)
+	assert.ErrorContains(t, m.DeviceSupports(), "deltanet")
 }
 
 // TestQwen35BlockMatchesTokens: a prompt evaluated in blocks (of 32, then
