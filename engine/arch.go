@@ -75,6 +75,8 @@ var architectures = map[string]*architecture{
 	// arch_lfm2.go, arch_qwen35.go.
 	"lfm2":   lfm2,
 	"qwen35": qwen35,
+	// Granite 4's hybrids: Mamba-2 layers beside attention (arch_granitehybrid.go).
+	"granitehybrid": granitehybrid,
 	// The encoders, embedding and reranking models (arch_bert.go).
 	"bert":       bert,
 	"nomic-bert": nomicBert,
@@ -165,7 +167,7 @@ type configKey struct {
 type tensorSpec struct {
 	name     string    // GGUF name; "blk.%d." names are one per layer
 	rows     dimension // a matrix's rows (its outputs) or a vector's length
-	cols     dimension // a matrix's columns (inputs); 0 for a vector
+	cols     dimension // a matrix's columns (inputs); 0 for a vector, or for a vector the file stores as a matrix (ggml's [cols, rows]) its columns: rows·cols values
 	split    bool      // a part of a split model keeps only some of its rows (Axis of rows)
 	optional bool
 	together string // optional tensors of one layer with the same name here are all present or all absent
@@ -236,6 +238,11 @@ const (
 	dimPerLayer                  // PerLayerDim: one layer's slice of the per-layer embeddings
 	dimPerLayers                 // PerLayerDim · Layers: every layer's
 	dimScalar                    // 1: a layer's output scale
+	// A Mamba-2 layer's sizes beside the ssm.* keys' (mamba2.go).
+	dimMamba2InProj     // its input projection's outputs: z, x, B, C and dt
+	dimMamba2Conv       // its convolution's channels: x, B and C
+	dimMamba2Groups     // SSM.GroupCount: the groups of B and C, and of the gated norm
+	dimMamba2GroupWidth // the gated norm's group width: inner / groups
 )
 
 // size is d's value under c.
@@ -285,6 +292,9 @@ func (c Config) size(d dimension) int {
 		return c.PerLayerDim * c.Layers
 	case dimScalar:
 		return 1
+	}
+	if d >= dimMamba2InProj && d <= dimMamba2GroupWidth {
+		return c.mamba2().size(d)
 	}
 	return 0
 }

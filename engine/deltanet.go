@@ -224,10 +224,13 @@ func silu(x float32) float32 { return x / (1 + fmath.Exp(-x)) }
 // sigmoid is 1/(1 + e^−x), in float32.
 func sigmoid(x float32) float32 { return 1 / (1 + fmath.Exp(-x)) }
 
-// softplus is log(1 + e^x), in float32, and x itself above 20 (ggml's).
+// softplus is log(1 + e^x), and x itself above 20 (ggml's): e^x in
+// float32, as expf gives it, and 1 + e^x and its logarithm in float64, as
+// close to log1pf as a rounding to float32 shows (1 + e^x in float32
+// would lose a small e^x's digits, and all of it below 2^-24).
 func softplus(x float32) float32 {
 	if x > 20 {
 		return x
 	}
-	return float32(fmath.Log64(float64(1 + fmath.Exp(x))))
+	return float32(fmath.Log64(1 + float64(fmath.Exp(x))))
 }

@@ -222,17 +222,22 @@ func ggufWeights(f *gguf.File, a *architecture, c Config, part *Part) (*modelWei
 			*t.matrixIn(w), firstErr = t.spec.pieceOf(t.name, whole, c, part)
 			return
 		}
-		m, err := ggufMatrix(ti, t.isMatrix())
+		stored := t.isMatrix() || t.spec.cols != dimNone // a vector the file stores as a matrix is read as its rows, in order
+		m, err := ggufMatrix(ti, stored)
 		switch {
 		case err != nil:
 			firstErr = err
 		case t.isMatrix():
 			*t.matrixIn(w) = m
+		case stored && m.Cols != c.size(t.spec.cols):
+			firstErr = fmt.Errorf("%w: tensor %s has rows of %d values, want %d", ErrFormat, t.name, m.Cols, c.size(t.spec.cols))
 		case m.Type == tensor.F32:
 			*t.vectorIn(w) = tensor.Float32s(m.Data)
 		default:
-			v := make([]float32, m.Cols) // small: decode once
-			m.Row(v, 0)
+			v := make([]float32, m.Rows*m.Cols) // small: decode once
+			for r := range m.Rows {
+				m.Row(v[r*m.Cols:(r+1)*m.Cols], r)
+			}
 			*t.vectorIn(w) = v
 		}
 	})

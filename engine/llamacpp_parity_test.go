@@ -125,5 +125,6 @@ func TestParityWithLlamaCpp(t *testing.T) {
 		}
 	}
 	cases = append(cases, gemmaParityCases()...)
+	cases = append(cases, graniteHybridParityCases()...)
 	llamacppref.Check(t, cases, loadParity)
 }

@@ -31,6 +31,9 @@ func (c Config) recurrentSizes(l int) (conv, ssm int) {
 	case LayerDeltaNet:
 		d := c.deltaNet()
 		return d.convState(), d.ssmState()
+	case LayerMamba2:
+		m := c.mamba2()
+		return m.convState(), m.ssmState()
 	}
 	return 0, 0
 }
@@ -39,7 +42,7 @@ func (c Config) recurrentSizes(l int) (conv, ssm int) {
 // with a layer of another kind is refused when it loads (validateLayers).
 func (k LayerKind) computed() bool {
 	switch k {
-	case LayerAttention, LayerShortConv, LayerDeltaNet:
+	case LayerAttention, LayerShortConv, LayerDeltaNet, LayerMamba2:
 		return true
 	}
 	return false
@@ -55,6 +58,10 @@ func (c Config) validateRecurrent(l int) error {
 		}
 	case LayerDeltaNet:
 		if err := c.SSM.validateDeltaNet(); err != nil {
+			return fmt.Errorf("layer %d: %w", l, err)
+		}
+	case LayerMamba2:
+		if err := c.mamba2().validate(c.Dim); err != nil {
 			return fmt.Errorf("layer %d: %w", l, err)
 		}
 	}
@@ -101,6 +108,9 @@ type recurrentState struct {
 	// deltaNet is the Gated DeltaNet layers' scratch (deltanet.go),
 	// allocated at the first pass.
 	deltaNet *deltaNetScratch
+	// mamba2 is the Mamba-2 layers' scratch (mamba2.go), allocated at
+	// the first pass.
+	mamba2 *mamba2Scratch
 }
 
 // newRecurrentState allocates the state of c's recurrent layers.
@@ -189,6 +199,8 @@ func (s *Session) mixBlock(spec *LayerSpec, l int, xn, out []float32, n, pos int
 		s.shortConvBlock(l, xn, out, n)
 	case LayerDeltaNet:
 		s.deltaNetBlock(l, xn, out, n)
+	case LayerMamba2:
+		s.mamba2Block(l, xn, out, n)
 	default:
 		// Unreachable: validateLayers refuses a model with a layer of a
 		// kind not computed here (LayerKind.computed).

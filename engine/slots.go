@@ -37,6 +37,7 @@ const (
 	slotPerLayerModelProj
 	slotPerLayerGate
 	slotPerLayerProj
+	slotSSMIn // a Mamba-2 layer's input projection: z, x, B, C and dt
 
 	// The model's vectors.
 	slotOutputNorm
@@ -71,6 +72,8 @@ const (
 	slotPerLayerProjNorm
 	slotPerLayerPostNorm
 	slotOutScale
+	slotSSMConvBias // a Mamba-2 layer's convolution bias
+	slotSSMD        // its skip connection's weight (D)
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -132,6 +135,8 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.SSMBeta
 	case slotSSMAlpha:
 		return &lw.SSMAlpha
+	case slotSSMIn:
+		return &lw.SSMIn
 	case slotSSMOut:
 		return &lw.SSMOut
 	case slotPerLayerGate:
@@ -201,10 +206,14 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.LayerOutNormBias
 	case slotAttnSinks:
 		return &lw.Sinks
+	case slotSSMConvBias:
+		return &lw.SSMConvBias
 	case slotSSMDtBias:
 		return &lw.SSMDtBias
 	case slotSSMA:
 		return &lw.SSMA
+	case slotSSMD:
+		return &lw.SSMD
 	case slotSSMNorm:
 		return &lw.SSMNorm
 	case slotPerLayerPostNorm:

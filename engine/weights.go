@@ -134,6 +134,15 @@ type layerWeights struct {
 	PerLayerProj     *tensor.Matrix // (dim, perLayerDim)
 	PerLayerPostNorm []float32      // (dim)
 	OutScale         []float32      // (1) or nil
+
+	// A Mamba-2 layer's (mamba2.go), beside the Gated DeltaNet's SSMConv
+	// (its channels x, B and C), SSMDtBias, SSMA, SSMNorm (inner, group
+	// after group) and SSMOut (dim, inner): the input projection to z, x,
+	// B, C and dt, the convolution's bias and the skip connection's D
+	// (one per head).
+	SSMIn       *tensor.Matrix // (2·inner + 2·groups·state + heads, dim)
+	SSMConvBias []float32      // (channels) or nil
+	SSMD        []float32      // (heads)
 }
 
 // checkShapes verifies every weight against the config (and, for a part of
@@ -199,8 +208,8 @@ func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
 	switch {
 	case v == nil && !optional:
 		return fmt.Errorf("%w: missing tensor %s", ErrFormat, t.name)
-	case v != nil && len(v) != rows:
-		return fmt.Errorf("%w: tensor %s has %d elements, want %d", ErrFormat, t.name, len(v), rows)
+	case v != nil && len(v) != rows*max(cols, 1):
+		return fmt.Errorf("%w: tensor %s has %d elements, want %d", ErrFormat, t.name, len(v), rows*max(cols, 1))
 	}
 	return nil
 }

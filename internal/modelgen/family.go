@@ -95,8 +95,8 @@ func (s Spec) validateFamily() error {
 		return fmt.Errorf("%w: LongRoPE is phi3's, and an original context YaRN's or phi3's", ErrSpec)
 	case !(f.RopeYaRNFactor >= 0) || (f.RopeYaRNFactor > 0 && s.RopeLinearScale > 0):
 		return fmt.Errorf("%w: RopeYaRNFactor %v must be positive, and not beside linear scaling", ErrSpec, f.RopeYaRNFactor)
-	case s.Arch != "granite" && (f.EmbeddingScale != 0 || f.AttentionScale != 0 || f.ResidualScale != 0 || f.LogitScale != 0):
-		return fmt.Errorf("%w: the multipliers are granite's", ErrSpec)
+	case s.Arch != "granite" && s.Arch != "granitehybrid" && (f.EmbeddingScale != 0 || f.AttentionScale != 0 || f.ResidualScale != 0 || f.LogitScale != 0):
+		return fmt.Errorf("%w: the multipliers are granite's and granitehybrid's", ErrSpec)
 	case s.Arch == "granite" && !(f.LogitScale > 0):
 		return fmt.Errorf("%w: a granite model needs LogitScale (llama.cpp requires granite.logit_scale)", ErrSpec)
 	case s.Arch == "olmo2" && !s.SeparateOutput:

@@ -1,5 +1,5 @@
 // Package modelgen writes random-weight GGUF models of any llama, qwen2,
-// qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3 or gemma4 shape, and
+// qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3 or gemma4 shape, and
 // embedding models of the bert and nomic-bert families, for tests and
 // benchmarks: a model with the shape and tensor types of a real one
 // runs exactly as fast as the real one, and a few lines of Go make it, so
@@ -84,8 +84,8 @@ type Spec struct {
 	// and keys, NeoX-style rope, attention.key_length and value_length
 	// always written, as llama.cpp's converter writes them), or one of the
 	// families of family.go ("phi3", "smollm3", "olmo2", "granite"),
-	// gemma.go ("gemma2", "gemma3") and gemma4.go ("gemma4"), or an
-	// embedding model of bert.go
+	// granitehybrid.go ("granitehybrid"), gemma.go ("gemma2", "gemma3")
+	// and gemma4.go ("gemma4"), or an embedding model of bert.go
 	// ("bert", "nomic-bert").
 	Arch string `json:"arch,omitempty"`
 	Shape
@@ -98,6 +98,9 @@ type Spec struct {
 	// Gemma4 holds what a gemma4 file says beyond gemma3's (see
 	// gemma4.go); nil for the others, and for a gemma4 the zero Gemma4.
 	Gemma4 *Gemma4 `json:"gemma4,omitempty"`
+	// Hybrid is a granitehybrid model's Mamba-2 shape and its attention
+	// layers (see granitehybrid.go); nil for the others.
+	Hybrid *GraniteHybrid `json:"hybrid,omitempty"`
 	// Pooling is an embedding model's pooling_type (bert and nomic-bert
 	// only): "mean" (the default), "cls", "last", or "rank" (a bert
 	// reranker, with its classifier head).
@@ -202,9 +205,12 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35 or gemma4", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35 or gemma4", ErrSpec, s.Arch)
+	}
+	if err := s.validateGraniteHybrid(); err != nil {
+		return err
 	}
 	if err := s.validateQwen35(); err != nil {
 		return err
@@ -396,6 +402,9 @@ func (g *generator) metadata() {
 		g.qwen35Metadata()
 	}
 	g.gemma4Metadata()
+	if sp.Arch == "granitehybrid" {
+		g.graniteHybridMetadata()
+	}
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -421,6 +430,10 @@ func (g *generator) tensors() {
 	}
 	if sp.Arch == "qwen35" {
 		g.qwen35Tensors()
+		return
+	}
+	if sp.Arch == "granitehybrid" {
+		g.graniteHybridTensors()
 		return
 	}
 	q, kv := sp.QDim(), sp.KVDim()

@@ -66,6 +66,10 @@ func parityArchs() []parityArch {
 	gemma4Spec := tied(decoder("gemma4", gemma4, Family{SlidingWindow: 16, FinalSoftCap: 30}))
 	gemma4Spec.Gemma4 = &Gemma4{Sliding: []bool{true, true, false, true, false}, SlidingHeadDim: 16, FullKVHeads: 1,
 		SharedKVLayers: 2, DoubleWide: true, PerLayerDim: 32, OutputScale: true}
+	graniteHybrid := granite // Granite 4: Mamba-2 layers but 2 and 5, which attend unrotated
+	graniteHybrid.Arch, graniteHybrid.Layers = "granitehybrid", 6
+	graniteHybrid.Hybrid = &GraniteHybrid{Attention: []int{2, 5}, ConvKernel: 4, StateSize: 32, Groups: 2, Heads: 8}
+
 	return []parityArch{
 		{decoder("llama", base, Family{}), tensor.Q8_0},
 		{decoder("qwen2", base, Family{}), tensor.Q8_0},
@@ -76,6 +80,7 @@ func parityArchs() []parityArch {
 		{decoder("smollm3", four, Family{}), tensor.Q8_0},
 		{decoder("olmo2", base, Family{}), tensor.Q8_0},
 		{granite, tensor.Q8_0},
+		{graniteHybrid, tensor.Q8_0},
 		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0},
 		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0},
 		{gemma4Spec, tensor.Q8_0},
