@@ -117,9 +117,14 @@ type Options struct {
 	// ToolChoice is the request's tool_choice: ToolFunction describes only
 	// that tool. Forcing the call is the sampler's job (ToolCallGrammar).
 	ToolChoice ToolChoice
-	// Date is the "Today Date" that Llama 3.x's template writes above the
-	// tools (llama.cpp passes the current day, "02 Jan 2006"); "" writes the
-	// template's own default, "26 Jul 2024".
+	// Date is the day a template writes, as given: the "Today Date" of
+	// Llama 3.x's tool prompt (llama.cpp passes the current day, "02 Jan
+	// 2006"; "" writes the template's own default, "26 Jul 2024"), and the
+	// "Current date" of gpt-oss's system message (its template calls
+	// strftime_now("%Y-%m-%d"); "" writes today's UTC date, so the prompt
+	// changes at midnight UTC). A host that needs the same prompt every
+	// day passes a fixed date (the OpenAI server takes chat_template_kwargs
+	// date_string).
 	Date string
 }
 

@@ -50,7 +50,10 @@ var families = map[string]*family{
 
 	// The 2026 families (families_2026.go).
 	"qwen35": {name: "qwen35", formatWith: formatQwen35, thinking: true, stop: []string{"<|im_end|>"}},
-	"gpt-oss": {name: "gpt-oss", formatWith: formatHarmony, stop: []string{"<|return|>", "<|call|>"},
+	// gpt-oss ends a reply with <|return|> (an answer), <|call|> (a tool
+	// call) or <|endoftext|>, llama.cpp's end-of-generation tokens for the
+	// harmony vocabulary; <|end|>, which closes the reasoning, is not one.
+	"gpt-oss": {name: "gpt-oss", formatWith: formatHarmony, stop: []string{"<|return|>", "<|call|>", "<|endoftext|>"},
 		extraRoles: []string{"developer"}},
 	// Gemma 4 ends a reply that calls a tool with <|tool_response>, an
 	// end of generation in llama.cpp.

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -46,5 +47,39 @@ func TestReasoningChannels(t *testing.T) {
 		r, c = streamSplit(tc.in, all)
 		assert.Equal(t, tc.reasoning, r, "%q byte by byte", tc.in)
 		assert.Equal(t, tc.content, c, "%q byte by byte", tc.in)
+	}
+}
+
+// TestHarmonyEndsOfGeneration: a gpt-oss reply stops at each of llama.cpp's
+// end-of-generation tokens for the harmony vocabulary (src/llama-vocab.cpp:
+// <|return|>, <|call|>, <|endoftext|>), never at <|end|>, which closes the
+// reasoning channel and which llama.cpp drops from the list when <|return|>
+// and <|call|> are there.
+func TestHarmonyEndsOfGeneration(t *testing.T) {
+	tmpl, err := Named("gpt-oss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assert.ElementsMatch(t, []string{"<|return|>", "<|call|>", "<|endoftext|>"}, tmpl.Stop())
+	assert.NotContains(t, tmpl.Stop(), "<|end|>")
+}
+
+// TestHarmonyDate: gpt-oss's system message writes Options.Date as given,
+// and today's UTC date when it is empty.
+func TestHarmonyDate(t *testing.T) {
+	tmpl, err := Named("gpt-oss")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	for _, tc := range []struct{ date, want string }{
+		{"2026-01-02", "Current date: 2026-01-02\n"},
+		{"", "Current date: " + time.Now().UTC().Format("2006-01-02") + "\n"},
+	} {
+		out, err := tmpl.ApplyWith(msgs, true, Options{Date: tc.date})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assert.Contains(t, out, tc.want)
 	}
 }
