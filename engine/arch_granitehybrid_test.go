@@ -16,7 +16,8 @@ import (
 // TestGraniteHybridLayers: the layers whose head_count_kv is 0 are
 // Mamba-2, without attention; the others attend, unrotated where
 // rope.scaling.finetuned is false (as Granite 4's files say) and rotated
-// where it is true; the Mamba-2 shape is the ssm.* keys'.
+// where it is true; the Mamba-2 shape is the ssm.* keys'; a split across
+// workers and a device refuse the model, naming its Mamba-2 layers.
 func TestGraniteHybridLayers(t *testing.T) {
 	for _, rope := range []bool{false, true} {
 		sp := graniteHybridSpec(tensor.F32)
@@ -47,6 +48,15 @@ func TestGraniteHybridLayers(t *testing.T) {
 		} else {
 			assert.Equal(t, 1, info.NoRopeInterval, "no layer rotates")
 		}
+		// Neither a split across workers nor a device computes Mamba-2
+		// layers: both refuse, saying why.
+		err = m.SplitError()
+		require.ErrorIs(t, err, ErrUnsupported)
+		assert.ErrorContains(t, err, "Mamba-2")
+		_, err = m.Cut(Part{})
+		assert.ErrorContains(t, err, "Mamba-2")
+		require.ErrorIs(t, m.DeviceSupports(), ErrUnsupported)
+		assert.ErrorContains(t, m.DeviceSupports(), "mamba2")
 	}
 }
 
