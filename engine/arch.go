@@ -77,6 +77,9 @@ var architectures = map[string]*architecture{
 	"qwen35": qwen35,
 	// Granite 4's hybrids: Mamba-2 layers beside attention (arch_granitehybrid.go).
 	"granitehybrid": granitehybrid,
+	// Mixtures of experts (moe.go): arch_qwen3moe.go.
+	"qwen3moe": qwen3moe,
+	"qwen2moe": qwen2moe, // arch_qwen2moe.go: with a shared expert
 	// The encoders, embedding and reranking models (arch_bert.go).
 	"bert":       bert,
 	"nomic-bert": nomicBert,
@@ -191,6 +194,12 @@ type tensorSpec struct {
 	// tensor is required; it is optional in the others (gemma4's keys of
 	// a layer that shares another's cache, its per-layer embeddings).
 	needed func(c Config, l int) bool
+
+	// experts says the tensor is a stack of Experts matrices of rows ×
+	// cols each (GGUF dims [cols, rows, experts]: blk.N.ffn_gate_exps),
+	// held as one matrix of Experts·rows rows, a view of the file's
+	// bytes; each expert's rows are a view of it (moe.go).
+	experts bool
 }
 
 // inLayer reports whether a layer of the given kind has the tensor.
@@ -243,6 +252,9 @@ const (
 	dimMamba2Conv       // its convolution's channels: x, B and C
 	dimMamba2Groups     // SSM.GroupCount: the groups of B and C, and of the gated norm
 	dimMamba2GroupWidth // the gated norm's group width: inner / groups
+	dimExperts          // Experts: a router's outputs
+	dimExpertFF         // ExpertHiddenDim: one expert's inner width
+	dimSharedFF         // SharedHiddenDim: the shared expert's inner width
 )
 
 // size is d's value under c.
@@ -292,6 +304,12 @@ func (c Config) size(d dimension) int {
 		return c.PerLayerDim * c.Layers
 	case dimScalar:
 		return 1
+	case dimExperts:
+		return c.Experts
+	case dimExpertFF:
+		return c.ExpertHiddenDim
+	case dimSharedFF:
+		return c.SharedHiddenDim
 	}
 	if d >= dimMamba2InProj && d <= dimMamba2GroupWidth {
 		return c.mamba2().size(d)

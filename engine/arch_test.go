@@ -188,11 +188,11 @@ func (n *naiveModel) step(token int) []float64 {
 		h := n.preNorm(x, name("attn_norm.weight"))
 		q, k, v := n.qkv(l, h)
 		switch n.sp.Arch {
-		case "qwen2":
+		case "qwen2", "qwen2moe":
 			add(q, n.vector(name("attn_q.bias")))
 			add(k, n.vector(name("attn_k.bias")))
 			add(v, n.vector(name("attn_v.bias")))
-		case "qwen3":
+		case "qwen3", "qwen3moe":
 			n.headNorm(q, name("attn_q_norm.weight"))
 			n.headNorm(k, name("attn_k_norm.weight"))
 		case "olmo2": // all the queries, the whole key
@@ -219,6 +219,10 @@ func (n *naiveModel) step(token int) []float64 {
 		}
 		add(x, n.sublayerOut(n.matVec(name("attn_output.weight"), att), name("post_attention_norm.weight")))
 		h = n.preNorm(x, name("ffn_norm.weight"))
+		if n.sp.Experts > 0 {
+			add(x, n.moe(l, h))
+			continue
+		}
 		gate, up := n.gateUp(l, h)
 		for i, g := range gate {
 			gate[i] = g / (1 + math.Exp(-g)) * up[i]
@@ -275,6 +279,7 @@ func TestArchitecturesMatchNaiveReference(t *testing.T) {
 		{"llama with key_length", llamaWide},
 	}
 	tests = append(tests, familyReferenceCases()...)
+	tests = append(tests, moeReferenceCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := testmodel.GGUF(t, tt.spec)

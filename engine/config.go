@@ -93,6 +93,15 @@ type Config struct {
 	// 0 for none.
 	PerLayerDim int
 
+	// What mixtures of experts add (moe.go; 0 for a model without
+	// experts): Experts is how many experts a layer's router chooses
+	// among (expert_count), ExpertsUsed how many it picks for each token
+	// (expert_used_count), ExpertHiddenDim the inner width of one expert
+	// (expert_feed_forward_length) and SharedHiddenDim the shared
+	// expert's (expert_shared_feed_forward_length), where the layers
+	// have one.
+	Experts, ExpertsUsed, ExpertHiddenDim, SharedHiddenDim int
+
 	// exactGELU evaluates GELU for each value in float32 rather than as
 	// llama.cpp does, through an F16 table (gelu.go): for the float64
 	// reference tests, whose inputs differ from the engine's in their last
@@ -143,6 +152,9 @@ func (c Config) validate() error {
 		if f.v <= 0 || f.v > maxDimension {
 			return fmt.Errorf("%w: %s = %d is out of range (1..%d)", ErrFormat, f.name, f.v, maxDimension)
 		}
+	}
+	if err := c.validateExperts(); err != nil {
+		return err
 	}
 	if c.KeyLength < 0 || c.KeyLength > maxDimension {
 		return fmt.Errorf("%w: key_length = %d is out of range (1..%d)", ErrFormat, c.KeyLength, maxDimension)

@@ -114,12 +114,12 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 		activations: newActivations(c, w, 1),
 		attnScratch: attnScratch{scores: make([]float32, context)},
 		logits:      make([]float32, w.Output.Rows),
-		ws:          tensor.NewWorkspace(max(c.Dim, c.maxLayerSize(dimHidden), c.maxLayerSize(dimQ), c.PerLayerDim)),
+		ws:          tensor.NewWorkspace(max(c.Dim, c.maxLayerSize(dimHidden), c.maxLayerSize(dimQ), c.PerLayerDim, c.ExpertHiddenDim, c.SharedHiddenDim)),
 	}
 }
 
 // row is x cut into rows of width elements: row i is x[i·width:(i+1)·width].
-func row(x []float32, i, width int) []float32 { return x[i*width : (i+1)*width] }
+func row[T any](x []T, i, width int) []T { return x[i*width : (i+1)*width] }
 
 // forward runs token at position pos through the model, as forwardBlock
 // runs a block of one.
@@ -224,9 +224,16 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 
 		// Feed-forward: normalise, gate and up projections, the gated
 		// units (SwiGLU; gemma: GeGLU), down projection, add to the
-		// residual stream (as attention's).
+		// residual stream (as attention's); or a mixture of experts
+		// (moe.go), whose models are whole.
 		for i := range n {
 			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.FFNNorm)
+		}
+		if spec.FFN == FFNMoE {
+			s.moeBlock(&spec, l, xn, proj, n)
+			guard.check(proj, n, guardHidden, l)
+			c.addSublayer(&spec, x, proj, lw.FFNPostNorm)
+			continue
 		}
 		s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
 		c.gateUnits(spec.FFN, gate, up)

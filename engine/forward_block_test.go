@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -19,7 +20,8 @@ import (
 // and both KV cache types — the llama2.c checkpoint, every quantization of
 // the GGUF files, and random models with biases (qwen2), q/k norms and
 // heads wider than dim/heads (qwen3), grouped-query attention and K-quants,
-// and gemma's, whose sliding-window layers keep rings of their window.
+// gemma's, whose sliding-window layers keep rings of their window, and
+// mixtures of experts, whose blocks go expert by expert.
 func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	models := map[string]*Model{"stories260K.bin": loadStories260K(t)}
 	for _, name := range []string{"F32", "F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M", "Q6_K"} {
@@ -57,6 +59,8 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 		require.NoError(t, err)
 		models[fmt.Sprintf("%s %v", sp.Arch, sp.Type)] = m
 	}
+	// Mixtures of experts: a block's tokens grouped by expert (moe.go).
+	maps.Copy(models, moeModels(t))
 	for name, m := range models {
 		for _, kv := range []KVType{KVF32, KVF16} {
 			t.Run(name+" "+kv.String(), func(t *testing.T) {

@@ -44,6 +44,9 @@ func loadGGUF(data []byte, part *Part) (*Model, error) {
 	if err := w.checkShapes(arch, c, part); err != nil {
 		return nil, err
 	}
+	if err := w.viewExperts(); err != nil {
+		return nil, err
+	}
 	if err := w.checkFinite(arch, c.Layers); err != nil {
 		return nil, err
 	}
@@ -139,7 +142,7 @@ func ggufParams(f *gguf.File, a *architecture) (*hyperParams, error) {
 	default:
 		return nil, fmt.Errorf("%w: rope scaling %q (supported: none, linear, yarn)", ErrUnsupported, scaling)
 	}
-	if n, err := f.Uint32Or(key("expert_count"), 0); err != nil || n > 0 {
+	if n, err := f.Uint32Or(key("expert_count"), 0); (err != nil || n > 0) && !a.readsKey(keyExpertCount) {
 		return nil, fmt.Errorf("%w: mixture-of-experts models (%d experts)", ErrUnsupported, n)
 	}
 	if c.RopeOriginalContext, err = uint32Key(f, key("rope.scaling.original_context_length"), 0); err != nil {
@@ -210,6 +213,10 @@ func ggufWeights(f *gguf.File, a *architecture, c Config, part *Part) (*modelWei
 		ti, ok := f.Tensor(t.name)
 		if !ok {
 			return // checkShapes reports the tensors that are not optional
+		}
+		if t.spec.experts {
+			*t.matrixIn(w), firstErr = ggufExperts(ti, c)
+			return
 		}
 		if t.spec.fused != nil {
 			whole, ok := fused[t.name]

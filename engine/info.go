@@ -66,6 +66,13 @@ type Info struct {
 	// SSM is the shape of the recurrent layers the ssm.* keys describe
 	// (qwen35's Gated DeltaNet layers).
 	SSM SSMShape `json:"ssm,omitzero"`
+
+	// A mixture of experts' (moe.go): how many experts each layer has,
+	// how many a token takes, one expert's and the shared expert's widths.
+	Experts         int `json:"expert_count,omitempty"`
+	ExpertsUsed     int `json:"expert_used_count,omitempty"`
+	ExpertHiddenDim int `json:"expert_feed_forward_length,omitempty"`
+	SharedHiddenDim int `json:"expert_shared_feed_forward_length,omitempty"`
 	// What the model does besides generating: Embed's pooling (mean,
 	// cls, last, rank), and for an encoder (which does not generate) its
 	// token types and its classification head's outputs (a reranker's).
@@ -83,6 +90,7 @@ type Info struct {
 // which frequency factors it has ("" for none).
 func (info *Info) familyInfo(a *architecture, c Config, ropeFactors string) {
 	info.SplitError = a.noSplit
+	info.Experts, info.ExpertsUsed, info.ExpertHiddenDim, info.SharedHiddenDim = c.Experts, c.ExpertsUsed, c.ExpertHiddenDim, c.SharedHiddenDim
 	info.RopeDims = c.RopeDims
 	info.RopeFactors, info.RopeAttnFactor, info.RopeOriginalContext = ropeFactors, c.RopeAttnFactor, c.RopeOriginalContext
 	info.EmbeddingScale, info.LogitScale, info.FinalSoftCap = c.EmbeddingScale, c.LogitScale, c.FinalSoftCap

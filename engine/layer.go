@@ -86,6 +86,11 @@ const (
 	FFNGeGLU
 	// FFNGELU is down(gelu(up + bias)), without a gate: bert.
 	FFNGELU
+	// FFNMoE is a mixture of experts (moe.go): a router picks each
+	// token's MoESpec.Used experts of MoESpec.Experts, each a gated
+	// feed-forward of its own, and sums their outputs weighted as the
+	// router says, beside a shared expert where MoESpec.Shared says.
+	FFNMoE
 )
 
 // AttentionSpec is a layer's attention. The zero value attends to every
@@ -162,6 +167,9 @@ type LayerSpec struct {
 	// per_layer.go), then scales the stream by the layer's output scale
 	// where the file has one.
 	PerLayerInput bool `json:"per_layer_input,omitempty"`
+	// MoE is the mixture of experts of a layer whose FFN is FFNMoE; zero
+	// otherwise.
+	MoE MoESpec `json:"moe,omitzero"`
 }
 
 // Layer is layer l's recipe: LayerSpecs[l], or the llama family's layer
@@ -260,6 +268,7 @@ func (a *architecture) layerSpecs(c Config, k layerKeys) []LayerSpec {
 		if k.each != nil {
 			k.each(l, &s)
 		}
+		c.moeLayer(&s)
 		specs[l] = s
 	}
 	return specs
@@ -277,7 +286,7 @@ func (c Config) validateLayers() error {
 			return fmt.Errorf("%w: layer %d: kind %s, which this engine does not compute", ErrUnsupported, l, s.Kind)
 		case c.validateRecurrent(l) != nil:
 			return c.validateRecurrent(l)
-		case s.Norms > NormsResidual || s.QKNorm > QKNormAll || s.FFN > FFNGELU:
+		case s.Norms > NormsResidual || s.QKNorm > QKNormAll || s.FFN > FFNMoE:
 			return fmt.Errorf("%w: layer %d: norms %d, q/k norm %d or feed-forward %d unknown", ErrUnsupported, l, s.Norms, s.QKNorm, s.FFN)
 		case a.Window < 0 || a.Window > maxDimension:
 			return fmt.Errorf("%w: layer %d: sliding window %d is out of range (0..%d)", ErrFormat, l, a.Window, maxDimension)
@@ -285,6 +294,9 @@ func (c Config) validateLayers() error {
 			return fmt.Errorf("%w: layer %d: rope base %v and scale %v must be positive and finite (0: the model's)", ErrFormat, l, a.RopeTheta, a.RopeScale)
 		case a.ScaleQueries && !(a.Scale > 0):
 			return fmt.Errorf("%w: layer %d: query scale %v must be positive", ErrFormat, l, a.Scale)
+		}
+		if err := c.validateMoE(l, s); err != nil {
+			return err
 		}
 		for _, f := range []struct {
 			name string
@@ -307,7 +319,7 @@ var (
 	layerKindNames = [...]string{LayerAttention: "attention", LayerShortConv: "shortconv", LayerDeltaNet: "deltanet", LayerMamba2: "mamba2"}
 	normsNames     = [...]string{NormsPre: "pre", NormsPost: "post", NormsPreAndPost: "pre+post", NormsResidual: "residual"}
 	qkNormNames    = [...]string{QKNormNone: "", QKNormHeads: "heads", QKNormAll: "all"}
-	ffnNames       = [...]string{FFNSwiGLU: "swiglu", FFNGeGLU: "geglu", FFNGELU: "gelu"}
+	ffnNames       = [...]string{FFNSwiGLU: "swiglu", FFNGeGLU: "geglu", FFNGELU: "gelu", FFNMoE: "moe"}
 )
 
 // name is names[i], or the number where names has none.
@@ -327,7 +339,7 @@ func (n Norms) String() string { return name(normsNames[:], n) }
 // String names the q/k norm: "", "heads" or "all".
 func (q QKNorm) String() string { return name(qkNormNames[:], q) }
 
-// String names the feed-forward: "swiglu", "geglu" or "gelu".
+// String names the feed-forward: "swiglu", "geglu", "gelu" or "moe".
 func (f FFN) String() string { return name(ffnNames[:], f) }
 
 // MarshalText is the kind's name.

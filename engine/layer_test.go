@@ -37,7 +37,7 @@ func TestLayerRecipesMatchTables(t *testing.T) {
 			assert.Equal(t, qk, r.QKNorm, "q/k norms")
 			gated := false
 			for _, s := range a.tensors {
-				gated = gated || s.at == slotWGate // phi3's, a piece of its ffn_up
+				gated = gated || s.at == slotWGate || s.at == slotWGateExps // phi3's, a piece of its ffn_up; a mixture of experts' stacked gates
 			}
 			assert.Equal(t, r.FFN != FFNGELU, gated, "a gate")
 			assert.Equal(t, a.encoder, r.Norms == NormsResidual, "the encoders' layers")

@@ -98,6 +98,10 @@ type Session struct {
 	// cache; empty for a model without recurrent layers.
 	rec recurrentState
 	mu  sync.Mutex // held while a generation (or a Forward) runs
+
+	// moe is the scratch of a model's mixtures of experts (moe.go); nil
+	// for a model without experts.
+	moe *moeScratch
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
@@ -148,7 +152,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	w := m.weights
 	if opts.Device == nil {
-		w.pack(m.arch, m.config.Layers)
+		if err := w.pack(m.arch, m.config.Layers); err != nil {
+			return nil, err
+		}
 	}
 	if m.arch.encoder {
 		// No cache, no decoding: a workspace for the products, and the
@@ -185,6 +191,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	}
 	s.kv = newLayersKVCache(m.config, kvType, func(l int) int { return rowsOf(w.Layers[l].Wk) }, positions, s.promptBlock)
 	s.rec = newRecurrentState(m.config)
+	if m.config.hasExperts() {
+		s.moe = newMoEScratch(m.config, s.promptBlock)
+	}
 	return s, nil
 }
 

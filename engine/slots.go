@@ -38,6 +38,14 @@ const (
 	slotPerLayerGate
 	slotPerLayerProj
 	slotSSMIn // a Mamba-2 layer's input projection: z, x, B, C and dt
+	// A mixture of experts' (moe.go).
+	slotRouter
+	slotWGateExps
+	slotWUpExps
+	slotWDownExps
+	slotWGateShared
+	slotWUpShared
+	slotWDownShared
 
 	// The model's vectors.
 	slotOutputNorm
@@ -74,6 +82,7 @@ const (
 	slotOutScale
 	slotSSMConvBias // a Mamba-2 layer's convolution bias
 	slotSSMD        // its skip connection's weight (D)
+	slotSharedGate
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -143,6 +152,20 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.PerLayerGate
 	case slotPerLayerProj:
 		return &lw.PerLayerProj
+	case slotRouter:
+		return &lw.Router
+	case slotWGateExps:
+		return &lw.WGateExps
+	case slotWUpExps:
+		return &lw.WUpExps
+	case slotWDownExps:
+		return &lw.WDownExps
+	case slotWGateShared:
+		return &lw.WGateShared
+	case slotWUpShared:
+		return &lw.WUpShared
+	case slotWDownShared:
+		return &lw.WDownShared
 	}
 	return nil
 }
@@ -220,6 +243,8 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.PerLayerPostNorm
 	case slotOutScale:
 		return &lw.OutScale
+	case slotSharedGate:
+		return &lw.SharedGate
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
@@ -116,4 +118,42 @@ func itoa(i int) string {
 		b = append([]byte{byte('0' + i%10)}, b...)
 	}
 	return string(b)
+}
+
+// rebuilt is the GGUF file data with its metadata changed by kvs (a nil
+// value deletes the key; uint32 and bool values are set), each tensor as edit
+// returns it (false: left out), and the tensors extra.
+func rebuilt(t *testing.T, data []byte, kvs map[string]any, edit func(gguf.TensorInfo) (gguf.TensorInfo, bool), extra ...gguf.TensorInfo) []byte {
+	t.Helper()
+	f, err := gguf.Parse(data)
+	require.NoError(t, err)
+	b := gguf.NewBuilder()
+	for _, kv := range f.KVs() {
+		if v, ok := kvs[kv.Key]; !ok || v != nil {
+			b.Set(kv.Key, kv.Value)
+		}
+	}
+	for k, v := range kvs {
+		switch v := v.(type) {
+		case uint32:
+			b.Set(k, gguf.ValueOf(v))
+		case bool:
+			b.Set(k, gguf.ValueOf(v))
+		}
+	}
+	for _, ti := range f.Tensors() {
+		if edit != nil {
+			var keep bool
+			if ti, keep = edit(ti); !keep {
+				continue
+			}
+		}
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	for _, ti := range extra {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	out, err := b.Bytes()
+	require.NoError(t, err)
+	return out
 }

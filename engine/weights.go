@@ -45,6 +45,7 @@ type modelWeights struct {
 
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
+	packErr  error       // why pack could not view the packed experts (none can happen: see packsExperts)
 
 	nonFinite nonFiniteScan // the matrices that hold a NaN or an infinity, once a forward pass met one
 }
@@ -54,22 +55,28 @@ type modelWeights struct {
 // not the token embedding (read row by row, and the output when tied). It
 // reorders the model's bytes in place, so a model is cut into parts, or
 // its file into shards, before: Cut refuses afterwards (WeightsPacked).
-// Without the SIMD kernels it does nothing.
-func (w *modelWeights) pack(a *architecture, layers int) {
+// Without the SIMD kernels it does nothing. It makes the experts' views
+// again (viewExperts), of the packed stacks.
+func (w *modelWeights) pack(a *architecture, layers int) error {
 	w.packOnce.Do(func() {
 		a.walk(layers, func(t tensorRef) {
 			if !t.isMatrix() {
 				return
 			}
 			m := *t.matrixIn(w)
-			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes || m == w.PerLayerTokenEmbedding {
+			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes || m == w.PerLayerTokenEmbedding ||
+				t.spec.experts && !w.packsExperts(t, m) {
 				return
 			}
 			if tensor.Pack(m) {
 				w.packed.Store(true)
 			}
 		})
+		// The experts' views, of the packed stacks now: they cut along
+		// whole groups of packed rows (packsExperts).
+		w.packErr = w.viewExperts()
 	})
+	return w.packErr
 }
 
 // layerWeights are one transformer block's parameters.
@@ -143,6 +150,18 @@ type layerWeights struct {
 	SSMIn       *tensor.Matrix // (2·inner + 2·groups·state + heads, dim)
 	SSMConvBias []float32      // (channels) or nil
 	SSMD        []float32      // (heads)
+
+	// A mixture of experts' (moe.go): the router, each expert's gate, up
+	// and down matrices stacked (the file's 3-D tensors, experts' rows
+	// one after the other) and the same as one view per expert (experts),
+	// and the shared expert's matrices with its gate's weights.
+	Router                 *tensor.Matrix // (experts, dim)
+	WGateExps, WUpExps     *tensor.Matrix // (experts·expertHidden, dim)
+	WDownExps              *tensor.Matrix // (experts·dim, expertHidden)
+	experts                []expertWeights
+	WGateShared, WUpShared *tensor.Matrix // (sharedHidden, dim)
+	WDownShared            *tensor.Matrix // (dim, sharedHidden)
+	SharedGate             []float32      // (dim): x·SharedGate gates the shared expert
 }
 
 // checkShapes verifies every weight against the config (and, for a part of
@@ -190,6 +209,9 @@ func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
 		return nil
 	}
 	rows, cols := c.sizeIn(t.spec.rows, t.layer), c.sizeIn(t.spec.cols, t.layer)
+	if t.spec.experts {
+		rows *= c.Experts
+	}
 	if part != nil && t.spec.split {
 		rows = part.Rows(Axis(t.spec.rows)).Len()
 	}

@@ -68,6 +68,9 @@ func (m *Matrix) RowData(r int) []byte {
 }
 
 // Slice is a view of rows [lo, hi) of m: the same bytes, nothing copied.
+// A packed matrix (Pack) slices only along whole groups of its layout: lo
+// a multiple of PackedGroupRows, and hi one too or m's last row (the view
+// of one expert of a stack of experts, each of whole groups of rows).
 func (m *Matrix) Slice(lo, hi int) (*Matrix, error) {
 	if lo < 0 || lo >= hi || hi > m.Rows {
 		return nil, fmt.Errorf("%w: rows [%d, %d) of a %d-row matrix", ErrShape, lo, hi, m.Rows)
@@ -75,10 +78,11 @@ func (m *Matrix) Slice(lo, hi int) (*Matrix, error) {
 	if lo == 0 && hi == m.Rows {
 		return m, nil
 	}
-	if m.packed {
-		return nil, errPacked("a slice")
+	if m.packed && (lo%PackedGroupRows != 0 || (hi%PackedGroupRows != 0 && hi != m.Rows)) {
+		return nil, errPacked(fmt.Sprintf("rows [%d, %d), not whole groups of %d rows,", lo, hi, PackedGroupRows))
 	}
-	return &Matrix{Type: m.Type, Rows: hi - lo, Cols: m.Cols, Data: m.Data[lo*m.rowBytes : hi*m.rowBytes : hi*m.rowBytes], rowBytes: m.rowBytes, tr: m.tr}, nil
+	return &Matrix{Type: m.Type, Rows: hi - lo, Cols: m.Cols, Data: m.Data[lo*m.rowBytes : hi*m.rowBytes : hi*m.rowBytes], rowBytes: m.rowBytes, tr: m.tr,
+		packed: m.packed, rows8: m.rows8}, nil
 }
 
 // Row decodes row r into dst, which must hold Cols elements (an embedding

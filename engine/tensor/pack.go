@@ -53,6 +53,12 @@ func Pack(m *Matrix) bool {
 	return true
 }
 
+// PackedGroupRows is the rows of a group in every packed layout, or a
+// multiple of them: the SIMD128 kernels' groups of four, the native
+// kernels' of eight. Slice cuts a packed matrix along such groups, where
+// the packed layout of the view is the view of the packed layout.
+const PackedGroupRows = 8
+
 // packable reports whether the SIMD kernels of t read the packed layout.
 func packable(t Type) bool {
 	switch t {

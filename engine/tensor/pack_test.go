@@ -82,3 +82,48 @@ func requireSameBits(t *testing.T, want, got []float32, msg string, args ...any)
 		}
 	}
 }
+
+// TestPackedSlicesAreTheSame: a packed matrix cut along whole groups of
+// PackedGroupRows rows (Slice; a stack of experts' views) gives the plain
+// matrix's slice's products bit for bit, a last slice that ends at the
+// matrix's last row included, and refuses a cut inside a group.
+func TestPackedSlicesAreTheSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for _, typ := range []Type{Q8_0, Q4_0, Q5_0, Q4_K, Q6_K} {
+		for _, shape := range []struct{ rows, cols int }{{24, 256}, {8*3 + 5, 512}, {64, 256}} {
+			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
+				plain := randomMatrix(t, rng, typ, shape.rows, shape.cols)
+				packed, err := NewMatrix(typ, shape.rows, shape.cols, slices.Clone(plain.Data))
+				require.NoError(t, err)
+				if !Pack(packed) {
+					t.Skip("no packed layout for this type here")
+				}
+				x := randNormal(rng, 3*shape.cols, 1)
+				ws := NewWorkspace(shape.cols)
+				for _, cut := range [][2]int{{0, 8}, {8, 16}, {16, shape.rows}} {
+					p, err := plain.Slice(cut[0], cut[1])
+					require.NoError(t, err)
+					v, err := packed.Slice(cut[0], cut[1])
+					if err != nil {
+						// the native layout packs whole groups of eight only
+						require.NotZero(t, shape.rows%PackedGroupRows, "rows %v", cut)
+						continue
+					}
+					require.True(t, v.Packed())
+					exp, got := make([]float32, 3*p.Rows), make([]float32, 3*p.Rows)
+					MatMul(exp, p, x, 3, ws)
+					MatMul(got, v, x, 3, ws)
+					requireSameBits(t, exp, got, "MatMul of rows %v", cut)
+					MatVec(exp[:p.Rows], p, x[:shape.cols], ws)
+					MatVec(got[:p.Rows], v, x[:shape.cols], ws)
+					requireSameBits(t, exp[:p.Rows], got[:p.Rows], "MatVec of rows %v", cut)
+					for r := range p.Rows {
+						require.Equal(t, p.RowData(r), v.AppendRow(nil, r), "row %d of rows %v", r, cut)
+					}
+				}
+				_, err = packed.Slice(4, 12)
+				assert.ErrorIs(t, err, ErrShape, "a cut inside a group")
+			})
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // Package modelgen writes random-weight GGUF models of any llama, qwen2,
-// qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3 or gemma4 shape, and
+// qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, gemma4, qwen3moe or qwen2moe shape, and
 // embedding models of the bert and nomic-bert families, for tests and
 // benchmarks: a model with the shape and tensor types of a real one
 // runs exactly as fast as the real one, and a few lines of Go make it, so
@@ -85,7 +85,8 @@ type Spec struct {
 	// always written, as llama.cpp's converter writes them), or one of the
 	// families of family.go ("phi3", "smollm3", "olmo2", "granite"),
 	// granitehybrid.go ("granitehybrid"), gemma.go ("gemma2", "gemma3")
-	// and gemma4.go ("gemma4"), or an embedding model of bert.go
+	// and gemma4.go ("gemma4"), or a mixture of experts of moe.go
+	// ("qwen3moe", "qwen2moe"), or an embedding model of bert.go
 	// ("bert", "nomic-bert").
 	Arch string `json:"arch,omitempty"`
 	Shape
@@ -101,6 +102,9 @@ type Spec struct {
 	// Hybrid is a granitehybrid model's Mamba-2 shape and its attention
 	// layers (see granitehybrid.go); nil for the others.
 	Hybrid *GraniteHybrid `json:"hybrid,omitempty"`
+	// MoE is a mixture of experts' shape (moe.go: qwen3moe); zero for the
+	// others.
+	MoE
 	// Pooling is an embedding model's pooling_type (bert and nomic-bert
 	// only): "mean" (the default), "cls", "last", or "rank" (a bert
 	// reranker, with its classifier head).
@@ -205,9 +209,9 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35 or gemma4", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe or qwen2moe", ErrSpec, s.Arch)
 	}
 	if err := s.validateGraniteHybrid(); err != nil {
 		return err
@@ -216,6 +220,9 @@ func (s Spec) validate() error {
 		return err
 	}
 	if err := s.validateLFM2(); err != nil {
+		return err
+	}
+	if err := s.validateMoE(); err != nil {
 		return err
 	}
 	if err := s.validateGemma(); err != nil {
@@ -382,7 +389,7 @@ func (g *generator) metadata() {
 		b.Set(key("rope.freq_base"), gguf.ValueOf(sp.RopeTheta))
 	}
 	b.Set(key("attention.layer_norm_rms_epsilon"), gguf.ValueOf(sp.NormEps))
-	if sp.HeadDim > 0 || sp.Arch != "llama" && sp.Arch != "qwen2" { // the converter writes them from config.json's head_dim
+	if sp.HeadDim > 0 || sp.Arch != "llama" && sp.Arch != "qwen2" && sp.Arch != "qwen2moe" { // the converter writes them from config.json's head_dim
 		b.Set(key("attention.key_length"), gguf.ValueOf(uint32(sp.HeadSize())))
 		b.Set(key("attention.value_length"), gguf.ValueOf(uint32(sp.HeadSize())))
 	}
@@ -405,6 +412,7 @@ func (g *generator) metadata() {
 	if sp.Arch == "granitehybrid" {
 		g.graniteHybridMetadata()
 	}
+	g.moeMetadata()
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -447,11 +455,11 @@ func (g *generator) tensors() {
 		g.matrix(layer(i, "attn_v.weight"), kv, sp.Dim, false)
 		g.matrix(layer(i, "attn_output.weight"), sp.Dim, q, false)
 		switch sp.Arch {
-		case "qwen2":
+		case "qwen2", "qwen2moe":
 			g.vector(layer(i, "attn_q.bias"), q, 0)
 			g.vector(layer(i, "attn_k.bias"), kv, 0)
 			g.vector(layer(i, "attn_v.bias"), kv, 0)
-		case "qwen3", "gemma3": // one norm for every head
+		case "qwen3", "gemma3", "qwen3moe": // one norm for every head
 			g.vector(layer(i, "attn_q_norm.weight"), sp.HeadSize(), 1)
 			g.vector(layer(i, "attn_k_norm.weight"), sp.HeadSize(), 1)
 		}
@@ -459,9 +467,13 @@ func (g *generator) tensors() {
 			g.vector(layer(i, "post_attention_norm.weight"), sp.Dim, 1)
 		}
 		g.vector(layer(i, "ffn_norm.weight"), sp.Dim, 1)
-		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
-		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
-		g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)
+		if moeArchs[sp.Arch] {
+			g.moeFFN(i)
+		} else {
+			g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
+			g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
+			g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)
+		}
 		if gemma {
 			g.vector(layer(i, "post_ffw_norm.weight"), sp.Dim, 1)
 		}

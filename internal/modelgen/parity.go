@@ -88,7 +88,15 @@ func parityArchs() []parityArch {
 		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0},
 		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},
 		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
+		{withMoE(decoder("qwen3moe", wide, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.Q8_0},
+		{withMoE(decoder("qwen2moe", base, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 96}), tensor.Q8_0},
 	}
+}
+
+// withMoE is sp with the mixture of experts m.
+func withMoE(sp Spec, m MoE) Spec {
+	sp.MoE = m
+	return sp
 }
 
 // ParityModels returns the parity models: for each architecture
