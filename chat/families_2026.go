@@ -12,7 +12,8 @@ import (
 // Gemma 4, LFM2.5 and Granite 4.0. testdata/families_reference.json holds
 // the templates' own renderings that the tests compare with. Tools take the
 // generic format (see ToolFormatGeneric) with all of them but Granite 4.0,
-// whose calls are Hermes's (granite4Messages).
+// whose calls are Hermes's (granite4Messages), and Qwen3.5, whose calls are
+// XML (toolxml.go).
 
 // isQwen35 recognises Qwen3.5's template: Qwen3's (isQwen3) whose
 // generation prompt leaves a think block open when thinking is on.
@@ -67,7 +68,9 @@ func formatQwen35(b *strings.Builder, msgs []Message, addAssistant bool, opts Op
 			if i > lastQuery {
 				b.WriteString("<think>\n" + reasoning + "\n</think>\n\n")
 			}
-			b.WriteString(content + "<|im_end|>\n")
+			b.WriteString(content)
+			writeQwenXMLCalls(b, content, m.ToolCalls)
+			b.WriteString("<|im_end|>\n")
 		case "tool":
 			if i > 0 && msgs[i-1].Role != "tool" {
 				b.WriteString("<|im_start|>user")

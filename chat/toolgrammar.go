@@ -79,6 +79,14 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 		if err != nil {
 			return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
 		}
+		if format == ToolFormatQwenXML {
+			body, err := qwenXMLCallGrammar(conv, i, tool, schema)
+			if err != nil {
+				return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
+			}
+			calls = append(calls, conv.Rule(fmt.Sprintf("tool-%d-call", i), body))
+			continue
+		}
 		args, err := conv.Add(fmt.Sprintf("tool-%d-args", i), schema)
 		if err != nil {
 			return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
@@ -102,6 +110,11 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 		root = block
 		if parallel {
 			root = block + " ( " + gbnfLiteral("\n") + " " + block + " )" + more
+		}
+	case ToolFormatQwenXML:
+		root = call
+		if parallel {
+			root = call + " ( " + gbnfLiteral("\n") + " " + call + " )" + more
 		}
 	case ToolFormatLlama3:
 		root = call

@@ -99,6 +99,8 @@ var toolTemplates = map[string]struct {
 	"nemo":     {"mistral-v3-tekken", ToolFormatMistral},
 	// Granite 4.0: Hermes calls under its own system text.
 	"granite4.0": {"granite-4.0", ToolFormatHermes},
+	// Qwen3.5: XML calls, <function=...> with <parameter=...> blocks.
+	"qwen3.5": {"qwen35", ToolFormatQwenXML},
 }
 
 // TestToolJinjaReference: with tools, tool calls and tool results, the

@@ -26,7 +26,12 @@ const (
 //   - hermes: every <tool_call>{"name": ..., "arguments": {...}}</tool_call>
 //     block is a call (the closing tag may be missing at the very end);
 //   - mistral: every [TOOL_CALLS] followed by a JSON array of {"name",
-//     "arguments", "id"} (or one such object) holds calls.
+//     "arguments", "id"} (or one such object) holds calls;
+//   - qwen-xml: every <tool_call><function=NAME><parameter=P>VALUE
+//     </parameter>...</function></tool_call> block is a call (the closing
+//     tag may be missing at the very end); a VALUE is JSON when it parses
+//     as JSON (ParseToolCallsFor: unless the tool's schema says the
+//     parameter is a string), else a string.
 //
 // Whitespace inside and around calls is free, and so is the JSON's layout.
 // Text that is not a well-formed call (bad JSON, no name, arguments that
@@ -41,6 +46,14 @@ const (
 // The error is ErrUnknownToolFormat for a format that is not one of the
 // constants; text never fails to parse.
 func ParseToolCalls(format ToolFormat, text string, seed uint64) (content string, calls []ToolCall, err error) {
+	return ParseToolCallsFor(format, text, seed, nil)
+}
+
+// ParseToolCallsFor is ParseToolCalls for a reply to a request offering
+// tools: a format that writes arguments untyped (qwen-xml's parameter
+// values) reads them as the tools' parameter schemas say, as llama.cpp
+// does. The other formats ignore tools.
+func ParseToolCallsFor(format ToolFormat, text string, seed uint64, tools []Tool) (content string, calls []ToolCall, err error) {
 	var spans []callSpan
 	switch format {
 	case ToolFormatGeneric:
@@ -55,6 +68,8 @@ func ParseToolCalls(format ToolFormat, text string, seed uint64) (content string
 		spans = parseTagged(text, hermesCallOpen, parseHermesCall)
 	case ToolFormatMistral:
 		spans = parseTagged(text, mistralCalls, parseMistralCalls)
+	case ToolFormatQwenXML:
+		spans = parseTagged(text, hermesCallOpen, parseQwenXMLCall(tools))
 	default:
 		return text, nil, fmt.Errorf("%w: %v", ErrUnknownToolFormat, format)
 	}

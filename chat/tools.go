@@ -92,10 +92,16 @@ const (
 	// before the last user message, calls as [TOOL_CALLS][{"name",
 	// "arguments", "id"}], results as [TOOL_RESULTS]...[/TOOL_RESULTS].
 	ToolFormatMistral
+	// ToolFormatQwenXML is Qwen3.5's (and Qwen3-Coder's): the tools listed
+	// in a system message of their own, a call as <tool_call>, then
+	// <function=NAME> holding one <parameter=P> block per argument (a
+	// string as it is, other values as JSON), results as <tool_response>
+	// blocks in a user turn.
+	ToolFormatQwenXML
 )
 
 // String returns the format's name: "generic", "llama3", "hermes",
-// "mistral".
+// "mistral", "qwen-xml".
 func (f ToolFormat) String() string {
 	switch f {
 	case ToolFormatGeneric:
@@ -106,6 +112,8 @@ func (f ToolFormat) String() string {
 		return "hermes"
 	case ToolFormatMistral:
 		return "mistral"
+	case ToolFormatQwenXML:
+		return "qwen-xml"
 	}
 	return fmt.Sprintf("ToolFormat(%d)", uint8(f))
 }
@@ -117,6 +125,7 @@ var familyToolFormats = map[string]ToolFormat{
 	"chatml":            ToolFormatHermes,
 	"qwen3":             ToolFormatHermes,
 	"granite-4.0":       ToolFormatHermes,
+	"qwen35":            ToolFormatQwenXML,
 	"mistral-v3":        ToolFormatMistral,
 	"mistral-v3-tekken": ToolFormatMistral,
 	"mistral-v7":        ToolFormatMistral,
@@ -124,8 +133,9 @@ var familyToolFormats = map[string]ToolFormat{
 
 // ToolFormat returns the template's tool format. A Template from Named has
 // its family's: Llama 3.x's for llama3, Hermes for chatml and qwen3,
-// Mistral's for mistral-v3, mistral-v3-tekken and mistral-v7, the generic
-// one for every other family (plain included). Detect looks at the source,
+// Mistral's for mistral-v3, mistral-v3-tekken and mistral-v7, Qwen3.5's
+// XML calls for qwen35, the generic one for every other family (plain
+// included). Detect looks at the source,
 // as llama.cpp chooses a tool handler: a family's own format only when the
 // template knows it (Llama 3.x's writes an ipython header, Hermes/Qwen's
 // <tool_call>, Mistral's [TOOL_CALLS]), the generic one otherwise (Llama
@@ -158,6 +168,8 @@ func detectToolFormat(name, src string) ToolFormat {
 		marker = "<tool_call>"
 	case ToolFormatMistral:
 		marker = "[TOOL_CALLS]"
+	case ToolFormatQwenXML:
+		marker = "<parameter="
 	}
 	if strings.Contains(src, marker) {
 		return f

@@ -9,8 +9,8 @@ import "strings"
 // of the content and the calls. For any split of a reply into chunks, the
 // contents returned joined, and the calls, are ParseToolCalls's.
 //
-// What is held back: for hermes and mistral, everything from the first
-// <tool_call> / [TOOL_CALLS] on (and a trailing part of that tag, and the
+// What is held back: for hermes, qwen-xml and mistral, everything from the
+// first <tool_call> / [TOOL_CALLS] on (and a trailing part of that tag, and the
 // whitespace before it, which a call would remove); for llama3 and generic,
 // whose calls fill the reply from its start, a reply that starts with "{"
 // (or <|python_tag|>) is held to the end, and any other is streamed as it
@@ -23,6 +23,7 @@ import "strings"
 type ToolCallStream struct {
 	format ToolFormat
 	seed   uint64
+	tools  []Tool          // the request's, for ParseToolCallsFor
 	text   strings.Builder // the reply so far
 	sent   int             // bytes of text returned as content
 	// decided: for llama3 and generic, the reply is known to hold no call
@@ -36,7 +37,13 @@ type ToolCallStream struct {
 // NewToolCallStream returns a stream for a reply in format, with the id
 // seed that ParseToolCalls takes.
 func NewToolCallStream(format ToolFormat, seed uint64) *ToolCallStream {
-	return &ToolCallStream{format: format, seed: seed, tagAt: -1}
+	return NewToolCallStreamFor(format, seed, nil)
+}
+
+// NewToolCallStreamFor returns a stream whose Finish is ParseToolCallsFor's
+// with tools.
+func NewToolCallStreamFor(format ToolFormat, seed uint64, tools []Tool) *ToolCallStream {
+	return &ToolCallStream{format: format, seed: seed, tools: tools, tagAt: -1}
 }
 
 // Write takes the next piece of the reply and returns the content it makes
@@ -58,7 +65,7 @@ func (s *ToolCallStream) Write(chunk string) (content string) {
 // starts with it.
 func (s *ToolCallStream) safe(text string) int {
 	switch s.format {
-	case ToolFormatHermes:
+	case ToolFormatHermes, ToolFormatQwenXML:
 		return s.safeTagged(text, hermesCallOpen)
 	case ToolFormatMistral:
 		return s.safeTagged(text, mistralCalls)
@@ -103,7 +110,7 @@ func (s *ToolCallStream) safeTagged(text, tag string) int {
 // and seed).
 func (s *ToolCallStream) Finish() (content string, calls []ToolCall) {
 	text := s.text.String()
-	all, calls, _ := ParseToolCalls(s.format, text, s.seed)
+	all, calls, _ := ParseToolCallsFor(s.format, text, s.seed, s.tools)
 	// all starts with what was sent (see safe); cut it off.
 	content = all
 	if rest, ok := strings.CutPrefix(all, text[:s.sent]); ok {

@@ -178,7 +178,7 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 	}
 	j.Prompt, j.ReplyPrefix = p.Prompt, p.ReplyPrefix
 	if tools.calling() {
-		j.Calls = &Calls{Format: p.ToolFormat, Seed: CallSeed(j.Options.Sampling.Seed, j.Prompt.Tokens), Parallel: tools.parallel}
+		j.Calls = &Calls{Format: p.ToolFormat, Seed: CallSeed(j.Options.Sampling.Seed, j.Prompt.Tokens), Parallel: tools.parallel, Tools: tools.tools}
 	}
 	return j, a.limitTokens(j, &req.SamplingRequest, 0)
 }

@@ -9,11 +9,14 @@ import (
 
 // Calls is how a chat reply is read for tool calls: in the prompt's tool
 // format (policy.ChatPrompt.ToolFormat), ids from Seed (CallSeed), at most
-// one call unless Parallel (the request's parallel_tool_calls).
+// one call unless Parallel (the request's parallel_tool_calls), arguments
+// typed by Tools' schemas where the format writes them untyped
+// (chat.ParseToolCallsFor).
 type Calls struct {
 	Format   chat.ToolFormat
 	Seed     uint64
 	Parallel bool
+	Tools    []chat.Tool
 }
 
 // CallSeed is the seed of a reply's call ids (chat.ToolCallID): the
@@ -59,14 +62,14 @@ type Reply struct {
 // llama.cpp's server returns it) and, when calls is not nil (the request
 // offers tools the reply may call), the calls parsed out. The text is the
 // job's ReplyPrefix and the generated text after it. The error is
-// chat.ParseToolCalls's: only for a format it does not know.
+// chat.ParseToolCallsFor's: only for a format it does not know.
 func ParseReply(text string, calls *Calls) (Reply, error) {
 	var r Reply
 	r.Reasoning, r.Content = chat.SplitReasoning(text)
 	if calls == nil {
 		return r, nil
 	}
-	content, parsed, err := chat.ParseToolCalls(calls.Format, r.Content, calls.Seed)
+	content, parsed, err := chat.ParseToolCallsFor(calls.Format, r.Content, calls.Seed, calls.Tools)
 	if err != nil {
 		return r, err
 	}
@@ -90,7 +93,7 @@ type ReplyStream struct {
 func NewReplyStream(calls *Calls, prefix string) *ReplyStream {
 	s := &ReplyStream{calls: calls}
 	if calls != nil {
-		s.stream = chat.NewToolCallStream(calls.Format, calls.Seed)
+		s.stream = chat.NewToolCallStreamFor(calls.Format, calls.Seed, calls.Tools)
 	}
 	s.reasoning.Write(prefix) // an opening and white space: nothing to return
 	return s

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -56,6 +57,16 @@ func TestReply(t *testing.T) {
 			[]string{"The user", " wants the time."}, nil,
 			Reply{Reasoning: "The user wants the time.", ToolCalls: []chat.ToolCall{
 				{ID: chat.ToolCallID(chat.ToolFormatHermes, seed, 0), Name: "get_time", Arguments: `{}`}}}},
+		// Qwen3.5: reasoning from the prompt's open think block, then an
+		// XML call whose values the tools' schemas type (a string stays
+		// one though it reads as a number).
+		{"Qwen3.5's XML call, typed by the tools", []string{"Time?", "\n</think>\n\n<tool_", "call>\n<function=set", "_alarm>\n<parameter=label>\n42\n</parameter>\n",
+			"<parameter=hour>\n7\n</parameter>\n</function>\n</tool_call>"}, "<think>\n",
+			&Calls{Format: chat.ToolFormatQwenXML, Seed: seed, Tools: []chat.Tool{{Name: "set_alarm", Parameters: json.RawMessage(
+				`{"type": "object", "properties": {"label": {"type": "string"}, "hour": {"type": "integer"}}}`)}}},
+			[]string{"Time?"}, nil,
+			Reply{Reasoning: "Time?", ToolCalls: []chat.ToolCall{
+				{ID: chat.ToolCallID(chat.ToolFormatQwenXML, seed, 0), Name: "set_alarm", Arguments: `{"label":"42","hour":7}`}}}},
 		// Qwen3.5's prompt ends inside a think block: the reply starts in
 		// its reasoning.
 		{"a prompt that ends inside the reasoning", []string{"I", " should greet.\n", "</think>\n\n", "Hello!"}, "<think>\n", nil,

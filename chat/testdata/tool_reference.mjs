@@ -1,5 +1,5 @@
 // Regenerates tool_reference.json: real chat templates that know tools
-// (Qwen3, Qwen 2.5, Llama 3.1 and 3.2, Mistral Nemo) rendered by a Jinja
+// (Qwen3, Qwen 2.5, Llama 3.1 and 3.2, Mistral Nemo, Granite 4.0, Qwen3.5) rendered by a Jinja
 // implementation (@huggingface/jinja) for conversations with tools, tool
 // calls and tool results, with the inputs llama.cpp's tool handlers give
 // them: tools in OpenAI's shape, call arguments as objects (llama.cpp's
@@ -45,6 +45,7 @@ const templates = {
   "llama3.2": { ...fileTemplate("meta-llama-Llama-3.2-3B-Instruct.jinja"), ...llama },
   nemo: { ...fileTemplate("mistralai-Mistral-Nemo-Instruct-2407.jinja"), bos_token: "<s>", eos_token: "</s>" },
   "granite4.0": { ...fileTemplate("ibm-granite-granite-4.0.jinja"), bos_token: "", eos_token: "<|end_of_text|>" },
+  "qwen3.5": { ...fileTemplate("Qwen3.5-4B.jinja"), bos_token: "", eos_token: "<|im_end|>" },
 };
 
 const tools = [
@@ -81,8 +82,8 @@ const user = { role: "user", content: "What is the weather in Paris?" };
 
 // name → [messages, with tools, add_generation_prompt values, templates]
 const all = Object.keys(templates);
-const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0"];
-const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0"];
+const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5"];
+const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5"];
 const conversations = {
   "tools, one user message": [[user], true, all.filter((t) => t !== "qwen2.5")],
   "tools and a system message": [[system, user], true, all],
@@ -105,14 +106,25 @@ const conversations = {
     { role: "user", content: "Wetter in Zürich? ☃" },
     { role: "assistant", content: "", tool_calls: [call("callZrich", "get_weather", { location: 'Zürich "city" \\ ☃\n', unit: null })] },
     { role: "tool", tool_call_id: "callZrich", content: "schön" },
-  ], true, single],
+  ], true, single.filter((t) => t !== "qwen3.5")], // @huggingface/jinja refuses null|string
   "history with a call, no tools": [[system, user,
     { role: "assistant", content: "", tool_calls: [weatherCall] },
     { role: "tool", tool_call_id: "call12345", content: "22 degrees" },
   ], false, single],
   "reasoning before a call (last message)": [[user,
     { role: "assistant", content: "<think>\nI should call the tool.\n</think>\n\n", tool_calls: [weatherCall] },
-  ], true, ["qwen3"]],
+  ], true, ["qwen3", "qwen3.5"]],
+  // Qwen3.5 writes each argument as a <parameter=...> block: strings as
+  // they are, objects and arrays as JSON, numbers as Jinja's string filter
+  // prints them. (Booleans and null are left out: @huggingface/jinja
+  // prints true and refuses null where Python's Jinja and llama.cpp's
+  // print True and None.)
+  "typed arguments (XML parameters)": [[user,
+    { role: "assistant", content: "Setting it.", tool_calls: [call("callAlarm", "set_alarm",
+      { hour: 7, minutes: 30.5, days: ["mon", "tue"], label: "wake\nup <now>", extra: { snooze: 5, note: "a" } })] },
+    { role: "tool", tool_call_id: "callAlarm", content: "  set  " },
+    { role: "assistant", content: "Done." },
+  ], true, ["qwen3.5"]],
 };
 
 const cases = [];

@@ -44,7 +44,7 @@ func TestForcedToolCallsValidate(t *testing.T) {
 	type call struct{ where, name, arguments string }
 	var calls []call
 	var grammarJobs []grammarref.GrammarJob
-	for _, format := range []chat.ToolFormat{chat.ToolFormatGeneric, chat.ToolFormatLlama3, chat.ToolFormatHermes, chat.ToolFormatMistral} {
+	for _, format := range []chat.ToolFormat{chat.ToolFormatGeneric, chat.ToolFormatLlama3, chat.ToolFormatHermes, chat.ToolFormatMistral, chat.ToolFormatQwenXML} {
 		for _, tc := range []struct {
 			choice   chat.ToolChoice
 			parallel bool
@@ -64,7 +64,7 @@ func TestForcedToolCallsValidate(t *testing.T) {
 					MaxTokens: 300, Constraint: g, Sampling: sampling.Params{Temperature: 1, Seed: seed}}, nil)
 				require.NoError(t, err, where)
 				job.Texts = append(job.Texts, res.Text)
-				_, got, err := chat.ParseToolCalls(format, res.Text, seed)
+				_, got, err := chat.ParseToolCallsFor(format, res.Text, seed, tools)
 				require.NoError(t, err, where)
 				require.NotEmpty(t, got, "%s: no call in %q", where, res.Text)
 				if !tc.parallel {
