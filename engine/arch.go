@@ -80,6 +80,8 @@ var architectures = map[string]*architecture{
 	// Mixtures of experts (moe.go): arch_qwen3moe.go.
 	"qwen3moe": qwen3moe,
 	"qwen2moe": qwen2moe, // arch_qwen2moe.go: with a shared expert
+	// gpt-oss (arch_gptoss.go): sinks, alternating windows, YaRN, experts.
+	"gpt-oss": gptOSS,
 	// The encoders, embedding and reranking models (arch_bert.go).
 	"bert":       bert,
 	"nomic-bert": nomicBert,

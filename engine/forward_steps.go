@@ -137,6 +137,8 @@ func (c *Config) gateUnits(ffn FFN, gate, up []float32) {
 		}
 	case ffn == FFNGeGLU:
 		geglu(gate, up)
+	case ffn == FFNSwiGLUOAI:
+		swigluOAI(gate, up)
 	default:
 		swiGLU(gate, up)
 	}

@@ -91,6 +91,10 @@ const (
 	// feed-forward of its own, and sums their outputs weighted as the
 	// router says, beside a shared expert where MoESpec.Shared says.
 	FFNMoE
+	// FFNSwiGLUOAI is gpt-oss's experts' gated unit, a clamped SwiGLU
+	// (swiglu_oai.go): an activation of a mixture of experts
+	// (MoESpec.Activation), not a layer's feed-forward.
+	FFNSwiGLUOAI
 )
 
 // AttentionSpec is a layer's attention. The zero value attends to every
@@ -319,7 +323,7 @@ var (
 	layerKindNames = [...]string{LayerAttention: "attention", LayerShortConv: "shortconv", LayerDeltaNet: "deltanet", LayerMamba2: "mamba2"}
 	normsNames     = [...]string{NormsPre: "pre", NormsPost: "post", NormsPreAndPost: "pre+post", NormsResidual: "residual"}
 	qkNormNames    = [...]string{QKNormNone: "", QKNormHeads: "heads", QKNormAll: "all"}
-	ffnNames       = [...]string{FFNSwiGLU: "swiglu", FFNGeGLU: "geglu", FFNGELU: "gelu", FFNMoE: "moe"}
+	ffnNames       = [...]string{FFNSwiGLU: "swiglu", FFNGeGLU: "geglu", FFNGELU: "gelu", FFNMoE: "moe", FFNSwiGLUOAI: "swiglu_oai"}
 )
 
 // name is names[i], or the number where names has none.

@@ -22,7 +22,7 @@ func TestLayerRecipesMatchTables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := a.layer
 			assert.Equal(t, r.Norms.pre(), a.has("blk.%d.attn_norm.weight"), "pre-norms")
-			postNorm := false // qwen35's post_attention_norm is its feed-forward's pre-norm
+			postNorm := false // qwen35's and gpt-oss's post_attention_norm is their feed-forward's pre-norm
 			for _, s := range a.tensors {
 				postNorm = postNorm || s.at == slotAttnPostNorm
 			}

@@ -127,13 +127,7 @@ func TestGemmaKeysAsLlamaCpp(t *testing.T) {
 		}
 		return sp
 	}
-	tests := []struct {
-		name  string
-		spec  modelgen.Spec
-		set   map[string]gguf.Value // keys added to modelgen's file
-		drop  string                // a key removed from it
-		other func(*hyperParams)    // another reading of the keys, which llama.cpp's must not match; nil: none
-	}{
+	tests := []keyCase{
 		{name: "gemma3", spec: spec("gemma3", nil)},
 		{name: "gemma3 without a window: no layer slides", spec: spec("gemma3", nil), drop: "gemma3.attention.sliding_window",
 			other: func(p *hyperParams) { p.layers.window = 16 }},
@@ -162,6 +156,24 @@ func TestGemmaKeysAsLlamaCpp(t *testing.T) {
 		{name: "gemma2 without sliding_window: Gemma 2's, 4096", spec: spec("gemma2", func(sp *modelgen.Spec) { sp.SlidingWindow = 4096 }),
 			drop: "gemma2.attention.sliding_window", other: func(p *hyperParams) { p.layers.window = 16 }},
 	}
+	checkKeysAsLlamaCpp(t, runner, tests)
+}
+
+// keyCase is a model whose keys a test holds to llama.cpp's reading of
+// them (checkKeysAsLlamaCpp).
+type keyCase struct {
+	name  string
+	spec  modelgen.Spec
+	set   map[string]gguf.Value // keys added to modelgen's file
+	drop  string                // a key removed from it
+	other func(*hyperParams)    // another reading of the keys, which llama.cpp's must not match; nil: none
+}
+
+// checkKeysAsLlamaCpp evaluates each case's model after a prompt of 61
+// tokens, by llama.cpp and by the engine, which must agree (within
+// 1e-5); and the engine reading the keys as the case's other says must
+// not (by more than 1e-4), or the model was not telling the two apart.
+func checkKeysAsLlamaCpp(t *testing.T, runner *llamacppref.Runner, tests []keyCase) {
 	prompt := []int{5}
 	for i := range 60 {
 		prompt = append(prompt, 3+i*37%380)

@@ -45,6 +45,10 @@ const (
 	// GatingSoftmax is a softmax over every expert's logit; the chosen
 	// experts' probabilities are their weights (qwen3moe, qwen2moe).
 	GatingSoftmax Gating = iota
+	// GatingSoftmaxTopK chooses the experts of the largest logits and
+	// weights them by a softmax over the chosen experts' logits only
+	// (gpt-oss: llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT).
+	GatingSoftmaxTopK
 )
 
 // MoESpec is a mixture of experts' recipe (a layer whose FFN is FFNMoE).
@@ -76,6 +80,9 @@ const maxExperts = 1024
 // layer's stacked matrices.
 type expertWeights struct {
 	gate, up, down *tensor.Matrix // (expertHidden, dim), (expertHidden, dim), (dim, expertHidden)
+	// gateBias, upBias and downBias are the expert's rows of the layer's
+	// expert biases (gpt-oss: moe_bias.go), nil where it has none.
+	gateBias, upBias, downBias []float32 // (expertHidden), (expertHidden), (dim)
 }
 
 // keyExpertCount is the hyper-parameter that says a model has experts.
@@ -198,6 +205,9 @@ func (w *modelWeights) viewExperts() error {
 				rows := v.stack.Rows / n
 				*v.out, err = v.stack.Slice(e*rows, (e+1)*rows)
 			}
+			if err == nil {
+				err = lw.viewExpertBiases(e, x)
+			}
 			if err != nil {
 				return fmt.Errorf("%w: layer %d's expert %d: %w", ErrFormat, l, e, err)
 			}
@@ -253,7 +263,7 @@ func (c Config) validateMoE(l int, s LayerSpec) error {
 		return fmt.Errorf("%w: layer %d: %d experts, the model has %d", ErrFormat, l, m.Experts, c.Experts)
 	case m.Used < 1 || m.Used > m.Experts:
 		return fmt.Errorf("%w: layer %d: %d experts used of %d", ErrFormat, l, m.Used, m.Experts)
-	case m.Gating > GatingSoftmax || (m.Activation != FFNSwiGLU && m.Activation != FFNGeGLU):
+	case m.Gating > GatingSoftmaxTopK || (m.Activation != FFNSwiGLU && m.Activation != FFNGeGLU && m.Activation != FFNSwiGLUOAI):
 		return fmt.Errorf("%w: layer %d: experts' gating %v or activation %v unknown", ErrUnsupported, l, m.Gating, m.Activation)
 	case !(m.WeightsScale >= 0) || math.IsInf(float64(m.WeightsScale), 0):
 		return fmt.Errorf("%w: layer %d: experts' weights scale %v must be finite and not negative (0: none)", ErrFormat, l, m.WeightsScale)
@@ -273,9 +283,9 @@ func (c Config) hasExperts() bool {
 	return false
 }
 
-var gatingNames = [...]string{GatingSoftmax: "softmax"}
+var gatingNames = [...]string{GatingSoftmax: "softmax", GatingSoftmaxTopK: "softmax_top_k"}
 
-// String names the gating: "softmax".
+// String names the gating: "softmax" or "softmax_top_k".
 func (g Gating) String() string { return name(gatingNames[:], g) }
 
 // MarshalText is the gating's name.
@@ -333,6 +343,11 @@ func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
 	dim, k := c.Dim, moe.Used
 	probs := sc.probs[:n*moe.Experts]
 	s.products(xn, n, tensor.Product{Out: probs, M: lw.Router})
+	if lw.RouterBias != nil { // gpt-oss
+		for i := range n {
+			addInto(row(probs, i, moe.Experts), lw.RouterBias)
+		}
+	}
 	for i := range n {
 		route(moe, row(probs, i, moe.Experts), row(sc.chosen, i, k), row(sc.weights, i, k))
 	}
@@ -360,7 +375,9 @@ func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
 // normalisation say: chosen the moe.Used most probable experts, most
 // probable first (ties: the lower expert).
 func route(moe *MoESpec, probs []float32, chosen []int32, weights []float32) {
-	tensor.Softmax(probs, 1) // GatingSoftmax
+	if moe.Gating == GatingSoftmax {
+		tensor.Softmax(probs, 1)
+	}
 	var taken [maxExperts / 64]uint64
 	for j := range chosen {
 		best := -1
@@ -371,6 +388,9 @@ func route(moe *MoESpec, probs []float32, chosen []int32, weights []float32) {
 		}
 		taken[best/64] |= 1 << (best % 64)
 		chosen[j], weights[j] = int32(best), probs[best]
+	}
+	if moe.Gating == GatingSoftmaxTopK {
+		tensor.Softmax(weights, 1)
 	}
 	if moe.NormTopK {
 		var sum float64 // ggml_sum_rows: in float64, rounded
@@ -425,10 +445,20 @@ func (s *Session) runExperts(c *Config, lw *layerWeights, moe *MoESpec, xn []flo
 		ex := &lw.experts[e]
 		gate, up, down := sc.gate[:m*ff], sc.up[:m*ff], sc.down[:m*dim]
 		s.products(x, m, tensor.Product{Out: gate, M: ex.gate}, tensor.Product{Out: up, M: ex.up})
+		if ex.gateBias != nil { // gpt-oss
+			for r := range m {
+				addInto(row(gate, r, ff), ex.gateBias)
+				addInto(row(up, r, ff), ex.upBias)
+			}
+		}
 		c.gateUnits(moe.Activation, gate, up)
 		s.products(gate, m, tensor.Product{Out: down, M: ex.down})
 		for r, i := range group {
-			copy(row(sc.outs, int(i), dim), row(down, r, dim))
+			o := row(sc.outs, int(i), dim)
+			copy(o, row(down, r, dim))
+			if ex.downBias != nil {
+				addInto(o, ex.downBias)
+			}
 		}
 	}
 }

@@ -46,6 +46,10 @@ const (
 	slotWGateShared
 	slotWUpShared
 	slotWDownShared
+	// gpt-oss's experts' biases (moe_bias.go): a row per expert.
+	slotBGateExps
+	slotBUpExps
+	slotBDownExps
 
 	// The model's vectors.
 	slotOutputNorm
@@ -83,6 +87,7 @@ const (
 	slotSSMConvBias // a Mamba-2 layer's convolution bias
 	slotSSMD        // its skip connection's weight (D)
 	slotSharedGate
+	slotRouterBias
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -166,6 +171,12 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.WUpShared
 	case slotWDownShared:
 		return &lw.WDownShared
+	case slotBGateExps:
+		return &lw.BGateExps
+	case slotBUpExps:
+		return &lw.BUpExps
+	case slotBDownExps:
+		return &lw.BDownExps
 	}
 	return nil
 }
@@ -245,6 +256,8 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.OutScale
 	case slotSharedGate:
 		return &lw.SharedGate
+	case slotRouterBias:
+		return &lw.RouterBias
 	}
 	return nil
 }

@@ -162,6 +162,10 @@ type layerWeights struct {
 	WGateShared, WUpShared *tensor.Matrix // (sharedHidden, dim)
 	WDownShared            *tensor.Matrix // (dim, sharedHidden)
 	SharedGate             []float32      // (dim): x·SharedGate gates the shared expert
+	// gpt-oss's biases (moe_bias.go): the router's, and each expert's
+	// gate, up and down products' (a row per expert, F32).
+	RouterBias                    []float32      // (experts) or nil
+	BGateExps, BUpExps, BDownExps *tensor.Matrix // (experts, expertHidden), (experts, expertHidden), (experts, dim) or nil
 }
 
 // checkShapes verifies every weight against the config (and, for a part of

@@ -21,13 +21,15 @@ import (
 // where a pair makes betaFast and betaSlow turns over the original
 // context: dim(β) = dims · ln(original / (2π·β)) / (2·ln θ), low =
 // max(0, floor(dim(betaFast))), high = min(dims-1, ceil(dim(betaSlow))).
-// The magnitude is llama.cpp's two factors: the context's, mscale(factor)
-// / (1 + 0.1·ln factor) · rope.scaling.attn_factor (mscale(s) = 1 + 0.1·ln
-// s, 1 for s ≤ 1), which cancels the operation's own 1 + 0.1·ln(1/scale)
-// (the layer's scale) up to rounding. llama.cpp reads neither beta nor the
-// extrapolation factor from the files of the families the engine runs: its
-// defaults, betaFast 32, betaSlow 1 and an extrapolation factor of 1, hold.
-// Everything is float32 arithmetic in llama.cpp's order.
+// The magnitude is the product of llama.cpp's two factors: the
+// context's, mscale(factor) / (1 + 0.1·ln factor) · rope.scaling.attn_factor
+// (mscale(s) = 1 + 0.1·ln s, 1 for s ≤ 1: so 1 up to rounding, times the
+// attention factor), and the operation's own, 1 + 0.1·ln(1/freqScale)
+// with the layer's scale (gpt-oss: 1 + 0.1·ln 32, 1.35). llama.cpp reads
+// neither beta nor the extrapolation factor from the files of the
+// families the engine runs: its defaults, betaFast 32, betaSlow 1 and an
+// extrapolation factor of 1, hold. Everything is float32 arithmetic in
+// llama.cpp's order.
 
 // llama.cpp's YaRN parameters (llama_hparams' yarn_beta_fast,
 // yarn_beta_slow; yarn_ext_factor 1 under YaRN scaling).

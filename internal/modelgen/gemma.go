@@ -61,8 +61,8 @@ func (s Spec) gemmaDefaults() Spec {
 func (s Spec) validateGemma() error {
 	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma4"
 	switch {
-	case !gemma && (s.AttnSoftCap != 0 || s.FinalSoftCap != 0 || (s.SlidingWindow != 0 && s.Arch != "phi3")):
-		return fmt.Errorf("%w: %s has no sliding window or soft-capping (they are gemma2's and gemma3's, and phi3 says its window)", ErrSpec, s.Arch)
+	case !gemma && (s.AttnSoftCap != 0 || s.FinalSoftCap != 0 || (s.SlidingWindow != 0 && s.Arch != "phi3" && s.Arch != gptOSSArch)):
+		return fmt.Errorf("%w: %s has no sliding window or soft-capping (they are gemma2's and gemma3's, and phi3 and gpt-oss say their window)", ErrSpec, s.Arch)
 	case !gemma:
 		return nil
 	case s.Arch == "gemma2" && s.SeparateOutput:

@@ -209,9 +209,9 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe or qwen2moe", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe or gpt-oss", ErrSpec, s.Arch)
 	}
 	if err := s.validateGraniteHybrid(); err != nil {
 		return err
@@ -223,6 +223,9 @@ func (s Spec) validate() error {
 		return err
 	}
 	if err := s.validateMoE(); err != nil {
+		return err
+	}
+	if err := s.validateGptOSS(); err != nil {
 		return err
 	}
 	if err := s.validateGemma(); err != nil {
@@ -413,6 +416,7 @@ func (g *generator) metadata() {
 		g.graniteHybridMetadata()
 	}
 	g.moeMetadata()
+	g.gptOSSMetadata()
 	spmVocab(b, sp.VocabSize)
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
@@ -430,6 +434,10 @@ func (g *generator) tensors() {
 	}
 	if isBert(sp.Arch) {
 		g.bertTensors()
+		return
+	}
+	if sp.Arch == gptOSSArch {
+		g.gptOSSTensors()
 		return
 	}
 	if sp.Arch == "lfm2" {

@@ -35,7 +35,7 @@ type MoE struct {
 }
 
 // moeArchs are the families with experts in every layer.
-var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true}
+var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true, gptOSSArch: true}
 
 // sharedExpertArchs are those of moeArchs with a shared expert beside the
 // routed ones.

@@ -47,6 +47,8 @@ func parityArchs() []parityArch {
 	hybrid.Layers = 5
 	qwen35 := wide
 	qwen35.Layers = 8 // 6 Gated DeltaNet layers, attention at 3 and 7
+	gptOSS := wide
+	gptOSS.Layers = 4
 	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
 	decoder := func(arch string, sh Shape, f Family) Spec {
 		return Spec{Arch: arch, Shape: sh, Family: f, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
@@ -90,6 +92,9 @@ func parityArchs() []parityArch {
 		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
 		{withMoE(decoder("qwen3moe", wide, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.Q8_0},
 		{withMoE(decoder("qwen2moe", base, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 96}), tensor.Q8_0},
+		// two sliding and two full layers, YaRN, MXFP4 experts beside Q8_0 matrices
+		{withMoE(decoder("gpt-oss", gptOSS, Family{SlidingWindow: 16, RopeYaRNFactor: 4, RopeOriginalContext: 64}),
+			MoE{Experts: 4, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.MXFP4},
 	}
 }
 
