@@ -61,6 +61,8 @@ func TestPromptBlocksAreBitIdentical(t *testing.T) {
 	}
 	// Mixtures of experts: a block's tokens grouped by expert (moe.go).
 	maps.Copy(models, moeModels(t))
+	// gpt-oss: sinks, sliding rings, biases, MXFP4 experts (gptoss_test.go).
+	models["gpt-oss MXFP4"] = gptOSSModel(t, tensor.MXFP4)
 	for name, m := range models {
 		for _, kv := range []KVType{KVF32, KVF16} {
 			t.Run(name+" "+kv.String(), func(t *testing.T) {
