@@ -192,6 +192,9 @@ export interface ModelInfo {
   /** LongRoPE's attention factor, and the context above which a session rotates by the long factors. */
   ropeAttnFactor?: number;
   ropeOriginalContextLength?: number;
+  /** The rope scaling the file says: 'linear' (positions divided by ropeScalingFactor) or 'yarn' (YaRN with that factor: gpt-oss's 32); absent: none. */
+  ropeScaling?: 'linear' | 'yarn';
+  ropeScalingFactor?: number;
   /** Every n-th layer has no rotary embeddings (SmolLM3: 4). */
   noRopeInterval?: number;
   /** Granite's multipliers: of the embedding (also Gemma's √dim), of the attention scores (for 1/√keyLength), of each sub-layer's output; the logits are divided by logitScale. */
@@ -304,6 +307,8 @@ export interface LayerSpec {
     /** The layer keeps no cache of its own: it attends over layer kvLayer's (Gemma 4's last layers). */
     sharedKv?: boolean;
     kvLayer?: number;
+    /** Each head has an attention sink, a learned logit in its softmax's denominator (gpt-oss). */
+    sinks?: boolean;
   };
   /** The feed-forward: SwiGLU, GeGLU (Gemma), or GELU without a gate (BERT). */
   ffn: 'swiglu' | 'geglu' | 'gelu';
