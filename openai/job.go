@@ -214,7 +214,8 @@ func (a *API) replyGrammar(j *Job, t toolRequest, f policy.ResponseFormat) *Erro
 		}
 	}
 	var e *Error
-	j.Options.Constraint, e = a.formatGrammar(f, "messages")
+	tmpl, _ := policy.ChatTemplate(a.Model) // unusable: NewChatPrompt says so
+	j.Options.Constraint, e = a.chatFormatGrammar(f, tmpl)
 	j.GrammarParam = grammarParam(j, f)
 	return e
 }
@@ -301,6 +302,16 @@ func (a *API) formatGrammar(f policy.ResponseFormat, promptParam string) (engine
 	g, err := a.Grammars.FormatGrammar(f)
 	if err != nil {
 		return nil, ErrorOf(err, promptParam)
+	}
+	return g, nil
+}
+
+// chatFormatGrammar compiles a chat request's response format for the
+// content of tmpl's replies (policy.Grammars.ChatFormatGrammar).
+func (a *API) chatFormatGrammar(f policy.ResponseFormat, tmpl chat.Template) (engine.Constraint, *Error) {
+	g, err := a.Grammars.ChatFormatGrammar(f, tmpl)
+	if err != nil {
+		return nil, ErrorOf(err, "messages")
 	}
 	return g, nil
 }

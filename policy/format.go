@@ -52,6 +52,15 @@ func optionError(field, format string, args ...any) error {
 // "grammar") and the construct (an unsupported schema keyword, a GBNF
 // syntax error).
 func (gs *Grammars) FormatGrammar(f ResponseFormat) (engine.Constraint, error) {
+	return gs.ChatFormatGrammar(f, chat.Template{})
+}
+
+// ChatFormatGrammar is FormatGrammar for a chat reply of tmpl: a JSON
+// format holds the reply's content, wherever the template's reply puts it
+// (chat.Template.ContentGrammar: gpt-oss's harmony reply may reason in the
+// analysis channel first, and its final channel's message is the JSON). A
+// GBNF grammar holds the reply's text as it is, as llama.cpp applies one.
+func (gs *Grammars) ChatFormatGrammar(f ResponseFormat, tmpl chat.Template) (engine.Constraint, error) {
 	switch {
 	case f.Grammar != "" && f.Type != "" && f.Type != FormatText:
 		return nil, optionError("grammar", "cannot be combined with response_format %q", f.Type)
@@ -62,6 +71,9 @@ func (gs *Grammars) FormatGrammar(f ResponseFormat) (engine.Constraint, error) {
 	case "", FormatText:
 		return nil, nil
 	case FormatJSONObject:
+		if tmpl.WrapsContent() {
+			return gs.schemaGrammar("response_format", json.RawMessage(`{"type": "object"}`), tmpl)
+		}
 		g, err := gs.Compile(jsonschema.JSONObject())
 		if err != nil {
 			return nil, errors.Join(errors.New("policy: the json_object grammar does not parse"), err)
@@ -71,19 +83,29 @@ func (gs *Grammars) FormatGrammar(f ResponseFormat) (engine.Constraint, error) {
 		if len(f.Schema) == 0 {
 			return nil, optionError("response_format.json_schema.schema", "is required for type json_schema")
 		}
-		return gs.schemaGrammar("response_format.json_schema.schema", f.Schema)
+		return gs.schemaGrammar("response_format.json_schema.schema", f.Schema, tmpl)
 	}
 	return nil, optionError("response_format.type", "must be text, json_object or json_schema, got %q", f.Type)
 }
 
-// schemaGrammar converts a JSON schema, the request's field, to GBNF and
-// compiles it.
-func (gs *Grammars) schemaGrammar(field string, schema json.RawMessage) (engine.Constraint, error) {
+// schemaGrammar converts a JSON schema, the request's field, to GBNF for
+// the content of tmpl's replies, and compiles it.
+func (gs *Grammars) schemaGrammar(field string, schema json.RawMessage, tmpl chat.Template) (engine.Constraint, error) {
 	c := jsonschema.NewConverter()
-	if _, err := c.Add("", schema); err != nil {
-		return nil, schemaError(field, err)
+	src := ""
+	if tmpl.WrapsContent() {
+		rule, err := c.Add("content", schema)
+		if err != nil {
+			return nil, schemaError(field, err)
+		}
+		src = tmpl.ContentGrammar(c, rule)
+	} else {
+		if _, err := c.Add("", schema); err != nil {
+			return nil, schemaError(field, err)
+		}
+		src = c.GBNF()
 	}
-	g, err := gs.Compile(c.GBNF())
+	g, err := gs.Compile(src)
 	if err != nil {
 		if e := ruleError(field, c, err); e != nil {
 			return nil, e
