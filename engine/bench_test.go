@@ -44,22 +44,26 @@ func benchModels(b *testing.B) []struct {
 // token) at a mid-context position.
 func BenchmarkDecodeStep(b *testing.B) {
 	for _, bm := range benchModels(b) {
-		b.Run(bm.name, func(b *testing.B) {
-			s := newSession(b, bm.model)
-			half := s.context / 2
-			for pos := range half {
-				require.NoError(b, s.forward(1, pos, false))
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.forward(1, half, true); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
-		})
+		b.Run(bm.name, func(b *testing.B) { benchDecodeStep(b, bm.model) })
 	}
+}
+
+// benchDecodeStep measures m's forward pass with logits at the middle of
+// a session's context.
+func benchDecodeStep(b *testing.B, m *Model) {
+	s := newSession(b, m)
+	half := s.context / 2
+	for pos := range half {
+		require.NoError(b, s.forward(1, pos, false))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.forward(1, half, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
 // BenchmarkGenerate128 measures a whole greedy generation of 128 tokens from

@@ -301,12 +301,13 @@ type moeScratch struct {
 	// The pass grouped by expert: how many of its (token, slot) pairs
 	// chose each expert, where each expert's start in slots, and the
 	// pairs (token·used + slot), expert after expert, tokens in order.
-	count, start []int     // (experts)
-	slots        []int32   // (tokens·used)
-	x            []float32 // (tokens, dim): the rows of an expert's tokens, gathered
-	gate, up     []float32 // (tokens, max(expertHidden, sharedHidden))
-	down         []float32 // (tokens, dim): an expert's outputs for its tokens
-	sharedGate   []float32 // (tokens): the shared expert's gate
+	count, start []int            // (experts)
+	slots        []int32          // (tokens·used)
+	x            []float32        // (tokens, dim): the rows of an expert's tokens, gathered
+	gate, up     []float32        // (tokens, max(expertHidden, sharedHidden))
+	down         []float32        // (tokens, dim): an expert's outputs for its tokens
+	sharedGate   []float32        // (tokens): the shared expert's gate
+	products     []tensor.Product // (2·used): one token's chosen experts' gate and up products
 }
 
 // moeScratchBytes is what newMoEScratch allocates for passes of up to
@@ -316,7 +317,7 @@ func (c Config) moeScratchBytes(tokens int) int64 {
 		return 0
 	}
 	n, k, dim := int64(tokens), int64(c.ExpertsUsed), int64(c.Dim)
-	floats := n*int64(c.Experts) + 3*n*k + n*k*dim + 2*n*dim + 2*n*int64(max(c.ExpertHiddenDim, c.SharedHiddenDim)) + n
+	floats := n*int64(c.Experts) + 3*n*k + n*k*dim + 2*n*dim + 2*max(n, k)*int64(max(c.ExpertHiddenDim, c.SharedHiddenDim)) + n
 	return 4*floats + 16*int64(c.Experts)
 }
 
@@ -324,12 +325,13 @@ func (c Config) moeScratchBytes(tokens int) int64 {
 // through c's mixtures of experts.
 func newMoEScratch(c Config, tokens int) *moeScratch {
 	hidden := max(c.ExpertHiddenDim, c.SharedHiddenDim)
+	rows := max(tokens, c.ExpertsUsed) // a block's tokens, or one token's experts
 	return &moeScratch{
 		probs: make([]float32, tokens*c.Experts), chosen: make([]int32, tokens*c.ExpertsUsed),
 		weights: make([]float32, tokens*c.ExpertsUsed), outs: make([]float32, tokens*c.ExpertsUsed*c.Dim),
 		count: make([]int, c.Experts), start: make([]int, c.Experts), slots: make([]int32, tokens*c.ExpertsUsed),
-		x: make([]float32, tokens*c.Dim), gate: make([]float32, tokens*hidden), up: make([]float32, tokens*hidden),
-		down: make([]float32, tokens*c.Dim), sharedGate: make([]float32, tokens),
+		x: make([]float32, tokens*c.Dim), gate: make([]float32, rows*hidden), up: make([]float32, rows*hidden),
+		down: make([]float32, tokens*c.Dim), sharedGate: make([]float32, tokens), products: make([]tensor.Product, 0, 2*c.ExpertsUsed),
 	}
 }
 
@@ -414,9 +416,23 @@ const minWeightsSum = 6.103515625e-5
 // runExperts sets sc.outs to each of the pass's n tokens' chosen experts'
 // outputs, expert by expert: the rows of the tokens that chose an expert
 // gathered, its products over all of them at once, its outputs scattered
-// to their (token, slot) places.
+// to their (token, slot) places. One token's experts' gate and up
+// products go at once, its input encoded once for all of them.
 func (s *Session) runExperts(c *Config, lw *layerWeights, moe *MoESpec, xn []float32, n int) {
 	sc, dim, k, ff := s.moe, c.Dim, moe.Used, c.ExpertHiddenDim
+	if n == 1 {
+		ps := sc.products[:0]
+		for j, e := range sc.chosen[:k] {
+			ex := &lw.experts[e]
+			ps = append(ps, tensor.Product{Out: row(sc.gate, j, ff), M: ex.gate}, tensor.Product{Out: row(sc.up, j, ff), M: ex.up})
+		}
+		s.products(xn, 1, ps...)
+		c.gateUnits(moe.Activation, sc.gate[:k*ff], sc.up[:k*ff])
+		for j, e := range sc.chosen[:k] {
+			s.products(row(sc.gate, j, ff), 1, tensor.Product{Out: row(sc.outs, j, dim), M: lw.experts[e].down})
+		}
+		return
+	}
 	count, start, chosen := sc.count[:moe.Experts], sc.start[:moe.Experts], sc.chosen[:n*k]
 	clear(count)
 	for _, e := range chosen {
