@@ -215,6 +215,11 @@ export interface ModelInfo {
   /** A hybrid model's recurrent layers: the positions its short convolutions span (LFM2: 3), and the bytes of a session's recurrent state (float32, beside the KV cache). */
   shortConvKernel?: number;
   recurrentStateBytes?: number;
+  /** A mixture of experts (Qwen3-30B-A3B: 128 experts, 8 a token, each 768 wide; Qwen1.5-MoE's also a shared expert of expertSharedFeedForwardLength). */
+  expertCount?: number;
+  expertUsedCount?: number;
+  expertFeedForwardLength?: number;
+  expertSharedFeedForwardLength?: number;
   /** The recurrent layers' shape, as the ssm.* keys say (Qwen3.5's Gated DeltaNet: a convolution over convKernel positions, groupCount query and key heads and timeStepRank value heads of stateSize, innerSize = timeStepRank·stateSize). */
   ssm?: { convKernel: number; innerSize: number; stateSize: number; timeStepRank: number; groupCount: number };
   /** Why the model cannot be split across workers (OLMo 2 normalises every head of q and k at once); absent when it can. */
@@ -310,8 +315,18 @@ export interface LayerSpec {
     /** Each head has an attention sink, a learned logit in its softmax's denominator (gpt-oss). */
     sinks?: boolean;
   };
-  /** The feed-forward: SwiGLU, GeGLU (Gemma), or GELU without a gate (BERT). */
-  ffn: 'swiglu' | 'geglu' | 'gelu';
+  /** The feed-forward: SwiGLU, GeGLU (Gemma), GELU without a gate (BERT), or a mixture of experts (moe). */
+  ffn: 'swiglu' | 'geglu' | 'gelu' | 'moe';
+  /** A mixture of experts' recipe (ffn 'moe'): `used` of `experts` chosen for each token by a softmax over the router's logits, their weights renormalised to sum 1 (normTopK: Qwen3-MoE) and scaled (weightsScale), beside a shared expert (shared: Qwen1.5/2-MoE); each expert's gated unit. */
+  moe?: {
+    experts: number;
+    used: number;
+    gating: 'softmax';
+    normTopK?: boolean;
+    weightsScale?: number;
+    shared?: boolean;
+    activation: 'swiglu' | 'geglu';
+  };
   /** Each sub-layer's output is multiplied by it before it joins the residual stream (Granite). */
   residualScale?: number;
   /** The layer's head width, key/value heads and feed-forward width, where they are not the model's (Gemma 4's sliding layers and shared-cache layers). */
