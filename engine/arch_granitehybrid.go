@@ -7,8 +7,8 @@ import (
 )
 
 // granitehybrid is IBM's Granite 4.0 hybrids (llama.cpp's
-// LLM_ARCH_GRANITE_HYBRID: granite-4.0-h-micro, -h-1b, -h-350m; the MoE
-// ones, -h-tiny and -h-small, are refused with the mixtures of experts):
+// LLM_ARCH_GRANITE_HYBRID: granite-4.0-h-micro, -h-1b, -h-350m, and with
+// a mixture of experts for every feed-forward -h-tiny and -h-small):
 // most layers are Mamba-2 (mamba2.go), some attention, each followed by a
 // SwiGLU feed-forward, with Granite's multipliers (arch_granite.go; all
 // optional here, as in llama.cpp). The file's attention.head_count_kv is
@@ -38,7 +38,16 @@ var graniteHybridKeys = func() []configKey {
 		}
 		keys = append(keys, k)
 	}
-	return append(keys, ssmKeys...)
+	keys = append(keys, ssmKeys...)
+	// The MoE hybrids' experts (absent: a dense model); each expert is
+	// feed_forward_length wide (configureGraniteHybrid), as llama.cpp
+	// reads it, and the shared expert is optional.
+	zero := func(Config) int { return 0 }
+	return append(keys,
+		configKey{key: keyExpertCount, int: func(p *hyperParams) *int { return &p.Experts }, defaultInt: zero},
+		configKey{key: "expert_used_count", int: func(p *hyperParams) *int { return &p.ExpertsUsed }, defaultInt: zero},
+		configKey{key: "expert_shared_feed_forward_length", int: func(p *hyperParams) *int { return &p.SharedHiddenDim }, defaultInt: zero},
+	)
 }()
 
 // graniteHybridTensors are llama's tensors, the attention ones held by the
@@ -51,6 +60,19 @@ func graniteHybridTensors() []tensorSpec {
 		switch s.at {
 		case slotWq, slotWk, slotWv, slotWo, slotBq, slotBk, slotBv:
 			s.kinds = attention
+		case slotWGate, slotWUp, slotWDown: // a dense model's (configureGraniteHybrid)
+			s.optional, s.together = true, "dense feed-forward"
+		}
+		t = append(t, s)
+	}
+	for _, s := range moeTensors(true) { // a MoE model's, its shared expert's not gated
+		switch s.at {
+		case slotSharedGate:
+			continue
+		case slotWGateShared, slotWUpShared, slotWDownShared:
+			s.optional, s.together = true, "shared expert"
+		default:
+			s.optional, s.together = true, "experts"
 		}
 		t = append(t, s)
 	}
@@ -95,6 +117,41 @@ func configureGraniteHybrid(f *gguf.File, p *hyperParams) error {
 	}
 	if p.KVHeads == 0 {
 		return fmt.Errorf("%w: granitehybrid.attention.head_count_kv: no layer attends (every one is Mamba-2)", ErrUnsupported)
+	}
+	return graniteHybridFFN(f, p)
+}
+
+// graniteHybridFFN makes every layer's feed-forward a mixture of experts
+// where the file says expert_count (granite-4.0-h-tiny, -h-small), as
+// llama.cpp builds it: a softmax router, the chosen experts' weights
+// renormalised, each expert feed_forward_length wide, and a shared expert
+// beside them, not gated, where expert_shared_feed_forward_length says.
+// Each layer must hold the tensors of its kind of feed-forward: the
+// experts' (and the shared expert's where there is one), or the dense
+// one's.
+func graniteHybridFFN(f *gguf.File, p *hyperParams) error {
+	moe := p.Experts > 0
+	if moe {
+		p.ExpertHiddenDim = p.HiddenDim
+		shared := p.SharedHiddenDim > 0
+		p.layers.each = func(_ int, s *LayerSpec) {
+			s.FFN, s.MoE = FFNMoE, MoESpec{Gating: GatingSoftmax, NormTopK: true, Shared: shared}
+		}
+	}
+	for l := range p.Layers {
+		has := func(name string) bool { return hasTensor(f, fmt.Sprintf("blk.%d.%s", l, name)) }
+		switch {
+		case moe && has("ffn_up.weight"):
+			return fmt.Errorf("%w: blk.%d.ffn_up.weight: a model of %d experts has no dense feed-forward", ErrFormat, l, p.Experts)
+		case moe && !has("ffn_up_exps.weight"):
+			return fmt.Errorf("%w: missing tensor blk.%d.ffn_up_exps.weight (expert_count %d)", ErrFormat, l, p.Experts)
+		case moe && has("ffn_up_shexp.weight") != (p.SharedHiddenDim > 0):
+			return fmt.Errorf("%w: blk.%d.ffn_up_shexp.weight present: %v, expert_shared_feed_forward_length %d", ErrFormat, l, has("ffn_up_shexp.weight"), p.SharedHiddenDim)
+		case !moe && !has("ffn_up.weight"):
+			return fmt.Errorf("%w: missing tensor blk.%d.ffn_up.weight", ErrFormat, l)
+		case !moe && (has("ffn_up_exps.weight") || has("ffn_up_shexp.weight")):
+			return fmt.Errorf("%w: blk.%d: experts' tensors in a model without expert_count", ErrFormat, l)
+		}
 	}
 	return nil
 }

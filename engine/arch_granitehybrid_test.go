@@ -119,6 +119,9 @@ func TestGraniteHybridFileErrors(t *testing.T) {
 		{"ssm_a of 1-D", edit(nil, "blk.0.ssm_a", "blk.0.ssm_a", 8), "blk.0.ssm_a has 1 dimensions, want 2", ErrFormat},
 		{"conv1d transposed", edit(nil, "blk.1.ssm_conv1d.weight", "blk.1.ssm_conv1d.weight", 256, 4), "blk.1.ssm_conv1d.weight is 4×256, want 256×4", ErrFormat},
 		{"an output bias", edit(nil, "", "blk.2.attn_output.bias", 64), "blk.2.attn_output.bias", ErrUnsupported},
+		{"experts without expert_count", edit(nil, "", "blk.3.ffn_up_exps.weight", 64, 160, 4), "blk.3: experts' tensors in a model without expert_count", ErrFormat},
+		{"expert_count without experts", edit(map[string]*gguf.Value{"granitehybrid.expert_count": val(gguf.ValueOf(uint32(4))),
+			"granitehybrid.expert_used_count": val(gguf.ValueOf(uint32(2)))}, "", ""), "blk.0.ffn_up.weight: a model of 4 experts has no dense feed-forward", ErrFormat},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 )
 
 // graniteHybridParityCases are TestParityWithLlamaCpp's granitehybrid
-// rows: graniteHybridSpec in F32 (F32 cache) and Q8_0 (F32 and F16
-// caches), continued greedily for 64 tokens after 3 prompts.
+// rows: graniteHybridSpec and graniteHybridMoESpec (experts) in F32 (F32
+// cache) and Q8_0 (F32 and F16 caches), continued greedily for 64 tokens
+// after 3 prompts.
 func graniteHybridParityCases() []llamacppref.Case {
 	var cases []llamacppref.Case
 	for _, r := range []struct {
@@ -22,6 +23,10 @@ func graniteHybridParityCases() []llamacppref.Case {
 			Name:   fmt.Sprintf("granitehybrid-%v-kv%s", r.typ, r.kv),
 			KVType: r.kv,
 			Spec:   graniteHybridSpec(r.typ),
+		}, llamacppref.Case{
+			Name:   fmt.Sprintf("granitehybrid-moe-%v-kv%s", r.typ, r.kv),
+			KVType: r.kv,
+			Spec:   graniteHybridMoESpec(r.typ),
 		})
 	}
 	return cases

@@ -29,6 +29,16 @@ func graniteHybridSpec(typ tensor.Type) modelgen.Spec {
 		Type:   typ, Seed: 14, Std: 0.1, OutputStd: 4, SeparateOutput: true, MuteSpecial: true}
 }
 
+// graniteHybridMoESpec is graniteHybridSpec with a mixture of experts for
+// every feed-forward, as granite-4.0-h-tiny's: 8 experts of 64 units, 2
+// chosen for each token, beside a shared expert of 96.
+func graniteHybridMoESpec(typ tensor.Type) modelgen.Spec {
+	sp := graniteHybridSpec(typ)
+	sp.HiddenDim = 64
+	sp.MoE = modelgen.MoE{Experts: 8, ExpertsUsed: 2, SharedHiddenDim: 96}
+	return sp
+}
+
 // naiveGraniteHybrid is a float64 transcription of a Granite 4 hybrid,
 // written from Mamba-2's formulas as llama.cpp's graph states them
 // (build_mamba2_layer) and reading its weights by name from the file and
@@ -200,10 +210,11 @@ func TestGraniteHybridMatchesNaiveReference(t *testing.T) {
 // leaves exactly the logits, the Mamba-2 layers' states and the attention
 // layers' cache that its tokens one by one leave, whatever the block size
 // (blocks of 32, 7 and 1 over 45 tokens), and the next tokens continue
-// from them alike.
+// from them alike; with dense feed-forwards and with experts.
 func TestGraniteHybridBlockIsTokenByToken(t *testing.T) {
-	for _, typ := range []tensor.Type{tensor.F32, tensor.Q8_0} {
-		m, err := Load(testmodel.GGUF(t, graniteHybridSpec(typ)), LoadOptions{})
+	for _, sp := range []modelgen.Spec{graniteHybridSpec(tensor.F32), graniteHybridSpec(tensor.Q8_0), graniteHybridMoESpec(tensor.Q8_0)} {
+		typ := fmt.Sprintf("%v experts %d", sp.Type, sp.Experts)
+		m, err := Load(testmodel.GGUF(t, sp), LoadOptions{})
 		require.NoError(t, err)
 		prompt := make([]int, 45)
 		for i := range prompt {
@@ -218,7 +229,7 @@ func TestGraniteHybridBlockIsTokenByToken(t *testing.T) {
 			return s
 		}
 		for _, block := range []int{32, 7} {
-			t.Run(fmt.Sprintf("%v block %d", typ, block), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s block %d", typ, block), func(t *testing.T) {
 				want := byToken()
 				s, err := m.NewSession(SessionOptions{PromptBlock: block})
 				require.NoError(t, err)

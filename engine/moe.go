@@ -25,7 +25,8 @@ import (
 //     up·x), and the layer's output is their sum weighted, each product
 //     rounded, in the order chosen: w₀·e₀ + w₁·e₁ + …;
 //  4. where the layer has a shared expert (Shared), one more feed-forward
-//     that every token takes, gated by sigmoid(x·SharedGate), is added.
+//     that every token takes, gated by sigmoid(x·SharedGate) (without
+//     SharedGate, granitehybrid's, not gated), is added.
 //
 // The expert matrices are the file's 3-D tensors, each one *tensor.Matrix
 // of Experts·rows rows viewing the file's bytes; each expert's rows are a
@@ -481,10 +482,14 @@ func (s *Session) runExperts(c *Config, lw *layerWeights, moe *MoESpec, xn []flo
 
 // sharedExpert adds the shared expert's outputs for the pass's n rows xn
 // to out: down(silu(gate·x) ⊙ up·x), each row times its gate,
-// sigmoid(x·SharedGate), as llama.cpp adds it after the routed experts.
+// sigmoid(x·SharedGate), as llama.cpp adds it after the routed experts;
+// a layer without SharedGate (granitehybrid's) adds them as they are.
 func (s *Session) sharedExpert(c *Config, lw *layerWeights, xn, out []float32, n int) {
 	sc, dim, ff := s.moe, c.Dim, c.SharedHiddenDim
 	for i := range n {
+		if lw.SharedGate == nil {
+			break
+		}
 		var dot float32
 		for d, v := range row(xn, i, dim) {
 			dot += float32(v * lw.SharedGate[d])
@@ -497,6 +502,10 @@ func (s *Session) sharedExpert(c *Config, lw *layerWeights, xn, out []float32, n
 	s.products(gate, n, tensor.Product{Out: down, M: lw.WDownShared})
 	for i := range n {
 		o, sh, g := row(out, i, dim), row(down, i, dim), sc.sharedGate[i]
+		if lw.SharedGate == nil {
+			addInto(o, sh)
+			continue
+		}
 		for d := range o {
 			o[d] += float32(sh[d] * g)
 		}

@@ -23,6 +23,15 @@ import (
 // steps' biases are drawn so that softplus gives steps of about 0.02 to
 // 0.5, as Mamba-2's initialisation does, so that the state both decays
 // and carries several tokens.
+//
+// With MoE (granite-4.0-h-tiny's kind), every layer's feed-forward is a
+// mixture of experts instead, as GraniteMoeModel writes it: expert_count,
+// expert_used_count, each expert HiddenDim wide (feed_forward_length:
+// MoE.ExpertHiddenDim must be 0 or HiddenDim) and, with
+// MoE.SharedHiddenDim, expert_shared_feed_forward_length; in each layer
+// the router ffn_gate_inp (F32), the stacked ffn_gate_exps, ffn_down_exps
+// and ffn_up_exps, and a shared expert's ffn_gate_shexp, ffn_down_shexp
+// and ffn_up_shexp, which nothing gates.
 
 // GraniteHybrid is a granitehybrid model's Mamba-2 shape and layout.
 type GraniteHybrid struct {
@@ -75,6 +84,23 @@ func (s Spec) validateGraniteHybrid() error {
 	return nil
 }
 
+// validateGraniteHybridMoE checks a granitehybrid spec's experts (none:
+// a dense model).
+func (s Spec) validateGraniteHybridMoE() error {
+	m := s.MoE
+	switch {
+	case m == MoE{}:
+		return nil
+	case m.Experts < 1 || m.Experts > 1024 || m.ExpertsUsed < 1 || m.ExpertsUsed > m.Experts:
+		return fmt.Errorf("%w: %d experts (1..1024), %d used (1..experts)", ErrSpec, m.Experts, m.ExpertsUsed)
+	case m.ExpertHiddenDim != 0 && m.ExpertHiddenDim != s.HiddenDim:
+		return fmt.Errorf("%w: a granitehybrid expert is HiddenDim %d wide (feed_forward_length), not ExpertHiddenDim %d", ErrSpec, s.HiddenDim, m.ExpertHiddenDim)
+	case m.SharedHiddenDim < 0 || m.SharedHiddenDim > maxElements/max(s.Dim, 1) || s.HiddenDim > maxElements/m.Experts/max(s.Dim, 1):
+		return fmt.Errorf("%w: SharedHiddenDim %d, or %d experts of %d, out of range", ErrSpec, m.SharedHiddenDim, m.Experts, s.HiddenDim)
+	}
+	return nil
+}
+
 // graniteHybridMetadata writes the hybrid's keys.
 func (g *generator) graniteHybridMetadata() {
 	sp, b := g.sp, g.b
@@ -94,6 +120,13 @@ func (g *generator) graniteHybridMetadata() {
 	b.Set(key("ssm.time_step_rank"), gguf.ValueOf(uint32(h.Heads)))
 	b.Set(key("rope.scaling.finetuned"), gguf.ValueOf(h.Rope))
 	b.Set(key("vocab_size"), gguf.ValueOf(uint32(sp.VocabSize)))
+	if m := sp.MoE; m.Experts > 0 {
+		b.Set(key("expert_count"), gguf.ValueOf(uint32(m.Experts)))
+		b.Set(key("expert_used_count"), gguf.ValueOf(uint32(m.ExpertsUsed)))
+		if m.SharedHiddenDim > 0 {
+			b.Set(key("expert_shared_feed_forward_length"), gguf.ValueOf(uint32(m.SharedHiddenDim)))
+		}
+	}
 	for _, m := range []struct {
 		key string
 		v   float32
@@ -146,6 +179,18 @@ func (g *generator) graniteHybridTensors() {
 			g.matrix(layer(i, "ssm_out.weight"), sp.Dim, inner, false)
 		}
 		g.vector(layer(i, "ffn_norm.weight"), sp.Dim, 1)
+		if m := sp.MoE; m.Experts > 0 {
+			g.storedMatrix(layer(i, "ffn_gate_inp.weight"), m.Experts, sp.Dim, tensor.F32, sp.Std) // llama-quantize leaves routers F32
+			g.experts(layer(i, "ffn_gate_exps.weight"), sp.HiddenDim, sp.Dim)
+			g.experts(layer(i, "ffn_down_exps.weight"), sp.Dim, sp.HiddenDim)
+			g.experts(layer(i, "ffn_up_exps.weight"), sp.HiddenDim, sp.Dim)
+			if m.SharedHiddenDim > 0 {
+				g.matrix(layer(i, "ffn_gate_shexp.weight"), m.SharedHiddenDim, sp.Dim, false)
+				g.matrix(layer(i, "ffn_down_shexp.weight"), sp.Dim, m.SharedHiddenDim, false)
+				g.matrix(layer(i, "ffn_up_shexp.weight"), m.SharedHiddenDim, sp.Dim, false)
+			}
+			continue
+		}
 		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
 		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
 		g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)

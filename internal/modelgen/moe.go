@@ -45,6 +45,8 @@ var sharedExpertArchs = map[string]bool{"qwen2moe": true}
 func (s Spec) validateMoE() error {
 	m := s.MoE
 	switch {
+	case s.Arch == "granitehybrid":
+		return s.validateGraniteHybridMoE()
 	case !moeArchs[s.Arch] && m != MoE{}:
 		return fmt.Errorf("%w: %s has no experts", ErrSpec, s.Arch)
 	case !moeArchs[s.Arch]:
