@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -279,5 +280,31 @@ func TestMoEInfo(t *testing.T) {
 		js, err := json.Marshal(info.LayerSpecs[0])
 		require.NoError(t, err)
 		assert.Contains(t, string(js), `"ffn":"moe","moe":{"experts":8,"used":2,"gating":"softmax","norm_top_k":true,"activation":"swiglu"}`)
+	}
+}
+
+// TestMoENonFiniteWeightsFailGeneration: a NaN in a router or in an
+// expert a token takes fails the generation as in a dense layer (see
+// TestNonFiniteWeightsFailGeneration), naming the tensor and the row of
+// the stack of experts that holds it.
+func TestMoENonFiniteWeightsFailGeneration(t *testing.T) {
+	all := testmodel.GGUF(t, moeSpec(moeShape, 4, 4, 32, tensor.Q8_0, 19)) // every expert is taken
+	tests := []struct {
+		name, tensor string
+		row, col     int
+		want         string
+	}{
+		{"router", "blk.0.ffn_gate_inp.weight", 2, 7, "tensor blk.0.ffn_gate_inp.weight holds NaN at row 2, column 7"},
+		{"an expert's down projection", "blk.1.ffn_down_exps.weight", 2*64 + 5, 0, "tensor blk.1.ffn_down_exps.weight holds NaN at row 133, column 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Load(editedGGUF(t, all, tt.tensor, setValue(tt.row, tt.col, 0, nan)), LoadOptions{})
+			require.NoError(t, err)
+			_, err = newSession(t, m).GenerateTokens(context.Background(), []int{1, 5, 42}, GenerateOptions{MaxTokens: 4}, nil)
+			assert.ErrorIs(t, err, ErrFormat)
+			assert.ErrorContains(t, err, tt.want)
+			assert.ErrorContains(t, err, "feed-forward activations at position 0")
+		})
 	}
 }
