@@ -30,9 +30,9 @@ import (
 // The session's state of a layer: conv, (channels, kernel−1), each
 // channel's latest inputs, oldest first (llama.cpp's r cache); ssm,
 // (heads, headDim, state) (llama.cpp's s cache). A token costs the two
-// projections (inner·(2+…)·dim and dim·inner multiply-adds, the layer's
-// weights), channels·kernel for the convolution and about
-// 3·heads·headDim·state for the scan: no term grows with the position.
+// projections (inProj·dim and dim·inner multiply-adds, the layer's
+// weights), channels·kernel for the convolution and about 4·inner·state
+// for the scan: no term grows with the position.
 
 // mamba2Dims are a Mamba-2 layer's sizes, from the model's ssm.* keys
 // (Config.SSM), as llama.cpp names them in build_mamba2_layer.
@@ -158,10 +158,7 @@ func newMamba2Scratch(c *Config, w *modelWeights, rows int) *mamba2Scratch {
 		case k.Type == tensor.F32:
 			sc.conv[l] = tensor.Float32s(k.Data)
 		default:
-			sc.conv[l] = make([]float32, k.Rows*k.Cols)
-			for r := range k.Rows {
-				k.Row(sc.conv[l][r*k.Cols:(r+1)*k.Cols], r)
-			}
+			sc.conv[l] = floatRows(k)
 		}
 	}
 	return sc
