@@ -1,9 +1,6 @@
 package chat
 
-import (
-	"strings"
-	"time"
-)
+import "strings"
 
 // The chat formats of the 2026 families, each written as its model's Jinja
 // template renders it (templates/*.jinja, from llama.cpp's
@@ -12,8 +9,9 @@ import (
 // Gemma 4, LFM2.5 and Granite 4.0. testdata/families_reference.json holds
 // the templates' own renderings that the tests compare with. Tools take the
 // generic format (see ToolFormatGeneric) with all of them but Granite 4.0,
-// whose calls are Hermes's (granite4Messages), and Qwen3.5, whose calls are
-// XML (toolxml.go).
+// whose calls are Hermes's (granite4Messages), Qwen3.5, whose calls are
+// XML (toolxml.go), and gpt-oss, whose calls are harmony messages
+// (toolharmony.go).
 
 // isQwen35 recognises Qwen3.5's template: Qwen3's (isQwen3) whose
 // generation prompt leaves a think block open when thinking is on.
@@ -105,10 +103,11 @@ func (t Template) ReplyPrefix(opts Options) string {
 }
 
 // harmonySystem is the system message gpt-oss's template writes before the
-// conversation, around the date (strftime_now("%Y-%m-%d")).
+// conversation, around the date (strftime_now("%Y-%m-%d")), less its
+// <|end|> (tools add a line first).
 const (
 	harmonySystemStart = "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: "
-	harmonySystemEnd   = "\n\nReasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>"
+	harmonySystemEnd   = "\n\nReasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message."
 )
 
 // formatHarmony is gpt-oss's harmony format: the template's system message
@@ -117,36 +116,9 @@ const (
 // and assistant turns in the final channel (the reasoning of earlier turns
 // is never rendered); a last assistant turn without the generation prompt
 // ends with <|return|>. Later system or developer messages are dropped, as
-// the template drops them.
+// the template drops them. writeHarmony writes it, tools and all.
 func formatHarmony(b *strings.Builder, msgs []Message, addAssistant bool, opts Options) {
-	date := opts.Date
-	if date == "" {
-		date = time.Now().UTC().Format("2006-01-02")
-	}
-	b.WriteString(harmonySystemStart + date + harmonySystemEnd)
-	rest := msgs
-	if len(msgs) > 0 && (msgs[0].Role == "system" || msgs[0].Role == "developer") {
-		rest = msgs[1:]
-		if msgs[0].Content != "" {
-			b.WriteString("<|start|>developer<|message|># Instructions\n\n" + msgs[0].Content + "\n\n<|end|>")
-		}
-	}
-	for i, m := range rest {
-		switch m.Role {
-		case "user":
-			b.WriteString("<|start|>user<|message|>" + m.Content + "<|end|>")
-		case "assistant":
-			b.WriteString("<|start|>assistant<|channel|>final<|message|>" + m.Content)
-			if i == len(rest)-1 && !addAssistant {
-				b.WriteString("<|return|>")
-			} else {
-				b.WriteString("<|end|>")
-			}
-		}
-	}
-	if addAssistant {
-		b.WriteString("<|start|>assistant")
-	}
+	writeHarmony(b, msgs, nil, addAssistant, opts.Date)
 }
 
 // Gemma 4's turn and channel markers.

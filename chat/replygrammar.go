@@ -52,11 +52,16 @@ func contentGrammar(conv schemaConverter, harmony bool, content string) string {
 		conv.Rule("root", content)
 		return conv.GBNF()
 	}
-	text := excludingGBNF(conv, "harmony-text", harmonyEnd)
-	analysis := conv.Rule("harmony-analysis", gbnfLiteral(harmonyChannel+"analysis"+harmonyMessage)+" "+text+" "+
-		gbnfLiteral(harmonyEnd+harmonyStart))
-	conv.Rule("root", analysis+"* "+gbnfLiteral(harmonyChannel+"final"+harmonyMessage)+" "+content)
+	conv.Rule("root", harmonyAnalysis(conv)+"* "+gbnfLiteral(harmonyChannel+"final"+harmonyMessage)+" "+content)
 	return conv.GBNF()
+}
+
+// harmonyAnalysis adds the rule of one analysis message and the opening
+// of the next message, and returns its name.
+func harmonyAnalysis(conv schemaConverter) string {
+	text := excludingGBNF(conv, "harmony-text", harmonyEnd)
+	return conv.Rule("harmony-analysis", gbnfLiteral(harmonyChannel+"analysis"+harmonyMessage)+" "+text+" "+
+		gbnfLiteral(harmonyEnd+harmonyStart))
 }
 
 // excludingGBNF adds rules named prefix, prefix-1, ... matching every text

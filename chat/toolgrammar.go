@@ -91,6 +91,10 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 		if err != nil {
 			return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
 		}
+		if format == ToolFormatHarmony {
+			calls = append(calls, conv.Rule(fmt.Sprintf("tool-%d-call", i), harmonyCallGrammar(tool.Name, args)))
+			continue
+		}
 		body := gbnfLiteral(`{"name": `+quoteJSON(tool.Name)+`, "`+argsKey+`": `) + " " + args
 		if format == ToolFormatMistral {
 			body += " " + gbnfLiteral(`, "id": "`) + strings.Repeat(" [a-zA-Z0-9]", 9) + " " + gbnfLiteral(`"`)
@@ -116,6 +120,10 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 		if parallel {
 			root = call + " ( " + gbnfLiteral("\n") + " " + call + " )" + more
 		}
+	case ToolFormatHarmony:
+		// One call a message: <|call|> ends the reply. Analysis messages
+		// may come first, as llama.cpp's grammar allows.
+		root = harmonyAnalysis(conv) + "* " + call
 	case ToolFormatLlama3:
 		root = call
 		if parallel {

@@ -15,8 +15,9 @@ import (
 // toolReference is testdata/tool_reference.json: templates that know tools
 // rendered by @huggingface/jinja (see testdata/tool_reference.mjs).
 type toolReference struct {
-	DateString string `json:"date_string"`
-	Templates  map[string]struct {
+	DateString  string `json:"date_string"`
+	HarmonyDate string `json:"harmony_date"`
+	Templates   map[string]struct {
 		Source   string `json:"source"`
 		SHA256   string `json:"sha256"`
 		BOSToken string `json:"bos_token"`
@@ -101,6 +102,8 @@ var toolTemplates = map[string]struct {
 	"granite4.0": {"granite-4.0", ToolFormatHermes},
 	// Qwen3.5: XML calls, <function=...> with <parameter=...> blocks.
 	"qwen3.5": {"qwen35", ToolFormatQwenXML},
+	// gpt-oss: harmony calls in the commentary channel.
+	"gpt-oss": {"gpt-oss", ToolFormatHarmony},
 }
 
 // TestToolJinjaReference: with tools, tool calls and tool results, the
@@ -117,6 +120,9 @@ func TestToolJinjaReference(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want.format, tmpl.ToolFormat())
 		opts := Options{Date: ref.DateString}
+		if want.family == "gpt-oss" {
+			opts.Date = ref.HarmonyDate
+		}
 		if c.Tools {
 			opts.Tools = tools
 		}

@@ -31,7 +31,11 @@ const (
 //     </parameter>...</function></tool_call> block is a call (the closing
 //     tag may be missing at the very end); a VALUE is JSON when it parses
 //     as JSON (ParseToolCallsFor: unless the tool's schema says the
-//     parameter is a string), else a string.
+//     parameter is a string), else a string;
+//   - harmony: every message to functions.NAME whose text is a JSON object
+//     ("<|channel|>commentary to=functions.NAME <|constrain|>json
+//     <|message|>{...}", the recipient before the channel too, after an
+//     optional "<|start|>assistant") is a call.
 //
 // Whitespace inside and around calls is free, and so is the JSON's layout.
 // Text that is not a well-formed call (bad JSON, no name, arguments that
@@ -70,6 +74,8 @@ func ParseToolCallsFor(format ToolFormat, text string, seed uint64, tools []Tool
 		spans = parseTagged(text, mistralCalls, parseMistralCalls)
 	case ToolFormatQwenXML:
 		spans = parseTagged(text, hermesCallOpen, parseQwenXMLCall(tools))
+	case ToolFormatHarmony:
+		spans = parseHarmony(text)
 	default:
 		return text, nil, fmt.Errorf("%w: %v", ErrUnknownToolFormat, format)
 	}

