@@ -72,9 +72,10 @@ var architectures = map[string]*architecture{
 	"gemma3":  gemma3,
 	"gemma4":  gemma4, // arch_gemma4.go
 	// The hybrids, recurrent layers beside attention (recurrent.go):
-	// arch_lfm2.go, arch_qwen35.go.
-	"lfm2":   lfm2,
-	"qwen35": qwen35,
+	// arch_lfm2.go, arch_qwen35.go, arch_qwen35moe.go.
+	"lfm2":      lfm2,
+	"qwen35":    qwen35,
+	"qwen35moe": qwen35moe,
 	// Granite 4's hybrids: Mamba-2 layers beside attention (arch_granitehybrid.go).
 	"granitehybrid": granitehybrid,
 	// Mixtures of experts (moe.go): arch_qwen3moe.go.

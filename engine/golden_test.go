@@ -83,9 +83,10 @@ func TestDecodeStepAllocatesNothing(t *testing.T) {
 	qm, err := Load(testmodel.GGUF(t, qwen3), LoadOptions{})
 	require.NoError(t, err)
 	models := map[string]*Model{"stories260K": loadStories260K(t), "qwen3 Q8_0": qm,
-		"gemma3 Q8_0": loadGemma(t, "gemma3", tensor.Q8_0, 8), // past its window of 8: the rings wrap
-		"qwen35 Q8_0": loadQwen35(t, tensor.Q8_0),             // its DeltaNet scratch made at the first step
-		"gemma4 Q8_0": loadGemma4(t, tensor.Q8_0)}             // shared caches, per-layer embeddings
+		"gemma3 Q8_0":    loadGemma(t, "gemma3", tensor.Q8_0, 8), // past its window of 8: the rings wrap
+		"qwen35 Q8_0":    loadQwen35(t, tensor.Q8_0),             // its DeltaNet scratch made at the first step
+		"gemma4 Q8_0":    loadGemma4(t, tensor.Q8_0),             // shared caches, per-layer embeddings
+		"qwen35moe Q8_0": loadQwen35MoE(t, tensor.Q8_0)}
 	models["gpt-oss MXFP4"] = gptOSSModel(t, tensor.MXFP4) // sinks, rings, biased experts
 	for _, c := range familyReferenceCases() {
 		c.spec.Type = tensor.Q8_0

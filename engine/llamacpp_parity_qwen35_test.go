@@ -19,27 +19,33 @@ import (
 	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
-// qwen35ParityCases are qwen35's rows of the parity check: F32 weights
-// with an F32 cache, and Q8_0 weights with an F16 cache (llama.cpp's
-// default; the recurrent state is float32 whatever the cache), each
-// continued greedily for 64 tokens after llamacppref's 3 prompts.
+// qwen35ParityCases are qwen35's and qwen35moe's rows of the parity
+// check: F32 weights with an F32 cache, and Q8_0 weights with an F16
+// cache (llama.cpp's default; the recurrent state is float32 whatever the
+// cache), each continued greedily for 64 tokens after llamacppref's 3
+// prompts. qwen35moe's model is the first 4 layers (Gated DeltaNet but
+// the last) of qwen35's shape, each with 8 experts of which a token takes
+// 2 (their weights renormalised) beside a shared expert.
 func qwen35ParityCases() []llamacppref.Case {
+	moe := qwen35Shape
+	moe.Layers = 4
 	var cases []llamacppref.Case
-	for _, r := range []struct {
-		typ tensor.Type
-		kv  llamacppref.KVType
-	}{{tensor.F32, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF16}} {
-		cases = append(cases, llamacppref.Case{
-			Name:   fmt.Sprintf("qwen35-%v-kv%s", r.typ, r.kv),
-			KVType: r.kv,
-			Spec: modelgen.Spec{Arch: "qwen35", Shape: qwen35Shape, Type: r.typ, Seed: 14, Std: 0.1, OutputStd: 0.5,
-				SeparateOutput: true, MuteSpecial: true},
-		})
+	for _, sp := range []modelgen.Spec{
+		{Arch: "qwen35", Shape: qwen35Shape},
+		{Arch: "qwen35moe", Shape: moe, MoE: modelgen.MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 64}},
+	} {
+		for _, r := range []struct {
+			typ tensor.Type
+			kv  llamacppref.KVType
+		}{{tensor.F32, llamacppref.KVF32}, {tensor.Q8_0, llamacppref.KVF16}} {
+			sp.Type, sp.Seed, sp.Std, sp.OutputStd, sp.SeparateOutput, sp.MuteSpecial = r.typ, 14, 0.1, 0.5, true, true
+			cases = append(cases, llamacppref.Case{Name: fmt.Sprintf("%s-%v-kv%s", sp.Arch, r.typ, r.kv), KVType: r.kv, Spec: sp})
+		}
 	}
 	return cases
 }
 
-// TestParityWithLlamaCppQwen35 holds qwen35 to llama.cpp as
+// TestParityWithLlamaCppQwen35 holds qwen35 and qwen35moe to llama.cpp as
 // TestParityWithLlamaCpp holds the other families: the greedy tokens must
 // be llama.cpp's, and the top-10 probabilities at every step within its
 // tolerances.
@@ -47,8 +53,8 @@ func TestParityWithLlamaCppQwen35(t *testing.T) {
 	llamacppref.Check(t, qwen35ParityCases(), loadParity)
 }
 
-// TestQwen35KeysAsLlamaCpp: what the engine makes of qwen35's keys is
-// what llama.cpp makes of them. For each file, a qwen35 model with a key
+// TestQwen35KeysAsLlamaCpp: what the engine makes of qwen35's (and
+// qwen35moe's) keys is what llama.cpp makes of them. For each file, a qwen35 model with a key
 // written, changed or left out, the engine's next-token probabilities
 // after a prompt of 41 tokens must be llama.cpp's; and a file the engine
 // refuses (rope sections that leave a rotated pair to the fourth section)
@@ -61,6 +67,8 @@ func TestQwen35KeysAsLlamaCpp(t *testing.T) {
 		sp.OutputStd, sp.MuteSpecial, sp.SSM.FullAttentionInterval = 0.05, true, interval
 		return sp
 	}
+	moe := qwen35moeSpec(tensor.F32)
+	moe.OutputStd, moe.MuteSpecial = 0.05, true
 	sections := func(s ...int32) map[string]gguf.Value {
 		return map[string]gguf.Value{"qwen35.rope.dimension_sections": gguf.ArrayOf(s)}
 	}
@@ -82,6 +90,7 @@ func TestQwen35KeysAsLlamaCpp(t *testing.T) {
 		{name: "nextn_predict_layers 1: the last layer is a prediction layer, not run", spec: spec(4),
 			set: map[string]gguf.Value{"qwen35.nextn_predict_layers": gguf.ValueOf(uint32(1))}, mtp: true},
 		{name: "Qwen3.5's sections, wider than the rotated pairs", spec: spec(4), set: sections(11, 11, 10, 0)},
+		{name: "qwen35moe without feed_forward_length, which no layer uses", spec: moe, drop: "qwen35moe.feed_forward_length"},
 		{name: "sections leaving pairs 0 and 3 to the fourth: they do not turn in llama.cpp", spec: spec(4), set: sections(0, 2, 2, 0),
 			engine: sections(2, 1, 1, 0), differ: true},
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -70,12 +71,31 @@ func TestQwen35Layers(t *testing.T) {
 	assert.ErrorContains(t, m.DeviceSupports(), "deltanet")
 }
 
+// qwen35moeSpec is a small qwen35moe model: qwen35Spec's shape, 4 layers,
+// 8 experts of which a token takes 2, and a shared expert.
+func qwen35moeSpec(typ tensor.Type) modelgen.Spec {
+	sp := qwen35Spec(typ)
+	sp.Arch, sp.Layers = "qwen35moe", 4
+	sp.MoE = modelgen.MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 64}
+	return sp
+}
+
+func loadQwen35MoE(t testing.TB, typ tensor.Type) *Model {
+	t.Helper()
+	m, err := Load(testmodel.GGUF(t, qwen35moeSpec(typ)), LoadOptions{})
+	require.NoError(t, err)
+	return m
+}
+
 // TestQwen35BlockMatchesTokens: a prompt evaluated in blocks (of 32, then
 // 9) leaves the logits and every recurrent layer's state its tokens one by
-// one leave, bit for bit, in F32 and Q8_0.
+// one leave, bit for bit, in F32 and Q8_0, for qwen35 and qwen35moe (whose
+// blocks also group their tokens by expert).
 func TestQwen35BlockMatchesTokens(t *testing.T) {
-	for _, typ := range []tensor.Type{tensor.F32, tensor.Q8_0} {
-		m := loadQwen35(t, typ)
+	for _, sp := range []modelgen.Spec{qwen35Spec(tensor.F32), qwen35Spec(tensor.Q8_0), qwen35moeSpec(tensor.F32), qwen35moeSpec(tensor.Q8_0)} {
+		typ := fmt.Sprintf("%s %v", sp.Arch, sp.Type)
+		m, err := Load(testmodel.GGUF(t, sp), LoadOptions{})
+		require.NoError(t, err)
 		prompt := make([]int, 41)
 		for i := range prompt {
 			prompt[i] = 3 + (i*37)%300

@@ -89,7 +89,7 @@ func (s Spec) validateFamily() error {
 	f := s.Family
 	phi3 := s.Arch == "phi3"
 	switch {
-	case !phi3 && s.Arch != "qwen35" && f.RopeDims != 0:
+	case !phi3 && !qwen35Archs[s.Arch] && f.RopeDims != 0:
 		return fmt.Errorf("%w: partial rotary is phi3's and qwen35's (llama.cpp refuses the others')", ErrSpec)
 	case !phi3 && ((f.RopeOriginalContext != 0 && f.RopeYaRNFactor == 0) || f.RopeFactorsLong != nil || f.RopeFactorsShort != nil || f.RopeAttnFactor != 0):
 		return fmt.Errorf("%w: LongRoPE is phi3's, and an original context YaRN's or phi3's", ErrSpec)

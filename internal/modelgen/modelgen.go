@@ -209,9 +209,9 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss", "qwen35moe":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe or gpt-oss", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe, gpt-oss or qwen35moe", ErrSpec, s.Arch)
 	}
 	if err := s.validateGraniteHybrid(); err != nil {
 		return err
@@ -408,7 +408,7 @@ func (g *generator) metadata() {
 	g.familyMetadata()
 	g.gemmaMetadata()
 	g.lfm2Metadata()
-	if sp.Arch == "qwen35" {
+	if qwen35Archs[sp.Arch] {
 		g.qwen35Metadata()
 	}
 	g.gemma4Metadata()
@@ -444,7 +444,7 @@ func (g *generator) tensors() {
 		g.lfm2Tensors()
 		return
 	}
-	if sp.Arch == "qwen35" {
+	if qwen35Archs[sp.Arch] {
 		g.qwen35Tensors()
 		return
 	}

@@ -35,11 +35,11 @@ type MoE struct {
 }
 
 // moeArchs are the families with experts in every layer.
-var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true, gptOSSArch: true}
+var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true, gptOSSArch: true, "qwen35moe": true}
 
 // sharedExpertArchs are those of moeArchs with a shared expert beside the
 // routed ones.
-var sharedExpertArchs = map[string]bool{"qwen2moe": true}
+var sharedExpertArchs = map[string]bool{"qwen2moe": true, "qwen35moe": true}
 
 // validateMoE checks the MoE fields against the architecture.
 func (s Spec) validateMoE() error {

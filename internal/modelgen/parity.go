@@ -49,6 +49,8 @@ func parityArchs() []parityArch {
 	qwen35.Layers = 8 // 6 Gated DeltaNet layers, attention at 3 and 7
 	gptOSS := wide
 	gptOSS.Layers = 4
+	qwen35moe := wide
+	qwen35moe.Layers = 4 // Gated DeltaNet layers, attention at 3, experts in each
 	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
 	decoder := func(arch string, sh Shape, f Family) Spec {
 		return Spec{Arch: arch, Shape: sh, Family: f, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
@@ -95,6 +97,7 @@ func parityArchs() []parityArch {
 		// two sliding and two full layers, YaRN, MXFP4 experts beside Q8_0 matrices
 		{withMoE(decoder("gpt-oss", gptOSS, Family{SlidingWindow: 16, RopeYaRNFactor: 4, RopeOriginalContext: 64}),
 			MoE{Experts: 4, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.MXFP4},
+		{withMoE(decoder("qwen35moe", qwen35moe, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 64}), tensor.Q8_0},
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
-// Qwen3.5's dense models (qwen35), as llama.cpp's converter
-// (conversion/qwen.py: Qwen3_5TextModel) writes them: Gated DeltaNet
+// Qwen3.5's dense models (qwen35) and mixtures of experts (qwen35moe), as
+// llama.cpp's converter (conversion/qwen.py: Qwen3_5TextModel,
+// Qwen3_5MoeTextModel) writes them: Gated DeltaNet
 // layers and, every FullAttentionInterval-th layer, a gated attention
 // layer. Keys beyond the llama family's: attention.key_length and
 // value_length; rope.dimension_count (RopeDims: a quarter of the head,
@@ -20,7 +21,8 @@ import (
 // ssm.inner_size; full_attention_interval.
 //
 // Every layer has attn_norm, post_attention_norm (the feed-forward's
-// input norm) and the llama feed-forward. A DeltaNet layer has attn_qkv
+// input norm) and the llama feed-forward (qwen35moe: the experts and a
+// shared expert, moe.go). A DeltaNet layer has attn_qkv
 // (the queries', keys' and values' rows), attn_gate (the output gate),
 // ssm_conv1d (F32, as llama-quantize keeps it), ssm_dt.bias, ssm_a
 // (−exp(A_log), negative), ssm_beta, ssm_alpha, ssm_norm and ssm_out; an
@@ -47,13 +49,18 @@ type SSM struct {
 // IsRecurrent reports whether layer l of a spec of Arch arch is recurrent
 // (a Gated DeltaNet layer of qwen35) rather than attention.
 func (s Spec) IsRecurrent(l int) bool {
-	return s.Arch == "qwen35" && (l+1)%s.SSM.FullAttentionInterval != 0
+	return qwen35Archs[s.Arch] && (l+1)%s.SSM.FullAttentionInterval != 0
 }
+
+// qwen35Archs are Qwen3.5's families: the dense models and the mixtures of
+// experts, whose layers are the dense ones' with experts in place of the
+// feed-forward (moe.go).
+var qwen35Archs = map[string]bool{"qwen35": true, "qwen35moe": true}
 
 // qwen35Defaults fills in a qwen35 spec's zero SSM fields and rotary
 // dimensions.
 func (s Spec) qwen35Defaults() Spec {
-	if s.Arch != "qwen35" {
+	if !qwen35Archs[s.Arch] {
 		return s
 	}
 	m := &s.SSM
@@ -82,9 +89,9 @@ func (s Spec) qwen35Defaults() Spec {
 // fields only for qwen35, each in range.
 func (s Spec) validateQwen35() error {
 	m := s.SSM
-	if s.Arch != "qwen35" {
+	if !qwen35Archs[s.Arch] {
 		if m != (SSM{}) || s.RopeSections != [4]int{} {
-			return fmt.Errorf("%w: SSM and RopeSections are qwen35's", ErrSpec)
+			return fmt.Errorf("%w: SSM and RopeSections are qwen35's and qwen35moe's", ErrSpec)
 		}
 		return nil
 	}
@@ -158,6 +165,10 @@ func (g *generator) qwen35Tensors() {
 			g.vector(layer(i, "attn_k_norm.weight"), sp.HeadSize(), 1)
 		}
 		g.vector(layer(i, "post_attention_norm.weight"), sp.Dim, 1)
+		if moeArchs[sp.Arch] {
+			g.moeFFN(i)
+			continue
+		}
 		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
 		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
 		g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)
