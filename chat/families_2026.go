@@ -10,8 +10,8 @@ import "strings"
 // the templates' own renderings that the tests compare with. Tools take the
 // generic format (see ToolFormatGeneric) with all of them but Granite 4.0,
 // whose calls are Hermes's (granite4Messages), Qwen3.5, whose calls are
-// XML (toolxml.go), and gpt-oss, whose calls are harmony messages
-// (toolharmony.go).
+// XML (toolxml.go), gpt-oss, whose calls are harmony messages
+// (toolharmony.go), and LFM2.5, whose calls are Python (toollfm2.go).
 
 // isQwen35 recognises Qwen3.5's template: Qwen3's (isQwen3) whose
 // generation prompt leaves a think block open when thinking is on.

@@ -79,6 +79,16 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 		if err != nil {
 			return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
 		}
+		if format == ToolFormatLFM2 {
+			body, err := paramsGrammar(conv, i, schema, func(keys, rules []string, required []bool) string {
+				return lfm2CallGrammar(tool.Name, keys, rules, required)
+			})
+			if err != nil {
+				return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
+			}
+			calls = append(calls, conv.Rule(fmt.Sprintf("tool-%d-call", i), body))
+			continue
+		}
 		if format == ToolFormatQwenXML {
 			body, err := qwenXMLCallGrammar(conv, i, tool, schema)
 			if err != nil {
@@ -120,6 +130,12 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 		if parallel {
 			root = call + " ( " + gbnfLiteral("\n") + " " + call + " )" + more
 		}
+	case ToolFormatLFM2:
+		list := call
+		if parallel {
+			list = call + " ( " + gbnfLiteral(", ") + " " + call + " )" + more
+		}
+		root = gbnfLiteral(lfm2CallStart+"[") + " " + list + " " + gbnfLiteral("]"+lfm2CallEnd)
 	case ToolFormatHarmony:
 		// One call a message: <|call|> ends the reply. Analysis messages
 		// may come first, as llama.cpp's grammar allows.

@@ -104,6 +104,8 @@ var toolTemplates = map[string]struct {
 	"qwen3.5": {"qwen35", ToolFormatQwenXML},
 	// gpt-oss: harmony calls in the commentary channel.
 	"gpt-oss": {"gpt-oss", ToolFormatHarmony},
+	// LFM2.5: the tools as a JSON list, Python calls.
+	"lfm2.5": {"lfm2", ToolFormatLFM2},
 }
 
 // TestToolJinjaReference: with tools, tool calls and tool results, the

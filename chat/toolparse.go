@@ -35,7 +35,10 @@ const (
 //   - harmony: every message to functions.NAME whose text is a JSON object
 //     ("<|channel|>commentary to=functions.NAME <|constrain|>json
 //     <|message|>{...}", the recipient before the channel too, after an
-//     optional "<|start|>assistant") is a call.
+//     optional "<|start|>assistant") is a call;
+//   - lfm2: every <|tool_call_start|> followed by a list of Python calls,
+//     [name(key=value, ...), ...] (values Python or JSON literals), and
+//     <|tool_call_end|> (missing at the very end) holds calls.
 //
 // Whitespace inside and around calls is free, and so is the JSON's layout.
 // Text that is not a well-formed call (bad JSON, no name, arguments that
@@ -76,6 +79,8 @@ func ParseToolCallsFor(format ToolFormat, text string, seed uint64, tools []Tool
 		spans = parseTagged(text, hermesCallOpen, parseQwenXMLCall(tools))
 	case ToolFormatHarmony:
 		spans = parseHarmony(text)
+	case ToolFormatLFM2:
+		spans = parseTagged(text, lfm2CallStart, parseLFM2Calls)
 	default:
 		return text, nil, fmt.Errorf("%w: %v", ErrUnknownToolFormat, format)
 	}

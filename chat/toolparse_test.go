@@ -72,6 +72,17 @@ var parseCases = map[ToolFormat][]parseCase{
 		{name: "cut off in the JSON", text: "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a", content: "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a"},
 		{name: "no channel", text: " to=functions.f<|message|>{}", content: " to=functions.f<|message|>{}"},
 	},
+	ToolFormatLFM2: {
+		{name: "a call as LFM2 writes it", text: "<|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|>",
+			calls: []ToolCall{{Name: "special_function", Arguments: `{"arg1":1}`}}},
+		{name: "content, then parallel calls of every literal", text: "Checking.<|tool_call_start|>[get_weather(location=\"Paris\", unit='celsius'), f(a=True, b=None, c=false, d=[1, 2.5, 'x'], e={'k': null, \"z\": -3e2}, s='it\\'s \\u00e9\\n')]<|tool_call_end|> Done.",
+			content: "Checking.Done.", calls: []ToolCall{{Name: "get_weather", Arguments: `{"location":"Paris","unit":"celsius"}`},
+				{Name: "f", Arguments: `{"a":true,"b":null,"c":false,"d":[1,2.5,"x"],"e":{"k":null,"z":-3e2},"s":"it's é\n"}`}}},
+		{name: "no arguments, closing marker missing at the end", text: "<|tool_call_start|>[get_time()]", calls: []ToolCall{{Name: "get_time", Arguments: `{}`}}},
+		{name: "no call", text: "Call get_time() now.", content: "Call get_time() now."},
+		{name: "a positional argument", text: "<|tool_call_start|>[f(1)]<|tool_call_end|>", content: "<|tool_call_start|>[f(1)]<|tool_call_end|>"},
+		{name: "cut off", text: "<|tool_call_start|>[f(a='x", content: "<|tool_call_start|>[f(a='x"},
+	},
 	ToolFormatMistral: {
 		{name: "llama.cpp: Nemo's call", text: `[TOOL_CALLS][{"name": "special_function", "arguments": {"arg1": 1}, "id": "123456789"}]`,
 			calls: []ToolCall{{ID: "123456789", Name: "special_function", Arguments: `{"arg1":1}`}}},

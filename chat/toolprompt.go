@@ -33,6 +33,8 @@ func (t Template) applyTools(msgs []Message, addAssistant bool, opts Options) (s
 		t.f.render(&b, rewrite(msgs, tools), addAssistant, opts)
 	case ToolFormatQwenXML:
 		t.f.render(&b, qwenXMLMessages(msgs, tools), addAssistant, opts)
+	case ToolFormatLFM2:
+		t.f.render(&b, lfm2Messages(msgs, tools), addAssistant, opts)
 	case ToolFormatHarmony:
 		writeHarmony(&b, msgs, tools, addAssistant, opts.Date)
 	case ToolFormatLlama3:

@@ -104,10 +104,15 @@ const (
 	// <|call|> (one call a message), a result as a message from
 	// functions.NAME holding a JSON string.
 	ToolFormatHarmony
+	// ToolFormatLFM2 is LFM2.5's: the tools as a JSON list in the system
+	// message, calls as Python calls,
+	// <|tool_call_start|>[name(arg=value)]<|tool_call_end|>, results as
+	// "tool" turns.
+	ToolFormatLFM2
 )
 
 // String returns the format's name: "generic", "llama3", "hermes",
-// "mistral", "qwen-xml", "harmony".
+// "mistral", "qwen-xml", "harmony", "lfm2".
 func (f ToolFormat) String() string {
 	switch f {
 	case ToolFormatGeneric:
@@ -122,6 +127,8 @@ func (f ToolFormat) String() string {
 		return "qwen-xml"
 	case ToolFormatHarmony:
 		return "harmony"
+	case ToolFormatLFM2:
+		return "lfm2"
 	}
 	return fmt.Sprintf("ToolFormat(%d)", uint8(f))
 }
@@ -135,6 +142,7 @@ var familyToolFormats = map[string]ToolFormat{
 	"granite-4.0":       ToolFormatHermes,
 	"qwen35":            ToolFormatQwenXML,
 	"gpt-oss":           ToolFormatHarmony,
+	"lfm2":              ToolFormatLFM2,
 	"mistral-v3":        ToolFormatMistral,
 	"mistral-v3-tekken": ToolFormatMistral,
 	"mistral-v7":        ToolFormatMistral,
@@ -143,7 +151,8 @@ var familyToolFormats = map[string]ToolFormat{
 // ToolFormat returns the template's tool format. A Template from Named has
 // its family's: Llama 3.x's for llama3, Hermes for chatml and qwen3,
 // Mistral's for mistral-v3, mistral-v3-tekken and mistral-v7, Qwen3.5's
-// XML calls for qwen35, harmony's for gpt-oss, the generic one for every other family (plain
+// XML calls for qwen35, harmony's for gpt-oss, Python calls for lfm2, the
+// generic one for every other family (plain
 // included). Detect looks at the source,
 // as llama.cpp chooses a tool handler: a family's own format only when the
 // template knows it (Llama 3.x's writes an ipython header, Hermes/Qwen's
@@ -181,6 +190,8 @@ func detectToolFormat(name, src string) ToolFormat {
 		marker = "<parameter="
 	case ToolFormatHarmony:
 		marker = "<|call|>"
+	case ToolFormatLFM2:
+		marker = "List of tools: ["
 	}
 	if strings.Contains(src, marker) {
 		return f

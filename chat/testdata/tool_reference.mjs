@@ -47,6 +47,9 @@ const templates = {
   nemo: { ...fileTemplate("mistralai-Mistral-Nemo-Instruct-2407.jinja"), bos_token: "<s>", eos_token: "</s>" },
   "granite4.0": { ...fileTemplate("ibm-granite-granite-4.0.jinja"), bos_token: "", eos_token: "<|end_of_text|>" },
   "qwen3.5": { ...fileTemplate("Qwen3.5-4B.jinja"), bos_token: "", eos_token: "<|im_end|>" },
+  // LFM2.5 lists the tools as JSON in the system message; its template
+  // writes an assistant message's content only, never its tool_calls.
+  "lfm2.5": { ...fileTemplate("LFM2.5-Instruct.jinja"), bos_token: "<|startoftext|>", eos_token: "<|im_end|>" },
   // gpt-oss writes today's date (strftime_now, which @huggingface/jinja
   // provides and a context cannot replace): the rendering's date is
   // replaced by a fixed day, harmony_date.
@@ -88,8 +91,8 @@ const user = { role: "user", content: "What is the weather in Paris?" };
 
 // name → [messages, with tools, add_generation_prompt values, templates]
 const all = Object.keys(templates);
-const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5", "gpt-oss"];
-const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5", "gpt-oss"];
+const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5", "gpt-oss", "lfm2.5"];
+const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5", "gpt-oss", "lfm2.5"];
 const conversations = {
   "tools, one user message": [[user], true, all.filter((t) => t !== "qwen2.5")],
   "tools and a system message": [[system, user], true, all],
