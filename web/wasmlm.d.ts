@@ -556,8 +556,12 @@ export interface ChatCompletionRequest {
    * assistant opening); default true. Ignored by templates without the switch.
    */
   enable_thinking?: boolean;
-  /** llama.cpp's form of the template's options: only enable_thinking is read (it must agree with the field above). */
-  chat_template_kwargs?: { enable_thinking?: boolean; [key: string]: unknown } | null;
+  /**
+   * llama.cpp's form of the template's options: enable_thinking (it must agree with the field
+   * above) and date_string, the day the template writes (Llama 3.x's tool prompt, gpt-oss's
+   * system message; without it gpt-oss's prompt has today's UTC date) are read.
+   */
+  chat_template_kwargs?: { enable_thinking?: boolean; date_string?: string; [key: string]: unknown } | null;
   /** Only 1. */
   n?: number;
   signal?: AbortSignal;
