@@ -428,9 +428,20 @@ func (s *Session) runExperts(c *Config, lw *layerWeights, moe *MoESpec, xn []flo
 			ps = append(ps, tensor.Product{Out: row(sc.gate, j, ff), M: ex.gate}, tensor.Product{Out: row(sc.up, j, ff), M: ex.up})
 		}
 		s.products(xn, 1, ps...)
+		for j, e := range sc.chosen[:k] {
+			if ex := &lw.experts[e]; ex.gateBias != nil { // gpt-oss
+				addInto(row(sc.gate, j, ff), ex.gateBias)
+				addInto(row(sc.up, j, ff), ex.upBias)
+			}
+		}
 		c.gateUnits(moe.Activation, sc.gate[:k*ff], sc.up[:k*ff])
 		for j, e := range sc.chosen[:k] {
-			s.products(row(sc.gate, j, ff), 1, tensor.Product{Out: row(sc.outs, j, dim), M: lw.experts[e].down})
+			ex := &lw.experts[e]
+			o := row(sc.outs, j, dim)
+			s.products(row(sc.gate, j, ff), 1, tensor.Product{Out: o, M: ex.down})
+			if ex.downBias != nil {
+				addInto(o, ex.downBias)
+			}
 		}
 		return
 	}
