@@ -69,8 +69,8 @@ type MoESpec struct {
 	// Shared says a shared expert runs beside the routed ones, gated by
 	// sigmoid(x·ffn_gate_inp_shexp) (qwen2moe, qwen35moe).
 	Shared bool `json:"shared,omitempty"`
-	// Activation is every expert's gated unit: FFNSwiGLU (the zero value)
-	// or FFNGeGLU.
+	// Activation is every expert's gated unit: FFNSwiGLU (the zero value),
+	// FFNGeGLU or gpt-oss's FFNSwiGLUOAI.
 	Activation FFN `json:"activation"`
 }
 

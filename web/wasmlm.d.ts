@@ -317,15 +317,15 @@ export interface LayerSpec {
   };
   /** The feed-forward: SwiGLU, GeGLU (Gemma), GELU without a gate (BERT), or a mixture of experts (moe). */
   ffn: 'swiglu' | 'geglu' | 'gelu' | 'moe';
-  /** A mixture of experts' recipe (ffn 'moe'): `used` of `experts` chosen for each token by a softmax over the router's logits, their weights renormalised to sum 1 (normTopK: Qwen3-MoE) and scaled (weightsScale), beside a shared expert (shared: Qwen1.5/2-MoE); each expert's gated unit. */
+  /** A mixture of experts' recipe (ffn 'moe'): `used` of `experts` chosen for each token by the router's logits — a softmax over all of them ('softmax'), or over the chosen ones only ('softmax_top_k': gpt-oss) — their weights renormalised to sum 1 (normTopK: Qwen3-MoE) and scaled (weightsScale), beside a shared expert (shared: Qwen1.5/2-MoE, Qwen3.5-MoE); each expert's gated unit (gpt-oss's clamped 'swiglu_oai'). */
   moe?: {
     experts: number;
     used: number;
-    gating: 'softmax';
+    gating: 'softmax' | 'softmax_top_k';
     normTopK?: boolean;
     weightsScale?: number;
     shared?: boolean;
-    activation: 'swiglu' | 'geglu';
+    activation: 'swiglu' | 'geglu' | 'swiglu_oai';
   };
   /** Each sub-layer's output is multiplied by it before it joins the residual stream (Granite). */
   residualScale?: number;
