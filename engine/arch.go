@@ -72,8 +72,9 @@ var architectures = map[string]*architecture{
 	"gemma3":  gemma3,
 	"gemma4":  gemma4, // arch_gemma4.go
 	// The hybrids, recurrent layers beside attention (recurrent.go):
-	// arch_lfm2.go, arch_qwen35.go, arch_qwen35moe.go.
+	// arch_lfm2.go, arch_lfm2moe.go, arch_qwen35.go, arch_qwen35moe.go.
 	"lfm2":      lfm2,
+	"lfm2moe":   lfm2moe,
 	"qwen35":    qwen35,
 	"qwen35moe": qwen35moe,
 	// Granite 4's hybrids: Mamba-2 layers beside attention (arch_granitehybrid.go).
@@ -203,11 +204,16 @@ type tensorSpec struct {
 	// held as one matrix of Experts·rows rows, a view of the file's
 	// bytes; each expert's rows are a view of it (moe.go).
 	experts bool
+
+	// ffns, for a layer's tensor, are the feed-forwards of the layers
+	// that have it (lfm2moe's leading dense layers have ffn_gate, ffn_up
+	// and ffn_down, its others a mixture of experts); nil: every layer.
+	ffns []FFN
 }
 
-// inLayer reports whether a layer of the given kind has the tensor.
-func (t *tensorSpec) inLayer(kind LayerKind) bool {
-	return t.kinds == nil || slices.Contains(t.kinds, kind)
+// inLayer reports whether a layer of recipe s has the tensor.
+func (t *tensorSpec) inLayer(s LayerSpec) bool {
+	return (t.kinds == nil || slices.Contains(t.kinds, s.Kind)) && (t.ffns == nil || slices.Contains(t.ffns, s.FFN))
 }
 
 // perLayer reports whether the spec names one tensor per layer.

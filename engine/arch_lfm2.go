@@ -20,7 +20,7 @@ import (
 var lfm2 = &architecture{
 	name: "lfm2", ropeStyle: RopeHalves, keys: lfm2Keys, tensors: lfm2Tensors(),
 	layer:     LayerSpec{QKNorm: QKNormHeads},
-	configure: configureLFM2,
+	configure: configureShortConv("lfm2"),
 	noSplit:   "its short-convolution layers keep a recurrent state that a part holding some rows cannot (hybrid models run whole)",
 	// A fused q/k/v and biases, which llama.cpp would take and LFM2's
 	// converter does not write; the ColBERT variant's dense output head.
@@ -66,17 +66,23 @@ func lfm2Tensors() []tensorSpec {
 	}
 }
 
-// configureLFM2 reads attention.head_count_kv, one count per layer (or
-// one for all, as llama.cpp also takes), and makes each layer with no
-// key/value heads a short convolution. The attention layers must share
-// one count, which becomes KVHeads. It refuses what llama.cpp's lfm2
-// computes and the engine does not: a sliding window, and the
-// bidirectional (embedding) variant.
-func configureLFM2(f *gguf.File, p *hyperParams) error {
+// configureShortConv is the configure of arch, lfm2 or lfm2moe: it reads
+// attention.head_count_kv, one count per layer (or one for all, as
+// llama.cpp also takes), and makes each layer with no key/value heads a
+// short convolution. The attention layers must share one count, which
+// becomes KVHeads. It refuses what llama.cpp's lfm2 graph computes and
+// the engine does not: a sliding window, and the bidirectional
+// (embedding) variant.
+func configureShortConv(arch string) func(f *gguf.File, p *hyperParams) error {
+	return func(f *gguf.File, p *hyperParams) error { return configureLFM2(f, p, arch) }
+}
+
+// configureLFM2 is configureShortConv's, for arch.
+func configureLFM2(f *gguf.File, p *hyperParams, arch string) error {
 	if p.Layers <= 0 || p.Layers > maxDimension {
 		return nil // validate says what is wrong
 	}
-	counts, err := perLayerCounts(f, "lfm2.attention.head_count_kv", p.Layers)
+	counts, err := perLayerCounts(f, arch+".attention.head_count_kv", p.Layers)
 	if err != nil {
 		return err
 	}
@@ -88,17 +94,17 @@ func configureLFM2(f *gguf.File, p *hyperParams) error {
 		case p.KVHeads == 0:
 			p.KVHeads = n
 		case n != p.KVHeads:
-			return fmt.Errorf("%w: lfm2.attention.head_count_kv: layer %d has %d key/value heads, an earlier attention layer %d", ErrUnsupported, l, n, p.KVHeads)
+			return fmt.Errorf("%w: %s.attention.head_count_kv: layer %d has %d key/value heads, an earlier attention layer %d", ErrUnsupported, arch, l, n, p.KVHeads)
 		}
 	}
 	if p.KVHeads == 0 {
 		p.KVHeads = p.Heads // no attention layer: any count that validates
 	}
-	if w, err := f.Uint32Or("lfm2.attention.sliding_window", 0); err != nil || w > 0 {
-		return fmt.Errorf("%w: lfm2.attention.sliding_window %d: sliding attention layers in lfm2 (%v)", ErrUnsupported, w, err)
+	if w, err := f.Uint32Or(arch+".attention.sliding_window", 0); err != nil || w > 0 {
+		return fmt.Errorf("%w: %s.attention.sliding_window %d: sliding attention layers (%v)", ErrUnsupported, arch, w, err)
 	}
-	if causal, err := f.BoolOr("lfm2.attention.causal", true); err != nil || !causal {
-		return fmt.Errorf("%w: lfm2.attention.causal false: the bidirectional (embedding) variant (%v)", ErrUnsupported, err)
+	if causal, err := f.BoolOr(arch+".attention.causal", true); err != nil || !causal {
+		return fmt.Errorf("%w: %s.attention.causal false: the bidirectional (embedding) variant (%v)", ErrUnsupported, arch, err)
 	}
 	return nil
 }

@@ -232,6 +232,10 @@ type layerKeys struct {
 	// file says of each layer beyond the keys above (gemma4: which
 	// layers slide, their head shapes, the shared caches).
 	each func(l int, s *LayerSpec)
+	// denseLead, when > 0, is how many first layers have a dense
+	// feed-forward (SwiGLU) where the family's layers have a mixture of
+	// experts (lfm2moe's leading_dense_block_count).
+	denseLead int
 }
 
 // validate checks the sliding layers' rotations, which a layer's recipe
@@ -271,6 +275,9 @@ func (a *architecture) layerSpecs(c Config, k layerKeys) []LayerSpec {
 		}
 		if k.each != nil {
 			k.each(l, &s)
+		}
+		if l < k.denseLead {
+			s.FFN, s.MoE = FFNSwiGLU, MoESpec{}
 		}
 		c.moeLayer(&s)
 		specs[l] = s

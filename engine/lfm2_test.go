@@ -23,6 +23,14 @@ func lfm2Spec(typ tensor.Type, seed uint64) modelgen.Spec {
 		Family: modelgen.Family{AttentionLayers: []int{1, 4}}, Type: typ, Seed: seed, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
 }
 
+// lfm2moeSpec is lfm2Spec as lfm2moe: layers 0 and 1 dense, the others
+// 8 experts of 64 units, 2 for each token.
+func lfm2moeSpec(typ tensor.Type, seed uint64) modelgen.Spec {
+	sp := lfm2Spec(typ, seed)
+	sp.Arch, sp.DenseLayers, sp.MoE = "lfm2moe", 2, modelgen.MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}
+	return sp
+}
+
 func loadLFM2(t testing.TB, typ tensor.Type) *Model {
 	t.Helper()
 	m, err := Load(testmodel.GGUF(t, lfm2Spec(typ, 21)), LoadOptions{})
@@ -40,12 +48,15 @@ func randomPrompt(seed uint64, n, vocab int) []int {
 	return p
 }
 
-// TestLFM2PromptBlocksAreBitIdentical: an lfm2 prompt evaluated in blocks
-// leaves, bit for bit, the logits, the KV cache of the attention layers
-// and the short convolutions' state that token by token leaves.
+// TestLFM2PromptBlocksAreBitIdentical: an lfm2 (and lfm2moe) prompt
+// evaluated in blocks leaves, bit for bit, the logits, the KV cache of the
+// attention layers and the short convolutions' state that token by token
+// leaves.
 func TestLFM2PromptBlocksAreBitIdentical(t *testing.T) {
-	for _, typ := range []tensor.Type{tensor.F32, tensor.Q8_0} {
-		m := loadLFM2(t, typ)
+	moe, err := Load(testmodel.GGUF(t, lfm2moeSpec(tensor.Q8_0, 22)), LoadOptions{})
+	require.NoError(t, err)
+	models := map[string]*Model{"lfm2 F32": loadLFM2(t, tensor.F32), "lfm2 Q8_0": loadLFM2(t, tensor.Q8_0), "lfm2moe Q8_0": moe}
+	for typ, m := range models {
 		prompt := randomPrompt(1, 70, m.config.VocabSize)
 		for _, kv := range []KVType{KVF32, KVF16} {
 			ref := prefilled(t, m, kv, 1, prompt)
@@ -155,6 +166,13 @@ func TestLFM2Refusals(t *testing.T) {
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
+	moe := testmodel.GGUF(t, lfm2moeSpec(tensor.F32, 22))
+	_, err = Load(moe, LoadOptions{})
+	require.NoError(t, err)
+	softmax, err := modelgen.SetKV(moe, "lfm2moe.expert_gating_func", gguf.ValueOf(uint32(1)))
+	require.NoError(t, err)
+	_, err = Load(softmax, LoadOptions{})
+	assert.ErrorIs(t, err, ErrUnsupported, "lfm2moe gated by a softmax")
 }
 
 // TestLFM2Info: Info says each layer's kind, the convolutions' span and

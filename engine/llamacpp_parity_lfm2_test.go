@@ -48,3 +48,32 @@ func TestParityLFM2WithLlamaCpp(t *testing.T) {
 		t.Log(r)
 	}
 }
+
+// lfm2moeParityCases are the lfm2moe rows: lfm2Shape's layers, the first
+// two with dense feed-forwards and the others with 8 experts of 64 units,
+// 2 for each token chosen by their sigmoids plus the selection bias, in
+// F32 (F32 cache) and Q8_0 (F16 cache): lfm2's Q8_0 with an F32 cache
+// already covers that cache, and each quantized case of a mixture of
+// experts takes its near ties of two experts through several rounds.
+func lfm2moeParityCases() []llamacppref.Case {
+	var cases []llamacppref.Case
+	for _, c := range lfm2ParityCases() {
+		if c.Spec.Type != tensor.F32 && c.KVType != llamacppref.KVF16 {
+			continue
+		}
+		c.Name = "lfm2moe" + c.Name[len("lfm2"):]
+		c.Spec.Arch = "lfm2moe"
+		c.Spec.DenseLayers = 2
+		c.Spec.MoE = modelgen.MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// TestParityLFM2MoEWithLlamaCpp holds lfm2moe, lfm2's layers with a
+// mixture of experts after the leading dense ones, to llama.cpp.
+func TestParityLFM2MoEWithLlamaCpp(t *testing.T) {
+	for _, r := range llamacppref.Check(t, lfm2moeParityCases(), loadParity) {
+		t.Log(r)
+	}
+}

@@ -50,6 +50,9 @@ const (
 	// weights them by a softmax over the chosen experts' logits only
 	// (gpt-oss: llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT).
 	GatingSoftmaxTopK
+	// GatingSigmoid is each expert's sigmoid, on its own (lfm2moe): the
+	// chosen experts' sigmoids are their weights.
+	GatingSigmoid
 )
 
 // MoESpec is a mixture of experts' recipe (a layer whose FFN is FFNMoE).
@@ -264,7 +267,7 @@ func (c Config) validateMoE(l int, s LayerSpec) error {
 		return fmt.Errorf("%w: layer %d: %d experts, the model has %d", ErrFormat, l, m.Experts, c.Experts)
 	case m.Used < 1 || m.Used > m.Experts:
 		return fmt.Errorf("%w: layer %d: %d experts used of %d", ErrFormat, l, m.Used, m.Experts)
-	case m.Gating > GatingSoftmaxTopK || (m.Activation != FFNSwiGLU && m.Activation != FFNGeGLU && m.Activation != FFNSwiGLUOAI):
+	case m.Gating > GatingSigmoid || (m.Activation != FFNSwiGLU && m.Activation != FFNGeGLU && m.Activation != FFNSwiGLUOAI):
 		return fmt.Errorf("%w: layer %d: experts' gating %v or activation %v unknown", ErrUnsupported, l, m.Gating, m.Activation)
 	case !(m.WeightsScale >= 0) || math.IsInf(float64(m.WeightsScale), 0):
 		return fmt.Errorf("%w: layer %d: experts' weights scale %v must be finite and not negative (0: none)", ErrFormat, l, m.WeightsScale)
@@ -284,9 +287,9 @@ func (c Config) hasExperts() bool {
 	return false
 }
 
-var gatingNames = [...]string{GatingSoftmax: "softmax", GatingSoftmaxTopK: "softmax_top_k"}
+var gatingNames = [...]string{GatingSoftmax: "softmax", GatingSoftmaxTopK: "softmax_top_k", GatingSigmoid: "sigmoid"}
 
-// String names the gating: "softmax" or "softmax_top_k".
+// String names the gating: "softmax", "softmax_top_k" or "sigmoid".
 func (g Gating) String() string { return name(gatingNames[:], g) }
 
 // MarshalText is the gating's name.
@@ -352,7 +355,7 @@ func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
 		}
 	}
 	for i := range n {
-		route(moe, row(probs, i, moe.Experts), row(sc.chosen, i, k), row(sc.weights, i, k))
+		route(moe, lw.ExpertBias, row(probs, i, moe.Experts), row(sc.chosen, i, k), row(sc.weights, i, k))
 	}
 	s.runExperts(c, lw, moe, xn, n)
 	for i := range n {
@@ -376,16 +379,29 @@ func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
 // route chooses a token's experts from its router logits (probs, which
 // become its probabilities) and sets their weights, as moe's gating and
 // normalisation say: chosen the moe.Used most probable experts, most
-// probable first (ties: the lower expert).
-func route(moe *MoESpec, probs []float32, chosen []int32, weights []float32) {
-	if moe.Gating == GatingSoftmax {
+// probable first (ties: the lower expert), each probability plus bias[e]
+// where the layer has a selection bias (lfm2moe's exp_probs_b: the weights
+// stay the unbiased probabilities).
+func route(moe *MoESpec, bias, probs []float32, chosen []int32, weights []float32) {
+	switch moe.Gating {
+	case GatingSoftmax:
 		tensor.Softmax(probs, 1)
+	case GatingSigmoid:
+		for e, v := range probs {
+			probs[e] = sigmoid(v)
+		}
+	}
+	selection := func(e int) float32 {
+		if bias == nil {
+			return probs[e]
+		}
+		return probs[e] + bias[e]
 	}
 	var taken [maxExperts / 64]uint64
 	for j := range chosen {
 		best := -1
-		for e, p := range probs {
-			if taken[e/64]&(1<<(e%64)) == 0 && (best < 0 || p > probs[best]) {
+		for e := range probs {
+			if taken[e/64]&(1<<(e%64)) == 0 && (best < 0 || selection(e) > selection(best)) {
 				best = e
 			}
 		}

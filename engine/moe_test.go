@@ -194,7 +194,7 @@ func TestRouteChoosesAndWeighs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			chosen, weights := make([]int32, tt.moe.Used), make([]float32, tt.moe.Used)
-			route(&tt.moe, logits(), chosen, weights)
+			route(&tt.moe, nil, logits(), chosen, weights)
 			assert.Equal(t, tt.chosen, chosen)
 			assert.InDeltaSlice(t, tt.weights, weights, 1e-6)
 		})

@@ -88,6 +88,7 @@ const (
 	slotSSMD        // its skip connection's weight (D)
 	slotSharedGate
 	slotRouterBias
+	slotExpertBias // a router's selection bias (exp_probs_b: lfm2moe)
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -258,6 +259,8 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.SharedGate
 	case slotRouterBias:
 		return &lw.RouterBias
+	case slotExpertBias:
+		return &lw.ExpertBias
 	}
 	return nil
 }

@@ -166,6 +166,10 @@ type layerWeights struct {
 	// gate, up and down products' (a row per expert, F32).
 	RouterBias                    []float32      // (experts) or nil
 	BGateExps, BUpExps, BDownExps *tensor.Matrix // (experts, expertHidden), (experts, expertHidden), (experts, dim) or nil
+	// ExpertBias, where the layer has one (lfm2moe's exp_probs_b), is
+	// added to the router's probabilities to choose the experts, not to
+	// weight them.
+	ExpertBias []float32 // (experts) or nil
 }
 
 // checkShapes verifies every weight against the config (and, for a part of
@@ -206,9 +210,9 @@ func (w *modelWeights) checkShapes(a *architecture, c Config, part *Part) error 
 
 // checkShape checks one tensor: present unless optional, and of its shape.
 func (w *modelWeights) checkShape(t tensorRef, c Config, part *Part) error {
-	if t.spec.perLayer() && !t.spec.inLayer(c.Layer(t.layer).Kind) {
+	if s := c.Layer(t.layer); t.spec.perLayer() && !t.spec.inLayer(s) {
 		if (t.isMatrix() && *t.matrixIn(w) != nil) || (!t.isMatrix() && *t.vectorIn(w) != nil) {
-			return fmt.Errorf("%w: tensor %s in layer %d, a %s layer, which has none", ErrFormat, t.name, t.layer, c.Layer(t.layer).Kind)
+			return fmt.Errorf("%w: tensor %s in layer %d, a %s layer with a %s feed-forward, which has none", ErrFormat, t.name, t.layer, s.Kind, s.FFN)
 		}
 		return nil
 	}

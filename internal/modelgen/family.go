@@ -74,6 +74,9 @@ type Family struct {
 	// RopeSections is qwen35's rope.dimension_sections: its interleaved
 	// M-RoPE's pairs per section (qwen35.go; zero: as Qwen3.5's).
 	RopeSections [4]int `json:"rope_sections,omitzero"`
+	// DenseLayers is lfm2moe's leading_dense_block_count: its first
+	// layers' feed-forward is dense, the others' a mixture of experts.
+	DenseLayers int `json:"dense_layers,omitempty"`
 }
 
 // ropeDims is how many dimensions of a head rotate.

@@ -33,12 +33,16 @@ func (s Spec) attends(l int) bool {
 
 // validateLFM2 checks the lfm2 fields (defaults filled in).
 func (s Spec) validateLFM2() error {
-	lfm2 := s.Arch == "lfm2"
+	lfm2 := s.Arch == "lfm2" || s.Arch == "lfm2moe"
 	switch {
 	case !lfm2 && (s.ShortConvKernel != 0 || s.AttentionLayers != nil):
 		return fmt.Errorf("%w: short convolutions and attention layers are lfm2's", ErrSpec)
+	case s.Arch != "lfm2moe" && s.DenseLayers != 0:
+		return fmt.Errorf("%w: leading dense layers are lfm2moe's", ErrSpec)
 	case !lfm2:
 		return nil
+	case s.DenseLayers < 0 || s.DenseLayers > s.Layers:
+		return fmt.Errorf("%w: DenseLayers is %d of %d layers", ErrSpec, s.DenseLayers, s.Layers)
 	case s.ShortConvKernel < 2 || s.ShortConvKernel > 64:
 		return fmt.Errorf("%w: ShortConvKernel is %d, want 2..64", ErrSpec, s.ShortConvKernel)
 	}
@@ -53,18 +57,23 @@ func (s Spec) validateLFM2() error {
 // lfm2Metadata writes lfm2's own keys.
 func (g *generator) lfm2Metadata() {
 	sp, b := g.sp, g.b
-	if sp.Arch != "lfm2" {
+	if sp.Arch != "lfm2" && sp.Arch != "lfm2moe" {
 		return
 	}
+	key := func(k string) string { return sp.Arch + "." + k }
 	counts := make([]int32, sp.Layers)
 	for l := range counts {
 		if sp.attends(l) {
 			counts[l] = int32(sp.KVHeads)
 		}
 	}
-	b.Set("lfm2.attention.head_count_kv", gguf.ArrayOf(counts))
-	b.Set("lfm2.vocab_size", gguf.ValueOf(uint32(sp.VocabSize)))
-	b.Set("lfm2.shortconv.l_cache", gguf.ValueOf(uint32(sp.ShortConvKernel)))
+	b.Set(key("attention.head_count_kv"), gguf.ArrayOf(counts))
+	if sp.Arch == "lfm2moe" { // LFM2MoeModel's: before vocab_size
+		b.Set(key("leading_dense_block_count"), gguf.ValueOf(uint32(sp.DenseLayers)))
+		b.Set(key("expert_gating_func"), gguf.ValueOf(uint32(2))) // sigmoid
+	}
+	b.Set(key("vocab_size"), gguf.ValueOf(uint32(sp.VocabSize)))
+	b.Set(key("shortconv.l_cache"), gguf.ValueOf(uint32(sp.ShortConvKernel)))
 }
 
 // lfm2Tensors draws and adds an lfm2 model's tensors.
@@ -88,6 +97,11 @@ func (g *generator) lfm2Tensors() {
 			g.matrix(layer(i, "shortconv.out_proj.weight"), sp.Dim, sp.Dim, false)
 		}
 		g.vector(layer(i, "ffn_norm.weight"), sp.Dim, 1)
+		if sp.Arch == "lfm2moe" && i >= sp.DenseLayers {
+			g.moeFFN(i)
+			g.storedVector(layer(i, "exp_probs_b.bias"), sp.Experts, expertBiasStd) // F32, as llama-quantize leaves it
+			continue
+		}
 		g.matrix(layer(i, "ffn_gate.weight"), sp.HiddenDim, sp.Dim, false)
 		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, sp.HiddenDim, false)
 		g.matrix(layer(i, "ffn_up.weight"), sp.HiddenDim, sp.Dim, false)
@@ -96,4 +110,19 @@ func (g *generator) lfm2Tensors() {
 	if sp.SeparateOutput {
 		g.matrix("output.weight", sp.VocabSize, sp.Dim, true)
 	}
+}
+
+// expertBiasStd is the standard deviation of lfm2moe's selection biases:
+// a few times the experts' sigmoids' spread, so that they move the choice
+// (as a trained model's load-balancing biases do) and keep the chosen
+// experts apart from the others by more than rounding moves them.
+const expertBiasStd = 0.3
+
+// storedVector adds an F32 vector of n values drawn from N(0, std²).
+func (g *generator) storedVector(name string, n int, std float64) {
+	if g.headerOnly {
+		g.emit(name, tensor.F32, []uint64{uint64(n)}, nil)
+		return
+	}
+	g.emit(name, tensor.F32, []uint64{uint64(n)}, f32Bytes(g.random(n, 0, std)))
 }

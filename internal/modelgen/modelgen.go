@@ -86,8 +86,8 @@ type Spec struct {
 	// families of family.go ("phi3", "smollm3", "olmo2", "granite"),
 	// granitehybrid.go ("granitehybrid"), gemma.go ("gemma2", "gemma3")
 	// and gemma4.go ("gemma4"), or a mixture of experts of moe.go
-	// ("qwen3moe", "qwen2moe"), or an embedding model of bert.go
-	// ("bert", "nomic-bert").
+	// ("qwen3moe", "qwen2moe"), the hybrids of lfm2.go ("lfm2", "lfm2moe"),
+	// or an embedding model of bert.go ("bert", "nomic-bert").
 	Arch string `json:"arch,omitempty"`
 	Shape
 	// Family holds what phi3, granite and the gemmas' files say beyond the
@@ -159,7 +159,7 @@ func (s Spec) withDefaults() Spec {
 	}
 	s = s.gemmaDefaults()
 	s = s.bertDefaults()
-	if s.Arch == "lfm2" && s.ShortConvKernel == 0 {
+	if (s.Arch == "lfm2" || s.Arch == "lfm2moe") && s.ShortConvKernel == 0 {
 		s.ShortConvKernel = lfm2Kernel
 	}
 	s = s.qwen35Defaults()
@@ -209,9 +209,9 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss", "qwen35moe":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss", "qwen35moe", "lfm2moe":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe, gpt-oss or qwen35moe", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe, gpt-oss, qwen35moe or lfm2moe", ErrSpec, s.Arch)
 	}
 	if err := s.validateGraniteHybrid(); err != nil {
 		return err
@@ -440,7 +440,7 @@ func (g *generator) tensors() {
 		g.gptOSSTensors()
 		return
 	}
-	if sp.Arch == "lfm2" {
+	if sp.Arch == "lfm2" || sp.Arch == "lfm2moe" {
 		g.lfm2Tensors()
 		return
 	}

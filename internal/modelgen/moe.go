@@ -34,8 +34,9 @@ type MoE struct {
 	SharedHiddenDim int `json:"shared_hidden_dim,omitempty"`
 }
 
-// moeArchs are the families with experts in every layer.
-var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true, gptOSSArch: true, "qwen35moe": true}
+// moeArchs are the families with experts (in every layer but lfm2moe's
+// leading dense ones).
+var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true, gptOSSArch: true, "qwen35moe": true, "lfm2moe": true}
 
 // sharedExpertArchs are those of moeArchs with a shared expert beside the
 // routed ones.

@@ -55,6 +55,8 @@ func parityArchs() []parityArch {
 	decoder := func(arch string, sh Shape, f Family) Spec {
 		return Spec{Arch: arch, Shape: sh, Family: f, Std: 0.1, OutputStd: 0.5, SeparateOutput: true, MuteSpecial: true}
 	}
+	lfm2moe := decoder("lfm2moe", hybrid, Family{AttentionLayers: []int{1, 4}, DenseLayers: 2}) // experts after two dense layers
+	lfm2moe.MoE = MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}
 	granite := decoder("granite", base, Family{EmbeddingScale: 12, AttentionScale: 0.0625, ResidualScale: 0.22, LogitScale: 8})
 	granite.OutputStd = 4        // its logits are divided by 8
 	tied := func(sp Spec) Spec { // the gemmas' output is their token embedding
@@ -90,6 +92,7 @@ func parityArchs() []parityArch {
 		{gemma4Spec, tensor.Q8_0},
 		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0},
 		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0},
+		{lfm2moe, tensor.Q8_0},
 		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},
 		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
 		{withMoE(decoder("qwen3moe", wide, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.Q8_0},
