@@ -321,7 +321,8 @@ export interface LayerSpec {
   moe?: {
     experts: number;
     used: number;
-    gating: 'softmax' | 'softmax_top_k';
+    /** How the router's logits become probabilities: a softmax over the experts, a softmax over the chosen ones only (gpt-oss), or each expert's sigmoid (LFM2-MoE, chosen with the layer's selection bias, weighted without it). */
+    gating: 'softmax' | 'softmax_top_k' | 'sigmoid';
     normTopK?: boolean;
     weightsScale?: number;
     shared?: boolean;
