@@ -49,40 +49,14 @@ func TestGemma4VocabularyAsLlamaCpp(t *testing.T) {
 		" ", "  ", " x", "x ", "a  b   c", "\t\tindent", " \n \n ", "▁already", "▁ ▁",
 		"<start_of_turn>user\nhi<end_of_turn>", "<0x41>", "\uE000\U000F0000", "\U0001FAE8\U0001FAEF", "\U00010000 Linear B",
 	)
-	path := filepath.Join(t.TempDir(), "gemma4-style.gguf")
-	require.NoError(t, os.WriteFile(path, data, 0o644))
-	// With parse_special, only the strings that may hold a special token's
-	// text (the others tokenize alike either way).
-	var special []string
-	for _, text := range texts {
-		if strings.Contains(text, "<") {
-			special = append(special, text)
-		}
-	}
-	outs, err := r.Run([]llamacppref.Job{{Model: path, Texts: texts, Detokenize: true}, {Model: path, Texts: special, ParseSpecial: true}})
-	require.NoError(t, err)
-	for k, parse := range []bool{false, true} {
-		out, texts := outs[k], [][]string{texts, special}[k]
-		require.Empty(t, out.Error, "llama.cpp refused the vocabulary")
-		require.Len(t, out.Tokenized, len(texts))
-		differ := 0
-		for i, text := range texts {
-			got, err := tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: parse})
-			require.NoError(t, err)
-			if !assert.Equal(t, out.Tokenized[i], got, "string %d %q, parse_special %v", i, text, parse) {
-				if differ++; differ == 10 {
-					t.Fatal("10 strings differ; stopping")
-				}
-			}
-		}
-	}
+	out := tokenizeAsLlamaCpp(t, r, tok, data, "gemma4-style.gguf", texts)
 	// Decoding renders the ids as llama.cpp does: "▁" in a normal token as
 	// a space, byte tokens as their bytes.
 	for i, text := range texts[len(texts)-19:] {
 		i += len(texts) - 19
-		got, err := tokenizer.Decode(tok, outs[0].Tokenized[i])
+		got, err := tokenizer.Decode(tok, out.Tokenized[i])
 		require.NoError(t, err)
-		assert.Equal(t, outs[0].Detokenized[i], got, "%q", text)
+		assert.Equal(t, out.Detokenized[i], got, "%q", text)
 	}
 }
 

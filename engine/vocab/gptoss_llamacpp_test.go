@@ -39,38 +39,12 @@ func TestGptOssVocabularyAsLlamaCpp(t *testing.T) {
 		"<|channel|>analysis<|message|>The user greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>",
 		"<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
 	)
-	path := filepath.Join(t.TempDir(), "gpt-oss-vocab.gguf")
-	require.NoError(t, os.WriteFile(path, data, 0o644))
-	// With parse_special, only the strings that may hold a special token's
-	// text (the others tokenize alike either way).
-	var special []string
-	for _, text := range texts {
-		if strings.Contains(text, "<") {
-			special = append(special, text)
-		}
-	}
-	outs, err := r.Run([]llamacppref.Job{{Model: path, Texts: texts, Detokenize: true}, {Model: path, Texts: special, ParseSpecial: true}})
-	require.NoError(t, err)
-	for k, parse := range []bool{false, true} {
-		out, texts := outs[k], [][]string{texts, special}[k]
-		require.Empty(t, out.Error, "llama.cpp refused the vocabulary")
-		require.Len(t, out.Tokenized, len(texts))
-		differ := 0
-		for i, text := range texts {
-			got, err := tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: parse})
-			require.NoError(t, err)
-			if !assert.Equal(t, out.Tokenized[i], got, "string %d %q, parse_special %v", i, text, parse) {
-				if differ++; differ == 10 {
-					t.Fatal("10 strings differ; stopping")
-				}
-			}
-		}
-	}
+	out := tokenizeAsLlamaCpp(t, r, tok, data, "gpt-oss-vocab.gguf", texts)
 	// The harmony markers render as llama.cpp renders them.
 	for i := len(texts) - 3; i < len(texts); i++ {
-		got, err := tokenizer.Decode(tok, outs[0].Tokenized[i])
+		got, err := tokenizer.Decode(tok, out.Tokenized[i])
 		require.NoError(t, err)
-		assert.Equal(t, outs[0].Detokenized[i], got, "%q", texts[i])
+		assert.Equal(t, out.Detokenized[i], got, "%q", texts[i])
 	}
 }
 
@@ -150,4 +124,40 @@ func gptOssGGUF(t *testing.T) []byte {
 	data, err := b.Bytes()
 	require.NoError(t, err)
 	return data
+}
+
+// tokenizeAsLlamaCpp writes data, a vocabulary tok was read from, to a
+// file named name and has llama.cpp tokenize texts with it: every text
+// with parse_special false (detokenized too), and with it true the texts
+// that may hold a special token's text (the others tokenize alike either
+// way). tok must give llama.cpp's ids for each, up to 10 differences
+// reported; it returns llama.cpp's output of the first job.
+func tokenizeAsLlamaCpp(t *testing.T, r *llamacppref.Runner, tok tokenizer.Tokenizer, data []byte, name string, texts []string) llamacppref.Output {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	var special []string
+	for _, text := range texts {
+		if strings.Contains(text, "<") {
+			special = append(special, text)
+		}
+	}
+	outs, err := r.Run([]llamacppref.Job{{Model: path, Texts: texts, Detokenize: true}, {Model: path, Texts: special, ParseSpecial: true}})
+	require.NoError(t, err)
+	for k, parse := range []bool{false, true} {
+		out, texts := outs[k], [][]string{texts, special}[k]
+		require.Empty(t, out.Error, "llama.cpp refused the vocabulary")
+		require.Len(t, out.Tokenized, len(texts))
+		differ := 0
+		for i, text := range texts {
+			got, err := tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: parse})
+			require.NoError(t, err)
+			if !assert.Equal(t, out.Tokenized[i], got, "string %d %q, parse_special %v", i, text, parse) {
+				if differ++; differ == 10 {
+					t.Fatal("10 strings differ; stopping")
+				}
+			}
+		}
+	}
+	return outs[0]
 }
