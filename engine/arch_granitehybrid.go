@@ -100,20 +100,8 @@ func configureGraniteHybrid(f *gguf.File, p *hyperParams) error {
 	if !rope {
 		p.layers.noRopeInterval = 1
 	}
-	kvHeads, err := perLayerCounts(f, "granitehybrid.attention.head_count_kv", p.Layers)
-	if err != nil {
+	if err := readLayerKinds(f, p, "granitehybrid.attention.head_count_kv", LayerMamba2); err != nil {
 		return err
-	}
-	p.layers.kinds = make([]LayerKind, len(kvHeads))
-	for l, n := range kvHeads {
-		switch {
-		case n == 0:
-			p.layers.kinds[l] = LayerMamba2
-		case p.KVHeads == 0:
-			p.KVHeads = n
-		case n != p.KVHeads:
-			return fmt.Errorf("%w: granitehybrid.attention.head_count_kv: layer %d has %d kv heads, an earlier one %d", ErrUnsupported, l, n, p.KVHeads)
-		}
 	}
 	if p.KVHeads == 0 {
 		return fmt.Errorf("%w: granitehybrid.attention.head_count_kv: no layer attends (every one is Mamba-2)", ErrUnsupported)

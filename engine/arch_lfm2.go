@@ -82,20 +82,8 @@ func configureLFM2(f *gguf.File, p *hyperParams, arch string) error {
 	if p.Layers <= 0 || p.Layers > maxDimension {
 		return nil // validate says what is wrong
 	}
-	counts, err := perLayerCounts(f, arch+".attention.head_count_kv", p.Layers)
-	if err != nil {
+	if err := readLayerKinds(f, p, arch+".attention.head_count_kv", LayerShortConv); err != nil {
 		return err
-	}
-	p.layers.kinds = make([]LayerKind, len(counts))
-	for l, n := range counts {
-		switch {
-		case n == 0:
-			p.layers.kinds[l] = LayerShortConv
-		case p.KVHeads == 0:
-			p.KVHeads = n
-		case n != p.KVHeads:
-			return fmt.Errorf("%w: %s.attention.head_count_kv: layer %d has %d key/value heads, an earlier attention layer %d", ErrUnsupported, arch, l, n, p.KVHeads)
-		}
 	}
 	if p.KVHeads == 0 {
 		p.KVHeads = p.Heads // no attention layer: any count that validates
@@ -105,6 +93,29 @@ func configureLFM2(f *gguf.File, p *hyperParams, arch string) error {
 	}
 	if causal, err := f.BoolOr(arch+".attention.causal", true); err != nil || !causal {
 		return fmt.Errorf("%w: %s.attention.causal false: the bidirectional (embedding) variant (%v)", ErrUnsupported, arch, err)
+	}
+	return nil
+}
+
+// readLayerKinds reads which of a hybrid's layers attend from key, its
+// attention.head_count_kv per layer: a layer of 0 key/value heads is of
+// kind recurrent, the others attend, all with the same count, the
+// model's KVHeads (left 0 when no layer attends).
+func readLayerKinds(f *gguf.File, p *hyperParams, key string, recurrent LayerKind) error {
+	counts, err := perLayerCounts(f, key, p.Layers)
+	if err != nil {
+		return err
+	}
+	p.layers.kinds = make([]LayerKind, len(counts))
+	for l, n := range counts {
+		switch {
+		case n == 0:
+			p.layers.kinds[l] = recurrent
+		case p.KVHeads == 0:
+			p.KVHeads = n
+		case n != p.KVHeads:
+			return fmt.Errorf("%w: %s: layer %d has %d kv heads, an earlier attention layer %d", ErrUnsupported, key, l, n, p.KVHeads)
+		}
 	}
 	return nil
 }
