@@ -185,7 +185,11 @@ console.log(JSON.stringify({ chunks, finishReason, text }));
 
 // In Node.js an abort reaches the worker thread while it generates (its
 // generation yields to the event loop with setImmediate, which lets the
-// thread's port deliver the abort), and the model works on.
+// thread's port deliver the abort), and the model works on. The chunks the
+// thread posted before the abort arrived still reach the loop, more of them
+// on a loaded machine, so the bound is half of the 100 tokens greedy decoding
+// is known to give without stopping (greedyOnceUponATime): an abort that did
+// not reach the thread would let the stream run on to maxTokens.
 func TestNPMNodeAbort(t *testing.T) {
 	node := needTool(t, "node", "Debian package nodejs")
 	want := greedyOnceUponATime(t)
@@ -197,7 +201,7 @@ func TestNPMNodeAbort(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(runIn(t, dir, nil, node, "main.mjs")), &got))
 	assert.Equal(t, "abort", got.FinishReason)
-	assert.Less(t, got.Chunks, 20, "chunks after the abort at the fifth")
+	assert.Less(t, got.Chunks, 50, "chunks after the abort at the fifth")
 	assert.Equal(t, want, got.Text, "the greedy text after the abort")
 }
 
