@@ -14,9 +14,7 @@ import (
 	"github.com/syumai/workers"
 	"github.com/syumai/workers/cloudflare"
 	"github.com/wasmlm/wasmlm/cmd/worker/internal/edgelimit"
-	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/httpapi"
-	"github.com/wasmlm/wasmlm/models"
 )
 
 // limitsGlobal is the globalThis property holding the isolate's limits
@@ -46,15 +44,15 @@ func newHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, err := engine.LoadGGUF(models.Default())
+	model, name, err := loadModel(getenv, cloudflare.GetBinding)
 	if err != nil {
-		return nil, fmt.Errorf("loading %s: %w", models.DefaultName, err)
+		return nil, err
 	}
 	if context, err := model.SessionContextLength(0); err == nil && cfg.maxTokens > context {
 		return nil, fmt.Errorf("%w: %s = %d exceeds the model's context of %d tokens", errMisconfigured, envMaxTokens, cfg.maxTokens, context)
 	}
 	opts := httpapi.Options{
-		ModelName:   models.DefaultName,
+		ModelName:   name,
 		Slots:       1,
 		QueueSize:   -1,
 		AllowOrigin: "*", // an edge API is there to be called from pages of any origin
