@@ -87,17 +87,20 @@ func (h *Handler) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 // serveJob serves a completion request: build makes its body a job (in
 // prepare), which then waits for a slot and runs.
 func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request, build func(body []byte) (*job, *apiError)) {
-	if j, ok := prepareJob(h, w, r, build); ok {
-		h.run(w, r, j)
+	if j, leave, ok := prepareJob(h, w, r, build); ok {
+		defer leave()
+		h.run(w, r, j, leave)
 	}
 }
 
 // prepareJob makes r's body a job with build, in prepare. When that fails
 // it answers the error; when the client leaves while its request waits to
-// be prepared it reports the request dropped; then ok is false.
-func prepareJob[J any](h *Handler, w http.ResponseWriter, r *http.Request, build func(body []byte) (J, *apiError)) (j J, ok bool) {
+// be prepared it reports the request dropped; then ok is false. When ok,
+// the request still holds its preparation place: leave (see prepare) gives
+// it up, and takeSlot calls it once the request is in the slot line.
+func prepareJob[J any](h *Handler, w http.ResponseWriter, r *http.Request, build func(body []byte) (J, *apiError)) (j J, leave func(), ok bool) {
 	start := time.Now()
-	err := h.prepare(w, r, func(body []byte) (e *apiError) {
+	leave, err := h.prepare(w, r, func(body []byte) (e *apiError) {
 		j, e = build(body)
 		return e
 	})
@@ -108,19 +111,22 @@ func prepareJob[J any](h *Handler, w http.ResponseWriter, r *http.Request, build
 	case err != nil:
 		h.onComplete(Completion{Endpoint: r.URL.Path, Dropped: true, Queued: time.Since(start), FinishReason: engine.FinishAbort})
 	default:
-		return j, true
+		return j, leave, true
 	}
-	return j, false
+	return j, leave, false
 }
 
 // takeSlot waits for a slot for c's request, and returns its session and
-// the context to run the request in (see scheduler.acquire). When it gets
-// none it answers (503: the queue is full, or the server is shutting down)
-// or, if the client left, answers nothing; it reports the request and ok is
-// false.
-func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Completion) (runCtx context.Context, sess *engine.Session, ok bool) {
+// the context to run the request in (see scheduler.acquire). It joins the
+// slot line, then calls leave (the request's preparation place: see
+// prepare), then waits. When it gets none it answers (503: the queue is
+// full, or the server is shutting down) or, if the client left, answers
+// nothing; it reports the request and ok is false.
+func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Completion, leave func()) (runCtx context.Context, sess *engine.Session, ok bool) {
 	start := time.Now()
-	runCtx, sess, err := h.sched.acquire(ctx)
+	wait := h.sched.join(ctx)
+	leave()
+	runCtx, sess, err := wait()
 	c.Queued = time.Since(start)
 	switch {
 	case errors.Is(err, ErrQueueFull), errors.Is(err, ErrShuttingDown):
@@ -136,9 +142,10 @@ func (h *Handler) takeSlot(ctx context.Context, w http.ResponseWriter, c *Comple
 }
 
 // run reserves the most the job can use (its prompt and max_tokens: see
-// limitTokens), waits for a slot, generates, answers, and is charged the
+// limitTokens), waits for a slot (leaving its preparation place once in
+// the slot line: see takeSlot), generates, answers, and is charged the
 // prompt and the tokens generated.
-func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job, leave func()) {
 	held, e := h.reserve(r, len(j.Prompt.Tokens)+j.Options.MaxTokens)
 	if e != nil {
 		writeError(w, e)
@@ -147,7 +154,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: j.endpoint, Stream: j.Stream, PromptTokens: len(j.Prompt.Tokens)}
-	ctx, sess, ok := h.takeSlot(ctx, w, &c)
+	ctx, sess, ok := h.takeSlot(ctx, w, &c, leave)
 	if !ok {
 		held.settle(0)
 		return

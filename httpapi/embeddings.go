@@ -140,7 +140,7 @@ func (h *Handler) textFitsAlone(n int, param, name string) *apiError {
 // than Options.MaxEmbedTokens. param names the texts in errors ("input",
 // "documents").
 func (h *Handler) serveEmbedJob(w http.ResponseWriter, r *http.Request, param, capability string, build func(body []byte) (*embedJob, *apiError)) {
-	j, ok := prepareJob(h, w, r, func(body []byte) (*embedJob, *apiError) {
+	j, leave, ok := prepareJob(h, w, r, func(body []byte) (*embedJob, *apiError) {
 		j, e := build(body)
 		if e == nil {
 			e = h.refuseKind(capability)
@@ -151,16 +151,18 @@ func (h *Handler) serveEmbedJob(w http.ResponseWriter, r *http.Request, param, c
 		return j, e
 	})
 	if ok {
-		h.runEmbedJob(w, r, j, param)
+		defer leave()
+		h.runEmbedJob(w, r, j, param, leave)
 	}
 }
 
-// runEmbedJob reserves the job's tokens, waits for a slot, runs the job
+// runEmbedJob reserves the job's tokens, waits for a slot (leaving its
+// preparation place once in the slot line: see takeSlot), runs the job
 // and answers. A client that leaves stops it between the engine's passes,
 // and is charged the whole reservation (the engine does not say how far it
 // got); Shutdown's end of grace stops it too, answered 503 and charged
 // nothing, as a request that fails is.
-func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJob, param string) {
+func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJob, param string, leave func()) {
 	held, e := h.reserve(r, j.tokens)
 	if e != nil {
 		writeError(w, e)
@@ -171,7 +173,7 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 	ctx, stopped, release := h.generationContext(r)
 	defer release()
 	c := Completion{Endpoint: r.URL.Path, Inputs: len(j.texts)}
-	ctx, sess, ok := h.takeSlot(ctx, w, &c)
+	ctx, sess, ok := h.takeSlot(ctx, w, &c, leave)
 	if !ok {
 		return
 	}

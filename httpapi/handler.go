@@ -545,7 +545,7 @@ func (h *Handler) serveModel(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveTokenize(w http.ResponseWriter, r *http.Request) {
 	var answer encoded
-	err := h.prepare(w, r, func(body []byte) *apiError {
+	leave, err := h.prepare(w, r, func(body []byte) *apiError {
 		var req tokenizeRequest
 		if e := decodeJSON(body, &req); e != nil {
 			return e
@@ -564,12 +564,13 @@ func (h *Handler) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		answer = encodeJSON(http.StatusOK, map[string][]int{"tokens": ids})
 		return nil
 	})
+	leave()
 	h.answer(w, err, answer)
 }
 
 func (h *Handler) serveDetokenize(w http.ResponseWriter, r *http.Request) {
 	var answer encoded
-	err := h.prepare(w, r, func(body []byte) *apiError {
+	leave, err := h.prepare(w, r, func(body []byte) *apiError {
 		var req detokenizeRequest
 		if e := decodeJSON(body, &req); e != nil {
 			return e
@@ -584,6 +585,7 @@ func (h *Handler) serveDetokenize(w http.ResponseWriter, r *http.Request) {
 		answer = encodeJSON(http.StatusOK, map[string]string{"content": text})
 		return nil
 	})
+	leave()
 	h.answer(w, err, answer)
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"sync"
 )
 
 // prepare reads r's body and runs fn on it — decoding the JSON, tokenizing
@@ -25,19 +26,27 @@ import (
 // holds no place (only its admission). A request whose client leaves while
 // it waits for a place leaves the line: prepare returns its context's error
 // and fn does not run. Otherwise it returns fn's error, or the body's
-// (413, 408, 400).
-func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, fn func(body []byte) *apiError) error {
+// (413, 408, 400), having left its place. When fn succeeds, the request
+// still holds its place: leave gives it up (a second call does nothing).
+// A request that goes on to wait for a slot joins the slot line first
+// (scheduler.join), then leaves its place, so that the requests take slots
+// in the order they were prepared in: one prepared after it cannot
+// overtake it between the two lines.
+func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, fn func(body []byte) *apiError) (leave func(), err error) {
+	leave = func() {}
 	body, e := readBody(r, w, h.opts.MaxBodyBytes)
 	if e != nil {
-		return e
+		return leave, e
 	}
 	client := clientOf(r.Context())
 	if _, err := h.preparing.take(r.Context(), client); err != nil {
-		return err
+		return leave, err
 	}
-	defer h.preparing.put(struct{}{}, client)
+	var once sync.Once
+	leave = func() { once.Do(func() { h.preparing.put(struct{}{}, client) }) }
 	if e := fn(body); e != nil {
-		return e
+		leave()
+		return leave, e
 	}
-	return nil
+	return leave, nil
 }

@@ -120,17 +120,35 @@ func (s *scheduler) leave(client string) {
 // lender orders the waiting (the admitted requests are bounded all the
 // same).
 func (s *scheduler) acquire(ctx context.Context) (context.Context, *engine.Session, error) {
+	return s.join(ctx)()
+}
+
+// join is acquire in two steps: it puts the request in its client's line
+// at once (or hands it an idle session, or fails), and the function it
+// returns waits for the session as acquire does. A request joins the line
+// before it leaves its preparation place (see prepare), so one prepared
+// after it cannot take a slot before it. With a lender, the waiting is the
+// lender's and starts when the function is called.
+func (s *scheduler) join(ctx context.Context) (wait func() (context.Context, *engine.Session, error)) {
 	if s.lender != nil {
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			return nil, nil, ErrShuttingDown
+		return func() (context.Context, *engine.Session, error) {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil, nil, ErrShuttingDown
+			}
+			return s.lender.Borrow(ctx)
 		}
-		return s.lender.Borrow(ctx)
 	}
-	sess, err := s.slots.take(ctx, clientOf(ctx))
-	return ctx, sess, err
+	t, err := s.slots.join(clientOf(ctx))
+	return func() (context.Context, *engine.Session, error) {
+		if err != nil {
+			return ctx, nil, err
+		}
+		sess, err := t.wait(ctx)
+		return ctx, sess, err
+	}
 }
 
 // release returns the session acquire(ctx) gave (ctx, or the context
@@ -203,30 +221,61 @@ func newFairPool[T any](items []T, limit int) *fairPool[T] {
 // already do, with ErrShuttingDown once closed, and with ctx's error when
 // ctx ends first. The item is client's until put back with its name.
 func (f *fairPool[T]) take(ctx context.Context, client string) (T, error) {
-	var none T
+	t, err := f.join(client)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return t.wait(ctx)
+}
+
+// ticket is a take under way (see join): the item, when one was free, or
+// the waiter in client's line that a grant will reach.
+type ticket[T any] struct {
+	f      *fairPool[T]
+	client string
+	item   T
+	w      *waiter[T] // nil: item is the client's already
+	l      *line[T]
+}
+
+// join is take's first step: a free item for client at once, or its place
+// at the end of client's line; the ticket's wait is the second. join fails
+// as take does, but for ctx's end, which only wait sees. Every ticket must
+// be waited on: its grant may come at any time.
+func (f *fairPool[T]) join(client string) (ticket[T], error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.closed {
-		f.mu.Unlock()
-		return none, ErrShuttingDown
+		return ticket[T]{}, ErrShuttingDown
 	}
 	if len(f.free) > 0 && f.waiting == 0 {
 		item := f.free[len(f.free)-1] // the most recently put: a slot's KV cache may hold this client's prefix
 		f.free = f.free[:len(f.free)-1]
 		f.grantTo(client)
-		f.mu.Unlock()
-		return item, nil
+		return ticket[T]{f: f, client: client, item: item}, nil
 	}
 	if f.waiting >= f.limit {
-		f.mu.Unlock()
-		return none, ErrQueueFull
+		return ticket[T]{}, ErrQueueFull
 	}
 	l := f.line(client)
 	f.tick++
-	w := waiter[T]{ch: make(chan grant[T], 1), arrived: f.tick}
-	l.waiters = append(l.waiters, w)
+	w := &waiter[T]{ch: make(chan grant[T], 1), arrived: f.tick}
+	l.waiters = append(l.waiters, *w)
 	f.waiting++
-	f.mu.Unlock()
+	return ticket[T]{f: f, client: client, w: w, l: l}, nil
+}
 
+// wait returns t's item once it is granted, or fails with ErrShuttingDown
+// when the pool closes first, or with ctx's error when ctx ends first (the
+// waiter then leaves its line). An item handed at once is returned
+// whatever ctx.
+func (t ticket[T]) wait(ctx context.Context) (T, error) {
+	var none T
+	if t.w == nil {
+		return t.item, nil
+	}
+	f, w, l, client := t.f, t.w, t.l, t.client
 	select {
 	case g := <-w.ch:
 		if !g.ok {
