@@ -257,23 +257,31 @@ func (p *pyParser) str(q byte) (string, bool) {
 
 // lfm2CallGrammar is the GBNF body of one forced LFM2 call of tool name:
 // "name(", then each parameter as key=JSON value (JSON's literals are
-// Python's to LFM2's parser): the required ones in the schema's order,
-// then any of the optional ones in order, ", " between two, then ")".
-// rules[i] is keys[i]'s value rule; required[i] tells whether it is
-// required.
+// Python's to LFM2's parser), as argListGrammar lists them with ", "
+// between two, then ")". rules[i] is keys[i]'s value rule; required[i]
+// tells whether it is required.
 func lfm2CallGrammar(name string, keys, rules []string, required []bool) string {
-	var req, opt []string
+	args := make([]string, len(keys))
 	for i, key := range keys {
-		arg := gbnfLiteral(key+"=") + " " + rules[i]
+		args[i] = gbnfLiteral(key+"=") + " " + rules[i]
+	}
+	return argListGrammar(gbnfLiteral(name+"("), args, required, gbnfLiteral(", "), gbnfLiteral(")"))
+}
+
+// argListGrammar is the GBNF of a list of arguments between open and
+// close (GBNF terms), sep between two: the required ones (required[i]
+// tells) in their order, then any of the optional ones in order.
+func argListGrammar(open string, args []string, required []bool, sep, close string) string {
+	var req, opt []string
+	for i, arg := range args {
 		if required[i] {
 			req = append(req, arg)
 		} else {
 			opt = append(opt, arg)
 		}
 	}
-	sep := gbnfLiteral(", ")
 	var b strings.Builder
-	b.WriteString(gbnfLiteral(name + "("))
+	b.WriteString(open)
 	for i, arg := range req {
 		if i > 0 {
 			b.WriteString(" " + sep)
@@ -286,7 +294,7 @@ func lfm2CallGrammar(name string, keys, rules []string, required []bool) string 
 			b.WriteString(" ( " + sep + " " + arg + " )?")
 		}
 	case len(opt) > 0:
-		// No required parameter: the first optional one written opens
+		// No required argument: the first optional one written opens
 		// the list, any later ones follow it.
 		alts := make([]string, len(opt))
 		for j := range opt {
@@ -298,7 +306,7 @@ func lfm2CallGrammar(name string, keys, rules []string, required []bool) string 
 		}
 		b.WriteString(" ( " + strings.Join(alts, " | ") + " )?")
 	}
-	b.WriteString(" " + gbnfLiteral(")"))
+	b.WriteString(" " + close)
 	return b.String()
 }
 
