@@ -36,7 +36,8 @@
 // ToolFormat, one per template (Template.ToolFormat): Llama 3.x's JSON
 // calls, Hermes/Qwen's <tool_call> blocks, Qwen3.5's XML calls
 // (<function=NAME> with <parameter=P> blocks), gpt-oss's harmony messages
-// to functions.NAME, LFM2.5's Python calls, Mistral's [TOOL_CALLS] list,
+// to functions.NAME, LFM2.5's Python calls, Gemma 4's
+// <|tool_call>call:NAME{...} calls, Mistral's [TOOL_CALLS] list,
 // or llama.cpp's generic JSON reply for every template without tools of
 // its own. Options.Tools puts the tools in the prompt; assistant messages with
 // ToolCalls and "tool" messages are written as the format's template writes

@@ -7,11 +7,11 @@ import "strings"
 // models/templates/), which is what llama.cpp's server and node-llama-cpp
 // render for them: Qwen3.5 (qwen35, qwen35moe), gpt-oss's harmony format,
 // Gemma 4, LFM2.5 and Granite 4.0. testdata/families_reference.json holds
-// the templates' own renderings that the tests compare with. Tools take the
-// generic format (see ToolFormatGeneric) with all of them but Granite 4.0,
-// whose calls are Hermes's (granite4Messages), Qwen3.5, whose calls are
-// XML (toolxml.go), gpt-oss, whose calls are harmony messages
-// (toolharmony.go), and LFM2.5, whose calls are Python (toollfm2.go).
+// the templates' own renderings that the tests compare with. Each takes
+// tools in its own format: Granite 4.0's calls are Hermes's
+// (granite4Messages), Qwen3.5's XML (toolxml.go), gpt-oss's harmony
+// messages (toolharmony.go), LFM2.5's Python (toollfm2.go) and Gemma 4's
+// its own call syntax (toolgemma4.go).
 
 // isQwen35 recognises Qwen3.5's template: Qwen3's (isQwen3) whose
 // generation prompt leaves a think block open when thinking is on.
@@ -129,50 +129,11 @@ const (
 	gemma4EmptyThought = "<|channel>thought\n<channel|>"
 )
 
-// formatGemma4 is Gemma 4's format: a system turn when thinking is on
-// (starting with <|think|>) or the first message is a system or developer
-// one, then "<|turn>user" and "<|turn>model" turns closed by "<turn|>",
-// messages trimmed and the model's stripped of their thought channels. A
-// model message right after another does not open a new turn, as in the
-// template. Thinking is on unless Options.DisableThinking: llama.cpp
-// passes enable_thinking true; off, the generation prompt closes an empty
-// thought channel.
+// formatGemma4 is Gemma 4's format without tools (writeGemma4). Thinking
+// is on unless Options.DisableThinking: llama.cpp passes enable_thinking
+// true; off, the generation prompt closes an empty thought channel.
 func formatGemma4(b *strings.Builder, msgs []Message, addAssistant bool, opts Options) {
-	thinking := !opts.DisableThinking
-	rest := msgs
-	first := len(msgs) > 0 && (msgs[0].Role == "system" || msgs[0].Role == "developer")
-	if thinking || first {
-		b.WriteString("<|turn>system\n")
-		if thinking {
-			b.WriteString(gemma4Think)
-		}
-		if first {
-			b.WriteString(jinjaTrim(msgs[0].Content))
-			rest = msgs[1:]
-		}
-		b.WriteString("<turn|>\n")
-	}
-	prev := ""
-	for _, m := range rest {
-		if m.Role == "tool" {
-			continue
-		}
-		role, content := m.Role, jinjaTrim(m.Content)
-		if role == "assistant" {
-			role, content = "model", gemma4StripThinking(m.Content)
-		}
-		if !(role == "model" && prev == "assistant") {
-			b.WriteString("<|turn>" + role + "\n")
-		}
-		b.WriteString(content + "<turn|>\n")
-		prev = m.Role
-	}
-	if addAssistant {
-		b.WriteString("<|turn>model\n")
-		if !thinking {
-			b.WriteString(gemma4EmptyThought)
-		}
-	}
+	writeGemma4(b, msgs, nil, addAssistant, opts)
 }
 
 // gemma4StripThinking is the template's strip_thinking: the text less

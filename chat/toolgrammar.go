@@ -89,8 +89,12 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 			calls = append(calls, conv.Rule(fmt.Sprintf("tool-%d-call", i), body))
 			continue
 		}
-		if format == ToolFormatQwenXML {
-			body, err := qwenXMLCallGrammar(conv, i, tool, schema)
+		if format == ToolFormatQwenXML || format == ToolFormatGemma4 {
+			write := qwenXMLCallGrammar
+			if format == ToolFormatGemma4 {
+				write = gemma4CallGrammar
+			}
+			body, err := write(conv, i, tool, schema)
 			if err != nil {
 				return "", fmt.Errorf("%w: tools[%d] (%s): parameters: %v", ErrInvalidTool, i, tool.Name, err)
 			}
@@ -136,6 +140,12 @@ func toolCallGrammar(conv schemaConverter, format ToolFormat, tools []Tool, choi
 			list = call + " ( " + gbnfLiteral(", ") + " " + call + " )" + more
 		}
 		root = gbnfLiteral(lfm2CallStart+"[") + " " + list + " " + gbnfLiteral("]"+lfm2CallEnd)
+	case ToolFormatGemma4:
+		block := gbnfLiteral(gemma4CallOpen) + " " + call + " " + gbnfLiteral(gemma4CallClose)
+		root = block
+		if parallel {
+			root = block + " ( " + block + " )" + more
+		}
 	case ToolFormatHarmony:
 		// One call a message: <|call|> ends the reply. Analysis messages
 		// may come first, as llama.cpp's grammar allows.

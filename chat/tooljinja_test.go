@@ -106,6 +106,8 @@ var toolTemplates = map[string]struct {
 	"gpt-oss": {"gpt-oss", ToolFormatHarmony},
 	// LFM2.5: the tools as a JSON list, Python calls.
 	"lfm2.5": {"lfm2", ToolFormatLFM2},
+	// Gemma 4: declarations, calls and results in its own value syntax.
+	"gemma4": {"gemma4", ToolFormatGemma4},
 }
 
 // TestToolJinjaReference: with tools, tool calls and tool results, the
@@ -132,6 +134,11 @@ func TestToolJinjaReference(t *testing.T) {
 		got, err := tmpl.ApplyWith(msgs, c.AddGenerationPrompt, opts)
 		require.NoError(t, err, "%s: %s", c.Template, c.Name)
 		jinja := strings.TrimPrefix(c.Output, ref.Templates[c.Template].BOSToken)
+		if want.family == "gemma4" && c.AddGenerationPrompt && strings.HasSuffix(jinja, "<turn|>\n") {
+			// llama.cpp opens the model's turn that the template leaves
+			// closed after results and content (common_chat_params_init_gemma4).
+			jinja += "<|turn>model\n"
+		}
 		if want.family == "llama3" && !c.Tools {
 			jinja = strings.Replace(jinja, "Cutting Knowledge Date: December 2023\nToday Date: "+ref.DateString+"\n\n", "", 1)
 		}

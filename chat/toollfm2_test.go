@@ -22,13 +22,7 @@ func TestLFM2ToolGrammar(t *testing.T) {
 		{Name: "get_time"},
 	}
 	const start, end = "<|tool_call_start|>[", "]<|tool_call_end|>"
-	for _, tc := range []struct {
-		name     string
-		choice   ToolChoice
-		parallel bool
-		accepts  []string
-		refuses  []string
-	}{
+	checkToolGrammar(t, ToolFormatLFM2, tools, []toolGrammarCase{
 		{"required", ToolChoice{Mode: ToolRequired}, false,
 			[]string{
 				start + `get_weather(location="Paris")` + end,
@@ -49,21 +43,36 @@ func TestLFM2ToolGrammar(t *testing.T) {
 			[]string{start + `get_time(), get_weather(location="x")` + end}, []string{start + end}},
 		{"a function", ToolChoice{Mode: ToolFunction, Function: "get_time"}, false,
 			[]string{start + `get_time()` + end}, []string{start + `opts()` + end}},
-	} {
+	})
+}
+
+// toolGrammarCase is a forced tool choice and replies its grammar must
+// accept (each parsing back into calls, nothing left) and refuse.
+type toolGrammarCase struct {
+	name     string
+	choice   ToolChoice
+	parallel bool
+	accepts  []string
+	refuses  []string
+}
+
+// checkToolGrammar checks format's forced-call grammar for each case.
+func checkToolGrammar(t *testing.T, format ToolFormat, tools []Tool, cases []toolGrammarCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := ToolCallGrammar(ToolFormatLFM2, tools, tc.choice, tc.parallel)
+			src, err := ToolCallGrammar(format, tools, tc.choice, tc.parallel)
 			require.NoError(t, err)
 			g, err := grammar.Parse(src)
 			require.NoError(t, err, src)
 			for _, reply := range tc.accepts {
 				require.True(t, g.Accepts(reply), "%q\n%s", reply, src)
-				rest, calls, err := ParseToolCalls(ToolFormatLFM2, reply, 0)
+				rest, calls, err := ParseToolCalls(format, reply, 0)
 				require.NoError(t, err)
 				assert.Empty(t, rest)
 				require.NotEmpty(t, calls, reply)
 			}
 			for _, reply := range tc.refuses {
-				assert.False(t, g.Accepts(reply), reply)
+				assert.False(t, g.Accepts(reply), "%q\n%s", reply, src)
 			}
 		})
 	}

@@ -38,7 +38,12 @@ const (
 //     optional "<|start|>assistant") is a call;
 //   - lfm2: every <|tool_call_start|> followed by a list of Python calls,
 //     [name(key=value, ...), ...] (values Python or JSON literals), and
-//     <|tool_call_end|> (missing at the very end) holds calls.
+//     <|tool_call_end|> (missing at the very end) holds calls;
+//   - gemma4: every <|tool_call>call:NAME{key:value,...}<tool_call|> is a
+//     call (the closing marker may be missing at the very end), its values
+//     in Gemma 4's syntax (strings between <|"|> markers, dicts with bare
+//     keys, lists, JSON numbers, true, false, null), read into JSON as
+//     llama.cpp's Gemma 4 parser reads them.
 //
 // Whitespace inside and around calls is free, and so is the JSON's layout.
 // Text that is not a well-formed call (bad JSON, no name, arguments that
@@ -81,6 +86,8 @@ func ParseToolCallsFor(format ToolFormat, text string, seed uint64, tools []Tool
 		spans = parseHarmony(text)
 	case ToolFormatLFM2:
 		spans = parseTagged(text, lfm2CallStart, parseLFM2Calls)
+	case ToolFormatGemma4:
+		spans = parseTagged(text, gemma4CallOpen, parseGemma4Call)
 	default:
 		return text, nil, fmt.Errorf("%w: %v", ErrUnknownToolFormat, format)
 	}

@@ -37,6 +37,8 @@ func (t Template) applyTools(msgs []Message, addAssistant bool, opts Options) (s
 		t.f.render(&b, lfm2Messages(msgs, tools), addAssistant, opts)
 	case ToolFormatHarmony:
 		writeHarmony(&b, msgs, tools, addAssistant, opts.Date)
+	case ToolFormatGemma4:
+		writeGemma4(&b, msgs, tools, addAssistant, opts)
 	case ToolFormatLlama3:
 		formatLlama3Tools(&b, msgs, tools, addAssistant, opts.Date)
 	case ToolFormatMistral:

@@ -109,10 +109,15 @@ const (
 	// <|tool_call_start|>[name(arg=value)]<|tool_call_end|>, results as
 	// "tool" turns.
 	ToolFormatLFM2
+	// ToolFormatGemma4 is Gemma 4's: the tools declared in the system turn
+	// in its own value syntax, calls as
+	// <|tool_call>call:NAME{key:value}<tool_call|> (strings between <|"|>
+	// markers), results inside the model's turn after its calls.
+	ToolFormatGemma4
 )
 
 // String returns the format's name: "generic", "llama3", "hermes",
-// "mistral", "qwen-xml", "harmony", "lfm2".
+// "mistral", "qwen-xml", "harmony", "lfm2", "gemma4".
 func (f ToolFormat) String() string {
 	switch f {
 	case ToolFormatGeneric:
@@ -129,6 +134,8 @@ func (f ToolFormat) String() string {
 		return "harmony"
 	case ToolFormatLFM2:
 		return "lfm2"
+	case ToolFormatGemma4:
+		return "gemma4"
 	}
 	return fmt.Sprintf("ToolFormat(%d)", uint8(f))
 }
@@ -143,6 +150,7 @@ var familyToolFormats = map[string]ToolFormat{
 	"qwen35":            ToolFormatQwenXML,
 	"gpt-oss":           ToolFormatHarmony,
 	"lfm2":              ToolFormatLFM2,
+	"gemma4":            ToolFormatGemma4,
 	"mistral-v3":        ToolFormatMistral,
 	"mistral-v3-tekken": ToolFormatMistral,
 	"mistral-v7":        ToolFormatMistral,
@@ -151,7 +159,8 @@ var familyToolFormats = map[string]ToolFormat{
 // ToolFormat returns the template's tool format. A Template from Named has
 // its family's: Llama 3.x's for llama3, Hermes for chatml and qwen3,
 // Mistral's for mistral-v3, mistral-v3-tekken and mistral-v7, Qwen3.5's
-// XML calls for qwen35, harmony's for gpt-oss, Python calls for lfm2, the
+// XML calls for qwen35, harmony's for gpt-oss, Python calls for lfm2,
+// Gemma 4's calls for gemma4, the
 // generic one for every other family (plain
 // included). Detect looks at the source,
 // as llama.cpp chooses a tool handler: a family's own format only when the
@@ -192,6 +201,8 @@ func detectToolFormat(name, src string) ToolFormat {
 		marker = "<|call|>"
 	case ToolFormatLFM2:
 		marker = "List of tools: ["
+	case ToolFormatGemma4:
+		marker = "'<|tool_call>call:'" // llama.cpp's test for its Gemma 4 handler
 	}
 	if strings.Contains(src, marker) {
 		return f

@@ -9,8 +9,9 @@ import "strings"
 // of the content and the calls. For any split of a reply into chunks, the
 // contents returned joined, and the calls, are ParseToolCalls's.
 //
-// What is held back: for hermes, qwen-xml, lfm2 and mistral, everything
-// from the first <tool_call> / <|tool_call_start|> / [TOOL_CALLS] on (for harmony, from the first "<|" or
+// What is held back: for hermes, qwen-xml, lfm2, gemma4 and mistral,
+// everything from the first <tool_call> / <|tool_call_start|> /
+// <|tool_call> / [TOOL_CALLS] on (for harmony, from the first "<|" or
 // " to=") (and a trailing part of that tag, and the
 // whitespace before it, which a call would remove); for llama3 and generic,
 // whose calls fill the reply from its start, a reply that starts with "{"
@@ -70,6 +71,8 @@ func (s *ToolCallStream) safe(text string) int {
 		return s.safeTagged(text, hermesCallOpen)
 	case ToolFormatLFM2:
 		return s.safeTagged(text, lfm2CallStart)
+	case ToolFormatGemma4:
+		return s.safeTagged(text, gemma4CallOpen)
 	case ToolFormatHarmony:
 		// A call starts with a marker ("<|start|>", "<|channel|>") or
 		// its recipient (" to="): hold back from the first.

@@ -1,5 +1,6 @@
 // Regenerates tool_reference.json: real chat templates that know tools
-// (Qwen3, Qwen 2.5, Llama 3.1 and 3.2, Mistral Nemo, Granite 4.0, Qwen3.5) rendered by a Jinja
+// (Qwen3, Qwen 2.5, Llama 3.1 and 3.2, Mistral Nemo, Granite 4.0, Qwen3.5,
+// gpt-oss, LFM2.5, Gemma 4) rendered by a Jinja
 // implementation (@huggingface/jinja) for conversations with tools, tool
 // calls and tool results, with the inputs llama.cpp's tool handlers give
 // them: tools in OpenAI's shape, call arguments as objects (llama.cpp's
@@ -50,6 +51,10 @@ const templates = {
   // LFM2.5 lists the tools as JSON in the system message; its template
   // writes an assistant message's content only, never its tool_calls.
   "lfm2.5": { ...fileTemplate("LFM2.5-Instruct.jinja"), bos_token: "<|startoftext|>", eos_token: "<|im_end|>" },
+  // Gemma 4 declares the tools in its system turn in its own value syntax
+  // and writes calls and results inside the model's turn. enable_thinking
+  // is passed true, as llama.cpp passes it (the template's default is off).
+  gemma4: { ...fileTemplate("google-gemma-4-31B-it.jinja"), bos_token: "<bos>", eos_token: "<turn|>", extra: { enable_thinking: true } },
   // gpt-oss writes today's date (strftime_now, which @huggingface/jinja
   // provides and a context cannot replace): the rendering's date is
   // replaced by a fixed day, harmony_date.
@@ -91,8 +96,8 @@ const user = { role: "user", content: "What is the weather in Paris?" };
 
 // name → [messages, with tools, add_generation_prompt values, templates]
 const all = Object.keys(templates);
-const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5", "gpt-oss", "lfm2.5"];
-const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5", "gpt-oss", "lfm2.5"];
+const single = ["qwen3", "qwen2.5", "llama3.1", "llama3.2", "nemo", "granite4.0", "qwen3.5", "gpt-oss", "lfm2.5", "gemma4"];
+const noLlama = ["qwen3", "qwen2.5", "nemo", "granite4.0", "qwen3.5", "gpt-oss", "lfm2.5", "gemma4"];
 const conversations = {
   "tools, one user message": [[user], true, all.filter((t) => t !== "qwen2.5")],
   "tools and a system message": [[system, user], true, all],
@@ -133,7 +138,19 @@ const conversations = {
       { hour: 7, minutes: 30.5, days: ["mon", "tue"], label: "wake\nup <now>", extra: { snooze: 5, note: "a" } })] },
     { role: "tool", tool_call_id: "callAlarm", content: "  set  " },
     { role: "assistant", content: "Done." },
-  ], true, ["qwen3.5"]],
+  ], true, ["qwen3.5", "gemma4"]],
+  // Gemma 4 writes every argument in its own value syntax: booleans too.
+  "typed arguments (Gemma 4 values)": [[user,
+    { role: "assistant", content: "", tool_calls: [call("callAlarm", "set_alarm",
+      { Hour: 7, minutes: 30.5, on: true, off: false, days: ["mon", "tue"], label: "wake\nup <now>", extra: { snooze: 5, note: "a", list: [[1], {}] } })] },
+  ], true, ["gemma4"]],
+  "two model turns of calls": [[user,
+    { role: "assistant", content: "", tool_calls: [weatherCall] },
+    { role: "tool", tool_call_id: "call12345", content: "22" },
+    { role: "assistant", content: "", tool_calls: [timeCall] },
+    { role: "tool", tool_call_id: "callTime9", content: "noon" },
+    { role: "assistant", content: "22 degrees at noon." },
+  ], true, ["gemma4"]],
 };
 
 const cases = [];
@@ -181,6 +198,35 @@ const harmonyTypes = {
     messages: [user], tools: harmonyTools, add_generation_prompt: true, bos_token: gptoss.bos_token, eos_token: gptoss.eos_token })),
 };
 
+// Gemma 4 declares each tool's parameters in its own syntax
+// (format_parameters): one tool whose parameters take every branch of it,
+// rendered for one user message.
+const gemma4Tools = [{ type: "function", function: { name: "every_type", description: "Parameters of every type", parameters: {
+  type: "object",
+  properties: {
+    s: { type: "string", description: "A string" },
+    e: { type: "string", enum: ["x", "y"] },
+    de: { type: "string", description: "Both", enum: ["a"] },
+    n: { type: "number" },
+    i: { type: "integer", description: "Count", nullable: true },
+    b: { type: "boolean" },
+    strs: { type: "array", items: { type: "string" } },
+    objs: { type: "array", description: "Objects", items: { type: "object", properties: { x: { type: "number" }, Y: { type: "string", description: "why" } }, required: ["x"] } },
+    any: { type: "array", items: {} },
+    o: { type: "object", properties: { a: { type: "integer" }, deep: { type: "object", properties: { z: { type: "boolean" } } } }, required: ["a"] },
+    bare: { type: "object" },
+    Upper: { type: "string" },
+  },
+  required: ["s", "o"],
+} } }, { type: "function", function: { name: "no_params", description: "Takes nothing" } },
+  { type: "function", function: { name: "empty_object", description: "Empty", parameters: { type: "object", properties: {} } } }];
+const gemma4 = templates.gemma4;
+const gemma4Types = {
+  tools: gemma4Tools,
+  output: new Template(gemma4.text).render({
+    messages: [user], tools: gemma4Tools, add_generation_prompt: true, bos_token: gemma4.bos_token, eos_token: gemma4.eos_token, ...gemma4.extra }),
+};
+
 const out = {
   generator: "chat/testdata/tool_reference.mjs",
   jinja: `@huggingface/jinja@${jinjaVersion}`,
@@ -196,6 +242,7 @@ const out = {
   conversations: Object.fromEntries(Object.entries(conversations).map(([k, [m]]) => [k, m])),
   cases,
   harmony_types: harmonyTypes,
+  gemma4_types: gemma4Types,
 };
 writeFileSync(join(here, "tool_reference.json"), JSON.stringify(out, null, 1) + "\n");
 console.log(`wrote ${cases.length} renderings to chat/testdata/tool_reference.json`);

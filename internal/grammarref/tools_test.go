@@ -44,7 +44,7 @@ func TestForcedToolCallsValidate(t *testing.T) {
 	type call struct{ where, name, arguments string }
 	var calls []call
 	var grammarJobs []grammarref.GrammarJob
-	for _, format := range []chat.ToolFormat{chat.ToolFormatGeneric, chat.ToolFormatLlama3, chat.ToolFormatHermes, chat.ToolFormatMistral, chat.ToolFormatQwenXML, chat.ToolFormatHarmony, chat.ToolFormatLFM2} {
+	for _, format := range []chat.ToolFormat{chat.ToolFormatGeneric, chat.ToolFormatLlama3, chat.ToolFormatHermes, chat.ToolFormatMistral, chat.ToolFormatQwenXML, chat.ToolFormatHarmony, chat.ToolFormatLFM2, chat.ToolFormatGemma4} {
 		for _, tc := range []struct {
 			choice   chat.ToolChoice
 			parallel bool
