@@ -1,0 +1,62 @@
+package modelsource
+
+import (
+	"fmt"
+
+	"github.com/wasmlm/wasmlm/engine"
+)
+
+// What a model may take in an isolate. Cloudflare gives each isolate
+// IsolateBytes of memory, the WebAssembly memory and the JavaScript heap
+// together, and ends an isolate that goes over. The model, its session and
+// the Go runtime (engine.EstimateMemory's total: the weights as the file
+// holds them, a KV cache of the context the worker serves in F16, the
+// session's buffers, the tokenizer and the runtime's own share) must fit
+// in DefaultBudget: the isolate less JSReserveBytes for what is not Go's —
+// the worker's JavaScript, the compiled code, a chunk of the model in
+// flight while it loads, requests' and responses' bodies.
+const (
+	IsolateBytes   = 128 << 20
+	JSReserveBytes = 16 << 20
+	DefaultBudget  = IsolateBytes - JSReserveBytes
+)
+
+// estimate is what the model of header h, whose file in memory takes
+// weights bytes, takes with one session of contextLength positions (0: the
+// model's, at most engine.DefaultContextLength) and an F16 KV cache: the
+// session the worker serves with.
+func estimate(h *engine.Header, weights int64, contextLength int) (engine.Memory, int, error) {
+	c := h.Config()
+	positions := min(c.ContextLength, engine.DefaultContextLength)
+	if contextLength > 0 {
+		if contextLength > c.ContextLength {
+			return engine.Memory{}, 0, fmt.Errorf("the context of %d tokens asked for is longer than the model's %d", contextLength, c.ContextLength)
+		}
+		positions = contextLength
+	}
+	return engine.EstimateMemory(c, weights, positions, engine.KVF16), positions, nil
+}
+
+// checkFits refuses (CodeTooLarge) a model whose estimate m, plus held
+// bytes of it the store keeps in JavaScript while it loads, exceeds budget;
+// the message names every number.
+func checkFits(name string, m engine.Memory, positions int, held, budget int64) error {
+	if m.Total+held <= budget {
+		return nil
+	}
+	extra := ""
+	if held > 0 {
+		extra = fmt.Sprintf(" + %s of the file held in JavaScript (the server ignored Range and sent it whole)", mib(held))
+	}
+	recurrent := ""
+	if m.RecurrentState > 0 {
+		recurrent = fmt.Sprintf(" + recurrent state %s", mib(m.RecurrentState))
+	}
+	return fail(CodeTooLarge, "%s needs %s: weights %s + KV cache %s (%d positions, F16)%s + scratch, tokenizer and Go runtime %s%s; "+
+		"an isolate has %s, %s of it for the model (%s kept for JavaScript)",
+		name, mib(m.Total+held), mib(m.Weights), mib(m.KVCache), positions, recurrent, mib(m.Scratch), extra,
+		mib(IsolateBytes), mib(budget), mib(IsolateBytes-budget))
+}
+
+// mib is n bytes in MiB, to a tenth.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -1,0 +1,176 @@
+package modelsource
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall/js"
+)
+
+// Fetch is a Store of URLs read with HTTP Range requests through a fetch
+// function: globalThis's, or a static-assets binding's (env.ASSETS.fetch).
+// The server must honour ranges (206 with a Content-Range that says which
+// bytes and the file's size); one that answers a range with the whole file
+// (200) is accepted for the file it sends, which is then held whole in
+// JavaScript while the model loads and counted against the budget.
+type Fetch struct {
+	fetcher js.Value // has a fetch(url, init) method
+	assets  string   // the assets binding's name, "" for globalThis's fetch
+	whole   map[string]js.Value
+}
+
+var _ Store = (*Fetch)(nil)
+
+// NewFetch is the Store of URLs fetched with globalThis.fetch.
+func NewFetch() *Fetch { return &Fetch{fetcher: js.Global(), whole: map[string]js.Value{}} }
+
+// NewAssets is the Store of the static assets of a binding (binding.fetch)
+// bound as name.
+func NewAssets(binding js.Value, name string) *Fetch {
+	return &Fetch{fetcher: binding, assets: name, whole: map[string]js.Value{}}
+}
+
+// Open gets the URL's first n bytes with a Range request.
+func (s *Fetch) Open(ctx context.Context, url string, n int) (Object, Chunk, error) {
+	resp, err := s.get(ctx, url, 0, n)
+	if err != nil {
+		return Object{}, nil, err
+	}
+	switch status := resp.Get("status").Int(); status {
+	case 206:
+		start, size, err := contentRange(resp)
+		if err != nil {
+			return Object{}, nil, err
+		}
+		if start != 0 {
+			return Object{}, nil, fmt.Errorf("asked for the bytes from 0, the server sent them from %d", start)
+		}
+		c, err := s.body(ctx, resp)
+		if err != nil {
+			return Object{}, nil, err
+		}
+		if int64(c.Len()) != min(int64(n), size) {
+			return Object{}, nil, fmt.Errorf("%d bytes from byte 0, not %d: %w", c.Len(), min(int64(n), size), ErrShort)
+		}
+		return Object{Size: size}, c, nil
+	case 200: // the server ignores Range: the whole file
+		if length := resp.Get("headers").Call("get", "Content-Length"); !isNullish(length) {
+			if l, err := strconv.ParseInt(length.String(), 10, 64); err == nil && l > DefaultBudget {
+				_, _ = call(resp.Get("body"), "cancel")
+				return Object{}, nil, fail(CodeTooLarge, "the server of %s ignores Range requests and would send all %s at once, more than an isolate holds beside the model: serve it from a server that honours Range, or from R2", s.Describe(url), mib(l))
+			}
+		}
+		c, err := s.body(ctx, resp)
+		if err != nil {
+			return Object{}, nil, err
+		}
+		s.whole[url] = c.u8
+		size := int64(c.Len())
+		return Object{Size: size, Held: size}, jsChunk{c.u8.Call("subarray", 0, min(n, c.Len()))}, nil
+	case 416: // no byte 0: an empty file
+		return Object{Size: 0}, Bytes(nil), nil
+	default:
+		return Object{}, nil, statusError(resp)
+	}
+}
+
+// Read gets n bytes of the URL from off with a Range request (or from the
+// whole file, when the server sent it).
+func (s *Fetch) Read(ctx context.Context, url string, off int64, n int) (Chunk, error) {
+	if u8, ok := s.whole[url]; ok {
+		if off+int64(n) > int64(u8.Length()) {
+			return nil, fmt.Errorf("%d bytes from byte %d of %d: %w", n, off, u8.Length(), ErrShort)
+		}
+		return jsChunk{u8.Call("subarray", off, off+int64(n))}, nil
+	}
+	release()
+	resp, err := s.get(ctx, url, off, n)
+	if err != nil {
+		return nil, err
+	}
+	switch status := resp.Get("status").Int(); status {
+	case 206:
+	case 200:
+		_, _ = call(resp.Get("body"), "cancel")
+		return nil, fmt.Errorf("the server answered a Range request with the whole file (200) after honouring the first")
+	case 416:
+		return nil, fmt.Errorf("the server has no byte %d (416): %w", off, ErrShort)
+	default:
+		return nil, statusError(resp)
+	}
+	if start, _, err := contentRange(resp); err != nil {
+		return nil, err
+	} else if start != off {
+		return nil, fmt.Errorf("asked for the bytes from %d, the server sent them from %d", off, start)
+	}
+	c, err := s.body(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	if c.Len() != n {
+		return nil, fmt.Errorf("%d bytes from byte %d, not %d: %w", c.Len(), off, n, ErrShort)
+	}
+	return c, nil
+}
+
+// Describe names the URL without its query, or the asset.
+func (s *Fetch) Describe(url string) string {
+	if s.assets != "" {
+		return fmt.Sprintf("%s asset %q", s.assets, filePathOf(url))
+	}
+	return safeURL(url)
+}
+
+// Forget drops a whole file held for url (after the load).
+func (s *Fetch) Forget() { clear(s.whole) }
+
+// get fetches bytes [off, off+n) of url.
+func (s *Fetch) get(ctx context.Context, url string, off int64, n int) (js.Value, error) {
+	init := map[string]any{"headers": map[string]any{"Range": fmt.Sprintf("bytes=%d-%d", off, off+int64(n)-1)}}
+	resp, err := awaitCall(ctx, s.fetcher, "fetch", url, init)
+	if err != nil {
+		return js.Undefined(), fmt.Errorf("fetch: %w", err)
+	}
+	return resp, nil
+}
+
+// body reads a response's body whole: at most a chunk, for a 206.
+func (s *Fetch) body(ctx context.Context, resp js.Value) (jsChunk, error) {
+	buffer, err := awaitCall(ctx, resp, "arrayBuffer")
+	if err != nil {
+		return jsChunk{}, fmt.Errorf("reading the response: %w", err)
+	}
+	return bytesOf(buffer), nil
+}
+
+// contentRange reads a 206's Content-Range: "bytes START-END/SIZE".
+func contentRange(resp js.Value) (start, size int64, err error) {
+	h := resp.Get("headers").Call("get", "Content-Range")
+	if isNullish(h) {
+		return 0, 0, fmt.Errorf("the server answered 206 without a Content-Range")
+	}
+	text := h.String()
+	spec, ok := strings.CutPrefix(text, "bytes ")
+	rng, total, ok2 := strings.Cut(spec, "/")
+	first, _, ok3 := strings.Cut(rng, "-")
+	start, err1 := strconv.ParseInt(first, 10, 64)
+	size, err2 := strconv.ParseInt(total, 10, 64)
+	if !ok || !ok2 || !ok3 || err1 != nil || err2 != nil || start < 0 || size < 0 {
+		return 0, 0, fmt.Errorf("the server's Content-Range %q does not say the file's size (bytes START-END/SIZE)", text)
+	}
+	return start, size, nil
+}
+
+// statusError is a response that is neither 206 nor 200: a 404 is
+// ErrNotFound.
+func statusError(resp js.Value) error {
+	status := resp.Get("status").Int()
+	if status == 404 || status == 410 {
+		return fmt.Errorf("HTTP %d: %w", status, ErrNotFound)
+	}
+	return fmt.Errorf("HTTP %d %s", status, resp.Get("statusText").String())
+}
+
+// filePathOf is a URL's path.
+func filePathOf(url string) string { p, _ := filePath(url); return p }
