@@ -18,6 +18,33 @@
 // place from the bytes embedded in the binary (no copy, no dequantisation)
 // and allocates one session, which keeps that per-request start-up small.
 //
+// # The model
+//
+// loadModel (source.go) loads the model through package modelsource, from
+// the first source the env names:
+//
+//   - WASMLM_MODEL: the key of an object in the R2 bucket bound as
+//     MODEL_BUCKET ([[r2_buckets]] in wrangler.toml), read with the
+//     binding's ranged get, a few MiB at a time, straight into the model's
+//     buffer in Go memory (one copy). A key ending in -00001-of-0000N.gguf
+//     is the first part of a split GGUF set: every part is read.
+//   - WASMLM_MODEL_URL: an http(s) URL read with Range requests (the server
+//     must answer 206 with Content-Range; a whole-file 200 only when it fits
+//     beside the model), or a path of the static assets bound as ASSETS,
+//     whose files of up to 25 MiB can hold a split set's parts.
+//   - Neither: the embedded default, stories260K, parsed in place.
+//
+// WASMLM_MODEL_SHA256 (optional) is the file's SHA-256 in hexadecimal, or
+// a split set's parts', comma-separated; it is checked as the bytes arrive.
+// Each file's header is read first: a model whose weights, KV cache (F16,
+// the context served) and Go runtime would not fit the isolate's 128 MiB
+// (modelsource.DefaultBudget: 112 MiB, 16 MiB kept for JavaScript) is
+// refused before its weights are read. A failed load answers 500 with an
+// OpenAI error object whose code says why: model_not_found,
+// model_checksum_mismatch, model_too_large, model_load_failed (truncated,
+// corrupt, unsupported) or worker_misconfigured (a variable or binding
+// missing or malformed), and its message names the file and the cause.
+//
 // # Keys and limits
 //
 // The env is read for every request, so a changed secret or variable

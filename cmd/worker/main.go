@@ -118,7 +118,10 @@ func getenv(name string) (string, error) {
 // keys or limits it was given.
 func failure(err error) http.Handler {
 	code := "model_load_failed"
-	if errors.Is(err, errMisconfigured) {
+	var coded interface{ Code() string } // a model source's failure (modelsource.Error)
+	if errors.As(err, &coded) {
+		code = coded.Code()
+	} else if errors.Is(err, errMisconfigured) {
 		code = "worker_misconfigured"
 	}
 	body, _ := json.Marshal(map[string]any{"error": map[string]any{
