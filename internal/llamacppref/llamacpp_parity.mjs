@@ -1,12 +1,14 @@
 // llama.cpp's greedy continuations and next-token probabilities, through
 // node-llama-cpp (pinned in package.json; its prebuilt CPU binary, never a
 // build or a GPU backend, one thread), for the parity harness of package
-// llamacppref. It reads one JSON request on stdin:
+// llamacppref. It reads requests on stdin, one JSON line each:
 //
 //	{"jobs": [{"model": "m.gguf", "prompts": [[1, 5], [1]], "tokens": 64,
 //	           "top_k": 10, "kv_type": "F32"}]}
 //
-// and prints one JSON line: {"results": [...]}, one per job in order, each
+// and answers each with one JSON line, in order, until stdin ends: one
+// process serves every check of a test binary, which pays node-llama-cpp's
+// start (a second of CPU) once. An answer is {"results": [...]}, one per job in order, each
 // {"error": "..."} when llama.cpp refused the model, else
 // {"architecture", "tensors", "runs": [{"tokens": [...], "steps": [[[id, p], ...], ...]}]}:
 // for each prompt the greedy tokens after it (up to an end-of-generation
@@ -23,11 +25,8 @@
 // "detokenize": true also {"detokenized": [...]}, llama_detokenize's text of
 // those ids; and {"special": {"bos", "eos", "sep", "add_bos", "add_eos"}},
 // node-llama-cpp's view of the special tokens (-1: none).
+import { createInterface } from 'node:readline';
 import { getLlama } from 'node-llama-cpp';
-
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 
 // llama.cpp says why it refuses a model only in its log: the job's error
 // carries the log's errors.
@@ -36,16 +35,20 @@ const logger = (level, message) => {
   if (level === 'error' || level === 'fatal') logged.push(message.trim());
 };
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error', logger, progressLogs: false });
-const results = [];
-for (const job of request.jobs) {
-  logged = [];
-  try {
-    results.push(await run(job));
-  } catch (err) {
-    results.push({ error: [String(err?.message ?? err), ...logged].join('\n') });
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  if (line.trim() === '') continue;
+  const request = JSON.parse(line);
+  const results = [];
+  for (const job of request.jobs) {
+    logged = [];
+    try {
+      results.push(await run(job));
+    } catch (err) {
+      results.push({ error: [String(err?.message ?? err), ...logged].join('\n') });
+    }
   }
+  process.stdout.write(JSON.stringify({ results }) + '\n');
 }
-console.log(JSON.stringify({ results }));
 await llama.dispose();
 
 async function run(job) {

@@ -42,7 +42,10 @@ const (
 	KVF16 KVType = "F16" // llama.cpp's default
 )
 
-// Runner runs llama.cpp through node-llama-cpp.
+// Runner runs llama.cpp through node-llama-cpp: in one Node.js process,
+// started by the first Run and shared by every Runner of the test binary
+// (see server), so that the checks of a package pay node-llama-cpp's start
+// once rather than once per check and per round.
 type Runner struct{ node Node }
 
 // Node is Node.js and the module's root, whose node_modules holds
@@ -219,13 +222,14 @@ func (p *Prob) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Run runs the jobs in one Node.js process, in order. An error is the
-// process's failure; a model llama.cpp refuses is its Output's Error.
+// Run runs the jobs in the shared Node.js process, in order. An error is
+// the process's failure (the next Run starts another); a model llama.cpp
+// refuses is its Output's Error.
 func (r *Runner) Run(jobs []Job) ([]Output, error) {
 	var res struct {
 		Results []Output `json:"results"`
 	}
-	if err := r.node.RunJSON(script, map[string]any{"jobs": jobs}, &res); err != nil {
+	if err := shared.call(r.node, map[string]any{"jobs": jobs}, &res); err != nil {
 		return nil, err
 	}
 	if len(res.Results) != len(jobs) {
