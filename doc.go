@@ -12,6 +12,7 @@
 //	cmd/worker          the edge build: httpapi on Cloudflare Workers
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	cmd/worker/internal/modelsource  its model from R2, a URL or static assets, read by range into Go memory
+//	cmd/worker/internal/jspromise  its calls into JavaScript: exceptions as errors, promises awaited
 //	jsbridge            the engine as a JavaScript object (syscall/js)
 //	webgpu              engine/gpu's Host over the browser's navigator.gpu (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API

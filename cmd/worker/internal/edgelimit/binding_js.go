@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 
@@ -81,72 +82,16 @@ func (b *Binding) Refund(client string, tokens int) {
 func (b *Binding) limit(ctx context.Context, key string) (success bool, err error) {
 	opts := js.Global().Get("Object").New()
 	opts.Set("key", key)
-	p, err := call(b.limiter, "limit", opts)
+	p, err := jspromise.Call(b.limiter, "limit", opts)
 	if err != nil {
 		return false, err
 	}
-	outcome, err := await(ctx, p)
+	outcome, err := jspromise.Await(ctx, p)
 	if err != nil {
 		return false, err
 	}
 	if outcome.Type() != js.TypeObject || outcome.Get("success").Type() != js.TypeBoolean {
-		return false, fmt.Errorf("limit() resolved to %s, not {success: boolean}", describe(outcome))
+		return false, fmt.Errorf("limit() resolved to %s, not {success: boolean}", jspromise.Describe(outcome))
 	}
 	return outcome.Get("success").Bool(), nil
-}
-
-// call calls v[method](args...), turning a JavaScript exception (which
-// syscall/js raises as a Go panic) into an error.
-func call(v js.Value, method string, args ...any) (result js.Value, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s() threw: %v", method, p)
-		}
-	}()
-	return v.Call(method, args...), nil
-}
-
-// await waits for a promise (or any value: Promise.resolve adopts it) to
-// settle, or for ctx to end. It hands JavaScript two callbacks and blocks on
-// a channel they fill; while it blocks, the Go program returns control to
-// the isolate, which settles the promise and calls back. The callbacks are
-// released once called; should ctx end first, they stay until the promise
-// settles.
-func await(ctx context.Context, p js.Value) (js.Value, error) {
-	type settled struct {
-		v   js.Value
-		err error
-	}
-	done := make(chan settled, 1)
-	var resolved, rejected js.Func
-	release := func() { resolved.Release(); rejected.Release() }
-	resolved = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		done <- settled{v: arg0(args)}
-		release()
-		return nil
-	})
-	rejected = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		done <- settled{err: fmt.Errorf("rejected: %s", describe(arg0(args)))}
-		release()
-		return nil
-	})
-	js.Global().Get("Promise").Call("resolve", p).Call("then", resolved, rejected)
-	select {
-	case s := <-done:
-		return s.v, s.err
-	case <-ctx.Done():
-		return js.Undefined(), ctx.Err()
-	}
-}
-
-func arg0(args []js.Value) js.Value {
-	if len(args) == 0 {
-		return js.Undefined()
-	}
-	return args[0]
-}
-
-// describe is a JavaScript value as text: String(v).
-func describe(v js.Value) string {
-	return js.Global().Get("String").Invoke(v).String()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 
@@ -179,24 +180,10 @@ func TestBindingFailures(t *testing.T) {
 
 	for _, v := range []js.Value{js.Undefined(), js.ValueOf("text"), js.Global().Get("Object").New()} {
 		_, err := NewBinding(v, time.Minute, nil)
-		assert.Error(t, err, "%s", describe(v))
+		assert.Error(t, err, "%s", jspromise.Describe(v))
 	}
 	_, err := NewBinding(newFakeBinding(t, 1).obj, 0, nil)
 	assert.Error(t, err)
-}
-
-// TestAwaitEndsWithTheContext: a promise that never settles does not hold
-// the request once its context ends.
-func TestAwaitEndsWithTheContext(t *testing.T) {
-	never := js.Global().Get("Promise").New(js.Global().Get("Function").New("resolve", "reject", ""))
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	_, err := await(ctx, never)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-
-	v, err := await(context.Background(), js.ValueOf(7))
-	require.NoError(t, err)
-	assert.Equal(t, 7, v.Int(), "a plain value is adopted")
 }
 
 // BenchmarkAllow is what a request's Allow costs (a fresh limiter, as each

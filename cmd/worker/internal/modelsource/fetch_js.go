@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall/js"
+
+	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
 )
 
 // Fetch is a Store of URLs read with HTTP Range requests through a fetch
@@ -57,7 +59,7 @@ func (s *Fetch) Open(ctx context.Context, url string, n int) (Object, Chunk, err
 	case 200: // the server ignores Range: the whole file
 		if length := resp.Get("headers").Call("get", "Content-Length"); !isNullish(length) {
 			if l, err := strconv.ParseInt(length.String(), 10, 64); err == nil && l > DefaultBudget {
-				_, _ = call(resp.Get("body"), "cancel")
+				_, _ = jspromise.Call(resp.Get("body"), "cancel")
 				return Object{}, nil, fail(CodeTooLarge, "the server of %s ignores Range requests and would send all %s at once, more than an isolate holds beside the model: serve it from a server that honours Range, or from R2", s.Describe(url), mib(l))
 			}
 		}
@@ -92,7 +94,7 @@ func (s *Fetch) Read(ctx context.Context, url string, off int64, n int) (Chunk, 
 	switch status := resp.Get("status").Int(); status {
 	case 206:
 	case 200:
-		_, _ = call(resp.Get("body"), "cancel")
+		_, _ = jspromise.Call(resp.Get("body"), "cancel")
 		return nil, fmt.Errorf("the server answered a Range request with the whole file (200) after honouring the first")
 	case 416:
 		return nil, fmt.Errorf("the server has no byte %d (416): %w", off, ErrShort)
@@ -128,7 +130,7 @@ func (s *Fetch) Forget() { clear(s.whole) }
 // get fetches bytes [off, off+n) of url.
 func (s *Fetch) get(ctx context.Context, url string, off int64, n int) (js.Value, error) {
 	init := map[string]any{"headers": map[string]any{"Range": fmt.Sprintf("bytes=%d-%d", off, off+int64(n)-1)}}
-	resp, err := awaitCall(ctx, s.fetcher, "fetch", url, init)
+	resp, err := jspromise.AwaitCall(ctx, s.fetcher, "fetch", url, init)
 	if err != nil {
 		return js.Undefined(), fmt.Errorf("fetch: %w", err)
 	}
@@ -137,7 +139,7 @@ func (s *Fetch) get(ctx context.Context, url string, off int64, n int) (js.Value
 
 // body reads a response's body whole: at most a chunk, for a 206.
 func (s *Fetch) body(ctx context.Context, resp js.Value) (jsChunk, error) {
-	buffer, err := awaitCall(ctx, resp, "arrayBuffer")
+	buffer, err := jspromise.AwaitCall(ctx, resp, "arrayBuffer")
 	if err != nil {
 		return jsChunk{}, fmt.Errorf("reading the response: %w", err)
 	}

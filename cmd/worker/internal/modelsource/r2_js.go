@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"syscall/js"
+
+	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
 )
 
 // R2 is a Store of the objects of an R2 bucket binding, read with the
@@ -22,7 +24,7 @@ func NewR2(bucket js.Value, name string) R2 { return R2{bucket: bucket, name: na
 
 // Open heads the object and gets its first n bytes.
 func (s R2) Open(ctx context.Context, key string, n int) (Object, Chunk, error) {
-	head, err := awaitCall(ctx, s.bucket, "head", key)
+	head, err := jspromise.AwaitCall(ctx, s.bucket, "head", key)
 	if err != nil {
 		return Object{}, nil, err
 	}
@@ -41,14 +43,14 @@ func (s R2) Open(ctx context.Context, key string, n int) (Object, Chunk, error) 
 func (s R2) Read(ctx context.Context, key string, off int64, n int) (Chunk, error) {
 	release()
 	rng := map[string]any{"offset": float64(off), "length": n}
-	body, err := awaitCall(ctx, s.bucket, "get", key, map[string]any{"range": rng})
+	body, err := jspromise.AwaitCall(ctx, s.bucket, "get", key, map[string]any{"range": rng})
 	if err != nil {
 		return nil, err
 	}
 	if isNullish(body) {
 		return nil, fmt.Errorf("the object went away while it was read: %w", ErrNotFound)
 	}
-	buffer, err := awaitCall(ctx, body, "arrayBuffer")
+	buffer, err := jspromise.AwaitCall(ctx, body, "arrayBuffer")
 	if err != nil {
 		return nil, err
 	}
