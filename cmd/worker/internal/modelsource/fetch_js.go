@@ -20,6 +20,7 @@ type Fetch struct {
 	fetcher js.Value // has a fetch(url, init) method
 	assets  string   // the assets binding's name, "" for globalThis's fetch
 	whole   map[string]js.Value
+	body    reader
 }
 
 var _ Store = (*Fetch)(nil)
@@ -48,7 +49,7 @@ func (s *Fetch) Open(ctx context.Context, url string, n int) (Object, Chunk, err
 		if start != 0 {
 			return Object{}, nil, fmt.Errorf("asked for the bytes from 0, the server sent them from %d", start)
 		}
-		c, err := s.body(ctx, resp)
+		c, err := s.body.read(ctx, resp, int(min(int64(n), size)))
 		if err != nil {
 			return Object{}, nil, err
 		}
@@ -63,10 +64,11 @@ func (s *Fetch) Open(ctx context.Context, url string, n int) (Object, Chunk, err
 				return Object{}, nil, fail(CodeTooLarge, "the server of %s ignores Range requests and would send all %s at once, more than an isolate holds beside the model: serve it from a server that honours Range, or from R2", s.Describe(url), mib(l))
 			}
 		}
-		c, err := s.body(ctx, resp)
+		buffer, err := jspromise.AwaitCall(ctx, resp, "arrayBuffer")
 		if err != nil {
-			return Object{}, nil, err
+			return Object{}, nil, fmt.Errorf("reading the response: %w", err)
 		}
+		c := bytesOf(buffer)
 		s.whole[url] = c.u8
 		size := int64(c.Len())
 		return Object{Size: size, Held: size}, jsChunk{c.u8.Call("subarray", 0, min(n, c.Len()))}, nil
@@ -106,7 +108,7 @@ func (s *Fetch) Read(ctx context.Context, url string, off int64, n int) (Chunk, 
 	} else if start != off {
 		return nil, fmt.Errorf("asked for the bytes from %d, the server sent them from %d", off, start)
 	}
-	c, err := s.body(ctx, resp)
+	c, err := s.body.read(ctx, resp, n)
 	if err != nil {
 		return nil, err
 	}
@@ -135,15 +137,6 @@ func (s *Fetch) get(ctx context.Context, url string, off int64, n int) (js.Value
 		return js.Undefined(), fmt.Errorf("fetch: %w", err)
 	}
 	return resp, nil
-}
-
-// body reads a response's body whole: at most a chunk, for a 206.
-func (s *Fetch) body(ctx context.Context, resp js.Value) (jsChunk, error) {
-	buffer, err := jspromise.AwaitCall(ctx, resp, "arrayBuffer")
-	if err != nil {
-		return jsChunk{}, fmt.Errorf("reading the response: %w", err)
-	}
-	return bytesOf(buffer), nil
 }
 
 // contentRange reads a 206's Content-Range: "bytes START-END/SIZE".

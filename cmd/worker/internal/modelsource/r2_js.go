@@ -15,15 +15,16 @@ import (
 type R2 struct {
 	bucket js.Value
 	name   string // the binding's name, for messages
+	body   reader
 }
 
-var _ Store = R2{}
+var _ Store = (*R2)(nil)
 
 // NewR2 is the Store of the bucket bound as name (bucket is that binding).
-func NewR2(bucket js.Value, name string) R2 { return R2{bucket: bucket, name: name} }
+func NewR2(bucket js.Value, name string) *R2 { return &R2{bucket: bucket, name: name} }
 
 // Open heads the object and gets its first n bytes.
-func (s R2) Open(ctx context.Context, key string, n int) (Object, Chunk, error) {
+func (s *R2) Open(ctx context.Context, key string, n int) (Object, Chunk, error) {
 	head, err := jspromise.AwaitCall(ctx, s.bucket, "head", key)
 	if err != nil {
 		return Object{}, nil, err
@@ -40,7 +41,7 @@ func (s R2) Open(ctx context.Context, key string, n int) (Object, Chunk, error) 
 }
 
 // Read gets n bytes of the object from off.
-func (s R2) Read(ctx context.Context, key string, off int64, n int) (Chunk, error) {
+func (s *R2) Read(ctx context.Context, key string, off int64, n int) (Chunk, error) {
 	release()
 	rng := map[string]any{"offset": float64(off), "length": n}
 	body, err := jspromise.AwaitCall(ctx, s.bucket, "get", key, map[string]any{"range": rng})
@@ -50,11 +51,10 @@ func (s R2) Read(ctx context.Context, key string, off int64, n int) (Chunk, erro
 	if isNullish(body) {
 		return nil, fmt.Errorf("the object went away while it was read: %w", ErrNotFound)
 	}
-	buffer, err := jspromise.AwaitCall(ctx, body, "arrayBuffer")
+	c, err := s.body.read(ctx, body, n)
 	if err != nil {
 		return nil, err
 	}
-	c := bytesOf(buffer)
 	if c.Len() != n {
 		return nil, fmt.Errorf("%d bytes from byte %d, not %d: %w", c.Len(), off, n, ErrShort)
 	}
@@ -62,4 +62,4 @@ func (s R2) Read(ctx context.Context, key string, off int64, n int) (Chunk, erro
 }
 
 // Describe names the object.
-func (s R2) Describe(key string) string { return fmt.Sprintf("%s object %q", s.name, key) }
+func (s *R2) Describe(key string) string { return fmt.Sprintf("%s object %q", s.name, key) }
