@@ -151,6 +151,10 @@ type Spec struct {
 	// draws: twenty times faster, for the multi-gigabyte models of tests
 	// that need a real size, not a real distribution. Other types ignore it.
 	Fast bool `json:"fast,omitempty"`
+	// ChatTemplate names one of ChatTemplates (a real model's Jinja
+	// template, templates/<name>.jinja), written as tokenizer.chat_template;
+	// "" writes none.
+	ChatTemplate string `json:"chat_template,omitempty"`
 }
 
 // withDefaults returns s with its zero-valued optional fields filled in.
@@ -236,6 +240,9 @@ func (s Spec) validate() error {
 		return err
 	}
 	if err := s.validateBert(); err != nil {
+		return err
+	}
+	if err := s.validateChatTemplate(); err != nil {
 		return err
 	}
 	sh := s.Shape
@@ -419,6 +426,9 @@ func (g *generator) metadata() {
 	g.moeMetadata()
 	g.gptOSSMetadata()
 	spmVocab(b, sp.VocabSize)
+	if sp.ChatTemplate != "" {
+		b.Set("tokenizer.chat_template", gguf.ValueOf(chatTemplate(sp.ChatTemplate)))
+	}
 	b.Set("wasmlm.modelgen.version", gguf.ValueOf(uint32(Version)))
 }
 

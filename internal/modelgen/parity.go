@@ -49,6 +49,7 @@ func parityArchs() []parityArch {
 	qwen35.Layers = 8 // 6 Gated DeltaNet layers, attention at 3 and 7
 	gptOSS := wide
 	gptOSS.Layers = 4
+	gptOSS.ContextLength = 512 // its chat template's system message alone is 250 bytes
 	qwen35moe := wide
 	qwen35moe.Layers = 4 // Gated DeltaNet layers, attention at 3, experts in each
 	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
@@ -113,7 +114,7 @@ func withMoE(sp Spec, m MoE) Spec {
 // ParityModels returns the parity models: for each architecture
 // (ParityArchitectures) the model named after it, in F32, and the model
 // named <architecture>-<type> in its quantized test type, all with one
-// seed.
+// seed, each decoder with its family's chat template (parityTemplates).
 func ParityModels() []Model {
 	var out []Model
 	for _, a := range parityArchs() {
@@ -124,6 +125,7 @@ func ParityModels() []Model {
 			}
 			sp := a.spec
 			sp.Name, sp.Type, sp.Seed = name, t, paritySeed
+			sp.ChatTemplate = parityTemplates[sp.Arch]
 			out = append(out, Model{Name: name, Shape: ParityShape, Spec: sp})
 		}
 	}

@@ -1,0 +1,44 @@
+package modelgen
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
+
+// TestChatTemplatesAreTheChatPackages: every template modelgen writes is
+// the chat package's test copy of it (chat/testdata/templates), byte for
+// byte, and every parity decoder carries one, written as
+// tokenizer.chat_template.
+func TestChatTemplatesAreTheChatPackages(t *testing.T) {
+	for _, name := range ChatTemplates() {
+		want, err := os.ReadFile("../../chat/testdata/templates/" + name + ".jinja")
+		require.NoError(t, err, name)
+		assert.Equal(t, string(want), chatTemplate(name), name)
+	}
+	for _, pm := range ParityModels() {
+		if pm.Spec.Arch == "bert" || pm.Spec.Arch == "nomic-bert" {
+			assert.Empty(t, pm.Spec.ChatTemplate, pm.Name)
+			continue
+		}
+		require.NotEmpty(t, pm.Spec.ChatTemplate, pm.Name)
+		if pm.Spec.Type != tensor.F32 {
+			continue // the same header as the F32 model's
+		}
+		data, err := Build(pm.Spec)
+		require.NoError(t, err, pm.Name)
+		f, err := gguf.Parse(data)
+		require.NoError(t, err, pm.Name)
+		src, err := f.String("tokenizer.chat_template")
+		require.NoError(t, err, pm.Name)
+		assert.Equal(t, chatTemplate(pm.Spec.ChatTemplate), src, pm.Name)
+	}
+	_, err := Build(Spec{Shape: Shape{Dim: 64, HiddenDim: 128, Layers: 1, Heads: 4, KVHeads: 4, VocabSize: MinVocabSize, ContextLength: 32},
+		ChatTemplate: "no-such-template"})
+	require.ErrorIs(t, err, ErrSpec)
+}
