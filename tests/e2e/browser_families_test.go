@@ -11,9 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/openai"
+	"github.com/wasmlm/wasmlm/policy"
 )
 
 // familyPrompts are what TestBrowserEveryFamily asks each model, in order,
@@ -24,11 +27,58 @@ var familyPrompts = []string{"Once upon a time", "Once upon a time there was a",
 // familyTokens is how many tokens each prompt continues for.
 const familyTokens = 12
 
-// Every decoder architecture generates in the page as natively, token for
-// token: the parity model of each (`wasmlm bench -gen DIR -shapes parity`,
-// in its quantized test type, so the page's SIMD kernels run it) loaded
-// in one page, continuing prompts that reuse the cache and prompts that
-// do not, with the tokens of a fresh native session for each prompt.
+// familyChat is the conversation TestBrowserEveryFamily has each model
+// answer through its chat template, for familyChatTokens tokens.
+var familyChat = []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time"}}
+
+const familyChatTokens = 4
+
+// familyChatJS is familyChat as the JS API takes it.
+func familyChatJS() []map[string]string {
+	var out []map[string]string
+	for _, m := range familyChat {
+		out = append(out, map[string]string{"role": m.Role, "content": m.Content})
+	}
+	return out
+}
+
+// nativeChat is a chat completion of familyChat by the native engine: the
+// template's family, the rendered prompt and its tokens, and the greedy
+// reply read as a chat reply (reasoning apart).
+type nativeChat struct {
+	template, prompt string
+	tokens           []int
+	reply            openai.Reply
+	replyTokens      int
+	finish           string
+}
+
+func chatNatively(t *testing.T, name string, m *engine.Model) nativeChat {
+	tmpl, err := policy.ChatTemplate(m)
+	require.NoError(t, err, name)
+	text, err := tmpl.ApplyWith(familyChat, true, chat.Options{})
+	require.NoError(t, err, name)
+	p, err := policy.NewChatPrompt(m, familyChat, chat.Options{})
+	require.NoError(t, err, name)
+	s, err := m.NewSession(engine.SessionOptions{})
+	require.NoError(t, err, name)
+	res, err := s.GeneratePrompt(context.Background(), p.Prompt, engine.GenerateOptions{MaxTokens: familyChatTokens}, nil)
+	require.NoError(t, err, name)
+	reply, err := openai.ParseReply(p.ReplyPrefix+res.Text, nil)
+	require.NoError(t, err, name)
+	return nativeChat{template: tmpl.Name(), prompt: text, tokens: p.Tokens, reply: reply, replyTokens: len(res.Tokens),
+		finish: openai.FinishReason(res.FinishReason)}
+}
+
+// Every decoder architecture generates and chats in the page as natively,
+// token for token: the parity model of each (`wasmlm bench -gen DIR
+// -shapes parity`, in its quantized test type, so the page's SIMD kernels
+// run it) loaded in one page, continuing prompts that reuse the cache and
+// prompts that do not, with the tokens of a fresh native session for each
+// prompt; then answering a chat through its family's chat template (the
+// file's tokenizer.chat_template): the same template, the same prompt
+// tokens (the rendered prompt tokenized in the page, and the count the
+// completion reports) and the same greedy reply, reasoning apart.
 func TestBrowserEveryFamily(t *testing.T) {
 	tb := newTab(t, blankPage)
 	for _, pm := range modelgen.ParityModels() {
@@ -52,11 +102,23 @@ func TestBrowserEveryFamily(t *testing.T) {
 			require.NoError(t, err, pm.Name)
 			want = append(want, res.Tokens)
 		}
+		native := chatNatively(t, pm.Name, m)
 		path, _ := serveFile(t, tb.site, pm.Name+".gguf", data)
 		got := eval[struct {
 			Architecture string  `json:"architecture"`
 			Device       string  `json:"device"`
 			Tokens       [][]int `json:"tokens"`
+			Template     string  `json:"template"`
+			ChatPrompt   []int   `json:"chatPrompt"`
+			Chat         struct {
+				Content   string `json:"content"`
+				Reasoning string `json:"reasoning"`
+				Finish    string `json:"finish"`
+				Usage     struct {
+					PromptTokens     int `json:"prompt_tokens"`
+					CompletionTokens int `json:"completion_tokens"`
+				} `json:"usage"`
+			} `json:"chat"`
 		}](t, tb, apiScript(`
 			const lm = await WasmLM.load('`+path+`', { device: 'cpu' });
 			const tokens = [];
@@ -64,12 +126,23 @@ func TestBrowserEveryFamily(t *testing.T) {
 				const r = await lm.generate(prompt, { temperature: 0, maxTokens: `+strconv.Itoa(familyTokens)+` });
 				tokens.push(r.tokens);
 			}
+			const c = await lm.chat.completions.create({ messages: `+jsonString(t, familyChatJS())+`, temperature: 0, max_tokens: `+strconv.Itoa(familyChatTokens)+` });
+			const chat = { content: c.choices[0].message.content, reasoning: c.choices[0].message.reasoning_content ?? '',
+				finish: c.choices[0].finish_reason, usage: c.usage };
+			const chatPrompt = await lm.tokenize(`+jsonString(t, native.prompt)+`, { special: true });
 			const info = lm.info;
 			lm.unload();
-			return { architecture: info.architecture, device: info.device, tokens };
+			return { architecture: info.architecture, device: info.device, tokens, template: info.chatTemplate, chat, chatPrompt };
 		`))
 		assert.Equal(t, pm.Spec.Arch, got.Architecture, pm.Name)
 		assert.Equal(t, "cpu", got.Device, pm.Name)
 		assert.Equal(t, want, got.Tokens, "%s: the page's tokens are the native engine's", pm.Name)
+		assert.Equal(t, native.template, got.Template, "%s: the chat template's family", pm.Name)
+		assert.Equal(t, native.tokens, got.ChatPrompt, "%s: the chat prompt's tokens", pm.Name)
+		assert.Equal(t, len(native.tokens), got.Chat.Usage.PromptTokens, "%s: the chat's prompt tokens", pm.Name)
+		assert.Equal(t, native.replyTokens, got.Chat.Usage.CompletionTokens, "%s: the chat's reply tokens", pm.Name)
+		assert.Equal(t, native.reply.Content, got.Chat.Content, "%s: the chat's reply", pm.Name)
+		assert.Equal(t, native.reply.Reasoning, got.Chat.Reasoning, "%s: the chat's reasoning", pm.Name)
+		assert.Equal(t, native.finish, got.Chat.Finish, "%s", pm.Name)
 	}
 }
