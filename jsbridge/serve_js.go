@@ -8,7 +8,6 @@
 package jsbridge
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/httpapi"
+	"github.com/wasmlm/wasmlm/internal/jshttp"
 )
 
 // serveFields are the keys of serveHTTP's options.
@@ -89,8 +89,9 @@ func (b *Binding) parseServeHTTP(args []js.Value) (work, error) {
 	var body []byte
 	size := int64(0)
 	if bv, ok := rf.value("body"); ok {
-		if body, size, err = b.bodyBytes(bv); err != nil {
-			return nil, err
+		var ok bool
+		if body, size, ok = jshttp.Body(bv, httpapi.DefaultMaxBodyBytes); !ok {
+			return nil, invalid("request.body", "must be a Uint8Array or an ArrayBuffer, got %s", b.describe(bv))
 		}
 	}
 	f, err := b.readFields(arg(args, 1), "options", serveFields)
@@ -119,38 +120,14 @@ func (b *Binding) parseServeHTTP(args []js.Value) (work, error) {
 		defer cancel()
 		unwatch := b.watchAbort(signal, cancel)
 		defer unwatch()
-		r, err := http.NewRequestWithContext(ctx, method, "http://localhost"+url, bytes.NewReader(body))
+		r, err := jshttp.NewRequest(ctx, method, "http://localhost"+url, header, body, size)
 		if err != nil {
 			return nil, invalid("request", "is not an HTTP request: %v", err)
 		}
-		r.Header, r.ContentLength = header, size
-		w := &jsResponse{b: b, onResponse: onResponse, header: http.Header{}}
-		h.ServeHTTP(w, r)
-		w.send()
-		return nil, w.err
+		return nil, jshttp.Serve(h, r, func(part js.Value) error {
+			return b.recovered("serveHTTP onResponse", func() error { onResponse.Invoke(part); return nil })
+		})
 	}, nil
-}
-
-// bodyBytes copies a request body into Go memory, but not more than the
-// handler reads (one byte beyond its limit tells it the body is too
-// large); size is the body's whole length.
-func (b *Binding) bodyBytes(v js.Value) (data []byte, size int64, err error) {
-	var u8 js.Value
-	switch {
-	case v.InstanceOf(b.uint8Array):
-		u8 = v
-	case v.InstanceOf(b.arrayBuffer):
-		u8 = b.uint8Array.New(v)
-	default:
-		return nil, 0, invalid("request.body", "must be a Uint8Array or an ArrayBuffer, got %s", b.describe(v))
-	}
-	n := u8.Length()
-	if n > httpapi.DefaultMaxBodyBytes+1 {
-		u8 = u8.Call("subarray", 0, httpapi.DefaultMaxBodyBytes+1)
-	}
-	data = make([]byte, u8.Length())
-	js.CopyBytesToGo(data, u8)
-	return data, int64(n), nil
 }
 
 // httpHandler returns the API over the loaded model, named name.
@@ -223,67 +200,4 @@ func (l *servedSessions) Return(*engine.Session) {
 	if turn != nil {
 		l.b.queue.leave(turn)
 	}
-}
-
-// jsResponse is the http.ResponseWriter of serveHTTP: it keeps what the
-// handler writes until the handler flushes (or returns), then hands it to
-// onResponse, the status and headers with the first part.
-type jsResponse struct {
-	b          *Binding
-	onResponse js.Value
-	header     http.Header
-	status     int    // 0 until the handler writes the header (or a byte)
-	started    bool   // the head went to onResponse
-	buf        []byte // written, not yet sent
-	err        error  // onResponse threw: later writes fail
-}
-
-func (w *jsResponse) Header() http.Header { return w.header }
-
-func (w *jsResponse) WriteHeader(status int) {
-	if w.status == 0 && status >= 200 {
-		w.status = status
-	}
-}
-
-func (w *jsResponse) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
-	}
-	w.WriteHeader(http.StatusOK)
-	w.buf = append(w.buf, p...)
-	return len(p), nil
-}
-
-// FlushError sends what was written (http.ResponseController.Flush calls
-// it): a Server-Sent Event leaves as soon as it is written.
-func (w *jsResponse) FlushError() error {
-	w.send()
-	return w.err
-}
-
-// send calls onResponse with what was written since the last call: with
-// the status and headers, the first time.
-func (w *jsResponse) send() {
-	if w.err != nil || (w.started && len(w.buf) == 0) {
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-	part := w.b.object.New()
-	if !w.started {
-		part.Set("status", w.status)
-		var pairs []any
-		for name, values := range w.header {
-			for _, v := range values {
-				pairs = append(pairs, []any{name, v})
-			}
-		}
-		part.Set("headers", pairs)
-		w.started = true
-	}
-	body := w.b.uint8Array.New(len(w.buf))
-	js.CopyBytesToJS(body, w.buf)
-	part.Set("body", body)
-	w.buf = w.buf[:0]
-	w.err = w.b.recovered("serveHTTP onResponse", func() error { w.onResponse.Invoke(part); return nil })
 }

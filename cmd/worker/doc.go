@@ -1,6 +1,7 @@
 // Command worker is wasmlm's edge worker: the OpenAI-compatible API of
-// package httpapi with the embedded default model (stories260K), served on
-// Cloudflare Workers through github.com/syumai/workers.
+// package httpapi over one model (loadModel, source.go: the embedded
+// default, stories260K, unless the env names another), served on
+// Cloudflare Workers by one long-lived Go instance per isolate.
 //
 // It builds only with GOOS=js GOARCH=wasm (make worker, which also writes
 // the JavaScript glue with syumai/workers' workers-assets-gen into
@@ -13,10 +14,48 @@
 // web/simd.js) and attach them before the Go program starts. GET /v1/models
 // reports it as meta.simd.
 //
-// syumai/workers instantiates a fresh Go program for every request, so
-// main runs once per request: it reads the worker's env, parses the model in
-// place from the bytes embedded in the binary (no copy, no dequantisation)
-// and allocates one session, which keeps that per-request start-up small.
+// # One instance per isolate
+//
+// worker.mjs starts the Go program when the isolate's first request comes
+// (requests arriving meanwhile wait for it) and hands every later request
+// to the same instance. main reads the env once (an isolate's env does not
+// change: a changed secret or variable is a new deployment, served by new
+// isolates), loads the model, builds the handler and registers the entry
+// point worker.mjs calls (instance.serveJS); it never returns. The
+// handler has wasmlm serve's queue: one slot (one session: the isolate has
+// one thread), httpapi.DefaultQueueSize requests waiting, one more refused
+// with 503; a client (its key or address) may hold a quarter of the queue,
+// beyond it 429, and waiting requests are served round-robin between
+// clients. The KV prefix cache, compiled grammars and tokenizer caches live
+// in that one handler, so they persist across requests. A model load that
+// fails is not kept: that request is answered with the failure and the
+// next one loads again. GET /health adds "instance": {"ordinal": N,
+// "requests": R, "loads": L}: N the how-many-th Go instance of the isolate
+// (1 for the first), R the requests it was given (this one included), L
+// the model loads that succeeded.
+//
+// The HTTP transport between a JavaScript Request and Response and the
+// handler is package internal/jshttp, the one the page's serveHTTP uses
+// (package jsbridge): the request's parts go in, the response comes back a
+// part at a time, each flushed Server-Sent Event as it is written.
+// worker.mjs handles each part in the request's own context and resumes
+// the instance in a task of its own, so that the chunk reaches the client
+// and new requests reach the queue between tokens.
+//
+// If the Go program exits (a panic outside the handler's recovery, an
+// os.Exit), worker.mjs drops the instance first (never two models in
+// memory), answers the requests in flight with a 500 OpenAI error object
+// (code worker_restarted; a stream that had started is cut), and the next
+// request starts a fresh instance (ordinal 2, and so on). A test build
+// (-tags wasmlm_testhooks, testhooks.go) adds a route that panics so the
+// tests can prove it.
+//
+// Of syumai/workers the worker keeps the build glue (workers-assets-gen's
+// runtime.mjs and wasm_exec.js, whose go.run makes the runtime context the
+// global "context") and cloudflare.GetBinding for the env; it no longer uses
+// workers.Serve, which serves one request per Go program (its closer
+// panics on a second close), nor its HTTP conversion, which split header
+// values at their commas.
 //
 // # The model
 //
@@ -47,8 +86,7 @@
 //
 // # Keys and limits
 //
-// The env is read for every request, so a changed secret or variable
-// applies to the next one:
+// The env is read once, when the isolate's instance starts:
 //
 //   - WASMLM_API_KEYS, a secret (npx wrangler secret put WASMLM_API_KEYS):
 //     API keys separated by commas, spaces around each trimmed, empty
@@ -60,7 +98,7 @@
 //     (POSTs) and the tokens (prompt and completion) a client may use per
 //     minute; beyond them 429 rate_limit_exceeded with Retry-After and
 //     Retry-After-Ms. A client is its key, or without keys its address
-//     (the CF-Connecting-IP header, which syumai/workers makes the request's
+//     (the CF-Connecting-IP header, which the worker makes the request's
 //     RemoteAddr; where it is missing, as in a local workerd, all clients
 //     are one). Unset or 0: no limit.
 //   - WASMLM_MAX_TOKENS: the most max_tokens a request may ask for (unset:
@@ -81,8 +119,8 @@
 // a 500 OpenAI error object (code worker_misconfigured) that names it,
 // never quoting the secret: it does not serve open or unlimited instead.
 //
-// Where the counts live: a limiter's counts cannot stay in Go, which
-// forgets them with each request's Go program, so WASMLM_RATE_LIMIT and
+// Where the counts live: a limiter's counts are kept out of Go, which
+// forgets them when its instance is replaced, so WASMLM_RATE_LIMIT and
 // WASMLM_TOKEN_LIMIT are counted in the isolate's JavaScript, a Map on
 // globalThis (package edgelimit) shared by the requests one isolate
 // serves. Cloudflare runs many isolates of a worker, in every location and
@@ -93,8 +131,4 @@
 // token limit is per isolate only. workerd has no such binding: the tests
 // (tests/e2e) bind a stand-in of their own, a fixed window in a workerd
 // extension.
-//
-// syumai/workers (v0.32.0) splits every request header's value at its
-// commas; joinHeaders joins them back, so that "Bearer KEY,more" is not
-// taken for KEY.
 package main

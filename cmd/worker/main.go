@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"syscall/js"
 
-	"github.com/syumai/workers"
 	"github.com/syumai/workers/cloudflare"
 	"github.com/wasmlm/wasmlm/cmd/worker/internal/edgelimit"
 	"github.com/wasmlm/wasmlm/httpapi"
@@ -21,29 +20,34 @@ import (
 // (edgelimit.Store).
 const limitsGlobal = "wasmlmLimits"
 
+// main starts the isolate's Go instance: worker.mjs runs it once and hands
+// it every request of the isolate. The runtime context worker.mjs gives
+// go.run (syumai/workers' wasm_exec.js makes it the global "context")
+// carries the env, read here once, and the object the instance registers
+// its entry point in: binding.serve(request, onResponse, done, signal) (see
+// instance.serveJS). binding.ordinal is the how-many-th instance of the
+// isolate this is; binding.ready() says the entry point is there. main
+// then returns to JavaScript for good: the instance lives on in the
+// callbacks, until the isolate goes or the program exits.
 func main() {
-	h, err := newHandler()
-	if err != nil {
-		h = failure(err)
-	}
-	workers.Serve(joinHeaders(h))
+	binding := js.Global().Get("context").Get("binding")
+	in := newInstance(binding.Get("ordinal").Int(), getenv)
+	in.handler() // the model loads before the first request is served
+	binding.Set("serve", js.FuncOf(in.serveJS))
+	binding.Call("ready")
+	select {}
 }
 
-// newHandler reads the worker's configuration from its environment, loads
-// the embedded model in place and wraps it in the API. Each Go instance
-// serves exactly one request, so the environment is read afresh for each
-// (a new secret takes effect at once), one slot suffices and no request
-// ever waits. What wasmlm serve adds for a server on a machine is left out
-// on purpose: no Host allow-list (AllowHost), since the worker is reached
-// under its own *.workers.dev or custom name and has no loopback to keep
-// pages from; no WriteTimeout, since syumai/workers' ResponseWriter takes no
-// deadlines (the platform bounds a request's time). The handler's JSON-only
-// POSTs and CORS preflights hold here too.
-func newHandler() (http.Handler, error) {
-	cfg, err := readConfig(getenv)
-	if err != nil {
-		return nil, err
-	}
+// newHandler loads the model through loadModel and wraps it in the API for
+// cfg. The handler keeps serve's queue: one slot (the isolate has one
+// thread), httpapi.DefaultQueueSize requests waiting, 503 beyond. What
+// wasmlm serve adds for a server on a machine is left out on purpose: no
+// Host allow-list (AllowHost), since the worker is reached under its own
+// *.workers.dev or custom name and has no loopback to keep pages from; no
+// WriteTimeout, since its ResponseWriter takes no deadlines (the platform
+// bounds a request's time). The handler's JSON-only POSTs and CORS
+// preflights hold here too.
+func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 	model, name, err := loadModel(getenv, cloudflare.GetBinding)
 	if err != nil {
 		return nil, err
@@ -54,19 +58,17 @@ func newHandler() (http.Handler, error) {
 	opts := httpapi.Options{
 		ModelName:   name,
 		Slots:       1,
-		QueueSize:   -1,
+		QueueSize:   httpapi.DefaultQueueSize,
 		AllowOrigin: "*", // an edge API is there to be called from pages of any origin
 		MaxTokens:   cfg.maxTokens,
 		// The variable's 0 is no cap; Options' 0 is the default cap.
 		MaxEmbedTokens: cmp.Or(cfg.maxEmbed, -1),
+		Limiter:        limiter,
 	}
 	if len(cfg.keys) > 0 {
 		if opts.Keys, err = httpapi.NewKeyRing(cfg.keys...); err != nil {
 			return nil, fmt.Errorf("%w: the secret %s is malformed", errMisconfigured, envKeys) // splitKeys checked them
 		}
-	}
-	if opts.Limiter, err = newLimiter(cfg); err != nil {
-		return nil, err
 	}
 	return httpapi.New(model, opts)
 }
@@ -74,9 +76,8 @@ func newHandler() (http.Handler, error) {
 // newLimiter is the limiter cfg and the environment ask for, or nil:
 // Cloudflare's Rate Limiting binding when bound, in front of the isolate's
 // limits when set. Clients are API keys, or without keys addresses: the
-// CF-Connecting-IP header's, which syumai/workers makes the request's
-// RemoteAddr (without the header, as in a local workerd, every client
-// counts as one).
+// CF-Connecting-IP header's, which serveJS makes the request's RemoteAddr
+// (without the header, as in a local workerd, every client counts as one).
 func newLimiter(cfg edgeConfig) (httpapi.Limiter, error) {
 	var next httpapi.Limiter
 	if cfg.limits != (httpapi.Limits{}) {

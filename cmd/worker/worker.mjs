@@ -1,63 +1,210 @@
 // worker.mjs: wasmlm's entry module for the edge worker. `make worker` puts it
 // in place of the entry module syumai/workers' workers-assets-gen writes,
-// beside that tool's runtime.mjs and wasm_exec.js, which it uses.
+// beside that tool's runtime.mjs (which imports app.wasm) and wasm_exec.js
+// (Go's, where go.run's second argument becomes the global "context" the
+// Go side reads its env from), which it uses.
 //
-// syumai/workers serves each request with a fresh Go instance: the entry
-// compiles app.wasm once per isolate (runtime.mjs's loadModule), instantiates
-// it, runs it with a runtime context carrying the request's env and ctx, and
-// waits for the Go side to call the `workers.ready` import, which it does
-// once its handler is registered in the binding. We write the entry ourselves
-// because app.wasm is built with -tags wasmlm_simd: it imports wasmlm's SIMD128
-// kernels (module `wasmlm_simd`), which must be in the import object, and the
-// kernels must be attached to the Go instance's memory before go.run
-// (web/simd.js explains the sequence; stubs stand in where SIMD is missing).
-// The kernels come in as a wasm module import, a compiled WebAssembly.Module,
-// because workerd, like Cloudflare, compiles no WebAssembly from bytes at run
-// time. This worker only answers HTTP, so it exports only fetch.
+// One Go instance per isolate: the first request starts it (compiles
+// app.wasm, instantiates it, attaches the SIMD kernels, runs Go's main,
+// which reads the env once and loads the model), requests that arrive
+// meanwhile wait for it, and every request is then handed to the same
+// instance through the entry point it registers (binding.serve: see
+// cmd/worker/instance.go), which queues them onto its one session. The
+// response comes back a part at a time (package internal/jshttp, the same
+// transport as the page's serveHTTP) into the ReadableStream the Response
+// carries; a client that leaves cancels the stream, which aborts its
+// request.
+//
+// If the Go program exits (a panic), the instance is dropped first, so
+// that two never hold a model at once; the requests it had in flight are
+// answered 500 (code worker_restarted: a streamed response that had
+// started is cut instead), and the next request starts a fresh one.
+//
+// app.wasm is built with -tags wasmlm_simd: it imports wasmlm's SIMD128
+// kernels (module `wasmlm_simd`), which must be in the import object, and
+// the kernels must be attached to the Go instance's memory before go.run
+// (web/simd.js explains the sequence; stubs stand in where SIMD is
+// missing). The kernels come in as a wasm module import, a compiled
+// WebAssembly.Module, because workerd, like Cloudflare, compiles no
+// WebAssembly from bytes at run time. This worker only answers HTTP, so it
+// exports only fetch.
 import "./wasm_exec.js";
 import { createRuntimeContext, loadModule } from "./runtime.mjs";
 import { simdImports } from "./simd.js";
 import simdKernels from "./simd.wasm";
 import simdRelaxedKernels from "./simd-relaxed.wasm";
 
-// syumai/workers' Go side calls JavaScript through tryCatch, which turns a
-// thrown exception into a value Go can inspect.
-globalThis.tryCatch = (fn) => {
-  try {
-    return { result: fn() };
-  } catch (error) {
-    return { error };
-  }
-};
-
 let compiled; // app.wasm, compiled once per isolate
+let current = null; // the isolate's instance: {ready, inflight, exited}
+let started = 0; // the instances this isolate started
 
-// startGo runs a fresh Go instance for one request and resolves to the
-// binding its handler registered itself in.
-async function startGo(env, ctx) {
-  compiled ??= await loadModule();
-  const go = new Go();
-  // The relaxed-SIMD build of the kernels where the runtime has relaxed SIMD
-  // (Cloudflare's and workerd's V8 do), the SIMD128 one otherwise.
-  const simd = await simdImports(simdKernels, { relaxed: simdRelaxedKernels });
-  let ready;
-  const registered = new Promise((resolve) => { ready = resolve; });
-  const instance = new WebAssembly.Instance(compiled, {
-    ...go.importObject,
-    ...simd.importObject,
-    workers: { ready: () => ready() },
-  });
-  // On failure the Go side finds the kernels unavailable and uses pure Go.
-  await simd.attach(instance).catch((err) => console.warn(`wasmlm: pure-Go kernels: ${err}`));
-  const binding = {};
-  go.run(instance, createRuntimeContext({ env, ctx, binding }));
-  await registered;
-  return binding;
+// start starts a Go instance; its ready resolves to the binding holding
+// its entry point once main registered it.
+function start(env, ctx) {
+  const inst = { inflight: new Set(), exited: false };
+  const ordinal = ++started;
+  inst.ready = (async () => {
+    compiled ??= await loadModule();
+    const go = new Go();
+    // The relaxed-SIMD build of the kernels where the runtime has relaxed SIMD
+    // (Cloudflare's and workerd's V8 do), the SIMD128 one otherwise.
+    const simd = await simdImports(simdKernels, { relaxed: simdRelaxedKernels });
+    const instance = new WebAssembly.Instance(compiled, { ...go.importObject, ...simd.importObject });
+    // On failure the Go side finds the kernels unavailable and uses pure Go.
+    await simd.attach(instance).catch((err) => console.warn(`wasmlm: pure-Go kernels: ${err}`));
+    let ready, failed;
+    const registered = new Promise((resolve, reject) => { ready = resolve; failed = reject; });
+    const binding = { ordinal, ready: () => ready() };
+    inst.fail = failed;
+    go.exit = (code) => ended(inst, `exit code ${code}`);
+    go.run(instance, createRuntimeContext({ env, ctx, binding })).then(
+      () => ended(inst, 'the program ended'),
+      (err) => ended(inst, err),
+    );
+    await registered;
+    return binding;
+  })();
+  inst.ready.catch(() => {}); // a failed start is reported to the requests waiting for it
+  return inst;
+}
+
+// ended drops an instance whose Go program exited, first, then answers the
+// requests it had in flight.
+function ended(inst, why) {
+  if (inst.exited) return;
+  inst.exited = true;
+  if (current === inst) current = null;
+  console.error(`wasmlm: the Go instance exited (${why?.message ?? why}); the next request starts a fresh one`);
+  inst.fail?.(new Error(`the Go instance exited (${why?.message ?? why})`));
+  for (const request of inst.inflight) request.fail();
+  inst.inflight.clear();
+}
+
+// errorResponse is an OpenAI error object.
+function errorResponse(status, message, code) {
+  const error = { message, type: 'server_error', param: null, code };
+  return new Response(JSON.stringify({ error }), { status, headers: { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' } });
+}
+
+const restarted = () => errorResponse(500, 'The worker\'s Go instance stopped while serving this request; the next request is served by a fresh one.', 'worker_restarted');
+
+// keepAliveMs is how often a request that waits (for the instance to
+// start, or in its queue) wakes in its own context: workerd cancels a
+// request as hung when nothing of its own is pending, and what it waits for
+// comes from the context of another request.
+const keepAliveMs = 1000;
+
+// mailbox carries events from the Go instance, which runs in whichever
+// request's context called it, to one request's context: post may be
+// called from any context; next, awaited in the request's own, resolves
+// there to the next event.
+function mailbox() {
+  const events = [];
+  let notify = null;
+  return {
+    post(ev) {
+      events.push(ev);
+      const n = notify;
+      notify = null;
+      n?.();
+    },
+    async next() {
+      while (events.length === 0) await new Promise((resolve) => { notify = resolve; });
+      return events.shift();
+    },
+  };
+}
+
+// serve hands request to the instance and resolves to its Response; it
+// calls stop when the response is complete. The
+// instance's parts arrive in the request's mailbox; each is handled here,
+// in the request's context, and the instance resumed in a task of its own
+// (a timer), after the chunk is on its way.
+async function serve(inst, binding, request, stop) {
+  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : new Uint8Array(await request.arrayBuffer());
+  if (inst.exited) {
+    stop();
+    return restarted();
+  }
+  const box = mailbox();
+  const entry = { fail: () => box.post({ type: 'fail' }) };
+  const aborter = new AbortController();
+  inst.inflight.add(entry);
+  try {
+    binding.serve({ method: request.method, url: request.url, headers: [...request.headers], body },
+      (part, resume) => box.post({ type: 'part', part, resume }),
+      (message) => box.post({ type: 'done', message }),
+      aborter.signal);
+  } catch (err) {
+    ended(inst, err); // a call into a program that exited throws; ended posts fail
+  }
+  let resolve;
+  const response = new Promise((r) => { resolve = r; });
+  (async () => {
+    let controller = null; // the response body's, once the head came
+    let head = false;
+    let gone = false;
+    for (;;) {
+      const ev = await box.next();
+      if (ev.type === 'part') {
+        const { part } = ev;
+        if (!head) {
+          head = true;
+          const empty = request.method === 'HEAD' || [204, 205, 304].includes(part.status);
+          const stream = empty ? null : new ReadableStream({
+            start(c) { controller = c; },
+            cancel() { gone = true; aborter.abort(); },
+          });
+          resolve(new Response(stream, { status: part.status, headers: part.headers }));
+        }
+        try {
+          if (controller && !gone && part.body.byteLength > 0) controller.enqueue(part.body);
+        } catch {
+          gone = true;
+        }
+        setTimeout(() => ev.resume(!gone), 0);
+        continue;
+      }
+      inst.inflight.delete(entry);
+      stop();
+      if (ev.type === 'done' && ev.message === undefined) {
+        try { controller?.close(); } catch { /* cancelled */ }
+      } else if (!head) {
+        resolve(ev.type === 'fail' ? restarted() : errorResponse(500, `The worker could not serve the request: ${ev.message}`, 'internal_error'));
+      } else if (!gone) {
+        controller?.error(new Error(ev.type === 'fail' ? 'wasmlm: the worker\'s Go instance stopped mid-response' : ev.message));
+      }
+      return;
+    }
+  })();
+  return response;
 }
 
 export default {
   async fetch(request, env, ctx) {
-    const binding = await startGo(env, ctx);
-    return binding.handleRequest(request);
+    const keepAlive = setInterval(() => {}, keepAliveMs);
+    const stop = () => clearInterval(keepAlive);
+    try {
+      return await handle(request, env, ctx, stop);
+    } catch (err) {
+      stop();
+      throw err;
+    }
   },
 };
+
+// handle answers a request with the isolate's instance, starting it first
+// if there is none; stop is called once the request needs no more waking.
+async function handle(request, env, ctx, stop) {
+  current ??= start(env, ctx);
+  const inst = current;
+  let binding;
+  try {
+    binding = await inst.ready;
+  } catch {
+    if (current === inst) current = null; // the next request starts afresh
+    stop();
+    return restarted();
+  }
+  return serve(inst, binding, request, stop);
+}

@@ -163,7 +163,7 @@ func TestWorkerKeys(t *testing.T) {
 		{"no key", nil, http.StatusUnauthorized},
 		{"wrong key", bearer("sk-wrong"), http.StatusUnauthorized},
 		{"spaces around the key in the header", bearer(" sk-alpha "), http.StatusOK},
-		{"the key and a comma", bearer("sk-alpha,"), http.StatusUnauthorized}, // see cmd/worker's joinHeaders
+		{"the key and a comma", bearer("sk-alpha,"), http.StatusUnauthorized}, // the header reaches the handler as sent, commas and all
 		{"second key", bearer("sk-beta"), http.StatusOK},
 		{"third key, as x-api-key", []string{"x-api-key", "sk-gamma"}, http.StatusOK},
 	} {

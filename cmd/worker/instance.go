@@ -1,0 +1,206 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"syscall/js"
+
+	"github.com/wasmlm/wasmlm/httpapi"
+	"github.com/wasmlm/wasmlm/internal/jshttp"
+)
+
+// instance is the isolate's Go instance: the env it read once when it
+// started, the API over the loaded model, and the counts GET /health
+// reports of it.
+type instance struct {
+	ordinal int        // the how-many-th Go instance of the isolate (1 for the first)
+	cfg     edgeConfig // the env, read once
+	limiter httpapi.Limiter
+	broken  http.Handler // the env is misconfigured: it answers every request
+
+	mu       sync.Mutex   // held while the model loads, so that it loads once
+	api      http.Handler // nil until a load succeeds
+	loads    int          // the model loads that succeeded
+	requests int          // the requests this instance was given, the current one included
+}
+
+// newInstance reads the env through getenv, once: an isolate's env does
+// not change (a changed secret or variable is a new deployment, with new
+// isolates).
+func newInstance(ordinal int, getenv func(string) (string, error)) *instance {
+	in := &instance{ordinal: ordinal}
+	cfg, err := readConfig(getenv)
+	if err == nil {
+		in.cfg = cfg
+		in.limiter, err = newLimiter(cfg)
+	}
+	if err != nil {
+		in.broken = failure(err)
+	}
+	return in
+}
+
+// handler is the API, loading the model if no load has succeeded yet: a
+// failed load is not kept, so the next request tries again (a fixed
+// object heals the worker without a new isolate), and meanwhile the
+// failure answers.
+func (in *instance) handler() http.Handler {
+	if in.broken != nil {
+		return in.broken
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.api != nil {
+		return in.api
+	}
+	h, err := newHandler(in.cfg, in.limiter)
+	if err != nil {
+		return failure(err)
+	}
+	in.api = h
+	in.loads++
+	return h
+}
+
+// testRoutes are handlers the instance serves ahead of the API, by path:
+// none in the worker; a build with the tag wasmlm_testhooks adds its own.
+var testRoutes map[string]http.HandlerFunc
+
+// instanceHealth is the object GET /health adds as "instance".
+type instanceHealth struct {
+	Ordinal  int `json:"ordinal"`  // the how-many-th Go instance of the isolate
+	Requests int `json:"requests"` // the requests it served, this one included
+	Loads    int `json:"loads"`    // how many times it loaded a model (1 after a good load)
+}
+
+// ServeHTTP serves a request: a test route, or the API, whose GET /health
+// answer gains the instance's counts.
+func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	in.requests++
+	if h, ok := testRoutes[r.URL.Path]; ok {
+		h(w, r)
+		return
+	}
+	h := in.handler()
+	if r.URL.Path != "/health" || r.Method != http.MethodGet {
+		h.ServeHTTP(w, r)
+		return
+	}
+	rec := &recorder{header: w.Header()}
+	h.ServeHTTP(rec, r)
+	body := rec.body.Bytes()
+	var health map[string]any
+	if rec.status == http.StatusOK && json.Unmarshal(body, &health) == nil {
+		health["instance"] = instanceHealth{Ordinal: in.ordinal, Requests: in.requests, Loads: in.loads}
+		if b, err := json.Marshal(health); err == nil {
+			body = append(b, '\n')
+		}
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(statusOr200(rec.status))
+	_, _ = w.Write(body)
+}
+
+// statusOr200 is status, or 200 when the handler wrote none.
+func statusOr200(status int) int {
+	if status == 0 {
+		return http.StatusOK
+	}
+	return status
+}
+
+// recorder keeps a response (GET /health's, small) to extend it.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+func (r *recorder) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(p)
+}
+
+// errClientGone is what a write returns once worker.mjs says the
+// response's stream is gone (the client left).
+var errClientGone = errors.New("the client closed the response")
+
+// serveJS is the entry point worker.mjs calls for each request:
+// serve({method, url, headers, body}, onResponse, done, signal). url is
+// the request's URL, headers an array of [name, value] pairs, body a
+// Uint8Array or undefined. onResponse(part, resume) takes the response a
+// part at a time (jshttp.Serve); the instance waits until worker.mjs calls
+// resume(ok), ok false once the client is gone. done() is called when the
+// response is complete, done(message) when it failed. Aborting signal (the
+// client left) ends the request's context, and with it its generation or
+// its wait in the queue.
+//
+// worker.mjs handles each part, and resumes the instance, from the
+// request's own context and in a task of its own: so each flushed chunk
+// reaches the client as it is written, requests that arrive meanwhile join
+// the queue, and the JavaScript objects of a request (its Response, its
+// stream) are only ever touched by that request, as workerd requires.
+func (in *instance) serveJS(_ js.Value, args []js.Value) any {
+	req, onResponse, done, signal := args[0], args[1], args[2], args[3]
+	go func() {
+		if err := in.serve(req, onResponse, signal); err != nil {
+			done.Invoke(err.Error())
+			return
+		}
+		done.Invoke()
+	}()
+	return nil
+}
+
+// serve runs one request of serveJS.
+func (in *instance) serve(req, onResponse, signal js.Value) error {
+	header := http.Header{}
+	pairs := req.Get("headers")
+	for i := range pairs.Length() {
+		pair := pairs.Index(i)
+		header.Add(pair.Index(0).String(), pair.Index(1).String())
+	}
+	var body []byte
+	var size int64
+	if b := req.Get("body"); !b.IsUndefined() && !b.IsNull() {
+		body, size, _ = jshttp.Body(b, httpapi.DefaultMaxBodyBytes)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	onAbort := js.FuncOf(func(js.Value, []js.Value) any { cancel(); return nil })
+	defer onAbort.Release()
+	signal.Call("addEventListener", "abort", onAbort)
+	defer signal.Call("removeEventListener", "abort", onAbort)
+	r, err := jshttp.NewRequest(ctx, req.Get("method").String(), req.Get("url").String(), header, body, size)
+	if err != nil {
+		return err
+	}
+	// The client's address, for limits without keys (Cloudflare sets the
+	// header; a local workerd does not).
+	r.RemoteAddr = header.Get("CF-Connecting-IP")
+	resumed := make(chan bool, 1)
+	resume := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resumed <- len(args) == 0 || args[0].Truthy()
+		return nil
+	})
+	defer resume.Release()
+	return jshttp.Serve(in, r, func(part js.Value) error {
+		onResponse.Invoke(part, resume)
+		if !<-resumed {
+			return errClientGone
+		}
+		return nil
+	})
+}
