@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/llamacppref"
+	"github.com/wasmlm/wasmlm/internal/longtest"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/tokenizer"
 )
@@ -30,7 +31,9 @@ import (
 // gpt-neox and falcon vocabularies relabelled "gpt-4o". The strings
 // are llama.cpp's own test-tokenizer-0 inputs, the seeded random strings
 // of tokenizer/bpe's JavaScript reference (mixed scripts, emoji, numbers,
-// white space, code, contractions) and cases chosen for the gpt-4o rules.
+// white space, code, contractions) and cases chosen for the gpt-4o rules:
+// in make test every tenth random string (300 of 3000), in make test-long
+// (WASMLM_LONG=1) all of them.
 func TestPreTokenizersAsLlamaCpp(t *testing.T) {
 	r := llamacppref.Need(t)
 	texts := llamaCppTestTexts(t)
@@ -108,12 +111,19 @@ func llamaCppTestTexts(t *testing.T) []string {
 		"e\u0301t\u00e9 e\u0301", "\u0301\u0301x", " \u0301", "'\u0301s", "x\n\u0301", "1\u0301 ?\u0301!",
 		"\u0645\u064e\u0631\u0652\u062d\u064e\u0628\u064b\u0627", "Vie\u0302\u0323t Nam", "\u0915\u093f\u0924\u093e\u092c\u0947\u0902 \u0c24\u0c46\u0c32\u0c41\u0c17\u0c41",
 	}
+	// Every vocabulary's vectors are the same strings: each once.
+	seen := map[string]bool{}
 	for _, name := range bpeVocabs {
 		if name == "gpt-neox" {
 			continue // no vectors
 		}
 		inp, _ := readVocabTest(t, filepath.Join("testdata", "ggml-vocab-"+name+".gguf"))
-		texts = append(texts, inp...)
+		for _, text := range inp {
+			if !seen[text] {
+				seen[text] = true
+				texts = append(texts, text)
+			}
+		}
 	}
 	gz, err := os.ReadFile(filepath.Join("..", "..", "tokenizer", "bpe", "testdata", "reference.json.gz"))
 	require.NoError(t, err)
@@ -125,7 +135,7 @@ func llamaCppTestTexts(t *testing.T) []string {
 		} `json:"cases"`
 	}
 	require.NoError(t, json.NewDecoder(zr).Decode(&ref))
-	for _, c := range ref.Cases {
+	for _, c := range longtest.Every(ref.Cases, 10) {
 		texts = append(texts, c.Text)
 	}
 	return texts
