@@ -264,6 +264,7 @@ const (
 	dimExperts          // Experts: a router's outputs
 	dimExpertFF         // ExpertHiddenDim: one expert's inner width
 	dimSharedFF         // SharedHiddenDim: the shared expert's inner width
+	dimExpertGateUp     // 2 · ExpertHiddenDim: one expert's gate and up, stacked (gemma4)
 )
 
 // size is d's value under c.
@@ -319,6 +320,8 @@ func (c Config) size(d dimension) int {
 		return c.ExpertHiddenDim
 	case dimSharedFF:
 		return c.SharedHiddenDim
+	case dimExpertGateUp:
+		return 2 * c.ExpertHiddenDim
 	}
 	if d >= dimMamba2InProj && d <= dimMamba2GroupWidth {
 		return c.mamba2().size(d)

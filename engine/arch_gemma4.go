@@ -43,8 +43,15 @@ import (
 //   - the logits soft-capped at final_logit_softcapping, 30 when the file
 //     does not say (llama.cpp's default: TestGemma4KeysAsLlamaCpp).
 //
-// The mixture-of-experts variant (Gemma-4-26B-A4B: blk.N.ffn_gate_inp and
-// the experts beside the dense feed-forward) is refused.
+// A layer with a router (blk.N.ffn_gate_inp: Gemma-4-26B-A4B's every
+// layer) is a mixture of expert_count experts (moe.go, moe_dense.go),
+// expert_used_count of them chosen for each token by a softmax over the
+// router's logits and weighted by their probabilities renormalised to
+// sum 1, each a GeGLU of expert_feed_forward_length units; beside them
+// the layer's dense GeGLU, each branch with norms of its own, the router
+// reading the residual stream normalised and scaled (MoESpec.Dense and
+// RouterNorm). A file may mix layers with and without experts, as
+// llama.cpp decides by the router's presence.
 var gemma4 = &architecture{
 	name: "gemma4", ropeStyle: RopeHalves, tensors: gemma4Tensors(),
 	layer: LayerSpec{Norms: NormsPreAndPost, QKNorm: QKNormHeads, FFN: FFNGeGLU, Attention: AttentionSpec{ValueNorm: true}},
@@ -52,22 +59,30 @@ var gemma4 = &architecture{
 	keys: append(slices.DeleteFunc(slices.Clone(llamaKeys), func(k configKey) bool {
 		return k.key == "feed_forward_length" || k.key == "attention.head_count_kv"
 	}), configKey{key: "final_logit_softcapping", float: func(p *hyperParams) *float32 { return &p.FinalSoftCap },
-		defaultFloat: func(Config) float32 { return 30 }}), // llama.cpp's default, which gemma4 does not reset
+		defaultFloat: func(Config) float32 { return 30 }}, // llama.cpp's default, which gemma4 does not reset
+		// The experts' (absent: a dense model).
+		configKey{key: keyExpertCount, int: func(p *hyperParams) *int { return &p.Experts }, defaultInt: zeroInt},
+		configKey{key: "expert_used_count", int: func(p *hyperParams) *int { return &p.ExpertsUsed }, defaultInt: zeroInt},
+		configKey{key: "expert_feed_forward_length", int: func(p *hyperParams) *int { return &p.ExpertHiddenDim }, defaultInt: zeroInt}),
 	configure: configureGemma4,
-	// The experts, and the per-tensor scales of NVFP4 and FP8 files,
-	// which llama.cpp multiplies the products by.
-	unsupported: []string{"blk.%d.ffn_gate_inp.weight", "blk.%d.ffn_gate_exps.weight", "blk.%d.ffn_up_exps.weight",
-		"blk.%d.ffn_gate_up_exps.weight", "blk.%d.ffn_down_exps.weight",
-		"blk.%d.attn_q.scale", "blk.%d.attn_k.scale", "blk.%d.attn_v.scale", "blk.%d.attn_output.scale",
-		"blk.%d.ffn_gate.scale", "blk.%d.ffn_up.scale", "blk.%d.ffn_down.scale"},
+	// The per-tensor scales of NVFP4 and FP8 files, which llama.cpp
+	// multiplies the products by, and the per-expert scales of separate
+	// gate and up stacks (Gemma 4's converter folds its one per-expert
+	// scale into ffn_down_exps.scale, which the engine computes with).
+	unsupported: []string{"blk.%d.attn_q.scale", "blk.%d.attn_k.scale", "blk.%d.attn_v.scale", "blk.%d.attn_output.scale",
+		"blk.%d.ffn_gate.scale", "blk.%d.ffn_up.scale", "blk.%d.ffn_down.scale", "blk.%d.ffn_gate_exps.scale", "blk.%d.ffn_up_exps.scale"},
 	noSplit: "its layers differ in shape, its last layers attend over earlier layers' caches and every layer reads the per-layer embeddings whole, " +
-		"while a split divides every layer's heads alike",
+		"while a split divides every layer's heads alike; and " + noSplitExperts,
 }
+
+// zeroInt is 0: the default of a key whose absence means none.
+func zeroInt(Config) int { return 0 }
 
 // gemma4Tensors is gemma4's tensor table (llama.cpp's llama_model_gemma4::load_arch_tensors).
 func gemma4Tensors() []tensorSpec {
 	ownKV := func(c Config, l int) bool { return !c.Layer(l).Attention.SharedKV }
 	perLayer := func(c Config, _ int) bool { return c.PerLayerDim > 0 }
+	moe := []FFN{FFNMoE}
 	fullLayer := func(c Config, _ int) bool {
 		for l := range c.Layers {
 			if !c.Sliding(l) {
@@ -101,6 +116,19 @@ func gemma4Tensors() []tensorSpec {
 		{name: "blk.%d.ffn_up.weight", rows: dimHidden, cols: dimModel, at: slotWUp},
 		{name: "blk.%d.ffn_down.weight", rows: dimModel, cols: dimHidden, at: slotWDown},
 		{name: "blk.%d.post_ffw_norm.weight", rows: dimModel, at: slotFFNPostNorm},
+		// A layer with experts (moe_dense.go): the router and its input
+		// scale, the experts' norms, their gate and up stacked in one
+		// tensor (or two), their down and its scales.
+		{name: "blk.%d.ffn_gate_inp.weight", rows: dimExperts, cols: dimModel, ffns: moe, at: slotRouter},
+		{name: "blk.%d.ffn_gate_inp.scale", rows: dimModel, ffns: moe, at: slotRouterScale},
+		{name: "blk.%d.pre_ffw_norm_2.weight", rows: dimModel, ffns: moe, at: slotFFNPreNorm2},
+		{name: "blk.%d.post_ffw_norm_1.weight", rows: dimModel, ffns: moe, at: slotFFNPostNorm1},
+		{name: "blk.%d.post_ffw_norm_2.weight", rows: dimModel, ffns: moe, at: slotFFNPostNorm2},
+		{name: "blk.%d.ffn_gate_up_exps.weight", rows: dimExpertGateUp, cols: dimModel, experts: true, optional: true, ffns: moe, at: slotWGateUpExps},
+		{name: "blk.%d.ffn_gate_exps.weight", rows: dimExpertFF, cols: dimModel, experts: true, optional: true, together: "experts' gate and up", ffns: moe, at: slotWGateExps},
+		{name: "blk.%d.ffn_up_exps.weight", rows: dimExpertFF, cols: dimModel, experts: true, optional: true, together: "experts' gate and up", ffns: moe, at: slotWUpExps},
+		{name: "blk.%d.ffn_down_exps.weight", rows: dimModel, cols: dimExpertFF, experts: true, ffns: moe, at: slotWDownExps},
+		{name: "blk.%d.ffn_down_exps.scale", rows: dimExperts, optional: true, ffns: moe, at: slotDownExpsScale},
 		{name: "blk.%d.inp_gate.weight", rows: dimPerLayer, cols: dimModel, needed: perLayer, at: slotPerLayerGate},
 		{name: "blk.%d.proj.weight", rows: dimModel, cols: dimPerLayer, needed: perLayer, at: slotPerLayerProj},
 		{name: "blk.%d.post_norm.weight", rows: dimModel, needed: perLayer, at: slotPerLayerPostNorm},
@@ -176,6 +204,10 @@ func configureGemma4(f *gguf.File, p *hyperParams) error {
 	case window == 0 && count(sliding) > 0:
 		return fmt.Errorf("%w: sliding layers with a window of 0 positions", ErrFormat)
 	}
+	experts, err := gemma4Experts(f, c)
+	if err != nil {
+		return err
+	}
 	c.HiddenDim, c.KVHeads = hidden[0], kvHeads[0]
 	c.EmbeddingScale = float32(math.Sqrt(float64(float32(c.Dim)))) // sqrtf(n_embd)
 	p.layers.attnScale = 1
@@ -206,8 +238,35 @@ func configureGemma4(f *gguf.File, p *hyperParams) error {
 			}
 		}
 		s.PerLayerInput = perLayer
+		if experts[l] {
+			s.FFN, s.MoE = FFNMoE, MoESpec{Gating: GatingSoftmax, NormTopK: true, Activation: FFNGeGLU, Dense: true, RouterNorm: true}
+		}
 	}
 	return nil
+}
+
+// gemma4Experts reports which layers of c have experts: those with a
+// router (blk.N.ffn_gate_inp), as llama.cpp decides, each with its
+// experts' gate and up in one stack (ffn_gate_up_exps, as the converter
+// writes them) or in two (ffn_gate_exps and ffn_up_exps), not both.
+func gemma4Experts(f *gguf.File, c *Config) ([]bool, error) {
+	experts := make([]bool, c.Layers)
+	for l := range c.Layers {
+		has := func(name string) bool { return hasTensor(f, fmt.Sprintf("blk.%d.%s", l, name)) }
+		if experts[l] = has("ffn_gate_inp.weight"); !experts[l] {
+			continue
+		}
+		fused, separate := has("ffn_gate_up_exps.weight"), has("ffn_gate_exps.weight") || has("ffn_up_exps.weight")
+		switch {
+		case c.Experts == 0:
+			return nil, fmt.Errorf("%w: blk.%d.ffn_gate_inp.weight in a model without expert_count", ErrFormat, l)
+		case fused && separate:
+			return nil, fmt.Errorf("%w: blk.%d has its experts' gate and up both stacked together (ffn_gate_up_exps) and apart", ErrFormat, l)
+		case !fused && !separate:
+			return nil, fmt.Errorf("%w: missing tensor blk.%d.ffn_gate_up_exps.weight (or ffn_gate_exps and ffn_up_exps)", ErrFormat, l)
+		}
+	}
+	return experts, nil
 }
 
 // count is how many of xs are not 0.

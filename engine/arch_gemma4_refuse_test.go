@@ -43,7 +43,6 @@ func TestGemma4Refusals(t *testing.T) {
 		drop string
 		want error
 	}{
-		{"the mixture of experts", map[string]gguf.Value{"gemma4.expert_count": gguf.ValueOf(uint32(4))}, "", ErrUnsupported},
 		{"fewer than 2 layers with caches of their own", map[string]gguf.Value{"gemma4.attention.shared_kv_layers": gguf.ValueOf(uint32(8))}, "", ErrFormat},
 		{"a shared layer reading a layer of another kind", map[string]gguf.Value{"gemma4.attention.shared_kv_layers": gguf.ValueOf(uint32(4))}, "", ErrUnsupported},
 		{"no per-layer embedding length", nil, "gemma4.embedding_length_per_layer_input", ErrFormat},

@@ -203,11 +203,11 @@ func (m *Model) DeviceSupports() error {
 		if spec.Attention.Gated {
 			return fmt.Errorf("%w: layer %d's gated attention runs on the CPU only", ErrUnsupported, l)
 		}
-		if why := m.config.deviceRefusal(l); why != "" {
-			return fmt.Errorf("%w: layer %d runs on the CPU only: %s", ErrUnsupported, l, why)
-		}
 		if spec.FFN == FFNMoE {
 			return fmt.Errorf("%w: layer %d's feed-forward is a mixture of %d experts, which runs on the CPU only", ErrUnsupported, l, spec.MoE.Experts)
+		}
+		if why := m.config.deviceRefusal(l); why != "" {
+			return fmt.Errorf("%w: layer %d runs on the CPU only: %s", ErrUnsupported, l, why)
 		}
 	}
 	return nil

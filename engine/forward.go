@@ -230,22 +230,22 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			c.preNorm(spec.Norms, row(xn, i, dim), row(x, i, dim), lw.FFNNorm)
 		}
 		if spec.FFN == FFNMoE {
-			s.moeBlock(&spec, l, xn, proj, n)
+			s.moeBlock(&spec, l, a, x, xn, proj, n)
 			guard.check(proj, n, guardHidden, l)
 			c.addSublayer(&spec, x, proj, lw.FFNPostNorm)
-			continue
+		} else {
+			s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
+			c.gateUnits(spec.FFN, gate, up)
+			joined := s.peers.Gather(GatherHidden, gate)
+			guard.check(joined, n, guardHidden, l)
+			s.products(joined, n, tensor.Product{Out: down, M: lw.WDown})
+			joined = s.peers.Gather(GatherDown, down)
+			if s.model.part != nil {
+				// addSublayer changes its input: not the peers' vector, but a copy
+				joined = xn[:copy(xn, joined)]
+			}
+			c.addSublayer(&spec, x, joined, lw.FFNPostNorm)
 		}
-		s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
-		c.gateUnits(spec.FFN, gate, up)
-		joined := s.peers.Gather(GatherHidden, gate)
-		guard.check(joined, n, guardHidden, l)
-		s.products(joined, n, tensor.Product{Out: down, M: lw.WDown})
-		joined = s.peers.Gather(GatherDown, down)
-		if s.model.part != nil {
-			// addSublayer changes its input: not the peers' vector, but a copy
-			joined = xn[:copy(xn, joined)]
-		}
-		c.addSublayer(&spec, x, joined, lw.FFNPostNorm)
 		s.perLayerStep(&spec, l, a, x, proj, n)
 	}
 	if s.hidden != nil {

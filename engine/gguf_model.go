@@ -143,7 +143,7 @@ func ggufParams(f *gguf.File, a *architecture) (*hyperParams, error) {
 		return nil, fmt.Errorf("%w: rope scaling %q (supported: none, linear, yarn)", ErrUnsupported, scaling)
 	}
 	if n, err := f.Uint32Or(key("expert_count"), 0); (err != nil || n > 0) && !a.readsKey(keyExpertCount) {
-		return nil, fmt.Errorf("%w: %s with a mixture of experts (%d experts): the engine computes mixture-of-experts models of qwen3moe, qwen2moe, qwen35moe, lfm2moe, granitehybrid and gpt-oss only", ErrUnsupported, a.name, n)
+		return nil, fmt.Errorf("%w: %s with a mixture of experts (%d experts): the engine computes mixture-of-experts models of qwen3moe, qwen2moe, qwen35moe, lfm2moe, granitehybrid, gemma4 and gpt-oss only", ErrUnsupported, a.name, n)
 	}
 	if c.RopeOriginalContext, err = uint32Key(f, key("rope.scaling.original_context_length"), 0); err != nil {
 		return nil, err

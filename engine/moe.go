@@ -75,6 +75,20 @@ type MoESpec struct {
 	// Activation is every expert's gated unit: FFNSwiGLU (the zero value),
 	// FFNGeGLU or gpt-oss's FFNSwiGLUOAI.
 	Activation FFN `json:"activation"`
+	// Dense says the layer's dense feed-forward (ffn_gate, ffn_up,
+	// ffn_down, Activation's gated unit) runs beside the experts on the
+	// layer's normalised input, while the experts read the residual
+	// stream normalised by a norm of their own (pre_ffw_norm_2); each
+	// branch's output is normalised on its own (post_ffw_norm_1 the
+	// dense one's, post_ffw_norm_2 the experts') and the two are added
+	// (gemma4, whose dense feed-forward is its experts' shared one:
+	// moe_dense.go).
+	Dense bool `json:"dense,omitempty"`
+	// RouterNorm says the router reads the residual stream normalised
+	// (RMSNorm without weights), scaled by 1/√dim and by a weight per
+	// channel (ffn_gate_inp.scale), rather than the experts' input
+	// (gemma4: moe_dense.go).
+	RouterNorm bool `json:"router_norm,omitempty"`
 }
 
 // maxExperts bounds Experts, as llama.cpp's LLAMA_MAX_EXPERTS does.
@@ -189,7 +203,7 @@ func ggufExperts(ti gguf.TensorInfo, c Config) (*tensor.Matrix, error) {
 func (w *modelWeights) viewExperts() error {
 	for l := range w.Layers {
 		lw := &w.Layers[l]
-		if lw.Router == nil || lw.WUpExps == nil || lw.WDownExps == nil {
+		if lw.Router == nil || (lw.WUpExps == nil && lw.WGateUpExps == nil) || lw.WDownExps == nil {
 			continue
 		}
 		n := lw.Router.Rows
@@ -209,6 +223,9 @@ func (w *modelWeights) viewExperts() error {
 				rows := v.stack.Rows / n
 				*v.out, err = v.stack.Slice(e*rows, (e+1)*rows)
 			}
+			if err == nil && lw.WGateUpExps != nil {
+				x.gate, x.up, err = gateUpOf(lw.WGateUpExps, n, e)
+			}
 			if err == nil {
 				err = lw.viewExpertBiases(e, x)
 			}
@@ -225,6 +242,9 @@ func (w *modelWeights) viewExperts() error {
 // so that its view slices the packed layout (tensor.Matrix.Slice).
 func (w *modelWeights) packsExperts(t tensorRef, m *tensor.Matrix) bool {
 	n := len(w.Layers[t.layer].experts)
+	if t.spec.at == slotWGateUpExps {
+		n *= 2 // each expert's gate and up are views of their own
+	}
 	return n > 0 && (m.Rows/n)%tensor.PackedGroupRows == 0
 }
 
@@ -312,6 +332,10 @@ type moeScratch struct {
 	down         []float32        // (tokens, dim): an expert's outputs for its tokens
 	sharedGate   []float32        // (tokens): the shared expert's gate
 	products     []tensor.Product // (2·used): one token's chosen experts' gate and up products
+	// in and router are the experts' and the router's inputs where a
+	// layer's recipe gives them their own (MoESpec.Dense, RouterNorm:
+	// moe_dense.go); empty for a model without such layers.
+	in, router []float32 // (tokens, dim), (tokens, dim)
 }
 
 // moeScratchBytes is what newMoEScratch allocates for passes of up to
@@ -322,6 +346,9 @@ func (c Config) moeScratchBytes(tokens int) int64 {
 	}
 	n, k, dim := int64(tokens), int64(c.ExpertsUsed), int64(c.Dim)
 	floats := n*int64(c.Experts) + 3*n*k + n*k*dim + 2*n*dim + 2*max(n, k)*int64(max(c.ExpertHiddenDim, c.SharedHiddenDim)) + n
+	if c.moeOwnInputs() {
+		floats += 2 * n * dim
+	}
 	return 4*floats + 16*int64(c.Experts)
 }
 
@@ -330,25 +357,32 @@ func (c Config) moeScratchBytes(tokens int) int64 {
 func newMoEScratch(c Config, tokens int) *moeScratch {
 	hidden := max(c.ExpertHiddenDim, c.SharedHiddenDim)
 	rows := max(tokens, c.ExpertsUsed) // a block's tokens, or one token's experts
-	return &moeScratch{
+	sc := &moeScratch{
 		probs: make([]float32, tokens*c.Experts), chosen: make([]int32, tokens*c.ExpertsUsed),
 		weights: make([]float32, tokens*c.ExpertsUsed), outs: make([]float32, tokens*c.ExpertsUsed*c.Dim),
 		count: make([]int, c.Experts), start: make([]int, c.Experts), slots: make([]int32, tokens*c.ExpertsUsed),
 		x: make([]float32, tokens*c.Dim), gate: make([]float32, rows*hidden), up: make([]float32, rows*hidden),
 		down: make([]float32, tokens*c.Dim), sharedGate: make([]float32, tokens), products: make([]tensor.Product, 0, 2*c.ExpertsUsed),
 	}
+	if c.moeOwnInputs() {
+		sc.in, sc.router = make([]float32, tokens*c.Dim), make([]float32, tokens*c.Dim)
+	}
+	return sc
 }
 
 // moeBlock is the feed-forward of layer l, a mixture of experts (spec.MoE),
 // over a pass's n normalised rows xn: out is set to its n output rows
 // (Dim each), which forwardBlock adds to the residual stream as it adds
-// the dense feed-forward's. Only the chosen experts' matrices are read,
-// each once for the pass.
-func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
+// the dense feed-forward's; x is the residual stream the rows xn are
+// normalised from, and a the pass's activations (a layer with a dense
+// feed-forward beside its experts computes it in their buffers). Only
+// the chosen experts' matrices are read, each once for the pass.
+func (s *Session) moeBlock(spec *LayerSpec, l int, a *activations, x, xn, out []float32, n int) {
 	c, lw, sc, moe := &s.model.config, &s.model.weights.Layers[l], s.moe, &spec.MoE
 	dim, k := c.Dim, moe.Used
+	in, routerIn := s.moeInputs(moe, lw, x, xn, n)
 	probs := sc.probs[:n*moe.Experts]
-	s.products(xn, n, tensor.Product{Out: probs, M: lw.Router})
+	s.products(routerIn, n, tensor.Product{Out: probs, M: lw.Router})
 	if lw.RouterBias != nil { // gpt-oss
 		for i := range n {
 			addInto(row(probs, i, moe.Experts), lw.RouterBias)
@@ -357,7 +391,7 @@ func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
 	for i := range n {
 		route(moe, lw.ExpertBias, row(probs, i, moe.Experts), row(sc.chosen, i, k), row(sc.weights, i, k))
 	}
-	s.runExperts(c, lw, moe, xn, n)
+	s.runExperts(c, lw, moe, in, n)
 	for i := range n {
 		o, w := row(out, i, dim), row(sc.weights, i, k)
 		first := row(sc.outs, i*k, dim)
@@ -373,6 +407,9 @@ func (s *Session) moeBlock(spec *LayerSpec, l int, xn, out []float32, n int) {
 	}
 	if moe.Shared {
 		s.sharedExpert(c, lw, xn, out, n)
+	}
+	if moe.Dense {
+		s.denseBeside(moe, lw, a, xn, out, n)
 	}
 }
 
@@ -455,6 +492,7 @@ func (s *Session) runExperts(c *Config, lw *layerWeights, moe *MoESpec, xn []flo
 			ex := &lw.experts[e]
 			o := row(sc.outs, j, dim)
 			s.products(row(sc.gate, j, ff), 1, tensor.Product{Out: o, M: ex.down})
+			lw.scaleExpertOutput(o, int(e))
 			if ex.downBias != nil {
 				addInto(o, ex.downBias)
 			}
@@ -500,6 +538,7 @@ func (s *Session) runExperts(c *Config, lw *layerWeights, moe *MoESpec, xn []flo
 		for r, i := range group {
 			o := row(sc.outs, int(i), dim)
 			copy(o, row(down, r, dim))
+			lw.scaleExpertOutput(o, e)
 			if ex.downBias != nil {
 				addInto(o, ex.downBias)
 			}

@@ -146,6 +146,13 @@ func moeModels(t testing.TB) map[string]*Model {
 		require.NoError(t, err)
 		models[fmt.Sprintf("%s %d of %d experts %v", sp.Arch, sp.ExpertsUsed, sp.Experts, sp.Type)] = m
 	}
+	// gemma4's: a dense feed-forward beside the experts, the router's own
+	// input, the experts' gate and up in one stack, their output scales.
+	g4 := gemma4MoESpec()
+	g4.Type = tensor.Q8_0
+	m, err := Load(testmodel.GGUF(t, g4), LoadOptions{})
+	require.NoError(t, err)
+	models["gemma4 2 of 8 experts Q8_0"] = m
 	return models
 }
 

@@ -50,6 +50,7 @@ const (
 	slotBGateExps
 	slotBUpExps
 	slotBDownExps
+	slotWGateUpExps // the experts' gate and up stacked in one tensor (gemma4)
 
 	// The model's vectors.
 	slotOutputNorm
@@ -89,6 +90,13 @@ const (
 	slotSharedGate
 	slotRouterBias
 	slotExpertBias // a router's selection bias (exp_probs_b: lfm2moe)
+	// gemma4's mixtures of experts (moe_dense.go): the router's input
+	// scale, the experts' output scales, the experts' own norms.
+	slotRouterScale
+	slotDownExpsScale
+	slotFFNPreNorm2
+	slotFFNPostNorm1
+	slotFFNPostNorm2
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -178,6 +186,8 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.BUpExps
 	case slotBDownExps:
 		return &lw.BDownExps
+	case slotWGateUpExps:
+		return &lw.WGateUpExps
 	}
 	return nil
 }
@@ -261,6 +271,16 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.RouterBias
 	case slotExpertBias:
 		return &lw.ExpertBias
+	case slotRouterScale:
+		return &lw.RouterScale
+	case slotDownExpsScale:
+		return &lw.DownExpsScale
+	case slotFFNPreNorm2:
+		return &lw.FFNPreNorm2
+	case slotFFNPostNorm1:
+		return &lw.FFNPostNorm1
+	case slotFFNPostNorm2:
+		return &lw.FFNPostNorm2
 	}
 	return nil
 }

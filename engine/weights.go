@@ -170,6 +170,14 @@ type layerWeights struct {
 	// added to the router's probabilities to choose the experts, not to
 	// weight them.
 	ExpertBias []float32 // (experts) or nil
+	// gemma4's (moe_dense.go): the experts' gate and up in one stack
+	// (each expert's gate rows, then its up rows) in place of WGateExps
+	// and WUpExps; each expert's output scale; the router's input scale;
+	// the experts' input norm and the two branches' output norms.
+	WGateUpExps                             *tensor.Matrix // (experts·2·expertHidden, dim) or nil
+	DownExpsScale                           []float32      // (experts) or nil
+	RouterScale                             []float32      // (dim) or nil
+	FFNPreNorm2, FFNPostNorm1, FFNPostNorm2 []float32      // (dim) or nil
 }
 
 // checkShapes verifies every weight against the config (and, for a part of

@@ -327,6 +327,10 @@ export interface LayerSpec {
     weightsScale?: number;
     shared?: boolean;
     activation: 'swiglu' | 'geglu' | 'swiglu_oai';
+    /** The layer's dense feed-forward runs beside the experts, each branch with norms of its own, and the two are added (Gemma 4). */
+    dense?: boolean;
+    /** The router reads the residual stream normalised, scaled by 1/√dim and a weight per channel, rather than the experts' input (Gemma 4). */
+    routerNorm?: boolean;
   };
   /** Each sub-layer's output is multiplied by it before it joins the residual stream (Granite). */
   residualScale?: number;

@@ -2,6 +2,7 @@ package modelgen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -22,7 +23,15 @@ import (
 // per-layer embeddings (per_layer_token_embd, per_layer_model_proj,
 // per_layer_proj_norm; blk.N.inp_gate, proj, post_norm) and
 // blk.N.layer_output_scale; a layer that shares an earlier layer's cache
-// has no attn_k, attn_v or attn_k_norm.
+// has no attn_k, attn_v or attn_k_norm. A mixture of experts
+// (Gemma-4-26B-A4B: Spec.MoE) adds expert_count, expert_used_count and
+// expert_feed_forward_length, and to each layer with experts, after its
+// dense feed-forward (which stays), the router ffn_gate_inp (F32) and its
+// input scale ffn_gate_inp.scale (router.scale), the norms pre_ffw_norm_2,
+// post_ffw_norm_1 and post_ffw_norm_2, the experts' gate and up stacked
+// in one tensor (ffn_gate_up_exps: each expert's gate rows, then its up
+// rows, as the converter maps experts.gate_up_proj), ffn_down_exps and
+// its scale per expert (ffn_down_exps.scale: router.per_expert_scale).
 
 // Gemma4 is what a gemma4 file says beyond gemma3's keys; its zero value
 // is a model whose layers all slide but the last of every
@@ -55,6 +64,14 @@ type Gemma4 struct {
 	FullKeysAsValues bool `json:"full_keys_as_values,omitempty"`
 	// OutputScale writes each layer's layer_output_scale.
 	OutputScale bool `json:"output_scale,omitempty"`
+	// DenseLayers, in a model with experts (Spec.MoE), are the layers
+	// written without them (llama.cpp gives experts to the layers with a
+	// router).
+	DenseLayers []int `json:"dense_layers,omitempty"`
+	// SeparateGateUp writes the experts' gate and up as two stacks
+	// (ffn_gate_exps, ffn_up_exps), which llama.cpp also reads, rather
+	// than the converter's one.
+	SeparateGateUp bool `json:"separate_gate_up,omitempty"`
 }
 
 // g4 is the spec's Gemma4, its zero value when nil.
@@ -124,6 +141,10 @@ func (s Spec) validateGemma4() error {
 		return fmt.Errorf("%w: PerLayerDim %d, RotaryFraction %v (0..1)", ErrSpec, g.PerLayerDim, g.RotaryFraction)
 	case g.SharedKVLayers < 0 || first < 2:
 		return fmt.Errorf("%w: %d shared layers of %d leave fewer than 2 with caches of their own", ErrSpec, g.SharedKVLayers, s.Layers)
+	case (g.DenseLayers != nil || g.SeparateGateUp) && !s.hasExperts():
+		return fmt.Errorf("%w: DenseLayers and SeparateGateUp are a mixture of experts' (MoE)", ErrSpec)
+	case slices.ContainsFunc(g.DenseLayers, func(l int) bool { return l < 0 || l >= s.Layers }):
+		return fmt.Errorf("%w: DenseLayers %v of %d layers", ErrSpec, g.DenseLayers, s.Layers)
 	case g.SharedKVLayers > 0 && (s.sliding(first-1) || !s.sliding(first-2)):
 		// llama.cpp's sliding layers read layer first-2's cache, its full ones first-1's.
 		return fmt.Errorf("%w: the shared layers read layers %d (full) and %d (sliding), which are not", ErrSpec, first-1, first-2)
@@ -226,10 +247,33 @@ func (g *generator) gemma4Tensors() {
 		g.matrix(layer(i, "ffn_up.weight"), hidden, sp.Dim, false)
 		g.matrix(layer(i, "ffn_down.weight"), sp.Dim, hidden, false)
 		g.vector(layer(i, "post_ffw_norm.weight"), sp.Dim, 1)
+		if sp.hasExperts() && !slices.Contains(sp.g4().DenseLayers, i) {
+			g.gemma4Experts(i)
+		}
 		if pl > 0 {
 			g.matrix(layer(i, "inp_gate.weight"), pl, sp.Dim, false)
 			g.matrix(layer(i, "proj.weight"), sp.Dim, pl, false)
 			g.vector(layer(i, "post_norm.weight"), sp.Dim, 1)
 		}
 	}
+}
+
+// gemma4Experts draws and adds layer i's mixture of experts, in
+// llama.cpp's order.
+func (g *generator) gemma4Experts(i int) {
+	sp := g.sp
+	name := func(n string) string { return fmt.Sprintf("blk.%d.%s", i, n) }
+	g.storedMatrix(name("ffn_gate_inp.weight"), sp.Experts, sp.Dim, tensor.F32, sp.Std) // llama-quantize leaves routers F32
+	g.vector(name("ffn_gate_inp.scale"), sp.Dim, 1)
+	g.vector(name("pre_ffw_norm_2.weight"), sp.Dim, 1)
+	g.vector(name("post_ffw_norm_1.weight"), sp.Dim, 1)
+	g.vector(name("post_ffw_norm_2.weight"), sp.Dim, 1)
+	if sp.g4().SeparateGateUp {
+		g.experts(name("ffn_gate_exps.weight"), sp.ExpertHiddenDim, sp.Dim)
+		g.experts(name("ffn_up_exps.weight"), sp.ExpertHiddenDim, sp.Dim)
+	} else {
+		g.experts(name("ffn_gate_up_exps.weight"), 2*sp.ExpertHiddenDim, sp.Dim)
+	}
+	g.experts(name("ffn_down_exps.weight"), sp.Dim, sp.ExpertHiddenDim)
+	g.vector(name("ffn_down_exps.scale"), sp.Experts, 1)
 }

@@ -42,15 +42,21 @@ var moeArchs = map[string]bool{"qwen3moe": true, "qwen2moe": true, gptOSSArch: t
 // routed ones.
 var sharedExpertArchs = map[string]bool{"qwen2moe": true, "qwen35moe": true}
 
+// hasExperts reports whether the spec's model has experts: a family of
+// moeArchs, or a gemma4 whose MoE says how many (gemma4.go).
+func (s Spec) hasExperts() bool {
+	return moeArchs[s.Arch] || (s.Arch == "gemma4" && s.MoE != MoE{})
+}
+
 // validateMoE checks the MoE fields against the architecture.
 func (s Spec) validateMoE() error {
 	m := s.MoE
 	switch {
 	case s.Arch == "granitehybrid":
 		return s.validateGraniteHybridMoE()
-	case !moeArchs[s.Arch] && m != MoE{}:
+	case !s.hasExperts() && m != MoE{}:
 		return fmt.Errorf("%w: %s has no experts", ErrSpec, s.Arch)
-	case !moeArchs[s.Arch]:
+	case !s.hasExperts():
 		return nil
 	case m.Experts < 1 || m.Experts > 1024 || m.ExpertsUsed < 1 || m.ExpertsUsed > m.Experts:
 		return fmt.Errorf("%w: %d experts (1..1024), %d used (1..experts)", ErrSpec, m.Experts, m.ExpertsUsed)
@@ -75,7 +81,7 @@ func (s Spec) validateMoE() error {
 // moeMetadata writes a mixture of experts' keys.
 func (g *generator) moeMetadata() {
 	sp, b := g.sp, g.b
-	if !moeArchs[sp.Arch] {
+	if !sp.hasExperts() {
 		return
 	}
 	key := func(k string) string { return sp.Arch + "." + k }
