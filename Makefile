@@ -121,17 +121,23 @@ test-wasm:
 	PATH="$$PATH:$(WASM_EXEC)" GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_serve -run 'ServeHTTP' ./jsbridge/
 
 ## test-wasm-simd: the tensor and engine tests in wasm under Node with the SIMD128 kernels
-## (tools/wasm_exec_simd.sh provides them through web/simd.js), with the relaxed-SIMD ones, then with its stubs (the fallback)
+## (tools/wasm_exec_simd.sh provides them through web/simd.js), with the relaxed-SIMD ones, then with its stubs (the fallback).
+## Each kernel set is bit-checked whole (the tensor tests); of the engine's tests, the relaxed kernels skip those that run no
+## product (WASM_SIMD_SAME: the memory estimate, whose buffers are the SIMD build's, and loading every architecture), and the
+## stubs, which run the pure-Go kernels that make test-wasm runs the whole engine suite on, run the golden tokens and logits
+SIMD_EXEC      = -exec "$(abspath tools/wasm_exec_simd.sh)"
+WASM_SIMD_SAME := TestMemoryEstimateCovers|TestParityModelsCoverEveryArchitecture
 test-wasm-simd:
 	@command -v node >/dev/null || { echo "test-wasm-simd needs Node.js (Debian package: nodejs)"; exit 1; }
-	GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
+	GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd $(SIMD_EXEC) ./engine/tensor/ ./engine/
 	@if tools/wasm_exec_simd.sh --probe-relaxed; then \
-	  echo 'WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd ... ./engine/tensor/ ./engine/'; \
-	  WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/; \
+	  echo "WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd ... -skip '$(WASM_SIMD_SAME)' ./engine/tensor/ ./engine/"; \
+	  WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd $(SIMD_EXEC) -skip '$(WASM_SIMD_SAME)' ./engine/tensor/ ./engine/; \
 	else \
 	  echo "test-wasm-simd: this Node ($$(node --version)) has no relaxed SIMD (Node 20 has it with --experimental-wasm-relaxed-simd, 22 and later by default): the relaxed kernels are tested in Chromium only"; \
 	fi
-	WASMLM_SIMD=off GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec "$(abspath tools/wasm_exec_simd.sh)" ./engine/tensor/ ./engine/
+	WASMLM_SIMD=off GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd $(SIMD_EXEC) ./engine/tensor/
+	WASMLM_SIMD=off GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd $(SIMD_EXEC) -run 'Greedy|Golden|Logits' ./engine/
 
 # The go test -exec runner of test-gpu (tools/wasmbrowser), which test-gpu builds.
 WASMBROWSER := build/wasmbrowser
