@@ -20,6 +20,7 @@ import (
 // reports of it.
 type instance struct {
 	ordinal int        // the how-many-th Go instance of the isolate (1 for the first)
+	live    int        // the isolate's live instances when it started, itself included
 	cfg     edgeConfig // the env, read once
 	limiter httpapi.Limiter
 	broken  http.Handler // the env is misconfigured: it answers every request
@@ -72,15 +73,13 @@ func (in *instance) handler() http.Handler {
 // none in the worker; a build with the tag wasmlm_testhooks adds its own.
 var testRoutes map[string]http.HandlerFunc
 
-// instanceHealth is the object GET /health adds as "instance".
-type instanceHealth struct {
-	Ordinal  int `json:"ordinal"`  // the how-many-th Go instance of the isolate
-	Requests int `json:"requests"` // the requests it served, this one included
-	Loads    int `json:"loads"`    // how many times it loaded a model (1 after a good load)
-}
+// testHealth, set in a build with the tag wasmlm_testhooks, adds to the
+// instance object of GET /health.
+var testHealth func(in *instance, health map[string]any)
 
 // ServeHTTP serves a request: a test route, or the API, whose GET /health
-// answer gains the instance's counts.
+// answer gains the instance's counts, "instance": {"ordinal": N,
+// "requests": R, "loads": L} (see the package doc).
 func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	in.requests++
 	if h, ok := testRoutes[r.URL.Path]; ok {
@@ -97,7 +96,11 @@ func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body := rec.body.Bytes()
 	var health map[string]any
 	if rec.status == http.StatusOK && json.Unmarshal(body, &health) == nil {
-		health["instance"] = instanceHealth{Ordinal: in.ordinal, Requests: in.requests, Loads: in.loads}
+		inst := map[string]any{"ordinal": in.ordinal, "requests": in.requests, "loads": in.loads}
+		if testHealth != nil {
+			testHealth(in, inst)
+		}
+		health["instance"] = inst
 		if b, err := json.Marshal(health); err == nil {
 			body = append(b, '\n')
 		}

@@ -32,6 +32,7 @@ const limitsGlobal = "wasmlmLimits"
 func main() {
 	binding := js.Global().Get("context").Get("binding")
 	in := newInstance(binding.Get("ordinal").Int(), getenv)
+	in.live = binding.Get("live").Int()
 	in.handler() // the model loads before the first request is served
 	binding.Set("serve", js.FuncOf(in.serveJS))
 	binding.Call("ready")

@@ -37,6 +37,7 @@ import simdRelaxedKernels from "./simd-relaxed.wasm";
 let compiled; // app.wasm, compiled once per isolate
 let current = null; // the isolate's instance: {ready, inflight, exited}
 let started = 0; // the instances this isolate started
+let live = 0; // the instances started whose program has not exited
 
 // start starts a Go instance; its ready resolves to the binding holding
 // its entry point once main registered it.
@@ -54,7 +55,10 @@ function start(env, ctx) {
     await simd.attach(instance).catch((err) => console.warn(`wasmlm: pure-Go kernels: ${err}`));
     let ready, failed;
     const registered = new Promise((resolve, reject) => { ready = resolve; failed = reject; });
-    const binding = { ordinal, ready: () => ready() };
+    // live counts this instance too: a test build's /health reports it,
+    // which proves an instance is dropped before the next starts.
+    const binding = { ordinal, live: ++live, ready: () => ready() };
+    inst.started = true;
     inst.fail = failed;
     go.exit = (code) => ended(inst, `exit code ${code}`);
     go.run(instance, createRuntimeContext({ env, ctx, binding })).then(
@@ -73,6 +77,7 @@ function start(env, ctx) {
 function ended(inst, why) {
   if (inst.exited) return;
   inst.exited = true;
+  if (inst.started) live--;
   if (current === inst) current = null;
   console.error(`wasmlm: the Go instance exited (${why?.message ?? why}); the next request starts a fresh one`);
   inst.fail?.(new Error(`the Go instance exited (${why?.message ?? why})`));
