@@ -12,7 +12,9 @@ import (
 // (sliding windows, soft-caps, partial rotation, multipliers, several
 // layers of each kind), in F32 and in the quantized type the family is
 // tested in. `wasmlm bench -gen DIR -shapes parity` writes them, as
-// <architecture>.gguf and <architecture>-<type>.gguf, so that anyone can
+// <architecture>.gguf and <architecture>-<type>.gguf (a second model of an
+// architecture, its variant: gemma4-moe.gguf and gemma4-moe-Q8_0.gguf,
+// Gemma 4's mixture of experts), so that anyone can
 // run a family against llama.cpp or another runtime without a download.
 
 // ParityShape is the name BenchModels knows the parity models by.
@@ -26,10 +28,20 @@ const paritySeed = 14
 const parityVocab = 32000
 
 // parityArch is one architecture's parity model: its spec (in F32) and the
-// quantized type it is also written in.
+// quantized type it is also written in; variant, for a second model of an
+// architecture, names it <architecture>-<variant> (gemma4-moe).
 type parityArch struct {
-	spec  Spec
-	quant tensor.Type
+	spec    Spec
+	quant   tensor.Type
+	variant string
+}
+
+// name is the model's name: its architecture, and its variant.
+func (a parityArch) name() string {
+	if a.variant != "" {
+		return a.spec.Arch + "-" + a.variant
+	}
+	return a.spec.Arch
 }
 
 // parityArchs are the parity models, one per architecture modelgen writes.
@@ -73,35 +85,45 @@ func parityArchs() []parityArch {
 	gemma4Spec := tied(decoder("gemma4", gemma4, Family{SlidingWindow: 16, FinalSoftCap: 30}))
 	gemma4Spec.Gemma4 = &Gemma4{Sliding: []bool{true, true, false, true, false}, SlidingHeadDim: 16, FullKVHeads: 1,
 		SharedKVLayers: 2, DoubleWide: true, PerLayerDim: 32, OutputScale: true}
+	// gemma4-moe: Gemma-4-26B-A4B's parts in 5 layers: sliding at 0, 1
+	// and 3, full at 2 and 4 (their values their keys), output scales; 2
+	// of 8 experts beside the dense GeGLU in every layer but 1.
+	gemma4MoE := gemma4
+	gemma4MoE.HiddenDim = 64
+	gemma4MoESpec := withMoE(tied(decoder("gemma4", gemma4MoE, Family{SlidingWindow: 16, FinalSoftCap: 30})),
+		MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32})
+	gemma4MoESpec.Gemma4 = &Gemma4{Sliding: []bool{true, true, false, true, false}, SlidingHeadDim: 16, FullKVHeads: 1,
+		FullKeysAsValues: true, OutputScale: true, DenseLayers: []int{1}}
 	graniteHybrid := granite // Granite 4: Mamba-2 layers but 2 and 5, which attend unrotated
 	graniteHybrid.Arch, graniteHybrid.Layers = "granitehybrid", 6
 	graniteHybrid.Hybrid = &GraniteHybrid{Attention: []int{2, 5}, ConvKernel: 4, StateSize: 32, Groups: 2, Heads: 8}
 
 	return []parityArch{
-		{decoder("llama", base, Family{}), tensor.Q8_0},
-		{decoder("qwen2", base, Family{}), tensor.Q8_0},
-		{decoder("qwen3", wide, Family{}), tensor.Q8_0},
+		{decoder("llama", base, Family{}), tensor.Q8_0, ""},
+		{decoder("qwen2", base, Family{}), tensor.Q8_0, ""},
+		{decoder("qwen3", wide, Family{}), tensor.Q8_0, ""},
 		{decoder("phi3", base, Family{RopeDims: 12, RopeOriginalContext: 64, RopeAttnFactor: 1.1832, SlidingWindow: 2047,
 			RopeFactorsLong:  []float32{1, 1.5, 2.5, 4, 7, 12},
-			RopeFactorsShort: []float32{1, 1.02, 1.05, 1.1, 1.2, 1.4}}), tensor.Q8_0},
-		{decoder("smollm3", four, Family{}), tensor.Q8_0},
-		{decoder("olmo2", base, Family{}), tensor.Q8_0},
-		{granite, tensor.Q8_0},
-		{graniteHybrid, tensor.Q8_0},
-		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0},
-		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0},
-		{gemma4Spec, tensor.Q8_0},
-		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0},
-		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0},
-		{lfm2moe, tensor.Q8_0},
-		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0},
-		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0},
-		{withMoE(decoder("qwen3moe", wide, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.Q8_0},
-		{withMoE(decoder("qwen2moe", base, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 96}), tensor.Q8_0},
+			RopeFactorsShort: []float32{1, 1.02, 1.05, 1.1, 1.2, 1.4}}), tensor.Q8_0, ""},
+		{decoder("smollm3", four, Family{}), tensor.Q8_0, ""},
+		{decoder("olmo2", base, Family{}), tensor.Q8_0, ""},
+		{granite, tensor.Q8_0, ""},
+		{graniteHybrid, tensor.Q8_0, ""},
+		{tied(decoder("gemma2", gemma2, Family{SlidingWindow: 16})), tensor.Q8_0, ""},
+		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0, ""},
+		{gemma4Spec, tensor.Q8_0, ""},
+		{gemma4MoESpec, tensor.Q8_0, "moe"},
+		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0, ""},
+		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0, ""},
+		{lfm2moe, tensor.Q8_0, ""},
+		{Spec{Arch: "bert", Shape: encoder}, tensor.Q8_0, ""},
+		{Spec{Arch: "nomic-bert", Shape: encoder}, tensor.Q8_0, ""},
+		{withMoE(decoder("qwen3moe", wide, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.Q8_0, ""},
+		{withMoE(decoder("qwen2moe", base, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 96}), tensor.Q8_0, ""},
 		// two sliding and two full layers, YaRN, MXFP4 experts beside Q8_0 matrices
 		{withMoE(decoder("gpt-oss", gptOSS, Family{SlidingWindow: 16, RopeYaRNFactor: 4, RopeOriginalContext: 64}),
-			MoE{Experts: 4, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.MXFP4},
-		{withMoE(decoder("qwen35moe", qwen35moe, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 64}), tensor.Q8_0},
+			MoE{Experts: 4, ExpertsUsed: 2, ExpertHiddenDim: 64}), tensor.MXFP4, ""},
+		{withMoE(decoder("qwen35moe", qwen35moe, Family{}), MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32, SharedHiddenDim: 64}), tensor.Q8_0, ""},
 	}
 }
 
@@ -113,15 +135,17 @@ func withMoE(sp Spec, m MoE) Spec {
 
 // ParityModels returns the parity models: for each architecture
 // (ParityArchitectures) the model named after it, in F32, and the model
-// named <architecture>-<type> in its quantized test type, all with one
-// seed, each decoder with its family's chat template (parityTemplates).
+// named <architecture>-<type> in its quantized test type (a second model
+// of an architecture: <architecture>-<variant> and
+// <architecture>-<variant>-<type>), all with one seed, each decoder with
+// its family's chat template (parityTemplates).
 func ParityModels() []Model {
 	var out []Model
 	for _, a := range parityArchs() {
 		for _, t := range []tensor.Type{tensor.F32, a.quant} {
-			name := a.spec.Arch
+			name := a.name()
 			if t != tensor.F32 {
-				name = fmt.Sprintf("%s-%v", a.spec.Arch, t)
+				name = fmt.Sprintf("%s-%v", a.name(), t)
 			}
 			sp := a.spec
 			sp.Name, sp.Type, sp.Seed = name, t, paritySeed
@@ -132,12 +156,13 @@ func ParityModels() []Model {
 	return out
 }
 
-// ParityArchitectures are the architectures ParityModels writes, sorted.
+// ParityArchitectures are the architectures ParityModels writes, sorted,
+// each once.
 func ParityArchitectures() []string {
 	var out []string
 	for _, a := range parityArchs() {
 		out = append(out, a.spec.Arch)
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
