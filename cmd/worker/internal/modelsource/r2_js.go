@@ -30,7 +30,7 @@ func (s *R2) Open(ctx context.Context, key string, n int) (Object, Chunk, error)
 		return Object{}, nil, err
 	}
 	if isNullish(head) {
-		return Object{}, nil, fmt.Errorf("no such object: %w", ErrNotFound)
+		return Object{}, nil, ErrNotFound
 	}
 	size := int64(head.Get("size").Float())
 	if size == 0 {
