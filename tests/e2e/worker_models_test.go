@@ -1,0 +1,303 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+)
+
+// The edge worker's model from R2, in miniflare (Cloudflare's simulator,
+// whose workerd has a local R2): an object put into the bucket MODEL_BUCKET
+// and named by WASMLM_MODEL is served as the native server serves the same
+// file; a missing key, a truncated object and a wrong SHA-256 are 500s
+// naming the cause, healed by fixing the object; a split set is read whole;
+// a model too large for the isolate is refused from its header.
+
+// theEdgeBuild is the edge build the miniflare tests serve, built once.
+var theEdgeBuild shared[string]
+
+// edgeBuild returns the edge build (make worker, or WASMLM_WORKER_BUILD).
+func edgeBuild(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	return theEdgeBuild.get(t, func() (string, error) {
+		dir, cleanup, err := buildWorker(root)
+		if err == nil {
+			atShutdown(cleanup)
+		}
+		return dir, err
+	})
+}
+
+// miniflareWorker is the edge build served by miniflare, with its bucket.
+type miniflareWorker struct {
+	t   *testing.T
+	url string
+	in  io.WriteCloser
+	out *bufio.Scanner
+	cmd *exec.Cmd
+}
+
+// startMiniflare serves the edge build in miniflare with the env bindings,
+// its bucket's objects kept in persist (so that a restarted miniflare, a
+// new isolate, finds them); it stops with the test.
+func startMiniflare(t *testing.T, persist string, bindings map[string]string) *miniflareWorker {
+	t.Helper()
+	root := repoRoot(t)
+	node := needTool(t, "node", "Debian package nodejs")
+	needTool(t, filepath.Join(root, "node_modules", "miniflare", "package.json"), "npm ci installs it from package-lock.json")
+	cfg, err := json.Marshal(map[string]any{"build": edgeBuild(t), "persist": persist, "bindings": bindings})
+	require.NoError(t, err)
+	cmd := exec.Command(node, filepath.Join(root, "tests", "e2e", "worker_models_miniflare.mjs"), string(cfg))
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	w := &miniflareWorker{t: t, in: in, out: bufio.NewScanner(stdout), cmd: cmd}
+	t.Cleanup(w.stop)
+	for w.out.Scan() { // miniflare may log before it listens
+		if u, ok := strings.CutPrefix(w.out.Text(), "listening "); ok {
+			w.url = u
+			return w
+		}
+	}
+	t.Fatalf("miniflare did not start: %v", w.out.Err())
+	return nil
+}
+
+// stop ends miniflare: its input closes, it disposes of its workerd.
+func (w *miniflareWorker) stop() {
+	if w.cmd.ProcessState != nil {
+		return
+	}
+	_ = w.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// do sends a command to the driver and waits for its answer.
+func (w *miniflareWorker) do(cmd map[string]string) {
+	w.t.Helper()
+	b, err := json.Marshal(cmd)
+	require.NoError(w.t, err)
+	_, err = fmt.Fprintf(w.in, "%s\n", b)
+	require.NoError(w.t, err)
+	for w.out.Scan() {
+		switch line := w.out.Text(); {
+		case line == "ok":
+			return
+		case strings.HasPrefix(line, "error: "):
+			w.t.Fatalf("%s: %s", b, line)
+		}
+	}
+	w.t.Fatalf("%s: miniflare ended: %v", b, w.out.Err())
+}
+
+// put puts the file at path into the bucket under key.
+func (w *miniflareWorker) put(key, path string) {
+	w.do(map[string]string{"op": "put", "key": key, "file": path})
+}
+
+// greedyCompletion is a greedy completion of base's /v1/completions: the status
+// and, for a 200, the text; otherwise the error's code and message.
+func greedyCompletion(t *testing.T, base string) (status int, text, code string) {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 24, "temperature": 0}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var body struct {
+		Choices []struct{ Text string } `json:"choices"`
+		Error   struct{ Code, Message string }
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	if resp.StatusCode == http.StatusOK {
+		require.Len(t, body.Choices, 1)
+		return resp.StatusCode, body.Choices[0].Text, ""
+	}
+	return resp.StatusCode, body.Error.Message, body.Error.Code
+}
+
+// servedModel is the id /v1/models names.
+func servedModel(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/models")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var list struct{ Data []struct{ ID string } }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	require.Len(t, list.Data, 1)
+	return list.Data[0].ID
+}
+
+// writeModel writes a small random-weight model (seed picks its weights)
+// into dir as name and returns its path and bytes.
+func writeModel(t *testing.T, dir, name string, seed uint64) (string, []byte) {
+	t.Helper()
+	b, err := modelgen.Build(modelgen.Spec{
+		Shape:       modelgen.Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, KVHeads: 4, VocabSize: 512, ContextLength: 256},
+		MuteSpecial: true, Seed: seed,
+	})
+	require.NoError(t, err)
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	return path, b
+}
+
+// TestWorkerModelFromR2: a model put into the local bucket is served under
+// its key's name, with the native server's greedy text on the same file,
+// whole and as a split set of three parts.
+func TestWorkerModelFromR2(t *testing.T) {
+	dir := t.TempDir()
+	path, b := writeModel(t, dir, "tiny.gguf", 7)
+	_, want := nativeCompletion(t, path, "tiny")
+	parts, err := modelgen.Split(b, 3)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, key string
+		files     map[string][]byte // key → bytes
+		served    string
+	}{
+		{"whole", "models/tiny.gguf", map[string][]byte{"models/tiny.gguf": b}, "tiny"},
+		{"split set", gguf.SplitPath("models/tiny", 1, 3), map[string][]byte{
+			gguf.SplitPath("models/tiny", 1, 3): parts[0], gguf.SplitPath("models/tiny", 2, 3): parts[1], gguf.SplitPath("models/tiny", 3, 3): parts[2],
+		}, "tiny"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := startMiniflare(t, t.TempDir(), map[string]string{"WASMLM_MODEL": tc.key})
+			for key, data := range tc.files {
+				f := filepath.Join(t.TempDir(), filepath.Base(key))
+				require.NoError(t, os.WriteFile(f, data, 0o644))
+				w.put(key, f)
+			}
+			status, text, _ := greedyCompletion(t, w.url)
+			require.Equal(t, http.StatusOK, status, text)
+			assert.Equal(t, want, text, "the worker's greedy text against the native server's")
+			assert.Equal(t, tc.served, servedModel(t, w.url))
+		})
+	}
+}
+
+// nativeCompletion is the native server's greedy completion of the model
+// at path, served as name.
+func nativeCompletion(t *testing.T, path, name string) (int, string) {
+	t.Helper()
+	status, text, _ := greedyCompletion(t, nativeModelServer(t, path, name))
+	require.Equal(t, http.StatusOK, status, text)
+	return status, text
+}
+
+// TestWorkerModelFailuresHeal: a missing key, a truncated object and an
+// object whose SHA-256 is not WASMLM_MODEL_SHA256's each answer a 500
+// naming the cause; once the right object is put under the key, the next
+// request is served by the same isolate's same Go instance (GET /health's
+// instance), which tried the load again.
+func TestWorkerModelFailuresHeal(t *testing.T) {
+	dir := t.TempDir()
+	path, b := writeModel(t, dir, "tiny.gguf", 7)
+	_, want := nativeCompletion(t, path, "tiny")
+	truncated := filepath.Join(dir, "truncated.gguf")
+	require.NoError(t, os.WriteFile(truncated, b[:len(b)-4096], 0o644))
+	other, _ := writeModel(t, dir, "other.gguf", 8)
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		before string // what is under the key first ("": nothing)
+		code   string
+		says   []string
+	}{
+		{"missing key", nil, "", "model_not_found", []string{`MODEL_BUCKET object "tiny.gguf"`, "not found"}},
+		{"truncated object", nil, truncated, "model_load_failed", []string{`MODEL_BUCKET object "tiny.gguf"`, "truncated"}},
+		{"wrong SHA-256", map[string]string{"WASMLM_MODEL_SHA256": sha256Hex(b)}, other, "model_checksum_mismatch", []string{sha256Hex(b)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"WASMLM_MODEL": "tiny.gguf"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			w := startMiniflare(t, t.TempDir(), env)
+			if tc.before != "" {
+				w.put("tiny.gguf", tc.before)
+			}
+			status, msg, code := greedyCompletion(t, w.url)
+			assert.Equal(t, http.StatusInternalServerError, status)
+			assert.Equal(t, tc.code, code, msg)
+			for _, s := range tc.says {
+				assert.Contains(t, msg, s)
+			}
+			w.put("tiny.gguf", path)
+			status, text, _ := greedyCompletion(t, w.url)
+			require.Equal(t, http.StatusOK, status, "after the object was fixed: %s", text)
+			assert.Equal(t, want, text)
+			in := health(t, w.url)
+			assert.Equal(t, 1, in.Ordinal, "the first Go instance of the isolate healed")
+			assert.Equal(t, 1, in.Loads, "one load succeeded")
+		})
+	}
+}
+
+// TestWorkerModelChangeNeedsNewIsolate: a changed WASMLM_MODEL takes effect
+// in a new isolate (a restarted miniflare over the same bucket).
+func TestWorkerModelChangeNeedsNewIsolate(t *testing.T) {
+	dir, persist := t.TempDir(), t.TempDir()
+	a, _ := writeModel(t, dir, "a.gguf", 1)
+	bPath, _ := writeModel(t, dir, "b.gguf", 2)
+	_, wantB := nativeCompletion(t, bPath, "b")
+	w := startMiniflare(t, persist, map[string]string{"WASMLM_MODEL": "a.gguf"})
+	w.put("a.gguf", a)
+	w.put("b.gguf", bPath)
+	assert.Equal(t, "a", servedModel(t, w.url))
+	w.stop()
+	w = startMiniflare(t, persist, map[string]string{"WASMLM_MODEL": "b.gguf"})
+	assert.Equal(t, "b", servedModel(t, w.url))
+	status, text, _ := greedyCompletion(t, w.url)
+	require.Equal(t, http.StatusOK, status, text)
+	assert.Equal(t, wantB, text)
+}
+
+// TestWorkerModelTooLarge: a model whose header says it cannot fit the
+// isolate (a small file whose KV cache would be large) is refused with
+// model_too_large naming the numbers, before any weight is read: the
+// object's SHA-256 is wrong too, which reading the weights would have
+// found.
+func TestWorkerModelTooLarge(t *testing.T) {
+	b, err := modelgen.Build(modelgen.Spec{
+		Shape: modelgen.Shape{Dim: 256, HiddenDim: 64, Layers: 24, Heads: 4, KVHeads: 4, VocabSize: 512, ContextLength: 4096},
+		Type:  tensor.Q4_0, Seed: 3,
+	})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "deep.gguf")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	w := startMiniflare(t, t.TempDir(), map[string]string{"WASMLM_MODEL": "deep.gguf", "WASMLM_MODEL_SHA256": strings.Repeat("0", 64)})
+	w.put("deep.gguf", path)
+	status, msg, code := greedyCompletion(t, w.url)
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Equal(t, "model_too_large", code, msg)
+	for _, s := range []string{`MODEL_BUCKET object "deep.gguf"`, "weights", "KV cache", "4096 positions, F16", "128.0 MiB", "112.0 MiB"} {
+		assert.Contains(t, msg, s)
+	}
+}
