@@ -72,7 +72,7 @@ var gemma4 = &architecture{
 	unsupported: []string{"blk.%d.attn_q.scale", "blk.%d.attn_k.scale", "blk.%d.attn_v.scale", "blk.%d.attn_output.scale",
 		"blk.%d.ffn_gate.scale", "blk.%d.ffn_up.scale", "blk.%d.ffn_down.scale", "blk.%d.ffn_gate_exps.scale", "blk.%d.ffn_up_exps.scale"},
 	noSplit: "its layers differ in shape, its last layers attend over earlier layers' caches and every layer reads the per-layer embeddings whole, " +
-		"while a split divides every layer's heads alike; and " + noSplitExperts,
+		"while a split divides every layer's heads alike; and where it has experts (Gemma-4-26B-A4B), " + noSplitExperts,
 }
 
 // zeroInt is 0: the default of a key whose absence means none.
