@@ -152,7 +152,8 @@ type Spec struct {
 	// that need a real size, not a real distribution. Other types ignore it.
 	Fast bool `json:"fast,omitempty"`
 	// ChatTemplate names one of ChatTemplates (a real model's Jinja
-	// template, templates/<name>.jinja), written as tokenizer.chat_template;
+	// template, templates/<name>.jinja), written as tokenizer.chat_template,
+	// its markers as the vocabulary's last tokens (see templateTokens);
 	// "" writes none.
 	ChatTemplate string `json:"chat_template,omitempty"`
 }
@@ -425,7 +426,7 @@ func (g *generator) metadata() {
 	}
 	g.moeMetadata()
 	g.gptOSSMetadata()
-	spmVocab(b, sp.VocabSize)
+	spmVocab(b, sp.VocabSize, templateTokens[sp.ChatTemplate])
 	if sp.ChatTemplate != "" {
 		b.Set("tokenizer.chat_template", gguf.ValueOf(chatTemplate(sp.ChatTemplate)))
 	}

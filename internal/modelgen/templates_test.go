@@ -2,6 +2,7 @@ package modelgen
 
 import (
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,8 @@ import (
 // TestChatTemplatesAreTheChatPackages: every template modelgen writes is
 // the chat package's test copy of it (chat/testdata/templates), byte for
 // byte, and every parity decoder carries one, written as
-// tokenizer.chat_template.
+// tokenizer.chat_template, with the template's markers as the
+// vocabulary's last tokens (control or user-defined).
 func TestChatTemplatesAreTheChatPackages(t *testing.T) {
 	for _, name := range ChatTemplates() {
 		want, err := os.ReadFile("../../chat/testdata/templates/" + name + ".jinja")
@@ -37,6 +39,17 @@ func TestChatTemplatesAreTheChatPackages(t *testing.T) {
 		src, err := f.String("tokenizer.chat_template")
 		require.NoError(t, err, pm.Name)
 		assert.Equal(t, chatTemplate(pm.Spec.ChatTemplate), src, pm.Name)
+		tokens, err := f.Strings("tokenizer.ggml.tokens")
+		require.NoError(t, err, pm.Name)
+		types, err := f.Int32s("tokenizer.ggml.token_type")
+		require.NoError(t, err, pm.Name)
+		markers := templateTokens[pm.Spec.ChatTemplate]
+		at := len(tokens) - len(markers)
+		for i, m := range markers {
+			assert.Equal(t, m.text, tokens[at+i], pm.Name)
+			assert.Equal(t, map[bool]int32{false: typeControl, true: typeUserDefined}[m.userDefined], types[at+i], "%s: %s", pm.Name, m.text)
+		}
+		assert.Equal(t, "▁t"+strconv.Itoa(at-1), tokens[at-1], pm.Name)
 	}
 	_, err := Build(Spec{Shape: Shape{Dim: 64, HiddenDim: 128, Layers: 1, Heads: 4, KVHeads: 4, VocabSize: MinVocabSize, ContextLength: 32},
 		ChatTemplate: "no-such-template"})

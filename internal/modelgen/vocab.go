@@ -21,15 +21,17 @@ const MinVocabSize = byteBase + 256
 
 // SentencePiece token types (llama.cpp's llama_token_type).
 const (
-	typeNormal  = 1
-	typeUnknown = 2
-	typeControl = 3
-	typeByte    = 6
+	typeNormal      = 1
+	typeUnknown     = 2
+	typeControl     = 3
+	typeUserDefined = 4
+	typeByte        = 6
 )
 
 // spmVocab writes a SentencePiece vocabulary of n tokens: <unk>, <s>, </s>,
-// the 256 byte tokens, then "▁t<i>" pieces. Scores fall with the id.
-func spmVocab(b *gguf.Builder, n int) {
+// the 256 byte tokens, then "▁t<i>" pieces, the last len(special) of them
+// replaced by special (a chat template's markers). Scores fall with the id.
+func spmVocab(b *gguf.Builder, n int, special []specialToken) {
 	tokens := make([]string, n)
 	scores := make([]float32, n)
 	types := make([]int32, n)
@@ -43,6 +45,12 @@ func spmVocab(b *gguf.Builder, n int) {
 			tokens[i], types[i] = "</s>", typeControl
 		case i < MinVocabSize:
 			tokens[i], types[i] = fmt.Sprintf("<0x%02X>", i-byteBase), typeByte
+		case i >= n-len(special):
+			sp := special[i-(n-len(special))]
+			tokens[i], types[i] = sp.text, typeControl
+			if sp.userDefined {
+				types[i] = typeUserDefined
+			}
 		default:
 			tokens[i], types[i] = fmt.Sprintf("▁t%d", i), typeNormal
 		}
