@@ -15,7 +15,7 @@ SIMD_RELAXED := internal/simdgen/kernels-relaxed.wasm
 PORT      ?= 8080
 # The npm package `make npm` writes (version: the VERSION file).
 NPM_DIR   ?= build/npm
-# The edge build `make worker` writes (cmd/worker/workerd.capnp and wrangler.toml
+# The edge build `make worker` writes (wrangler.toml and tools/worker-run.mjs
 # load it from here), and the port `make worker-run` serves it on: 8787 unless
 # PORT is given on the command line or in the environment.
 WORKER_DIR  := build/worker
@@ -187,13 +187,15 @@ worker:
 	GOOS=js GOARCH=wasm $(GO) build -tags $(WORKER_TAGS) -trimpath $(foreach p,$(SERVE_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
 	@echo "$(WORKER_DIR): app.wasm $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped, the whole worker $$(cat $(WORKER_DIR)/*.mjs $(WORKER_DIR)/*.js $(WORKER_DIR)/*.wasm | gzip -c | wc -c) (budget 3.25 MB; Cloudflare Workers: 10 MB paid, 3 MB free as it stood)"
 
-## worker-run: serve the edge build in workerd on http://127.0.0.1:8787 (PORT= overrides; needs npm ci)
+## worker-run: serve the edge build in miniflare (Cloudflare's simulator: workerd with a local R2 bucket, kept in build/worker-r2)
+## on http://127.0.0.1:8787 (PORT= overrides) with tools/worker-run.mjs; MODEL=path/to/model.gguf puts that file in the bucket
+## MODEL_BUCKET and sets WASMLM_MODEL to it (without MODEL: the embedded default); the WASMLM_* variables of the environment
+## become the worker's (WASMLM_API_KEYS=sk-local make worker-run). Needs npm ci
 worker-run: worker
-	@test -x node_modules/.bin/workerd || { echo "worker-run needs workerd: run npm ci"; exit 1; }
-	@echo "wasmlm edge worker: http://127.0.0.1:$(WORKER_PORT)/v1/"
-	node_modules/.bin/workerd serve cmd/worker/workerd.capnp --socket-addr http=127.0.0.1:$(WORKER_PORT)
+	@test -d node_modules/miniflare || { echo "worker-run needs miniflare: run npm ci"; exit 1; }
+	node tools/worker-run.mjs --build $(WORKER_DIR) --port $(WORKER_PORT) --r2 build/worker-r2 $(if $(MODEL),--model "$(MODEL)")
 
-## test-e2e-worker: the edge-worker tests (workerd, the openai npm client; needs npm ci) against $(WORKER_DIR)
+## test-e2e-worker: the edge-worker tests (workerd, miniflare with local R2, the openai npm client; needs npm ci) against $(WORKER_DIR)
 test-e2e-worker: worker
 	WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^Test(Worker|HTTP)' ./tests/e2e/
 

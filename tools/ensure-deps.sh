@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs beyond Go, when it is missing:
 #   node/npm  (Debian packages nodejs, npm)  — wasm tests under Node, npm ci
-#   node_modules from package-lock.json      — reference tokenizers, workerd, openai, and the benchmark's
+#   node_modules from package-lock.json      — reference tokenizers, workerd, miniflare, openai, and the benchmark's
 #                                              peers (node-llama-cpp with its CPU binary, wllama)
 #   Chromium  (Debian package chromium)      — the browser e2e tests
 #   QEMU      (Debian package qemu-user-static, on x86-64) — the arm64 kernels' tests

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -349,45 +347,4 @@ func TestWorkerMisconfigured(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestWorkerRunConfigTakesKeysFromTheEnvironment: the workerd
-// configuration `make worker-run` serves (cmd/worker/workerd.capnp) takes
-// the keys and limits from workerd's environment, so a developer can try
-// them locally: WASMLM_API_KEYS set, a request without the key is refused
-// and one with it served. It runs where that configuration's build is the
-// one the tests use (make test-e2e-worker); elsewhere it is skipped.
-func TestWorkerRunConfigTakesKeysFromTheEnvironment(t *testing.T) {
-	root := repoRoot(t)
-	build := filepath.Join(root, "build", "worker")
-	if got := os.Getenv(workerBuildEnv); got == "" || filepath.Clean(got) != build {
-		skipOrFail(t, fmt.Sprintf("cmd/worker/workerd.capnp serves %s, which only make test-e2e-worker builds (WASMLM_WORKER_BUILD=%q)", build, got))
-	}
-	bin := workerdBinary(t, root)
-	addr, err := freeAddr()
-	require.NoError(t, err)
-	cmd := exec.Command(bin, "serve", filepath.Join(root, "cmd", "worker", "workerd.capnp"), "--socket-addr", "http="+addr)
-	cmd.Env = append(os.Environ(), "WASMLM_API_KEYS=sk-from-env")
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	setDeathSignal(cmd)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	models := func(key string) int {
-		req, err := http.NewRequest("GET", "http://"+addr+"/v1/models", nil)
-		require.NoError(t, err)
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	require.Eventually(t, func() bool { return models("") != 0 }, liveness, 50*time.Millisecond, "workerd serving: %s", out)
-	assert.Equal(t, http.StatusUnauthorized, models(""))
-	assert.Equal(t, http.StatusUnauthorized, models("sk-wrong"))
-	assert.Equal(t, http.StatusOK, models("sk-from-env"))
 }

@@ -1,0 +1,127 @@
+//go:build !js
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The worker in miniflare, Cloudflare's local simulator (npm miniflare: its
+// own workerd with a local R2 bucket, which bare workerd lacks), started by
+// tools/worker-run.mjs, the script `make worker-run` runs.
+
+// miniflareServer is tools/worker-run.mjs serving an edge build.
+type miniflareServer struct {
+	url string      // http://127.0.0.1:PORT, without a trailing slash
+	out *syncBuffer // the script's and miniflare's messages
+}
+
+// serveMiniflare starts tools/worker-run.mjs serving build on a free port,
+// with env added to the environment (its WASMLM_* variables become the
+// worker's) and args (--model FILE, --put KEY=FILE, --var NAME=VALUE,
+// --r2 DIR), and waits until it serves. The test's cleanup stops it by
+// closing its stdin (--stdin), which also stops it when the test binary
+// dies: miniflare's workerd outlives a node killed outright.
+func serveMiniflare(t testing.TB, build string, env []string, args ...string) *miniflareServer {
+	t.Helper()
+	root := repoRoot(t)
+	needTool(t, filepath.Join(root, "node_modules", "miniflare", "package.json"), "npm ci installs it from package-lock.json")
+	node := needTool(t, "node", "Debian package nodejs")
+	cmd := exec.Command(node, append([]string{filepath.Join(root, "tools", "worker-run.mjs"), "--build", build, "--port", "0", "--stdin"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	s := &miniflareServer{out: &syncBuffer{}}
+	cmd.Stderr = s.out
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if u, ok := strings.CutPrefix(line, "wasmlm edge worker: "); ok {
+				urls <- strings.TrimSuffix(u, "/")
+			}
+			_, _ = fmt.Fprintln(s.out, line)
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("worker-run output:\n%s", s.out)
+		}
+	})
+	select {
+	case s.url = <-urls:
+	case <-exited:
+		t.Fatalf("tools/worker-run.mjs exited:\n%s", s.out)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("tools/worker-run.mjs did not serve within 2 minutes:\n%s", s.out)
+	}
+	return s
+}
+
+// TestWorkerRunServesAModelFromLocalR2: what `make worker-run
+// MODEL=path/to/model.gguf` runs puts the file in the local R2 bucket
+// MODEL_BUCKET and sets WASMLM_MODEL to its key; the worker loads it from
+// there, once, names it as wasmlm serve names a file, and answers with the
+// native server's greedy text.
+func TestWorkerRunServesAModelFromLocalR2(t *testing.T) {
+	root := repoRoot(t)
+	mf := serveMiniflare(t, edgeWorker(t).build, nil, "--model", filepath.Join(root, "models", "stories260K-F16.gguf"))
+	const body = `{"prompt": "Once upon a time", "temperature": 0, "max_tokens": 32}`
+	got := postCompletion(t, mf.url, "/v1/completions", body)
+	want := postCompletion(t, nativeServer(t).URL, "/v1/completions", body)
+	assert.Equal(t, want.Choices[0].Text, got.Choices[0].Text, "the native server's greedy text")
+	assert.Equal(t, "stories260K-F16", got.Model, "the object's name, as wasmlm serve names a file")
+	h := health(t, mf.url)
+	assert.Equal(t, 1, h.Ordinal)
+	assert.Equal(t, 1, h.Loads)
+}
+
+// TestWorkerRunTakesKeysFromTheEnvironment: the script `make worker-run`
+// runs passes the WASMLM_* variables of its environment to the worker, so a
+// developer can try keys and limits locally: WASMLM_API_KEYS set, a request
+// without the key is refused and one with it served.
+func TestWorkerRunTakesKeysFromTheEnvironment(t *testing.T) {
+	mf := serveMiniflare(t, edgeWorker(t).build, []string{"WASMLM_API_KEYS=sk-from-env"})
+	models := func(key string) int {
+		req, err := http.NewRequest("GET", mf.url+"/v1/models", nil)
+		require.NoError(t, err)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusUnauthorized, models(""))
+	assert.Equal(t, http.StatusUnauthorized, models("sk-wrong"))
+	assert.Equal(t, http.StatusOK, models("sk-from-env"))
+}

@@ -1,0 +1,133 @@
+// worker-run.mjs: serves the edge worker's build (make worker's
+// build/worker/) in miniflare, Cloudflare's local simulator, which runs
+// the worker in its own workerd with a local R2 bucket bound as
+// MODEL_BUCKET (bare workerd has no R2 backend). `make worker-run` and the
+// Go tests in tests/e2e start it; it listens on 127.0.0.1 only.
+//
+//   node tools/worker-run.mjs --build build/worker [--port 8787] [--r2 DIR]
+//       [--model FILE] [--put KEY=FILE]... [--var NAME=VALUE]...
+//
+//   --build DIR     the worker build to serve (required)
+//   --port N        the port (default 8787; 0 picks a free one)
+//   --r2 DIR        where the bucket's objects are kept (default: a
+//                   temporary directory, removed at exit)
+//   --model FILE    puts FILE in the bucket under its base name and sets
+//                   WASMLM_MODEL to that key (unless --var sets it)
+//   --put KEY=FILE  puts FILE in the bucket as KEY, first
+//   --var NAME=VAL  a variable of the worker's env; the WASMLM_* variables
+//                   of this process's environment are passed too (--var wins)
+//
+// Once the worker answers it prints one line, "wasmlm edge worker: URL",
+// and serves until SIGINT or SIGTERM (or its stdin closing, with --stdin),
+// when it stops miniflare and its workerd. Node 20 is enough, with a
+// warning: miniflare declares Node >= 22.
+import { Miniflare } from 'miniflare';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+function usage(message) {
+  console.error(`worker-run: ${message}\nusage: node tools/worker-run.mjs --build DIR [--port N] [--r2 DIR] [--model FILE] [--put KEY=FILE]... [--var NAME=VALUE]... [--stdin]`);
+  process.exit(2);
+}
+
+const opts = { port: 8787, puts: [], vars: {}, stdin: false };
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  const flag = args[i];
+  const value = () => {
+    if (i + 1 >= args.length) usage(`${flag} needs a value`);
+    return args[++i];
+  };
+  const pair = (what) => {
+    const v = value();
+    const eq = v.indexOf('=');
+    if (eq <= 0) usage(`${flag} takes ${what}, got ${JSON.stringify(v)}`);
+    return [v.slice(0, eq), v.slice(eq + 1)];
+  };
+  switch (flag) {
+    case '--build': opts.build = value(); break;
+    case '--port': opts.port = Number(value()); break;
+    case '--r2': opts.r2 = value(); break;
+    case '--model': opts.model = value(); break;
+    case '--put': opts.puts.push(pair('KEY=FILE')); break;
+    case '--var': { const [k, v] = pair('NAME=VALUE'); opts.vars[k] = v; break; }
+    case '--stdin': opts.stdin = true; break;
+    default: usage(`unknown argument ${JSON.stringify(flag)}`);
+  }
+}
+if (!opts.build) usage('--build is required');
+if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) usage(`--port must be a port number, got ${opts.port}`);
+
+// The modules make worker writes, by the names worker.mjs and runtime.mjs
+// import them under.
+const modules = [
+  ['worker.mjs', 'ESModule'],
+  ['runtime.mjs', 'ESModule'],
+  ['wasm_exec.js', 'ESModule'],
+  ['simd.js', 'ESModule'],
+  ['simd.wasm', 'CompiledWasm'],
+  ['simd-relaxed.wasm', 'CompiledWasm'],
+  ['app.wasm', 'CompiledWasm'],
+].map(([name, type]) => {
+  const file = path.join(opts.build, name);
+  if (!fs.existsSync(file)) usage(`${file} is missing: run make worker`);
+  return { type, path: name, contents: fs.readFileSync(file) };
+});
+
+const bindings = {};
+for (const [k, v] of Object.entries(process.env)) {
+  if (k.startsWith('WASMLM_') && v !== '') bindings[k] = v;
+}
+if (opts.model) {
+  if (!fs.existsSync(opts.model)) usage(`--model ${opts.model}: no such file`);
+  const key = path.basename(opts.model);
+  opts.puts.unshift([key, opts.model]);
+  bindings.WASMLM_MODEL = key;
+}
+Object.assign(bindings, opts.vars);
+
+let r2 = opts.r2;
+let tmp;
+if (!r2) r2 = tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wasmlm-r2-'));
+
+const mf = new Miniflare({
+  modules,
+  modulesRoot: '/',
+  compatibilityDate: '2025-06-01',
+  bindings,
+  r2Buckets: ['MODEL_BUCKET'],
+  r2Persist: path.resolve(r2),
+  host: '127.0.0.1',
+  port: opts.port,
+});
+
+let stopping = false;
+async function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  await mf.dispose().catch(() => {});
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  process.exit(code);
+}
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+if (opts.stdin) {
+  process.stdin.on('end', () => stop(0));
+  process.stdin.resume();
+}
+
+try {
+  const url = await mf.ready;
+  if (opts.puts.length > 0) {
+    const bucket = await mf.getR2Bucket('MODEL_BUCKET');
+    for (const [key, file] of opts.puts) {
+      await bucket.put(key, fs.readFileSync(file));
+      console.error(`worker-run: put ${file} in MODEL_BUCKET as ${key}`);
+    }
+  }
+  console.log(`wasmlm edge worker: ${url.href}`);
+} catch (err) {
+  console.error(`worker-run: ${err?.stack ?? err}`);
+  await stop(1);
+}
