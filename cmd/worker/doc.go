@@ -5,7 +5,8 @@
 //
 // It builds only with GOOS=js GOARCH=wasm (make worker, which also writes
 // the JavaScript glue with syumai/workers' workers-assets-gen into
-// build/worker/). make worker-run serves that build locally in workerd; the
+// build/worker/). make worker-run serves that build locally in miniflare
+// (tools/worker-run.mjs: workerd with a local R2 bucket); the
 // repository's wrangler.toml deploys it with npx wrangler deploy.
 //
 // make worker builds it with -tags wasmlm_simd, so its matrix products run
