@@ -28,6 +28,11 @@ import (
 //     that every token takes, gated by sigmoid(x·SharedGate) (without
 //     SharedGate, granitehybrid's, not gated), is added.
 //
+// Gemma 4's layers (moe_dense.go) route on an input of the router's own
+// (RouterNorm), scale each expert's output (ffn_down_exps.scale), stack
+// each expert's gate and up in one tensor, and keep their dense
+// feed-forward beside the experts (Dense).
+//
 // The expert matrices are the file's 3-D tensors, each one *tensor.Matrix
 // of Experts·rows rows viewing the file's bytes; each expert's rows are a
 // view of it (expertWeights), so nothing is copied and a token reads only
