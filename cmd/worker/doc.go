@@ -76,8 +76,8 @@
 //
 // WASMLM_MODEL_SHA256 (optional) is the file's SHA-256 in hexadecimal, or
 // a split set's parts', comma-separated; it is checked as the bytes arrive.
-// Each file's header is read first: a model whose weights, KV cache (F16,
-// the context served) and Go runtime would not fit the isolate's 128 MiB
+// Each file's header is read first: a model whose weights, KV cache (the
+// session's context and type) and Go runtime would not fit the isolate's 128 MiB
 // (modelsource.DefaultBudget: 112 MiB, 16 MiB kept for JavaScript) is
 // refused before its weights are read. A failed load answers 500 with an
 // OpenAI error object whose code says why: model_not_found,

@@ -21,7 +21,9 @@ import (
 // It blocks on JavaScript promises: call it from a goroutine, never inside
 // a js.Func callback.
 func loadModel(getenv func(name string) (string, error), binding func(name string) js.Value) (*engine.Model, string, error) {
-	model, name, ok, err := modelsource.FromEnv(getenv, binding, 0)
+	// The session newHandler's httpapi.Options make: the model's context
+	// (at most engine.DefaultContextLength) and KVAuto.
+	model, name, ok, err := modelsource.FromEnv(getenv, binding, engine.SessionOptions{})
 	if err != nil || ok {
 		return model, name, err
 	}

@@ -299,7 +299,7 @@ func TestWorkerModelTooLarge(t *testing.T) {
 	status, msg, code := greedyCompletion(t, w.url)
 	assert.Equal(t, http.StatusInternalServerError, status)
 	assert.Equal(t, "model_too_large", code, msg)
-	for _, s := range []string{`MODEL_BUCKET object "deep.gguf"`, "weights", "KV cache", "4096 positions, F16", "128.0 MiB", "112.0 MiB"} {
+	for _, s := range []string{`MODEL_BUCKET object "deep.gguf"`, "weights", "KV cache", "4096 positions, F32", "128.0 MiB", "112.0 MiB"} {
 		assert.Contains(t, msg, s)
 	}
 }

@@ -43,8 +43,8 @@
 // Each file's header comes first (a first read of DefaultHeaderBytes,
 // more while it goes on). From the headers alone the engine's estimate
 // (engine.EstimateMemory: the weights as the file holds them, a KV cache
-// of the context the worker serves in F16, the session's buffers, the
-// tokenizer and the Go runtime's share) is checked against DefaultBudget,
+// of the context and type the worker's session uses, the session's
+// buffers, the tokenizer and the Go runtime's share) is checked against DefaultBudget,
 // the isolate's 128 MiB less what JavaScript keeps; a model over it is
 // refused (model_too_large, naming every number) before a byte of its
 // weights is read. Then the model's buffer is allocated once at its final

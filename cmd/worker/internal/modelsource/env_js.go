@@ -23,11 +23,11 @@ const (
 // doc) and returns it with the name it is served under; ok is false, with
 // no error, when the environment names none (the worker then serves its
 // embedded default). getenv reads a variable as text ("" when unset),
-// binding returns a binding (undefined when unbound). contextLength is the
-// context the worker's session will hold (0: the model's, at most
-// engine.DefaultContextLength), which the budget counts. Errors are
-// *Error.
-func FromEnv(getenv func(string) (string, error), binding func(string) js.Value, contextLength int) (m *engine.Model, name string, ok bool, err error) {
+// binding returns a binding (undefined when unbound). session is the
+// context and KV type of the session the worker will serve with (its
+// zero value: the model's context, at most engine.DefaultContextLength,
+// and KVAuto), whose KV cache the budget counts. Errors are *Error.
+func FromEnv(getenv func(string) (string, error), binding func(string) js.Value, session engine.SessionOptions) (m *engine.Model, name string, ok bool, err error) {
 	key, err := variable(getenv, EnvModel)
 	if err != nil {
 		return nil, "", false, err
@@ -40,7 +40,7 @@ func FromEnv(getenv func(string) (string, error), binding func(string) js.Value,
 	if err != nil {
 		return nil, "", false, err
 	}
-	opts := Options{ContextLength: contextLength}
+	opts := Options{ContextLength: session.ContextLength, KVType: session.KVType}
 	for s := range strings.FieldsFuncSeq(sums, func(r rune) bool { return r == ',' || r == ' ' }) {
 		if b, err := hex.DecodeString(s); err != nil || len(b) != 32 {
 			return nil, "", false, fail(CodeMisconfigured, "%s holds %q, not a SHA-256 digest (64 hexadecimal digits; a split set's, one per part, comma-separated)", EnvSHA256, s)

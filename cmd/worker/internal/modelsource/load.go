@@ -29,10 +29,12 @@ type Options struct {
 	// SHA256 are the SHA-256 digests the files must have, in hexadecimal:
 	// one, or one per part of a split set in order; none, not checked.
 	SHA256 []string
-	// ContextLength is the context the worker's session holds, which the
-	// budget counts a KV cache of (F16) for: 0 is the model's, at most
-	// engine.DefaultContextLength.
+	// ContextLength and KVType are those of the session the worker serves
+	// with, whose KV cache the budget counts: a context of 0 is the
+	// model's, at most engine.DefaultContextLength; KVAuto is F16 above
+	// engine.AutoKVF16Parameters, F32 below, as a session resolves it.
 	ContextLength int
+	KVType        engine.KVType
 	// Budget is the bytes the model, its session and the Go runtime may
 	// take (0: DefaultBudget).
 	Budget int64
@@ -93,11 +95,11 @@ func Load(ctx context.Context, s Store, name string, opts Options) (*engine.Mode
 	if err != nil {
 		return nil, fail(CodeLoadFailed, "%s: %w", s.Describe(name), err)
 	}
-	m, positions, err := estimate(h, int64(layout.Size), opts.ContextLength)
+	m, positions, kv, err := estimate(h, int64(layout.Size), opts.ContextLength, opts.KVType)
 	if err != nil {
 		return nil, fail(CodeMisconfigured, "%s: %w", s.Describe(name), err)
 	}
-	if err := checkFits(s.Describe(name), m, positions, held, budget); err != nil {
+	if err := checkFits(s.Describe(name), m, positions, kv, held, budget); err != nil {
 		return nil, err
 	}
 	h = nil // its tokenizer goes before the weights come

@@ -182,13 +182,13 @@ func TestTooLargeReadsNoWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := engine.EstimateMemory(h.Config(), int64(len(data)), 2048, engine.KVF16)
+	m := engine.EstimateMemory(h.Config(), int64(len(data)), 2048, engine.KVF32) // KVAuto under 100M parameters
 	for _, n := range []int64{m.Total, m.Weights, m.KVCache, m.Scratch, IsolateBytes, 8 << 20} {
 		if s := mib(n); !strings.Contains(refused.Error(), s) {
 			t.Errorf("%q does not name %s", refused, s)
 		}
 	}
-	if !strings.Contains(refused.Error(), "2048 positions") {
+	if !strings.Contains(refused.Error(), "2048 positions, F32") {
 		t.Errorf("%q does not name the context", refused)
 	}
 }

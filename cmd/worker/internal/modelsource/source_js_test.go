@@ -178,7 +178,7 @@ func TestFromEnv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			getenv := func(n string) (string, error) { return tc.env[n], nil }
-			m, name, ok, err := FromEnv(getenv, binding, 0)
+			m, name, ok, err := FromEnv(getenv, binding, engine.SessionOptions{})
 			var e *Error
 			switch {
 			case tc.wantCode != "":
@@ -256,7 +256,7 @@ func defaultTotal(t *testing.T) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := estimate(h, int64(len(models.Default())), 0)
+	m, _, _, err := estimate(h, int64(len(models.Default())), 0, engine.KVAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
