@@ -160,11 +160,12 @@ test-gpu:
 
 ## test-long: the exhaustive checks too slow for make test, which runs a representative part of each (WASMLM_LONG=1 makes
 ## them whole; see docs/testing.md): the tokenizers against llama.cpp on every string (engine/vocab: the 3000 random strings
-## of the reference and the 2000 of WordPiece's, where make test takes every tenth and fifth), and the GPU's whole forward
+## of the reference and the 2000 of WordPiece's, where make test takes every tenth and fifth), structured output sampled
+## with every seed (internal/grammarref: six of stories260K and two of each other model, where make test takes two and one), and the GPU's whole forward
 ## pass held to the CPU with every case whole (every storage type on two layers, six greedy prompt/file pairs each; about
 ## 15 minutes on SwiftShader)
 test-long:
-	WASMLM_LONG=1 $(GO) test -count=1 ./engine/vocab/
+	WASMLM_LONG=1 $(GO) test -count=1 ./engine/vocab/ ./internal/grammarref/
 	WASMLM_LONG=1 $(MAKE) test-gpu
 
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)

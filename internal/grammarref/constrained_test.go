@@ -15,6 +15,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/grammar/jsonschema"
 	"github.com/wasmlm/wasmlm/internal/grammarref"
+	"github.com/wasmlm/wasmlm/internal/longtest"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/policy"
@@ -50,7 +51,8 @@ func loadCorpus(t *testing.T) []corpusSchema {
 }
 
 // constrainedModel is a model the corpus is sampled from, with how many
-// seeds and tokens.
+// seeds and tokens: in make test two seeds of stories260K and one of each
+// other model, in make test-long (WASMLM_LONG=1) six and two.
 type constrainedModel struct {
 	name      string
 	model     *engine.Model
@@ -62,7 +64,11 @@ func constrainedModels(t *testing.T) []constrainedModel {
 	t.Helper()
 	def, err := engine.LoadGGUF(models.Default())
 	require.NoError(t, err)
-	out := []constrainedModel{{"stories260K", def, 6, 400}}
+	seeds, otherSeeds := 2, 1
+	if longtest.Enabled() {
+		seeds, otherSeeds = 6, 2
+	}
+	out := []constrainedModel{{"stories260K", def, seeds, 400}}
 	for _, tc := range []struct {
 		name  string
 		shape modelgen.Shape
@@ -76,13 +82,13 @@ func constrainedModels(t *testing.T) []constrainedModel {
 		require.NoError(t, err, tc.name)
 		m, err := engine.LoadGGUF(data)
 		require.NoError(t, err, tc.name)
-		out = append(out, constrainedModel{tc.name, m, 2, tc.shape.ContextLength})
+		out = append(out, constrainedModel{tc.name, m, otherSeeds, tc.shape.ContextLength})
 	}
 	return out
 }
 
 // TestConstrainedOutputsValidate samples every schema of the corpus at
-// temperature 1 with several seeds from models that cannot write JSON by
+// temperature 1 with one or more seeds (see constrainedModel) from models that cannot write JSON by
 // themselves, and has ajv validate every output against its schema and
 // llama.cpp match it against our grammar and against its own.
 func TestConstrainedOutputsValidate(t *testing.T) {
