@@ -1,8 +1,10 @@
 // worker_models_miniflare.mjs: serves the edge build in miniflare (its own
 // workerd, with a local R2 bucket MODEL_BUCKET) for worker_models_test.go.
 //
-//   node worker_models_miniflare.mjs '{"build": DIR, "persist": DIR, "bindings": {...}}'
+//   node worker_models_miniflare.mjs '{"build": DIR, "persist": DIR, "bindings": {...}, "assets": DIR}'
 //
+// (assets, optional: a directory served as the worker's static assets,
+// bound as ASSETS)
 // prints "listening URL", then takes commands on standard input, one JSON
 // object a line, answering "ok" or "error: why" on a line each:
 //   {"op": "put", "key": KEY, "file": PATH}   put a file into the bucket
@@ -11,7 +13,7 @@
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { Miniflare } from "miniflare";
-const { build, persist, bindings } = JSON.parse(process.argv[2]);
+const { build, persist, bindings, assets } = JSON.parse(process.argv[2]);
 const mf = new Miniflare({
   modules: true,
   scriptPath: `${build}/worker.mjs`,
@@ -24,6 +26,7 @@ const mf = new Miniflare({
   r2Buckets: ["MODEL_BUCKET"],
   r2Persist: persist,
   bindings: bindings ?? {},
+  ...(assets && { assets: { directory: assets, binding: "ASSETS", routerConfig: { has_user_worker: true } } }),
   host: "127.0.0.1",
   port: 0,
 });

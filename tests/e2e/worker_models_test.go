@@ -60,10 +60,17 @@ type miniflareWorker struct {
 // new isolate, finds them); it stops with the test.
 func startMiniflare(t *testing.T, persist string, bindings map[string]string) *miniflareWorker {
 	t.Helper()
+	return startMiniflareAssets(t, persist, bindings, "")
+}
+
+// startMiniflareAssets is startMiniflare with the files of the directory
+// assets (if not "") as the worker's static assets, bound as ASSETS.
+func startMiniflareAssets(t *testing.T, persist string, bindings map[string]string, assets string) *miniflareWorker {
+	t.Helper()
 	root := repoRoot(t)
 	node := needTool(t, "node", "Debian package nodejs")
 	needTool(t, filepath.Join(root, "node_modules", "miniflare", "package.json"), "npm ci installs it from package-lock.json")
-	cfg, err := json.Marshal(map[string]any{"build": edgeBuild(t), "persist": persist, "bindings": bindings})
+	cfg, err := json.Marshal(map[string]any{"build": edgeBuild(t), "persist": persist, "bindings": bindings, "assets": assets})
 	require.NoError(t, err)
 	cmd := exec.Command(node, filepath.Join(root, "tests", "e2e", "worker_models_miniflare.mjs"), string(cfg))
 	cmd.Dir = root
@@ -302,4 +309,26 @@ func TestWorkerModelTooLarge(t *testing.T) {
 	for _, s := range []string{`MODEL_BUCKET object "deep.gguf"`, "weights", "KV cache", "4096 positions, F32", "128.0 MiB", "112.0 MiB"} {
 		assert.Contains(t, msg, s)
 	}
+}
+
+// TestWorkerModelFromAssets: a split set whose parts are the worker's
+// static assets (each under Cloudflare's 25 MiB), named by its first
+// part's path in WASMLM_MODEL_URL, is served with the native server's
+// greedy text. Miniflare's assets answer a Range request with the whole
+// file (200): the worker holds one part at a time.
+func TestWorkerModelFromAssets(t *testing.T) {
+	dir := t.TempDir()
+	path, b := writeModel(t, dir, "tiny.gguf", 7)
+	_, want := nativeCompletion(t, path, "tiny")
+	parts, err := modelgen.Split(b, 3)
+	require.NoError(t, err)
+	assets := t.TempDir()
+	for i, p := range parts {
+		require.NoError(t, os.WriteFile(filepath.Join(assets, filepath.Base(gguf.SplitPath("tiny", i+1, 3))), p, 0o644))
+	}
+	w := startMiniflareAssets(t, t.TempDir(), map[string]string{"WASMLM_MODEL_URL": "/" + gguf.SplitPath("tiny", 1, 3)}, assets)
+	status, text, _ := greedyCompletion(t, w.url)
+	require.Equal(t, http.StatusOK, status, text)
+	assert.Equal(t, want, text)
+	assert.Equal(t, "tiny", servedModel(t, w.url))
 }

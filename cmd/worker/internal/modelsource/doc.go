@@ -14,7 +14,8 @@
 //     through fetch. The server must honour ranges (206 with a
 //     Content-Range naming the file's size); one that answers with the whole
 //     file (200) is accepted only when that file, held once in JavaScript
-//     while it is copied, fits the budget beside the model. A path
+//     while it is copied (one file of a split set at a time), fits the
+//     budget beside the model. A path
 //     ("/models/m.gguf") names a static asset of the binding ASSETS, read
 //     the same way through its fetch.
 //   - Neither: ok is false, and the worker serves its embedded default.
@@ -33,8 +34,11 @@
 // can be deployed with the worker itself ([assets] directory and binding =
 // "ASSETS" in wrangler.toml, WASMLM_MODEL_URL the first part's path). That
 // path is read through the binding's fetch with the same Range requests as
-// a URL; it is tested here with a stand-in binding over a real server, not
-// on Cloudflare. Assets are public at their path unless the worker runs
+// a URL. Miniflare's assets answer them with the whole file (200), which
+// the worker then holds in JavaScript one part at a time (each part is
+// fetched twice: for its header, then for its weights); tests/e2e serves a
+// split set so, and whether Cloudflare's own assets honour Range is not
+// verified here. Assets are public at their path unless the worker runs
 // first (run_worker_first): prefer R2 for a model that is not to be
 // downloadable.
 //

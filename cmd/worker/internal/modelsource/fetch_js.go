@@ -13,25 +13,29 @@ import (
 // Fetch is a Store of URLs read with HTTP Range requests through a fetch
 // function: globalThis's, or a static-assets binding's (env.ASSETS.fetch).
 // The server must honour ranges (206 with a Content-Range that says which
-// bytes and the file's size); one that answers a range with the whole file
-// (200) is accepted for the file it sends, which is then held whole in
-// JavaScript while the model loads and counted against the budget.
+// bytes and the file's size). One that answers a range with the whole file
+// (200), as miniflare's static assets do, is accepted for the file it
+// sends: the file is then held whole in JavaScript while it is read, one
+// file at a time (a split set's parts each once for its header and once
+// for its weights), and counted against the budget.
 type Fetch struct {
 	fetcher js.Value // has a fetch(url, init) method
 	assets  string   // the assets binding's name, "" for globalThis's fetch
-	whole   map[string]js.Value
-	body    reader
+	// wholeURL's whole file, as a server that ignores Range sent it
+	wholeURL string
+	whole    js.Value
+	body     reader
 }
 
 var _ Store = (*Fetch)(nil)
 
 // NewFetch is the Store of URLs fetched with globalThis.fetch.
-func NewFetch() *Fetch { return &Fetch{fetcher: js.Global(), whole: map[string]js.Value{}} }
+func NewFetch() *Fetch { return &Fetch{fetcher: js.Global()} }
 
 // NewAssets is the Store of the static assets of a binding (binding.fetch)
 // bound as name.
 func NewAssets(binding js.Value, name string) *Fetch {
-	return &Fetch{fetcher: binding, assets: name, whole: map[string]js.Value{}}
+	return &Fetch{fetcher: binding, assets: name}
 }
 
 // Open gets the URL's first n bytes with a Range request.
@@ -58,20 +62,11 @@ func (s *Fetch) Open(ctx context.Context, url string, n int) (Object, Chunk, err
 		}
 		return Object{Size: size}, c, nil
 	case 200: // the server ignores Range: the whole file
-		if length := resp.Get("headers").Call("get", "Content-Length"); !isNullish(length) {
-			if l, err := strconv.ParseInt(length.String(), 10, 64); err == nil && l > DefaultBudget {
-				_, _ = jspromise.Call(resp.Get("body"), "cancel")
-				return Object{}, nil, fail(CodeTooLarge, "the server of %s ignores Range requests and would send all %s at once, more than an isolate holds beside the model: serve it from a server that honours Range, or from R2", s.Describe(url), mib(l))
-			}
+		if err := s.keepWhole(ctx, url, resp); err != nil {
+			return Object{}, nil, err
 		}
-		buffer, err := jspromise.AwaitCall(ctx, resp, "arrayBuffer")
-		if err != nil {
-			return Object{}, nil, fmt.Errorf("reading the response: %w", err)
-		}
-		c := bytesOf(buffer)
-		s.whole[url] = c.u8
-		size := int64(c.Len())
-		return Object{Size: size, Held: size}, jsChunk{c.u8.Call("subarray", 0, min(n, c.Len()))}, nil
+		size := int64(s.whole.Length())
+		return Object{Size: size, Held: size}, jsChunk{s.whole.Call("subarray", 0, min(int64(n), size))}, nil
 	case 416: // no byte 0: an empty file
 		return Object{Size: 0}, Bytes(nil), nil
 	default:
@@ -82,11 +77,8 @@ func (s *Fetch) Open(ctx context.Context, url string, n int) (Object, Chunk, err
 // Read gets n bytes of the URL from off with a Range request (or from the
 // whole file, when the server sent it).
 func (s *Fetch) Read(ctx context.Context, url string, off int64, n int) (Chunk, error) {
-	if u8, ok := s.whole[url]; ok {
-		if off+int64(n) > int64(u8.Length()) {
-			return nil, fmt.Errorf("%d bytes from byte %d of %d: %w", n, off, u8.Length(), ErrShort)
-		}
-		return jsChunk{u8.Call("subarray", off, off+int64(n))}, nil
+	if url == s.wholeURL {
+		return s.fromWhole(off, n)
 	}
 	release()
 	resp, err := s.get(ctx, url, off, n)
@@ -96,8 +88,10 @@ func (s *Fetch) Read(ctx context.Context, url string, off int64, n int) (Chunk, 
 	switch status := resp.Get("status").Int(); status {
 	case 206:
 	case 200:
-		_, _ = jspromise.Call(resp.Get("body"), "cancel")
-		return nil, fmt.Errorf("the server answered a Range request with the whole file (200) after honouring the first")
+		if err := s.keepWhole(ctx, url, resp); err != nil {
+			return nil, err
+		}
+		return s.fromWhole(off, n)
 	case 416:
 		return nil, fmt.Errorf("the server has no byte %d (416): %w", off, ErrShort)
 	default:
@@ -126,8 +120,36 @@ func (s *Fetch) Describe(url string) string {
 	return safeURL(url)
 }
 
-// Forget drops a whole file held for url (after the load).
-func (s *Fetch) Forget() { clear(s.whole) }
+// Forget drops the whole file held, if any (after the load).
+func (s *Fetch) Forget() { s.wholeURL, s.whole = "", js.Undefined() }
+
+// keepWhole keeps the body of resp, a 200 to a Range request (the whole
+// file), in place of the one held before; one the response says would not
+// fit an isolate beside the model is refused unread.
+func (s *Fetch) keepWhole(ctx context.Context, url string, resp js.Value) error {
+	s.Forget()
+	release()
+	if length := resp.Get("headers").Call("get", "Content-Length"); !isNullish(length) {
+		if l, err := strconv.ParseInt(length.String(), 10, 64); err == nil && l > DefaultBudget {
+			_, _ = jspromise.Call(resp.Get("body"), "cancel")
+			return fail(CodeTooLarge, "the server of %s ignores Range requests and would send all %s at once, more than an isolate holds beside the model: serve it from a server that honours Range, or from R2", s.Describe(url), mib(l))
+		}
+	}
+	buffer, err := jspromise.AwaitCall(ctx, resp, "arrayBuffer")
+	if err != nil {
+		return fmt.Errorf("reading the response: %w", err)
+	}
+	s.wholeURL, s.whole = url, bytesOf(buffer).u8
+	return nil
+}
+
+// fromWhole is n bytes from off of the whole file held.
+func (s *Fetch) fromWhole(off int64, n int) (Chunk, error) {
+	if size := int64(s.whole.Length()); off+int64(n) > size {
+		return nil, fmt.Errorf("%d bytes from byte %d of %d: %w", n, off, size, ErrShort)
+	}
+	return jsChunk{s.whole.Call("subarray", off, off+int64(n))}, nil
+}
 
 // get fetches bytes [off, off+n) of url.
 func (s *Fetch) get(ctx context.Context, url string, off int64, n int) (js.Value, error) {

@@ -85,7 +85,7 @@ func Load(ctx context.Context, s Store, name string, opts Options) (*engine.Mode
 	held := int64(0)
 	for i, p := range parts {
 		headers[i], sizes[i] = p.file, p.size
-		held += p.held
+		held = max(held, p.held) // a store holds one file at a time
 	}
 	joined, layout, err := gguf.Join(headers, sizes)
 	if err != nil {

@@ -105,6 +105,7 @@ func TestFetch(t *testing.T) {
 		{"ranged whole file in one read", "/ranged/m.gguf?token=1", Options{SHA256: []string{digest(models.Default())}}},
 		{"split set", "/ranged/s-00001-of-00003.gguf", withSums},
 		{"server ignoring Range", "/whole/m.gguf", small},
+		{"split set from a server ignoring Range", "/whole/s-00001-of-00003.gguf", withSums},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Load(context.Background(), NewFetch(), base+tc.path, tc.opts)

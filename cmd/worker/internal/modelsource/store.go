@@ -21,8 +21,9 @@ type Store interface {
 type Object struct {
 	Size int64 // its length in bytes
 	// Held is how many of its bytes the store keeps in JavaScript memory
-	// until the load ends (a server that ignores Range sends the whole
-	// file at once), counted against the budget; 0 for ranged reads.
+	// while it reads the file (a server that ignores Range sends the whole
+	// file at once), counted against the budget; 0 for ranged reads. A
+	// store holds one file at a time.
 	Held int64
 }
 
