@@ -177,8 +177,9 @@ test-e2e-browser: web
 test-e2e-npm: npm
 	WASMLM_NPM_BUILD="$(abspath $(NPM_DIR))" $(GO) test -count=1 -run '^TestNPM' ./tests/e2e/
 
-## worker: the edge worker (cmd/worker on syumai/workers) in $(WORKER_DIR)/, for workerd or npx wrangler deploy:
-## syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry cmd/worker/worker.mjs in place of its worker.mjs,
+## worker: the edge worker (cmd/worker: one Go instance per isolate, loaded once, serving every request) in $(WORKER_DIR)/,
+## for miniflare (make worker-run) or npx wrangler deploy: syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry
+## cmd/worker/worker.mjs in place of its worker.mjs,
 ## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and the packages of SERVE_NOINLINE, which run once per request or never, without inlining)
 worker:
 	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)

@@ -335,11 +335,12 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // in workerd, next to the same handler served natively (nativeServer):
 //
 //   - cold-start-ms: from starting a second workerd on the same build to its
-//     first answer (compiling the module plus one cold Go instance);
+//     first answer (compiling the module, starting the isolate's Go instance,
+//     loading the model);
 //   - health-ms (natively native-health-ms): the median of 30 GET /health, a
 //     request that does no work of its own, so the worker's per-request
-//     overhead: a fresh Go instance, attaching the SIMD kernels, loading the
-//     model in place, one session;
+//     overhead: from the request to the isolate's one Go instance and its
+//     answer back;
 //   - stream-ms, stream-reads: llama2.c's greedy completion of "Once upon a
 //     time" (196 tokens), streamed: the time to its last event, and in how
 //     many distinct network reads its token events arrived;
