@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -102,8 +103,12 @@ func Load(ctx context.Context, s Store, name string, opts Options) (*engine.Mode
 	if err := checkFits(s.Describe(name), m, positions, kv, held, budget); err != nil {
 		return nil, err
 	}
-	h = nil // its tokenizer goes before the weights come
-
+	// The header's tokenizer, and the buffer of an earlier load that
+	// failed, are garbage: collected first, their memory takes the
+	// weights rather than the heap growing past them (WebAssembly memory
+	// never shrinks).
+	h = nil
+	runtime.GC()
 	buf := make([]byte, layout.Size)
 	copy(buf, layout.Header)
 	placed := 0

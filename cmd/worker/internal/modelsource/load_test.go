@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
@@ -217,4 +219,35 @@ func TestPartNames(t *testing.T) {
 			t.Errorf("ServedName(%q) = %q, want %q", name, got, want)
 		}
 	}
+}
+
+// TestRetryReusesMemory: a load that failed after the model's buffer was
+// filled (a wrong digest) leaves that buffer to the collector, and the
+// next load's buffer takes its memory: the heap does not hold two models'
+// worth (in WebAssembly, memory that grows never shrinks).
+func TestRetryReusesMemory(t *testing.T) {
+	data, err := modelgen.Build(modelgen.Spec{Shape: modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 8, Heads: 8, KVHeads: 8, VocabSize: 512, ContextLength: 256}, Type: tensor.Q8_0, Fast: true, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &memStore{files: map[string][]byte{"m.gguf": data}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = Load(context.Background(), s, "m.gguf", Options{SHA256: []string{strings.Repeat("0", 64)}})
+	var e *Error
+	if !errors.As(err, &e) || e.Code() != CodeChecksumMismatch {
+		t.Fatalf("Load with a wrong digest: %v", err)
+	}
+	m, err := Load(context.Background(), s, "m.gguf", Options{SHA256: []string{digest(data)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapSys) - int64(before.HeapSys)
+	t.Logf("model %d bytes; heap grew %d bytes over the two loads", len(data), grown)
+	if grown > int64(len(data))*3/2 {
+		t.Errorf("the heap grew %d bytes over two loads of a %d-byte model: the failed load's buffer was not reused", grown, len(data))
+	}
+	runtime.KeepAlive(m)
 }
