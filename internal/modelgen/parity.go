@@ -46,7 +46,9 @@ func (a parityArch) name() string {
 
 // parityArchs are the parity models, one per architecture modelgen writes.
 func parityArchs() []parityArch {
-	base := Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: parityVocab, ContextLength: 256}
+	// A context of 2048: a chat with tools fits, its template's text
+	// being mostly bytes of the synthetic vocabulary.
+	base := Shape{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, VocabSize: parityVocab, ContextLength: 2048}
 	wide := base // qwen3's and gemma3's heads are wider than dim/heads
 	wide.HeadDim = 32
 	four := base // smollm3's every 4th layer has no rotation
@@ -61,7 +63,6 @@ func parityArchs() []parityArch {
 	qwen35.Layers = 8 // 6 Gated DeltaNet layers, attention at 3 and 7
 	gptOSS := wide
 	gptOSS.Layers = 4
-	gptOSS.ContextLength = 512 // its chat template's system message alone is 250 bytes
 	qwen35moe := wide
 	qwen35moe.Layers = 4 // Gated DeltaNet layers, attention at 3, experts in each
 	encoder := Shape{Dim: 64, HiddenDim: 128, Layers: 2, Heads: 4, ContextLength: 128}
