@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/httpapi"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/openai"
 	"github.com/wasmlm/wasmlm/policy"
@@ -32,6 +35,25 @@ const familyTokens = 12
 var familyChat = []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time"}}
 
 const familyChatTokens = 4
+
+// familyToolRequest is a chat request forcing one call of a tool without
+// parameters beside one with, in every family's own tool format: the
+// page's reply (content, calls, finish) must be the native server's, and
+// that call.
+const familyToolRequest = `{"messages":[{"role":"user","content":"What time is it?"}],"tools":[` +
+	`{"type":"function","function":{"name":"get_weather","description":"The weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},` +
+	`{"type":"function","function":{"name":"tell_time","description":"The time now"}}],` +
+	`"tool_choice":{"type":"function","function":{"name":"tell_time"}},"parallel_tool_calls":false,"temperature":0,"seed":1,"max_tokens":64}`
+
+// familyToolReply is the part of a chat completion familyToolRequest
+// compares.
+type familyToolReply struct {
+	Choices []struct {
+		Message      json.RawMessage `json:"message"`
+		FinishReason string          `json:"finish_reason"`
+	} `json:"choices"`
+	Usage json.RawMessage `json:"usage"`
+}
 
 // familyChatJS is familyChat as the JS API takes it.
 func familyChatJS() []map[string]string {
@@ -78,7 +100,9 @@ func chatNatively(t *testing.T, name string, m *engine.Model) nativeChat {
 // prompt; then answering a chat through its family's chat template (the
 // file's tokenizer.chat_template): the same template, the same prompt
 // tokens (the rendered prompt tokenized in the page, and the count the
-// completion reports) and the same greedy reply, reasoning apart.
+// completion reports) and the same greedy reply, reasoning apart; and
+// making a forced tool call in the family's own format as the native
+// server does (familyToolRequest).
 func TestBrowserEveryFamily(t *testing.T) {
 	tb := newTab(t, blankPage)
 	for _, pm := range modelgen.ParityModels() {
@@ -103,13 +127,20 @@ func TestBrowserEveryFamily(t *testing.T) {
 			want = append(want, res.Tokens)
 		}
 		native := chatNatively(t, pm.Name, m)
+		h, err := httpapi.New(m, httpapi.Options{ModelName: pm.Name})
+		require.NoError(t, err, pm.Name)
+		status, body := nativeAPI(t, h, "POST", "/v1/chat/completions", familyToolRequest)
+		require.Equal(t, http.StatusOK, status, "%s: %s", pm.Name, body)
+		var nativeTool familyToolReply
+		require.NoError(t, json.Unmarshal([]byte(body), &nativeTool), pm.Name)
 		path, _ := serveFile(t, tb.site, pm.Name+".gguf", data)
 		got := eval[struct {
-			Architecture string  `json:"architecture"`
-			Device       string  `json:"device"`
-			Tokens       [][]int `json:"tokens"`
-			Template     string  `json:"template"`
-			ChatPrompt   []int   `json:"chatPrompt"`
+			Architecture string          `json:"architecture"`
+			Device       string          `json:"device"`
+			Tokens       [][]int         `json:"tokens"`
+			Template     string          `json:"template"`
+			ChatPrompt   []int           `json:"chatPrompt"`
+			Tool         familyToolReply `json:"tool"`
 			Chat         struct {
 				Content   string `json:"content"`
 				Reasoning string `json:"reasoning"`
@@ -130,9 +161,10 @@ func TestBrowserEveryFamily(t *testing.T) {
 			const chat = { content: c.choices[0].message.content, reasoning: c.choices[0].message.reasoning_content ?? '',
 				finish: c.choices[0].finish_reason, usage: c.usage };
 			const chatPrompt = await lm.tokenize(`+jsonString(t, native.prompt)+`, { special: true });
+			const tool = await lm.chat.completions.create(`+familyToolRequest+`);
 			const info = lm.info;
 			lm.unload();
-			return { architecture: info.architecture, device: info.device, tokens, template: info.chatTemplate, chat, chatPrompt };
+			return { architecture: info.architecture, device: info.device, tokens, template: info.chatTemplate, chat, chatPrompt, tool };
 		`))
 		assert.Equal(t, pm.Spec.Arch, got.Architecture, pm.Name)
 		assert.Equal(t, "cpu", got.Device, pm.Name)
@@ -144,5 +176,20 @@ func TestBrowserEveryFamily(t *testing.T) {
 		assert.Equal(t, native.reply.Content, got.Chat.Content, "%s: the chat's reply", pm.Name)
 		assert.Equal(t, native.reply.Reasoning, got.Chat.Reasoning, "%s: the chat's reasoning", pm.Name)
 		assert.Equal(t, native.finish, got.Chat.Finish, "%s", pm.Name)
+		require.Len(t, got.Tool.Choices, 1, pm.Name)
+		assert.JSONEq(t, string(nativeTool.Choices[0].Message), string(got.Tool.Choices[0].Message), "%s: the forced call", pm.Name)
+		assert.Equal(t, nativeTool.Choices[0].FinishReason, got.Tool.Choices[0].FinishReason, "%s: the forced call", pm.Name)
+		assert.JSONEq(t, string(nativeTool.Usage), string(got.Tool.Usage), "%s: the forced call", pm.Name)
+		var call struct {
+			ToolCalls []struct {
+				Function struct{ Name, Arguments string }
+			} `json:"tool_calls"`
+		}
+		require.NoError(t, json.Unmarshal(nativeTool.Choices[0].Message, &call), pm.Name)
+		assert.Equal(t, "tool_calls", nativeTool.Choices[0].FinishReason, "%s: %s", pm.Name, nativeTool.Choices[0].Message)
+		if assert.Len(t, call.ToolCalls, 1, pm.Name) {
+			assert.Equal(t, "tell_time", call.ToolCalls[0].Function.Name, pm.Name)
+			assert.Equal(t, "{}", call.ToolCalls[0].Function.Arguments, pm.Name)
+		}
 	}
 }
