@@ -96,10 +96,11 @@ test-native:
 	$(GO) test $$($(GO) list ./... | grep -v '/tests/e2e$$')
 
 ## test-race: the packages that run goroutines under the race detector (go test -race; see docs/testing.md): httpapi but its
-## JSON-schema corpus and its 220-character ambiguous grammar, engine/shard, cmd/wasmlm but the benchmark models' generator and llama.cpp's run of a split model, and
+## JSON-schema corpus and its 220-character ambiguous grammar, engine/shard, cmd/wasmlm but the benchmark models' generator (its
+## stories15M and parity shapes) and llama.cpp's run of a split model, and
 ## of engine the tests whose sessions run at once, are cancelled from another goroutine or split their products among threads
 ## (its whole suite takes some 8 minutes under the detector; its other tests run the same code from one goroutine)
-RACE_SKIP   := TestJSONSchemaCorpus|TestAmbiguousGrammarEndsWithAMatch|TestBenchGen$$|TestSplitModelInLlamaCpp
+RACE_SKIP   := TestJSONSchemaCorpus|TestAmbiguousGrammarEndsWithAMatch|TestBenchGen$$|TestBenchGenParity$$|TestSplitModelInLlamaCpp
 RACE_ENGINE := TestSessionsRunConcurrently|TestCancelFromAnotherGoroutine|TestCancelStopsAndSessionStaysUsable|TestCallbackErrorAborts|TestConcurrentGenerateIsRejected|TestThreads|TestEmbedSameBitsAnyWay|TestNonFiniteEmbeddingStopsGeneration
 test-race:
 	$(GO) test -race -skip '$(RACE_SKIP)' ./httpapi/ ./engine/shard/ ./cmd/wasmlm/
