@@ -108,12 +108,13 @@ test-race:
 
 ## test-arm64: the tensor tests, and the engine's golden, prompt-block and thread tests, built for GOARCH=arm64: the NEON
 ## kernels against the pure-Go ones, bit for bit; on an arm64 machine natively, elsewhere under QEMU (Debian package
-## qemu-user-static)
+## qemu-user-static). Not the embeddings' llama.cpp goldens, held within a tolerance, which prove nothing of the kernels'
+## bits that the others do not (some 35 s of CPU under QEMU)
 ARM64_EXEC ?= $(if $(filter aarch64 arm64,$(shell uname -m)),,qemu-aarch64-static)
 test-arm64:
 	@test -z "$(ARM64_EXEC)" || command -v $(ARM64_EXEC) >/dev/null || { echo "test-arm64 needs QEMU's $(ARM64_EXEC) (Debian package: qemu-user-static)"; exit 1; }
 	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) ./engine/tensor/
-	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' ./engine/
+	GOARCH=arm64 $(GO) test $(if $(ARM64_EXEC),-exec $(ARM64_EXEC)) -run 'Greedy|Logits|Golden|Quantized|PromptBlocks|Threads' -skip 'TestEmbeddingsMatchLlamaCppGolden' ./engine/
 
 ## test-wasm: the engine, tokenizer, sampling, chat, policy, openai, internal, bridge, HTTP and edge-limit tests in wasm under Node
 ## (go_js_wasm_exec runs the test binaries with Node.js); the bridge's twice: without the OpenAI endpoint (serveHTTP
