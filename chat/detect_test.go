@@ -33,6 +33,8 @@ func TestDetectOrder(t *testing.T) {
 		{"<|user|><|endoftext|>", "zephyr"},
 		{"bos_token + message['role'] <start_of_turn>", "monarch"},
 		{"<start_of_turn>GPT4 Correct ", "gemma"},
+		// Gemma 3n's turns (Gemma 3's template with audio items)
+		{`{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else "") }}{{ '<audio_soft_token>' }}`, "gemma"},
 		{`'\n\nAssistant: ' + eos_token`, "orion"},
 		{"USER: ASSISTANT: SYSTEM: ", "vicuna-orca"},
 		{"USER: ASSISTANT: ### Instruction:<|EOT|>", "vicuna"},

@@ -70,7 +70,8 @@ var architectures = map[string]*architecture{
 	"granite": granite,
 	"gemma2":  gemma2,
 	"gemma3":  gemma3,
-	"gemma4":  gemma4, // arch_gemma4.go
+	"gemma4":  gemma4,  // arch_gemma4.go
+	"gemma3n": gemma3n, // arch_gemma3n.go: AltUp and LAuReL (altup.go)
 	// The hybrids, recurrent layers beside attention (recurrent.go):
 	// arch_lfm2.go, arch_lfm2moe.go, arch_qwen35.go, arch_qwen35moe.go.
 	"lfm2":      lfm2,
@@ -209,6 +210,11 @@ type tensorSpec struct {
 	// that have it (lfm2moe's leading dense layers have ffn_gate, ffn_up
 	// and ffn_down, its others a mixture of experts); nil: every layer.
 	ffns []FFN
+
+	// stacked says the tensor is a stack of matrices (GGUF dims [cols,
+	// rows, n]: gemma3n's altup_proj), held as one matrix of n·rows rows
+	// whose rows dimension is the whole stack's.
+	stacked bool
 }
 
 // inLayer reports whether a layer of recipe s has the tensor.
@@ -265,6 +271,10 @@ const (
 	dimExpertFF         // ExpertHiddenDim: one expert's inner width
 	dimSharedFF         // SharedHiddenDim: the shared expert's inner width
 	dimExpertGateUp     // 2 · ExpertHiddenDim: one expert's gate and up, stacked (gemma4)
+	dimAltUp            // AltUp: the streams of gemma3n's residual stream (altup.go)
+	dimAltUpCoefs       // AltUp²: a token's prediction coefficients
+	dimAltUpProj        // (AltUp − 1) · Dim: the streams but the active one, stacked
+	dimLaurelRank       // LaurelRank: LAuReL's low rank
 )
 
 // size is d's value under c.
@@ -322,6 +332,14 @@ func (c Config) size(d dimension) int {
 		return c.SharedHiddenDim
 	case dimExpertGateUp:
 		return 2 * c.ExpertHiddenDim
+	case dimAltUp:
+		return c.AltUp
+	case dimAltUpCoefs:
+		return c.AltUp * c.AltUp
+	case dimAltUpProj:
+		return max(c.AltUp-1, 0) * c.Dim
+	case dimLaurelRank:
+		return c.LaurelRank
 	}
 	if d >= dimMamba2InProj && d <= dimMamba2GroupWidth {
 		return c.mamba2().size(d)

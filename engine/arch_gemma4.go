@@ -368,6 +368,8 @@ func btoi(b bool) int {
 func (c Config) deviceRefusal(l int) string {
 	s := c.Layer(l)
 	switch {
+	case s.AltUp || s.GateSparsity != 0:
+		return "its residual stream is AltUp's streams, beside a LAuReL branch, with a sparse gate (gemma3n)"
 	case s.HeadDim != 0 || s.KVHeads != 0 || s.HiddenDim != 0:
 		return "its heads or feed-forward differ in width from the model's (gemma4's sliding layers)"
 	case s.Attention.SharedKV:

@@ -346,7 +346,6 @@ func TestGGUFModelErrors(t *testing.T) {
 		code Code
 	}{
 		{"unsupported architecture", withKV("general.architecture", gguf.ValueOf("mamba")), `architecture "mamba"`, ErrUnsupported, CodeUnsupportedModel},
-		{"an architecture not supported yet", withKV("general.architecture", gguf.ValueOf("gemma3n")), "gemma3n (Gemma 3n) is not supported yet: its AltUp streams", ErrUnsupported, CodeUnsupportedModel},
 		{"missing tensor", rebuild(func(_ *gguf.Builder, name string, _ gguf.TensorInfo) bool { return name != "blk.1.ffn_up.weight" }),
 			"missing tensor blk.1.ffn_up.weight", ErrFormat, CodeInvalidModel},
 		{"unsupported tensor type", rebuild(func(b *gguf.Builder, name string, ti gguf.TensorInfo) bool {

@@ -92,6 +92,11 @@ type Config struct {
 	// embeddings (gemma4's embedding_length_per_layer_input; per_layer.go),
 	// 0 for none.
 	PerLayerDim int
+	// AltUp is how many streams the residual stream is made of (gemma3n's
+	// altup_num_inputs, 4: altup.go), 0 for one; LaurelRank is the rank
+	// of the low-rank residual branch (LAuReL) beside each layer's
+	// attention, 0 for none.
+	AltUp, LaurelRank int
 
 	// What mixtures of experts add (moe.go; 0 for a model without
 	// experts): Experts is how many experts a layer's router chooses

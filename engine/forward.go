@@ -46,6 +46,8 @@ type activations struct {
 
 	// The per-layer embeddings' (gemma4: per_layer.go); empty without.
 	perLayer
+	// AltUp's streams and LAuReL's branch (gemma3n: altup.go); empty without.
+	altUp
 }
 
 // newActivations sizes each vector for n tokens by the widest layer's
@@ -60,7 +62,7 @@ func newActivations(c Config, w *modelWeights, n int) activations {
 		q: make([]float32, n*q), k: make([]float32, n*kv), v: make([]float32, n*kv),
 		attn: make([]float32, n*q), proj: make([]float32, n*c.Dim),
 		gate: make([]float32, n*gate), up: make([]float32, n*up), down: make([]float32, n*down),
-		perLayer: newPerLayerActivations(c, n),
+		perLayer: newPerLayerActivations(c, n), altUp: newAltUpActivations(c, w, n),
 	}
 	if c.gatedAttention() {
 		a.qGate = make([]float32, n*q/2)
@@ -114,7 +116,7 @@ func newRunState(c Config, w *modelWeights, context int) *runState {
 		activations: newActivations(c, w, 1),
 		attnScratch: attnScratch{scores: make([]float32, context)},
 		logits:      make([]float32, w.Output.Rows),
-		ws:          tensor.NewWorkspace(max(c.Dim, c.maxLayerSize(dimHidden), c.maxLayerSize(dimQ), c.PerLayerDim, c.ExpertHiddenDim, c.SharedHiddenDim)),
+		ws:          tensor.NewWorkspace(max(c.Dim, c.maxLayerSize(dimHidden), c.maxLayerSize(dimQ), c.PerLayerDim, c.ExpertHiddenDim, c.SharedHiddenDim, c.LaurelRank)),
 	}
 }
 
@@ -168,8 +170,10 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	c.scaleEmbedding(x)
 	guard.check(x, n, guardEmbedding, 0)
 	s.perLayerInputs(a, tokens, x)
+	s.altUpBegin(a, x, n) // gemma3n's streams (altup.go)
 	for l := range w.Layers {
 		lw, spec := &w.Layers[l], c.Layer(l)
+		s.altUpPredict(&spec, l, a, x, n) // x: the active stream's prediction
 		// The layer's widths, as its weights hold them (a part of a split
 		// model's, its rows): a recurrent layer has no queries, keys or
 		// values, a layer sharing another's cache no keys or values.
@@ -221,6 +225,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			}
 		}
 		c.addSublayer(&spec, x, proj, lw.AttnPostNorm)
+		s.laurel(&spec, l, a, x, xn, n) // xn: still attention's input
 
 		// Feed-forward: normalise, gate and up projections, the gated
 		// units (SwiGLU; gemma: GeGLU), down projection, add to the
@@ -235,6 +240,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			c.addSublayer(&spec, x, proj, lw.FFNPostNorm)
 		} else {
 			s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
+			sparseGate(spec.GateSparsity, gate, n)
 			c.gateUnits(spec.FFN, gate, up)
 			joined := s.peers.Gather(GatherHidden, gate)
 			guard.check(joined, n, guardHidden, l)
@@ -247,7 +253,9 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			c.addSublayer(&spec, x, joined, lw.FFNPostNorm)
 		}
 		s.perLayerStep(&spec, l, a, x, proj, n)
+		s.altUpCorrect(&spec, l, a, x, xn, proj, n)
 	}
+	s.altUpEnd(a, x, n)
 	if s.hidden != nil {
 		for i := range n {
 			s.hidden(row(x, i, dim))

@@ -218,6 +218,10 @@ func ggufWeights(f *gguf.File, a *architecture, c Config, part *Part) (*modelWei
 			*t.matrixIn(w), firstErr = ggufExperts(ti, c)
 			return
 		}
+		if t.spec.stacked {
+			*t.matrixIn(w), firstErr = ggufStacked(ti)
+			return
+		}
 		if t.spec.fused != nil {
 			whole, ok := fused[t.name]
 			if !ok {

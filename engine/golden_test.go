@@ -88,6 +88,7 @@ func TestDecodeStepAllocatesNothing(t *testing.T) {
 		"gemma4 Q8_0":    loadGemma4(t, tensor.Q8_0),             // shared caches, per-layer embeddings
 		"qwen35moe Q8_0": loadQwen35MoE(t, tensor.Q8_0)}
 	models["gpt-oss MXFP4"] = gptOSSModel(t, tensor.MXFP4) // sinks, rings, biased experts
+	models["gemma3n Q8_0"] = loadGemma3n(t, tensor.Q8_0)   // AltUp's streams, LAuReL, shared caches
 	for _, c := range familyReferenceCases() {
 		c.spec.Type = tensor.Q8_0
 		m, err := Load(testmodel.GGUF(t, c.spec), LoadOptions{})

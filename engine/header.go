@@ -38,9 +38,6 @@ func readHeader(f *gguf.File) (*Header, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	arch, ok := architectures[name]
-	if reason, refused := refusedArchitectures[name]; refused && !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnsupported, reason)
-	}
 	if !ok {
 		return nil, fmt.Errorf("%w: architecture %q (supported: %s)", ErrUnsupported, name, strings.Join(slices.Sorted(maps.Keys(architectures)), ", "))
 	}

@@ -171,6 +171,16 @@ type LayerSpec struct {
 	// per_layer.go), then scales the stream by the layer's output scale
 	// where the file has one.
 	PerLayerInput bool `json:"per_layer_input,omitempty"`
+	// AltUp says that the residual stream is Config.AltUp streams
+	// (gemma3n: altup.go): the layer predicts them before attention,
+	// which, beside a LAuReL branch, and the feed-forward compute on the
+	// active one, and corrects them after, adding its per-layer
+	// embedding to the others.
+	AltUp bool `json:"altup,omitempty"`
+	// GateSparsity, when not 0, keeps only what of each token's
+	// feed-forward gate exceeds its mean by GateSparsity standard
+	// deviations before GELU (gemma3n's first layers: a Gaussian top-k).
+	GateSparsity float32 `json:"gate_sparsity,omitempty"`
 	// MoE is the mixture of experts of a layer whose FFN is FFNMoE; zero
 	// otherwise.
 	MoE MoESpec `json:"moe,omitzero"`

@@ -77,26 +77,35 @@ func (s *Session) perLayerInputs(a *activations, tokens []int, x []float32) {
 // as its recipe says (LayerSpec.PerLayerInput); proj is scratch of n rows
 // of Dim values.
 func (s *Session) perLayerStep(spec *LayerSpec, l int, a *activations, x, proj []float32, n int) {
-	c, lw := &s.model.config, &s.model.weights.Layers[l]
+	lw := &s.model.weights.Layers[l]
 	if spec.PerLayerInput {
-		width, all := c.PerLayerDim, c.PerLayerDim*c.Layers
-		gate := a.gate[:n*width]
-		s.products(x, n, tensor.Product{Out: gate, M: lw.PerLayerGate})
-		geluInPlace(gate)
-		for i := range n {
-			g, in := row(gate, i, width), row(a.inputs, i, all)[l*width:(l+1)*width]
-			for j := range g {
-				g[j] *= in[j]
-			}
-		}
-		s.products(gate, n, tensor.Product{Out: proj, M: lw.PerLayerProj})
-		for i := range n {
-			p := row(proj, i, c.Dim)
-			rmsNormGGML(p, p, lw.PerLayerPostNorm, c.NormEps)
-		}
+		s.perLayerOutput(l, a, x, proj, n)
 		addInto(x, proj)
 	}
 	if lw.OutScale != nil {
 		scaleInto(x, lw.OutScale[0])
+	}
+}
+
+// perLayerOutput sets proj to layer l's per-layer embeddings gated by the
+// n rows of from (rows of Dim values), RMSNorm(proj · (GELU(gate·from) ⊙
+// inputs[l])): what gemma4 adds to its residual stream, and gemma3n to its
+// streams but the active one (altup.go).
+func (s *Session) perLayerOutput(l int, a *activations, from, proj []float32, n int) {
+	c, lw := &s.model.config, &s.model.weights.Layers[l]
+	width, all := c.PerLayerDim, c.PerLayerDim*c.Layers
+	gate := a.perLayer.gate[:n*width]
+	s.products(from, n, tensor.Product{Out: gate, M: lw.PerLayerGate})
+	geluInPlace(gate)
+	for i := range n {
+		g, in := row(gate, i, width), row(a.inputs, i, all)[l*width:(l+1)*width]
+		for j := range g {
+			g[j] *= in[j]
+		}
+	}
+	s.products(gate, n, tensor.Product{Out: proj[:n*c.Dim], M: lw.PerLayerProj})
+	for i := range n {
+		p := row(proj, i, c.Dim)
+		rmsNormGGML(p, p, lw.PerLayerPostNorm, c.NormEps)
 	}
 }

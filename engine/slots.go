@@ -51,6 +51,15 @@ const (
 	slotBUpExps
 	slotBDownExps
 	slotWGateUpExps // the experts' gate and up stacked in one tensor (gemma4)
+	// gemma3n's (altup.go): the streams' projections, each layer's
+	// router and coefficients, and its LAuReL branch.
+	slotAltUpProj
+	slotAltUpUnembdProj
+	slotAltUpRouter
+	slotAltUpPredict
+	slotAltUpCorrect
+	slotLaurelL
+	slotLaurelR
 
 	// The model's vectors.
 	slotOutputNorm
@@ -97,6 +106,9 @@ const (
 	slotFFNPreNorm2
 	slotFFNPostNorm1
 	slotFFNPostNorm2
+	slotAltUpRouterNorm
+	slotAltUpCorrectScale
+	slotLaurelPostNorm
 )
 
 // firstVectorSlot is the first slot that holds a vector.
@@ -125,6 +137,10 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &w.PerLayerTokenEmbedding
 	case slotPerLayerModelProj:
 		return &w.PerLayerModelProj
+	case slotAltUpProj:
+		return &w.AltUpProj
+	case slotAltUpUnembdProj:
+		return &w.AltUpUnembdProj
 	}
 	lw := &w.Layers[l]
 	switch s {
@@ -188,6 +204,16 @@ func (w *modelWeights) matrixAt(s slot, l int) **tensor.Matrix {
 		return &lw.BDownExps
 	case slotWGateUpExps:
 		return &lw.WGateUpExps
+	case slotAltUpRouter:
+		return &lw.AltUpRouter
+	case slotAltUpPredict:
+		return &lw.AltUpPredict
+	case slotAltUpCorrect:
+		return &lw.AltUpCorrect
+	case slotLaurelL:
+		return &lw.LaurelL
+	case slotLaurelR:
+		return &lw.LaurelR
 	}
 	return nil
 }
@@ -281,6 +307,12 @@ func (w *modelWeights) vectorAt(s slot, l int) *[]float32 {
 		return &lw.FFNPostNorm1
 	case slotFFNPostNorm2:
 		return &lw.FFNPostNorm2
+	case slotAltUpRouterNorm:
+		return &lw.AltUpRouterNorm
+	case slotAltUpCorrectScale:
+		return &lw.AltUpCorrectScale
+	case slotLaurelPostNorm:
+		return &lw.LaurelPostNorm
 	}
 	return nil
 }

@@ -43,6 +43,11 @@ type modelWeights struct {
 	PerLayerModelProj      *tensor.Matrix // (layers·perLayerDim, dim)
 	PerLayerProjNorm       []float32      // (perLayerDim)
 
+	// gemma3n's AltUp (altup.go): the projections of the scaled token
+	// embedding to the other streams, and of the other streams back at
+	// the end, each a stack of AltUp−1 matrices of dim × dim.
+	AltUpProj, AltUpUnembdProj *tensor.Matrix // ((altUp−1)·dim, dim)
+
 	packOnce sync.Once   // pack
 	packed   atomic.Bool // some matrices are packed (tensor.Pack)
 	packErr  error       // why pack could not view the packed experts (none can happen: see packsExperts)
@@ -64,7 +69,7 @@ func (w *modelWeights) pack(a *architecture, layers int) error {
 				return
 			}
 			m := *t.matrixIn(w)
-			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes || m == w.PerLayerTokenEmbedding ||
+			if m == nil || m == w.TokenEmbedding || m == w.PositionEmbedding || m == w.TokenTypes || m == w.PerLayerTokenEmbedding || m == w.AltUpUnembdProj ||
 				t.spec.experts && !w.packsExperts(t, m) {
 				return
 			}
@@ -178,6 +183,19 @@ type layerWeights struct {
 	DownExpsScale                           []float32      // (experts) or nil
 	RouterScale                             []float32      // (dim) or nil
 	FFNPreNorm2, FFNPostNorm1, FFNPostNorm2 []float32      // (dim) or nil
+
+	// gemma3n's (altup.go): the router of the streams (its RMSNorm and
+	// projection), the prediction and correction coefficients it
+	// weighs, the scale of the corrected active stream; LAuReL's
+	// low-rank pair and its RMSNorm.
+	AltUpRouter       *tensor.Matrix // (altUp, dim)
+	AltUpPredict      *tensor.Matrix // (altUp², altUp)
+	AltUpCorrect      *tensor.Matrix // (altUp, altUp)
+	AltUpRouterNorm   []float32      // (dim)
+	AltUpCorrectScale []float32      // (dim)
+	LaurelL           *tensor.Matrix // (laurelRank, dim)
+	LaurelR           *tensor.Matrix // (dim, laurelRank)
+	LaurelPostNorm    []float32      // (dim)
 }
 
 // checkShapes verifies every weight against the config (and, for a part of

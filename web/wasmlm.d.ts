@@ -340,6 +340,10 @@ export interface LayerSpec {
   hiddenDim?: number;
   /** The layer adds its slice of the per-layer embeddings after its feed-forward (Gemma 4). */
   perLayerInput?: boolean;
+  /** The residual stream is AltUp's streams, predicted before the layer and corrected after it, with a LAuReL branch beside attention and the per-layer embedding added to the streams but the active one (Gemma 3n). */
+  altup?: boolean;
+  /** The feed-forward's gate keeps only what exceeds its mean by this many standard deviations (Gemma 3n's first 10 layers). */
+  gateSparsity?: number;
 }
 
 export interface TokenizeOptions {

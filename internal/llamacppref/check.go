@@ -90,7 +90,7 @@ func (c Case) Rounds() bool {
 // one: one ulp more in gemma3's token embeddings moves its probabilities
 // by up to 2e-4 (in the engine, or in llama.cpp, whose one-token decoding
 // then differs from its own batches by as much).
-var f16Activations = map[string]bool{"gemma2": true, "gemma3": true, "gemma4": true}
+var f16Activations = map[string]bool{"gemma2": true, "gemma3": true, "gemma4": true, "gemma3n": true}
 
 // withDefaults fills in c's zero fields.
 func (c Case) withDefaults() Case {

@@ -45,7 +45,7 @@ func (s Spec) gemmaDefaults() Spec {
 		if s.FinalSoftCap == 0 {
 			s.FinalSoftCap = gemma2FinalCap
 		}
-	case "gemma3", "gemma4":
+	case "gemma3", "gemma4", "gemma3n":
 		if s.SlidingWindow == 0 {
 			s.SlidingWindow = gemma3Window
 		}
@@ -59,7 +59,7 @@ func (s Spec) gemmaDefaults() Spec {
 // validateGemma checks the gemma families' Family fields (defaults filled
 // in).
 func (s Spec) validateGemma() error {
-	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma4"
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma4" || s.Arch == "gemma3n"
 	switch {
 	case !gemma && (s.AttnSoftCap != 0 || s.FinalSoftCap != 0 || (s.SlidingWindow != 0 && s.Arch != "phi3" && s.Arch != gptOSSArch)):
 		return fmt.Errorf("%w: %s has no sliding window or soft-capping (they are gemma2's and gemma3's, and phi3 and gpt-oss say their window)", ErrSpec, s.Arch)
@@ -88,7 +88,7 @@ func (g *generator) gemmaMetadata() {
 	case "gemma2":
 		b.Set(key("attn_logit_softcapping"), gguf.ValueOf(sp.AttnSoftCap))
 		b.Set(key("final_logit_softcapping"), gguf.ValueOf(sp.FinalSoftCap))
-	case "gemma3", "gemma4":
+	case "gemma3", "gemma4", "gemma3n":
 		if sp.FinalSoftCap > 0 {
 			b.Set(key("final_logit_softcapping"), gguf.ValueOf(sp.FinalSoftCap))
 		}

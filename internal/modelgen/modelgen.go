@@ -1,6 +1,6 @@
 // Package modelgen writes random-weight GGUF models of any shape of the
 // families the engine runs — llama, qwen2, qwen3, phi3, smollm3, olmo2,
-// granite, gemma2, gemma3, gemma4, the hybrids lfm2, qwen35 and
+// granite, gemma2, gemma3, gemma4, gemma3n, the hybrids lfm2, qwen35 and
 // granitehybrid, the mixtures of experts qwen3moe, qwen2moe, qwen35moe,
 // lfm2moe and gpt-oss — and embedding models of the bert and nomic-bert families, for tests and
 // benchmarks: a model with the shape and tensor types of a real one
@@ -86,7 +86,7 @@ type Spec struct {
 	// always written, as llama.cpp's converter writes them), or one of the
 	// families of family.go ("phi3", "smollm3", "olmo2", "granite"),
 	// granitehybrid.go ("granitehybrid"), gemma.go ("gemma2", "gemma3")
-	// and gemma4.go ("gemma4"), or a mixture of experts of moe.go
+	// gemma4.go ("gemma4") and gemma3n.go ("gemma3n"), or a mixture of experts of moe.go
 	// ("qwen3moe", "qwen2moe"), the hybrids of lfm2.go ("lfm2", "lfm2moe"),
 	// or an embedding model of bert.go ("bert", "nomic-bert").
 	Arch string `json:"arch,omitempty"`
@@ -215,9 +215,9 @@ func (s Spec) MatrixType(cols int) (tensor.Type, error) {
 // validate checks that s (with defaults) describes a model Build can write.
 func (s Spec) validate() error {
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss", "qwen35moe", "lfm2moe":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "granite", "granitehybrid", "bert", "nomic-bert", "lfm2", "qwen35", "gemma4", "qwen3moe", "qwen2moe", "gpt-oss", "qwen35moe", "lfm2moe", "gemma3n":
 	default:
-		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe, gpt-oss, qwen35moe or lfm2moe", ErrSpec, s.Arch)
+		return fmt.Errorf("%w: architecture %q is not llama, qwen2, qwen3, phi3, smollm3, olmo2, granite, granitehybrid, gemma2, gemma3, bert, nomic-bert, lfm2, qwen35, gemma4, qwen3moe, qwen2moe, gpt-oss, qwen35moe, lfm2moe or gemma3n", ErrSpec, s.Arch)
 	}
 	if err := s.validateGraniteHybrid(); err != nil {
 		return err
@@ -238,6 +238,9 @@ func (s Spec) validate() error {
 		return err
 	}
 	if err := s.validateGemma4(); err != nil {
+		return err
+	}
+	if err := s.validateGemma3n(); err != nil {
 		return err
 	}
 	if err := s.validateBert(); err != nil {
@@ -421,6 +424,7 @@ func (g *generator) metadata() {
 		g.qwen35Metadata()
 	}
 	g.gemma4Metadata()
+	g.gemma3nMetadata()
 	if sp.Arch == "granitehybrid" {
 		g.graniteHybridMetadata()
 	}
@@ -442,6 +446,10 @@ func (g *generator) tensors() {
 	}
 	if sp.Arch == "gemma4" {
 		g.gemma4Tensors()
+		return
+	}
+	if sp.Arch == "gemma3n" {
+		g.gemma3nTensors()
 		return
 	}
 	if isBert(sp.Arch) {

@@ -95,6 +95,18 @@ func parityArchs() []parityArch {
 		MoE{Experts: 8, ExpertsUsed: 2, ExpertHiddenDim: 32})
 	gemma4MoESpec.Gemma4 = &Gemma4{Sliding: []bool{true, true, false, true, false}, SlidingHeadDim: 16, FullKVHeads: 1,
 		FullKeysAsValues: true, OutputScale: true, DenseLayers: []int{1}}
+	// gemma3n: 22 layers, so that the last two read layer 18's cache (the
+	// first shared layer is llama.cpp's fixed 20th), the first 10 with the
+	// sparse gate; AltUp, LAuReL and per-layer embeddings in every layer.
+	// Its per-layer embeddings are 256 values a layer whatever the model's
+	// width (llama.cpp fixes them), a row of 22·256 for each token: a
+	// vocabulary of 1024, not parityVocab, keeps the file at 24 MB in F32.
+	// Its output is its own, unlike the other gemmas': MuteSpecial would
+	// zero a tied BOS embedding, whose streams AltUp scales to its
+	// magnitude (0: a division by 0, in llama.cpp as here).
+	gemma3n := wide
+	gemma3n.Layers, gemma3n.HiddenDim, gemma3n.VocabSize = 22, 128, 1024
+	gemma3nSpec := decoder("gemma3n", gemma3n, Family{SlidingWindow: 16, FinalSoftCap: 30})
 	graniteHybrid := granite // Granite 4: Mamba-2 layers but 2 and 5, which attend unrotated
 	graniteHybrid.Arch, graniteHybrid.Layers = "granitehybrid", 6
 	graniteHybrid.Hybrid = &GraniteHybrid{Attention: []int{2, 5}, ConvKernel: 4, StateSize: 32, Groups: 2, Heads: 8}
@@ -114,6 +126,7 @@ func parityArchs() []parityArch {
 		{tied(decoder("gemma3", gemma3, Family{SlidingWindow: 16})), tensor.Q8_0, ""},
 		{gemma4Spec, tensor.Q8_0, ""},
 		{gemma4MoESpec, tensor.Q8_0, "moe"},
+		{gemma3nSpec, tensor.Q8_0, ""},
 		{decoder("lfm2", hybrid, Family{AttentionLayers: []int{1, 4}}), tensor.Q8_0, ""},
 		{decoder("qwen35", qwen35, Family{}), tensor.Q8_0, ""},
 		{lfm2moe, tensor.Q8_0, ""},
