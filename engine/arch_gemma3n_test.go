@@ -1,5 +1,3 @@
-//go:build !js
-
 package engine
 
 import (
@@ -8,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/internal/testmodel"
@@ -47,38 +44,6 @@ func TestGemma3nLayers(t *testing.T) {
 		if s.Attention.SharedKV {
 			assert.Equal(t, 18, s.Attention.KVLayer, "layer %d", l)
 		}
-	}
-}
-
-// TestGemma3nRefusals: what the engine does not run of gemma3n is refused
-// with the reason: a split, the GPU, AltUp's streams other than
-// llama.cpp's, a list of sliding layers other than its pattern.
-func TestGemma3nRefusals(t *testing.T) {
-	data := testmodel.GGUF(t, gemma3nSpec(tensor.F32))
-	m, err := Load(data, LoadOptions{})
-	require.NoError(t, err)
-	assert.ErrorIs(t, m.SplitError(), ErrUnsupported)
-	_, err = m.Cut(Part{})
-	assert.ErrorContains(t, err, "gemma3n models cannot be split")
-	assert.ErrorContains(t, m.DeviceSupports(), "AltUp")
-	sliding := make([]bool, 22)
-	for l := range sliding {
-		sliding[l] = l%4 != 3
-	}
-	for _, tt := range []struct {
-		name string
-		set  map[string]gguf.Value
-		want string
-	}{
-		{"three streams", map[string]gguf.Value{"gemma3n.altup.num_inputs": gguf.ValueOf(uint32(3))}, "3 AltUp streams"},
-		{"another active stream", map[string]gguf.Value{"gemma3n.altup.active_idx": gguf.ValueOf(uint32(1))}, "stream 1 active"},
-		{"another sliding pattern", map[string]gguf.Value{"gemma3n.attention.sliding_window_pattern": gguf.ArrayOf(sliding)}, "layer 3 slides"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(withKeys(t, data, tt.set, ""), LoadOptions{})
-			assert.ErrorIs(t, err, ErrUnsupported)
-			assert.ErrorContains(t, err, tt.want)
-		})
 	}
 }
 

