@@ -6,6 +6,7 @@
 //
 //   node tools/worker-run.mjs --build build/worker [--port 8787] [--r2 DIR]
 //       [--model FILE] [--put KEY=FILE]... [--var NAME=VALUE]...
+//       [--assets DIR] [--stdin]
 //
 //   --build DIR     the worker build to serve (required)
 //   --port N        the port (default 8787; 0 picks a free one)
@@ -16,6 +17,12 @@
 //   --put KEY=FILE  puts FILE in the bucket as KEY, first
 //   --var NAME=VAL  a variable of the worker's env; the WASMLM_* variables
 //                   of this process's environment are passed too (--var wins)
+//   --assets DIR    serves DIR's files as the worker's static assets, bound
+//                   as ASSETS (a split model's parts: WASMLM_MODEL_URL=/path)
+//   --stdin         stops when standard input ends, and takes a command per
+//                   line meanwhile: "put KEY=FILE" puts FILE in the bucket
+//                   as KEY (the isolate keeps running), answered on standard
+//                   output by "worker-run: put KEY" or "worker-run: error: WHY"
 //
 // Once the worker answers it prints one line, "wasmlm edge worker: URL",
 // and serves until SIGINT or SIGTERM (or its stdin closing, with --stdin),
@@ -25,9 +32,10 @@ import { Miniflare } from 'miniflare';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 
 function usage(message) {
-  console.error(`worker-run: ${message}\nusage: node tools/worker-run.mjs --build DIR [--port N] [--r2 DIR] [--model FILE] [--put KEY=FILE]... [--var NAME=VALUE]... [--stdin]`);
+  console.error(`worker-run: ${message}\nusage: node tools/worker-run.mjs --build DIR [--port N] [--r2 DIR] [--model FILE] [--put KEY=FILE]... [--var NAME=VALUE]... [--assets DIR] [--stdin]`);
   process.exit(2);
 }
 
@@ -52,6 +60,7 @@ for (let i = 0; i < args.length; i++) {
     case '--model': opts.model = value(); break;
     case '--put': opts.puts.push(pair('KEY=FILE')); break;
     case '--var': { const [k, v] = pair('NAME=VALUE'); opts.vars[k] = v; break; }
+    case '--assets': opts.assets = value(); break;
     case '--stdin': opts.stdin = true; break;
     default: usage(`unknown argument ${JSON.stringify(flag)}`);
   }
@@ -98,6 +107,10 @@ const mf = new Miniflare({
   bindings,
   r2Buckets: ['MODEL_BUCKET'],
   r2Persist: path.resolve(r2),
+  ...(opts.assets && {
+    // routerConfig: the worker answers every path its assets do not hold.
+    assets: { directory: path.resolve(opts.assets), binding: 'ASSETS', routerConfig: { has_user_worker: true } },
+  }),
   host: '127.0.0.1',
   port: opts.port,
 });
@@ -113,8 +126,25 @@ async function stop(code) {
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 if (opts.stdin) {
-  process.stdin.on('end', () => stop(0));
-  process.stdin.resume();
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on('line', (line) => command(line));
+  lines.on('close', () => stop(0));
+}
+
+// command runs one line of --stdin's commands, in the order they came.
+let commands = Promise.resolve();
+function command(line) {
+  commands = commands.then(async () => {
+    const put = line.match(/^put ([^=]+)=(.+)$/);
+    try {
+      if (!put) throw new Error(`unknown command ${JSON.stringify(line)} (put KEY=FILE)`);
+      await mf.ready;
+      await (await mf.getR2Bucket('MODEL_BUCKET')).put(put[1], fs.readFileSync(put[2]));
+      console.log(`worker-run: put ${put[1]}`);
+    } catch (err) {
+      console.log(`worker-run: error: ${err?.message ?? err}`);
+    }
+  });
 }
 
 try {

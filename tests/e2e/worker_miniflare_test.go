@@ -24,14 +24,30 @@ import (
 
 // miniflareServer is tools/worker-run.mjs serving an edge build.
 type miniflareServer struct {
-	url string      // http://127.0.0.1:PORT, without a trailing slash
-	out *syncBuffer // the script's and miniflare's messages
+	url   string      // http://127.0.0.1:PORT, without a trailing slash
+	out   *syncBuffer // the script's and miniflare's messages
+	stdin io.Writer   // the script's commands (--stdin)
+	acks  chan string // its answers to them
+}
+
+// put puts the file at path in the bucket MODEL_BUCKET as key, while the
+// worker runs (its isolate stays).
+func (s *miniflareServer) put(t testing.TB, key, path string) {
+	t.Helper()
+	_, err := fmt.Fprintf(s.stdin, "put %s=%s\n", key, path)
+	require.NoError(t, err)
+	select {
+	case ack := <-s.acks:
+		require.Equal(t, "worker-run: put "+key, ack)
+	case <-time.After(time.Minute):
+		t.Fatalf("tools/worker-run.mjs did not put %s:\n%s", key, s.out)
+	}
 }
 
 // serveMiniflare starts tools/worker-run.mjs serving build on a free port,
 // with env added to the environment (its WASMLM_* variables become the
 // worker's) and args (--model FILE, --put KEY=FILE, --var NAME=VALUE,
-// --r2 DIR), and waits until it serves. The test's cleanup stops it by
+// --r2 DIR, --assets DIR), and waits until it serves. The test's cleanup stops it by
 // closing its stdin (--stdin), which also stops it when the test binary
 // dies: miniflare's workerd outlives a node killed outright.
 func serveMiniflare(t testing.TB, build string, env []string, args ...string) *miniflareServer {
@@ -42,10 +58,11 @@ func serveMiniflare(t testing.TB, build string, env []string, args ...string) *m
 	cmd := exec.Command(node, append([]string{filepath.Join(root, "tools", "worker-run.mjs"), "--build", build, "--port", "0", "--stdin"}, args...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
-	s := &miniflareServer{out: &syncBuffer{}}
+	s := &miniflareServer{out: &syncBuffer{}, acks: make(chan string, 1)}
 	cmd.Stderr = s.out
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
+	s.stdin = stdin
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -57,6 +74,9 @@ func serveMiniflare(t testing.TB, build string, env []string, args ...string) *m
 			line := sc.Text()
 			if u, ok := strings.CutPrefix(line, "wasmlm edge worker: "); ok {
 				urls <- strings.TrimSuffix(u, "/")
+			}
+			if strings.HasPrefix(line, "worker-run: put ") || strings.HasPrefix(line, "worker-run: error: ") {
+				s.acks <- line
 			}
 			_, _ = fmt.Fprintln(s.out, line)
 		}

@@ -3,17 +3,12 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,105 +25,14 @@ import (
 // naming the cause, healed by fixing the object; a split set is read whole;
 // a model too large for the isolate is refused from its header.
 
-// theEdgeBuild is the edge build the miniflare tests serve, built once.
-var theEdgeBuild shared[string]
-
-// edgeBuild returns the edge build (make worker, or WASMLM_WORKER_BUILD).
-func edgeBuild(t *testing.T) string {
-	t.Helper()
-	root := repoRoot(t)
-	return theEdgeBuild.get(t, func() (string, error) {
-		dir, cleanup, err := buildWorker(root)
-		if err == nil {
-			atShutdown(cleanup)
-		}
-		return dir, err
-	})
-}
-
-// miniflareWorker is the edge build served by miniflare, with its bucket.
-type miniflareWorker struct {
-	t   *testing.T
-	url string
-	in  io.WriteCloser
-	out *bufio.Scanner
-	cmd *exec.Cmd
-}
-
-// startMiniflare serves the edge build in miniflare with the env bindings,
-// its bucket's objects kept in persist (so that a restarted miniflare, a
-// new isolate, finds them); it stops with the test.
-func startMiniflare(t *testing.T, persist string, bindings map[string]string) *miniflareWorker {
-	t.Helper()
-	return startMiniflareAssets(t, persist, bindings, "")
-}
-
-// startMiniflareAssets is startMiniflare with the files of the directory
-// assets (if not "") as the worker's static assets, bound as ASSETS.
-func startMiniflareAssets(t *testing.T, persist string, bindings map[string]string, assets string) *miniflareWorker {
-	t.Helper()
-	root := repoRoot(t)
-	node := needTool(t, "node", "Debian package nodejs")
-	needTool(t, filepath.Join(root, "node_modules", "miniflare", "package.json"), "npm ci installs it from package-lock.json")
-	cfg, err := json.Marshal(map[string]any{"build": edgeBuild(t), "persist": persist, "bindings": bindings, "assets": assets})
-	require.NoError(t, err)
-	cmd := exec.Command(node, filepath.Join(root, "tests", "e2e", "worker_models_miniflare.mjs"), string(cfg))
-	cmd.Dir = root
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	w := &miniflareWorker{t: t, in: in, out: bufio.NewScanner(stdout), cmd: cmd}
-	t.Cleanup(w.stop)
-	for w.out.Scan() { // miniflare may log before it listens
-		if u, ok := strings.CutPrefix(w.out.Text(), "listening "); ok {
-			w.url = u
-			return w
-		}
+// flags are worker-run.mjs's arguments for the env vars (--var NAME=VALUE)
+// and the bucket's objects (--put KEY=FILE) given as name, value pairs.
+func flags(flag string, pairs ...string) []string {
+	var args []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		args = append(args, flag, pairs[i]+"="+pairs[i+1])
 	}
-	t.Fatalf("miniflare did not start: %v", w.out.Err())
-	return nil
-}
-
-// stop ends miniflare: its input closes, it disposes of its workerd.
-func (w *miniflareWorker) stop() {
-	if w.cmd.ProcessState != nil {
-		return
-	}
-	_ = w.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- w.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = w.cmd.Process.Kill()
-		<-done
-	}
-}
-
-// do sends a command to the driver and waits for its answer.
-func (w *miniflareWorker) do(cmd map[string]string) {
-	w.t.Helper()
-	b, err := json.Marshal(cmd)
-	require.NoError(w.t, err)
-	_, err = fmt.Fprintf(w.in, "%s\n", b)
-	require.NoError(w.t, err)
-	for w.out.Scan() {
-		switch line := w.out.Text(); {
-		case line == "ok":
-			return
-		case strings.HasPrefix(line, "error: "):
-			w.t.Fatalf("%s: %s", b, line)
-		}
-	}
-	w.t.Fatalf("%s: miniflare ended: %v", b, w.out.Err())
-}
-
-// put puts the file at path into the bucket under key.
-func (w *miniflareWorker) put(key, path string) {
-	w.do(map[string]string{"op": "put", "key": key, "file": path})
+	return args
 }
 
 // greedyCompletion is a greedy completion of base's /v1/completions: the status
@@ -197,12 +101,13 @@ func TestWorkerModelFromR2(t *testing.T) {
 		}, "tiny"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startMiniflare(t, t.TempDir(), map[string]string{"WASMLM_MODEL": tc.key})
+			args := flags("--var", "WASMLM_MODEL", tc.key)
 			for key, data := range tc.files {
 				f := filepath.Join(t.TempDir(), filepath.Base(key))
 				require.NoError(t, os.WriteFile(f, data, 0o644))
-				w.put(key, f)
+				args = append(args, flags("--put", key, f)...)
 			}
+			w := serveMiniflare(t, edgeWorker(t).build, nil, args...)
 			status, text, _ := greedyCompletion(t, w.url)
 			require.Equal(t, http.StatusOK, status, text)
 			assert.Equal(t, want, text, "the worker's greedy text against the native server's")
@@ -234,31 +139,28 @@ func TestWorkerModelFailuresHeal(t *testing.T) {
 	other, _ := writeModel(t, dir, "other.gguf", 8)
 	for _, tc := range []struct {
 		name   string
-		env    map[string]string
-		before string // what is under the key first ("": nothing)
+		env    []string // NAME, VALUE, ...
+		before string   // what is under the key first ("": nothing)
 		code   string
 		says   []string
 	}{
 		{"missing key", nil, "", "model_not_found", []string{`MODEL_BUCKET object "tiny.gguf"`, "not found"}},
 		{"truncated object", nil, truncated, "model_load_failed", []string{`MODEL_BUCKET object "tiny.gguf"`, "truncated"}},
-		{"wrong SHA-256", map[string]string{"WASMLM_MODEL_SHA256": sha256Hex(b)}, other, "model_checksum_mismatch", []string{sha256Hex(b)}},
+		{"wrong SHA-256", []string{"WASMLM_MODEL_SHA256", sha256Hex(b)}, other, "model_checksum_mismatch", []string{sha256Hex(b)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"WASMLM_MODEL": "tiny.gguf"}
-			for k, v := range tc.env {
-				env[k] = v
-			}
-			w := startMiniflare(t, t.TempDir(), env)
+			args := flags("--var", append([]string{"WASMLM_MODEL", "tiny.gguf"}, tc.env...)...)
 			if tc.before != "" {
-				w.put("tiny.gguf", tc.before)
+				args = append(args, flags("--put", "tiny.gguf", tc.before)...)
 			}
+			w := serveMiniflare(t, edgeWorker(t).build, nil, args...)
 			status, msg, code := greedyCompletion(t, w.url)
 			assert.Equal(t, http.StatusInternalServerError, status)
 			assert.Equal(t, tc.code, code, msg)
 			for _, s := range tc.says {
 				assert.Contains(t, msg, s)
 			}
-			w.put("tiny.gguf", path)
+			w.put(t, "tiny.gguf", path)
 			status, text, _ := greedyCompletion(t, w.url)
 			require.Equal(t, http.StatusOK, status, "after the object was fixed: %s", text)
 			assert.Equal(t, want, text)
@@ -276,16 +178,18 @@ func TestWorkerModelChangeNeedsNewIsolate(t *testing.T) {
 	a, _ := writeModel(t, dir, "a.gguf", 1)
 	bPath, _ := writeModel(t, dir, "b.gguf", 2)
 	_, wantB := nativeCompletion(t, bPath, "b")
-	w := startMiniflare(t, persist, map[string]string{"WASMLM_MODEL": "a.gguf"})
-	w.put("a.gguf", a)
-	w.put("b.gguf", bPath)
-	assert.Equal(t, "a", servedModel(t, w.url))
-	w.stop()
-	w = startMiniflare(t, persist, map[string]string{"WASMLM_MODEL": "b.gguf"})
-	assert.Equal(t, "b", servedModel(t, w.url))
-	status, text, _ := greedyCompletion(t, w.url)
-	require.Equal(t, http.StatusOK, status, text)
-	assert.Equal(t, wantB, text)
+	t.Run("a", func(t *testing.T) {
+		w := serveMiniflare(t, edgeWorker(t).build, nil, append(flags("--var", "WASMLM_MODEL", "a.gguf"),
+			append(flags("--put", "a.gguf", a, "b.gguf", bPath), "--r2", persist)...)...)
+		assert.Equal(t, "a", servedModel(t, w.url))
+	}) // miniflare stops: the isolate goes
+	t.Run("b", func(t *testing.T) {
+		w := serveMiniflare(t, edgeWorker(t).build, nil, append(flags("--var", "WASMLM_MODEL", "b.gguf"), "--r2", persist)...)
+		assert.Equal(t, "b", servedModel(t, w.url))
+		status, text, _ := greedyCompletion(t, w.url)
+		require.Equal(t, http.StatusOK, status, text)
+		assert.Equal(t, wantB, text)
+	})
 }
 
 // TestWorkerModelTooLarge: a model whose header says it cannot fit the
@@ -301,8 +205,8 @@ func TestWorkerModelTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "deep.gguf")
 	require.NoError(t, os.WriteFile(path, b, 0o644))
-	w := startMiniflare(t, t.TempDir(), map[string]string{"WASMLM_MODEL": "deep.gguf", "WASMLM_MODEL_SHA256": strings.Repeat("0", 64)})
-	w.put("deep.gguf", path)
+	w := serveMiniflare(t, edgeWorker(t).build, nil, append(flags("--var", "WASMLM_MODEL", "deep.gguf", "WASMLM_MODEL_SHA256", strings.Repeat("0", 64)),
+		flags("--put", "deep.gguf", path)...)...)
 	status, msg, code := greedyCompletion(t, w.url)
 	assert.Equal(t, http.StatusInternalServerError, status)
 	assert.Equal(t, "model_too_large", code, msg)
@@ -326,7 +230,7 @@ func TestWorkerModelFromAssets(t *testing.T) {
 	for i, p := range parts {
 		require.NoError(t, os.WriteFile(filepath.Join(assets, filepath.Base(gguf.SplitPath("tiny", i+1, 3))), p, 0o644))
 	}
-	w := startMiniflareAssets(t, t.TempDir(), map[string]string{"WASMLM_MODEL_URL": "/" + gguf.SplitPath("tiny", 1, 3)}, assets)
+	w := serveMiniflare(t, edgeWorker(t).build, nil, append(flags("--var", "WASMLM_MODEL_URL", "/"+gguf.SplitPath("tiny", 1, 3)), "--assets", assets)...)
 	status, text, _ := greedyCompletion(t, w.url)
 	require.Equal(t, http.StatusOK, status, text)
 	assert.Equal(t, want, text)
