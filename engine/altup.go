@@ -74,6 +74,21 @@ func newAltUpActivations(c Config, w *modelWeights, n int) altUp {
 	return a
 }
 
+// streamsScratchBytes is what the per-layer embeddings' and AltUp's
+// activations (per_layer.go and here) add to a session's scratch: one
+// token's and a prompt block's of block tokens.
+func (c Config) streamsScratchBytes(block int) int64 {
+	if c.PerLayerDim == 0 && c.AltUp == 0 {
+		return 0
+	}
+	all := int64(c.PerLayerDim) * int64(c.Layers)
+	perToken := all + int64(c.PerLayerDim) // the vectors, a layer's gate
+	if c.AltUp > 0 {                       // streams, predictions, router input, LAuReL's output and low rank, coefficients
+		perToken += int64(2*c.AltUp+2)*int64(c.Dim) + int64(c.LaurelRank) + int64(c.AltUp*(c.AltUp+1))
+	}
+	return 4 * (int64(1+block)*perToken + 2*all) // and a token's row of E in each
+}
+
 // stream is stream j of the n tokens of a pass in buf (streams or
 // predicted): n rows of dim values.
 func stream(buf []float32, j, n, dim int) []float32 { return buf[j*n*dim : (j+1)*n*dim] }

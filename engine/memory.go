@@ -54,6 +54,7 @@ func EstimateMemory(c Config, weights int64, contextLength int, kv KVType) Memor
 	}
 	m.Scratch = 4*floats + 8*ctx + 40*vocab + // the session's buffers, the sampler's
 		c.moeScratchBytes(DefaultPromptBlock) + // a mixture of experts' (moe.go)
+		c.streamsScratchBytes(DefaultPromptBlock) + // per-layer embeddings' and AltUp's (altup.go)
 		tokenizerBytesPerToken*vocab + runtimeBytes
 	m.Total = m.Weights + m.KVCache + m.RecurrentState + m.Scratch
 	return m

@@ -54,6 +54,9 @@ func TestMemoryEstimateCovers(t *testing.T) {
 		// keeping a ring of 512 positions (modelgen's default window), and
 		// the sliding layers' rotations of their own.
 		{"gemma3 sliding window Q8_0", "gemma3", modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 7, Heads: 4, KVHeads: 1, HeadDim: 256, VocabSize: 32000, ContextLength: 4096}, tensor.Q8_0},
+		// Gemma 3n's parts: AltUp's four streams, LAuReL, per-layer
+		// embeddings of 256 values a layer.
+		{"gemma3n streams Q8_0", "gemma3n", modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 6, Heads: 4, KVHeads: 2, HeadDim: 64, VocabSize: 32000, ContextLength: 4096}, tensor.Q8_0},
 	}
 	for _, tc := range shapes {
 		for _, kv := range []engine.KVType{engine.KVF32, engine.KVF16} {
