@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,5 +70,86 @@ func TestGemma3nBlocksAreTokens(t *testing.T) {
 			require.NoError(t, s.forwardBlock(prompt[at:end], at, end == len(prompt)))
 		}
 		assert.Equal(t, ref.logits, s.logits, "%d threads", threads)
+	}
+}
+
+// TestSparseGate: the sparse gate keeps what exceeds each row's mean by k
+// sample standard deviations, relu(g − mean − k·std), computed here in
+// float64 from the formula.
+func TestSparseGate(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rows [][]float32
+		k    float32
+	}{
+		{"one row", [][]float32{{0.5, -1, 2, 0.25, 3, -0.5, 1, 0}}, 1.6448533},
+		{"two rows, k 0.5", [][]float32{{1, 2, 3, 4}, {-4, 0.5, 0.25, 8}}, 0.5},
+		{"k 0 leaves the gate", [][]float32{{1, -2, 3}}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var gate []float32
+			for _, r := range tt.rows {
+				gate = append(gate, r...)
+			}
+			sparseGate(tt.k, gate, len(tt.rows))
+			for i, r := range tt.rows {
+				var mean, ss float64
+				for _, v := range r {
+					mean += float64(v)
+				}
+				mean /= float64(len(r))
+				for _, v := range r {
+					ss += (float64(v) - mean) * (float64(v) - mean)
+				}
+				cutoff := mean + float64(tt.k)*math.Sqrt(ss/float64(len(r)-1))
+				for j, v := range r {
+					want := math.Max(float64(v)-cutoff, 0)
+					if tt.k == 0 {
+						want = float64(v)
+					}
+					assert.InDelta(t, want, gate[i*len(r)+j], 1e-6, "row %d, %d", i, j)
+				}
+			}
+		})
+	}
+}
+
+// TestAltUpStreamsAtTheEmbedding: the streams a token starts with are its
+// scaled embedding x and x projected by each of altup_proj's matrices,
+// scaled to x's magnitude, computed here in float64.
+func TestAltUpStreamsAtTheEmbedding(t *testing.T) {
+	m := loadGemma3n(t, tensor.F32)
+	s := newSession(t, m)
+	c, w := m.config, m.weights
+	a := &s.state.activations
+	x := make([]float32, c.Dim)
+	w.TokenEmbedding.Row(x, 77)
+	c.scaleEmbedding(x)
+	s.altUpBegin(a, x, 1)
+	norm := func(v []float64) float64 {
+		var ss float64
+		for _, e := range v {
+			ss += e * e
+		}
+		return math.Sqrt(ss)
+	}
+	x64 := make([]float64, c.Dim)
+	for i, v := range x {
+		x64[i] = float64(v)
+	}
+	assert.Equal(t, x, stream(a.streams, 0, 1, c.Dim))
+	row := make([]float32, c.Dim)
+	for j := 1; j < c.AltUp; j++ {
+		p := make([]float64, c.Dim)
+		for e := range p {
+			w.AltUpProj.Row(row, (j-1)*c.Dim+e)
+			for k, v := range row {
+				p[e] += float64(v) * x64[k]
+			}
+		}
+		scale := norm(x64) / norm(p)
+		for e, got := range stream(a.streams, j, 1, c.Dim) {
+			assert.InDelta(t, p[e]*scale, got, 1e-5, "stream %d, %d", j, e)
+		}
 	}
 }
