@@ -42,6 +42,7 @@
 //	internal/golden     llama2.c's reference outputs, for tests
 //	internal/testmodel  the models several packages' tests share (stories260K as a llama2.c checkpoint)
 //	internal/race       whether the race detector is built in: the tests that count allocations skip under it
+//	internal/longtest   whether make test-long runs the exhaustive sets (WASMLM_LONG) and the every-k-th subset make test runs
 //	internal/simdgen    the generator of the SIMD128 kernel module (go generate)
 //	internal/asmgen     the generator of engine/tensor's amd64 (avo) and arm64 assembly (go generate)
 //	internal/wasmgen    a WebAssembly module emitter, for internal/simdgen
