@@ -33,7 +33,20 @@
 // next one loads again. GET /health adds "instance": {"ordinal": N,
 // "requests": R, "loads": L}: N the how-many-th Go instance of the isolate
 // (1 for the first), R the requests it was given (this one included), L
-// the model loads that succeeded.
+// the model loads that succeeded; and "memory": {"wasm_bytes": W,
+// "js_heap_bytes": J, "budget_bytes": B}: W the instance's WebAssembly
+// memory, which never shrinks (so it is the peak), J the JavaScript heap
+// where the runtime reports it (workerd does not: null), B the budget
+// (below).
+//
+// Memory: an isolate has 128 MiB. The Go heap is held to
+// modelsource.DefaultBudget (112 MiB: 16 MiB kept for JavaScript) with
+// debug.SetMemoryLimit. The session's KV cache is F32 when the model's
+// whole context (at most engine.DefaultContextLength) fits the budget with
+// it, as a native session of a small model; otherwise F16, with the
+// longest context the budget holds beside the weights (modelsource.Fit).
+// A model that fits with fewer than modelsource.MinContextLength
+// positions is refused as model_too_large.
 //
 // The HTTP transport between a JavaScript Request and Response and the
 // handler is package internal/jshttp, the one the page's serveHTTP uses

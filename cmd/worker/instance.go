@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall/js"
 
+	"github.com/wasmlm/wasmlm/cmd/worker/internal/modelsource"
 	"github.com/wasmlm/wasmlm/httpapi"
 	"github.com/wasmlm/wasmlm/internal/jshttp"
 )
@@ -23,6 +24,7 @@ type instance struct {
 	live    int        // the isolate's live instances when it started, itself included
 	cfg     edgeConfig // the env, read once
 	limiter httpapi.Limiter
+	memory  js.Value     // worker.mjs's memory(): the isolate's memory as /health reports it
 	broken  http.Handler // the env is misconfigured: it answers every request
 
 	mu       sync.Mutex   // held while the model loads, so that it loads once
@@ -97,6 +99,14 @@ func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var health map[string]any
 	if rec.status == http.StatusOK && json.Unmarshal(body, &health) == nil {
 		inst := map[string]any{"ordinal": in.ordinal, "requests": in.requests, "loads": in.loads}
+		if in.memory.Type() == js.TypeFunction {
+			m := in.memory.Invoke()
+			mem := map[string]any{"wasm_bytes": m.Get("wasm_bytes").Int(), "js_heap_bytes": nil, "budget_bytes": modelsource.DefaultBudget}
+			if h := m.Get("js_heap_bytes"); h.Type() == js.TypeNumber {
+				mem["js_heap_bytes"] = h.Int()
+			}
+			inst["memory"] = mem
+		}
 		if testHealth != nil {
 			testHealth(in, inst)
 		}

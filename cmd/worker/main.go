@@ -8,11 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"syscall/js"
 
 	"github.com/syumai/workers/cloudflare"
 	"github.com/wasmlm/wasmlm/cmd/worker/internal/edgelimit"
+	"github.com/wasmlm/wasmlm/cmd/worker/internal/modelsource"
+	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 
@@ -30,9 +33,16 @@ const limitsGlobal = "wasmlmLimits"
 // then returns to JavaScript for good: the instance lives on in the
 // callbacks, until the isolate goes or the program exits.
 func main() {
+	// GOGC alone lets the heap grow to twice the live data before a
+	// collection: the limit collects sooner instead, so that the Go
+	// instance's WebAssembly memory stays within the budget the model was
+	// admitted under (modelsource.DefaultBudget: the isolate's 128 MiB less
+	// what JavaScript keeps).
+	debug.SetMemoryLimit(modelsource.DefaultBudget)
 	binding := js.Global().Get("context").Get("binding")
 	in := newInstance(binding.Get("ordinal").Int(), getenv)
 	in.live = binding.Get("live").Int()
+	in.memory = binding.Get("memory")
 	in.handler() // the model loads before the first request is served
 	binding.Set("serve", js.FuncOf(in.serveJS))
 	binding.Call("ready")
@@ -53,7 +63,8 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if context, err := model.SessionContextLength(0); err == nil && cfg.maxTokens > context {
+	kv, context := sessionFit(model)
+	if cfg.maxTokens > context {
 		return nil, fmt.Errorf("%w: %s = %d exceeds the model's context of %d tokens", errMisconfigured, envMaxTokens, cfg.maxTokens, context)
 	}
 	opts := httpapi.Options{
@@ -62,6 +73,9 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 		QueueSize:   httpapi.DefaultQueueSize,
 		AllowOrigin: "*", // an edge API is there to be called from pages of any origin
 		MaxTokens:   cfg.maxTokens,
+		// The session the budget admitted the model with (loadModel).
+		ContextLength: context,
+		KVType:        kv,
 		// The variable's 0 is no cap; Options' 0 is the default cap.
 		MaxEmbedTokens: cmp.Or(cfg.maxEmbed, -1),
 		Limiter:        limiter,
@@ -72,6 +86,16 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 		}
 	}
 	return httpapi.New(model, opts)
+}
+
+// sessionFit is the session the worker serves model with, the one
+// loadModel admitted it with (modelsource.Fit): the KV cache in F32 when
+// the model's whole context (at most engine.DefaultContextLength) fits the
+// budget with it, as a native session of a small model; otherwise in F16
+// with the longest context the budget holds beside the weights:
+// (budget − weights − fixed costs) / bytes per position.
+func sessionFit(model *engine.Model) (engine.KVType, int) {
+	return modelsource.Fit(model.Config(), int64(model.FileSize()), modelsource.DefaultBudget)
 }
 
 // newLimiter is the limiter cfg and the environment ask for, or nil:

@@ -21,9 +21,9 @@ import (
 // It blocks on JavaScript promises: call it from a goroutine, never inside
 // a js.Func callback.
 func loadModel(getenv func(name string) (string, error), binding func(name string) js.Value) (*engine.Model, string, error) {
-	// The session newHandler's httpapi.Options make: the model's context
-	// (at most engine.DefaultContextLength) and KVAuto.
-	model, name, ok, err := modelsource.FromEnv(getenv, binding, engine.SessionOptions{})
+	// The session newHandler's httpapi.Options make (sessionFit): its KV
+	// cache type and the longest context the budget holds.
+	model, name, ok, err := modelsource.FromEnv(getenv, binding, engine.SessionOptions{ContextLength: modelsource.FitContext})
 	if err != nil || ok {
 		return model, name, err
 	}

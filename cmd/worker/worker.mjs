@@ -57,7 +57,14 @@ function start(env, ctx) {
     const registered = new Promise((resolve, reject) => { ready = resolve; failed = reject; });
     // live counts this instance too: a test build's /health reports it,
     // which proves an instance is dropped before the next starts.
-    const binding = { ordinal, live: ++live, ready: () => ready() };
+    // memory() is what GET /health reports of the isolate's memory: the
+    // instance's WebAssembly memory (which never shrinks: its peak) and the
+    // JavaScript heap where the runtime says (workerd: not at all, null).
+    const memory = () => ({
+      wasm_bytes: instance.exports.mem.buffer.byteLength,
+      js_heap_bytes: globalThis.performance?.memory?.usedJSHeapSize ?? null,
+    });
+    const binding = { ordinal, live: ++live, ready: () => ready(), memory };
     inst.started = true;
     inst.fail = failed;
     go.exit = (code) => ended(inst, `exit code ${code}`);

@@ -28,6 +28,7 @@ type miniflareServer struct {
 	out   *syncBuffer // the script's and miniflare's messages
 	stdin io.Writer   // the script's commands (--stdin)
 	acks  chan string // its answers to them
+	pid   int         // the script's process: miniflare's workerd is its descendant
 }
 
 // put puts the file at path in the bucket MODEL_BUCKET as key, while the
@@ -66,6 +67,7 @@ func serveMiniflare(t testing.TB, build string, env []string, args ...string) *m
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	s.pid = cmd.Process.Pid
 	exited := make(chan struct{})
 	urls := make(chan string, 1)
 	go func() {

@@ -193,14 +193,15 @@ func TestWorkerModelChangeNeedsNewIsolate(t *testing.T) {
 }
 
 // TestWorkerModelTooLarge: a model whose header says it cannot fit the
-// isolate (a small file whose KV cache would be large) is refused with
+// isolate (F32 weights of 121 MiB, which leave no room for the shortest
+// context the worker serves with, 256 positions in F16) is refused with
 // model_too_large naming the numbers, before any weight is read: the
 // object's SHA-256 is wrong too, which reading the weights would have
 // found.
 func TestWorkerModelTooLarge(t *testing.T) {
 	b, err := modelgen.Build(modelgen.Spec{
-		Shape: modelgen.Shape{Dim: 256, HiddenDim: 64, Layers: 24, Heads: 4, KVHeads: 4, VocabSize: 512, ContextLength: 4096},
-		Type:  tensor.Q4_0, Seed: 3,
+		Shape: modelgen.Shape{Dim: 512, HiddenDim: 1024, Layers: 12, Heads: 8, KVHeads: 8, VocabSize: 512, ContextLength: 4096},
+		Type:  tensor.F32, Seed: 3,
 	})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "deep.gguf")
@@ -210,7 +211,7 @@ func TestWorkerModelTooLarge(t *testing.T) {
 	status, msg, code := greedyCompletion(t, w.url)
 	assert.Equal(t, http.StatusInternalServerError, status)
 	assert.Equal(t, "model_too_large", code, msg)
-	for _, s := range []string{`MODEL_BUCKET object "deep.gguf"`, "weights", "KV cache", "4096 positions, F32", "128.0 MiB", "112.0 MiB"} {
+	for _, s := range []string{`MODEL_BUCKET object "deep.gguf"`, "weights", "KV cache", "256 positions, F16", "128.0 MiB", "112.0 MiB"} {
 		assert.Contains(t, msg, s)
 	}
 }

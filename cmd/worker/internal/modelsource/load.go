@@ -32,7 +32,8 @@ type Options struct {
 	SHA256 []string
 	// ContextLength and KVType are those of the session the worker serves
 	// with, whose KV cache the budget counts: a context of 0 is the
-	// model's, at most engine.DefaultContextLength; KVAuto is F16 above
+	// model's, at most engine.DefaultContextLength; FitContext is Fit's
+	// session (KVType ignored); KVAuto is F16 above
 	// engine.AutoKVF16Parameters, F32 below, as a session resolves it.
 	ContextLength int
 	KVType        engine.KVType
@@ -96,7 +97,11 @@ func Load(ctx context.Context, s Store, name string, opts Options) (*engine.Mode
 	if err != nil {
 		return nil, fail(CodeLoadFailed, "%s: %w", s.Describe(name), err)
 	}
-	m, positions, kv, err := estimate(h, int64(layout.Size), opts.ContextLength, opts.KVType)
+	contextLength, kv := opts.ContextLength, opts.KVType
+	if contextLength == FitContext { // the file held in JavaScript is gone once the session is made
+		kv, contextLength = fitted(h.Config(), int64(layout.Size), budget-held)
+	}
+	m, positions, kv, err := estimate(h, int64(layout.Size), contextLength, kv)
 	if err != nil {
 		return nil, fail(CodeMisconfigured, "%s: %w", s.Describe(name), err)
 	}
