@@ -40,8 +40,8 @@ const edgeConcurrency = 20
 
 // edgeModel is a model the edge tests serve, and its workload.
 type edgeModel struct {
-	name string                                          // the benchmark model's name (modelgen.BenchModels)
-	run  func(t *testing.T, base string, client int) any // one request as client; what it answered, to compare
+	name string                                     // the benchmark model's name (modelgen.BenchModels)
+	run  func(base string, client int) (any, error) // one request as client; what it answered, to compare
 }
 
 // edgeMemory is /health's instance memory.
@@ -73,26 +73,41 @@ func TestWorkerEdgeModels(t *testing.T) {
 		}},
 	})
 	cases := []edgeModel{
-		{"minilm-l6-Q8_0", func(t *testing.T, base string, client int) any {
+		{"minilm-l6-Q8_0", func(base string, client int) (any, error) {
 			var l embeddingList
-			postAs(t, base+"/v1/embeddings", embedBody, client, &l)
-			require.Len(t, l.Data, len(texts))
-			return l // compared bit for bit: the vectors' float32 values
+			if err := postAs(base+"/v1/embeddings", embedBody, client, &l); err != nil {
+				return nil, err
+			}
+			if len(l.Data) != len(texts) {
+				return nil, fmt.Errorf("%d vectors for %d texts", len(l.Data), len(texts))
+			}
+			return l, nil // compared bit for bit: the vectors' float32 values
 		}},
-		{"minilm-l6-rerank-Q8_0", func(t *testing.T, base string, client int) any {
+		{"minilm-l6-rerank-Q8_0", func(base string, client int) (any, error) {
 			var r rerankResponse
-			postAs(t, base+"/v1/rerank", rerankBody, client, &r)
-			require.Len(t, r.Results, len(embeddingTexts))
-			return r // compared bit for bit: the order and the scores
+			if err := postAs(base+"/v1/rerank", rerankBody, client, &r); err != nil {
+				return nil, err
+			}
+			if len(r.Results) != len(embeddingTexts) {
+				return nil, fmt.Errorf("%d results for %d documents", len(r.Results), len(embeddingTexts))
+			}
+			return r, nil // compared bit for bit: the order and the scores
 		}},
-		{"stories110M-Q4_0", func(t *testing.T, base string, client int) any {
+		{"stories110M-Q4_0", func(base string, client int) (any, error) {
 			status, text, done, err := streamedChat(base, edgeClient(client), chatBody)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, status, "%s", text)
-			assert.True(t, done, "the stream ends in [DONE]")
+			switch {
+			case err != nil:
+				return nil, err
+			case status != http.StatusOK:
+				return nil, fmt.Errorf("%d: %s", status, text)
+			case !done:
+				return nil, fmt.Errorf("the stream did not end in [DONE]: %q", text)
+			}
 			var v map[string]any
-			assert.NoError(t, json.Unmarshal([]byte(text), &v), "the schema's JSON: %q", text)
-			return text // compared token for token: the greedy text
+			if err := json.Unmarshal([]byte(text), &v); err != nil {
+				return nil, fmt.Errorf("not the schema's JSON object: %q: %w", text, err)
+			}
+			return text, nil // compared token for token: the greedy text
 		}},
 	}
 	specs := map[string]modelgen.Spec{}
@@ -117,16 +132,19 @@ func TestWorkerEdgeModels(t *testing.T) {
 				assert.Equal(t, engine.KVF16, meta.KVType, "the worker's KV cache")
 			}
 			native := nativeEdgeServer(t, data, c.name, meta.ContextLength)
-			want := c.run(t, native, 0) // the native server's (streamed as the worker's)
+			want, err := c.run(native, 0) // the native server's (streamed as the worker's)
+			require.NoError(t, err, "the native server")
 			served := time.Now()
 			var wg sync.WaitGroup
-			outs := make([]any, edgeConcurrency)
+			outs, errs := make([]any, edgeConcurrency), make([]error, edgeConcurrency)
 			for i := range edgeConcurrency {
-				wg.Go(func() { outs[i] = c.run(t, mf.url, i) })
+				wg.Go(func() { outs[i], errs[i] = c.run(mf.url, i) })
 			}
 			wg.Wait()
 			for i, out := range outs {
-				assert.Equal(t, want, out, "request %d: the native server's output", i)
+				if assert.NoError(t, errs[i], "request %d", i) {
+					assert.Equal(t, want, out, "request %d: the native server's output", i)
+				}
 			}
 			mem, h := edgeHealth(t, mf.url)
 			assert.Equal(t, 1, h.Loads, "one load")
@@ -155,19 +173,26 @@ func edgeClient(i int) string { return fmt.Sprintf("192.0.2.%d", i%4+1) }
 
 // postAs posts body to url as client i (edgeClient) and decodes the
 // answer, which must be 200, into v.
-func postAs(t *testing.T, url, body string, i int, v any) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctxTimeout(t), "POST", url, strings.NewReader(body))
-	require.NoError(t, err)
+func postAs(url, body string, i int, v any) error {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("CF-Connecting-IP", edgeClient(i))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		return err
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
-	require.NoError(t, json.Unmarshal(b, v), "%s", b)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return json.Unmarshal(b, v)
 }
 
 // edgeModelMeta is the worker's model's session, from GET /v1/models.
