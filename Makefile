@@ -212,7 +212,8 @@ test-e2e-worker: worker
 ## into bench/results-peers.json. BENCH=memory: the peak resident memory of the process that ran the model (in Chromium the tab's
 ## renderer, which runs its workers) for TinyLlama and a 3B shape in Q4_0 on native, chromium-simd (default load options: the model
 ## cache on) and wllama, into bench/results-memory.json (20-30 minutes). BENCH=archs: the shapes of other families (Qwen3-0.6B,
-## Gemma-3-1B, LFM2-1.2B, Qwen3.5-0.8B) in Q8_0 and Q4_K on native, chromium-simd and the peers, into bench/results-archs.json. BENCH=native: native speed
+## Gemma-3-1B) in Q8_0 and Q4_K on native, chromium-simd and the peers, into bench/results-archs.json; BENCH=hybrid: the same for the
+## hybrids' shapes (LFM2-1.2B, Qwen3.5-0.8B), into bench/results-hybrid.json. BENCH=native: native speed
 ## against llama.cpp, stories15M, stories110M (F32 too) and TinyLlama in Q8_0/Q4_0/Q4_K natively with 1 and 2 threads (-threads)
 ## beside llama.cpp with 1 and 2, into bench/results-native.json. BENCH=grammar: the cost of constrained sampling, stories15M,
 ## TinyLlama and a 151936-token vocabulary in Q4_0 sampled without and with bench/grammar-schema.json on native and chromium-simd,

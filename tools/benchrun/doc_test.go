@@ -306,6 +306,18 @@ func TestBenchmarksArchsIsResultsArchs(t *testing.T) {
 	assert.Equal(t, map[string]bool{"qwen3-0.6b": true, "gemma3-1b": true}, shapes)
 }
 
+// TestBenchmarksHybridIsResultsHybrid: the benchmark page's side-by-side
+// tables of the hybrids' shapes (LFM2-1.2B, Qwen3.5-0.8B) are what -print
+// prints for bench/results-hybrid.json, line for line.
+func TestBenchmarksHybridIsResultsHybrid(t *testing.T) {
+	rep, _ := readmeHasSideBySide(t, "../../bench/results-hybrid.json", 2)
+	shapes := map[string]bool{}
+	for _, r := range rep.Results {
+		shapes[r.Shape] = true
+	}
+	assert.Equal(t, map[string]bool{"lfm2-1.2b": true, "qwen35-0.8b": true}, shapes)
+}
+
 // TestBenchmarksNativeIsResultsNative: the benchmark page's native tables
 // are what -print prints for bench/results-native.json, and it says how
 // many of the native targets were met.
@@ -474,7 +486,7 @@ func TestBenchmarksPageBlocksAreResults(t *testing.T) {
 		}
 		kept[name][n] = true
 	}
-	for _, mode := range []string{"peers", "archs", "native", "memory", "grammar", "embed", "webgpu"} {
+	for _, mode := range []string{"peers", "archs", "hybrid", "native", "memory", "grammar", "embed", "webgpu"} {
 		md, err := modeOf(mode)
 		require.NoError(t, err)
 		rep, err := readReport("../../" + md.out)

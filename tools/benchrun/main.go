@@ -12,7 +12,7 @@
 // bench/targets.json, and the peers of bench/peers.json) and writes
 // bench/results.json.
 //
-//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|native|grammar|embed|webgpu] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
+//	go run ./tools/benchrun [-mode full|quick|peers|memory|archs|hybrid|native|grammar|embed|webgpu] [-hosts native,wasm,...] [-models NAME,...] [-out FILE]
 //	go run ./tools/benchrun -print bench/results.json [-write-doc]
 //
 // Every host runs the same measurement: load the model, warm up, then a
@@ -93,8 +93,10 @@ const memoryTokens = 32
 // and the 3B shape in Q4_0 on native, chromium-simd with the page's
 // default options — the model cache on — and wllama, the short prompt and
 // 32 generated tokens, bench/results-memory.json), or archs (the shapes of
-// other families: Qwen3-0.6B, Gemma-3-1B, LFM2-1.2B and Qwen3.5-0.8B in Q8_0 and Q4_K on native,
-// chromium-simd and the peers, bench/results-archs.json), or native
+// other families: Qwen3-0.6B and Gemma-3-1B in Q8_0 and Q4_K on native,
+// chromium-simd and the peers, bench/results-archs.json), or hybrid (the
+// hybrids' shapes, LFM2-1.2B's short convolutions and Qwen3.5-0.8B's Gated
+// DeltaNet beside attention, the same way, bench/results-hybrid.json), or native
 // (native speed against llama.cpp: stories15M, stories110M and TinyLlama
 // in F32 (the stories shapes), Q8_0, Q4_0 and Q4_K natively with 1 and 2
 // threads beside llama.cpp with 1 and 2, bench/results-native.json), or
@@ -124,8 +126,11 @@ func modeOf(name string) (mode, error) {
 		return mode{shapes: []string{"stories15M", "stories110M", "tinyllama"}, types: []string{"F32", "Q8_0", "Q4_0", "Q4_K"},
 			hosts: []string{"native", "native-2t", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-native.json"}, nil
 	case "archs":
-		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b", "lfm2-1.2b", "qwen35-0.8b"}, types: []string{"Q8_0", "Q4_K"},
+		return mode{shapes: []string{"qwen3-0.6b", "gemma3-1b"}, types: []string{"Q8_0", "Q4_K"},
 			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-archs.json"}, nil
+	case "hybrid":
+		return mode{shapes: []string{"lfm2-1.2b", "qwen35-0.8b"}, types: []string{"Q8_0", "Q4_K"},
+			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-hybrid.json"}, nil
 	case "grammar":
 		return mode{shapes: []string{"stories15M", "tinyllama", "bigvocab"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd"},
 			out: "bench/results-grammar.json", noLongPrompt: true, grammar: true}, nil
@@ -142,7 +147,7 @@ func modeOf(name string) (mode, error) {
 		return mode{shapes: []string{"tinyllama", "llama3b"}, types: []string{"Q4_0"}, hosts: []string{"native", "chromium-simd", "wllama-1t"},
 			out: "bench/results-memory.json", cache: true, maxTokens: memoryTokens, noLongPrompt: true}, nil
 	}
-	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, native, grammar, embed or webgpu", name)
+	return mode{}, fmt.Errorf("-mode %q: want full, quick, peers, memory, archs, hybrid, native, grammar, embed or webgpu", name)
 }
 
 // with applies md's defaults to the settings the flags gave, where the
@@ -177,7 +182,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B, Gemma-3-1B, LFM2-1.2B and Qwen3.5-0.8B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2) or webgpu (Qwen3-0.6B and TinyLlama shapes, Q8_0 and Q4_0, in Chromium with WebGPU: device 'webgpu' beside device 'cpu', the adapter, dispatches and bytes of weights per token, kernel times; an 8-token prompt and 2 tokens on a fallback adapter)")
+		modeName = fs.String("mode", "full", "full (default model, stories15M, stories110M and TinyLlama shapes), quick (default model and stories15M), peers (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, on native, chromium-simd and the peers) memory (TinyLlama and the 3B shape in Q4_0 on native, chromium-simd with the model cache, and wllama; 32 tokens, no long prompt) archs (Qwen3-0.6B and Gemma-3-1B shapes, Q8_0 and Q4_K, on native, chromium-simd and the peers) or hybrid (LFM2-1.2B and Qwen3.5-0.8B shapes, the same way) or native (stories110M and TinyLlama, Q8_0, Q4_0 and Q4_K, natively with 1 and 2 threads beside llama.cpp with 1 and 2) or grammar (stories15M, TinyLlama and a 151936-token vocabulary in Q4_0 on native and chromium-simd, without and with bench/grammar-schema.json; the token masks alone on Llama 2's and Qwen3's vocabularies) or embed (MiniLM-L6 and BGE-base shapes in F16 and Q8_0, MiniLM in F32 too: embeddings/s of texts of 32 and 256 tokens, 1 and 16 a call, natively with 1 and 2 threads, in Chromium and with llama.cpp with 1 and 2) or webgpu (Qwen3-0.6B and TinyLlama shapes, Q8_0 and Q4_0, in Chromium with WebGPU: device 'webgpu' beside device 'cpu', the adapter, dispatches and bytes of weights per token, kernel times; an 8-token prompt and 2 tokens on a fallback adapter)")
 		hostList = fs.String("hosts", "", "hosts to run, comma-separated (default: the mode's)")
 		only     = fs.String("models", "", "run only these models of the mode, comma-separated (stories110M-Q4_0, tinyllama-Q4_0, ...)")
 		root     = fs.String("root", ".", "the repository root")
@@ -187,7 +192,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		goals    = fs.String("targets", "bench/targets.json", "what each mode's results are judged against")
 		doc      = fs.String("doc", "docs/benchmarks.md", "the page whose tables of a results file (its <!-- benchrun: FILE table N --> blocks) a run rewrites")
 		writeTo  = fs.Bool("write-doc", false, "with -print: also rewrite -doc's tables of that results file")
-		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-native.json, results-grammar.json, results-embed.json, results-webgpu.json)")
+		out      = fs.String("out", "", "results file (default: the mode's: bench/results.json, results-quick.json, results-peers.json, results-memory.json, results-archs.json, results-hybrid.json, results-native.json, results-grammar.json, results-embed.json, results-webgpu.json)")
 		printOf  = fs.String("print", "", "print the tables of this results file and exit")
 		compare  = fs.String("compare", "", "BEFORE,AFTER: print how decode speed changed between two results files, per host, and exit")
 		goCmd    = fs.String("go", "go", "the go command")

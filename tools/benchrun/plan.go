@@ -13,7 +13,7 @@ type runSpec struct {
 // heavyShapes are the shapes too slow for some of our hosts: TinyLlama-1.1B,
 // 10 times stories110M's work per token, the 3B shape (the memory
 // benchmark's), 3 times TinyLlama's, and the Qwen3-0.6B, Gemma-3-1B,
-// LFM2-1.2B and Qwen3.5-0.8B shapes (the archs benchmark's), about half to once TinyLlama's. The
+// LFM2-1.2B and Qwen3.5-0.8B shapes (the archs and hybrid benchmarks'), about half to once TinyLlama's. The
 // hosts of pure-Go kernels (wasm, chromium, chromium-2w) would take too
 // long, and wasm-simd and chromium-simd-2w would repeat chromium-simd, so
 // they leave them out. Natively they run in full: with the AVX2 kernels
