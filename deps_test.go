@@ -22,7 +22,10 @@ var layering = map[string][]string{
 	// The page's own OpenAI endpoint (serveHTTP) is httpapi's handler over
 	// the bridge's session, only in builds tagged wasmlm_serve
 	// (TestPageBuildHasNoHTTP).
-	"jsbridge": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi", "webgpu"},
+	"jsbridge": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models", "httpapi", "webgpu", "jsbridge/jshttp"},
+	// HTTP between JavaScript and an http.Handler: the page's serveHTTP
+	// and the edge worker share it.
+	"jsbridge/jshttp": {},
 	// engine/gpu's Host over the browser's navigator.gpu (syscall/js).
 	"webgpu":  {"engine/gpu"},
 	"httpapi": {"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "models"},
@@ -62,6 +65,7 @@ var layering = map[string][]string{
 	"models":              {},
 	"internal/fmath":      {},
 	"internal/race":       {}, // whether the race detector is built in: allocation tests skip under it
+	"internal/longtest":   {}, // whether make test-long runs the exhaustive sets
 	"internal/golden":     {}, // llama2.c's reference outputs, for the tests of several packages
 	"internal/wasmgen":    {},
 	"internal/webfiles":   {},                               // web/files.txt: what the site and the npm package ship
@@ -87,7 +91,7 @@ var layering = map[string][]string{
 // machinery runs, on the developer's machine.
 var (
 	hostFree  = []string{"openai", "policy", "engine/...", "tokenizer/...", "sampling", "chat", "grammar/...", "internal/..."}
-	hostTools = []string{"internal/headless", "internal/llamacppref", "internal/grammarref", "internal/embedref", "internal/asmgen"}
+	hostTools = []string{"internal/headless", "internal/longtest", "internal/llamacppref", "internal/grammarref", "internal/embedref", "internal/asmgen"}
 )
 
 // forbiddenDirect may not be imported by hostFree packages; forbiddenDeps may

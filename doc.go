@@ -14,7 +14,7 @@
 //	cmd/worker/internal/modelsource  its model from R2, a URL or static assets, read by range into Go memory
 //	cmd/worker/internal/jspromise  its calls into JavaScript: exceptions as errors, promises awaited
 //	jsbridge            the engine as a JavaScript object (syscall/js)
-//	internal/jshttp     HTTP between JavaScript and an http.Handler: the page's serveHTTP and the edge worker share it
+//	jsbridge/jshttp     HTTP between JavaScript and an http.Handler: the page's serveHTTP and the edge worker share it
 //	webgpu              engine/gpu's Host over the browser's navigator.gpu (syscall/js)
 //	httpapi             the OpenAI-compatible HTTP API
 //	openai              OpenAI's requests as engine calls, the engine's output as OpenAI's replies and chunks

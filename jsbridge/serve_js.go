@@ -18,7 +18,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/httpapi"
-	"github.com/wasmlm/wasmlm/internal/jshttp"
+	"github.com/wasmlm/wasmlm/jsbridge/jshttp"
 )
 
 // serveFields are the keys of serveHTTP's options.

@@ -49,7 +49,7 @@
 // positions is refused as model_too_large.
 //
 // The HTTP transport between a JavaScript Request and Response and the
-// handler is package internal/jshttp, the one the page's serveHTTP uses
+// handler is package jsbridge/jshttp, the one the page's serveHTTP uses
 // (package jsbridge): the request's parts go in, the response comes back a
 // part at a time, each flushed Server-Sent Event as it is written.
 // worker.mjs handles each part in the request's own context and resumes

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wasmlm/wasmlm/cmd/worker/internal/modelsource"
 	"github.com/wasmlm/wasmlm/httpapi"
-	"github.com/wasmlm/wasmlm/internal/jshttp"
+	"github.com/wasmlm/wasmlm/jsbridge/jshttp"
 )
 
 // instance is the isolate's Go instance: the env it read once when it

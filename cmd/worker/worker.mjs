@@ -10,7 +10,7 @@
 // meanwhile wait for it, and every request is then handed to the same
 // instance through the entry point it registers (binding.serve: see
 // cmd/worker/instance.go), which queues them onto its one session. The
-// response comes back a part at a time (package internal/jshttp, the same
+// response comes back a part at a time (package jsbridge/jshttp, the same
 // transport as the page's serveHTTP) into the ReadableStream the Response
 // carries; a client that leaves cancels the stream, which aborts its
 // request.
