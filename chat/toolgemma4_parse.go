@@ -175,8 +175,9 @@ func gemma4CallGrammar(conv schemaConverter, i int, tool Tool, schema []byte) (s
 
 // gemma4SchemaGrammar returns the rule of a value of schema in Gemma 4's
 // syntax, its rules added to conv under name: a string (its enum's
-// strings, or any text without "<|" of at least minLength characters, or a
-// date for format "date") between <|"|> markers; an object as a dict of
+// strings; a date for format "date"; else text without "<|" of at least
+// minLength characters, with maxLength minLength to maxLength characters,
+// none a "<") between <|"|> markers; an object as a dict of
 // its properties (gemma4DictGrammar); an array of its items' values
 // (minItems, maxItems); numbers, integers, booleans and null as the JSON
 // schema converter writes them (Gemma 4 writes them as JSON does); any
@@ -191,15 +192,10 @@ func gemma4SchemaGrammar(conv schemaConverter, name string, schema jsonNode) (st
 	}
 	switch upperType(schema) {
 	case "STRING":
-		text := `( [^<] | "<" [^|] )`
 		if f, ok := schema.get("format"); ok && f.text == "date" {
 			return conv.Rule(name, gbnfLiteral(gemma4Quote)+` [0-9]{4} "-" ( "0" [1-9] | "1" [0-2] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] ) `+gbnfLiteral(gemma4Quote)), nil
 		}
-		if m, ok := schema.get("minLength"); ok && m.text != "0" {
-			text += "+"
-		} else {
-			text += "*"
-		}
+		text := stringLengthGrammar(schema, `[^<] | "<" [^|]`, `[^<]`)
 		return conv.Rule(name, gbnfLiteral(gemma4Quote)+" "+text+" "+gbnfLiteral(gemma4Quote)), nil
 	case "OBJECT":
 		return gemma4DictGrammar(conv, name, schema)

@@ -230,9 +230,8 @@ func isStringSchema(s jsonNode) bool {
 // qwenXMLCallGrammar returns the GBNF body of one forced XML call of tool,
 // its parameter rules added to conv as tool-<i>-...: the parameters the
 // schema requires in its order, then each optional one, in order, or not;
-// a string parameter's value is text with no line starting with "<" (so
-// that "\n</parameter>" ends it), any other value the JSON its schema
-// allows.
+// a string parameter's value is raw text its schema allows
+// (qwenXMLStringGrammar), any other value the JSON its schema allows.
 func qwenXMLCallGrammar(conv schemaConverter, i int, tool Tool, schema []byte) (string, error) {
 	params, err := parseJSON(string(schema))
 	if err != nil {
@@ -245,14 +244,16 @@ func qwenXMLCallGrammar(conv schemaConverter, i int, tool Tool, schema []byte) (
 			required[r.text] = true
 		}
 	}
-	text := conv.Rule("xml-string-value", `( [^\n] | "\n" [^<] )*`)
 	var b strings.Builder
 	b.WriteString(gbnfLiteral("<tool_call>\n" + xmlFunctionOpen + tool.Name + ">\n"))
 	var optional []string
 	for j, key := range props.keys {
-		value := text
-		if !isStringSchema(props.items[j]) {
-			value, err = conv.Add(fmt.Sprintf("tool-%d-arg-%d", i, j), []byte(props.items[j].format(compactJSON)))
+		name := fmt.Sprintf("tool-%d-arg-%d", i, j)
+		value := ""
+		if isStringSchema(props.items[j]) {
+			value = qwenXMLStringGrammar(conv, name, props.items[j])
+		} else {
+			value, err = conv.Add(name, []byte(props.items[j].format(compactJSON)))
 			if err != nil {
 				return "", fmt.Errorf("properties.%s: %v", key, err)
 			}
@@ -269,4 +270,51 @@ func qwenXMLCallGrammar(conv schemaConverter, i int, tool Tool, schema []byte) (
 	}
 	b.WriteString(" " + gbnfLiteral(xmlFunctionClose+"\n</tool_call>"))
 	return b.String(), nil
+}
+
+// qwenXMLStringGrammar is the rule (named name when it is the schema's
+// own) of a string parameter's raw text, as the XML format writes it
+// between "<parameter=KEY>\n" and "\n</parameter>": a const or an enum
+// of strings, each literally; with minLength or maxLength, that many
+// characters on one line and without "<" (so that the count is exact and
+// no "</parameter>" can end the value early); else any text with no line
+// starting with "<" (so that "\n</parameter>" ends it). A pattern is not
+// held to.
+func qwenXMLStringGrammar(conv schemaConverter, name string, schema jsonNode) string {
+	if c, ok := schema.get("const"); ok && c.kind == '"' {
+		return conv.Rule(name, gbnfLiteral(c.text))
+	}
+	if e, ok := schema.get("enum"); ok && e.kind == '[' && len(e.items) > 0 {
+		alts := make([]string, 0, len(e.items))
+		for _, v := range e.items {
+			if v.kind == '"' {
+				alts = append(alts, gbnfLiteral(v.text))
+			}
+		}
+		if len(alts) > 0 {
+			return conv.Rule(name, strings.Join(alts, " | "))
+		}
+	}
+	return conv.Rule(name, stringLengthGrammar(schema, `[^\n] | "\n" [^<]`, `[^\n<]`))
+}
+
+// stringLengthGrammar is the rule of text of a string schema's minLength
+// to maxLength characters: with maxLength, counted single characters of
+// class one; with only minLength, at least that many units (each of one
+// character or more); else any number of units.
+func stringLengthGrammar(schema jsonNode, unit, one string) string {
+	lo, hi := 0, -1
+	if v, ok := schema.get("minLength"); ok {
+		fmt.Sscan(v.text, &lo)
+	}
+	if v, ok := schema.get("maxLength"); ok {
+		fmt.Sscan(v.text, &hi)
+	}
+	switch {
+	case hi >= 0:
+		return fmt.Sprintf("%s{%d,%d}", one, lo, max(hi, lo))
+	case lo > 0:
+		return fmt.Sprintf("( %s ){%d,}", unit, lo)
+	}
+	return "( " + unit + " )*"
 }
