@@ -106,6 +106,17 @@ func FinishReason(r engine.FinishReason) string {
 	return "length"
 }
 
+// callsFinish is the finish_reason of a reply that makes calls calls and
+// whose generation finished with finish: "tool_calls" when it stopped on
+// its own; a reply cut off ("length") or aborted keeps its reason, so that
+// a call the token limit cut is never reported as a complete one.
+func callsFinish(finish string, calls int) string {
+	if calls > 0 && finish == "stop" {
+		return "tool_calls"
+	}
+	return finish
+}
+
 // ChatMessage is the reply message to text, a finished generation after
 // the job's ReplyPrefix (given in front of it), and its
 // finish_reason (finish, the generation's): the reasoning apart, the calls
@@ -117,16 +128,14 @@ func ChatMessage(text, finish string, calls *Calls) (Message, string) {
 }
 
 // Message is the reply message r and its finish_reason (finish, the
-// generation's): "tool_calls" when it makes calls, its content null when
-// it has only calls.
+// generation's, "tool_calls" when it stopped on its own and makes calls:
+// callsFinish), its content null when it has only calls.
 func (r Reply) Message(finish string) (Message, string) {
 	msg := Message{Role: "assistant", ReasoningContent: r.Reasoning}
 	for _, c := range r.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Type: "function", Function: ToolFunction{Name: c.Name, Arguments: c.Arguments}})
 	}
-	if len(msg.ToolCalls) > 0 {
-		finish = "tool_calls"
-	}
+	finish = callsFinish(finish, len(msg.ToolCalls))
 	if r.Content != "" || len(msg.ToolCalls) == 0 {
 		msg.Content = &r.Content
 	}

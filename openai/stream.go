@@ -166,7 +166,8 @@ func CallDeltas(calls []chat.ToolCall) []Delta {
 // Finish is the chunks that end a stream of res, which waited queued in
 // the queue: for chat what the reply held back, its calls (per call, a
 // chunk that opens it and one with its arguments) and the finish chunk
-// ("tool_calls" when there are calls); for text an empty finish chunk; then
+// ("tool_calls" when there are calls and the generation stopped on its
+// own: callsFinish); for text an empty finish chunk; then
 // the usage chunk if asked for. The [DONE] line is the transport's.
 func (s *Stream) Finish(res engine.Result, queued time.Duration) []Chunk {
 	reason := FinishReason(res.FinishReason)
@@ -178,9 +179,7 @@ func (s *Stream) Finish(res engine.Result, queued time.Duration) []Chunk {
 		for _, d := range CallDeltas(calls) {
 			out = append(out, s.deltaChunk(d))
 		}
-		if len(calls) > 0 {
-			reason = "tool_calls"
-		}
+		reason = callsFinish(reason, len(calls))
 		out = append(out, s.newChunk(nil, "", &reason))
 	} else {
 		empty := ""
