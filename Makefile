@@ -165,10 +165,12 @@ test-gpu:
 ## of the reference and the 2000 of WordPiece's, where make test takes every tenth and fifth), structured output sampled
 ## with every seed (internal/grammarref: six of stories260K and two of each other model, where make test takes two and one), and the GPU's whole forward
 ## pass held to the CPU with every case whole (every storage type on two layers, six greedy prompt/file pairs each; about
-## 15 minutes on SwiftShader)
-test-long:
+## 15 minutes on SwiftShader), and every parity model served by the edge worker from miniflare's local R2 (tests/e2e
+## TestWorkerEveryFamily, where make test serves one quantized model per kind of machinery; needs npm ci)
+test-long: worker
 	WASMLM_LONG=1 $(GO) test -count=1 ./engine/vocab/ ./internal/grammarref/
 	WASMLM_LONG=1 $(MAKE) test-gpu
+	WASMLM_LONG=1 WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^TestWorkerEveryFamily$$' ./tests/e2e/
 
 ## test-e2e-browser: the headless-Chromium tests (Debian package chromium) against $(WEB_DIST)
 test-e2e-browser: web

@@ -92,6 +92,18 @@ func chatNatively(t *testing.T, name string, m *engine.Model) nativeChat {
 		finish: openai.FinishReason(res.FinishReason)}
 }
 
+// buildParityModel builds pm's file and loads it natively. A session
+// packs a model's quantized matrices in place: the native engine gets a
+// copy, so the bytes stay the file's, for the page or the worker.
+func buildParityModel(t *testing.T, pm modelgen.Model) ([]byte, *engine.Model) {
+	t.Helper()
+	data, err := modelgen.Build(pm.Spec)
+	require.NoError(t, err, pm.Name)
+	m, err := engine.Load(slices.Clone(data), engine.LoadOptions{})
+	require.NoError(t, err, pm.Name)
+	return data, m
+}
+
 // Every decoder architecture generates and chats in the page as natively,
 // token for token: the parity model of each (`wasmlm bench -gen DIR
 // -shapes parity`, in its quantized test type, so the page's SIMD kernels
@@ -109,12 +121,7 @@ func TestBrowserEveryFamily(t *testing.T) {
 		if pm.Spec.Type == tensor.F32 {
 			continue
 		}
-		data, err := modelgen.Build(pm.Spec)
-		require.NoError(t, err, pm.Name)
-		// A session packs a model's quantized matrices in place: the
-		// native engine gets a copy, the page the file's bytes.
-		m, err := engine.Load(slices.Clone(data), engine.LoadOptions{})
-		require.NoError(t, err, pm.Name)
+		data, m := buildParityModel(t, pm)
 		if !m.Generates() {
 			continue // the encoders: TestBrowserEmbeddingModel
 		}

@@ -131,7 +131,7 @@ func TestWorkerEdgeModels(t *testing.T) {
 			if strings.HasPrefix(c.name, "stories") { // the encoders keep no KV cache
 				assert.Equal(t, engine.KVF16, meta.KVType, "the worker's KV cache")
 			}
-			native := nativeEdgeServer(t, data, c.name, meta.ContextLength)
+			native := nativeEdgeServer(t, data, c.name, meta.ContextLength, meta.KVType)
 			want, err := c.run(native, 0) // the native server's (streamed as the worker's)
 			require.NoError(t, err, "the native server")
 			served := time.Now()
@@ -232,12 +232,12 @@ func edgeHealth(t *testing.T, base string) (edgeMemory, instanceState) {
 }
 
 // nativeEdgeServer serves the model file data natively, named name, with
-// the worker's session: its context and an F16 KV cache.
-func nativeEdgeServer(t *testing.T, data []byte, name string, contextLength int) string {
+// the worker's session: its context and KV cache (edgeModelMeta).
+func nativeEdgeServer(t *testing.T, data []byte, name string, contextLength int, kv engine.KVType) string {
 	t.Helper()
 	m, err := engine.Load(data, engine.LoadOptions{})
 	require.NoError(t, err)
-	h, err := httpapi.New(m, httpapi.Options{ModelName: name, ContextLength: contextLength, KVType: engine.KVF16})
+	h, err := httpapi.New(m, httpapi.Options{ModelName: name, ContextLength: contextLength, KVType: kv})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
