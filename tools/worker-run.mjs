@@ -104,6 +104,7 @@ const mf = new Miniflare({
   modules,
   modulesRoot: '/',
   compatibilityDate: '2025-06-01',
+  compatibilityFlags: ['enable_request_signal'], // as wrangler.toml's
   bindings,
   r2Buckets: ['MODEL_BUCKET'],
   r2Persist: path.resolve(r2),

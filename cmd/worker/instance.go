@@ -196,6 +196,9 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 	defer onAbort.Release()
 	signal.Call("addEventListener", "abort", onAbort)
 	defer signal.Call("removeEventListener", "abort", onAbort)
+	if signal.Get("aborted").Truthy() { // before this goroutine ran
+		cancel()
+	}
 	r, err := jshttp.NewRequest(ctx, req.Get("method").String(), req.Get("url").String(), header, body, size)
 	if err != nil {
 		return err
@@ -211,9 +214,16 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 	defer resume.Release()
 	return jshttp.Serve(in, r, func(part js.Value) error {
 		onResponse.Invoke(part, resume)
-		if !<-resumed {
+		// A request whose client left may never resume: its context in
+		// workerd is gone, and the part with it. Its abort ends the wait.
+		select {
+		case ok := <-resumed:
+			if !ok {
+				return errClientGone
+			}
+			return nil
+		case <-ctx.Done():
 			return errClientGone
 		}
-		return nil
 	})
 }

@@ -13,7 +13,11 @@
 // response comes back a part at a time (package jsbridge/jshttp, the same
 // transport as the page's serveHTTP) into the ReadableStream the Response
 // carries; a client that leaves cancels the stream, which aborts its
-// request.
+// request. A client that leaves before the response began (its request
+// still queued) is told by request.signal (compatibility flag
+// enable_request_signal, set in wrangler.toml), which aborts it too: else
+// workerd cancels the request's context, and the request would take the
+// slot in its turn and wait for good for a context that is gone.
 //
 // If the Go program exits (a panic), the instance is dropped first, so
 // that two never hold a model at once; the requests it had in flight are
@@ -141,6 +145,14 @@ async function serve(inst, binding, request, stop) {
   const box = mailbox();
   const entry = { fail: () => box.post({ type: 'fail' }) };
   const aborter = new AbortController();
+  // A client that leaves before the response's head (its request still
+  // queued, or cancelled by workerd) has no stream to cancel: the
+  // request's own signal (compatibility flag enable_request_signal) says it
+  // left, so that its request leaves the queue, or the slot, rather than
+  // waiting for good on a context that is gone.
+  const left = () => aborter.abort();
+  request.signal?.addEventListener('abort', left);
+  if (request.signal?.aborted) aborter.abort();
   inst.inflight.add(entry);
   try {
     binding.serve({ method: request.method, url: request.url, headers: [...request.headers], body },
@@ -178,6 +190,7 @@ async function serve(inst, binding, request, stop) {
         continue;
       }
       inst.inflight.delete(entry);
+      request.signal?.removeEventListener('abort', left);
       stop();
       if (ev.type === 'done' && ev.message === undefined) {
         try { controller?.close(); } catch { /* cancelled */ }

@@ -150,7 +150,7 @@ func workerdConfig(buildRel, standInRel string, services []edgeService) string {
 	cfg.WriteString("using Workerd = import \"/workerd/workerd.capnp\";\n\nconst config :Workerd.Config = (\n  services = [\n")
 	for i, s := range services {
 		fmt.Fprintf(&cfg, "    (name = %q, worker = .worker%d),\n", s.name, i)
-		fmt.Fprintf(&workers, "\nconst worker%d :Workerd.Worker = (\n  modules = [\n%s  ],\n  bindings = [%s],\n  compatibilityDate = \"2025-06-01\",\n);\n",
+		fmt.Fprintf(&workers, "\nconst worker%d :Workerd.Worker = (\n  modules = [\n%s  ],\n  bindings = [%s],\n  compatibilityDate = \"2025-06-01\",\n  compatibilityFlags = [\"enable_request_signal\"],\n);\n",
 			i, mods.String(), strings.Join(s.bindings, ", "))
 	}
 	cfg.WriteString("  ],\n  sockets = [\n")
