@@ -81,6 +81,12 @@ func TestWorkerReusesOneInstance(t *testing.T) {
 // returns the status and, for a 200, the text its chunks carry and whether
 // the stream ended in [DONE]; for another status, the body.
 func streamedChat(base, client, body string) (status int, text string, done bool, err error) {
+	return streamedChatNotify(base, client, body, nil)
+}
+
+// streamedChatNotify is streamedChat calling first (when not nil) once the
+// first chunk has arrived: the stream is then in flight.
+func streamedChatNotify(base, client, body string, first func()) (status int, text string, done bool, err error) {
 	req, err := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
 		return 0, "", false, err
@@ -101,6 +107,10 @@ func streamedChat(base, client, body string) (status int, text string, done bool
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
+		}
+		if first != nil {
+			first()
+			first = nil
 		}
 		if data == "[DONE]" {
 			done = true
@@ -254,14 +264,24 @@ func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
 		done   bool
 		err    error
 	}
-	stream, queued := make(chan answer, 1), make(chan answer, 1)
+	stream, queued, started := make(chan answer, 1), make(chan answer, 1), make(chan struct{})
 	go func() {
 		var a answer
-		a.status, a.body, a.done, a.err = streamedChat(w.url, "203.0.113.1",
-			`{"messages": [{"role": "user", "content": "Once upon a time"}], "temperature": 0, "max_tokens": 500, "logit_bias": {"1": -100, "2": -100}, "stream": true}`)
+		a.status, a.body, a.done, a.err = streamedChatNotify(w.url, "203.0.113.1",
+			`{"messages": [{"role": "user", "content": "Once upon a time"}], "temperature": 0, "max_tokens": 500, "logit_bias": {"1": -100, "2": -100}, "stream": true}`,
+			func() { close(started) })
 		stream <- a
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// The next steps start once the stream is in flight, not after a
+	// fixed wait: on a fast machine its 500 tokens take a few hundred
+	// milliseconds.
+	select {
+	case <-started:
+	case a := <-stream:
+		t.Fatalf("the stream ended before its first chunk: %d %s %v", a.status, a.body, a.err)
+	case <-time.After(time.Minute):
+		t.Fatal("no chunk of the stream within a minute")
+	}
 	go func() {
 		req, _ := http.NewRequest("POST", w.url+"/v1/completions", strings.NewReader(short))
 		req.Header.Set("Content-Type", "application/json")
@@ -275,7 +295,7 @@ func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
 		}
 		queued <- a
 	}()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond) // the second request reaches the queue
 
 	p := send(t, "GET", w.url+"/__wasmlm_test/panic", "")
 	require.Equal(t, http.StatusInternalServerError, p.status, "%s", p.body)
