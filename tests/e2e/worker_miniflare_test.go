@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // The worker in miniflare, Cloudflare's local simulator (npm miniflare: its
@@ -124,6 +127,75 @@ func TestWorkerRunServesAModelFromLocalR2(t *testing.T) {
 	h := health(t, mf.url)
 	assert.Equal(t, 1, h.Ordinal)
 	assert.Equal(t, 1, h.Loads)
+}
+
+// TestWorkerRunPutsTheModelBeforeServing: tools/worker-run.mjs puts the
+// --model file in the bucket before the worker listens, so no request finds
+// the bucket without it. A client asks /v1/models every few milliseconds
+// from the script's start: every answer it gets, before the ready line and
+// after, names the model (none is a 500 model_not_found), and the first
+// completion after the ready line is the model's. The model is 13 MB of
+// F32 weights, whose put takes a second or more: the client would see the
+// empty bucket meanwhile if the worker listened first. A second run on the
+// same bucket directory finds the file there and does not put it again.
+func TestWorkerRunPutsTheModelBeforeServing(t *testing.T) {
+	b, err := modelgen.Build(modelgen.Spec{
+		Shape: modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 4, Heads: 4, KVHeads: 4, VocabSize: 512, ContextLength: 256},
+		Type:  tensor.F32, MuteSpecial: true, Seed: 5,
+	})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "wide.gguf")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	addr, err := freeAddr()
+	require.NoError(t, err)
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+
+	type answer struct {
+		status int
+		body   string
+	}
+	var answers []answer
+	stop, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		client := &http.Client{Timeout: time.Minute}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := client.Get("http://" + addr + "/v1/models")
+			if err != nil { // nothing listens yet
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil {
+				answers = append(answers, answer{resp.StatusCode, string(body)})
+			}
+		}
+	}()
+	r2 := t.TempDir()
+	start := time.Now()
+	mf := serveMiniflare(t, edgeWorker(t).build, nil, "--model", path, "--r2", r2, "--port", port)
+	ready := time.Since(start)
+	c := postCompletion(t, mf.url, "/v1/completions", `{"prompt": "Once upon a time", "temperature": 0, "max_tokens": 8}`)
+	close(stop)
+	<-polled
+	assert.Equal(t, "wide", c.Model, "the first completion after the ready line is the model's")
+	t.Logf("ready after %v; %d answers to the polling client", ready.Round(time.Millisecond), len(answers))
+	for i, a := range answers {
+		require.Equal(t, http.StatusOK, a.status, "answer %d: %s", i, a.body)
+		assert.Contains(t, a.body, `"id":"wide"`, "answer %d", i)
+	}
+	assert.Contains(t, mf.out.String(), "worker-run: put "+path+" in MODEL_BUCKET as wide.gguf")
+
+	again := serveMiniflare(t, edgeWorker(t).build, nil, "--model", path, "--r2", r2)
+	assert.Equal(t, "wide", servedModel(t, again.url))
+	assert.Contains(t, again.out.String(), "worker-run: MODEL_BUCKET already holds "+path+" as wide.gguf")
 }
 
 // TestWorkerRunTakesKeysFromTheEnvironment: the script `make worker-run`
