@@ -184,22 +184,28 @@ test-e2e-npm: npm
 ## worker: the edge worker (cmd/worker: one Go instance per isolate, loaded once, serving every request) in $(WORKER_DIR)/,
 ## for miniflare (make worker-run) or npx wrangler deploy: syumai/workers' glue (runtime.mjs, wasm_exec.js) with our entry
 ## cmd/worker/worker.mjs in place of its worker.mjs,
-## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and the packages of SERVE_NOINLINE, which run once per request or never, without inlining)
+## web/simd.js, the kernels as simd.wasm, and app.wasm built with -tags wasmlm_simd (and the packages of SERVE_NOINLINE, which run once per request or never, without inlining).
+## It builds into a directory of its own beside $(WORKER_DIR) and then renames each file that changed into $(WORKER_DIR)
+## (a file the same as the one there is left alone), so two make worker at once, or a miniflare starting meanwhile, never
+## read a file half-written
 worker:
-	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o $(WORKER_DIR)
-	install -m 644 cmd/worker/worker.mjs web/simd.js $(WORKER_DIR)/
-	install -m 644 $(SIMD_KERNELS) $(WORKER_DIR)/simd.wasm
-	install -m 644 $(SIMD_RELAXED) $(WORKER_DIR)/simd-relaxed.wasm
-	GOOS=js GOARCH=wasm $(GO) build -tags $(WORKER_TAGS) -trimpath $(foreach p,$(SERVE_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o $(WORKER_DIR)/app.wasm ./cmd/worker
+	set -e; mkdir -p "$(WORKER_DIR)"; new=$$(mktemp -d "$(WORKER_DIR).new.XXXXXX"); trap 'rm -rf "$$new"' EXIT; \
+	$(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$$new"; \
+	install -m 644 cmd/worker/worker.mjs web/simd.js "$$new"/; \
+	install -m 644 $(SIMD_KERNELS) "$$new"/simd.wasm; \
+	install -m 644 $(SIMD_RELAXED) "$$new"/simd-relaxed.wasm; \
+	GOOS=js GOARCH=wasm $(GO) build -tags $(WORKER_TAGS) -trimpath $(foreach p,$(SERVE_NOINLINE),-gcflags=$(p)=-l) -ldflags="-s -w" -o "$$new"/app.wasm ./cmd/worker; \
+	for f in "$$new"/*; do cmp -s "$$f" "$(WORKER_DIR)/$${f##*/}" || mv -f "$$f" "$(WORKER_DIR)/"; done
 	@echo "$(WORKER_DIR): app.wasm $$(gzip -c $(WORKER_DIR)/app.wasm | wc -c) bytes gzipped, the whole worker $$(cat $(WORKER_DIR)/*.mjs $(WORKER_DIR)/*.js $(WORKER_DIR)/*.wasm | gzip -c | wc -c) (budget 3.5 MB; Cloudflare Workers: 10 MB paid, 3 MB free as it stood)"
 
-## worker-run: serve the edge build in miniflare (Cloudflare's simulator: workerd with a local R2 bucket, kept in build/worker-r2)
-## on http://127.0.0.1:8787 (PORT= overrides) with tools/worker-run.mjs; MODEL=path/to/model.gguf puts that file in the bucket
-## MODEL_BUCKET and sets WASMLM_MODEL to it (without MODEL: the embedded default); the WASMLM_* variables of the environment
+## worker-run: serve the edge build in miniflare (Cloudflare's simulator: workerd with a local R2 bucket, kept in
+## build/worker-r2-PORT, one per port, so that runs on two ports at once keep their buckets apart) on http://127.0.0.1:8787
+## (PORT= overrides) with tools/worker-run.mjs; MODEL=path/to/model.gguf puts that file in the bucket MODEL_BUCKET before the
+## worker listens and sets WASMLM_MODEL to it (without MODEL: the embedded default); the WASMLM_* variables of the environment
 ## become the worker's (WASMLM_API_KEYS=sk-local make worker-run). Needs npm ci
 worker-run: worker
 	@test -d node_modules/miniflare || { echo "worker-run needs miniflare: run npm ci"; exit 1; }
-	node tools/worker-run.mjs --build $(WORKER_DIR) --port $(WORKER_PORT) --r2 build/worker-r2 $(if $(MODEL),--model "$(MODEL)")
+	node tools/worker-run.mjs --build $(WORKER_DIR) --port $(WORKER_PORT) --r2 build/worker-r2-$(WORKER_PORT) $(if $(MODEL),--model "$(MODEL)")
 
 ## test-e2e-worker: the edge-worker tests (workerd, miniflare with local R2, the openai npm client; needs npm ci) against $(WORKER_DIR)
 test-e2e-worker: worker
