@@ -26,6 +26,17 @@ var (
 	// (grammar.ErrTooComplex). The grammar is what the request asked for, so
 	// the code is invalid_argument.
 	ErrGrammar = NewError(CodeInvalidArgument, "engine: grammar-constrained generation failed")
+	// ErrStateMismatch refuses a saved session state (Session.LoadState)
+	// that another model saved, or a session of another KV type, or one
+	// whose context cannot hold it.
+	ErrStateMismatch = NewError(CodeInvalidArgument, "engine: the saved state does not fit this session")
+	// ErrStateFormat means a saved session state is malformed, truncated
+	// or corrupt.
+	ErrStateFormat = NewError(CodeInvalidArgument, "engine: malformed saved state")
+	// ErrStateUnsupported means a session's state cannot be saved or
+	// restored (a session on a device, a part of a split model, an
+	// encoder); the error says why.
+	ErrStateUnsupported = NewError(CodeInvalidArgument, "engine: this session's state cannot be saved or restored")
 )
 
 // OptionError is an invalid option: which one and what is wrong with its

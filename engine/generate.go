@@ -168,6 +168,8 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	// back: reusedPrefix), evaluate the rest, keep the last logits.
 	first := s.reusedPrefix(prompt)
 	s.tokens = s.tokens[:first]
+	s.restored = false
+	s.lastLogits = first == len(prompt) // a restored state's logits (reusedPrefix)
 	for pos := first; pos < len(prompt); {
 		if ctx.Err() != nil {
 			// The blocks evaluated so far stay in the cache: say so.
@@ -186,6 +188,7 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 			opts.PromptProgress(pos-first, len(prompt)-first)
 		}
 	}
+	s.lastLogits = true
 	res.Timings.Prefill = time.Since(start)
 	res.Timings.PrefillTokens = len(prompt) - first
 	for _, id := range prompt {
@@ -318,10 +321,12 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		if res.FinishReason != "" {
 			return nil
 		}
+		s.lastLogits = false
 		if err := s.forward(next, pos, true); err != nil {
 			return err
 		}
 		s.tokens = append(s.tokens, next)
+		s.lastLogits = true
 	}
 }
 

@@ -102,6 +102,13 @@ type Session struct {
 	// moe is the scratch of a model's mixtures of experts (moe.go); nil
 	// for a model without experts.
 	moe *moeScratch
+
+	// lastLogits reports whether logits are the next-token logits after
+	// the last cached token (a generation's prefill or decode step
+	// finished), which SaveState then saves; restored, that they were
+	// loaded by LoadState and no pass ran since, so a prompt equal to the
+	// cached tokens needs no pass at all (state.go).
+	lastLogits, restored bool
 }
 
 // NewSession allocates a session's buffers (the KV cache dominates:
@@ -262,6 +269,7 @@ func (s *Session) Reset() {
 	defer s.mu.Unlock()
 	s.tokens = s.tokens[:0]
 	s.rec.reset()
+	s.lastLogits, s.restored = false, false
 }
 
 // Forward runs token at position pos through the model, as one step of a
