@@ -65,6 +65,22 @@ type GenerateOptions struct {
 	// number to evaluate (cached tokens are not counted). Hosts use it to report progress on long prompts
 	// and, in a browser, to yield to the event loop so an abort can arrive.
 	PromptProgress func(evaluated, total int)
+	// ContextShift, for a model whose sessions can shift
+	// (Model.ShiftSupport), goes on past a full context as llama.cpp's
+	// server does: it keeps the first ShiftKeep cached tokens, drops the
+	// oldest half of the rest (Session.Shift: no re-evaluation) and
+	// continues; a prompt longer than the context is cut the same way
+	// before it is evaluated, by as many such halves as it needs, so that
+	// the next turn's prompt, cut alike, meets the cached prefix. It needs
+	// MaxTokens (a shifting generation has no other end but a stop). For a
+	// model that cannot shift it changes nothing: the generation ends with
+	// FinishContext, and a prompt too long is ErrPromptTooLong.
+	ContextShift bool
+	// ShiftKeep is how many tokens at the start of the context a shift
+	// keeps, BOS included (the hosts add the BOS to the n_keep they are
+	// given, as llama.cpp does): 0 keeps none. At most the context less 4
+	// are kept (llama.cpp's bound).
+	ShiftKeep int
 }
 
 // DefaultGenerateOptions are the options of a generation whose caller left
@@ -127,6 +143,10 @@ type Result struct {
 	PromptTokens []int        // the prompt's ids, with BOS if the vocabulary adds it
 	FinishReason FinishReason //
 	Timings      Timings
+	// Shifts is how many times GenerateOptions.ContextShift shifted the
+	// context (a prompt cut to fit counts one), and ShiftedTokens how many
+	// tokens they dropped in all.
+	Shifts, ShiftedTokens int
 }
 
 // GenerateTokens evaluates the prompt ids and generates tokens until a stop
@@ -143,17 +163,21 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	defer s.mu.Unlock()
 
 	m := s.model
-	if err := s.checkPrompt(prompt); err != nil {
+	if err := opts.Validate(m.config.VocabSize); err != nil {
 		return Result{}, err
 	}
-	if err := opts.Validate(m.config.VocabSize); err != nil {
+	res = Result{PromptTokens: append([]int(nil), prompt...)}
+	shifts := opts.ContextShift && s.dev == nil && m.ShiftSupport() == nil
+	if shifts && len(prompt) > s.context {
+		prompt = s.cutPrompt(prompt, opts.ShiftKeep, &res)
+	}
+	if err := s.checkPrompt(prompt); err != nil {
 		return Result{}, err
 	}
 	sampler, err := sampling.New(opts.Sampling, m.config.VocabSize)
 	if err != nil {
 		return Result{}, err
 	}
-	res = Result{PromptTokens: append([]int(nil), prompt...)}
 	// The parts of a split model check that they can work together, and
 	// whether their caches still hold this session's positions.
 	forget, err := s.peers.Prepare()
@@ -200,6 +224,7 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		decoder: tokenizer.NewStreamDecoder(m.tokenizer),
 		stop:    newStopMatcher(opts.Stop),
 		grammar: s.newConstraint(opts),
+		shifts:  shifts,
 	}
 	g.reserve(len(prompt))
 	g.decoder.SetPrevious(prompt[len(prompt)-1])
@@ -220,6 +245,7 @@ type generation struct {
 	piece   []byte          // a token's text plus the released rest, at the end
 	tail    []byte          // the held-back text released at the end
 	trace   sampling.Trace
+	shifts  bool // GenerateOptions.ContextShift, for a session that can shift
 }
 
 // Preallocation for a generation's text, so that streaming a token
@@ -236,6 +262,9 @@ const (
 // decode loop allocates nothing per token.
 func (g *generation) reserve(promptTokens int) {
 	limit := g.session.context - promptTokens + 1
+	if g.shifts {
+		limit = g.opts.MaxTokens // Validate: > 0
+	}
 	if g.opts.MaxTokens > 0 {
 		limit = min(limit, g.opts.MaxTokens)
 	}
@@ -297,6 +326,9 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		sampler.Accept(next)
 		text, hit := g.stop.push(g.decoder.AddBytes(next))
 		pos := len(s.tokens) // where next would be evaluated
+		if pos == s.context && g.shifts && !hit && len(res.Tokens) != g.opts.MaxTokens && g.shift() {
+			pos = len(s.tokens)
+		}
 		switch {
 		case hit:
 			res.FinishReason = FinishStop
@@ -334,6 +366,9 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 // next one: the context's room, and MaxTokens's.
 func (g *generation) budget() int {
 	left := g.session.context - len(g.session.tokens)
+	if g.shifts {
+		left = g.opts.MaxTokens // the context shifts: only MaxTokens bounds it
+	}
 	if g.opts.MaxTokens > 0 {
 		left = min(left, g.opts.MaxTokens-len(g.res.Tokens))
 	}
@@ -405,6 +440,12 @@ func (s *Session) checkPrompt(prompt []int) error {
 func (o GenerateOptions) Validate(vocabSize int) error {
 	if o.MaxTokens < 0 {
 		return optionError("max_tokens", "must be >= 0 (0: until the context is full), got %d", o.MaxTokens)
+	}
+	if o.ContextShift && o.MaxTokens == 0 {
+		return optionError("max_tokens", "must be > 0 with context_shift: a generation that shifts its context has no other bound")
+	}
+	if o.ShiftKeep < 0 {
+		return optionError("n_keep", "must be >= 0, got %d", o.ShiftKeep)
 	}
 	if len(o.Stop) > maxStopStrings {
 		return optionError("stop", "holds at most %d stop strings, got %d", maxStopStrings, len(o.Stop))

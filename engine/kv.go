@@ -162,6 +162,10 @@ type kvCache struct {
 	k, v     []float32 // every layer's (slots, kvDim), layer after layer, KVF32
 	k16, v16 []uint16  // the same, KVF16
 	layers   []kvLayer // where each layer's positions lie
+	// validFrom is the oldest position every ring holds for sure: a
+	// context shift can leave a ring without kept positions it had
+	// overwritten (shift.go); 0 once the cache is filled from the start.
+	validFrom int
 }
 
 // newKVCache makes the cache of a session of context positions whose

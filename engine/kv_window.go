@@ -111,7 +111,7 @@ func (ly kvLayer) wrap(lo, hi int) (mid, slot int) {
 // of from's window. (A layer that holds the whole context always does.)
 func (c *kvCache) holds(from, cached int) bool {
 	for _, ly := range c.layers {
-		if from > 0 && ly.slots > 0 && ly.first(from) < cached-ly.slots {
+		if from > 0 && ly.slots > 0 && ly.first(from) < cached-ly.slots || ly.window > 0 && ly.first(from) < c.validFrom {
 			return false
 		}
 	}

@@ -188,6 +188,9 @@ func (s *Session) reusedPrefix(prompt []int) int {
 	if !s.kv.holds(first, len(s.tokens)) {
 		first = 0 // a sliding window's ring has moved past the prefix
 	}
+	if first == 0 {
+		s.kv.validFrom = 0 // the cache fills again from the start
+	}
 	return first
 }
 

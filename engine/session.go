@@ -97,7 +97,10 @@ type Session struct {
 	// rec is the recurrent layers' state (recurrent.go), beside the KV
 	// cache; empty for a model without recurrent layers.
 	rec recurrentState
-	mu  sync.Mutex // held while a generation (or a Forward) runs
+	// shiftMem is the scratch of context shifts (shift.go), allocated at
+	// the first.
+	shiftMem *shiftScratch
+	mu       sync.Mutex // held while a generation (or a Forward) runs
 
 	// moe is the scratch of a model's mixtures of experts (moe.go); nil
 	// for a model without experts.
