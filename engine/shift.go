@@ -71,10 +71,6 @@ func (s *Session) Shift(keep, discard int) error {
 	return s.shift(keep, discard)
 }
 
-// CachedTokens is how many positions the session's cache holds (the
-// tokens a next generation's prompt may reuse).
-func (s *Session) CachedTokens() int { return len(s.tokens) }
-
 // shift is Shift with the session's lock held.
 func (s *Session) shift(keep, discard int) error {
 	if err := s.model.ShiftSupport(); err != nil {
