@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // The worker keeps one Go instance per isolate (cmd/worker's doc): these
@@ -213,33 +216,41 @@ func TestWorkerQueueFull(t *testing.T) {
 	assert.Equal(t, 1, health(t, base).Loads)
 }
 
-// theHooksWorkerd serves a test build of the worker (-tags
-// wasmlm_testhooks: a route that panics, and /health's instance.live).
-var theHooksWorkerd shared[*workerdServer]
+// theHooksBuild is a test build of the worker (-tags wasmlm_testhooks: a
+// route that panics, and /health's instance.live).
+var theHooksBuild shared[string]
 
-// hooksWorker returns workerd serving the test build, built and started on
-// first use.
-func hooksWorker(t testing.TB) *workerdServer {
+// hooksBuild returns the directory of the test build, built on first use.
+func hooksBuild(t testing.TB) string {
 	t.Helper()
 	root := repoRoot(t)
-	bin := workerdBinary(t, root)
-	return theHooksWorkerd.get(t, func() (*workerdServer, error) {
+	return theHooksBuild.get(t, func() (string, error) {
 		dir, err := os.MkdirTemp("", "wasmlm-worker-hooks-")
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if err := run(root, nil, "make", "-s", "worker", "WORKER_DIR="+dir, "WORKER_TAGS=wasmlm_simd,wasmlm_testhooks"); err != nil {
 			removeAll(dir)
-			return nil, fmt.Errorf("building the test worker: %w", err)
+			return "", fmt.Errorf("building the test worker: %w", err)
 		}
-		s, stop, err := serveWorkerd(bin, dir)
-		if err != nil {
-			removeAll(dir)
-			return nil, err
-		}
-		atShutdown(func() { stop(); removeAll(dir) })
-		return s, nil
+		atShutdown(func() { removeAll(dir) })
+		return dir, nil
 	})
+}
+
+// slowEdgeModel writes into dir, as name, a random-weight model whose greedy
+// stream of 4000 tokens takes about 30 s in the worker on the 2-core build
+// machine, not the default model's tens of milliseconds: 7 M parameters in
+// Q8_0 (7.5 MB, under the 25 MiB of a static asset) with a context of
+// 4096, BOS and EOS muted so that it never ends early.
+func slowEdgeModel(t *testing.T, dir, name string) {
+	t.Helper()
+	b, err := modelgen.Build(modelgen.Spec{
+		Shape: modelgen.Shape{Dim: 384, HiddenDim: 1024, Layers: 4, Heads: 6, KVHeads: 6, VocabSize: 512, ContextLength: 4096},
+		Type:  tensor.Q8_0, MuteSpecial: true, Seed: 11,
+	})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 }
 
 // TestWorkerReplacesAnInstanceThatPanicked: a panic outside the API's
@@ -247,9 +258,15 @@ func hooksWorker(t testing.TB) *workerdServer {
 // panicking one and one waiting in the queue with 500 worker_restarted, a
 // stream that had started is cut before [DONE]. The next request is served
 // by a fresh instance (ordinal 2, which loaded the model once and was the
-// only live one), with the greedy text the first gave.
+// only live one), with the greedy text the first gave. The model is
+// slowEdgeModel's, served as a static asset, so that the stream of 4000
+// tokens is certain to be still running when the panic comes, about 0.1 s
+// after its first chunk: the second request is sent once the stream is in
+// flight and the panic once /health shows it reached the instance.
 func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
-	w := hooksWorker(t)
+	assets := t.TempDir()
+	slowEdgeModel(t, assets, "slow.gguf")
+	w := serveMiniflare(t, hooksBuild(t), nil, append(flags("--var", "WASMLM_MODEL_URL", "/slow.gguf"), "--assets", assets)...)
 	first := health(t, w.url)
 	require.Equal(t, 1, first.Ordinal)
 	require.NotNil(t, first.Live, "the test build reports live instances")
@@ -268,13 +285,10 @@ func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
 	go func() {
 		var a answer
 		a.status, a.body, a.done, a.err = streamedChatNotify(w.url, "203.0.113.1",
-			`{"messages": [{"role": "user", "content": "Once upon a time"}], "temperature": 0, "max_tokens": 500, "logit_bias": {"1": -100, "2": -100}, "stream": true}`,
+			`{"messages": [{"role": "user", "content": "Once upon a time"}], "temperature": 0, "max_tokens": 4000, "logit_bias": {"1": -100, "2": -100}, "stream": true}`,
 			func() { close(started) })
 		stream <- a
 	}()
-	// The next steps start once the stream is in flight, not after a
-	// fixed wait: on a fast machine its 500 tokens take a few hundred
-	// milliseconds.
 	select {
 	case <-started:
 	case a := <-stream:
@@ -282,6 +296,8 @@ func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no chunk of the stream within a minute")
 	}
+	streaming := time.Now()
+	before := health(t, w.url).Requests
 	go func() {
 		req, _ := http.NewRequest("POST", w.url+"/v1/completions", strings.NewReader(short))
 		req.Header.Set("Content-Type", "application/json")
@@ -295,30 +311,31 @@ func TestWorkerReplacesAnInstanceThatPanicked(t *testing.T) {
 		}
 		queued <- a
 	}()
-	time.Sleep(30 * time.Millisecond) // the second request reaches the queue
+	// The second request is in the instance (which counts a request as it
+	// comes, /health's own included) once the count grew by more than the
+	// /health requests that read it.
+	for polls := 1; ; polls++ {
+		if health(t, w.url).Requests > before+polls {
+			break
+		}
+		require.Less(t, polls, 10000, "the second request did not reach the instance")
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	p := send(t, "GET", w.url+"/__wasmlm_test/panic", "")
 	require.Equal(t, http.StatusInternalServerError, p.status, "%s", p.body)
 	assert.Equal(t, "worker_restarted", deref(openAIError(t, p.body).Code))
+	t.Logf("the panic came %v after the stream's first chunk", time.Since(streaming).Round(time.Millisecond))
 
-	// The default model decodes thousands of tokens a second: on a fast
-	// machine the stream (and then the queued request) may have ended
-	// before the panic. What was still in flight must be answered as
-	// below; what ended before is a normal answer.
 	q, s := <-queued, <-stream
 	require.NoError(t, q.err)
-	if s.err == nil && s.done {
-		t.Log("the stream ended before the panic: the in-flight answers are not checked this run")
-	} else {
-		if q.status == http.StatusInternalServerError {
-			assert.Equal(t, "worker_restarted", deref(openAIError(t, []byte(q.body)).Code))
-		} else {
-			t.Errorf("the queued request: %d %s (want 500 worker_restarted)", q.status, q.body)
-		}
-		if s.err == nil {
-			assert.Equal(t, http.StatusOK, s.status, "%s", s.body)
-		}
+	require.Equal(t, http.StatusInternalServerError, q.status, "the queued request: %s", q.body)
+	assert.Equal(t, "worker_restarted", deref(openAIError(t, []byte(q.body)).Code), "the queued request")
+	assert.False(t, s.done, "the stream is cut before [DONE] (%d bytes of text)", len(s.body))
+	if s.err == nil {
+		assert.Equal(t, http.StatusOK, s.status, "%s", s.body)
 	}
+	t.Logf("the stream was cut after %d bytes of text (err %v)", len(s.body), s.err)
 
 	next := health(t, w.url)
 	assert.Equal(t, 2, next.Ordinal, "a fresh instance")
