@@ -190,6 +190,14 @@ type Options struct {
 	// (Of an embedding or rerank request, PromptTokens are the tokens the
 	// model evaluated and Timings.Prefill the time it took.)
 	OnCompletion func(Completion)
+	// ContextShift is the completions' context_shift when a request omits
+	// it: a generation that fills the context keeps n_keep tokens, drops
+	// the oldest half of the rest and goes on (engine.GenerateOptions.
+	// ContextShift), for models that can (engine.Model.ShiftSupport; the
+	// others end at the context, as without it). A request that may shift
+	// needs max_tokens (see docs/context.md), and MaxTokens may then
+	// exceed the context.
+	ContextShift bool
 }
 
 // Completion describes one completion request after it ended, for logs and
@@ -293,7 +301,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		sessions[i] = s
 	}
 	contextLength, threads := sessions[0].ContextLength(), sessions[0].Threads()
-	if opts.MaxTokens > contextLength {
+	if opts.MaxTokens > contextLength && !opts.ContextShift {
 		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
 	h := &Handler{
@@ -314,7 +322,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	case opts.MaxEmbedTokens > 0:
 		h.maxEmbed = opts.MaxEmbedTokens
 	}
-	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens}
+	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens, ContextShift: opts.ContextShift}
 	if h.onComplete == nil {
 		h.onComplete = func(Completion) {}
 	}

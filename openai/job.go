@@ -22,6 +22,9 @@ type API struct {
 	Grammars  *policy.Grammars // the grammars of Model's requests
 	Context   int              // the tokens a session holds
 	MaxTokens int              // the most tokens a request may ask for
+	// ContextShift is context_shift's default: a request that omits it
+	// shifts its context (shift.go) if the model can.
+	ContextShift bool
 }
 
 // Job is a validated completion request, ready to generate: its prompt,
@@ -59,10 +62,18 @@ func (a *API) newJob(req *SamplingRequest, promptParam string) (*Job, *Error) {
 	if e != nil {
 		return nil, e
 	}
+	shifts, e := a.shifts(req)
+	if e != nil {
+		return nil, e
+	}
 	j := &Job{
 		PromptParam: promptParam,
-		Options:     engine.GenerateOptions{Sampling: params, Stop: slices.Clip(req.Stop.list)},
+		Options:     engine.GenerateOptions{Sampling: params, Stop: slices.Clip(req.Stop.list), ContextShift: shifts},
 		Stream:      req.Stream,
+	}
+	if shifts {
+		// Validated with the max_tokens it will have (limitTokens).
+		j.Options.MaxTokens = 1
 	}
 	// Refused now, not after a wait in the queue.
 	if err := j.Options.Validate(a.Model.Config().VocabSize); err != nil {
@@ -95,12 +106,12 @@ func (a *API) CompletionJob(req *CompletionRequest) (*Job, *Error) {
 	if e := stopWithGrammar(j); e != nil {
 		return nil, e
 	}
-	text, ids, e := req.completionPrompt(a.Context)
+	text, ids, e := req.completionPrompt(a.promptLimit(j))
 	if e != nil {
 		return nil, e
 	}
 	if ids == nil {
-		if e := a.textFits(len(text), "prompt"); e != nil {
+		if e := a.textFits(j, len(text), "prompt"); e != nil {
 			return nil, e
 		}
 		p, err := a.Model.TextPrompt(text, false)
@@ -164,7 +175,7 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 	// (an unknown template or role) is NewChatPrompt's to report.
 	if tmpl, err := policy.ChatTemplate(a.Model); err == nil {
 		if text, err := tmpl.ApplyWith(msgs, true, opts); err == nil {
-			if e := a.textFits(len(text), "messages"); e != nil {
+			if e := a.textFits(j, len(text), "messages"); e != nil {
 				return nil, e
 			}
 		}
@@ -246,11 +257,19 @@ func (j *Job) ErrorOf(err error) *Error {
 // tokens. Tokenizing a megabyte takes tens of megabytes and a good part of
 // a second; this takes nothing. param names the prompt ("prompt",
 // "messages": the text their template makes of them).
-func (a *API) textFits(n int, param string) *Error {
+func (a *API) textFits(j *Job, n int, param string) *Error {
 	per := a.Model.MaxTokenBytes()
 	least := (n + per - 1) / per
 	if least < a.Context {
 		return nil
+	}
+	if limit := a.promptLimit(j); j.Options.ContextShift {
+		if least <= limit {
+			return nil // cut to fit
+		}
+		return BadRequest(param, "context_length_exceeded",
+			"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): more than the %d a request that shifts its context may have.",
+			a.Context, promptIs(param), least, n, per, limit)
 	}
 	return BadRequest(param, "context_length_exceeded",
 		"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): no room is left for a completion.",
@@ -270,6 +289,9 @@ func promptIs(param string) string {
 // fit) bounded the same way. Like OpenAI, it counts prompt + completion
 // against the context.
 func (a *API) limitTokens(j *Job, req *SamplingRequest, def int) *Error {
+	if j.Options.ContextShift {
+		return a.limitShiftTokens(j, req, def)
+	}
 	room := a.Context - len(j.Prompt.Tokens)
 	if room <= 0 {
 		return BadRequest(j.PromptParam, "context_length_exceeded",

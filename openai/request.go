@@ -42,6 +42,8 @@ type SamplingRequest struct {
 	// ResponseFormat and Grammar are read by responseFormat (format.go).
 	ResponseFormat json.RawMessage `json:"response_format"`
 	Grammar        json.RawMessage `json:"grammar"`
+	// context_shift and n_keep (shift.go).
+	shiftRequest
 }
 
 // CompletionRequest is POST /v1/completions.

@@ -58,17 +58,24 @@ type ToolFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-// Usage counts a completion's tokens.
+// Usage counts a completion's tokens. The prompt's are those the request
+// sent, a part of which a context shift may have dropped.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// ContextShifts is how many times the context shifted (a prompt cut
+	// to fit counts one), and ContextShiftedTokens how many tokens the
+	// shifts dropped; both left out when none did (context_shift).
+	ContextShifts        int `json:"context_shifts,omitempty"`
+	ContextShiftedTokens int `json:"context_shifted_tokens,omitempty"`
 }
 
 // UsageOf is res's usage.
 func UsageOf(res engine.Result) Usage {
 	p, c := len(res.PromptTokens), len(res.Tokens)
-	return Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+	return Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c,
+		ContextShifts: res.Shifts, ContextShiftedTokens: res.ShiftedTokens}
 }
 
 // Timings is llama.cpp-style extra information: where the time went.

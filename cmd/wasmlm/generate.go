@@ -76,6 +76,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		threads  = threadsFlag(fs)
 		grammarF = fs.String("grammar", "", "GBNF `FILE` (llama.cpp's syntax) the output must match")
 		schemaF  = fs.String("json-schema", "", "JSON schema `FILE` the output must be valid JSON for")
+		shift    = fs.Bool("context-shift", false, "when the context is full, keep -keep tokens, drop the oldest half of the rest and go on (needs -n > 0; see docs/context.md)")
+		keep     = fs.Int("keep", 0, "with -context-shift, tokens of the prompt a shift keeps, BOS aside")
 	)
 	mf.register(fs)
 	fs.Var(&stops, "stop", "stop string (repeatable)")
@@ -95,8 +97,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		s = uint64(time.Now().UnixNano())
 	}
 	opts := engine.GenerateOptions{
-		MaxTokens: *maxTok,
-		Stop:      stops,
+		MaxTokens:    *maxTok,
+		Stop:         stops,
+		ContextShift: *shift,
+		ShiftKeep:    *keep,
 		Sampling: sampling.Params{
 			Temperature: float32(*temp), TopK: *topK, TopP: float32(*topP), MinP: float32(*minP),
 			RepeatPenalty: float32(*repeat), Seed: s,
@@ -125,6 +129,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !model.Generates() {
 		fmt.Fprintf(stderr, "generate: %s\n", notGenerative(model))
 		return exitError
+	}
+	if opts.ContextShift && model.Tokenizer().Special().AddBOS {
+		opts.ShiftKeep++ // -keep counts the prompt's tokens after BOS, as llama.cpp's --keep
 	}
 	if opts.Constraint, err = grammarFlag(model, *grammarF, *schemaF); err != nil {
 		fmt.Fprintf(stderr, "generate: %v\n", err)
@@ -178,6 +185,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fmt.Fprintf(stderr, "seed %d; %d prompt tokens, %d generated (%s); first token after %v; prefill %.1f tok/s, decode %.1f tok/s; KV cache %s\n",
 		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
 		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond(), session.KVType())
+	if res.Shifts > 0 {
+		fmt.Fprintf(stderr, "context shifted %d times, %d tokens dropped\n", res.Shifts, res.ShiftedTokens)
+	}
 	return exitOK
 }
 
@@ -238,7 +248,7 @@ func grammarFlag(model *engine.Model, grammarFile, schemaFile string) (engine.Co
 var optionFlags = map[string]string{
 	"max_tokens": "-n", "temperature": "-temp", "top_k": "-top-k", "top_p": "-top-p", "min_p": "-min-p",
 	"repeat_penalty": "-repeat-penalty", "stop": "-stop", "context_length": "-ctx", "kv_type": "-kv-type",
-	"threads": "-threads",
+	"threads": "-threads", "n_keep": "-keep",
 }
 
 // flagError words err for the command line: an invalid option is named by

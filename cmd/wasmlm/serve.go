@@ -92,6 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		threads     = threadsFlag(fs)
 		maxTokens   = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
 		maxEmbed    = fs.Int("max-embed-tokens", httpapi.DefaultMaxEmbedTokens, "most tokens one embeddings or rerank request may have evaluated, special tokens included; more get 400 (0: no limit)")
+		shift       = fs.Bool("context-shift", false, "context_shift's default: a generation that fills the context keeps n_keep tokens, drops the oldest half of the rest and goes on, for models that can (then -max-tokens may exceed -ctx; see docs/context.md)")
 		cors        = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
 	)
 	var limits connLimits
@@ -142,7 +143,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := httpapi.Options{
 		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ClientQueue: *clientQueue, ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads,
 		MaxTokens: *maxTokens, MaxEmbedTokens: *maxEmbed, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
-		WriteTimeout: limits.write, Keys: keys, Limiter: limiter,
+		WriteTimeout: limits.write, Keys: keys, Limiter: limiter, ContextShift: *shift,
 	}
 	if *queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
@@ -168,6 +169,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ln.Close()
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
+	}
+	if err := model.ShiftSupport(); *shift && err != nil {
+		fmt.Fprintf(stderr, "serve: -context-shift: %v; generations end at the context\n", err)
 	}
 	page := "no web page (-web DIR to serve one)"
 	if webDir != "" {
