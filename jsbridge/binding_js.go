@@ -37,6 +37,9 @@ import (
 //	info()                                    → info of the loaded model
 //	tokenize(text, {addBos = true, special = false}) → number[]
 //	detokenize(ids)                           → string
+//	chatTokens(request)                       → number: the tokens chat's request's prompt
+//	                                            takes, counted even past the context
+//	                                            (chattokens_js.go)
 //	generate(prompt, options)                 → result
 //	stream(prompt, options, onToken)          → result; onToken({text, token, trace?})
 //	                                            is called as each token is sampled
@@ -193,6 +196,7 @@ func New() *Binding {
 	b.export("filled", b.parseFilled)
 	b.export("serveHTTP", b.parseServeHTTP)
 	b.export("unload", b.parseUnload)
+	b.export("chatTokens", b.parseChatTokens)
 	return b
 }
 
@@ -210,7 +214,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil

@@ -66,7 +66,7 @@ func TestPanicsAreRecovered(t *testing.T) {
 // hold js.Funcs, and Release frees those and removes the methods.
 func TestFuncsReleased(t *testing.T) {
 	b := New()
-	const methods = 18
+	const methods = 19
 	assert.Equal(t, methods, b.LiveFuncs())
 	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)

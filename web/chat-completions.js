@@ -73,6 +73,21 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   return { [Symbol.asyncIterator]: () => it, next: () => it.next(), return: (v) => it.return(v), controller, result };
 }
 
+/**
+ * lm.chat.countTokens(body): how many tokens the prompt of the chat request
+ * body ({messages, tools, ...}) takes as the model's chat template writes
+ * it, ending with the reply's opening; counted even when it does not fit
+ * the context, without generating. lm: as createChatCompletion's, with
+ * call(method, args), a call of the Go binding.
+ */
+export async function countChatTokens(lm, body) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidCall(`countTokens() takes a request object {messages, ...}, got ${describe(body)}`);
+  }
+  checkJSON(body, '');
+  return lm.call('chatTokens', [JSON.stringify(body)]);
+}
+
 /** 24 random hex digits: a completion's id. */
 function randomID() {
   const b = crypto.getRandomValues(new Uint8Array(12));

@@ -823,6 +823,12 @@ export declare class WasmLM {
       create(body: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
       create(body: ChatCompletionRequest & { stream: true }, options?: { signal?: AbortSignal }): Promise<ChatCompletionStream>;
     };
+    /**
+     * The tokens a chat request's prompt takes: its messages and tools as the model's chat template
+     * writes them, ending with the reply's opening (a completion's usage.prompt_tokens). Counted
+     * even past the context (where create rejects), without generating and without waiting for one.
+     */
+    countTokens(body: Pick<ChatCompletionRequest, 'messages'> & Partial<ChatCompletionRequest>): Promise<number>;
   };
   /**
    * OpenAI-shaped embeddings of the input texts, from any model (a decoder's are the mean of

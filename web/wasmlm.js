@@ -30,7 +30,7 @@ import {
   Progress, cachedSources, checkDevice, checkGPUWorkers, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
   readHeaders, readSource, resolveSource, sourceName,
 } from './load.js';
-import { createChatCompletion } from './chat-completions.js';
+import { countChatTokens, createChatCompletion } from './chat-completions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
 import { checkServeOptions, serveModel } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
 import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './engine.js';
@@ -139,9 +139,16 @@ export class WasmLM {
       get info() { return lm.#info; },
       run: (message, signal) => this.#run(message, signal),
       iterable: (message, signal, map) => this.#iterable(message, signal, map),
+      call: (method, args) => this.#request({ type: 'call', method, args }),
     });
-    /** OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...}). */
-    this.chat = Object.freeze({ completions: Object.freeze({ create: (body, opts) => createChatCompletion(this.#api, body, opts) }) });
+    /**
+     * OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...});
+     * lm.chat.countTokens({messages, tools}): the tokens such a request's prompt takes.
+     */
+    this.chat = Object.freeze({
+      completions: Object.freeze({ create: (body, opts) => createChatCompletion(this.#api, body, opts) }),
+      countTokens: (body) => countChatTokens(this.#api, body),
+    });
     /** OpenAI-shaped embeddings: lm.embeddings.create({input, encoding_format, dimensions, truncate, normalize}). */
     this.embeddings = Object.freeze({ create: (body, opts) => createEmbeddings(this.#api, body, opts) });
   }

@@ -21,7 +21,7 @@
 //             {type: 'progress', id, progress: {loaded, total}} as bytes arrive
 //   prepare   {prefixes, sizes, shardIndex, shardCount}, then fill {source, offset, chunk}:
 //             the same, with the page sending the chunks (a model the page holds as bytes)
-//   call      {method, args}              info, tokenize, detokenize
+//   call      {method, args}              info, tokenize, detokenize, chatTokens
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
 //   chat      {request, aborted}          request: OpenAI's chat completion request, as JSON
 //   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
@@ -184,7 +184,7 @@ async function handle(m, signal) {
     case 'memory':
       return memory ? memory.buffer.byteLength : null;
     case 'call': {
-      if (!['info', 'tokenize', 'detokenize'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
+      if (!['info', 'tokenize', 'detokenize', 'chatTokens'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
       const value = await b[m.method](...m.args);
       return m.method === 'info' ? withSIMD(value) : value;
     }

@@ -95,6 +95,7 @@ func TestNPMPackContents(t *testing.T) {
 	want := []string{
 		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
+		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js",
 		"serve-engine.d.ts", "serve-engine.js",
 		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "simd.js",
 		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
@@ -339,6 +340,7 @@ func TestNPMFromAnotherOrigin(t *testing.T) {
 // completion, a model description.
 const typesApp = `import { WasmLM, type ModelInfo, type ModelDescription } from 'wasmlm';
 import { DEFAULT_MODEL } from 'wasmlm/default-model';
+import { LanguageModel, installPolyfill } from 'wasmlm/prompt-api';
 
 const own: ModelDescription = { model: 'https://example.com/my-model.gguf', name: 'mine' };
 const lm: WasmLM = await WasmLM.load(Math.random() < 2 ? DEFAULT_MODEL : own, { contextLength: 256, workers: 'auto', serve: false });
@@ -347,8 +349,16 @@ let text: string = '';
 for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 10 })) text += chunk.text;
 const reply = await lm.chat.completions.create({ messages: [{ role: 'user', content: 'Hi!' }] });
 const content: string | null = reply.choices[0].message.content;
-console.log(text, info.architecture, content, DEFAULT_MODEL.name.length);
+const counted: number = await lm.chat.countTokens({ messages: [{ role: 'user', content: 'Hi!' }] });
+console.log(text, info.architecture, content, DEFAULT_MODEL.name.length, counted);
 lm.unload();
+await installPolyfill(DEFAULT_MODEL, { contextLength: 256 });
+const session: LanguageModel = await LanguageModel.create({ initialPrompts: [{ role: 'system', content: 'Be brief.' }], temperature: 0, topK: 1 });
+const answer: string = await session.prompt('Hi!', { responseConstraint: /^(yes|no)$/ });
+for await (const part of session.promptStreaming([{ role: 'user', content: 'More' }])) console.log(part.length);
+session.addEventListener('contextoverflow', () => console.log(session.contextUsage <= session.contextWindow));
+console.log(answer, await session.measureContextUsage('x'));
+session.destroy();
 `
 
 // The package's types check with TypeScript (the version package-lock.json

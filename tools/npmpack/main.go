@@ -89,6 +89,10 @@ func manifest(version string) object {
 				{"types", "./serve-engine.d.ts"},
 				{"default", "./serve-engine.js"},
 			}},
+			{"./prompt-api", object{
+				{"types", "./prompt-api.d.ts"},
+				{"default", "./prompt-api.js"},
+			}},
 			{"./package.json", "./package.json"},
 		}},
 	}

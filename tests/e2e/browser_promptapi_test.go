@@ -1,0 +1,83 @@
+//go:build !js
+
+package e2e
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/internal/headless"
+)
+
+// promptAPIChecks is checks(origin): every Prompt API behaviour the
+// specification's web-platform-tests check that applies to a text model,
+// against web/prompt-api.js with the default model.
+//
+//go:embed promptapi_checks.js
+var promptAPIChecks string
+
+// promptAPIResult is what checks resolves to.
+type promptAPIResult struct {
+	Failures []string `json:"failures"`
+	HadOwn   string   `json:"hadOwn"` // typeof globalThis.LanguageModel before installPolyfill
+	Error    string   `json:"error"`
+}
+
+// inPage runs the checks in the page; inWorker in a module Web Worker it starts.
+const (
+	inPage   = `(async () => { ` + "\n%s\n" + ` return JSON.stringify(await checks(location.origin)); })()`
+	inWorker = `(async () => {
+		const src = %s + '\nchecks(self.origin).then((r) => postMessage(JSON.stringify(r)), (e) => postMessage(JSON.stringify({ error: String(e && e.stack || e) })));';
+		const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })), { type: 'module' });
+		return await new Promise((resolve) => { w.onmessage = (e) => { w.terminate(); resolve(e.data); }; });
+	})()`
+)
+
+func runPromptAPIChecks(t *testing.T, tb *tab, worker bool) promptAPIResult {
+	t.Helper()
+	var expr string
+	if worker {
+		quoted, err := json.Marshal(promptAPIChecks)
+		require.NoError(t, err)
+		expr = fmt.Sprintf(inWorker, quoted)
+	} else {
+		expr = fmt.Sprintf(inPage, promptAPIChecks)
+	}
+	var r promptAPIResult
+	require.NoError(t, json.Unmarshal([]byte(eval[string](t, tb, expr)), &r))
+	require.Empty(t, r.Error)
+	assert.Empty(t, r.Failures, "the Prompt API's behaviours that failed")
+	return r
+}
+
+// TestPromptAPIPolyfill: installPolyfill replaces Chromium's own
+// LanguageModel, which answers 'unavailable' without its model, in a page
+// and in a Web Worker (where Chromium has none), and where the browser's
+// class is removed (--disable-features=AIPromptAPI); in each, the sessions
+// behave as the specification's web-platform-tests check, and greedy
+// replies equal lm.chat.completions.create's for the same messages.
+func TestPromptAPIPolyfill(t *testing.T) {
+	s := webSite(t)
+	t.Run("page", func(t *testing.T) {
+		r := runPromptAPIChecks(t, newTab(t, blankPage), false)
+		assert.Equal(t, "function", r.HadOwn, "Chromium's own LanguageModel, as shipped")
+	})
+	t.Run("worker", func(t *testing.T) {
+		r := runPromptAPIChecks(t, newTab(t, blankPage), true)
+		assert.Equal(t, "undefined", r.HadOwn, "Chromium has no LanguageModel in workers")
+	})
+	t.Run("removed", func(t *testing.T) {
+		ctx, stop, err := headless.StartWith("wasmlm-chromium-noprompt-", map[string]any{
+			"disable-features": "site-per-process,Translate,BlinkGenPropertyTrees,AIPromptAPI",
+		})
+		require.NoError(t, err)
+		t.Cleanup(stop)
+		r := runPromptAPIChecks(t, openTabIn(t, ctx, s, blankPage, nil), false)
+		assert.Equal(t, "undefined", r.HadOwn, "--disable-features=AIPromptAPI removes the browser's class")
+	})
+}

@@ -1,0 +1,139 @@
+// promptapi_checks.js: the Prompt API's behaviours, as the specification's
+// web-platform-tests (ai/language-model/) check them, run against
+// web/prompt-api.js in a page or a Web Worker by browser_promptapi_test.go.
+// checks(origin) resolves to {failures: [names], ...values}; every check
+// that fails adds its name and what it saw.
+async function checks(origin) {
+  const failures = [];
+  const expect = (name, ok, seen) => { if (!ok) failures.push(`${name}: ${JSON.stringify(seen)}`); };
+  const rejects = async (name, p, test) => {
+    try {
+      await p;
+      failures.push(`${name}: resolved`);
+    } catch (e) {
+      if (!test(e)) failures.push(`${name}: ${e?.name}: ${e?.message}`);
+    }
+  };
+  const { LanguageModel, installPolyfill } = await import(`${origin}/prompt-api.js`);
+  const { WasmLM } = await import(`${origin}/wasmlm.js`);
+  const { regexpToGBNF } = await import(`${origin}/prompt-api-regexp.js`);
+  // A sentence: bounds the replies compared with chat completions (the
+  // default model seldom ends a reply before the context is full).
+  const sentence = /^[A-Za-z ,']{1,60}\.$/;
+  const bounded = { responseConstraint: sentence };
+  const out = { failures, hadOwn: typeof globalThis.LanguageModel };
+  const loadOptions = { contextLength: 256 };
+  const installed = await installPolyfill(undefined, loadOptions);
+  expect('installPolyfill installs ours', installed === LanguageModel && globalThis.LanguageModel === LanguageModel, out.hadOwn);
+  expect('availability before a load', (await LanguageModel.availability()) === 'downloadable', null);
+  expect('availability of images', (await LanguageModel.availability({ expectedInputs: [{ type: 'image' }] })) === 'unavailable', null);
+
+  // create: the monitor's downloadprogress, 0 first, 1 last, monotonic, total 1.
+  const events = [];
+  const greedy = { temperature: 0, topK: 1 };
+  const s = await LanguageModel.create({ ...greedy, monitor(m) { m.addEventListener('downloadprogress', (e) => events.push([e.loaded, e.total])); } });
+  const loaded = events.map((e) => e[0]);
+  expect('downloadprogress', loaded[0] === 0 && loaded.at(-1) === 1 && events.every((e, i) => e[1] === 1 && (i === 0 || e[0] > events[i - 1][0])), events);
+  expect('availability after a load', (await LanguageModel.availability()) === 'available', null);
+  expect('session shape', ['prompt', 'promptStreaming', 'append', 'measureContextUsage', 'clone', 'destroy'].every((f) => typeof s[f] === 'function')
+    && s.contextUsage === 0 && s.contextWindow === 256 && s.topK === undefined && s.temperature === undefined && s.oncontextoverflow === null, null);
+
+  // Greedy replies equal chat completions' for the same messages.
+  const lm = await WasmLM.load(undefined, loadOptions);
+  const reference = async (messages) => (await lm.chat.completions.create({ messages, temperature: 0, top_k: 1, grammar: regexpToGBNF(sentence) })).choices[0].message.content;
+  const r1 = await s.prompt('Once upon a time', bounded);
+  const want1 = await reference([{ role: 'user', content: 'Once upon a time' }]);
+  expect('prompt equals chat completions', r1 === want1 && r1.length > 0, [r1, want1]);
+  expect('contextUsage after a prompt', s.contextUsage > 0 && s.contextUsage <= s.contextWindow, s.contextUsage);
+
+  // Two sessions of one model keep their own conversations.
+  const other = await LanguageModel.create({ ...greedy, initialPrompts: [{ role: 'system', content: 'Tom had a dog.' }] });
+  const o1 = await other.prompt('The dog', bounded);
+  const r2 = await s.prompt([{ role: 'user', content: 'The cat' }], bounded);
+  const want2 = await reference([{ role: 'user', content: 'Once upon a time' }, { role: 'assistant', content: r1 }, { role: 'user', content: 'The cat' }]);
+  const wantO = await reference([{ role: 'system', content: 'Tom had a dog.' }, { role: 'user', content: 'The dog' }]);
+  expect('interleaved sessions', r2 === want2 && o1 === wantO, [r2, want2, o1, wantO]);
+
+  // promptStreaming: the chunks of a clone's reply are the reply.
+  const c = await s.clone();
+  expect('clone copies usage', c.contextUsage === s.contextUsage && c.contextWindow === s.contextWindow, [c.contextUsage, s.contextUsage]);
+  const chunks = [];
+  for await (const chunk of c.promptStreaming('A bird', bounded)) chunks.push(chunk);
+  const viaPrompt = await (await s.clone()).prompt('A bird', bounded);
+  expect('promptStreaming', chunks.length > 1 && chunks.every((x) => typeof x === 'string') && chunks.join('') === viaPrompt, [chunks, viaPrompt]);
+  expect('clone keeps its own usage', c.contextUsage > s.contextUsage, [c.contextUsage, s.contextUsage]);
+
+  // append and measureContextUsage.
+  const a = await LanguageModel.create(greedy);
+  const m = await a.measureContextUsage('Lily went to the park.');
+  expect('append resolves undefined', (await a.append('Lily went to the park.')) === undefined, null);
+  expect('append adds what measureContextUsage said', m > 0 && a.contextUsage === m, [m, a.contextUsage]);
+  for (const input of [null, undefined, {}, '', [], [{ role: 'user', content: [] }], [{ role: 'user', content: [{ type: 'text', value: '' }] }]]) await a.append(input);
+  expect('measure after prompts', (await other.measureContextUsage([{ role: 'user', content: 'bar' }, { role: 'assistant', content: 'baz' }])) > 0, null);
+
+  // The specification's errors.
+  await rejects('system after user', s.prompt([{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }]), (e) => e instanceof TypeError);
+  await rejects('system in a later call', s.append([{ role: 'system', content: 'b' }]), (e) => e instanceof TypeError);
+  await rejects('prefix not last', s.prompt([{ role: 'assistant', content: 'a', prefix: true }, { role: 'user', content: 'b' }]), (e) => e.name === 'SyntaxError');
+  await rejects('prefix on a user message', s.prompt([{ role: 'user', content: 'a', prefix: true }]), (e) => e.name === 'SyntaxError');
+  await rejects('image input', s.prompt([{ role: 'user', content: [{ type: 'image', value: new Uint8Array(4) }] }]), (e) => e.name === 'NotSupportedError');
+  await rejects('image expected', LanguageModel.create({ expectedInputs: [{ type: 'image' }] }), (e) => e.name === 'NotSupportedError');
+  await rejects('bad language tag', LanguageModel.create({ expectedInputs: [{ type: 'text', languages: ['not a tag!'] }] }), (e) => e instanceof RangeError);
+  await rejects('omitResponseConstraintInput alone', s.prompt('x', { omitResponseConstraintInput: true }), (e) => e instanceof TypeError);
+  await rejects('RegExp without an exact grammar', s.prompt('x', { responseConstraint: /(?=a)b/ }), (e) => e.name === 'NotSupportedError');
+  await rejects('prefix that the constraint refuses', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'invalid', prefix: true }], { responseConstraint: /^Greetings.*/ }), (e) => e.name === 'NotSupportedError');
+  const tool = { name: 't', description: 'd', inputSchema: { type: 'object', properties: {} }, execute: async () => '1' };
+  await rejects('duplicate tools', LanguageModel.create({ tools: [tool, tool] }), (e) => e instanceof TypeError);
+  await rejects('tool schema not an object', LanguageModel.create({ tools: [{ ...tool, inputSchema: { type: 'string' } }] }), (e) => e instanceof TypeError);
+  await rejects('tool without a name', LanguageModel.create({ tools: [{ ...tool, name: '' }] }), (e) => e instanceof TypeError);
+
+  // Aborts reject with the signal's reason.
+  const reason = new Error('stop');
+  await rejects('create aborted before', LanguageModel.create({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+  await rejects('clone aborted before', s.clone({ signal: AbortSignal.abort(reason) }), (e) => e === reason);
+  await rejects('prompt aborted before', s.prompt('x', { signal: AbortSignal.abort(reason) }), (e) => e === reason);
+  const before = s.contextUsage;
+  const ac = new AbortController();
+  const stream = s.promptStreaming('Once', { signal: ac.signal });
+  const reader = stream.getReader();
+  await reader.read();
+  ac.abort(reason);
+  await rejects('promptStreaming aborted midway', (async () => { for (;;) { if ((await reader.read()).done) return; } })(), (e) => e === reason);
+  expect('an aborted prompt leaves the conversation', s.contextUsage === before, [s.contextUsage, before]);
+
+  // Response constraints.
+  const yn = await s.prompt('Is it?', { responseConstraint: /^(yes|no)$/ });
+  expect('RegExp constraint', yn === 'yes' || yn === 'no', yn);
+  const b = await s.prompt('Is it?', { responseConstraint: { type: 'boolean' }, omitResponseConstraintInput: true });
+  expect('JSON Schema constraint', b === 'true' || b === 'false', b);
+  const pre = await s.prompt([{ role: 'user', content: 'Tell me' }, { role: 'assistant', content: 'Once', prefix: true }]);
+  expect('prefix', typeof pre === 'string', pre);
+
+  // Past the context window: whole pairs go, initialPrompts stay.
+  const init = [{ role: 'system', content: 'Tim and Sue.' }];
+  const w = await LanguageModel.create({ ...greedy, initialPrompts: init });
+  let overflows = 0;
+  w.addEventListener('contextoverflow', () => overflows++);
+  const part = 'the big red ball '.repeat(12);
+  for (let i = 0; i < 4; i++) await w.append(`${i} ${part}`);
+  expect('contextoverflow fired', overflows > 0 && w.contextUsage <= w.contextWindow, [overflows, w.contextUsage]);
+  const fresh = await LanguageModel.create({ ...greedy, initialPrompts: init });
+  const kept = Math.round((w.contextUsage - fresh.contextUsage) / (await fresh.measureContextUsage(`3 ${part}`)));
+  for (let i = 4 - kept; i < 4; i++) await fresh.append(`${i} ${part}`);
+  expect('eviction keeps initialPrompts and the newest inputs', kept >= 1 && fresh.contextUsage === w.contextUsage, [kept, fresh.contextUsage, w.contextUsage]);
+  const huge = 'word '.repeat(400);
+  const q = await LanguageModel.create(greedy);
+  const need = await q.measureContextUsage(huge);
+  await rejects('QuotaExceededError', q.append(huge), (e) => e.name === 'QuotaExceededError' && e.requested === need && e.quota === q.contextWindow);
+  expect('a refused input evicts nothing', q.contextUsage === 0, q.contextUsage);
+
+  // destroy: calls in flight and later ones reject with InvalidStateError.
+  const d = await LanguageModel.create(greedy);
+  const pending = d.prompt('Once upon a time');
+  d.destroy();
+  await rejects('prompt in flight at destroy', pending, (e) => e.name === 'InvalidStateError');
+  await rejects('prompt after destroy', d.prompt('x'), (e) => e.name === 'InvalidStateError');
+  expect('attributes after destroy', typeof d.contextUsage === 'number' && typeof d.contextWindow === 'number', null);
+  lm.unload();
+  return out;
+}
