@@ -1,7 +1,7 @@
 // Types of prompt-api.js (npm: wasmlm/prompt-api): the Prompt API's
 // LanguageModel over wasmlm, and installPolyfill. See docs/prompt-api.md.
 
-import type { LoadOptions, ModelSource } from './wasmlm.js';
+import type { LoadOptions, ModelSource, WasmLM } from './wasmlm.js';
 
 export type Availability = 'unavailable' | 'downloadable' | 'downloading' | 'available';
 export type LanguageModelMessageRole = 'system' | 'user' | 'assistant';
@@ -90,8 +90,9 @@ export declare class LanguageModel extends EventTarget {
 /**
  * Makes this module's LanguageModel globalThis.LanguageModel where there is
  * none or the browser's own answers 'unavailable'; its sessions load src
- * (default: the default model) with loadOptions. Resolves to the class in use.
+ * (default: the default model) with loadOptions, or src itself when it is a
+ * loaded WasmLM. Resolves to the class in use.
  */
-export declare function installPolyfill(src?: ModelSource, loadOptions?: LoadOptions): Promise<typeof LanguageModel>;
+export declare function installPolyfill(src?: ModelSource | WasmLM, loadOptions?: LoadOptions): Promise<typeof LanguageModel>;
 
 export default LanguageModel;

@@ -55,6 +55,11 @@ function translate(err) {
   }
 }
 
+/** Whether src is a model loaded already (a WasmLM: installPolyfill(lm) shares the page's). */
+function isLoaded(src) {
+  return typeof src?.chat?.completions?.create === 'function' && typeof src?.chat?.countTokens === 'function' && src.info != null;
+}
+
 function key(src) {
   if (src === undefined) return '';
   if (typeof src === 'string' || src instanceof URL) return `url:${src}`;
@@ -65,6 +70,10 @@ function key(src) {
 function model(src, loadOptions, onFraction) {
   const k = key(src);
   let m = models.get(k);
+  if (!m && isLoaded(src)) {
+    m = { lm: src, listeners: new Set(), loading: false, promise: Promise.resolve(src) };
+    models.set(k, m);
+  }
   if (!m) {
     m = { lm: null, listeners: new Set(), loading: true };
     const report = (p) => {
@@ -224,6 +233,12 @@ function constraint(rc) {
   };
 }
 
+/** A downloadprogress ProgressEvent (an Event with loaded and total where there is no ProgressEvent: Node.js). */
+function progressEvent(loaded) {
+  if (typeof ProgressEvent === 'function') return new ProgressEvent('downloadprogress', { loaded, total: 1, lengthComputable: true });
+  return Object.assign(new Event('downloadprogress'), { loaded, total: 1, lengthComputable: true });
+}
+
 /** A GBNF string literal of text. */
 function gbnfString(text) {
   let out = '"';
@@ -268,6 +283,7 @@ export class LanguageModel extends EventTarget {
   static async availability(options = {}) {
     const o = coreOptions(options);
     if (unsupportedTypes(o)) return 'unavailable';
+    if (isLoaded(config.src)) return 'available';
     const m = models.get(key(config.src));
     if (!m) return 'downloadable';
     return m.loading ? 'downloading' : 'available';
@@ -296,7 +312,7 @@ export class LanguageModel extends EventTarget {
     const progress = (f) => {
       if (signal?.aborted || f <= last) return;
       last = f;
-      monitorTarget.dispatchEvent(new ProgressEvent('downloadprogress', { loaded: f, total: 1, lengthComputable: true }));
+      monitorTarget.dispatchEvent(progressEvent(f));
     };
     progress(0);
     const m = model(config.src, config.loadOptions, (f) => progress(Math.min(f, 0.99)));
@@ -556,7 +572,8 @@ function counter(lm, tools, signal) {
  * installPolyfill(src?, loadOptions?): makes LanguageModel (this module's)
  * globalThis.LanguageModel where there is none or the browser's own
  * answers 'unavailable', its sessions loading src (default: the default
- * model) with loadOptions (WasmLM.load's). Returns the class in use.
+ * model) with loadOptions (WasmLM.load's) on first use — or using src
+ * itself when it is a loaded WasmLM. Resolves to the class in use.
  */
 export async function installPolyfill(src, loadOptions = {}) {
   config.src = src;

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,12 @@ func TestPromptAPIPolyfill(t *testing.T) {
 		r := runPromptAPIChecks(t, openTabIn(t, ctx, s, blankPage, nil), false)
 		assert.Equal(t, "undefined", r.HadOwn, "--disable-features=AIPromptAPI removes the browser's class")
 	})
+}
+
+// TestPromptAPISessionInNode runs promptapi_session.test.mjs: the session's
+// tool loop and eviction rule over a scripted model, with node --test
+// (prompt-api.js runs in Node.js too).
+func TestPromptAPISessionInNode(t *testing.T) {
+	out, err := exec.Command("node", "--test", "promptapi_session.test.mjs").CombinedOutput()
+	require.NoError(t, err, "node --test promptapi_session.test.mjs:\n%s", out)
 }

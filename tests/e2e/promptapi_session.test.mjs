@@ -1,0 +1,104 @@
+// promptapi_session.test.mjs: web/prompt-api.js's session logic in Node.js
+// (node --test; TestPromptAPISessionInNode runs it) over a scripted model
+// given to installPolyfill: the tool loop (execute called with the model's
+// arguments, results fed back until the model answers, concurrent calls,
+// a model that never answers) and the eviction rule, with token counts this
+// test chooses, so each expected value follows from the rule.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { LanguageModel, installPolyfill } from '../../web/prompt-api.js';
+
+/**
+ * A model whose replies reply(messages) scripts: {content} or {calls:
+ * [{name, arguments}]}; a message counts 10 tokens, plus 1 for the
+ * reply's opening. requests records every chat request.
+ */
+function scripted(reply, contextLength = 100) {
+  const requests = [];
+  return {
+    requests,
+    info: { sessionContextLength: contextLength },
+    chat: {
+      countTokens: async ({ messages }) => messages.length * 10 + 1,
+      completions: {
+        create: async (body) => {
+          requests.push(structuredClone(body));
+          const r = reply(body.messages);
+          const chunks = [{ choices: [{ delta: { role: 'assistant', content: '' } }] }];
+          for (const piece of (r.content ?? '').match(/.{1,3}/gs) ?? []) chunks.push({ choices: [{ delta: { content: piece } }] });
+          if (r.calls) {
+            chunks.push({ choices: [{ delta: { tool_calls: r.calls.map((c, index) => ({ index, id: `call_${index}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) } }] });
+          }
+          return (async function* () { yield* chunks; })();
+        },
+      },
+    },
+  };
+}
+
+const add = (seen) => ({
+  name: 'add', description: 'Adds two numbers.',
+  inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  execute: async (args) => { seen.push(args); return String(args.a + args.b); },
+});
+
+test('tools: execute gets the arguments, its result goes back, the model answers', async () => {
+  const lm = scripted((messages) => {
+    const last = messages.at(-1);
+    if (last.role === 'user') return { calls: [{ name: 'add', arguments: { a: 2, b: 3 } }, { name: 'add', arguments: { a: 1, b: 1 } }] };
+    return { content: `The sums are ${messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' and ')}.` };
+  });
+  await installPolyfill(lm);
+  const seen = [];
+  const session = await LanguageModel.create({ tools: [add(seen)] });
+  assert.equal(await session.prompt('Add them'), 'The sums are 5 and 2.');
+  assert.deepEqual(seen, [{ a: 2, b: 3 }, { a: 1, b: 1 }]);
+  assert.equal(lm.requests.length, 2);
+  assert.equal(lm.requests[0].tools[0].function.name, 'add');
+  const second = lm.requests[1].messages;
+  assert.deepEqual(second.slice(-3).map((m) => [m.role, m.tool_call_id ?? null]), [['assistant', null], ['tool', 'call_0'], ['tool', 'call_1']]);
+  assert.equal(second.at(-3).tool_calls.length, 2);
+  // The calls and results stay in the conversation: the next prompt sends them.
+  await session.prompt('Again');
+  assert.deepEqual(lm.requests[2].messages.map((m) => m.role), ['user', 'assistant', 'tool', 'tool', 'assistant', 'user']);
+});
+
+test('tools: a model that never answers fails with OperationError', async () => {
+  const lm = scripted(() => ({ calls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }));
+  await installPolyfill(lm);
+  const session = await LanguageModel.create({ tools: [add([])] });
+  await assert.rejects(session.prompt('Add'), (e) => e.name === 'OperationError');
+  assert.equal(session.contextUsage, 0, 'a failed prompt leaves the conversation');
+});
+
+test('tools: an execute that throws rejects the prompt with its error', async () => {
+  const lm = scripted(() => ({ calls: [{ name: 'add', arguments: {} }] }));
+  await installPolyfill(lm);
+  const boom = new Error('boom');
+  const session = await LanguageModel.create({ tools: [{ ...add([]), execute: async () => { throw boom; } }] });
+  await assert.rejects(session.prompt('Add'), (e) => e.name === 'OperationError' && e.message.includes('boom'));
+});
+
+test('eviction: the oldest pairs go, initialPrompts stay, contextoverflow fires once per prompt', async () => {
+  // 10 tokens a message, 1 for the opening, a window of 100: the system
+  // prompt and four one-message appends fit (51); a prompt of one message
+  // and its reply make 2 more.
+  const lm = scripted(() => ({ content: 'ok' }), 100);
+  await installPolyfill(lm);
+  const session = await LanguageModel.create({ initialPrompts: [{ role: 'system', content: 'S' }] });
+  assert.equal(session.contextUsage, 11);
+  let overflows = 0;
+  session.oncontextoverflow = () => overflows++;
+  for (const text of ['a', 'b', 'c', 'd']) await session.append(text);
+  assert.equal(session.contextUsage, 51);
+  for (const text of ['p', 'q', 'r']) await session.prompt(text); // 71, 91, then 111 > 100
+  assert.equal(overflows, 1);
+  // r's request (1 + 4 + 2·2 + 1 = 10 messages) did not fit: 'a' went.
+  assert.deepEqual(lm.requests.at(-1).messages.map((m) => m.content), ['S', 'b', 'c', 'd', 'p', 'ok', 'q', 'ok', 'r']);
+  assert.equal(session.contextUsage, 10 * 10 + 1);
+  // A prompt as long as the window beside the system prompt alone is refused, evicting nothing.
+  const huge = Array.from({ length: 9 }, () => ({ role: 'user', content: 'x' }));
+  await assert.rejects(session.append(huge), (e) => e.name === 'QuotaExceededError' && e.requested === 90 && e.quota === 89);
+  assert.equal(session.contextUsage, 101);
+  assert.equal(await session.measureContextUsage('one more'), 10);
+});
