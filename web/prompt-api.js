@@ -366,8 +366,14 @@ export class LanguageModel extends EventTarget {
   /** The model's reply to input, as a ReadableStream of its text's chunks. */
   promptStreaming(input, options = {}) {
     let controller;
-    const stream = new ReadableStream({ start(c) { controller = c; } });
-    this.#run(input, options, true, (chunk) => controller.enqueue(chunk)).then(
+    const cancelled = new AbortController(); // the reader cancelled the stream: stop generating
+    const stream = new ReadableStream({ start(c) { controller = c; }, cancel(reason) { cancelled.abort(reason); } });
+    const opts = {
+      responseConstraint: options?.responseConstraint,
+      omitResponseConstraintInput: options?.omitResponseConstraintInput,
+      signal: anySignal([options?.signal, cancelled.signal]),
+    };
+    this.#run(input, opts, true, (chunk) => controller.enqueue(chunk)).then(
       () => controller.close(),
       (err) => controller.error(err),
     );

@@ -12,7 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wasmlm/wasmlm/engine/gguf"
 	"github.com/wasmlm/wasmlm/internal/headless"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // promptAPIChecks is checks(origin): every Prompt API behaviour the
@@ -25,13 +28,14 @@ var promptAPIChecks string
 // promptAPIResult is what checks resolves to.
 type promptAPIResult struct {
 	Failures []string `json:"failures"`
-	HadOwn   string   `json:"hadOwn"` // typeof globalThis.LanguageModel before installPolyfill
+	HadOwn   string   `json:"hadOwn"`   // typeof globalThis.LanguageModel before installPolyfill
+	Template string   `json:"template"` // the model's chat template family
 	Error    string   `json:"error"`
 }
 
 // inPage runs the checks in the page; inWorker in a module Web Worker it starts.
 const (
-	inPage   = `(async () => { ` + "\n%s\n" + ` return JSON.stringify(await checks(location.origin)); })()`
+	inPage   = `(async () => { ` + "\n%s\n" + ` return JSON.stringify(await checks(location.origin, %s)); })()`
 	inWorker = `(async () => {
 		const src = %s + '\nchecks(self.origin).then((r) => postMessage(JSON.stringify(r)), (e) => postMessage(JSON.stringify({ error: String(e && e.stack || e) })));';
 		const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })), { type: 'module' });
@@ -39,7 +43,9 @@ const (
 	})()`
 )
 
-func runPromptAPIChecks(t *testing.T, tb *tab, worker bool) promptAPIResult {
+// runPromptAPIChecks runs the checks in tb's page (in a Web Worker when
+// worker) with the model at path on the site ("": the default model).
+func runPromptAPIChecks(t *testing.T, tb *tab, worker bool, path string) promptAPIResult {
 	t.Helper()
 	var expr string
 	if worker {
@@ -47,7 +53,13 @@ func runPromptAPIChecks(t *testing.T, tb *tab, worker bool) promptAPIResult {
 		require.NoError(t, err)
 		expr = fmt.Sprintf(inWorker, quoted)
 	} else {
-		expr = fmt.Sprintf(inPage, promptAPIChecks)
+		src := "undefined"
+		if path != "" {
+			quoted, err := json.Marshal(path)
+			require.NoError(t, err)
+			src = "new URL(" + string(quoted) + ", location.href).href"
+		}
+		expr = fmt.Sprintf(inPage, promptAPIChecks, src)
 	}
 	var r promptAPIResult
 	require.NoError(t, json.Unmarshal([]byte(eval[string](t, tb, expr)), &r))
@@ -61,15 +73,24 @@ func runPromptAPIChecks(t *testing.T, tb *tab, worker bool) promptAPIResult {
 // and in a Web Worker (where Chromium has none), and where the browser's
 // class is removed (--disable-features=AIPromptAPI); in each, the sessions
 // behave as the specification's web-platform-tests check, and greedy
-// replies equal lm.chat.completions.create's for the same messages.
+// replies equal lm.chat.completions.create's for the same messages — with
+// the default model's plain template, and with a ChatML template.
 func TestPromptAPIPolyfill(t *testing.T) {
 	s := webSite(t)
 	t.Run("page", func(t *testing.T) {
-		r := runPromptAPIChecks(t, newTab(t, blankPage), false)
+		r := runPromptAPIChecks(t, newTab(t, blankPage), false, "")
 		assert.Equal(t, "function", r.HadOwn, "Chromium's own LanguageModel, as shipped")
+		assert.Equal(t, "plain", r.Template)
+	})
+	t.Run("chat template", func(t *testing.T) {
+		data, err := modelgen.SetKV(models.Default(), "tokenizer.chat_template", gguf.ValueOf("chatml"))
+		require.NoError(t, err)
+		path, _ := serveFile(t, s, "stories260K-chatml.gguf", data)
+		r := runPromptAPIChecks(t, newTab(t, blankPage), false, path)
+		assert.Equal(t, "chatml", r.Template)
 	})
 	t.Run("worker", func(t *testing.T) {
-		r := runPromptAPIChecks(t, newTab(t, blankPage), true)
+		r := runPromptAPIChecks(t, newTab(t, blankPage), true, "")
 		assert.Equal(t, "undefined", r.HadOwn, "Chromium has no LanguageModel in workers")
 	})
 	t.Run("removed", func(t *testing.T) {
@@ -78,7 +99,7 @@ func TestPromptAPIPolyfill(t *testing.T) {
 		})
 		require.NoError(t, err)
 		t.Cleanup(stop)
-		r := runPromptAPIChecks(t, openTabIn(t, ctx, s, blankPage, nil), false)
+		r := runPromptAPIChecks(t, openTabIn(t, ctx, s, blankPage, nil), false, "")
 		assert.Equal(t, "undefined", r.HadOwn, "--disable-features=AIPromptAPI removes the browser's class")
 	})
 }

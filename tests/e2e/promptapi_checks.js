@@ -1,9 +1,10 @@
 // promptapi_checks.js: the Prompt API's behaviours, as the specification's
 // web-platform-tests (ai/language-model/) check them, run against
 // web/prompt-api.js in a page or a Web Worker by browser_promptapi_test.go.
-// checks(origin) resolves to {failures: [names], ...values}; every check
-// that fails adds its name and what it saw.
-async function checks(origin) {
+// checks(origin, src) resolves to {failures: [names], ...values}, src the
+// model (undefined: the default); every check that fails adds its name and
+// what it saw.
+async function checks(origin, src) {
   const failures = [];
   const expect = (name, ok, seen) => { if (!ok) failures.push(`${name}: ${JSON.stringify(seen)}`); };
   const rejects = async (name, p, test) => {
@@ -23,7 +24,7 @@ async function checks(origin) {
   const bounded = { responseConstraint: sentence };
   const out = { failures, hadOwn: typeof globalThis.LanguageModel };
   const loadOptions = { contextLength: 256 };
-  const installed = await installPolyfill(undefined, loadOptions);
+  const installed = await installPolyfill(src, loadOptions);
   expect('installPolyfill installs ours', installed === LanguageModel && globalThis.LanguageModel === LanguageModel, out.hadOwn);
   expect('availability before a load', (await LanguageModel.availability()) === 'downloadable', null);
   expect('availability of images', (await LanguageModel.availability({ expectedInputs: [{ type: 'image' }] })) === 'unavailable', null);
@@ -39,7 +40,8 @@ async function checks(origin) {
     && s.contextUsage === 0 && s.contextWindow === 256 && s.topK === undefined && s.temperature === undefined && s.oncontextoverflow === null, null);
 
   // Greedy replies equal chat completions' for the same messages.
-  const lm = await WasmLM.load(undefined, loadOptions);
+  const lm = await WasmLM.load(src, loadOptions);
+  out.template = lm.info.chatTemplate;
   const reference = async (messages) => (await lm.chat.completions.create({ messages, temperature: 0, top_k: 1, grammar: regexpToGBNF(sentence) })).choices[0].message.content;
   const r1 = await s.prompt('Once upon a time', bounded);
   const want1 = await reference([{ role: 'user', content: 'Once upon a time' }]);
@@ -100,6 +102,11 @@ async function checks(origin) {
   ac.abort(reason);
   await rejects('promptStreaming aborted midway', (async () => { for (;;) { if ((await reader.read()).done) return; } })(), (e) => e === reason);
   expect('an aborted prompt leaves the conversation', s.contextUsage === before, [s.contextUsage, before]);
+  const cancelled = s.promptStreaming('Once').getReader();
+  await cancelled.read();
+  await cancelled.cancel();
+  const settled = await s.clone(); // after the calls before it
+  expect('a cancelled stream leaves the conversation', settled.contextUsage === before && s.contextUsage === before, [s.contextUsage, before]);
 
   // Response constraints.
   const yn = await s.prompt('Is it?', { responseConstraint: /^(yes|no)$/ });
