@@ -17,6 +17,9 @@ const config = { src: undefined, loadOptions: {} };
 /** Loaded (or loading) models by source: {lm, promise, listeners, loading}. */
 const models = new Map();
 
+/** The sampling defaults (Chrome's) and bounds: params(), and what a session without the options samples with. */
+const PARAMS = Object.freeze({ defaultTopK: 3, maxTopK: 128, defaultTemperature: 1, maxTemperature: 2 });
+
 /** How many tool rounds one prompt may take before it fails. */
 const MAX_TOOL_ROUNDS = 16;
 
@@ -123,12 +126,12 @@ function coreOptions(options = {}) {
   if (o.temperature !== undefined) {
     o.temperature = Number(o.temperature);
     if (!(o.temperature >= 0)) throw new RangeError('temperature must be at least 0');
-    o.temperature = Math.min(o.temperature, 2);
+    o.temperature = Math.min(o.temperature, PARAMS.maxTemperature);
   }
   if (o.topK !== undefined) {
     o.topK = Math.floor(Number(o.topK));
     if (!(o.topK >= 1)) throw new RangeError('topK must be at least 1');
-    o.topK = Math.min(o.topK, 128);
+    o.topK = Math.min(o.topK, PARAMS.maxTopK);
   }
   return o;
 }
@@ -291,7 +294,7 @@ export class LanguageModel extends EventTarget {
 
   /** The sampling parameters' defaults and bounds (the specification's extension-only params()). */
   static async params() {
-    return { defaultTopK: 3, maxTopK: 128, defaultTemperature: 1, maxTemperature: 2 };
+    return { ...PARAMS };
   }
 
   /** A new session: loads the model on first use (downloadprogress on monitor's target), then its initialPrompts. */
@@ -497,8 +500,8 @@ export class LanguageModel extends EventTarget {
   async #generate(messages, c, prefix, signal, onChunk) {
     const o = this.#options;
     const sampling = {};
-    if (o.temperature !== undefined) sampling.temperature = o.temperature;
-    if (o.topK !== undefined) sampling.top_k = o.topK;
+    sampling.temperature = o.temperature ?? PARAMS.defaultTemperature;
+    sampling.top_k = o.topK ?? PARAMS.defaultTopK;
     const tools = this.#tools.length ? { tools: this.#tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })) } : {};
     let grammar = c.grammar;
     if (prefix !== null) grammar = `root ::= ${gbnfString(prefix)} [\\x00-\\U0010FFFF]*\n`;

@@ -47,6 +47,7 @@ const (
 // worker) with the model at path on the site ("": the default model).
 func runPromptAPIChecks(t *testing.T, tb *tab, worker bool, path string) promptAPIResult {
 	t.Helper()
+	tb.expect("the server responded with a status of 404") // the NetworkError check's no-such-model.gguf
 	var expr string
 	if worker {
 		quoted, err := json.Marshal(promptAPIChecks)

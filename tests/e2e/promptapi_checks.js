@@ -134,6 +134,13 @@ async function checks(origin, src) {
   await rejects('QuotaExceededError', q.append(huge), (e) => e.name === 'QuotaExceededError' && e.requested === need && e.quota === q.contextWindow);
   expect('a refused input evicts nothing', q.contextUsage === 0, q.contextUsage);
 
+  await rejects('initialPrompts past the window', LanguageModel.create({ initialPrompts: [{ role: 'system', content: huge }] }),
+    (e) => e.name === 'QuotaExceededError' && e.requested > e.quota && e.quota === q.contextWindow);
+  const params = await LanguageModel.params();
+  expect('params', params.defaultTopK >= 1 && params.maxTopK >= params.defaultTopK && params.maxTemperature >= params.defaultTemperature, params);
+  await rejects('negative temperature', LanguageModel.create({ temperature: -1 }), (e) => e instanceof RangeError);
+  await rejects('topK below 1', LanguageModel.create({ topK: 0 }), (e) => e instanceof RangeError);
+
   // destroy: calls in flight and later ones reject with InvalidStateError.
   const d = await LanguageModel.create(greedy);
   const pending = d.prompt('Once upon a time');
@@ -142,5 +149,10 @@ async function checks(origin, src) {
   await rejects('prompt after destroy', d.prompt('x'), (e) => e.name === 'InvalidStateError');
   expect('attributes after destroy', typeof d.contextUsage === 'number' && typeof d.contextWindow === 'number', null);
   lm.unload();
+
+  // A model that cannot be fetched: NetworkError (after the checks above,
+  // as installPolyfill's source is the module's).
+  await installPolyfill(`${origin}/no-such-model.gguf`);
+  await rejects('a model that cannot be fetched', LanguageModel.create(), (e) => e.name === 'NetworkError');
   return out;
 }
