@@ -192,8 +192,7 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	// back: reusedPrefix), evaluate the rest, keep the last logits.
 	first := s.reusedPrefix(prompt)
 	s.tokens = s.tokens[:first]
-	s.restored = false
-	s.lastLogits = first == len(prompt) // a restored state's logits (reusedPrefix)
+	s.lastLogits = first == len(prompt) // kept logits (reusedPrefix)
 	for pos := first; pos < len(prompt); {
 		if ctx.Err() != nil {
 			// The blocks evaluated so far stay in the cache: say so.
@@ -296,6 +295,9 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		done, err := g.grammar.mask(s.logits, g.budget())
 		if err != nil {
 			return err
+		}
+		if g.grammar != nil {
+			s.lastLogits = false // masked in place: not the model's logits any more
 		}
 		if done {
 			res.FinishReason = FinishStop

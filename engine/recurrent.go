@@ -169,12 +169,13 @@ func (s *Session) beginRecurrent(pos, n int) error {
 // moved past it. A model with recurrent layers keeps the cached tokens
 // only when all of them are a prefix of the prompt and the prompt is
 // longer (its state holds every cached token and cannot be rewound);
-// otherwise it starts over at 0. A session LoadState restored with its
-// logits keeps a prompt equal to its cached tokens whole: nothing runs.
+// otherwise it starts over at 0. A session saved or restored (SaveState,
+// LoadState) keeps a prompt equal to its cached tokens whole while it has
+// their last token's logits: nothing runs.
 func (s *Session) reusedPrefix(prompt []int) int {
 	first := commonPrefix(s.tokens, prompt)
-	if s.restored && first == len(s.tokens) && first == len(prompt) {
-		return first // LoadState restored the last token's logits too
+	if s.restored && s.lastLogits && first == len(s.tokens) && first == len(prompt) {
+		return first // the last token's logits are at hand (state.go)
 	}
 	if s.rec.active() {
 		if first == len(s.tokens) && first < len(prompt) && s.rec.pos == first {

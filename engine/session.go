@@ -106,11 +106,13 @@ type Session struct {
 	// for a model without experts.
 	moe *moeScratch
 
-	// lastLogits reports whether logits are the next-token logits after
-	// the last cached token (a generation's prefill or decode step
-	// finished), which SaveState then saves; restored, that they were
-	// loaded by LoadState and no pass ran since, so a prompt equal to the
-	// cached tokens needs no pass at all (state.go).
+	// lastLogits reports whether logits are the model's next-token logits
+	// after the last cached token (a generation's prefill or decode step
+	// finished, and no grammar masked them), which SaveState then saves;
+	// restored, that the session's state was saved or loaded (SaveState,
+	// LoadState; until Reset), so that while lastLogits holds a prompt
+	// equal to the cached tokens needs no pass at all, in the saved
+	// session as in its restored copies (state.go).
 	lastLogits, restored bool
 }
 

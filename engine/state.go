@@ -51,8 +51,10 @@ const (
 // stateChunk is the bytes SaveState and LoadState convert at once.
 const stateChunk = 64 << 10
 
-// SaveState writes the session's state to w (see the format above). It
-// fails with ErrBusy while a generation runs, and with an error wrapping
+// SaveState writes the session's state to w (see the format above). From
+// then on, as in a session that loads it, a prompt equal to the cached
+// tokens is not evaluated again (their logits are at hand). It fails with
+// ErrBusy while a generation runs, and with an error wrapping
 // ErrStateUnsupported for a session whose state it cannot read.
 func (s *Session) SaveState(w io.Writer) error {
 	if !s.mu.TryLock() {
@@ -122,6 +124,9 @@ func (s *Session) SaveState(w io.Writer) error {
 	if _, err := w.Write(sum[:]); err != nil {
 		return fmt.Errorf("engine: saving the session's state: %w", err)
 	}
+	// The saved session continues as its restored copies do: a prompt
+	// equal to its tokens needs no pass.
+	s.restored = true
 	return nil
 }
 
@@ -175,6 +180,7 @@ func (s *Session) LoadState(r io.Reader) (err error) {
 	if s.rec.active() {
 		s.rec.pos = n
 	}
+	s.restored = true
 	return nil
 }
 
@@ -291,7 +297,7 @@ func (s *Session) readStateBody(sr *stateReader, n int) error {
 	case sr.err != nil:
 	case vocab == len(s.logits) && n > 0:
 		sr.f32s(s.logits)
-		s.lastLogits, s.restored = true, true
+		s.lastLogits = true
 	case vocab != 0:
 		return stateFormatError("logits of %d values, the vocabulary's %d", vocab, len(s.logits))
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -223,4 +224,47 @@ func TestModelIdentity(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, before, other.Identity(), "another type")
 	assert.NotEqual(t, before, loadStories260K(t).Identity(), "another model")
+}
+
+// banOdd is a constraint that bans every odd token id: it masks the
+// logits in place.
+type banOdd struct{}
+
+func (banOdd) Start([]int) ConstraintMatch { return banOdd{} }
+func (banOdd) Mask(logits []float32, _ int) (bool, error) {
+	for i := 1; i < len(logits); i += 2 {
+		logits[i] = float32(math.Inf(-1))
+	}
+	return false, nil
+}
+func (banOdd) Accept([]byte) error { return nil }
+func (banOdd) Accepting() bool     { return true }
+
+// TestSavedStateAfterAConstraint: a generation under a constraint masks
+// the logits in place, so its state keeps no logits: restored, the
+// session evaluates the last token again and samples, unconstrained, what
+// the uninterrupted session does; and a saved session, like a restored
+// one, runs no pass for a prompt equal to its tokens.
+func TestSavedStateAfterAConstraint(t *testing.T) {
+	m := loadStories260K(t)
+	prompt := randomPrompt(9, 20, m.config.VocabSize)
+	opts := SessionOptions{KVType: KVF32}
+	whole, err := m.NewSession(opts)
+	require.NoError(t, err)
+	res, err := whole.GenerateTokens(context.Background(), prompt, GenerateOptions{MaxTokens: 6, Constraint: banOdd{}}, nil)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, whole.SaveState(&buf))
+	restored, err := m.NewSession(opts)
+	require.NoError(t, err)
+	require.NoError(t, restored.LoadState(&buf))
+	conversation := append(append([]int(nil), prompt...), res.Tokens[:len(res.Tokens)-1]...)
+	want := generateLogged(t, whole, conversation, 6)
+	got := generateLogged(t, restored, conversation, 6)
+	requireSameRun(t, want, got, "after a constrained generation")
+	assert.Equal(t, 1, got.prefill, "the masked logits were not saved: the last token runs again")
+
+	require.NoError(t, whole.SaveState(&bytes.Buffer{}))
+	conversation = append(conversation, want.tokens[:len(want.tokens)-1]...)
+	assert.Zero(t, generateLogged(t, whole, conversation, 2).prefill, "a saved session keeps its logits for the same prompt")
 }
