@@ -198,6 +198,11 @@ type Options struct {
 	// needs max_tokens (see docs/context.md), and MaxTokens may then
 	// exceed the context.
 	ContextShift bool
+	// SlotSavePath, when set, is the directory where llama.cpp's slot
+	// actions (POST /slots/{id}?action=save|restore|erase, slots.go) save
+	// and restore the slots' sessions; without it they answer 501. Not
+	// with Sessions.
+	SlotSavePath string
 }
 
 // Completion describes one completion request after it ended, for logs and
@@ -289,6 +294,9 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("%w: the lent session is of another model", ErrInvalidOptions)
 		}
 		sessions[0] = s
+		if opts.SlotSavePath != "" {
+			return nil, fmt.Errorf("%w: SlotSavePath is for the handler's own sessions, not a lender's", ErrInvalidOptions)
+		}
 	}
 	for i := range sessions {
 		if sessions[i] != nil {
@@ -358,7 +366,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	crossOrigin := h.allowOrigin(w, r)
 	path := r.URL.Path
-	if r.Method != http.MethodOptions && (strings.HasPrefix(path, "/v1/") || path == "/tokenize" || path == "/detokenize" || slices.Contains(rerankPaths, path)) {
+	if r.Method != http.MethodOptions && (strings.HasPrefix(path, "/v1/") || path == "/tokenize" || path == "/detokenize" || slices.Contains(rerankPaths, path) || strings.HasPrefix(path, slotsPrefix)) {
 		client, e := h.authenticate(r)
 		if e != nil {
 			writeError(sw, e)
@@ -369,6 +377,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[path]
 	if !ok && strings.HasPrefix(path, "/v1/models/") {
 		rt, ok = route{method: http.MethodGet, serve: h.serveModel}, true
+	}
+	if !ok && strings.HasPrefix(path, slotsPrefix) {
+		rt, ok = h.slotRoute(), true
 	}
 	if !ok {
 		if h.opts.NotFound != nil && !strings.HasPrefix(path, "/v1/") {

@@ -24,8 +24,9 @@ import (
 // bounded by the same numbers as the queue; one admitted request more could
 // only have to wait beyond the queue's end.
 type scheduler struct {
-	slots  *fairPool[*engine.Session]
-	lender SessionLender // when not nil, lends the one session instead of slots
+	slots    *fairPool[*engine.Session]
+	sessions []*engine.Session // every slot's, by slot id (the slot actions: slots.go)
+	lender   SessionLender     // when not nil, lends the one session instead of slots
 
 	mu        sync.Mutex
 	admitted  int            // requests between admit and leave
@@ -39,7 +40,7 @@ type scheduler struct {
 func newScheduler(sessions []*engine.Session, limit, clientLimit int, lender SessionLender) *scheduler {
 	limit, clientLimit = max(limit, 0), max(clientLimit, 0)
 	return &scheduler{
-		slots: newFairPool(sessions, limit), lender: lender,
+		slots: newFairPool(sessions, limit), sessions: slices.Clone(sessions), lender: lender,
 		capacity: len(sessions) + limit, ofClient: map[string]int{}, perClient: len(sessions) + clientLimit,
 		drained: make(chan struct{}),
 	}

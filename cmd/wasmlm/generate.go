@@ -78,6 +78,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		schemaF  = fs.String("json-schema", "", "JSON schema `FILE` the output must be valid JSON for")
 		shift    = fs.Bool("context-shift", false, "when the context is full, keep -keep tokens, drop the oldest half of the rest and go on (needs -n > 0; see docs/context.md)")
 		keep     = fs.Int("keep", 0, "with -context-shift, tokens of the prompt a shift keeps, BOS aside")
+		cacheF   = fs.String("prompt-cache", "", "`FILE` of a saved session to start from (its prompt is not evaluated again), written once the prompt is evaluated (llama.cpp's --prompt-cache)")
 	)
 	mf.register(fs)
 	fs.Var(&stops, "stop", "stop string (repeatable)")
@@ -152,7 +153,20 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return err
 		}
 	}
+	var cached engine.Timings // the prompt's evaluation, with -prompt-cache
+	if *cacheF != "" {
+		if err := loadPromptCache(session, *cacheF); err != nil {
+			fmt.Fprintf(stderr, "generate: -prompt-cache: %v\n", err)
+			return exitError
+		}
+		if cached, err = cachePrompt(ctx, session, *prompt, opts.ParseSpecial, *cacheF); err != nil {
+			fmt.Fprintf(stderr, "generate: -prompt-cache: %s\n", flagError(err))
+			return exitError
+		}
+	}
 	res, err := session.Generate(ctx, *prompt, opts, onToken)
+	res.Timings.Prefill += cached.Prefill
+	res.Timings.PrefillTokens += cached.PrefillTokens
 	if err != nil {
 		fmt.Fprintf(stderr, "generate: %s\n", flagError(err))
 		if errors.Is(err, engine.ErrInvalidOption) && len(res.Tokens) == 0 {

@@ -94,6 +94,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		maxEmbed    = fs.Int("max-embed-tokens", httpapi.DefaultMaxEmbedTokens, "most tokens one embeddings or rerank request may have evaluated, special tokens included; more get 400 (0: no limit)")
 		shift       = fs.Bool("context-shift", false, "context_shift's default: a generation that fills the context keeps n_keep tokens, drops the oldest half of the rest and goes on, for models that can (then -max-tokens may exceed -ctx; see docs/context.md)")
 		cors        = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)
+		slotSave    = fs.String("slot-save-path", "", "directory where POST /slots/{id}?action=save|restore saves and restores the slots' sessions, made if missing (empty: those actions answer 501)")
 	)
 	var limits connLimits
 	limits.register(fs)
@@ -135,6 +136,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 
+	if *slotSave != "" {
+		if err := os.MkdirAll(*slotSave, 0o755); err != nil {
+			fmt.Fprintf(stderr, "serve: -slot-save-path: %v\n", err)
+			return exitUsage
+		}
+	}
 	model, err := mf.load()
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
@@ -143,7 +150,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	opts := httpapi.Options{
 		ModelName: modelName(mf.path), Slots: *slots, QueueSize: *queue, ClientQueue: *clientQueue, ContextLength: *ctxLimit, KVType: *kvType, Threads: *threads,
 		MaxTokens: *maxTokens, MaxEmbedTokens: *maxEmbed, AllowOrigin: *cors, OnCompletion: completionLogger(stderr),
-		WriteTimeout: limits.write, Keys: keys, Limiter: limiter, ContextShift: *shift,
+		WriteTimeout: limits.write, Keys: keys, Limiter: limiter, ContextShift: *shift, SlotSavePath: *slotSave,
 	}
 	if *queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
