@@ -104,6 +104,7 @@ func (s *Session) shift(keep, discard int) error {
 		}
 	}
 	s.tokens = append(s.tokens[:keep], s.tokens[keep+discard:]...)
+	s.lastLogits = false // they were the logits before the shift (state.go)
 	return nil
 }
 

@@ -26,6 +26,9 @@ import (
 //	kv type    u32 (KVF32 or KVF16)
 //	context    u32, the saving session's context length
 //	tokens     u32 n, then n × u32: the cached token ids
+//	valid from u32: the oldest position every sliding-window ring holds
+//	             for sure (a context shift may leave a ring without kept
+//	             positions it had overwritten: Session.Shift); 0 otherwise
 //	layers     u32 (the model's layer count), then for each layer
 //	             u32 held, u32 kvDim: the positions n−held..n−1 the layer's
 //	             cache holds (0 for a recurrent layer and one that shares
@@ -79,6 +82,7 @@ func (s *Session) SaveState(w io.Writer) error {
 	for _, t := range s.tokens {
 		sw.u32(t)
 	}
+	sw.u32(s.kv.validFrom)
 	sw.u32(c.Layers)
 	for l := range c.Layers {
 		ly, owns := s.ownCache(l)
@@ -156,12 +160,12 @@ func (s *Session) LoadState(r io.Reader) (err error) {
 	// on an error it is reset, so that a half-read state is never used.
 	s.tokens = s.tokens[:0]
 	s.rec.reset()
-	s.lastLogits, s.restored = false, false
+	s.lastLogits, s.restored, s.kv.validFrom = false, false, 0
 	defer func() {
 		if err != nil {
 			s.tokens = s.tokens[:0]
 			s.rec.reset()
-			s.lastLogits, s.restored = false, false
+			s.lastLogits, s.restored, s.kv.validFrom = false, false, 0
 		}
 	}()
 	if err := s.readStateBody(&sr, n); err != nil {
@@ -251,6 +255,11 @@ func (s *Session) readStateBody(sr *stateReader, n int) error {
 		}
 		s.tokens = append(s.tokens, t)
 	}
+	validFrom := sr.u32()
+	if sr.err == nil && validFrom > n {
+		return stateFormatError("positions from %d are held, of %d", validFrom, n)
+	}
+	s.kv.validFrom = validFrom
 	if layers := sr.u32(); sr.err == nil && layers != c.Layers {
 		return stateFormatError("%d layers, the model has %d", layers, c.Layers)
 	}

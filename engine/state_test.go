@@ -268,3 +268,37 @@ func TestSavedStateAfterAConstraint(t *testing.T) {
 	conversation = append(conversation, want.tokens[:len(want.tokens)-1]...)
 	assert.Zero(t, generateLogged(t, whole, conversation, 2).prefill, "a saved session keeps its logits for the same prompt")
 }
+
+// TestSavedStateAfterAShift: a session saved after a context shift (its
+// keys turned to their new positions, a sliding window's ring laid out
+// again) continues, restored, as the shifted session does.
+func TestSavedStateAfterAShift(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    *Model
+	}{
+		{"llama (stories260K)", loadStories260K(t)},
+		{"gemma3 sliding window 8", loadGemma(t, "gemma3", tensor.F32, 8)},
+	} {
+		for _, kv := range []KVType{KVF32, KVF16} {
+			t.Run(tc.name+" "+kv.String(), func(t *testing.T) {
+				opts := SessionOptions{KVType: kv, ContextLength: 64}
+				whole, err := tc.m.NewSession(opts)
+				require.NoError(t, err)
+				prompt := randomPrompt(11, 40, tc.m.config.VocabSize)
+				generateLogged(t, whole, prompt, 8)
+				require.NoError(t, whole.Shift(4, 16))
+				var buf bytes.Buffer
+				require.NoError(t, whole.SaveState(&buf))
+				restored, err := tc.m.NewSession(opts)
+				require.NoError(t, err)
+				require.NoError(t, restored.LoadState(&buf))
+				next := append(append([]int(nil), whole.tokens...), randomPrompt(12, 6, tc.m.config.VocabSize)...)
+				want := generateLogged(t, whole, next, 8)
+				got := generateLogged(t, restored, next, 8)
+				requireSameRun(t, want, got, "after a shift")
+				assert.Equal(t, want.prefill, got.prefill)
+			})
+		}
+	}
+}
