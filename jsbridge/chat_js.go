@@ -19,8 +19,10 @@ import (
 // (a seed JavaScript holds exactly, which the result reports).
 
 // chatFields are the keys of chat's options: what the page adds to the
-// request, which is not part of it.
-var chatFields = []string{"signal"}
+// request, which is not part of it: its signal, and load's contextShift
+// default (contextShift, nKeep: context_shift and n_keep for a request
+// that omits them; see openai.API.ContextShift).
+var chatFields = []string{"signal", "contextShift", "nKeep"}
 
 // parseChat reads chat's request (a JSON string) and options into r. The
 // request is decoded when its turn comes, with the model then loaded; here
@@ -36,6 +38,12 @@ func (b *Binding) parseChat(args []js.Value, r *request) error {
 		return err
 	}
 	if r.signal, err = f.signal(); err != nil {
+		return err
+	}
+	if r.opts.ContextShift, err = f.boolean("contextShift", false); err != nil {
+		return err
+	}
+	if r.opts.ShiftKeep, err = f.integer("nKeep", 0, -1, maxInt32, ">= -1 (-1: the whole prompt)"); err != nil {
 		return err
 	}
 	r.opts.Sampling.Seed = uint64(b.randomSeed())
@@ -54,7 +62,8 @@ func (b *Binding) parseChat(args []js.Value, r *request) error {
 // the one parseChat drew. The session's context is also the most tokens
 // a request may ask for: the page has no server limit.
 func (b *Binding) chatJob(m *engine.Model, contextLength int, r *request) (*openai.Job, error) {
-	api := openai.API{Model: m, Grammars: b.grammarsOf(m), Context: contextLength, MaxTokens: contextLength}
+	api := openai.API{Model: m, Grammars: b.grammarsOf(m), Context: contextLength, MaxTokens: contextLength,
+		ContextShift: r.opts.ContextShift, NKeep: r.opts.ShiftKeep}
 	req := openai.ChatRequest{SamplingRequest: api.NewSamplingRequest()}
 	if e := openai.Decode(r.body, &req); e != nil {
 		return nil, e

@@ -382,6 +382,9 @@ func resultValue(res engine.Result, seed uint64, yielded time.Duration) map[stri
 			"promptTokens":     len(res.PromptTokens),
 			"completionTokens": len(res.Tokens),
 			"totalTokens":      len(res.PromptTokens) + len(res.Tokens),
+			// A context shift's (chat's context_shift).
+			"contextShifts":        res.Shifts,
+			"contextShiftedTokens": res.ShiftedTokens,
 		},
 		"timings": map[string]any{
 			"timeToFirstTokenMs":     ms(t.TimeToFirstToken),

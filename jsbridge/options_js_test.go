@@ -87,7 +87,7 @@ func TestInvalidOptions(t *testing.T) {
 			{"stream", []any{"x", nil, "f"}, `onToken must be a function, got string "f"`},
 			{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("x")}), nil, 3}, "onToken must be a function, got 3"},
 			{"chat", []any{js.ValueOf([]any{map[string]any{"role": "user", "content": "x"}})}, "request must be a string, got an array"},
-			{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("x")}), map[string]any{"temperature": 0}}, `unknown option "temperature" in options (known: signal)`},
+			{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("x")}), map[string]any{"temperature": 0}}, `unknown option "temperature" in options (known: signal, contextShift, nKeep)`},
 			{"tokenize", []any{7}, "text must be a string, got 7"},
 			{"tokenize", []any{"x", map[string]any{"bos": true}}, `unknown option "bos" in options (known: addBos, special)`},
 			{"tokenize", []any{"x", map[string]any{"addBos": "yes"}}, `addBos must be a boolean, got string "yes"`},

@@ -23,8 +23,10 @@ type API struct {
 	Context   int              // the tokens a session holds
 	MaxTokens int              // the most tokens a request may ask for
 	// ContextShift is context_shift's default: a request that omits it
-	// shifts its context (shift.go) if the model can.
+	// shifts its context (shift.go) if the model can; NKeep is n_keep's
+	// default.
 	ContextShift bool
+	NKeep        int
 }
 
 // Job is a validated completion request, ready to generate: its prompt,

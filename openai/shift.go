@@ -57,17 +57,14 @@ func (a *API) promptLimit(j *Job) int {
 	return a.Context
 }
 
-// shiftKeep sets the job's ShiftKeep from n_keep once its prompt is known:
-// n_keep tokens after the prompt's BOS (as llama.cpp adds one for it), or
-// the whole prompt for -1.
+// shiftKeep sets the job's ShiftKeep from n_keep (or API.NKeep when the
+// request omits it) once its prompt is known: n_keep tokens after the
+// prompt's BOS (as llama.cpp adds one for it), or the whole prompt for -1.
 func (a *API) shiftKeep(j *Job, r *SamplingRequest) {
-	if !j.Options.ContextShift || r.NKeep == nil {
-		if j.Options.ContextShift && a.startsWithBOS(j) {
-			j.Options.ShiftKeep = 1
-		}
-		return
+	keep := a.NKeep
+	if r.NKeep != nil {
+		keep = *r.NKeep
 	}
-	keep := *r.NKeep
 	switch {
 	case keep < 0:
 		keep = len(j.Prompt.Tokens)

@@ -29,10 +29,14 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     created: Math.floor(Date.now() / 1000),
     model: lm.name,
   };
+  // usage reports context shifts as the HTTP API does: only when one happened.
   const usage = (r) => ({
     prompt_tokens: r.usage.promptTokens, completion_tokens: r.usage.completionTokens, total_tokens: r.usage.totalTokens,
+    ...(r.usage.contextShifts > 0 ? { context_shifts: r.usage.contextShifts, context_shifted_tokens: r.usage.contextShiftedTokens } : {}),
   });
-  const message = { type: 'chat', request: JSON.stringify(request) };
+  // load's contextShift: the default of a request without context_shift, n_keep.
+  const { contextShift, nKeep } = lm.shift ?? {};
+  const message = { type: 'chat', request: JSON.stringify(request), contextShift, nKeep };
   if (!stream) {
     const r = await lm.run(message, signal);
     return {

@@ -174,6 +174,26 @@ export function checkKVType(kvType) {
   }
 }
 
+/**
+ * Checks the contextShift option — undefined, a boolean, or {nKeep} (an
+ * integer >= -1, 0 when omitted) — and returns what the page's chat
+ * completions send with each request as its default: {contextShift, nKeep}.
+ */
+export function checkContextShift(v) {
+  if (v == null || typeof v === 'boolean') return { contextShift: v === true, nKeep: 0 };
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    throw argumentError('contextShift', `must be a boolean or {nKeep}, got ${describe(v)}`);
+  }
+  for (const k of Object.keys(v)) {
+    if (k !== 'nKeep') throw argumentError(`contextShift.${k}`, 'is not an option (known: nKeep)');
+  }
+  const nKeep = v.nKeep ?? 0;
+  if (!Number.isInteger(nKeep) || nKeep < -1 || nKeep > 0x7fffffff) {
+    throw argumentError('contextShift.nKeep', `must be an integer >= -1 (-1: the whole prompt), got ${describe(v.nKeep)}`);
+  }
+  return { contextShift: true, nKeep };
+}
+
 /** Checks the device option: undefined, 'auto', 'webgpu' or 'cpu'. */
 export function checkDevice(device) {
   if (device != null && !['auto', 'webgpu', 'cpu'].includes(device)) {

@@ -78,6 +78,14 @@ export interface LoadOptions {
    */
   kvType?: 'auto' | 'f16' | 'f32';
   /**
+   * The default of chat completions' context_shift and n_keep (a request's own win): true, or
+   * { nKeep } (n_keep's default, tokens of the prompt after BOS a shift keeps; -1: the whole
+   * prompt), lets a chat that fills the context keep them, drop the oldest half of the rest and
+   * go on, for models that can (docs/context.md). A request without max_tokens stays within the
+   * context. Default false.
+   */
+  contextShift?: boolean | { nKeep?: number };
+  /**
    * The model file's SHA-256 (64 hex digits): the cached copy must match it
    * (see README, "Model cache"); not for a model in parts.
    */
@@ -470,7 +478,8 @@ export interface GenerateResult {
   finishReason: FinishReason;
   /** The seed used: give it back to reproduce the run. */
   seed: number;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** contextShifts, contextShiftedTokens: a chat's context shifts (context_shift), else 0. */
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; contextShifts: number; contextShiftedTokens: number };
   timings: Timings;
   /**
    * The size of the worker's WebAssembly memory when the generation ended, in
@@ -573,6 +582,15 @@ export interface ChatCompletionRequest {
   chat_template_kwargs?: { enable_thinking?: boolean; date_string?: string; [key: string]: unknown } | null;
   /** Only 1. */
   n?: number;
+  /**
+   * Go past a full context as llama.cpp's server does: keep the first n_keep tokens (after BOS),
+   * drop the oldest half of the rest, re-rotate the cached keys, go on; a prompt longer than the
+   * context is cut alike. Needs max_tokens. Default: load's contextShift. A model with
+   * recurrent layers cannot (invalid_argument, field context_shift). See docs/context.md.
+   */
+  context_shift?: boolean;
+  /** Tokens of the prompt after BOS a context shift keeps (-1: the whole prompt); default 0. */
+  n_keep?: number;
   signal?: AbortSignal;
   /** JSON or a JSON schema; with tools, only with tool_choice 'none'. */
   response_format?: ResponseFormat | null;
@@ -605,7 +623,7 @@ export interface ChatCompletion {
     logprobs: null;
     finish_reason: ChatFinishReason;
   }>;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: ChatUsage;
   seed: number;
 }
 
@@ -624,7 +642,18 @@ export interface ChatCompletionChunk {
     logprobs: null;
     finish_reason: ChatFinishReason | null;
   }>;
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage?: ChatUsage;
+}
+
+/** A chat completion's tokens; the context shifts' only when one happened (context_shift). */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** How many times the context shifted (a prompt cut to fit counts one). */
+  context_shifts?: number;
+  /** How many tokens the shifts dropped in all. */
+  context_shifted_tokens?: number;
 }
 
 export interface ChatCompletionStream extends AsyncIterableIterator<ChatCompletionChunk> {

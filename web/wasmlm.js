@@ -27,7 +27,7 @@ import {
   abortError, argumentError, checkSendable, checkSignal, codedError, describe, describeThrown, invalidCall, withCode,
 } from './errors.js';
 import {
-  Progress, cachedSources, checkDevice, checkGPUWorkers, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
+  Progress, cachedSources, checkContextShift, checkDevice, checkGPUWorkers, checkKVType, fromCache, checkSource, checkSources, feedBytes, inspectHeaders, modelTooLarge,
   readHeaders, readSource, resolveSource, sourceName,
 } from './load.js';
 import { countChatTokens, createChatCompletion } from './chat-completions.js';
@@ -45,7 +45,7 @@ const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device', 'contextShift'];
 
 
 const created = Symbol('WasmLM constructor');
@@ -126,6 +126,7 @@ export class WasmLM {
   #followers = []; // the workers of shards 1..N-1 of a model split across N workers
   #serves = false; // loaded with { serve: true }: its worker runs wasmlm-serve.wasm, which lm.serve needs
   #api; // the model as chat-completions.js and embeddings.js use it
+  #shift = { contextShift: false, nKeep: 0 }; // load's contextShift: chat's default context_shift and n_keep
 
   constructor(token, worker, name) {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
@@ -137,6 +138,7 @@ export class WasmLM {
     this.#api = Object.freeze({
       get name() { return lm.#name; },
       get info() { return lm.#info; },
+      get shift() { return lm.#shift; },
       run: (message, signal) => this.#run(message, signal),
       iterable: (message, signal, map) => this.#iterable(message, signal, map),
       call: (method, args) => this.#request({ type: 'call', method, args }),
@@ -220,6 +222,7 @@ export class WasmLM {
     const { kvType, sha256 } = options;
     checkKVType(kvType);
     checkDevice(options.device);
+    const shift = checkContextShift(options.contextShift);
     // After a lost device, 'auto' keeps to the CPU (cpuReason: why).
     const device = gpuLost && (options.device ?? 'auto') === 'auto' ? 'cpu' : (options.device ?? 'auto');
     const cpuReason = device === 'cpu' && options.device !== 'cpu' ? gpuLost : undefined;
@@ -243,6 +246,7 @@ export class WasmLM {
     const worker = newWorker('wasmlm');
     const lm = new WasmLM(created, worker, name);
     lm.#serves = serve;
+    lm.#shift = shift;
     try {
       // The worker starts the Go program while the model's header downloads.
       // A split model's followers boot the same build as worker 0 (only it

@@ -23,7 +23,7 @@
 //             the same, with the page sending the chunks (a model the page holds as bytes)
 //   call      {method, args}              info, tokenize, detokenize, chatTokens
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
-//   chat      {request, aborted}          request: OpenAI's chat completion request, as JSON
+//   chat      {request, aborted, contextShift, nKeep}  request: OpenAI's chat completion request, as JSON; contextShift, nKeep: load's defaults
 //   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
 //   serveHTTP {request, modelName, aborted} an HTTP request for the OpenAI-compatible API (lm.serve)
 //             aborted: the page's signal was aborted before the call, so the call's
@@ -197,7 +197,7 @@ async function handle(m, signal) {
     case 'stream':
       return withMemory(await b.stream(m.prompt, withProgress(m, withSignal(m.options, signal)), onToken));
     case 'chat':
-      return withMemory(await b.chat(m.request, { signal }, onToken));
+      return withMemory(await b.chat(m.request, { signal, contextShift: m.contextShift, nKeep: m.nKeep }, onToken));
     case 'embed':
       return b.embed(m.input, withSignal(m.options, signal));
     case 'rerank':
