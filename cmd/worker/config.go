@@ -20,6 +20,7 @@ const (
 	envMaxEmbed    = "WASMLM_MAX_EMBED_TOKENS"  // cap on an embeddings or rerank request's tokens
 	envLimiter     = "WASMLM_RATE_LIMITER"      // Cloudflare's Rate Limiting binding
 	envLimitPeriod = "WASMLM_RATE_LIMIT_PERIOD" // that binding's period, in seconds
+	envShift       = "WASMLM_CONTEXT_SHIFT"     // context_shift's default: true or false
 )
 
 // defaultLimitPeriod is WASMLM_RATE_LIMIT_PERIOD when unset: Cloudflare's
@@ -33,6 +34,7 @@ type edgeConfig struct {
 	maxTokens int            // 0: the context
 	maxEmbed  int            // 0: no cap (unset: httpapi.DefaultMaxEmbedTokens)
 	period    time.Duration  // the Rate Limiting binding's period: a refusal's Retry-After
+	shift     bool           // context_shift's default (httpapi.Options.ContextShift)
 }
 
 // errMisconfigured wraps every error of readConfig.
@@ -74,6 +76,17 @@ func readConfig(getenv func(name string) (string, error)) (edgeConfig, error) {
 		return c, fmt.Errorf("%w: %s = 0: the period is at least a second", errMisconfigured, envLimitPeriod)
 	}
 	c.period = time.Duration(seconds) * time.Second
+	text, err := getenv(envShift)
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", errMisconfigured, err)
+	}
+	switch strings.TrimSpace(text) {
+	case "", "false", "0":
+	case "true", "1":
+		c.shift = true
+	default:
+		return c, fmt.Errorf("%w: %s = %q: not true or false", errMisconfigured, envShift, text)
+	}
 	return c, nil
 }
 

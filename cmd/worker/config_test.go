@@ -44,6 +44,8 @@ func TestReadConfig(t *testing.T) {
 			edgeConfig{limits: httpapi.Limits{RequestsPerMinute: 60, TokensPerMinute: 20000}, maxTokens: 64, maxEmbed: 4096, period: 10 * time.Second},
 		},
 		{"zero is no limit", env{envRateLimit: "0", envTokenLimit: "0", envMaxTokens: "0", envMaxEmbed: "0"}, edgeConfig{period: time.Minute}},
+		{"context shift", env{envShift: " true "}, edgeConfig{period: time.Minute, maxEmbed: httpapi.DefaultMaxEmbedTokens, shift: true}},
+		{"no context shift", env{envShift: "false"}, edgeConfig{period: time.Minute, maxEmbed: httpapi.DefaultMaxEmbedTokens}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := readConfig(tc.env.getenv)
@@ -69,6 +71,7 @@ func TestReadConfigErrors(t *testing.T) {
 		{"rate limit not a number", env{envRateLimit: "ten"}, []string{`WASMLM_RATE_LIMIT = "ten"`, "requests per minute"}},
 		{"token limit negative", env{envTokenLimit: "-5"}, []string{`WASMLM_TOKEN_LIMIT = "-5"`}},
 		{"max tokens a fraction", env{envMaxTokens: "64.5"}, []string{`WASMLM_MAX_TOKENS = "64.5"`}},
+		{"context shift not a boolean", env{envShift: "yes"}, []string{`WASMLM_CONTEXT_SHIFT = "yes"`, "true or false"}},
 		{"max embed tokens negative", env{envMaxEmbed: "-1"}, []string{`WASMLM_MAX_EMBED_TOKENS = "-1"`, "tokens"}},
 		{"a huge limit", env{envRateLimit: "99999999999999999999"}, []string{"WASMLM_RATE_LIMIT"}},
 		{"period zero", env{envLimitPeriod: "0"}, []string{"WASMLM_RATE_LIMIT_PERIOD = 0"}},

@@ -116,7 +116,10 @@
 //     RemoteAddr; where it is missing, as in a local workerd, all clients
 //     are one). Unset or 0: no limit.
 //   - WASMLM_MAX_TOKENS: the most max_tokens a request may ask for (unset:
-//     the context, 512 tokens).
+//     the context, 512 tokens; more only with WASMLM_CONTEXT_SHIFT).
+//   - WASMLM_CONTEXT_SHIFT: "true" makes context_shift every completion
+//     request's default (docs/context.md); unset or "false": a request asks
+//     for it itself.
 //   - WASMLM_MAX_EMBED_TOKENS: the most tokens an embeddings or rerank
 //     request may have the model evaluate, special tokens included; beyond
 //     it 400 max_tokens_per_request (unset: 16,384; 0: no cap).

@@ -64,7 +64,7 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 		return nil, err
 	}
 	kv, context := sessionFit(model)
-	if cfg.maxTokens > context {
+	if cfg.maxTokens > context && !cfg.shift {
 		return nil, fmt.Errorf("%w: %s = %d exceeds the model's context of %d tokens", errMisconfigured, envMaxTokens, cfg.maxTokens, context)
 	}
 	opts := httpapi.Options{
@@ -79,6 +79,7 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 		// The variable's 0 is no cap; Options' 0 is the default cap.
 		MaxEmbedTokens: cmp.Or(cfg.maxEmbed, -1),
 		Limiter:        limiter,
+		ContextShift:   cfg.shift,
 	}
 	if len(cfg.keys) > 0 {
 		if opts.Keys, err = httpapi.NewKeyRing(cfg.keys...); err != nil {
