@@ -9,7 +9,7 @@
 // module.
 
 import { WasmLM } from './wasmlm.js';
-import { regexpToGBNF } from './prompt-api-regexp.js';
+import { regexpToGBNF, regexpToGBNFAfter } from './prompt-api-regexp.js';
 
 /** The source and load options installPolyfill gave: those of LanguageModel.create. */
 const config = { src: undefined, loadOptions: {} };
@@ -236,6 +236,25 @@ function constraint(rc) {
   };
 }
 
+/**
+ * Sets c.prefixGrammar, the grammar of a reply that starts with prefix (a
+ * final assistant message with prefix: true): the prefix, then any text, or
+ * with a RegExp constraint what completes the prefix to a match (a
+ * NotSupportedError when nothing does). The model generates the prefix
+ * under the grammar, so that its reply continues it; the reply returned
+ * is what follows it. A JSON Schema constraint with a prefix is refused.
+ */
+function prefixed(c, prefix, rc) {
+  const start = `root ::= ${gbnfString(prefix)} rest\n`;
+  if (rc === undefined || rc === null) {
+    c.prefixGrammar = `${start}rest ::= [\\x00-\\U0010FFFF]*\n`;
+  } else if (rc instanceof RegExp) {
+    c.prefixGrammar = start + regexpToGBNFAfter(rc, prefix).replace(/^root ::=/, 'rest ::=');
+  } else {
+    throw domError('NotSupportedError', 'a prefix with a JSON Schema responseConstraint is not supported');
+  }
+}
+
 /** A downloadprogress ProgressEvent (an Event with loaded and total where there is no ProgressEvent: Node.js). */
 function progressEvent(loaded) {
   if (typeof ProgressEvent === 'function') return new ProgressEvent('downloadprogress', { loaded, total: 1, lengthComputable: true });
@@ -450,9 +469,9 @@ export class LanguageModel extends EventTarget {
       const messages = canonical(input, hasAppended);
       const c = reply ? constraint(opts.responseConstraint) : {};
       let prefix = null;
-      if (messages.at(-1).prefix) {
-        if (opts.responseConstraint != null) throw domError('NotSupportedError', 'a prefix with a responseConstraint is not supported');
+      if (reply && messages.at(-1).prefix) {
         prefix = messages.pop().content;
+        prefixed(c, prefix, opts.responseConstraint);
       }
       const turn = messages.map(({ role, content }) => ({ role, content }));
       try {
@@ -464,7 +483,7 @@ export class LanguageModel extends EventTarget {
         }
         const answer = await this.#generate([...this.#initial, ...this.#turns.flat(), ...turn], c, prefix, signal, onChunk);
         checkSignal(signal);
-        if (c.test && !c.test(answer.text)) throw domError('SyntaxError', 'the reply does not satisfy the responseConstraint');
+        if (c.test && !c.test((prefix ?? '') + answer.text)) throw domError('SyntaxError', 'the reply does not satisfy the responseConstraint');
         this.#turns.push([...turn, ...answer.messages]);
         this.#usage = await counter(this.#lm, this.#tools, signal)([...this.#initial, ...this.#turns.flat()]);
       } catch (err) {
@@ -503,8 +522,7 @@ export class LanguageModel extends EventTarget {
     sampling.temperature = o.temperature ?? PARAMS.defaultTemperature;
     sampling.top_k = o.topK ?? PARAMS.defaultTopK;
     const tools = this.#tools.length ? { tools: this.#tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })) } : {};
-    let grammar = c.grammar;
-    if (prefix !== null) grammar = `root ::= ${gbnfString(prefix)} [\\x00-\\U0010FFFF]*\n`;
+    let grammar = prefix === null ? c.grammar : c.prefixGrammar;
     const added = [];
     for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
       const body = {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/grammar"
 	"github.com/wasmlm/wasmlm/internal/headless"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
@@ -111,4 +112,43 @@ func TestPromptAPIPolyfill(t *testing.T) {
 func TestPromptAPISessionInNode(t *testing.T) {
 	out, err := exec.Command("node", "--test", "promptapi_session.test.mjs").CombinedOutput()
 	require.NoError(t, err, "node --test promptapi_session.test.mjs:\n%s", out)
+}
+
+// TestPromptAPIRegexpGrammars: the grammars prompt-api-regexp.js makes of
+// RegExps, alone and after a reply's prefix, accept (by package grammar,
+// which the engine samples with) exactly the samples for which
+// re.test(prefix + sample) is true (promptapi_regexp_cases.mjs); a prefix
+// is refused only when no sample completes it to a match.
+func TestPromptAPIRegexpGrammars(t *testing.T) {
+	out, err := exec.Command("node", "promptapi_regexp_cases.mjs").Output()
+	require.NoError(t, err)
+	var cases []struct {
+		Pattern, Prefix string
+		Grammar         *string
+		Refused         bool
+		Samples         [][2]any
+	}
+	require.NoError(t, json.Unmarshal(out, &cases))
+	require.NotEmpty(t, cases)
+	for _, c := range cases {
+		name := fmt.Sprintf("%s after %q", c.Pattern, c.Prefix)
+		if c.Refused {
+			for _, s := range c.Samples {
+				assert.False(t, s[1].(bool), "%s: refused, but %q completes it", name, s[0])
+			}
+			continue
+		}
+		require.NotNil(t, c.Grammar, name)
+		g, err := grammar.Parse(*c.Grammar)
+		require.NoError(t, err, "%s:\n%s", name, *c.Grammar)
+		matches := 0
+		for _, s := range c.Samples {
+			text, want := s[0].(string), s[1].(bool)
+			assert.Equal(t, want, g.Accepts(text), "%s: sample %q\n%s", name, text, *c.Grammar)
+			if want {
+				matches++
+			}
+		}
+		assert.Positive(t, matches, "%s: no sample matches; the case checks nothing", name)
+	}
 }

@@ -84,6 +84,7 @@ async function checks(origin, src) {
   await rejects('omitResponseConstraintInput alone', s.prompt('x', { omitResponseConstraintInput: true }), (e) => e instanceof TypeError);
   await rejects('RegExp without an exact grammar', s.prompt('x', { responseConstraint: /(?=a)b/ }), (e) => e.name === 'NotSupportedError');
   await rejects('prefix that the constraint refuses', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'invalid', prefix: true }], { responseConstraint: /^Greetings.*/ }), (e) => e.name === 'NotSupportedError');
+  await rejects('prefix with a JSON Schema', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: '{', prefix: true }], { responseConstraint: { type: 'object' } }), (e) => e.name === 'NotSupportedError');
   const tool = { name: 't', description: 'd', inputSchema: { type: 'object', properties: {} }, execute: async () => '1' };
   await rejects('duplicate tools', LanguageModel.create({ tools: [tool, tool] }), (e) => e instanceof TypeError);
   await rejects('tool schema not an object', LanguageModel.create({ tools: [{ ...tool, inputSchema: { type: 'string' } }] }), (e) => e instanceof TypeError);
@@ -115,6 +116,8 @@ async function checks(origin, src) {
   expect('JSON Schema constraint', b === 'true' || b === 'false', b);
   const pre = await s.prompt([{ role: 'user', content: 'Tell me' }, { role: 'assistant', content: 'Once', prefix: true }]);
   expect('prefix', typeof pre === 'string', pre);
+  const greet = await (await LanguageModel.create(greedy)).prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Greetings', prefix: true }], { responseConstraint: /^Greetings and salutations[a-z ]{0,20}\.$/ });
+  expect('prefix with a RegExp', /^ and salutations[a-z ]{0,20}\.$/.test(greet), greet);
 
   // Past the context window: whole pairs go, initialPrompts stay.
   const init = [{ role: 'system', content: 'Tim and Sue.' }];
