@@ -298,3 +298,55 @@ func TestShiftRunsOverDeeperModels(t *testing.T) {
 		}
 	}
 }
+
+// TestShiftIsExactWhereWindowsSlide: in a model whose every layer slides
+// (gemma3 of 3 layers, windows of 8), the positions the next tokens attend
+// to were never computed from a dropped token beyond their windows, and
+// attention depends on positions only through their differences: so after
+// a shift the next tokens' logits equal, to rounding, those of the session
+// that never shifted, in every layer — what a deeper model's shift cannot
+// promise (see shiftCases).
+func TestShiftIsExactWhereWindowsSlide(t *testing.T) {
+	sp := gemmaSpec("gemma3", tensor.F32, 8)
+	sp.Layers = 3 // all sliding: gemma3's 6th layer is its first global one
+	m, err := Load(testmodel.GGUF(t, sp), LoadOptions{})
+	require.NoError(t, err)
+	for l := range m.config.Layers {
+		require.True(t, m.config.Sliding(l))
+	}
+	ctx := context.Background()
+	for _, kv := range []KVType{KVF32, KVF16} {
+		rng := rand.New(rand.NewPCG(3, 7))
+		tokens := make([]int, shiftContext+4)
+		for i := range tokens {
+			tokens[i] = 10 + rng.IntN(m.config.VocabSize-20)
+		}
+		prompt, next := tokens[:shiftContext], tokens[shiftContext:]
+		keep := 3
+		discard := shiftDiscard(keep, shiftContext)
+		shifted := newShiftSession(t, m, kv)
+		_, err := shifted.GenerateTokens(ctx, prompt, GenerateOptions{MaxTokens: 1}, nil)
+		require.NoError(t, err)
+		require.NoError(t, shifted.Shift(keep, discard))
+		kept := slices.Clone(shifted.tokens)
+		whole, err := m.NewSession(SessionOptions{ContextLength: 2 * shiftContext, KVType: kv, Threads: 1})
+		require.NoError(t, err)
+		worst := 0.0
+		for i := range next {
+			for _, run := range []struct {
+				s      *Session
+				prefix []int
+			}{{shifted, kept}, {whole, prompt}} {
+				_, err := run.s.GenerateTokens(ctx, append(slices.Clone(run.prefix), next[:i+1]...), GenerateOptions{MaxTokens: 1}, nil)
+				require.NoError(t, err)
+			}
+			worst = max(worst, relativeDifference(shifted.Logits(), whole.Logits()))
+		}
+		tolerance := shiftToleranceF32
+		if kv == KVF16 {
+			tolerance = shiftToleranceF16
+		}
+		t.Logf("%v: worst relative difference %.2g", kv, worst)
+		assert.Less(t, worst, tolerance, "%v", kv)
+	}
+}
