@@ -475,7 +475,7 @@ export class LanguageModel extends EventTarget {
       }
       const turn = messages.map(({ role, content }) => ({ role, content }));
       try {
-        await this.#fit(turn, signal);
+        await this.#fit(turn, signal, reply ? 1 : 0); // a reply needs a token of room
         if (!reply) {
           this.#turns.push(turn);
           this.#usage = await counter(this.#lm, this.#tools, signal)([...this.#initial, ...this.#turns.flat()]);
@@ -497,19 +497,21 @@ export class LanguageModel extends EventTarget {
   }
 
   /**
-   * Makes room for turn: evicts the oldest prompt/response pairs (never
-   * the initialPrompts) until the conversation and turn fit the window,
+   * Makes room for turn and room more tokens (the reply's first): evicts
+   * the oldest prompt/response pairs (never the initialPrompts) until the
+   * conversation and turn fit the window,
    * firing contextoverflow once; a QuotaExceededError, evicting nothing,
    * when turn does not fit beside the initialPrompts alone.
    */
-  async #fit(turn, signal) {
+  async #fit(turn, signal, room) {
     const count = counter(this.#lm, this.#tools, signal);
     const all = (turns) => [...this.#initial, ...turns.flat(), ...turn];
-    if ((await count(all(this.#turns))) <= this.#window) return;
+    const limit = this.#window - room;
+    if ((await count(all(this.#turns))) <= limit) return;
     const alone = await count(all([]));
-    if (alone > this.#window) throw quotaError(alone - this.#initialUsage, this.#window - this.#initialUsage);
+    if (alone > limit) throw quotaError(alone - this.#initialUsage + room, this.#window - this.#initialUsage);
     const turns = [...this.#turns];
-    do turns.shift(); while (turns.length && (await count(all(turns))) > this.#window);
+    do turns.shift(); while (turns.length && (await count(all(turns))) > limit);
     checkSignal(signal);
     this.#turns = turns;
     this.dispatchEvent(new Event('contextoverflow'));

@@ -102,3 +102,24 @@ test('eviction: the oldest pairs go, initialPrompts stay, contextoverflow fires 
   assert.equal(session.contextUsage, 101);
   assert.equal(await session.measureContextUsage('one more'), 10);
 });
+
+test('eviction: a prompt leaves a token of room for its reply', async () => {
+  // A window of 41: S, a and b take 31; with c, 41, a full window that
+  // leaves the reply no token, so a goes. An append of the same size fits.
+  const lm = scripted(() => ({ content: 'ok' }), 41);
+  await installPolyfill(lm);
+  const prompted = await LanguageModel.create({ initialPrompts: [{ role: 'system', content: 'S' }] });
+  const appended = await prompted.clone();
+  for (const s of [prompted, appended]) {
+    await s.append('a');
+    await s.append('b');
+  }
+  let overflows = 0;
+  prompted.addEventListener('contextoverflow', () => overflows++);
+  appended.addEventListener('contextoverflow', () => overflows += 10);
+  await prompted.prompt('c');
+  assert.deepEqual(lm.requests.at(-1).messages.map((m) => m.content), ['S', 'b', 'c']);
+  await appended.append('c');
+  assert.equal(appended.contextUsage, 41);
+  assert.equal(overflows, 1);
+});
