@@ -70,14 +70,14 @@ func runPromptAPIChecks(t *testing.T, tb *tab, worker bool, path string) promptA
 	return r
 }
 
-// TestPromptAPIPolyfill: installPolyfill replaces Chromium's own
+// TestBrowserPromptAPI: installPolyfill replaces Chromium's own
 // LanguageModel, which answers 'unavailable' without its model, in a page
 // and in a Web Worker (where Chromium has none), and where the browser's
 // class is removed (--disable-features=AIPromptAPI); in each, the sessions
 // behave as the specification's web-platform-tests check, and greedy
 // replies equal lm.chat.completions.create's for the same messages — with
 // the default model's plain template, and with a ChatML template.
-func TestPromptAPIPolyfill(t *testing.T) {
+func TestBrowserPromptAPI(t *testing.T) {
 	s := webSite(t)
 	t.Run("page", func(t *testing.T) {
 		r := runPromptAPIChecks(t, newTab(t, blankPage), false, "")
@@ -106,20 +106,22 @@ func TestPromptAPIPolyfill(t *testing.T) {
 	})
 }
 
-// TestPromptAPISessionInNode runs promptapi_session.test.mjs: the session's
-// tool loop and eviction rule over a scripted model, with node --test
-// (prompt-api.js runs in Node.js too).
-func TestPromptAPISessionInNode(t *testing.T) {
+// TestBrowserPromptAPISessionsInNode runs promptapi_session.test.mjs: the
+// session's tool loop and eviction rule over a scripted model, with node
+// --test (prompt-api.js runs in Node.js too). Part of the browser suite
+// (make test-e2e-browser), the suite of web/'s modules, without Chromium.
+func TestBrowserPromptAPISessionsInNode(t *testing.T) {
 	out, err := exec.Command("node", "--test", "promptapi_session.test.mjs").CombinedOutput()
 	require.NoError(t, err, "node --test promptapi_session.test.mjs:\n%s", out)
 }
 
-// TestPromptAPIRegexpGrammars: the grammars prompt-api-regexp.js makes of
+// TestBrowserPromptAPIRegexpGrammars: the grammars prompt-api-regexp.js makes of
 // RegExps, alone and after a reply's prefix, accept (by package grammar,
 // which the engine samples with) exactly the samples for which
 // re.test(prefix + sample) is true (promptapi_regexp_cases.mjs); a prefix
-// is refused only when no sample completes it to a match.
-func TestPromptAPIRegexpGrammars(t *testing.T) {
+// is refused only when no sample completes it to a match. In the browser
+// suite, without Chromium, as TestBrowserPromptAPISessionsInNode.
+func TestBrowserPromptAPIRegexpGrammars(t *testing.T) {
 	out, err := exec.Command("node", "promptapi_regexp_cases.mjs").Output()
 	require.NoError(t, err)
 	var cases []struct {

@@ -1,4 +1,4 @@
-// promptapi_regexp_cases.mjs: for TestPromptAPIRegexpGrammars, prints as
+// promptapi_regexp_cases.mjs: for TestBrowserPromptAPIRegexpGrammars, prints as
 // JSON each RegExp's grammar (prompt-api-regexp.js), alone and after
 // prefixes, with sample strings and whether re.test(prefix + sample) is
 // true, which the Go test holds the grammar's acceptance to.

@@ -1,5 +1,5 @@
 // promptapi_session.test.mjs: web/prompt-api.js's session logic in Node.js
-// (node --test; TestPromptAPISessionInNode runs it) over a scripted model
+// (node --test; TestBrowserPromptAPISessionsInNode runs it) over a scripted model
 // given to installPolyfill: the tool loop (execute called with the model's
 // arguments, results fed back until the model answers, concurrent calls,
 // a model that never answers) and the eviction rule, with token counts this
