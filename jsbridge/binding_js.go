@@ -66,6 +66,10 @@ import (
 //	                                            of the loaded (whole, GGUF) model
 //	follow()                                  → undefined when the group stops; rejects
 //	                                            when it breaks (shards 1..count-1)
+//	saveState()                               → Uint8Array: the session's conversation
+//	                                            (engine.Session.SaveState: state_js.go)
+//	loadState(state)                          → {tokens}: the session continues from a
+//	                                            saved state (Uint8Array or ArrayBuffer)
 //	serveHTTP(request, {modelName, signal}, onResponse) → undefined once answered: an
 //	                                            HTTP request served by package httpapi's
 //	                                            OpenAI-compatible handler over the model
@@ -197,6 +201,8 @@ func New() *Binding {
 	b.export("serveHTTP", b.parseServeHTTP)
 	b.export("unload", b.parseUnload)
 	b.export("chatTokens", b.parseChatTokens)
+	b.export("saveState", b.parseSaveState)
+	b.export("loadState", b.parseLoadState)
 	return b
 }
 
@@ -214,7 +220,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens", "saveState", "loadState"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil

@@ -1,0 +1,59 @@
+package jsbridge
+
+import (
+	"bytes"
+	"context"
+	"syscall/js"
+)
+
+// saveState() → Uint8Array and loadState(state) → {tokens}: the page's
+// session saved and restored as bytes (engine.Session.SaveState and
+// LoadState: its tokens, the KV cache's used slots, the recurrent state,
+// the last logits), so that a page can keep a conversation across a
+// reload (web/wasmlm.js keeps them in OPFS) and continue it with the
+// tokens the uninterrupted session would give, evaluating nothing again.
+// Both take their turn as generations do. A state of another model, KV
+// type or a context too small rejects with invalid_argument (the engine's
+// ErrStateMismatch), as does a corrupt one (ErrStateFormat: the session
+// is then reset); a session on the GPU rejects (ErrStateUnsupported).
+
+// parseSaveState: saveState().
+func (b *Binding) parseSaveState([]js.Value) (work, error) {
+	turn := b.queue.join()
+	return func() (any, error) {
+		defer b.queue.leave(turn)
+		b.queue.wait(context.Background(), turn)
+		_, s, err := b.current()
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := s.SaveState(&buf); err != nil {
+			return nil, err
+		}
+		u8 := b.uint8Array.New(buf.Len())
+		js.CopyBytesToJS(u8, buf.Bytes())
+		return u8, nil
+	}, nil
+}
+
+// parseLoadState: loadState(state), state a Uint8Array or an ArrayBuffer.
+func (b *Binding) parseLoadState(args []js.Value) (work, error) {
+	state, err := b.bytes(arg(args, 0), "state")
+	if err != nil {
+		return nil, err
+	}
+	turn := b.queue.join()
+	return func() (any, error) {
+		defer b.queue.leave(turn)
+		b.queue.wait(context.Background(), turn)
+		_, s, err := b.current()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.LoadState(bytes.NewReader(state)); err != nil {
+			return nil, err
+		}
+		return map[string]any{"tokens": s.CachedTokens()}, nil
+	}, nil
+}
