@@ -70,6 +70,7 @@ import (
 //	                                            (engine.Session.SaveState: state_js.go)
 //	loadState(state)                          → {tokens}: the session continues from a
 //	                                            saved state (Uint8Array or ArrayBuffer)
+//	identity()                                → the model's engine.Model.Identity, hex
 //	serveHTTP(request, {modelName, signal}, onResponse) → undefined once answered: an
 //	                                            HTTP request served by package httpapi's
 //	                                            OpenAI-compatible handler over the model
@@ -203,6 +204,7 @@ func New() *Binding {
 	b.export("chatTokens", b.parseChatTokens)
 	b.export("saveState", b.parseSaveState)
 	b.export("loadState", b.parseLoadState)
+	b.export("identity", b.parseIdentity)
 	return b
 }
 
@@ -220,7 +222,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens", "saveState", "loadState"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens", "saveState", "loadState", "identity"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil

@@ -62,11 +62,11 @@ func TestPanicsAreRecovered(t *testing.T) {
 }
 
 // TestFuncsReleased: after every kind of call — successful, rejected,
-// aborted, queued; generations and embeddings — only the eighteen methods
+// aborted, queued; generations and embeddings — only the methods
 // hold js.Funcs, and Release frees those and removes the methods.
 func TestFuncsReleased(t *testing.T) {
 	b := New()
-	const methods = 19
+	const methods = 22
 	assert.Equal(t, methods, b.LiveFuncs())
 	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)

@@ -3,10 +3,12 @@ package jsbridge
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"syscall/js"
 )
 
-// saveState() → Uint8Array and loadState(state) → {tokens}: the page's
+// saveState() → Uint8Array, loadState(state) → {tokens} and identity() →
+// string: the page's
 // session saved and restored as bytes (engine.Session.SaveState and
 // LoadState: its tokens, the KV cache's used slots, the recurrent state,
 // the last logits), so that a page can keep a conversation across a
@@ -16,6 +18,20 @@ import (
 // type or a context too small rejects with invalid_argument (the engine's
 // ErrStateMismatch), as does a corrupt one (ErrStateFormat: the session
 // is then reset); a session on the GPU rejects (ErrStateUnsupported).
+
+// parseIdentity: identity() → the loaded model's engine.Model.Identity as
+// 64 hex digits, which every saved state carries (at bytes 8..40): the
+// page lists the sessions of this model by it. It does not wait its turn.
+func (b *Binding) parseIdentity([]js.Value) (work, error) {
+	return func() (any, error) {
+		m, _, err := b.currentModel()
+		if err != nil {
+			return nil, err
+		}
+		id := m.Identity()
+		return hex.EncodeToString(id[:]), nil
+	}, nil
+}
 
 // parseSaveState: saveState().
 func (b *Binding) parseSaveState([]js.Value) (work, error) {

@@ -1,6 +1,7 @@
 package jsbridge
 
 import (
+	"encoding/hex"
 	"syscall/js"
 	"testing"
 
@@ -23,6 +24,11 @@ func TestSaveAndLoadState(t *testing.T) {
 	next := opening + r.Get("text").String() + " One day"
 	want := mustCall(t, first, "generate", next, greedy(10))
 
+	id := mustCall(t, first, "identity").String()
+	assert.Len(t, id, 64)
+	raw := make([]byte, state.Length())
+	js.CopyBytesToGo(raw, state)
+	assert.Equal(t, id, hex.EncodeToString(raw[8:40]), "the state carries the model's identity")
 	second := newLoaded(t)
 	loaded := mustCall(t, second, "loadState", state)
 	assert.Equal(t, len(ints(r.Get("promptTokens")))+len(ints(r.Get("tokens")))-1, loaded.Get("tokens").Int())

@@ -18,9 +18,11 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     throw invalidCall(`create() takes a request object {messages, ...}, got ${describe(body)}`);
   }
   checkRequestOptions(requestOptions);
-  // signal is the page's, not the request's; the rest is OpenAI's JSON.
-  const { signal: bodySignal, ...request } = body;
+  // signal is the page's, not the request's, and session names a saved
+  // session to continue from (sessions.js); the rest is OpenAI's JSON.
+  const { signal: bodySignal, session, ...request } = body;
   checkJSON(request, '');
+  if (session !== undefined) await lm.restoreSession(session);
   const stream = request.stream === true;
   const streamOptions = request.stream_options;
   const signal = requestOptions?.signal ?? bodySignal;

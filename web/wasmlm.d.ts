@@ -544,6 +544,12 @@ export type ChatMessage =
   /** A call's result, answering tool_call_id. */
   | { role: 'tool'; tool_call_id: string; content: string | Array<{ type: 'text'; text: string }>; name?: string };
 
+/** A saved session: its name and how many tokens of conversation it holds. */
+export interface SavedSession {
+  name: string;
+  tokens: number;
+}
+
 /**
  * OpenAI's chat completion request, read by the same Go code as the HTTP API's
  * /v1/chat/completions: the same checks, messages and OpenAI's defaults (temperature 1,
@@ -552,6 +558,11 @@ export type ChatMessage =
  */
 export interface ChatCompletionRequest {
   messages: ChatMessage[];
+  /**
+   * A session saved with lm.saveSession(name) to restore first: the request's prompt, if it
+   * begins with the saved conversation, evaluates only what follows (not sent to the Go side).
+   */
+  session?: string;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   model?: string;
@@ -753,7 +764,10 @@ export type ErrorCode =
   | 'model_too_large'   // the model does not fit the workers asked for (or any): memory and workersNeeded say why
   | 'integrity_failed'  // a downloaded model's SHA-256 is not the sha256 option's
   | 'storage_failed'    // the model cache could not store a file (storage full, denied); load reads
-                        // from the network instead, WasmLM.cache's calls reject with it
+                        // from the network instead, WasmLM.cache's calls reject with it; saveSession
+                        // could not write its file, or there is no OPFS
+  | 'session_not_found' // restoreSession(name), or a chat's session, names no saved session
+  | 'session_mismatch'  // the saved session is of another model or KV type (or not a session)
   | 'serve_failed'      // lm.serve could not serve: the model was loaded without { serve: true }, or
                         // the Service Worker could not be registered or take control of the page
                         // (no secure context, the page outside workerScope, the browser refused)
@@ -847,6 +861,23 @@ export declare class WasmLM {
   /** Generations run one at a time: a call made while another runs waits its turn. */
   generate(prompt: string, options?: GenerateOptions): Promise<GenerateResult>;
   stream(prompt: string, options?: GenerateOptions): TokenStream;
+  /**
+   * Saves the conversation the model's session holds (tokens, KV cache, recurrent state, last
+   * logits) under name in the origin private file system, tied to this model and its KV type;
+   * replaces a session of that name. See docs/sessions.md.
+   */
+  saveSession(name: string): Promise<SavedSession & { bytes: number }>;
+  /**
+   * Restores the session saved under name: the next generation whose prompt begins with its
+   * conversation evaluates only what follows. Rejects with code session_not_found, or
+   * session_mismatch for a session of another model or KV type.
+   */
+  restoreSession(name: string): Promise<SavedSession>;
+  /** The sessions saved with this model and KV type, oldest first; delete: whether one was. */
+  readonly sessions: {
+    list(): Promise<Array<SavedSession & { kvType: 'f16' | 'f32'; savedAt: string; bytes: number }>>;
+    delete(name: string): Promise<boolean>;
+  };
   readonly chat: {
     readonly completions: {
       create(body: ChatCompletionRequest & { stream?: false }, options?: { signal?: AbortSignal }): Promise<ChatCompletion>;

@@ -31,6 +31,7 @@ import {
   readHeaders, readSource, resolveSource, sourceName,
 } from './load.js';
 import { countChatTokens, createChatCompletion } from './chat-completions.js';
+import { sessionStore } from './sessions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
 import { checkServeOptions, serveModel } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
 import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './engine.js';
@@ -127,6 +128,8 @@ export class WasmLM {
   #serves = false; // loaded with { serve: true }: its worker runs wasmlm-serve.wasm, which lm.serve needs
   #api; // the model as chat-completions.js and embeddings.js use it
   #shift = { contextShift: false, nKeep: 0 }; // load's contextShift: chat's default context_shift and n_keep
+  #sha256 = null; // the model file's SHA-256 (the load option sha256), which saved sessions record
+  #sessions; // the model's saved sessions in OPFS (sessions.js)
 
   constructor(token, worker, name) {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
@@ -142,6 +145,17 @@ export class WasmLM {
       run: (message, signal) => this.#run(message, signal),
       iterable: (message, signal, map) => this.#iterable(message, signal, map),
       call: (method, args) => this.#request({ type: 'call', method, args }),
+      restoreSession: (name) => this.restoreSession(name),
+    });
+    this.#sessions = sessionStore({
+      get info() { return lm.#info; },
+      get sha256() { return lm.#sha256; },
+      call: (method, args) => this.#request({ type: 'call', method, args }),
+    });
+    /** The model's saved sessions: lm.sessions.list(), lm.sessions.delete(name). */
+    this.sessions = Object.freeze({
+      list: () => this.#sessions.list(),
+      delete: (name) => Promise.resolve().then(() => this.#sessions.delete(name)),
     });
     /**
      * OpenAI-shaped chat completions: lm.chat.completions.create({messages, stream, response_format, tools, tool_choice, ...});
@@ -245,6 +259,7 @@ export class WasmLM {
 
     const worker = newWorker('wasmlm');
     const lm = new WasmLM(created, worker, name);
+    lm.#sha256 = sha256?.toLowerCase() ?? null;
     lm.#serves = serve;
     lm.#shift = shift;
     try {
@@ -435,6 +450,25 @@ export class WasmLM {
   /** Token ids of text. options: {addBos = true, special = false}. */
   tokenize(text, options) {
     return this.#call('tokenize', options === undefined ? [text] : [text, options], { text, options });
+  }
+
+  /**
+   * Saves the conversation the model's session holds (its tokens, KV cache,
+   * recurrent state and last logits) under name in OPFS, tied to this model
+   * and KV type; resolves to {name, tokens, bytes}. See docs/sessions.md.
+   */
+  saveSession(name) {
+    return Promise.resolve().then(() => this.#sessions.save(name));
+  }
+
+  /**
+   * Restores the conversation saved under name: the next generation or chat
+   * whose prompt begins with it evaluates only what follows. Resolves to
+   * {name, tokens}; rejects with session_not_found, or session_mismatch for
+   * a session of another model or KV type.
+   */
+  restoreSession(name) {
+    return Promise.resolve().then(() => this.#sessions.restore(name));
   }
 
   /** The text of token ids. */

@@ -21,7 +21,8 @@
 //             {type: 'progress', id, progress: {loaded, total}} as bytes arrive
 //   prepare   {prefixes, sizes, shardIndex, shardCount}, then fill {source, offset, chunk}:
 //             the same, with the page sending the chunks (a model the page holds as bytes)
-//   call      {method, args}              info, tokenize, detokenize, chatTokens
+//   call      {method, args}              info, tokenize, detokenize, chatTokens, and saveState,
+//                                         loadState, identity (saved sessions: sessions.js)
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
 //   chat      {request, aborted, contextShift, nKeep}  request: OpenAI's chat completion request, as JSON; contextShift, nKeep: load's defaults
 //   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
@@ -184,7 +185,7 @@ async function handle(m, signal) {
     case 'memory':
       return memory ? memory.buffer.byteLength : null;
     case 'call': {
-      if (!['info', 'tokenize', 'detokenize', 'chatTokens'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
+      if (!['info', 'tokenize', 'detokenize', 'chatTokens', 'saveState', 'loadState', 'identity'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
       const value = await b[m.method](...m.args);
       return m.method === 'info' ? withSIMD(value) : value;
     }

@@ -93,7 +93,7 @@ func TestNPMPackContents(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js",
+		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js", "sessions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
 		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js",
 		"serve-engine.d.ts", "serve-engine.js",
