@@ -39,8 +39,13 @@ type scheduler struct {
 
 func newScheduler(sessions []*engine.Session, limit, clientLimit int, lender SessionLender) *scheduler {
 	limit, clientLimit = max(limit, 0), max(clientLimit, 0)
+	// The pool hands out the slot put back last first, so the slots start
+	// free in reverse: a lone client's requests all run on slot 0, the one
+	// the slot actions (slots.go) then save.
+	free := slices.Clone(sessions)
+	slices.Reverse(free)
 	return &scheduler{
-		slots: newFairPool(sessions, limit), sessions: slices.Clone(sessions), lender: lender,
+		slots: newFairPool(free, limit), sessions: slices.Clone(sessions), lender: lender,
 		capacity: len(sessions) + limit, ofClient: map[string]int{}, perClient: len(sessions) + clientLimit,
 		drained: make(chan struct{}),
 	}

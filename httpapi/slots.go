@@ -25,9 +25,10 @@ import (
 // its tokens, the cache's used slots, the recurrent state, the last
 // logits) to a file of Options.SlotSavePath, restore reads one back into
 // the session, erase forgets its conversation. A completion takes the slot
-// freed (or restored) most recently, so the next request after a restore
-// runs on the restored session and reuses its cached prefix; with several
-// slots, requests in between may take it first.
+// freed (or restored) most recently, and the slots start free so that slot
+// 0 goes first: a lone client's requests all run on slot 0, and the next
+// request after a restore runs on the restored session and reuses its
+// cached prefix; with several clients, requests in between may take it.
 
 // slotsPrefix is the path of the slot actions, before the slot's id.
 const slotsPrefix = "/slots/"

@@ -50,7 +50,7 @@ func slotAnswer(t *testing.T, w interface {
 func TestSlotSaveRestore(t *testing.T) {
 	dir := t.TempDir()
 	var firstDone, secondDone completionsOf
-	first := newHandler(t, Options{SlotSavePath: dir, OnCompletion: firstDone.add})
+	first := newHandler(t, Options{SlotSavePath: dir, Slots: 2, OnCompletion: firstDone.add}) // a lone client's requests run on slot 0
 	turn := func(prompt string) string {
 		return mustJSON(t, map[string]any{"prompt": prompt, "max_tokens": 12, "temperature": 0})
 	}
