@@ -34,14 +34,33 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 
 // generationContext is the context a request's generation runs in: the
 // request's, ended also (with cause ErrShuttingDown) when Shutdown's grace
-// is over. stopped reports whether that is why it ended.
+// is over. stopped reports whether that is why it ended. Its Err asks the
+// request's context's Err too, as the engine asks between tokens, prompt
+// blocks and passes: a host whose request context acts there (the edge
+// worker's hands control to the JavaScript event loop) keeps doing so
+// during the generation, as a SessionLender's context does.
 func (h *Handler) generationContext(r *http.Request) (ctx context.Context, stopped func() bool, release func()) {
-	ctx, cancel := context.WithCancelCause(r.Context())
+	inner, cancel := context.WithCancelCause(r.Context())
 	unhook := context.AfterFunc(h.stopping, func() { cancel(ErrShuttingDown) })
-	return ctx, func() bool { return context.Cause(ctx) == ErrShuttingDown }, func() {
+	return askingContext{inner, r.Context()}, func() bool { return context.Cause(inner) == ErrShuttingDown }, func() {
 		unhook()
 		cancel(nil)
 	}
+}
+
+// askingContext is a context derived from parent whose Err asks parent's
+// Err as well: a derived cancelCtx answers Err from its own state, so a
+// parent that acts in Err would otherwise never be asked.
+type askingContext struct {
+	context.Context
+	parent context.Context
+}
+
+func (c askingContext) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	return c.parent.Err()
 }
 
 // shuttingDown is the 503 of a server that is shutting down.

@@ -54,7 +54,13 @@
 // part at a time, each flushed Server-Sent Event as it is written.
 // worker.mjs handles each part in the request's own context and resumes
 // the instance in a task of its own, so that the chunk reaches the client
-// and new requests reach the queue between tokens.
+// and new requests reach the queue between tokens. A request's context
+// hands control back the same way when a generation begins and every few
+// tokens (prompt blocks, embedding passes) after (turningContext): a call
+// from JavaScript into Go returns only once every goroutine waits, so
+// without it the queue's non-streamed requests would all run in one call,
+// holding the thread while workerd reads no request and drops those sent
+// on keep-alive connections it closes as idle.
 //
 // If the Go program exits (a panic outside the handler's recovery, an
 // os.Exit), worker.mjs drops the instance first (never two models in

@@ -155,7 +155,8 @@ var errClientGone = errors.New("the client closed the response")
 // the request's URL, headers an array of [name, value] pairs, body a
 // Uint8Array or undefined. onResponse(part, resume) takes the response a
 // part at a time (jshttp.Serve); the instance waits until worker.mjs calls
-// resume(ok), ok false once the client is gone. done() is called when the
+// resume(ok), ok false once the client is gone. onResponse(null, resume)
+// is a turn (see turningContext): the request's work waits for resume(). done() is called when the
 // response is complete, done(message) when it failed. Aborting signal (the
 // client left) ends the request's context, and with it its generation or
 // its wait in the queue.
@@ -190,8 +191,26 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 	if b := req.Get("body"); !b.IsUndefined() && !b.IsNull() {
 		body, size, _ = jshttp.Body(b, httpapi.DefaultMaxBodyBytes)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// The turns' callback is released after the context ends (defers run
+	// last first), so that no turn can be asked for once it is gone.
+	turned := make(chan struct{}, 1)
+	onTurn := js.FuncOf(func(js.Value, []js.Value) any {
+		select {
+		case turned <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	defer onTurn.Release()
+	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	ctx := &turningContext{Context: base, turn: func() {
+		onResponse.Invoke(js.Null(), onTurn)
+		select {
+		case <-turned:
+		case <-base.Done():
+		}
+	}}
 	onAbort := js.FuncOf(func(js.Value, []js.Value) any { cancel(); return nil })
 	defer onAbort.Release()
 	signal.Call("addEventListener", "abort", onAbort)
@@ -222,8 +241,45 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 				return errClientGone
 			}
 			return nil
-		case <-ctx.Done():
+		case <-base.Done():
 			return errClientGone
 		}
 	})
+}
+
+// turnEvery is how often a request's work hands control back to the
+// JavaScript event loop: at the first of every turnEvery times its
+// context's Err is asked (the engine asks once per generated token, prompt
+// block, and embedding pass).
+const turnEvery = 8
+
+// turningContext is a request's context whose Err hands control to the
+// JavaScript event loop (turn) before it answers, the first time and then
+// every turnEvery times it is asked. A call from JavaScript into Go returns
+// only once every goroutine waits: without turns, the request a finished
+// one hands the slot to would generate within the same call, and so would
+// the next, the whole queue holding the isolate's thread for as long; workerd
+// meanwhile reads no request, writes no response, and closes the keep-alive
+// connections whose 5 s idle time ran out, with the requests sent on them
+// unread (the client sees them reset). turn waits for the request's own
+// context in workerd to resume it, so its work runs there.
+type turningContext struct {
+	context.Context
+	turn  func()
+	mu    sync.Mutex // held while turning: a concurrent Err does not turn again
+	asked int
+}
+
+func (c *turningContext) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.mu.TryLock() {
+		if c.asked%turnEvery == 0 {
+			c.turn()
+		}
+		c.asked++
+		c.mu.Unlock()
+	}
+	return c.Context.Err()
 }

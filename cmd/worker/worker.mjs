@@ -170,6 +170,11 @@ async function serve(inst, binding, request, stop) {
     let gone = false;
     for (;;) {
       const ev = await box.next();
+      if (ev.type === 'part' && ev.part === null) {
+        // A turn: the request's work goes on in a task of this context's.
+        setTimeout(() => ev.resume(), 0);
+        continue;
+      }
       if (ev.type === 'part') {
         const { part } = ev;
         if (!head) {
