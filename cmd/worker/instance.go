@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync"
 	"syscall/js"
+	"time"
 
 	"github.com/wasmlm/wasmlm/cmd/worker/internal/modelsource"
 	"github.com/wasmlm/wasmlm/httpapi"
@@ -146,6 +147,17 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
+// resumeTimeout is how long a request's work waits for worker.mjs to
+// resume it (after a part, or a turn) before it takes the request's
+// context in workerd to be gone and ends the request, freeing the slot.
+// worker.mjs resumes at once, from a timer or at the latest from the
+// request's once-a-second heartbeat, whether or not the client reads; but
+// under load a request's context was seen to run neither, without its
+// request.signal aborting, and the instance then waited for good. The Go
+// timer fires when the instance next runs, at the latest with the next
+// request.
+const resumeTimeout = 15 * time.Second
+
 // errClientGone is what a write returns once worker.mjs says the
 // response's stream is gone (the client left).
 var errClientGone = errors.New("the client closed the response")
@@ -209,6 +221,8 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 		select {
 		case <-turned:
 		case <-base.Done():
+		case <-time.After(resumeTimeout):
+			cancel() // the request's context in workerd runs no more: end its work
 		}
 	}}
 	onAbort := js.FuncOf(func(js.Value, []js.Value) any { cancel(); return nil })
@@ -242,6 +256,8 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 			}
 			return nil
 		case <-base.Done():
+			return errClientGone
+		case <-time.After(resumeTimeout):
 			return errClientGone
 		}
 	})

@@ -107,7 +107,8 @@ const restarted = () => errorResponse(500, 'The worker\'s Go instance stopped wh
 // keepAliveMs is how often a request that waits (for the instance to
 // start, or in its queue) wakes in its own context: workerd cancels a
 // request as hung when nothing of its own is pending, and what it waits for
-// comes from the context of another request.
+// comes from the context of another request. The wake (beat.tick) also
+// resumes the instance if the timer meant to was lost (see serve).
 const keepAliveMs = 1000;
 
 // mailbox carries events from the Go instance, which runs in whichever
@@ -136,7 +137,7 @@ function mailbox() {
 // instance's parts arrive in the request's mailbox; each is handled here,
 // in the request's context, and the instance resumed in a task of its own
 // (a timer), after the chunk is on its way.
-async function serve(inst, binding, request, stop) {
+async function serve(inst, binding, request, beat, stop) {
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : new Uint8Array(await request.arrayBuffer());
   if (inst.exited) {
     stop();
@@ -164,6 +165,23 @@ async function serve(inst, binding, request, stop) {
   }
   let resolve;
   const response = new Promise((r) => { resolve = r; });
+  // The instance waits for one resume at a time. It is called in a task
+  // of its own (a timer), and, should that timer never fire, by the
+  // request's heartbeat: a timer set where the request's loop goes on
+  // after an event the instance posted from another request's context was
+  // seen never to fire under load, and the instance then waited for good,
+  // holding the slot.
+  let pending = [];
+  const resume = () => {
+    const due = pending;
+    pending = [];
+    for (const r of due) r();
+  };
+  beat.tick = resume;
+  const later = (r) => {
+    pending.push(r);
+    setTimeout(resume, 0);
+  };
   (async () => {
     let controller = null; // the response body's, once the head came
     let head = false;
@@ -172,7 +190,7 @@ async function serve(inst, binding, request, stop) {
       const ev = await box.next();
       if (ev.type === 'part' && ev.part === null) {
         // A turn: the request's work goes on in a task of this context's.
-        setTimeout(() => ev.resume(), 0);
+        later(() => ev.resume());
         continue;
       }
       if (ev.type === 'part') {
@@ -191,7 +209,7 @@ async function serve(inst, binding, request, stop) {
         } catch {
           gone = true;
         }
-        setTimeout(() => ev.resume(!gone), 0);
+        later(() => ev.resume(!gone));
         continue;
       }
       inst.inflight.delete(entry);
@@ -212,10 +230,11 @@ async function serve(inst, binding, request, stop) {
 
 export default {
   async fetch(request, env, ctx) {
-    const keepAlive = setInterval(() => {}, keepAliveMs);
+    const beat = { tick() {} };
+    const keepAlive = setInterval(() => beat.tick(), keepAliveMs);
     const stop = () => clearInterval(keepAlive);
     try {
-      return await handle(request, env, ctx, stop);
+      return await handle(request, env, ctx, beat, stop);
     } catch (err) {
       stop();
       throw err;
@@ -224,8 +243,9 @@ export default {
 };
 
 // handle answers a request with the isolate's instance, starting it first
-// if there is none; stop is called once the request needs no more waking.
-async function handle(request, env, ctx, stop) {
+// if there is none; beat.tick is called as the request wakes (serve sets
+// it), and stop once the request needs no more waking.
+async function handle(request, env, ctx, beat, stop) {
   current ??= start(env, ctx);
   const inst = current;
   let binding;
@@ -236,5 +256,5 @@ async function handle(request, env, ctx, stop) {
     stop();
     return restarted();
   }
-  return serve(inst, binding, request, stop);
+  return serve(inst, binding, request, beat, stop);
 }
