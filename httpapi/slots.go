@@ -157,7 +157,7 @@ func slotFilename(body []byte) (string, *apiError) {
 func (h *Handler) slotDir(action string) (*os.Root, *apiError) {
 	root, err := os.OpenRoot(h.opts.SlotSavePath)
 	if err != nil {
-		return nil, internalError(fmt.Errorf("Unable to %s slot: %w", action, err))
+		return nil, internalError(fmt.Errorf("unable to %s slot: %w", action, err))
 	}
 	return root, nil
 }
@@ -175,7 +175,7 @@ func (h *Handler) saveSlot(sess *engine.Session, id int, filename string) (slotS
 	tmp := filename + ".tmp"
 	f, err := root.Create(tmp)
 	if err != nil {
-		return slotSaved{}, internalError(fmt.Errorf("Unable to save slot: %w", err))
+		return slotSaved{}, internalError(fmt.Errorf("unable to save slot: %w", err))
 	}
 	cw := &countedWriter{w: bufio.NewWriterSize(f, 1<<20)}
 	err = sess.SaveState(cw)
@@ -193,7 +193,7 @@ func (h *Handler) saveSlot(sess *engine.Session, id int, filename string) (slotS
 		if errors.Is(err, engine.ErrStateUnsupported) {
 			return slotSaved{}, generationError(err, "id_slot")
 		}
-		return slotSaved{}, internalError(fmt.Errorf("Unable to save slot: %w", err))
+		return slotSaved{}, internalError(fmt.Errorf("unable to save slot: %w", err))
 	}
 	res := slotSaved{ID: id, Filename: filename, Saved: sess.CachedTokens(), Written: cw.n}
 	res.Timings.SaveMS = float64(time.Since(start).Microseconds()) / 1000
@@ -216,7 +216,7 @@ func (h *Handler) restoreSlot(sess *engine.Session, id int, filename string) (sl
 			return slotRestored{}, &apiError{status: http.StatusBadRequest, typ: typeInvalidRequest, param: "filename", code: "file_not_found",
 				message: fmt.Sprintf("Unable to restore slot: no saved slot %q", filename)}
 		}
-		return slotRestored{}, internalError(fmt.Errorf("Unable to restore slot: %w", err))
+		return slotRestored{}, internalError(fmt.Errorf("unable to restore slot: %w", err))
 	}
 	defer f.Close()
 	cr := &countedReader{r: f}
