@@ -3,12 +3,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -236,4 +240,49 @@ func TestWorkerModelFromAssets(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, text)
 	assert.Equal(t, want, text)
 	assert.Equal(t, "tiny", servedModel(t, w.url))
+}
+
+// TestWorkerModelFromURL: a split set served over HTTP, named by its first
+// part's URL in WASMLM_MODEL_URL with each part's SHA-256, is read with
+// Range requests (206s) and served with the native server's greedy text.
+func TestWorkerModelFromURL(t *testing.T) {
+	dir := t.TempDir()
+	path, b := writeModel(t, dir, "tiny.gguf", 11)
+	_, want := nativeCompletion(t, path, "tiny")
+	parts, err := modelgen.Split(b, 2)
+	require.NoError(t, err)
+	files := map[string][]byte{}
+	var sums []string
+	for i, p := range parts {
+		files["/"+filepath.Base(gguf.SplitPath("tiny", i+1, 2))] = p
+		sums = append(sums, sha256Hex(p))
+	}
+	var mu sync.Mutex
+	var ranged, whole int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		if r.Header.Get("Range") != "" {
+			ranged++
+		} else {
+			whole++
+		}
+		mu.Unlock()
+		http.ServeContent(w, r, r.URL.Path, time.Time{}, bytes.NewReader(b))
+	}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/" + filepath.Base(gguf.SplitPath("tiny", 1, 2))
+	w := serveMiniflare(t, edgeWorker(t).build, nil, flags("--var", "WASMLM_MODEL_URL", url, "WASMLM_MODEL_SHA256", strings.Join(sums, ","))...)
+	status, text, _ := greedyCompletion(t, w.url)
+	require.Equal(t, http.StatusOK, status, text)
+	assert.Equal(t, want, text)
+	assert.Equal(t, "tiny", servedModel(t, w.url))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Positive(t, ranged, "Range requests")
+	assert.Zero(t, whole, "requests for a whole file")
 }

@@ -20,6 +20,20 @@ func Call(v js.Value, method string, args ...any) (result js.Value, err error) {
 	return v.Call(method, args...), nil
 }
 
+// Invoke calls the function fn with this undefined, as a plain call fn(args...)
+// does in a module, turning a JavaScript exception into an error named name.
+// Functions of the global scope such as fetch must be called so: called as a
+// method of js.Global(), which a host may wrap in a Proxy, they throw
+// "Illegal invocation".
+func Invoke(fn js.Value, name string, args ...any) (result js.Value, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s() threw: %v", name, p)
+		}
+	}()
+	return fn.Invoke(args...), nil
+}
+
 // Await waits for a promise (or any value: Promise.resolve adopts it) to
 // settle, or for ctx to end. It hands JavaScript two callbacks and blocks on
 // a channel they fill; while it blocks, the Go program returns control to
@@ -56,6 +70,15 @@ func Await(ctx context.Context, p js.Value) (js.Value, error) {
 // AwaitCall calls v[method](args...) and awaits the promise it returns.
 func AwaitCall(ctx context.Context, v js.Value, method string, args ...any) (js.Value, error) {
 	p, err := Call(v, method, args...)
+	if err != nil {
+		return p, err
+	}
+	return Await(ctx, p)
+}
+
+// AwaitInvoke invokes fn (see Invoke) and awaits the promise it returns.
+func AwaitInvoke(ctx context.Context, fn js.Value, name string, args ...any) (js.Value, error) {
+	p, err := Invoke(fn, name, args...)
 	if err != nil {
 		return p, err
 	}

@@ -19,8 +19,9 @@ import (
 // file at a time (a split set's parts each once for its header and once
 // for its weights), and counted against the budget.
 type Fetch struct {
-	fetcher js.Value // has a fetch(url, init) method
-	assets  string   // the assets binding's name, "" for globalThis's fetch
+	// fetch(ctx, url, init) is the Response's promise awaited
+	fetch  func(ctx context.Context, args ...any) (js.Value, error)
+	assets string // the assets binding's name, "" for globalThis's fetch
 	// wholeURL's whole file, as a server that ignores Range sent it
 	wholeURL string
 	whole    js.Value
@@ -29,13 +30,22 @@ type Fetch struct {
 
 var _ Store = (*Fetch)(nil)
 
-// NewFetch is the Store of URLs fetched with globalThis.fetch.
-func NewFetch() *Fetch { return &Fetch{fetcher: js.Global()} }
+// NewFetch is the Store of URLs fetched with globalThis.fetch, called as a
+// plain function: workerd's fetch throws "Illegal invocation" when called
+// as a method of the global object Go's js.Global() stands for.
+func NewFetch() *Fetch {
+	fn := js.Global().Get("fetch")
+	return &Fetch{fetch: func(ctx context.Context, args ...any) (js.Value, error) {
+		return jspromise.AwaitInvoke(ctx, fn, "fetch", args...)
+	}}
+}
 
 // NewAssets is the Store of the static assets of a binding (binding.fetch)
 // bound as name.
 func NewAssets(binding js.Value, name string) *Fetch {
-	return &Fetch{fetcher: binding, assets: name}
+	return &Fetch{assets: name, fetch: func(ctx context.Context, args ...any) (js.Value, error) {
+		return jspromise.AwaitCall(ctx, binding, "fetch", args...)
+	}}
 }
 
 // Open gets the URL's first n bytes with a Range request.
@@ -154,7 +164,7 @@ func (s *Fetch) fromWhole(off int64, n int) (Chunk, error) {
 // get fetches bytes [off, off+n) of url.
 func (s *Fetch) get(ctx context.Context, url string, off int64, n int) (js.Value, error) {
 	init := map[string]any{"headers": map[string]any{"Range": fmt.Sprintf("bytes=%d-%d", off, off+int64(n)-1)}}
-	resp, err := jspromise.AwaitCall(ctx, s.fetcher, "fetch", url, init)
+	resp, err := s.fetch(ctx, url, init)
 	if err != nil {
 		return js.Undefined(), fmt.Errorf("fetch: %w", err)
 	}
