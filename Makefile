@@ -200,7 +200,7 @@ worker:
 
 ## worker-run: serve the edge build in miniflare (Cloudflare's simulator: workerd with a local R2 bucket, kept in
 ## build/worker-r2-PORT, one per port, so that runs on two ports at once keep their buckets apart) on http://127.0.0.1:8787
-## (PORT= overrides) with tools/worker-run.mjs; MODEL=path/to/model.gguf puts that file in the bucket MODEL_BUCKET before the
+## (PORT= overrides) with tools/worker-run.mjs; MODEL=path/to/model.gguf puts that file (a split set's first part: every part) in the bucket MODEL_BUCKET before the
 ## worker listens and sets WASMLM_MODEL to it (without MODEL: the embedded default); the WASMLM_* variables of the environment
 ## become the worker's (WASMLM_API_KEYS=sk-local make worker-run). Needs npm ci
 worker-run: worker

@@ -13,7 +13,8 @@
 //   --r2 DIR        where the bucket's objects are kept (default: a
 //                   temporary directory, removed at exit)
 //   --model FILE    puts FILE in the bucket under its base name and sets
-//                   WASMLM_MODEL to that key (unless --var sets it)
+//                   WASMLM_MODEL to that key (unless --var sets it); the
+//                   first part of a split set puts every part
 //   --put KEY=FILE  puts FILE in the bucket as KEY, first
 //   --var NAME=VAL  a variable of the worker's env; the WASMLM_* variables
 //                   of this process's environment are passed too (--var wins)
@@ -103,9 +104,24 @@ for (const [k, v] of Object.entries(process.env)) {
 }
 if (opts.model) {
   if (!fs.existsSync(opts.model)) usage(`--model ${opts.model}: no such file`);
-  const key = path.basename(opts.model);
-  opts.puts.unshift([key, opts.model]);
-  bindings.WASMLM_MODEL = key;
+  const files = modelFiles(opts.model);
+  opts.puts.unshift(...files.map((file) => [path.basename(file), file]));
+  bindings.WASMLM_MODEL = path.basename(opts.model);
+}
+
+// modelFiles is the files --model names: the file, or, for the first part
+// of a split set (NAME-00001-of-0000N.gguf), every part, found beside it.
+function modelFiles(file) {
+  const m = path.basename(file).match(/^(.*)-(\d{5})-of-(\d{5})\.gguf$/);
+  if (!m || Number(m[3]) === 1) return [file];
+  if (Number(m[2]) !== 1) usage(`--model ${file} is part ${Number(m[2])} of ${Number(m[3])} of a split set: name its first part, ${m[1]}-00001-of-${m[3]}.gguf`);
+  const files = [];
+  for (let i = 1; i <= Number(m[3]); i++) {
+    const part = path.join(path.dirname(file), `${m[1]}-${String(i).padStart(5, '0')}-of-${m[3]}.gguf`);
+    if (!fs.existsSync(part)) usage(`--model ${file}: part ${i} of the split set, ${part}, is missing`);
+    files.push(part);
+  }
+  return files;
 }
 Object.assign(bindings, opts.vars);
 

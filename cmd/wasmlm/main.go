@@ -64,6 +64,7 @@ commands:
   info       print model metadata as JSON
   serve      serve the HTTP API and the web page
   bench      measure load, time to first token, prefill and decode speed, peak memory
+  split      write a GGUF model as parts of a bounded size (llama-gguf-split's files)
 
 Run "wasmlm <command> -h" for a command's flags.
 `
@@ -82,6 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"info":     runInfo,
 		"serve":    runServe,
 		"bench":    runBench,
+		"split":    runSplit,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

@@ -155,3 +155,18 @@ func ggmlDims(dims []uint64) []uint64 {
 	}
 	return dims[:n]
 }
+
+// BuilderOf is a Builder holding f's version, metadata and tensors (their
+// data still f's), so that f can be written again, e.g. as parts with
+// SplitBytes.
+func BuilderOf(f *File) *Builder {
+	b := NewBuilder()
+	b.SetVersion(f.Version)
+	for _, kv := range f.KVs() {
+		b.Set(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors() {
+		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
+	}
+	return b
+}

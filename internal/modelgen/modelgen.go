@@ -324,15 +324,7 @@ func Split(data []byte, parts int) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := gguf.NewBuilder()
-	b.SetVersion(f.Version)
-	for _, kv := range f.KVs() {
-		b.Set(kv.Key, kv.Value)
-	}
-	for _, ti := range f.Tensors() {
-		b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data)
-	}
-	return splitBuilder(b, parts)
+	return splitBuilder(gguf.BuilderOf(f), parts)
 }
 
 // splitBuilder writes b's file as parts parts (see BuildSplit).

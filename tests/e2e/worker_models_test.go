@@ -286,3 +286,22 @@ func TestWorkerModelFromURL(t *testing.T) {
 	assert.Positive(t, ranged, "Range requests")
 	assert.Zero(t, whole, "requests for a whole file")
 }
+
+// TestWorkerRunPutsEverySplitPart: worker-run's --model with the first part
+// of a split set puts every part in the bucket, and the worker serves the
+// set, named by its key's prefix, with the native server's greedy text.
+func TestWorkerRunPutsEverySplitPart(t *testing.T) {
+	dir := t.TempDir()
+	path, b := writeModel(t, dir, "tiny.gguf", 13)
+	_, want := nativeCompletion(t, path, "tiny")
+	parts, err := modelgen.Split(b, 3)
+	require.NoError(t, err)
+	for i, p := range parts {
+		require.NoError(t, os.WriteFile(gguf.SplitPath(filepath.Join(dir, "set"), i+1, 3), p, 0o644))
+	}
+	w := serveMiniflare(t, edgeWorker(t).build, nil, "--model", gguf.SplitPath(filepath.Join(dir, "set"), 1, 3))
+	status, text, _ := greedyCompletion(t, w.url)
+	require.Equal(t, http.StatusOK, status, text)
+	assert.Equal(t, want, text)
+	assert.Equal(t, "set", servedModel(t, w.url), "the set's name, from its key")
+}
