@@ -71,6 +71,10 @@ import (
 //	loadState(state)                          → {tokens}: the session continues from a
 //	                                            saved state (Uint8Array or ArrayBuffer)
 //	identity()                                → the model's engine.Model.Identity, hex
+//	openSession(), closeSession(id), sessions() → sessions of their own over the
+//	                                            one model, for the session option of
+//	                                            generate, stream, chat, embed, rerank,
+//	                                            saveState and loadState (sessions_js.go)
 //	serveHTTP(request, {modelName, signal}, onResponse) → undefined once answered: an
 //	                                            HTTP request served by package httpapi's
 //	                                            OpenAI-compatible handler over the model
@@ -137,6 +141,7 @@ type Binding struct {
 	grammars *policy.Grammars // the grammars of the model's requests, compiled once
 	part     *shard.Part      // the shard the model is, for a shard of a split model; nil when whole
 	session  *engine.Session  // made when a call first needs it (see current)
+	extra    sessionTable     // the sessions openSession opened (sessions_js.go)
 	shardSes *shard.Session   // the session of a shard (its Session is session)
 	ctxLen   int              // the positions the session holds
 	kvType   engine.KVType    // the session's KV cache type, resolved (load's kvType)
@@ -205,6 +210,9 @@ func New() *Binding {
 	b.export("saveState", b.parseSaveState)
 	b.export("loadState", b.parseLoadState)
 	b.export("identity", b.parseIdentity)
+	b.export("openSession", b.parseOpenSession)
+	b.export("closeSession", b.parseCloseSession)
+	b.export("sessions", b.parseSessions)
 	return b
 }
 
@@ -222,7 +230,7 @@ func (b *Binding) Release() {
 	for _, f := range b.methods {
 		b.release(f)
 	}
-	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens", "saveState", "loadState", "identity"} {
+	for _, name := range []string{"load", "info", "tokenize", "detokenize", "generate", "stream", "chat", "embed", "rerank", "split", "shard", "follow", "inspect", "prepare", "fill", "filled", "serveHTTP", "unload", "chatTokens", "saveState", "loadState", "identity", "openSession", "closeSession", "sessions"} {
 		b.obj.Delete(name)
 	}
 	b.methods = nil

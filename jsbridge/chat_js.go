@@ -21,8 +21,9 @@ import (
 // chatFields are the keys of chat's options: what the page adds to the
 // request, which is not part of it: its signal, and load's contextShift
 // default (contextShift, nKeep: context_shift and n_keep for a request
-// that omits them; see openai.API.ContextShift).
-var chatFields = []string{"signal", "contextShift", "nKeep"}
+// that omits them; see openai.API.ContextShift), and the session it runs
+// in (sessions_js.go).
+var chatFields = []string{"signal", "contextShift", "nKeep", "session"}
 
 // parseChat reads chat's request (a JSON string) and options into r. The
 // request is decoded when its turn comes, with the model then loaded; here
@@ -38,6 +39,9 @@ func (b *Binding) parseChat(args []js.Value, r *request) error {
 		return err
 	}
 	if r.signal, err = f.signal(); err != nil {
+		return err
+	}
+	if r.session, err = f.session(); err != nil {
 		return err
 	}
 	if r.opts.ContextShift, err = f.boolean("contextShift", false); err != nil {

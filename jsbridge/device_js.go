@@ -230,9 +230,13 @@ func (b *Binding) parseUnload([]js.Value) (work, error) {
 		b.mu.Lock()
 		session := b.session
 		b.model, b.part, b.session, b.shardSes, b.source, b.grammars = nil, nil, nil, nil, nil, nil
+		dropped := b.dropSessions()
 		b.mu.Unlock()
 		if session != nil {
 			session.Close()
+		}
+		for _, s := range dropped {
+			s.Close()
 		}
 		b.closeGPU()
 		return nil, nil

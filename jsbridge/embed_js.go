@@ -13,8 +13,8 @@ import (
 // embedFields and rerankFields are the keys of embed's and rerank's
 // options.
 var (
-	embedFields  = []string{"truncate", "normalize", "signal"}
-	rerankFields = []string{"truncate", "signal"}
+	embedFields  = []string{"truncate", "normalize", "signal", "session"}
+	rerankFields = []string{"truncate", "signal", "session"}
 )
 
 // embedRequest is one parsed embed or rerank call.
@@ -26,6 +26,7 @@ type embedRequest struct {
 	opts      engine.EmbedOptions
 	signal    js.Value // an AbortSignal, or undefined
 	listField string   // "input" or "documents": the name errors give the texts
+	session   int      // the session it runs in (sessions_js.go)
 }
 
 // parseEmbed: embed(input, {truncate = false, normalize = true, signal}),
@@ -75,6 +76,9 @@ func (b *Binding) embedWork(f fields, r *embedRequest) (work, error) {
 	if r.signal, err = f.signal(); err != nil {
 		return nil, err
 	}
+	if r.session, err = f.session(); err != nil {
+		return nil, err
+	}
 	turn := b.queue.join()
 	return func() (any, error) { return b.embed(r, turn) }, nil
 }
@@ -92,7 +96,7 @@ func (b *Binding) embed(r *embedRequest, turn *ticket) (_ any, err error) {
 	if !b.queue.wait(ctx, turn) {
 		return nil, errAborted(r.method, "before its turn came")
 	}
-	_, s, err := b.current()
+	_, s, err := b.sessionFor(r.session)
 	if err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ func TestEmbedInvalid(t *testing.T) {
 		{"a", map[string]any{"normalize": 1}, "normalize must be a boolean, got 1", "normalize"},
 		{"a", map[string]any{"truncate": "yes"}, `truncate must be a boolean, got string "yes"`, "truncate"},
 		{"a", map[string]any{"signal": map[string]any{}}, "signal must be an AbortSignal, got an object", "signal"},
-		{"a", map[string]any{"dimensions": 8}, `unknown option "dimensions" in options (known: truncate, normalize, signal)`, ""},
+		{"a", map[string]any{"dimensions": 8}, `unknown option "dimensions" in options (known: truncate, normalize, signal, session)`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestRerankUnsupported(t *testing.T) {
 		{[]any{5, js.ValueOf([]any{"a"})}, "query must be a string, got 5", "query"},
 		{[]any{"q", "a"}, `documents must be an array, got string "a"`, "documents"},
 		{[]any{"q", js.ValueOf([]any{"a", nil})}, "documents[1] must be a string, got null", "documents[1]"},
-		{[]any{"q", js.ValueOf([]any{"a"}), obj(map[string]any{"normalize": true})}, `unknown option "normalize" in options (known: truncate, signal)`, ""},
+		{[]any{"q", js.ValueOf([]any{"a"}), obj(map[string]any{"normalize": true})}, `unknown option "normalize" in options (known: truncate, signal, session)`, ""},
 	} {
 		_, err := call(t, b, "rerank", c.args...)
 		requireField(t, err, "invalid_argument", c.field)

@@ -68,7 +68,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 		return v, nil
 	}
-	m, s, err := b.current()
+	m, s, err := b.sessionFor(r.session)
 	if err != nil {
 		return nil, err
 	}
@@ -232,13 +232,19 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	return v, nil
 }
 
-// resetSession drops s, if it is still the binding's session: the next call
-// makes a new session of the same model and context.
+// resetSession drops s, if it is still the binding's session or an opened
+// one's (sessions_js.go): the next call makes a new session of the same
+// model and context.
 func (b *Binding) resetSession(s *engine.Session) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.session == s {
 		b.session, b.shardSes = nil, nil
+	}
+	for id, t := range b.extra.open {
+		if t == s {
+			b.extra.open[id] = nil
+		}
 	}
 }
 

@@ -24,7 +24,7 @@ const maxInt32 = math.MaxInt32
 var generateFields = []string{
 	"maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty",
 	"presencePenalty", "frequencyPenalty", "seed", "stop", "trace", "signal", "onPromptProgress",
-	"responseFormat", "grammar",
+	"responseFormat", "grammar", "session",
 }
 
 // request is one parsed generate, stream or chat call.
@@ -41,6 +41,7 @@ type request struct {
 	// onPromptProgress, a function or undefined, gets {done, total} after
 	// each evaluated block of prompt tokens (engine.GenerateOptions.PromptProgress).
 	onPromptProgress js.Value
+	session          int // the session it runs in: 0, the binding's own, or openSession's
 }
 
 // parseGenerateOptions maps a JavaScript options object onto engine
@@ -59,6 +60,9 @@ func (b *Binding) parseGenerateOptions(v js.Value, r *request) error {
 		return err
 	}
 	if r.format, err = b.parseFormat(f); err != nil {
+		return err
+	}
+	if r.session, err = f.session(); err != nil {
 		return err
 	}
 	r.opts = engine.DefaultGenerateOptions()

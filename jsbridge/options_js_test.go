@@ -29,7 +29,7 @@ func TestInvalidOptions(t *testing.T) {
 		{5, "options must be an object, got 5", "options"},
 		{"greedy", `options must be an object, got string "greedy"`, "options"},
 		{js.ValueOf([]any{}), "options must be an object, got an array", "options"},
-		{map[string]any{"temprature": 0.5}, `unknown option "temprature" in options (known: maxTokens, temperature, topK, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace, signal, onPromptProgress, responseFormat, grammar)`, ""},
+		{map[string]any{"temprature": 0.5}, `unknown option "temprature" in options (known: maxTokens, temperature, topK, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty, seed, stop, trace, signal, onPromptProgress, responseFormat, grammar, session)`, ""},
 		{map[string]any{"max_tokens": 5}, `unknown option "max_tokens"`, ""},
 		// The bridge checks types and what fits a Go value...
 		{map[string]any{"maxTokens": 1.5}, "maxTokens must be an integer of 32 bits, got 1.5", "maxTokens"},
@@ -87,7 +87,7 @@ func TestInvalidOptions(t *testing.T) {
 			{"stream", []any{"x", nil, "f"}, `onToken must be a function, got string "f"`},
 			{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("x")}), nil, 3}, "onToken must be a function, got 3"},
 			{"chat", []any{js.ValueOf([]any{map[string]any{"role": "user", "content": "x"}})}, "request must be a string, got an array"},
-			{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("x")}), map[string]any{"temperature": 0}}, `unknown option "temperature" in options (known: signal, contextShift, nKeep)`},
+			{"chat", []any{chatRequest(t, map[string]any{"messages": userSays("x")}), map[string]any{"temperature": 0}}, `unknown option "temperature" in options (known: signal, contextShift, nKeep, session)`},
 			{"tokenize", []any{7}, "text must be a string, got 7"},
 			{"tokenize", []any{"x", map[string]any{"bos": true}}, `unknown option "bos" in options (known: addBos, special)`},
 			{"tokenize", []any{"x", map[string]any{"addBos": "yes"}}, `addBos must be a boolean, got string "yes"`},

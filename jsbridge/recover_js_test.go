@@ -66,7 +66,7 @@ func TestPanicsAreRecovered(t *testing.T) {
 // hold js.Funcs, and Release frees those and removes the methods.
 func TestFuncsReleased(t *testing.T) {
 	b := New()
-	const methods = 22
+	const methods = 25
 	assert.Equal(t, methods, b.LiveFuncs())
 	mustCall(t, b, "load", jsBytes(models.Default()))
 	log := newChunkLog(t)

@@ -126,9 +126,13 @@ func (b *Binding) install(m *engine.Model, part *shard.Part, ctxLen int, ex *por
 	old, oldSession := b.exchange, b.session
 	b.model, b.part, b.session, b.shardSes, b.ctxLen, b.exchange, b.source = m, part, nil, nil, ctxLen, ex, source
 	b.grammars = policy.NewGrammars(m)
+	dropped := b.dropSessions()
 	b.mu.Unlock()
 	if oldSession != nil {
 		oldSession.Close() // its buffers on a GPU, if it had one
+	}
+	for _, s := range dropped {
+		s.Close()
 	}
 	if old != nil && old != ex {
 		old.close(fmt.Errorf("%w: %w", shard.ErrExchange, errReplaced))

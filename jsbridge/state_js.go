@@ -33,13 +33,17 @@ func (b *Binding) parseIdentity([]js.Value) (work, error) {
 	}, nil
 }
 
-// parseSaveState: saveState().
-func (b *Binding) parseSaveState([]js.Value) (work, error) {
+// parseSaveState: saveState({session}).
+func (b *Binding) parseSaveState(args []js.Value) (work, error) {
+	id, err := b.stateSession(arg(args, 0))
+	if err != nil {
+		return nil, err
+	}
 	turn := b.queue.join()
 	return func() (any, error) {
 		defer b.queue.leave(turn)
 		b.queue.wait(context.Background(), turn)
-		_, s, err := b.current()
+		_, s, err := b.sessionFor(id)
 		if err != nil {
 			return nil, err
 		}
@@ -53,9 +57,14 @@ func (b *Binding) parseSaveState([]js.Value) (work, error) {
 	}, nil
 }
 
-// parseLoadState: loadState(state), state a Uint8Array or an ArrayBuffer.
+// parseLoadState: loadState(state, {session}), state a Uint8Array or an
+// ArrayBuffer.
 func (b *Binding) parseLoadState(args []js.Value) (work, error) {
 	state, err := b.bytes(arg(args, 0), "state")
+	if err != nil {
+		return nil, err
+	}
+	id, err := b.stateSession(arg(args, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +72,7 @@ func (b *Binding) parseLoadState(args []js.Value) (work, error) {
 	return func() (any, error) {
 		defer b.queue.leave(turn)
 		b.queue.wait(context.Background(), turn)
-		_, s, err := b.current()
+		_, s, err := b.sessionFor(id)
 		if err != nil {
 			return nil, err
 		}
@@ -72,4 +81,15 @@ func (b *Binding) parseLoadState(args []js.Value) (work, error) {
 		}
 		return map[string]any{"tokens": s.CachedTokens()}, nil
 	}, nil
+}
+
+// stateSession reads saveState's and loadState's options, {session}: the
+// session saved or restored (sessions_js.go; 0, the binding's own, when
+// absent).
+func (b *Binding) stateSession(v js.Value) (int, error) {
+	f, err := b.readFields(v, "options", []string{"session"})
+	if err != nil {
+		return 0, err
+	}
+	return f.session()
 }
