@@ -111,6 +111,18 @@ export interface LoadOptions {
    * the model runs. See web/README.md, "The device".
    */
   device?: 'auto' | 'webgpu' | 'cpu';
+  /**
+   * Run the engine in a SharedWorker that every tab of the origin loading the same model
+   * with shared: true uses (the same URLs, tokenizer, contextLength, kvType, simd, serve,
+   * device and sha256): one copy of the model in memory and one queue, each tab with its
+   * own session and KV cache, freed when the tab closes or unloads. Default false. The
+   * model must be at a URL (not bytes, a Blob or a blob: URL); it runs in one worker:
+   * workers > 1 rejects with 'invalid_argument' (field 'workers'). Where the page cannot
+   * (no SharedWorker, as Chrome on Android; no Web Locks; a model not at a URL; wasmlm.js
+   * from another origin) it runs in a dedicated worker: `info.shared` false, and
+   * `info.sharedReason` says why. See web/README.md, "One model for all tabs".
+   */
+  shared?: boolean;
 }
 
 /** What loading a model would take, in bytes (inspect's memory). */
@@ -260,6 +272,10 @@ export interface ModelInfo {
   adapter?: GPUAdapterDescription;
   /** The number of Web Workers the model runs on (the load option workers). */
   workers: number;
+  /** Loaded with shared: true: whether it runs in a SharedWorker (true) or fell back to a dedicated worker (false). Absent otherwise. */
+  shared?: boolean;
+  /** Why a shared: true load runs in a dedicated worker, when shared is false. */
+  sharedReason?: string;
   /**
    * Whether the model generates text. An embedding model (bert, nomic-bert) does not:
    * generate, stream and chat.completions.create reject with code 'unsupported_model';
@@ -912,8 +928,30 @@ export declare class WasmLM {
    * with code 'serve_failed'.
    */
   serve(options?: ServeOptions): Promise<Server>;
-  /** Terminates the worker; pending and later calls reject. */
+  /**
+   * The model's worker: a SharedWorker's (shared: true) loads, tabs, their sessions and
+   * WebAssembly memory; a dedicated worker's shared is false and it counts this page.
+   */
+  workerStats(): Promise<WorkerStats>;
+  /**
+   * Terminates the worker; pending and later calls reject. A model in a SharedWorker
+   * stays loaded for the other tabs: only this tab's session is freed.
+   */
   unload(): void;
+}
+
+/** lm.workerStats(): what the model's worker holds. */
+export interface WorkerStats {
+  /** Whether the worker is a SharedWorker (the load option shared, where the page has one). */
+  shared: boolean;
+  /** How many times the worker loaded a model: 1, however many tabs share it. */
+  loads: number;
+  /** The tabs (ports) connected to it; a dedicated worker's: 1. */
+  tabs: number;
+  /** The tabs' sessions: open, and allocated (their KV cache made, at their first call). A dedicated worker's page uses the engine's own session, not counted. */
+  sessions: { open: number; allocated: number };
+  /** The worker's WebAssembly memory, in bytes (it never shrinks: its peak). */
+  wasmMemoryBytes: number | null;
 }
 
 /** Options of lm.serve. */

@@ -17,6 +17,10 @@
 // vocabulary rows) and computing its part of every layer; the workers swap
 // activations by postMessage over MessageChannels. Worker 0 leads (tokenizes,
 // samples, streams); the tokens are exactly those of one worker.
+//
+// With the load option shared: true the worker is a SharedWorker (shared.js)
+// that every tab of the origin loading the same model uses: one model, one
+// queue, a session per tab.
 // Types: wasmlm.d.ts. Option names and defaults: see there and the README.
 
 import { host, unbundledURL } from './host.js';
@@ -38,6 +42,7 @@ import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './eng
 
 export { MAX_AUTO_WORKERS, autoWorkers } from './engine.js';
 import { simdSupported, relaxedSimdSupported } from './simd.js';
+import { sharedName, sharedUnsupported, sharedWorker } from './shared.js';
 
 // Each asset's URL in the literal form new URL('./file', import.meta.url),
 // which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
@@ -46,7 +51,7 @@ const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device', 'contextShift'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device', 'contextShift', 'shared'];
 
 
 const created = Symbol('WasmLM constructor');
@@ -116,6 +121,21 @@ function compileKernels(allowRelaxed) {
 }
 
 
+/**
+ * The boot message of a SharedWorker, which compiles the engine and the
+ * SIMD kernels itself: a WebAssembly.Module cannot be posted to it (another
+ * agent cluster), so it gets their URLs.
+ */
+function sharedBoot(serve, simd) {
+  const relaxed = simd === true && relaxedSimdSupported();
+  let kernels = null;
+  let simdReason;
+  if (!simd) simdReason = 'disabled by the simd: false load option';
+  else if (!simdSupported()) simdReason = 'this browser has no WebAssembly SIMD128';
+  else kernels = relaxed ? SIMD_RELAXED_URL : SIMD_URL;
+  return { type: 'boot', module: serve ? serveEngineURL() : WASM_URL, kernels, simdRelaxed: kernels != null && relaxed, simdReason };
+}
+
 /** A language model running in its own Web Worker. Create one with WasmLM.load(). */
 export class WasmLM {
   #worker;
@@ -130,6 +150,7 @@ export class WasmLM {
   #shift = { contextShift: false, nKeep: 0 }; // load's contextShift: chat's default context_shift and n_keep
   #sha256 = null; // the model file's SHA-256 (the load option sha256), which saved sessions record
   #sessions; // the model's saved sessions in OPFS (sessions.js)
+  #shared = null; // loaded with shared: true: {lock} in a SharedWorker (shared.js), {reason} where it fell back to a dedicated worker
 
   constructor(token, worker, name) {
     if (token !== created) throw new TypeError('wasmlm: use WasmLM.load() to create a model');
@@ -185,6 +206,8 @@ export class WasmLM {
     try {
       const lm = await WasmLM.#load(source, options);
       if (lm.#serves) servable = lm;
+      if (lm.#shared?.lock) lm.#info.shared = true;
+      else if (lm.#shared) Object.assign(lm.#info, { shared: false, sharedReason: lm.#shared.reason });
       return lm;
     } catch (err) {
       throw withCode(err);
@@ -208,6 +231,24 @@ export class WasmLM {
     return model.serve(rest);
   }
 
+  /**
+   * [worker, sharing] of a load with shared: true: the SharedWorker's port
+   * and {lock} (shared.js), or [null, {reason}] where the model cannot run
+   * in one here (the load then starts a dedicated worker, and info says why).
+   */
+  static async #sharedWorker(files, tok, options) {
+    let reason = sharedUnsupported(files, tok);
+    if (!reason) {
+      try {
+        const { worker, lock } = await sharedWorker(sharedName(files, tok, options));
+        return [worker, { lock }];
+      } catch (err) {
+        reason = `the SharedWorker did not start: ${err?.message ?? err}`;
+      }
+    }
+    return [null, { reason }];
+  }
+
   static async #load(source, options) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw argumentError('options', `must be an object, got ${describe(options)}`);
@@ -217,12 +258,14 @@ export class WasmLM {
         throw invalidCall(`unknown load option "${k}" (known: ${LOAD_OPTIONS.join(', ')})`);
       }
     }
-    const { onProgress, cache = true, contextLength, signal, simd = true, workers = 'auto', serve = false } = options;
+    const { onProgress, cache = true, contextLength, signal, simd = true, serve = false, shared = false } = options;
+    let { workers = 'auto' } = options;
     if (onProgress != null && typeof onProgress !== 'function') {
       throw argumentError('onProgress', `must be a function, got ${describe(onProgress)}`);
     }
     if (typeof cache !== 'boolean') throw argumentError('cache', `must be a boolean, got ${describe(cache)}`);
     if (typeof serve !== 'boolean') throw argumentError('serve', `must be a boolean, got ${describe(serve)}`);
+    if (typeof shared !== 'boolean') throw argumentError('shared', `must be a boolean, got ${describe(shared)}`);
     if (typeof simd !== 'boolean' && simd !== 'simd128') {
       throw argumentError('simd', `must be a boolean or 'simd128', got ${describe(simd)}`);
     }
@@ -231,6 +274,9 @@ export class WasmLM {
     }
     if (options.name != null && typeof options.name !== 'string') {
       throw argumentError('name', `must be a string, got ${describe(options.name)}`);
+    }
+    if (shared && Number.isInteger(workers) && workers > 1) {
+      throw argumentError('workers', `must be 1 or 'auto' with shared: true, got ${workers}: a shared model runs in one SharedWorker, which cannot start the workers a split model needs`);
     }
     checkSignal(signal);
     const { kvType, sha256 } = options;
@@ -257,8 +303,15 @@ export class WasmLM {
     name ??= sourceName(files[0].source);
     if (signal?.aborted) throw abortError(signal);
 
-    const worker = newWorker('wasmlm');
+    let worker = null;
+    let sharing = null;
+    if (shared) {
+      [worker, sharing] = await WasmLM.#sharedWorker(files, tok, { contextLength, kvType, simd, serve, device, sha256 });
+      if (worker) workers = 1;
+    }
+    worker ??= newWorker('wasmlm');
     const lm = new WasmLM(created, worker, name);
+    lm.#shared = sharing;
     lm.#sha256 = sha256?.toLowerCase() ?? null;
     lm.#serves = serve;
     lm.#shift = shift;
@@ -266,11 +319,23 @@ export class WasmLM {
       // The worker starts the Go program while the model's header downloads.
       // A split model's followers boot the same build as worker 0 (only it
       // serves, but one module downloads and compiles once).
-      const kernels = simd ? compileKernels(simd === true) : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' });
-      const boot = Promise.all([compileWasm(serve), kernels]).then(([module, k]) =>
+      const kernels = () => (simd ? compileKernels(simd === true) : Promise.resolve({ module: null, reason: 'disabled by the simd: false load option' }));
+      const boot = lm.#shared?.lock ? Promise.resolve(sharedBoot(serve, simd)) : Promise.all([compileWasm(serve), kernels()]).then(([module, k]) =>
         ({ type: 'boot', module, kernels: k.module, simdRelaxed: k.relaxed === true, simdReason: k.reason }));
       const booted = boot.then((message) => lm.#request(message));
       booted.catch(() => {}); // awaited below; a download failure must not leave it unhandled
+      if (lm.#shared?.lock) {
+        // The model loads once, in the first tab to claim it; the others wait for it.
+        await booted;
+        const claim = await lm.#request({ type: 'claim', lock: lm.#shared.lock });
+        if (claim.info) {
+          lm.#info = claim.info;
+          delete lm.#info.shardIndex;
+          delete lm.#info.shardCount;
+          lm.#info.workers = 1;
+          return lm;
+        }
+      }
       // A GGUF model is read range by range into the workers' memory; a
       // llama2.c checkpoint (and its tokenizer) whole.
       const known = tok == null ? await fromCache(files, { cache, sha256, signal }) : files;
@@ -519,7 +584,22 @@ export class WasmLM {
     return serveModel(this.#api, options).catch((err) => { throw withCode(err); });
   }
 
-  /** Stops the worker(s) and frees the model; pending and later calls reject with code no_model. */
+  /**
+   * The model's worker: {shared, loads, tabs, sessions: {open, allocated},
+   * wasmMemoryBytes}. In a SharedWorker (shared: true): how many times it
+   * loaded a model, the tabs connected, their sessions (open, and with
+   * their KV cache allocated), its WebAssembly memory; in a dedicated
+   * worker shared is false, and loads, tabs and sessions count this page.
+   */
+  workerStats() {
+    return this.#request({ type: 'stats' });
+  }
+
+  /**
+   * Stops the worker(s) and frees the model; pending and later calls reject
+   * with code no_model. A model loaded with shared: true stays loaded for
+   * the other tabs: only this tab's session is freed.
+   */
   unload() {
     this.#fail('no_model', 'wasmlm: the model was unloaded');
   }

@@ -36,6 +36,9 @@
 //   load      {..., peers}                worker i: load shard i's file; shards 1.. follow shard 0
 //   memory    {}                          the Go instance's memory size, in bytes
 // peers: this worker's MessagePorts to the others (null at its own index).
+// In a SharedWorker (the load option shared), each tab is a client with a port
+// and a session of its own, and adds claim, detach and stats (shared-worker.js);
+// boot's module and kernels are then URLs, which the worker compiles.
 // Replies: {type: 'chunk', id, chunk} while streaming, then {type: 'result', id, value | error}
 // (error: {message, code, field?, param?}; code as wasmlm.js documents it);
 // {type: 'fatal', message} when the Go program exits, or a follower stops following, and nothing
@@ -44,6 +47,9 @@ import './wasm_exec.js';
 import { simdImports } from './simd.js';
 import { openReader } from './reader.js';
 import { Sha256 } from './sha256.js';
+import {
+  broadcast, compiled, connect, inSession, isSharedWorker, loading, sessionArgs, sharedRequest, sharedRequests,
+} from './shared-worker.js';
 
 let binding = null; // a Promise of globalThis.wasmlm, set by the Go program
 let memory = null; // the Go instance's WebAssembly.Memory, for results' wasmMemoryBytes
@@ -82,6 +88,7 @@ function boot(module, kernels, pageReason) {
 // ones) and attaches the kernels before go.run, when the Go side decides
 // which kernels to use.
 async function startGo(module, kernels, pageReason) {
+  module = await compiled(module); // a shared worker's page sends its URL (simdImports takes the kernels' URL as it is)
   const simd = await loadSIMD(kernels);
   simdReason = simd.enabled ? '' : pageReason || simd.reason;
   const go = new Go();
@@ -97,8 +104,8 @@ async function startGo(module, kernels, pageReason) {
   // run() returns once main blocks, having set globalThis.wasmlm; its
   // Promise settles only if the Go program exits.
   go.run(instance).then(
-    () => postMessage({ type: 'fatal', message: `the Go program exited (code ${exitCode})` }),
-    (err) => postMessage({ type: 'fatal', message: String(err?.message ?? err) }),
+    () => broadcast({ type: 'fatal', message: `the Go program exited (code ${exitCode})` }),
+    (err) => broadcast({ type: 'fatal', message: String(err?.message ?? err) }),
   );
   if (!self.wasmlm) throw new Error('wasmlm.wasm did not register its binding (is it the wasmlm build?)');
   return self.wasmlm;
@@ -108,9 +115,9 @@ async function startGo(module, kernels, pageReason) {
 // object go to Go as they are, which rejects them with a clear message).
 // options plus, when the page asked for it (promptProgress), an
 // onPromptProgress that posts each evaluated prompt block's {done, total}.
-function withProgress(m, options) {
+function withProgress(m, options, c) {
   if (!m.promptProgress || options == null || typeof options !== 'object' || Array.isArray(options)) return options;
-  return { ...options, onPromptProgress: (progress) => postMessage({ type: 'promptProgress', id: m.id, progress }) };
+  return { ...options, onPromptProgress: (progress) => c.post({ type: 'promptProgress', id: m.id, progress }) };
 }
 
 function withSignal(options, signal) {
@@ -139,7 +146,7 @@ function withMemory(result) {
   return result;
 }
 
-async function handle(m, signal) {
+async function handle(m, signal, c) {
   if (m.type === 'boot') {
     simdRelaxed = m.simdRelaxed === true;
     await boot(m.module, m.kernels, m.simdReason);
@@ -147,20 +154,22 @@ async function handle(m, signal) {
   }
   if (!binding) throw internalError('wasmlm: the worker was not booted');
   const b = await binding;
-  const onToken = (chunk) => postMessage({ type: 'chunk', id: m.id, chunk });
+  const onToken = (chunk) => c.post({ type: 'chunk', id: m.id, chunk });
+  const own = (options) => inSession(options, c); // the client's session, in a shared worker
+  if (sharedRequests.has(m.type)) return sharedRequest(b, m, c, memory);
   switch (m.type) {
     case 'load': {
       const options = { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined };
       if (m.kvType != null) options.kvType = m.kvType;
       if (m.device != null) options.device = m.device;
       cpuReason = m.cpuReason ?? '';
-      const info = withSIMD(await b.load(m.model, options));
+      const info = await loading(c, async () => withSIMD(await b.load(m.model, options)));
       if (m.peers && info.shardIndex > 0) {
         // Serve worker 0 from now on. follow() settles only when the
         // shards can no longer work together: this worker is then useless.
         b.follow().then(
-          () => postMessage({ type: 'fatal', message: `shard ${info.shardIndex} was told to stop following` }),
-          (err) => postMessage({ type: 'fatal', message: `shard ${info.shardIndex} stopped following: ${err?.message ?? err}` }),
+          () => c.post({ type: 'fatal', message: `shard ${info.shardIndex} was told to stop following` }),
+          (err) => c.post({ type: 'fatal', message: `shard ${info.shardIndex} stopped following: ${err?.message ?? err}` }),
         );
       }
       return info;
@@ -181,28 +190,28 @@ async function handle(m, signal) {
       return placed;
     }
     case 'assemble':
-      return assemble(b, m, signal);
+      return assemble(b, m, signal, c);
     case 'memory':
       return memory ? memory.buffer.byteLength : null;
     case 'call': {
       if (!['info', 'tokenize', 'detokenize', 'chatTokens', 'saveState', 'loadState', 'identity'].includes(m.method)) throw internalError(`wasmlm: unknown method ${m.method}`);
-      const value = await b[m.method](...m.args);
+      const value = await b[m.method](...sessionArgs(m.method, m.args, c));
       return m.method === 'info' ? withSIMD(value) : value;
     }
-    case 'unload': { // the page ends this worker next: free the GPU's buffers now
-      await b.unload();
+    case 'unload': { // the page ends this worker next: free the GPU's buffers now (a shared worker's model stays)
+      if (!c.session) await b.unload();
       return null;
     }
     case 'generate':
-      return withMemory(await b.generate(m.prompt, withProgress(m, withSignal(m.options, signal))));
+      return withMemory(await b.generate(m.prompt, withProgress(m, own(withSignal(m.options, signal)), c)));
     case 'stream':
-      return withMemory(await b.stream(m.prompt, withProgress(m, withSignal(m.options, signal)), onToken));
+      return withMemory(await b.stream(m.prompt, withProgress(m, own(withSignal(m.options, signal)), c), onToken));
     case 'chat':
-      return withMemory(await b.chat(m.request, { signal, contextShift: m.contextShift, nKeep: m.nKeep }, onToken));
+      return withMemory(await b.chat(m.request, own({ signal, contextShift: m.contextShift, nKeep: m.nKeep }), onToken));
     case 'embed':
-      return b.embed(m.input, withSignal(m.options, signal));
+      return b.embed(m.input, own(withSignal(m.options, signal)));
     case 'rerank':
-      return b.rerank(m.query, m.documents, withSignal(m.options, signal));
+      return b.rerank(m.query, m.documents, own(withSignal(m.options, signal)));
     case 'serveHTTP': // lm.serve's requests (serve.js): chunks are {status?, headers?, body}
       return b.serveHTTP(m.request, { modelName: m.modelName, signal }, onToken);
   }
@@ -212,7 +221,7 @@ async function handle(m, signal) {
 // assemble prepares the model (or shard) in the Go instance and reads every
 // range it needs from m.sources, a chunk at a time, into it, reporting the
 // bytes placed. Resolves to {bytes}.
-async function assemble(b, m, signal) {
+async function assemble(b, m, signal, c) {
   plan = await b.prepare(m.prefixes, m.sizes, { shardIndex: m.shardIndex, shardCount: m.shardCount });
   if (plan.more >= 0) throw internalError(`wasmlm: the header of file ${plan.more} needs more than the page read`);
   // One worker reads a Blob as a stream; several, a slice at a time (see reader.js).
@@ -222,7 +231,7 @@ async function assemble(b, m, signal) {
   let loaded = 0;
   let reported = 0;
   const report = () => {
-    postMessage({ type: 'progress', id: m.id, progress: { loaded, total: plan.bytes } });
+    c.post({ type: 'progress', id: m.id, progress: { loaded, total: plan.bytes } });
     reported = loaded;
   };
   report();
@@ -278,10 +287,10 @@ function internalError(message) {
   return e;
 }
 
-self.onmessage = async (e) => {
-  const m = e.data;
+// receive handles message m from client c (the page, or a tab's port).
+async function receive(c, m) {
   if (m.type === 'abort') {
-    controllers.get(m.id)?.abort();
+    c.controllers.get(m.id)?.abort();
     return;
   }
   // Registered before any await, so an abort that follows at once finds it.
@@ -289,18 +298,30 @@ self.onmessage = async (e) => {
   // sees it: an abort message would arrive only after Go's first token.
   const controller = new AbortController();
   if (m.aborted) controller.abort();
-  controllers.set(m.id, controller);
+  c.controllers.set(m.id, controller);
   try {
-    const value = await handle(m, controller.signal);
+    const value = await handle(m, controller.signal, c);
     // A shard's bytes, and embeddings, move to the page without a copy.
     const bytes = value instanceof Uint8Array ? value : value?.vectors;
-    postMessage({ type: 'result', id: m.id, value }, bytes instanceof Uint8Array ? [bytes.buffer] : []);
+    c.post({ type: 'result', id: m.id, value }, bytes instanceof Uint8Array ? [bytes.buffer] : []);
   } catch (err) {
     const message = String(err?.message ?? err);
     const error = { message, code: typeof err?.code === 'string' && err.code !== '' ? err.code : 'error' };
     if (typeof err?.field === 'string') Object.assign(error, { field: err.field, param: err.param });
-    postMessage({ type: 'result', id: m.id, error });
+    c.post({ type: 'result', id: m.id, error });
   } finally {
-    controllers.delete(m.id);
+    c.controllers.delete(m.id);
   }
-};
+}
+
+// A dedicated worker has one client, its page; a SharedWorker a client per
+// connected tab (shared-worker.js).
+if (isSharedWorker()) {
+  self.onconnect = (e) => {
+    const c = connect(e.ports[0]);
+    e.ports[0].onmessage = (ev) => receive(c, ev.data);
+  };
+} else {
+  const page = connect(self);
+  self.onmessage = (e) => receive(page, e.data);
+}
