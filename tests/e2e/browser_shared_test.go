@@ -13,6 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // sharedRun is what a tab's generation gave, and its model's worker.
@@ -20,6 +23,8 @@ type sharedRun struct {
 	Text    string
 	Chunks  string
 	Tokens  []int
+	Next    []int
+	Prefill int
 	Shared  bool
 	Reason  string
 	Workers int
@@ -39,60 +44,72 @@ type workerStats struct {
 // sharedPrompts are the three tabs' prompts.
 var sharedPrompts = []string{"Once upon a time", "Lily and Ben went to the park.", "The little dog"}
 
-// TestBrowserSharedModel: three tabs of one origin that load the default
-// model with shared: true use one SharedWorker — one load, one model in
-// memory, a session per tab — and their streams, run at once, each give the
-// tokens the same prompt gives in a tab of its own; closing a tab frees its
-// session, and shared with workers: 2 is refused.
-func TestBrowserSharedModel(t *testing.T) {
-	first := newTab(t, blankPage, chromedp.WithNewBrowserContext())
-	tabs := []*tab{first, openTabIn(t, first.ctx, first.site, blankPage, nil), openTabIn(t, first.ctx, first.site, blankPage, nil)}
-	const greedy = `{ temperature: 0, maxTokens: 24 }`
+// sharedSpec is the model the tabs share: random weights, about 14M
+// parameters in Q8_0 (a 14.7 MB file), so that the weights, not the Go
+// runtime, are most of a worker's memory.
+var sharedSpec = modelgen.Spec{
+	Shape: modelgen.Shape{Dim: 512, HiddenDim: 1376, Layers: 4, Heads: 8, KVHeads: 4, VocabSize: 4096, ContextLength: 256},
+	Type:  tensor.Q8_0,
+	Seed:  37,
+}
 
-	// Each tab alone, in a dedicated worker: the reference tokens, and the
-	// memory three copies of the model take.
+// sharedTurns is a tab's two turns: a stream of its prompt, then the
+// prompt and the reply continued, whose prefill says whether the tab's
+// own cache held the first turn; then runs after.
+func sharedTurns(i int, load, after string) string {
+	return load + `
+		let chunks = '';
+		const s = lm.stream(` + strconv.Quote(sharedPrompts[i]) + `, { temperature: 0, maxTokens: 16 });
+		for await (const c of s) chunks += c.text;
+		const r = await s.result;
+		const next = await lm.generate(` + strconv.Quote(sharedPrompts[i]) + ` + r.text + ' Then', { temperature: 0, maxTokens: 8 });
+		const out = { text: r.text, chunks, tokens: r.tokens, next: next.tokens, prefill: next.timings.prefillTokens,
+			shared: lm.info.shared === true, reason: lm.info.sharedReason ?? '', workers: lm.info.workers, stats: await lm.workerStats() };
+		` + after + `
+		return out;`
+}
+
+// TestBrowserSharedModel: three tabs of one origin that load a model with
+// shared: true use one SharedWorker — one load, one copy of the model in
+// memory, a session per tab — and their turns, run at once, each give the
+// tokens the tab gets alone in a dedicated worker, and a tab's second turn
+// evaluates as many prompt tokens as alone (its own cache held its first,
+// whatever the others ran); closing a tab frees its session, unloading one too, and
+// shared with workers: 2 is refused.
+func TestBrowserSharedModel(t *testing.T) {
+	data, err := modelgen.Build(sharedSpec)
+	require.NoError(t, err)
+	first := newTab(t, blankPage, chromedp.WithNewBrowserContext())
+	path, _ := serveFile(t, first.site, "shared.gguf", data)
+	tabs := []*tab{first, openTabIn(t, first.ctx, first.site, blankPage, nil), openTabIn(t, first.ctx, first.site, blankPage, nil)}
+
+	// Each tab alone, in a dedicated worker: the reference, and the memory
+	// three copies of the model take.
 	alone := make([]sharedRun, len(tabs))
 	dedicatedBytes := 0
 	for i, tb := range tabs {
-		alone[i] = eval[sharedRun](t, tb, apiScript(`
-			const lm = await WasmLM.load(DEFAULT_MODEL);
-			const r = await lm.generate(`+strconv.Quote(sharedPrompts[i])+`, `+greedy+`);
-			const stats = await lm.workerStats();
-			lm.unload();
-			return { text: r.text, tokens: r.tokens, shared: lm.info.shared === true, stats };`))
+		alone[i] = eval[sharedRun](t, tb, apiScript(sharedTurns(i, `const lm = await WasmLM.load('`+path+`');`, `lm.unload();`)))
 		require.NotEmpty(t, alone[i].Tokens)
 		assert.False(t, alone[i].Stats.Shared)
 		dedicatedBytes += alone[i].Stats.WasmMemoryBytes
 	}
 
-	// The three tabs load shared at once, then stream at once.
-	runAll := func(script func(i int) string) []sharedRun {
-		out := make([]sharedRun, len(tabs))
-		var wg sync.WaitGroup
-		for i, tb := range tabs {
-			wg.Go(func() { out[i] = eval[sharedRun](t, tb, apiScript(script(i))) })
-		}
-		wg.Wait()
-		return out
+	// The three tabs load shared and take their turns, all at once.
+	shared := make([]sharedRun, len(tabs))
+	var wg sync.WaitGroup
+	for i, tb := range tabs {
+		wg.Go(func() {
+			shared[i] = eval[sharedRun](t, tb, apiScript(sharedTurns(i, `globalThis.lm = await WasmLM.load('`+path+`', { shared: true });`, "")))
+		})
 	}
-	loaded := runAll(func(int) string {
-		return `globalThis.lm = await WasmLM.load(DEFAULT_MODEL, { shared: true });
-			return { shared: lm.info.shared, reason: lm.info.sharedReason ?? '', workers: lm.info.workers };`
-	})
-	for i, l := range loaded {
-		require.True(t, l.Shared, "tab %d: %s", i, l.Reason)
-		assert.Equal(t, 1, l.Workers)
-	}
-	streams := runAll(func(i int) string {
-		return `let chunks = '';
-			const s = lm.stream(` + strconv.Quote(sharedPrompts[i]) + `, ` + greedy + `);
-			for await (const c of s) chunks += c.text;
-			const r = await s.result;
-			return { text: r.text, chunks, tokens: r.tokens, stats: await lm.workerStats() };`
-	})
-	for i, s := range streams {
+	wg.Wait()
+	for i, s := range shared {
+		require.True(t, s.Shared, "tab %d: %s", i, s.Reason)
+		assert.Equal(t, 1, s.Workers)
 		assert.Equal(t, alone[i].Tokens, s.Tokens, "tab %d's stream gives its tokens alone", i)
 		assert.Equal(t, alone[i].Text, s.Chunks, "tab %d's chunks", i)
+		assert.Equal(t, alone[i].Next, s.Next, "tab %d's second turn", i)
+		assert.Equal(t, alone[i].Prefill, s.Prefill, "tab %d's second turn evaluates what it does alone: its own cache held its first", i)
 	}
 	stats := eval[workerStats](t, first, `lm.workerStats()`)
 	assert.True(t, stats.Shared)
@@ -100,9 +117,9 @@ func TestBrowserSharedModel(t *testing.T) {
 	assert.Equal(t, 3, stats.Tabs)
 	assert.Equal(t, 3, stats.Sessions.Open)
 	assert.Equal(t, 3, stats.Sessions.Allocated)
-	t.Logf("WebAssembly memory: one SharedWorker for three tabs %d bytes; three dedicated workers %d bytes", stats.WasmMemoryBytes, dedicatedBytes)
+	t.Logf("WebAssembly memory, a %d-byte model: one SharedWorker for three tabs %d bytes; three dedicated workers %d bytes (%d, %d, %d)",
+		len(data), stats.WasmMemoryBytes, dedicatedBytes, alone[0].Stats.WasmMemoryBytes, alone[1].Stats.WasmMemoryBytes, alone[2].Stats.WasmMemoryBytes)
 	assert.Less(t, stats.WasmMemoryBytes, dedicatedBytes/2, "one copy of the model, not three")
-
 	// A tab closed frees its session: the worker's lock for it is granted.
 	require.NoError(t, chromedp.Do(tabs[2].ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, page.Close, cdp.Empty{})
@@ -131,11 +148,11 @@ func TestBrowserSharedModel(t *testing.T) {
 		return lm.workerStats();
 	})()`)
 	assert.Equal(t, 1, after.Sessions.Open, "the unloaded tab's session is freed")
-	r := eval[sharedRun](t, first, `lm.generate(`+strconv.Quote(sharedPrompts[0])+`, `+greedy+`)`)
+	r := eval[sharedRun](t, first, `lm.generate(`+strconv.Quote(sharedPrompts[0])+`, { temperature: 0, maxTokens: 16 })`)
 	assert.Equal(t, alone[0].Tokens, r.Tokens, "the model still serves the tab left")
 
 	refused := eval[map[string]string](t, first, apiScript(`
-		return WasmLM.load(DEFAULT_MODEL, { shared: true, workers: 2 }).then(() => ({}), (e) => ({ code: e.code, field: e.field, message: e.message }));`))
+		return WasmLM.load('`+path+`', { shared: true, workers: 2 }).then(() => ({}), (e) => ({ code: e.code, field: e.field, message: e.message }));`))
 	assert.Equal(t, "invalid_argument", refused["code"])
 	assert.Equal(t, "workers", refused["field"])
 	assert.Contains(t, refused["message"], "SharedWorker")
