@@ -171,7 +171,7 @@ func assertRendered(t *testing.T, tb *tab) {
 // conversation with another system prompt answers to it; what a person
 // types is shown as text, never as HTML.
 func TestBrowserChatDemo(t *testing.T) {
-	tb := newTab(t, "/")
+	tb := newTab(t, "/", chromedp.WithNewBrowserContext()) // the conversation the page keeps stays in this profile
 	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
 	visible := func(sel string) bool {
 		return eval[bool](t, tb, `getComputedStyle(document.querySelector('`+sel+`')).display !== 'none'`)
@@ -300,9 +300,12 @@ func TestBrowserChatDemo(t *testing.T) {
 	assert.True(t, eval[bool](t, tb, `window.pwned === undefined`))
 	assertRendered(t, tb)
 
-	// A conversation that outgrows the context says so; the message stays,
-	// without a reply, for Regenerate once there is room.
+	// Without the context shift, a conversation that outgrows the context
+	// says so; the message stays, without a reply, for Regenerate once
+	// there is room.
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-clear"))))
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-shift"))))
+	require.False(t, eval[bool](t, tb, `document.getElementById('chat-shift').checked`))
 	eval[chromedp.Void](t, tb, `document.getElementById('system-prompt').value = 'Once upon a time, there was a little girl named Lily. '.repeat(60)`)
 	say(t, tb, "She was happy.")
 	waitFor(t, tb, `document.getElementById('status').textContent === 'Failed'`, 30*time.Second)
@@ -337,7 +340,7 @@ func enabled(t *testing.T, tb *tab, ids ...string) map[string]bool {
 // the log and the next message gets that reply again; and the completion
 // mode generates after the chat.
 func TestBrowserChatDemoAfterCompletion(t *testing.T) {
-	tb := newTab(t, "/")
+	tb := newTab(t, "/", chromedp.WithNewBrowserContext())
 	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
 	typeInto(t, tb, "max-tokens", "5")
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("generate"))))
@@ -398,7 +401,7 @@ func TestBrowserChatDemoAfterCompletion(t *testing.T) {
 func TestBrowserChatDemoChatTemplate(t *testing.T) {
 	data, err := modelgen.SetKV(models.Default(), "tokenizer.chat_template", gguf.ValueOf("chatml"))
 	require.NoError(t, err)
-	tb := newTab(t, "/#chat")
+	tb := newTab(t, "/#chat", chromedp.WithNewBrowserContext())
 	url, _ := serveFile(t, tb.site, "chatml.gguf", data)
 	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
 	assert.True(t, eval[bool](t, tb, `getComputedStyle(document.getElementById('chat')).display !== 'none'`), "#chat opens the chat mode")

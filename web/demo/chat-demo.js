@@ -8,10 +8,35 @@
 // the rest: each reply shows how many of its prompt's tokens were reused
 // from the cache (the prompt's tokens less the ones evaluated,
 // timings.prefillTokens) and how many were computed.
+//
+// A conversation that fills the context goes on with a context shift
+// (context_shift, on unless its box is unticked): the oldest half of the
+// tokens is dropped, and the reply says so. The conversation survives a
+// reload: its messages and system prompt are kept in localStorage after
+// each reply, and the model's session — the conversation's tokens and
+// their keys and values — in OPFS (lm.saveSession). When the page loads
+// the same model again, the conversation is shown again and its session
+// restored (lm.restoreSession), so the next reply evaluates only what is
+// new, not the whole conversation; New conversation forgets both.
 
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
+
+// Where the conversation is kept across reloads: localStorage's key for
+// the messages, and the name of the model's saved session.
+const SAVED_KEY = 'wasmlm-demo-chat';
+const SESSION = 'wasmlm-demo-chat';
+
+/** The conversation kept in localStorage ({model, system, messages}), or null. */
+function readSaved() {
+  try {
+    const v = JSON.parse(localStorage.getItem(SAVED_KEY));
+    return v && typeof v.model === 'string' && Array.isArray(v.messages) ? v : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Sets up the chat mode. host: the page's {demo, run, showMessage}
@@ -29,7 +54,7 @@ export function setupChat(host) {
     modes: $('modes'), completion: $('mode-completion'), chatMode: $('mode-chat'), panel: $('chat'),
     system: $('system-prompt'), template: $('chat-template'), log: $('chat-log'), input: $('chat-input'),
     temperature: $('chat-temperature'), temperatureValue: $('chat-temperature-value'),
-    maxTokens: $('chat-max-tokens'), seed: $('chat-seed'),
+    maxTokens: $('chat-max-tokens'), seed: $('chat-seed'), shift: $('chat-shift'), restored: $('chat-restored'),
     send: $('chat-send'), stop: $('chat-stop'), regenerate: $('chat-regenerate'), clear: $('chat-clear'),
     context: $('chat-context'),
   };
@@ -37,8 +62,12 @@ export function setupChat(host) {
   // The conversation, also on wasmlmDemo.chat for the console (and tests):
   // messages are {role, content} with, for replies, reasoning and stats
   // (what the reply's result said: see turnStats). Whether a reply is being
-  // written is the page's: wasmlmDemo.running, of mode 'chat'.
-  const chat = { mode: 'completion', messages: [] };
+  // written is the page's: wasmlmDemo.running, of mode 'chat'. restored is
+  // what became of a conversation kept across a reload: null, {tokens, ms}
+  // (its session restored: tokens cached, not evaluated again) or {error};
+  // restoring is true while it is restored; saved is the last save of the
+  // session: {tokens, bytes} or {error}.
+  const chat = { mode: 'completion', messages: [], restored: null, restoring: false, saved: null };
   host.demo.chat = chat;
   const views = []; // the element of each message, by index
 
@@ -49,11 +78,11 @@ export function setupChat(host) {
   const replying = () => host.demo.running?.mode === 'chat';
 
   function update() {
-    const ready = canChat() && idle();
+    const ready = canChat() && idle() && !chat.restoring;
     el.send.disabled = !ready;
     el.stop.disabled = !replying();
     el.regenerate.disabled = !ready || !chat.messages.some((m) => m.role === 'user');
-    el.clear.disabled = !idle() || chat.messages.length === 0;
+    el.clear.disabled = !idle() || chat.restoring || chat.messages.length === 0;
   }
 
   function setMode(mode) {
@@ -82,6 +111,7 @@ export function setupChat(host) {
       max_tokens: Math.max(1, Math.trunc(Number(el.maxTokens.value)) || 1),
     };
     if (el.seed.value !== '') o.seed = Math.max(0, Math.trunc(Number(el.seed.value)));
+    if (!el.shift.checked) o.context_shift = false; // the load's default is on (demo.js)
     return o;
   }
 
@@ -103,15 +133,84 @@ export function setupChat(host) {
     await reply();
   }
 
-  function clear() {
-    if (replying()) return;
+  /** Empties the conversation shown (not the one kept across reloads). */
+  function clearView() {
     chat.messages = [];
     views.length = 0;
     el.log.replaceChildren();
     el.context.textContent = '';
+    chat.restored = null;
+    el.restored.hidden = true;
+    el.restored.textContent = '';
     host.showMessage('');
     update();
+  }
+
+  /** New conversation: the one shown and the one kept across reloads are forgotten. */
+  async function clear() {
+    if (replying() || chat.restoring) return;
+    clearView();
+    localStorage.removeItem(SAVED_KEY);
+    chat.saved = null;
     el.input.focus();
+    await host.demo.lm?.sessions.delete(SESSION).catch(() => false);
+  }
+
+  /**
+   * Keeps the conversation across a reload: its messages and system prompt
+   * in localStorage, and (save) the model's session in OPFS. A session
+   * that cannot be saved (a GPU session, a browser without OPFS) leaves
+   * the messages kept, and the next reply after a reload evaluates them
+   * again.
+   */
+  async function keep(lm, save) {
+    const messages = chat.messages.map(({ role, content, reasoning, stats }) => ({ role, content, reasoning, stats }));
+    try {
+      localStorage.setItem(SAVED_KEY, JSON.stringify({ model: lm.name, system: el.system.value, messages }));
+    } catch {
+      return; // no storage (a private window's quota): the conversation lasts as long as the page
+    }
+    if (!save) return;
+    try {
+      const { tokens, bytes } = await lm.saveSession(SESSION);
+      chat.saved = { tokens, bytes };
+    } catch (err) {
+      chat.saved = { error: err.message };
+    }
+  }
+
+  /**
+   * Shows again the conversation kept for lm's model before the page was
+   * reloaded (or the model loaded again), and restores its session: its
+   * tokens come back cached, not evaluated again.
+   */
+  async function restore(lm) {
+    const saved = readSaved();
+    if (!saved || saved.model !== lm.name || !canChat() || saved.messages.length === 0) return;
+    chat.restoring = true;
+    update();
+    el.system.value = saved.system ?? el.system.value;
+    for (const m of saved.messages) {
+      const msg = { role: m.role, content: String(m.content ?? ''), reasoning: m.reasoning ?? '', stats: m.stats ?? null };
+      const view = add(msg);
+      if (msg.role === 'assistant') drawer(msg, view).now();
+    }
+    const started = performance.now();
+    let restored;
+    try {
+      const { tokens } = await lm.restoreSession(SESSION);
+      restored = { tokens, ms: performance.now() - started };
+    } catch (err) {
+      restored = { error: err.message };
+    }
+    if (host.demo.lm !== lm) return; // another model came meanwhile
+    chat.restored = restored;
+    chat.restoring = false;
+    el.restored.hidden = false;
+    el.restored.textContent = restored.error == null
+      ? `Conversation restored: its ${restored.tokens} tokens came back in the model's session from storage in ${restored.ms.toFixed(0)} ms, not evaluated again.`
+      : `Conversation restored, but not its session (${restored.error}): the next reply evaluates the conversation again.`;
+    update();
   }
 
   /** Streams the model's reply to the conversation so far. */
@@ -133,16 +232,18 @@ export function setupChat(host) {
           draw.later();
         }
         const r = await stream.result;
-        msg.stats = turnStats(r, opts);
+        msg.stats = turnStats(r, opts, lm.info.sessionContextLength);
         draw.now();
         if (msg.content === '' && msg.reasoning === '' && r.finishReason === 'abort') forget(msg);
         showContext(r);
+        await keep(lm, true);
         return r.finishReason === 'abort' ? 'Stopped' : 'Done';
       } catch (err) {
         draw.now();
         if (msg.content === '' && msg.reasoning === '') forget(msg);
+        await keep(lm, false);
         if (err.code !== 'prompt_too_long') throw err;
-        throw new Error(`The conversation no longer fits the model's context (${lm.info.sessionContextLength} tokens): start a new conversation. (${err.message})`);
+        throw new Error(`The conversation no longer fits the model's context (${lm.info.sessionContextLength} tokens): start a new conversation, or tick Context shift. (${err.message})`);
       } finally {
         draw.cancel();
         view.classList.remove('running');
@@ -161,26 +262,35 @@ export function setupChat(host) {
   /**
    * What a reply's result says of it: the prompt's tokens, how many of them
    * the KV cache held from earlier turns (reused, not computed again) and
-   * how many were evaluated; the reply's tokens, speed, finish, and the
-   * seed when it was sampled (opts: the request's options). A reply
-   * stopped before its prompt was evaluated has no count of reused tokens.
+   * how many were evaluated; the reply's tokens, speed, finish, the seed
+   * when it was sampled (opts: the request's options), and the context
+   * shifts (how many, and the tokens they dropped). A reply stopped before
+   * its prompt was evaluated has no count of reused tokens, nor has one
+   * whose prompt, longer than the context (contextLength), was cut (cut:
+   * the engine dropped its oldest tokens before evaluating the rest).
    */
-  function turnStats(r, opts) {
+  function turnStats(r, opts, contextLength) {
     const prompt = r.usage.promptTokens;
     const computed = r.timings.prefillTokens;
     const evaluated = r.tokens.length > 0 || r.finishReason !== 'abort';
+    const shifts = r.usage.contextShifts ?? 0;
+    const cut = shifts > 0 && prompt > contextLength;
     return {
-      promptTokens: prompt, computed, reused: evaluated ? prompt - computed : null,
+      promptTokens: prompt, computed, reused: evaluated && !cut ? prompt - computed : null, evaluated, cut,
       completionTokens: r.usage.completionTokens, finishReason: r.finishReason, seed: opts.temperature > 0 ? r.seed : null,
       timeToFirstTokenMs: r.timings.timeToFirstTokenMs,
       tokensPerSecond: r.timings.decodeTokens > 0 ? r.timings.decodeTokensPerSecond : null,
+      shifts, shiftedTokens: r.usage.contextShiftedTokens ?? 0,
     };
   }
 
-  /** How full the context is after the last turn. */
+  /** How full the context is after the last turn, and what a shift dropped of it. */
   function showContext(r) {
-    const used = r.usage.promptTokens + r.usage.completionTokens;
-    if (used > 0) el.context.textContent = `context ${used} / ${host.demo.lm.info.sessionContextLength} tokens`;
+    const dropped = r.usage.contextShiftedTokens ?? 0;
+    const used = r.usage.promptTokens + r.usage.completionTokens - dropped;
+    if (used <= 0) return;
+    el.context.textContent = `context ${used} / ${host.demo.lm.info.sessionContextLength} tokens`
+      + (dropped > 0 ? ` · shifted: the oldest ${dropped} tokens were dropped` : '');
   }
 
   /** Adds a message to the conversation and the page; returns its element. */
@@ -244,18 +354,27 @@ export function setupChat(host) {
     const line = document.createElement('div');
     line.className = 'turn';
     const b = (text, title) => Object.assign(document.createElement('b'), { textContent: String(text), title: title ?? '' });
-    if (s.reused == null) {
+    if (s.evaluated === false || (s.evaluated == null && s.reused == null)) {
       line.append('stopped before the prompt was evaluated');
       return line;
     }
     line.append(
       'prompt ', b(s.promptTokens), ' tokens · ',
-      b(s.reused, 'tokens the KV cache held from earlier turns: not computed again'), ' reused from the cache, ',
+      ...(s.cut
+        ? ['cut to fit the context, ']
+        : [b(s.reused, 'tokens the KV cache held from earlier turns: not computed again'), ' reused from the cache, ']),
       b(s.computed, 'tokens evaluated for this reply'), ' computed · reply ', b(s.completionTokens), ' tokens',
       ...(s.tokensPerSecond == null ? [] : [', ', b(s.tokensPerSecond.toFixed(0)), ' tokens/s']),
       ' · ', b(s.finishReason),
       ...(s.seed == null ? [] : [' · seed ', b(s.seed)]),
     );
+    if (s.shifts > 0) {
+      const shift = document.createElement('span');
+      shift.className = 'shift';
+      shift.title = 'The context was full: its oldest tokens were dropped and the rest moved down, without evaluating them again (context_shift)';
+      shift.append(' · context shifted ', b(s.shifts), s.shifts === 1 ? ' time: ' : ' times: ', b(s.shiftedTokens), ' oldest tokens dropped');
+      line.append(shift);
+    }
     line.title = `first token after ${s.timeToFirstTokenMs.toFixed(1)} ms`;
     return line;
   }
@@ -270,13 +389,15 @@ export function setupChat(host) {
     const { generates, chatTemplate } = lm.info;
     el.modes.hidden = !generates;
     el.panel.hidden = !generates;
-    clear();
+    clearView();
+    chat.restoring = false;
     el.template.textContent = chatTemplate === 'plain'
       ? `${lm.name} has no chat template: the messages are joined by new lines, with no roles, and the model continues the text (the plain template).`
       : chatTemplate == null
         ? `${lm.name}'s chat template is not one the engine knows, so it cannot chat: use the completion mode.`
         : `Chat template: ${chatTemplate}, from the model file.`;
     update();
+    restore(lm);
   }
 
   // --- wiring -------------------------------------------------------------

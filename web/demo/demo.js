@@ -138,6 +138,9 @@ async function loadModel(source, options, label) {
     const lm = await WasmLM.load(source, {
       ...options,
       device: el.device.value,
+      // The chat's conversations go on past the context (chat-demo.js), for
+      // the models that can shift it; the others end there, as without it.
+      contextShift: true,
       onProgress({ loaded, total, cached: fromCache }) {
         cached = fromCache;
         if (total) {
