@@ -389,7 +389,7 @@ func TestPanicBecomes500(t *testing.T) {
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	m := loadDefault(t)
-	for _, opts := range []Options{{Slots: -1}, {MaxTokens: -1}, {MaxBodyBytes: -1}, {WriteTimeout: -1}, {MaxTokens: 513}, {ContextLength: 513}} {
+	for _, opts := range []Options{{Slots: -1}, {MaxTokens: -1}, {MaxBodyBytes: -1}, {WriteTimeout: -1}, {MaxTokens: 513}, {ContextLength: 513}, {ContextShift: true, NKeep: -2}} {
 		_, err := New(m, opts)
 		assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", opts)
 	}

@@ -198,6 +198,10 @@ type Options struct {
 	// needs max_tokens (see docs/context.md), and MaxTokens may then
 	// exceed the context.
 	ContextShift bool
+	// NKeep is the completions' n_keep when a request omits it: how many
+	// tokens of the prompt, BOS aside, a shift keeps (0 none, -1 the whole
+	// prompt; see openai.API.NKeep). It must be >= -1.
+	NKeep int
 	// SlotSavePath, when set, is the directory where llama.cpp's slot
 	// actions (POST /slots/{id}?action=save|restore|erase, slots.go) save
 	// and restore the slots' sessions; without it they answer 501. Not
@@ -309,6 +313,9 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 		sessions[i] = s
 	}
 	contextLength, threads := sessions[0].ContextLength(), sessions[0].Threads()
+	if opts.NKeep < -1 {
+		return nil, fmt.Errorf("%w: NKeep %d, must be >= -1 (-1: the whole prompt)", ErrInvalidOptions, opts.NKeep)
+	}
 	if opts.MaxTokens > contextLength && !opts.ContextShift {
 		return nil, fmt.Errorf("%w: MaxTokens %d exceeds the context length %d", ErrInvalidOptions, opts.MaxTokens, contextLength)
 	}
@@ -330,7 +337,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	case opts.MaxEmbedTokens > 0:
 		h.maxEmbed = opts.MaxEmbedTokens
 	}
-	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens, ContextShift: opts.ContextShift}
+	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens, ContextShift: opts.ContextShift, NKeep: opts.NKeep}
 	if h.onComplete == nil {
 		h.onComplete = func(Completion) {}
 	}

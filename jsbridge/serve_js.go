@@ -21,20 +21,30 @@ import (
 	"github.com/wasmlm/wasmlm/jsbridge/jshttp"
 )
 
-// serveFields are the keys of serveHTTP's options.
-var serveFields = []string{"modelName", "signal"}
+// serveFields are the keys of serveHTTP's options: contextShift and nKeep
+// are load's contextShift default, context_shift and n_keep for a
+// completion that omits them, as chat's are.
+var serveFields = []string{"modelName", "signal", "contextShift", "nKeep"}
 
 // served is the OpenAI-compatible API over the loaded model: httpapi's
 // handler, made when the first request comes (serveHTTP), and again when
-// the model or its name changes.
+// the model, its name or the shift's defaults change.
 type served struct {
 	model   *engine.Model
 	name    string
+	shift   shiftDefault
 	handler *httpapi.Handler
 }
 
+// shiftDefault is the served API's context_shift and n_keep for a request
+// that omits them (httpapi.Options.ContextShift, NKeep).
+type shiftDefault struct {
+	on   bool
+	keep int
+}
+
 // parseServeHTTP: serveHTTP({method, url, headers, body}, {modelName,
-// signal}, onResponse). It serves one HTTP request with httpapi's handler
+// signal, contextShift, nKeep}, onResponse). It serves one HTTP request with httpapi's handler
 // over the loaded model — the page's own OpenAI endpoint (web/serve.js and
 // its Service Worker bring the page's fetches here) — and resolves once the
 // response is complete. url is the request's path and query ("/v1/models");
@@ -108,11 +118,18 @@ func (b *Binding) parseServeHTTP(args []js.Value) (work, error) {
 	if err != nil {
 		return nil, err
 	}
+	var shift shiftDefault
+	if shift.on, err = f.boolean("contextShift", false); err != nil {
+		return nil, err
+	}
+	if shift.keep, err = f.integer("nKeep", 0, -1, maxInt32, ">= -1 (-1: the whole prompt)"); err != nil {
+		return nil, err
+	}
 	if typeOf(onResponse) != js.TypeFunction {
 		return nil, invalid("onResponse", "must be a function, got %s", b.describe(onResponse))
 	}
 	return func() (any, error) {
-		h, err := b.httpHandler(name)
+		h, err := b.httpHandler(name, shift)
 		if err != nil {
 			return nil, err
 		}
@@ -130,8 +147,9 @@ func (b *Binding) parseServeHTTP(args []js.Value) (work, error) {
 	}, nil
 }
 
-// httpHandler returns the API over the loaded model, named name.
-func (b *Binding) httpHandler(name string) (*httpapi.Handler, error) {
+// httpHandler returns the API over the loaded model, named name, shifting
+// the context by default as shift says.
+func (b *Binding) httpHandler(name string, shift shiftDefault) (*httpapi.Handler, error) {
 	m, _, err := b.currentModel()
 	if err != nil {
 		return nil, err
@@ -139,17 +157,18 @@ func (b *Binding) httpHandler(name string) (*httpapi.Handler, error) {
 	b.mu.Lock()
 	s := b.served
 	b.mu.Unlock()
-	if s != nil && s.model == m && s.name == name {
+	if s != nil && s.model == m && s.name == name && s.shift == shift {
 		return s.handler, nil
 	}
 	// Every request comes from the page (one client, the same address): it
 	// may use the whole queue, as the page's own calls may.
-	h, err := httpapi.New(m, httpapi.Options{ModelName: name, ClientQueue: httpapi.DefaultQueueSize, Sessions: &servedSessions{b: b, model: m}})
+	h, err := httpapi.New(m, httpapi.Options{ModelName: name, ClientQueue: httpapi.DefaultQueueSize, Sessions: &servedSessions{b: b, model: m},
+		ContextShift: shift.on, NKeep: shift.keep})
 	if err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
-	b.served = &served{model: m, name: name, handler: h}
+	b.served = &served{model: m, name: name, shift: shift, handler: h}
 	b.mu.Unlock()
 	return h, nil
 }

@@ -158,7 +158,9 @@ async function onMessage(e) {
   const aborter = new AbortController();
   port.onmessage = (ev) => { if (ev.data?.type === 'abort') aborter.abort(); };
   try {
-    const parts = api.iterable({ type: 'serveHTTP', request: m.request, modelName: api.name }, aborter.signal, (part) => part);
+    // load's contextShift: the default of a request without context_shift, n_keep, as chat's.
+    const { contextShift, nKeep } = api.shift ?? {};
+    const parts = api.iterable({ type: 'serveHTTP', request: m.request, modelName: api.name, contextShift, nKeep }, aborter.signal, (part) => part);
     for await (const part of parts) {
       if (part.status !== undefined) port.postMessage({ type: 'head', status: part.status, headers: part.headers });
       if (part.body?.byteLength > 0) port.postMessage({ type: 'body', body: part.body }, [part.body.buffer]);

@@ -78,7 +78,8 @@ export interface LoadOptions {
    */
   kvType?: 'auto' | 'f16' | 'f32';
   /**
-   * The default of chat completions' context_shift and n_keep (a request's own win): true, or
+   * The default of chat completions' context_shift and n_keep (a request's own win), and of
+   * the completions lm.serve's endpoint answers: true, or
    * { nKeep } (n_keep's default, tokens of the prompt after BOS a shift keeps; -1: the whole
    * prompt), lets a chat that fills the context keep them, drop the oldest half of the rest and
    * go on, for models that can (docs/context.md). A request without max_tokens stays within the

@@ -26,7 +26,7 @@
 //   generate  {prompt, options, aborted}  stream {prompt, options, aborted}
 //   chat      {request, aborted, contextShift, nKeep}  request: OpenAI's chat completion request, as JSON; contextShift, nKeep: load's defaults
 //   embed     {input, options, aborted}   rerank {query, documents, options, aborted}
-//   serveHTTP {request, modelName, aborted} an HTTP request for the OpenAI-compatible API (lm.serve)
+//   serveHTTP {request, modelName, aborted, contextShift, nKeep} an HTTP request for the OpenAI-compatible API (lm.serve); contextShift, nKeep: load's defaults
 //             aborted: the page's signal was aborted before the call, so the call's
 //             signal is aborted from the start (Go then generates, embeds or ranks nothing)
 //   abort     {id}                        abort call id (also while it waits its turn)
@@ -213,7 +213,7 @@ async function handle(m, signal, c) {
     case 'rerank':
       return b.rerank(m.query, m.documents, own(withSignal(m.options, signal)));
     case 'serveHTTP': // lm.serve's requests (serve.js): chunks are {status?, headers?, body}
-      return b.serveHTTP(m.request, { modelName: m.modelName, signal }, onToken);
+      return b.serveHTTP(m.request, { modelName: m.modelName, signal, contextShift: m.contextShift, nKeep: m.nKeep }, onToken);
   }
   throw internalError(`wasmlm: unknown request ${m.type}`);
 }

@@ -3,9 +3,17 @@
 package e2e
 
 import (
+	"encoding/json"
+	"net/http"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/httpapi"
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // TestBrowserChatContextShift: load's contextShift is the page's chat
@@ -53,4 +61,47 @@ func TestBrowserChatContextShift(t *testing.T) {
 	assert.Nil(t, got.Short.ContextShifts, "no shift: OpenAI's usage alone")
 	assert.Equal(t, "invalid_argument", got.Bad.Code)
 	assert.Equal(t, "contextShift.nKeep", got.Bad.Field)
+}
+
+// TestBrowserServeContextShift: lm.serve's endpoint takes load's
+// contextShift default as the page's chat does: a served chat completion
+// that omits context_shift shifts with the default's n_keep, answering
+// what the native server with the same defaults (-context-shift, NKeep)
+// answers, in a context of 64 positions where a reply of 64 tokens fills
+// it; the request's context_shift: false comes first.
+func TestBrowserServeContextShift(t *testing.T) {
+	m, err := engine.Load(models.Default(), engine.LoadOptions{})
+	require.NoError(t, err)
+	native, err := httpapi.New(m, httpapi.Options{ModelName: models.DefaultName, ContextLength: 64, ContextShift: true, NKeep: 2})
+	require.NoError(t, err)
+	const body = `{"messages":[{"role":"user","content":"Once upon a time"}],"temperature":0,"max_tokens":64,"logit_bias":{"1":-100,"2":-100}}`
+	status, want := nativeAPI(t, native, "POST", "/v1/chat/completions", body)
+	require.Equal(t, http.StatusOK, status, want)
+	type reply struct {
+		Choices []struct{ Message struct{ Content string } }
+		Usage   map[string]int
+	}
+	var ref reply
+	require.NoError(t, json.Unmarshal([]byte(want), &ref))
+	require.Equal(t, 1, ref.Usage["context_shifts"])
+
+	tb := openTab(t, webSite(t), blankPage, nil, chromedp.WithNewBrowserContext())
+	tb.expect("the server responded with a status of 400") // context_shift: false, on purpose
+	got := eval[struct {
+		Served reply
+		Off    int
+	}](t, tb, apiScript(`
+		const lm = await WasmLM.load(DEFAULT_MODEL, { serve: true, contextLength: 64, contextShift: { nKeep: 2 } });
+		const server = await lm.serve({ scope: '/v1/', serviceWorker: '/wasmlm.sw.js' });
+		const post = (b) => fetch('/v1/chat/completions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(b) });
+		const body = `+body+`;
+		const served = await (await post(body)).json();
+		const off = (await post({ ...body, context_shift: false })).status;
+		server.close();
+		lm.unload();
+		return { served, off };
+	`))
+	assert.Equal(t, ref.Choices[0].Message.Content, got.Served.Choices[0].Message.Content)
+	assert.Equal(t, ref.Usage, got.Served.Usage, "the same shifts, keeping n_keep")
+	assert.Equal(t, http.StatusBadRequest, got.Off, "without the shift the reply does not fit")
 }
