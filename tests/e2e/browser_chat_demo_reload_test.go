@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -94,6 +95,11 @@ func TestBrowserChatDemoSurvivesAReload(t *testing.T) {
 	assert.Greater(t, reused, len(refs[1].PromptTokens)/2, "most of the conversation came from the restored session")
 	t.Logf("restored %d tokens in %.1f ms; the third turn: %d prompt tokens, %d reused, %d computed",
 		restored.Tokens, restored.Ms, prompt, reused, computed)
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	shot := artifactPath(t, "chat-restored.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot: %s", shot)
 
 	// New conversation forgets it: nothing kept, nothing shown after a reload.
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-clear"))))
