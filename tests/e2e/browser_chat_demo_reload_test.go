@@ -165,3 +165,31 @@ func TestBrowserChatDemoContextShift(t *testing.T) {
 		strconv.Itoa(ref.Usage.ContextShiftedTokens)+" tokens were dropped", text(t, tb, "chat-context"))
 	t.Logf("%s", line)
 }
+
+// The demo's chat after a reload that finds the conversation's messages
+// but not its session (deleted from OPFS here; a GPU session is never
+// saved): it shows the conversation and says its session did not come
+// back, and the next reply evaluates the whole prompt, none of it cached —
+// what TestBrowserChatDemoSurvivesAReload's restored session spares.
+func TestBrowserChatDemoReloadWithoutSession(t *testing.T) {
+	tb := newTab(t, "/#chat", chromedp.WithNewBrowserContext())
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	setChatOptions(t, tb, "0", 20, "")
+	say(t, tb, "there was a cat")
+	waitReplies(t, tb, 2)
+	before := chatMessages(t, tb)
+	require.True(t, eval[bool](t, tb, `wasmlmDemo.lm.sessions.delete('wasmlm-demo-chat')`))
+
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Reload()))
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready' && wasmlmDemo.chat.restored != null`, 30*time.Second)
+	restored := eval[chatRestored](t, tb, `wasmlmDemo.chat.restored`)
+	assert.Contains(t, restored.Error, "no saved session")
+	assert.Equal(t, before, chatMessages(t, tb), "the conversation is shown again")
+	assert.Contains(t, text(t, tb, "chat-restored"), "but not its session")
+	setChatOptions(t, tb, "0", 20, "")
+	say(t, tb, "The cat liked fish.")
+	waitReplies(t, tb, 4)
+	prompt, reused, computed, _, _ := shownTurn(t, tb, 3)
+	assert.Zero(t, reused, "nothing cached: the conversation is evaluated again")
+	assert.Equal(t, prompt, computed)
+}
