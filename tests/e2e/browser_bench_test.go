@@ -30,7 +30,7 @@ var siteSizeBounds = []struct {
 	file           string
 	bytes, gzBytes int
 }{
-	{"wasmlm.wasm", 8_500_000, 2_300_000},        // "at most 8.5 MB (2.3 MB gzipped)"
+	{"wasmlm.wasm", 9_000_000, 2_450_000},        // "at most 9 MB (2.45 MB gzipped)"
 	{"wasmlm-serve.wasm", 11_500_000, 3_000_000}, // "at most 11.5 MB (3 MB gzipped)": wasmlm.wasm with lm.serve's httpapi and net/http
 	{"wasmlm-simd.wasm", 72_000, 12_000},         // "under 72 KB each (12 KB each gzipped)"
 	{"wasmlm-simd-relaxed.wasm", 72_000, 12_000}, // the same
