@@ -327,7 +327,7 @@ export class WasmLM {
       if (lm.#shared?.lock) {
         // The model loads once, in the first tab to claim it; the others wait for it.
         await booted;
-        const claim = await lm.#request({ type: 'claim', lock: lm.#shared.lock });
+        const claim = await untilAborted(lm.#request({ type: 'claim', lock: lm.#shared.lock }), signal);
         if (claim.info) {
           lm.#info = claim.info;
           delete lm.#info.shardIndex;
@@ -807,6 +807,15 @@ export class WasmLM {
 
 export default WasmLM;
 
+
+/** promise, or a rejection with abortError when signal aborts first. */
+function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  return Promise.race([promise, new Promise((_, reject) => {
+    if (signal.aborted) reject(abortError(signal));
+    signal.addEventListener('abort', () => reject(abortError(signal)), { once: true });
+  })]);
+}
 
 /** Separates the AbortSignal (which cannot cross to the worker) from the options. */
 function splitSignal(options) {

@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strconv"
 	"sync"
 	"testing"
@@ -173,4 +175,60 @@ func TestBrowserSharedFallsBack(t *testing.T) {
 	assert.Contains(t, got.Reason, "SharedWorker")
 	assert.NotEmpty(t, got.Tokens)
 	assert.False(t, got.Stats.Shared)
+}
+
+// heldReader reads data, but no byte at or past at until release closes:
+// a download that stalls halfway.
+type heldReader struct {
+	*bytes.Reader
+	at      int64
+	release <-chan struct{}
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	if pos, _ := h.Seek(0, io.SeekCurrent); pos+int64(len(p)) > h.at {
+		<-h.release
+	}
+	return h.Reader.Read(p)
+}
+
+// TestBrowserSharedLoadPassesOn: when the tab loading a shared model gives
+// up (its load aborted mid-download), a tab waiting for that load loads the
+// model itself, once, and the tab that gave up is gone from the worker.
+func TestBrowserSharedLoadPassesOn(t *testing.T) {
+	data, err := modelgen.Build(sharedSpec)
+	require.NoError(t, err)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	first := newTab(t, blankPage, chromedp.WithNewBrowserContext())
+	path, _ := serveReader(t, first.site, "held.gguf", int64(len(data)), func() io.ReadSeeker {
+		return &heldReader{Reader: bytes.NewReader(data), at: int64(len(data)) / 2, release: release}
+	})
+	second := openTabIn(t, first.ctx, first.site, blankPage, nil)
+	options := `{ shared: true, cache: false, contextLength: 128 }`
+	eval[bool](t, first, apiScript(`
+		globalThis.ac = new AbortController();
+		globalThis.reading = new Promise((resolve) => {
+			globalThis.result = WasmLM.load('`+path+`', { ...`+options+`, signal: ac.signal, onProgress: resolve })
+				.then(() => 'loaded', (e) => e.code);
+		});
+		await reading;
+		return true;`))
+	eval[bool](t, second, apiScript(`
+		globalThis.result = WasmLM.load('`+path+`', `+options+`).then(async (lm) => {
+			const r = await lm.generate('Once upon a time', { temperature: 0, maxTokens: 4 });
+			return { tokens: r.tokens, shared: lm.info.shared, stats: await lm.workerStats() };
+		});
+		await new Promise((r) => setTimeout(r, 300)); // its claim waits for the first tab's load
+		return true;`))
+	assert.Equal(t, "aborted", eval[string](t, first, `(ac.abort(), result)`))
+	free()
+	got := eval[sharedRun](t, second, `result`)
+	assert.True(t, got.Shared)
+	assert.NotEmpty(t, got.Tokens)
+	assert.Equal(t, 1, got.Stats.Loads, "the tab that gave up loaded nothing")
+	assert.Equal(t, 1, got.Stats.Tabs, "the tab that gave up is gone")
+	assert.Equal(t, 1, got.Stats.Sessions.Open)
 }
