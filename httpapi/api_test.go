@@ -462,3 +462,16 @@ func TestHostAllowList(t *testing.T) {
 		assert.Equal(t, name, HostName(host), host)
 	}
 }
+
+// TestDeveloperRole: a "developer" message is accepted as a "system" one,
+// and its prompt counts the tokens the system message's does (openai's
+// TestDeveloperRoleIsSystem compares the prompts).
+func TestDeveloperRole(t *testing.T) {
+	h := newHandler(t, Options{})
+	promptTokens := func(role string) int {
+		c := decodeCompletion(t, do(h, "POST", "/v1/chat/completions",
+			`{"messages": [{"role": "`+role+`", "content": "Be brief."}, {"role": "user", "content": "hi"}], "max_tokens": 1}`))
+		return c.Usage.PromptTokens
+	}
+	assert.Equal(t, promptTokens("system"), promptTokens("developer"))
+}

@@ -231,7 +231,11 @@ func (r *SamplingRequest) requestedMaxTokens() (*int, string) {
 }
 
 // messages converts the request's messages; content parts other than text
-// are refused (the default models read text only).
+// are refused (the default models read text only). OpenAI's "developer"
+// role, which replaces "system" for its newer models, is read as "system",
+// as llama.cpp's server reads it: every template has a system turn, and
+// those that name it "developer" (harmony, Gemma 4) render a first system
+// message there.
 func (r *ChatRequest) messages() ([]chat.Message, *Error) {
 	if len(r.Messages) == 0 {
 		return nil, BadRequest("messages", "invalid_value", "messages must be a non-empty array")
@@ -246,7 +250,11 @@ func (r *ChatRequest) messages() ([]chat.Message, *Error) {
 		if err != nil {
 			return nil, BadRequest(param+".content", "invalid_type", "%s.content: %v", param, err)
 		}
-		msgs[i] = chat.Message{Role: m.Role, Content: content}
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		msgs[i] = chat.Message{Role: role, Content: content}
 		if e := messageTools(m, param, &msgs[i]); e != nil {
 			return nil, e
 		}

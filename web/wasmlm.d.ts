@@ -555,7 +555,7 @@ export interface TokenStream extends AsyncIterableIterator<StreamChunk> {
 }
 
 export type ChatMessage =
-  | { role: 'system' | 'user' | string; content: string | null | Array<{ type: 'text'; text: string }>; name?: string }
+  | { role: 'system' | 'developer' | 'user' | string; content: string | null | Array<{ type: 'text'; text: string }>; name?: string }
   /** An assistant's turn; with tool_calls, the calls it made (content may be null). */
   | { role: 'assistant'; content: string | null | Array<{ type: 'text'; text: string }>; tool_calls?: ToolCall[]; reasoning_content?: string }
   /** A call's result, answering tool_call_id. */
