@@ -27,10 +27,12 @@ type sharedRun struct {
 	Tokens  []int
 	Next    []int
 	Prefill int
-	Shared  bool
-	Reason  string
-	Workers int
-	Stats   workerStats
+	// NextPrompt is the second turn's prompt tokens.
+	NextPrompt int
+	Shared     bool
+	Reason     string
+	Workers    int
+	Stats      workerStats
 }
 
 // workerStats is lm.workerStats().
@@ -65,7 +67,7 @@ func sharedTurns(i int, load, after string) string {
 		for await (const c of s) chunks += c.text;
 		const r = await s.result;
 		const next = await lm.generate(` + strconv.Quote(sharedPrompts[i]) + ` + r.text + ' Then', { temperature: 0, maxTokens: 8 });
-		const out = { text: r.text, chunks, tokens: r.tokens, next: next.tokens, prefill: next.timings.prefillTokens,
+		const out = { text: r.text, chunks, tokens: r.tokens, next: next.tokens, prefill: next.timings.prefillTokens, nextPrompt: next.promptTokens.length,
 			shared: lm.info.shared === true, reason: lm.info.sharedReason ?? '', workers: lm.info.workers, stats: await lm.workerStats() };
 		` + after + `
 		return out;`
@@ -122,7 +124,17 @@ func TestBrowserSharedModel(t *testing.T) {
 	t.Logf("WebAssembly memory, a %d-byte model: one SharedWorker for three tabs %d bytes; three dedicated workers %d bytes (%d, %d, %d)",
 		len(data), stats.WasmMemoryBytes, dedicatedBytes, alone[0].Stats.WasmMemoryBytes, alone[1].Stats.WasmMemoryBytes, alone[2].Stats.WasmMemoryBytes)
 	assert.Less(t, stats.WasmMemoryBytes, dedicatedBytes/2, "one copy of the model, not three")
-	// A tab closed frees its session: the worker's lock for it is granted.
+
+	// A tab's saved session is its own conversation, which another tab restores.
+	type savedSession struct{ Tokens int }
+	saved := eval[savedSession](t, tabs[1], `lm.saveSession('tab1')`)
+	restored := eval[savedSession](t, first, `lm.restoreSession('tab1')`)
+	assert.Equal(t, shared[1].NextPrompt+len(shared[1].Next)-1, saved.Tokens, "tab 1 saved its own conversation")
+	assert.Equal(t, saved.Tokens, restored.Tokens)
+
+	// A tab closed mid-generation frees its session: the worker's lock for
+	// it is granted, its generation aborts, and the queue goes on.
+	eval[bool](t, tabs[2], `(lm.generate('Once upon a time', { maxTokens: 200 }), true)`)
 	require.NoError(t, chromedp.Do(tabs[2].ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, page.Close, cdp.Empty{})
 		return err
