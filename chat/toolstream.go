@@ -143,8 +143,42 @@ func (s *ToolCallStream) safeMarkers(text string, markers ...string) int {
 // reply's tool calls, and resets the stream for another reply (same format
 // and seed).
 func (s *ToolCallStream) Finish() (content string, calls []ToolCall) {
+	return s.finish(ParseToolCallsFor)
+}
+
+// FinishCut is Finish for a reply cut off before its end (a token limit, a
+// full context, an abort): what it returns, with the content returned
+// before, is ParseCutToolCallsFor's, so the markup of a call the cut left
+// unfinished never reaches the content.
+func (s *ToolCallStream) FinishCut() (content string, calls []ToolCall) {
+	return s.finish(ParseCutToolCallsFor)
+}
+
+// ParseCutToolCallsFor is ParseToolCallsFor for a reply cut off before its
+// end (by a token limit, a full context or an abort): the calls it
+// completed stay, and its content ends where a ToolCallStream holds the
+// content back — before the first call that did not parse (and the
+// whitespace before it), or before all of it for a llama3 or generic reply
+// that starts as a call. The markup of a call the cut left unfinished is
+// dropped, never returned as text.
+func ParseCutToolCallsFor(format ToolFormat, text string, seed uint64, tools []Tool) (content string, calls []ToolCall, err error) {
+	content, calls, err = ParseToolCallsFor(format, text, seed, tools)
+	if err != nil {
+		return content, calls, err
+	}
+	if format == ToolFormatGeneric {
+		if _, _, whole := parseGeneric(text); whole {
+			return content, calls, nil // its JSON is whole: the content is text
+		}
+	}
+	held := NewToolCallStreamFor(format, seed, tools)
+	return content[:held.safe(content)], calls, nil
+}
+
+// finish ends the reply as parse reads it whole.
+func (s *ToolCallStream) finish(parse func(ToolFormat, string, uint64, []Tool) (string, []ToolCall, error)) (content string, calls []ToolCall) {
 	text := s.text.String()
-	all, calls, _ := ParseToolCallsFor(s.format, text, s.seed, s.tools)
+	all, calls, _ := parse(s.format, text, s.seed, s.tools)
 	// all starts with what was sent (see safe); cut it off.
 	content = all
 	if rest, ok := strings.CutPrefix(all, text[:s.sent]); ok {

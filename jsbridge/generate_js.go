@@ -200,7 +200,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	}
 	if split != nil && typeOf(r.onToken) == js.TypeFunction {
 		// What the parsers still held: a last chunk with no text of its own.
-		reasoning, content, rest, toolCalls := split.Finish()
+		reasoning, content, rest, toolCalls := split.Finish(res.FinishReason)
 		content += rest
 		if reasoning != "" || content != "" || len(toolCalls) > 0 {
 			c := b.object.New()
@@ -218,7 +218,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	}
 	v := resultValue(res, opts.Sampling.Seed, y.spent)
 	if r.method == "chat" {
-		reply, err := openai.ParseReply(replyPrefix+res.Text, calls)
+		reply, err := openai.ParseReply(replyPrefix+res.Text, calls, res.FinishReason)
 		if err != nil {
 			return nil, err
 		}

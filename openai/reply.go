@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
 )
 
 // Calls is how a chat reply is read for tool calls: in the prompt's tool
@@ -61,15 +62,22 @@ type Reply struct {
 // ParseReply reads a finished generation's text: the reasoning apart (as
 // llama.cpp's server returns it) and, when calls is not nil (the request
 // offers tools the reply may call), the calls parsed out. The text is the
-// job's ReplyPrefix and the generated text after it. The error is
+// job's ReplyPrefix and the generated text after it; end is how the
+// generation ended: a reply cut off (a token limit, a full context, an abort) keeps
+// the calls it completed and drops a call it left unfinished, its markup
+// never in the content (chat.ParseCutToolCallsFor). The error is
 // chat.ParseToolCallsFor's: only for a format it does not know.
-func ParseReply(text string, calls *Calls) (Reply, error) {
+func ParseReply(text string, calls *Calls, end engine.FinishReason) (Reply, error) {
 	var r Reply
 	r.Reasoning, r.Content = chat.SplitReasoning(text)
 	if calls == nil {
 		return r, nil
 	}
-	content, parsed, err := chat.ParseToolCallsFor(calls.Format, r.Content, calls.Seed, calls.Tools)
+	parse := chat.ParseToolCallsFor
+	if cutOff(end) {
+		parse = chat.ParseCutToolCallsFor
+	}
+	content, parsed, err := parse(calls.Format, r.Content, calls.Seed, calls.Tools)
 	if err != nil {
 		return r, err
 	}
@@ -110,15 +118,27 @@ func (s *ReplyStream) Write(text string) (reasoning, content string) {
 	return reasoning, content
 }
 
-// Finish ends the reply: the reasoning and content the reasoning parser
-// still held (content as Write returns it), then the rest of the content
-// that the call parser held and is not a call, and the calls.
-func (s *ReplyStream) Finish() (reasoning, content, rest string, calls []chat.ToolCall) {
+// Finish ends the reply, whose generation ended with end: the reasoning
+// and content the reasoning parser still held (content as Write returns
+// it), then the rest of the content that the call parser held and is not a
+// call, and the calls — for a reply cut off, without a call it left
+// unfinished (as ParseReply).
+func (s *ReplyStream) Finish(end engine.FinishReason) (reasoning, content, rest string, calls []chat.ToolCall) {
 	reasoning, content = s.reasoning.Flush()
 	if s.stream == nil {
 		return reasoning, content, "", nil
 	}
 	content = s.stream.Write(content)
-	rest, calls = s.stream.Finish()
+	if cutOff(end) {
+		rest, calls = s.stream.FinishCut()
+	} else {
+		rest, calls = s.stream.Finish()
+	}
 	return reasoning, content, rest, s.calls.keep(calls)
+}
+
+// cutOff reports whether a generation that ended with end stopped before
+// the reply's end: at the token limit, in a full context, or aborted.
+func cutOff(end engine.FinishReason) bool {
+	return end == engine.FinishLength || end == engine.FinishContext || end == engine.FinishAbort
 }

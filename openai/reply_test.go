@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wasmlm/wasmlm/chat"
+	"github.com/wasmlm/wasmlm/engine"
 )
 
 // The replies of httpapi's tests of reasoning and tool calls, their
@@ -75,31 +76,73 @@ func TestReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseReply(tt.prefix+strings.Join(tt.tokens, ""), tt.calls)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-
-			s := NewReplyStream(tt.calls, tt.prefix)
-			var reasoning, content []string
-			add := func(r, c string) {
-				if r != "" {
-					reasoning = append(reasoning, r)
-				}
-				if c != "" {
-					content = append(content, c)
-				}
-			}
-			for _, tok := range tt.tokens {
-				add(s.Write(tok))
-			}
-			r, c, rest, calls := s.Finish()
-			add(r, c)
-			add("", rest)
-			assert.Equal(t, tt.reasoning, reasoning)
-			assert.Equal(t, tt.content, content)
-			assert.Equal(t, tt.want.ToolCalls, calls)
+			checkReply(t, tt.tokens, tt.prefix, tt.calls, engine.FinishStop, tt.reasoning, tt.content, tt.want)
 		})
 	}
+}
+
+// TestReplyCutOff: a reply whose generation was cut off (the token limit,
+// a full context) keeps the calls it completed and drops a call it left
+// unfinished, whose markup is neither streamed nor in the content.
+func TestReplyCutOff(t *testing.T) {
+	const seed = 7
+	generic := &Calls{Format: chat.ToolFormatGeneric, Seed: seed, Parallel: true}
+	hermes := &Calls{Format: chat.ToolFormatHermes, Seed: seed}
+	tests := []struct {
+		name      string
+		tokens    []string
+		calls     *Calls
+		end       engine.FinishReason
+		reasoning []string // the reasoning pieces as streamed
+		content   []string // the content pieces as streamed
+		want      Reply
+	}{
+		{"a Hermes call cut by the token limit", []string{"Sure.", " <tool_", "call>\n{\"name\": \"get_time\", ", "\"arguments\": {}}\n</to"},
+			hermes, engine.FinishLength, nil, []string{"Sure."}, Reply{Content: "Sure."}},
+		{"a generic call cut by a full context", genericCalls[:3], generic, engine.FinishContext, nil, nil, Reply{}},
+		{"a whole call, then the token limit", hermesThinking, hermes, engine.FinishLength,
+			[]string{"The user", " wants the time."}, nil,
+			Reply{Reasoning: "The user wants the time.", ToolCalls: []chat.ToolCall{
+				{ID: chat.ToolCallID(chat.ToolFormatHermes, seed, 0), Name: "get_time", Arguments: `{}`}}}},
+		{"text, then the token limit", []string{"It is ", "sun"}, generic, engine.FinishLength, nil, []string{"It is ", "sun"},
+			Reply{Content: "It is sun"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkReply(t, tt.tokens, "", tt.calls, tt.end, tt.reasoning, tt.content, tt.want)
+		})
+	}
+}
+
+// checkReply checks a reply of tokens after prefix, read for calls, whose
+// generation ended with end: whole (ParseReply) it is want; streamed token
+// by token (ReplyStream), its pieces as they are released are reasoning
+// and content, and its calls want's.
+func checkReply(t *testing.T, tokens []string, prefix string, calls *Calls, end engine.FinishReason, reasoning, content []string, want Reply) {
+	t.Helper()
+	got, err := ParseReply(prefix+strings.Join(tokens, ""), calls, end)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	s := NewReplyStream(calls, prefix)
+	var gotReasoning, gotContent []string
+	add := func(r, c string) {
+		if r != "" {
+			gotReasoning = append(gotReasoning, r)
+		}
+		if c != "" {
+			gotContent = append(gotContent, c)
+		}
+	}
+	for _, tok := range tokens {
+		add(s.Write(tok))
+	}
+	r, c, rest, gotCalls := s.Finish(end)
+	add(r, c)
+	add("", rest)
+	assert.Equal(t, reasoning, gotReasoning)
+	assert.Equal(t, content, gotContent)
+	assert.Equal(t, want.ToolCalls, gotCalls)
 }
 
 // TestCallSeed: the same seed and prompt give the same ids; the next turn

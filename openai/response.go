@@ -125,13 +125,14 @@ func callsFinish(finish string, calls int) string {
 }
 
 // ChatMessage is the reply message to text, a finished generation after
-// the job's ReplyPrefix (given in front of it), and its
-// finish_reason (finish, the generation's): the reasoning apart, the calls
-// parsed out when calls is not nil ("tool_calls" then), content null when
-// there are only calls.
-func ChatMessage(text, finish string, calls *Calls) (Message, string) {
-	r, _ := ParseReply(text, calls) // the format is the prompt's: known
-	return r.Message(finish)
+// the job's ReplyPrefix (given in front of it), and its finish_reason
+// (that of end, the generation's): the reasoning apart, the calls parsed
+// out when calls is not nil ("tool_calls" then; a call the cut of a reply
+// left unfinished dropped, see ParseReply), content null when there are
+// only calls.
+func ChatMessage(text string, end engine.FinishReason, calls *Calls) (Message, string) {
+	r, _ := ParseReply(text, calls, end) // the format is the prompt's: known
+	return r.Message(FinishReason(end))
 }
 
 // Message is the reply message r and its finish_reason (finish, the
@@ -159,7 +160,7 @@ func NewCompletion(id string, created int64, model string, chat bool, calls *Cal
 		// The reply's reasoning and calls apart, as llama.cpp's server
 		// returns them.
 		var msg Message
-		msg, finish = ChatMessage(replyPrefix+res.Text, finish, calls)
+		msg, finish = ChatMessage(replyPrefix+res.Text, res.FinishReason, calls)
 		c.Object = "chat.completion"
 		c.Choices = []ChatChoice{{Message: msg, FinishReason: &finish}}
 	} else {

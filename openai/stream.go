@@ -173,7 +173,7 @@ func (s *Stream) Finish(res engine.Result, queued time.Duration) []Chunk {
 	reason := FinishReason(res.FinishReason)
 	var out []Chunk
 	if s.chat {
-		reasoning, content, rest, calls := s.reply.Finish()
+		reasoning, content, rest, calls := s.reply.Finish(res.FinishReason)
 		out = s.pieces(out, reasoning, content)
 		out = s.pieces(out, "", rest)
 		for _, d := range CallDeltas(calls) {

@@ -86,7 +86,7 @@ func chatNatively(t *testing.T, name string, m *engine.Model) nativeChat {
 	require.NoError(t, err, name)
 	res, err := s.GeneratePrompt(context.Background(), p.Prompt, engine.GenerateOptions{MaxTokens: familyChatTokens}, nil)
 	require.NoError(t, err, name)
-	reply, err := openai.ParseReply(p.ReplyPrefix+res.Text, nil)
+	reply, err := openai.ParseReply(p.ReplyPrefix+res.Text, nil, res.FinishReason)
 	require.NoError(t, err, name)
 	return nativeChat{template: tmpl.Name(), prompt: text, tokens: p.Tokens, reply: reply, replyTokens: len(res.Tokens),
 		finish: openai.FinishReason(res.FinishReason)}
