@@ -337,14 +337,16 @@ func TestNPMFromAnotherOrigin(t *testing.T) {
 
 // typesApp uses the package's types as a TypeScript app would: both
 // entries, load's options and sources, a stream's chunks, a chat
-// completion, a model description.
-const typesApp = `import { WasmLM, type ModelInfo, type ModelDescription } from 'wasmlm';
+// completion, a model description, the worker's stats.
+const typesApp = `import { WasmLM, type ModelInfo, type ModelDescription, type WorkerStats } from 'wasmlm';
 import { DEFAULT_MODEL } from 'wasmlm/default-model';
 import { LanguageModel, installPolyfill } from 'wasmlm/prompt-api';
 
 const own: ModelDescription = { model: 'https://example.com/my-model.gguf', name: 'mine' };
-const lm: WasmLM = await WasmLM.load(Math.random() < 2 ? DEFAULT_MODEL : own, { contextLength: 256, workers: 'auto', serve: false });
+const lm: WasmLM = await WasmLM.load(Math.random() < 2 ? DEFAULT_MODEL : own, { contextLength: 256, workers: 'auto', serve: false, shared: false });
 const info: ModelInfo = lm.info;
+const stats: WorkerStats = await lm.workerStats();
+console.log(stats.shared, stats.sessions.open, info.shared ?? info.sharedReason);
 let text: string = '';
 for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 10 })) text += chunk.text;
 const reply = await lm.chat.completions.create({ messages: [{ role: 'user', content: 'Hi!' }] });
