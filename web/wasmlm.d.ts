@@ -37,7 +37,10 @@ export interface LoadProgress {
 export interface LoadOptions {
   /** A llama2.c checkpoint's tokenizer.bin (GGUF files carry their vocabulary). */
   tokenizer?: ModelSource;
-  /** Called as bytes arrive. */
+  /**
+   * Called as bytes arrive. A tab that joins a model another tab loaded into their
+   * SharedWorker (shared) reads nothing: one call, loaded and total the file's size, cached true.
+   */
   onProgress?: (progress: LoadProgress) => void;
   /**
    * Keep downloads in the model cache (the Origin Private File System, Cache

@@ -333,6 +333,8 @@ export class WasmLM {
           delete lm.#info.shardIndex;
           delete lm.#info.shardCount;
           lm.#info.workers = 1;
+          // Another tab read the model: one report, of the whole file, held already.
+          new Progress(onProgress, 1).part(0)(lm.#info.fileSize, lm.#info.fileSize, true);
           return lm;
         }
       }

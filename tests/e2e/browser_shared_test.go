@@ -29,10 +29,18 @@ type sharedRun struct {
 	Prefill int
 	// NextPrompt is the second turn's prompt tokens.
 	NextPrompt int
-	Shared     bool
-	Reason     string
-	Workers    int
-	Stats      workerStats
+	// Progress is the load's last onProgress report.
+	Progress sharedProgress
+	Shared   bool
+	Reason   string
+	Workers  int
+	Stats    workerStats
+}
+
+// sharedProgress is a LoadProgress.
+type sharedProgress struct {
+	Loaded, Total int
+	Cached        bool
 }
 
 // workerStats is lm.workerStats().
@@ -103,7 +111,9 @@ func TestBrowserSharedModel(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, tb := range tabs {
 		wg.Go(func() {
-			shared[i] = eval[sharedRun](t, tb, apiScript(sharedTurns(i, `globalThis.lm = await WasmLM.load('`+path+`', { shared: true });`, "")))
+			shared[i] = eval[sharedRun](t, tb, apiScript(sharedTurns(i, `const reports = [];
+				globalThis.lm = await WasmLM.load('`+path+`', { shared: true, onProgress: (p) => reports.push(p) });`,
+				`out.progress = reports.at(-1);`)))
 		})
 	}
 	wg.Wait()
@@ -113,6 +123,7 @@ func TestBrowserSharedModel(t *testing.T) {
 		assert.Equal(t, alone[i].Tokens, s.Tokens, "tab %d's stream gives its tokens alone", i)
 		assert.Equal(t, alone[i].Text, s.Chunks, "tab %d's chunks", i)
 		assert.Equal(t, alone[i].Next, s.Next, "tab %d's second turn", i)
+		assert.Equal(t, sharedProgress{Loaded: len(data), Total: len(data), Cached: true}, s.Progress, "tab %d's last progress", i)
 		assert.Equal(t, alone[i].Prefill, s.Prefill, "tab %d's second turn evaluates what it does alone: its own cache held its first", i)
 	}
 	stats := eval[workerStats](t, first, `lm.workerStats()`)
