@@ -255,3 +255,45 @@ func TestBrowserSharedLoadPassesOn(t *testing.T) {
 	assert.Equal(t, 1, got.Stats.Tabs, "the tab that gave up is gone")
 	assert.Equal(t, 1, got.Stats.Sessions.Open)
 }
+
+// TestBrowserSharedOnWebGPU: a SharedWorker runs a model on the GPU (with
+// SwiftShader's adapter) for two tabs, each with its own session on the
+// device, and each tab's tokens, generated at once, are those of a
+// dedicated worker on the GPU.
+func TestBrowserSharedOnWebGPU(t *testing.T) {
+	first := openTabIn(t, gpuBrowser(t), webSite(t), blankPage, nil, chromedp.WithNewBrowserContext())
+	tabs := []*tab{first, openTabIn(t, first.ctx, first.site, blankPage, nil)}
+	run := func(i int, options string) string {
+		return apiScript(`
+			const lm = await WasmLM.load(DEFAULT_MODEL, ` + options + `);
+			const r = await lm.generate(` + strconv.Quote(sharedPrompts[i]) + `, { temperature: 0, maxTokens: 8 });
+			const out = { tokens: r.tokens, shared: lm.info.shared === true, reason: lm.info.deviceReason ?? lm.info.sharedReason ?? '',
+				device: lm.info.device, stats: await lm.workerStats() };
+			globalThis.lm = lm;
+			return out;`)
+	}
+	type gpuRun struct {
+		sharedRun
+		Device string
+	}
+	// The reference: one dedicated worker on the GPU, each prompt in turn.
+	alone := make([]gpuRun, len(tabs))
+	alone[0] = eval[gpuRun](t, first, run(0, `{ device: 'webgpu' }`))
+	require.Equal(t, "webgpu", alone[0].Device, alone[0].Reason)
+	alone[1] = eval[gpuRun](t, first, `lm.generate(`+strconv.Quote(sharedPrompts[1])+`, { temperature: 0, maxTokens: 8 })`)
+	eval[bool](t, first, `(lm.unload(), true)`)
+	shared := make([]gpuRun, len(tabs))
+	var wg sync.WaitGroup
+	for i, tb := range tabs {
+		wg.Go(func() { shared[i] = eval[gpuRun](t, tb, run(i, `{ device: 'webgpu', shared: true }`)) })
+	}
+	wg.Wait()
+	for i, s := range shared {
+		require.True(t, s.Shared, s.Reason)
+		assert.Equal(t, "webgpu", s.Device, s.Reason)
+		assert.Equal(t, alone[i].Tokens, s.Tokens, "tab %d", i)
+	}
+	stats := eval[workerStats](t, first, `lm.workerStats()`)
+	assert.Equal(t, 1, stats.Loads)
+	assert.Equal(t, 2, stats.Sessions.Allocated)
+}
