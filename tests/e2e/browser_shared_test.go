@@ -150,28 +150,14 @@ func TestBrowserSharedModel(t *testing.T) {
 		_, err := cdp.Call(ctx, target, page.Close, cdp.Empty{})
 		return err
 	})))
-	after := eval[workerStats](t, first, `(async () => {
-		for (let i = 0; i < 500; i++) {
-			const s = await lm.workerStats();
-			if (s.tabs === 2) return s;
-			await new Promise((r) => setTimeout(r, 10));
-		}
-		return lm.workerStats();
-	})()`)
+	after := statsWithTabs(t, first, 2)
 	assert.Equal(t, 2, after.Tabs)
 	assert.Equal(t, 2, after.Sessions.Open, "the closed tab's session is freed")
 	assert.Equal(t, 1, after.Loads)
 
 	// A tab that unloads frees its session; the model stays for the other.
 	eval[bool](t, tabs[1], `(lm.unload(), true)`)
-	after = eval[workerStats](t, first, `(async () => {
-		for (let i = 0; i < 500; i++) {
-			const s = await lm.workerStats();
-			if (s.tabs === 1) return s;
-			await new Promise((r) => setTimeout(r, 10));
-		}
-		return lm.workerStats();
-	})()`)
+	after = statsWithTabs(t, first, 1)
 	assert.Equal(t, 1, after.Sessions.Open, "the unloaded tab's session is freed")
 	r := eval[sharedRun](t, first, `lm.generate(`+strconv.Quote(sharedPrompts[0])+`, { temperature: 0, maxTokens: 16 })`)
 	assert.Equal(t, alone[0].Tokens, r.Tokens, "the model still serves the tab left")
@@ -181,6 +167,20 @@ func TestBrowserSharedModel(t *testing.T) {
 	assert.Equal(t, "invalid_argument", refused["code"])
 	assert.Equal(t, "workers", refused["field"])
 	assert.Contains(t, refused["message"], "SharedWorker")
+}
+
+// statsWithTabs is tb's lm.workerStats() once the worker has n tabs and n
+// open sessions (or after five seconds): a tab's session is freed after its
+// tab leaves, once the call running has stopped.
+func statsWithTabs(t *testing.T, tb *tab, n int) workerStats {
+	return eval[workerStats](t, tb, `(async () => {
+		for (let i = 0; i < 500; i++) {
+			const s = await lm.workerStats();
+			if (s.tabs === `+strconv.Itoa(n)+` && s.sessions.open === `+strconv.Itoa(n)+`) return s;
+			await new Promise((r) => setTimeout(r, 10));
+		}
+		return lm.workerStats();
+	})()`)
 }
 
 // TestBrowserSharedFallsBack: where the page has no SharedWorker, a shared
