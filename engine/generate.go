@@ -49,6 +49,12 @@ type GenerateOptions struct {
 	// Trace asks for each token's sampling trace (Token.Trace): the top
 	// candidates and what each sampling stage made of them.
 	Trace bool
+	// Logprobs asks for each token's log-probability under the model and
+	// those of the TopLogprobs (0 to MaxTopLogprobs) most likely tokens
+	// (Token.Logprobs): the log-softmax of the raw logits, before the
+	// sampling chain and a Constraint shape them.
+	Logprobs    bool
+	TopLogprobs int
 	// Constraint, when set, holds the generated text to a language (a
 	// grammar: see package policy): before each token, every token that
 	// cannot continue a text it matches is banned, ahead of the sampling
@@ -108,6 +114,10 @@ type Token struct {
 	// Trace is how the token was chosen, when GenerateOptions.Trace is set
 	// (nil otherwise, and for ID -1). It is reused: valid during the callback only.
 	Trace *sampling.Trace
+	// Logprobs is the token's log-probability and its alternatives', when
+	// GenerateOptions.Logprobs is set (nil otherwise, and for ID -1). It
+	// is reused: valid during the callback only.
+	Logprobs *Logprobs
 }
 
 // TokenFunc receives each token as soon as it is sampled. Returning an error
@@ -225,6 +235,9 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 		grammar: s.newConstraint(opts),
 		shifts:  shifts,
 	}
+	if opts.Logprobs {
+		g.logprobs = &logprobState{n: opts.TopLogprobs}
+	}
 	g.reserve(len(prompt))
 	g.decoder.SetPrevious(prompt[len(prompt)-1])
 	err = g.run(ctx, sampler, start)
@@ -244,7 +257,9 @@ type generation struct {
 	piece   []byte          // a token's text plus the released rest, at the end
 	tail    []byte          // the held-back text released at the end
 	trace   sampling.Trace
-	shifts  bool // GenerateOptions.ContextShift, for a session that can shift
+	// logprobs computes Token.Logprobs; nil unless GenerateOptions.Logprobs.
+	logprobs *logprobState
+	shifts   bool // GenerateOptions.ContextShift, for a session that can shift
 }
 
 // Preallocation for a generation's text, so that streaming a token
@@ -290,7 +305,10 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 	for {
 		if ctx.Err() != nil {
 			res.FinishReason = FinishAbort
-			return g.emit(-1, g.flush(), nil)
+			return g.emit(-1, g.flush(), nil, nil)
+		}
+		if g.logprobs != nil {
+			g.logprobs.observe(s.logits) // the model's logits, before the mask
 		}
 		done, err := g.grammar.mask(s.logits, g.budget())
 		if err != nil {
@@ -301,7 +319,7 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		}
 		if done {
 			res.FinishReason = FinishStop
-			return g.emit(-1, g.flush(), nil)
+			return g.emit(-1, g.flush(), nil, nil)
 		}
 		var next int
 		var trace *sampling.Trace
@@ -319,7 +337,7 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		// stops there too: its TinyStories models separate stories with BOS).
 		if special.IsEndOfGeneration(next) || next == special.BOS || slices.Contains(g.opts.StopTokens, next) {
 			res.FinishReason = FinishStop
-			return g.emit(-1, g.flush(), nil)
+			return g.emit(-1, g.flush(), nil, nil)
 		}
 		if err := g.grammar.accept(m, g.previous(), next); err != nil {
 			return err
@@ -349,7 +367,11 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 			g.piece = append(g.piece, g.flush()...)
 			text = g.piece
 		}
-		if err := g.emit(next, text, trace); err != nil {
+		var lp *Logprobs
+		if g.logprobs != nil {
+			lp = g.logprobs.pick(s.logits[next])
+		}
+		if err := g.emit(next, text, trace, lp); err != nil {
 			return err
 		}
 		if res.FinishReason != "" {
@@ -398,7 +420,7 @@ func (g *generation) flush() []byte {
 // callback, its Text a substring of the result's text (so a token allocates
 // nothing). A final token (id -1) with no text is not delivered. A callback
 // error aborts.
-func (g *generation) emit(id int, text []byte, trace *sampling.Trace) error {
+func (g *generation) emit(id int, text []byte, trace *sampling.Trace, lp *Logprobs) error {
 	if id < 0 && len(text) == 0 {
 		return nil
 	}
@@ -407,7 +429,7 @@ func (g *generation) emit(id int, text []byte, trace *sampling.Trace) error {
 	if g.onToken == nil {
 		return nil
 	}
-	if err := g.onToken(Token{ID: id, Text: g.text.String()[start:], Trace: trace}); err != nil {
+	if err := g.onToken(Token{ID: id, Text: g.text.String()[start:], Trace: trace, Logprobs: lp}); err != nil {
 		g.res.FinishReason = FinishAbort
 		return fmt.Errorf("token callback: %w", err)
 	}
@@ -448,6 +470,9 @@ func (o GenerateOptions) Validate(vocabSize int) error {
 	}
 	if o.ShiftKeep < 0 {
 		return optionError("n_keep", "must be >= 0, got %d", o.ShiftKeep)
+	}
+	if o.TopLogprobs < 0 || o.TopLogprobs > MaxTopLogprobs {
+		return optionError("top_logprobs", "must be in [0, %d], got %d", MaxTopLogprobs, o.TopLogprobs)
 	}
 	if len(o.Stop) > maxStopStrings {
 		return optionError("stop", "holds at most %d stop strings, got %d", maxStopStrings, len(o.Stop))

@@ -263,6 +263,7 @@ func TestGeneratedTokensAllocateNothing(t *testing.T) {
 			Sampling: sampling.Params{Temperature: 1, TopK: 40, TopP: 0.9, RepeatPenalty: 1.1, Seed: 7, LogitBias: noEnd},
 			Stop:     []string{"the end of the story", "zzz"},
 		}, true},
+		{"greedy with logprobs", GenerateOptions{Logprobs: true, TopLogprobs: MaxTopLogprobs}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -182,7 +182,12 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job, leave func
 // complete answers with one JSON response once the generation is over.
 // stopped says whether an abort was Shutdown's.
 func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
-	res, err := gen(nil)
+	lp := openai.NewLogprobs(j.Job, h.api.Model)
+	var onToken engine.TokenFunc
+	if lp != nil {
+		onToken = func(t engine.Token) error { lp.Add(t); return nil }
+	}
+	res, err := gen(onToken)
 	switch {
 	case err != nil:
 		writeError(w, j.generationError(err))
@@ -193,7 +198,9 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	case res.FinishReason == engine.FinishAbort:
 		return res, nil // the client left: nobody to answer
 	}
-	writeJSON(w, http.StatusOK, openai.NewCompletion(j.id, j.created, h.name, j.Chat, j.Calls, j.ReplyPrefix, res, queued))
+	c := openai.NewCompletion(j.id, j.created, h.name, j.Chat, j.Calls, j.ReplyPrefix, res, queued)
+	c.SetLogprobs(lp)
+	writeJSON(w, http.StatusOK, c)
 	return res, nil
 }
 
@@ -204,7 +211,10 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // says whether an abort was Shutdown's.
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
 	s := &eventStream{w: w, rc: http.NewResponseController(w), chunks: openai.NewStream(j.id, j.created, h.name, j.Chat, j.IncludeUsage, j.Calls, j.ReplyPrefix)}
+	lp := openai.NewLogprobs(j.Job, h.api.Model)
+	s.chunks.SetLogprobs(lp)
 	onToken := func(t engine.Token) error {
+		lp.Add(t)
 		if t.Text == "" {
 			return nil // held back (part of a character or of a stop string): nothing to show yet
 		}

@@ -110,3 +110,37 @@ func TestChatReasoningFields(t *testing.T) {
 	gen := mustCall(t, b, "stream", "Once upon a time", greedy(3), log.fn)
 	assert.True(t, gen.Get("reasoning").IsUndefined())
 }
+
+// TestChatLogprobs: a chat asking for logprobs has them in its result's
+// choice, in OpenAI's shape, and each chunk has its token's; a chat that
+// does not ask has null.
+func TestChatLogprobs(t *testing.T) {
+	b := newLoaded(t)
+	var streamed []any
+	fn := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		if lp := a[0].Get("logprobs"); !lp.IsUndefined() {
+			for i := range lp.Length() {
+				streamed = append(streamed, lp.Index(i).Get("logprob").Float())
+			}
+		}
+		return nil
+	})
+	defer fn.Release()
+	req := map[string]any{"messages": userSays("Once upon a time"), "max_tokens": 4, "temperature": 0, "logprobs": true, "top_logprobs": 2}
+	res := mustCall(t, b, "chat", chatRequest(t, req), js.Undefined(), fn)
+	content := res.Get("choice").Get("logprobs").Get("content")
+	require.Equal(t, 4, content.Length())
+	var whole []any
+	for i := range content.Length() {
+		e := content.Index(i)
+		assert.Equal(t, 2, e.Get("top_logprobs").Length())
+		assert.Equal(t, e.Get("top_logprobs").Index(0).Get("logprob").Float(), e.Get("logprob").Float(), "greedy: the most likely")
+		whole = append(whole, e.Get("logprob").Float())
+	}
+	assert.Equal(t, whole, streamed)
+
+	delete(req, "logprobs")
+	delete(req, "top_logprobs")
+	res = mustCall(t, b, "chat", chatRequest(t, req))
+	assert.True(t, res.Get("choice").Get("logprobs").IsNull())
+}

@@ -100,6 +100,9 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		// grammarField is the request field of the grammar, if any, which
 		// an error of the grammar during the generation names.
 		grammarField string
+		// logprobs collects a chat's log-probabilities when it asks for
+		// them (nil otherwise); each chunk carries its token's.
+		logprobs *openai.Logprobs
 	)
 	if r.method == "chat" {
 		job, err := b.chatJob(m, s.ContextLength(), r)
@@ -107,6 +110,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			return nil, err
 		}
 		prompt, opts, calls, grammarField, replyPrefix = job.Prompt, job.Options, job.Calls, job.GrammarParam, job.ReplyPrefix
+		logprobs = openai.NewLogprobs(job, m)
 	} else {
 		if prompt, err = m.TextPrompt(r.prompt, false); err != nil {
 			return nil, err
@@ -142,8 +146,12 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		if b.tokenHook != nil {
 			b.tokenHook(n)
 		}
+		logprobs.Add(t)
 		if typeOf(r.onToken) == js.TypeFunction {
 			c := b.chunk(t, prev, m.Tokenizer())
+			if logprobs != nil && t.Logprobs != nil {
+				c.Set("logprobs", plain(logprobs.Last()))
+			}
 			if split != nil {
 				reasoning, content := split.Write(t.Text)
 				setReply(c, reasoning, content)
@@ -227,6 +235,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 			v["toolCalls"] = callsValue(reply.ToolCalls)
 		}
 		setChoice(v, reply, res.FinishReason)
+		v["choice"].(map[string]any)["logprobs"] = plain(logprobs.Chat())
 	}
 	exchange.since(v)
 	return v, nil

@@ -97,6 +97,9 @@ func (a *API) CompletionJob(req *CompletionRequest) (*Job, *Error) {
 	if e != nil {
 		return nil, e
 	}
+	if e := j.askLogprobs(req.Logprobs != nil, req.Logprobs, "logprobs"); e != nil {
+		return nil, e
+	}
 	format, e := req.responseFormat()
 	if e != nil {
 		return nil, e
@@ -143,6 +146,9 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 		return nil, e
 	}
 	j.Chat = true
+	if e := j.askLogprobs(req.Logprobs != nil && *req.Logprobs, req.TopLogprobs, "top_logprobs"); e != nil {
+		return nil, e
+	}
 	msgs, e := req.messages()
 	if e != nil {
 		return nil, e

@@ -50,6 +50,9 @@ type SamplingRequest struct {
 type CompletionRequest struct {
 	SamplingRequest
 	Prompt json.RawMessage `json:"prompt"`
+	// Logprobs (0 to 20, null: none) asks for each token's
+	// log-probability and those of its Logprobs most likely alternatives.
+	Logprobs *int `json:"logprobs"`
 }
 
 // ChatRequest is POST /v1/chat/completions.
@@ -65,6 +68,10 @@ type ChatRequest struct {
 	Tools             json.RawMessage `json:"tools"`
 	ToolChoice        json.RawMessage `json:"tool_choice"`
 	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
+	// Logprobs asks for each token's log-probability, and TopLogprobs (0
+	// to 20) for those of its most likely alternatives.
+	Logprobs    *bool `json:"logprobs"`
+	TopLogprobs *int  `json:"top_logprobs"`
 }
 
 // chatMessage is one message; content is a string, an array of content

@@ -20,18 +20,18 @@ type Completion struct {
 
 // TextChoice is a text completion's choice (whole, or a chunk's).
 type TextChoice struct {
-	Text         string    `json:"text"`
-	Index        int       `json:"index"`
-	Logprobs     *struct{} `json:"logprobs"` // always null: not supported
-	FinishReason *string   `json:"finish_reason"`
+	Text         string        `json:"text"`
+	Index        int           `json:"index"`
+	Logprobs     *TextLogprobs `json:"logprobs"` // null unless the request asks for logprobs
+	FinishReason *string       `json:"finish_reason"`
 }
 
 // ChatChoice is a chat completion's choice.
 type ChatChoice struct {
-	Index        int       `json:"index"`
-	Message      Message   `json:"message"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Message      Message       `json:"message"`
+	Logprobs     *ChatLogprobs `json:"logprobs"` // null unless the request asks for logprobs
+	FinishReason *string       `json:"finish_reason"`
 }
 
 // Message is a chat reply. ReasoningContent is the reasoning
@@ -168,4 +168,14 @@ func NewCompletion(id string, created int64, model string, chat bool, calls *Cal
 		c.Choices = []TextChoice{{Text: res.Text, FinishReason: &finish}}
 	}
 	return c
+}
+
+// SetLogprobs sets c's choice's logprobs to l's (nil: null).
+func (c *Completion) SetLogprobs(l *Logprobs) {
+	switch ch := c.Choices.(type) {
+	case []ChatChoice:
+		ch[0].Logprobs = l.Chat()
+	case []TextChoice:
+		ch[0].Logprobs = l.Text()
+	}
 }

@@ -22,10 +22,10 @@ type Chunk struct {
 
 // ChunkChoice is a chat chunk's choice.
 type ChunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        Delta     `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Delta        Delta         `json:"delta"`
+	Logprobs     *ChatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 // Delta is a chat chunk's delta: the role (first chunk), or a piece of the
@@ -65,6 +65,7 @@ type Stream struct {
 	chat         bool
 	includeUsage bool
 	reply        *ReplyStream // chat only
+	logprobs     *Logprobs    // nil unless the request asks for logprobs
 }
 
 // NewStream is the stream of a completion (chat or text) with id, created
@@ -109,16 +110,25 @@ func (s *Stream) Start() []Chunk {
 	return []Chunk{s.newChunk(&empty, "assistant", nil)}
 }
 
+// SetLogprobs has the chunks carry the log-probabilities l collects: each
+// chunk with text those of the tokens no chunk carried yet (Add each token
+// to l before its text reaches Token).
+func (s *Stream) SetLogprobs(l *Logprobs) { s.logprobs = l }
+
 // Token is the chunks of a token's text: a text completion's piece, or
 // the pieces of a chat reply's reasoning and content the text completes (a
 // reasoning_content chunk, then a content chunk, each only if it has text;
 // none for a tag's first bytes or content that may be a call).
 func (s *Stream) Token(text string) []Chunk {
+	var out []Chunk
 	if !s.chat {
-		return []Chunk{s.newChunk(&text, "", nil)}
+		out = []Chunk{s.newChunk(&text, "", nil)}
+	} else {
+		reasoning, content := s.reply.Write(text)
+		out = s.pieces(nil, reasoning, content)
 	}
-	reasoning, content := s.reply.Write(text)
-	return s.pieces(nil, reasoning, content)
+	s.logprobs.attach(out)
+	return out
 }
 
 // pieces appends the chunks of a reply's pieces (Deltas).
@@ -185,6 +195,7 @@ func (s *Stream) Finish(res engine.Result, queued time.Duration) []Chunk {
 		empty := ""
 		out = append(out, s.newChunk(&empty, "", &reason))
 	}
+	s.logprobs.attach(out)
 	if s.includeUsage {
 		u, t := UsageOf(res), TimingsOf(res.Timings, queued)
 		c := Chunk{ID: s.id, Created: s.created, Model: s.model, Usage: &u, Timings: &t}

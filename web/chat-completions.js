@@ -43,7 +43,7 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     const r = await lm.run(message, signal);
     return {
       ...base, object: 'chat.completion',
-      choices: [{ index: 0, message: r.choice.message, logprobs: null, finish_reason: r.choice.finish_reason }],
+      choices: [{ index: 0, message: r.choice.message, logprobs: r.choice.logprobs ?? null, finish_reason: r.choice.finish_reason }],
       usage: usage(r), seed: r.seed,
     };
   }
@@ -60,11 +60,22 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
   // The Go side's first chunk, with no text, says the request is valid: as
   // a client of the HTTP API gets its status before the events, create()
   // resolves then, or rejects with the request's error.
+  // With logprobs, each Go chunk carries its token's, which go with the
+  // next chunk that has a delta (a token's text may be held back).
+  let pending = [];
+  const withLogprobs = (out) => {
+    if (out.length > 0 && pending.length > 0) {
+      out[0].choices[0].logprobs = { content: pending, refusal: null };
+      pending = [];
+    }
+    return out;
+  };
   let accept;
   const accepted = new Promise((resolve) => { accept = resolve; });
   const tokens = lm.iterable(message, controller.signal, (c) => {
     accept();
-    return (c.deltas ?? []).map((d) => chunk(d, null));
+    if (c.logprobs) pending.push(...c.logprobs);
+    return withLogprobs((c.deltas ?? []).map((d) => chunk(d, null)));
   });
   const result = tokens.result;
   await Promise.race([accepted, result]);
@@ -72,7 +83,7 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     yield chunk({ role: 'assistant', content: '' }, null);
     yield* tokens;
     const r = await result;
-    yield chunk({}, r.choice.finish_reason);
+    yield withLogprobs([chunk({}, r.choice.finish_reason)])[0];
     if (streamOptions?.include_usage) yield { ...base, object: 'chat.completion.chunk', choices: [], usage: usage(r) };
   }
   const it = chunks();

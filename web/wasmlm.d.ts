@@ -596,6 +596,13 @@ export interface ChatCompletionRequest {
   frequency_penalty?: number;
   /** Token id → bias in [-100, 100], added to its logit. */
   logit_bias?: Record<string, number> | null;
+  /**
+   * Each token's log-probability (choices[].logprobs), and those of its top_logprobs (0–20)
+   * most likely alternatives: the log-softmax of the model's raw logits, before penalties,
+   * temperature and a grammar's mask.
+   */
+  logprobs?: boolean;
+  top_logprobs?: number;
   /** llama.cpp server extensions. */
   top_k?: number;
   min_p?: number;
@@ -651,11 +658,21 @@ export interface ChatCompletion {
     index: 0;
     /** content is null when the reply is only tool calls. */
     message: { role: 'assistant'; content: string | null; reasoning_content?: string; tool_calls?: ToolCall[] };
-    logprobs: null;
+    /** null unless the request asks for logprobs. */
+    logprobs: ChatLogprobs | null;
     finish_reason: ChatFinishReason;
   }>;
   usage: ChatUsage;
   seed: number;
+}
+
+/** A token's text, log-probability and UTF-8 bytes. */
+export interface TokenLogprob { token: string; logprob: number; bytes: number[] }
+
+/** OpenAI's choices[].logprobs: every generated token (the reasoning's and tool calls' too). */
+export interface ChatLogprobs {
+  content: Array<TokenLogprob & { top_logprobs: TokenLogprob[] }>;
+  refusal: null;
 }
 
 export interface ChatCompletionChunk {
@@ -670,7 +687,8 @@ export interface ChatCompletionChunk {
   choices: Array<{
     index: 0;
     delta: { role?: 'assistant'; content?: string; reasoning_content?: string; tool_calls?: ToolCallDelta[] };
-    logprobs: null;
+    /** With logprobs, the tokens whose text this chunk's delta is the first to carry. */
+    logprobs: ChatLogprobs | null;
     finish_reason: ChatFinishReason | null;
   }>;
   usage?: ChatUsage;
