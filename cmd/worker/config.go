@@ -133,3 +133,21 @@ func splitKeys(secret string) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// maxTokensFor is the cap on a request's max_tokens the worker serves a
+// model with (httpapi.Options.MaxTokens; 0 is the context), given the
+// variable's cap and the context the budget fitted: the variable's, but
+// never beyond the context unless the context shifts (then a reply may
+// run past it). A model that does not generate (embeddings, reranking)
+// takes no max_tokens, so the variable does not apply to it. notice,
+// when the cap was lowered, says so for the log and GET /health.
+func maxTokensFor(cfg edgeConfig, generates bool, context int) (limit int, notice string) {
+	switch {
+	case !generates:
+		return 0, ""
+	case cfg.maxTokens > context && !cfg.shift:
+		return context, fmt.Sprintf("%s = %d exceeds the context of %d tokens the model is served with: max_tokens is capped at %d (%s=true lets a reply run past the context)",
+			envMaxTokens, cfg.maxTokens, context, context, envShift)
+	}
+	return cfg.maxTokens, ""
+}

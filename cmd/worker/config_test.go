@@ -88,3 +88,30 @@ func TestReadConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxTokensFor: WASMLM_MAX_TOKENS is capped at the context the model
+// is served with, saying so, unless the context shifts; a model that does
+// not generate ignores it.
+func TestMaxTokensFor(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cfg        edgeConfig
+		generates  bool
+		want       int
+		wantNotice string
+	}{
+		{"unset", edgeConfig{}, true, 0, ""},
+		{"within the context", edgeConfig{maxTokens: 200}, true, 200, ""},
+		{"the context", edgeConfig{maxTokens: 512}, true, 512, ""},
+		{"beyond the context", edgeConfig{maxTokens: 100000}, true, 512,
+			"WASMLM_MAX_TOKENS = 100000 exceeds the context of 512 tokens the model is served with: max_tokens is capped at 512 (WASMLM_CONTEXT_SHIFT=true lets a reply run past the context)"},
+		{"beyond, with context shift", edgeConfig{maxTokens: 100000, shift: true}, true, 100000, ""},
+		{"an embedding model", edgeConfig{maxTokens: 100000}, false, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, notice := maxTokensFor(tc.cfg, tc.generates, 512)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.wantNotice, notice)
+		})
+	}
+}

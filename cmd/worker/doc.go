@@ -33,7 +33,8 @@
 // next one loads again. GET /health adds "instance": {"ordinal": N,
 // "requests": R, "loads": L}: N the how-many-th Go instance of the isolate
 // (1 for the first), R the requests it was given (this one included), L
-// the model loads that succeeded; and "memory": {"wasm_bytes": W,
+// the model loads that succeeded; "notice", when the loaded model is not
+// served as the env asked (WASMLM_MAX_TOKENS, below); and "memory": {"wasm_bytes": W,
 // "js_heap_bytes": J, "budget_bytes": B}: W the instance's WebAssembly
 // memory, which never shrinks (so it is the peak), J the JavaScript heap
 // where the runtime reports it (workerd does not: null), B the budget
@@ -122,7 +123,11 @@
 //     RemoteAddr; where it is missing, as in a local workerd, all clients
 //     are one). Unset or 0: no limit.
 //   - WASMLM_MAX_TOKENS: the most max_tokens a request may ask for (unset:
-//     the context, 512 tokens; more only with WASMLM_CONTEXT_SHIFT).
+//     the context, 512 tokens). A value beyond the context the model is
+//     served with is capped at it (maxTokensFor), which the log and GET
+//     /health's instance "notice" say once, unless WASMLM_CONTEXT_SHIFT
+//     lets replies run past the context; a model that does not generate
+//     (embeddings, reranking) ignores it.
 //   - WASMLM_CONTEXT_SHIFT: "true" makes context_shift every completion
 //     request's default (docs/context.md); unset or "false": a request asks
 //     for it itself.

@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"syscall/js"
 	"time"
@@ -31,6 +33,7 @@ type instance struct {
 	mu       sync.Mutex   // held while the model loads, so that it loads once
 	api      http.Handler // nil until a load succeeds
 	loads    int          // the model loads that succeeded
+	notice   string       // what of the env the loaded model is not served as asked (GET /health's "notice")
 	requests int          // the requests this instance was given, the current one included
 }
 
@@ -63,11 +66,14 @@ func (in *instance) handler() http.Handler {
 	if in.api != nil {
 		return in.api
 	}
-	h, err := newHandler(in.cfg, in.limiter)
+	h, notice, err := newHandler(in.cfg, in.limiter)
 	if err != nil {
 		return failure(err)
 	}
-	in.api = h
+	if notice != "" {
+		fmt.Fprintln(os.Stderr, "wasmlm:", notice) // once per load: workerd's log
+	}
+	in.api, in.notice = h, notice
 	in.loads++
 	return h
 }
@@ -100,6 +106,9 @@ func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var health map[string]any
 	if rec.status == http.StatusOK && json.Unmarshal(body, &health) == nil {
 		inst := map[string]any{"ordinal": in.ordinal, "requests": in.requests, "loads": in.loads}
+		if in.notice != "" {
+			inst["notice"] = in.notice
+		}
 		if in.memory.Type() == js.TypeFunction {
 			m := in.memory.Invoke()
 			mem := map[string]any{"wasm_bytes": m.Get("wasm_bytes").Int(), "js_heap_bytes": nil, "budget_bytes": modelsource.DefaultBudget}

@@ -50,7 +50,7 @@ func main() {
 }
 
 // newHandler loads the model through loadModel and wraps it in the API for
-// cfg. The handler keeps serve's queue: one slot (the isolate has one
+// cfg; notice says what of cfg it could not apply as asked (maxTokensFor). The handler keeps serve's queue: one slot (the isolate has one
 // thread), httpapi.DefaultQueueSize requests waiting, 503 beyond. What
 // wasmlm serve adds for a server on a machine is left out on purpose: no
 // Host allow-list (AllowHost), since the worker is reached under its own
@@ -58,21 +58,19 @@ func main() {
 // WriteTimeout, since its ResponseWriter takes no deadlines (the platform
 // bounds a request's time). The handler's JSON-only POSTs and CORS
 // preflights hold here too.
-func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
+func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (h http.Handler, notice string, err error) {
 	model, name, err := loadModel(getenv, cloudflare.GetBinding)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	kv, context := sessionFit(model)
-	if cfg.maxTokens > context && !cfg.shift {
-		return nil, fmt.Errorf("%w: %s = %d exceeds the model's context of %d tokens", errMisconfigured, envMaxTokens, cfg.maxTokens, context)
-	}
+	maxTokens, notice := maxTokensFor(cfg, model.Generates(), context)
 	opts := httpapi.Options{
 		ModelName:   name,
 		Slots:       1,
 		QueueSize:   httpapi.DefaultQueueSize,
 		AllowOrigin: "*", // an edge API is there to be called from pages of any origin
-		MaxTokens:   cfg.maxTokens,
+		MaxTokens:   maxTokens,
 		// The session the budget admitted the model with (loadModel).
 		ContextLength: context,
 		KVType:        kv,
@@ -83,10 +81,11 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (http.Handler, error) {
 	}
 	if len(cfg.keys) > 0 {
 		if opts.Keys, err = httpapi.NewKeyRing(cfg.keys...); err != nil {
-			return nil, fmt.Errorf("%w: the secret %s is malformed", errMisconfigured, envKeys) // splitKeys checked them
+			return nil, "", fmt.Errorf("%w: the secret %s is malformed", errMisconfigured, envKeys) // splitKeys checked them
 		}
 	}
-	return httpapi.New(model, opts)
+	api, err := httpapi.New(model, opts)
+	return api, notice, err
 }
 
 // sessionFit is the session the worker serves model with, the one

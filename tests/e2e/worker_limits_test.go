@@ -40,8 +40,9 @@ var theConfiguredWorkerd shared[*workerdServer]
 // configuredWorkers returns the workerd serving the configured workers,
 // starting it on first use: "keyed" (the secret and the isolate's limits),
 // "binding" (no keys; the rate limiter's stand-in), "embed-cap" (a cap on
-// an embeddings request's tokens) and "bad-*", each misconfigured in one
-// way.
+// an embeddings request's tokens), "max-tokens-past-context" (a
+// WASMLM_MAX_TOKENS beyond the context) and "bad-*", each misconfigured in
+// one way.
 func configuredWorkers(t testing.TB) *workerdServer {
 	t.Helper()
 	build := edgeWorker(t).build
@@ -61,7 +62,7 @@ func configuredWorkers(t testing.TB) *workerdServer {
 		{name: "embed-cap", bindings: []string{text("WASMLM_MAX_EMBED_TOKENS", edgeMaxEmbed)}},
 		{name: "bad-keys", bindings: []string{text("WASMLM_API_KEYS", "sk-good, sk bad")}},
 		{name: "bad-limit", bindings: []string{text("WASMLM_API_KEYS", "sk-good"), text("WASMLM_TOKEN_LIMIT", "lots")}},
-		{name: "bad-max-tokens", bindings: []string{text("WASMLM_MAX_TOKENS", 100000)}},
+		{name: "max-tokens-past-context", bindings: []string{text("WASMLM_MAX_TOKENS", 100000)}},
 		{name: "bad-binding", bindings: []string{text("WASMLM_RATE_LIMITER", "on")}},
 		{name: "bad-max-embed-tokens", bindings: []string{text("WASMLM_MAX_EMBED_TOKENS", "-3")}},
 	}
@@ -318,6 +319,30 @@ func TestWorkerEmbedTokenCap(t *testing.T) {
 	assert.Contains(t, e.Message, fmt.Sprintf("tokens, max %d tokens per request", edgeMaxEmbed))
 }
 
+// TestWorkerMaxTokensPastTheContext: a WASMLM_MAX_TOKENS beyond the
+// context the model is served with (stories260K: 512 tokens) is capped at
+// the context, and /health says so; requests within it are served, one
+// beyond it is refused naming the cap.
+func TestWorkerMaxTokensPastTheContext(t *testing.T) {
+	base := configuredWorkers(t).urls["max-tokens-past-context"]
+	a := send(t, "GET", base+"/health", "")
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	var h struct {
+		Instance struct {
+			Notice string `json:"notice"`
+		} `json:"instance"`
+	}
+	require.NoError(t, json.Unmarshal(a.body, &h), "%s", a.body)
+	assert.Equal(t, "WASMLM_MAX_TOKENS = 100000 exceeds the context of 512 tokens the model is served with: max_tokens is capped at 512 (WASMLM_CONTEXT_SHIFT=true lets a reply run past the context)", h.Instance.Notice)
+	a = send(t, "POST", base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}`)
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	a = send(t, "POST", base+"/v1/completions", `{"prompt": "x", "max_tokens": 513}`)
+	require.Equal(t, http.StatusBadRequest, a.status, "%s", a.body)
+	e := openAIError(t, a.body)
+	assert.Equal(t, "max_tokens", deref(e.Param))
+	assert.Contains(t, e.Message, "limit of 512")
+}
+
 // TestWorkerMisconfigured: a malformed secret or variable makes the worker
 // answer every request, /health too, with a 500 error object naming it,
 // rather than serve open or unlimited; the secret is never quoted.
@@ -329,7 +354,6 @@ func TestWorkerMisconfigured(t *testing.T) {
 	}{
 		{"bad-keys", "the secret WASMLM_API_KEYS is malformed: key 2 "},
 		{"bad-limit", `WASMLM_TOKEN_LIMIT = "lots"`},
-		{"bad-max-tokens", "WASMLM_MAX_TOKENS = 100000 exceeds the model's context of 512 tokens"},
 		{"bad-binding", "WASMLM_RATE_LIMITER: not a Rate Limiting binding"},
 		{"bad-max-embed-tokens", `WASMLM_MAX_EMBED_TOKENS = "-3"`},
 	} {
