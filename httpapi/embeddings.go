@@ -43,14 +43,6 @@ type embedJob struct {
 	tokens int // what the model will evaluate (countTokens)
 }
 
-// embeddingList is the response: OpenAI's list of embedding objects.
-type embeddingList struct {
-	Object string            `json:"object"`
-	Data   []embeddingObject `json:"data"`
-	Model  string            `json:"model"`
-	Usage  embeddingUsage    `json:"usage"`
-}
-
 type embeddingObject struct {
 	Object    string `json:"object"`
 	Index     int    `json:"index"`
@@ -178,7 +170,7 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 		return
 	}
 	began := time.Now()
-	answer, tokens, err := h.runOnSession(ctx, sess, j)
+	reply, tokens, err := h.runOnSession(ctx, sess, j)
 	c.PromptTokens, c.Timings = tokens, engine.Timings{Prefill: time.Since(began), PrefillTokens: tokens}
 	switch {
 	case err != nil && stopped():
@@ -193,14 +185,17 @@ func (h *Handler) runEmbedJob(w http.ResponseWriter, r *http.Request, j *embedJo
 	default:
 		c.FinishReason = engine.FinishStop
 		used = tokens
-		answer.write(w)
+		reply.write(w)
 	}
 	h.onComplete(c)
 }
 
+// sendable is a response ready to send.
+type sendable interface{ write(w http.ResponseWriter) }
+
 // runOnSession runs j on the slot's session and releases it: the answer,
-// encoded, and the tokens the model evaluated. A panic is an error.
-func (h *Handler) runOnSession(ctx context.Context, sess *engine.Session, j *embedJob) (answer encoded, tokens int, err error) {
+// ready to send, and the tokens the model evaluated. A panic is an error.
+func (h *Handler) runOnSession(ctx context.Context, sess *engine.Session, j *embedJob) (reply sendable, tokens int, err error) {
 	defer h.sched.release(ctx, sess)
 	defer func() {
 		if p := recover(); p != nil {
@@ -210,26 +205,66 @@ func (h *Handler) runOnSession(ctx context.Context, sess *engine.Session, j *emb
 	if j.rerank != nil {
 		scores, err := sess.Rerank(ctx, j.rerank.query, j.texts, j.opts)
 		if err != nil {
-			return encoded{}, 0, err
+			return nil, 0, err
 		}
 		resp := h.rerankResponse(j, scores)
 		return encodeJSON(http.StatusOK, resp), resp.Usage.PromptTokens, nil
 	}
 	embs, err := sess.Embed(ctx, j.texts, j.opts)
 	if err != nil {
-		return encoded{}, 0, err
+		return nil, 0, err
 	}
-	resp := embeddingList{Object: "list", Data: make([]embeddingObject, len(embs)), Model: h.name}
-	for i, e := range embs {
+	l := &embeddingAnswer{embs: embs, base64: j.base64, model: h.name}
+	for _, e := range embs {
+		l.usage.PromptTokens += e.Tokens
+	}
+	l.usage.TotalTokens = l.usage.PromptTokens
+	return l, l.usage.PromptTokens, nil
+}
+
+// embeddingAnswer is an embeddingList to send: its vectors, encoded one
+// embedding object at a time as it is written, so that a response of
+// 2,048 vectors (some 9 MB of JSON for 384 values each) never sits whole
+// in memory beside them. The bytes are json.Marshal's of the list.
+type embeddingAnswer struct {
+	embs   []engine.Embedding
+	base64 bool
+	model  string
+	usage  embeddingUsage
+}
+
+// embeddingPartBytes is how much of an embedding list is encoded before
+// it is written.
+const embeddingPartBytes = 32 << 10
+
+func (a *embeddingAnswer) write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	buf := append(make([]byte, 0, embeddingPartBytes+4<<10), `{"object":"list","data":[`...)
+	for i, e := range a.embs {
 		var vec any = e.Vector
-		if j.base64 {
+		if a.base64 {
 			vec = base64Floats(e.Vector)
 		}
-		resp.Data[i] = embeddingObject{Object: "embedding", Index: i, Embedding: vec, Truncated: e.Truncated}
-		resp.Usage.PromptTokens += e.Tokens
+		obj, err := json.Marshal(embeddingObject{Object: "embedding", Index: i, Embedding: vec, Truncated: e.Truncated})
+		if err != nil { // plain numbers and strings: a bug
+			return
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, obj...)
+		if len(buf) >= embeddingPartBytes {
+			if _, err := w.Write(buf); err != nil {
+				return // the client left
+			}
+			buf = buf[:0]
+		}
 	}
-	resp.Usage.TotalTokens = resp.Usage.PromptTokens
-	return encodeJSON(http.StatusOK, resp), resp.Usage.PromptTokens, nil
+	model, _ := json.Marshal(a.model)
+	usage, _ := json.Marshal(a.usage)
+	buf = append(append(append(append(append(buf, `],"model":`...), model...), `,"usage":`...), usage...), "}\n"...)
+	_, _ = w.Write(buf)
 }
 
 // base64Floats is OpenAI's base64 encoding of an embedding: its float32s'

@@ -61,8 +61,8 @@ func Serve(h http.Handler, r *http.Request, send func(part js.Value) error) erro
 }
 
 // responseWriter is Serve's http.ResponseWriter: it keeps what the handler
-// writes until the handler flushes (or returns), then sends it, the status
-// and headers with the first part.
+// writes until the handler flushes (or returns), or partBytes of it, then
+// sends it, the status and headers with the first part.
 type responseWriter struct {
 	send    func(part js.Value) error
 	header  http.Header
@@ -80,13 +80,29 @@ func (w *responseWriter) WriteHeader(status int) {
 	}
 }
 
+// partBytes is the most of a response kept before it is sent: a large
+// body (a list of 2,048 embeddings is some 9 MB of JSON) leaves in parts
+// of this size as it is written, rather than held whole in Go memory
+// until the handler returns.
+const partBytes = 64 << 10
+
 func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
 	w.WriteHeader(http.StatusOK)
-	w.buf = append(w.buf, p...)
-	return len(p), nil
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), partBytes-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p, n = p[k:], n+k
+		if len(w.buf) >= partBytes {
+			if w.flush(); w.err != nil {
+				return n, w.err
+			}
+		}
+	}
+	return n, nil
 }
 
 // FlushError sends what was written (http.ResponseController.Flush calls

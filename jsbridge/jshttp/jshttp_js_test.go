@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"syscall/js"
 	"testing"
 
@@ -35,8 +36,8 @@ func readPart(v js.Value) part {
 }
 
 // TestServe: the handler's response comes back in parts, the status and
-// headers with the first, then one part per flush, the rest when it
-// returns; the request carries its method, URL, headers and body.
+// headers with the first, then one part per flush or per partBytes
+// written, the rest when it returns; the request carries its method, URL, headers and body.
 func TestServe(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -56,6 +57,15 @@ func TestServe(t *testing.T) {
 			{status: http.StatusCreated, headers: [][2]string{{"Content-Type", "text/event-stream"}}, body: "POST /v1/x yes hello"},
 			{body: "two"},
 			{body: "three"},
+		}},
+		{"larger than a part", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, strings.Repeat("a", partBytes-1))
+			_, _ = io.WriteString(w, strings.Repeat("b", 2*partBytes+10))
+		}, []part{
+			{status: http.StatusOK, body: strings.Repeat("a", partBytes-1) + "b"},
+			{body: strings.Repeat("b", partBytes)},
+			{body: strings.Repeat("b", partBytes)},
+			{body: strings.Repeat("b", 9)},
 		}},
 		{"nothing written", func(http.ResponseWriter, *http.Request) {}, []part{{status: http.StatusOK, body: ""}}},
 		{"flushed with nothing new", func(w http.ResponseWriter, r *http.Request) {
