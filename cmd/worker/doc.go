@@ -31,18 +31,28 @@
 // in that one handler, so they persist across requests. A model load that
 // fails is not kept: that request is answered with the failure and the
 // next one loads again. GET /health adds "instance": {"ordinal": N,
-// "requests": R, "loads": L}: N the how-many-th Go instance of the isolate
-// (1 for the first), R the requests it was given (this one included), L
-// the model loads that succeeded; "notice", when the loaded model is not
-// served as the env asked (WASMLM_MAX_TOKENS, below); and "memory": {"wasm_bytes": W,
-// "js_heap_bytes": J, "budget_bytes": B}: W the instance's WebAssembly
+// "requests": R, "loads": L, "in_flight": F, "completions": {...}}: N the
+// how-many-th Go instance of the isolate (1 for the first), R the
+// requests it was given (this one included), L the model loads that
+// succeeded, F the requests other than GET /health it is serving (queued
+// or running), completions the API requests that ended, by how (done;
+// dropped from the queue because the client left; aborted in the slot
+// because the client left; failed) and the tokens generated; "notice",
+// when the loaded model is not served as the env asked (WASMLM_MAX_TOKENS,
+// below); and "memory": {"wasm_bytes": W, "js_heap_bytes": J,
+// "budget_bytes": B}: W the instance's WebAssembly
 // memory, which never shrinks (so it is the peak), J the JavaScript heap
 // where the runtime reports it (workerd does not: null), B the budget
 // (below).
 //
-// Memory: an isolate has 128 MiB. The Go heap is held to
-// modelsource.DefaultBudget (112 MiB: 16 MiB kept for JavaScript) with
-// debug.SetMemoryLimit. The session's KV cache is F32 when the model's
+// Memory: an isolate has 128 MiB; the model and its session must fit
+// modelsource.DefaultBudget (112 MiB: 16 MiB kept for JavaScript). The Go
+// heap is held modelsource.CollectorHeadroom (8 MiB) below it with
+// debug.SetMemoryLimit, so that what requests allocate while the
+// collector runs stays within the budget. A response leaves in parts of
+// 64 KiB as it is written (jsbridge/jshttp), and an embeddings answer is
+// encoded one vector at a time, so the largest request accepted (2,048
+// texts) holds its vectors, not their JSON. The session's KV cache is F32 when the model's
 // whole context (at most engine.DefaultContextLength) fits the budget with
 // it, as a native session of a small model; otherwise F16, with the
 // longest context the budget holds beside the weights (modelsource.Fit).
@@ -62,6 +72,15 @@
 // without it the queue's non-streamed requests would all run in one call,
 // holding the thread while workerd reads no request and drops those sent
 // on keep-alive connections it closes as idle.
+//
+// A client that leaves while its request waits in the queue: worker.mjs
+// aborts the request when request.signal aborts (compatibility flag
+// enable_request_signal), and it leaves the queue without generating
+// (completions' "dropped"). A local workerd, miniflare's too, was seen
+// never to abort request.signal for a client that left before the
+// response's head: there the request takes the slot in its turn and is
+// stopped by its first write ("aborted"): a stream after its prompt and a
+// token, a non-streamed request once its whole reply is generated.
 //
 // If the Go program exits (a panic outside the handler's recovery, an
 // os.Exit), worker.mjs drops the instance first (never two models in

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasmlm/wasmlm/cmd/worker/internal/modelsource"
+	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/httpapi"
 	"github.com/wasmlm/wasmlm/jsbridge/jshttp"
 )
@@ -34,7 +35,9 @@ type instance struct {
 	api      http.Handler // nil until a load succeeds
 	loads    int          // the model loads that succeeded
 	notice   string       // what of the env the loaded model is not served as asked (GET /health's "notice")
+	ended    completions  // the requests of the API that ended, by how
 	requests int          // the requests this instance was given, the current one included
+	inFlight int          // the requests other than GET /health it is serving (waiting, preparing, running)
 }
 
 // newInstance reads the env through getenv, once: an isolate's env does
@@ -66,7 +69,7 @@ func (in *instance) handler() http.Handler {
 	if in.api != nil {
 		return in.api
 	}
-	h, notice, err := newHandler(in.cfg, in.limiter)
+	h, notice, err := newHandler(in.cfg, in.limiter, in.ended.add)
 	if err != nil {
 		return failure(err)
 	}
@@ -76,6 +79,41 @@ func (in *instance) handler() http.Handler {
 	in.api, in.notice = h, notice
 	in.loads++
 	return h
+}
+
+// completions counts the completion, embeddings and rerank requests that
+// ended (httpapi.Options.OnCompletion), for GET /health's
+// "completions": {"done": D, "dropped": Q, "aborted": A, "failed": F,
+// "generated_tokens": T}. D were answered; Q were dropped because their
+// client left while they waited (for a place to be prepared or for the
+// slot), so that they cost no generation; A were stopped in the slot
+// because their client left; F failed or were refused (503, 429); T is the
+// tokens every completion generated.
+type completions struct {
+	mu                                     sync.Mutex
+	done, dropped, aborted, failed, tokens int
+}
+
+func (c *completions) add(r httpapi.Completion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case r.Dropped:
+		c.dropped++
+	case r.Err != nil:
+		c.failed++
+	case r.FinishReason == engine.FinishAbort:
+		c.aborted++
+	default:
+		c.done++
+	}
+	c.tokens += r.CompletionTokens
+}
+
+func (c *completions) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return map[string]int{"done": c.done, "dropped": c.dropped, "aborted": c.aborted, "failed": c.failed, "generated_tokens": c.tokens}
 }
 
 // testRoutes are handlers the instance serves ahead of the API, by path:
@@ -97,6 +135,8 @@ func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := in.handler()
 	if r.URL.Path != "/health" || r.Method != http.MethodGet {
+		in.inFlight++
+		defer func() { in.inFlight-- }()
 		h.ServeHTTP(w, r)
 		return
 	}
@@ -105,10 +145,11 @@ func (in *instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body := rec.body.Bytes()
 	var health map[string]any
 	if rec.status == http.StatusOK && json.Unmarshal(body, &health) == nil {
-		inst := map[string]any{"ordinal": in.ordinal, "requests": in.requests, "loads": in.loads}
+		inst := map[string]any{"ordinal": in.ordinal, "requests": in.requests, "loads": in.loads, "in_flight": in.inFlight}
 		if in.notice != "" {
 			inst["notice"] = in.notice
 		}
+		inst["completions"] = in.ended.snapshot()
 		if in.memory.Type() == js.TypeFunction {
 			m := in.memory.Invoke()
 			mem := map[string]any{"wasm_bytes": m.Get("wasm_bytes").Int(), "js_heap_bytes": nil, "budget_bytes": modelsource.DefaultBudget}

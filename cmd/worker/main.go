@@ -38,7 +38,13 @@ func main() {
 	// instance's WebAssembly memory stays within the budget the model was
 	// admitted under (modelsource.DefaultBudget: the isolate's 128 MiB less
 	// what JavaScript keeps).
-	debug.SetMemoryLimit(modelsource.DefaultBudget)
+	// The limit sits modelsource.CollectorHeadroom below the budget: with
+	// the live data of a model that fills the budget (its context is the
+	// longest the estimate admits), the collector otherwise starts only
+	// once the heap reaches the budget, and what requests allocate while it
+	// runs, and the free spans too small for a new allocation, grew the
+	// memory past it.
+	debug.SetMemoryLimit(modelsource.DefaultBudget - modelsource.CollectorHeadroom)
 	binding := js.Global().Get("context").Get("binding")
 	in := newInstance(binding.Get("ordinal").Int(), getenv)
 	in.live = binding.Get("live").Int()
@@ -50,7 +56,9 @@ func main() {
 }
 
 // newHandler loads the model through loadModel and wraps it in the API for
-// cfg; notice says what of cfg it could not apply as asked (maxTokensFor). The handler keeps serve's queue: one slot (the isolate has one
+// cfg; notice says what of cfg it could not apply as asked (maxTokensFor).
+// ended is told of every completion, embeddings and rerank request that
+// ended (httpapi.Options.OnCompletion). The handler keeps serve's queue: one slot (the isolate has one
 // thread), httpapi.DefaultQueueSize requests waiting, 503 beyond. What
 // wasmlm serve adds for a server on a machine is left out on purpose: no
 // Host allow-list (AllowHost), since the worker is reached under its own
@@ -58,7 +66,7 @@ func main() {
 // WriteTimeout, since its ResponseWriter takes no deadlines (the platform
 // bounds a request's time). The handler's JSON-only POSTs and CORS
 // preflights hold here too.
-func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (h http.Handler, notice string, err error) {
+func newHandler(cfg edgeConfig, limiter httpapi.Limiter, ended func(httpapi.Completion)) (h http.Handler, notice string, err error) {
 	model, name, err := loadModel(getenv, cloudflare.GetBinding)
 	if err != nil {
 		return nil, "", err
@@ -78,6 +86,7 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter) (h http.Handler, notice
 		MaxEmbedTokens: cmp.Or(cfg.maxEmbed, -1),
 		Limiter:        limiter,
 		ContextShift:   cfg.shift,
+		OnCompletion:   ended,
 	}
 	if len(cfg.keys) > 0 {
 		if opts.Keys, err = httpapi.NewKeyRing(cfg.keys...); err != nil {

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,6 +44,10 @@ const edgeConcurrency = 20
 type edgeModel struct {
 	name string                                     // the benchmark model's name (modelgen.BenchModels)
 	run  func(base string, client int) (any, error) // one request as client; what it answered, to compare
+	// worst runs, after the 20 requests, the most memory-hungry requests
+	// the worker accepts of this kind, against the worker at base and the
+	// native server at native.
+	worst func(t *testing.T, base, native string)
 }
 
 // edgeMemory is /health's instance memory.
@@ -52,9 +58,10 @@ type edgeMemory struct {
 }
 
 // TestWorkerEdgeModels: the three workloads, each from local R2 under 20
-// concurrent requests, with the native server's outputs and their peak
-// memory within the budget (logged, with workerd's resident peak, for
-// httpapi/README.md's table).
+// concurrent requests, with the native server's outputs, then the worst
+// cases of each kind (worstEmbeddings, worstChats), and their peak memory
+// within the budget (logged, with workerd's resident peak, for
+// docs/edge-models.md's table).
 func TestWorkerEdgeModels(t *testing.T) {
 	build := edgeWorker(t).build
 	dir := t.TempDir()
@@ -82,7 +89,7 @@ func TestWorkerEdgeModels(t *testing.T) {
 				return nil, fmt.Errorf("%d vectors for %d texts", len(l.Data), len(texts))
 			}
 			return l, nil // compared bit for bit: the vectors' float32 values
-		}},
+		}, worstEmbeddings},
 		{"minilm-l6-rerank-Q8_0", func(base string, client int) (any, error) {
 			var r rerankResponse
 			if err := postAs(base+"/v1/rerank", rerankBody, client, &r); err != nil {
@@ -92,7 +99,7 @@ func TestWorkerEdgeModels(t *testing.T) {
 				return nil, fmt.Errorf("%d results for %d documents", len(r.Results), len(embeddingTexts))
 			}
 			return r, nil // compared bit for bit: the order and the scores
-		}},
+		}, nil},
 		{"stories110M-Q4_0", func(base string, client int) (any, error) {
 			status, text, done, err := streamedChat(base, edgeClient(client), chatBody)
 			switch {
@@ -108,7 +115,7 @@ func TestWorkerEdgeModels(t *testing.T) {
 				return nil, fmt.Errorf("not the schema's JSON object: %q: %w", text, err)
 			}
 			return text, nil // compared token for token: the greedy text
-		}},
+		}, worstChats},
 	}
 	specs := map[string]modelgen.Spec{}
 	all, err := modelgen.BenchModels("minilm-l6", "minilm-l6-rerank", "stories110M")
@@ -145,6 +152,9 @@ func TestWorkerEdgeModels(t *testing.T) {
 				if assert.NoError(t, errs[i], "request %d", i) {
 					assert.Equal(t, want, out, "request %d: the native server's output", i)
 				}
+			}
+			if c.worst != nil {
+				c.worst(t, mf.url, native)
 			}
 			mem, h := edgeHealth(t, mf.url)
 			assert.Equal(t, 1, h.Loads, "one load")
@@ -294,4 +304,95 @@ func workerdPeakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no workerd process under %d", pid)
+}
+
+// worstEmbeddings: the largest embeddings request the worker accepts,
+// engine.MaxEmbedInputs texts, answers the native server's vectors bit for
+// bit; one text more, or more tokens than WASMLM_MAX_EMBED_TOKENS' default
+// allows, is refused with a 400 naming the limit.
+func worstEmbeddings(t *testing.T, base, native string) {
+	texts := make([]string, engine.MaxEmbedInputs+1)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("dog %d", i)
+	}
+	most := jsonString(t, map[string]any{"input": texts[:engine.MaxEmbedInputs]})
+	var want, got embeddingList
+	require.NoError(t, postAs(native+"/v1/embeddings", most, 0, &want), "the native server")
+	if assert.NoError(t, postAs(base+"/v1/embeddings", most, 0, &got), "%d texts", engine.MaxEmbedInputs) {
+		assert.Len(t, got.Data, engine.MaxEmbedInputs)
+		assert.Equal(t, want, got, "the native server's vectors")
+	}
+	a := send(t, "POST", base+"/v1/embeddings", jsonString(t, map[string]any{"input": texts}))
+	require.Equal(t, http.StatusBadRequest, a.status, "%s", a.body)
+	assert.Contains(t, openAIError(t, a.body).Message, fmt.Sprintf("at most %d elements", engine.MaxEmbedInputs))
+	long := make([]string, 500) // each at least 40 tokens: more than the default cap
+	for i := range long {
+		long[i] = strings.Repeat("dog ", 40)
+	}
+	a = send(t, "POST", base+"/v1/embeddings", jsonString(t, map[string]any{"input": long}))
+	require.Equal(t, http.StatusBadRequest, a.status, "%s", a.body)
+	e := openAIError(t, a.body)
+	assert.Equal(t, "max_tokens_per_request", deref(e.Code))
+	assert.Contains(t, e.Message, fmt.Sprintf("max %d tokens per request", httpapi.DefaultMaxEmbedTokens))
+}
+
+// worstChats: 20 streamed chats at once, of which the even ones' clients
+// leave after their first chunk (each asked for 200 tokens, EOS banned, so
+// it cannot end first) and the odd ones' read their 24 tokens to the end.
+// Every one that left is stopped, in the slot or in the queue
+// (/health's completions), and the others complete.
+func worstChats(t *testing.T, base, _ string) {
+	before := health(t, base).Completions
+	chat := func(tokens int) string {
+		return jsonString(t, map[string]any{
+			"messages":    []map[string]string{{"role": "user", "content": "Tell me about a dog."}},
+			"temperature": 0, "max_tokens": tokens, "stream": true, "logit_bias": map[string]float64{"2": -100},
+		})
+	}
+	long, short := chat(200), chat(24)
+	var wg sync.WaitGroup
+	errs := make([]error, edgeConcurrency)
+	for i := range edgeConcurrency {
+		wg.Go(func() {
+			leaves := i%2 == 0
+			body := short
+			if leaves {
+				body = long
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			resp, err := startChat(ctx, base, edgeClient(i), body)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				errs[i] = fmt.Errorf("%s: %s", resp.Status, b)
+				return
+			}
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if leaves && strings.HasPrefix(sc.Text(), "data: ") {
+					return // the client leaves mid-stream
+				}
+				if sc.Text() == "data: [DONE]" {
+					return
+				}
+			}
+			errs[i] = fmt.Errorf("the stream ended without [DONE]: %v", sc.Err())
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.NoError(t, err, "request %d", i)
+	}
+	after := health(t, base).Completions
+	for deadline := time.Now().Add(time.Minute); after["done"]+after["dropped"]+after["aborted"] < before["done"]+before["dropped"]+before["aborted"]+edgeConcurrency && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond) // the last to leave may still be stopping
+		after = health(t, base).Completions
+	}
+	assert.Equal(t, edgeConcurrency/2, after["done"]-before["done"], "the chats read to the end: %v", after)
+	assert.Equal(t, edgeConcurrency/2, after["dropped"]+after["aborted"]-before["dropped"]-before["aborted"], "the chats whose client left, stopped: %v", after)
 }

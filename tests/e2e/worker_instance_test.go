@@ -29,7 +29,12 @@ type instanceState struct {
 	Ordinal  int  `json:"ordinal"`
 	Requests int  `json:"requests"`
 	Loads    int  `json:"loads"`
-	Live     *int `json:"live"` // a test build's (wasmlm_testhooks) only
+	InFlight int  `json:"in_flight"` // the requests but GET /health it serves now
+	Live     *int `json:"live"`      // a test build's (wasmlm_testhooks) only
+	// Completions are the requests that ended, by how ("done",
+	// "dropped", "aborted", "failed"), and the tokens generated
+	// ("generated_tokens").
+	Completions map[string]int `json:"completions"`
 }
 
 // health reads the worker's /health.

@@ -22,6 +22,14 @@ const (
 	DefaultBudget  = IsolateBytes - JSReserveBytes
 )
 
+// CollectorHeadroom is how far below DefaultBudget the worker holds the Go
+// heap (debug.SetMemoryLimit): the collector runs concurrently with the
+// requests, which allocate meanwhile, and WebAssembly memory, once grown,
+// never shrinks, so a limit at the budget itself let the memory of a model
+// that fills the budget pass it (measured: 116 MiB after concurrent chat
+// streams on stories110M's shape in Q4_0).
+const CollectorHeadroom = 8 << 20
+
 // estimate is what the model of header h, whose file in memory takes
 // weights bytes, takes with one session of contextLength positions (0: the
 // model's, at most engine.DefaultContextLength) holding its KV cache as kv
