@@ -65,7 +65,10 @@
 // part at a time, each flushed Server-Sent Event as it is written.
 // worker.mjs handles each part in the request's own context and resumes
 // the instance in a task of its own, so that the chunk reaches the client
-// and new requests reach the queue between tokens. A request's context
+// and new requests reach the queue between tokens; it resumes only while
+// the response's stream holds less than 64 KiB the client has not read. A
+// wake-up a local workerd runs in another request's context is left to the
+// request's own next wake (docs/edge-models.md says when that happens). A request's context
 // hands control back the same way when a generation begins and every few
 // tokens (prompt blocks, embedding passes) after (turningContext): a call
 // from JavaScript into Go returns only once every goroutine waits, so

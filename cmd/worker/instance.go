@@ -200,12 +200,11 @@ func (r *recorder) Write(p []byte) (int, error) {
 // resumeTimeout is how long a request's work waits for worker.mjs to
 // resume it (after a part, or a turn) before it takes the request's
 // context in workerd to be gone and ends the request, freeing the slot.
-// worker.mjs resumes at once, from a timer or at the latest from the
-// request's once-a-second heartbeat, whether or not the client reads; but
-// under load a request's context was seen to run neither, without its
-// request.signal aborting, and the instance then waited for good. The Go
-// timer fires when the instance next runs, at the latest with the next
-// request.
+// worker.mjs resumes from a timer set in the request's own context, or at
+// the latest from the request's own next wake, so this is only a net: it
+// fires if workerd stops running the request's context without aborting
+// its request.signal. The Go timer fires when the instance next runs, at
+// the latest with the next request.
 const resumeTimeout = 15 * time.Second
 
 // errClientGone is what a write returns once worker.mjs says the

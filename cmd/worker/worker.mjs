@@ -104,47 +104,53 @@ function errorResponse(status, message, code) {
 
 const restarted = () => errorResponse(500, 'The worker\'s Go instance stopped while serving this request; the next request is served by a fresh one.', 'worker_restarted');
 
-// keepAliveMs is how often a request that waits (for the instance to
-// start, or in its queue) wakes in its own context: workerd cancels a
+// keepAliveMs is how often a request wakes in its own context while it
+// waits (for the instance to start, or in its queue): workerd cancels a
 // request as hung when nothing of its own is pending, and what it waits for
-// comes from the context of another request. The wake (beat.tick) also
-// resumes the instance if the timer meant to was lost (see serve).
+// comes from the context of another request. Each wake (beat.tick) also
+// handles the request's events and resumes the instance if its wake-up was
+// lost (see serve). pollMs is the wake's period instead once a wake-up was
+// seen to run in a foreign context (foreignSeen): a request then learns of
+// its events within pollMs rather than keepAliveMs.
 const keepAliveMs = 1000;
+const pollMs = 20;
 
-// mailbox carries events from the Go instance, which runs in whichever
-// request's context called it, to one request's context: post may be
-// called from any context; next, awaited in the request's own, resolves
-// there to the next event.
-function mailbox() {
-  const events = [];
-  let notify = null;
-  return {
-    post(ev) {
-      events.push(ev);
-      const n = notify;
-      notify = null;
-      n?.();
-    },
-    async next() {
-      while (events.length === 0) await new Promise((resolve) => { notify = resolve; });
-      return events.shift();
-    },
-  };
-}
+// foreignSeen is set once a request's wake-up ran in another request's
+// context. A local workerd under load was seen to do it: a promise created
+// in one request and resolved from another (the Go instance runs in
+// whichever request's context called it) continued in the resolver's
+// context, even though workerd's handle_cross_request_promise_resolution
+// should run it in its own; once it starts, it goes on for the isolate's
+// life. There the request's stream cannot be written (workerd throws: I/O
+// objects belong to their request), and a timer set there dies with the
+// other request, so the events wait for the request's own wake.
+let foreignSeen = false;
 
 // serve hands request to the instance and resolves to its Response; it
-// calls stop when the response is complete. The
-// instance's parts arrive in the request's mailbox; each is handled here,
-// in the request's context, and the instance resumed in a task of its own
-// (a timer), after the chunk is on its way.
+// calls stop when the response is complete. The instance posts the
+// response's parts (and its turns: part null) from whichever request's
+// context runs it; they are handled only in this request's own context
+// (beat.own): by the continuation of a promise the post resolves, when it
+// runs there, and otherwise by the request's next wake. The instance is
+// resumed in a task of its own (a timer set in this request's context),
+// after the chunk is on its way, and only once the response's stream wants
+// more (its desiredSize, or its pull): a client that reads slowly holds the
+// instance back rather than letting the response pile up in memory.
 async function serve(inst, binding, request, beat, stop) {
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : new Uint8Array(await request.arrayBuffer());
   if (inst.exited) {
     stop();
     return restarted();
   }
-  const box = mailbox();
-  const entry = { fail: () => box.post({ type: 'fail' }) };
+  const events = []; // posted by the instance, from any context
+  let wake = null; // resolves the promise armed in this request's context
+  const post = (ev) => {
+    events.push(ev);
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const entry = { fail: () => post({ type: 'fail' }) };
   const aborter = new AbortController();
   // A client that leaves before the response's head (its request still
   // queued, or cancelled by workerd) has no stream to cancel: the
@@ -157,37 +163,46 @@ async function serve(inst, binding, request, beat, stop) {
   inst.inflight.add(entry);
   try {
     binding.serve({ method: request.method, url: request.url, headers: [...request.headers], body },
-      (part, resume) => box.post({ type: 'part', part, resume }),
-      (message) => box.post({ type: 'done', message }),
+      (part, resume) => post({ type: 'part', part, resume }),
+      (message) => post({ type: 'done', message }),
       aborter.signal);
   } catch (err) {
     ended(inst, err); // a call into a program that exited throws; ended posts fail
   }
   let resolve;
   const response = new Promise((r) => { resolve = r; });
-  // The instance waits for one resume at a time. It is called in a task
-  // of its own (a timer), and, should that timer never fire, by the
-  // request's heartbeat: a timer set where the request's loop goes on
-  // after an event the instance posted from another request's context was
-  // seen never to fire under load, and the instance then waited for good,
-  // holding the slot.
+  // The instance waits for one resume at a time: pending holds it until
+  // its timer, or failing that the request's next wake, calls it; held
+  // holds it until the stream wants more.
   let pending = [];
+  let held = null;
   const resume = () => {
     const due = pending;
     pending = [];
     for (const r of due) r();
   };
-  beat.tick = resume;
   const later = (r) => {
     pending.push(r);
     setTimeout(resume, 0);
   };
-  (async () => {
-    let controller = null; // the response body's, once the head came
-    let head = false;
-    let gone = false;
-    for (;;) {
-      const ev = await box.next();
+  let controller = null; // the response body's, once the head came
+  let head = false;
+  let gone = false;
+  let finished = false;
+  const wantsMore = () => gone || !controller || controller.desiredSize > 0;
+  const release = () => {
+    if (held && wantsMore()) {
+      const r = held;
+      held = null;
+      later(r);
+    }
+  };
+  let armed = false;
+  // pump handles the events posted so far; it runs in this request's
+  // context only, and arms the promise the next post resolves.
+  const pump = () => {
+    while (!finished && events.length > 0) {
+      const ev = events.shift();
       if (ev.type === 'part' && ev.part === null) {
         // A turn: the request's work goes on in a task of this context's.
         later(() => ev.resume());
@@ -200,8 +215,9 @@ async function serve(inst, binding, request, beat, stop) {
           const empty = request.method === 'HEAD' || [204, 205, 304].includes(part.status);
           const stream = empty ? null : new ReadableStream({
             start(c) { controller = c; },
-            cancel() { gone = true; aborter.abort(); },
-          });
+            pull() { release(); },
+            cancel() { gone = true; aborter.abort(); release(); },
+          }, new ByteLengthQueuingStrategy({ highWaterMark: streamHighWater }));
           resolve(new Response(stream, { status: part.status, headers: part.headers }));
         }
         try {
@@ -209,9 +225,11 @@ async function serve(inst, binding, request, beat, stop) {
         } catch {
           gone = true;
         }
-        later(() => ev.resume(!gone));
+        held = () => ev.resume(!gone);
+        release();
         continue;
       }
+      finished = true;
       inst.inflight.delete(entry);
       request.signal?.removeEventListener('abort', left);
       stop();
@@ -222,17 +240,56 @@ async function serve(inst, binding, request, beat, stop) {
       } else if (!gone) {
         controller?.error(new Error(ev.type === 'fail' ? 'wasmlm: the worker\'s Go instance stopped mid-response' : ev.message));
       }
-      return;
     }
-  })();
+    if (!finished && !armed) {
+      armed = true;
+      new Promise((r) => { wake = r; }).then(() => {
+        armed = false;
+        if (beat.own()) pump();
+        else foreignSeen = true; // the next wake, in this context, pumps and arms again
+      });
+    }
+  };
+  beat.tick = () => {
+    pump();
+    resume();
+    release();
+  };
+  pump();
   return response;
 }
 
+// streamHighWater is how many bytes of a response may wait in its stream
+// for the client before the instance is held back.
+const streamHighWater = 64 * 1024;
+
 export default {
   async fetch(request, env, ctx) {
-    const beat = { tick() {} };
-    const keepAlive = setInterval(() => beat.tick(), keepAliveMs);
-    const stop = () => clearInterval(keepAlive);
+    // own is an I/O object of this request: reading its signal throws
+    // anywhere but in this request's own context.
+    const own = new AbortController();
+    const beat = {
+      tick() {},
+      own() {
+        try {
+          void own.signal.aborted;
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    };
+    let timer;
+    let stopped = false;
+    const wakeUp = () => {
+      beat.tick();
+      if (!stopped) timer = setTimeout(wakeUp, foreignSeen ? pollMs : keepAliveMs);
+    };
+    timer = setTimeout(wakeUp, foreignSeen ? pollMs : keepAliveMs);
+    const stop = () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
     try {
       return await handle(request, env, ctx, beat, stop);
     } catch (err) {
