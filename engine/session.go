@@ -136,6 +136,9 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 	if kvType == KVAuto {
 		kvType = m.DefaultKVType()
 	}
+	if err := m.CheckContextMemory(positions, kvType); err != nil {
+		return nil, err
+	}
 	peers := opts.Peers
 	switch {
 	case m.part != nil && peers == nil:
@@ -242,16 +245,13 @@ func layerRopes(c Config, model *ropeTable, factors []float32, context int) []*r
 // SessionContextLength is the number of positions a session made with
 // SessionOptions.ContextLength = requested holds, or an error wrapping
 // ErrInvalidOption when requested is out of range: what NewSession checks,
-// without allocating the session.
+// without allocating the session. A context longer than the model was
+// trained for is allowed, as llama.cpp allows it (ContextWarning says what
+// it costs), up to MaxContextLength, unless the model's positions are
+// learned embeddings, which hold only the trained ones; NewSession also
+// checks that the session fits in memory (see memoryLimit).
 func (m *Model) SessionContextLength(requested int) (int, error) {
-	trained := m.config.ContextLength
-	if requested < 0 || requested > trained {
-		return 0, optionError("context_length", "must be in 0..%d (0: the model's, at most %d), got %d", trained, DefaultContextLength, requested)
-	}
-	if requested > 0 {
-		return requested, nil
-	}
-	return min(trained, DefaultContextLength), nil
+	return sessionContextLength(m.arch, m.config, requested)
 }
 
 // ContextLength is the number of positions the session holds.

@@ -389,12 +389,24 @@ func TestPanicBecomes500(t *testing.T) {
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	m := loadDefault(t)
-	for _, opts := range []Options{{Slots: -1}, {MaxTokens: -1}, {MaxBodyBytes: -1}, {WriteTimeout: -1}, {MaxTokens: 513}, {ContextLength: 513}, {ContextShift: true, NKeep: -2}} {
+	for _, opts := range []Options{{Slots: -1}, {MaxTokens: -1}, {MaxBodyBytes: -1}, {WriteTimeout: -1}, {MaxTokens: 513}, {ContextLength: engine.MaxContextLength + 1}, {ContextShift: true, NKeep: -2}} {
 		_, err := New(m, opts)
 		assert.ErrorIs(t, err, ErrInvalidOptions, "%+v", opts)
 	}
 	_, err := New(nil, Options{})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
+}
+
+// TestContextBeyondTraining: a context longer than the model was trained
+// for (stories260K: 512) is allowed, as llama.cpp allows it (the host
+// warns: engine.Model.ContextWarning), and holds a prompt the trained
+// context could not.
+func TestContextBeyondTraining(t *testing.T) {
+	h := newHandler(t, Options{ContextLength: 1024, MaxTokens: 1024})
+	assert.Equal(t, 1024, h.ContextLength())
+	w := do(h, "POST", "/v1/completions", mustJSON(t, map[string]any{"prompt": strings.Repeat("once upon a time ", 150), "max_tokens": 4}))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Greater(t, decodeCompletion(t, w).Usage.PromptTokens, 512)
 }
 
 // TestPostNeedsJSON: a POST whose body is not declared

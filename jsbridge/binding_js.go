@@ -378,6 +378,9 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 		if kvType == engine.KVAuto {
 			kvType = m.DefaultKVType() // the whole model's choice, for a shard too
 		}
+		if err := m.CheckContextMemory(ctxLen, kvType); err != nil {
+			return nil, err // the session comes later: refuse its context now
+		}
 		workers := 1
 		if part != nil {
 			workers = part.Count
@@ -459,6 +462,9 @@ func infoValue(m *engine.Model, part *shard.Part, sessionContextLength int, kvTy
 		out["chatTemplate"] = t.Name()
 	}
 	out["sessionContextLength"] = sessionContextLength
+	if w := m.ContextWarning(sessionContextLength); w != "" && m.Generates() {
+		out["warning"] = w // a context beyond the trained one: the page warns once
+	}
 	out["kvType"] = kvType.String()
 	out["simd"] = tensor.SIMD()
 	out["reranks"] = m.Reranks() // Info leaves it out when false

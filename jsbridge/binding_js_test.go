@@ -2,6 +2,7 @@ package jsbridge
 
 import (
 	"encoding/json"
+	"strings"
 	"syscall/js"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/golden"
 	"github.com/wasmlm/wasmlm/internal/testmodel"
+	"github.com/wasmlm/wasmlm/models"
 )
 
 // TestCallsBeforeLoad: every method that needs a model rejects with
@@ -63,7 +65,8 @@ func TestLoadRejectsBadModels(t *testing.T) {
 		{"corrupt tokenizer", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok[:100])})}, "invalid_model", "tokenizer"},
 		{"GGUF header and zeros", []any{jsBytes(gguf)}, "unsupported_model", "GGUF v0 is not supported"}, // a version it does not know
 		{"contextLength", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": -1})}, "invalid_argument", "contextLength must be an integer >= 0"},
-		{"contextLength too long", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 4096})}, "invalid_argument", "contextLength must be in 0..512"},
+		{"contextLength too long", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 100_000_000})}, "invalid_argument", "contextLength must be in 0..16777216"},
+		{"contextLength beyond memory", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 1 << 24})}, "invalid_argument", "more than the 4096 MiB this host can address"},
 	}
 	b := New()
 	defer b.Release()
@@ -83,6 +86,20 @@ func TestLoadRejectsBadModels(t *testing.T) {
 	require.Error(t, err)
 	res := mustCall(t, b, "generate", "Once upon a time", greedy(3))
 	assert.Equal(t, 3, res.Get("tokens").Length(), "the earlier model still generates")
+}
+
+// TestLoadContextBeyondTraining: a contextLength longer than the model was
+// trained for (stories260K: 512) loads, as llama.cpp allows it, with
+// info.warning naming both numbers, and holds a prompt the trained context
+// could not.
+func TestLoadContextBeyondTraining(t *testing.T) {
+	b := New()
+	defer b.Release()
+	info := mustCall(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"contextLength": 1024}))
+	assert.Equal(t, 1024, info.Get("sessionContextLength").Int())
+	assert.Contains(t, info.Get("warning").String(), "context length 1024 exceeds the 512 positions the model was trained for")
+	res := mustCall(t, b, "generate", strings.Repeat("once upon a time ", 150), greedy(2))
+	assert.Greater(t, res.Get("promptTokens").Length(), 512)
 }
 
 // TestInfo: info() is engine.Info with its JSON names in camelCase, plus the
@@ -112,6 +129,7 @@ func TestInfo(t *testing.T) {
 	assert.Equal(t, "gguf", info.Get("format").String())
 	assert.Equal(t, "plain", info.Get("chatTemplate").String())
 	assert.Equal(t, 512, info.Get("sessionContextLength").Int())
+	assert.True(t, info.Get("warning").IsUndefined(), "no warning within the trained context")
 	assert.Equal(t, tensor.SIMD(), info.Get("simd").Bool())
 	for typ, n := range want["tensor_types"].(map[string]any) {
 		assert.Equal(t, n, info.Get("tensorTypes").Get(typ).Float(), "tensorTypes.%s", typ)

@@ -123,12 +123,9 @@ func deviceTypes(f *gguf.File) []tensor.Type {
 func inspection(f *gguf.File, h *engine.Header, size int64, parts, ctxLen int, kvType engine.KVType, workers int, deviceGiB float64) (map[string]any, error) {
 	c := h.Config()
 	info := h.Info(int(size))
-	positions := min(c.ContextLength, engine.DefaultContextLength)
-	if ctxLen > 0 {
-		if ctxLen > c.ContextLength {
-			return nil, invalid("contextLength", "must be in 0..%d (0: the model's, at most %d), got %d", c.ContextLength, engine.DefaultContextLength, ctxLen)
-		}
-		positions = ctxLen
+	positions, err := h.SessionContextLength(ctxLen) // beyond the trained context too, as a load
+	if err != nil {
+		return nil, err
 	}
 	kvType = kvType.Resolve(info.Parameters)
 	whole := engine.EstimateMemory(c, size, positions, kvType)

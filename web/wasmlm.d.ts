@@ -252,6 +252,8 @@ export interface ModelInfo {
   chatTemplate: string | null;
   /** The positions this model's session holds. */
   sessionContextLength: number;
+  /** Set when sessionContextLength exceeds the positions the model was trained for (contextLength), which the load option contextLength allows as llama.cpp does: output degrades past them. load logs it once with console.warn. */
+  warning?: string;
   /** The session's KV cache type: the load option kvType, 'auto' resolved for the model (F16 above 100M parameters). */
   kvType: 'f16' | 'f32';
   /** Whether the matrix products run on the SIMD128 kernels. */

@@ -208,6 +208,8 @@ export class WasmLM {
       if (lm.#serves) servable = lm;
       if (lm.#shared?.lock) lm.#info.shared = true;
       else if (lm.#shared) Object.assign(lm.#info, { shared: false, sharedReason: lm.#shared.reason });
+      // A contextLength beyond the trained context loads, as llama.cpp's does, with a warning.
+      if (lm.#info?.warning) console.warn(`wasmlm: ${lm.#info.warning}`);
       return lm;
     } catch (err) {
       throw withCode(err);

@@ -146,6 +146,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return exitError
 	}
+	if w := model.ContextWarning(session.ContextLength()); w != "" {
+		fmt.Fprintf(stderr, "generate: warning: -ctx: %s\n", w)
+	}
 	var onToken engine.TokenFunc
 	if !*jsonOut {
 		onToken = func(t engine.Token) error {

@@ -136,7 +136,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "-temp", "-1"}, exitUsage, "-temp must be finite and >= 0, got -1"},
 		{[]string{"generate", "-n", "-5"}, exitUsage, "-n must be >= 0 (0: until the context is full), got -5"},
 		{[]string{"generate", "-stop", "a", "-stop", ""}, exitUsage, "-stop (the 2nd one given) must be valid UTF-8 of 1..256 bytes"},
-		{[]string{"generate", "-ctx", "100000"}, exitUsage, "-ctx must be in 0..512"},
+		{[]string{"generate", "-ctx", "100000000"}, exitUsage, "-ctx must be in 0..16777216"},
 		{[]string{"generate", "-temp", "1e40"}, exitUsage, "-temp must be a finite number of float32 range, got 1e+40"},
 		{[]string{"generate", "-grammar", "testdata/no-such.gbnf"}, exitUsage, "-grammar: open testdata/no-such.gbnf"},
 		{[]string{"generate", "-grammar", "main_test.go"}, exitUsage, "-grammar main_test.go: is not a grammar this engine takes: line 1 column 9: expecting ::= after \"package\""},

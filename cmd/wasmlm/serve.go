@@ -177,6 +177,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return exitError
 	}
+	if w := model.ContextWarning(api.ContextLength()); w != "" && model.Generates() {
+		fmt.Fprintf(stderr, "serve: warning: -ctx: %s\n", w)
+	}
 	if err := model.ShiftSupport(); *shift && err != nil {
 		fmt.Fprintf(stderr, "serve: -context-shift: %v; generations end at the context\n", err)
 	}
