@@ -93,7 +93,7 @@ func TestNPMPackContents(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		"README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js", "sessions.js",
+		"LICENSE", "README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js", "sessions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
 		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js",
 		"serve-engine.d.ts", "serve-engine.js",
@@ -115,8 +115,13 @@ func TestNPMPackContents(t *testing.T) {
 	require.NoError(t, err)
 	var manifest struct {
 		Exports map[string]any `json:"exports"`
+		License string         `json:"license"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &manifest))
+	// The package's LICENSE is the licence its package.json names.
+	license, err := os.ReadFile(filepath.Join(dir, "node_modules", "wasmlm", "LICENSE"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(license), manifest.License+" License\n"), "LICENSE is the %s licence: %.40q", manifest.License, license)
 	var targets []string
 	var walk func(v any)
 	walk = func(v any) {
