@@ -351,3 +351,39 @@ func TestChatOpenAIShapes(t *testing.T) {
 		assert.Equal(t, c.Arguments, args.Get("function").Get("arguments").String())
 	}
 }
+
+// TestChatForcedToolCallCut: a forced call that max_tokens cuts short
+// finishes with "length" and leaves no markup: the result's content is
+// empty and it has no calls, and no streamed chunk carries a piece of the
+// call as content, in the generic format and in Hermes's.
+func TestChatForcedToolCallCut(t *testing.T) {
+	reqTools, _ := testTools()
+	reqMsgs := userSays("What is the weather in Paris?")
+	weather := map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}
+	fields := map[string]any{"tools": reqTools, "tool_choice": weather}
+	for _, file := range toolModels(t) {
+		t.Run(file.name, func(t *testing.T) {
+			b := newLoadedFile(t, file.data)
+			for _, n := range []int{2, 6, 12} {
+				res := mustCall(t, b, "chat", sampledChat(t, reqMsgs, n, 1, fields))
+				require.NotEmpty(t, res.Get("text").String(), "max_tokens %d", n)
+				assert.Equal(t, "length", res.Get("finishReason").String(), "max_tokens %d", n)
+				assert.Equal(t, "", res.Get("content").String(), "max_tokens %d: %q", n, res.Get("text").String())
+				assert.Empty(t, toolCalls(res.Get("toolCalls")), "max_tokens %d", n)
+
+				var content strings.Builder
+				var streamed []chat.ToolCall
+				fn := js.FuncOf(func(_ js.Value, a []js.Value) any {
+					content.WriteString(a[0].Get("content").String())
+					streamed = append(streamed, toolCalls(a[0].Get("toolCalls"))...)
+					return nil
+				})
+				sres := mustCall(t, b, "chat", sampledChat(t, reqMsgs, n, 1, fields), js.Undefined(), fn)
+				fn.Release()
+				assert.Equal(t, "length", sres.Get("finishReason").String(), "max_tokens %d", n)
+				assert.Equal(t, "", content.String(), "max_tokens %d: nothing streamed as content", n)
+				assert.Empty(t, streamed, "max_tokens %d", n)
+			}
+		})
+	}
+}
