@@ -36,6 +36,9 @@ type job struct {
 	endpoint string // for Completion.Endpoint
 	id       string
 	created  int64
+	// responses is a /v1/responses request, answered in its shapes (a
+	// Response, typed events); nil for the completion endpoints.
+	responses *openai.ResponsesRequest
 }
 
 // generationError is generationError's for an error of j's generation,
@@ -198,6 +201,10 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 	case res.FinishReason == engine.FinishAbort:
 		return res, nil // the client left: nobody to answer
 	}
+	if j.responses != nil {
+		writeJSON(w, http.StatusOK, openai.NewResponse(j.id, j.created, h.name, j.responses.Echo(), j.parallel(), j.Calls, j.ReplyPrefix, res))
+		return res, nil
+	}
 	c := openai.NewCompletion(j.id, j.created, h.name, j.Chat, j.Calls, j.ReplyPrefix, res, queued)
 	c.SetLogprobs(lp)
 	writeJSON(w, http.StatusOK, c)
@@ -210,9 +217,14 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 // ordinary error response; an error after it is an "error" event. stopped
 // says whether an abort was Shutdown's.
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(engine.TokenFunc) (engine.Result, error), j *job, queued time.Duration, stopped func() bool) (engine.Result, error) {
-	s := &eventStream{w: w, rc: http.NewResponseController(w), chunks: openai.NewStream(j.id, j.created, h.name, j.Chat, j.IncludeUsage, j.Calls, j.ReplyPrefix)}
+	s := &eventStream{w: w, rc: http.NewResponseController(w)}
 	lp := openai.NewLogprobs(j.Job, h.api.Model)
-	s.chunks.SetLogprobs(lp)
+	if j.responses != nil {
+		s.events = openai.NewResponseStream(j.id, j.created, h.name, j.responses.Echo(), j.parallel(), j.Calls, j.ReplyPrefix)
+	} else {
+		s.chunks = openai.NewStream(j.id, j.created, h.name, j.Chat, j.IncludeUsage, j.Calls, j.ReplyPrefix)
+		s.chunks.SetLogprobs(lp)
+	}
 	onToken := func(t engine.Token) error {
 		lp.Add(t)
 		if t.Text == "" {

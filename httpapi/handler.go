@@ -344,6 +344,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	h.routes = map[string]route{
 		"/v1/completions":      {http.MethodPost, h.serveCompletions, true},
 		"/v1/chat/completions": {http.MethodPost, h.serveChatCompletions, true},
+		"/v1/responses":        {http.MethodPost, h.serveResponses, true},
 		"/v1/embeddings":       {http.MethodPost, h.serveEmbeddings, true},
 		"/v1/models":           {http.MethodGet, h.serveModels, false},
 		"/tokenize":            {http.MethodPost, h.serveTokenize, false},

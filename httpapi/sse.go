@@ -15,9 +15,12 @@ import (
 // written in one Write and flushed at once, so a client (or the edge
 // worker's stream) sees each token as it comes.
 type eventStream struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	chunks  *openai.Stream
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	chunks *openai.Stream
+	// events, for /v1/responses, stands in for chunks: the Responses
+	// API's typed events, each named by its type, and no [DONE].
+	events  *openai.ResponseStream
 	started bool
 	sent    int   // chunks written (not [DONE], not an error event)
 	err     error // the first write error: the client is gone
@@ -35,6 +38,9 @@ func (s *eventStream) start() error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer the stream
 	s.w.WriteHeader(http.StatusOK)
+	if s.events != nil {
+		return s.sendEvents(s.events.Start())
+	}
 	first := s.chunks.Start()
 	if len(first) == 0 {
 		s.flush()
@@ -50,11 +56,20 @@ func (s *eventStream) token(text string) error {
 	if err := s.start(); err != nil {
 		return err
 	}
+	if s.events != nil {
+		return s.sendEvents(s.events.Token(text))
+	}
 	return s.sendAll(s.chunks.Token(text))
 }
 
 // finish sends the last chunks (openai.Stream.Finish) and [DONE].
 func (s *eventStream) finish(res engine.Result, queued time.Duration) {
+	if s.events != nil {
+		if s.start() == nil {
+			s.sendEvents(s.events.Finish(res))
+		}
+		return
+	}
 	if s.start() != nil || s.sendAll(s.chunks.Finish(res, queued)) != nil {
 		return
 	}
@@ -65,6 +80,18 @@ func (s *eventStream) finish(res engine.Result, queued time.Duration) {
 func (s *eventStream) sendAll(chunks []openai.Chunk) error {
 	for _, c := range chunks {
 		if err := s.send("", c); err != nil {
+			return err
+		}
+		s.sent++
+	}
+	return nil
+}
+
+// sendEvents sends a response's events, each named by its type, up to the
+// first write error.
+func (s *eventStream) sendEvents(events []openai.ResponseEvent) error {
+	for _, e := range events {
+		if err := s.send(e.Type(), e); err != nil {
 			return err
 		}
 		s.sent++

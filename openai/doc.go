@@ -13,7 +13,10 @@
 // A chat reply is read as OpenAI's clients expect it: the reasoning apart
 // (llama.cpp's reasoning_content), the tool calls parsed out in the
 // prompt's tool format with ids the server gives them (Reply,
-// ReplyStream).
+// ReplyStream). The Responses API's requests are read as the chat
+// requests they stand for (ResponsesRequest, API.ResponsesJob) and
+// answered as a Response or its typed events (NewResponse,
+// ResponseStream).
 //
 // It knows no transport: no net/http, no JavaScript, no files.
 package openai

@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// responseBody is what a test reads of a Response.
+type responseBody struct {
+	ID                string `json:"id"`
+	Object            string `json:"object"`
+	Status            string `json:"status"`
+	OutputText        string `json:"output_text"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Output []struct {
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		Role      string `json:"role"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+		Content   []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"output"`
+	Usage struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+		TotalTokens  int `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// TestResponses: /v1/responses answers as the chat completion it stands
+// for (the same tokens), with instructions, a list of items, a forced
+// function call and its output sent back, and refuses what a stateless
+// server cannot do, naming the field.
+func TestResponses(t *testing.T) {
+	h := newHandler(t, Options{})
+	post := func(body string) responseBody {
+		t.Helper()
+		w := do(h, "POST", "/v1/responses", body)
+		require.Equal(t, 200, w.Code, w.Body.String())
+		var r responseBody
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &r))
+		return r
+	}
+	r := post(`{"model": "m", "input": "Once upon a time", "instructions": "Tell a story.", "max_output_tokens": 8, "temperature": 0}`)
+	c := decodeCompletion(t, do(h, "POST", "/v1/chat/completions",
+		`{"messages": [{"role": "system", "content": "Tell a story."}, {"role": "user", "content": "Once upon a time"}], "max_tokens": 8, "temperature": 0}`))
+	assert.True(t, strings.HasPrefix(r.ID, "resp_"), r.ID)
+	assert.Equal(t, "response", r.Object)
+	require.Len(t, r.Output, 1)
+	assert.Equal(t, "message", r.Output[0].Type)
+	assert.Equal(t, c.text(t), r.Output[0].Content[0].Text)
+	assert.Equal(t, c.text(t), r.OutputText)
+	assert.Equal(t, c.Usage.PromptTokens, r.Usage.InputTokens)
+	assert.Equal(t, c.Usage.CompletionTokens, r.Usage.OutputTokens)
+	if c.Choices[0].FinishReason == "length" {
+		assert.Equal(t, "incomplete", r.Status)
+		assert.Equal(t, "max_output_tokens", r.IncompleteDetails.Reason)
+	}
+
+	items := post(`{"input": [{"role": "developer", "content": "Tell a story."}, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Once upon a time"}]}], "max_output_tokens": 8, "temperature": 0}`)
+	assert.Equal(t, r.OutputText, items.OutputText, "instructions and a developer message are one system message")
+
+	tool := `"tools": [{"type": "function", "name": "f", "description": "The time now."}]`
+	call := post(`{"input": "hi", ` + tool + `, "tool_choice": "required", "parallel_tool_calls": false, "temperature": 0}`)
+	require.Len(t, call.Output, 1, "a forced call and no text")
+	fc := call.Output[0]
+	assert.Equal(t, "function_call", fc.Type)
+	assert.Equal(t, "f", fc.Name)
+	assert.NotEmpty(t, fc.CallID)
+	assert.JSONEq(t, `{}`, fc.Arguments)
+	back := post(`{"input": [{"role": "user", "content": "hi"}, ` + mustJSON(t, map[string]any{"type": "function_call", "call_id": fc.CallID, "name": "f", "arguments": fc.Arguments}) +
+		`, {"type": "function_call_output", "call_id": "` + fc.CallID + `", "output": "ok"}], ` + tool + `, "tool_choice": "none", "max_output_tokens": 4, "temperature": 0}`)
+	same := decodeCompletion(t, do(h, "POST", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}, `+
+		mustJSON(t, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": fc.CallID, "type": "function", "function": map[string]any{"name": "f", "arguments": fc.Arguments}}}})+
+		`, {"role": "tool", "tool_call_id": "`+fc.CallID+`", "content": "ok"}], "tools": [{"type": "function", "function": {"name": "f", "description": "The time now."}}], "tool_choice": "none", "max_tokens": 4, "temperature": 0}`))
+	assert.Equal(t, "message", back.Output[0].Type)
+	assert.Equal(t, same.Usage.PromptTokens, back.Usage.InputTokens, "the call and its output are the chat's assistant and tool messages")
+	assert.Equal(t, same.text(t), back.OutputText)
+
+	schema := post(`{"input": "hi", "text": {"format": {"type": "json_schema", "name": "n", "schema": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}, "temperature": 0}`)
+	var obj struct{ A *int }
+	require.NoError(t, json.Unmarshal([]byte(schema.OutputText), &obj), schema.OutputText)
+	assert.NotNil(t, obj.A)
+
+	for _, tc := range []struct{ body, param string }{
+		{`{"input": "x", "previous_response_id": "resp_1"}`, "previous_response_id"},
+		{`{"input": "x", "store": true}`, "store"},
+		{`{}`, "input"},
+		{`{"input": [{"type": "image", "role": "user"}]}`, "input[0].type"},
+		{`{"input": [{"role": "user", "content": [{"type": "input_image"}]}]}`, "input[0].content[0].type"},
+		{`{"input": "x", "tools": [{"type": "web_search"}]}`, "tools[0].type"},
+		{`{"input": "x", "max_output_tokens": 0}`, "max_output_tokens"},
+		{`{"input": "x", "text": {"format": {"type": "json_schema", "schema": {"type": "object"}}}}`, "text.format.name"},
+	} {
+		w := do(h, "POST", "/v1/responses", tc.body)
+		require.Equal(t, 400, w.Code, tc.body)
+		e := apiErrorOf(t, w.Body.Bytes())
+		require.NotNil(t, e.Param, tc.body)
+		assert.Equal(t, tc.param, *e.Param, "%s: %s", tc.body, e.Message)
+	}
+}
+
+// TestResponsesStream: a streamed response sends the Responses API's
+// events in order, each named by its type and numbered, its deltas adding
+// up to the text of the response.completed event's response, which is
+// the response answered whole.
+func TestResponsesStream(t *testing.T) {
+	h := newHandler(t, Options{})
+	body := `{"input": "Once upon a time", "max_output_tokens": 6, "temperature": 0`
+	whole := do(h, "POST", "/v1/responses", body+`}`)
+	var want responseBody
+	require.NoError(t, json.Unmarshal(whole.Body.Bytes(), &want))
+
+	var types []string
+	var text string
+	var last responseBody
+	for i, ev := range parseSSE(t, do(h, "POST", "/v1/responses", body+`, "stream": true}`).Body.String()) {
+		var e struct {
+			Type     string       `json:"type"`
+			Seq      int          `json:"sequence_number"`
+			Delta    string       `json:"delta"`
+			Response responseBody `json:"response"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ev.data), &e))
+		assert.Equal(t, e.Type, ev.name)
+		assert.Equal(t, i, e.Seq)
+		if len(types) == 0 || types[len(types)-1] != e.Type {
+			types = append(types, e.Type)
+		}
+		if e.Type == "response.output_text.delta" {
+			text += e.Delta
+		}
+		last = e.Response
+	}
+	end := "response.completed"
+	if want.Status == "incomplete" {
+		end = "response.incomplete"
+	}
+	assert.Equal(t, []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", end}, types)
+	assert.Equal(t, want.OutputText, text)
+	assert.Equal(t, want.OutputText, last.OutputText)
+	assert.Equal(t, want.Output[0].Content, last.Output[0].Content)
+	assert.Equal(t, want.Status, last.Status)
+}
