@@ -21,9 +21,9 @@ func TestBrowserChatCompletionsLogprobs(t *testing.T) {
 	tb := newTab(t, blankPage)
 	type logprobs struct {
 		Content []struct {
-			Token       string    `json:"token"`
-			Logprob     float64   `json:"logprob"`
-			Bytes       []int     `json:"bytes"`
+			Token       string  `json:"token"`
+			Logprob     float64 `json:"logprob"`
+			Bytes       []int   `json:"bytes"`
 			TopLogprobs []struct {
 				Token   string  `json:"token"`
 				Logprob float64 `json:"logprob"`
