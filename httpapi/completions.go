@@ -202,7 +202,7 @@ func (h *Handler) complete(w http.ResponseWriter, gen func(engine.TokenFunc) (en
 		return res, nil // the client left: nobody to answer
 	}
 	if j.responses != nil {
-		writeJSON(w, http.StatusOK, openai.NewResponse(j.id, j.created, h.name, j.responses.Echo(), j.parallel(), j.Calls, j.ReplyPrefix, res))
+		writeJSON(w, http.StatusOK, openai.NewResponse(j.id, j.created, h.name, j.responses.Echo(), j.parallel(), j.Calls, j.ReplyPrefix, res, lp))
 		return res, nil
 	}
 	c := openai.NewCompletion(j.id, j.created, h.name, j.Chat, j.Calls, j.ReplyPrefix, res, queued)
@@ -221,6 +221,7 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, gen func(en
 	lp := openai.NewLogprobs(j.Job, h.api.Model)
 	if j.responses != nil {
 		s.events = openai.NewResponseStream(j.id, j.created, h.name, j.responses.Echo(), j.parallel(), j.Calls, j.ReplyPrefix)
+		s.events.SetLogprobs(lp)
 	} else {
 		s.chunks = openai.NewStream(j.id, j.created, h.name, j.Chat, j.IncludeUsage, j.Calls, j.ReplyPrefix)
 		s.chunks.SetLogprobs(lp)

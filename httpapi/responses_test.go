@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/openai"
 )
 
 // responseBody is what a test reads of a Response.
@@ -152,4 +153,47 @@ func TestResponsesStream(t *testing.T) {
 	assert.Equal(t, want.OutputText, last.OutputText)
 	assert.Equal(t, want.Output[0].Content, last.Output[0].Content)
 	assert.Equal(t, want.Status, last.Status)
+}
+
+// TestResponsesLogprobs: include "message.output_text.logprobs" with
+// top_logprobs gives the message's text the log-probabilities the chat
+// completion gives, whole and, delta by delta, streamed.
+func TestResponsesLogprobs(t *testing.T) {
+	h := newHandler(t, Options{})
+	body := `{"input": "Once upon a time", "max_output_tokens": 5, "temperature": 0, "include": ["message.output_text.logprobs"], "top_logprobs": 2`
+	var chatAnswer struct {
+		Choices []struct {
+			Logprobs openai.ChatLogprobs `json:"logprobs"`
+		} `json:"choices"`
+	}
+	w := do(h, "POST", "/v1/chat/completions", `{"messages": [{"role": "user", "content": "Once upon a time"}], "max_tokens": 5, "temperature": 0, "logprobs": true, "top_logprobs": 2}`)
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &chatAnswer))
+	want := chatAnswer.Choices[0].Logprobs.Content
+	require.Len(t, want, 5)
+
+	var whole struct {
+		Output []struct {
+			Content []struct {
+				Logprobs []openai.ChatLogprob `json:"logprobs"`
+			} `json:"content"`
+		} `json:"output"`
+	}
+	require.NoError(t, json.Unmarshal(do(h, "POST", "/v1/responses", body+`}`).Body.Bytes(), &whole))
+	assert.Equal(t, want, whole.Output[0].Content[0].Logprobs)
+
+	var streamed, done []openai.ChatLogprob
+	for _, ev := range parseSSE(t, do(h, "POST", "/v1/responses", body+`, "stream": true}`).Body.String()) {
+		var e struct {
+			Logprobs []openai.ChatLogprob `json:"logprobs"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ev.data), &e))
+		switch ev.name {
+		case "response.output_text.delta":
+			streamed = append(streamed, e.Logprobs...)
+		case "response.output_text.done":
+			done = e.Logprobs
+		}
+	}
+	assert.Equal(t, want, streamed)
+	assert.Equal(t, want, done)
 }

@@ -180,6 +180,14 @@ func (l *Logprobs) pending() (from, to int) {
 	return from, l.sent
 }
 
+// entriesOf is the entries [from, to); none for nil.
+func (l *Logprobs) entriesOf(from, to int) []ChatLogprob {
+	if l == nil {
+		return nil
+	}
+	return l.entries[from:to]
+}
+
 // attach sets, on the first choice of out's first chunk, the logprobs of
 // the tokens no chunk carried yet; with no chunk, they wait for the next.
 func (l *Logprobs) attach(out []Chunk) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,6 +32,11 @@ type ResponsesRequest struct {
 	Stream             bool            `json:"stream"`
 	PreviousResponseID json.RawMessage `json:"previous_response_id"`
 	Store              *bool           `json:"store"`
+	// Include with "message.output_text.logprobs", or TopLogprobs (0 to
+	// 20), asks for the text's log-probabilities (chat's logprobs and
+	// top_logprobs); other include values are ignored.
+	Include     []string `json:"include"`
+	TopLogprobs *int     `json:"top_logprobs"`
 	// llama.cpp's sampling extensions, as the chat endpoint takes them.
 	Seed *int64 `json:"seed"`
 	TopK *int   `json:"top_k"`
@@ -62,6 +68,8 @@ func (r *ResponsesRequest) Chat() ([]byte, *Error) {
 	set("seed", r.Seed, r.Seed != nil)
 	set("top_k", r.TopK, r.TopK != nil)
 	set("parallel_tool_calls", r.ParallelToolCalls, r.ParallelToolCalls != nil)
+	set("logprobs", true, r.TopLogprobs != nil || slices.Contains(r.Include, "message.output_text.logprobs"))
+	set("top_logprobs", r.TopLogprobs, r.TopLogprobs != nil)
 	if !IsNull(bytes.TrimSpace(r.Tools)) {
 		tools, e := chatTools(r.Tools)
 		if e != nil {

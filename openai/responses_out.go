@@ -92,10 +92,10 @@ type (
 	}
 	// OutputTextPart is a message's text.
 	OutputTextPart struct {
-		Type        string `json:"type"` // "output_text"
-		Text        string `json:"text"`
-		Annotations []any  `json:"annotations"`
-		Logprobs    []any  `json:"logprobs"`
+		Type        string        `json:"type"` // "output_text"
+		Text        string        `json:"text"`
+		Annotations []any         `json:"annotations"`
+		Logprobs    []ChatLogprob `json:"logprobs"` // empty unless the request asks for them
 	}
 	// FunctionCallItem is a call the reply makes.
 	FunctionCallItem struct {
@@ -122,7 +122,7 @@ type (
 )
 
 func textPart(text string) OutputTextPart {
-	return OutputTextPart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
+	return OutputTextPart{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []ChatLogprob{}}
 }
 
 // itemID is the id of a response's output item i: the response's with
@@ -132,8 +132,9 @@ func itemID(responseID, kind string, i int) string {
 }
 
 // NewResponse is the response to a request (echo) whose generation, res,
-// ended: its reply (after the job's replyPrefix) read into output items.
-func NewResponse(id string, created int64, model string, echo ResponseEcho, parallel bool, calls *Calls, replyPrefix string, res engine.Result) Response {
+// ended: its reply (after the job's replyPrefix) read into output items,
+// the message's text with lp's log-probabilities (nil: none asked).
+func NewResponse(id string, created int64, model string, echo ResponseEcho, parallel bool, calls *Calls, replyPrefix string, res engine.Result, lp *Logprobs) Response {
 	r := Response{ID: id, Object: "response", CreatedAt: created, Model: model, Output: []any{}, ResponseEcho: echo, ParallelToolCalls: parallel}
 	reply, _ := ParseReply(replyPrefix+res.Text, calls, res.FinishReason) // the format is the prompt's: known
 	if reply.Reasoning != "" {
@@ -141,8 +142,12 @@ func NewResponse(id string, created int64, model string, echo ResponseEcho, para
 			Content: []ReasoningPart{{Type: "reasoning_text", Text: reply.Reasoning}}, Status: "completed"})
 	}
 	if reply.Content != "" || len(reply.ToolCalls) == 0 {
+		part := textPart(reply.Content)
+		if lp != nil {
+			part.Logprobs = lp.Chat().Content
+		}
 		r.Output = append(r.Output, MessageItem{Type: "message", ID: itemID(id, "msg", len(r.Output)), Status: "completed",
-			Role: "assistant", Content: []OutputTextPart{textPart(reply.Content)}})
+			Role: "assistant", Content: []OutputTextPart{part}})
 	}
 	for _, c := range reply.ToolCalls {
 		r.Output = append(r.Output, callItem(id, len(r.Output), c, c.Arguments, "completed"))

@@ -28,6 +28,18 @@ type ResponseStream struct {
 	reasoning *ReasoningItem // the open reasoning item, if any
 	message   *MessageItem   // the open message item, if any
 	text      string         // the message's text so far
+	logprobs  *Logprobs      // nil unless the request asks for them
+}
+
+// SetLogprobs has the text's deltas carry the log-probabilities l collects:
+// each delta those of the tokens no delta carried yet (Add each token to l
+// before its text reaches Token), the text's done event and part all.
+func (s *ResponseStream) SetLogprobs(l *Logprobs) { s.logprobs = l }
+
+// newLogprobs is the log-probabilities of the tokens no delta carried yet.
+func (s *ResponseStream) newLogprobs() []ChatLogprob {
+	from, to := s.logprobs.pending()
+	return append([]ChatLogprob{}, s.logprobs.entriesOf(from, to)...)
 }
 
 // NewResponseStream is the stream of the response id, created at created
@@ -90,7 +102,7 @@ func (s *ResponseStream) pieces(out []ResponseEvent, reasoning, content string) 
 		out = s.openMessage(out)
 		s.text += content
 		out = s.event(out, "response.output_text.delta", "item_id", s.message.ID, "output_index", len(s.resp.Output)-1,
-			"content_index", 0, "delta", content, "logprobs", []any{})
+			"content_index", 0, "delta", content, "logprobs", s.newLogprobs())
 	}
 	return out
 }
@@ -139,7 +151,10 @@ func (s *ResponseStream) Finish(res engine.Result) []ResponseEvent {
 			}
 		}
 		part := textPart(s.text)
-		out = s.event(out, "response.output_text.done", "item_id", m.ID, "output_index", i, "content_index", 0, "text", s.text, "logprobs", []any{})
+		if s.logprobs != nil {
+			part.Logprobs = s.logprobs.Chat().Content
+		}
+		out = s.event(out, "response.output_text.done", "item_id", m.ID, "output_index", i, "content_index", 0, "text", s.text, "logprobs", part.Logprobs)
 		out = s.event(out, "response.content_part.done", "item_id", m.ID, "output_index", i, "content_index", 0, "part", part)
 		m.Status, m.Content = "completed", []OutputTextPart{part}
 		s.resp.Output[i] = *m
