@@ -45,12 +45,35 @@ type responsesResult struct {
 		Types      []string `json:"types"`
 		OutputText string   `json:"output_text"`
 	} `json:"answer"`
+	ChatLogprobs struct {
+		Content []tokenLogprob `json:"content"`
+	} `json:"chat_logprobs"`
+	ResponseLogprobs   []tokenLogprob `json:"response_logprobs"`
+	CompletionLogprobs struct {
+		Tokens        []string             `json:"tokens"`
+		TokenLogprobs []float64            `json:"token_logprobs"`
+		TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+		TextOffset    []int                `json:"text_offset"`
+	} `json:"completion_logprobs"`
 	Previous struct {
 		Error *clientError `json:"error"`
 	} `json:"previous"`
 	Store struct {
 		Error *clientError `json:"error"`
 	} `json:"store"`
+}
+
+// tokenLogprob is a token's log-probability as chat and the Responses API
+// write it.
+type tokenLogprob struct {
+	Token       string  `json:"token"`
+	Logprob     float64 `json:"logprob"`
+	Bytes       []int   `json:"bytes"`
+	TopLogprobs []struct {
+		Token   string  `json:"token"`
+		Logprob float64 `json:"logprob"`
+		Bytes   []int   `json:"bytes"`
+	} `json:"top_logprobs"`
 }
 
 // responsesCall is a function_call item as the script prints it.
@@ -66,7 +89,8 @@ type responsesCall struct {
 // through responses.stream() with the whole event sequence, JSON the
 // client's parse helper reads for its schema, a forced function call (the
 // same streamed, its arguments' done event fired) sent back with its
-// output for a text answer, and previous_response_id and store: true
+// output for a text answer, logprobs in chat's, the Responses API's and
+// completions' shapes, and previous_response_id and store: true
 // refused as BadRequestError naming the field.
 func checkResponses(t *testing.T, r responsesResult) {
 	t.Helper()
@@ -102,6 +126,19 @@ func checkResponses(t *testing.T, r responsesResult) {
 		"streamed: the same call (same seed, same id)")
 	assert.Equal(t, []string{"message"}, r.Answer.Types)
 	assert.NotEmpty(t, r.Answer.OutputText)
+
+	require.Len(t, r.ChatLogprobs.Content, 4)
+	for _, e := range r.ChatLogprobs.Content {
+		require.Len(t, e.TopLogprobs, 3)
+		assert.Equal(t, e.TopLogprobs[0].Logprob, e.Logprob, "greedy: the most likely")
+	}
+	assert.Equal(t, r.ChatLogprobs.Content, r.ResponseLogprobs, "instructions and a developer message are one system message: the same prompt")
+	c := r.CompletionLogprobs
+	require.Len(t, c.Tokens, 4)
+	assert.Len(t, c.TokenLogprobs, 4)
+	assert.Len(t, c.TopLogprobs, 4)
+	assert.Equal(t, 0, c.TextOffset[0])
+	assert.Equal(t, c.TopLogprobs[0][c.Tokens[0]], c.TokenLogprobs[0], "greedy: the most likely")
 
 	for param, e := range map[string]*clientError{"previous_response_id": r.Previous.Error, "store": r.Store.Error} {
 		if assert.NotNil(t, e, param) {

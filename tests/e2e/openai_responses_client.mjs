@@ -2,7 +2,8 @@
 // package-lock.json), unmodified, through the Responses API against an
 // OpenAI-compatible server — responses.create with text, a JSON schema
 // (responses.parse) and a function call sent back with its output, and
-// responses.stream() to its end — and prints what it got as one JSON
+// responses.stream() to its end — and through logprobs (chat, responses,
+// completions), and prints what it got as one JSON
 // object, for http_responses_test.go to check.
 //
 //   node tests/e2e/openai_responses_client.mjs BASE_URL
@@ -60,6 +61,18 @@ for await (const e of callStream) callEvents.push(e.type);
 const callFinal = await callStream.finalResponse();
 const sfc = callFinal.output.find((o) => o.type === "function_call");
 out.call_stream = { events: callEvents, args_done: argsDone, name: sfc?.name, call_id: sfc?.call_id, arguments: sfc?.arguments };
+
+// Log-probabilities: a chat completion (its instructions as a developer
+// message), the same response, and a text completion.
+const chatLogprobs = await client.chat.completions.create({
+  model, messages: [{ role: "developer", content: story.instructions }, { role: "user", content: story.input }],
+  max_tokens: 4, temperature: 0, logprobs: true, top_logprobs: 3,
+});
+out.chat_logprobs = chatLogprobs.choices[0].logprobs;
+const responseLogprobs = await client.responses.create({ ...story, max_output_tokens: 4, include: ["message.output_text.logprobs"], top_logprobs: 3 });
+out.response_logprobs = responseLogprobs.output[0].content[0].logprobs;
+const completionLogprobs = await client.completions.create({ model, prompt: story.input, max_tokens: 4, temperature: 0, logprobs: 3 });
+out.completion_logprobs = completionLogprobs.choices[0].logprobs;
 
 out.previous = await attempt(() => client.responses.create({ model, input: "x", previous_response_id: "resp_1" }));
 out.store = await attempt(() => client.responses.create({ model, input: "x", store: true }));
