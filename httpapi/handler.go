@@ -1,6 +1,8 @@
 // Package httpapi serves a wasmlm model over an OpenAI-compatible HTTP API:
 // POST /v1/completions and /v1/chat/completions (with Server-Sent Events when
-// the request says "stream": true), POST /v1/embeddings, GET /v1/models, and
+// the request says "stream": true), OpenAI's Responses API (POST
+// /v1/responses, stateless: read as the chat completion it stands for, its
+// stream the typed events), POST /v1/embeddings, GET /v1/models, and
 // llama.cpp server's POST /v1/rerank, POST /tokenize, POST /detokenize and
 // GET /health. Replies may be held to
 // a response_format (JSON, a JSON schema) or a GBNF grammar, and chat
