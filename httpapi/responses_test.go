@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/gguf"
+	"github.com/wasmlm/wasmlm/models"
 	"github.com/wasmlm/wasmlm/openai"
 )
 
@@ -196,4 +198,58 @@ func TestResponsesLogprobs(t *testing.T) {
 	}
 	assert.Equal(t, want, streamed)
 	assert.Equal(t, want, done)
+}
+
+// TestResponsesReasoning: a reply that reasons (Qwen3.5's template opens
+// the think block in the prompt) has a reasoning item before its message,
+// streamed as a reasoning item's events, its text the one answered whole.
+func TestResponsesReasoning(t *testing.T) {
+	h, err := New(editedModel(t, models.Default(), "tokenizer.chat_template", gguf.ValueOf(qwen3Template+`{{- '<think>\n' }}`), "", 0), Options{})
+	require.NoError(t, err)
+	body := `{"input": "Once upon a time", "max_output_tokens": 6, "temperature": 0`
+	type item struct {
+		Type    string `json:"type"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	var whole struct {
+		Output []item `json:"output"`
+	}
+	require.NoError(t, json.Unmarshal(do(h, "POST", "/v1/responses", body+`}`).Body.Bytes(), &whole))
+	require.Len(t, whole.Output, 2)
+	assert.Equal(t, "reasoning", whole.Output[0].Type)
+	assert.Equal(t, "reasoning_text", whole.Output[0].Content[0].Type)
+	assert.NotEmpty(t, whole.Output[0].Content[0].Text)
+	assert.Equal(t, "message", whole.Output[1].Type)
+
+	var types []string
+	var reasoning string
+	var last struct {
+		Output []item `json:"output"`
+	}
+	for _, ev := range parseSSE(t, do(h, "POST", "/v1/responses", body+`, "stream": true}`).Body.String()) {
+		var e struct {
+			Delta    string `json:"delta"`
+			Response struct {
+				Output []item `json:"output"`
+			} `json:"response"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(ev.data), &e))
+		if len(types) == 0 || types[len(types)-1] != ev.name {
+			types = append(types, ev.name)
+		}
+		if ev.name == "response.reasoning_text.delta" {
+			reasoning += e.Delta
+		}
+		last.Output = e.Response.Output
+	}
+	assert.Equal(t, []string{"response.created", "response.in_progress",
+		"response.output_item.added", "response.content_part.added", "response.reasoning_text.delta",
+		"response.reasoning_text.done", "response.content_part.done", "response.output_item.done",
+		"response.output_item.added", "response.content_part.added",
+		"response.output_text.done", "response.content_part.done", "response.output_item.done", "response.incomplete"}, types)
+	assert.Equal(t, whole.Output[0].Content[0].Text, reasoning)
+	assert.Equal(t, whole.Output, last.Output)
 }
