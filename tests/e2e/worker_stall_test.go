@@ -23,7 +23,7 @@ import (
 const stallBound = 5 * time.Second
 
 // TestWorkerStreamsNeverStall: rounds of concurrent streamed chats, a
-// client each, all complete, and while any of a round's streams is open
+// client each, all complete with data: [DONE], and while any of a round's streams is open
 // the worker never goes stallBound without a chunk (or a head) reaching one
 // of them. The instance hands control back to workerd between tokens and
 // waits to be resumed from the request's own context; a resume that never
@@ -32,10 +32,19 @@ const stallBound = 5 * time.Second
 // 15 s net ended the request.
 func TestWorkerStreamsNeverStall(t *testing.T) {
 	mf := serveMiniflare(t, edgeWorker(t).build, nil)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
-	const rounds, n = 5, 24
+	// Rounds of the queue's whole capacity (1 generating, 64 waiting), each
+	// on connections of its own, closed after it, for stallRounds (at least
+	// minRounds): a local workerd was seen to start running wake-ups in
+	// other requests' contexts after some hundreds to a few thousand such
+	// requests, most often as a round's new connections came after the last
+	// round's had closed.
+	const n, minRounds = 64, 3
+	const stallRounds = 20 * time.Second
+	began := time.Now()
 	body := `{"messages": [{"role": "user", "content": "Once upon a time"}], "temperature": 0, "max_tokens": 16, "stream": true}`
-	for round := range rounds {
+	for round := 0; round < minRounds || time.Since(began) < stallRounds; round++ {
+		transport := &http.Transport{MaxIdleConnsPerHost: n}
+		client := &http.Client{Transport: transport, Timeout: time.Minute}
 		var mu sync.Mutex
 		var times []time.Time // every head and chunk of the round, as it arrived
 		note := func() {
@@ -75,6 +84,7 @@ func TestWorkerStreamsNeverStall(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		transport.CloseIdleConnections()
 		require.NotEmpty(t, times)
 		slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 		worst, last := times[0].Sub(start), times[0]
