@@ -89,7 +89,7 @@ func urlStore(u string, binding func(string) js.Value) (*Fetch, string, error) {
 	}
 	p, err := url.Parse(u)
 	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return nil, "", fail(CodeMisconfigured, "%s is not an http(s) URL or a path of the static assets", EnvURL)
+		return nil, "", fail(CodeMisconfigured, "%s = %q is not an http(s) URL or a path of the static assets", EnvURL, safeURL(u))
 	}
 	return NewFetch(), u, nil
 }

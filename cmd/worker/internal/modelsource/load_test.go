@@ -212,6 +212,15 @@ func TestPartNames(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
+		"m-00002-of-00003.gguf": "m-00002-of-00003.gguf names part 2 of a split model: name its first part, m-00001-of-00003.gguf",
+		"https://u:pw@h.example/a/m-00002-of-00003.gguf?token=secret": "https://h.example/a/m-00002-of-00003.gguf names part 2 of a split model: name its first part, https://h.example/a/m-00001-of-00003.gguf",
+		"https://h.example/a/m-00001-of-00300.gguf?token=secret":      "https://h.example/a/m-00001-of-00300.gguf says the model is in 300 parts; at most 256 are read",
+	} {
+		if _, err := partNames(name); err == nil || err.Error() != want {
+			t.Errorf("partNames(%q): %v; want the error %q (no query, no user information)", name, err, want)
+		}
+	}
+	for name, want := range map[string]string{
 		"models/bge-small-q8_0.gguf": "bge-small-q8_0", "a/m-00001-of-00003.gguf": "m",
 		"https://h.example/x/tiny.gguf?token=1": "tiny",
 	} {

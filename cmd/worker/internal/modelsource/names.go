@@ -30,11 +30,15 @@ func partNames(name string) ([]string, error) {
 	if at < 0 { // a path with the suffix percent-encoded
 		return []string{name}, nil
 	}
+	shown := func(n string) string { return n }
+	if end < len(name) || strings.Contains(name, "@") { // a URL's query, fragment or user: safeURL's to show
+		shown = safeURL
+	}
 	if no != 1 {
-		return nil, fmt.Errorf("%s names part %d of a split model: name its first part, %s", name, no, name[:at]+gguf.SplitPath("", 1, count)+name[at+len(suffix):])
+		return nil, fmt.Errorf("%s names part %d of a split model: name its first part, %s", shown(name), no, shown(name[:at]+gguf.SplitPath("", 1, count)+name[at+len(suffix):]))
 	}
 	if count > maxParts {
-		return nil, fmt.Errorf("%s says the model is in %d parts; at most %d are read", name, count, maxParts)
+		return nil, fmt.Errorf("%s says the model is in %d parts; at most %d are read", shown(name), count, maxParts)
 	}
 	names := make([]string, count)
 	for i := range count {

@@ -193,6 +193,12 @@ func TestFromEnv(t *testing.T) {
 			}
 		})
 	}
+	// A URL that is not http(s) is quoted, without its user information or query.
+	getenv := func(n string) (string, error) { return map[string]string{EnvURL: "ftp://u:pw@x/m.gguf?t=s"}[n], nil }
+	if _, _, _, err := FromEnv(getenv, binding, engine.SessionOptions{}); err == nil ||
+		!strings.Contains(err.Error(), `"ftp://x/m.gguf"`) || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "t=s") {
+		t.Errorf("FromEnv with an ftp URL: %v; want the URL quoted without its user information or query", err)
+	}
 }
 
 // TestR2 reads through a stand-in of an R2 bucket binding (head, and get
