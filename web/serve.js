@@ -28,16 +28,27 @@ const servers = new Map(); // scope → the model's api (wasmlm.js's #api)
 let listening = false;
 
 /**
- * Serves api (a model) at scope through the Service Worker; resolves to
+ * The error of lm.serve and WasmLM.serve outside a browser page (Node.js,
+ * Deno, Bun, a worker), where no Service Worker can answer fetches, saying
+ * what serves the API there instead; null in a page. They check it first, so
+ * that it is the one thing they say there.
+ */
+export function servesNowhere() {
+  if (globalThis.document) return null;
+  return codedError('serve_failed', 'wasmlm: lm.serve needs a browser page: it answers the page\'s own fetches through a Service Worker, which Node.js, Deno, Bun and workers do not have. ' +
+    'Here, call the model directly (lm.chat.completions.create and lm.embeddings.create take OpenAI\'s requests and give its answers), ' +
+    'or serve the OpenAI HTTP API with the Go CLI: wasmlm serve -m model.gguf -addr 127.0.0.1:8080 (go run ./cmd/wasmlm serve in a clone of wasmlm), or package httpapi in a Go server');
+}
+
+/**
+ * Serves api (a model) at scope through the Service Worker (in a page:
+ * servesNowhere is checked first); resolves to
  * {scope, baseURL, registration, close(), unregister()} once the Service
  * Worker controls the page.
  */
 export async function serveModel(api, options = {}) {
   const { script, scope, workerScope } = checkServeOptions(options);
   const sw = globalThis.navigator?.serviceWorker;
-  if (!globalThis.document) {
-    throw codedError('serve_failed', 'wasmlm: serve answers the fetches of a web page through a Service Worker; outside a browser page (Node.js, Deno, Bun, a worker) there is none: serve the HTTP API with wasmlm serve or package httpapi instead');
-  }
   if (!sw) {
     throw codedError('serve_failed', 'wasmlm: this page cannot register a Service Worker: it needs a secure context (https, or http://localhost or 127.0.0.1) and a browser with Service Workers');
   }

@@ -949,7 +949,9 @@ export declare class WasmLM {
    * streams from the model. Served generations take their turn with the page's own calls.
    * The model must be loaded with { serve: true } (LoadOptions.serve), which runs the engine build
    * that has the endpoint; otherwise, and when the Service Worker cannot be registered, it rejects
-   * with code 'serve_failed'.
+   * with code 'serve_failed'. Outside a browser page (Node.js, Deno, Bun, a worker) it rejects
+   * with 'serve_failed' at once, saying what works there: lm.chat.completions.create, or the
+   * HTTP API of `wasmlm serve` (the Go CLI).
    */
   serve(options?: ServeOptions): Promise<Server>;
   /**
@@ -959,7 +961,8 @@ export declare class WasmLM {
   workerStats(): Promise<WorkerStats>;
   /**
    * Terminates the worker; pending and later calls reject. A model in a SharedWorker
-   * stays loaded for the other tabs: only this tab's session is freed.
+   * stays loaded for the other tabs: only this tab's session is freed. In Node.js a program
+   * need not call it to exit: the worker threads hold the process open only while a call is pending.
    */
   unload(): void;
 }

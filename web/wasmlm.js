@@ -37,7 +37,7 @@ import {
 import { countChatTokens, createChatCompletion } from './chat-completions.js';
 import { sessionStore } from './sessions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
-import { checkServeOptions, serveModel } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
+import { checkServeOptions, serveModel, servesNowhere } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
 import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './engine.js';
 
 export { MAX_AUTO_WORKERS, autoWorkers } from './engine.js';
@@ -226,6 +226,8 @@ export class WasmLM {
       return Promise.reject(withCode(argumentError('options', `must be an object, got ${describe(options)}`)));
     }
     const { model = servable, ...rest } = options;
+    const notHere = servesNowhere(); // before asking for { serve: true }, which would not help
+    if (notHere) return Promise.reject(notHere);
     if (model == null) {
       return Promise.reject(codedError('serve_failed', 'wasmlm: no model loaded with { serve: true } is still loaded: WasmLM.load(source, { serve: true }) first, or give options.model'));
     }
@@ -576,6 +578,8 @@ export class WasmLM {
    * model, through a Service Worker (serve.js, wasmlm.sw.js): {scope, baseURL, close(), unregister()}.
    */
   serve(options) {
+    const notHere = servesNowhere(); // before asking for { serve: true }, which would not help
+    if (notHere) return Promise.reject(notHere);
     try {
       checkServeOptions(options); // wrong options say so, whichever engine the model runs
     } catch (err) {

@@ -5,7 +5,7 @@
 //   import { WasmLM } from 'wasmlm';
 //   const lm = await WasmLM.load('./models/my-model.gguf');
 //   for await (const chunk of lm.stream('Once upon a time')) process.stdout.write(chunk.text);
-//   lm.unload(); // the worker keeps the process alive until then
+//   // no unload needed: the process exits once no call is pending
 //
 // Node.js has no Cache Storage or OPFS: models are not cached (load reads a
 // file in place; a URL is downloaded on each load).
@@ -17,17 +17,28 @@ import { pathToFileURL } from 'node:url';
 import { host } from './host.js';
 import { nodeFetch } from './wasmlm.node-fetch.js';
 
-/** A worker_threads Worker running wasmlm.worker.js, with a Web Worker's interface as wasmlm.js uses it. */
+/**
+ * A worker_threads Worker running wasmlm.worker.js, with a Web Worker's
+ * interface as wasmlm.js uses it. The thread keeps the process alive only
+ * while a request posted to it ({id, ...}) awaits its {type: 'result', id}
+ * (and while it starts, until its first requests are answered): a program
+ * with a model loaded exits once nothing is pending, as it would with no
+ * model, and a pending generation holds it open.
+ */
 class NodeWorker {
   #worker;
   #terminated = false;
+  #inFlight = new Set(); // the ids of the requests posted and not yet answered
 
   constructor(name) {
     this.onmessage = null;
     this.onerror = null;
     this.onmessageerror = null;
     this.#worker = new Worker(new URL('./wasmlm.node-worker.js', import.meta.url), { name });
-    this.#worker.on('message', (data) => this.onmessage?.({ data }));
+    this.#worker.on('message', (data) => {
+      if (data?.type === 'result' && this.#inFlight.delete(data.id) && this.#inFlight.size === 0) this.#worker.unref();
+      this.onmessage?.({ data });
+    });
     this.#worker.on('messageerror', () => this.onmessageerror?.({}));
     this.#worker.on('error', (err) => this.onerror?.({ message: String(err?.message ?? err), error: err, preventDefault() {} }));
     this.#worker.on('exit', (code) => {
@@ -37,6 +48,11 @@ class NodeWorker {
 
   postMessage(message, transfer = []) {
     this.#worker.postMessage(message, transfer);
+    // An abort names the request it ends, whose result is still to come.
+    if (typeof message?.id === 'number' && message.type !== 'abort' && !this.#inFlight.has(message.id)) {
+      this.#inFlight.add(message.id);
+      this.#worker.ref();
+    }
   }
 
   terminate() {

@@ -102,7 +102,15 @@ func npmApp(t *testing.T, files map[string]string) string {
 // standard output; a failure reports its standard error.
 func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return runWithin(t, 3*time.Minute, dir, env, name, args...)
+}
+
+// runWithin runs a program in dir, killed after limit, and returns its
+// standard output; a failure (a kill, an exit code other than 0) reports its
+// standard error.
+func runWithin(t *testing.T, limit time.Duration, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir

@@ -45,7 +45,7 @@ const lm = await WasmLM.load('models/my-model.gguf');    // a file path (or a UR
 for await (const chunk of lm.stream('Once upon a time', { temperature: 0, maxTokens: 100 })) {
   process.stdout.write(chunk.text);
 }
-lm.unload();                                             // its worker thread keeps the process alive until then
+lm.unload();                                             // frees the model now; without it the program still exits when done
 ` + "```\n"
 
 // npmCDNExample is web/README.md's page importing the package from a CDN,
@@ -209,6 +209,72 @@ func TestNPMNodeAbort(t *testing.T) {
 	assert.Equal(t, "abort", got.FinishReason)
 	assert.Less(t, got.Chunks, 50, "chunks after the abort at the fifth")
 	assert.Equal(t, want, got.Text, "the greedy text after the abort")
+}
+
+// nodeNoUnload starts a generation and leaves it pending, never unloading
+// the model: the worker thread must hold the process open until the text
+// is written, and no longer.
+const nodeNoUnload = `import { WasmLM } from 'wasmlm';
+const lm = await WasmLM.load();
+lm.generate('Once upon a time', { maxTokens: 100, temperature: 0 }).then(({ text }) => process.stdout.write(text));
+`
+
+// In Node.js a program that loads a model and does not unload it exits by
+// itself, with code 0, once nothing is pending, and not before its pending
+// generation is done: the whole greedy text is written. The minute is a
+// bound for a process that would never exit, not a measure of speed (the
+// program takes a second or two).
+func TestNPMNodeExitsWhenIdle(t *testing.T) {
+	node := needTool(t, "node", "Debian package nodejs")
+	want := greedyOnceUponATime(t)
+	dir := npmApp(t, map[string]string{"main.mjs": nodeNoUnload})
+	assert.Equal(t, want, runWithin(t, time.Minute, dir, nil, node, "main.mjs"))
+}
+
+// nodeServe calls lm.serve and WasmLM.serve in Node.js, with a model loaded
+// without and with { serve: true }, and writes what each rejected with.
+const nodeServe = `import { WasmLM } from 'wasmlm';
+const plain = await WasmLM.load();
+const serving = await WasmLM.load(undefined, { serve: true });
+const calls = {
+  'lm.serve()': () => plain.serve(),
+  "lm.serve({ scope: '/v1/' })": () => plain.serve({ scope: '/v1/' }),
+  'lm.serve() of a model loaded with { serve: true }': () => serving.serve(),
+  'WasmLM.serve()': () => WasmLM.serve(),
+  'WasmLM.serve({ model })': () => WasmLM.serve({ model: plain }),
+};
+const got = {};
+for (const [name, call] of Object.entries(calls)) {
+  try {
+    await call();
+    got[name] = { code: 'resolved' };
+  } catch (err) {
+    got[name] = { code: err.code, message: err.message };
+  }
+}
+console.log(JSON.stringify(got));
+`
+
+// In Node.js lm.serve and WasmLM.serve reject at once, whatever the model
+// was loaded with, with the one error that says a browser page is needed
+// and what serves the API instead: not first a request to load with
+// { serve: true }, which would not help.
+func TestNPMNodeServeSaysWhatWorks(t *testing.T) {
+	node := needTool(t, "node", "Debian package nodejs")
+	dir := npmApp(t, map[string]string{"main.mjs": nodeServe})
+	var got map[string]struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(runWithin(t, time.Minute, dir, nil, node, "main.mjs")), &got))
+	require.Len(t, got, 5)
+	for call, err := range got {
+		assert.Equal(t, "serve_failed", err.Code, call)
+		for _, says := range []string{"lm.serve needs a browser page", "Service Worker", "Node.js", "wasmlm serve -m", "lm.chat.completions.create"} {
+			assert.Contains(t, err.Message, says, call)
+		}
+		assert.NotContains(t, err.Message, "serve: true", call)
+	}
 }
 
 // The same program in Deno, the binary of the npm package @deno/linux-x64-glibc.
