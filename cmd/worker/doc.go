@@ -69,12 +69,18 @@
 // the response's stream holds less than 64 KiB the client has not read. A
 // wake-up a local workerd runs in another request's context is left to the
 // request's own next wake (docs/edge-models.md says when that happens). A request's context
-// hands control back the same way when a generation begins and every few
-// tokens (prompt blocks, embedding passes) after (turningContext): a call
+// hands control back the same way at every generated token, prompt block
+// and embedding pass of a request's work (turningContext): a call
 // from JavaScript into Go returns only once every goroutine waits, so
 // without it the queue's non-streamed requests would all run in one call,
 // holding the thread while workerd reads no request and drops those sent
-// on keep-alive connections it closes as idle.
+// on keep-alive connections it closes as idle. Another request takes a few
+// turns to be read, served and written, so turning only every few prompt
+// blocks or passes kept /health waiting for nearly all of a long prompt or
+// a large embeddings request. The engine asks the context's Err between
+// those steps (httpapi's generation context asks the request's too), and
+// workerd's clock stands still while code runs, so the turns follow those
+// steps, not time.
 //
 // A client that leaves while its request waits in the queue: worker.mjs
 // aborts the request when request.signal aborts (compatibility flag

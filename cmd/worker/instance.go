@@ -312,27 +312,28 @@ func (in *instance) serve(req, onResponse, signal js.Value) error {
 	})
 }
 
-// turnEvery is how often a request's work hands control back to the
-// JavaScript event loop: at the first of every turnEvery times its
-// context's Err is asked (the engine asks once per generated token, prompt
-// block, and embedding pass).
-const turnEvery = 8
-
 // turningContext is a request's context whose Err hands control to the
-// JavaScript event loop (turn) before it answers, the first time and then
-// every turnEvery times it is asked. A call from JavaScript into Go returns
-// only once every goroutine waits: without turns, the request a finished
-// one hands the slot to would generate within the same call, and so would
-// the next, the whole queue holding the isolate's thread for as long; workerd
-// meanwhile reads no request, writes no response, and closes the keep-alive
-// connections whose 5 s idle time ran out, with the requests sent on them
-// unread (the client sees them reset). turn waits for the request's own
-// context in workerd to resume it, so its work runs there.
+// JavaScript event loop (turn) each time it is asked before it answers:
+// the engine asks once per generated token, prompt block (32 tokens) and
+// embedding pass. A call from JavaScript into Go returns only once every
+// goroutine waits, so between two turns the instance holds the isolate's
+// thread: without turns, the request a finished one hands the slot to
+// would generate within the same call, and so would the next, the whole
+// queue holding the thread for as long; workerd meanwhile reads no
+// request, writes no response, and closes the keep-alive connections whose
+// 5 s idle time ran out, with the requests sent on them unread (the client
+// sees them reset). Another request needs a few turns to be read, served
+// and written (each JavaScript call into Go runs the request's work on to
+// its next turn), so a turn at every ask, not every few, is what lets
+// /health through during one long prompt or one large embeddings request:
+// a turn costs tens of microseconds, little beside a token of any but the
+// tiniest model. Time cannot space the turns: workerd
+// does not advance the clock while code runs. turn waits for the request's
+// own context in workerd to resume it, so its work runs there.
 type turningContext struct {
 	context.Context
-	turn  func()
-	mu    sync.Mutex // held while turning: a concurrent Err does not turn again
-	asked int
+	turn func()
+	mu   sync.Mutex // held while turning: a concurrent Err does not turn again
 }
 
 func (c *turningContext) Err() error {
@@ -340,10 +341,7 @@ func (c *turningContext) Err() error {
 		return err
 	}
 	if c.mu.TryLock() {
-		if c.asked%turnEvery == 0 {
-			c.turn()
-		}
-		c.asked++
+		c.turn()
 		c.mu.Unlock()
 	}
 	return c.Context.Err()
