@@ -165,8 +165,9 @@ type Score struct {
 // to unit length. An encoder evaluates several texts in one pass. A text
 // must be valid UTF-8 and not empty; one longer than the session's context
 // fails with ErrPromptTooLong unless opts.Truncate. A cancelled ctx stops
-// it between passes with ctx's error. A reranker's model refuses (see
-// Rerank); so does a part of a split model.
+// it between passes (a decoder's: between prompt blocks) with ctx's
+// error. A reranker's model refuses (see Rerank); so does a part of a
+// split model.
 func (s *Session) Embed(ctx context.Context, texts []string, opts EmbedOptions) ([]Embedding, error) {
 	if err := s.checkEmbed(len(texts), "input"); err != nil {
 		return nil, err
@@ -352,8 +353,9 @@ func (s *Session) tokenizeForEmbedding(field, text string, truncate bool) (ids [
 
 // embedTokens runs each sequence (at most the session's context long)
 // through the model and pools its states as Model.Pooling says (a
-// reranker: its classification head's scores), checking ctx between
-// passes. The session's lock is held.
+// reranker: its classification head's scores), checking ctx before each
+// prompt block of a decoder's text, as a generation's prompt does, and
+// before each pass of an encoder. The session's lock is held.
 func (s *Session) embedTokens(ctx context.Context, seqs [][]int) ([][]float32, error) {
 	if s.model.arch.encoder {
 		return s.encodeAll(ctx, seqs)
@@ -383,6 +385,11 @@ func (s *Session) embedTokens(ctx context.Context, seqs [][]int) ([][]float32, e
 		}
 		s.tokens = s.tokens[:0]
 		for pos := 0; pos < len(seq); {
+			if pos > 0 { // asked before the text's first block above
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			n := min(s.promptBlock, len(seq)-pos)
 			if err := s.forwardBlock(seq[pos:pos+n], pos, false); err != nil {
 				return nil, err

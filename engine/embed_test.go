@@ -290,3 +290,38 @@ func TestEncoder(t *testing.T) {
 	_, err = r.Rerank(ctx, strings.Repeat("cat ", 70), []string{"d"}, EmbedOptions{Truncate: true})
 	require.ErrorIs(t, err, ErrPromptTooLong, "a query longer than the context is not cut")
 }
+
+// askingCount is a context that counts how often its Err is asked and is
+// cancelled from the ask numbered cancelAt on (0: never).
+type askingCount struct {
+	context.Context
+	asked, cancelAt int
+}
+
+func (c *askingCount) Err() error {
+	c.asked++
+	if c.cancelAt > 0 && c.asked >= c.cancelAt {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestEmbedAsksBetweenPromptBlocks: a decoder asks its context's Err
+// before each prompt block of a text, as a generation's prompt does (a
+// host such as the edge worker acts there), not only before each text;
+// cancelled after its first block, it stops there.
+func TestEmbedAsksBetweenPromptBlocks(t *testing.T) {
+	m := defaultWithPooling(t, PoolingMean)
+	s, err := m.NewSession(SessionOptions{PromptBlock: 4})
+	require.NoError(t, err)
+	text := strings.Repeat("Once upon a time ", 8)
+	ctx := &askingCount{Context: context.Background()}
+	out, err := s.Embed(ctx, []string{text}, EmbedOptions{})
+	require.NoError(t, err)
+	blocks := (out[0].Tokens + 3) / 4
+	require.Greater(t, blocks, 4)
+	assert.GreaterOrEqual(t, ctx.asked, blocks, "asks for %d tokens in blocks of 4", out[0].Tokens)
+
+	_, err = s.Embed(&askingCount{Context: context.Background(), cancelAt: 2}, []string{text}, EmbedOptions{})
+	require.ErrorIs(t, err, context.Canceled)
+}
