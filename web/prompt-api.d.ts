@@ -40,9 +40,9 @@ export interface LanguageModelCreateCoreOptions {
   expectedInputs?: LanguageModelExpected[];
   expectedOutputs?: LanguageModelExpected[];
   tools?: LanguageModelTool[];
-  /** Our extension (extension-only in the specification): 0 is greedy; at most 2. */
+  /** Our extension (extension-only in the specification), given with topK or not at all (one alone: NotSupportedError): 0 is greedy; below 0 RangeError; above 2, 2. */
   temperature?: number;
-  /** Our extension: at least 1, at most 128. */
+  /** Our extension, given with temperature: below 1 RangeError; above 128, 128. */
   topK?: number;
 }
 

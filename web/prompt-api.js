@@ -114,7 +114,7 @@ function languages(list, field) {
   });
 }
 
-/** The create options, validated and canonicalised (throws TypeError, RangeError). */
+/** The create options, validated and canonicalised (throws TypeError, RangeError, and sampling's errors). */
 function coreOptions(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('options must be an object');
   const o = {
@@ -123,17 +123,24 @@ function coreOptions(options = {}) {
     temperature: options.temperature,
     topK: options.topK,
   };
-  if (o.temperature !== undefined) {
-    o.temperature = Number(o.temperature);
-    if (!(o.temperature >= 0)) throw new RangeError('temperature must be at least 0');
-    o.temperature = Math.min(o.temperature, PARAMS.maxTemperature);
+  return { ...o, ...sampling(o.temperature, o.topK) };
+}
+
+/**
+ * temperature and topK checked as Chrome checks them, with its messages:
+ * both or neither (NotSupportedError), topK at least 1 and temperature at
+ * least 0 (RangeError); above the maximum (Infinity too), the maximum.
+ */
+function sampling(temperature, topK) {
+  if ((temperature === undefined) !== (topK === undefined)) {
+    throw domError('NotSupportedError', 'Initializing a new session must either specify both topK and temperature, or neither of them.');
   }
-  if (o.topK !== undefined) {
-    o.topK = Math.floor(Number(o.topK));
-    if (!(o.topK >= 1)) throw new RangeError('topK must be at least 1');
-    o.topK = Math.min(o.topK, PARAMS.maxTopK);
-  }
-  return o;
+  if (topK === undefined) return {};
+  const k = Math.floor(Number(topK));
+  if (!(k >= 1)) throw new RangeError('The topK value provided is invalid.');
+  const t = Number(temperature);
+  if (!(t >= 0)) throw new RangeError('The temperature value provided is invalid.');
+  return { topK: Math.min(k, PARAMS.maxTopK), temperature: Math.min(t, PARAMS.maxTemperature) };
 }
 
 /** Whether the options ask for what no model here has: images, audio. */
@@ -303,7 +310,13 @@ export class LanguageModel extends EventTarget {
 
   /** 'available' once the model is loaded here, 'downloading' while it loads, 'downloadable' before, 'unavailable' for images or audio. */
   static async availability(options = {}) {
-    const o = coreOptions(options);
+    if (options === null || typeof options !== 'object') throw new TypeError('options must be an object');
+    const o = coreOptions({ ...options, temperature: undefined, topK: undefined });
+    try {
+      sampling(options.temperature, options.topK);
+    } catch {
+      return 'unavailable'; // Chrome's answer for a temperature and topK that create() refuses
+    }
     if (unsupportedTypes(o)) return 'unavailable';
     if (isLoaded(config.src)) return 'available';
     const m = models.get(key(config.src));

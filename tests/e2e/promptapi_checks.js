@@ -141,8 +141,9 @@ async function checks(origin, src) {
     (e) => e.name === 'QuotaExceededError' && e.requested > e.quota && e.quota === q.contextWindow);
   const params = await LanguageModel.params();
   expect('params', params.defaultTopK >= 1 && params.maxTopK >= params.defaultTopK && params.maxTemperature >= params.defaultTemperature, params);
-  await rejects('negative temperature', LanguageModel.create({ temperature: -1 }), (e) => e instanceof RangeError);
-  await rejects('topK below 1', LanguageModel.create({ topK: 0 }), (e) => e instanceof RangeError);
+  await rejects('negative temperature', LanguageModel.create({ temperature: -1, topK: 3 }), (e) => e instanceof RangeError);
+  await rejects('topK below 1', LanguageModel.create({ topK: 0, temperature: 1 }), (e) => e instanceof RangeError);
+  await rejects('temperature without topK', LanguageModel.create({ temperature: 1 }), (e) => e.name === 'NotSupportedError');
 
   // destroy: calls in flight and later ones reject with InvalidStateError.
   const d = await LanguageModel.create(greedy);

@@ -123,3 +123,33 @@ test('eviction: a prompt leaves a token of room for its reply', async () => {
   assert.equal(appended.contextUsage, 41);
   assert.equal(overflows, 1);
 });
+
+test('temperature and topK: checked as Chrome checks them', async () => {
+  const lm = scripted(() => ({ content: 'ok' }));
+  await installPolyfill(lm);
+  const notSupported = (e) => e.name === 'NotSupportedError' && /both topK and temperature/.test(e.message);
+  const range = (what) => (e) => e instanceof RangeError && e.message === `The ${what} value provided is invalid.`;
+  const cases = [
+    ['temperature alone', { temperature: 0.5 }, notSupported],
+    ['topK alone', { topK: 3 }, notSupported],
+    ['temperature below 0', { temperature: -0.1, topK: 3 }, range('temperature')],
+    ['topK below 1', { temperature: 1, topK: 0 }, range('topK')],
+    ['topK not a number', { temperature: 1, topK: NaN }, range('topK')],
+    ['temperature not a number', { temperature: 'warm', topK: 3 }, range('temperature')],
+  ];
+  for (const [name, options, refused] of cases) {
+    await assert.rejects(LanguageModel.create(options), refused, name);
+    assert.equal(await LanguageModel.availability(options), 'unavailable', name);
+  }
+  // Above the maximum (Infinity too): params()'s maximum, as Chrome clamps.
+  const { maxTopK, maxTemperature } = await LanguageModel.params();
+  for (const [options, want] of [
+    [{ temperature: Infinity, topK: Infinity }, [maxTemperature, maxTopK]],
+    [{ temperature: 9, topK: 1000 }, [maxTemperature, maxTopK]],
+    [{ temperature: 0, topK: 1 }, [0, 1]],
+  ]) {
+    assert.equal(await LanguageModel.availability(options), 'available');
+    await (await LanguageModel.create(options)).prompt('x');
+    assert.deepEqual([lm.requests.at(-1).temperature, lm.requests.at(-1).top_k], want, JSON.stringify(options));
+  }
+});
