@@ -95,7 +95,7 @@ func TestNPMPackContents(t *testing.T) {
 	want := []string{
 		"LICENSE", "README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js", "sessions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
-		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js",
+		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js", "prompt-api.node.js",
 		"serve-engine.d.ts", "serve-engine.js",
 		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "shared.js", "shared-worker.js", "simd.js",
 		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
@@ -174,6 +174,39 @@ func TestNPMNode(t *testing.T) {
 			assert.Equal(t, want, runIn(t, dir, nil, node, "main.mjs"))
 		})
 	}
+}
+
+// nodePromptAPI is a Node.js program of the Prompt API alone (wasmlm/prompt-api):
+// a greedy session's reply, and lm.chat.completions.create's for the same
+// message over the same model, loaded from its file path.
+const nodePromptAPI = `import { LanguageModel, installPolyfill } from 'wasmlm/prompt-api';
+import { WasmLM } from 'wasmlm';
+const src = 'node_modules/wasmlm/models/` + models.DefaultFile + `';
+const lm = await WasmLM.load(src, { contextLength: 128 });
+await installPolyfill(lm);
+const session = await LanguageModel.create({ temperature: 0, topK: 1 });
+const reply = await session.prompt('Once upon a time');
+const want = await lm.chat.completions.create({ messages: [{ role: 'user', content: 'Once upon a time' }], temperature: 0, top_k: 1 });
+await installPolyfill(src, { contextLength: 128 }); // loads the model itself, in a worker thread
+const own = await (await LanguageModel.create({ temperature: 0, topK: 1 })).prompt('Once upon a time');
+console.log(JSON.stringify({ reply, own, want: want.choices[0].message.content, globalIsOurs: globalThis.LanguageModel === LanguageModel }));
+`
+
+// wasmlm/prompt-api runs in Node.js: its node entry starts the model in a
+// worker thread as the package's main entry does, from a file path, and a
+// session's greedy reply is chat completions' for the same message.
+func TestNPMNodePromptAPI(t *testing.T) {
+	node := needTool(t, "node", "Debian package nodejs")
+	dir := npmApp(t, map[string]string{"main.mjs": nodePromptAPI})
+	var got struct {
+		Reply, Own, Want string
+		GlobalIsOurs     bool
+	}
+	require.NoError(t, json.Unmarshal([]byte(runWithin(t, time.Minute, dir, nil, node, "main.mjs")), &got))
+	assert.NotEmpty(t, got.Want)
+	assert.Equal(t, got.Want, got.Reply, "the session's reply over the page's model")
+	assert.Equal(t, got.Want, got.Own, "the session's reply over the model installPolyfill loads")
+	assert.True(t, got.GlobalIsOurs, "installPolyfill sets globalThis.LanguageModel (Node.js has none)")
 }
 
 // nodeAbort aborts a stream after five chunks, then generates again.

@@ -91,6 +91,8 @@ func manifest(version string) object {
 			}},
 			{"./prompt-api", object{
 				{"types", "./prompt-api.d.ts"},
+				{"browser", "./prompt-api.js"},
+				{"node", "./prompt-api.node.js"},
 				{"default", "./prompt-api.js"},
 			}},
 			{"./package.json", "./package.json"},
