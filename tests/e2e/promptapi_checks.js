@@ -154,6 +154,24 @@ async function checks(origin, src) {
   expect('attributes after destroy', typeof d.contextUsage === 'number' && typeof d.contextWindow === 'number', null);
   lm.unload();
 
+  // Tools on any chat template: its own tool format, or (the default model's
+  // plain one) llama.cpp's generic one, as lm.chat.completions.create writes
+  // them: a session's input counts the tools' declaration, and a session and
+  // chat completions both run with tools (the model's whole context: the
+  // declaration takes some 370 of its 512 tokens).
+  const full = await WasmLM.load(src);
+  await installPolyfill(full);
+  const toolSpec = [{ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } }];
+  const hi = [{ role: 'user', content: 'Hi' }];
+  const tooled = await LanguageModel.create({ ...greedy, tools: [tool] });
+  const measured = await tooled.measureContextUsage('Hi');
+  const counted = await full.chat.countTokens({ messages: hi, tools: toolSpec });
+  expect('tools: the declaration as chat completions write it', measured === counted && counted > (await full.chat.countTokens({ messages: hi })), [measured, counted]);
+  const viaSession = await tooled.prompt('Hi').then(() => 'ok', (e) => `${e.name}: ${e.message}`);
+  const viaChat = await full.chat.completions.create({ messages: hi, tools: toolSpec, temperature: 0, max_tokens: 16 }).then(() => 'ok', (e) => `${e.code}: ${e.message}`);
+  expect('tools: the session and chat completions both run them', viaSession === 'ok' && viaChat === 'ok', [counted, tooled.contextWindow, viaSession, viaChat]);
+  full.unload();
+
   // A model that cannot be fetched: NetworkError (after the checks above,
   // as installPolyfill's source is the module's).
   await installPolyfill(`${origin}/no-such-model.gguf`);
