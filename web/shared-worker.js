@@ -11,8 +11,10 @@
 //                  model is loaded, or {load: true}: this tab loads it (one
 //                  tab at a time; if its load fails or it leaves, the next)
 //   detach {}      the tab unloads: its session is freed now
-//   stats  {}      {shared, loads, tabs, sessions: {open, allocated},
-//                  wasmMemoryBytes} (a dedicated worker answers too)
+//   stats  {}      {shared, loads, tabs, connections, sessions: {open,
+//                  allocated}, wasmMemoryBytes} (a dedicated worker answers
+//                  too): tabs counts the pages (each one's Web Locks client
+//                  id), connections their loads (a page may load twice)
 
 /** Whether this script runs in a SharedWorker. */
 export function isSharedWorker() {
@@ -35,6 +37,7 @@ export function connect(port) {
     session: 0, // its session (openSession's id); 0: the binding's own, a dedicated worker's page
     binding: null,
     port,
+    tab: null, // the page's Web Locks client id, once it claimed (a shared worker)
   };
   clients.add(c);
   return c;
@@ -98,6 +101,10 @@ export async function sharedRequest(b, m, c, memory) {
       if (c.session) throw codedError('internal', 'wasmlm: this tab claimed already');
       c.binding = b;
       c.session = await b.openSession();
+      // The page's Web Locks client id, which every load of one page shares:
+      // the tabs are counted by it. The tab holds its lock already.
+      const { held = [] } = await navigator.locks.query();
+      c.tab = held.find((l) => l.name === m.lock)?.clientId ?? m.lock;
       // Granted when the tab has gone (or unloaded): its session goes too.
       navigator.locks.request(m.lock, () => detach(c)).catch(() => detach(c));
       if (model.info) return { info: model.info };
@@ -114,7 +121,8 @@ export async function sharedRequest(b, m, c, memory) {
       return {
         shared: isSharedWorker(),
         loads: isSharedWorker() ? model.loads : 1,
-        tabs: clients.size,
+        tabs: new Set([...clients].map((x) => x.tab ?? x)).size,
+        connections: clients.size,
         sessions: await b.sessions(),
         wasmMemoryBytes: memory ? memory.buffer.byteLength : null,
       };

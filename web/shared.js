@@ -10,6 +10,7 @@
 // gone, and then frees the tab's session.
 
 import { host } from './host.js';
+import { VERSION } from './version.js';
 
 /** Why a model cannot be shared between tabs here, or '' when it can. files: checkSources'; tok: the checked tokenizer source, or null. */
 export function sharedUnsupported(files, tok) {
@@ -23,11 +24,13 @@ export function sharedUnsupported(files, tok) {
 }
 
 /**
- * The SharedWorker's name: the model's URLs and the load options that make
- * a loaded model differ. Tabs that load with the same name share a worker.
+ * The SharedWorker's name: wasmlm's version, the model's URLs and the load
+ * options that make a loaded model differ. Tabs that load with the same
+ * name share a worker; a tab of another version (a page upgraded while an
+ * old tab keeps the old worker alive) starts its own.
  */
 export function sharedName(files, tok, { contextLength, kvType, simd, serve, device, sha256 }) {
-  return `wasmlm ${JSON.stringify({
+  return `wasmlm@${VERSION} ${JSON.stringify({
     model: files.map((f) => f.url), tokenizer: tok?.href ?? null, contextLength: contextLength ?? null, kvType: kvType ?? 'auto',
     simd, serve, device, sha256: sha256?.toLowerCase() ?? null,
   })}`;

@@ -973,8 +973,10 @@ export interface WorkerStats {
   shared: boolean;
   /** How many times the worker loaded a model: 1, however many tabs share it. */
   loads: number;
-  /** The tabs (ports) connected to it; a dedicated worker's: 1. */
+  /** The tabs (pages, by their Web Locks client id) connected to it; a dedicated worker's: 1. */
   tabs: number;
+  /** The loads connected to it: a page that loads the model twice (or uses the Prompt API over a load of its own) counts twice; a dedicated worker's: 1. */
+  connections: number;
   /** The tabs' sessions: open, and allocated (their KV cache made, at their first call). A dedicated worker's page uses the engine's own session, not counted. */
   sessions: { open: number; allocated: number };
   /** The worker's WebAssembly memory, in bytes (it never shrinks: its peak). */

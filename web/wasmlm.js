@@ -593,9 +593,9 @@ export class WasmLM {
   }
 
   /**
-   * The model's worker: {shared, loads, tabs, sessions: {open, allocated},
-   * wasmMemoryBytes}. In a SharedWorker (shared: true): how many times it
-   * loaded a model, the tabs connected, their sessions (open, and with
+   * The model's worker: {shared, loads, tabs, connections, sessions: {open,
+   * allocated}, wasmMemoryBytes}. In a SharedWorker (shared: true): how many
+   * times it loaded a model, the tabs (pages) and loads connected, their sessions (open, and with
    * their KV cache allocated), its WebAssembly memory; in a dedicated
    * worker shared is false, and loads, tabs and sessions count this page.
    */

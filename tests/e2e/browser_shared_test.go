@@ -6,7 +6,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -45,10 +48,12 @@ type sharedProgress struct {
 
 // workerStats is lm.workerStats().
 type workerStats struct {
-	Shared   bool
-	Loads    int
-	Tabs     int
-	Sessions struct{ Open, Allocated int }
+	Shared bool
+	Loads  int
+	Tabs   int
+	// Connections counts the loads connected (a tab may load twice).
+	Connections int
+	Sessions    struct{ Open, Allocated int }
 	// WasmMemoryBytes is the worker's WebAssembly memory.
 	WasmMemoryBytes int
 }
@@ -135,6 +140,28 @@ func TestBrowserSharedModel(t *testing.T) {
 	t.Logf("WebAssembly memory, a %d-byte model: one SharedWorker for three tabs %d bytes; three dedicated workers %d bytes (%d, %d, %d)",
 		len(data), stats.WasmMemoryBytes, dedicatedBytes, alone[0].Stats.WasmMemoryBytes, alone[1].Stats.WasmMemoryBytes, alone[2].Stats.WasmMemoryBytes)
 	assert.Less(t, stats.WasmMemoryBytes, dedicatedBytes/2, "one copy of the model, not three")
+	assert.Equal(t, 3, stats.Connections)
+
+	// A second load in one tab is a second connection and session, not a tab.
+	twice := eval[workerStats](t, first, apiScript(`globalThis.lm2 = await WasmLM.load('`+path+`', { shared: true });
+		return lm2.workerStats();`))
+	assert.Equal(t, workerStats{Shared: true, Loads: 1, Tabs: 3, Connections: 4, WasmMemoryBytes: twice.WasmMemoryBytes,
+		Sessions: struct{ Open, Allocated int }{4, 3}}, twice)
+	eval[bool](t, first, `(lm2.unload(), true)`)
+
+	// The worker's name holds wasmlm's version: a page of another version never attaches to it.
+	version, err := os.ReadFile(filepath.Join(repoRoot(t), "VERSION"))
+	require.NoError(t, err)
+	infos, err := chromedp.Targets(first.ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, info := range infos {
+		if info.Type == "shared_worker" {
+			names = append(names, info.Title)
+		}
+	}
+	require.Len(t, names, 1, "one SharedWorker for the three tabs")
+	assert.True(t, strings.HasPrefix(names[0], "wasmlm@"+strings.TrimSpace(string(version))+" "), "the SharedWorker's name %q", names[0])
 
 	// A tab's saved session is its own conversation, which another tab restores.
 	type savedSession struct{ Tokens int }

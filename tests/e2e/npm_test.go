@@ -97,7 +97,7 @@ func TestNPMPackContents(t *testing.T) {
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
 		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js", "prompt-api.node.js",
 		"serve-engine.d.ts", "serve-engine.js",
-		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "shared.js", "shared-worker.js", "simd.js",
+		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "shared.js", "shared-worker.js", "simd.js", "version.js",
 		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
 		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.sw.js", "wasmlm.wasm", "wasmlm.worker.js",
 	}

@@ -141,6 +141,27 @@ func encode(b *bytes.Buffer, v any) error {
 
 var versionPattern = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 
+// jsVersion is web/version.js's export of the version.
+var jsVersion = regexp.MustCompile(`(?m)^export const VERSION = '([^']*)';$`)
+
+// checkJSVersion says whether the module at path (web/version.js, whose
+// VERSION the page's code reads: a SharedWorker's name holds it) exports
+// version, the VERSION file's.
+func checkJSVersion(path, version string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	m := jsVersion.FindSubmatch(raw)
+	if m == nil {
+		return fmt.Errorf("%s has no line export const VERSION = '...';", path)
+	}
+	if string(m[1]) != version {
+		return fmt.Errorf("%s says version %s, the VERSION file %s: make them equal", path, m[1], version)
+	}
+	return nil
+}
+
 func main() {
 	web := flag.String("web", "web/dist", "the directory `make wasm` wrote wasmlm.wasm, wasmlm-serve.wasm and wasm_exec.js to")
 	out := flag.String("o", "build/npm", "the package directory to write (emptied first)")
@@ -159,6 +180,9 @@ func build(web, out string) error {
 	version := strings.TrimSpace(string(raw))
 	if !versionPattern.MatchString(version) {
 		return fmt.Errorf("VERSION holds %q, not a semantic version", version)
+	}
+	if err := checkJSVersion("web/version.js", version); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(out); err != nil {
 		return err

@@ -155,3 +155,17 @@ func TestBuildWithoutTheEngineSaysMakeWasm(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "(make wasm writes it)")
 }
+
+// web/version.js exports the VERSION file's version, and npmpack refuses a
+// web/version.js that says another.
+func TestVersionJSIsTheVersionFile(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	require.NoError(t, err)
+	version := strings.TrimSpace(string(raw))
+	require.NoError(t, checkJSVersion(filepath.Join(root, "web", "version.js"), version))
+	other := filepath.Join(t.TempDir(), "version.js")
+	require.NoError(t, os.WriteFile(other, []byte("export const VERSION = '0.0.0-old';\n"), 0o644))
+	err = checkJSVersion(other, version)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "make them equal")
+}
