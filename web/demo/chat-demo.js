@@ -210,6 +210,7 @@ export function setupChat(host) {
     el.restored.textContent = restored.error == null
       ? `Conversation restored: its ${restored.tokens} tokens came back in the model's session from storage in ${restored.ms.toFixed(0)} ms, not evaluated again.`
       : `Conversation restored, but not its session (${restored.error}): the next reply evaluates the conversation again.`;
+    showRestoredContext(restored.tokens ?? null);
     update();
   }
 
@@ -284,11 +285,27 @@ export function setupChat(host) {
     };
   }
 
-  /** How full the context is after the last turn, and what a shift dropped of it. */
+  /** How full the context is after the last turn (r: its result), and what a shift dropped of it. */
   function showContext(r) {
     const dropped = r.usage.contextShiftedTokens ?? 0;
-    const used = r.usage.promptTokens + r.usage.completionTokens - dropped;
-    if (used <= 0) return;
+    showUsed(r.usage.promptTokens + r.usage.completionTokens - dropped, dropped);
+  }
+
+  /**
+   * The context's line of a restored conversation: its last turn's, as the
+   * line said before the reload (its kept stats), or else the restored
+   * session's tokens (tokens; null: none restored).
+   */
+  function showRestoredContext(tokens) {
+    const last = chat.messages.findLast((m) => m.stats != null)?.stats;
+    const dropped = last?.shiftedTokens ?? 0;
+    if (last) showUsed(last.promptTokens + last.completionTokens - dropped, dropped);
+    else if (tokens != null) showUsed(tokens, 0);
+  }
+
+  /** The context's line: used of its tokens, and the oldest dropped by a shift. */
+  function showUsed(used, dropped) {
+    if (!(used > 0)) return;
     el.context.textContent = `context ${used} / ${host.demo.lm.info.sessionContextLength} tokens`
       + (dropped > 0 ? ` · shifted: the oldest ${dropped} tokens were dropped` : '');
   }
