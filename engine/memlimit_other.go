@@ -1,8 +1,8 @@
-//go:build !wasm
+//go:build !linux && !wasm
 
 package engine
 
-// memoryLimit is the most memory a session and its model may take: 1 TiB,
-// more than a machine this runs on has, a bound on a context beyond the
-// trained one whose KV cache could never be allocated.
-const memoryLimit = 1 << 40
+// hostMemory is the most memory a session and its model may take, and what
+// bounds it: where the machine's memory is not read (outside Linux),
+// fallbackMemory.
+func hostMemory() (int64, string) { return fallbackMemory, fallbackMemoryWhat }

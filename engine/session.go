@@ -249,7 +249,7 @@ func layerRopes(c Config, model *ropeTable, factors []float32, context int) []*r
 // trained for is allowed, as llama.cpp allows it (ContextWarning says what
 // it costs), up to MaxContextLength, unless the model's positions are
 // learned embeddings, which hold only the trained ones; NewSession also
-// checks that the session fits in memory (see memoryLimit).
+// checks that the session fits in memory (see CheckContextMemory).
 func (m *Model) SessionContextLength(requested int) (int, error) {
 	return sessionContextLength(m.arch, m.config, requested)
 }

@@ -303,6 +303,18 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 			return nil, fmt.Errorf("%w: SlotSavePath is for the handler's own sessions, not a lender's", ErrInvalidOptions)
 		}
 	}
+	if sessions[0] == nil && slots > 1 {
+		// Each session checks that it fits alone; the slots together must too.
+		if positions, err := model.SessionContextLength(opts.ContextLength); err == nil {
+			kv := opts.KVType
+			if kv == engine.KVAuto {
+				kv = model.DefaultKVType()
+			}
+			if err := model.CheckSessionsMemory(positions, kv, slots); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+			}
+		}
+	}
 	for i := range sessions {
 		if sessions[i] != nil {
 			continue

@@ -66,7 +66,7 @@ func TestLoadRejectsBadModels(t *testing.T) {
 		{"GGUF header and zeros", []any{jsBytes(gguf)}, "unsupported_model", "GGUF v0 is not supported"}, // a version it does not know
 		{"contextLength", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": -1})}, "invalid_argument", "contextLength must be an integer >= 0"},
 		{"contextLength too long", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 100_000_000})}, "invalid_argument", "contextLength must be in 0..16777216"},
-		{"contextLength beyond memory", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 1 << 24})}, "invalid_argument", "more than the 4096 MiB this host can address"},
+		{"contextLength beyond memory", []any{jsBytes(checkpoint), obj(map[string]any{"tokenizer": jsBytes(tok), "contextLength": 1 << 24})}, "invalid_argument", "more than the 4096 MiB a WebAssembly memory can address"},
 	}
 	b := New()
 	defer b.Release()

@@ -93,6 +93,9 @@ type benchSettings struct {
 	seed        uint64
 	grammar     string
 	rounds      int
+	// warnings gets what bench says before measuring (a -ctx beyond the
+	// trained length), as generate and serve say it.
+	warnings io.Writer
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -136,7 +139,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "bench: unexpected argument %q (models go in -m)\n", fs.Arg(0))
 		return exitUsage
 	}
-	set.kvType = *kvType
+	set.kvType, set.warnings = *kvType, stderr
 	var err error
 	if set.grammar, err = grammarSource(*schemaFile, *grammarFile); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -210,7 +213,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		r, err := benchModel(ctx, path, set)
 		if err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
+			fmt.Fprintf(stderr, "bench: %s\n", flagError(err))
 			return exitError
 		}
 		out.Models = append(out.Models, r)
@@ -247,6 +250,9 @@ func benchModel(ctx context.Context, path string, set benchSettings) (benchResul
 	session, err := model.NewSession(engine.SessionOptions{ContextLength: set.ctx, KVType: set.kvType, Threads: set.threads})
 	if err != nil {
 		return benchResult{}, err
+	}
+	if w := model.ContextWarning(session.ContextLength()); w != "" && set.warnings != nil {
+		fmt.Fprintf(set.warnings, "bench: warning: -ctx: %s (%s)\n", w, r.Name)
 	}
 	c := model.Config()
 	if set.prompt+set.n-1 > session.ContextLength() {

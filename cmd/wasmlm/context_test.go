@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ctxWarning is the warning generate and serve print once for a -ctx
+// ctxWarning is the warning generate, bench and serve print once for a -ctx
 // beyond the default model's trained 512 positions.
 const ctxWarning = "warning: -ctx: context length 2048 exceeds the 512 positions the model was trained for"
 
-// TestContextBeyondTrainingFlags: generate and serve take a -ctx longer
+// TestContextBeyondTrainingFlags: generate, bench and serve take a -ctx longer
 // than the model was trained for (stories260K: 512), warn once naming both
 // numbers, and generate past the trained positions; within it they say
 // nothing. A -ctx beyond engine.MaxContextLength is still refused (see
@@ -34,6 +34,12 @@ func TestContextBeyondTrainingFlags(t *testing.T) {
 	assert.Greater(t, len(res.PromptTokens), 512, "past the trained positions")
 
 	_, _, errOut = runCLI(t, "generate", "-p", "Once", "-n", "2", "-ctx", "512")
+	assert.NotContains(t, errOut, "warning: -ctx")
+
+	code, _, errOut = runCLI(t, "bench", "-prompt", "4", "-n", "2", "-warmup", "0", "-ctx", "2048")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "bench: "+ctxWarning), errOut)
+	_, _, errOut = runCLI(t, "bench", "-prompt", "4", "-n", "2", "-warmup", "0", "-ctx", "512")
 	assert.NotContains(t, errOut, "warning: -ctx")
 
 	ctx, interrupt := context.WithCancel(context.Background())

@@ -174,7 +174,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	api, err := httpapi.New(model, opts)
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(stderr, "serve: %v\n", err)
+		fmt.Fprintf(stderr, "serve: %s\n", flagError(err))
 		return exitError
 	}
 	if w := model.ContextWarning(api.ContextLength()); w != "" && model.Generates() {
