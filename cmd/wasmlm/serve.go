@@ -201,6 +201,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// SIGHUP is handled before the start-up line gives the pid to signal:
 	// a reload sent on reading it must not meet the signal's default (exit).
 	access.reloadKeysOnHangup(ctx, keys, stderr)
+	if *cors == "" {
+		fmt.Fprintln(stderr, corsOffHint)
+	}
 	perClient := ""
 	if n := api.ClientLimit(); n > 0 {
 		perClient = fmt.Sprintf(", %d per client", n)
@@ -209,6 +212,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		api.Name(), api.ContextLength(), cache, *slots, slotWord, *queue, perClient, ln.Addr(), page, access.describe(keys), os.Getpid())
 	return serveUntilDone(ctx, ln, api, limits, *grace, stderr)
 }
+
+// corsOffHint is what serve says at start-up without -cors: a page of
+// another origin (a Vite dev server, a CDN-hosted app) cannot read its
+// answers, which in a browser shows only as a network error.
+const corsOffHint = "serve: CORS is off: pages of other origins cannot call this server (its own pages can); -cors ORIGIN allows one, -cors '*' any"
 
 // serveUntilDone serves until ctx ends (SIGINT or SIGTERM), then stops
 // gracefully: it stops accepting connections at once, lets the running

@@ -589,3 +589,35 @@ func TestCORSOriginFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeCORSHint: without -cors, serve says once at start-up that pages
+// of other origins cannot call it and which flag allows them, and indeed
+// answers such a page's request without Access-Control-Allow-Origin; with
+// -cors it says nothing of it and allows that origin.
+func TestServeCORSHint(t *testing.T) {
+	for _, tc := range []struct {
+		cors  []string
+		hint  int
+		allow string
+	}{
+		{nil, 1, ""},
+		{[]string{"-cors", "http://app.example"}, 0, "http://app.example"},
+	} {
+		ctx, interrupt := context.WithCancel(context.Background())
+		var stderr lockedBuffer
+		exit := make(chan int, 1)
+		go func() {
+			exit <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0", "-web", "", "-slots", "1"}, tc.cors...), io.Discard, &stderr)
+		}()
+		base := servedAt(t, &stderr)
+		assert.Equal(t, tc.hint, strings.Count(stderr.String(), corsOffHint+"\n"), stderr.String())
+		req, err := http.NewRequest(http.MethodGet, base+"/v1/models", nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", "http://app.example")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, tc.allow, resp.Header.Get("Access-Control-Allow-Origin"))
+		stopServe(t, interrupt, exit, &stderr)
+	}
+}
