@@ -177,8 +177,10 @@ test-e2e-browser: web
 	WASMLM_WEB_DIST="$(abspath $(WEB_DIST))" $(GO) test -count=1 -run '^TestBrowser' ./tests/e2e/
 
 ## test-e2e-npm: the npm package packed and installed as an app would: its contents, Node.js, Deno and Bun, apps built with Vite
-## and webpack, and a page importing it from another origin (a CDN), in headless Chromium (needs npm ci)
+## and webpack, and a page importing it from another origin (a CDN), in headless Chromium (needs npm ci; installs Deno's and
+## Bun's binaries itself, tests/runtimes/package-lock.json: some 195 MB that the repository's npm ci leaves out)
 test-e2e-npm: npm
+	tools/npm-ci.sh tests/runtimes
 	WASMLM_NPM_BUILD="$(abspath $(NPM_DIR))" $(GO) test -count=1 -run '^TestNPM' ./tests/e2e/
 
 ## worker: the edge worker (cmd/worker: one Go instance per isolate, loaded once, serving every request) in $(WORKER_DIR)/,
@@ -212,7 +214,8 @@ test-e2e-worker: worker
 	WASMLM_WORKER_BUILD="$(abspath $(WORKER_DIR))" $(GO) test -count=1 -run '^Test(Worker|HTTP)' ./tests/e2e/
 
 ## bench: speed on every host (native, wasm in Node with and without SIMD, headless Chromium) and, side by side on the same files,
-## llama.cpp natively (node-llama-cpp, 1 and 2 threads) and wllama in the same Chromium (needs npm ci --omit=optional), for the default
+## llama.cpp natively (node-llama-cpp, 1 and 2 threads: needs npm ci --omit=optional) and wllama in the same Chromium (installed by
+## make bench itself, bench/package-lock.json), for the default
 ## model and random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K and TinyLlama-1.1B ones in Q8_0, Q4_0, Q4_K, with a
 ## 128-token prompt and a 512-token one: the tables, bench/results.json (see bench/README.md; results are judged against
 ## bench/targets.json). BENCH=quick: the default model and stories15M only, into bench/results-quick.json. BENCH=peers: the browser's
@@ -235,6 +238,7 @@ test-e2e-worker: worker
 ## Models are generated into bench/models/.
 BENCH ?= full
 bench: web
+	tools/npm-ci.sh bench
 	$(GO) run ./tools/benchrun -mode $(BENCH) -web $(WEB_DIST)
 
 ## bench-serve: wasmlm serve under load: TinyLlama-1.1B Q4_0 served with 4 slots, 1, 4 and 16 concurrent streaming

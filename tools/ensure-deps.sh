@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs beyond Go, when it is missing:
 #   node/npm  (Debian packages nodejs, npm)  — wasm tests under Node, npm ci
-#   node_modules from package-lock.json      — reference tokenizers, workerd, miniflare, openai, and the benchmark's
-#                                              peers (node-llama-cpp with its CPU binary, wllama)
+#   node_modules from package-lock.json      — reference tokenizers, workerd, miniflare, openai, the AI SDK and
+#                                              LangChain.js, bundlers, and llama.cpp (node-llama-cpp with its CPU
+#                                              binary: the parity tests and make bench run it)
 #   Chromium  (Debian package chromium)      — the browser e2e tests
 #   QEMU      (Debian package qemu-user-static, on x86-64) — the arm64 kernels' tests
 #   curl      (Debian package curl)          — the e2e tests run the README's curl examples
@@ -34,10 +35,9 @@ fi
 # npm ci when node_modules is missing or older than the lockfile. --omit=optional
 # leaves out node-llama-cpp's optional GPU builds (CUDA, Vulkan: 650 MB); its CPU
 # binary is a direct dependency, and workerd's postinstall fetches its own
-# platform's binary, an optional dependency too, from the registry.
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --omit=optional --no-audit --no-fund
-fi
+# platform's binary, an optional dependency too, from the registry. Deno and Bun
+# (tests/runtimes/) are installed by make test-e2e-npm, wllama (bench/) by make bench.
+tools/npm-ci.sh .
 
 # The browser tests use $CHROME_PATH when set, else the first of these on
 # PATH: find_chrome is internal/headless's Path, and chrome_names its

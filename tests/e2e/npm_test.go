@@ -310,17 +310,19 @@ func TestNPMNodeServeSaysWhatWorks(t *testing.T) {
 	}
 }
 
-// The same program in Deno, the binary of the npm package @deno/linux-x64-glibc.
+// The same program in Deno, the binary of the npm package @deno/linux-x64-glibc
+// (tests/runtimes/package.json, which make test-e2e-npm installs).
 func TestNPMDeno(t *testing.T) {
-	deno := needTool(t, filepath.Join(repoRoot(t), "node_modules", "@deno", "linux-x64-glibc", "deno"), "npm ci installs it from package-lock.json")
+	deno := needTool(t, filepath.Join(repoRoot(t), "tests", "runtimes", "node_modules", "@deno", "linux-x64-glibc", "deno"), "make test-e2e-npm installs it: tools/npm-ci.sh tests/runtimes")
 	want := greedyOnceUponATime(t)
 	dir := nodeApp(t, "'node_modules/wasmlm/models/"+models.DefaultFile+"'")
 	assert.Equal(t, want, runIn(t, dir, []string{"DENO_NO_UPDATE_CHECK=1", "DENO_DIR=" + t.TempDir()}, deno, "run", "--allow-read", "--allow-env", "--allow-sys", "main.mjs"))
 }
 
-// The same program in Bun, the binary of the npm package @oven/bun-linux-x64.
+// The same program in Bun, the binary of the npm package @oven/bun-linux-x64
+// (tests/runtimes/package.json, which make test-e2e-npm installs).
 func TestNPMBun(t *testing.T) {
-	bun := needTool(t, filepath.Join(repoRoot(t), "node_modules", "@oven", "bun-linux-x64", "bin", "bun"), "npm ci installs it from package-lock.json")
+	bun := needTool(t, filepath.Join(repoRoot(t), "tests", "runtimes", "node_modules", "@oven", "bun-linux-x64", "bin", "bun"), "make test-e2e-npm installs it: tools/npm-ci.sh tests/runtimes")
 	want := greedyOnceUponATime(t)
 	dir := nodeApp(t, "'node_modules/wasmlm/models/"+models.DefaultFile+"'")
 	assert.Equal(t, want, runIn(t, dir, []string{"BUN_INSTALL_CACHE_DIR=" + t.TempDir()}, bun, "main.mjs"))

@@ -85,10 +85,10 @@ func browserHosts(root string, want map[string]bool) []browserHost {
 	}
 	if want["wllama-1t"] {
 		h := browserHost{wllama: true, Host: Host{Name: "wllama-1t",
-			Description: "wllama (llama.cpp in WebAssembly with SIMD128, @wllama/wllama pinned in package.json) in the same Chromium, one thread (no COOP/COEP), on the CPU: " +
+			Description: "wllama (llama.cpp in WebAssembly with SIMD128, @wllama/wllama pinned in bench/package.json) in the same Chromium, one thread (no COOP/COEP), on the CPU: " +
 				"the same prompt of token ids as wasmlm bench's; its own timings (prompt_per_second, predicted_per_second)"}}
 		if _, err := os.Stat(filepath.Join(wllamaDir(root), "index.js")); err != nil {
-			h.Skipped = "needs @wllama/wllama: run npm ci --omit=optional"
+			h.Skipped = "needs @wllama/wllama: make bench installs it (tools/npm-ci.sh bench)"
 		}
 		hosts = append(hosts, h)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // The wllama-1t host runs wllama (llama.cpp compiled to WebAssembly, with
-// SIMD128; @wllama/wllama, pinned in package.json) in a tab of the same
+// SIMD128; @wllama/wllama, pinned in bench/package.json) in a tab of the same
 // Chromium as our browser hosts, from the same site: its module is served
 // at wllamaURL from node_modules. One thread: the site sends no COOP/COEP
 // headers, so there is no SharedArrayBuffer (as for a page that cannot set
@@ -23,9 +23,10 @@ import (
 // wllamaURL is where the site serves wllama's esm directory.
 const wllamaURL = "/__wllama__/"
 
-// wllamaDir is wllama's esm directory as npm ci installs it.
+// wllamaDir is wllama's esm directory as make bench installs it (npm ci in
+// bench/: a peer only the benchmark measures, not among the tests' packages).
 func wllamaDir(root string) string {
-	return filepath.Join(root, "node_modules", "@wllama", "wllama", "esm")
+	return filepath.Join(root, "bench", "node_modules", "@wllama", "wllama", "esm")
 }
 
 // wllamaScript loads the model at url (fetched whole, as our page does) into
