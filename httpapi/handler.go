@@ -112,8 +112,10 @@ type Options struct {
 	// every core. The sessions share one pool of threads, so several slots
 	// do not multiply them.
 	Threads int
-	// MaxTokens caps max_tokens; a request asking for more gets 400. 0 means
-	// the context length.
+	// MaxTokens caps max_tokens; a request asking for more gets 400. 0 sets
+	// no cap of its own: a request's max_tokens must fit in the context
+	// after its prompt (400 context_length_exceeded), unless the request
+	// shifts its context, where max_tokens is what bounds its cost.
 	MaxTokens int
 	// MaxEmbedTokens bounds the tokens one embeddings or rerank request
 	// may have the model evaluate: its texts' tokens, special tokens
@@ -234,7 +236,6 @@ type Handler struct {
 	context    int           // tokens a session holds
 	kvType     engine.KVType // the sessions' KV cache type, resolved
 	threads    int           // each session's thread count, resolved
-	maxTokens  int           // the most a request may ask for
 	maxEmbed   int           // the most tokens an embeddings or rerank request may have evaluated; 0: no bound
 	sched      *scheduler
 	preparing  *fairPool[struct{}] // the places where requests are prepared: one per slot (see prepare)
@@ -334,23 +335,20 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	}
 	h := &Handler{
 		model: model, name: opts.ModelName, opts: opts, context: contextLength, kvType: sessions[0].KVType(), threads: threads,
-		maxTokens: contextLength, sched: newScheduler(sessions, queue, clientQueue, opts.Sessions),
+		sched: newScheduler(sessions, queue, clientQueue, opts.Sessions),
 		// As many as can be admitted may wait for a place to prepare.
 		preparing: newFairPool(make([]struct{}, slots), slots+queue),
 		created:   time.Now().Unix(), newID: randomID, generate: runSession,
 		onComplete: opts.OnCompletion,
 	}
 	h.stopping, h.stop = context.WithCancelCause(context.Background())
-	if opts.MaxTokens > 0 {
-		h.maxTokens = opts.MaxTokens
-	}
 	switch {
 	case opts.MaxEmbedTokens == 0:
 		h.maxEmbed = DefaultMaxEmbedTokens
 	case opts.MaxEmbedTokens > 0:
 		h.maxEmbed = opts.MaxEmbedTokens
 	}
-	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: h.maxTokens, ContextShift: opts.ContextShift, NKeep: opts.NKeep}
+	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: opts.MaxTokens, ContextShift: opts.ContextShift, NKeep: opts.NKeep}
 	if h.onComplete == nil {
 		h.onComplete = func(Completion) {}
 	}

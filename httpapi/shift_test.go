@@ -17,6 +17,7 @@ import (
 func TestContextShiftRequests(t *testing.T) {
 	plain := newHandler(t, Options{ContextLength: 64})
 	shifting := newHandler(t, Options{ContextLength: 64, ContextShift: true})
+	limited := newHandler(t, Options{ContextLength: 64, MaxTokens: 100, ContextShift: true})
 	// Greedy, and never ending on BOS or EOS: the generation runs to
 	// max_tokens.
 	const greedy = `"temperature": 0, "logit_bias": {"1": -100, "2": -100}`
@@ -47,8 +48,12 @@ func TestContextShiftRequests(t *testing.T) {
 			`{"prompt": "Once upon a time", "max_tokens": 64, "context_shift": false}`, shifting, 400, "max_tokens", 0, 0, 0},
 		{"context_shift without max_tokens", "/v1/chat/completions",
 			`{"messages": [{"role": "user", "content": "hi"}], "context_shift": true}`, plain, 400, "max_tokens", 0, 0, 0},
+		{"max_tokens past the context on a server without a limit", "/v1/completions",
+			`{"prompt": "Once upon a time", "max_tokens": 150, "context_shift": true, ` + greedy + `}`, plain, 200, "", 3, 93, 5},
 		{"max_tokens past the server's limit", "/v1/completions",
-			`{"prompt": "hi", "max_tokens": 65, "context_shift": true}`, plain, 400, "max_tokens", 0, 0, 0},
+			`{"prompt": "hi", "max_tokens": 101, "context_shift": true}`, limited, 400, "max_tokens", 0, 0, 0},
+		{"max_tokens past the context without context_shift", "/v1/completions",
+			`{"prompt": "hi", "max_tokens": 65, "context_shift": false}`, limited, 400, "max_tokens", 0, 0, 0},
 		{"n_keep below -1", "/v1/completions",
 			`{"prompt": "hi", "max_tokens": 10, "context_shift": true, "n_keep": -2}`, plain, 400, "n_keep", 0, 0, 0},
 	} {

@@ -63,10 +63,11 @@ func (b *Binding) parseChat(args []js.Value, r *request) error {
 
 // chatJob decodes r's request and makes it a job for m and a session of
 // contextLength tokens, as httpapi does; a request without a seed takes
-// the one parseChat drew. The session's context is also the most tokens
-// a request may ask for: the page has no server limit.
+// the one parseChat drew. The page sets no limit of its own on max_tokens:
+// it must fit in the context after the prompt, unless the request shifts
+// its context (then it is what bounds the generation).
 func (b *Binding) chatJob(m *engine.Model, contextLength int, r *request) (*openai.Job, error) {
-	api := openai.API{Model: m, Grammars: b.grammarsOf(m), Context: contextLength, MaxTokens: contextLength,
+	api := openai.API{Model: m, Grammars: b.grammarsOf(m), Context: contextLength,
 		ContextShift: r.opts.ContextShift, NKeep: r.opts.ShiftKeep}
 	req := openai.ChatRequest{SamplingRequest: api.NewSamplingRequest()}
 	if e := openai.Decode(r.body, &req); e != nil {

@@ -31,16 +31,19 @@ func TestChatContextShift(t *testing.T) {
 		fields  map[string]any
 		options map[string]any
 		field   string // of the error
+		message string // in the error's message
 	}{
-		{"asked", map[string]any{"context_shift": true, "max_tokens": 64}, nil, ""},
-		{"asked with n_keep", map[string]any{"context_shift": true, "n_keep": 3, "max_tokens": 64}, nil, ""},
-		{"load's default", map[string]any{"max_tokens": 64}, map[string]any{"contextShift": true, "nKeep": 2}, ""},
-		{"load's default refused", map[string]any{"context_shift": false, "max_tokens": 64}, map[string]any{"contextShift": true}, "max_tokens"},
-		{"not asked", map[string]any{"max_tokens": 64}, nil, "max_tokens"},
-		{"without max_tokens", map[string]any{"context_shift": true}, nil, "max_tokens"},
-		{"n_keep below -1", map[string]any{"context_shift": true, "max_tokens": 8, "n_keep": -2}, nil, "n_keep"},
-		{"nKeep below -1", map[string]any{"max_tokens": 8}, map[string]any{"contextShift": true, "nKeep": -2}, "nKeep"},
-		{"contextShift not a boolean", map[string]any{"max_tokens": 8}, map[string]any{"contextShift": "yes"}, "contextShift"},
+		{"asked", map[string]any{"context_shift": true, "max_tokens": 64}, nil, "", ""},
+		{"asked past the context", map[string]any{"context_shift": true, "max_tokens": 150}, nil, "", ""},
+		{"asked with n_keep", map[string]any{"context_shift": true, "n_keep": 3, "max_tokens": 64}, nil, "", ""},
+		{"load's default", map[string]any{"max_tokens": 64}, map[string]any{"contextShift": true, "nKeep": 2}, "", ""},
+		{"load's default refused", map[string]any{"context_shift": false, "max_tokens": 64}, map[string]any{"contextShift": true}, "max_tokens", ""},
+		{"not asked", map[string]any{"max_tokens": 64}, nil, "max_tokens", "maximum context length is 64"},
+		{"not asked, past the context", map[string]any{"max_tokens": 150}, nil, "max_tokens", "maximum context length is 64"},
+		{"without max_tokens", map[string]any{"context_shift": true}, nil, "max_tokens", ""},
+		{"n_keep below -1", map[string]any{"context_shift": true, "max_tokens": 8, "n_keep": -2}, nil, "n_keep", ""},
+		{"nKeep below -1", map[string]any{"max_tokens": 8}, map[string]any{"contextShift": true, "nKeep": -2}, "nKeep", ""},
+		{"contextShift not a boolean", map[string]any{"max_tokens": 8}, map[string]any{"contextShift": "yes"}, "contextShift", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []any{chatRequest(t, request(tc.fields))}
@@ -52,12 +55,19 @@ func TestChatContextShift(t *testing.T) {
 				var je *jsError
 				require.ErrorAs(t, err, &je)
 				assert.Equal(t, tc.field, je.Field, je.Message)
+				assert.Contains(t, je.Message, tc.message)
+				assert.NotContains(t, je.Message, "server", "the page is no server")
 				return
 			}
 			require.NoError(t, err)
 			usage := res.Get("usage")
-			assert.Equal(t, 64, usage.Get("completionTokens").Int())
-			assert.Equal(t, 1, usage.Get("contextShifts").Int())
+			maxTokens := tc.fields["max_tokens"].(int)
+			assert.Equal(t, maxTokens, usage.Get("completionTokens").Int())
+			if maxTokens > 64 {
+				assert.Greater(t, usage.Get("contextShifts").Int(), 1, "a reply longer than the context shifts more than once")
+			} else {
+				assert.Equal(t, 1, usage.Get("contextShifts").Int())
+			}
 			assert.Positive(t, usage.Get("contextShiftedTokens").Int())
 		})
 	}

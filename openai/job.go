@@ -18,10 +18,14 @@ const DefaultCompletionMaxTokens = 16
 // API turns requests for one model into jobs: what a server holds and
 // allows its requests.
 type API struct {
-	Model     *engine.Model
-	Grammars  *policy.Grammars // the grammars of Model's requests
-	Context   int              // the tokens a session holds
-	MaxTokens int              // the most tokens a request may ask for
+	Model    *engine.Model
+	Grammars *policy.Grammars // the grammars of Model's requests
+	Context  int              // the tokens a session holds
+	// MaxTokens is the most tokens a request may ask for: a server's
+	// limit (its message says so). 0 sets none of the host's own (the
+	// page): a request's max_tokens must still fit in the context after
+	// its prompt, unless the request shifts its context.
+	MaxTokens int
 	// ContextShift is context_shift's default: a request that omits it
 	// shifts its context (shift.go) if the model can; NKeep is n_keep's
 	// default.
@@ -293,9 +297,9 @@ func promptIs(param string) string {
 }
 
 // limitTokens sets the job's MaxTokens: the request's, which must fit in the
-// server's limit and in the context after the prompt, or def (0: as many as
-// fit) bounded the same way. Like OpenAI, it counts prompt + completion
-// against the context.
+// server's limit (API.MaxTokens, if any) and in the context after the
+// prompt, or def (0: as many as fit) bounded the same way. Like OpenAI, it
+// counts prompt + completion against the context.
 func (a *API) limitTokens(j *Job, req *SamplingRequest, def int) *Error {
 	if j.Options.ContextShift {
 		return a.limitShiftTokens(j, req, def)
@@ -306,17 +310,20 @@ func (a *API) limitTokens(j *Job, req *SamplingRequest, def int) *Error {
 			"This model's maximum context length is %d tokens, and %s %d tokens: no room is left for a completion.",
 			a.Context, promptIs(j.PromptParam), len(j.Prompt.Tokens))
 	}
+	if a.MaxTokens > 0 {
+		room = min(room, a.MaxTokens)
+	}
 	mt, name := req.requestedMaxTokens()
 	switch {
 	case mt == nil && def > 0:
-		j.Options.MaxTokens = min(def, a.MaxTokens, room)
+		j.Options.MaxTokens = min(def, room)
 	case mt == nil:
-		j.Options.MaxTokens = min(a.MaxTokens, room)
+		j.Options.MaxTokens = room
 	case *mt < 1:
 		return BadRequest(name, "invalid_value", "%s = %d, must be >= 1", name, *mt)
-	case *mt > a.MaxTokens:
-		return BadRequest(name, "invalid_value", "%s = %d exceeds this server's limit of %d", name, *mt, a.MaxTokens)
-	case *mt > room:
+	case a.overLimit(*mt):
+		return a.limitError(name, *mt)
+	case len(j.Prompt.Tokens)+*mt > a.Context:
 		return BadRequest(name, "context_length_exceeded",
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the %s, %d for the completion).",
 			a.Context, len(j.Prompt.Tokens)+*mt, len(j.Prompt.Tokens), j.PromptParam, *mt)
@@ -324,6 +331,18 @@ func (a *API) limitTokens(j *Job, req *SamplingRequest, def int) *Error {
 		j.Options.MaxTokens = *mt
 	}
 	return nil
+}
+
+// overLimit reports whether max_tokens n is past the server's limit
+// (API.MaxTokens; none when 0).
+func (a *API) overLimit(n int) bool {
+	return a.MaxTokens > 0 && n > a.MaxTokens
+}
+
+// limitError is the error of max_tokens n (the field name) past the
+// server's limit.
+func (a *API) limitError(name string, n int) *Error {
+	return BadRequest(name, "invalid_value", "%s = %d exceeds this server's limit of %d", name, n, a.MaxTokens)
 }
 
 // formatGrammar compiles f for the generation (nil for free text). The

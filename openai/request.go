@@ -193,7 +193,7 @@ func (l *logitBias) UnmarshalJSON(b []byte) error {
 // (engine.GenerateOptions.Validate).
 func (r *SamplingRequest) sampling() (sampling.Params, *Error) {
 	if r.N != nil && *r.N != 1 {
-		return sampling.Params{}, BadRequest("n", "invalid_value", "n = %d: this server returns one choice per request (n must be 1)", *r.N)
+		return sampling.Params{}, BadRequest("n", "invalid_value", "n = %d: one choice is returned per request (n must be 1)", *r.N)
 	}
 	f32 := func(p *float64, def float32) float32 {
 		if p == nil {

@@ -84,7 +84,7 @@ func (a *API) startsWithBOS(j *Job) bool {
 // limitShiftTokens is limitTokens for a job that shifts its context: its
 // max_tokens is required when the request asked for the shift, needs not
 // fit in the context after the prompt (nor does the prompt: the engine
-// cuts it), and is at most the server's limit. A request that omits both
+// cuts it), and is at most the server's limit, if it has one. A request that omits both
 // max_tokens and context_shift, on a server that shifts by default, gets
 // limitTokens' default, within the context's room: it never shifts while
 // its prompt fits.
@@ -101,8 +101,8 @@ func (a *API) limitShiftTokens(j *Job, req *SamplingRequest, def int) *Error {
 			"max_tokens is required with context_shift: a generation that shifts its context has no other bound")
 	case *mt < 1:
 		return BadRequest(name, "invalid_value", "%s = %d, must be >= 1", name, *mt)
-	case *mt > a.MaxTokens:
-		return BadRequest(name, "invalid_value", "%s = %d exceeds this server's limit of %d", name, *mt, a.MaxTokens)
+	case a.overLimit(*mt):
+		return a.limitError(name, *mt)
 	}
 	j.Options.MaxTokens = *mt
 	return nil

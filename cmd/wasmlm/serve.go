@@ -90,7 +90,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ctxLimit    = fs.Int("ctx", 0, "context length of each slot (0: the model's, at most 4096)")
 		kvType      = kvTypeFlag(fs)
 		threads     = threadsFlag(fs)
-		maxTokens   = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: the context length)")
+		maxTokens   = fs.Int("max-tokens", 0, "largest max_tokens a request may ask for (0: no limit but the context, which a request with context_shift may run past)")
 		maxEmbed    = fs.Int("max-embed-tokens", httpapi.DefaultMaxEmbedTokens, "most tokens one embeddings or rerank request may have evaluated, special tokens included; more get 400 (0: no limit)")
 		shift       = fs.Bool("context-shift", false, "context_shift's default: a generation that fills the context keeps n_keep tokens, drops the oldest half of the rest and goes on, for models that can (then -max-tokens may exceed -ctx; see docs/context.md)")
 		cors        = fs.String("cors", "", `origin (scheme://host[:port]) of the web pages that may call the API ("*": any; empty: the server's own pages only)`)

@@ -135,7 +135,7 @@ func splitKeys(secret string) ([]string, error) {
 }
 
 // maxTokensFor is the cap on a request's max_tokens the worker serves a
-// model with (httpapi.Options.MaxTokens; 0 is the context), given the
+// model with (httpapi.Options.MaxTokens; 0: none but the context), given the
 // variable's cap and the context the budget fitted: the variable's, but
 // never beyond the context unless the context shifts (then a reply may
 // run past it). A model that does not generate (embeddings, reranking)

@@ -151,7 +151,8 @@
 //     RemoteAddr; where it is missing, as in a local workerd, all clients
 //     are one). Unset or 0: no limit.
 //   - WASMLM_MAX_TOKENS: the most max_tokens a request may ask for (unset:
-//     the context, 512 tokens). A value beyond the context the model is
+//     no limit but the context, 512 tokens, which a request that shifts
+//     its context may run past). A value beyond the context the model is
 //     served with is capped at it (maxTokensFor), which the log and GET
 //     /health's instance "notice" say once, unless WASMLM_CONTEXT_SHIFT
 //     lets replies run past the context; a model that does not generate
