@@ -87,7 +87,9 @@ import (
 // signal, onPromptProgress, responseFormat, grammar} (format_js.go); omitted
 // fields take engine.DefaultGenerateOptions. A chat's request takes
 // OpenAI's defaults, as over HTTP. A result is {text, tokens,
-// promptTokens, finishReason, seed, usage, timings}. Info has the fields of
+// promptTokens, finishReason, seed, usage, timings}; a chat's also has
+// choice (OpenAI's message, finish_reason and logprobs) and
+// completionTimings (openai.Timings, as httpapi's completions carry). Info has the fields of
 // engine.Info in camelCase (vocabSize, contextLength, ...) plus chatTemplate,
 // sessionContextLength, kvType (the session's KV cache type, 'f16' or
 // 'f32': load's kvType, 'auto' by default, resolved for the model), simd

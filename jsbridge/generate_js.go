@@ -61,6 +61,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 	unwatch := b.watchAbort(r.signal, cancel)
 	defer unwatch()
 
+	began := time.Now()
 	if !b.queue.wait(ctx, turn) { // aborted before its turn came
 		v := resultValue(engine.Result{FinishReason: engine.FinishAbort}, r.opts.Sampling.Seed, 0)
 		if r.method == "chat" {
@@ -68,6 +69,7 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 		return v, nil
 	}
+	queued := time.Since(began)
 	m, s, err := b.sessionFor(r.session)
 	if err != nil {
 		return nil, err
@@ -236,6 +238,8 @@ func (b *Binding) run(r *request, turn *ticket) (_ any, err error) {
 		}
 		setChoice(v, reply, res.FinishReason)
 		v["choice"].(map[string]any)["logprobs"] = plain(logprobs.Chat())
+		// The completion's llama.cpp-style timings, as httpapi's.
+		v["completionTimings"] = plain(openai.TimingsOf(res.Timings, queued))
 	}
 	exchange.since(v)
 	return v, nil

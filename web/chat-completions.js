@@ -31,7 +31,9 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     created: Math.floor(Date.now() / 1000),
     model: lm.name,
   };
-  // usage reports context shifts as the HTTP API does: only when one happened.
+  // usage reports context shifts as the HTTP API does: only when one
+  // happened. timings (llama.cpp's, as the HTTP API's) go with the usage:
+  // on the completion, and on the usage chunk of a stream.
   const usage = (r) => ({
     prompt_tokens: r.usage.promptTokens, completion_tokens: r.usage.completionTokens, total_tokens: r.usage.totalTokens,
     ...(r.usage.contextShifts > 0 ? { context_shifts: r.usage.contextShifts, context_shifted_tokens: r.usage.contextShiftedTokens } : {}),
@@ -44,7 +46,7 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     return {
       ...base, object: 'chat.completion',
       choices: [{ index: 0, message: r.choice.message, logprobs: r.choice.logprobs ?? null, finish_reason: r.choice.finish_reason }],
-      usage: usage(r), seed: r.seed,
+      usage: usage(r), timings: r.completionTimings, seed: r.seed,
     };
   }
   const controller = new AbortController();
@@ -84,7 +86,7 @@ export async function createChatCompletion(lm, body, requestOptions = {}) {
     yield* tokens;
     const r = await result;
     yield withLogprobs([chunk({}, r.choice.finish_reason)])[0];
-    if (streamOptions?.include_usage) yield { ...base, object: 'chat.completion.chunk', choices: [], usage: usage(r) };
+    if (streamOptions?.include_usage) yield { ...base, object: 'chat.completion.chunk', choices: [], usage: usage(r), timings: r.completionTimings };
   }
   const it = chunks();
   return { [Symbol.asyncIterator]: () => it, next: () => it.next(), return: (v) => it.return(v), controller, result };

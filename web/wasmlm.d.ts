@@ -665,6 +665,8 @@ export interface ChatCompletion {
     finish_reason: ChatFinishReason;
   }>;
   usage: ChatUsage;
+  /** Where the time went, as the HTTP API's and llama.cpp's server's completions say. */
+  timings: ChatTimings;
   seed: number;
 }
 
@@ -694,6 +696,22 @@ export interface ChatCompletionChunk {
     finish_reason: ChatFinishReason | null;
   }>;
   usage?: ChatUsage;
+  /** With usage (stream_options.include_usage), on its chunk: as ChatCompletion's. */
+  timings?: ChatTimings;
+}
+
+/** A chat completion's timings (llama.cpp-style, as the HTTP API's): milliseconds and rates. */
+export interface ChatTimings {
+  /** Waiting for the model's earlier requests. */
+  queue_ms: number;
+  time_to_first_token_ms: number;
+  prefill_ms: number;
+  /** The prompt tokens evaluated (those the session did not hold already). */
+  prefill_tokens: number;
+  prefill_tokens_per_second: number;
+  decode_ms: number;
+  decode_tokens: number;
+  decode_tokens_per_second: number;
 }
 
 /** A chat completion's tokens; the context shifts' only when one happened (context_shift). */

@@ -19,7 +19,10 @@ import (
 // TestBrowserChatContextShift: load's contextShift is the page's chat
 // default, a request's context_shift its own, and the usage (whole and
 // streamed) reports the shifts, in a context of 64 positions where a reply
-// of 64 tokens fills it; a wrong contextShift rejects naming its field.
+// of 64 tokens fills it, and max_tokens may run past the context (without
+// a shift, that is refused as too long for the context); a wrong
+// contextShift rejects naming its field. The completion and the stream's
+// usage chunk carry the HTTP API's timings.
 func TestBrowserChatContextShift(t *testing.T) {
 	tb := newTab(t, blankPage)
 	type usage struct {
@@ -27,11 +30,19 @@ func TestBrowserChatContextShift(t *testing.T) {
 		ContextShifts        *int `json:"context_shifts"`
 		ContextShiftedTokens *int `json:"context_shifted_tokens"`
 	}
+	type refusal struct {
+		Code    string `json:"code"`
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	}
 	got := eval[struct {
-		Default  usage  `json:"byDefault"`
-		Streamed usage  `json:"streamed"`
-		Off      string `json:"off"`
-		Short    usage  `json:"short"`
+		Default  usage                    `json:"byDefault"`
+		Streamed usage                    `json:"streamed"`
+		Timings  []map[string]json.Number `json:"timings"`
+		Off      string                   `json:"off"`
+		Short    usage                    `json:"short"`
+		Long     usage                    `json:"long"`
+		TooLong  refusal                  `json:"tooLong"`
 		Bad      struct {
 			Code  string `json:"code"`
 			Field string `json:"field"`
@@ -40,15 +51,21 @@ func TestBrowserChatContextShift(t *testing.T) {
 		const lm = await WasmLM.load(DEFAULT_MODEL, { contextLength: 64, contextShift: { nKeep: 2 } });
 		// Greedy, never ending on BOS or EOS.
 		const ask = { messages: [{ role: 'user', content: 'Once upon a time' }], temperature: 0, logit_bias: { 1: -100, 2: -100 } };
-		const byDefault = (await lm.chat.completions.create({ ...ask, max_tokens: 64 })).usage;
+		const whole = await lm.chat.completions.create({ ...ask, max_tokens: 64 });
+		const byDefault = whole.usage;
 		const stream = await lm.chat.completions.create({ ...ask, max_tokens: 64, stream: true, stream_options: { include_usage: true } });
-		let streamed;
-		for await (const c of stream) streamed = c.usage ?? streamed;
+		let streamed, streamTimings;
+		for await (const c of stream) {
+			streamed = c.usage ?? streamed;
+			streamTimings = c.timings ?? streamTimings;
+		}
 		const off = await lm.chat.completions.create({ ...ask, max_tokens: 64, context_shift: false }).then(() => 'resolved', (e) => e.field);
 		const short = (await lm.chat.completions.create({ ...ask, max_tokens: 4 })).usage;
+		const long = (await lm.chat.completions.create({ ...ask, max_tokens: 150, context_shift: true })).usage;
+		const tooLong = await lm.chat.completions.create({ ...ask, max_tokens: 150, context_shift: false }).then(() => ({}), (e) => ({ code: e.code, field: e.field, message: e.message }));
 		lm.unload();
 		const bad = await WasmLM.load(DEFAULT_MODEL, { contextShift: { nKeep: -2 } }).then(() => ({}), (e) => ({ code: e.code, field: e.field }));
-		return { byDefault, streamed, off, short, bad };
+		return { byDefault, streamed, timings: [whole.timings, streamTimings], off, short, long, tooLong, bad };
 	`))
 	for _, u := range []usage{got.Default, got.Streamed} {
 		assert.Equal(t, 64, u.CompletionTokens)
@@ -59,6 +76,23 @@ func TestBrowserChatContextShift(t *testing.T) {
 	}
 	assert.Equal(t, "max_tokens", got.Off, "without the shift the reply does not fit")
 	assert.Nil(t, got.Short.ContextShifts, "no shift: OpenAI's usage alone")
+	assert.Equal(t, 150, got.Long.CompletionTokens, "max_tokens past the context, with a shift")
+	if assert.NotNil(t, got.Long.ContextShifts) {
+		assert.Greater(t, *got.Long.ContextShifts, 1)
+	}
+	assert.Equal(t, "prompt_too_long", got.TooLong.Code, "without a shift, max_tokens past the context")
+	assert.Equal(t, "max_tokens", got.TooLong.Field)
+	assert.Contains(t, got.TooLong.Message, "maximum context length is 64 tokens")
+	assert.NotContains(t, got.TooLong.Message, "server", "the page is no server")
+	for i, timings := range got.Timings {
+		require.NotNil(t, timings, "the timings of the completion (0) and of the stream (1)")
+		decode, err := timings["decode_tokens"].Int64()
+		require.NoError(t, err)
+		assert.Equal(t, int64(63), decode, "%d: the decode steps of 64 tokens", i)
+		for _, field := range []string{"queue_ms", "time_to_first_token_ms", "prefill_ms", "prefill_tokens", "prefill_tokens_per_second", "decode_ms", "decode_tokens_per_second"} {
+			assert.Contains(t, timings, field, "%d", i)
+		}
+	}
 	assert.Equal(t, "invalid_argument", got.Bad.Code)
 	assert.Equal(t, "contextShift.nKeep", got.Bad.Field)
 }
