@@ -488,17 +488,21 @@ export class LanguageModel extends EventTarget {
       }
       const turn = messages.map(({ role, content }) => ({ role, content }));
       try {
-        await this.#fit(turn, signal, reply ? 1 : 0); // a reply needs a token of room
+        const count = counter(this.#lm, this.#tools, signal);
+        // A reply needs a token of room, and the markup that closes it.
+        const room = reply ? 1 + (await count([...turn, EMPTY_REPLY])) - (await count(turn)) : 0;
+        await this.#fit(turn, signal, room);
         if (!reply) {
           this.#turns.push(turn);
-          this.#usage = await counter(this.#lm, this.#tools, signal)([...this.#initial, ...this.#turns.flat()]);
+          this.#usage = await count([...this.#initial, ...this.#turns.flat()]);
           return;
         }
         const answer = await this.#generate([...this.#initial, ...this.#turns.flat(), ...turn], c, prefix, signal, onChunk);
         checkSignal(signal);
         if (c.test && !c.test((prefix ?? '') + answer.text)) throw domError('SyntaxError', 'the reply does not satisfy the responseConstraint');
         this.#turns.push([...turn, ...answer.messages]);
-        this.#usage = await counter(this.#lm, this.#tools, signal)([...this.#initial, ...this.#turns.flat()]);
+        this.#usage = await count([...this.#initial, ...this.#turns.flat()]);
+        if (this.#usage > this.#window) await this.#fitReply(count, signal);
       } catch (err) {
         if (signal.aborted) throw signal.reason;
         throw translate(err);
@@ -530,7 +534,33 @@ export class LanguageModel extends EventTarget {
     this.dispatchEvent(new Event('contextoverflow'));
   }
 
-  /** The reply to messages, calling the tools the model asks for until it answers: {text, messages}. */
+  /**
+   * Keeps the conversation in the window after a reply whose text, written
+   * back by the template, takes more tokens than were generated (the
+   * tokenizer may split it otherwise): evicts the oldest pairs before it,
+   * firing contextoverflow. The reply's own pair is never evicted.
+   */
+  async #fitReply(count, signal) {
+    const turns = [...this.#turns];
+    const all = () => count([...this.#initial, ...turns.flat()]);
+    let usage = this.#usage;
+    while (turns.length > 1 && usage > this.#window) {
+      turns.shift();
+      usage = await all();
+    }
+    checkSignal(signal);
+    if (turns.length === this.#turns.length) return;
+    this.#turns = turns;
+    this.#usage = usage;
+    this.dispatchEvent(new Event('contextoverflow'));
+  }
+
+  /**
+   * The reply to messages, calling the tools the model asks for until it
+   * answers: {text, messages}. Each round's max_tokens is the room the
+   * window has left for the reply and the markup that closes it, so that
+   * the conversation with the reply stays within the window.
+   */
   async #generate(messages, c, prefix, signal, onChunk) {
     const o = this.#options;
     const sampling = {};
@@ -539,9 +569,11 @@ export class LanguageModel extends EventTarget {
     const tools = this.#tools.length ? { tools: this.#tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })) } : {};
     let grammar = prefix === null ? c.grammar : c.prefixGrammar;
     const added = [];
+    const count = counter(this.#lm, this.#tools, signal);
     for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+      const room = this.#window - (await count([...messages, ...added, EMPTY_REPLY]));
       const body = {
-        messages: [...messages, ...added], stream: true, ...sampling, ...tools,
+        messages: [...messages, ...added], stream: true, ...sampling, ...tools, max_tokens: Math.max(1, room),
         ...(grammar ? { grammar } : {}), ...(c.response_format ? { response_format: c.response_format } : {}),
       };
       const stream = await this.#lm.chat.completions.create(body, { signal });
@@ -593,6 +625,9 @@ export class LanguageModel extends EventTarget {
 }
 
 const CREATE = Symbol('LanguageModel.create');
+
+/** An empty reply: what the template writes around a reply, counted without its text. */
+const EMPTY_REPLY = Object.freeze({ role: 'assistant', content: '' });
 
 /**
  * count(messages): the tokens messages take as the model's chat template

@@ -119,6 +119,15 @@ async function checks(origin, src) {
   const greet = await (await LanguageModel.create(greedy)).prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Greetings', prefix: true }], { responseConstraint: /^Greetings and salutations[a-z ]{0,20}\.$/ });
   expect('prefix with a RegExp', /^ and salutations[a-z ]{0,20}\.$/.test(greet), greet);
 
+  // A reply that runs to the end of the window: the conversation, written
+  // back with the reply and the markup that closes it, stays within it;
+  // the next prompt evicts the pair.
+  const filled = await LanguageModel.create(greedy);
+  await filled.prompt('Once upon a time');
+  expect('contextUsage within the window after a reply that fills it', filled.contextUsage <= filled.contextWindow && filled.contextUsage > filled.contextWindow - 16, filled.contextUsage);
+  await filled.prompt('The end', bounded);
+  expect('contextUsage within the window after the next prompt', filled.contextUsage <= filled.contextWindow, filled.contextUsage);
+
   // Past the context window: whole pairs go, initialPrompts stay.
   const init = [{ role: 'system', content: 'Tim and Sue.' }];
   const w = await LanguageModel.create({ ...greedy, initialPrompts: init });

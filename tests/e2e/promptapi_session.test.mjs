@@ -82,7 +82,8 @@ test('tools: an execute that throws rejects the prompt with its error', async ()
 test('eviction: the oldest pairs go, initialPrompts stay, contextoverflow fires once per prompt', async () => {
   // 10 tokens a message, 1 for the opening, a window of 100: the system
   // prompt and four one-message appends fit (51); a prompt of one message
-  // and its reply make 2 more.
+  // and its reply make 2 more, and it needs room for its reply (10, the
+  // template's around an empty reply) and a token.
   const lm = scripted(() => ({ content: 'ok' }), 100);
   await installPolyfill(lm);
   const session = await LanguageModel.create({ initialPrompts: [{ role: 'system', content: 'S' }] });
@@ -91,21 +92,24 @@ test('eviction: the oldest pairs go, initialPrompts stay, contextoverflow fires 
   session.oncontextoverflow = () => overflows++;
   for (const text of ['a', 'b', 'c', 'd']) await session.append(text);
   assert.equal(session.contextUsage, 51);
-  for (const text of ['p', 'q', 'r']) await session.prompt(text); // 71, 91, then 111 > 100
+  for (const text of ['p', 'q', 'r']) await session.prompt(text); // 71, 91, then 101 + 11 > 100
   assert.equal(overflows, 1);
-  // r's request (1 + 4 + 2·2 + 1 = 10 messages) did not fit: 'a' went.
-  assert.deepEqual(lm.requests.at(-1).messages.map((m) => m.content), ['S', 'b', 'c', 'd', 'p', 'ok', 'q', 'ok', 'r']);
-  assert.equal(session.contextUsage, 10 * 10 + 1);
+  // r's request (1 + 4 + 2·2 + 1 = 10 messages) with room for its reply
+  // did not fit, nor did it without 'a': 'a' and 'b' went.
+  assert.deepEqual(lm.requests.at(-1).messages.map((m) => m.content), ['S', 'c', 'd', 'p', 'ok', 'q', 'ok', 'r']);
+  assert.equal(lm.requests.at(-1).max_tokens, 100 - (9 * 10 + 1), 'the room the reply has in the window');
+  assert.equal(session.contextUsage, 9 * 10 + 1);
   // A prompt as long as the window beside the system prompt alone is refused, evicting nothing.
   const huge = Array.from({ length: 9 }, () => ({ role: 'user', content: 'x' }));
   await assert.rejects(session.append(huge), (e) => e.name === 'QuotaExceededError' && e.requested === 90 && e.quota === 89);
-  assert.equal(session.contextUsage, 101);
+  assert.equal(session.contextUsage, 91);
   assert.equal(await session.measureContextUsage('one more'), 10);
 });
 
-test('eviction: a prompt leaves a token of room for its reply', async () => {
+test('eviction: a prompt leaves room for its reply', async () => {
   // A window of 41: S, a and b take 31; with c, 41, a full window that
-  // leaves the reply no token, so a goes. An append of the same size fits.
+  // leaves the reply (10, and a token) no room, so a and b go. An append
+  // of the same size fits.
   const lm = scripted(() => ({ content: 'ok' }), 41);
   await installPolyfill(lm);
   const prompted = await LanguageModel.create({ initialPrompts: [{ role: 'system', content: 'S' }] });
@@ -118,7 +122,8 @@ test('eviction: a prompt leaves a token of room for its reply', async () => {
   prompted.addEventListener('contextoverflow', () => overflows++);
   appended.addEventListener('contextoverflow', () => overflows += 10);
   await prompted.prompt('c');
-  assert.deepEqual(lm.requests.at(-1).messages.map((m) => m.content), ['S', 'b', 'c']);
+  assert.deepEqual(lm.requests.at(-1).messages.map((m) => m.content), ['S', 'c']);
+  assert.equal(prompted.contextUsage, 31);
   await appended.append('c');
   assert.equal(appended.contextUsage, 41);
   assert.equal(overflows, 1);
