@@ -157,6 +157,10 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 	if e != nil {
 		return nil, e
 	}
+	msgs, start, e := replyStart(req, msgs)
+	if e != nil {
+		return nil, e
+	}
 	opts, e := req.templateOptions()
 	if e != nil {
 		return nil, e
@@ -198,6 +202,11 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 			return nil, BadRequest("tools", "invalid_value", "%v", err)
 		}
 		return nil, ErrorOf(err, "messages")
+	}
+	if start != nil {
+		if e := a.continueReply(j, &p, tools, start); e != nil {
+			return nil, e
+		}
 	}
 	j.Prompt, j.ReplyPrefix = p.Prompt, p.ReplyPrefix
 	if tools.calling() {

@@ -94,24 +94,38 @@ type ReplyStream struct {
 	reasoning chat.ReasoningParser
 	calls     *Calls
 	stream    *chat.ToolCallStream // nil without calls
+	// The reasoning and content prefix made final, returned with the
+	// first Write (or Finish).
+	prefixReasoning, prefixContent string
 }
 
 // NewReplyStream reads a reply for calls (nil: the reply is text) that
-// continues prefix (the job's ReplyPrefix), read first and never returned.
+// continues prefix (the job's ReplyPrefix), read first: a template's
+// opening returns nothing, and the beginning a request gave its reply
+// (a final assistant message with prefix: true) comes with the first
+// piece, as ParseReply returns it.
 func NewReplyStream(calls *Calls, prefix string) *ReplyStream {
 	s := &ReplyStream{calls: calls}
 	if calls != nil {
 		s.stream = chat.NewToolCallStreamFor(calls.Format, calls.Seed, calls.Tools)
 	}
-	s.reasoning.Write(prefix) // an opening and white space: nothing to return
+	s.prefixReasoning, s.prefixContent = s.reasoning.Write(prefix)
 	return s
+}
+
+// withPrefix is reasoning and content after what the prefix made final,
+// which it returns once.
+func (s *ReplyStream) withPrefix(reasoning, content string) (string, string) {
+	reasoning, content = s.prefixReasoning+reasoning, s.prefixContent+content
+	s.prefixReasoning, s.prefixContent = "", ""
+	return reasoning, content
 }
 
 // Write takes the next piece of the reply's text and returns the
 // reasoning and the content it makes final (either may be "": a tag's
 // first bytes, content that may be a call).
 func (s *ReplyStream) Write(text string) (reasoning, content string) {
-	reasoning, content = s.reasoning.Write(text)
+	reasoning, content = s.withPrefix(s.reasoning.Write(text))
 	if s.stream != nil {
 		content = s.stream.Write(content)
 	}
@@ -124,7 +138,7 @@ func (s *ReplyStream) Write(text string) (reasoning, content string) {
 // call, and the calls — for a reply cut off, without a call it left
 // unfinished (as ParseReply).
 func (s *ReplyStream) Finish(end engine.FinishReason) (reasoning, content, rest string, calls []chat.ToolCall) {
-	reasoning, content = s.reasoning.Flush()
+	reasoning, content = s.withPrefix(s.reasoning.Flush())
 	if s.stream == nil {
 		return reasoning, content, "", nil
 	}

@@ -83,6 +83,9 @@ type chatMessage struct {
 	ToolCalls  json.RawMessage `json:"tool_calls"`
 	ToolCallID json.RawMessage `json:"tool_call_id"`
 	Name       json.RawMessage `json:"name"`
+	// Prefix, on the final assistant message (Mistral's field), makes its
+	// content the beginning of the reply, which the model continues.
+	Prefix bool `json:"prefix"`
 }
 
 // stopList is OpenAI's stop: null, a string, or an array of strings.

@@ -53,6 +53,8 @@ function translate(err) {
     case 'no_model': return domError('InvalidStateError', err.message);
     case 'invalid_argument':
       if (err.param === 'response_format' || err.param === 'grammar' || err.param === 'tools') return domError('NotSupportedError', err.message);
+      // A prefix the JSON Schema's grammar cannot continue (#generate's reply start).
+      if (/^messages\[\d+\]\.content$/.test(err.param ?? '')) return domError('NotSupportedError', err.message);
       return domError('OperationError', err.message);
     default: return domError('OperationError', err?.message ?? String(err));
   }
@@ -244,12 +246,16 @@ function constraint(rc) {
 }
 
 /**
- * Sets c.prefixGrammar, the grammar of a reply that starts with prefix (a
- * final assistant message with prefix: true): the prefix, then any text, or
- * with a RegExp constraint what completes the prefix to a match (a
- * NotSupportedError when nothing does). The model generates the prefix
- * under the grammar, so that its reply continues it; the reply returned
- * is what follows it. A JSON Schema constraint with a prefix is refused.
+ * Sets how a reply that starts with prefix (a final assistant message with
+ * prefix: true) is generated; the reply returned is what follows the
+ * prefix. Without a constraint or with a RegExp, c.prefixGrammar: the
+ * prefix, then any text, or what completes the prefix to a match of the
+ * RegExp (a NotSupportedError when nothing does); the model generates the
+ * prefix under it, so that its reply continues it. With a JSON Schema,
+ * c.startsReply: the request ends with the prefix as the reply's
+ * beginning (chat completions' prefix: true), which the schema's grammar
+ * reads first, so that it holds the whole reply (a prefix it cannot
+ * continue: NotSupportedError).
  */
 function prefixed(c, prefix, rc) {
   const start = `root ::= ${gbnfString(prefix)} rest\n`;
@@ -258,7 +264,7 @@ function prefixed(c, prefix, rc) {
   } else if (rc instanceof RegExp) {
     c.prefixGrammar = start + regexpToGBNFAfter(rc, prefix).replace(/^root ::=/, 'rest ::=');
   } else {
-    throw domError('NotSupportedError', 'a prefix with a JSON Schema responseConstraint is not supported');
+    c.startsReply = true;
   }
 }
 
@@ -489,8 +495,9 @@ export class LanguageModel extends EventTarget {
       const turn = messages.map(({ role, content }) => ({ role, content }));
       try {
         const count = counter(this.#lm, this.#tools, signal);
-        // A reply needs a token of room, and the markup that closes it.
-        const room = reply ? 1 + (await count([...turn, EMPTY_REPLY])) - (await count(turn)) : 0;
+        // A reply needs a token of room, and the markup that closes it
+        // (and its prefix).
+        const room = reply ? 1 + (await count([...turn, { role: 'assistant', content: prefix ?? '' }])) - (await count(turn)) : 0;
         await this.#fit(turn, signal, room);
         if (!reply) {
           this.#turns.push(turn);
@@ -571,9 +578,11 @@ export class LanguageModel extends EventTarget {
     const added = [];
     const count = counter(this.#lm, this.#tools, signal);
     for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
-      const room = this.#window - (await count([...messages, ...added, EMPTY_REPLY]));
+      // The prefix is the reply's, generated (under the grammar) or given.
+      const room = this.#window - (await count([...messages, ...added, { role: 'assistant', content: prefix ?? '' }]));
+      const start = prefix !== null && c.startsReply ? [{ role: 'assistant', content: prefix, prefix: true }] : [];
       const body = {
-        messages: [...messages, ...added], stream: true, ...sampling, ...tools, max_tokens: Math.max(1, room),
+        messages: [...messages, ...added, ...start], stream: true, ...sampling, ...tools, max_tokens: Math.max(1, room),
         ...(grammar ? { grammar } : {}), ...(c.response_format ? { response_format: c.response_format } : {}),
       };
       const stream = await this.#lm.chat.completions.create(body, { signal });
@@ -625,9 +634,6 @@ export class LanguageModel extends EventTarget {
 }
 
 const CREATE = Symbol('LanguageModel.create');
-
-/** An empty reply: what the template writes around a reply, counted without its text. */
-const EMPTY_REPLY = Object.freeze({ role: 'assistant', content: '' });
 
 /**
  * count(messages): the tokens messages take as the model's chat template

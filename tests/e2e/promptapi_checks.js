@@ -84,7 +84,7 @@ async function checks(origin, src) {
   await rejects('omitResponseConstraintInput alone', s.prompt('x', { omitResponseConstraintInput: true }), (e) => e instanceof TypeError);
   await rejects('RegExp without an exact grammar', s.prompt('x', { responseConstraint: /(?=a)b/ }), (e) => e.name === 'NotSupportedError');
   await rejects('prefix that the constraint refuses', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'invalid', prefix: true }], { responseConstraint: /^Greetings.*/ }), (e) => e.name === 'NotSupportedError');
-  await rejects('prefix with a JSON Schema', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: '{', prefix: true }], { responseConstraint: { type: 'object' } }), (e) => e.name === 'NotSupportedError');
+  await rejects('prefix the JSON Schema refuses', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: '[', prefix: true }], { responseConstraint: { type: 'object' } }), (e) => e.name === 'NotSupportedError');
   const tool = { name: 't', description: 'd', inputSchema: { type: 'object', properties: {} }, execute: async () => '1' };
   await rejects('duplicate tools', LanguageModel.create({ tools: [tool, tool] }), (e) => e instanceof TypeError);
   await rejects('tool schema not an object', LanguageModel.create({ tools: [{ ...tool, inputSchema: { type: 'string' } }] }), (e) => e instanceof TypeError);
@@ -118,6 +118,11 @@ async function checks(origin, src) {
   expect('prefix', typeof pre === 'string', pre);
   const greet = await (await LanguageModel.create(greedy)).prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Greetings', prefix: true }], { responseConstraint: /^Greetings and salutations[a-z ]{0,20}\.$/ });
   expect('prefix with a RegExp', /^ and salutations[a-z ]{0,20}\.$/.test(greet), greet);
+  // With a JSON Schema the constraint holds the whole reply, the prefix and what follows it.
+  const named = await (await LanguageModel.create(greedy)).prompt([{ role: 'user', content: 'Who?' }, { role: 'assistant', content: '{"name": "Li', prefix: true }],
+    { responseConstraint: { type: 'object', properties: { name: { type: 'string', maxLength: 12 } }, required: ['name'], additionalProperties: false } });
+  const parsed = (() => { try { return JSON.parse(`{"name": "Li${named}`); } catch { return null; } })();
+  expect('prefix with a JSON Schema', typeof parsed?.name === 'string' && parsed.name.startsWith('Li') && Object.keys(parsed).length === 1, named);
 
   // A reply that runs to the end of the window: the conversation, written
   // back with the reply and the markup that closes it, stays within it;
