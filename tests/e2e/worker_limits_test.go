@@ -343,6 +343,36 @@ func TestWorkerMaxTokensPastTheContext(t *testing.T) {
 	assert.Contains(t, e.Message, "limit of 512")
 }
 
+// TestWorkerMaxTokensPastTheContextWithAShift: without WASMLM_MAX_TOKENS,
+// a request that shifts its context may ask for more tokens than the
+// context (512) holds, and gets the completion the native server gives;
+// without the shift the same max_tokens is refused as too long for the
+// context, as natively.
+func TestWorkerMaxTokensPastTheContextWithAShift(t *testing.T) {
+	// Greedy, never ending on BOS or EOS: the generation runs to max_tokens.
+	const greedy = `"prompt": "Once upon a time", "max_tokens": 600, "temperature": 0, "logit_bias": {"1": -100, "2": -100}`
+	type completion struct {
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+		Usage map[string]int `json:"usage"`
+	}
+	var got [2]completion
+	for i, base := range []string{edgeWorker(t).url, nativeServer(t).URL} {
+		a := send(t, "POST", base+"/v1/completions", `{`+greedy+`, "context_shift": true}`)
+		require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+		require.NoError(t, json.Unmarshal(a.body, &got[i]))
+		a = send(t, "POST", base+"/v1/completions", `{`+greedy+`}`)
+		require.Equal(t, http.StatusBadRequest, a.status, "%s", a.body)
+		e := openAIError(t, a.body)
+		assert.Equal(t, "max_tokens", deref(e.Param))
+		assert.Contains(t, e.Message, "maximum context length is 512 tokens")
+	}
+	assert.Equal(t, 600, got[0].Usage["completion_tokens"])
+	assert.Positive(t, got[0].Usage["context_shifts"])
+	assert.Equal(t, got[1], got[0], "the edge's completion is the native server's")
+}
+
 // TestWorkerMisconfigured: a malformed secret or variable makes the worker
 // answer every request, /health too, with a 500 error object naming it,
 // rather than serve open or unlimited; the secret is never quoted.
