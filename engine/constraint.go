@@ -74,8 +74,12 @@ func (c *constraint) accept(m *Model, prev, id int) error {
 	return nil
 }
 
-// whole reports whether the text so far is a whole match of the
-// constraint (false without one).
-func (c *constraint) whole() bool {
-	return c != nil && c.match.Accepting()
+// complete reports whether the text so far is a whole match of the
+// constraint that no token can extend (false without one). It masks
+// scratch, logits the generation no longer needs.
+func (c *constraint) complete(scratch []float32) (bool, error) {
+	if c == nil || !c.match.Accepting() {
+		return false, nil
+	}
+	return c.mask(scratch, 0)
 }

@@ -62,8 +62,10 @@ type GenerateOptions struct {
 	// only where the text so far is a whole match. A text that is a whole
 	// match no token can extend ends the generation (FinishStop). Near
 	// MaxTokens or the end of the context the text is steered to a whole
-	// match; one that is whole when the limit comes ends with FinishStop
-	// too, not FinishLength: it is complete.
+	// match, but the limit still ends it with FinishLength (or
+	// FinishContext), as llama.cpp's server and OpenAI say: the model did
+	// not choose to end there. Only a text no token could extend when the
+	// limit comes ends with FinishStop.
 	Constraint Constraint
 	// PromptProgress, if set, is called after each block of prompt tokens
 	// is evaluated (SessionOptions.PromptBlock; a cancelled context stops
@@ -357,19 +359,26 @@ func (g *generation) run(ctx context.Context, sampler *sampling.Sampler, start t
 		case pos == s.context:
 			res.FinishReason = FinishContext
 		}
-		if res.FinishReason != "" && !hit && g.grammar.whole() {
-			// The limit came, but the budget had the text close in time: it
-			// is a whole match of the grammar, an answer, not a cut one.
-			res.FinishReason = FinishStop
-		}
-		if res.FinishReason != "" && !hit {
-			g.piece = append(g.piece[:0], text...)
-			g.piece = append(g.piece, g.flush()...)
-			text = g.piece
-		}
 		var lp *Logprobs
 		if g.logprobs != nil {
 			lp = g.logprobs.pick(s.logits[next])
+		}
+		if res.FinishReason != "" && !hit {
+			complete, err := g.grammar.complete(s.logits)
+			if err != nil {
+				return err
+			}
+			if complete {
+				// The limit came as the grammar ended: the text is a whole
+				// match no token can extend, as finished as an end token
+				// would have made it. A whole match that could go on (the
+				// budget steers a text to one near the limit) was cut: the
+				// reason stays the limit's.
+				res.FinishReason = FinishStop
+			}
+			g.piece = append(g.piece[:0], text...)
+			g.piece = append(g.piece, g.flush()...)
+			text = g.piece
 		}
 		if err := g.emit(next, text, trace, lp); err != nil {
 			return err

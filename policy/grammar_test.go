@@ -18,18 +18,23 @@ import (
 // TestGrammarHoldsSampledText samples from stories260K at temperature 1 under
 // grammars it could never follow by itself: every text is a whole match,
 // those that reach MaxTokens too (the budget steers them to close in
-// time), and every one ends with engine.FinishStop.
+// time). A text that ends before MaxTokens ends with engine.FinishStop; one
+// that reaches it with engine.FinishLength, unless the grammar could not
+// have gone on (closed: every whole match is final).
 func TestGrammarHoldsSampledText(t *testing.T) {
 	m := loadStories260K(t)
 	gs := NewGrammars(m)
 	s := newSession(t, m)
-	for _, tc := range []struct{ name, src string }{
-		{"json", readGrammar(t, "json")},
-		{"arithmetic", readGrammar(t, "arithmetic")},
-		{"list", readGrammar(t, "list")},
-		{"yes-no", `root ::= ("yes" | "no") "."`},
-		{"digits", `root ::= [0-9]{3,6}`},
-		{"name-age", `root ::= "{\"name\": \"" [A-Za-z ]{1,20} "\", \"age\": " [1-9] [0-9]? "}"`},
+	for _, tc := range []struct {
+		name, src string
+		closed    bool
+	}{
+		{"json", readGrammar(t, "json"), false},
+		{"arithmetic", readGrammar(t, "arithmetic"), false},
+		{"list", readGrammar(t, "list"), false},
+		{"yes-no", `root ::= ("yes" | "no") "."`, true},
+		{"digits", `root ::= [0-9]{3,6}`, false},
+		{"name-age", `root ::= "{\"name\": \"" [A-Za-z ]{1,20} "\", \"age\": " [1-9] [0-9]? "}"`, false},
 	} {
 		g, err := gs.Compile(tc.src)
 		require.NoError(t, err, tc.name)
@@ -40,13 +45,45 @@ func TestGrammarHoldsSampledText(t *testing.T) {
 			res, err := s.Generate(context.Background(), "Once upon a time", opts, nil)
 			require.NoError(t, err, "%s seed %d", tc.name, seed)
 			require.True(t, g.Accepts(res.Text), "%s seed %d (%s): %q", tc.name, seed, res.FinishReason, res.Text)
-			// Whole, so "stop", even where MaxTokens made it close.
-			require.Equal(t, engine.FinishStop, res.FinishReason, "%s seed %d", tc.name, seed)
-			if len(res.Tokens) == opts.MaxTokens {
+			want := engine.FinishStop
+			if len(res.Tokens) == opts.MaxTokens && !tc.closed {
+				want = engine.FinishLength // whole, but the limit ended it
 				cut++
 			}
+			require.Equal(t, want, res.FinishReason, "%s seed %d: %q", tc.name, seed, res.Text)
 		}
 		t.Logf("%s: %d of 12 closed at MaxTokens", tc.name, cut)
+	}
+}
+
+// TestGrammarFinishAtTheLimit: a generation under a grammar that MaxTokens
+// ends says FinishLength, though its text is a whole match, when the
+// grammar would have let it go on; FinishStop when no token could extend
+// it (the grammar ended with the limit).
+func TestGrammarFinishAtTheLimit(t *testing.T) {
+	m := loadStories260K(t)
+	gs := NewGrammars(m)
+	s := newSession(t, m)
+	end, err := gs.Compile(`root ::= "The end."`)
+	require.NoError(t, err)
+	free, err := s.Generate(context.Background(), "Once", engine.GenerateOptions{Constraint: end, MaxTokens: 50}, nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, src string
+		max       int
+		want      engine.FinishReason
+	}{
+		{"letters", `root ::= [a-z]+`, 5, engine.FinishLength},
+		{"a+", `root ::= "a"+`, 100, engine.FinishLength},
+		{"final", `root ::= "The end."`, len(free.Tokens), engine.FinishStop},
+	} {
+		g, err := gs.Compile(tc.src)
+		require.NoError(t, err, tc.name)
+		res, err := s.Generate(context.Background(), "Once", engine.GenerateOptions{Constraint: g, MaxTokens: tc.max}, nil)
+		require.NoError(t, err, tc.name)
+		require.Len(t, res.Tokens, tc.max, tc.name)
+		require.True(t, g.Accepts(res.Text), "%s: %q", tc.name, res.Text)
+		require.Equal(t, tc.want, res.FinishReason, tc.name)
 	}
 }
 
