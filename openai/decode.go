@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -53,13 +54,49 @@ func Decode(body []byte, v any) *Error {
 		// encoding/json names a field of an embedded struct with the struct's
 		// type name first, and an array's element by the array's name; the
 		// client knows the JSON path, with the element's index.
-		field := strings.TrimPrefix(ute.Field, "SamplingRequest.")
+		field := withoutEmbedded(ute.Field, reflect.TypeOf(v))
 		if p, named := pathAt(body, ute.Offset); named == field {
 			field = p
 		}
 		return BadRequest(field, "invalid_type", "%s must be %s", field, typeMismatch(ute))
 	}
 	return BadRequest("", "invalid_json", "the request body is not valid JSON: %v", err)
+}
+
+// withoutEmbedded is field, a dotted path as encoding/json's type errors
+// name it, without the segments that name an embedded struct of t (the Go
+// type decoded into): a member of an embedded struct is a member of the
+// struct that embeds it in JSON.
+func withoutEmbedded(field string, t reflect.Type) string {
+	embedded := map[string]bool{}
+	collectEmbedded(t, embedded, map[reflect.Type]bool{})
+	segments := strings.Split(field, ".")
+	kept := segments[:0]
+	for _, s := range segments {
+		if !embedded[s] {
+			kept = append(kept, s)
+		}
+	}
+	return strings.Join(kept, ".")
+}
+
+// collectEmbedded adds to names the type names of the embedded structs
+// found anywhere in t (through pointers, slices, arrays and maps).
+func collectEmbedded(t reflect.Type, names map[string]bool, seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			names[f.Name] = true
+		}
+		collectEmbedded(f.Type, names, seen)
+	}
 }
 
 // typeMismatch says what a field must be and what it got, as the JS API

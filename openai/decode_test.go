@@ -1,6 +1,9 @@
 package openai
 
 import (
+	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +82,46 @@ func FuzzPathAt(f *testing.F) {
 			assert.Empty(t, named, "%q", body)
 		}
 	})
+}
+
+// TestDecodeNamesEmbeddedFields: a value of the wrong type for any field a
+// request type has from a struct it embeds (SamplingRequest's, and the
+// shift fields SamplingRequest embeds) is named by its JSON name alone,
+// never with the Go struct's name; every such field of every request type
+// is tried, with a value of a kind it refuses.
+func TestDecodeNamesEmbeddedFields(t *testing.T) {
+	unmarshaler := reflect.TypeFor[json.Unmarshaler]()
+	tried := map[string]bool{}
+	for _, v := range []any{&ChatRequest{}, &CompletionRequest{}, &ResponsesRequest{}} {
+		for _, f := range reflect.VisibleFields(reflect.TypeOf(v).Elem()) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if len(f.Index) < 2 || name == "" || name == "-" || reflect.PointerTo(f.Type).Implements(unmarshaler) {
+				continue // not from an embedded struct, or decoding itself
+			}
+			wrong := `"x"`
+			if t := f.Type; t.Kind() == reflect.String || (t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String) {
+				wrong = `[1]`
+			}
+			body := `{"` + name + `": ` + wrong + `}`
+			e := Decode([]byte(body), reflect.New(reflect.TypeOf(v).Elem()).Interface())
+			if assert.NotNil(t, e, body) {
+				assert.Equal(t, name, e.Param, body)
+				assert.True(t, strings.HasPrefix(e.Message, name+" must be "), "%s: %s", body, e.Message)
+			}
+			tried[name] = true
+		}
+	}
+	for _, name := range []string{"context_shift", "n_keep", "max_tokens", "temperature", "stream"} {
+		assert.True(t, tried[name], "%s was tried", name)
+	}
+	for _, tc := range []struct{ body, param, message string }{
+		{`{"context_shift": "yes"}`, "context_shift", "context_shift must be a boolean, got a string"},
+		{`{"n_keep": "all"}`, "n_keep", "n_keep must be an integer, got a string"},
+		{`{"n_keep": 1.5}`, "n_keep", "n_keep must be an integer, got 1.5"},
+	} {
+		e := Decode([]byte(tc.body), &ChatRequest{})
+		require.NotNil(t, e, tc.body)
+		assert.Equal(t, tc.param, e.Param)
+		assert.Equal(t, tc.message, e.Message)
+	}
 }
