@@ -13,6 +13,8 @@ export const host = {
   fetch: null,
   /** The URL of wasmlm-serve.wasm, set by serve-engine.js (the entry wasmlm/serve); null: the one beside wasmlm.js. */
   serveEngine: null,
+  /** The Hugging Face endpoint hf: sources download from when the load option hfEndpoint is not given (Node.js: the HF_ENDPOINT environment variable); null: https://huggingface.co. */
+  hfEndpoint: null,
   /** The number of logical processors, where navigator.hardwareConcurrency is missing. */
   hardwareConcurrency: null,
 };

@@ -425,7 +425,7 @@ async function defaultModel() {
  * null, a model description's ({model, name}, as DEFAULT_MODEL) parts, and
  * what the host makes of it (Node.js: a file path becomes a File).
  */
-export async function resolveSource(source, name) {
+export async function resolveSource(source, name, hfEndpoint) {
   if (source == null) source = await defaultModel();
   if (source !== null && typeof source === 'object' && Object.getPrototypeOf(source) === Object.prototype && 'model' in source) {
     if (source.name != null && typeof source.name !== 'string') {
@@ -434,6 +434,59 @@ export async function resolveSource(source, name) {
     name ??= source.name ?? undefined;
     source = source.model;
   }
+  const endpoint = checkHFEndpoint(hfEndpoint ?? host.hfEndpoint ?? HF_ENDPOINT);
+  source = Array.isArray(source)
+    ? source.map((s, i) => hfURL(s, endpoint, `source[${i}]`))
+    : hfURL(source, endpoint, 'source');
   if (host.resolveSource) source = await host.resolveSource(source);
   return [source, name];
+}
+
+/** Where hf: sources download from unless the load option hfEndpoint (or, in Node.js, HF_ENDPOINT) says otherwise. */
+export const HF_ENDPOINT = 'https://huggingface.co';
+
+/** Checks a Hugging Face endpoint (the load option hfEndpoint): an http(s) URL, returned without its trailing slashes. */
+export function checkHFEndpoint(endpoint) {
+  let url = null;
+  try {
+    url = typeof endpoint === 'string' ? new URL(endpoint) : null;
+  } catch { /* said below */ }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw argumentError('hfEndpoint', `must be an http: or https: URL without a query, such as ${HF_ENDPOINT}, got ${describe(endpoint)}`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+const HF_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const HF_REVISION = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
+
+/**
+ * The download URL of a file on Hugging Face named by the shorthand
+ * hf:owner/repo/path/in/repo.gguf, or hf:owner/repo/file.gguf@revision (a
+ * branch, tag or commit; main when none): endpoint/owner/repo/resolve/
+ * revision/path/in/repo.gguf, as a string. Any other source (or a URL object
+ * that is not hf:) is returned as it is. A malformed hf: source is an
+ * invalid_argument error of field that says what is wrong.
+ */
+export function hfURL(source, endpoint, field) {
+  const s = source instanceof URL ? source.href : source;
+  if (typeof s !== 'string' || !/^hf:/i.test(s)) return source;
+  const bad = (why) => argumentError(field, `${why}: a Hugging Face file is hf:owner/repo/file.gguf, or hf:owner/repo/file.gguf@revision; got ${describe(s)}`);
+  let rest = s.slice(3);
+  if (rest.startsWith('/')) throw bad('has a slash after hf: (hf:owner/…, not hf://owner/…)');
+  let revision = 'main';
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    revision = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+    if (!HF_REVISION.test(revision) || revision.split('/').some((p) => p === '' || p === '.' || p === '..')) {
+      throw bad(`has a malformed revision ${describe(revision)}`);
+    }
+  }
+  const [owner, repo, ...path] = rest.split('/');
+  if (!HF_NAME.test(owner ?? '') || !HF_NAME.test(repo ?? '')) throw bad('does not start with an owner and a repository (letters, digits, . _ -)');
+  if (path.length === 0) throw bad('names no file in the repository');
+  if (path.some((p) => p === '' || p === '.' || p === '..' || /[\s?#\\%]/.test(p))) throw bad('has an empty or malformed path in the repository');
+  const encoded = [owner, repo, 'resolve', encodeURIComponent(revision), ...path.map(encodeURIComponent)].join('/');
+  return `${endpoint}/${encoded}`;
 }

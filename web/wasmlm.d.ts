@@ -1,7 +1,8 @@
 // Types of wasmlm.js: a language model that runs in a Web Worker.
 
 /**
- * Where a model comes from: a URL, bytes, or a file the user picked; a split
+ * Where a model comes from: a URL (hf:owner/repo/file.gguf for a file on
+ * Hugging Face: LoadOptions.hfEndpoint), bytes, or a file the user picked; a split
  * GGUF (name-00001-of-00003.gguf, as llama-gguf-split writes them) by its
  * first part's URL (the others are found by name) or by all its parts, in
  * order, as URLs or Blobs.
@@ -127,6 +128,14 @@ export interface LoadOptions {
    * `info.sharedReason` says why. See web/README.md, "One model for all tabs".
    */
   shared?: boolean;
+  /**
+   * Where a source written hf:owner/repo/file.gguf (or
+   * hf:owner/repo/file.gguf@revision) downloads from: the source is
+   * `${hfEndpoint}/owner/repo/resolve/${revision ?? 'main'}/file.gguf`.
+   * Default https://huggingface.co (in Node.js the HF_ENDPOINT environment
+   * variable, where it is set). See docs/try-a-model.md.
+   */
+  hfEndpoint?: string;
 }
 
 /** What loading a model would take, in bytes (inspect's memory). */

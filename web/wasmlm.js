@@ -51,7 +51,7 @@ const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
 const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
 const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
-const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device', 'contextShift', 'shared'];
+const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device', 'contextShift', 'shared', 'hfEndpoint'];
 
 
 const created = Symbol('WasmLM constructor');
@@ -297,7 +297,7 @@ export class WasmLM {
     }
     const tokenizer = options.tokenizer;
     let name = options.name ?? undefined;
-    [source, name] = await resolveSource(source, name);
+    [source, name] = await resolveSource(source, name, options.hfEndpoint);
     // Wrong sources reject before a worker starts.
     const files = checkSources(source, 'source');
     if (sha256 != null && files.length > 1) { // before the cache, which checks each file it has against it
@@ -471,7 +471,7 @@ export class WasmLM {
       }
       for (const k of Object.keys(options)) {
         if (!LOAD_OPTIONS.includes(k)) {
-          throw invalidCall(`unknown inspect option "${k}" (known: contextLength, kvType, workers, signal, and load's others, which inspect ignores: ${LOAD_OPTIONS.join(', ')})`);
+          throw invalidCall(`unknown inspect option "${k}" (known: contextLength, kvType, workers, signal, hfEndpoint, and load's others, which inspect ignores: ${LOAD_OPTIONS.join(', ')})`);
         }
       }
       const { contextLength, kvType, signal } = options;
@@ -483,7 +483,7 @@ export class WasmLM {
       if (workers != null && !(Number.isInteger(workers) && workers >= 1 && workers <= 64)) {
         throw argumentError('workers', `must be an integer in 1..64 or 'auto', got ${describe(workers)}`);
       }
-      const files = checkSources((await resolveSource(source))[0], 'source');
+      const files = checkSources((await resolveSource(source, undefined, options.hfEndpoint))[0], 'source');
       const head = await readHeaders(files, signal);
       if (!head) throw codedError('invalid_model', 'wasmlm: inspect reads GGUF files; this is not one (a llama2.c checkpoint?)');
       const worker = newWorker('wasmlm-inspect');

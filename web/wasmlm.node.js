@@ -77,6 +77,7 @@ host.newWorker = (name) => new NodeWorker(name);
 host.resolveSource = async (source) => pathsToURLs(source);
 host.fetch = nodeFetch;
 host.hardwareConcurrency = availableParallelism();
+host.hfEndpoint = process.env.HF_ENDPOINT || null; // as huggingface_hub reads it
 
 export * from './wasmlm.js';
 export { default } from './wasmlm.js';

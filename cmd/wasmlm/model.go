@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 
@@ -14,10 +16,12 @@ import (
 type modelFlags struct {
 	path      string
 	tokenizer string
+	fs        *flag.FlagSet // where a download is reported (its output); nil: nowhere
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.path, "m", "", "model file: GGUF (of a split model, its first part: name-00001-of-0000N.gguf) or llama2.c checkpoint (default: the embedded "+models.DefaultName+")")
+	m.fs = fs
+	fs.StringVar(&m.path, "m", "", "model file: GGUF (of a split model, its first part: name-00001-of-0000N.gguf), llama2.c checkpoint, or hf:owner/repo/file.gguf[@revision], downloaded from Hugging Face (HF_ENDPOINT) into the cache once (default: the embedded "+models.DefaultName+")")
 	fs.StringVar(&m.tokenizer, "tokenizer", "", "llama2.c tokenizer.bin (needed with a llama2.c checkpoint)")
 }
 
@@ -29,7 +33,18 @@ func (m *modelFlags) load() (*engine.Model, error) {
 		}
 		return engine.Load(models.Default(), engine.LoadOptions{})
 	}
-	data, err := readModel(m.path)
+	path := m.path
+	if isHF(path) {
+		log := io.Discard
+		if m.fs != nil {
+			log = m.fs.Output()
+		}
+		var err error
+		if path, err = fetchHF(context.Background(), m.path, log); err != nil {
+			return nil, err
+		}
+	}
+	data, err := readModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +56,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 	}
 	model, err := engine.Load(data, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w%s", m.path, err, splitHint(m.path, data))
+		return nil, fmt.Errorf("%s: %w%s", m.path, err, splitHint(path, data))
 	}
 	return model, nil
 }

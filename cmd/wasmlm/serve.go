@@ -319,10 +319,14 @@ func (u unlisted) Open(name string) (http.File, error) {
 }
 
 // modelName is the id the API reports: the default model's name, or the
-// model file's name without its extension.
+// model file's name without its extension (of an hf: shorthand, the
+// file's in the repository).
 func modelName(path string) string {
 	if path == "" {
 		return models.DefaultName
+	}
+	if f, err := parseHF(path); err == nil {
+		path = f.path
 	}
 	base := filepath.Base(path)
 	if prefix, _, _, ok := gguf.ParseSplitPath(base); ok {

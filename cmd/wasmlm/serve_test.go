@@ -114,19 +114,9 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a name the server does not answer to")
 
-	resp, err = http.Post(base+"/v1/completions", "application/json",
-		strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0}`))
-	require.NoError(t, err)
-	var c struct {
-		Model string `json:"model"`
-		Usage struct {
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
-	resp.Body.Close()
-	assert.Equal(t, "stories260K", c.Model)
-	assert.Equal(t, 4, c.Usage.CompletionTokens)
+	model, completed := greedyCompletion(t, base, 4)
+	assert.Equal(t, "stories260K", model)
+	assert.Equal(t, 4, completed)
 	require.Eventually(t, func() bool {
 		return strings.Contains(stderr.String(), "/v1/completions: 5+4 tokens, length")
 	}, 10*time.Second, 10*time.Millisecond, "the completion is logged: %s", &stderr)
@@ -136,6 +126,25 @@ func TestServe(t *testing.T) {
 		return strings.Contains(stderr.String(), fmt.Sprintf("/v1/embeddings: 2 texts, %d tokens; queued", tokens))
 	}, 10*time.Second, 10*time.Millisecond, "the embeddings are logged: %s", &stderr)
 	stopServe(t, interrupt, exit, &stderr)
+}
+
+// greedyCompletion asks serve at base for n tokens greedily after "Once
+// upon a time" and returns the model the answer names and the tokens it
+// counts.
+func greedyCompletion(t *testing.T, base string, n int) (model string, tokens int) {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/completions", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"prompt": "Once upon a time", "max_tokens": %d, "temperature": 0}`, n)))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var c struct {
+		Model string `json:"model"`
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+	return c.Model, c.Usage.CompletionTokens
 }
 
 // checkEmbeddings posts body to serve's /v1/embeddings and checks the

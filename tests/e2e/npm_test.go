@@ -209,6 +209,30 @@ func TestNPMNodePromptAPI(t *testing.T) {
 	assert.True(t, got.GlobalIsOurs, "installPolyfill sets globalThis.LanguageModel (Node.js has none)")
 }
 
+// nodeHF loads the default model's file by an hf: source, from the
+// endpoint HF_ENDPOINT names.
+const nodeHF = `import { WasmLM } from 'wasmlm';
+const lm = await WasmLM.load('hf:acme/stories-GGUF/stories260K-F16.gguf');
+const { text } = await lm.generate('Once upon a time', { maxTokens: 100, temperature: 0 });
+console.log(JSON.stringify({ name: lm.name, text }));
+`
+
+// In Node.js an hf: source downloads from HF_ENDPOINT, the variable
+// huggingface_hub reads (here a stand-in for the Hub on 127.0.0.1).
+func TestNPMNodeHF(t *testing.T) {
+	node := needTool(t, "node", "Debian package nodejs")
+	want := greedyOnceUponATime(t)
+	model, err := os.ReadFile(filepath.Join("..", "..", "models", models.DefaultFile))
+	require.NoError(t, err)
+	hub := newHFStandIn(t, model)
+	dir := npmApp(t, map[string]string{"main.mjs": nodeHF})
+	var got struct{ Name, Text string }
+	require.NoError(t, json.Unmarshal([]byte(runIn(t, dir, []string{"HF_ENDPOINT=" + hub.URL}, node, "main.mjs")), &got))
+	assert.Equal(t, "stories260K-F16.gguf", got.Name)
+	assert.Equal(t, want, got.Text)
+	assert.Positive(t, hub.hits())
+}
+
 // nodeAbort aborts a stream after five chunks, then generates again.
 const nodeAbort = `import { WasmLM } from 'wasmlm';
 const lm = await WasmLM.load();
