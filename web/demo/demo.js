@@ -42,7 +42,10 @@ function fmtFile(info) {
   return `${fmtBytes(info.fileSize)} ${info.format === 'gguf' ? 'GGUF' : 'llama2.c'}${type ? ` (${type})` : ''}`;
 }
 // Whitespace made visible, so a candidate " the" differs from "the".
-const visible = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
+// Other control characters (a vocabulary's byte tokens <0x00>…<0x1F>) show as
+// their Control Pictures (␀, ␁, …), which every font draws.
+const visible = (s) => s.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥')
+  .replace(/[\x00-\x08\x0b-\x1f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0))).replace(/\x7f/g, '␡') || '∅';
 
 /**
  * Sets the page's state — 'loading' a model, 'ready', 'error' (no model),
@@ -115,6 +118,21 @@ function showMessage(text) {
   el.message.textContent = text ?? '';
 }
 
+/**
+ * What the parameter count counts: every value of the file's tensors. A
+ * model whose output matrix is the token embedding's (a shared output) has
+ * it once; a file that stores the output apart counts its vocabulary ×
+ * embedding values twice, as stories260K's GGUF file does: 260,032 in
+ * llama2.c's count, 292,800 in the file.
+ */
+function paramsNote(i) {
+  const n = i.parameters.toLocaleString('en');
+  if (i.sharedOutput || !i.generates) return `${n}: every value of the file's tensors.`;
+  const out = (i.vocabSize * i.embeddingLength).toLocaleString('en');
+  return `${n}: every value of the file's tensors, the output matrix (${i.vocabSize} × ${i.embeddingLength} = ${out}) included, `
+    + 'which this file stores apart from the token embedding: a count of the model that shares them has it once.';
+}
+
 /** Where the model runs, for the info line: the GPU's adapter, or the CPU and why not the GPU. */
 function fmtDevice(info) {
   if (info.device !== 'webgpu') return `CPU${info.deviceReason ? ` (not the GPU: ${info.deviceReason})` : ''}`;
@@ -156,13 +174,17 @@ async function loadModel(source, options, label) {
     demo.readyAt = performance.now();
     demo.readyMs = demo.readyAt - started;
     const i = lm.info;
-    el.modelInfo.textContent = [
-      `${i.architecture}`, `${fmtCount(i.parameters)} parameters`, `vocabulary ${i.vocabSize}`,
+    const params = Object.assign(document.createElement('span'), {
+      className: 'explained', textContent: `${fmtCount(i.parameters)} parameters`, title: paramsNote(i),
+    });
+    el.modelInfo.replaceChildren(Object.assign(document.createElement('strong'), { id: 'model-name', textContent: lm.name }), ' · ',
+      `${i.architecture} · `, params, ' · ', [
+      `vocabulary ${i.vocabSize}`,
       `context ${i.sessionContextLength}`, fmtFile(i),
       ...(i.generates ? [`chat template: ${i.chatTemplate ?? 'unknown'}`] : []),
       `${i.simd ? 'SIMD' : 'pure-Go'} kernels`, `${i.workers} worker${i.workers === 1 ? '' : 's'}`, fmtDevice(i),
       i.reranks ? 'reranker' : `embeddings of ${i.embeddingLength} (${i.pooling} pooling)`,
-    ].join(' · ');
+    ].join(' · '));
     showCapabilities(lm);
     chat.modelChanged(lm);
     setState('ready', `${lm.name} ready in ${Math.round(demo.readyMs)} ms${cached ? ' (from cache)' : ''}`);
@@ -337,7 +359,12 @@ function showTrace(i) {
   const chosen = trace.top.find((c) => c.id === trace.chosen);
   el.traceTitle.replaceChildren(`Token ${i + 1}: `, code(visible(chosen?.text ?? step.text)),
     trace.greedy ? ' — greedy: the most likely token' : ` — drawn from ${trace.kept} candidate${trace.kept === 1 ? '' : 's'}`);
-  const rows = trace.top.map((c) => {
+  // A grammar (JSON mode) masks the tokens that cannot continue the text:
+  // their logit is -Infinity and they were never candidates, so they are not
+  // shown among them.
+  const allowed = trace.top.filter((c) => Number.isFinite(c.logit));
+  const masked = trace.top.length - allowed.length;
+  const rows = allowed.map((c) => {
     const tr = document.createElement('tr');
     if (c.id === trace.chosen) tr.className = 'chosen';
     else if (c.probFinal === 0) tr.className = 'cut';
@@ -350,9 +377,12 @@ function showTrace(i) {
   });
   el.traceBody.replaceChildren(...rows);
   const shown = trace.top.reduce((s, c) => s + c.probFinal, 0);
-  el.traceSummary.textContent = trace.greedy
+  const grammar = masked > 0
+    ? ` The JSON grammar allowed only ${allowed.length} token${allowed.length === 1 ? '' : 's'} here: it masks every token that cannot continue the JSON.`
+    : '';
+  el.traceSummary.textContent = (trace.greedy
     ? 'Temperature 0: no randomness, the top token always wins.'
-    : `${trace.kept} candidate${trace.kept === 1 ? '' : 's'} survived the cuts; the ten shown hold ${pct(shown)} of what was drawn from.`;
+    : `${trace.kept} candidate${trace.kept === 1 ? '' : 's'} survived the cuts; the ${allowed.length === 10 ? 'ten' : allowed.length} shown hold ${pct(shown)} of what was drawn from.`) + grammar;
 }
 
 function code(text) {
