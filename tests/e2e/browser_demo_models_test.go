@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,52 @@ import (
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/models"
 )
+
+// The demo's "Try a model" list: each entry, clicked, loads its hf: source
+// (here from a stand-in for the Hub that the page's ?hfEndpoint= names,
+// serving the default model's file at every path); each is listed with the
+// same source, size and memory in docs/try-a-model.md.
+func TestBrowserDemoTryAModel(t *testing.T) {
+	model, err := os.ReadFile(filepath.Join(webSite(t).dist, "models", models.DefaultFile))
+	require.NoError(t, err)
+	hub := newHFStandIn(t, model)
+	tb := newTab(t, "/?hfEndpoint="+url.QueryEscape(hub.URL))
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	type entry struct{ Name, Source, Size, Memory string }
+	entries := eval[[]entry](t, tb, `Array.from(document.querySelectorAll('#try-list li'), (li) => {
+		const b = li.querySelector('button');
+		const [, size, memory] = li.textContent.match(/· (.+) download · (.+) in memory/);
+		return { Name: b.textContent, Source: b.dataset.source, Size: size, Memory: memory };
+	})`)
+	require.Len(t, entries, 6)
+	doc, err := os.ReadFile("../../docs/try-a-model.md")
+	require.NoError(t, err)
+	for i, e := range entries {
+		row := docRow(string(doc), e.Source)
+		require.NotEmpty(t, row, "docs/try-a-model.md lists %s", e.Source)
+		assert.Contains(t, row, e.Name)
+		assert.Contains(t, row, "| "+e.Size+" |", "the same size")
+		assert.Contains(t, row, "| "+e.Memory+" |", "the same memory")
+
+		owner, rest, _ := strings.Cut(strings.TrimPrefix(e.Source, "hf:"), "/")
+		repo, file, _ := strings.Cut(rest, "/")
+		eval[chromedp.Void](t, tb, `document.querySelectorAll('#try-list button')[`+strconv.Itoa(i)+`].click()`)
+		waitFor(t, tb, `document.getElementById('status').textContent.startsWith(`+jsonString(t, file+" ready")+`)`, 30*time.Second)
+		assert.Equal(t, file, text(t, tb, "model-name"))
+		assert.Equal(t, e.Source, eval[string](t, tb, `document.getElementById('model-url').value`))
+		assert.Positive(t, hub.hitsAt("/"+owner+"/"+repo+"/resolve/main/"+file), "%s came from its download URL", e.Source)
+	}
+}
+
+// docRow is the line of a Markdown table in doc that holds s, or "".
+func docRow(doc, s string) string {
+	for line := range strings.Lines(doc) {
+		if strings.HasPrefix(line, "|") && strings.Contains(line, s) {
+			return line
+		}
+	}
+	return ""
+}
 
 // The model's name stays on the page after a generation, beside a
 // parameter count that says what it counts: the GGUF file's tensors hold

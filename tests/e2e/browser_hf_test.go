@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,29 +103,26 @@ func TestBrowserHFLoad(t *testing.T) {
 	assert.Positive(t, hub.hits(), "the model came from the stand-in")
 }
 
-// hfStandInPath is where the Hub would serve hf:acme/stories-GGUF/stories260K-F16.gguf.
-const hfStandInPath = "/acme/stories-GGUF/resolve/main/stories260K-F16.gguf"
-
 // hfStandIn stands in for the Hugging Face Hub on 127.0.0.1, to pages of
-// any origin: it serves one file at hfStandInPath and counts the requests
-// for it.
+// any origin: it serves one file at every download path
+// (/owner/repo/resolve/revision/file) and counts the requests for each.
 type hfStandIn struct {
 	*httptest.Server
-	mu sync.Mutex
-	n  int
+	mu   sync.Mutex
+	seen map[string]int
 }
 
 func newHFStandIn(t *testing.T, file []byte) *hfStandIn {
 	t.Helper()
-	s := &hfStandIn{}
+	s := &hfStandIn{seen: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
-		if r.URL.Path != hfStandInPath {
+		if parts := strings.Split(r.URL.Path, "/"); len(parts) < 6 || parts[3] != "resolve" {
 			http.NotFound(w, r)
 			return
 		}
 		s.mu.Lock()
-		s.n++
+		s.seen[r.URL.Path]++
 		s.mu.Unlock()
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(file))
 	}))
@@ -132,9 +130,20 @@ func newHFStandIn(t *testing.T, file []byte) *hfStandIn {
 	return s
 }
 
-// hits is how many requests asked for the file.
+// hits is how many requests asked for a file.
 func (s *hfStandIn) hits() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.n
+	n := 0
+	for _, k := range s.seen {
+		n += k
+	}
+	return n
+}
+
+// hitsAt is how many requests asked for the file at path.
+func (s *hfStandIn) hitsAt(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[path]
 }

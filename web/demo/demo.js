@@ -435,13 +435,41 @@ el.output.addEventListener('click', (e) => {
   showTrace(demo.pinned);
 });
 
-// Another model from a URL: a GGUF file, or the first part of a split one.
-el.modelURLForm.addEventListener('submit', async (e) => {
-  e.preventDefault();
-  const url = el.modelURL.value.trim();
+// Another model from a URL: a GGUF file, or the first part of a split one;
+// hf:owner/repo/file.gguf for a file on Hugging Face (the page's
+// ?hfEndpoint= names another server, a mirror).
+const hfEndpoint = new URLSearchParams(location.search).get('hfEndpoint') ?? undefined;
+async function loadURL(url) {
   if (url === '' || el.modelURLLoad.disabled) return;
-  await loadModel(url, {}, url.split(/[?#]/)[0].split('/').pop() || url);
+  await loadModel(url, { hfEndpoint }, url.split(/[?#@]/)[0].split('/').pop() || url);
+}
+el.modelURLForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  loadURL(el.modelURL.value.trim());
 });
+
+// Try a model: real GGUF files, each loaded by its hf: name at a click.
+// Sizes are approximate; memory is what WasmLM.inspect predicts for the
+// file (docs/try-a-model.md says how it was computed).
+const TRY_MODELS = [
+  { name: 'Qwen3-0.6B', what: 'chat, reasons', source: 'hf:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf', size: '639 MB', memory: '1.17 GB' },
+  { name: 'Llama-3.2-1B-Instruct', what: 'chat, tools', source: 'hf:bartowski/Llama-3.2-1B-Instruct-GGUF/Llama-3.2-1B-Instruct-Q4_K_M.gguf', size: '808 MB', memory: '1.00 GB' },
+  { name: 'Gemma-3-1B-it', what: 'chat', source: 'hf:unsloth/gemma-3-1b-it-GGUF/gemma-3-1b-it-Q8_0.gguf', size: '1.07 GB', memory: '1.19 GB' },
+  { name: 'SmolLM2-360M-Instruct', what: 'chat, small', source: 'hf:HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/smollm2-360m-instruct-q8_0.gguf', size: '386 MB', memory: '593 MB' },
+  { name: 'all-MiniLM-L6-v2', what: 'embeddings', source: 'hf:second-state/All-MiniLM-L6-v2-Embedding-GGUF/all-MiniLM-L6-v2-ggml-model-f16.gguf', size: '46 MB', memory: '89 MB' },
+  { name: 'bge-small-en-v1.5', what: 'embeddings', source: 'hf:CompendiumLabs/bge-small-en-v1.5-gguf/bge-small-en-v1.5-q8_0.gguf', size: '37 MB', memory: '80 MB' },
+];
+$('try-list').replaceChildren(...TRY_MODELS.map((m) => {
+  const li = document.createElement('li');
+  const b = Object.assign(document.createElement('button'), { type: 'button', className: 'try', textContent: m.name, title: m.source });
+  b.dataset.source = m.source;
+  b.addEventListener('click', () => {
+    el.modelURL.value = m.source;
+    loadURL(m.source);
+  });
+  li.append(b, ` ${m.what} · ${m.size} download · ${m.memory} in memory`);
+  return li;
+}));
 
 // Another model: a GGUF file loads at once; a llama2.c checkpoint waits for its tokenizer.bin.
 el.modelFile.addEventListener('change', async () => {
