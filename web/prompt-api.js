@@ -484,7 +484,7 @@ export class LanguageModel extends EventTarget {
       if (opts.omitResponseConstraintInput && opts.responseConstraint == null) {
         throw new TypeError('omitResponseConstraintInput needs a responseConstraint');
       }
-      const hasAppended = this.#usage > 0 || this.#turns.length > 0;
+      const hasAppended = this.#initial.length > 0 || this.#turns.length > 0;
       const messages = canonical(input, hasAppended);
       const c = reply ? constraint(opts.responseConstraint) : {};
       let prefix = null;
@@ -638,18 +638,38 @@ const CREATE = Symbol('LanguageModel.create');
 /**
  * count(messages): the tokens messages take as the model's chat template
  * writes them (with the tools' declaration and the reply's opening:
- * lm.chat.countTokens), 0 for none; signal stops waiting for it.
+ * lm.chat.countTokens), signal stopping the wait for it. No messages take
+ * none, or, with tools, their declaration alone: what the declaration adds
+ * to an empty user message. So a session's fixed prefix (count of its
+ * initialPrompts) holds the declaration whether or not it has
+ * initialPrompts, and count(history + input) - count(history) is the input
+ * alone.
  */
 function counter(lm, tools, signal) {
   const toolList = tools.length ? { tools: tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })) } : {};
   return async (messages) => {
     checkSignal(signal);
-    if (messages.length === 0) return 0;
-    const n = await lm.chat.countTokens({ messages, ...toolList });
+    if (messages.length === 0 && !tools.length) return 0;
+    let n;
+    if (messages.length === 0) {
+      let declared = declarations.get(tools);
+      if (declared === undefined) {
+        const probe = [{ role: 'user', content: '' }];
+        declared = lm.chat.countTokens({ messages: probe, ...toolList }).then(async (all) => all - (await lm.chat.countTokens({ messages: probe })));
+        declarations.set(tools, declared);
+        declared.catch(() => declarations.delete(tools));
+      }
+      n = await declared;
+    } else {
+      n = await lm.chat.countTokens({ messages, ...toolList });
+    }
     checkSignal(signal);
     return n;
   };
 }
+
+/** The tokens each session's tools (its checked tools array) declare, once counted. */
+const declarations = new WeakMap();
 
 /**
  * installPolyfill(src?, loadOptions?): makes LanguageModel (this module's)

@@ -170,17 +170,35 @@ async function checks(origin, src) {
 
   // Tools on any chat template: its own tool format, or (the default model's
   // plain one) llama.cpp's generic one, as lm.chat.completions.create writes
-  // them: a session's input counts the tools' declaration, and a session and
-  // chat completions both run with tools (the model's whole context: the
-  // declaration takes some 370 of its 512 tokens).
+  // them. The declaration is the session's fixed prefix, as initialPrompts
+  // are: in contextUsage from create() on, outside what
+  // measureContextUsage measures and what QuotaExceededError's quota
+  // offers; declaration and initialPrompts past the window fail create().
+  // A session and chat completions both run with tools (the model's whole
+  // context: the declaration takes most of its 512 tokens).
   const full = await WasmLM.load(src);
   await installPolyfill(full);
   const toolSpec = [{ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } }];
   const hi = [{ role: 'user', content: 'Hi' }];
   const tooled = await LanguageModel.create({ ...greedy, tools: [tool] });
+  const declared = tooled.contextUsage;
   const measured = await tooled.measureContextUsage('Hi');
   const counted = await full.chat.countTokens({ messages: hi, tools: toolSpec });
-  expect('tools: the declaration as chat completions write it', measured === counted && counted > (await full.chat.countTokens({ messages: hi })), [measured, counted]);
+  expect('tools: the declaration counts from create()', declared > 0 && declared + measured === counted && counted > (await full.chat.countTokens({ messages: hi })), [declared, measured, counted]);
+  const appended = await tooled.clone();
+  await appended.append('Hi');
+  expect('tools: append adds what measureContextUsage said', appended.contextUsage === counted, [appended.contextUsage, counted]);
+  const withInitial = await LanguageModel.create({ ...greedy, tools: [tool], initialPrompts: [{ role: 'system', content: 'Be brief.' }] });
+  const initialCounted = await full.chat.countTokens({ messages: [{ role: 'system', content: 'Be brief.' }], tools: toolSpec });
+  const measuredAfter = await withInitial.measureContextUsage('Hi');
+  const bothCounted = await full.chat.countTokens({ messages: [{ role: 'system', content: 'Be brief.' }, ...hi], tools: toolSpec });
+  expect('tools: with initialPrompts, the same prefix', withInitial.contextUsage === initialCounted && initialCounted + measuredAfter === bothCounted, [withInitial.contextUsage, initialCounted, measuredAfter, bothCounted]);
+  const big = 'word '.repeat(200);
+  const bigNeed = await tooled.measureContextUsage(big);
+  await rejects('tools: QuotaExceededError leaves out the declaration', tooled.append(big),
+    (e) => e.name === 'QuotaExceededError' && e.requested === bigNeed && e.quota === tooled.contextWindow - declared && e.requested > e.quota);
+  await rejects('tools: declaration and initialPrompts past the window', LanguageModel.create({ tools: [tool], initialPrompts: [{ role: 'system', content: big }] }),
+    (e) => e.name === 'QuotaExceededError' && e.requested > e.quota && e.quota === tooled.contextWindow);
   const viaSession = await tooled.prompt('Hi').then(() => 'ok', (e) => `${e.name}: ${e.message}`);
   const viaChat = await full.chat.completions.create({ messages: hi, tools: toolSpec, temperature: 0, max_tokens: 16 }).then(() => 'ok', (e) => `${e.code}: ${e.message}`);
   expect('tools: the session and chat completions both run them', viaSession === 'ok' && viaChat === 'ok', [counted, tooled.contextWindow, viaSession, viaChat]);
