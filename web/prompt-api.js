@@ -51,13 +51,29 @@ function translate(err) {
     case 'fetch_failed': return domError('NetworkError', err.message);
     case 'unsupported_model': return domError('NotSupportedError', err.message);
     case 'no_model': return domError('InvalidStateError', err.message);
-    case 'invalid_argument':
+    case 'invalid_argument': {
+      // A JSON Schema responseConstraint with a feature the grammar lacks.
+      const schema = /^response_format\.json_schema\.schema(?:\.(.+))?$/.exec(err.param ?? '');
+      if (schema) return domError('NotSupportedError', schemaRefusal(schema[1], err.message));
       if (err.param === 'response_format' || err.param === 'grammar' || err.param === 'tools') return domError('NotSupportedError', err.message);
       // A prefix the JSON Schema's grammar cannot continue (#generate's reply start).
       if (/^messages\[\d+\]\.content$/.test(err.param ?? '')) return domError('NotSupportedError', err.message);
       return domError('OperationError', err.message);
+    }
     default: return domError('OperationError', err?.message ?? String(err));
   }
+}
+
+/**
+ * The NotSupportedError message for a JSON Schema responseConstraint the
+ * grammar cannot hold a reply to: the schema's path (path, dotted, or
+ * undefined for the schema itself) and the reason, the last clause of the
+ * engine's message ("lookaround and group flags are not supported").
+ */
+function schemaRefusal(path, message) {
+  const reason = String(message ?? '').split(': ').at(-1);
+  const where = path ? `responseConstraint's ${path}` : 'responseConstraint';
+  return `the ${where} cannot be enforced on the reply: ${reason}`;
 }
 
 /** Whether src is a model loaded already (a WasmLM: installPolyfill(lm) shares the page's). */
@@ -487,6 +503,12 @@ export class LanguageModel extends EventTarget {
       const hasAppended = this.#initial.length > 0 || this.#turns.length > 0;
       const messages = canonical(input, hasAppended);
       const c = reply ? constraint(opts.responseConstraint) : {};
+      if (reply && this.#tools.length && opts.responseConstraint != null) {
+        throw domError('NotSupportedError', 'a session with tools takes no responseConstraint: its reply may be a tool call');
+      }
+      if (reply && this.#tools.length && messages.at(-1).prefix) {
+        throw domError('NotSupportedError', 'a session with tools takes no prefix: its reply may be a tool call');
+      }
       let prefix = null;
       if (reply && messages.at(-1).prefix) {
         prefix = messages.pop().content;

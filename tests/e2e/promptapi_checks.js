@@ -83,6 +83,8 @@ async function checks(origin, src) {
   await rejects('bad language tag', LanguageModel.create({ expectedInputs: [{ type: 'text', languages: ['not a tag!'] }] }), (e) => e instanceof RangeError);
   await rejects('omitResponseConstraintInput alone', s.prompt('x', { omitResponseConstraintInput: true }), (e) => e instanceof TypeError);
   await rejects('RegExp without an exact grammar', s.prompt('x', { responseConstraint: /(?=a)b/ }), (e) => e.name === 'NotSupportedError');
+  await rejects('JSON Schema beyond the grammar', s.prompt('x', { responseConstraint: { type: 'object', properties: { a: { type: 'string', pattern: '(?=x)' } } } }),
+    (e) => e.name === 'NotSupportedError' && e.message.includes('properties.a.pattern') && /lookaround/.test(e.message) && !/wasmlm|response_format|invalid argument/.test(e.message));
   await rejects('prefix that the constraint refuses', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'invalid', prefix: true }], { responseConstraint: /^Greetings.*/ }), (e) => e.name === 'NotSupportedError');
   await rejects('prefix the JSON Schema refuses', s.prompt([{ role: 'user', content: 'hello' }, { role: 'assistant', content: '[', prefix: true }], { responseConstraint: { type: 'object' } }), (e) => e.name === 'NotSupportedError');
   const tool = { name: 't', description: 'd', inputSchema: { type: 'object', properties: {} }, execute: async () => '1' };
@@ -199,6 +201,10 @@ async function checks(origin, src) {
     (e) => e.name === 'QuotaExceededError' && e.requested === bigNeed && e.quota === tooled.contextWindow - declared && e.requested > e.quota);
   await rejects('tools: declaration and initialPrompts past the window', LanguageModel.create({ tools: [tool], initialPrompts: [{ role: 'system', content: big }] }),
     (e) => e.name === 'QuotaExceededError' && e.requested > e.quota && e.quota === tooled.contextWindow);
+  await rejects('tools: no responseConstraint', tooled.prompt('Hi', { responseConstraint: { type: 'boolean' } }),
+    (e) => e.name === 'NotSupportedError' && e.message.includes('responseConstraint') && !/tool_choice|response_format/.test(e.message));
+  await rejects('tools: no prefix', tooled.prompt([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'A', prefix: true }]),
+    (e) => e.name === 'NotSupportedError' && e.message.includes('prefix') && !/tool_choice|grammar/.test(e.message));
   const viaSession = await tooled.prompt('Hi').then(() => 'ok', (e) => `${e.name}: ${e.message}`);
   const viaChat = await full.chat.completions.create({ messages: hi, tools: toolSpec, temperature: 0, max_tokens: 16 }).then(() => 'ok', (e) => `${e.code}: ${e.message}`);
   expect('tools: the session and chat completions both run them', viaSession === 'ok' && viaChat === 'ok', [counted, tooled.contextWindow, viaSession, viaChat]);
