@@ -526,11 +526,31 @@ export class LanguageModel extends EventTarget {
           this.#usage = await count([...this.#initial, ...this.#turns.flat()]);
           return;
         }
-        const answer = await this.#generate([...this.#initial, ...this.#turns.flat(), ...turn], c, prefix, signal, onChunk);
+        // A reply the window's end cuts goes on after the oldest pair is
+        // evicted (its text so far the next request's reply start), as a
+        // prompt evicts for its input, until it ends or nothing is left to
+        // evict; a session with tools does not continue a reply.
+        const turns = [...this.#turns];
+        let answer = await this.#generate([...this.#initial, ...turns.flat(), ...turn], c, prefix, signal, onChunk);
+        let text = answer.text;
+        let evicted = false;
+        while (answer.finish === 'length' && turns.length > 0 && !this.#tools.length) {
+          turns.shift();
+          evicted = true;
+          const sofar = (prefix ?? '') + text;
+          const going = { response_format: c.response_format, prefixGrammar: c.grammar, startsReply: true };
+          answer = await this.#generate([...this.#initial, ...turns.flat(), ...turn], going, sofar, signal, onChunk);
+          text += answer.text;
+        }
         checkSignal(signal);
-        if (c.test && !c.test((prefix ?? '') + answer.text)) throw domError('SyntaxError', 'the reply does not satisfy the responseConstraint');
-        this.#turns.push([...turn, ...answer.messages]);
+        const cut = answer.finish === 'length';
+        if (c.test && !c.test((prefix ?? '') + text)) throw domError('SyntaxError', 'the reply does not satisfy the responseConstraint (the context window cut it)');
+        this.#turns = [...turns, [...turn, ...answer.messages]];
         this.#usage = await count([...this.#initial, ...this.#turns.flat()]);
+        // Evicting to go on is a context overflow; so is a reply the
+        // window's end cut with nothing left to evict, that the page
+        // can tell the reply is not whole.
+        if (evicted || cut) this.dispatchEvent(new Event('contextoverflow'));
         if (this.#usage > this.#window) await this.#fitReply(count, signal);
       } catch (err) {
         if (signal.aborted) throw signal.reason;
@@ -611,7 +631,9 @@ export class LanguageModel extends EventTarget {
       let text = '';
       let skip = prefix === null ? 0 : prefix.length;
       const calls = [];
+      let finish = null;
       for await (const chunk of stream) {
+        finish = chunk.choices[0]?.finish_reason ?? finish;
         const d = chunk.choices[0]?.delta;
         if (!d) continue;
         if (typeof d.content === 'string' && d.content !== '') {
@@ -633,7 +655,7 @@ export class LanguageModel extends EventTarget {
       }
       checkSignal(signal);
       const reply = { role: 'assistant', content: prefix === null ? text : prefix + text };
-      if (!calls.length) return { text, messages: [...added, reply] };
+      if (!calls.length) return { text, messages: [...added, reply], finish };
       added.push({ ...reply, content: text || null, tool_calls: calls });
       const results = await Promise.all(calls.map(async (call) => {
         const tool = this.#tools.find((t) => t.name === call.function.name);

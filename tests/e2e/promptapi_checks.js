@@ -129,9 +129,23 @@ async function checks(origin, src) {
   // A reply that runs to the end of the window: the conversation, written
   // back with the reply and the markup that closes it, stays within it;
   // the next prompt evicts the pair.
+  // A reply the window cuts, with nothing to evict, fires contextoverflow.
   const filled = await LanguageModel.create(greedy);
+  let cuts = 0;
+  filled.addEventListener('contextoverflow', () => cuts++);
   await filled.prompt('Once upon a time');
   expect('contextUsage within the window after a reply that fills it', filled.contextUsage <= filled.contextWindow && filled.contextUsage > filled.contextWindow - 16, filled.contextUsage);
+  expect('a reply the window cut fires contextoverflow', cuts === 1, cuts);
+  // A reply that reaches the window's end with older pairs evicts them and
+  // goes on: it is longer than the room it started with.
+  const going = await LanguageModel.create(greedy);
+  await going.append('the big red ball '.repeat(25));
+  const room = going.contextWindow - going.contextUsage;
+  let goingOverflows = 0;
+  going.addEventListener('contextoverflow', () => goingOverflows++);
+  const long = await going.prompt('Once upon a time');
+  const longTokens = await (await LanguageModel.create(greedy)).measureContextUsage([{ role: 'assistant', content: long }]);
+  expect('a reply goes on past the window after evicting', goingOverflows >= 1 && longTokens > room && going.contextUsage <= going.contextWindow, [goingOverflows, longTokens, room, going.contextUsage]);
   await filled.prompt('The end', bounded);
   expect('contextUsage within the window after the next prompt', filled.contextUsage <= filled.contextWindow, filled.contextUsage);
 
