@@ -12,7 +12,8 @@
 //	cmd/worker          the edge build: httpapi on Cloudflare Workers
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	cmd/worker/internal/modelsource  its model from R2, a URL or static assets, read by range into Go memory
-//	cmd/worker/internal/jspromise  its calls into JavaScript: exceptions as errors, promises awaited
+//	cmd/internal/servecli  what every host of `wasmlm serve` shares: its flags and their checks, the handler's options, its log lines
+//	cmd/internal/jspromise  calls into JavaScript (edge worker, the npm package's serve): exceptions as errors, promises awaited
 //	jsbridge            the engine as a JavaScript object (syscall/js)
 //	jsbridge/jshttp     HTTP between JavaScript and an http.Handler: the page's serveHTTP and the edge worker share it
 //	webgpu              engine/gpu's Host over the browser's navigator.gpu (syscall/js)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/wasmlm/wasmlm/cmd/internal/servecli"
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/models"
 )
@@ -63,11 +64,7 @@ func (m *modelFlags) load() (*engine.Model, error) {
 
 // kvTypeFlag registers -kv-type, the KV cache type of the sessions a
 // command makes.
-func kvTypeFlag(fs *flag.FlagSet) *engine.KVType {
-	t := new(engine.KVType)
-	fs.TextVar(t, "kv-type", engine.KVAuto, "the KV cache type, `auto|f16|f32`: f16 holds keys and values in half the memory; auto is f16 for models of more than 100M parameters, f32 for smaller ones")
-	return t
-}
+func kvTypeFlag(fs *flag.FlagSet) *engine.KVType { return servecli.KVTypeFlag(fs) }
 
 // threadsFlag registers -threads, how many threads the sessions a command
 // makes split their matrix products among.

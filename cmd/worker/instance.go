@@ -241,17 +241,7 @@ func (in *instance) serveJS(_ js.Value, args []js.Value) any {
 
 // serve runs one request of serveJS.
 func (in *instance) serve(req, onResponse, signal js.Value) error {
-	header := http.Header{}
-	pairs := req.Get("headers")
-	for i := range pairs.Length() {
-		pair := pairs.Index(i)
-		header.Add(pair.Index(0).String(), pair.Index(1).String())
-	}
-	var body []byte
-	var size int64
-	if b := req.Get("body"); !b.IsUndefined() && !b.IsNull() {
-		body, size, _ = jshttp.Body(b, httpapi.DefaultMaxBodyBytes)
-	}
+	header, body, size := jshttp.Parts(req, httpapi.DefaultMaxBodyBytes)
 	// The turns' callback is released after the context ends (defers run
 	// last first), so that no turn can be asked for once it is gone.
 	turned := make(chan struct{}, 1)

@@ -25,6 +25,23 @@ func NewRequest(ctx context.Context, method, rawURL string, header http.Header, 
 	return r, nil
 }
 
+// Parts reads the header and body of a request a host's own JavaScript
+// made, {headers, body}: headers an array of [name, value] pairs, body a
+// Uint8Array, an ArrayBuffer or undefined, read as Body reads it (size is
+// its whole length).
+func Parts(req js.Value, limit int) (header http.Header, body []byte, size int64) {
+	header = http.Header{}
+	pairs := req.Get("headers")
+	for i := range pairs.Length() {
+		pair := pairs.Index(i)
+		header.Add(pair.Index(0).String(), pair.Index(1).String())
+	}
+	if b := req.Get("body"); !b.IsUndefined() && !b.IsNull() {
+		body, size, _ = Body(b, limit)
+	}
+	return header, body, size
+}
+
 // Body copies a request body, a Uint8Array or an ArrayBuffer, into Go
 // memory, but not more than limit+1 bytes (one byte beyond a handler's
 // limit tells it the body is too large); size is the body's whole length.

@@ -7,7 +7,7 @@ import (
 	"syscall/js"
 	"time"
 
-	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
+	"github.com/wasmlm/wasmlm/cmd/internal/jspromise"
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 

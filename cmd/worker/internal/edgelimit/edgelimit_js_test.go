@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
+	"github.com/wasmlm/wasmlm/cmd/internal/jspromise"
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 

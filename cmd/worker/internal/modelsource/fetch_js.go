@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
+	"github.com/wasmlm/wasmlm/cmd/internal/jspromise"
 )
 
 // Fetch is a Store of URLs read with HTTP Range requests through a fetch

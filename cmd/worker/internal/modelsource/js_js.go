@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
+	"github.com/wasmlm/wasmlm/cmd/internal/jspromise"
 )
 
 // jsChunk is bytes in a JavaScript Uint8Array.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"syscall/js"
 
-	"github.com/wasmlm/wasmlm/cmd/worker/internal/jspromise"
+	"github.com/wasmlm/wasmlm/cmd/internal/jspromise"
 )
 
 // R2 is a Store of the objects of an R2 bucket binding, read with the

@@ -1,4 +1,5 @@
-// Package jspromise is how the edge worker's Go code waits for JavaScript:
+// Package jspromise is how Go code in a JavaScript host (the edge worker,
+// the npm package's `wasmlm serve`) calls and waits for JavaScript:
 // a method called with its exception as an error, a promise awaited with
 // a context. It builds only for GOOS=js GOARCH=wasm.
 package jspromise

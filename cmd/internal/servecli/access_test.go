@@ -1,6 +1,6 @@
 //go:build !js
 
-package main
+package servecli
 
 import (
 	"bytes"
@@ -29,24 +29,24 @@ func TestAccessFlags(t *testing.T) {
 	bad := write("bad", "sk-ok\nsk bad\n")
 	for _, tc := range []struct {
 		name     string
-		flags    accessFlags
+		flags    Access
 		keys     int // -1: no key ring
 		limiter  bool
 		errMatch string
 	}{
-		{"nothing", accessFlags{}, -1, false, ""},
-		{"limits without keys", accessFlags{rateLimit: 10}, -1, true, ""},
-		{"a token limit", accessFlags{tokenLimit: 1000}, -1, true, ""},
-		{"keys on the command line", accessFlags{keys: stringList{"sk-a", "sk-b"}}, 2, false, ""},
-		{"a key file and a key", accessFlags{keys: stringList{"sk-a"}, keyFile: good, rateLimit: 1}, 3, true, ""},
-		{"an empty key file still requires a key", accessFlags{keyFile: empty}, 0, false, ""},
-		{"a missing key file", accessFlags{keyFile: filepath.Join(dir, "none")}, 0, false, "-api-key-file: open"},
-		{"a bad line", accessFlags{keyFile: bad}, 0, false, "bad: line 2"},
-		{"a bad key", accessFlags{keys: stringList{"sk a"}}, 0, false, "API key 1"},
-		{"a negative limit", accessFlags{rateLimit: -1}, 0, false, "-rate-limit and -token-limit must be >= 0"},
+		{"nothing", Access{}, -1, false, ""},
+		{"limits without keys", Access{rateLimit: 10}, -1, true, ""},
+		{"a token limit", Access{tokenLimit: 1000}, -1, true, ""},
+		{"keys on the command line", Access{keys: stringList{"sk-a", "sk-b"}}, 2, false, ""},
+		{"a key file and a key", Access{keys: stringList{"sk-a"}, keyFile: good, rateLimit: 1}, 3, true, ""},
+		{"an empty key file still requires a key", Access{keyFile: empty}, 0, false, ""},
+		{"a missing key file", Access{keyFile: filepath.Join(dir, "none")}, 0, false, "-api-key-file: open"},
+		{"a bad line", Access{keyFile: bad}, 0, false, "bad: line 2"},
+		{"a bad key", Access{keys: stringList{"sk a"}}, 0, false, "API key 1"},
+		{"a negative limit", Access{rateLimit: -1}, 0, false, "-rate-limit and -token-limit must be >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ring, limiter, err := tc.flags.options()
+			ring, limiter, err := tc.flags.Options()
 			if tc.errMatch != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.errMatch)
@@ -85,7 +85,7 @@ func TestWarnUnauthenticated(t *testing.T) {
 		addr, err := net.ResolveTCPAddr("tcp", tc.addr)
 		require.NoError(t, err)
 		var log bytes.Buffer
-		(&accessFlags{allowUnauthenticated: tc.allow}).warnUnauthenticated(addr, tc.ring, &log)
+		(&Access{allowUnauthenticated: tc.allow}).WarnUnauthenticated(addr, tc.ring, &log)
 		if tc.warn {
 			assert.Contains(t, log.String(), "WARNING: listening on "+addr.String()+" without an API key", tc.addr)
 		} else {
@@ -102,15 +102,15 @@ func TestAccessDescribed(t *testing.T) {
 	two, err := httpapi.NewKeyRing("sk-a", "sk-b")
 	require.NoError(t, err)
 	for _, tc := range []struct {
-		flags accessFlags
+		flags Access
 		ring  *httpapi.KeyRing
 		want  string
 	}{
-		{accessFlags{}, nil, "no API key required"},
-		{accessFlags{rateLimit: 60}, nil, "no API key required, 60 requests/min per client address"},
-		{accessFlags{tokenLimit: 1000}, two, "2 API keys accepted, 1000 tokens/min per key"},
-		{accessFlags{}, none, "no API key accepted: every API request refused"},
+		{Access{}, nil, "no API key required"},
+		{Access{rateLimit: 60}, nil, "no API key required, 60 requests/min per client address"},
+		{Access{tokenLimit: 1000}, two, "2 API keys accepted, 1000 tokens/min per key"},
+		{Access{}, none, "no API key accepted: every API request refused"},
 	} {
-		assert.Equal(t, tc.want, tc.flags.describe(tc.ring))
+		assert.Equal(t, tc.want, tc.flags.Describe(tc.ring))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package servecli
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 
-// accessFlags are serve's flags for who may use the API, and how much.
-type accessFlags struct {
+// Access are serve's flags for who may use the API, and how much.
+type Access struct {
 	keys                 stringList
 	keyFile              string
 	allowUnauthenticated bool
@@ -22,7 +22,7 @@ type accessFlags struct {
 	tokenLimit           int
 }
 
-func (a *accessFlags) register(fs *flag.FlagSet) {
+func (a *Access) Register(fs *flag.FlagSet) {
 	fs.Var(&a.keys, "api-key", "an API key the API requires (Authorization: Bearer KEY); repeatable. Visible to other local users in the process list: prefer -api-key-file")
 	fs.StringVar(&a.keyFile, "api-key-file", "", "a file of API keys, one per line (# comments); re-read on SIGHUP. Once given, the API requires a key, even when the file holds none")
 	fs.BoolVar(&a.allowUnauthenticated, "allow-unauthenticated", false, "serve without a key on an address beyond loopback without the warning")
@@ -30,9 +30,9 @@ func (a *accessFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.tokenLimit, "token-limit", 0, "tokens per minute each key (without keys: each client address) may use: a request reserves the most it can (prompt and max_tokens; embeddings' tokens) when admitted and gets back what it did not use (0: no limit)")
 }
 
-// options builds the handler's key ring (nil: no key required) and limiter
+// Options builds the handler's key ring (nil: no key required) and limiter
 // (nil: no limits) from the flags, reading the key file.
-func (a *accessFlags) options() (*httpapi.KeyRing, httpapi.Limiter, error) {
+func (a *Access) Options() (*httpapi.KeyRing, httpapi.Limiter, error) {
 	if a.rateLimit < 0 || a.tokenLimit < 0 {
 		return nil, nil, errors.New("-rate-limit and -token-limit must be >= 0")
 	}
@@ -58,7 +58,7 @@ func (a *accessFlags) options() (*httpapi.KeyRing, httpapi.Limiter, error) {
 }
 
 // readKeys returns the keys of -api-key and of -api-key-file.
-func (a *accessFlags) readKeys() ([]string, error) {
+func (a *Access) readKeys() ([]string, error) {
 	keys := append([]string(nil), a.keys...)
 	if a.keyFile == "" {
 		return keys, nil
@@ -75,12 +75,12 @@ func (a *accessFlags) readKeys() ([]string, error) {
 	return append(keys, more...), nil
 }
 
-// reloadKeysOnHangup handles SIGHUP until ctx ends: it re-reads the key
+// ReloadKeysOnHangup handles SIGHUP until ctx ends: it re-reads the key
 // file into ring, saying on log how many keys it now holds (a file it
 // cannot read or parse leaves the keys as they were, and says why); without
 // a key file it only says there is none to re-read, rather than letting the
 // signal end the server (its default) as a reload meant for it arrives.
-func (a *accessFlags) reloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, log io.Writer) {
+func (a *Access) ReloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, log io.Writer) {
 	if len(hangupSignals) == 0 {
 		return
 	}
@@ -119,9 +119,9 @@ func plural(n int, thing string) string {
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
-// describe says, for serve's start-up line, who may use the API and how
+// Describe says, for serve's start-up line, who may use the API and how
 // much.
-func (a *accessFlags) describe(ring *httpapi.KeyRing) string {
+func (a *Access) Describe(ring *httpapi.KeyRing) string {
 	s := "no API key required"
 	if ring != nil {
 		s = plural(ring.Len(), "API key") + " accepted"
@@ -145,9 +145,9 @@ func (a *accessFlags) describe(ring *httpapi.KeyRing) string {
 	return s
 }
 
-// warnUnauthenticated says, unless -allow-unauthenticated, what it means
+// WarnUnauthenticated says, unless -allow-unauthenticated, what it means
 // to serve without keys on an address other machines can reach.
-func (a *accessFlags) warnUnauthenticated(addr net.Addr, ring *httpapi.KeyRing, log io.Writer) {
+func (a *Access) WarnUnauthenticated(addr net.Addr, ring *httpapi.KeyRing, log io.Writer) {
 	if ring != nil || a.allowUnauthenticated {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package servecli
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 	"github.com/wasmlm/wasmlm/httpapi"
 )
 
-// hostNames reads the -allow-host names; "*" (any name) is nil.
-func hostNames(allowed []string) (map[string]bool, error) {
+// HostNames reads the -allow-host names; "*" (any name) is nil.
+func HostNames(allowed []string) (map[string]bool, error) {
 	names := map[string]bool{}
 	for _, a := range allowed {
 		if a == "*" {
@@ -28,7 +28,7 @@ func hostNames(allowed []string) (map[string]bool, error) {
 	return names, nil
 }
 
-// hostPolicy is the Host allow-list of a server listening on addr, for
+// HostPolicy is the Host allow-list of a server listening on addr, for
 // httpapi.Options.AllowHost; names are the -allow-host names (nil: any
 // name, so no check). Without it, a page of any site could reach a server on
 // 127.0.0.1 by DNS rebinding: its own name, resolved again to 127.0.0.1,
@@ -42,7 +42,7 @@ func hostNames(allowed []string) (map[string]bool, error) {
 //
 // A name such as myhost.lan, through which a server on the LAN is reached,
 // needs -allow-host: the check cannot tell it from an attacker's.
-func hostPolicy(addr net.Addr, names map[string]bool) func(string) bool {
+func HostPolicy(addr net.Addr, names map[string]bool) func(string) bool {
 	if names == nil {
 		return nil
 	}
@@ -59,7 +59,7 @@ func hostPolicy(addr net.Addr, names map[string]bool) func(string) bool {
 	}
 }
 
-// corsOrigin checks -cors and writes it as browsers write the Origin header
+// CORSOrigin checks -cors and writes it as browsers write the Origin header
 // (the URL standard's serialisation of an origin), since the handler
 // compares the two as strings: "", "*", or scheme://host[:port] with the
 // scheme and host in lower case, no port when it is the scheme's default
@@ -69,7 +69,7 @@ func hostPolicy(addr net.Addr, names map[string]bool) func(string) bool {
 // naming it: no browser sends such an origin. A name is otherwise left as
 // given: an internationalised one must be given in its punycode (xn--)
 // form, the one browsers send.
-func corsOrigin(origin string) (string, error) {
+func CORSOrigin(origin string) (string, error) {
 	if origin == "" || origin == "*" {
 		return origin, nil
 	}
