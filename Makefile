@@ -177,8 +177,9 @@ test-e2e-browser: web
 	WASMLM_WEB_DIST="$(abspath $(WEB_DIST))" $(GO) test -count=1 -run '^TestBrowser' ./tests/e2e/
 
 ## test-e2e-npm: the npm package packed and installed as an app would: its contents, Node.js, Deno and Bun, apps built with Vite
-## and webpack, and a page importing it from another origin (a CDN), in headless Chromium (needs npm ci; installs Deno's and
-## Bun's binaries itself, tests/runtimes/package-lock.json: some 195 MB that the repository's npm ci leaves out)
+## and webpack, and a page importing it from another origin (a CDN), in headless Chromium; npx wasmlm serve beside the Go CLI's
+## serve, driven by the openai client (needs npm ci; installs Deno's and Bun's binaries itself, tests/runtimes/package-lock.json:
+## some 195 MB that the repository's npm ci leaves out)
 test-e2e-npm: npm
 	tools/npm-ci.sh tests/runtimes
 	WASMLM_NPM_BUILD="$(abspath $(NPM_DIR))" $(GO) test -count=1 -run '^TestNPM' ./tests/e2e/

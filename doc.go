@@ -8,7 +8,7 @@
 // for bench -gen):
 //
 //	cmd/wasmlm          the command-line tool: generate, tokenize, info, serve, bench
-//	cmd/wasm            the browser build: registers the jsbridge binding
+//	cmd/wasm            the browser build: registers the jsbridge binding (the serving build also runs the npm package's `wasmlm serve` in Node.js)
 //	cmd/worker          the edge build: httpapi on Cloudflare Workers
 //	cmd/worker/internal/edgelimit  its rate limits, kept in the isolate's JavaScript
 //	cmd/worker/internal/modelsource  its model from R2, a URL or static assets, read by range into Go memory

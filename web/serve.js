@@ -37,7 +37,7 @@ export function servesNowhere() {
   if (globalThis.document) return null;
   return codedError('serve_failed', 'wasmlm: lm.serve needs a browser page: it answers the page\'s own fetches through a Service Worker, which Node.js, Deno, Bun and workers do not have. ' +
     'Here, call the model directly (lm.chat.completions.create and lm.embeddings.create take OpenAI\'s requests and give its answers), ' +
-    'or serve the OpenAI HTTP API with the Go CLI: wasmlm serve -m model.gguf -addr 127.0.0.1:8080 (go run ./cmd/wasmlm serve in a clone of wasmlm), or package httpapi in a Go server');
+    'or serve the OpenAI HTTP API from this package: npx wasmlm serve -m model.gguf -addr 127.0.0.1:8080 (or with the Go CLI: wasmlm serve, the same flags)');
 }
 
 /**

@@ -96,7 +96,14 @@ var serveAddrRE = regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`)
 // kills it if it is still running.
 func startServe(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(serveBinary(t), append([]string{"serve", "-addr", "127.0.0.1:0", "-web", ""}, args...)...)
+	return startServer(t, exec.Command(serveBinary(t), append([]string{"serve", "-addr", "127.0.0.1:0", "-web", ""}, args...)...))
+}
+
+// startServer starts cmd, a `wasmlm serve` (the Go CLI's or the npm
+// package's), and waits for its start-up line. The test's cleanup kills it
+// if it is still running.
+func startServer(t *testing.T, cmd *exec.Cmd) *serveProcess {
+	t.Helper()
 	p := &serveProcess{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stderr, p.stderr
 	setDeathSignal(cmd)

@@ -100,6 +100,7 @@ func TestNPMPackContents(t *testing.T) {
 		"models/LICENSE", "models/" + models.DefaultFile, "package.json", "reader.js", "serve.js", "sha256.js", "shared.js", "shared-worker.js", "simd.js", "version.js",
 		"wasm_exec.js", "wasmlm-serve.wasm", "wasmlm-simd-relaxed.wasm", "wasmlm-simd.wasm", "wasmlm.d.ts", "wasmlm.js",
 		"wasmlm.node-fetch.js", "wasmlm.node-worker.js", "wasmlm.node.js", "wasmlm.sw.js", "wasmlm.wasm", "wasmlm.worker.js",
+		"wasmlm-cli.js",
 	}
 	slices.Sort(want)
 	assert.Equal(t, want, got, "the files npm pack puts in the package")
@@ -115,6 +116,7 @@ func TestNPMPackContents(t *testing.T) {
 	require.NoError(t, err)
 	var manifest struct {
 		Exports map[string]any `json:"exports"`
+		Bin     map[string]any `json:"bin"`
 		License string         `json:"license"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &manifest))
@@ -139,6 +141,10 @@ func TestNPMPackContents(t *testing.T) {
 	for _, target := range targets {
 		assert.Contains(t, got, target, "package.json's exports name %s", target)
 	}
+	// Its command line, npx wasmlm (TestNPMServeCommandLine runs it).
+	targets = nil
+	walk(manifest.Bin)
+	assert.Equal(t, []string{"wasmlm-cli.js"}, targets, "package.json's bin: wasmlm")
 
 	// web/README.md's "N MB packed (M MB unpacked)", to a tenth of a megabyte.
 	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "web", "README.md"))

@@ -63,7 +63,7 @@ func manifest(version string) object {
 	return object{
 		{"name", "wasmlm"},
 		{"version", version},
-		{"description", "Run a language model (GGUF: Llama, Qwen3, Gemma 3, BERT embeddings, ...) entirely on the client: in a Web Worker in the browser, in a worker thread in Node.js, Deno and Bun. Pure Go compiled to WebAssembly, SIMD128 kernels, no server."},
+		{"description", "Run a language model (GGUF: Llama, Qwen3, Gemma 3, BERT embeddings, ...) entirely on the client: in a Web Worker in the browser, in a worker thread in Node.js, Deno and Bun. Pure Go compiled to WebAssembly, SIMD128 kernels, no server needed; npx wasmlm serve serves the OpenAI-compatible HTTP API from Node.js."},
 		{"license", "MIT"},
 		{"homepage", "https://github.com/wasmlm/wasmlm#readme"},
 		{"repository", object{{"type", "git"}, {"url", "git+https://github.com/wasmlm/wasmlm.git"}}},
@@ -74,6 +74,7 @@ func manifest(version string) object {
 		{"module", "./wasmlm.js"},
 		{"browser", "./wasmlm.js"},
 		{"types", "./wasmlm.d.ts"},
+		{"bin", object{{"wasmlm", "./wasmlm-cli.js"}}},
 		{"exports", object{
 			{".", object{
 				{"types", "./wasmlm.d.ts"},
