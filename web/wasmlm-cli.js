@@ -59,7 +59,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-async function fetchModel(url) {
+// fetchModel reads an http(s) URL, or a Hugging Face file named
+// hf:owner/repo/file.gguf[@revision] from HF_ENDPOINT (https://huggingface.co
+// unset), as the package's load resolves it.
+async function fetchModel(source) {
+  const { checkHFEndpoint, hfURL, HF_ENDPOINT } = await import('./load.js');
+  const url = hfURL(source, checkHFEndpoint(process.env.HF_ENDPOINT || HF_ENDPOINT), '-m');
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status} ${response.statusText}`);
   return new Uint8Array(await response.arrayBuffer());

@@ -28,7 +28,8 @@ import (
 //
 //	defaultModel             the path of the package's default model
 //	defaultName              the name the API gives it
-//	fetchModel(url)          a Promise of a URL's bytes (a Uint8Array)
+//	fetchModel(url)          a Promise of the bytes (a Uint8Array) of an http(s)
+//	                         URL or of hf:owner/repo/file.gguf[@revision]
 //	listen(config, serve)    a Promise of the address ("host:port") a node:http
 //	                         server listens on, config {addr, readTimeout,
 //	                         idleTimeout, maxConns, maxHeaderBytes, maxBodyBytes}
@@ -65,7 +66,7 @@ func runCommand(args []string) int {
 func runServe(host js.Value, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	model := fs.String("m", "", "model: a GGUF file's path or http(s) URL (default: the package's "+host.Get("defaultName").String()+")")
+	model := fs.String("m", "", "model: a GGUF file's path, http(s) URL, or hf:owner/repo/file.gguf[@revision], downloaded from Hugging Face (HF_ENDPOINT) (default: the package's "+host.Get("defaultName").String()+")")
 	var f servecli.Flags
 	f.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -129,12 +130,13 @@ func runServe(host js.Value, args []string) int {
 }
 
 // loadModel reads the model: a path (through Node's fs, which Go's
-// file calls use here), a URL (fetched by Node), or the package's default.
+// file calls use here), a URL or an hf: shorthand (fetched by Node), or the
+// package's default.
 func loadModel(host js.Value, path string) (*engine.Model, error) {
 	var data []byte
 	var err error
 	switch {
-	case strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://"):
+	case strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") || strings.HasPrefix(strings.ToLower(path), "hf:"):
 		var v js.Value
 		if v, err = jspromise.AwaitCall(context.Background(), host, "fetchModel", path); err == nil {
 			data = make([]byte, v.Length())

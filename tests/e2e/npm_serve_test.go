@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -35,9 +36,15 @@ var nativeOnlyFlags = []string{"slot-save-path", "threads", "tokenizer", "web"}
 // port of 127.0.0.1, with args.
 func npmServe(t *testing.T, app string, args ...string) *serveProcess {
 	t.Helper()
+	return startServer(t, npmServeCmd(app, args...))
+}
+
+// npmServeCmd is the installed package's `wasmlm serve` in app, on a free
+// port of 127.0.0.1, with args.
+func npmServeCmd(app string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(app, "node_modules", ".bin", "wasmlm"), append([]string{"serve", "-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = app
-	return startServer(t, cmd)
+	return cmd
 }
 
 // exited runs a command that exits by itself, and returns its exit code,
@@ -205,17 +212,20 @@ func logOverhead(t *testing.T, npmURL, nativeURL string) {
 		best(npmURL+"/v1/completions", "POST", one), best(nativeURL+"/v1/completions", "POST", one))
 }
 
-// TestNPMServeAbortAndStop: npx wasmlm serve loads a model from a URL,
+// TestNPMServeAbortAndStop: npx wasmlm serve loads a model named
+// hf:owner/repo/file.gguf from HF_ENDPOINT (a local stand-in for the Hub),
 // streams each token as it is generated, stops a generation whose client
 // closed the connection (the log says abort, long before its max_tokens), and
 // on SIGTERM stops and exits 0.
 func TestNPMServeAbortAndStop(t *testing.T) {
 	app := npmApp(t, nil)
 	dir := filepath.Dir(slowModel(t))
-	files := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(files.Close)
-	p := npmServe(t, app, "-m", files.URL+"/slow.gguf")
-	assert.Contains(t, p.stderr.String(), "serve: slow (context 1024,", "the model's name is its URL's file name")
+	hub := httptest.NewServer(http.StripPrefix("/acme/slow-GGUF/resolve/v1/", http.FileServer(http.Dir(dir))))
+	t.Cleanup(hub.Close)
+	cmd := npmServeCmd(app, "-m", "hf:acme/slow-GGUF/slow.gguf@v1")
+	cmd.Env = append(os.Environ(), "HF_ENDPOINT="+hub.URL)
+	p := startServer(t, cmd)
+	assert.Contains(t, p.stderr.String(), "serve: slow (context 1024,", "the model's name is its file's")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -201,13 +201,17 @@ func (f *Flags) Started(log io.Writer, api *httpapi.Handler, model *engine.Model
 func DefaultSlots() int { return min(runtime.GOMAXPROCS(0), 4) }
 
 // ModelName is the id the API reports: defaultName for no path, or the
-// model file's name without its extension (of a URL, its path's).
+// model file's name without its extension (of a URL, its path's; of
+// hf:owner/repo/file.gguf[@revision], the file's).
 func ModelName(path, defaultName string) string {
 	if path == "" {
 		return defaultName
 	}
 	if i := strings.IndexAny(path, "?#"); i >= 0 && strings.Contains(path, "://") {
 		path = path[:i]
+	}
+	if i := strings.LastIndex(path, "@"); i >= 0 && strings.HasPrefix(strings.ToLower(path), "hf:") {
+		path = path[:i] // hf:owner/repo/file.gguf@revision
 	}
 	base := filepath.Base(path)
 	if prefix, _, _, ok := gguf.ParseSplitPath(base); ok {

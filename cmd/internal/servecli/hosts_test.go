@@ -107,6 +107,7 @@ func TestModelName(t *testing.T) {
 		{"/models/stories260K-Q8_0.gguf", "stories260K-Q8_0"},
 		{"/models/tinyllama-Q4_K-00001-of-00003.gguf", "tinyllama-Q4_K"},
 		{"https://huggingface.co/o/r/resolve/main/qwen3-0.6b-q8_0.gguf?download=true", "qwen3-0.6b-q8_0"},
+		{"hf:o/r/sub/qwen3-0.6b-q8_0.gguf@v1.0", "qwen3-0.6b-q8_0"},
 	} {
 		assert.Equal(t, tc.want, ModelName(tc.path, "default"), tc.path)
 	}
