@@ -86,8 +86,9 @@ type GenerateOptions struct {
 	ContextShift bool
 	// ShiftKeep is how many tokens at the start of the context a shift
 	// keeps, BOS included (the hosts add the BOS to the n_keep they are
-	// given, as llama.cpp does): 0 keeps none. At most the context less 4
-	// are kept (llama.cpp's bound).
+	// given, as llama.cpp does): 0 keeps none. At most the prompt's tokens
+	// and the context less 4 are kept (llama.cpp's bounds), so a shift
+	// never keeps generated tokens.
 	ShiftKeep int
 }
 
@@ -180,6 +181,8 @@ func (s *Session) GenerateTokens(ctx context.Context, prompt []int, opts Generat
 	}
 	res = Result{PromptTokens: append([]int(nil), prompt...)}
 	shifts := opts.ContextShift && s.dev == nil && m.ShiftSupport() == nil
+	// A shift keeps at most the prompt: never the generated tokens.
+	opts.ShiftKeep = min(opts.ShiftKeep, len(prompt))
 	if shifts && len(prompt) > s.context {
 		prompt = s.cutPrompt(prompt, opts.ShiftKeep, &res)
 	}

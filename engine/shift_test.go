@@ -174,6 +174,30 @@ func TestGenerateShiftsTheContext(t *testing.T) {
 	}
 }
 
+// TestShiftKeepsAtMostThePrompt: a ShiftKeep past the prompt's length
+// keeps the prompt and no generated token, as llama.cpp clamps n_keep to
+// the prompt: the generation shifts as one that asks for the prompt's
+// length exactly, not in steps of a token or two.
+func TestShiftKeepsAtMostThePrompt(t *testing.T) {
+	m, err := Load(testmodel.GGUF(t, shiftCases()[0]), LoadOptions{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	prompt := []int{1, 40, 41, 42, 43, 44, 45, 46, 47, 48}
+	exact := GenerateOptions{MaxTokens: 70, ContextShift: true, ShiftKeep: len(prompt), StopTokens: nil}
+	want, err := newShiftSession(t, m, KVF32).GenerateTokens(ctx, prompt, exact, nil)
+	require.NoError(t, err)
+	require.Len(t, want.Tokens, 70)
+	// (40-10)/2 = 15 dropped a shift.
+	assert.Equal(t, 15*want.Shifts, want.ShiftedTokens)
+	over := exact
+	over.ShiftKeep = 600
+	got, err := newShiftSession(t, m, KVF32).GenerateTokens(ctx, prompt, over, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Shifts, got.Shifts)
+	assert.Equal(t, want.ShiftedTokens, got.ShiftedTokens)
+	assert.Equal(t, want.Tokens, got.Tokens)
+}
+
 // TestGenerateCutsALongPrompt: with ContextShift a prompt longer than the
 // context is cut as shifts would have cut it (the kept tokens, then the
 // latest after whole blocks of half the rest), and a generation from the
