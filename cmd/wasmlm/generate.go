@@ -199,9 +199,13 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stdout)
 	}
 	t := res.Timings
-	fmt.Fprintf(stderr, "seed %d; %d prompt tokens, %d generated (%s); first token after %v; prefill %.1f tok/s, decode %.1f tok/s; KV cache %s\n",
+	prefill := fmt.Sprintf("prefill %.1f tok/s", t.PrefillTokensPerSecond())
+	if t.PrefillTokens == 0 {
+		prefill = "prefill none (the prompt cache held the prompt)"
+	}
+	fmt.Fprintf(stderr, "seed %d; %d prompt tokens, %d generated (%s); first token after %v; %s, decode %.1f tok/s; KV cache %s\n",
 		s, len(res.PromptTokens), len(res.Tokens), res.FinishReason, t.TimeToFirstToken.Round(time.Microsecond),
-		t.PrefillTokensPerSecond(), t.DecodeTokensPerSecond(), session.KVType())
+		prefill, t.DecodeTokensPerSecond(), session.KVType())
 	if res.Shifts > 0 {
 		fmt.Fprintf(stderr, "context shifted %d times, %d tokens dropped\n", res.Shifts, res.ShiftedTokens)
 	}

@@ -40,6 +40,10 @@ func TestGeneratePromptCache(t *testing.T) {
 	same, err := os.Stat(cache)
 	require.NoError(t, err)
 	assert.Equal(t, saved.ModTime(), same.ModTime(), "a cache that held the whole prompt is not written again")
+	code, _, errOut := runCLI(t, "generate", "-p", prompt, "-temp", "0", "-n", "2", "-prompt-cache", cache)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "; prefill none (the prompt cache held the prompt), decode ", "no rate of nothing evaluated")
+	assert.NotContains(t, errOut, "prefill 0.0 tok/s")
 
 	longer := prompt + " named Max."
 	wantLonger := generate(longer)
@@ -47,7 +51,7 @@ func TestGeneratePromptCache(t *testing.T) {
 	assert.Equal(t, wantLonger.Tokens, gotLonger.Tokens, "a prompt that extends the cached one")
 	assert.Equal(t, len(wantLonger.PromptTokens)-len(want.PromptTokens), gotLonger.Timings.PrefillTokens, "only the new tokens are evaluated")
 
-	code, _, errOut := runCLI(t, "generate", "-m", "../../engine/testdata/gguf/stories260K-F32.gguf", "-p", prompt, "-n", "2", "-prompt-cache", cache)
+	code, _, errOut = runCLI(t, "generate", "-m", "../../engine/testdata/gguf/stories260K-F32.gguf", "-p", prompt, "-n", "2", "-prompt-cache", cache)
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, "saved by another model")
 	assert.Contains(t, errOut, "delete "+cache)
