@@ -207,10 +207,16 @@ export function setupChat(host) {
     chat.restored = restored;
     chat.restoring = false;
     el.restored.hidden = false;
+    // The conversation's tokens, as the context's line counts them; a reply
+    // a limit cut leaves its last token unevaluated (the next turn's first),
+    // so the session may hold one less: the notice says so.
+    const used = showRestoredContext(restored.tokens ?? null);
+    const held = used != null && used > restored.tokens
+      ? `${restored.tokens} of its ${used} tokens came back in the model's session (the last reply's last token is evaluated with the next turn)`
+      : `its ${restored.tokens} tokens came back in the model's session`;
     el.restored.textContent = restored.error == null
-      ? `Conversation restored: its ${restored.tokens} tokens came back in the model's session from storage in ${restored.ms.toFixed(0)} ms, not evaluated again.`
+      ? `Conversation restored: ${held} from storage in ${restored.ms.toFixed(0)} ms, not evaluated again.`
       : `Conversation restored, but not its session (${restored.error}): the next reply evaluates the conversation again.`;
-    showRestoredContext(restored.tokens ?? null);
     update();
   }
 
@@ -294,13 +300,15 @@ export function setupChat(host) {
   /**
    * The context's line of a restored conversation: its last turn's, as the
    * line said before the reload (its kept stats), or else the restored
-   * session's tokens (tokens; null: none restored).
+   * session's tokens (tokens; null: none restored). Returns the tokens the
+   * line shows (null: none).
    */
   function showRestoredContext(tokens) {
     const last = chat.messages.findLast((m) => m.stats != null)?.stats;
     const dropped = last?.shiftedTokens ?? 0;
-    if (last) showUsed(last.promptTokens + last.completionTokens - dropped, dropped);
-    else if (tokens != null) showUsed(tokens, 0);
+    const used = last ? last.promptTokens + last.completionTokens - dropped : tokens;
+    if (used != null) showUsed(used, last ? dropped : 0);
+    return used;
   }
 
   /** The context's line: used of its tokens, and the oldest dropped by a shift. */
