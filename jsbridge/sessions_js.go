@@ -22,8 +22,9 @@ import (
 //	closeSession(id) → {open, allocated}: the session freed, once the calls
 //	                   queued before it are done; closing one that is not
 //	                   open does nothing
-//	sessions()       → {open, allocated}: how many sessions are open, and
-//	                   how many of them have their KV cache
+//	sessions()       → {open, allocated, own}: how many sessions are open,
+//	                   how many of them have their KV cache, and whether
+//	                   session 0 has its own
 //
 // Session 0, which every call uses without a session field, is the
 // binding's own (current), always open. Sessions are for a whole model: a
@@ -87,7 +88,9 @@ func (b *Binding) parseSessions([]js.Value) (work, error) {
 	return func() (any, error) { return b.sessionCounts(), nil }, nil
 }
 
-// sessionCounts is {open, allocated} of the opened sessions.
+// sessionCounts is {open, allocated} of the opened sessions, and own:
+// whether session 0, the binding's own, has been made (its KV cache
+// allocated).
 func (b *Binding) sessionCounts() map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -97,7 +100,7 @@ func (b *Binding) sessionCounts() map[string]any {
 			allocated++
 		}
 	}
-	return map[string]any{"open": len(b.extra.open), "allocated": allocated}
+	return map[string]any{"open": len(b.extra.open), "allocated": allocated, "own": b.session != nil}
 }
 
 // sessionFor returns the loaded model and session id's engine session

@@ -44,6 +44,8 @@ func TestSessionsKeepTheirOwnConversations(t *testing.T) {
 	}
 	assert.Equal(t, 2, mustCall(t, b, "sessions").Get("allocated").Int())
 	own := mustCall(t, b, "generate", "The sun", greedy(4))
+	assert.True(t, mustCall(t, b, "sessions").Get("own").Bool(), "the binding's own session, made by its first call")
+	assert.Equal(t, 2, mustCall(t, b, "sessions").Get("open").Int(), "open counts openSession's")
 	assert.Equal(t, len(ints(own.Get("promptTokens"))), own.Get("timings").Get("prefillTokens").Int(), "the binding's own session started empty")
 	for i, id := range ids {
 		next := openings[i] + firsts[i].Get("text").String() + " Then"

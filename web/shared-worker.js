@@ -14,7 +14,9 @@
 //   stats  {}      {shared, loads, tabs, connections, sessions: {open,
 //                  allocated}, wasmMemoryBytes} (a dedicated worker answers
 //                  too): tabs counts the pages (each one's Web Locks client
-//                  id), connections their loads (a page may load twice)
+//                  id), connections their loads (a page may load twice);
+//                  sessions, in a SharedWorker the tabs' (openSession's),
+//                  in a dedicated worker the page's own (session 0) too
 
 /** Whether this script runs in a SharedWorker. */
 export function isSharedWorker() {
@@ -117,15 +119,20 @@ export async function sharedRequest(b, m, c, memory) {
     case 'detach':
       await detach(c);
       return null;
-    case 'stats':
+    case 'stats': {
+      // A dedicated worker's page runs in the binding's own session 0,
+      // which openSession's count leaves out.
+      const { open, allocated, own } = await b.sessions();
+      const sessions = isSharedWorker() ? { open, allocated } : { open: open + 1, allocated: allocated + (own ? 1 : 0) };
       return {
         shared: isSharedWorker(),
         loads: isSharedWorker() ? model.loads : 1,
         tabs: new Set([...clients].map((x) => x.tab ?? x)).size,
         connections: clients.size,
-        sessions: await b.sessions(),
+        sessions,
         wasmMemoryBytes: memory ? memory.buffer.byteLength : null,
       };
+    }
   }
   throw codedError('internal', `wasmlm: unknown request ${m.type}`);
 }

@@ -1004,7 +1004,7 @@ export interface WorkerStats {
   tabs: number;
   /** The loads connected to it: a page that loads the model twice (or uses the Prompt API over a load of its own) counts twice; a dedicated worker's: 1. */
   connections: number;
-  /** The tabs' sessions: open, and allocated (their KV cache made, at their first call). A dedicated worker's page uses the engine's own session, not counted. */
+  /** The tabs' sessions: open, and allocated (their KV cache made, at their first call). A dedicated worker's: its page's session, open: 1, allocated once a call has used it. */
   sessions: { open: number; allocated: number };
   /** The worker's WebAssembly memory, in bytes (it never shrinks: its peak). */
   wasmMemoryBytes: number | null;

@@ -597,7 +597,8 @@ export class WasmLM {
    * allocated}, wasmMemoryBytes}. In a SharedWorker (shared: true): how many
    * times it loaded a model, the tabs (pages) and loads connected, their sessions (open, and with
    * their KV cache allocated), its WebAssembly memory; in a dedicated
-   * worker shared is false, and loads, tabs and sessions count this page.
+   * worker shared is false, and loads, tabs and sessions count this page
+   * (its one session allocated once a call has used it).
    */
   workerStats() {
     return this.#request({ type: 'stats' });

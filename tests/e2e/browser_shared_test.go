@@ -108,6 +108,8 @@ func TestBrowserSharedModel(t *testing.T) {
 		alone[i] = eval[sharedRun](t, tb, apiScript(sharedTurns(i, `const lm = await WasmLM.load('`+path+`');`, `lm.unload();`)))
 		require.NotEmpty(t, alone[i].Tokens)
 		assert.False(t, alone[i].Stats.Shared)
+		// A dedicated worker counts its page's session, which ran the turns.
+		assert.Equal(t, struct{ Open, Allocated int }{1, 1}, alone[i].Stats.Sessions)
 		dedicatedBytes += alone[i].Stats.WasmMemoryBytes
 	}
 
