@@ -13,7 +13,8 @@ import (
 // TestContextShiftRequests: context_shift and n_keep per request, the
 // server's default (Options.ContextShift), max_tokens required of a request
 // that may shift, and the usage that reports the shifts, on both completion
-// endpoints of a server of 64 positions.
+// endpoints of a server of 64 positions; a reply that max_tokens or the
+// context ends says "length", under a grammar too.
 func TestContextShiftRequests(t *testing.T) {
 	plain := newHandler(t, Options{ContextLength: 64})
 	shifting := newHandler(t, Options{ContextLength: 64, ContextShift: true})
@@ -32,6 +33,10 @@ func TestContextShiftRequests(t *testing.T) {
 	}{
 		{"a completion past the context", "/v1/completions",
 			`{"prompt": "Once upon a time", "max_tokens": 64, "context_shift": true, ` + greedy + `}`, plain, 200, "", 1, 31, 5},
+		{"a grammar's text past the context ends at max_tokens: length", "/v1/completions",
+			`{"prompt": "Once upon a time", "max_tokens": 64, "context_shift": true, "grammar": "root ::= [a-z ]+", ` + greedy + `}`, plain, 200, "", 1, 31, 5},
+		{"a grammar's text that fills the context: length", "/v1/completions",
+			`{"prompt": "Once upon a time", "grammar": "root ::= [a-z ]+", ` + greedy + `}`, plain, 200, "", 0, 0, 5},
 		{"n_keep keeps more", "/v1/completions",
 			`{"prompt": "Once upon a time", "max_tokens": 64, "context_shift": true, "n_keep": 4, ` + greedy + `}`, plain, 200, "", 1, 29, 5},
 		{"a chat completion past the context", "/v1/chat/completions",
