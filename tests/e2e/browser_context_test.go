@@ -42,3 +42,30 @@ func TestBrowserContextBeyondTraining(t *testing.T) {
 	assert.Contains(t, got.Memory, "model_too_large: ", "the page's memory check")
 	assert.Contains(t, got.Memory, "for 16777216 positions")
 }
+
+// TestBrowserGrammarFinishReason: in the page, a generation under a
+// grammar that maxTokens (or max_tokens) ends says 'length', though its
+// text is a whole match the grammar would let go on: lm.generate, and
+// lm.chat.completions.create whole and streamed.
+func TestBrowserGrammarFinishReason(t *testing.T) {
+	tb := newTab(t, blankPage)
+	got := eval[struct {
+		Generate, Chat, Stream string
+		Tokens                 int
+		Text                   string
+	}](t, tb, apiScript(`
+		const lm = await WasmLM.load();
+		const g = await lm.generate('', { grammar: 'root ::= "a"+', maxTokens: 100, temperature: 0 });
+		const body = { messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5, temperature: 0, grammar: 'root ::= [a-z]+' };
+		const chat = await lm.chat.completions.create(body);
+		let stream = '';
+		for await (const c of await lm.chat.completions.create({ ...body, stream: true })) stream = c.choices[0]?.finish_reason ?? stream;
+		lm.unload();
+		return { Generate: g.finishReason, Tokens: g.tokens.length, Text: g.text, Chat: chat.choices[0].finish_reason, Stream: stream };
+	`))
+	assert.Equal(t, "length", got.Generate)
+	assert.Equal(t, 100, got.Tokens)
+	assert.Regexp(t, `^a+$`, got.Text)
+	assert.Equal(t, "length", got.Chat)
+	assert.Equal(t, "length", got.Stream)
+}
