@@ -166,6 +166,9 @@ async function checks(origin, src) {
   const need = await q.measureContextUsage(huge);
   await rejects('QuotaExceededError', q.append(huge), (e) => e.name === 'QuotaExceededError' && e.requested === need && e.quota === q.contextWindow);
   expect('a refused input evicts nothing', q.contextUsage === 0, q.contextUsage);
+  // A prompt's requested also counts its reply's room: a token and the
+  // markup that closes a reply.
+  await rejects('QuotaExceededError of a prompt', q.prompt(huge), (e) => e.name === 'QuotaExceededError' && e.requested > need && e.quota === q.contextWindow);
 
   await rejects('initialPrompts past the window', LanguageModel.create({ initialPrompts: [{ role: 'system', content: huge }] }),
     (e) => e.name === 'QuotaExceededError' && e.requested > e.quota && e.quota === q.contextWindow);
