@@ -520,7 +520,8 @@ export class LanguageModel extends EventTarget {
         // A reply needs a token of room, and the markup that closes it
         // (and its prefix).
         const room = reply ? 1 + (await count([...turn, { role: 'assistant', content: prefix ?? '' }])) - (await count(turn)) : 0;
-        await this.#fit(turn, signal, room);
+        // contextoverflow fires once per call, whatever evicted or cut.
+        let fired = await this.#fit(turn, signal, room);
         if (!reply) {
           this.#turns.push(turn);
           this.#usage = await count([...this.#initial, ...this.#turns.flat()]);
@@ -550,8 +551,11 @@ export class LanguageModel extends EventTarget {
         // Evicting to go on is a context overflow; so is a reply the
         // window's end cut with nothing left to evict, that the page
         // can tell the reply is not whole.
-        if (evicted || cut) this.dispatchEvent(new Event('contextoverflow'));
-        if (this.#usage > this.#window) await this.#fitReply(count, signal);
+        if ((evicted || cut) && !fired) {
+          this.dispatchEvent(new Event('contextoverflow'));
+          fired = true;
+        }
+        if (this.#usage > this.#window) await this.#fitReply(count, signal, fired);
       } catch (err) {
         if (signal.aborted) throw signal.reason;
         throw translate(err);
@@ -567,13 +571,14 @@ export class LanguageModel extends EventTarget {
    * the oldest prompt/response pairs (never the initialPrompts) until the
    * conversation and turn fit the window,
    * firing contextoverflow once; a QuotaExceededError, evicting nothing,
-   * when turn does not fit beside the initialPrompts alone.
+   * when turn does not fit beside the initialPrompts alone. Answers
+   * whether it evicted (and fired the event).
    */
   async #fit(turn, signal, room) {
     const count = counter(this.#lm, this.#tools, signal);
     const all = (turns) => [...this.#initial, ...turns.flat(), ...turn];
     const limit = this.#window - room;
-    if ((await count(all(this.#turns))) <= limit) return;
+    if ((await count(all(this.#turns))) <= limit) return false;
     const alone = await count(all([]));
     if (alone > limit) throw quotaError(alone - this.#initialUsage + room, this.#window - this.#initialUsage);
     const turns = [...this.#turns];
@@ -581,15 +586,17 @@ export class LanguageModel extends EventTarget {
     checkSignal(signal);
     this.#turns = turns;
     this.dispatchEvent(new Event('contextoverflow'));
+    return true;
   }
 
   /**
    * Keeps the conversation in the window after a reply whose text, written
    * back by the template, takes more tokens than were generated (the
    * tokenizer may split it otherwise): evicts the oldest pairs before it,
-   * firing contextoverflow. The reply's own pair is never evicted.
+   * firing contextoverflow unless the call has (fired). The reply's own
+   * pair is never evicted.
    */
-  async #fitReply(count, signal) {
+  async #fitReply(count, signal, fired) {
     const turns = [...this.#turns];
     const all = () => count([...this.#initial, ...turns.flat()]);
     let usage = this.#usage;
@@ -601,7 +608,7 @@ export class LanguageModel extends EventTarget {
     if (turns.length === this.#turns.length) return;
     this.#turns = turns;
     this.#usage = usage;
-    this.dispatchEvent(new Event('contextoverflow'));
+    if (!fired) this.dispatchEvent(new Event('contextoverflow'));
   }
 
   /**

@@ -225,6 +225,18 @@ async function checks(origin, src) {
   const viaSession = await tooled.prompt('Hi').then(() => 'ok', (e) => `${e.name}: ${e.message}`);
   const viaChat = await full.chat.completions.create({ messages: hi, tools: toolSpec, temperature: 0, max_tokens: 16 }).then(() => 'ok', (e) => `${e.code}: ${e.message}`);
   expect('tools: the session and chat completions both run them', viaSession === 'ok' && viaChat === 'ok', [counted, tooled.contextWindow, viaSession, viaChat]);
+  // A prompt that evicts and whose reply the window then cuts fires
+  // contextoverflow once, not for each.
+  const talk = await LanguageModel.create({ ...greedy, tools: [tool] });
+  let fires = 0;
+  talk.addEventListener('contextoverflow', () => fires++);
+  const perPrompt = [];
+  for (let i = 0; i < 3; i++) {
+    const before = fires;
+    await talk.prompt(`Hi ${i}`);
+    perPrompt.push(fires - before);
+  }
+  expect('tools: contextoverflow fires once a prompt', fires > 1 && perPrompt.every((n) => n <= 1), perPrompt);
   full.unload();
 
   // A model that cannot be fetched: NetworkError (after the checks above,
