@@ -309,7 +309,7 @@ func TestBrowserChatDemo(t *testing.T) {
 	eval[chromedp.Void](t, tb, `document.getElementById('system-prompt').value = 'Once upon a time, there was a little girl named Lily. '.repeat(60)`)
 	say(t, tb, "She was happy.")
 	waitFor(t, tb, `document.getElementById('status').textContent === 'Failed'`, 30*time.Second)
-	assert.Contains(t, text(t, tb, "message"), "The conversation no longer fits the model's context (512 tokens)")
+	assert.Contains(t, text(t, tb, "message"), "The conversation and a reply of up to 10 tokens (Max tokens) do not fit the model's context (512 tokens): lower Max tokens")
 	assert.Equal(t, []chatMessage{{Role: "user", Content: "She was happy."}}, chatMessages(t, tb))
 	typeInto(t, tb, "system-prompt", "Once upon a time")
 	require.NoError(t, chromedp.Do(tb.ctx, chromedp.Click(chromedp.ID("chat-regenerate"))))

@@ -250,7 +250,7 @@ export function setupChat(host) {
         if (msg.content === '' && msg.reasoning === '') forget(msg);
         await keep(lm, false);
         if (err.code !== 'prompt_too_long') throw err;
-        throw new Error(`The conversation no longer fits the model's context (${lm.info.sessionContextLength} tokens): start a new conversation, or tick Context shift. (${err.message})`);
+        throw new Error(`The conversation and a reply of up to ${opts.max_tokens} tokens (Max tokens) do not fit the model's context (${lm.info.sessionContextLength} tokens): lower Max tokens, start a new conversation, or tick Context shift. (${err.message})`);
       } finally {
         draw.cancel();
         view.classList.remove('running');
