@@ -3,6 +3,7 @@ package openai
 import (
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/wasmlm/wasmlm/chat"
 	"github.com/wasmlm/wasmlm/engine"
@@ -201,7 +202,12 @@ func (a *API) ChatJob(req *ChatRequest) (*Job, *Error) {
 		if errors.Is(err, chat.ErrInvalidTool) {
 			return nil, BadRequest("tools", "invalid_value", "%v", err)
 		}
-		return nil, ErrorOf(err, "messages")
+		e := ErrorOf(err, "messages")
+		if errors.Is(err, chat.ErrUnknownRole) && !strings.Contains(e.Message, "developer") {
+			// The template's roles, and the one this layer reads as system.
+			e.Message = strings.Replace(e.Message, "takes system, ", "takes system, developer, ", 1)
+		}
+		return nil, e
 	}
 	if start != nil {
 		if e := a.continueReply(j, &p, tools, start); e != nil {

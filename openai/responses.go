@@ -339,7 +339,8 @@ func responsesError(e *Error) *Error {
 	out := *e
 	out.Param = ResponsesParam(e.Param)
 	if out.Param != e.Param {
-		out.Message = strings.Replace(e.Message, e.Param, out.Param, 1)
+		out.Message = strings.Replace(e.Message, promptIs(e.Param), promptIs(out.Param), 1)
+		out.Message = strings.Replace(out.Message, e.Param, out.Param, 1)
 	}
 	return &out
 }

@@ -37,3 +37,33 @@ func TestDeveloperRoleIsSystem(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownRoleNamesDeveloper: a role no template takes is refused with
+// the roles the request may use, developer among them (read as system).
+func TestUnknownRoleNamesDeveloper(t *testing.T) {
+	a := newAPI(t)
+	req := ChatRequest{SamplingRequest: a.NewSamplingRequest()}
+	require.Nil(t, Decode([]byte(`{"messages": [{"role": "critic", "content": "hi"}]}`), &req))
+	_, e := a.ChatJob(&req)
+	require.NotNil(t, e)
+	require.Equal(t, "messages", e.Param)
+	require.Contains(t, e.Message, `role "critic"; template plain takes system, developer, user, assistant, tool`)
+	req = ChatRequest{SamplingRequest: a.NewSamplingRequest()}
+	require.Nil(t, Decode([]byte(`{"messages": [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "hi"}]}`), &req))
+	_, e = a.ChatJob(&req)
+	require.Nil(t, e, "developer is taken")
+}
+
+// TestResponsesTooLongInput: a /v1/responses input with no room left for a
+// reply is refused naming input, in a sentence that agrees with it.
+func TestResponsesTooLongInput(t *testing.T) {
+	a := newAPI(t)
+	var req ResponsesRequest
+	require.Nil(t, Decode([]byte(`{"input": "`+strings.Repeat("many words here ", a.Context)+`"}`), &req))
+	_, e := a.ResponsesJob(&req)
+	require.NotNil(t, e)
+	require.Equal(t, "input", e.Param)
+	require.Equal(t, "context_length_exceeded", e.Code)
+	require.Contains(t, e.Message, "maximum context length is 512 tokens, and the input is ")
+	require.NotContains(t, e.Message, "messages")
+}
