@@ -24,6 +24,7 @@ type responseBody struct {
 	Output []struct {
 		Type      string `json:"type"`
 		ID        string `json:"id"`
+		Status    string `json:"status"`
 		Role      string `json:"role"`
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
@@ -65,10 +66,10 @@ func TestResponses(t *testing.T) {
 	assert.Equal(t, c.text(t), r.OutputText)
 	assert.Equal(t, c.Usage.PromptTokens, r.Usage.InputTokens)
 	assert.Equal(t, c.Usage.CompletionTokens, r.Usage.OutputTokens)
-	if c.Choices[0].FinishReason == "length" {
-		assert.Equal(t, "incomplete", r.Status)
-		assert.Equal(t, "max_output_tokens", r.IncompleteDetails.Reason)
-	}
+	require.Equal(t, "length", c.Choices[0].FinishReason, "max_tokens cuts the story")
+	assert.Equal(t, "incomplete", r.Status)
+	assert.Equal(t, "max_output_tokens", r.IncompleteDetails.Reason)
+	assert.Equal(t, "incomplete", r.Output[0].Status, "the message max_output_tokens cut, as OpenAI marks it")
 
 	items := post(`{"input": [{"role": "developer", "content": "Tell a story."}, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Once upon a time"}]}], "max_output_tokens": 8, "temperature": 0}`)
 	assert.Equal(t, r.OutputText, items.OutputText, "instructions and a developer message are one system message")
@@ -124,14 +125,20 @@ func TestResponsesStream(t *testing.T) {
 	var want responseBody
 	require.NoError(t, json.Unmarshal(whole.Body.Bytes(), &want))
 
+	require.Equal(t, "incomplete", want.Status, "max_output_tokens cuts the story")
+	require.Equal(t, "incomplete", want.Output[0].Status, "and its message")
+
 	var types []string
-	var text string
+	var text, doneStatus string
 	var last responseBody
 	for i, ev := range parseSSE(t, do(h, "POST", "/v1/responses", body+`, "stream": true}`).Body.String()) {
 		var e struct {
-			Type     string       `json:"type"`
-			Seq      int          `json:"sequence_number"`
-			Delta    string       `json:"delta"`
+			Type  string `json:"type"`
+			Seq   int    `json:"sequence_number"`
+			Delta string `json:"delta"`
+			Item  struct {
+				Status string `json:"status"`
+			} `json:"item"`
 			Response responseBody `json:"response"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(ev.data), &e))
@@ -143,8 +150,13 @@ func TestResponsesStream(t *testing.T) {
 		if e.Type == "response.output_text.delta" {
 			text += e.Delta
 		}
+		if e.Type == "response.output_item.done" {
+			doneStatus = e.Item.Status
+		}
 		last = e.Response
 	}
+	assert.Equal(t, "incomplete", doneStatus, "response.output_item.done's message")
+	assert.Equal(t, "incomplete", last.Output[0].Status, "the final response's message")
 	end := "response.completed"
 	if want.Status == "incomplete" {
 		end = "response.incomplete"

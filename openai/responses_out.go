@@ -146,7 +146,7 @@ func NewResponse(id string, created int64, model string, echo ResponseEcho, para
 		if lp != nil {
 			part.Logprobs = lp.Chat().Content
 		}
-		r.Output = append(r.Output, MessageItem{Type: "message", ID: itemID(id, "msg", len(r.Output)), Status: "completed",
+		r.Output = append(r.Output, MessageItem{Type: "message", ID: itemID(id, "msg", len(r.Output)), Status: messageStatus(res),
 			Role: "assistant", Content: []OutputTextPart{part}})
 	}
 	for _, c := range reply.ToolCalls {
@@ -158,6 +158,15 @@ func NewResponse(id string, created int64, model string, echo ResponseEcho, para
 
 func callItem(id string, i int, c chat.ToolCall, args, status string) FunctionCallItem {
 	return FunctionCallItem{Type: "function_call", ID: itemID(id, "fc", i), CallID: c.ID, Name: c.Name, Arguments: args, Status: status}
+}
+
+// messageStatus is the status of the message item of a reply that res
+// ended: "incomplete" when max_output_tokens cut it, as the response's.
+func messageStatus(res engine.Result) string {
+	if FinishReason(res.FinishReason) == "length" {
+		return "incomplete"
+	}
+	return "completed"
 }
 
 // finish sets r's status, usage and output_text for res, whose reply's

@@ -156,7 +156,7 @@ func (s *ResponseStream) Finish(res engine.Result) []ResponseEvent {
 		}
 		out = s.event(out, "response.output_text.done", "item_id", m.ID, "output_index", i, "content_index", 0, "text", s.text, "logprobs", part.Logprobs)
 		out = s.event(out, "response.content_part.done", "item_id", m.ID, "output_index", i, "content_index", 0, "part", part)
-		m.Status, m.Content = "completed", []OutputTextPart{part}
+		m.Status, m.Content = messageStatus(res), []OutputTextPart{part}
 		s.resp.Output[i] = *m
 		out = s.event(out, "response.output_item.done", "output_index", i, "item", *m)
 	}
