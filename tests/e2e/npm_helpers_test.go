@@ -57,11 +57,18 @@ func npmPackage(t testing.TB) *packed {
 				return nil, fmt.Errorf("building the package (make npm): %w", err)
 			}
 		}
-		cmd := exec.Command(npm, "pack", "--json", "--pack-destination", dir)
-		cmd.Dir = pkg
+		// As README.md says, from the repository's root, the folder
+		// written ./build/npm: npm takes build/npm for a GitHub repository.
+		rel, err := filepath.Rel(repoRoot(t), pkg)
+		if err != nil {
+			return nil, err
+		}
+		arg := "./" + filepath.ToSlash(rel)
+		cmd := exec.Command(npm, "pack", arg, "--json", "--pack-destination", dir)
+		cmd.Dir = repoRoot(t)
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("npm pack in %s: %w", pkg, err)
+			return nil, fmt.Errorf("npm pack %s in %s: %w", arg, cmd.Dir, err)
 		}
 		var infos []json.RawMessage
 		if err := json.Unmarshal(out, &infos); err != nil || len(infos) != 1 {
