@@ -25,18 +25,19 @@ import (
 // The demo's "Try a model" list: each entry, clicked, loads its hf: source
 // (here from a stand-in for the Hub that the page's ?hfEndpoint= names,
 // serving the default model's file at every path); each is listed with the
-// same source, size and memory in docs/try-a-model.md.
+// same name, label (what it does), source, size and memory in
+// docs/try-a-model.md.
 func TestBrowserDemoTryAModel(t *testing.T) {
 	model, err := os.ReadFile(filepath.Join(webSite(t).dist, "models", models.DefaultFile))
 	require.NoError(t, err)
 	hub := newHFStandIn(t, model)
 	tb := newTab(t, "/?hfEndpoint="+url.QueryEscape(hub.URL))
 	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
-	type entry struct{ Name, Source, Size, Memory string }
+	type entry struct{ Name, What, Source, Size, Memory string }
 	entries := eval[[]entry](t, tb, `Array.from(document.querySelectorAll('#try-list li'), (li) => {
 		const b = li.querySelector('button');
-		const [, size, memory] = li.textContent.match(/· (.+) download · (.+) in memory/);
-		return { Name: b.textContent, Source: b.dataset.source, Size: size, Memory: memory };
+		const [, what, size, memory] = li.textContent.slice(b.textContent.length).match(/^ (.+?) · (.+) download · (.+) in memory/);
+		return { Name: b.textContent, What: what, Source: b.dataset.source, Size: size, Memory: memory };
 	})`)
 	require.Len(t, entries, 6)
 	doc, err := os.ReadFile("../../docs/try-a-model.md")
@@ -44,7 +45,7 @@ func TestBrowserDemoTryAModel(t *testing.T) {
 	for i, e := range entries {
 		row := docRow(string(doc), e.Source)
 		require.NotEmpty(t, row, "docs/try-a-model.md lists %s", e.Source)
-		assert.Contains(t, row, e.Name)
+		assert.Contains(t, row, "| "+e.Name+" | "+e.What+" |", "the same name and what it does")
 		assert.Contains(t, row, "| "+e.Size+" |", "the same size")
 		assert.Contains(t, row, "| "+e.Memory+" |", "the same memory")
 

@@ -452,12 +452,12 @@ el.modelURLForm.addEventListener('submit', (e) => {
 // Sizes are approximate; memory is what WasmLM.inspect predicts for the
 // file (docs/try-a-model.md says how it was computed).
 const TRY_MODELS = [
-  { name: 'Qwen3-0.6B', what: 'chat, reasons', source: 'hf:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf', size: '639 MB', memory: '1.17 GB' },
+  { name: 'Qwen3-0.6B', what: 'chat, reasoning, tools', source: 'hf:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf', size: '639 MB', memory: '1.17 GB' },
   { name: 'Llama-3.2-1B-Instruct', what: 'chat, tools', source: 'hf:bartowski/Llama-3.2-1B-Instruct-GGUF/Llama-3.2-1B-Instruct-Q4_K_M.gguf', size: '808 MB', memory: '1.00 GB' },
   { name: 'Gemma-3-1B-it', what: 'chat', source: 'hf:unsloth/gemma-3-1b-it-GGUF/gemma-3-1b-it-Q8_0.gguf', size: '1.07 GB', memory: '1.19 GB' },
-  { name: 'SmolLM2-360M-Instruct', what: 'chat, small', source: 'hf:HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/smollm2-360m-instruct-q8_0.gguf', size: '386 MB', memory: '593 MB' },
-  { name: 'all-MiniLM-L6-v2', what: 'embeddings', source: 'hf:second-state/All-MiniLM-L6-v2-Embedding-GGUF/all-MiniLM-L6-v2-ggml-model-f16.gguf', size: '46 MB', memory: '89 MB' },
-  { name: 'bge-small-en-v1.5', what: 'embeddings', source: 'hf:CompendiumLabs/bge-small-en-v1.5-gguf/bge-small-en-v1.5-q8_0.gguf', size: '37 MB', memory: '80 MB' },
+  { name: 'SmolLM2-360M-Instruct', what: 'chat, small and fast', source: 'hf:HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/smollm2-360m-instruct-q8_0.gguf', size: '386 MB', memory: '593 MB' },
+  { name: 'all-MiniLM-L6-v2', what: 'embeddings (384)', source: 'hf:second-state/All-MiniLM-L6-v2-Embedding-GGUF/all-MiniLM-L6-v2-ggml-model-f16.gguf', size: '46 MB', memory: '89 MB' },
+  { name: 'bge-small-en-v1.5', what: 'embeddings (384)', source: 'hf:CompendiumLabs/bge-small-en-v1.5-gguf/bge-small-en-v1.5-q8_0.gguf', size: '37 MB', memory: '80 MB' },
 ];
 $('try-list').replaceChildren(...TRY_MODELS.map((m) => {
   const li = document.createElement('li');
