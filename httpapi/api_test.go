@@ -404,6 +404,18 @@ func TestNewRejectsBadOptions(t *testing.T) {
 func TestContextBeyondTraining(t *testing.T) {
 	h := newHandler(t, Options{ContextLength: 1024, MaxTokens: 1024})
 	assert.Equal(t, 1024, h.ContextLength())
+	var models struct {
+		Data []struct {
+			Meta struct {
+				ContextLength        int `json:"context_length"`
+				TrainedContextLength int `json:"n_ctx_train"`
+			} `json:"meta"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(do(h, "GET", "/v1/models", "").Body.Bytes(), &models))
+	require.Len(t, models.Data, 1)
+	assert.Equal(t, 1024, models.Data[0].Meta.ContextLength, "the sessions' context")
+	assert.Equal(t, 512, models.Data[0].Meta.TrainedContextLength, "the file's, as llama.cpp's meta.n_ctx_train")
 	w := do(h, "POST", "/v1/completions", mustJSON(t, map[string]any{"prompt": strings.Repeat("once upon a time ", 150), "max_tokens": 4}))
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	assert.Greater(t, decodeCompletion(t, w).Usage.PromptTokens, 512)

@@ -84,9 +84,13 @@ type modelMeta struct {
 	Architecture  string        `json:"architecture"`
 	VocabSize     int           `json:"vocab_size"`
 	ContextLength int           `json:"context_length"` // what a request can use: the session's
-	KVType        engine.KVType `json:"kv_type"`        // the sessions' KV cache type: f32 or f16
-	Parameters    int64         `json:"parameters"`
-	Slots         int           `json:"slots"`
+	// TrainedContextLength is the context the model was trained for (the
+	// file's), named as llama.cpp's /v1/models meta names it: a longer
+	// context_length (-ctx) runs past it.
+	TrainedContextLength int           `json:"n_ctx_train"`
+	KVType               engine.KVType `json:"kv_type"` // the sessions' KV cache type: f32 or f16
+	Parameters           int64         `json:"parameters"`
+	Slots                int           `json:"slots"`
 	// Capabilities are what the model can be asked: "completion" (both
 	// completion endpoints), "embedding", "rerank" (as llama.cpp's
 	// /models lists them); EmbeddingLength is an embedding's values, and
@@ -109,7 +113,7 @@ func (h *Handler) modelObject() modelObject {
 		ID: h.name, Object: "model", Created: h.created, OwnedBy: "wasmlm",
 		Meta: modelMeta{
 			Format: info.Format, Architecture: info.Architecture, VocabSize: info.VocabSize,
-			ContextLength: h.context, KVType: h.kvType, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
+			ContextLength: h.context, TrainedContextLength: info.ContextLength, KVType: h.kvType, Parameters: info.Parameters, Slots: max(h.opts.Slots, 1),
 			SIMD: tensor.SIMD() || tensor.NativeSIMD(), Threads: h.threads,
 			Capabilities: capabilities(h.model), EmbeddingLength: h.model.EmbeddingLength(), Pooling: h.model.Pooling().String(),
 		},
