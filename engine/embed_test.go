@@ -241,11 +241,22 @@ func TestEncoder(t *testing.T) {
 			h, err := ReadHeader(f)
 			require.NoError(t, err)
 			assert.Equal(t, m.Info(), h.Info(len(data)), "%s %s: the header says what loading says", arch, pooling)
-			var params int64
+			var params, size int64
 			for _, ti := range f.Tensors() {
 				params += ti.Elements()
+				size += int64(ti.Size)
 			}
 			assert.Equal(t, params, m.Info().Parameters, "%s %s: every tensor of the file, once", arch, pooling)
+			var bytes int64
+			for _, n := range m.Info().TensorBytes {
+				bytes += n
+			}
+			assert.Equal(t, size, bytes, "%s %s: every tensor's bytes, once (the file's vectors are F32)", arch, pooling)
+			if arch == "bert" && pooling == "" {
+				types := m.Info()
+				assert.Greater(t, types.TensorTypes["F32"], types.TensorTypes["Q8_0"], "the biases and norms outnumber the matrices")
+				assert.Greater(t, types.TensorBytes["Q8_0"], types.TensorBytes["F32"], "the matrices hold the most bytes")
+			}
 		}
 	}
 

@@ -90,7 +90,7 @@ func (h *Header) Info(fileSize int) Info {
 		Format: FormatGGUF, Architecture: h.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
-		SlidingWindow: c.slidingWindow(), SharedOutput: !hasOutput && !c.Encoder, TensorTypes: map[string]int{},
+		SlidingWindow: c.slidingWindow(), SharedOutput: !hasOutput && !c.Encoder, TensorTypes: map[string]int{}, TensorBytes: map[string]int64{},
 		FileSize: fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: f.Summary(8), TokenizerFamily: h.family,
 	}
 	info.whatItDoes(h.arch, c, h.arch.has("cls.output.weight") && hasTensor(f, "cls.output.weight"))
@@ -103,8 +103,10 @@ func (h *Header) Info(fileSize int) Info {
 		}
 		if t.isMatrix() {
 			info.TensorTypes[ti.Type.String()]++
+			info.TensorBytes[ti.Type.String()] += int64(ti.Size)
 		} else {
 			info.TensorTypes["F32"]++ // vectors are held as float32
+			info.TensorBytes["F32"] += 4 * ti.Elements()
 		}
 		info.Parameters += ti.Elements()
 	})

@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // Info describes a model for display (wasmlm info, the JS lm.info, the HTTP
@@ -26,15 +28,20 @@ type Info struct {
 	NormEps       float32 `json:"rms_norm_eps"`
 	// SlidingWindow is the positions a sliding-window layer attends to
 	// (gemma2, gemma3: see AttentionSpec.Window); 0 when none slides.
-	SlidingWindow   int            `json:"sliding_window,omitempty"`
-	SharedOutput    bool           `json:"shared_output"`
-	Parameters      int64          `json:"parameters"`
-	TensorTypes     map[string]int `json:"tensor_types"`
-	FileSize        int            `json:"file_size"`
-	BOS             int            `json:"bos_token_id"`
-	EOS             int            `json:"eos_token_id"`
-	Metadata        map[string]any `json:"metadata,omitempty"`
-	TokenizerFamily string         `json:"tokenizer"` // "llama" (SentencePiece) or "gpt2" (byte-level BPE): GGUF's tokenizer.ggml.model
+	SlidingWindow int            `json:"sliding_window,omitempty"`
+	SharedOutput  bool           `json:"shared_output"`
+	Parameters    int64          `json:"parameters"`
+	TensorTypes   map[string]int `json:"tensor_types"`
+	// TensorBytes is the bytes the tensors of each type hold (vectors as
+	// the float32 they are held as): a file's weight type is the one that
+	// holds the most, where TensorTypes' counts favour the F32 biases and
+	// norms (a BERT layer has more of them than matrices).
+	TensorBytes     map[string]int64 `json:"tensor_bytes"`
+	FileSize        int              `json:"file_size"`
+	BOS             int              `json:"bos_token_id"`
+	EOS             int              `json:"eos_token_id"`
+	Metadata        map[string]any   `json:"metadata,omitempty"`
+	TokenizerFamily string           `json:"tokenizer"` // "llama" (SentencePiece) or "gpt2" (byte-level BPE): GGUF's tokenizer.ggml.model
 
 	// LayerSpecs is each layer's recipe (see LayerSpec).
 	LayerSpecs []LayerSpec `json:"layers"`
@@ -171,7 +178,7 @@ func (m *Model) Info() Info {
 		Format: m.format, Architecture: m.arch.name,
 		VocabSize: c.VocabSize, ContextLength: c.ContextLength, Dim: c.Dim, HiddenDim: c.HiddenDim,
 		Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim(), RopeTheta: c.RopeTheta, NormEps: c.NormEps,
-		SlidingWindow: c.slidingWindow(), SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{},
+		SlidingWindow: c.slidingWindow(), SharedOutput: w.Output == w.TokenEmbedding, TensorTypes: map[string]int{}, TensorBytes: map[string]int64{},
 		FileSize: m.fileSize, BOS: sp.BOS, EOS: sp.EOS, Metadata: m.metadata, TokenizerFamily: m.tokenizerFamily,
 	}
 	info.whatItDoes(m.arch, c, w.ClsOut != nil)
@@ -186,9 +193,13 @@ func (m *Model) Info() Info {
 				info.TensorTypes[mat.Type.String()]++
 			}
 			info.Parameters += int64(mat.Rows) * int64(mat.Cols)
+			if rowBytes, err := tensor.RowBytes(mat.Type, mat.Cols); err == nil { // a loaded matrix's type is known
+				info.TensorBytes[mat.Type.String()] += int64(mat.Rows) * int64(rowBytes)
+			}
 		case !t.isMatrix() && *t.vectorIn(w) != nil:
 			info.TensorTypes["F32"]++ // vectors are held as float32
 			info.Parameters += int64(len(*t.vectorIn(w)))
+			info.TensorBytes["F32"] += 4 * int64(len(*t.vectorIn(w)))
 		}
 	})
 	return info

@@ -208,7 +208,10 @@ export interface ModelInfo {
   slidingWindow?: number;
   sharedOutput: boolean;
   parameters: number;
+  /** How many tensors have each type (GGUF's names: F32, F16, Q8_0, ...). */
   tensorTypes: Record<string, number>;
+  /** The bytes the tensors of each type hold (vectors as the float32 they are held as): the weights' type is the one with the most. */
+  tensorBytes: Record<string, number>;
   fileSize: number;
   bosTokenId: number;
   eosTokenId: number;

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/models"
 )
 
@@ -199,4 +201,24 @@ func TestBrowserDemoContrast(t *testing.T) {
 			require.NoError(t, os.WriteFile(artifactPath(t, "demo-"+scheme+".png"), png, 0o644))
 		})
 	}
+}
+
+// The model line names a file's weight type by the bytes its tensors hold:
+// a BERT file in F16 (all-MiniLM-L6-v2's layout, smaller) has more F32
+// biases and norms than F16 matrices, and says F16.
+func TestBrowserDemoWeightType(t *testing.T) {
+	data, err := modelgen.Build(modelgen.Spec{Arch: "bert", Shape: modelgen.Shape{Dim: 32, HiddenDim: 64, Layers: 2, Heads: 2, ContextLength: 64}, Type: tensor.F16, Seed: 1})
+	require.NoError(t, err)
+	m, err := engine.LoadGGUF(data)
+	require.NoError(t, err)
+	require.Greater(t, m.Info().TensorTypes["F32"], m.Info().TensorTypes["F16"], "more F32 tensors than F16")
+	path := filepath.Join(t.TempDir(), "minilm-f16.gguf")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	tb := newTab(t, "/")
+	waitFor(t, tb, `document.getElementById('status').dataset.state === 'ready'`, 30*time.Second)
+	require.NoError(t, chromedp.Do(tb.ctx, chromedp.SetUploadFiles(chromedp.ID("model-file"), []string{path})))
+	waitFor(t, tb, `document.getElementById('status').textContent.startsWith('minilm-f16.gguf ready')`, 30*time.Second)
+	assert.Contains(t, text(t, tb, "model-info"), " GGUF (F16)")
+	assert.Contains(t, text(t, tb, "model-info"), "bert")
 }

@@ -36,9 +36,10 @@ const fmtBytes = (n) => (n >= MB ? `${(n / MB).toFixed(1)} MB` : `${Math.ceil(n 
 const fmtCount = (n) => (n >= 1e9 ? `${(n / 1e9).toFixed(1)}B` : n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${Math.round(n / 1e3)}K` : `${n}`);
 const pct = (p) => (p >= 0.995 ? '100%' : p >= 0.1 ? `${(p * 100).toFixed(0)}%` : p >= 0.001 ? `${(p * 100).toFixed(1)}%` : p > 0 ? '<0.1%' : '0');
 // The model file in a few words: "588 kB GGUF (F16)". The weights' type is the
-// tensor type most tensors have; the norms beside them are usually F32.
+// tensor type that holds the most bytes: the F32 norms and biases beside the
+// matrices can outnumber them (a BERT layer has ten to six), never outweigh them.
 function fmtFile(info) {
-  const [type] = Object.entries(info.tensorTypes ?? {}).reduce((best, e) => (e[1] > best[1] ? e : best), ['', 0]);
+  const [type] = Object.entries(info.tensorBytes ?? {}).reduce((best, e) => (e[1] > best[1] ? e : best), ['', 0]);
   return `${fmtBytes(info.fileSize)} ${info.format === 'gguf' ? 'GGUF' : 'llama2.c'}${type ? ` (${type})` : ''}`;
 }
 // Whitespace made visible, so a candidate " the" differs from "the".
