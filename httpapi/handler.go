@@ -104,6 +104,10 @@ type Options struct {
 	// ContextLength is each session's context (see engine.SessionOptions);
 	// 0 is the model's, capped at engine.DefaultContextLength.
 	ContextLength int
+	// ContextHint ends the error of a completion whose prompt leaves no
+	// room for a reply: how this host's context could be longer (wasmlm
+	// serve: "Start the server with a longer -ctx."). "" adds nothing.
+	ContextHint string
 	// KVType is each session's KV cache type (see engine.SessionOptions):
 	// the zero value, engine.KVAuto, is F16 for models of more than 100M
 	// parameters and F32 for smaller ones.
@@ -348,7 +352,7 @@ func New(model *engine.Model, opts Options) (*Handler, error) {
 	case opts.MaxEmbedTokens > 0:
 		h.maxEmbed = opts.MaxEmbedTokens
 	}
-	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: opts.MaxTokens, ContextShift: opts.ContextShift, NKeep: opts.NKeep}
+	h.api = &openai.API{Model: model, Grammars: policy.NewGrammars(model), Context: contextLength, MaxTokens: opts.MaxTokens, ContextShift: opts.ContextShift, NKeep: opts.NKeep, ContextHint: opts.ContextHint}
 	if h.onComplete == nil {
 		h.onComplete = func(Completion) {}
 	}

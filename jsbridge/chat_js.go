@@ -61,6 +61,11 @@ func (b *Binding) parseChat(args []js.Value, r *request) error {
 	return nil
 }
 
+// contextHint ends the error of a chat completion (lm.chat.completions,
+// lm.serve) whose prompt leaves no room for a reply: the page chose the
+// context when it loaded the model.
+const contextHint = "Load the model with a longer contextLength."
+
 // chatJob decodes r's request and makes it a job for m and a session of
 // contextLength tokens, as httpapi does; a request without a seed takes
 // the one parseChat drew. The page sets no limit of its own on max_tokens:
@@ -68,7 +73,7 @@ func (b *Binding) parseChat(args []js.Value, r *request) error {
 // its context (then it is what bounds the generation).
 func (b *Binding) chatJob(m *engine.Model, contextLength int, r *request) (*openai.Job, error) {
 	api := openai.API{Model: m, Grammars: b.grammarsOf(m), Context: contextLength,
-		ContextShift: r.opts.ContextShift, NKeep: r.opts.ShiftKeep}
+		ContextShift: r.opts.ContextShift, NKeep: r.opts.ShiftKeep, ContextHint: contextHint}
 	req := openai.ChatRequest{SamplingRequest: api.NewSamplingRequest()}
 	if e := openai.Decode(r.body, &req); e != nil {
 		return nil, e

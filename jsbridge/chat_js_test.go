@@ -144,3 +144,27 @@ func TestChatLogprobs(t *testing.T) {
 	res = mustCall(t, b, "chat", chatRequest(t, req))
 	assert.True(t, res.Get("choice").Get("logprobs").IsNull())
 }
+
+// TestChatContextHint: a chat whose messages leave no room for a reply in
+// the session's context is refused with OpenAI's message, which then says
+// how the page lengthens the context; loaded with that longer
+// contextLength, the same chat is answered.
+func TestChatContextHint(t *testing.T) {
+	b := New()
+	t.Cleanup(func() {
+		b.Release()
+		require.Zero(t, b.LiveFuncs(), "js.Funcs left unreleased")
+	})
+	req := map[string]any{"messages": userSays(strings.Repeat("Once upon a time there was a dog. ", 60)), "max_tokens": 2}
+	mustCall(t, b, "load", jsBytes(models.Default()))
+	_, err := call(t, b, "chat", chatRequest(t, req))
+	var je *jsError
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, "prompt_too_long", je.Code)
+	assert.Contains(t, je.Message, "This model's maximum context length is 512 tokens, and the messages are ")
+	assert.True(t, strings.HasSuffix(je.Message, ": no room is left for a completion. "+contextHint), je.Message)
+
+	mustCall(t, b, "load", jsBytes(models.Default()), obj(map[string]any{"contextLength": 2048}))
+	res := mustCall(t, b, "chat", chatRequest(t, req))
+	assert.Greater(t, len(ints(res.Get("promptTokens"))), 512, "the longer context holds the prompt")
+}

@@ -163,7 +163,7 @@ func (b *Binding) httpHandler(name string, shift shiftDefault) (*httpapi.Handler
 	// Every request comes from the page (one client, the same address): it
 	// may use the whole queue, as the page's own calls may.
 	h, err := httpapi.New(m, httpapi.Options{ModelName: name, ClientQueue: httpapi.DefaultQueueSize, Sessions: &servedSessions{b: b, model: m},
-		ContextShift: shift.on, NKeep: shift.keep})
+		ContextShift: shift.on, NKeep: shift.keep, ContextHint: contextHint})
 	if err != nil {
 		return nil, err
 	}

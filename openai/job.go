@@ -32,6 +32,10 @@ type API struct {
 	// default.
 	ContextShift bool
 	NKeep        int
+	// ContextHint is a sentence the error of a prompt that leaves no room
+	// for a completion ends with: how this host's context could be longer
+	// ("Start the server with a longer -ctx."). "" adds none.
+	ContextHint string
 }
 
 // Job is a validated completion request, ready to generate: its prompt,
@@ -294,13 +298,24 @@ func (a *API) textFits(j *Job, n int, param string) *Error {
 		if least <= limit {
 			return nil // cut to fit
 		}
-		return BadRequest(param, "context_length_exceeded",
+		return a.tooLong(param,
 			"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): more than the %d a request that shifts its context may have.",
 			a.Context, promptIs(param), least, n, per, limit)
 	}
-	return BadRequest(param, "context_length_exceeded",
+	return a.tooLong(param,
 		"This model's maximum context length is %d tokens, and %s at least %d tokens (%d bytes of text, at most %d bytes a token): no room is left for a completion.",
 		a.Context, promptIs(param), least, n, per)
+}
+
+// tooLong is the context_length_exceeded error of a prompt (param) too
+// long for the context, its message format's followed by the host's
+// ContextHint.
+func (a *API) tooLong(param, format string, args ...any) *Error {
+	e := BadRequest(param, "context_length_exceeded", format, args...)
+	if a.ContextHint != "" {
+		e.Message += " " + a.ContextHint
+	}
+	return e
 }
 
 // promptIs begins a sentence about the prompt's length.
@@ -321,7 +336,7 @@ func (a *API) limitTokens(j *Job, req *SamplingRequest, def int) *Error {
 	}
 	room := a.Context - len(j.Prompt.Tokens)
 	if room <= 0 {
-		return BadRequest(j.PromptParam, "context_length_exceeded",
+		return a.tooLong(j.PromptParam,
 			"This model's maximum context length is %d tokens, and %s %d tokens: no room is left for a completion.",
 			a.Context, promptIs(j.PromptParam), len(j.Prompt.Tokens))
 	}

@@ -86,6 +86,7 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter, ended func(httpapi.Comp
 		MaxEmbedTokens: cmp.Or(cfg.maxEmbed, -1),
 		Limiter:        limiter,
 		ContextShift:   cfg.shift,
+		ContextHint:    contextHint,
 		OnCompletion:   ended,
 	}
 	if len(cfg.keys) > 0 {
@@ -96,6 +97,11 @@ func newHandler(cfg edgeConfig, limiter httpapi.Limiter, ended func(httpapi.Comp
 	api, err := httpapi.New(model, opts)
 	return api, notice, err
 }
+
+// contextHint ends the worker's error for a prompt that leaves no room
+// for a completion: no variable lengthens the context, which is the most
+// of the model's that the isolate's memory holds (sessionFit).
+const contextHint = "The worker's context is the limit: as much of its model's as its memory holds."
 
 // sessionFit is the session the worker serves model with, the one
 // loadModel admitted it with (modelsource.Fit): the KV cache in F32 when

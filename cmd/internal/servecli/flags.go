@@ -148,6 +148,7 @@ func (f *Flags) Options(name string, log io.Writer) (httpapi.Options, *httpapi.K
 		ModelName: name, Slots: f.Slots, QueueSize: f.Queue, ClientQueue: f.ClientQueue, ContextLength: f.Context, KVType: *f.KVType,
 		MaxTokens: f.MaxTokens, MaxEmbedTokens: f.MaxEmbed, AllowOrigin: f.CORS, OnCompletion: CompletionLogger(log),
 		WriteTimeout: f.Limits.Write, Keys: keys, Limiter: limiter, ContextShift: f.Shift,
+		ContextHint: ContextHint,
 	}
 	if f.Queue == 0 {
 		opts.QueueSize = -1 // the flag's 0 means none; Options' 0 means the default
@@ -157,6 +158,11 @@ func (f *Flags) Options(name string, log io.Writer) (httpapi.Options, *httpapi.K
 	}
 	return opts, keys, nil
 }
+
+// ContextHint ends serve's error for a prompt that leaves no room for a
+// completion: -ctx lengthens the context (past the model's trained
+// length too, with a warning).
+const ContextHint = "Start the server with a longer -ctx."
 
 // CORSOffHint is what serve says at start-up without -cors: a page of
 // another origin (a Vite dev server, a CDN-hosted app) cannot read its
