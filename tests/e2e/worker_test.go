@@ -61,6 +61,22 @@ func TestWorkerBadRequests(t *testing.T) {
 	checkBadRequests(t, edgeWorker(t).url)
 }
 
+// TestWorkerContextHint: a chat whose messages leave no room for a reply
+// is refused with OpenAI's message, which the worker ends by saying that
+// its context is the limit (no variable lengthens it).
+func TestWorkerContextHint(t *testing.T) {
+	body := `{"max_tokens": 4, "messages": [{"role": "user", "content": "` + strings.Repeat("Once upon a time there was a dog. ", 60) + `"}]}`
+	resp, err := http.Post(edgeWorker(t).url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", b)
+	e := openAIError(t, b)
+	assert.True(t, strings.HasPrefix(e.Message, "This model's maximum context length is 512 tokens, and the messages are "), e.Message)
+	assert.True(t, strings.HasSuffix(e.Message, ": no room is left for a completion. The worker's context is the limit: as much of its model's as its memory holds."), e.Message)
+}
+
 // freePlanLimit is the limit on a Worker's size after compression that
 // Cloudflare's free plan long had, 3 MB (10⁶ or 2²⁰ bytes alike); the
 // worker has been over it since the 2026 families joined the engine, and
