@@ -15,7 +15,9 @@ type responsesResult struct {
 		Status     string   `json:"status"`
 		OutputText string   `json:"output_text"`
 		Types      []string `json:"types"`
-		Usage      struct {
+		// ItemStatuses are the output items' statuses.
+		ItemStatuses []string `json:"item_statuses"`
+		Usage        struct {
 			InputTokens  int `json:"input_tokens"`
 			OutputTokens int `json:"output_tokens"`
 			TotalTokens  int `json:"total_tokens"`
@@ -26,6 +28,10 @@ type responsesResult struct {
 		Deltas     string   `json:"deltas"`
 		OutputText string   `json:"output_text"`
 		Status     string   `json:"status"`
+		// ItemsDone are the statuses of the output_item.done events' items,
+		// ItemStatuses the final response's items'.
+		ItemsDone    []string `json:"items_done"`
+		ItemStatuses []string `json:"item_statuses"`
 	} `json:"stream"`
 	JSONSchema struct {
 		OutputText string `json:"output_text"`
@@ -96,6 +102,7 @@ func checkResponses(t *testing.T, r responsesResult) {
 	t.Helper()
 	assert.Equal(t, "incomplete", r.Text.Status, "max_output_tokens cut the story")
 	assert.Equal(t, []string{"message"}, r.Text.Types)
+	assert.Equal(t, []string{"incomplete"}, r.Text.ItemStatuses, "the message max_output_tokens cut")
 	assert.NotEmpty(t, r.Text.OutputText)
 	assert.Equal(t, 8, r.Text.Usage.OutputTokens)
 	assert.Equal(t, r.Text.Usage.InputTokens+8, r.Text.Usage.TotalTokens)
@@ -109,6 +116,8 @@ func checkResponses(t *testing.T, r responsesResult) {
 	assert.Equal(t, r.Text.OutputText, r.Stream.Deltas)
 	assert.Equal(t, r.Text.OutputText, r.Stream.OutputText)
 	assert.Equal(t, "incomplete", r.Stream.Status)
+	assert.Equal(t, []string{"incomplete"}, r.Stream.ItemsDone, "output_item.done's message")
+	assert.Equal(t, []string{"incomplete"}, r.Stream.ItemStatuses, "the final response's message")
 
 	require.NotNil(t, r.JSONSchema.Parsed, "parsed: %q", r.JSONSchema.OutputText)
 	assert.NotNil(t, r.JSONSchema.Parsed.Name)

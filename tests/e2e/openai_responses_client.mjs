@@ -23,15 +23,17 @@ const question = [{ role: "user", content: "What time is it?" }];
 const out = {};
 
 const text = await client.responses.create(story);
-out.text = { status: text.status, output_text: text.output_text, types: text.output.map((o) => o.type), usage: text.usage };
+out.text = { status: text.status, output_text: text.output_text, types: text.output.map((o) => o.type), item_statuses: text.output.map((o) => o.status), usage: text.usage };
 
 const stream = client.responses.stream(story);
 const events = [];
 let deltas = "";
+const itemsDone = [];
 stream.on("response.output_text.delta", (e) => { deltas += e.delta; });
+stream.on("response.output_item.done", (e) => { itemsDone.push(e.item.status); });
 for await (const e of stream) events.push(e.type);
 const final = await stream.finalResponse();
-out.stream = { events, deltas, output_text: final.output_text, status: final.status };
+out.stream = { events, deltas, output_text: final.output_text, status: final.status, items_done: itemsDone, item_statuses: final.output.map((o) => o.status) };
 
 const person = {
   type: "object",
