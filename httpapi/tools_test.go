@@ -138,8 +138,10 @@ func streamedReply(t *testing.T, h http.Handler, body string) (content *string, 
 // content null, one call without parallel_tool_calls, the named function
 // when there is one, arguments that are the JSON object the (empty)
 // parameters allow; streamed, the same calls reassemble from the deltas.
+// The context has room for its calls: a forced call is not shortened to
+// fit, and one the context cut would be dropped.
 func TestToolChoiceForced(t *testing.T) {
-	h := newHandler(t, Options{})
+	h := newHandler(t, Options{ContextLength: 2048})
 	for _, tc := range []struct {
 		choice   string
 		parallel string

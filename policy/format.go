@@ -193,7 +193,9 @@ func pointerField(ptr string) string {
 // parameter schema. Every tool's parameters are checked whatever the
 // choice, so a schema it cannot hold arguments to is refused as a bad
 // request (an *engine.OptionError naming tools[i].function.parameters),
-// not only when a call is forced.
+// not only when a call is forced. The grammar is Unbudgeted: a call the
+// token limit cuts is cut, never closed early with arguments the model
+// did not write.
 func (gs *Grammars) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choice chat.ToolChoice, parallel bool) (engine.Constraint, error) {
 	for i, t := range tools {
 		if err := chat.CheckToolParameters(t); err != nil {
@@ -226,5 +228,5 @@ func (gs *Grammars) ToolGrammar(format chat.ToolFormat, tools []chat.Tool, choic
 		}
 		return nil, errors.Join(errors.New("policy: the grammar of a tool call does not parse"), err)
 	}
-	return g, nil
+	return Unbudgeted(g), nil
 }

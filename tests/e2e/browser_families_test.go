@@ -43,7 +43,7 @@ const familyChatTokens = 4
 const familyToolRequest = `{"messages":[{"role":"user","content":"What time is it?"}],"tools":[` +
 	`{"type":"function","function":{"name":"get_weather","description":"The weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},` +
 	`{"type":"function","function":{"name":"tell_time","description":"The time now"}}],` +
-	`"tool_choice":{"type":"function","function":{"name":"tell_time"}},"parallel_tool_calls":false,"temperature":0,"seed":1,"max_tokens":64}`
+	`"tool_choice":{"type":"function","function":{"name":"tell_time"}},"parallel_tool_calls":false,"temperature":0,"seed":1,"max_tokens":128}`
 
 // familyToolReply is the part of a chat completion familyToolRequest
 // compares.
