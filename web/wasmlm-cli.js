@@ -9,7 +9,8 @@
 // Node side: a node:http server that hands each request to the engine and
 // writes each part of its response as it comes (a Server-Sent Event as
 // soon as it is flushed), a client that closes its connection aborting its
-// request, and SIGINT or SIGTERM stopping the server gracefully.
+// request, SIGINT or SIGTERM stopping the server gracefully, and SIGHUP
+// re-reading -api-key-file.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -58,16 +59,36 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
     stop();
   });
 }
+// SIGHUP re-reads the key file once the Go side has set hangup (before its
+// start-up line); until then it is ignored rather than ending the process.
+process.on('SIGHUP', () => globalThis.wasmlmNode.hangup?.());
 
 // fetchModel reads an http(s) URL, or a Hugging Face file named
 // hf:owner/repo/file.gguf[@revision] from HF_ENDPOINT (https://huggingface.co
 // unset), as the package's load resolves it.
 async function fetchModel(source) {
   const { checkHFEndpoint, hfURL, HF_ENDPOINT } = await import('./load.js');
-  const url = hfURL(source, checkHFEndpoint(process.env.HF_ENDPOINT || HF_ENDPOINT), '-m');
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status} ${response.statusText}`);
-  return new Uint8Array(await response.arrayBuffer());
+  let url;
+  try {
+    url = hfURL(source, checkHFEndpoint(process.env.HF_ENDPOINT || HF_ENDPOINT), '-m');
+  } catch (err) {
+    throw err.message;
+  }
+  // It rejects with what serve says: the URL and why (a network error's cause,
+  // such as "connect ECONNREFUSED 127.0.0.1:1", or the HTTP status).
+  const failed = (why) => `fetching ${url}: ${why}`;
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw failed(err.cause ? (err.cause.message || err.cause.code) : err.message);
+  }
+  if (!response.ok) throw failed(`HTTP ${response.status} ${response.statusText}`);
+  try {
+    return new Uint8Array(await response.arrayBuffer());
+  } catch (err) {
+    throw failed(err.cause?.message ?? err.message);
+  }
 }
 
 // listen starts the node:http server; it resolves to the address it
@@ -81,7 +102,9 @@ function listen(config, serve) {
     (req, res) => handle(req, res, serve, maxBodyBytes));
   if (maxConns > 0) server.maxConnections = maxConns;
   return new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(err.message));
+    // Go's words for the common errors (the Go side says "listen tcp ADDR: " first).
+    const bindErrors = { EADDRINUSE: 'address already in use', EACCES: 'permission denied', EADDRNOTAVAIL: 'cannot assign requested address' };
+    server.once('error', (err) => reject(bindErrors[err.code] ? `bind: ${bindErrors[err.code]}` : err.message));
     server.listen({ host: host || undefined, port }, () => {
       const a = server.address();
       resolve(a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);

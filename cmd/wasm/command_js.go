@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall/js"
@@ -39,6 +40,8 @@ import (
 //	stopped                  a Promise that resolves on SIGINT or SIGTERM
 //	close(ms)                a Promise: stop accepting, close every
 //	                         connection still open after ms, resolve once closed
+//
+// and the command sets on it hangup(), which wasmlm-cli.js calls on SIGHUP.
 const hostGlobal = "wasmlmNode"
 
 // exit codes, as cmd/wasmlm's.
@@ -65,10 +68,13 @@ func runCommand(args []string) int {
 
 func runServe(host js.Value, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(nativeOnlyNote{os.Stderr})
 	model := fs.String("m", "", "model: a GGUF file's path, http(s) URL, or hf:owner/repo/file.gguf[@revision], downloaded from Hugging Face (HF_ENDPOINT) (default: the package's "+host.Get("defaultName").String()+")")
-	var f servecli.Flags
+	f := servecli.Flags{APIOnly: true}
 	f.Register(fs)
+	for name, usage := range nodeUsage {
+		fs.Lookup(name).Usage = usage
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -88,6 +94,18 @@ func runServe(host js.Value, args []string) int {
 		fmt.Fprintf(os.Stderr, "serve: %v\n", err)
 		return exitUsage
 	}
+	if err := checkAddr(f.Addr); err != nil {
+		fmt.Fprintf(os.Stderr, "serve: %v\n", err)
+		return exitError
+	}
+	// SIGHUP re-reads the key file from here on, as the Go CLI's serve
+	// does (before the start-up line gives the pid to signal).
+	hangup := js.FuncOf(func(js.Value, []js.Value) any {
+		go f.Access.ReloadKeys(keys, os.Stderr)
+		return nil
+	})
+	defer hangup.Release()
+	host.Set("hangup", hangup)
 	m, err := loadModel(host, *model)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "serve: %v\n", err)
@@ -129,6 +147,20 @@ func runServe(host js.Value, args []string) int {
 	return serveUntilStopped(host, api, f.Grace)
 }
 
+// checkAddr refuses, as Go's net.Listen does and with its error, an
+// address without a port or with a port out of range, which node:http
+// would refuse with JavaScript's RangeError.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return &net.OpError{Op: "listen", Net: "tcp", Err: err}
+	}
+	if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
+		return &net.OpError{Op: "listen", Net: "tcp", Err: &net.AddrError{Err: "invalid port", Addr: port}}
+	}
+	return nil
+}
+
 // loadModel reads the model: a path (through Node's fs, which Go's
 // file calls use here), a URL or an hf: shorthand (fetched by Node), or the
 // package's default.
@@ -138,10 +170,11 @@ func loadModel(host js.Value, path string) (*engine.Model, error) {
 	switch {
 	case strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") || strings.HasPrefix(strings.ToLower(path), "hf:"):
 		var v js.Value
-		if v, err = jspromise.AwaitCall(context.Background(), host, "fetchModel", path); err == nil {
-			data = make([]byte, v.Length())
-			js.CopyBytesToGo(data, v)
+		if v, err = jspromise.AwaitCall(context.Background(), host, "fetchModel", path); err != nil {
+			return nil, errors.New(strings.TrimPrefix(err.Error(), "rejected: ")) // fetchModel rejects with what to say
 		}
+		data = make([]byte, v.Length())
+		js.CopyBytesToGo(data, v)
 	case path == "":
 		data, err = os.ReadFile(host.Get("defaultModel").String())
 	default:

@@ -73,6 +73,21 @@ func checkOpenAIKeysClient(t *testing.T, r openAIKeysResult, rpm int) {
 	t.Logf("the client's retry waited %d ms", r.Recovered.WaitedMS)
 }
 
+// modelsStatus is the status of a GET /v1/models from the server at url
+// with key ("": no Authorization header).
+func modelsStatus(t *testing.T, url, key string) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", url+"/v1/models", nil)
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestHTTPServeAPIKeys: `wasmlm serve -api-key-file F
 // -rate-limit 30` serves the unmodified openai client with a right key;
 // refuses a wrong and a missing key with 401 before any work (no

@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,6 +33,14 @@ import (
 // not have (cmd/wasmlm's own: a web page, threads, llama2.c tokenizers,
 // saved slots).
 var nativeOnlyFlags = []string{"slot-save-path", "threads", "tokenizer", "web"}
+
+// nodeUsage are the serve flags Node.js honours otherwise than the Go CLI,
+// and what their usage says of it in the npm package's serve -h.
+var nodeUsage = map[string]string{
+	"max-conns":     "in Node.js those beyond it are reset",
+	"write-timeout": "not applied in Node.js",
+	"api-key-file":  "re-read on SIGHUP (sent to the node process",
+}
 
 // npmServe starts the installed package's `wasmlm serve` in app on a free
 // port of 127.0.0.1, with args.
@@ -77,8 +87,12 @@ func flagNames(usage string) []string {
 
 // TestNPMServeCommandLine: npx wasmlm says which commands it has and
 // refuses others; serve's flags are the Go CLI's (but its native-only
-// ones), with the same usage lines, and a wrong one gets the Go CLI's
-// message and exit code.
+// ones), with the same usage lines but for those Node.js honours otherwise
+// (-max-conns, -write-timeout, -api-key-file), which say what it does; a
+// wrong one, or an address that cannot be listened on, gets the Go CLI's
+// message and exit code; a native-only flag's error says whose it is; a
+// model URL that cannot be fetched is named with why, without JavaScript's
+// words.
 func TestNPMServeCommandLine(t *testing.T) {
 	app := npmApp(t, nil)
 	bin := filepath.Join(app, "node_modules", ".bin", "wasmlm")
@@ -106,6 +120,12 @@ func TestNPMServeCommandLine(t *testing.T) {
 		}
 		usage := regexp.MustCompile(`(?m)^  -` + name + `\b.*\n(?:    \t.*\n)*`)
 		nativeUsage, npmUsage := usage.FindString(nativeHelp), usage.FindString(npmHelp)
+		if phrase, ok := nodeUsage[name]; ok { // what it does in Node.js, said in place of the Go CLI's words
+			assert.Contains(t, npmUsage, phrase, "-%s", name)
+			assert.NotContains(t, nativeUsage, phrase, "-%s", name)
+			assert.Equal(t, strings.SplitN(nativeUsage, "\n", 2)[0], strings.SplitN(npmUsage, "\n", 2)[0], "-%s: its name and type", name)
+			continue
+		}
 		if name == "slots" { // its default is the cores' (at most 4): WebAssembly has one thread
 			assert.Contains(t, npmUsage, "(default 1)")
 			nativeUsage, npmUsage = regexp.MustCompile(`\(default \d\)`).ReplaceAllString(nativeUsage, ""), strings.Replace(npmUsage, "(default 1)", "", 1)
@@ -113,7 +133,13 @@ func TestNPMServeCommandLine(t *testing.T) {
 		assert.Equal(t, nativeUsage, npmUsage, "-%s", name)
 	}
 
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
 	for _, args := range [][]string{
+		{"-addr", "127.0.0.1:99999"},
+		{"-addr", "127.0.0.1"},
+		{"-addr", taken.Addr().String()},
 		{"-slots", "0"},
 		{"-cors", "app.example"},
 		{"-api-key", "sk bad"},
@@ -129,9 +155,55 @@ func TestNPMServeCommandLine(t *testing.T) {
 		}
 		assert.Equal(t, nativeErr, stderr, "%v", args)
 	}
+
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := closed.Addr().String() // nothing listens there once closed
+	require.NoError(t, closed.Close())
+	for _, tc := range []struct {
+		args []string
+		code int
+		line string // stderr's first line
+	}{
+		{[]string{"-m", "http://" + refused + "/x.gguf"}, 1, "serve: fetching http://" + refused + "/x.gguf: connect ECONNREFUSED " + refused},
+		{[]string{"-m", notFound.URL + "/nope.gguf"}, 1, "serve: fetching " + notFound.URL + "/nope.gguf: HTTP 404 Not Found"},
+		{[]string{"-web", "x"}, 2, "flag provided but not defined: -web (-web, -threads, -tokenizer and -slot-save-path are the Go CLI's only)"},
+		{[]string{"-threads", "2"}, 2, "flag provided but not defined: -threads (-web, -threads, -tokenizer and -slot-save-path are the Go CLI's only)"},
+	} {
+		code, _, stderr := exited(t, app, bin, append([]string{"serve"}, tc.args...)...)
+		assert.Equal(t, tc.code, code, "%v", tc.args)
+		assert.Equal(t, tc.line, strings.SplitN(stderr, "\n", 2)[0], "%v", tc.args)
+	}
 	code, _, stderr = exited(t, app, bin, "serve", "-m", filepath.Join(app, "missing.gguf"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "serve: open "+filepath.Join(app, "missing.gguf"))
+}
+
+// TestNPMServeHangup: npx wasmlm serve -api-key-file F re-reads the file
+// on SIGHUP, as the Go CLI's serve does: it serves on, a revoked key is
+// refused and a new one works. Its start-up line says no page can call it
+// without -cors (it serves none).
+func TestNPMServeHangup(t *testing.T) {
+	app := npmApp(t, nil)
+	file := filepath.Join(t.TempDir(), "keys")
+	require.NoError(t, os.WriteFile(file, []byte("sk-npm-one\n"), 0o600))
+	p := npmServe(t, app, "-api-key-file", file)
+	assert.Contains(t, p.stderr.String(), "serve: CORS is off: no web page can call this server (it serves none of its own")
+	assert.Contains(t, p.stderr.String(), fmt.Sprintf("pid %d\n", p.cmd.Process.Pid), "the pid to signal is node's")
+	status := func(key string) int { return modelsStatus(t, p.url, key) }
+	require.Equal(t, http.StatusOK, status("sk-npm-one"))
+	require.Equal(t, http.StatusUnauthorized, status("sk-npm-two"))
+
+	require.NoError(t, os.WriteFile(file, []byte("sk-npm-two\n"), 0o600))
+	p.signal(t, syscall.SIGHUP)
+	require.Eventually(t, func() bool {
+		return strings.Contains(p.stderr.String(), "serve: SIGHUP: 1 API key (0 from -api-key, the rest from "+file+")")
+	},
+		liveness, 10*time.Millisecond, "the key file re-read: %s", p.stderr)
+	assert.Equal(t, http.StatusUnauthorized, status("sk-npm-one"), "revoked")
+	assert.Equal(t, http.StatusOK, status("sk-npm-two"), "added")
 }
 
 // TestNPMServeOpenAIClient: the openai client gets from npx wasmlm serve

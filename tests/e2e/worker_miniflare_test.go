@@ -204,17 +204,7 @@ func TestWorkerRunPutsTheModelBeforeServing(t *testing.T) {
 // without the key is refused and one with it served.
 func TestWorkerRunTakesKeysFromTheEnvironment(t *testing.T) {
 	mf := serveMiniflare(t, edgeWorker(t).build, []string{"WASMLM_API_KEYS=sk-from-env"})
-	models := func(key string) int {
-		req, err := http.NewRequest("GET", mf.url+"/v1/models", nil)
-		require.NoError(t, err)
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	models := func(key string) int { return modelsStatus(t, mf.url, key) }
 	assert.Equal(t, http.StatusUnauthorized, models(""))
 	assert.Equal(t, http.StatusUnauthorized, models("sk-wrong"))
 	assert.Equal(t, http.StatusOK, models("sk-from-env"))

@@ -75,9 +75,7 @@ func (a *Access) readKeys() ([]string, error) {
 	return append(keys, more...), nil
 }
 
-// ReloadKeysOnHangup handles SIGHUP until ctx ends: it re-reads the key
-// file into ring, saying on log how many keys it now holds (a file it
-// cannot read or parse leaves the keys as they were, and says why); without
+// ReloadKeysOnHangup handles SIGHUP until ctx ends with ReloadKeys: without
 // a key file it only says there is none to re-read, rather than letting the
 // signal end the server (its default) as a reload meant for it arrives.
 func (a *Access) ReloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, log io.Writer) {
@@ -94,21 +92,29 @@ func (a *Access) ReloadKeysOnHangup(ctx context.Context, ring *httpapi.KeyRing, 
 				return
 			case <-hup:
 			}
-			if ring == nil || a.keyFile == "" {
-				fmt.Fprintln(log, "serve: SIGHUP: no -api-key-file to re-read; nothing changed")
-				continue
-			}
-			keys, err := a.readKeys()
-			if err == nil {
-				err = ring.Set(keys)
-			}
-			if err != nil {
-				fmt.Fprintf(log, "serve: SIGHUP: keeping the %s held: %v\n", plural(ring.Len(), "API key"), err)
-				continue
-			}
-			fmt.Fprintf(log, "serve: SIGHUP: %s (%d from -api-key, the rest from %s)\n", plural(ring.Len(), "API key"), len(a.keys), a.keyFile)
+			a.ReloadKeys(ring, log)
 		}
 	}()
+}
+
+// ReloadKeys re-reads the key file into ring, saying on log how many keys
+// it now holds (a file it cannot read or parse leaves the keys as they
+// were, and says why), or, without a key file, that there is none to
+// re-read: what serve does on SIGHUP.
+func (a *Access) ReloadKeys(ring *httpapi.KeyRing, log io.Writer) {
+	if ring == nil || a.keyFile == "" {
+		fmt.Fprintln(log, "serve: SIGHUP: no -api-key-file to re-read; nothing changed")
+		return
+	}
+	keys, err := a.readKeys()
+	if err == nil {
+		err = ring.Set(keys)
+	}
+	if err != nil {
+		fmt.Fprintf(log, "serve: SIGHUP: keeping the %s held: %v\n", plural(ring.Len(), "API key"), err)
+		return
+	}
+	fmt.Fprintf(log, "serve: SIGHUP: %s (%d from -api-key, the rest from %s)\n", plural(ring.Len(), "API key"), len(a.keys), a.keyFile)
 }
 
 // plural is "n thing" or "n things".

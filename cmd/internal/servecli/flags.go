@@ -99,6 +99,9 @@ type Flags struct {
 	allowHosts  stringList
 	// Hosts are the -allow-host names after Check (nil: any).
 	Hosts map[string]bool
+	// APIOnly says the host serves no pages of its own (the npm
+	// package's serve): its start-up line says CORSOffHintAPIOnly.
+	APIOnly bool
 }
 
 // Register adds the flags to fs.
@@ -169,6 +172,9 @@ const ContextHint = "Start the server with a longer -ctx."
 // answers, which in a browser shows only as a network error.
 const CORSOffHint = "serve: CORS is off: pages of other origins cannot call this server (its own pages can); -cors ORIGIN allows one, -cors '*' any"
 
+// CORSOffHintAPIOnly is CORSOffHint of a server with no pages of its own.
+const CORSOffHintAPIOnly = "serve: CORS is off: no web page can call this server (it serves none of its own; clients outside a browser can); -cors ORIGIN allows one origin's pages, -cors '*' any"
+
 // Started says on log what the server serves, where and to whom, warning
 // first of what the model or the flags will not do as asked: the
 // start-up line, page saying what it serves at / and pid the process's id.
@@ -190,7 +196,10 @@ func (f *Flags) Started(log io.Writer, api *httpapi.Handler, model *engine.Model
 			cache = "a reranker: no KV cache"
 		}
 	}
-	if f.CORS == "" {
+	switch {
+	case f.CORS == "" && f.APIOnly:
+		fmt.Fprintln(log, CORSOffHintAPIOnly)
+	case f.CORS == "":
 		fmt.Fprintln(log, CORSOffHint)
 	}
 	perClient := ""
