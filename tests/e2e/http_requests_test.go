@@ -46,7 +46,7 @@ func badRequests() []badRequest {
 		{"temperature of the wrong type", "POST", chat, `{"messages": [{"role": "user", "content": "x"}], "temperature": [1]}`, 400, "temperature", "invalid_type", ""},
 		{"stream of the wrong type", "POST", cmpl, `{"prompt": "x", "stream": 1}`, 400, "stream", "invalid_type", ""},
 		{"messages of the wrong type", "POST", chat, `{"messages": {"role": "user"}}`, 400, "messages", "invalid_type", ""},
-		{"max_tokens above the limit", "POST", cmpl, `{"prompt": "x", "max_tokens": 513}`, 400, "max_tokens", "invalid_value", ""},
+		{"max_tokens above the context, no host limit", "POST", cmpl, `{"prompt": "x", "max_tokens": 513}`, 400, "max_tokens", "context_length_exceeded", ""},
 		{"max_tokens above the context", "POST", cmpl, `{"prompt": "Once upon a time", "max_tokens": 510}`, 400, "max_tokens", "context_length_exceeded", ""},
 		{"prompt too long", "POST", cmpl, jsonOf(map[string]any{"prompt": long}), 400, "prompt", "context_length_exceeded", ""},
 		{"messages too long", "POST", chat, jsonOf(map[string]any{"messages": []map[string]string{{"role": "user", "content": long}}}), 400, "messages", "context_length_exceeded", ""},

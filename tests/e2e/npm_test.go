@@ -184,16 +184,18 @@ func TestNPMNode(t *testing.T) {
 
 // nodePromptAPI is a Node.js program of the Prompt API alone (wasmlm/prompt-api):
 // a greedy session's reply, and lm.chat.completions.create's for the same
-// message over the same model, loaded from its file path.
+// message over the same model, loaded from its file path, in the model's
+// whole context, where the greedy reply ends by itself (a reply the window
+// cuts keeps room for its closing markup, so it ends sooner than chat's).
 const nodePromptAPI = `import { LanguageModel, installPolyfill } from 'wasmlm/prompt-api';
 import { WasmLM } from 'wasmlm';
 const src = 'node_modules/wasmlm/models/` + models.DefaultFile + `';
-const lm = await WasmLM.load(src, { contextLength: 128 });
+const lm = await WasmLM.load(src);
 await installPolyfill(lm);
 const session = await LanguageModel.create({ temperature: 0, topK: 1 });
 const reply = await session.prompt('Once upon a time');
 const want = await lm.chat.completions.create({ messages: [{ role: 'user', content: 'Once upon a time' }], temperature: 0, top_k: 1 });
-await installPolyfill(src, { contextLength: 128 }); // loads the model itself, in a worker thread
+await installPolyfill(src); // loads the model itself, in a worker thread
 const own = await (await LanguageModel.create({ temperature: 0, topK: 1 })).prompt('Once upon a time');
 console.log(JSON.stringify({ reply, own, want: want.choices[0].message.content, globalIsOurs: globalThis.LanguageModel === LanguageModel }));
 `
