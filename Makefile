@@ -220,7 +220,8 @@ test-e2e-worker: worker
 ## model and random-weight stories15M/stories110M models in F32, Q8_0, Q4_0, Q4_K and TinyLlama-1.1B ones in Q8_0, Q4_0, Q4_K, with a
 ## 128-token prompt and a 512-token one: the tables, bench/results.json (see bench/README.md; results are judged against
 ## bench/targets.json). BENCH=quick: the default model and stories15M only, into bench/results-quick.json. BENCH=peers: the browser's
-## prompt and decode speed against llama.cpp's (stories110M and TinyLlama, Q8_0/Q4_0/Q4_K, on native, chromium-simd and the peers),
+## prompt and decode speed against llama.cpp's (TinyLlama and Qwen3-0.6B, Q8_0/Q4_0/Q4_K, on native, chromium-simd with one worker,
+## chromium-auto with workers: 'auto' and the peers),
 ## into bench/results-peers.json. BENCH=memory: the peak resident memory of the process that ran the model (in Chromium the tab's
 ## renderer, which runs its workers) for TinyLlama and a 3B shape in Q4_0 on native, chromium-simd (default load options: the model
 ## cache on) and wllama, into bench/results-memory.json (20-30 minutes). BENCH=archs: the shapes of other families (Qwen3-0.6B,

@@ -44,6 +44,9 @@ type browserHost struct {
 	// workers is WasmLM.load's workers option: how many Web Workers the
 	// model is split across (0 means 1). The run checks lm.info.workers.
 	workers int
+	// autoWorkers asks for workers: 'auto' instead: the page chooses, and
+	// the run records what it chose (Result.Workers).
+	autoWorkers bool
 	// wllama runs the page script of wllama (llama.cpp in WebAssembly, one
 	// thread) instead of ours: see wllama.go.
 	wllama bool
@@ -69,6 +72,10 @@ func browserHosts(root string, want map[string]bool) []browserHost {
 	if want["chromium-simd"] {
 		hosts = append(hosts, browserHost{simd: true, device: "cpu", Host: Host{Name: "chromium-simd",
 			Description: "the same with WasmLM.load's default simd: true: the SIMD128 kernels on the worker's Go memory, their relaxed-SIMD build (wasmlm-simd-relaxed.wasm) where Chromium has relaxed SIMD (simd_relaxed says)"}})
+	}
+	if want["chromium-auto"] {
+		hosts = append(hosts, browserHost{simd: true, autoWorkers: true, device: "cpu", Host: Host{Name: "chromium-auto",
+			Description: "chromium-simd with WasmLM.load's default workers: 'auto': as many Web Workers as the page chooses for the model and the machine (the row's workers says how many)"}})
 	}
 	if want["chromium-webgpu"] {
 		hosts = append(hosts, browserHost{simd: true, device: "webgpu", Host: Host{Name: "chromium-webgpu",
@@ -282,7 +289,11 @@ func loadOptions(h browserHost) string {
 	if h.device != "" {
 		device = fmt.Sprintf(", device: '%s'", h.device)
 	}
-	return fmt.Sprintf("{ %ssimd: %t, workers: %d%s }", cache, h.simd, max(h.workers, 1), device)
+	workers := fmt.Sprint(max(h.workers, 1))
+	if h.autoWorkers {
+		workers = "'auto'"
+	}
+	return fmt.Sprintf("{ %ssimd: %t, workers: %s%s }", cache, h.simd, workers, device)
 }
 
 // runPage measures m with our page in the tab ctx has opened, filling r.
@@ -305,10 +316,14 @@ func runPage(ctx context.Context, h browserHost, r Result, m benchModel, s Setti
 		r.Error = fmt.Sprintf("asked for simd: %v, the page ran simd: %v (%s)", h.simd, in.SIMD, in.SIMDReason)
 		return r
 	}
+	if h.autoWorkers {
+		workers = max(in.Workers, 1)
+	}
 	if in.Workers != workers && !(workers == 1 && in.Workers == 0) {
 		r.Error = fmt.Sprintf("asked for workers: %d, the page ran %d", workers, in.Workers)
 		return r
 	}
+	r.Workers = workers
 	if h.device != "" && in.Device != h.device {
 		r.Error = fmt.Sprintf("asked for device: '%s', the page ran on %q (%s)", h.device, in.Device, in.DeviceReason)
 		return r

@@ -43,7 +43,7 @@ import (
 // allHosts are the hosts in the order they run and the table shows them:
 // ours, then the peers measured in the same run.
 func allHosts() []string {
-	return []string{"native", "native-2t", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-webgpu", "chromium-2w", "chromium-simd-2w",
+	return []string{"native", "native-2t", "wasm", "wasm-simd", "chromium", "chromium-simd", "chromium-auto", "chromium-webgpu", "chromium-2w", "chromium-simd-2w",
 		"llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}
 }
 
@@ -87,9 +87,9 @@ const memoryTokens = 32
 
 // modeOf returns the named mode: full (everything, bench/results.json),
 // quick (the default model and stories15M), peers (the browser against
-// llama.cpp on a chat model's sizes: stories110M and TinyLlama in Q8_0,
-// Q4_0 and Q4_K on native, chromium-simd and the peers,
-// bench/results-peers.json), or memory (the tab's peak memory: TinyLlama
+// llama.cpp on a chat model's sizes: TinyLlama and Qwen3-0.6B in Q8_0,
+// Q4_0 and Q4_K on native, chromium-simd (one worker), chromium-auto
+// (workers: 'auto') and the peers, bench/results-peers.json), or memory (the tab's peak memory: TinyLlama
 // and the 3B shape in Q4_0 on native, chromium-simd with the page's
 // default options — the model cache on — and wllama, the short prompt and
 // 32 generated tokens, bench/results-memory.json), or archs (the shapes of
@@ -120,8 +120,8 @@ func modeOf(name string) (mode, error) {
 	case "quick":
 		return mode{defaultModel: true, shapes: []string{"stories15M"}, out: "bench/results-quick.json"}, nil
 	case "peers":
-		return mode{shapes: []string{"stories110M", "tinyllama"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
-			hosts: append([]string{"native", "chromium-simd"}, peerHosts()...), out: "bench/results-peers.json"}, nil
+		return mode{shapes: []string{"tinyllama", "qwen3-0.6b"}, types: []string{"Q8_0", "Q4_0", "Q4_K"},
+			hosts: append([]string{"native", "chromium-simd", "chromium-auto"}, peerHosts()...), out: "bench/results-peers.json"}, nil
 	case "native":
 		return mode{shapes: []string{"stories15M", "stories110M", "tinyllama"}, types: []string{"F32", "Q8_0", "Q4_0", "Q4_K"},
 			hosts: []string{"native", "native-2t", "llama.cpp-1t", "llama.cpp-2t"}, out: "bench/results-native.json"}, nil

@@ -25,11 +25,11 @@ func heavyShapes() []string {
 
 // heavyHosts are the hosts that run heavyShapes.
 func heavyHosts() []string {
-	return append([]string{"native", "native-2t", "chromium-simd", "chromium-webgpu"}, peerHosts()...)
+	return append([]string{"native", "native-2t", "chromium-simd", "chromium-auto", "chromium-webgpu"}, peerHosts()...)
 }
 
 // limitsNote is what Settings.Limits says of plan's limits.
-const limitsNote = "tinyllama (and llama3b, qwen3-0.6b, gemma3-1b, lfm2-1.2b, qwen35-0.8b) run on native, chromium-simd, chromium-webgpu and the peers only. " +
+const limitsNote = "tinyllama (and llama3b, qwen3-0.6b, gemma3-1b, lfm2-1.2b, qwen35-0.8b) run on native, chromium-simd, chromium-auto, chromium-webgpu and the peers only. " +
 	"The long prompt runs where the model's context holds it and the generated tokens (stories110M, tinyllama)."
 
 // plan is what host runs of model m: the short prompt, then the long one

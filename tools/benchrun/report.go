@@ -109,7 +109,10 @@ type Result struct {
 	// LoadOptions are WasmLM.load's options (our browser hosts), and
 	// CacheStorage where the model cache kept the model when it was on
 	// (opfs, cache-storage; none: the page read it from the network).
-	LoadOptions  string `json:"load_options,omitempty"`
+	LoadOptions string `json:"load_options,omitempty"`
+	// Workers is how many Web Workers the page ran the model in (our
+	// browser hosts; with workers: 'auto', the page's choice).
+	Workers      int    `json:"workers,omitempty"`
 	CacheStorage string `json:"cache_storage,omitempty"`
 	// LoadAverage1m is the machine's 1-minute load average when the run
 	// started: the machine is shared, and other work slows every number.

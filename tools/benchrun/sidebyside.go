@@ -24,7 +24,7 @@ const (
 // sideBySideHosts are the columns of the side-by-side tables, in order: the
 // peers, then ours (those that ran).
 func sideBySideHosts() []string {
-	return []string{"llama.cpp-1t", "llama.cpp-2t", "wllama-1t", "native", "native-2t", "wasm-simd", "chromium-simd", "chromium-simd-2w"}
+	return []string{"llama.cpp-1t", "llama.cpp-2t", "wllama-1t", "native", "native-2t", "wasm-simd", "chromium-simd", "chromium-auto", "chromium-simd-2w"}
 }
 
 // hostLabel is a host's column heading.
@@ -42,6 +42,8 @@ func hostLabel(h string) string {
 		return "Chromium + SIMD"
 	case "chromium-simd-2w":
 		return "Chromium + SIMD, 2 workers"
+	case "chromium-auto":
+		return "Chromium + SIMD, workers: 'auto'"
 	}
 	return h
 }
@@ -127,6 +129,11 @@ func printSideBySide(w io.Writer, rep Report, tg Targets) {
 	type ratioCol struct{ label, num, den string }
 	promptRatios := []ratioCol{{"Chromium + SIMD ÷ llama.cpp 1 thread", oursHost, baseHost}}
 	decodeRatios := append(slices.Clip(promptRatios), ratioCol{"Chromium + SIMD ÷ wllama 1 thread", oursHost, "wllama-1t"})
+	if slices.Contains(cols, "chromium-auto") {
+		promptRatios = append(promptRatios,
+			ratioCol{"workers: 'auto' ÷ llama.cpp 1 thread", "chromium-auto", baseHost},
+			ratioCol{"workers: 'auto' ÷ llama.cpp 2 threads", "chromium-auto", "llama.cpp-2t"})
+	}
 	if !slices.Contains(cols, oursHost) && slices.Contains(cols, "native") {
 		promptRatios = []ratioCol{{"native ÷ llama.cpp, 1 thread", "native", baseHost}, {"native ÷ llama.cpp, 2 threads", "native-2t", "llama.cpp-2t"}}
 		decodeRatios = promptRatios
@@ -145,7 +152,7 @@ func printSideBySide(w io.Writer, rep Report, tg Targets) {
 		fmt.Fprintf(w, "| %s %s | %d |", r.Shape, r.Type, r.Prompt)
 		for _, h := range cols {
 			if x, ok := r.By[h]; ok {
-				fmt.Fprintf(w, " %.1f (%.2f s) |", x.PrefillTokensPerSecond, x.TimeToFirstTokenMS/1000)
+				fmt.Fprintf(w, " %.1f (%.2f s%s) |", x.PrefillTokensPerSecond, x.TimeToFirstTokenMS/1000, workersNote(h, x))
 			} else {
 				fmt.Fprint(w, " — |")
 			}
@@ -166,6 +173,9 @@ func printSideBySide(w io.Writer, rep Report, tg Targets) {
 				if x.GeneratedTokens != rep.Settings.MaxTokens {
 					v += fmt.Sprintf(" (%d tokens)", x.GeneratedTokens)
 				}
+				if n := workersNote(h, x); n != "" {
+					v += " (" + n[2:] + ")"
+				}
 				fmt.Fprintf(w, " %s |", v)
 			} else {
 				fmt.Fprint(w, " — |")
@@ -183,6 +193,18 @@ func printSideBySide(w io.Writer, rep Report, tg Targets) {
 			return
 		}
 	}
+}
+
+// workersNote is ", N workers" for a run of the host that chooses its
+// workers (chromium-auto), else nothing.
+func workersNote(host string, r Result) string {
+	if host != "chromium-auto" || r.Workers == 0 {
+		return ""
+	}
+	if r.Workers == 1 {
+		return ", 1 worker"
+	}
+	return fmt.Sprintf(", %d workers", r.Workers)
 }
 
 // judge measures t on row r, ours against peer by rate: the ratio and

@@ -48,7 +48,7 @@ func TestModes(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, peers.defaultModel)
 	assert.Equal(t, []string{"Q8_0", "Q4_0", "Q4_K"}, peers.types)
-	assert.Equal(t, []string{"native", "chromium-simd", "llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}, peers.hosts)
+	assert.Equal(t, []string{"native", "chromium-simd", "chromium-auto", "llama.cpp-1t", "llama.cpp-2t", "wllama-1t"}, peers.hosts)
 	assert.Equal(t, "bench/results-peers.json", peers.out)
 	for _, h := range append(peers.hosts, heavyHosts()...) {
 		assert.Contains(t, allHosts(), h)
@@ -150,7 +150,7 @@ func TestLastLine(t *testing.T) {
 func TestGenNames(t *testing.T) {
 	peers, err := modeOf("peers")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"stories110M-Q8_0", "stories110M-Q4_0", "stories110M-Q4_K", "tinyllama-Q8_0", "tinyllama-Q4_0", "tinyllama-Q4_K"}, genNames(peers, nil))
+	assert.Equal(t, []string{"tinyllama-Q8_0", "tinyllama-Q4_0", "tinyllama-Q4_K", "qwen3-0.6b-Q8_0", "qwen3-0.6b-Q4_0", "qwen3-0.6b-Q4_K"}, genNames(peers, nil))
 	assert.Equal(t, []string{"tinyllama-Q4_0"}, genNames(peers, []string{"tinyllama-Q4_0"}))
 	full, err := modeOf("full")
 	require.NoError(t, err)
