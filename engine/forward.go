@@ -4,8 +4,8 @@ import "github.com/wasmlm/wasmlm/engine/tensor"
 
 // The forward pass: tokens through every layer, as each layer's recipe
 // says, into the KV cache and the logits. One layer loop serves a single
-// token (decoding, and every step of a model split across workers) and a
-// block of prompt tokens. A block's products take all its tokens at once
+// token (decoding) and a block of prompt tokens, of a whole model or of a
+// part of a split one. A block's products take all its tokens at once
 // (tensor.MatMuls), so every weight row is read from memory once per
 // block instead of once per token — decoding reads the whole model for
 // each token, and at a billion parameters that, not arithmetic, bounds it;
@@ -137,9 +137,9 @@ func (s *Session) forward(token, pos int, wantLogits bool) error {
 // once the session's block scratch exists. A NaN or an infinity in the
 // vectors where non-finite weights show (see finite.go) fails the pass
 // with an error wrapping ErrFormat that names the first token at fault,
-// once the pass has run to its end. A part of a split model runs one token
-// at a time (NewSession makes its blocks of one), its Peers joining the
-// parts' rows at the gather points.
+// once the pass has run to its end. A part of a split model runs the same
+// pass over its rows, its Peers joining the parts' rows of all the tokens
+// at each gather point at once.
 func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	if s.dev != nil {
 		return s.forwardDevice(tokens, pos, wantLogits)
@@ -159,14 +159,12 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 	if err := s.beginRecurrent(pos, n); err != nil {
 		return err
 	}
-	if err := s.peers.Begin(tokens[0], pos, wantLogits); err != nil {
+	if err := s.peers.Begin(tokens, pos, wantLogits); err != nil {
 		return err
 	}
 
 	var guard blockGuard
-	for i, token := range tokens {
-		s.peers.Embed(row(x, i, dim), w.TokenEmbedding, token)
-	}
+	s.peers.Embed(x, w.TokenEmbedding, tokens)
 	c.scaleEmbedding(x)
 	guard.check(x, n, guardEmbedding, 0)
 	s.perLayerInputs(a, tokens, x)
@@ -215,7 +213,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			if spec.Attention.Gated {
 				gateOutput(attn, a.qGate[:n*qDim])
 			}
-			joined := s.peers.Gather(GatherAttention, attn)
+			joined := s.peers.Gather(GatherAttention, attn, n)
 			guard.check(joined, n, guardAttention, l)
 			s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
 			if lw.Bo != nil { // gpt-oss
@@ -242,10 +240,10 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			s.products(xn, n, tensor.Product{Out: gate, M: lw.WGate}, tensor.Product{Out: up, M: lw.WUp})
 			sparseGate(spec.GateSparsity, gate, n)
 			c.gateUnits(spec.FFN, gate, up)
-			joined := s.peers.Gather(GatherHidden, gate)
+			joined := s.peers.Gather(GatherHidden, gate, n)
 			guard.check(joined, n, guardHidden, l)
 			s.products(joined, n, tensor.Product{Out: down, M: lw.WDown})
-			joined = s.peers.Gather(GatherDown, down)
+			joined = s.peers.Gather(GatherDown, down, n)
 			if s.model.part != nil {
 				// addSublayer changes its input: not the peers' vector, but a copy
 				joined = xn[:copy(xn, joined)]
@@ -271,7 +269,7 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 		rmsNorm(last, last, w.OutputNorm, c.NormEps)
 		guard.checkAt(last, n-1, guardFinalState, 0)
 		s.products(last, 1, tensor.Product{Out: st.logits, M: w.Output})
-		s.logits = s.peers.Gather(GatherLogits, st.logits)
+		s.logits = s.peers.Gather(GatherLogits, st.logits, 1)
 		c.scaleLogits(s.logits)
 		c.capLogits(s.logits)
 		guard.checkAt(s.logits, n-1, guardLogits, 0)

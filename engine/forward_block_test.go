@@ -107,16 +107,42 @@ func requireSameBits(t *testing.T, want, got []float32, msg string, args ...any)
 	}
 }
 
-// TestPromptBlockOption: PromptBlock is checked, defaults, and a split
-// model's parts evaluate token by token.
+// TestPromptBlockOption: PromptBlock is checked and defaults, and
+// ForwardBlock evaluates a block of up to PromptBlock tokens with the bits
+// of Forward's token by token.
 func TestPromptBlockOption(t *testing.T) {
 	m := loadStories260K(t)
 	_, err := m.NewSession(SessionOptions{PromptBlock: -1})
 	assert.ErrorIs(t, err, ErrInvalidOption)
 	s, err := m.NewSession(SessionOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, DefaultPromptBlock, s.promptBlock)
+	assert.Equal(t, DefaultPromptBlock, s.PromptBlock())
 	s, err = m.NewSession(SessionOptions{PromptBlock: 1 << 20})
 	require.NoError(t, err)
-	assert.Equal(t, s.context, s.promptBlock, "at most the context")
+	assert.Equal(t, s.context, s.PromptBlock(), "at most the context")
+
+	s, err = m.NewSession(SessionOptions{PromptBlock: 4, ContextLength: 16})
+	require.NoError(t, err)
+	one, err := m.NewSession(SessionOptions{PromptBlock: 1, ContextLength: 16})
+	require.NoError(t, err)
+	tokens := []int{1, 40, 300, 7, 12, 99}
+	for pos, tok := range tokens {
+		require.NoError(t, one.Forward(tok, pos, pos == 3 || pos == 5))
+		if pos == 3 {
+			require.NoError(t, s.ForwardBlock(tokens[:4], 0, true))
+			requireSameBits(t, one.Logits(), s.Logits(), "a block of 4")
+		}
+	}
+	require.NoError(t, s.ForwardBlock(tokens[4:], 4, true))
+	requireSameBits(t, one.Logits(), s.Logits(), "a block of 2")
+	for name, call := range map[string]func() error{
+		"no tokens":        func() error { return s.ForwardBlock(nil, 0, true) },
+		"more than block":  func() error { return s.ForwardBlock(tokens[:5], 0, true) },
+		"past the vocab":   func() error { return s.ForwardBlock([]int{1, m.config.VocabSize}, 0, true) },
+		"negative token":   func() error { return s.ForwardBlock([]int{-1}, 0, true) },
+		"past the context": func() error { return s.ForwardBlock(tokens[:2], 15, true) },
+		"negative pos":     func() error { return s.ForwardBlock(tokens[:2], -1, true) },
+	} {
+		assert.ErrorIs(t, call(), ErrInvalidOption, name)
+	}
 }

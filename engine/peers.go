@@ -18,15 +18,18 @@ type Peers interface {
 	// must be evaluated from its start. An error (the parts cannot work
 	// together, or this part cannot generate) fails the generation.
 	Prepare() (forget bool, err error)
-	// Begin starts the forward pass of token at position pos (with the
-	// logits, or not).
-	Begin(token, pos int, logits bool) error
-	// Embed writes token's row of the embedding to x; emb holds this part's
-	// rows of the embedding.
-	Embed(x []float32, emb *tensor.Matrix, token int)
-	// Gather returns the whole vector at gather point g, of which own is the
-	// part this session computed.
-	Gather(g GatherPoint, own []float32) []float32
+	// Begin starts the forward pass of tokens at positions
+	// pos..pos+len(tokens)-1 (a decode step's one token, or a block of
+	// prompt tokens), with the last token's logits or not. tokens is not
+	// kept after the pass.
+	Begin(tokens []int, pos int, logits bool) error
+	// Embed writes the tokens' rows of the embedding to x, one row after
+	// another; emb holds this part's rows of the embedding.
+	Embed(x []float32, emb *tensor.Matrix, tokens []int)
+	// Gather returns the whole vectors of n tokens at gather point g, one
+	// after another, of which own holds the parts this session computed,
+	// one token's after another. The result is valid until the next call.
+	Gather(g GatherPoint, own []float32, n int) []float32
 	// End ends the forward pass, reporting whether every part did its share
 	// (a failed exchange is an error, and the pass's results are void).
 	End() error
@@ -36,8 +39,8 @@ type Peers interface {
 // model compute in pieces.
 type GatherPoint int
 
-// The gather points, in the order a forward pass reaches them (the last three
-// once per layer, then GatherLogits when the logits are computed).
+// The gather points, in the order a forward pass reaches them (the first
+// three once per layer, then GatherLogits when the logits are computed).
 const (
 	GatherAttention GatherPoint = iota // the attention heads' outputs, concatenated: the input of Wo
 	GatherHidden                       // the gated hidden units (SwiGLU): the input of the down projection
@@ -49,8 +52,13 @@ const (
 // nothing to join.
 type wholeModel struct{}
 
-func (wholeModel) Prepare() (bool, error)                           { return false, nil }
-func (wholeModel) Begin(token, pos int, logits bool) error          { return nil }
-func (wholeModel) Embed(x []float32, emb *tensor.Matrix, token int) { emb.Row(x, token) }
-func (wholeModel) Gather(_ GatherPoint, own []float32) []float32    { return own }
-func (wholeModel) End() error                                       { return nil }
+func (wholeModel) Prepare() (bool, error)                               { return false, nil }
+func (wholeModel) Begin(tokens []int, pos int, logits bool) error       { return nil }
+func (wholeModel) Gather(_ GatherPoint, own []float32, _ int) []float32 { return own }
+func (wholeModel) End() error                                           { return nil }
+
+func (wholeModel) Embed(x []float32, emb *tensor.Matrix, tokens []int) {
+	for i, t := range tokens {
+		emb.Row(row(x, i, emb.Cols), t)
+	}
+}

@@ -80,6 +80,6 @@ func (s *Session) finishLogits(logits []float32, token, pos int) error {
 	return nil
 }
 
-// errScoreSplit: a split model's parts evaluate token by token and gather
-// the logits of the last only.
+// errScoreSplit: a split model's parts gather the logits of a block's last
+// token only.
 var errScoreSplit = fmt.Errorf("%w: a split model does not score", ErrUnsupported)

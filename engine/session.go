@@ -27,8 +27,8 @@ type SessionOptions struct {
 	// PromptBlock is how many prompt tokens are evaluated at once (each
 	// weight row read once per block; see DefaultPromptBlock): 0 means
 	// DefaultPromptBlock, 1 token by token as decoding does. The results are
-	// the same bits whatever it is. The parts of a split model evaluate
-	// token by token.
+	// the same bits whatever it is. The parts of a split model must all be
+	// given the same (their hello checks it).
 	PromptBlock int
 	// KVType is how the KV cache holds keys and values: KVF32, KVF16 (half
 	// the memory), or KVAuto, the zero value: F16 for a model of more than
@@ -154,9 +154,6 @@ func (m *Model) NewSession(opts SessionOptions) (*Session, error) {
 		return nil, optionError("prompt_block", "must be >= 0 (0: %d), got %d", DefaultPromptBlock, block)
 	case block == 0:
 		block = DefaultPromptBlock
-	}
-	if _, whole := peers.(wholeModel); !whole {
-		block = 1
 	}
 	threads := opts.Threads
 	switch {
@@ -304,6 +301,40 @@ func (s *Session) Forward(token, pos int, logits bool) error {
 	s.tokens = s.tokens[:0]
 	return s.forward(token, pos, logits)
 }
+
+// ForwardBlock runs tokens, at positions pos..pos+len(tokens)-1, through
+// the model as one block of a generation's prompt does (all at once, with
+// the same bits as one by one), storing their keys and values in the KV
+// cache and, with logits, computing the last token's next-token logits. It
+// is Forward for a block of 1 to PromptBlock tokens (engine/shard's
+// followers run their leader's prompt blocks with it), and like Forward it
+// forgets the cached conversation.
+func (s *Session) ForwardBlock(tokens []int, pos int, logits bool) error {
+	if !s.mu.TryLock() {
+		return ErrBusy
+	}
+	defer s.mu.Unlock()
+	if !s.model.Generates() {
+		return errEncoder(s.model)
+	}
+	if len(tokens) < 1 || len(tokens) > s.promptBlock {
+		return optionError("tokens", "must hold 1 to %d tokens (the prompt block), got %d", s.promptBlock, len(tokens))
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= s.model.config.VocabSize {
+			return optionError("token", "must be in 0..%d, got %d (tokens[%d])", s.model.config.VocabSize-1, t, i)
+		}
+	}
+	if pos < 0 || pos+len(tokens) > s.context {
+		return optionError("position", "must be in 0..%d for every token, got %d..%d", s.context-1, pos, pos+len(tokens)-1)
+	}
+	s.tokens = s.tokens[:0]
+	return s.forwardBlock(tokens, pos, logits)
+}
+
+// PromptBlock is how many prompt tokens the session evaluates at once
+// (SessionOptions.PromptBlock, at most its context; 1 for an encoder).
+func (s *Session) PromptBlock() int { return s.promptBlock }
 
 // Logits are the next-token logits the last forward pass computed: valid
 // until the next, and not to be modified.

@@ -66,9 +66,9 @@ func TestMisuseIsAnError(t *testing.T) {
 }
 
 // TestMismatchIsAClearError: shards that are not the parts of one model,
-// split one way and connected in order, with one context length, refuse to
-// generate with an error saying what differs — every time, never hanging —
-// and the group still closes cleanly.
+// split one way and connected in order, with one context length and prompt
+// block, refuse to generate with an error saying what differs — every
+// time, never hanging — and the group still closes cleanly.
 func TestMismatchIsAClearError(t *testing.T) {
 	m := defaultModel(t)
 	c := m.Config()
@@ -91,6 +91,8 @@ func TestMismatchIsAClearError(t *testing.T) {
 		{"another split", []*Part{two[0], three[1]}, nil, "one of 3 shards"},
 		{"another context", []*Part{three[0], three[1], three[2]},
 			[]engine.SessionOptions{{ContextLength: 128}, {ContextLength: 128}, {ContextLength: 64}}, "holds 64 positions"},
+		{"another prompt block", []*Part{three[0], three[1], three[2]},
+			[]engine.SessionOptions{{PromptBlock: 8}, {PromptBlock: 16}, {PromptBlock: 8}}, "prompt blocks of 16 tokens"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

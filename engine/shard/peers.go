@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/wasmlm/wasmlm/engine"
 	"github.com/wasmlm/wasmlm/engine/tensor"
@@ -31,10 +32,10 @@ func (g *group) Prepare() (forget bool, err error) {
 	return g.greet()
 }
 
-// Begin (shard 0) starts the step of a forward pass, greeting the other
-// shards first if no hello has succeeded yet. A follower's step began with
-// the header Follow received.
-func (g *group) Begin(token, pos int, logits bool) error {
+// Begin (shard 0) starts the step of a forward pass of tokens (one, or a
+// prompt block), greeting the other shards first if no hello has succeeded
+// yet. A follower's step began with the header Follow received.
+func (g *group) Begin(tokens []int, pos int, logits bool) error {
 	if g.self != 0 {
 		return nil
 	}
@@ -53,36 +54,67 @@ func (g *group) Begin(token, pos int, logits bool) error {
 	if logits {
 		flags = flagLogits
 	}
-	g.startStep(opForward, token, pos, flags)
+	g.startStep(opForward, tokens, pos, flags)
 	return nil
 }
 
-// Embed gathers the token's embedding from the shard that holds its row.
-func (g *group) Embed(x []float32, emb *tensor.Matrix, token int) {
-	owner := g.plan.vocabOwner(token)
-	if owner == g.self {
-		emb.Row(x, token-g.plan.rows.Vocab.Lo)
-	}
-	for j := range g.embParts {
-		g.embParts[j] = 0
-		if j > owner {
-			g.embParts[j] = len(x)
+// Embed gathers the tokens' embeddings: each shard sends every other, in
+// one message, the rows of the tokens whose rows it holds, in the tokens'
+// order (nothing if it holds none), and places the others' rows.
+func (g *group) Embed(x []float32, emb *tensor.Matrix, tokens []int) {
+	dim, lo := emb.Cols, g.plan.rows.Vocab.Lo
+	own := 0
+	for i, t := range tokens {
+		if g.plan.vocabOwner(t) == g.self {
+			emb.Row(x[i*dim:(i+1)*dim], t-lo)
+			own += copy(g.embOwn[own:], x[i*dim:(i+1)*dim])
 		}
 	}
-	g.gather(x, g.embParts, allShards)
+	if g.broken != nil {
+		return
+	}
+	g.sendOwn(g.embOwn[:own], allShards)
+	start, received := time.Now(), false
+	for j := range g.count {
+		rows := 0
+		for _, t := range tokens {
+			if j != g.self && g.plan.vocabOwner(t) == j {
+				rows++
+			}
+		}
+		if rows == 0 {
+			continue
+		}
+		m := g.receive(j, rows*dim)
+		if g.broken != nil {
+			return
+		}
+		received = true
+		for i, t := range tokens {
+			if m != nil && g.plan.vocabOwner(t) == j {
+				m = m[copy(x[i*dim:(i+1)*dim], m):]
+			}
+		}
+	}
+	g.counted(start, received)
 }
 
-// Gather places this shard's part own in the whole vector of gather point p
-// and receives the others' parts: every shard receives every part, but for
-// the logits, which only shard 0 (which samples) receives.
-func (g *group) Gather(p engine.GatherPoint, own []float32) []float32 {
-	parts, whole := g.plan.parts[p], g.whole[p]
-	copy(whole[parts[g.self]:parts[g.self+1]], own)
+// Gather places this shard's parts own of n tokens' vectors at gather point
+// p in the whole vectors and receives the others' parts: every shard
+// receives every part, but for the logits, which only shard 0 (which
+// samples) receives.
+func (g *group) Gather(p engine.GatherPoint, own []float32, n int) []float32 {
+	parts := g.plan.parts[p]
+	width, lo, hi := parts[g.count], parts[g.self], parts[g.self+1]
+	whole, own := g.whole[p][:n*width], own[:n*(hi-lo)]
+	for i := range n {
+		copy(whole[i*width+lo:i*width+hi], own[i*(hi-lo):])
+	}
 	root := allShards
 	if p == engine.GatherLogits {
 		root = 0
 	}
-	g.gather(whole, parts, root)
+	g.gather(own, whole, parts, n, root)
 	return whole
 }
 
@@ -104,7 +136,7 @@ func (g *group) End() error {
 // in step with this session's: a follower that has never been greeted has
 // an empty cache (fresh), so the cached prompt prefix must be forgotten.
 func (g *group) greet() (fresh bool, err error) {
-	g.startStep(opHello, 0, 0, 0)
+	g.startStep(opHello, nil, 0, 0)
 	fresh = g.exchangeIdentities()
 	err = g.endStep()
 	g.greeted = err == nil
@@ -112,18 +144,19 @@ func (g *group) greet() (fresh bool, err error) {
 }
 
 // exchangeIdentities is a hello's gather: every shard contributes [index,
-// count, fingerprint, context, fresh] and checks everyone's against its own.
+// count, fingerprint, context, fresh, prompt block] and checks everyone's
+// against its own.
 // It reports whether any follower had never been greeted.
 func (g *group) exchangeIdentities() (fresh bool) {
 	own := g.ident[g.self*identLen : (g.self+1)*identLen]
 	for i := range 4 {
 		own[2+i] = float32(g.source >> (16 * i) & 0xffff)
 	}
-	own[0], own[1], own[6], own[7] = float32(g.self), float32(g.count), float32(g.context), 0
+	own[0], own[1], own[6], own[7], own[8] = float32(g.self), float32(g.count), float32(g.context), 0, float32(g.block)
 	if !g.greeted && g.self != 0 {
 		own[7] = 1
 	}
-	g.gather(g.ident, g.identParts, allShards)
+	g.gather(own, g.ident, g.identParts, 1, allShards)
 	if g.endStep() != nil {
 		return false
 	}
@@ -159,6 +192,9 @@ func checkIdentity(j int, id, own []float32) error {
 	case id[6] != own[6]:
 		return fmt.Errorf("%w: shard %d's session holds %v positions, shard %v's %v: give every shard the same ContextLength",
 			ErrMismatch, j, id[6], own[0], own[6])
+	case id[8] != own[8]:
+		return fmt.Errorf("%w: shard %d's session evaluates prompt blocks of %v tokens, shard %v's of %v: give every shard the same PromptBlock",
+			ErrMismatch, j, id[8], own[0], own[8])
 	}
 	return nil
 }

@@ -28,11 +28,13 @@
 // and Cut, File, Layout and PartBytes refuse it.
 //
 // Each shard keeps the whole residual stream and computes the RMS norms
-// itself (identically). Per token the shards gather, through the
-// engine.Peers this package implements: the embedding row (from its owner),
-// then in every layer the attention output, the SwiGLU activation and
-// WDown's output, and at the end the logits (to shard 0 only, which
-// samples). Every shard holds and computes all of Wo, the smallest matrix
+// itself (identically). Per forward pass — a decode step's token, or a
+// block of up to SessionOptions.PromptBlock prompt tokens, each gather then
+// carrying every token's part in one message — the shards gather, through
+// the engine.Peers this package implements: the embedding rows (from their
+// owners), then in every layer the attention output, the SwiGLU activation
+// and WDown's output, and at the end the logits of the last token (to shard
+// 0 only, which samples). Every shard holds and computes all of Wo, the smallest matrix
 // of a layer (Dim·QDim of its 2·Dim·QDim + 2·Dim·KVDim + 3·Dim·HiddenDim
 // weights; QDim is Dim unless the heads are wider, as Qwen3's):
 // splitting it would cost one more gather per layer, and in a browser a
@@ -130,13 +132,12 @@ func (p *plan) vocabOwner(token int) int {
 	return p.count - 1
 }
 
-// maxPart is the longest slice any part contributes to a gather.
-func (p *plan) maxPart() int {
-	n := 0
-	for _, parts := range p.parts {
-		for j := 1; j < len(parts); j++ {
-			n = max(n, parts[j]-parts[j-1])
-		}
+// maxPart is the longest slice any part contributes to gather point g, for
+// one token.
+func (p *plan) maxPart(g engine.GatherPoint) int {
+	n, parts := 0, p.parts[g]
+	for j := 1; j < len(parts); j++ {
+		n = max(n, parts[j]-parts[j-1])
 	}
 	return n
 }

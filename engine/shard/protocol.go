@@ -33,10 +33,12 @@ type Exchange interface {
 }
 
 // The step protocol. Shard 0 leads: it starts every step by sending the
-// others a header (what to do: a forward pass for a token at a position, a
-// hello, or stop); then every shard runs the step's gathers in the same
-// order. Every message starts with the step's sequence number and its kind,
-// as float32 integers (exact below 2^24).
+// others a header (what to do: a forward pass for a decode step's token or
+// a block of prompt tokens at their positions, a hello, or stop); then
+// every shard runs the step's gathers in the same order, each gather
+// carrying the parts of all the step's tokens at once. Every message starts
+// with the step's sequence number and its kind, as float32 integers (exact
+// below 2^24); token ids travel as float32 integers too.
 //
 // A failure within a step (a message that could not be sent or received)
 // does not stop a shard from taking part: it keeps sending and receiving
@@ -50,20 +52,20 @@ type Exchange interface {
 // broken (every later call fails) until the host connects new sessions.
 const (
 	kindData   = 1 // head [seq, kind], body: the sender's part of a gather
-	kindHeader = 2 // head [seq, kind, op, token, pos, flags], no body
+	kindHeader = 2 // head [seq, kind, op, n, pos, flags], body: the step's n token ids
 	kindFailed = 3 // head [seq, kind, code, origin, peer]: sent in place of data after a failure
 	kindBroken = 4 // head [seq, kind, origin]: the sender is out of step and stops
 
 	headLen    = 6       // the longest head
 	seqModulus = 1 << 24 // sequence numbers wrap here, staying exact in a float32
 
-	opForward = 1 // run the forward pass for token at pos
+	opForward = 1 // run the forward pass of the n tokens at pos..pos+n-1
 	opHello   = 2 // exchange identities (see hello)
 	opStop    = 3 // Follow returns
 
 	flagLogits = 1 // the forward pass computes the logits
 
-	identLen = 8 // a shard's identity in a hello: [index, count, fingerprint (4×16 bits), context, fresh]
+	identLen = 9 // a shard's identity in a hello: [index, count, fingerprint (4×16 bits), context, fresh, prompt block]
 )
 
 // Failure codes of kindFailed notices.
@@ -89,11 +91,18 @@ type group struct {
 	code        [3]int           // its notice: code, origin, peer
 	broken      error            // the group is out of step: every call fails with it
 	greeted     bool             // a hello succeeded (leader) or took place (follower) since the session began
-	step        struct{ op, token, pos, flags int }
-	// whole[g] is the whole vector of gather point g, which the shard's
-	// own part is copied into and the others' parts are received into.
+	step        struct{ op, n, pos, flags int }
+	// block is the most tokens a step computes (the session's prompt
+	// block); tokens holds a follower's step's tokens, ids their ids as
+	// the leader's header sends them.
+	block  int
+	tokens []int
+	ids    []float32
+	// whole[g] holds the whole vectors of gather point g (of up to block
+	// tokens; the logits of one), which the shard's own parts are copied
+	// into and the others' parts are received into.
 	whole      [numGatherPoints][]float32
-	embParts   []int         // (count+1) parts of the embedding gather: the owner's row only
+	embOwn     []float32     // (block, dim): the embedding rows of a step's tokens that this shard holds
 	ident      []float32     // (count·identLen) identities gathered by a hello
 	identParts []int         // (count+1)
 	source     uint64        // the whole model's fingerprint
@@ -103,25 +112,44 @@ type group struct {
 	mu         sync.Mutex    // held during a step, so that Close waits for the current one
 }
 
+// newGroup makes the group of shard p's session, which setBlock then
+// sizes for the session's prompt blocks.
 func newGroup(ex Exchange, p *Part, context int) *group {
 	pl := &p.plan
 	g := &group{
 		ex: ex, plan: pl, self: pl.index, count: pl.count, source: p.source, context: context,
-		embParts:   make([]int, pl.count+1),
 		ident:      make([]float32, pl.count*identLen),
 		identParts: make([]int, pl.count+1),
-	}
-	for i, parts := range pl.parts {
-		g.whole[i] = make([]float32, parts[pl.count])
 	}
 	for j := range g.identParts {
 		g.identParts[j] = j * identLen
 	}
-	if r, ok := ex.(interface{ Reserve(longest int) }); ok {
-		dim := pl.parts[engine.GatherDown][pl.count] // the embedding row, sent whole by its owner
-		r.Reserve(headLen + max(pl.maxPart(), identLen, dim))
-	}
 	return g
+}
+
+// setBlock sizes the group's buffers for steps of up to block tokens, and
+// tells the exchange (if it has a method Reserve) the longest message the
+// shard sends: a header with block token ids, block tokens' parts of a
+// gather, block embedding rows (when the shard holds every token's), one
+// token's part of the logits, or an identity.
+func (g *group) setBlock(block int) {
+	pl := g.plan
+	dim := pl.parts[engine.GatherDown][pl.count]
+	g.block = block
+	g.tokens, g.ids = make([]int, block), make([]float32, block)
+	g.embOwn = make([]float32, block*dim)
+	longest := max(identLen, block*dim)
+	for p, parts := range pl.parts {
+		n := block
+		if engine.GatherPoint(p) == engine.GatherLogits {
+			n = 1
+		}
+		g.whole[p] = make([]float32, n*parts[pl.count])
+		longest = max(longest, n*pl.maxPart(engine.GatherPoint(p)))
+	}
+	if r, ok := g.ex.(interface{ Reserve(longest int) }); ok {
+		r.Reserve(headLen + longest)
+	}
 }
 
 // fail records the step's first failure and the notice the shard sends in
@@ -172,31 +200,34 @@ func (g *group) send(to int, own []float32) {
 	}
 }
 
-// receive reads shard from's part of a gather into dst.
-func (g *group) receive(from int, dst []float32) {
+// receive reads shard from's part of a gather, of want values: it returns
+// them (valid until the next receive from that shard), or nil when the
+// step has failed (a notice came instead) or the group broke.
+func (g *group) receive(from, want int) []float32 {
 	m, err := g.ex.Recv(from)
 	if err != nil {
 		g.fail(fmt.Errorf("%w: shard %d could not receive from shard %d: %w", ErrExchange, g.self, from, err), failReceive, g.self, from)
-		return
+		return nil
 	}
 	if len(m) >= 3 && m[1] == kindBroken {
 		g.breakOff(leftError(m[2]))
-		return
+		return nil
 	}
 	if len(m) < 2 || m[0] != float32(g.seq) {
 		g.outOfStep(from, "a message of another step")
-		return
+		return nil
 	}
 	switch {
-	case m[1] == kindData && len(m)-2 == len(dst):
+	case m[1] == kindData && len(m)-2 == want:
 		if g.err == nil {
-			copy(dst, m[2:])
+			return m[2:]
 		}
 	case m[1] == kindFailed && len(m) == 5:
 		g.fail(noticeError(m[2:5]), int(m[2]), int(m[3]), int(m[4]))
 	default:
-		g.outOfStep(from, fmt.Sprintf("a message of kind %v and length %d where %d values were due", m[1], len(m), len(dst)))
+		g.outOfStep(from, fmt.Sprintf("a message of kind %v and length %d where %d values were due", m[1], len(m), want))
 	}
+	return nil
 }
 
 // leftError says that shard origin broke off (a kindBroken notice).
@@ -220,52 +251,80 @@ func noticeError(n []float32) error {
 	return fmt.Errorf("%w: shard %d failed", ErrExchange, origin)
 }
 
-// gather assembles dst from the shards' parts: shard j's part is
-// dst[parts[j]:parts[j+1]], and this shard's own part is already in place.
-// With root = allShards every shard receives every part; otherwise only
-// shard root does. Empty parts are not sent. Failures are recorded for
-// endStep.
-func (g *group) gather(dst []float32, parts []int, root int) {
+// gather assembles in dst the whole vectors of n tokens, one after another,
+// from the shards' parts: shard j's part of token i is dst[i·w+parts[j] :
+// i·w+parts[j+1]] (w = parts[count]), this shard's are already in place,
+// and own holds them one after another, as the message sends them. With
+// root = allShards every shard receives every part; otherwise only shard
+// root does. Empty parts are not sent. Failures are recorded for endStep.
+func (g *group) gather(own, dst []float32, parts []int, n, root int) {
 	if g.broken != nil {
 		return
 	}
-	if own := dst[parts[g.self]:parts[g.self+1]]; len(own) > 0 {
-		for j := range g.count {
-			if j != g.self && (root == allShards || root == j) {
-				g.send(j, own)
-			}
-		}
-	}
+	g.sendOwn(own, root)
 	if root != allShards && root != g.self {
 		return
 	}
+	width := parts[g.count]
 	start, received := time.Now(), false
 	for j := range g.count {
-		if j != g.self && parts[j] < parts[j+1] {
-			g.receive(j, dst[parts[j]:parts[j+1]])
-			if g.broken != nil {
-				return
-			}
-			received = true
+		lo, hi := parts[j], parts[j+1]
+		if j == g.self || lo == hi {
+			continue
+		}
+		m := g.receive(j, n*(hi-lo))
+		if g.broken != nil {
+			return
+		}
+		received = true
+		if m == nil {
+			continue
+		}
+		for i := range n {
+			copy(dst[i*width+lo:i*width+hi], m[i*(hi-lo):])
 		}
 	}
+	g.counted(start, received)
+}
+
+// sendOwn sends own, this shard's part of a gather, to every other shard
+// (root = allShards) or to root; an empty part is not sent.
+func (g *group) sendOwn(own []float32, root int) {
+	if len(own) == 0 {
+		return
+	}
+	for j := range g.count {
+		if j != g.self && (root == allShards || root == j) {
+			g.send(j, own)
+		}
+	}
+}
+
+// counted adds a gather that began receiving at start to Stats, if it
+// received something.
+func (g *group) counted(start time.Time, received bool) {
 	if received {
 		g.waited += time.Since(start)
 		g.gathers++
 	}
 }
 
-// startStep (the leader) begins a step: it sends every follower the header.
-func (g *group) startStep(op, token, pos, flags int) {
+// startStep (the leader) begins a step: it sends every follower the header
+// and the step's token ids.
+func (g *group) startStep(op int, tokens []int, pos, flags int) {
 	if g.broken != nil {
 		return
 	}
 	g.seq = (g.seq + 1) % seqModulus
 	g.err = nil
-	g.step.op, g.step.token, g.step.pos, g.step.flags = op, token, pos, flags
-	g.head = [headLen]float32{float32(g.seq), kindHeader, float32(op), float32(token), float32(pos), float32(flags)}
+	n := len(tokens)
+	g.step.op, g.step.n, g.step.pos, g.step.flags = op, n, pos, flags
+	g.head = [headLen]float32{float32(g.seq), kindHeader, float32(op), float32(n), float32(pos), float32(flags)}
+	for i, t := range tokens {
+		g.ids[i] = float32(t)
+	}
 	for j := 1; j < g.count; j++ {
-		if err := g.ex.Send(j, g.head[:], nil); err != nil {
+		if err := g.ex.Send(j, g.head[:], g.ids[:n]); err != nil {
 			g.fail(fmt.Errorf("%w: shard 0 could not send to shard %d: %w", ErrExchange, j, err), failSend, 0, j)
 		}
 	}
@@ -287,21 +346,29 @@ func (g *group) awaitHeader() error {
 		g.breakOff(leftError(m[2]))
 		return g.broken
 	}
-	var v [4]int
-	ok := len(m) == headLen && m[1] == kindHeader
-	for i := range v {
+	var v [5]int // seq, op, n, pos, flags
+	ok := len(m) >= headLen && m[1] == kindHeader
+	for i, at := range [5]int{0, 2, 3, 4, 5} {
 		if !ok {
 			break
 		}
-		v[i], ok = exactInt(m[2+i])
+		v[i], ok = exactInt(m[at])
 	}
-	seq, okSeq := exactInt(m[0])
-	if !ok || !okSeq {
+	// The token ids: as many as the header says, at most a block.
+	n := v[2]
+	ok = ok && n <= g.block && len(m) == headLen+n
+	for i := range n {
+		if !ok {
+			break
+		}
+		g.tokens[i], ok = exactInt(m[headLen+i])
+	}
+	if !ok {
 		g.outOfStep(0, "a message that is not a step header")
 		return g.broken
 	}
-	g.seq, g.err = seq, nil
-	g.step.op, g.step.token, g.step.pos, g.step.flags = v[0], v[1], v[2], v[3]
+	g.seq, g.err = v[0], nil
+	g.step.op, g.step.n, g.step.pos, g.step.flags = v[1], n, v[3], v[4]
 	return nil
 }
 

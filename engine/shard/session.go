@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +25,7 @@ type Session struct {
 // sessions through ex (whose element for shard j reaches shard j's). Every
 // shard must be given the same opts.ContextLength and opts.KVType (which
 // the shards do not check: different types give a result that neither
-// type alone would).
+// type alone would), and the same opts.PromptBlock (which they check).
 func NewSession(p *Part, ex Exchange, opts engine.SessionOptions) (*Session, error) {
 	if ex == nil {
 		return nil, fmt.Errorf("%w: shard %d of %d needs an Exchange to reach the other shards", ErrSplit, p.Index, p.Count)
@@ -42,6 +43,7 @@ func NewSession(p *Part, ex Exchange, opts engine.SessionOptions) (*Session, err
 	if err != nil {
 		return nil, err
 	}
+	g.setBlock(s.PromptBlock())
 	return &Session{Session: s, part: p, group: g}, nil
 }
 
@@ -87,10 +89,11 @@ func (s *Session) followStep(vocab int) (stop bool, err error) {
 		g.exchangeIdentities()
 		g.greeted = true
 	case opForward:
-		// A group that passed its hello agrees on the vocabulary and the
-		// context, so shard 0 never asks for these.
-		if st.token >= vocab || st.pos >= g.context {
-			g.outOfStep(0, fmt.Sprintf("token %d at position %d (vocabulary %d, context %d)", st.token, st.pos, vocab, g.context))
+		// A group that passed its hello agrees on the vocabulary, the
+		// context and the prompt block, so shard 0 never asks for these.
+		tokens := g.tokens[:st.n]
+		if bad := slices.IndexFunc(tokens, func(t int) bool { return t >= vocab }); bad >= 0 || st.n == 0 || st.pos+st.n > g.context {
+			g.outOfStep(0, fmt.Sprintf("%d tokens at position %d (vocabulary %d, context %d)", st.n, st.pos, vocab, g.context))
 			return true, g.broken
 		}
 		if !g.greeted {
@@ -100,7 +103,7 @@ func (s *Session) followStep(vocab int) (stop bool, err error) {
 			g.fail(fmt.Errorf("%w: shard %d was asked to compute before a hello", ErrExchange, g.self), failStale, g.self, 0)
 		}
 		// The step's failures are shard 0's to report: its generation fails.
-		if err := s.Forward(st.token, st.pos, st.flags&flagLogits != 0); err != nil && g.broken != nil {
+		if err := s.ForwardBlock(tokens, st.pos, st.flags&flagLogits != 0); err != nil && g.broken != nil {
 			return true, g.broken
 		}
 	default:
@@ -123,7 +126,7 @@ func (s *Session) Close() error {
 	if g.broken != nil {
 		return nil
 	}
-	g.startStep(opStop, 0, 0, 0)
+	g.startStep(opStop, nil, 0, 0)
 	err := g.endStep()
 	g.broken = fmt.Errorf("%w: the session of shard 0 is closed", ErrSplit)
 	return err

@@ -309,27 +309,37 @@ func fillSudogCache() {
 }
 
 // TestStatsCountGathers: shard 0 reports how many gathers it waited for —
-// one hello, then per forward pass three per layer, the embedding when
-// another shard holds the token's row, and the logits when computed — and
-// the time it waited.
+// one hello, then per forward pass (a prompt block of up to 2 tokens here,
+// or a decode step's token) three per layer, the embedding when another
+// shard holds a row of the pass's tokens, and the logits when computed —
+// and the time it waited.
 func TestStatsCountGathers(t *testing.T) {
 	m := defaultModel(t)
 	parts := splitModel(t, m, 2)
-	leader := startShards(t, parts, engine.SessionOptions{})
+	const block = 2
+	leader := startShards(t, parts, engine.SessionOptions{PromptBlock: block})
 	waited0, gathers0 := leader.Stats()
 	res, err := leader.Generate(context.Background(), onceUpon, engine.GenerateOptions{MaxTokens: 20}, nil)
 	require.NoError(t, err)
 	require.Len(t, res.Tokens, 20)
+	require.Greater(t, len(res.PromptTokens), 2*block, "a prompt of several blocks")
 	waited, gathers := leader.Stats()
-	evaluated := append(append([]int(nil), res.PromptTokens...), res.Tokens[:19]...)
+	var passes [][]int
+	for at := 0; at < len(res.PromptTokens); at += block {
+		passes = append(passes, res.PromptTokens[at:min(at+block, len(res.PromptTokens))])
+	}
+	lastBlock := len(passes) - 1
+	for _, tok := range res.Tokens[:19] {
+		passes = append(passes, []int{tok})
+	}
 	want := 1 // the hello
-	for i, tok := range evaluated {
+	for i, pass := range passes {
 		want += 3 * m.Config().Layers
-		if !parts[0].plan.rows.Vocab.Contains(tok) {
+		if slices.ContainsFunc(pass, func(tok int) bool { return !parts[0].plan.rows.Vocab.Contains(tok) }) {
 			want++
 		}
-		if i >= len(res.PromptTokens)-1 {
-			want++ // the logits
+		if i >= lastBlock {
+			want++ // the logits: the prompt's last block's, every decode step's
 		}
 	}
 	assert.Equal(t, want, gathers-gathers0)

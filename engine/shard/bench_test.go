@@ -1,0 +1,69 @@
+package shard
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
+	"github.com/wasmlm/wasmlm/internal/testmodel"
+)
+
+var (
+	promptShape  = flag.String("prompt-shape", "stories15M", "BenchmarkShardedPrompt: the shape of its random-weight model (stories15M, stories110M, tinyllama)")
+	promptType   = flag.String("prompt-type", "Q4_0", "BenchmarkShardedPrompt: the model's tensor type")
+	promptTokens = flag.Int("prompt-tokens", 128, "BenchmarkShardedPrompt: the prompt's length")
+)
+
+// BenchmarkShardedPrompt measures prompt evaluation (prefill) of a model
+// split in two against the whole model, every session on one thread (as a
+// Web Worker runs), the shards on goroutines talking over the local
+// exchange: token by token (blocks of 1, one exchange per gather point per
+// token) and in blocks of 32 (one per gather point per block). It reports
+// prompt tokens per second, on a random-weight model of -prompt-shape in
+// -prompt-type:
+//
+//	go test ./engine/shard/ -run '^$' -bench ShardedPrompt -benchtime 2x -args -prompt-shape=stories110M
+func BenchmarkShardedPrompt(b *testing.B) {
+	shape, err := modelgen.ShapeByName(*promptShape)
+	require.NoError(b, err)
+	typ := tensor.F32
+	for typ.String() != *promptType {
+		typ++
+		require.Less(b, int(typ), 64, "no tensor type %q", *promptType)
+	}
+	data := testmodel.GGUF(b, modelgen.Spec{Shape: shape, Type: typ, SeparateOutput: true, MuteSpecial: true, Seed: 1})
+	prompt := make([]int, *promptTokens)
+	for i := range prompt {
+		prompt[i] = 3 + i*7919%(shape.VocabSize-3)
+	}
+	for _, c := range []struct{ shards, block int }{{1, 1}, {1, 32}, {2, 1}, {2, 32}} {
+		b.Run(fmt.Sprintf("%d shards/block-%d", c.shards, c.block), func(b *testing.B) {
+			// A model's first session packs its weights: cut it before.
+			m, err := engine.LoadGGUF(slices.Clone(data))
+			require.NoError(b, err)
+			opts := engine.SessionOptions{PromptBlock: c.block, ContextLength: len(prompt) + 1, Threads: 1}
+			var s *engine.Session
+			if c.shards == 1 {
+				s, err = m.NewSession(opts)
+				require.NoError(b, err)
+			} else {
+				s = startShards(b, splitModel(b, m, c.shards), opts).Session
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Reset()
+				if _, err := s.GenerateTokens(context.Background(), prompt, engine.GenerateOptions{MaxTokens: 1}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(prompt))/b.Elapsed().Seconds(), "prompt-tokens/s")
+		})
+	}
+}
