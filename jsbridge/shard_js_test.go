@@ -3,6 +3,7 @@ package jsbridge
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall/js"
 	"testing"
 	"time"
@@ -219,12 +220,13 @@ func TestSplitFollowerGoneFailsGeneration(t *testing.T) {
 }
 
 // TestSplitLongMessages: a model whose logits parts are longer than
-// transferBytes (a 5000-token vocabulary split in two), so that those
-// messages move their buffers rather than being copied, gives the tokens of
-// the whole model.
+// transferBytes (a 5000-token vocabulary split in two), and a prompt whose
+// blocks' parts are too (32 tokens' 128 hidden units), so that those messages
+// move their buffers rather than being copied, gives the tokens of the
+// whole model, for a short prompt and a prompt of several blocks.
 func TestSplitLongMessages(t *testing.T) {
 	data, err := modelgen.Build(modelgen.Spec{
-		Shape: modelgen.Shape{Dim: 64, HiddenDim: 96, Layers: 1, Heads: 4, KVHeads: 2, VocabSize: 5000, ContextLength: 64},
+		Shape: modelgen.Shape{Dim: 128, HiddenDim: 256, Layers: 1, Heads: 4, KVHeads: 2, VocabSize: 5000, ContextLength: 256},
 		Seed:  3, Std: 0.1, MuteSpecial: true,
 	})
 	require.NoError(t, err)
@@ -233,8 +235,18 @@ func TestSplitLongMessages(t *testing.T) {
 	require.NoError(t, err)
 	s, err := m.NewSession(engine.SessionOptions{})
 	require.NoError(t, err)
-	want, err := s.Generate(context.Background(), "abc", engine.GenerateOptions{MaxTokens: 30}, nil)
-	require.NoError(t, err)
+	long := strings.Repeat("a b c d ", 12)
+	want := map[string][]int{}
+	for _, prompt := range []string{"abc", long} {
+		res, err := s.Generate(context.Background(), prompt, engine.GenerateOptions{MaxTokens: 30}, nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, res.Tokens)
+		want[prompt] = res.Tokens
+		if prompt == long {
+			require.Greater(t, len(res.PromptTokens), 2*engine.DefaultPromptBlock, "a prompt of several blocks")
+			require.Greater(t, 4*engine.DefaultPromptBlock*256/2, transferBytes, "a block's hidden units")
+		}
+	}
 
 	bindings := []*Binding{New(), New()}
 	t.Cleanup(func() {
@@ -248,8 +260,10 @@ func TestSplitLongMessages(t *testing.T) {
 	shard := mustCall(t, bindings[0], "shard", 1, 2)
 	mustCall(t, bindings[1], "load", shard, obj(map[string]any{"peers": js.ValueOf(ports[1])}))
 	follow := settled(t, bindings[1].Value().Call("follow"))
-	res := mustCall(t, bindings[0], "generate", "abc", greedy(30))
-	assert.Equal(t, want.Tokens, ints(res.Get("tokens")))
+	for _, prompt := range []string{"abc", long} {
+		res := mustCall(t, bindings[0], "generate", prompt, greedy(30))
+		assert.Equal(t, want[prompt], ints(res.Get("tokens")), "%q", prompt)
+	}
 	bindings[1].Release()
 	select {
 	case err := <-follow:

@@ -25,9 +25,9 @@ var (
 // split in two against the whole model, every session on one thread (as a
 // Web Worker runs), the shards on goroutines talking over the local
 // exchange: token by token (blocks of 1, one exchange per gather point per
-// token) and in blocks of 32 (one per gather point per block). It reports
-// prompt tokens per second, on a random-weight model of -prompt-shape in
-// -prompt-type:
+// token) and in blocks of 32 (one per gather point per block); and, for
+// scale, the whole model's blocks on two threads. It reports prompt tokens
+// per second, on a random-weight model of -prompt-shape in -prompt-type:
 //
 //	go test ./engine/shard/ -run '^$' -bench ShardedPrompt -benchtime 2x -args -prompt-shape=stories110M
 func BenchmarkShardedPrompt(b *testing.B) {
@@ -43,12 +43,12 @@ func BenchmarkShardedPrompt(b *testing.B) {
 	for i := range prompt {
 		prompt[i] = 3 + i*7919%(shape.VocabSize-3)
 	}
-	for _, c := range []struct{ shards, block int }{{1, 1}, {1, 32}, {2, 1}, {2, 32}} {
-		b.Run(fmt.Sprintf("%d shards/block-%d", c.shards, c.block), func(b *testing.B) {
+	for _, c := range []struct{ shards, block, threads int }{{1, 1, 1}, {1, 32, 1}, {2, 1, 1}, {2, 32, 1}, {1, 32, 2}} {
+		b.Run(fmt.Sprintf("%d shards/block-%d/threads-%d", c.shards, c.block, c.threads), func(b *testing.B) {
 			// A model's first session packs its weights: cut it before.
 			m, err := engine.LoadGGUF(slices.Clone(data))
 			require.NoError(b, err)
-			opts := engine.SessionOptions{PromptBlock: c.block, ContextLength: len(prompt) + 1, Threads: 1}
+			opts := engine.SessionOptions{PromptBlock: c.block, ContextLength: len(prompt) + 1, Threads: c.threads}
 			var s *engine.Session
 			if c.shards == 1 {
 				s, err = m.NewSession(opts)

@@ -161,12 +161,15 @@ func median[T any](xs []T, f func(T) float64) float64 {
 // three), worker 0's wait per exchange (timings.exchangeMs / exchanges),
 // and each worker's WebAssembly memory; and, for scale, the round trip of a
 // bare postMessage between the page and a plain worker over a
-// MessageChannel (sub-benchmark postMessage). It runs the default model and
-// a stories15M-shape Q8_0 model on the SIMD128 kernels; with
-// WASMLM_BENCH_WORKERS=full also stories15M Q4_0 and stories110M Q8_0 and
-// Q4_0 (random weights, internal/modelgen, cached in the temp directory),
-// and the Q8_0 models on the pure-Go kernels too (simd: false, as in a
-// browser without SIMD). Run it with `make bench-e2e` or
+// MessageChannel (sub-benchmark postMessage); and prompt tokens/s of a
+// prompt of about 130 tokens (evaluated in blocks, with 2 workers each
+// exchange carrying a block's parts). It runs the default model and a stories15M-shape Q8_0
+// model on the SIMD128 kernels; with WASMLM_BENCH_WORKERS=full also
+// stories15M Q4_0 and stories110M Q8_0 and Q4_0 (random weights,
+// internal/modelgen, cached in the temp directory), and the Q8_0 models on
+// the pure-Go kernels too (simd: false, as in a browser without SIMD);
+// WASMLM_BENCH_WORKERS=name,… runs those benchmark models alone, with
+// SIMD. Run it with `make bench-e2e` or
 //
 //	go test -run '^$' -bench BrowserWorkers -benchtime 1x ./tests/e2e/
 //
@@ -202,9 +205,16 @@ func BenchmarkBrowserWorkers(b *testing.B) {
 		simd  bool
 	}
 	configs := []config{{"stories260K", true}, {"stories15M-Q8_0", true}}
-	if os.Getenv("WASMLM_BENCH_WORKERS") == "full" {
+	switch env := os.Getenv("WASMLM_BENCH_WORKERS"); env {
+	case "":
+	case "full":
 		configs = append(configs, config{"stories15M-Q4_0", true}, config{"stories110M-Q8_0", true}, config{"stories110M-Q4_0", true},
 			config{"stories15M-Q8_0", false}, config{"stories110M-Q8_0", false})
+	default:
+		configs = nil
+		for name := range strings.SplitSeq(env, ",") {
+			configs = append(configs, config{name, true})
+		}
 	}
 	for _, c := range configs {
 		name := c.model
@@ -234,6 +244,8 @@ func benchmarkWorkers(b *testing.B, model string, simd bool) {
 		ExchangeMs      float64   `json:"exchangeMs"`
 		Exchanges       int       `json:"exchanges"`
 		Memory          []float64 `json:"memory"`
+		PromptTokens    int       `json:"promptTokens"`    // evaluated of the long prompt
+		PromptPerSecond float64   `json:"promptPerSecond"` // their rate
 	}
 	tb := newTab(b, blankPage)
 	var runs []run
@@ -244,11 +256,18 @@ func benchmarkWorkers(b *testing.B, model string, simd bool) {
 			const lms = { 1: await WasmLM.load(url, { ...opts, workers: 1 }), 2: await WasmLM.load(url, { ...opts, workers: 2 }) };
 			for (const lm of Object.values(lms)) await lm.generate('Once', { temperature: 0, maxTokens: 8 }); // warm up
 			const out = [];
+			// A prompt of 128 tokens or a few more, whatever the tokenizer.
+			const words = 'Once upon a time there was a little girl named Lily who liked to play outside in the sun'.split(' ');
+			let long = '';
+			for (let k = 0; (await lms[1].tokenize(long)).length < 128; k++) long += words[k % words.length] + ' ';
 			for (let i = 0; i < 3; i++) {
 				for (const [n, lm] of Object.entries(lms)) {
 					const r = await lm.generate('Once upon a time', { temperature: 0, maxTokens: `+strconv.Itoa(maxTokens)+` });
+					// Each run's prompt differs from its second word: the cache gives back no more than that.
+					const p = await lm.generate('Run ' + i + '. ' + long, { temperature: 0, maxTokens: 1 });
 					out.push({ workers: Number(n), tokensPerSecond: r.timings.decodeTokensPerSecond, exchangeMs: r.timings.exchangeMs,
-						exchanges: r.timings.exchanges, memory: r.wasmMemoryBytesPerWorker ?? [r.wasmMemoryBytes] });
+						exchanges: r.timings.exchanges, memory: r.wasmMemoryBytesPerWorker ?? [r.wasmMemoryBytes],
+						promptTokens: p.timings.prefillTokens, promptPerSecond: p.timings.prefillTokensPerSecond });
 				}
 			}
 			for (const lm of Object.values(lms)) lm.unload();
@@ -273,6 +292,11 @@ func benchmarkWorkers(b *testing.B, model string, simd bool) {
 			b.ReportMetric(med.ExchangeMs/float64(med.Exchanges), w+"-ms/exchange")
 		}
 		b.Logf("%d worker(s): %7.1f tokens/s, memory per worker %v MiB", n, med.TokensPerSecond, mibs(med.Memory))
+		slices.SortFunc(rs, func(x, y run) int { return cmpFloat(x.PromptPerSecond, y.PromptPerSecond) })
+		med = rs[1]
+		require.Greater(b, med.PromptTokens, 100, "a long prompt, evaluated")
+		b.ReportMetric(med.PromptPerSecond, w+"-prompt-tok/s")
+		b.Logf("%d worker(s): %7.1f prompt tokens/s (%d tokens)", n, med.PromptPerSecond, med.PromptTokens)
 	}
 	b.ReportMetric(loadAverage(b), "load-1m")
 }
