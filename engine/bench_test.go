@@ -205,11 +205,7 @@ func matrixFinite(mat *tensor.Matrix) bool {
 	return true
 }
 
-var (
-	promptShape  = flag.String("prompt-shape", "stories15M", "BenchmarkPromptBlock: the shape of its random-weight model (stories15M, stories110M, tinyllama)")
-	promptType   = flag.String("prompt-type", "Q4_0", "BenchmarkPromptBlock: the model's tensor type")
-	promptTokens = flag.Int("prompt-tokens", 128, "BenchmarkPromptBlock: the prompt's length")
-)
+var promptBench = modelgen.PromptBenchFlags("BenchmarkPromptBlock")
 
 // BenchmarkPromptBlock measures prompt evaluation (prefill) with blocks of
 // 1 (token by token, as a decode step evaluates), 8, 16, 32 and 64 tokens, on a
@@ -218,22 +214,13 @@ var (
 //
 //	go test ./engine/ -run '^$' -bench PromptBlock -benchtime 2x -args -prompt-shape=tinyllama
 func BenchmarkPromptBlock(b *testing.B) {
-	shape, err := modelgen.ShapeByName(*promptShape)
+	spec, prompt, err := promptBench()
 	require.NoError(b, err)
-	typ := tensor.F32
-	for typ.String() != *promptType {
-		typ++
-		require.Less(b, int(typ), 64, "no tensor type %q", *promptType)
-	}
-	m, err := Load(testmodel.GGUF(b, modelgen.Spec{Shape: shape, Type: typ, SeparateOutput: true, MuteSpecial: true, Seed: 1}), LoadOptions{})
+	m, err := Load(testmodel.GGUF(b, spec), LoadOptions{})
 	require.NoError(b, err)
-	prompt := make([]int, *promptTokens)
-	for i := range prompt {
-		prompt[i] = 3 + i*7919%(shape.VocabSize-3)
-	}
 	for _, block := range []int{1, 8, 16, 32, 64} {
 		b.Run(fmt.Sprintf("block-%d", block), func(b *testing.B) {
-			s, err := m.NewSession(SessionOptions{PromptBlock: block, ContextLength: *promptTokens + 1})
+			s, err := m.NewSession(SessionOptions{PromptBlock: block, ContextLength: len(prompt) + 1})
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {

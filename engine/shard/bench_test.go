@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"testing"
@@ -10,16 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wasmlm/wasmlm/engine"
-	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/modelgen"
 	"github.com/wasmlm/wasmlm/internal/testmodel"
 )
 
-var (
-	promptShape  = flag.String("prompt-shape", "stories15M", "BenchmarkShardedPrompt: the shape of its random-weight model (stories15M, stories110M, tinyllama)")
-	promptType   = flag.String("prompt-type", "Q4_0", "BenchmarkShardedPrompt: the model's tensor type")
-	promptTokens = flag.Int("prompt-tokens", 128, "BenchmarkShardedPrompt: the prompt's length")
-)
+var promptBench = modelgen.PromptBenchFlags("BenchmarkShardedPrompt")
 
 // BenchmarkShardedPrompt measures prompt evaluation (prefill) of a model
 // split in two against the whole model, every session on one thread (as a
@@ -31,18 +25,9 @@ var (
 //
 //	go test ./engine/shard/ -run '^$' -bench ShardedPrompt -benchtime 2x -args -prompt-shape=stories110M
 func BenchmarkShardedPrompt(b *testing.B) {
-	shape, err := modelgen.ShapeByName(*promptShape)
+	spec, prompt, err := promptBench()
 	require.NoError(b, err)
-	typ := tensor.F32
-	for typ.String() != *promptType {
-		typ++
-		require.Less(b, int(typ), 64, "no tensor type %q", *promptType)
-	}
-	data := testmodel.GGUF(b, modelgen.Spec{Shape: shape, Type: typ, SeparateOutput: true, MuteSpecial: true, Seed: 1})
-	prompt := make([]int, *promptTokens)
-	for i := range prompt {
-		prompt[i] = 3 + i*7919%(shape.VocabSize-3)
-	}
+	data := testmodel.GGUF(b, spec)
 	for _, c := range []struct{ shards, block, threads int }{{1, 1, 1}, {1, 32, 1}, {2, 1, 1}, {2, 32, 1}, {1, 32, 2}} {
 		b.Run(fmt.Sprintf("%d shards/block-%d/threads-%d", c.shards, c.block, c.threads), func(b *testing.B) {
 			// A model's first session packs its weights: cut it before.

@@ -1,6 +1,7 @@
 package modelgen
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 
@@ -265,4 +266,38 @@ func BenchModels(shapes ...string) ([]Model, error) {
 		}
 	}
 	return out, nil
+}
+
+// PromptBenchFlags defines, on the command line's flags, the flags of the
+// prompt benchmark named bench (engine's BenchmarkPromptBlock, engine/shard's
+// BenchmarkShardedPrompt) — -prompt-shape, -prompt-type, -prompt-tokens —
+// and returns the function that gives the model and prompt they say
+// (PromptBench). A test package calls it once, in a package variable.
+func PromptBenchFlags(bench string) func() (Spec, []int, error) {
+	shape := flag.String("prompt-shape", "stories15M", bench+": the shape of its random-weight model (stories15M, stories110M, tinyllama)")
+	typ := flag.String("prompt-type", "Q4_0", bench+": the model's tensor type")
+	n := flag.Int("prompt-tokens", 128, bench+": the prompt's length")
+	return func() (Spec, []int, error) { return PromptBench(*shape, *typ, *n) }
+}
+
+// PromptBench is the model and prompt of the prompt benchmarks: random
+// weights of the shape named shape in the tensor type named typ, with a
+// separate output and muted special tokens, and a prompt of n token ids
+// past the first three (none of them BOS or EOS).
+func PromptBench(shape, typ string, n int) (Spec, []int, error) {
+	sh, err := ShapeByName(shape)
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	t := tensor.F32
+	for t.String() != typ {
+		if t++; t >= 64 {
+			return Spec{}, nil, fmt.Errorf("%w: no tensor type %q", ErrSpec, typ)
+		}
+	}
+	prompt := make([]int, n)
+	for i := range prompt {
+		prompt[i] = 3 + i*7919%(sh.VocabSize-3)
+	}
+	return Spec{Shape: sh, Type: t, SeparateOutput: true, MuteSpecial: true, Seed: 1}, prompt, nil
 }
