@@ -277,10 +277,10 @@ func (s *Session) Reset() {
 // Forward runs token at position pos through the model, as one step of a
 // generation does, storing its key and value at pos in the KV cache and,
 // with logits, computing the next-token logits (Logits). It is the engine's
-// lowest-level step, for drivers other than Generate (engine/shard's
-// followers run every step their leader starts with it); the session
-// forgets its cached conversation, so the next generation evaluates its
-// prompt from the start. It fails with ErrBusy while a generation runs.
+// lowest-level step, for drivers other than Generate (ForwardBlock runs a
+// block of tokens: engine/shard's followers run every step their leader
+// starts with it); the session forgets its cached conversation, so the
+// next generation evaluates its prompt from the start. It fails with ErrBusy while a generation runs.
 // The positions before pos that it attends to must be in the cache: a
 // sliding-window layer's ring holds only the latest (see AttentionSpec.Window), so
 // a driver evaluates positions in order.
@@ -306,8 +306,7 @@ func (s *Session) Forward(token, pos int, logits bool) error {
 // the model as one block of a generation's prompt does (all at once, with
 // the same bits as one by one), storing their keys and values in the KV
 // cache and, with logits, computing the last token's next-token logits. It
-// is Forward for a block of 1 to PromptBlock tokens (engine/shard's
-// followers run their leader's prompt blocks with it), and like Forward it
+// is Forward for a block of 1 to PromptBlock tokens, and like Forward it
 // forgets the cached conversation.
 func (s *Session) ForwardBlock(tokens []int, pos int, logits bool) error {
 	if !s.mu.TryLock() {
