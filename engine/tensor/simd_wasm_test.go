@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -179,14 +180,17 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 	}
 }
 
-// TestSIMDMatMulExtremes is TestDotRowsExtremes for the batched SIMD
-// kernels of the integer types: rows of arbitrary bytes and of every
-// quant and packed scale at the ends of its range, with finite scales or
-// not, and vectors whose quants are at the ends of the int8 range, in one
-// batch; each output is the pure-Go dot's bits (or a NaN for a NaN), over
-// a number of rows not a multiple of four and rows decoded in two chunks
-// of scratch.
-func TestSIMDMatMulExtremes(t *testing.T) {
+// TestSIMDExtremes is TestDotRowsExtremes for the batched SIMD kernels of
+// the integer types, and for their matrix–vector kernels: rows of
+// arbitrary bytes and of every quant and packed scale at the ends of its
+// range (Q8_0's −128 and 127 among them), with finite scales or not, and
+// vectors whose quants are at the ends of the int8 range (all −128, all
+// 127, alternating, mixed, random), in one batch and then one at a time;
+// each output is the pure-Go dot's bits (or a NaN for a NaN), over a
+// number of rows not a multiple of four and rows decoded in two chunks of
+// scratch. The relaxed kernels keep some quants as bytes for
+// relaxed_dot: the ends of the ranges are where a bound would be passed.
+func TestSIMDExtremes(t *testing.T) {
 	needSIMD(t)
 	rng := rand.New(rand.NewPCG(25, 25))
 	const rows, cols = 5, 9 * qkK
@@ -216,6 +220,17 @@ func TestSIMDMatMulExtremes(t *testing.T) {
 						for r := range rows {
 							requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[i*rows+r],
 								"fill %#x finite %v vector %d row %d", fill, finite, i, r)
+						}
+					}
+					if !slices.Contains(simdTypes, typ) {
+						continue // no matrix–vector kernel
+					}
+					for i := range acts {
+						require.True(t, matVecSIMD(out[:rows], m, &acts[i]))
+						require.Equal(t, float32(42), out[len(acts)*rows], "wrote past the outputs")
+						for r := range rows {
+							requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[r],
+								"matrix–vector: fill %#x finite %v vector %d row %d", fill, finite, i, r)
 						}
 					}
 				}
