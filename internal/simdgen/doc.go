@@ -39,12 +39,30 @@
 // kernels' GFLOP/s (26 → 37), Q5_0 1.3–1.5 times (its fifth bits picked
 // per byte by i8x16.shuffle and tested by i8x16.eq), Q6_K 1.17 times
 // (15 → 17.6). The batched
-// matmul_q4_0 and matmul_q4_k keep their decoded nibbles as bytes too,
-// four rows' elements interleaved by fours (matmulType.byteOffset and
-// quadsK), so that one relaxed dot serves the four rows: 1.1–1.2 times the
-// plain ones (TinyLlama's prompt under Node: Q4_0 20 → 24.7 tokens/s, Q4_K
-// 22.7 → 27.4). The hosts
-// (web/simd.js) use it where the engine validates relaxed SIMD and fall
+// matmul_q4_0, matmul_q5_0 and matmul_q4_k keep their decoded quants as
+// bytes too, four rows' elements interleaved by fours (matmulType.byteOffset
+// and quadsK), so that one relaxed dot serves the four rows: 1.1–1.2 times
+// the plain ones (TinyLlama's prompt under Node: Q4_0 20 → 24.7 tokens/s,
+// Q4_K 22.7 → 27.4). Q5_0's 5-bit quants (their fifth bits picked per byte
+// as in its matrix–vector kernel) are widened to int32 every four relaxed
+// dots rather than eight: 1.47 times the plain kernel's GFLOP/s on
+// 2048×768 and 32 vectors (48.9 → 71.9), 1.19 times on TinyLlama's
+// 2048×5632 (37.6 → 44.9; Node 20, both modules on one memory and timed
+// interleaved, 2 shared cores, 2026-12-04).
+//
+// Q8_0 has no relaxed kernel: both of its operands are full int8, so a
+// relaxed dot takes one of them in two parts, two dots per sixteen
+// products where the plain kernels' i32x4.dot_i16x8_s does eight in one.
+// Both kernels were written so, measured as above and left out:
+// matvec_q8_0 with each activation byte x as x&127 and x<0
+// (Σw·x = Σw·(x&127) − 128·Σ_{x<0} w, the parts made once per block for
+// the four rows) ran at 0.97–1.01 times the plain kernel (24 GFLOP/s
+// either way, from 68 KiB to 17 MiB of weights); matmul_q8_0 with each
+// weight byte as the two nibbles h, l of w XOR 0x80
+// (Σw·x = 16·Σh·x + Σl·x − 128·Σx) at 0.73 times (51.6 → 37.7 GFLOP/s;
+// 0.71 on 2048×5632).
+//
+// The hosts (web/simd.js) use it where the engine validates relaxed SIMD and fall
 // back to kernels.wasm. i32x4.relaxed_dot_i8x16_i7x16_add_s is not used:
 // Node 20's V8 computes it wrongly (twice the products, no addend).
 //

@@ -114,7 +114,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatVecQ6K(m, relaxed)
 	emitMatMulQ8_0(m)
 	emitMatMulQ4_0(m, relaxed)
-	emitMatMulQ5_0(m)
+	emitMatMulQ5_0(m, relaxed)
 	emitMatMulQ4K(m, relaxed)
 	emitMatMulQ6K(m)
 	emitMatMulQ2K(m)

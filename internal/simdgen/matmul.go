@@ -75,7 +75,9 @@ type matmulType struct {
 	// sums come out in their lanes with no transposing, and byteOffset·Σx
 	// (the activation's block sums, which the Go side puts where Q8_K's
 	// block sums go) is taken off. Each int16 lane adds eight pairs of
-	// products of at most 15·128: at most 30720, no overflow.
+	// products of at most 15·128: at most 30720, no overflow. Quants of
+	// five bits (byteOffset 16: 0..31) are widened to int32 every four
+	// relaxed dots instead (four pairs of at most 31·128: 31744).
 	byteOffset int32
 	// quadsK (relaxed SIMD, Q4_K): decode stores each of the eight 32-element
 	// sub-blocks as quads, as byteOffset does a block (128 bytes each, sub-block
@@ -179,10 +181,10 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	// Measured: with the store, 49 GFLOP/s for Q8_0; with the pairs a
 	// loop (which V8 unrolls), 43; all sixteen at once, 38.
 	u, prev, pr := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.I32)
-	quadSums := func(q, x wg.Local) { // u = the pair sums of the quads at q with the activations at x
-		for i := range 8 {
+	quadSums := func(q, x wg.Local, from, to int) { // u = the pair sums of quads from..to-1 at q with the activations at x
+		for i := from; i < to; i++ {
 			dot := wg.I16x8RelaxedDotI8x16I7x16S(wg.V128Load32Splat(get(x), uint32(4*i)), wg.V128Load(get(q), uint32(16*i)))
-			if i > 0 {
+			if i > from {
 				dot = wg.I16x8Add(get(u), dot)
 			}
 			k.Set(u, dot)
@@ -194,7 +196,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Set(cq, get(sp))
 			k.Set(cx, get(bx))
 			k.forRange(c, i32(0), i32(8), 1, func() {
-				quadSums(cq, cx)
+				quadSums(cq, cx, 0, 8)
 				k.Set(isum, wg.I32x4Add(get(isum), wg.I32x4Mul(wg.I32x4ExtaddPairwiseI16x8S(get(u)),
 					wg.V128Load(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(4))), 1024))))
 				k.Set(cq, wg.I32Add(get(cq), i32(128)))
@@ -203,9 +205,20 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			return
 		}
 		if typ.byteOffset != 0 { // quads
-			quadSums(sp, bx)
-			offset := wg.I32x4Shl(wg.V128Load32Splat(get(bbs), 0), i32(3)) // ·8
-			k.Set(isum, wg.I32x4Sub(wg.I32x4ExtaddPairwiseI16x8S(get(u)), offset))
+			shift := int32(3) // offset·Σx: 8·Σx, or 16·Σx
+			if typ.byteOffset == 16 {
+				shift = 4
+				quadSums(sp, bx, 0, 4)
+				k.Set(prev, wg.I32x4ExtaddPairwiseI16x8S(get(u)))
+				quadSums(sp, bx, 4, 8)
+			} else {
+				quadSums(sp, bx, 0, 8)
+			}
+			sum := wg.I32x4ExtaddPairwiseI16x8S(get(u))
+			if typ.byteOffset == 16 {
+				sum = wg.I32x4Add(get(prev), sum)
+			}
+			k.Set(isum, wg.I32x4Sub(sum, wg.I32x4Shl(wg.V128Load32Splat(get(bbs), 0), i32(shift))))
 			return
 		}
 		if typ.chunks == 1 {
@@ -476,7 +489,30 @@ func emitMatMulQ4_0(m *wg.Module, relaxed bool) {
 	})
 }
 
-func emitMatMulQ5_0(m *wg.Module) {
+// emitMatMulQ5_0 emits matmul_q5_0; with relaxed SIMD its quants (0..31)
+// stay bytes, in quads (matmulType.byteOffset), their fifth bits picked
+// per byte as the relaxed matvec_q5_0 picks them (fifthBits).
+func emitMatMulQ5_0(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitMatMul(m, matmulType{name: MatMulQ5_0, blockBytes: q5_0BlockBytes, chunks: 1, extraBytes: 16, byteOffset: 16,
+			decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
+				var lo, hi [4]wg.Local
+				qh := k.Local(wg.V128)
+				for j := range p {
+					lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128)
+					k.Set(qh, wg.V128Load32Splat(get(p[j]), 2))
+					k.Set(hi[j], wg.V128Load(get(p[j]), 6))
+					k.Set(lo[j], wg.V128Or(wg.V128And(get(hi[j]), i8x16Splat(15)), fifthBits(qh, 0)))
+					k.Set(hi[j], wg.V128Or(wg.V128And(wg.I16x8ShrU(get(hi[j]), i32(4)), i8x16Splat(15)), fifthBits(qh, 2)))
+				}
+				k.storeQuads(sp, 0, lo)
+				k.storeQuads(sp, 64, hi)
+				q8Scales(k, p, sp, 128)
+			},
+			finish: q8Finish,
+		})
+		return
+	}
 	emitMatMul(m, matmulType{name: MatMulQ5_0, blockBytes: q5_0BlockBytes, chunks: 1, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
 			decodeNibbles5(k, p, sp, 2, 6, 16)

@@ -80,21 +80,8 @@ func emitMatVecQ5_0(m *wg.Module, relaxed bool) {
 	if relaxed {
 		emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, xBytes, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 			k.Set(t[0], wg.V128Load32Splat(get(p), 2)) // qh in every lane
-			var bits [16]uint8
-			for i := range bits {
-				bits[i] = 1 << (i % 8)
-			}
-			mask := wg.I8x16Const(bits)
-			fifth := func(first uint8) wg.Expr { // elements 16·(first/2)...: bytes first, first+1 of qh
-				var pick [16]uint8
-				for i := range pick {
-					pick[i] = first + uint8(i/8)
-				}
-				b := wg.V128And(wg.I8x16Shuffle(get(t[0]), get(t[0]), pick), mask)
-				return wg.V128And(wg.I8x16Eq(b, mask), i8x16Splat(16))
-			}
 			k.Set(t[1], wg.V128Load(get(p), 6))
-			return nibbleDotRelaxed(t[1], x, []wg.Expr{fifth(0), fifth(2)})
+			return nibbleDotRelaxed(t[1], x, []wg.Expr{fifthBits(t[0], 0), fifthBits(t[0], 2)})
 		})
 		return
 	}
@@ -117,6 +104,21 @@ func emitMatVecQ5_0(m *wg.Module, relaxed bool) {
 		k.Set(w, wg.V128Load(get(p), 6))
 		return nibbleDot(w, x, high[:])
 	})
+}
+
+// fifthBits is 16 in byte e where bit 8·first+e of the 32 bits of qh
+// (splat in every lane) is set, else 0: the fifth bits of elements
+// 16·(first/2)..+15 of a Q5 block, picked per byte (byte first + e/8 of qh,
+// by i8x16.shuffle) and tested against a byte mask (i8x16.eq).
+func fifthBits(qh wg.Local, first uint8) wg.Expr {
+	var bits, pick [16]uint8
+	for i := range bits {
+		bits[i] = 1 << (i % 8)
+		pick[i] = first + uint8(i/8)
+	}
+	mask := wg.I8x16Const(bits)
+	b := wg.V128And(wg.I8x16Shuffle(get(qh), get(qh), pick), mask)
+	return wg.V128And(wg.I8x16Eq(b, mask), i8x16Splat(16))
 }
 
 // nibbleDot is Σ q·x over a block of 32 4-bit quants, 16 bytes in w,
