@@ -65,9 +65,10 @@ type matmulType struct {
 	// j's integer sum), the decoded extras at ex, the token's block scale
 	// at d and (Q8_K, Q8_1) its block sums at bs.
 	finish func(k kernel, res, isum, ex, d, bs wg.Local)
-	// byteOffset, if not 0 (relaxed SIMD, one chunk per block of 4-bit
-	// quants only): decode stores the four rows' quants as bytes, unsigned
-	// (0..15, in i7's range) and without their offset, which is byteOffset,
+	// byteOffset, if not 0 (relaxed SIMD, one chunk per block of 4- or
+	// 5-bit quants only): decode stores the four rows' quants as bytes,
+	// unsigned (0..15 or 0..31, in i7's range) and without their offset,
+	// which is byteOffset (8 or 16),
 	// four elements of each row at a time: the 16 bytes at sp + 16i are
 	// elements 4i..4i+3 of rows 0, 1, 2 and 3 (quads); the extras follow at
 	// sp + 128. A vector's four activations 4i.. splat over the four rows
