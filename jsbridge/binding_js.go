@@ -19,7 +19,7 @@ import (
 // Binding is the JavaScript object through which a page's worker drives the
 // engine. Its methods, all returning a Promise:
 //
-//	load(model, {tokenizer, contextLength, peers, kvType, device}) → info; model and
+//	load(model, {tokenizer, contextLength, peers, sharedMemory, kvType, device}) → info; model and
 //	                                            tokenizer are Uint8Arrays or ArrayBuffers
 //	                                            (copied), or model is 'assembled': what
 //	                                            prepare and fill read (assemble_js.go);
@@ -60,7 +60,7 @@ import (
 //	                                            one after the other (embed_js.go)
 //	rerank(query, documents, {truncate, signal}) → {scores, tokens, truncated, usage,
 //	                                            yieldMs}, the documents in their order
-//	split(count, peers)                       → info; the loaded model becomes shard 0
+//	split(count, peers, sharedMemory)         → info; the loaded model becomes shard 0
 //	                                            of count, which leads the others
 //	shard(index, count)                       → Uint8Array: a GGUF file of that shard
 //	                                            of the loaded (whole, GGUF) model
@@ -119,7 +119,10 @@ import (
 // A model split across workers (engine/shard) runs as one: shard i
 // lives in worker i, and each pair of workers has a MessageChannel. peers is
 // this worker's ends of them: an array with, at index j, the MessagePort to
-// the worker of shard j (null at its own index). There are two ways to
+// the worker of shard j (null at its own index). sharedMemory, where the
+// page is cross-origin isolated, is a SharedArrayBuffer of the group's
+// control words: the messages then go through shared memory, the ports
+// carrying only what sets it up (mailbox_js.go). There are two ways to
 // start one. The page (web/wasmlm.js) loads the whole model into a worker
 // that only cuts: shard there for every shard, then load (with peers) each
 // file in its own worker — shard 0's in a fresh worker that replaces the
@@ -332,6 +335,7 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 	}
 	tokArg, hasTok := f.value("tokenizer")
 	peersArg, hasPeers := f.value("peers")
+	sharedArg, _ := f.value("sharedMemory")
 	assembled := typeOf(modelArg) == js.TypeString && modelArg.String() == "assembled"
 	if isNullish(modelArg) || (typeOf(modelArg) == js.TypeString && !assembled) {
 		return nil, invalid("model", "must be a Uint8Array, an ArrayBuffer or 'assembled', got %s", b.describe(modelArg))
@@ -361,7 +365,7 @@ func (b *Binding) parseLoad(args []js.Value) (work, error) {
 				return nil, err
 			}
 			m = part.Model
-			if ex, err = b.connect(part, peersArg); err != nil {
+			if ex, err = b.connect(part, peersArg, sharedArg); err != nil {
 				return nil, err
 			}
 		} else if m, err = engine.Load(data, opts); err != nil {

@@ -17,7 +17,8 @@ import (
 // Recv blocks its goroutine on a Go channel; the Go runtime then returns to
 // the worker's event loop, which delivers the port's message events to
 // onMessage, which queues the message and wakes Recv. No SharedArrayBuffer:
-// every value crosses by postMessage.
+// every value crosses by postMessage — unless the exchange has shared
+// memory (mem, mailbox_js.go), which then carries the messages.
 type portExchange struct {
 	b     *Binding
 	self  int
@@ -40,13 +41,17 @@ type portExchange struct {
 	wake   []chan struct{} // wake[j]: a message from j arrived (or the exchange closed)
 	gone   []bool          // gone[j]: shard j closed its end (Recv fails once its queue is empty)
 	closed error           // set by close: every call fails with it
+
+	mem      *mailbox       // the shared memory the messages go through, or nil (postMessage)
+	switches [][]ringSwitch // switches[j]: rings shard j handed over, not yet in use
 }
 
 var _ shard.Exchange = (*portExchange)(nil)
 
 // newPortExchange listens on ports (shard self's channels to every other
-// shard, as parsed by parsePeers).
-func (b *Binding) newPortExchange(self int, ports []js.Value) *portExchange {
+// shard, as parsed by parsePeers), with the group's control words in shared
+// (a SharedArrayBuffer, parseSharedMemory's) or not (undefined).
+func (b *Binding) newPortExchange(self int, ports []js.Value, shared js.Value) *portExchange {
 	n := len(ports)
 	e := &portExchange{
 		b: b, self: self, ports: ports,
@@ -60,6 +65,10 @@ func (b *Binding) newPortExchange(self int, ports []js.Value) *portExchange {
 		last:     make([][]float32, n),
 		wake:     make([]chan struct{}, n),
 		gone:     make([]bool, n),
+	}
+	if !shared.IsUndefined() {
+		e.mem = b.newMailbox(shared, self, n, make(chan struct{}, 1))
+		e.switches = make([][]ringSwitch, n)
 	}
 	for j, p := range ports {
 		e.wake[j] = make(chan struct{}, 1)
@@ -97,10 +106,15 @@ func (e *portExchange) onMessage(from int, event js.Value) {
 		e.mu.Lock()
 		e.gone[from] = true
 		e.mu.Unlock()
-		select {
-		case e.wake[from] <- struct{}{}:
-		default:
-		}
+		e.signal(from)
+		return
+	}
+	if e.mem != nil && data.Type() == js.TypeObject && !data.InstanceOf(e.b.uint8Array) && typeOf(data.Get("ring")) == js.TypeObject {
+		r := adoptRing(data.Get("ring"))
+		e.mu.Lock()
+		e.switches[from] = append(e.switches[from], ringSwitch{uint32(int32(data.Get("seq").Int())), r})
+		e.mu.Unlock()
+		e.signal(from)
 		return
 	}
 	n := 0
@@ -124,9 +138,17 @@ func (e *portExchange) onMessage(from int, event js.Value) {
 	e.mu.Lock()
 	e.queues[from] = append(e.queues[from], buf)
 	e.mu.Unlock()
+	e.signal(from)
+}
+
+// signal wakes a Recv from shard from.
+func (e *portExchange) signal(from int) {
 	select {
 	case e.wake[from] <- struct{}{}:
 	default:
+	}
+	if e.mem != nil {
+		e.mem.signal()
 	}
 }
 
@@ -147,6 +169,9 @@ func (e *portExchange) Send(to int, head, body []float32) (err error) {
 			err = e.b.panicError("postMessage", r)
 		}
 	}()
+	if e.mem != nil {
+		return e.sendShared(to, head, body)
+	}
 	n := 4 * len(e.out)
 	if n >= transferBytes {
 		// Measured in Chromium: cloning a 64 KiB array costs several times
@@ -183,6 +208,9 @@ const maxCachedLengths = 32
 func (e *portExchange) Recv(from int) ([]float32, error) {
 	if from < 0 || from >= len(e.ports) || from == e.self {
 		return nil, fmt.Errorf("shard %d has no channel to shard %d", e.self, from)
+	}
+	if e.mem != nil {
+		return e.recvShared(from)
 	}
 	e.mu.Lock()
 	if prev := e.last[from]; prev != nil {
@@ -223,6 +251,9 @@ func (e *portExchange) close(why error) {
 	}
 	e.closed = why
 	e.mu.Unlock()
+	if e.mem != nil {
+		e.mem.close()
+	}
 	for j, p := range e.ports {
 		if j == e.self {
 			continue

@@ -144,7 +144,7 @@ func (b *Binding) randomSeed() int {
 var tokenizeFields = []string{"addBos", "special"}
 
 // loadFields are the keys of load's options.
-var loadFields = []string{"tokenizer", "contextLength", "peers", "kvType", "device"}
+var loadFields = []string{"tokenizer", "contextLength", "peers", "sharedMemory", "kvType", "device"}
 
 // kvType reads a kvType option: 'auto' (also when absent), 'f16' or 'f32'
 // (engine.SessionOptions.KVType).

@@ -19,8 +19,10 @@ import (
 // turns its model into shard 0 (split) instead. Each pair of workers talks
 // over a MessageChannel the page made (peers).
 
-// parseSplit: split(count, peers) turns the loaded whole model into shard 0
-// of count, connected to the other shards through peers.
+// parseSplit: split(count, peers, sharedMemory) turns the loaded whole
+// model into shard 0 of count, connected to the other shards through peers
+// (and sharedMemory, a SharedArrayBuffer of the group's control words, when
+// not undefined: mailbox_js.go).
 func (b *Binding) parseSplit(args []js.Value) (work, error) {
 	countArg := arg(args, 0)
 	if typeOf(countArg) != js.TypeNumber || countArg.Float() != float64(int(countArg.Float())) || countArg.Int() < 2 || countArg.Int() > 1<<10 {
@@ -30,6 +32,12 @@ func (b *Binding) parseSplit(args []js.Value) (work, error) {
 	ports, err := b.parsePeers(arg(args, 1), 0, count)
 	if err != nil {
 		return nil, err
+	}
+	shared := js.Undefined()
+	if v := arg(args, 2); !isNullish(v) {
+		if shared, err = b.parseSharedMemory(v, count); err != nil {
+			return nil, err
+		}
 	}
 	turn := b.queue.join()
 	return func() (any, error) {
@@ -49,7 +57,7 @@ func (b *Binding) parseSplit(args []js.Value) (work, error) {
 		// The session (and its KV cache) is made by the first generation,
 		// after the other shards' files have been cut, so that WebAssembly
 		// memory grows for the larger of the two, not for both.
-		b.install(part.Model, part, ctxLen, b.newPortExchange(0, ports), b.sourceBytes())
+		b.install(part.Model, part, ctxLen, b.newPortExchange(0, ports, shared), b.sourceBytes())
 		place := splitPlacement(count)
 		b.setDevice(place, nil, nil)
 		return infoValue(part.Model, part, ctxLen, b.sessionKVType(), place)
@@ -105,13 +113,20 @@ func (b *Binding) parseFollow([]js.Value) (work, error) {
 }
 
 // connect listens on the channels peers (load's peers option) for a shard
-// loaded from a shard file.
-func (b *Binding) connect(p *shard.Part, peersArg js.Value) (*portExchange, error) {
+// loaded from a shard file, through the shared memory of sharedArg (load's
+// sharedMemory option) unless it is undefined.
+func (b *Binding) connect(p *shard.Part, peersArg, sharedArg js.Value) (*portExchange, error) {
 	ports, err := b.parsePeers(peersArg, p.Index, p.Count)
 	if err != nil {
 		return nil, err
 	}
-	return b.newPortExchange(p.Index, ports), nil
+	shared := js.Undefined()
+	if !isNullish(sharedArg) {
+		if shared, err = b.parseSharedMemory(sharedArg, p.Count); err != nil {
+			return nil, err
+		}
+	}
+	return b.newPortExchange(p.Index, ports, shared), nil
 }
 
 // errReplaced closes the exchange of a model that another replaces.

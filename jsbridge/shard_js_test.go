@@ -24,6 +24,7 @@ import (
 type group struct {
 	bindings []*Binding
 	follows  []<-chan error // how the followers' follow() Promises settle
+	memory   js.Value       // the SharedArrayBuffer of control words, or undefined
 }
 
 // settled attaches to Promise p at once (so its rejection is handled) and
@@ -67,8 +68,9 @@ func peerPorts(n int) [][]any {
 // and cuts every shard's file, binding 0 too loads its file with peers),
 // else by loading it whole into binding 0 and calling split there. The test
 // releases every binding and checks that the followers end and every js.Func
-// is released.
-func splitGroup(t *testing.T, n int, fromFiles bool) *group {
+// is released. With shared, the group also has a SharedArrayBuffer of
+// control words (sharedMemory): its messages go through shared memory.
+func splitGroup(t *testing.T, n int, fromFiles, shared bool) *group {
 	t.Helper()
 	g := &group{}
 	for range n {
@@ -91,6 +93,11 @@ func splitGroup(t *testing.T, n int, fromFiles bool) *group {
 		}
 	})
 	ports := peerPorts(n)
+	memory := js.Undefined()
+	if shared {
+		memory = js.Global().Get("SharedArrayBuffer").New(4 * (1 + 2*n))
+		g.memory = memory
+	}
 	cutter := g.bindings[0]
 	if fromFiles {
 		cutter = New()
@@ -100,15 +107,15 @@ func splitGroup(t *testing.T, n int, fromFiles bool) *group {
 	var info js.Value
 	if fromFiles {
 		shard := mustCall(t, cutter, "shard", 0, n)
-		info = mustCall(t, g.bindings[0], "load", shard, obj(map[string]any{"peers": js.ValueOf(ports[0])}))
+		info = mustCall(t, g.bindings[0], "load", shard, obj(map[string]any{"peers": js.ValueOf(ports[0]), "sharedMemory": memory}))
 	} else {
-		info = mustCall(t, g.bindings[0], "split", n, js.ValueOf(ports[0]))
+		info = mustCall(t, g.bindings[0], "split", n, js.ValueOf(ports[0]), memory)
 	}
 	require.Equal(t, 0, info.Get("shardIndex").Int())
 	require.Equal(t, n, info.Get("shardCount").Int())
 	for i := 1; i < n; i++ {
 		shard := mustCall(t, cutter, "shard", i, n)
-		opts := obj(map[string]any{"peers": js.ValueOf(ports[i]), "contextLength": info.Get("sessionContextLength")})
+		opts := obj(map[string]any{"peers": js.ValueOf(ports[i]), "sharedMemory": memory, "contextLength": info.Get("sessionContextLength")})
 		fi := mustCall(t, g.bindings[i], "load", shard, opts)
 		require.Equal(t, i, fi.Get("shardIndex").Int())
 		g.follows = append(g.follows, settled(t, g.bindings[i].Value().Call("follow")))
@@ -123,12 +130,12 @@ func splitGroup(t *testing.T, n int, fromFiles bool) *group {
 func TestSplitMatchesWhole(t *testing.T) {
 	golden := golden.RuncStories260K(t)
 	for _, tc := range []struct {
-		n         int
-		fromFiles bool
-	}{{2, false}, {3, false}, {2, true}, {3, true}} {
+		n                 int
+		fromFiles, shared bool
+	}{{2, false, false}, {3, false, false}, {2, true, false}, {3, true, false}, {2, false, true}, {3, true, true}} {
 		n := tc.n
-		t.Run(fmt.Sprintf("%d shards, from files %v", n, tc.fromFiles), func(t *testing.T) {
-			g := splitGroup(t, n, tc.fromFiles)
+		t.Run(fmt.Sprintf("%d shards, from files %v, shared memory %v", n, tc.fromFiles, tc.shared), func(t *testing.T) {
+			g := splitGroup(t, n, tc.fromFiles, tc.shared)
 			lead := g.bindings[0]
 			for _, run := range golden.Runs[:3] {
 				res := mustCall(t, lead, "generate", run.Prompt, greedy(golden.Steps+1-len(run.PromptIDs)))
@@ -208,15 +215,42 @@ func TestSplitErrors(t *testing.T) {
 // rejects with code "exchange_failed" instead of waiting forever, and so does
 // the next one.
 func TestSplitFollowerGoneFailsGeneration(t *testing.T) {
-	g := splitGroup(t, 2, false)
-	g.bindings[1].Release()
-	for range 2 {
-		_, err := call(t, g.bindings[0], "generate", "", greedy(20))
-		var je *jsError
-		require.ErrorAs(t, err, &je)
-		assert.Equal(t, "exchange_failed", je.Code)
-		assert.Contains(t, je.Message, "shard 1 closed its channels")
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared memory %v", shared), func(t *testing.T) {
+			g := splitGroup(t, 2, false, shared)
+			g.bindings[1].Release()
+			for range 2 {
+				_, err := call(t, g.bindings[0], "generate", "", greedy(20))
+				var je *jsError
+				require.ErrorAs(t, err, &je)
+				assert.Equal(t, "exchange_failed", je.Code)
+				assert.Contains(t, je.Message, "shard 1 closed its channels")
+			}
+		})
 	}
+}
+
+// TestSplitSharedStopped: with shared memory, the page's word that stops the
+// group (a worker failed) fails the leader's generation, which would
+// otherwise wait for a follower that no longer answers, and the follower's
+// follow.
+func TestSplitSharedStopped(t *testing.T) {
+	g := splitGroup(t, 2, false, true)
+	res := mustCall(t, g.bindings[0], "generate", "", greedy(5))
+	require.Equal(t, 5, res.Get("tokens").Length())
+	js.Global().Get("Atomics").Call("store", js.Global().Get("Int32Array").New(g.memory), 0, 1)
+	_, err := call(t, g.bindings[0], "generate", "", greedy(20))
+	var je *jsError
+	require.ErrorAs(t, err, &je)
+	assert.Equal(t, "exchange_failed", je.Code)
+	assert.Contains(t, je.Message, "the page stopped the split model")
+	select {
+	case err := <-g.follows[0]:
+		assert.ErrorContains(t, err, "the page stopped the split model")
+	case <-time.After(10 * time.Second):
+		t.Error("follow did not end")
+	}
+	g.follows = nil
 }
 
 // TestSplitLongMessages: a model whose logits parts are longer than
