@@ -279,14 +279,14 @@ func (m *mailbox) ring(to int) {
 	m.atomics.Call("notify", m.ctrl, 1+to)
 }
 
-// take reads message seq from r into m.buf[from]: the message, or onPort
-// when it went over the port, or neither when r has nothing yet.
-func (m *mailbox) take(r *ring, from int, seq uint32) (msg []float32, onPort bool) {
+// take reads message seq from r into m.buf[from]: the message (ok), or
+// onPort when it went over the port, or neither when r has nothing yet.
+func (m *mailbox) take(r *ring, from int, seq uint32) (msg []float32, ok, onPort bool) {
 	var hdr [2]float32
 	for {
 		w := m.load(r.i32, ringWrite)
 		if w == r.read {
-			return nil, false
+			return nil, false, false
 		}
 		r.copyOut(r.read, hdr[:])
 		s, n := math.Float32bits(hdr[0]), int32(math.Float32bits(hdr[1]))
@@ -296,10 +296,10 @@ func (m *mailbox) take(r *ring, from int, seq uint32) (msg []float32, onPort boo
 			if int32(s-seq) < 0 {
 				continue // a hint for a message already taken from the port
 			}
-			return nil, true
+			return nil, false, true
 		}
 		if s != seq || n < 0 || uint32(n) > r.cap {
-			return nil, true // seq is on the port (its hint did not fit)
+			return nil, false, true // seq is on the port (its hint did not fit)
 		}
 		if cap(m.buf[from]) < int(n) {
 			m.buf[from] = make([]float32, n)
@@ -310,7 +310,7 @@ func (m *mailbox) take(r *ring, from int, seq uint32) (msg []float32, onPort boo
 		}
 		r.read += 2 + uint32(n)
 		m.store(r.i32, ringRead, r.read)
-		return msg, false
+		return msg, true, false
 	}
 }
 
@@ -359,8 +359,8 @@ func (e *portExchange) recvShared(from int) ([]float32, error) {
 		closed, gone := e.closed, e.gone[from]
 		e.mu.Unlock()
 		if r := m.in[from]; r != nil {
-			msg, port := m.take(r, from, seq)
-			if msg != nil {
+			msg, ok, port := m.take(r, from, seq)
+			if ok {
 				m.got[from] = seq
 				return msg, nil
 			}
