@@ -290,6 +290,12 @@ export interface ModelInfo {
   adapter?: GPUAdapterDescription;
   /** The number of Web Workers the model runs on (the load option workers). */
   workers: number;
+  /**
+   * How a split model's workers (workers > 1) exchange their parts of each step:
+   * 'shared-memory' (SharedArrayBuffer and Atomics.wait) where the page is cross-origin
+   * isolated (served with COOP and COEP), else 'messages' (postMessage). Absent on one worker.
+   */
+  exchange?: 'shared-memory' | 'messages';
   /** Loaded with shared: true: whether it runs in a SharedWorker (true) or fell back to a dedicated worker (false). Absent otherwise. */
   shared?: boolean;
   /** Why a shared: true load runs in a dedicated worker, when shared is false. */

@@ -145,6 +145,7 @@ export class WasmLM {
   #info = null;
   #name;
   #followers = []; // the workers of shards 1..N-1 of a model split across N workers
+  #control = null; // their SharedArrayBuffer of control words, when they exchange through shared memory
   #serves = false; // loaded with { serve: true }: its worker runs wasmlm-serve.wasm, which lm.serve needs
   #api; // the model as chat-completions.js and embeddings.js use it
   #shift = { contextShift: false, nKeep: 0 }; // load's contextShift: chat's default context_shift and n_keep
@@ -415,6 +416,10 @@ export class WasmLM {
    * (shards 1..n-1) follow, this worker leads. head: readHeaders'.
    */
   async #assemble(sources, head, n, { onProgress, contextLength, kvType, signal, sha256, placement }) {
+    // Where the page is cross-origin isolated, the shards' messages go
+    // through shared memory (the ports then set it up): a SharedArrayBuffer
+    // of the group's control words (jsbridge's mailbox_js.go).
+    this.#control = n > 1 && sharedMemoryAvailable() ? new SharedArrayBuffer(4 * (1 + 2 * n)) : null;
     const ports = Array.from({ length: n }, () => new Array(n).fill(null));
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
@@ -446,13 +451,15 @@ export class WasmLM {
     aborted.catch(() => {});
     await Promise.race([Promise.all(workers.map((w, i) => read(w, i))), aborted]);
     const load = (w, i) => w.request({
-      type: 'load', model: 'assembled', contextLength, kvType: kvType ?? undefined, peers: n > 1 ? ports[i] : undefined, ...placement,
+      type: 'load', model: 'assembled', contextLength, kvType: kvType ?? undefined, peers: n > 1 ? ports[i] : undefined,
+      sharedMemory: this.#control ?? undefined, ...placement,
     }, n > 1 ? own(i) : []);
     const infos = await Promise.all(workers.map((w, i) => load(w, i)));
     this.#info = infos[0];
     delete this.#info.shardIndex;
     delete this.#info.shardCount;
     this.#info.workers = n;
+    if (n > 1) this.#info.exchange = this.#control ? 'shared-memory' : 'messages';
   }
 
   /**
@@ -808,6 +815,7 @@ export class WasmLM {
     } else {
       this.#worker.terminate();
     }
+    stopShared(this.#control);
     for (const f of this.#followers) f.terminate(code, why);
     for (const p of this.#pending.values()) p.reject(codedError(code, why));
     this.#pending.clear();
@@ -816,6 +824,29 @@ export class WasmLM {
 
 export default WasmLM;
 
+
+/**
+ * Whether a split model's workers can exchange through shared memory: the
+ * page is cross-origin isolated (served with COOP and COEP), so it has
+ * SharedArrayBuffer and workers may Atomics.wait. Node.js (host.newWorker)
+ * keeps the messages.
+ */
+function sharedMemoryAvailable() {
+  return globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
+    && typeof Atomics?.wait === 'function' && !host.newWorker;
+}
+
+/**
+ * Tells every worker of a group that exchanges through control (null: none)
+ * that the page gave up on it: one waiting for a message fails at once, not
+ * when its worker is ended.
+ */
+function stopShared(control) {
+  if (!control) return;
+  const words = new Int32Array(control);
+  Atomics.store(words, 0, 1);
+  for (let i = 1; i < words.length; i++) Atomics.notify(words, i);
+}
 
 /** promise, or a rejection with abortError when signal aborts first. */
 function untilAborted(promise, signal) {

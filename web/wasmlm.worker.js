@@ -9,7 +9,7 @@
 //   boot      {module, kernels, simdRelaxed, simdReason}  start the Go program (a compiled WebAssembly.Module)
 //                                         with the SIMD kernels (a Module, whether it is the relaxed-SIMD
 //                                         build, or null and why not)
-//   load      {model, tokenizer, contextLength, peers, kvType, device, cpuReason}
+//   load      {model, tokenizer, contextLength, peers, sharedMemory, kvType, device, cpuReason}
 //             model: bytes, or 'assembled': what assemble (or prepare and fill) read;
 //             device: 'auto', 'webgpu' or 'cpu' (cpuReason: why the page chose the CPU)
 //   unload    {}                          free the model's GPU buffers (the page ends the worker next)
@@ -35,7 +35,9 @@
 //                                         shard (a transferred Uint8Array)
 //   load      {..., peers}                worker i: load shard i's file; shards 1.. follow shard 0
 //   memory    {}                          the Go instance's memory size, in bytes
-// peers: this worker's MessagePorts to the others (null at its own index).
+// peers: this worker's MessagePorts to the others (null at its own index); sharedMemory: where the
+// page is cross-origin isolated, the group's SharedArrayBuffer of control words (the messages then
+// go through shared memory).
 // In a SharedWorker (the load option shared), each tab is a client with a port
 // and a session of its own, and adds claim, detach and stats (shared-worker.js);
 // boot's module and kernels are then URLs, which the worker compiles.
@@ -159,7 +161,9 @@ async function handle(m, signal, c) {
   if (sharedRequests.has(m.type)) return sharedRequest(b, m, c, memory);
   switch (m.type) {
     case 'load': {
-      const options = { tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined };
+      const options = {
+        tokenizer: m.tokenizer ?? undefined, contextLength: m.contextLength ?? undefined, peers: m.peers ?? undefined, sharedMemory: m.sharedMemory ?? undefined,
+      };
       if (m.kvType != null) options.kvType = m.kvType;
       if (m.device != null) options.device = m.device;
       cpuReason = m.cpuReason ?? '';
