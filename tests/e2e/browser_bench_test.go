@@ -158,7 +158,9 @@ func median[T any](xs []T, f func(T) float64) float64 {
 // BenchmarkBrowserWorkers measures a model split across Web Workers (load
 // option workers) against one worker, in Chromium through the page's API:
 // warm decode tokens/s with 1 and 2 workers (runs alternate, median of
-// three), worker 0's wait per exchange (timings.exchangeMs / exchanges),
+// three), in a page that is not cross-origin isolated (the workers
+// exchange by postMessage) and, sub-benchmarks -SharedMemory, in one that
+// is (through shared memory), worker 0's wait per exchange (timings.exchangeMs / exchanges),
 // and each worker's WebAssembly memory; and, for scale, the round trip of a
 // bare postMessage between the page and a plain worker over a
 // MessageChannel (sub-benchmark postMessage); and prompt tokens/s of a
@@ -221,12 +223,15 @@ func BenchmarkBrowserWorkers(b *testing.B) {
 		if !c.simd {
 			name += "-PureGo"
 		}
-		b.Run(name, func(b *testing.B) { benchmarkWorkers(b, c.model, c.simd) })
+		b.Run(name, func(b *testing.B) { benchmarkWorkers(b, c.model, c.simd, false) })
+		b.Run(name+"-SharedMemory", func(b *testing.B) { benchmarkWorkers(b, c.model, c.simd, true) })
 	}
 }
 
-// benchmarkWorkers is one model of BenchmarkBrowserWorkers.
-func benchmarkWorkers(b *testing.B, model string, simd bool) {
+// benchmarkWorkers is one model of BenchmarkBrowserWorkers, in a page that
+// is cross-origin isolated (isolatedSite: the workers exchange through
+// shared memory) or not (postMessage).
+func benchmarkWorkers(b *testing.B, model string, simd, isolated bool) {
 	url := "" // the default model
 	if model != "stories260K" {
 		url = serveModels(b, []string{model}) + "/" + model + ".gguf"
@@ -247,13 +252,18 @@ func benchmarkWorkers(b *testing.B, model string, simd bool) {
 		PromptTokens    int       `json:"promptTokens"`    // evaluated of the long prompt
 		PromptPerSecond float64   `json:"promptPerSecond"` // their rate
 	}
-	tb := newTab(b, blankPage)
+	site := webSite(b)
+	if isolated {
+		site = isolatedSite(b)
+	}
+	tb := openTab(b, site, blankPage, nil)
 	var runs []run
 	for b.Loop() {
 		runs = eval[[]run](b, tb, apiScript(`
 			const url = `+jsonString(b, url)+` || undefined;
 			const opts = { cache: false, simd: `+strconv.FormatBool(simd)+` };
 			const lms = { 1: await WasmLM.load(url, { ...opts, workers: 1 }), 2: await WasmLM.load(url, { ...opts, workers: 2 }) };
+			if (lms[2].info.exchange !== `+jsonString(b, map[bool]string{true: "shared-memory", false: "messages"}[isolated])+`) throw new Error('exchange: ' + lms[2].info.exchange);
 			for (const lm of Object.values(lms)) await lm.generate('Once', { temperature: 0, maxTokens: 8 }); // warm up
 			const out = [];
 			// A prompt of 128 tokens or a few more, whatever the tokenizer.
