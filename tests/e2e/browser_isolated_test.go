@@ -162,7 +162,7 @@ func TestBrowserWorkersSharedMemory(t *testing.T) {
 		} catch (e) { out.failure = asError(e); }
 		try { await lm.generate('x'); } catch (e) { out.later = asError(e); }
 		const again = await WasmLM.load(undefined, { workers: 2 });
-		out.after = (await again.generate('Once upon a time', { temperature: 0, maxTokens: ` + strconv.Itoa(len(once.GeneratedIDs)) + ` })).tokens;
+		out.after = (await again.generate('Once upon a time', { temperature: 0, maxTokens: `+strconv.Itoa(len(once.GeneratedIDs))+` })).tokens;
 		again.unload();
 		return out;
 	`))
