@@ -257,7 +257,8 @@ func TestSplitSharedStopped(t *testing.T) {
 // transferBytes (a 5000-token vocabulary split in two), and a prompt whose
 // blocks' parts are too (32 tokens' 128 hidden units), so that those messages
 // move their buffers rather than being copied, gives the tokens of the
-// whole model, for a short prompt and a prompt of several blocks.
+// whole model, for a short prompt and a prompt of several blocks; and so
+// it does with shared memory.
 func TestSplitLongMessages(t *testing.T) {
 	data, err := modelgen.Build(modelgen.Spec{
 		Shape: modelgen.Shape{Dim: 128, HiddenDim: 256, Layers: 1, Heads: 4, KVHeads: 2, VocabSize: 5000, ContextLength: 256},
@@ -282,27 +283,35 @@ func TestSplitLongMessages(t *testing.T) {
 		}
 	}
 
-	bindings := []*Binding{New(), New()}
-	t.Cleanup(func() {
-		for _, b := range bindings {
-			b.Release()
-		}
-	})
-	ports := peerPorts(2)
-	mustCall(t, bindings[0], "load", jsBytes(data))
-	mustCall(t, bindings[0], "split", 2, js.ValueOf(ports[0]))
-	shard := mustCall(t, bindings[0], "shard", 1, 2)
-	mustCall(t, bindings[1], "load", shard, obj(map[string]any{"peers": js.ValueOf(ports[1])}))
-	follow := settled(t, bindings[1].Value().Call("follow"))
-	for _, prompt := range []string{"abc", long} {
-		res := mustCall(t, bindings[0], "generate", prompt, greedy(30))
-		assert.Equal(t, want[prompt], ints(res.Get("tokens")), "%q", prompt)
-	}
-	bindings[1].Release()
-	select {
-	case err := <-follow:
-		assert.Error(t, err)
-	case <-time.After(10 * time.Second):
-		t.Error("follow did not end")
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared memory %v", shared), func(t *testing.T) {
+			bindings := []*Binding{New(), New()}
+			t.Cleanup(func() {
+				for _, b := range bindings {
+					b.Release()
+				}
+			})
+			ports := peerPorts(2)
+			memory := js.Undefined() // with shared memory, messages this long grow the rings
+			if shared {
+				memory = js.Global().Get("SharedArrayBuffer").New(4 * (1 + 2*2))
+			}
+			mustCall(t, bindings[0], "load", jsBytes(data))
+			mustCall(t, bindings[0], "split", 2, js.ValueOf(ports[0]), memory)
+			shard := mustCall(t, bindings[0], "shard", 1, 2)
+			mustCall(t, bindings[1], "load", shard, obj(map[string]any{"peers": js.ValueOf(ports[1]), "sharedMemory": memory}))
+			follow := settled(t, bindings[1].Value().Call("follow"))
+			for _, prompt := range []string{"abc", long} {
+				res := mustCall(t, bindings[0], "generate", prompt, greedy(30))
+				assert.Equal(t, want[prompt], ints(res.Get("tokens")), "%q", prompt)
+			}
+			bindings[1].Release()
+			select {
+			case err := <-follow:
+				assert.Error(t, err)
+			case <-time.After(10 * time.Second):
+				t.Error("follow did not end")
+			}
+		})
 	}
 }
