@@ -109,6 +109,10 @@ func (e *portExchange) onMessage(from int, event js.Value) {
 		e.signal(from)
 		return
 	}
+	if e.mem != nil && data.Type() == js.TypeNumber {
+		e.signal(from) // a wake-up: the message is in shared memory
+		return
+	}
 	if e.mem != nil && data.Type() == js.TypeObject && !data.InstanceOf(e.b.uint8Array) && typeOf(data.Get("ring")) == js.TypeObject {
 		r := adoptRing(data.Get("ring"))
 		e.mu.Lock()

@@ -18,10 +18,11 @@ import (
 // event loops per exchange.
 //
 // The page makes one control buffer for the group (an Int32Array of
-// 1 + 2n words): word 0 is set when the page gives up on the group (a worker
+// 1 + 3n words): word 0 is set when the page gives up on the group (a worker
 // failed, the model was unloaded), word 1+i is shard i's doorbell, which
-// every sender to shard i increments and notifies, and word 1+n+i is set
-// when shard i closes its exchange. Each shard makes its own rings, one per
+// every sender to shard i increments and notifies, word 1+n+i is set when
+// shard i closes its exchange, and word 1+2n+i while shard i waits with its
+// event loop running (then a sender also posts it a wake-up). Each shard makes its own rings, one per
 // peer it sends to, and hands each to its peer over their MessagePort
 // ({seq, ring}) before writing the message numbered seq into it; a ring
 // grows (a new one replaces it the same way) when Reserve asks for more or a
@@ -31,22 +32,22 @@ import (
 // pair, so the receiver takes them in order from whichever way each came.
 // Send never waits for the receiver, as with postMessage.
 //
-// Recv waits synchronously (Atomics.wait on its doorbell, a deadline
-// rechecking the group's words) for at most syncWait; then, so that the
-// worker's event loop can deliver port messages and the page's requests
-// (an idle follower waits here between generations), it waits with
-// Atomics.waitAsync (setTimeout polling where that is missing). Shards of
-// one group in the same thread (the tests' one Go program) never wait
-// synchronously: nothing could arrive.
+// Recv waits synchronously (Atomics.wait on its doorbell) for at most
+// syncWait; then, so that the worker's event loop can deliver port messages
+// and the page's requests (an idle follower waits here between
+// generations), it sets its sleeping word and waits for a port message —
+// every sender that sees the word posts one after writing — or recheck.
+// Shards of one group in the same thread (the tests' one Go program) never
+// wait synchronously: nothing could arrive.
 
 // syncWait is how long Recv blocks the thread before it waits with the
 // event loop running: longer than a step's usual waits (a layer's share of
 // compute), short enough that an idle follower answers the page promptly.
 const syncWait = 5 * time.Millisecond
 
-// asyncTimeout bounds one Atomics.waitAsync, after which Recv rechecks
-// everything (the words the page sets are notified; this is a safety net).
-const asyncTimeout = 1000
+// recheck bounds a wait with the event loop running, after which Recv
+// rechecks the group's words (the page's stop word comes with no message).
+const recheck = 100 * time.Millisecond
 
 // minRingWords is the smallest ring, in 4-byte words.
 const minRingWords = 1 << 10
@@ -85,18 +86,7 @@ type mailbox struct {
 	sent    []uint32 // sent[j]: the number of the last message to shard j
 	got     []uint32 // got[j]: the number of the last message taken from shard j
 	buf     [][]float32
-	wake    chan struct{}
-	// A pending wait's Promise (or timeout) calls poke, which posts to
-	// port1 of a MessageChannel whose port2 runs wakeFn: once close has
-	// closed both ports, a wait that settles later posts into nothing,
-	// rather than calling a released js.Func.
-	wakeFn       js.Func
-	port1, port2 js.Value
-	poke         js.Value
-
-	mu      sync.Mutex // guards pending, closed
-	pending bool       // a wait will poke
-	closed  bool
+	wake    chan struct{} // a port message arrived
 }
 
 // mailboxes are the live mailboxes of this Go program, to find shards of
@@ -114,13 +104,13 @@ type ringSwitch struct {
 }
 
 // parseSharedMemory reads load's (or split's) sharedMemory option: a
-// SharedArrayBuffer of at least 4·(1+2n) bytes, the group's control words.
+// SharedArrayBuffer of at least 4·(1+3n) bytes, the group's control words.
 func (b *Binding) parseSharedMemory(v js.Value, count int) (js.Value, error) {
 	sab := js.Global().Get("SharedArrayBuffer")
 	if typeOf(sab) != js.TypeFunction || typeOf(v) != js.TypeObject || !v.InstanceOf(sab) {
 		return js.Undefined(), invalid("sharedMemory", "must be a SharedArrayBuffer, got %s", b.describe(v))
 	}
-	if need := 4 * (1 + 2*count); v.Get("byteLength").Int() < need {
+	if need := 4 * (1 + 3*count); v.Get("byteLength").Int() < need {
 		return js.Undefined(), invalid("sharedMemory", "must hold %d bytes for %d shards, got %d", need, count, v.Get("byteLength").Int())
 	}
 	return v, nil
@@ -130,24 +120,12 @@ func (b *Binding) parseSharedMemory(v js.Value, count int) (js.Value, error) {
 func (b *Binding) newMailbox(sab js.Value, self, n int, wake chan struct{}) *mailbox {
 	g := js.Global()
 	m := &mailbox{
-		b: b, atomics: g.Get("Atomics"), ctrlSAB: sab, ctrl: g.Get("Int32Array").New(sab, 0, 1+2*n),
+		b: b, atomics: g.Get("Atomics"), ctrlSAB: sab, ctrl: g.Get("Int32Array").New(sab, 0, 1+3*n),
 		self: self, n: n, sync: true, want: minRingWords,
 		out: make([]*ring, n), in: make([]*ring, n),
 		sent: make([]uint32, n), got: make([]uint32, n), buf: make([][]float32, n),
 		wake: wake,
 	}
-	m.async = m.atomics.Get("waitAsync").Type() == js.TypeFunction
-	m.wakeFn = b.funcOf(func(js.Value, []js.Value) any {
-		m.mu.Lock()
-		m.pending = false
-		m.mu.Unlock()
-		m.signal()
-		return nil
-	})
-	ch := b.messageChannel.New()
-	m.port1, m.port2 = ch.Get("port1"), ch.Get("port2")
-	m.port2.Set("onmessage", m.wakeFn)
-	m.poke = m.port1.Get("postMessage").Call("bind", m.port1, js.Null(), b.array.New()) // the wait's result goes third: ignored
 	mailboxes.Lock()
 	for _, o := range mailboxes.all {
 		if o.ctrlSAB.Equal(sab) {
@@ -251,6 +229,9 @@ func (e *portExchange) sendShared(to int, head, body []float32) error {
 	}
 	m.sent[to] = seq
 	m.ring(to)
+	if m.load(m.ctrl, 1+2*m.n+to) != 0 {
+		e.post[to].Invoke(0) // shard to waits with its event loop running: wake it
+	}
 	return nil
 }
 
@@ -339,6 +320,12 @@ func (e *portExchange) recvShared(from int) ([]float32, error) {
 	}
 	e.mu.Unlock()
 	deadline := time.Now().Add(syncWait)
+	asleep := false // this shard's sleeping word is set
+	defer func() {
+		if asleep {
+			m.store(m.ctrl, 1+2*m.n+m.self, 0)
+		}
+	}()
 	for {
 		bell := m.load(m.ctrl, 1+m.self)
 		onPort := false
@@ -385,37 +372,22 @@ func (e *portExchange) recvShared(from int) ([]float32, error) {
 			}
 			continue
 		}
-		m.sleep(bell)
-	}
-}
-
-// sleep waits, with the event loop running, for the doorbell to move from
-// bell, a port message, or a timeout.
-func (m *mailbox) sleep(bell uint32) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return
-	}
-	if !m.pending {
-		if m.async {
-			res := m.atomics.Call("waitAsync", m.ctrl, 1+m.self, int32(bell), asyncTimeout)
-			if !res.Get("async").Bool() {
-				m.mu.Unlock()
-				return // the doorbell moved already
-			}
-			res.Get("value").Call("then", m.poke)
-		} else {
-			m.b.setTimeout.Invoke(m.poke, 1)
+		if !asleep {
+			// Set the word, then look once more: a sender either wrote
+			// before it and is seen now, or sees it and posts a wake-up.
+			m.store(m.ctrl, 1+2*m.n+m.self, 1)
+			asleep = true
+			continue
 		}
-		m.pending = true
+		select {
+		case <-m.wake:
+		case <-time.After(recheck):
+		}
 	}
-	m.mu.Unlock()
-	<-m.wake
 }
 
-// close marks shard self closed in the control words, wakes every shard,
-// and releases the wake-up.
+// close marks shard self closed in the control words and wakes every
+// shard that waits synchronously (the others get the port's null).
 func (m *mailbox) close() {
 	m.store(m.ctrl, 1+m.n+m.self, 1)
 	for i := range m.n {
@@ -429,12 +401,5 @@ func (m *mailbox) close() {
 		}
 	}
 	mailboxes.Unlock()
-	m.mu.Lock()
-	m.closed = true
-	m.mu.Unlock()
-	m.port2.Set("onmessage", js.Null())
-	m.port1.Call("close")
-	m.port2.Call("close")
-	m.b.release(m.wakeFn)
 	m.signal()
 }

@@ -18,7 +18,7 @@ func TestMailboxOrder(t *testing.T) {
 	b := New()
 	t.Cleanup(b.Release)
 	ports := peerPorts(2)
-	memory := js.Global().Get("SharedArrayBuffer").New(4 * (1 + 2*2))
+	memory := js.Global().Get("SharedArrayBuffer").New(4 * (1 + 3*2))
 	ex := []*portExchange{
 		b.newPortExchange(0, []js.Value{js.Undefined(), ports[0][1].(js.Value)}, memory),
 		b.newPortExchange(1, []js.Value{ports[1][0].(js.Value), js.Undefined()}, memory),

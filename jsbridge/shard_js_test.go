@@ -95,7 +95,7 @@ func splitGroup(t *testing.T, n int, fromFiles, shared bool) *group {
 	ports := peerPorts(n)
 	memory := js.Undefined()
 	if shared {
-		memory = js.Global().Get("SharedArrayBuffer").New(4 * (1 + 2*n))
+		memory = js.Global().Get("SharedArrayBuffer").New(4 * (1 + 3*n))
 		g.memory = memory
 	}
 	cutter := g.bindings[0]
@@ -294,7 +294,7 @@ func TestSplitLongMessages(t *testing.T) {
 			ports := peerPorts(2)
 			memory := js.Undefined() // with shared memory, messages this long grow the rings
 			if shared {
-				memory = js.Global().Get("SharedArrayBuffer").New(4 * (1 + 2*2))
+				memory = js.Global().Get("SharedArrayBuffer").New(4 * (1 + 3*2))
 			}
 			mustCall(t, bindings[0], "load", jsBytes(data))
 			mustCall(t, bindings[0], "split", 2, js.ValueOf(ports[0]), memory)

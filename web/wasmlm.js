@@ -419,7 +419,7 @@ export class WasmLM {
     // Where the page is cross-origin isolated, the shards' messages go
     // through shared memory (the ports then set it up): a SharedArrayBuffer
     // of the group's control words (jsbridge's mailbox_js.go).
-    this.#control = n > 1 && sharedMemoryAvailable() ? new SharedArrayBuffer(4 * (1 + 2 * n)) : null;
+    this.#control = n > 1 && sharedMemoryAvailable() ? new SharedArrayBuffer(4 * (1 + 3 * n)) : null;
     const ports = Array.from({ length: n }, () => new Array(n).fill(null));
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
