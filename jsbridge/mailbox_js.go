@@ -78,14 +78,13 @@ type mailbox struct {
 	ctrl    js.Value // the control words (Int32Array)
 	ctrlSAB js.Value
 	self, n int
-	sync    bool // Recv may block the thread in Atomics.wait
-	async   bool // Atomics.waitAsync exists
-	want    uint32
-	out     []*ring  // out[j]: the ring to shard j (nil until the first Send)
-	in      []*ring  // in[j]: the ring from shard j (nil until its first message)
-	sent    []uint32 // sent[j]: the number of the last message to shard j
-	got     []uint32 // got[j]: the number of the last message taken from shard j
-	buf     [][]float32
+	sync    bool          // Recv may block the thread in Atomics.wait
+	want    uint32        // the ring capacity Reserve asked for, in words
+	out     []*ring       // out[j]: the ring to shard j (nil until the first Send)
+	in      []*ring       // in[j]: the ring from shard j (nil until its first message)
+	sent    []uint32      // sent[j]: the number of the last message to shard j
+	got     []uint32      // got[j]: the number of the last message taken from shard j
+	buf     [][]float32   // buf[j]: what Recv returned last from shard j's ring
 	wake    chan struct{} // a port message arrived
 }
 
