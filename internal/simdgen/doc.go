@@ -48,7 +48,15 @@
 // dots rather than eight: 1.47 times the plain kernel's GFLOP/s on
 // 2048×768 and 32 vectors (48.9 → 71.9), 1.19 times on TinyLlama's
 // 2048×5632 (37.6 → 44.9; Node 20, both modules on one memory and timed
-// interleaved, 2 shared cores, 2026-12-04).
+// interleaved, 2 shared cores, 2026-12-04). matmul_q6_k keeps its 6-bit
+// quants (0..63; the offset 32 comes off through the activation's block
+// sums) as bytes in quads too, each 16-element sub-block's scales of the
+// four rows as an i16x8 that i32x4.dot_i16x8_s applies to every two
+// relaxed dots' int16 sums (four products of at most 63·128: 32256) as it
+// widens them: 1.36–1.39 times the plain kernel's GFLOP/s on 2048×768 and
+// 32 vectors (46–48 → 63–66), 1.6–1.8 times on 2048×5632 (35–39 → 63–64),
+// the same conditions. tools/simd_ab.mjs is that measurement, for any
+// batched kernel of two modules.
 //
 // Q8_0 has no relaxed kernel: both of its operands are full int8, so a
 // relaxed dot takes one of them in two parts, two dots per sixteen

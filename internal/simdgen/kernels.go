@@ -116,7 +116,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatMulQ4_0(m, relaxed)
 	emitMatMulQ5_0(m, relaxed)
 	emitMatMulQ4K(m, relaxed)
-	emitMatMulQ6K(m)
+	emitMatMulQ6K(m, relaxed)
 	emitMatMulQ2K(m)
 	emitMatMulQ3K(m)
 	emitMatMulQ4_1(m)

@@ -6,8 +6,9 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // (Q4_K, Q6_K; matmul.go has the framework, matmul_mins.go Q5_K's and
 // matmul_q2_k.go Q2_K's and Q3_K's): eight 32-element chunks per
 // super-block, each sub-block's scale applied in the decode (or, in the
-// relaxed Q4_K kernel, after each sub-block's dot), the mins through the
-// activation's block sums in minsFinish.
+// relaxed kernels, after each sub-block's dots), the mins through the
+// activation's block sums in minsFinish (and the relaxed Q6_K kernel's
+// offset 32 in q6KQuadsFinish).
 
 // q4KExtraBytes: the rows' mins as int16 (each twice: lanes 2i, 2i+1 are
 // sub-block i's, for the sixteen block sums), then d and dmin as f32x4,
@@ -136,26 +137,22 @@ func decodeScaleMinK(k kernel, p [4]wg.Local, sp wg.Local, fifth bool) {
 // at ex: row j's sixteen mins as int16 at 32j (Q4_K's and Q5_K's eight
 // each twice), then d and dmin as f32x4 at 128 and 144.
 func minsFinish(k kernel, res, isum, ex, d, bs wg.Local) {
-	dd, b0, b1, msum := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-	var ms [4]wg.Local
-	for j := range ms {
-		ms[j] = k.Local(wg.V128)
-	}
-	k.Set(b0, wg.V128Load(get(bs), 0))
-	k.Set(b1, wg.V128Load(get(bs), 16))
-	for j := range ms {
-		k.Set(ms[j], wg.I32x4Add(
-			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
-			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
-	}
-	k.transposeSum(msum, wg.I32x4Add, ms)
+	dd := k.Local(wg.V128)
+	msum := k.blockSumDots(ex, bs)
 	k.Set(dd, wg.V128Load32Splat(get(d), 0))
 	a := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 128), get(dd)), wg.F32x4ConvertI32x4S(get(isum)))
 	b := wg.F32x4Mul(wg.F32x4Mul(wg.V128Load(get(ex), 144), get(dd)), wg.F32x4ConvertI32x4S(get(msum)))
 	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Sub(a, b)))
 }
 
-func emitMatMulQ6K(m *wg.Module) {
+// emitMatMulQ6K emits matmul_q6_k; with relaxed SIMD its quants (0..63)
+// stay bytes, in quads (matmulType.quads6K).
+func emitMatMulQ6K(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitMatMul(m, matmulType{name: MatMulQ6_K, blockBytes: q6KBlockBytes, chunks: 8, extraBytes: 4*32 + 16, quads6K: true,
+			decode: decodeQ6KQuads, finish: q6KQuadsFinish})
+		return
+	}
 	emitMatMul(m, matmulType{name: MatMulQ6_K, blockBytes: q6KBlockBytes, chunks: 8, extraBytes: 16,
 		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
 			la, lb, hb, q, sc := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
@@ -228,4 +225,96 @@ func storeDDmin(k kernel, p [4]wg.Local, sp wg.Local, ex uint32, t, u wg.Local) 
 	k.V128Store(get(sp), ex+128, f16ToF32(u))
 	k.Set(u, wg.V128And(get(t), i32x4Splat(0xffff0000)))
 	k.V128Store(get(sp), ex+144, f16ToF32(u))
+}
+
+// decodeQ6KQuads decodes the Q6_K super-blocks p into scratch at sp for
+// matmulType.quads6K: the quants (0..63) as quads, the scales as i16x8
+// per sub-block, then q6KQuadsFinish's extras at sp + 1280: row j's
+// sixteen 32·sc as int16 at 32j, and d as f32x4 at 128.
+func decodeQ6KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
+	const ex = 16*64 + 16*16
+	var v [4]wg.Local
+	for j := range v {
+		v[j] = k.Local(wg.V128)
+	}
+	a, sb := k.Local(wg.V128), k.Local(wg.I32)
+	for j := range p {
+		k.Set(a, wg.V128Load(get(p[j]), 192))
+		k.V128Store(get(sp), ex+uint32(32*j), wg.I16x8Shl(wg.I16x8ExtendLowI8x16S(get(a)), i32(5)))
+		k.V128Store(get(sp), ex+uint32(32*j+16), wg.I16x8Shl(wg.I16x8ExtendHighI8x16S(get(a)), i32(5)))
+	}
+	// Sub-block s's scales of the four rows: scale s of row j in the high
+	// byte of lanes 2j and 2j+1 (the 16 bits at 191 + s), then each lane
+	// shifted right by 8, sign-extending.
+	k.forRange(sb, i32(0), i32(16), 1, func() {
+		var e wg.Expr = f32x4Zero()
+		for j := range p {
+			for l := range 2 {
+				e = wg.V128Load16Lane(wg.I32Add(get(p[j]), get(sb)), 191, e, uint8(2*j+l))
+			}
+		}
+		k.V128Store(wg.I32Add(get(sp), wg.I32Shl(get(sb), i32(4))), 1024, wg.I16x8ShrS(e, i32(8)))
+	})
+	// Half h, then g, the low or high 16 of each 32, then i = 0, 1:
+	// elements 128h+32i+16g.. of sub-block 8h+2i+g, from the low nibbles
+	// of ql at 64h+16g+32i and bits 2i, 2i+1 of qh at 128+32h+16g, and
+	// elements 64 further of sub-block 8h+2i+4+g, from the high nibbles and
+	// bits 2i+4, 2i+5 (as in the plain kernel). Looping over i too made
+	// the kernel 7% slower.
+	h, g, o, oh, dst := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	k.forRange(h, i32(0), i32(2), 1, func() {
+		k.forRange(g, i32(0), i32(2), 1, func() {
+			k.Set(o, wg.I32Add(wg.I32Shl(get(h), i32(6)), wg.I32Shl(get(g), i32(4))))
+			k.Set(oh, wg.I32Sub(get(o), wg.I32Shl(get(h), i32(5))))
+			k.Set(dst, wg.I32Add(get(sp), wg.I32Shl(wg.I32Add(wg.I32Shl(get(h), i32(3)), get(g)), i32(6))))
+			for i := range 2 {
+				for high := range 2 {
+					for j := range p {
+						l := wg.V128Load(wg.I32Add(get(p[j]), get(o)), uint32(32*i))
+						hb := wg.V128Load(wg.I32Add(get(p[j]), get(oh)), 128)
+						if i == 1 {
+							hb = wg.I8x16ShrU(hb, i32(2))
+						}
+						if high == 0 {
+							k.Set(v[j], wg.V128Or(wg.V128And(l, i8x16Splat(0x0f)), wg.V128And(wg.I8x16Shl(hb, i32(4)), i8x16Splat(0x30))))
+						} else {
+							k.Set(v[j], wg.V128Or(wg.I8x16ShrU(l, i32(4)), wg.V128And(hb, i8x16Splat(0x30))))
+						}
+					}
+					k.storeQuads(dst, uint32(128*i+256*high), v)
+				}
+			}
+		})
+	})
+	k.Set(a, gatherHalf(p, 208))
+	k.V128Store(get(sp), ex+128, f16ToF32(a))
+}
+
+// q6KQuadsFinish is matmul_q6_k's float part with relaxed SIMD: the
+// integer sum less Σ_s 32·sc_s·bsums[s] per row (the offset 32 the quants
+// kept), then the plain kernel's float32(d·dx)·float32(isum).
+func q6KQuadsFinish(k kernel, res, isum, ex, d, bs wg.Local) {
+	osum := k.blockSumDots(ex, bs)
+	dd := wg.F32x4Mul(wg.V128Load(get(ex), 128), wg.V128Load32Splat(get(d), 0))
+	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(dd, wg.F32x4ConvertI32x4S(wg.I32x4Sub(get(isum), get(osum))))))
+}
+
+// blockSumDots returns a local whose lane j it sets to Σ_i w_i·bs_i over
+// row j's sixteen int16 weights w at ex + 32j and the activation's sixteen
+// block sums bs.
+func (k kernel) blockSumDots(ex, bs wg.Local) wg.Local {
+	b0, b1, dst := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	var rs [4]wg.Local
+	for j := range rs {
+		rs[j] = k.Local(wg.V128)
+	}
+	k.Set(b0, wg.V128Load(get(bs), 0))
+	k.Set(b1, wg.V128Load(get(bs), 16))
+	for j := range rs {
+		k.Set(rs[j], wg.I32x4Add(
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j)), get(b0)),
+			wg.I32x4DotI16x8S(wg.V128Load(get(ex), uint32(32*j+16)), get(b1))))
+	}
+	k.transposeSum(dst, wg.I32x4Add, rs)
+	return dst
 }
