@@ -18,7 +18,8 @@ import "fmt"
 
 // Pack reorders m's bytes in place into the packed layout the SIMD
 // matrix–vector and batched kernels read fastest, where those kernels run
-// (SIMD) and have one for m's type (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4), and
+// (SIMD) and have one for m's type (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K,
+// Q5_K, Q6_K, MXFP4; natively Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4), and
 // reports whether it did. A packed matrix computes the same products, bit
 // for bit; its rows still read back by Row, RowData (a copy) and
 // AppendRow, but Slice refuses it, and its Data is no longer in the file's layout (so no
@@ -62,7 +63,7 @@ const PackedGroupRows = 8
 // packable reports whether the SIMD kernels of t read the packed layout.
 func packable(t Type) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4:
+	case Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4:
 		return true
 	}
 	return false

@@ -16,11 +16,11 @@ import (
 // every type the SIMD kernels pack, with last groups of one to four rows
 // and matrices of several tiles, on one thread and split among three.
 // Natively the AVX2 kernels' types are packed when their rows are whole
-// groups of eight; without any SIMD kernels Pack declines and nothing
-// changes.
+// groups of eight; without any SIMD kernels, and for the types none packs
+// (F32, Q2_K), Pack declines and nothing changes.
 func TestPackedProductsAreTheSame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
-	for _, typ := range []Type{F32, Q4_1, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4} {
+	for _, typ := range []Type{F32, Q2_K, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4} {
 		for _, shape := range []struct{ rows, cols int }{{1, 256}, {6, 512}, {7, 256}, {8, 768}, {4096 + 5, 256}, {4096, 256}, {64, 2048}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				plain := randomMatrix(t, rng, typ, shape.rows, shape.cols)
@@ -89,7 +89,7 @@ func requireSameBits(t *testing.T, want, got []float32, msg string, args ...any)
 // matrix's last row included, and refuses a cut inside a group.
 func TestPackedSlicesAreTheSame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
-	for _, typ := range []Type{Q8_0, Q4_0, Q5_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K} {
 		for _, shape := range []struct{ rows, cols int }{{24, 256}, {8*3 + 5, 512}, {64, 256}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				plain := randomMatrix(t, rng, typ, shape.rows, shape.cols)

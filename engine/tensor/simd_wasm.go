@@ -14,10 +14,10 @@ import (
 // the F16 decoder DecodeF16Rows, RoundF16, EncodeF16, Softmax(Rows),
 // GELUByTable, Add and LayerNorm run the SIMD128 kernels of the module
 // internal/simdgen emits (kernels.wasm) for the types it covers: for F32,
-// F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K and MXFP4, a matrix–vector kernel and a
-// batched one (matmul_*), which decodes each block of weights once for all
-// the vectors of a batched product; for Q2_K, Q3_K, Q4_1, Q5_1 and Q5_K a
-// batched one only (a single vector takes the pure-Go kernel). The JS host
+// F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K and MXFP4, a
+// matrix–vector kernel and a batched one (matmul_*), which decodes each
+// block of weights once for all the vectors of a batched product; for Q2_K
+// and Q3_K a batched one only (a single vector runs it, matVecBatchedSIMD). The JS host
 // instantiates that module on this instance's own memory and provides its
 // functions as the wasmlm_simd imports below (web/simd.js does both); where
 // the host has no SIMD it provides stubs and available returns 0, and the
@@ -65,6 +65,18 @@ func simdMatVecQ4K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks, packed i
 //go:wasmimport wasmlm_simd matvec_q6_k
 //go:noescape
 func simdMatVecQ6K(out, w, xq, xd unsafe.Pointer, rows, blocks, packed int32)
+
+//go:wasmimport wasmlm_simd matvec_q5_k
+//go:noescape
+func simdMatVecQ5K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks, packed int32)
+
+//go:wasmimport wasmlm_simd matvec_q4_1
+//go:noescape
+func simdMatVecQ4_1(out, w, xq, xd, xs unsafe.Pointer, rows, blocks, packed int32)
+
+//go:wasmimport wasmlm_simd matvec_q5_1
+//go:noescape
+func simdMatVecQ5_1(out, w, xq, xd, xs unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_mxfp4
 //go:noescape
@@ -204,6 +216,12 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 		simdMatVecQ4K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK, packed)
 	case Q6_K:
 		simdMatVecQ6K(o, w, ptr(a.q), ptr(a.d), rows, cols/qkK, packed)
+	case Q5_K:
+		simdMatVecQ5K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK, packed)
+	case Q4_1:
+		simdMatVecQ4_1(o, w, ptr(a.q), ptr(a.d), ptr(a.s), rows, cols/qk8, packed)
+	case Q5_1:
+		simdMatVecQ5_1(o, w, ptr(a.q), ptr(a.d), ptr(a.s), rows, cols/qk8, packed)
 	case MXFP4:
 		simdMatVecMXFP4(o, w, ptr(a.q), ptr(a.d), rows, cols/qk8, packed)
 	default:
@@ -284,8 +302,8 @@ func matMulSIMD(out []float32, stride int, m *Matrix, acts []activation, ws *Wor
 
 // matVecBatchedSIMD computes MatVec's rows with the type's batched SIMD
 // kernel and one vector, and reports whether it did: the way of the types
-// that have a batched kernel but no matrix–vector one (Q2_K, Q3_K, Q4_1,
-// Q5_1, Q5_K), for which callers try it after matVecSIMD. Each block is
+// that have a batched kernel but no matrix–vector one (Q2_K, Q3_K), for
+// which callers try it after matVecSIMD. Each block is
 // decoded into scratch for one product only, but that is still several
 // times the pure-Go kernels' speed. ws's scratch is made the first time.
 func matVecBatchedSIMD(out []float32, m *Matrix, a *activation, ws *Workspace) bool {

@@ -20,11 +20,11 @@ import (
 
 // simdTypes are the types with a SIMD matrix–vector kernel (and a batched
 // one).
-var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, MXFP4}
+var simdTypes = []Type{F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4}
 
 // simdMatMulTypes are the types with a batched SIMD kernel: simdTypes, and
 // those with no matrix–vector kernel.
-var simdMatMulTypes = append([]Type{Q2_K, Q3_K, Q4_1, Q5_1, Q5_K}, simdTypes...)
+var simdMatMulTypes = append([]Type{Q2_K, Q3_K}, simdTypes...)
 
 // needSIMD skips a test of the SIMD kernels where the host provides the
 // stubs on purpose (WASMLM_SIMD=off); anywhere else a host without them
@@ -196,7 +196,7 @@ func TestSIMDExtremes(t *testing.T) {
 	const rows, cols = 5, 9 * qkK
 	for _, typ := range simdMatMulTypes {
 		tr := traitsTable[typ]
-		if tr.vec != Q8_0 && tr.vec != Q8_K {
+		if tr.vec != Q8_0 && tr.vec != Q8_1 && tr.vec != Q8_K {
 			continue // float vectors: no quants to push to the ends
 		}
 		t.Run(typ.String(), func(t *testing.T) {
@@ -231,6 +231,51 @@ func TestSIMDExtremes(t *testing.T) {
 						for r := range rows {
 							requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[r],
 								"matrix–vector: fill %#x finite %v vector %d row %d", fill, finite, i, r)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSIMDMatVecExtremes is TestSIMDMatMulExtremes for the matrix–vector
+// kernels: rows of arbitrary bytes and of every quant and packed scale at
+// the ends of its range, with finite scales or not, times activations
+// whose quants are at the ends of the int8 range, in the file's layout and
+// packed; each output is the pure-Go dot's bits (or a NaN for a NaN).
+func TestSIMDMatVecExtremes(t *testing.T) {
+	needSIMD(t)
+	rng := rand.New(rand.NewPCG(26, 26))
+	const rows, cols = 7, 3 * qkK
+	for _, typ := range simdTypes {
+		tr := traitsTable[typ]
+		if tr.vec != Q8_0 && tr.vec != Q8_1 && tr.vec != Q8_K {
+			continue // float vectors: no quants to push to the ends
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			rb, err := RowBytes(typ, cols)
+			require.NoError(t, err)
+			for _, q := range extremeQuants(rng) {
+				a := activationWith(rng, tr.vec, cols, q)
+				for _, fill := range extremeFills {
+					for _, finite := range []bool{false, true} {
+						m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, finite) })
+						want := make([]float32, rows)
+						for r := range rows {
+							want[r] = tr.dot(m.RowData(r), &a)
+						}
+						for _, pack := range []bool{false, true} {
+							if pack {
+								require.True(t, Pack(m))
+							}
+							got := make([]float32, rows+1)
+							got[rows] = 42
+							require.True(t, matVecSIMD(got[:rows], m, &a))
+							require.Equal(t, float32(42), got[rows], "wrote past the outputs")
+							for r := range rows {
+								requireSameDot(t, want[r], got[r], "fill %#x finite %v packed %v row %d", fill, finite, pack, r)
+							}
 						}
 					}
 				}
@@ -369,7 +414,7 @@ func TestSIMDEncodeMatchesPureGo(t *testing.T) {
 // the first product allocate nothing.
 func TestSIMDMatVecOfBatchedOnlyTypes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 25))
-	for _, typ := range []Type{Q2_K, Q3_K, Q4_1, Q5_1, Q5_K} {
+	for _, typ := range []Type{Q2_K, Q3_K} {
 		for _, shape := range []struct{ rows, cols int }{{1, 256}, {7, 512}, {4096 + 3, 256}, {9, 4096}} {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, shape.rows, shape.cols), func(t *testing.T) {
 				m := randomMatrix(t, rng, typ, shape.rows, shape.cols)

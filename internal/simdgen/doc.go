@@ -1,11 +1,13 @@
 // Package simdgen emits kernels.wasm, the WebAssembly SIMD128 module whose
 // kernels engine/tensor calls (through //go:wasmimport, in builds with the
 // wasmlm_simd tag) in place of its pure-Go ones: the matrix–vector products
-// of F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K and MXFP4 weights, their
-// batched products with a block of prompt tokens (matmul_*, matmul.go and
-// matmul_float.go: each block of weights decoded once for all the tokens)
-// and those of Q2_K and Q3_K weights (matmul_q2_k.go) and of Q4_1, Q5_1
-// and Q5_K weights (matmul_mins.go), the Q8_0 and Q8_K encoders of the
+// of F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K and
+// MXFP4 weights (Q4_1's and Q5_1's in matvec_mins.go, Q5_K's Q4_K's kernel
+// with fifth bits), their batched products with a block of prompt tokens
+// (matmul_*, matmul.go and matmul_float.go: each block of weights decoded
+// once for all the tokens; Q4_1's, Q5_1's and Q5_K's in matmul_mins.go)
+// and those of Q2_K and Q3_K weights (matmul_q2_k.go, which alone serve a
+// single vector too), the Q8_0 and Q8_K encoders of the
 // activation, the two products of attention over the KV cache, and the
 // decoder of an F16 KV cache's rows (attention over it decodes a chunk of
 // positions once and runs the F32 products over it); and the glue between
@@ -29,7 +31,7 @@
 // RelaxedModule emits the same kernels as kernels-relaxed.wasm for engines
 // with WebAssembly relaxed SIMD (Chromium since 114, workerd, Node 22 and
 // later, Node 20 with --experimental-wasm-relaxed-simd): there the matrix–vector kernels of
-// Q4_0, Q5_0, Q4_K and Q6_K keep their 4- to 6-bit quants as bytes and multiply
+// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K keep their 4- to 6-bit quants as bytes and multiply
 // them with the activation bytes by i16x8.relaxed_dot_i8x16_i7x16_s
 // (x86's pmaddubsw), where the plain kernels widen both to int16 first.
 // Its result is implementation-defined only where the second operand has
@@ -38,7 +40,14 @@
 // under Node on 2048×768 matrices: Q4_0 and Q4_K 1.43 times the plain
 // kernels' GFLOP/s (26 → 37), Q5_0 1.3–1.5 times (its fifth bits picked
 // per byte by i8x16.shuffle and tested by i8x16.eq), Q6_K 1.17 times
-// (15 → 17.6). The batched
+// (15 → 17.6). Q4_1's, Q5_1's and Q5_K's matrix–vector kernels, measured
+// on 4 December 2026 against the batched kernels with one vector that
+// served single vectors before (BenchmarkMatVec, 2048×768, Node 20, two
+// cores shared with other work, so in GFLOP/s of the process's CPU time
+// over 20000 products), plain → relaxed: Q4_1 18.7 → 19.3 and 19.0 → 25.7,
+// Q5_1 11.4 → 11.6 and 11.3 → 14.0, Q5_K 11.7 → 13.2 and 11.4 → 19.2;
+// and the plain 5-bit block dot made its quants as bytes the way the
+// relaxed one does, which took Q5_0's plain kernel from 8.9 to 12.4. The batched
 // matmul_q4_0, matmul_q5_0 and matmul_q4_k keep their decoded quants as
 // bytes too, four rows' elements interleaved by fours (matmulType.byteOffset
 // and quadsK), so that one relaxed dot serves the four rows: 1.1–1.2 times
@@ -90,6 +99,11 @@
 // of rows' sums through memory so: 49 GFLOP/s for Q8_0 instead of 38).
 // Small inner loops it unrolls itself, up to five times, more readily the
 // deeper they nest (a loop over the two pairs of rows only reached 43).
+// x86 has no byte shifts: V8 emulates i8x16.shl and i8x16.shr_u with
+// word shifts and masks, and a shift by a variable count costs several
+// instructions more, so where only some bits of each byte are kept the
+// kernels shift int16 lanes (Q5_K's relaxed kernel, shifting its fifth
+// bits by 2c with i8x16.shr_u, ran at 12 GFLOP/s, with i16x8.shr_u 19).
 // `node --print-wasm-code --no-liftoff` shows what it made of a kernel.
 package simdgen
 

@@ -32,6 +32,12 @@ const (
 	MatVecQ4_K = "matvec_q4_k"
 	// MatVecQ6_K (out, w, xq, xd, rows, blocks): x encoded as Q8_K.
 	MatVecQ6_K = "matvec_q6_k"
+	// MatVecQ5_K (out, w, xq, xd, xbsums, rows, blocks): x encoded as Q8_K.
+	MatVecQ5_K = "matvec_q5_k"
+	// MatVecQ4_1 and MatVecQ5_1 (out, w, xq, xd, xs, rows, blocks): x
+	// encoded as Q8_1, xs its s (a float32 per block).
+	MatVecQ4_1 = "matvec_q4_1"
+	MatVecQ5_1 = "matvec_q5_1"
 	// MatMulQ8_0, MatMulQ4_0, MatMulQ5_0, MatMulQ4_K and MatMulQ6_K (out,
 	// w, rows, blocks, batch): the matrix–vector kernel of the type for
 	// every vector of a batch (see emitMatMul and the Batch* fields).
@@ -47,8 +53,8 @@ const (
 	MatMulQ2_K = "matmul_q2_k"
 	MatMulQ3_K = "matmul_q3_k"
 	// MatMulQ4_1, MatMulQ5_1 and MatMulQ5_K (out, w, rows, blocks, batch):
-	// the same for types with no matrix–vector kernel (matmul_mins.go);
-	// Q4_1 and Q5_1 take Q8_1 vectors, their s where Q8_K's block sums go.
+	// the same for the types with a min (matmul_mins.go); Q4_1 and Q5_1
+	// take Q8_1 vectors, their s where Q8_K's block sums go.
 	MatMulQ4_1 = "matmul_q4_1"
 	MatMulQ5_1 = "matmul_q5_1"
 	MatMulQ5_K = "matmul_q5_k"
@@ -112,6 +118,9 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatVecQ5_0(m, relaxed)
 	emitMatVecQ4K(m, relaxed)
 	emitMatVecQ6K(m, relaxed)
+	emitMatVecQ5K(m, relaxed)
+	emitMatVecQ4_1(m, relaxed)
+	emitMatVecQ5_1(m, relaxed)
 	emitMatMulQ8_0(m)
 	emitMatMulQ4_0(m, relaxed)
 	emitMatMulQ5_0(m, relaxed)

@@ -4,8 +4,8 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 
 // The batched kernels of the types with a min (x = d·q + m, or for Q5_K
 // d·sc·q - dmin·m): Q4_1 and Q5_1, dotted with Q8_1 activations, and Q5_K,
-// dotted with Q8_K ones. They have no matrix–vector kernel: a single
-// vector runs the pure-Go one.
+// dotted with Q8_K ones (their matrix–vector kernels: matvec_mins.go and
+// q4_k.go).
 //
 // The quants are decoded without an offset (they are unsigned), so a
 // block's integer sum is the pure-Go Σ q·x_q itself; the min comes in

@@ -7,7 +7,26 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // msum = Σ_j m_j·(bsums[2j] + bsums[2j+1]), then
 // float32(d·dx·isum) - float32(dmin·dx·msum) added to the sum.
 func emitMatVecQ4K(m *wg.Module, relaxed bool) {
-	emitQ8KKernel(m, MatVecQ4_K, q4KBlockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs wg.Local) wg.Expr {
+	emitMatVecScaleMinK(m, MatVecQ4_K, q4KBlockBytes, false, relaxed)
+}
+
+// emitMatVecQ5K emits ggml_vec_dot_q5_K_q8_K as dotQ5K computes it: Q4_K's
+// kernel with each quant's fifth bit, bit 2c (sub-block 2c) or 2c+1
+// (sub-block 2c+1) of qh[l] for element l of its sub-block, worth 16.
+// The quants (0..31) are still in i7's range for the relaxed dot, and four
+// products of at most 31·128 still fit an int16 lane.
+func emitMatVecQ5K(m *wg.Module, relaxed bool) {
+	emitMatVecScaleMinK(m, MatVecQ5_K, q5KBlockBytes, true, relaxed)
+}
+
+// emitMatVecScaleMinK emits the kernel of Q4_K, or with fifth Q5_K's
+// (whose qh, 32 bytes at 16, comes before the quants).
+func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, relaxed bool) {
+	qs := uint32(16)
+	if fifth {
+		qs = 48
+	}
+	emitQ8KKernel(m, name, blockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs wg.Local) wg.Expr {
 		// Per row: the unpacked scales and mins; the scales as int32, those
 		// of sub-blocks 2c, 2c+1 in lanes 0 and 1 of scLo (shifted along as
 		// c goes); Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
@@ -51,10 +70,14 @@ func emitMatVecQ4K(m *wg.Module, relaxed bool) {
 			k.Set(pc[j], get(p[j]))
 		}
 		c, cq := k.Local(wg.I32), k.Local(wg.I32)
+		var qh *q5KFifth
+		if fifth {
+			qh = &q5KFifth{h: [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}, shift: wg.I32Shl(get(c), i32(1))}
+		}
 		k.Set(cq, get(qx))
 		k.forRange(c, i32(0), i32(4), 1, func() {
 			if relaxed {
-				q4KChunkRelaxed(k, p, pc, cq, x[:4], isum, scLo, scHi, part, t, u)
+				q4KChunkRelaxed(k, p, pc, cq, x[:4], isum, scLo, scHi, part, t, u, qs, qh)
 				return
 			}
 			// x[2i], x[2i+1]: the even and odd elements of activations
@@ -70,14 +93,33 @@ func emitMatVecQ4K(m *wg.Module, relaxed bool) {
 				// sub-block 2c) and lane>>4&15 (high, 2c+1), of the odd
 				// byte lane>>8&15 and lane>>12.
 				for half := range 2 {
-					k.Set(t, wg.V128Load(get(pc[j]), uint32(16+16*half)))
+					k.Set(t, wg.V128Load(get(pc[j]), qs+uint32(16*half)))
 					xl, xh := x[2*half:2*half+2], x[4+2*half:4+2*half+2]
+					q := [4]wg.Expr{ // low even, low odd, high even, high odd
+						wg.V128And(get(t), get(mask)),
+						wg.V128And(wg.I16x8ShrU(get(t), i32(8)), get(mask)),
+						wg.V128And(wg.I16x8ShrU(get(t), i32(4)), get(mask)),
+						wg.I16x8ShrU(get(t), i32(12)),
+					}
+					if fifth {
+						// qh's bytes l.. as int16 lanes moved right by 2c:
+						// bit 0 of the even byte is its element's fifth bit
+						// in sub-block 2c, bit 1 in 2c+1; bits 8 and 9 the
+						// odd byte's.
+						h := qh.h[0]
+						k.Set(h, wg.I16x8ShrU(wg.V128Load(get(p[j]), uint32(16+16*half)), qh.shift))
+						sixteen := i16x8Splat(16)
+						q[0] = wg.V128Or(q[0], wg.V128And(wg.I16x8Shl(get(h), i32(4)), sixteen))
+						q[1] = wg.V128Or(q[1], wg.V128And(wg.I16x8ShrU(get(h), i32(4)), sixteen))
+						q[2] = wg.V128Or(q[2], wg.V128And(wg.I16x8Shl(get(h), i32(3)), sixteen))
+						q[3] = wg.V128Or(q[3], wg.V128And(wg.I16x8ShrU(get(h), i32(5)), sixteen))
+					}
 					k.Set(part[2*half], wg.I32x4Add(
-						wg.I32x4DotI16x8S(wg.V128And(get(t), get(mask)), get(xl[0])),
-						wg.I32x4DotI16x8S(wg.V128And(wg.I16x8ShrU(get(t), i32(8)), get(mask)), get(xl[1]))))
+						wg.I32x4DotI16x8S(q[0], get(xl[0])),
+						wg.I32x4DotI16x8S(q[1], get(xl[1]))))
 					k.Set(part[2*half+1], wg.I32x4Add(
-						wg.I32x4DotI16x8S(wg.V128And(wg.I16x8ShrU(get(t), i32(4)), get(mask)), get(xh[0])),
-						wg.I32x4DotI16x8S(wg.I16x8ShrU(get(t), i32(12)), get(xh[1]))))
+						wg.I32x4DotI16x8S(q[2], get(xh[0])),
+						wg.I32x4DotI16x8S(q[3], get(xh[1]))))
 				}
 				k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
 					wg.I32x4Mul(wg.I32x4Add(get(part[0]), get(part[2])), lane32(get(scLo[j]), 0)),
@@ -109,25 +151,49 @@ func emitMatVecQ4K(m *wg.Module, relaxed bool) {
 	})
 }
 
+// q5KFifth is what the chunk loop of Q5_K's kernel needs of its fifth
+// bits: two v128 locals for them and the shift that brings chunk c's to
+// bits 0 and 1 of each byte (2c).
+type q5KFifth struct {
+	h     [2]wg.Local
+	shift wg.Expr
+}
+
 // q4KChunkRelaxed is the chunk loop's body of emitMatVecQ4K with relaxed
 // SIMD: the nibbles stay bytes (0..15, in i7's range) and
 // i16x8.relaxed_dot multiplies them with the activation bytes as loaded
 // (x[0..3]: activations 64c.. in four sixteens). Per row and sub-block
-// the int16 lanes add four products of at most 15·128: no overflow.
-func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isum, scLo, scHi [4]wg.Local, part [4]wg.Local, t, u wg.Local) {
+// the int16 lanes add four products of at most 15·128: no overflow. The
+// quants are at qs in each super-block; with qh (Q5_K) their fifth bits,
+// from the 32 bytes at 16, are or-ed in (quants 0..31: four products of at
+// most 31·128 still fit).
+func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isum, scLo, scHi [4]wg.Local, part [4]wg.Local, t, u wg.Local, qs uint32, qh *q5KFifth) {
 	for i := range x {
 		k.Set(x[i], wg.V128Load(get(cq), uint32(16*i)))
 	}
 	mask := i8x16Splat(15)
 	for j := range p {
-		k.Set(t, wg.V128Load(get(pc[j]), 16))
-		k.Set(u, wg.V128Load(get(pc[j]), 32))
+		k.Set(t, wg.V128Load(get(pc[j]), qs))
+		k.Set(u, wg.V128Load(get(pc[j]), qs+16))
+		q := [4]wg.Expr{ // sub-block 2c's elements 0-15 and 16-31, then 2c+1's
+			wg.V128And(get(t), mask), wg.V128And(get(u), mask),
+			wg.V128And(wg.I16x8ShrU(get(t), i32(4)), mask), wg.V128And(wg.I16x8ShrU(get(u), i32(4)), mask),
+		}
+		if qh != nil {
+			for half, h := range qh.h {
+				// int16 shifts (x86 has no byte shifts): of each byte only
+				// bits 0 and 1, moved to bit 4, are kept.
+				k.Set(h, wg.I16x8ShrU(wg.V128Load(get(p[j]), uint32(16+16*half)), qh.shift))
+				q[half] = wg.V128Or(q[half], wg.V128And(wg.I16x8Shl(get(h), i32(4)), i8x16Splat(16)))
+				q[2+half] = wg.V128Or(q[2+half], wg.V128And(wg.I16x8Shl(get(h), i32(3)), i8x16Splat(16)))
+			}
+		}
 		k.Set(part[0], wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), wg.V128And(get(t), mask)),
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), wg.V128And(get(u), mask)))))
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), q[0]),
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1]))))
 		k.Set(part[1], wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[2]), wg.V128And(wg.I16x8ShrU(get(t), i32(4)), mask)),
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), wg.V128And(wg.I16x8ShrU(get(u), i32(4)), mask)))))
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[2]), q[2]),
+			wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), q[3]))))
 		k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
 			wg.I32x4Mul(get(part[0]), lane32(get(scLo[j]), 0)),
 			wg.I32x4Mul(get(part[1]), lane32(get(scLo[j]), 1)))))

@@ -48,7 +48,7 @@ func emitMatVecQ4_0(m *wg.Module, relaxed bool) {
 	}
 	emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, xEvenOdd, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		k.Set(t[0], wg.V128Load(get(p), 2))
-		return nibbleDot(t[0], x, nil)
+		return nibbleDot(t[0], x)
 	})
 }
 
@@ -73,37 +73,43 @@ func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
 
 // emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
 // Σ(q-16)·x as Σq·x - 16·Σx, q the nibble plus 16 times bit j of qh.
-// With relaxed SIMD the quants (0..31) stay bytes for nibbleDotRelaxed:
-// byte e of qh's splat picked for element e (i8x16.shuffle), its bit e
-// tested against a byte mask, and 16 kept where it is set.
 func emitMatVecQ5_0(m *wg.Module, relaxed bool) {
+	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, fiveBitLayout(relaxed), fiveBitDot(relaxed, 2, 6))
+}
+
+// fiveBitLayout is the activation layout of fiveBitDot (and of nibbleDot
+// and nibbleDotRelaxed).
+func fiveBitLayout(relaxed bool) xLayout {
 	if relaxed {
-		emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, xBytes, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
-			k.Set(t[0], wg.V128Load32Splat(get(p), 2)) // qh in every lane
-			k.Set(t[1], wg.V128Load(get(p), 6))
-			return nibbleDotRelaxed(t[1], x, []wg.Expr{fifthBits(t[0], 0), fifthBits(t[0], 2)})
-		})
-		return
+		return xBytes
 	}
-	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, xEvenOdd, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
-		// qh at p+2: bit e is the 5th bit of element e. Lane l of an int16
-		// vector holds elements 2l and 2l+1 (of 0-15 or of 16-31): compare
-		// the masked bits with the mask itself for 0 or -1, then keep 16.
-		k.Set(t[0], wg.I16x8Splat(wg.I32Load(get(p), 2)))                      // bits 0-15
-		k.Set(t[1], wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p), 2), i32(16)))) // bits 16-31
-		fifth := func(v wg.Local, odd int) wg.Expr {
-			var bits [8]uint16
-			for l := range bits {
-				bits[l] = 1 << (2*l + odd)
-			}
-			mask := wg.I16x8Const(bits)
-			return wg.V128And(wg.I16x8Eq(wg.V128And(get(v), mask), mask), i16x8Splat(16))
+	return xEvenOdd
+}
+
+// fiveBitDot is the block dot of the 5-bit quants of Q5_0 and Q5_1, their
+// fifth bits qh (bit e: element e's) at offset qh of the block and their
+// low bits, as Q4_0's, at qs. The quants (0..31) are made as bytes, the
+// fifth bits picked per byte (fifthBits). With relaxed SIMD
+// nibbleDotRelaxed multiplies those bytes with the activation's; else they
+// are read as int16 lanes of two elements, the even one the lane's low
+// byte and the odd one its high byte, for the even and odd activations.
+// (Splatting qh's halves to int16 lanes and testing a bit per lane took
+// 1.4 times as long: more operations, and more constants.)
+func fiveBitDot(relaxed bool, qh, qs uint32) func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+	return func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+		k.Set(t[0], wg.V128Load32Splat(get(p), qh)) // qh in every lane
+		k.Set(t[1], wg.V128Load(get(p), qs))
+		if relaxed {
+			return nibbleDotRelaxed(t[1], x, []wg.Expr{fifthBits(t[0], 0), fifthBits(t[0], 2)})
 		}
-		high := [4]wg.Expr{fifth(t[0], 0), fifth(t[0], 1), fifth(t[1], 0), fifth(t[1], 1)}
-		w := k.Local(wg.V128)
-		k.Set(w, wg.V128Load(get(p), 6))
-		return nibbleDot(w, x, high[:])
-	})
+		lo := k.Local(wg.V128)
+		k.Set(lo, wg.V128Or(wg.V128And(get(t[1]), i8x16Splat(15)), fifthBits(t[0], 0)))
+		k.Set(t[1], wg.V128Or(wg.V128And(wg.I16x8ShrU(get(t[1]), i32(4)), i8x16Splat(15)), fifthBits(t[0], 2)))
+		low := i16x8Splat(0xff)
+		return wg.I32x4Add(
+			wg.I32x4Add(wg.I32x4DotI16x8S(wg.V128And(get(lo), low), get(x[0])), wg.I32x4DotI16x8S(wg.I16x8ShrU(get(lo), i32(8)), get(x[1]))),
+			wg.I32x4Add(wg.I32x4DotI16x8S(wg.V128And(get(t[1]), low), get(x[2])), wg.I32x4DotI16x8S(wg.I16x8ShrU(get(t[1]), i32(8)), get(x[3]))))
+	}
 }
 
 // fifthBits is 16 in byte e where bit 8·first+e of the 32 bits of qh
@@ -122,23 +128,17 @@ func fifthBits(qh wg.Local, first uint8) wg.Expr {
 }
 
 // nibbleDot is Σ q·x over a block of 32 4-bit quants, 16 bytes in w,
-// element j in the low nibble of byte j, j+16 in the high one, with
-// high[0..3] (if not nil) added to the quants of x[0..3]. Read as int16
-// lanes of two bytes, the nibbles of the even byte are lane&15 and
+// element j in the low nibble of byte j, j+16 in the high one. Read as
+// int16 lanes of two bytes, the nibbles of the even byte are lane&15 and
 // lane>>4&15, of the odd byte lane>>8&15 and lane>>12, so x[0..3] are the
 // activations 0-15 even, 0-15 odd, 16-31 even, 16-31 odd.
-func nibbleDot(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
+func nibbleDot(w wg.Local, x [4]wg.Local) wg.Expr {
 	mask := i16x8Splat(15)
 	q := [4]wg.Expr{
 		wg.V128And(get(w), mask),
 		wg.V128And(wg.I16x8ShrU(get(w), i32(8)), mask),
 		wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask),
 		wg.I16x8ShrU(get(w), i32(12)),
-	}
-	if high != nil {
-		for i := range q {
-			q[i] = wg.V128Or(q[i], high[i])
-		}
 	}
 	return wg.I32x4Add(
 		wg.I32x4Add(wg.I32x4DotI16x8S(q[0], get(x[0])), wg.I32x4DotI16x8S(q[1], get(x[1]))),
@@ -165,23 +165,33 @@ const (
 // reads must not be set again before.
 func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
 	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr) {
-	emitQ8KernelScaled(m, name, blockBytes, offset, layout, blockDot, func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr {
-		k.Set(h, gatherHalf(p, 0))
-		return f16ToF32(h)
-	})
+	emitQ8KernelScaled(m, name, blockBytes, offset, layout, blockDot, f16Scales, false)
+}
+
+// f16Scales is the four rows' block scales, the fp16 at offset 0 of each
+// block p[j], as f32x4.
+func f16Scales(k kernel, p [4]wg.Local, h wg.Local) wg.Expr {
+	k.Set(h, gatherHalf(p, 0))
+	return f16ToF32(h)
 }
 
 // emitQ8KernelScaled is emitQ8Kernel for a weight format whose block scale
 // is not an fp16 at offset 0: weightScale returns the four rows' block
 // scales as f32x4 from the blocks at p[0..3] (h is scratch, which it may
 // set before it returns).
+//
+// With mins (Q4_1, Q5_1: x = d·q + m, the fp16 m at offset 2 of a block,
+// the activation Q8_1) the third activation pointer is Q8_1's s (a
+// float32 per block) and the float part is the pure-Go
+// sum += float32(float32(d·xd[b])·float32(isum)) + float32(m·s[b]);
+// offset is then 0.
 func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
 	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr,
-	weightScale func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr) {
+	weightScale func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr, mins bool) {
 	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
 	nibbles := offset != 0
 	nAct := 2
-	if nibbles {
+	if nibbles || mins {
 		nAct = 3
 	}
 	matvec(m, name, nAct, false, blockBytes, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, step, res wg.Local) {
@@ -195,7 +205,7 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 		k.Set(res, f32x4Zero())
 		k.Set(qx, get(act[0]))
 		k.Set(dx, get(act[1]))
-		if nibbles {
+		if nAct == 3 {
 			k.Set(sx, get(act[2]))
 		}
 		k.forRange(b, i32(0), get(n), 1, func() {
@@ -222,7 +232,16 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 				k.Set(sx, wg.I32Add(get(sx), i32(4)))
 			}
 			scale := wg.F32x4Mul(weightScale(k, p, h), wg.V128Load32Splat(get(dx), 0))
-			k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))))
+			add := wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))
+			if mins {
+				k.Set(xv, add) // the scaled sum, before h is set again
+				k.Set(h, gatherHalf(p, 2))
+				add = wg.F32x4Add(get(xv), wg.F32x4Mul(f16ToF32(h), wg.V128Load32Splat(get(sx), 0)))
+			}
+			k.Set(res, wg.F32x4Add(get(res), add))
+			if mins {
+				k.Set(sx, wg.I32Add(get(sx), i32(4)))
+			}
 			for j := range p {
 				k.Set(p[j], wg.I32Add(get(p[j]), get(step)))
 			}
