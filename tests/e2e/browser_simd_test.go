@@ -62,7 +62,7 @@ func TestBrowserSIMDFallback(t *testing.T) {
 // build of the kernels (lm.info.simdRelaxed); they compute the same bits as
 // the SIMD128 ones (simd: 'simd128') and pure Go (simd: false), so greedy
 // generation gives the same tokens with all three, on the quantized types
-// the relaxed kernels cover: stories260K in Q4_0 and Q5_0 and the synthetic
+// the relaxed kernels cover: stories260K in Q4_0, Q4_1, Q5_0 and Q5_1 and the synthetic
 // dim-256 model's real Q4_K and Q6_K tensors (engine/testdata/gguf). If the
 // relaxed build fails to load, the page falls back to the SIMD128 one.
 func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
@@ -75,7 +75,7 @@ func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 	}
 	got := eval[map[string][]outcome](t, tb, apiScript(`
 		const out = {};
-		for (const file of ['stories260K-Q4_0.gguf', 'stories260K-Q5_0.gguf', 'synth-k256-Q4_K_M.gguf', 'synth-k256-Q6_K.gguf']) {
+		for (const file of ['stories260K-Q4_0.gguf', 'stories260K-Q4_1.gguf', 'stories260K-Q5_0.gguf', 'stories260K-Q5_1.gguf', 'synth-k256-Q4_K_M.gguf', 'synth-k256-Q6_K.gguf']) {
 			out[file] = [];
 			for (const simd of [true, 'simd128', false]) {
 				try {
@@ -90,7 +90,7 @@ func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 		}
 		return out;
 	`))
-	require.Len(t, got, 4)
+	require.Len(t, got, 6)
 	for file, o := range got {
 		require.Len(t, o, 3, file)
 		for i, mode := range []string{"relaxed", "simd128", "pure Go"} {
