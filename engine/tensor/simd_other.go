@@ -51,6 +51,10 @@ func softmaxSIMD([]float32, int, float32) bool {
 	return false
 }
 
+func swiGLUSIMD(gate, up []float32) int {
+	return swiGLUNative(gate, up)
+}
+
 func geluSIMD([]float32, *[1 << 16]float32) int {
 	return 0
 }

@@ -158,6 +158,10 @@ func simdDecodeF16Rows(dst, src unsafe.Pointer, rows, cols, stride int32)
 //go:noescape
 func simdSoftmaxF32(x unsafe.Pointer, n, rows, scale int32, table unsafe.Pointer)
 
+//go:wasmimport wasmlm_simd swiglu_f32
+//go:noescape
+func simdSwiGLUF32(gate, up unsafe.Pointer, n int32, table unsafe.Pointer)
+
 //go:wasmimport wasmlm_simd gelu_f16
 //go:noescape
 func simdGELUF16(x unsafe.Pointer, n int32, table unsafe.Pointer)
@@ -455,6 +459,17 @@ func softmaxSIMD(x []float32, width int, scale float32) bool {
 	}
 	simdSoftmaxF32(ptr(x), int32(width), int32(len(x)/width), int32(math.Float32bits(scale)), unsafe.Pointer(&expTable))
 	return true
+}
+
+// swiGLUSIMD computes SwiGLU's first values, a multiple of 4, on its
+// kernel and returns how many.
+func swiGLUSIMD(gate, up []float32) int {
+	n := len(gate) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	simdSwiGLUF32(ptr(gate), ptr(up), int32(n), unsafe.Pointer(&expTable))
+	return n
 }
 
 // geluSIMD computes GELUByTable's first values, a multiple of 4, on its

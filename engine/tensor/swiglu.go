@@ -5,10 +5,11 @@ import "github.com/wasmlm/wasmlm/internal/fmath"
 // SwiGLU sets gate[i] = SiLU(gate[i])·up[i], with SiLU(g) = g/(1 + e^−g)
 // in float32 and e^x fmath.Exp's: the gated unit of a llama-style
 // feed-forward. up must be at least as long as gate. Natively on amd64 a
-// kernel computes eight values at a time with the same bits.
+// kernel computes eight values at a time with the same bits, and with the
+// wasmlm_simd kernels one computes four at a time.
 func SwiGLU(gate, up []float32) {
 	up = up[:len(gate)]
-	n := swiGLUNative(gate, up)
+	n := swiGLUSIMD(gate, up)
 	swiGLUGo(gate[n:], up[n:])
 }
 

@@ -82,6 +82,10 @@ const (
 	// softmax, with fmath.Exp's table (32 float64) at table (see
 	// emitSoftmaxF32).
 	SoftmaxF32 = "softmax_f32"
+	// SwiGLUF32 (gate, up, n, table): gate[i] = SiLU(gate[i])·up[i] for
+	// the n float32 at gate (a multiple of 4), with fmath.Exp's table (32
+	// float64) at table (see emitSwiGLUF32).
+	SwiGLUF32 = "swiglu_f32"
 	// GELUF16 (x, n, table): GELU of the n float32 at x (a multiple of 4)
 	// by the 65536 float32 at table, indexed by x's F16 bits (see
 	// emitGELUF16).
@@ -141,6 +145,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitEncodeQ8_0(m)
 	emitEncodeQ8K(m)
 	emitSoftmaxF32(m)
+	emitSwiGLUF32(m)
 	emitGELUF16(m)
 	emitRoundF16(m)
 	emitEncodeF16(m)

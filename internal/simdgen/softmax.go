@@ -130,6 +130,23 @@ func emitSoftmaxF32(m *wg.Module) {
 	})
 }
 
+// emitSwiGLUF32 emits SwiGLUF32 (gate, up, n, table), n a multiple of 4:
+// the pure-Go tensor.SwiGLU, gate[i] = float32(g/(1 + fmath.Exp(−g)))·up[i]
+// with g = gate[i], each operation in float32 as Go does it, e^−g by exp4.
+func emitSwiGLUF32(m *wg.Module) {
+	k := kernel{m.Func(SwiGLUF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	gate, up, n, table := k.Param(0), k.Param(1), k.Param(2), k.Param(3)
+	i := k.Local(wg.I32)
+	g, e := k.Local(wg.V128), k.Local(wg.V128)
+	k.forRange(i, i32(0), wg.I32Shl(get(n), i32(2)), 16, func() {
+		k.Set(g, wg.V128Load(wg.I32Add(get(gate), get(i)), 0))
+		k.Set(e, wg.F32x4Neg(get(g)))
+		k.exp4(e, e, table)
+		k.Set(e, wg.F32x4Div(get(g), wg.F32x4Add(wg.F32x4Splat(wg.F32Const(1)), get(e))))
+		k.V128Store(wg.I32Add(get(gate), get(i)), 0, wg.F32x4Mul(get(e), wg.V128Load(wg.I32Add(get(up), get(i)), 0)))
+	})
+}
+
 // emitGELUF16 emits GELUF16 (x, n, table), n a multiple of 4: x[i] = 0
 // where x[i] ≤ -10, x[i] where x[i] ≥ 10, else table[h] (float32, 65536 of
 // them) with h the F16 bits of x[i] rounded to nearest, ties to even (the

@@ -139,9 +139,11 @@ const (
 	simdI64x2ExtendLowI32x4S      = 0xc7
 	simdI64x2Shl                  = 0xcb
 	simdF32x4Abs                  = 0xe0
+	simdF32x4Neg                  = 0xe1
 	simdF32x4Add                  = 0xe4
 	simdF32x4Sub                  = 0xe5
 	simdF32x4Mul                  = 0xe6
+	simdF32x4Div                  = 0xe7
 	simdF32x4Pmax                 = 0xeb
 	simdF64x2Add                  = 0xf0
 	simdF64x2Sub                  = 0xf1
@@ -463,6 +465,12 @@ func F32x4Sub(a, b Expr) Expr { return simdOp(simdF32x4Sub, a, b) }
 
 // F32x4Mul is f32x4.mul.
 func F32x4Mul(a, b Expr) Expr { return simdOp(simdF32x4Mul, a, b) }
+
+// F32x4Div is f32x4.div.
+func F32x4Div(a, b Expr) Expr { return simdOp(simdF32x4Div, a, b) }
+
+// F32x4Neg is f32x4.neg.
+func F32x4Neg(a Expr) Expr { return simdOp(simdF32x4Neg, a) }
 
 // F32x4ConvertI32x4S is f32x4.convert_i32x4_s.
 func F32x4ConvertI32x4S(a Expr) Expr { return simdOp(simdF32x4ConvertI32x4S, a) }

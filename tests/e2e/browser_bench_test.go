@@ -31,7 +31,7 @@ var siteSizeBounds = []struct {
 	bytes, gzBytes int
 }{
 	{"wasmlm.wasm", 9_000_000, 2_450_000},        // "at most 9 MB (2.45 MB gzipped)"
-	{"wasmlm-serve.wasm", 12_000_000, 3_200_000}, // "at most 12 MB (3.2 MB gzipped)": wasmlm.wasm with lm.serve's httpapi and net/http
+	{"wasmlm-serve.wasm", 12_500_000, 3_200_000}, // "at most 12.5 MB (3.2 MB gzipped)": wasmlm.wasm with lm.serve's httpapi and net/http
 	{"wasmlm-simd.wasm", 84_000, 13_000},         // "under 84 KB each (13 KB each gzipped)"
 	{"wasmlm-simd-relaxed.wasm", 84_000, 13_000}, // the same
 	{"simd.js", 8_000, 3_000},                    // "under 8 KB (3 KB gzipped)"
