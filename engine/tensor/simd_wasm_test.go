@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,12 +180,12 @@ func TestSIMDMatMulMatchesPureGo(t *testing.T) {
 }
 
 // TestSIMDExtremes is TestDotRowsExtremes for the batched SIMD kernels of
-// the integer types, and for their matrix–vector kernels: rows of
-// arbitrary bytes and of every quant and packed scale at the ends of its
-// range (Q8_0's −128 and 127 among them), with finite scales or not, and
-// vectors whose quants are at the ends of the int8 range (all −128, all
-// 127, alternating, mixed, random), in one batch and then one at a time;
-// each output is the pure-Go dot's bits (or a NaN for a NaN), over a
+// the integer types (TestSIMDMatVecExtremes does the same for their
+// matrix–vector kernels): rows of arbitrary bytes and of every quant and
+// packed scale at the ends of its range (Q8_0's −128 and 127 among them),
+// with finite scales or not, and vectors whose quants are at the ends of
+// the int8 range (all −128, all 127, alternating, mixed, random), in one
+// batch; each output is the pure-Go dot's bits (or a NaN for a NaN), over a
 // number of rows not a multiple of four and rows decoded in two chunks of
 // scratch. The relaxed kernels keep some quants as bytes for
 // relaxed_dot: the ends of the ranges are where a bound would be passed.
@@ -222,24 +221,13 @@ func TestSIMDExtremes(t *testing.T) {
 								"fill %#x finite %v vector %d row %d", fill, finite, i, r)
 						}
 					}
-					if !slices.Contains(simdTypes, typ) {
-						continue // no matrix–vector kernel
-					}
-					for i := range acts {
-						require.True(t, matVecSIMD(out[:rows], m, &acts[i]))
-						require.Equal(t, float32(42), out[len(acts)*rows], "wrote past the outputs")
-						for r := range rows {
-							requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[r],
-								"matrix–vector: fill %#x finite %v vector %d row %d", fill, finite, i, r)
-						}
-					}
 				}
 			}
 		})
 	}
 }
 
-// TestSIMDMatVecExtremes is TestSIMDMatMulExtremes for the matrix–vector
+// TestSIMDMatVecExtremes is TestSIMDExtremes for the matrix–vector
 // kernels: rows of arbitrary bytes and of every quant and packed scale at
 // the ends of its range, with finite scales or not, times activations
 // whose quants are at the ends of the int8 range, in the file's layout and
