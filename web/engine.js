@@ -139,40 +139,50 @@ export const MAX_AUTO_WORKERS = 4;
 
 /**
  * The weight bytes of one layer each worker must keep for workers: 'auto' to
- * split a model further, with the SIMD kernels and with pure Go. A token
- * needs three exchanges between workers per layer (≈ 0.2 ms each in headless
- * Chromium on a 2-core machine), so a worker must take over enough of each
- * layer's compute to pay for them. Measured there in three runs (web/README.md,
- * "Several workers"): two workers with SIMD won on the 110M shape in F32
- * (28 MB of weights a layer) and Q8_0 (7.5 MB) in two runs (1.25–1.54×) and
- * lost in one (0.90×); in Q4_0 and Q4_K (4 MB) 0.64–1.17×; on every smaller
- * model they lost. With pure Go they won from 0.56 MB a layer (15M Q4_0,
- * 1.16–1.50×) and lost at 0.09 MB (stories260K).
+ * split a model further: with the SIMD kernels when the workers exchange by
+ * messages and through shared memory, and with pure Go. A token needs three
+ * exchanges between workers per layer, and a prompt block three per layer
+ * per block: 0.10–0.16 ms each by messages, 0.056–0.064 ms through shared
+ * memory, in headless Chromium on a quiet 2-core machine. Measured there
+ * (docs/kernels.md, "Split models"), two workers against one on the 110M
+ * shape: Q4_0 (3.9 MiB a layer) 1.41× for prompts and 0.94× for decoding by
+ * messages, 1.31× and 1.21× through shared memory; Q8_0 (7.5 MiB) 1.43× and
+ * 1.15× by messages, 1.59× and 1.55× through shared memory. On 15M Q8_0
+ * (0.5 MiB a layer) two workers lost prompts by messages (0.78×) and decoding
+ * either way. With pure Go they won from 0.56 MB a layer (15M Q4_0,
+ * 1.16–1.50×) and lost at 0.09 MB (stories260K). A layer's bytes count at
+ * most 17/16 a weight (Q8_0's): wider weights stream faster a byte (one
+ * Chromium worker read F32 at 14–15 GB/s, Q8_0 at 4.4–6.9 and Q4 at 4.5–5.3),
+ * so an F32 layer takes about as long as the same layer in Q8_0.
  */
-const AUTO_LAYER_BYTES_PER_WORKER = { simd: 3 << 20, pureGo: 256 << 10 };
+const AUTO_LAYER_BYTES_PER_WORKER = { messages: 1.5 * (1 << 20), sharedMemory: 1.25 * (1 << 20), pureGo: 256 << 10 };
 
 /**
  * How many workers workers: 'auto' splits a model across: as many as keep
- * AUTO_LAYER_BYTES_PER_WORKER of each layer's weights, at most one fewer than
- * hardwareConcurrency (the page and the browser need a core too: on 2 cores,
- * two workers in lockstep swung from 0.9× to 1.5× between runs), at most
- * MAX_AUTO_WORKERS and the model's key/value heads, and at least one. A
- * llama2.c checkpoint runs in one worker, and so does a model whose family
+ * AUTO_LAYER_BYTES_PER_WORKER of each layer's weights, at most
+ * hardwareConcurrency − 1 but at least 2 of them (on 2 cores both workers
+ * compute while the page idles: on a quiet machine two workers won, above),
+ * at most MAX_AUTO_WORKERS and the model's key/value heads, and at least one.
+ * A llama2.c checkpoint runs in one worker, and so does a model whose family
  * cannot be split (info.splitError says why).
  * info: a ModelInfo (format, fileSize, parameters, blockCount, embeddingLength,
  * feedForwardLength, headCount, headCountKv, simd; keyLength, the head width, when
  * it is not embeddingLength / headCount, as Qwen3's).
+ * sharedMemory: whether the workers would exchange through shared memory (a
+ * cross-origin isolated page).
  */
-export function autoWorkers(info, hardwareConcurrency) {
+export function autoWorkers(info, hardwareConcurrency, sharedMemory = false) {
   const { format, fileSize, parameters, blockCount: layers, embeddingLength: dim, feedForwardLength: hidden } = info;
   if (format !== 'gguf' || info.splitError || !(layers > 0 && parameters > 0 && info.headCount > 0)) return 1;
   const headDim = info.keyLength > 0 ? info.keyLength : dim / info.headCount;
   const qDim = headDim * info.headCount;
   const kvDim = headDim * info.headCountKv;
   const layerParams = 2 * dim * qDim + 2 * dim * kvDim + 3 * dim * hidden; // Wq, Wo, Wk, Wv, gate, up, down
-  const layerBytes = (fileSize * layerParams) / parameters;
-  const perWorker = info.simd ? AUTO_LAYER_BYTES_PER_WORKER.simd : AUTO_LAYER_BYTES_PER_WORKER.pureGo;
+  const layerBytes = layerParams * Math.min(fileSize / parameters, 17 / 16);
+  const per = AUTO_LAYER_BYTES_PER_WORKER;
+  const perWorker = !info.simd ? per.pureGo : sharedMemory ? per.sharedMemory : per.messages;
   const wanted = Math.floor(layerBytes / perWorker);
-  const cores = (hardwareConcurrency || 1) - 1;
+  const total = hardwareConcurrency || 1;
+  const cores = total >= 2 ? Math.max(2, total - 1) : 1;
   return Math.max(1, Math.min(wanted, cores, MAX_AUTO_WORKERS, info.headCountKv || 1));
 }

@@ -65,12 +65,13 @@ export interface LoadOptions {
   simd?: boolean | 'simd128';
   /**
    * Split the model across this many Web Workers, or 'auto' (the default):
-   * autoWorkers(info, navigator.hardwareConcurrency), which splits a model
-   * only where measurement says more workers are faster (big layers, and a
-   * core left for the page; never the default model). Each worker holds about 1/N of the weights and
-   * computes its part of every layer; they swap activations by postMessage
-   * (no SharedArrayBuffer, no COOP/COEP), and the tokens are exactly those of
-   * one worker. A GGUF model splits at most `headCountKv` ways (a larger
+   * autoWorkers(info, navigator.hardwareConcurrency, crossOriginIsolated),
+   * which splits a model only where measurement says more workers are faster
+   * (big layers; never the default model). Each worker holds about 1/N of the
+   * weights and computes its part of every layer and of every prompt block;
+   * they swap activations by postMessage, or through shared memory where the
+   * page is cross-origin isolated (`info.exchange`), and the tokens are
+   * exactly those of one worker. A GGUF model splits at most `headCountKv` ways (a larger
    * number rejects); a llama2.c checkpoint runs in one worker. See
    * web/README.md, "Several workers".
    */
@@ -873,14 +874,18 @@ export declare const MAX_AUTO_WORKERS: number;
 /**
  * How many workers the load option workers: 'auto' splits a model across:
  * as many as each keep enough of every layer's weights to pay for the
- * exchanges between workers (3 MiB with the SIMD kernels, 256 KiB with pure
- * Go, measured), at most hardwareConcurrency − 1 (a core stays for the page),
- * MAX_AUTO_WORKERS and the model's key/value heads, at least 1; 1 for a
- * llama2.c checkpoint.
+ * exchanges between workers (measured: 1.5 MiB with the SIMD kernels by
+ * messages, 1.25 MiB through shared memory, 256 KiB with pure Go; a layer's
+ * bytes counted at most 17/16 a weight), at most hardwareConcurrency − 1 but
+ * at least 2 (on 2 cores both compute), MAX_AUTO_WORKERS and the model's
+ * key/value heads, at least 1; 1 for a llama2.c checkpoint.
+ * sharedMemory: whether the workers would exchange through shared memory
+ * (the page is cross-origin isolated); false by default.
  */
 export declare function autoWorkers(
   info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv' | 'simd'> & Partial<Pick<ModelInfo, 'keyLength'>>,
   hardwareConcurrency: number | undefined,
+  sharedMemory?: boolean,
 ): number;
 
 /** An entry of the model cache. */

@@ -364,7 +364,8 @@ export class WasmLM {
       if (n === 'auto' && inspection.device === 'webgpu' && inspection.memory.workers === 1) {
         n = 1;
       } else if (n === 'auto') {
-        n = Math.max(autoWorkers(inspection, globalThis.navigator?.hardwareConcurrency ?? host.hardwareConcurrency), inspection.memory.workers);
+        const cores = globalThis.navigator?.hardwareConcurrency ?? host.hardwareConcurrency;
+        n = Math.max(autoWorkers(inspection, cores, sharedMemoryAvailable()), inspection.memory.workers);
       }
       if (!inspection.memory.fits || (n > 1 && n > inspection.headCountKv)) throw modelTooLarge(inspection, n);
       if (n > 1 && n !== inspection.memory.workers) {
