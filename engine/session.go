@@ -289,14 +289,9 @@ func (s *Session) Forward(token, pos int, logits bool) error {
 		return ErrBusy
 	}
 	defer s.mu.Unlock()
-	if !s.model.Generates() {
-		return errEncoder(s.model)
-	}
-	if token < 0 || token >= s.model.config.VocabSize {
-		return optionError("token", "must be in 0..%d, got %d", s.model.config.VocabSize-1, token)
-	}
-	if pos < 0 || pos >= s.context {
-		return optionError("position", "must be in 0..%d, got %d", s.context-1, pos)
+	one := [1]int{token}
+	if err := s.checkStep(one[:], pos, false); err != nil {
+		return err
 	}
 	s.tokens = s.tokens[:0]
 	return s.forward(token, pos, logits)
@@ -313,22 +308,42 @@ func (s *Session) ForwardBlock(tokens []int, pos int, logits bool) error {
 		return ErrBusy
 	}
 	defer s.mu.Unlock()
-	if !s.model.Generates() {
-		return errEncoder(s.model)
-	}
-	if len(tokens) < 1 || len(tokens) > s.promptBlock {
-		return optionError("tokens", "must hold 1 to %d tokens (the prompt block), got %d", s.promptBlock, len(tokens))
-	}
-	for i, t := range tokens {
-		if t < 0 || t >= s.model.config.VocabSize {
-			return optionError("token", "must be in 0..%d, got %d (tokens[%d])", s.model.config.VocabSize-1, t, i)
-		}
-	}
-	if pos < 0 || pos+len(tokens) > s.context {
-		return optionError("position", "must be in 0..%d for every token, got %d..%d", s.context-1, pos, pos+len(tokens)-1)
+	if err := s.checkStep(tokens, pos, true); err != nil {
+		return err
 	}
 	s.tokens = s.tokens[:0]
 	return s.forwardBlock(tokens, pos, logits)
+}
+
+// checkStep checks a step of Forward (one token, block false) or
+// ForwardBlock (block true) before it runs: a model that generates, a block
+// of 1 to PromptBlock tokens, each in the vocabulary, at positions inside
+// the context. Its errors name what Forward or ForwardBlock was given.
+func (s *Session) checkStep(tokens []int, pos int, block bool) error {
+	if !s.model.Generates() {
+		return errEncoder(s.model)
+	}
+	if block && (len(tokens) < 1 || len(tokens) > s.promptBlock) {
+		return optionError("tokens", "must hold 1 to %d tokens (the prompt block), got %d", s.promptBlock, len(tokens))
+	}
+	vocab := s.model.config.VocabSize
+	for i, t := range tokens {
+		switch {
+		case t >= 0 && t < vocab:
+		case block:
+			return optionError("token", "must be in 0..%d, got %d (tokens[%d])", vocab-1, t, i)
+		default:
+			return optionError("token", "must be in 0..%d, got %d", vocab-1, t)
+		}
+	}
+	switch last := pos + len(tokens) - 1; {
+	case pos >= 0 && last < s.context:
+		return nil
+	case block:
+		return optionError("position", "must be in 0..%d for every token, got %d..%d", s.context-1, pos, last)
+	default:
+		return optionError("position", "must be in 0..%d, got %d", s.context-1, pos)
+	}
 }
 
 // PromptBlock is how many prompt tokens the session evaluates at once

@@ -193,38 +193,30 @@ func TestSIMDExtremes(t *testing.T) {
 	needSIMD(t)
 	rng := rand.New(rand.NewPCG(25, 25))
 	const rows, cols = 5, 9 * qkK
-	for _, typ := range simdMatMulTypes {
-		tr := traitsTable[typ]
-		if tr.vec != Q8_0 && tr.vec != Q8_1 && tr.vec != Q8_K {
-			continue // float vectors: no quants to push to the ends
+	eachQuantizedVecType(t, simdMatMulTypes, cols, func(t *testing.T, typ Type, tr *traits, rb int) {
+		quants := extremeQuants(rng)
+		ws := NewWorkspace(cols)
+		ws.Reserve(len(quants))
+		acts := ws.encodeBatch(tr.vec, randNormal(rng, len(quants)*cols, 1), len(quants), cols)
+		for i, q := range quants {
+			setQuants(&acts[i], tr.vec, cols, q)
 		}
-		t.Run(typ.String(), func(t *testing.T) {
-			rb, err := RowBytes(typ, cols)
-			require.NoError(t, err)
-			quants := extremeQuants(rng)
-			ws := NewWorkspace(cols)
-			ws.Reserve(len(quants))
-			acts := ws.encodeBatch(tr.vec, randNormal(rng, len(quants)*cols, 1), len(quants), cols)
-			for i, q := range quants {
-				setQuants(&acts[i], tr.vec, cols, q)
-			}
-			for _, fill := range extremeFills {
-				for _, finite := range []bool{false, true} {
-					m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, finite) })
-					out := make([]float32, len(acts)*rows+1)
-					out[len(acts)*rows] = 42
-					require.True(t, matMulSIMD(out[:len(acts)*rows], rows, m, acts, ws))
-					require.Equal(t, float32(42), out[len(acts)*rows], "wrote past the outputs")
-					for i := range acts {
-						for r := range rows {
-							requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[i*rows+r],
-								"fill %#x finite %v vector %d row %d", fill, finite, i, r)
-						}
+		for _, fill := range extremeFills {
+			for _, finite := range []bool{false, true} {
+				m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, finite) })
+				out := make([]float32, len(acts)*rows+1)
+				out[len(acts)*rows] = 42
+				require.True(t, matMulSIMD(out[:len(acts)*rows], rows, m, acts, ws))
+				require.Equal(t, float32(42), out[len(acts)*rows], "wrote past the outputs")
+				for i := range acts {
+					for r := range rows {
+						requireSameDot(t, tr.dot(m.RowData(r), &acts[i]), out[i*rows+r],
+							"fill %#x finite %v vector %d row %d", fill, finite, i, r)
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestSIMDMatVecExtremes is TestSIMDExtremes for the matrix–vector
@@ -236,38 +228,47 @@ func TestSIMDMatVecExtremes(t *testing.T) {
 	needSIMD(t)
 	rng := rand.New(rand.NewPCG(26, 26))
 	const rows, cols = 7, 3 * qkK
-	for _, typ := range simdTypes {
-		tr := traitsTable[typ]
-		if tr.vec != Q8_0 && tr.vec != Q8_1 && tr.vec != Q8_K {
-			continue // float vectors: no quants to push to the ends
-		}
-		t.Run(typ.String(), func(t *testing.T) {
-			rb, err := RowBytes(typ, cols)
-			require.NoError(t, err)
-			for _, q := range extremeQuants(rng) {
-				a := activationWith(rng, tr.vec, cols, q)
-				for _, fill := range extremeFills {
-					for _, finite := range []bool{false, true} {
-						m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, finite) })
-						want := make([]float32, rows)
-						for r := range rows {
-							want[r] = tr.dot(m.RowData(r), &a)
+	eachQuantizedVecType(t, simdTypes, cols, func(t *testing.T, typ Type, tr *traits, rb int) {
+		for _, q := range extremeQuants(rng) {
+			a := activationWith(rng, tr.vec, cols, q)
+			for _, fill := range extremeFills {
+				for _, finite := range []bool{false, true} {
+					m := matrixOfRows(t, typ, rows, cols, func(int) []byte { return extremeRow(rng, typ, rb, fill, finite) })
+					want := make([]float32, rows)
+					for r := range rows {
+						want[r] = tr.dot(m.RowData(r), &a)
+					}
+					for _, pack := range []bool{false, true} {
+						if pack {
+							require.True(t, Pack(m))
 						}
-						for _, pack := range []bool{false, true} {
-							if pack {
-								require.True(t, Pack(m))
-							}
-							got := make([]float32, rows+1)
-							got[rows] = 42
-							require.True(t, matVecSIMD(got[:rows], m, &a))
-							require.Equal(t, float32(42), got[rows], "wrote past the outputs")
-							for r := range rows {
-								requireSameDot(t, want[r], got[r], "fill %#x finite %v packed %v row %d", fill, finite, pack, r)
-							}
+						got := make([]float32, rows+1)
+						got[rows] = 42
+						require.True(t, matVecSIMD(got[:rows], m, &a))
+						require.Equal(t, float32(42), got[rows], "wrote past the outputs")
+						for r := range rows {
+							requireSameDot(t, want[r], got[r], "fill %#x finite %v packed %v row %d", fill, finite, pack, r)
 						}
 					}
 				}
 			}
+		}
+	})
+}
+
+// eachQuantizedVecType runs f as a subtest of each of types whose
+// activations are quantized (Q8_0, Q8_1, Q8_K: float ones have no quants to
+// push to the ends), with its traits and the bytes of a row of cols.
+func eachQuantizedVecType(t *testing.T, types []Type, cols int, f func(t *testing.T, typ Type, tr *traits, rb int)) {
+	for _, typ := range types {
+		tr := traitsTable[typ]
+		if tr.vec != Q8_0 && tr.vec != Q8_1 && tr.vec != Q8_K {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			rb, err := RowBytes(typ, cols)
+			require.NoError(t, err)
+			f(t, typ, tr, rb)
 		})
 	}
 }
