@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 )
 
 // The side-by-side tables put our numbers next to the peers measured in the
@@ -245,7 +246,7 @@ func printTargets(w io.Writer, heading string, r RatioTargets, ts []target) {
 	fmt.Fprintf(w, "| target | model | prompt | %s | %s | ratio | |\n", r.OursLabel, r.PeerLabel)
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|---|")
 	for _, t := range ts {
-		what := fmt.Sprintf("%s tok/s ≥ %.1f×", t.What, t.Needed)
+		what := fmt.Sprintf("%s tok/s ≥ %s×", t.What, strconv.FormatFloat(t.Needed, 'f', -1, 64))
 		if t.Verdict == "not measured" {
 			fmt.Fprintf(w, "| %s | %s %s | %d | — | — | — | not measured |\n", what, t.Shape, t.Type, t.Prompt)
 			continue

@@ -84,6 +84,52 @@ func sideBySideReport() Report {
 	}
 }
 
+// exampleTargets are bench/targets.json's with peers targets of the
+// example report's hosts: prompt ≥ 0.5× llama.cpp with one thread on
+// stories110M and TinyLlama, decode ≥ 0.6× on TinyLlama.
+func exampleTargets(t *testing.T) Targets {
+	tg := benchTargets(t)
+	tg.Peers = RatioTargets{
+		About: "Chromium + SIMD (one worker) against llama.cpp with one thread", OursLabel: "Chromium + SIMD", PeerLabel: "llama.cpp, 1 thread",
+		Compare: []HostPair{{Ours: "chromium-simd", Peer: "llama.cpp-1t"}},
+		Ratios: []RateRatio{
+			{Rate: "prompt", AtLeast: 0.5, Shapes: []string{"stories110M", "tinyllama"}, Types: []string{"Q8_0", "Q4_0", "Q4_K"}},
+			{Rate: "decode", AtLeast: 0.6, Shapes: []string{"tinyllama"}, Types: []string{"Q8_0", "Q4_0", "Q4_K"}},
+		},
+	}
+	require.NoError(t, tg.check())
+	return tg
+}
+
+// TestTargetsOwnPairs: a ratio with hosts of its own judges only those,
+// labelled; the others the targets' pairs.
+func TestTargetsOwnPairs(t *testing.T) {
+	rep := sideBySideReport()
+	rep.Results = append(rep.Results, Result{Host: "chromium-auto", Shape: "tinyllama", TensorType: "Q4_0", Prompt: 128, PromptTokens: 128,
+		PrefillTokensPerSecond: 60, DecodeTokensPerSecond: 20, GeneratedTokens: 128, Workers: 2},
+		Result{Host: "llama.cpp-2t", Shape: "tinyllama", TensorType: "Q4_0", Prompt: 128, PromptTokens: 128,
+			PrefillTokensPerSecond: 120, DecodeTokensPerSecond: 30, GeneratedTokens: 128})
+	tg := RatioTargets{About: "Chromium against llama.cpp", OursLabel: "Chromium", PeerLabel: "llama.cpp",
+		Ratios: []RateRatio{
+			{Rate: "prompt", AtLeast: 0.8, Shapes: []string{"tinyllama"}, Types: []string{"Q4_0"},
+				Compare: []HostPair{{Ours: "chromium-auto", Peer: "llama.cpp-1t", Label: "'auto' ÷ 1 thread"}, {Ours: "chromium-auto", Peer: "llama.cpp-2t", Label: "'auto' ÷ 2 threads"}}},
+			{Rate: "decode", AtLeast: 0.9, Shapes: []string{"tinyllama"}, Types: []string{"Q4_0"},
+				Compare: []HostPair{{Ours: "chromium-simd", Peer: "llama.cpp-1t", Label: "one worker ÷ 1 thread"}}},
+		}}
+	require.NoError(t, Targets{Peers: tg, Native: tg, Budget: MemoryBudget{1}, Memory: MemoryTarget{FileFactor: 1}, Grammar: GrammarTarget{Host: "native", MaxDecodeShare: 1, MaxMSPerToken: 1},
+		Embed: EmbedTarget{Host: "native", Peer: "llama.cpp-1t", Shapes: []string{"x"}, AtLeast: 1}}.check())
+	ts := tg.judge(sideBySide(rep))
+	require.Len(t, ts, 3)
+	assert.Equal(t, target{What: "prompt, 'auto' ÷ 1 thread", Shape: "tinyllama", Type: "Q4_0", Prompt: 128, Ours: 60, Peer: 68, Ratio: 60.0 / 68, Needed: 0.8, Verdict: "met"}, ts[0])
+	assert.Equal(t, target{What: "prompt, 'auto' ÷ 2 threads", Shape: "tinyllama", Type: "Q4_0", Prompt: 128, Ours: 60, Peer: 120, Ratio: 0.5, Needed: 0.8, Verdict: "missed"}, ts[1])
+	assert.Equal(t, target{What: "decode, one worker ÷ 1 thread", Shape: "tinyllama", Type: "Q4_0", Prompt: 128, Ours: 17, Peer: 27.5, Ratio: 17 / 27.5, Needed: 0.9, Verdict: "missed"}, ts[2])
+	assert.True(t, tg.hostsIn([]string{"llama.cpp-1t", "chromium-simd"}), "one of its hosts ran")
+	assert.False(t, tg.hostsIn([]string{"llama.cpp-1t", "native"}))
+
+	tg.Ratios[1].Compare = nil
+	assert.ErrorContains(t, Targets{Peers: tg}.check(), "a compare is required")
+}
+
 // TestTargets: the peers targets, per model and prompt, met or missed, and
 // not measured where our run failed.
 func TestTargets(t *testing.T) {
@@ -94,7 +140,7 @@ func TestTargets(t *testing.T) {
 	assert.Len(t, rows[0].By, 4)
 	assert.NotContains(t, rows[1].By, "chromium-simd", "a failed run is no number")
 
-	tg := benchTargets(t)
+	tg := exampleTargets(t)
 	ts := tg.Peers.judge(rows)
 	require.Len(t, ts, 4)
 	assert.Equal(t, target{What: "prompt", Shape: "stories110M", Type: "Q4_0", Prompt: 128, Ours: 220, Peer: 400, Ratio: 0.55, Needed: 0.5, Verdict: "met"}, ts[0])
@@ -116,7 +162,7 @@ func TestTargets(t *testing.T) {
 // that ran, shortened generations marked.
 func TestPrintSideBySide(t *testing.T) {
 	var b bytes.Buffer
-	printSideBySide(&b, sideBySideReport(), benchTargets(t))
+	printSideBySide(&b, sideBySideReport(), exampleTargets(t))
 	out := b.String()
 	for _, want := range []string{
 		"| model | prompt | llama.cpp, 1 thread | llama.cpp, 2 threads | wllama, 1 thread | native | Chromium + SIMD | Chromium + SIMD ÷ llama.cpp 1 thread |",
@@ -136,7 +182,7 @@ func TestPrintSideBySide(t *testing.T) {
 	assert.NotContains(t, out, "wasm", "not a side-by-side host")
 
 	b.Reset()
-	printSideBySide(&b, Report{Results: []Result{{Host: "native", Shape: "stories15M"}}}, benchTargets(t))
+	printSideBySide(&b, Report{Results: []Result{{Host: "native", Shape: "stories15M"}}}, exampleTargets(t))
 	assert.Empty(t, b.String(), "no peers, no tables")
 }
 

@@ -60,12 +60,22 @@ type HostPair struct {
 }
 
 // RateRatio asks ours ≥ AtLeast × the peer's Rate ("prompt" or "decode"
-// tokens/s) on the models of Shapes in Types.
+// tokens/s) on the models of Shapes in Types, for each pair of its own
+// Compare, or of its RatioTargets' when it has none.
 type RateRatio struct {
-	Rate    string   `json:"rate"`
-	AtLeast float64  `json:"at_least"`
-	Shapes  []string `json:"shapes"`
-	Types   []string `json:"types"`
+	Rate    string     `json:"rate"`
+	AtLeast float64    `json:"at_least"`
+	Shapes  []string   `json:"shapes"`
+	Types   []string   `json:"types"`
+	Compare []HostPair `json:"compare,omitempty"`
+}
+
+// pairs are the hosts x compares: its own, or else those of the targets it is in.
+func (x RateRatio) pairs(r RatioTargets) []HostPair {
+	if len(x.Compare) > 0 {
+		return x.Compare
+	}
+	return r.Compare
 }
 
 // MemoryTarget bounds the peak resident memory of the process that ran our
@@ -122,23 +132,26 @@ func (t Targets) check() error {
 		return nil
 	}
 	for name, r := range map[string]RatioTargets{"peers": t.Peers, "native": t.Native} {
-		if len(r.Compare) == 0 || len(r.Ratios) == 0 || r.About == "" || r.OursLabel == "" || r.PeerLabel == "" {
-			return fmt.Errorf("%s: needs about, ours_label, peer_label, compare and ratios", name)
-		}
-		for _, p := range r.Compare {
-			if err := host(name+".compare.ours", p.Ours); err != nil {
-				return err
-			}
-			if err := host(name+".compare.peer", p.Peer); err != nil {
-				return err
-			}
+		if len(r.Ratios) == 0 || r.About == "" || r.OursLabel == "" || r.PeerLabel == "" {
+			return fmt.Errorf("%s: needs about, ours_label, peer_label and ratios", name)
 		}
 		for _, x := range r.Ratios {
+			for _, p := range append(slices.Clone(r.Compare), x.Compare...) {
+				if err := host(name+".compare.ours", p.Ours); err != nil {
+					return err
+				}
+				if err := host(name+".compare.peer", p.Peer); err != nil {
+					return err
+				}
+			}
 			if x.Rate != "prompt" && x.Rate != "decode" {
 				return fmt.Errorf("%s.ratios.rate: %q, want prompt or decode", name, x.Rate)
 			}
 			if x.AtLeast <= 0 || len(x.Shapes) == 0 || len(x.Types) == 0 {
 				return fmt.Errorf("%s.ratios: at_least, shapes and types are required", name)
+			}
+			if len(x.pairs(r)) == 0 {
+				return fmt.Errorf("%s.ratios: a compare is required, of the ratio's own or of %s", name, name)
 			}
 		}
 	}
@@ -168,7 +181,7 @@ func (r RatioTargets) judge(rows []row) []target {
 		if x.Rate == "decode" {
 			rate = func(v Result) float64 { return v.DecodeTokensPerSecond }
 		}
-		for _, p := range r.Compare {
+		for _, p := range x.pairs(r) {
 			what := x.Rate
 			if p.Label != "" {
 				what += ", " + p.Label
@@ -187,12 +200,14 @@ func (r RatioTargets) judge(rows []row) []target {
 	return out
 }
 
-// hostsIn says whether every one of r's own hosts is a column of the tables.
+// hostsIn says whether one of r's own hosts is a column of the tables.
 func (r RatioTargets) hostsIn(cols []string) bool {
-	for _, p := range r.Compare {
-		if !slices.Contains(cols, p.Ours) {
-			return false
+	for _, x := range r.Ratios {
+		for _, p := range x.pairs(r) {
+			if slices.Contains(cols, p.Ours) {
+				return true
+			}
 		}
 	}
-	return true
+	return false
 }
