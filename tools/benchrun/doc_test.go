@@ -505,7 +505,7 @@ func TestBenchmarksPageBlocksAreResults(t *testing.T) {
 func TestFrontPageSummaryIsResults(t *testing.T) {
 	rows := markdownTable(t, "../../README.md", "| runtime | prompt tokens/s | decode tokens/s |")
 	runs := []struct{ file, host string }{
-		{"results-peers.json", "chromium-simd"}, {"results-peers.json", "wllama-1t"}, {"results-peers.json", "llama.cpp-1t"},
+		{"results-peers.json", "chromium-auto"}, {"results-peers.json", "chromium-simd"}, {"results-peers.json", "wllama-1t"}, {"results-peers.json", "llama.cpp-1t"},
 		{"results-native.json", "native"}, {"results-native.json", "llama.cpp-1t"},
 	}
 	require.Len(t, rows, len(runs))

@@ -85,7 +85,7 @@ func TestReadTargetsRefuses(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"unknown field", `"budget": {`, `"budget": {"extra": 1, `, "unknown field"},
-		{"unknown host", `"peer": "llama.cpp-1t"}]`, `"peer": "llama.cpp-9t"}]`, "peers.compare.peer"},
+		{"unknown host", `"peer": "llama.cpp-2t", "label": "workers`, `"peer": "llama.cpp-9t", "label": "workers`, "peers.compare.peer"},
 		{"unknown rate", `"rate": "decode", "at_least": 0.8`, `"rate": "ttft", "at_least": 0.8`, "native.ratios.rate"},
 		{"no bound", `"at_least": 0.5}`, `"at_least": 0}`, "embed"},
 		{"no memory factor", `"file_factor": 1.15`, `"file_factor": 0`, "memory"},
