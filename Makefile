@@ -35,10 +35,11 @@ SERVE_NOINLINE := $(REQUEST_NOINLINE) github.com/wasmlm/wasmlm/httpapi crypto/..
 
 .PHONY: bench-serve run generate deps test test-native test-race test-arm64 test-wasm test-wasm-simd test-e2e-browser test-e2e-worker test-e2e-npm test-gpu test-long npm wasm web worker worker-run vet bench bench-e2e fuzz clean
 
-## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides)
+## run: build the demo site (web/dist) and serve it on http://127.0.0.1:$(PORT) (PORT= overrides; ISOLATE=1 serves it
+## cross-origin isolated, so a model split across workers exchanges through shared memory)
 run: web
 	@echo "wasmlm demo: http://127.0.0.1:$(PORT)/"
-	$(GO) run ./cmd/wasmlm serve -web $(WEB_DIST) -addr 127.0.0.1:$(PORT)
+	$(GO) run ./cmd/wasmlm serve -web $(WEB_DIST) -addr 127.0.0.1:$(PORT)$(if $(ISOLATE), -isolate)
 
 ## generate: stream a story from the embedded default model (PROMPT=... overrides the prompt)
 generate:

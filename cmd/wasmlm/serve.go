@@ -39,6 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	f.Register(fs)
 	var (
 		web      = fs.String("web", defaultWebDir, "directory of the static web page served at / (the default is used only if it exists)")
+		isolate  = fs.Bool("isolate", false, "serve -web's files cross-origin isolated (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp), so a model split across Web Workers exchanges through shared memory")
 		threads  = threadsFlag(fs)
 		slotSave = fs.String("slot-save-path", "", "directory where POST /slots/{id}?action=save|restore saves and restores the slots' sessions, made if missing (empty: those actions answer 501)")
 	)
@@ -80,6 +81,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if webDir != "" {
 		opts.NotFound = http.FileServer(unlisted{http.Dir(webDir)})
+		if *isolate {
+			opts.NotFound = isolated(opts.NotFound)
+		}
 	}
 	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
@@ -179,6 +183,18 @@ func chooseWebDir(dir string, explicit bool) (string, error) {
 		return "", fmt.Errorf("-web %s is not a directory", dir)
 	}
 	return "", fmt.Errorf("-web: %w", err)
+}
+
+// isolated serves h's responses with the headers that make a page
+// cross-origin isolated (crossOriginIsolated, SharedArrayBuffer): its
+// documents open no other origin's windows, and it loads only resources
+// of its own origin or that opt in (CORP or CORS).
+func isolated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
+		w.Header().Set("Cross-Origin-Embedder-Policy", "require-corp")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // unlisted is a web directory whose directories are not listed: a directory

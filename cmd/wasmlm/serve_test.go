@@ -129,6 +129,37 @@ func TestServe(t *testing.T) {
 	stopServe(t, interrupt, exit, &stderr)
 }
 
+// TestServeIsolated: with -isolate, the web directory's files come with
+// COOP and COEP (a page served so is cross-origin isolated); without it,
+// and on the API, they do not.
+func TestServeIsolated(t *testing.T) {
+	web := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(web, "index.html"), []byte("<h1>wasmlm</h1>"), 0o644))
+	for _, isolate := range []bool{false, true} {
+		t.Run(fmt.Sprint("isolate=", isolate), func(t *testing.T) {
+			args := []string{"serve", "-addr", "127.0.0.1:0", "-web", web, "-slots", "1"}
+			if isolate {
+				args = append(args, "-isolate")
+			}
+			ctx, interrupt := context.WithCancel(context.Background())
+			var stderr lockedBuffer
+			exit := make(chan int, 1)
+			go func() { exit <- run(ctx, args, io.Discard, &stderr) }()
+			base := servedAt(t, &stderr)
+			for _, path := range []string{"/", "/index.html", "/health"} {
+				resp, err := http.Get(base + path)
+				require.NoError(t, err)
+				resp.Body.Close()
+				require.Equal(t, http.StatusOK, resp.StatusCode, path)
+				want := isolate && path != "/health"
+				assert.Equal(t, want, resp.Header.Get("Cross-Origin-Opener-Policy") == "same-origin", "COOP of %s", path)
+				assert.Equal(t, want, resp.Header.Get("Cross-Origin-Embedder-Policy") == "require-corp", "COEP of %s", path)
+			}
+			stopServe(t, interrupt, exit, &stderr)
+		})
+	}
+}
+
 // greedyCompletion asks serve at base for n tokens greedily after "Once
 // upon a time" and returns the model the answer names and the tokens it
 // counts.
