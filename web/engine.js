@@ -144,7 +144,8 @@ export const MAX_AUTO_WORKERS = 4;
  * exchanges between workers per layer, and a prompt block three per layer
  * per block: 0.10–0.16 ms each by messages, 0.056–0.064 ms through shared
  * memory, in headless Chromium on a quiet 2-core machine. Measured there
- * (docs/kernels.md, "Split models"), two workers against one on the 110M
+ * (docs/kernels.md, the quiet-machine table of "Prompts are evaluated as
+ * matrices"), two workers against one on the 110M
  * shape: Q4_0 (3.9 MiB a layer) 1.41× for prompts and 0.94× for decoding by
  * messages, 1.31× and 1.21× through shared memory; Q8_0 (7.5 MiB) 1.43× and
  * 1.15× by messages, 1.59× and 1.55× through shared memory. On 15M Q8_0
@@ -165,9 +166,11 @@ const AUTO_LAYER_BYTES_PER_WORKER = { messages: 1.5 * (1 << 20), sharedMemory: 1
  * at most MAX_AUTO_WORKERS and the model's key/value heads, and at least one.
  * A llama2.c checkpoint runs in one worker, and so does a model whose family
  * cannot be split (info.splitError says why).
- * info: a ModelInfo (format, fileSize, parameters, blockCount, embeddingLength,
- * feedForwardLength, headCount, headCountKv, simd; keyLength, the head width, when
- * it is not embeddingLength / headCount, as Qwen3's).
+ * info: a ModelInfo or WasmLM.inspect's result (format, fileSize, parameters,
+ * blockCount, embeddingLength, feedForwardLength, headCount, headCountKv;
+ * keyLength, the head width, when it is not embeddingLength / headCount, as
+ * Qwen3's; simd: false for the pure-Go kernels, the SIMD ones otherwise, as
+ * load's default).
  * sharedMemory: whether the workers would exchange through shared memory (a
  * cross-origin isolated page).
  */
@@ -180,7 +183,7 @@ export function autoWorkers(info, hardwareConcurrency, sharedMemory = false) {
   const layerParams = 2 * dim * qDim + 2 * dim * kvDim + 3 * dim * hidden; // Wq, Wo, Wk, Wv, gate, up, down
   const layerBytes = layerParams * Math.min(fileSize / parameters, 17 / 16);
   const per = AUTO_LAYER_BYTES_PER_WORKER;
-  const perWorker = !info.simd ? per.pureGo : sharedMemory ? per.sharedMemory : per.messages;
+  const perWorker = info.simd === false ? per.pureGo : sharedMemory ? per.sharedMemory : per.messages;
   const wanted = Math.floor(layerBytes / perWorker);
   const total = hardwareConcurrency || 1;
   const cores = total >= 2 ? Math.max(2, total - 1) : 1;

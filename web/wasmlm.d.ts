@@ -879,11 +879,13 @@ export declare const MAX_AUTO_WORKERS: number;
  * bytes counted at most 17/16 a weight), at most hardwareConcurrency − 1 but
  * at least 2 (on 2 cores both compute), MAX_AUTO_WORKERS and the model's
  * key/value heads, at least 1; 1 for a llama2.c checkpoint.
+ * info: lm.info, or WasmLM.inspect's result; info.simd false counts the
+ * pure-Go kernels, anything else the SIMD ones (load's default).
  * sharedMemory: whether the workers would exchange through shared memory
  * (the page is cross-origin isolated); false by default.
  */
 export declare function autoWorkers(
-  info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv' | 'simd'> & Partial<Pick<ModelInfo, 'keyLength'>>,
+  info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv'> & Partial<Pick<ModelInfo, 'keyLength' | 'simd'>>,
   hardwareConcurrency: number | undefined,
   sharedMemory?: boolean,
 ): number;

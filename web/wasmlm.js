@@ -318,7 +318,7 @@ export class WasmLM {
   async #loadWhole(files, tok, { onProgress, cache, contextLength, kvType, signal, workers, booted, placement }) {
     if (files.length > 1) throw invalidCall('only a GGUF model comes in parts');
     if (workers !== 'auto' && workers > 1) {
-      throw codedError('invalid_argument', `wasmlm: workers: ${workers} needs a GGUF model; a llama2.c checkpoint runs in one worker`);
+      throw argumentError('workers', `must be 1 or 'auto' for a llama2.c checkpoint, which runs in one worker (a GGUF model splits), got ${workers}`);
     }
     const progress = new Progress(onProgress, tok == null ? 1 : 2);
     const [modelBytes, tokBytes] = await Promise.all([

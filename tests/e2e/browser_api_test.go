@@ -254,6 +254,7 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 			outcome(WasmLM.load('/no/such/model.bin')),
 			outcome(WasmLM.load(12345)),
 			outcome(WasmLM.load(model, { tokeniser: tokenizer })),
+			outcome(WasmLM.load(model, { tokenizer, workers: 2 })),
 		];
 		const lm = await WasmLM.load(model, { tokenizer });
 		const calls = [
@@ -286,6 +287,7 @@ func TestBrowserRejectsCorruptModelsAndBadOptions(t *testing.T) {
 		{"fetch_failed", "fetching " + tb.site.url + "/no/such/model.bin failed: HTTP 404"},
 		{"invalid_argument", "source must be a URL, an ArrayBuffer, a typed array or a Blob, got 12345"},
 		{"invalid_argument", `unknown load option "tokeniser"`},
+		{"invalid_argument", "workers must be 1 or 'auto' for a llama2.c checkpoint, which runs in one worker (a GGUF model splits), got 2"},
 	}
 	require.Len(t, got.Loads, len(wantLoads))
 	for i, w := range wantLoads {

@@ -101,7 +101,7 @@ func TestBrowserWorkersMatchOneWorker(t *testing.T) {
 // (tied classifier), the file sizes those internal/modelgen wrote; want is,
 // with 3 cores (2 workers at most) unless a case says otherwise, what two
 // workers did against one in headless Chromium on this 2-core machine when it
-// was quiet (docs/kernels.md, "Split models", and web/README.md): faster for
+// was quiet (docs/kernels.md's quiet-machine table, and web/README.md): faster for
 // prompts and decoding on the 110M shape in Q8_0 and F32, faster for prompts
 // and within 6% for decoding in Q4_0 and Q4_K by messages (faster for both
 // through shared memory), slower on the 15M shape with SIMD; faster on the
@@ -179,6 +179,7 @@ func TestBrowserAutoWorkers(t *testing.T) {
 		Counts     []int `json:"counts"`
 		Checkpoint int   `json:"checkpoint"`
 		Unsplit    int   `json:"unsplit"`
+		Inspected  int   `json:"inspected"`
 		Default    int   `json:"default"`
 	}](t, tb, `(async () => {
 		const { WasmLM, autoWorkers } = await import('/wasmlm.js');
@@ -186,10 +187,12 @@ func TestBrowserAutoWorkers(t *testing.T) {
 		const counts = calls.map((c) => autoWorkers(c.info, c.cores, c.shared));
 		const checkpoint = autoWorkers({ ...calls[calls.length - 2].info, format: 'llama2c' }, 16);
 		const unsplit = autoWorkers({ ...calls[calls.length - 2].info, splitError: 'olmo2 normalises all the queries at once' }, 16);
+		// WasmLM.inspect's result has no simd: the SIMD kernels count, as load's default.
+		const { simd, ...inspected } = calls[4].info;
 		const lm = await WasmLM.load(); // workers: 'auto' by default
 		const def = lm.info.workers;
 		lm.unload();
-		return { counts, checkpoint, unsplit, default: def };
+		return { counts, checkpoint, unsplit, inspected: autoWorkers(inspected, 8), default: def };
 	})()`)
 	require.Len(t, got.Counts, len(tests))
 	for i, tt := range tests {
@@ -197,5 +200,7 @@ func TestBrowserAutoWorkers(t *testing.T) {
 	}
 	assert.Equal(t, 1, got.Checkpoint, "a llama2.c checkpoint runs in one worker")
 	assert.Equal(t, 1, got.Unsplit, "so does a model whose family cannot be split")
+	require.Equal(t, "15M Q8_0, SIMD", tests[4].name)
+	assert.Equal(t, 1, got.Inspected, "info without simd: the SIMD kernels' threshold (pure Go's would give 4)")
 	assert.Equal(t, 1, got.Default, "the default model is too small to split")
 }
