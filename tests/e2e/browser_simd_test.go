@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 	"github.com/wasmlm/wasmlm/internal/golden"
+	"github.com/wasmlm/wasmlm/internal/modelgen"
 )
 
 // Where the SIMD128 kernels cannot run, the page's worker runs the pure-Go
@@ -62,11 +64,21 @@ func TestBrowserSIMDFallback(t *testing.T) {
 // build of the kernels (lm.info.simdRelaxed); they compute the same bits as
 // the SIMD128 ones (simd: 'simd128') and pure Go (simd: false), so greedy
 // generation gives the same tokens with all three, on the quantized types
-// the relaxed kernels cover: stories260K in Q4_0, Q4_1, Q5_0 and Q5_1 and the synthetic
-// dim-256 model's real Q4_K and Q6_K tensors (engine/testdata/gguf). If the
-// relaxed build fails to load, the page falls back to the SIMD128 one.
+// the relaxed kernels cover: stories260K in Q4_0, Q4_1, Q5_0 and Q5_1, the synthetic
+// dim-256 model's real Q4_K and Q6_K tensors (engine/testdata/gguf) and a
+// generated dim-256 model in Q5_K. If the relaxed build fails to load, the
+// page falls back to the SIMD128 one.
 func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 	tb := newTab(t, blankPage)
+	q5K, err := modelgen.Build(modelgen.Spec{Shape: modelgen.Shape{Dim: 256, HiddenDim: 768, Layers: 2, Heads: 4, KVHeads: 2,
+		VocabSize: modelgen.MinVocabSize, ContextLength: 256}, Type: tensor.Q5_K, Seed: 55})
+	require.NoError(t, err)
+	q5KPath, _ := serveFile(t, tb.site, "synth-k256-Q5_K.gguf", q5K)
+	files := []string{}
+	for _, f := range []string{"stories260K-Q4_0.gguf", "stories260K-Q4_1.gguf", "stories260K-Q5_0.gguf", "stories260K-Q5_1.gguf", "synth-k256-Q4_K_M.gguf", "synth-k256-Q6_K.gguf"} {
+		files = append(files, llama2cDir+"gguf/"+f)
+	}
+	files = append(files, q5KPath)
 	type outcome struct {
 		SIMD        bool   `json:"simd"`
 		SIMDRelaxed bool   `json:"simdRelaxed"`
@@ -75,11 +87,11 @@ func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 	}
 	got := eval[map[string][]outcome](t, tb, apiScript(`
 		const out = {};
-		for (const file of ['stories260K-Q4_0.gguf', 'stories260K-Q4_1.gguf', 'stories260K-Q5_0.gguf', 'stories260K-Q5_1.gguf', 'synth-k256-Q4_K_M.gguf', 'synth-k256-Q6_K.gguf']) {
+		for (const file of `+jsonString(t, files)+`) {
 			out[file] = [];
 			for (const simd of [true, 'simd128', false]) {
 				try {
-					const lm = await WasmLM.load('`+llama2cDir+`gguf/' + file, { simd, cache: false });
+					const lm = await WasmLM.load(file, { simd, cache: false });
 					const r = await lm.generate('Once upon a time', { temperature: 0, maxTokens: 48 });
 					out[file].push({ simd: lm.info.simd, simdRelaxed: lm.info.simdRelaxed, tokens: r.tokens, error: '' });
 					lm.unload();
@@ -90,7 +102,7 @@ func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 		}
 		return out;
 	`))
-	require.Len(t, got, 6)
+	require.Len(t, got, len(files))
 	for file, o := range got {
 		require.Len(t, o, 3, file)
 		for i, mode := range []string{"relaxed", "simd128", "pure Go"} {
@@ -120,7 +132,7 @@ func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 	assert.True(t, fallback.SIMD)
 	assert.False(t, fallback.SIMDRelaxed)
 	assert.Empty(t, fallback.Error)
-	assert.Equal(t, got["stories260K-Q4_0.gguf"][0].Tokens, fallback.Tokens)
+	assert.Equal(t, got[files[0]][0].Tokens, fallback.Tokens)
 }
 
 // A simd load option that is not a boolean is a TypeError naming it.
