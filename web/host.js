@@ -17,6 +17,8 @@ export const host = {
   hfEndpoint: null,
   /** The number of logical processors, where navigator.hardwareConcurrency is missing. */
   hardwareConcurrency: null,
+  /** true where the workers may share memory (Node.js's worker threads always may); null: where the page is cross-origin isolated. */
+  sharedMemory: null,
 };
 
 /**

@@ -294,7 +294,8 @@ export interface ModelInfo {
   /**
    * How a split model's workers (workers > 1) exchange their parts of each step:
    * 'shared-memory' (SharedArrayBuffer and Atomics.wait) where the page is cross-origin
-   * isolated (served with COOP and COEP), else 'messages' (postMessage). Absent on one worker.
+   * isolated (served with COOP and COEP) and in Node.js (unless WASMLM_SHARED_MEMORY=0),
+   * else 'messages' (postMessage). Absent on one worker.
    */
   exchange?: 'shared-memory' | 'messages';
   /** Loaded with shared: true: whether it runs in a SharedWorker (true) or fell back to a dedicated worker (false). Absent otherwise. */

@@ -17,7 +17,8 @@
 // holding 1/N of the weights (its attention heads, feed-forward rows and
 // vocabulary rows) and computing its part of every layer and of every prompt
 // block; the workers swap activations by postMessage over MessageChannels,
-// or through shared memory where the page is cross-origin isolated. Worker
+// or through shared memory where the page is cross-origin isolated (and in
+// Node.js). Worker
 // 0 leads (tokenizes, samples, streams); the tokens are exactly those of one
 // worker.
 //
@@ -752,12 +753,12 @@ export default WasmLM;
 /**
  * Whether a split model's workers can exchange through shared memory: the
  * page is cross-origin isolated (served with COOP and COEP), so it has
- * SharedArrayBuffer and workers may Atomics.wait. Node.js (host.newWorker)
- * keeps the messages.
+ * SharedArrayBuffer and workers may Atomics.wait, or the host says its
+ * workers may (Node.js's worker threads).
  */
 function sharedMemoryAvailable() {
-  return globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function'
-    && typeof Atomics?.wait === 'function' && !host.newWorker;
+  return (host.sharedMemory ?? globalThis.crossOriginIsolated === true) && typeof SharedArrayBuffer === 'function'
+    && typeof Atomics?.wait === 'function';
 }
 
 /**

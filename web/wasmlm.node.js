@@ -77,6 +77,7 @@ host.newWorker = (name) => new NodeWorker(name);
 host.resolveSource = async (source) => pathsToURLs(source);
 host.fetch = nodeFetch;
 host.hardwareConcurrency = availableParallelism();
+host.sharedMemory = process.env.WASMLM_SHARED_MEMORY !== '0'; // worker threads share memory; 0: exchange by messages
 host.hfEndpoint = process.env.HF_ENDPOINT || null; // as huggingface_hub reads it
 
 export * from './wasmlm.js';
