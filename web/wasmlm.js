@@ -10,17 +10,15 @@
 // so the page's main thread never blocks. The engine's matrix products run on SIMD128 kernels
 // (wasmlm-simd.wasm, attached by simd.js) where the browser has SIMD — the
 // relaxed-SIMD build of them (wasmlm-simd-relaxed.wasm, the same bits)
-// where it also has relaxed SIMD — on pure Go otherwise (compile.js compiles them once per page).
-// No SharedArrayBuffer and no special headers are needed.
+// where it also has relaxed SIMD — on pure Go otherwise. No SharedArrayBuffer and no special headers are needed.
 //
 // With the load option workers: N the model is split across N workers, each
 // holding 1/N of the weights (its attention heads, feed-forward rows and
 // vocabulary rows) and computing its part of every layer and of every prompt
 // block; the workers swap activations by postMessage over MessageChannels,
 // or through shared memory where the page is cross-origin isolated (and in
-// Node.js). Worker
-// 0 leads (tokenizes, samples, streams); the tokens are exactly those of one
-// worker.
+// Node.js). Worker 0 leads (tokenizes, samples, streams); the tokens are
+// exactly those of one worker.
 //
 // With the load option shared: true the worker is a SharedWorker (shared.js)
 // that every tab of the origin loading the same model uses: one model, one
@@ -42,11 +40,18 @@ import { countChatTokens, createChatCompletion } from './chat-completions.js';
 import { sessionStore } from './sessions.js';
 import { createEmbeddings, rerankDocuments } from './embeddings.js';
 import { checkServeOptions, serveModel, servesNowhere } from './serve.js'; // lm.serve: the OpenAI HTTP API answered from the page
-import { Follower, autoWorkers, newWorker, wasmlmError } from './engine.js';
-import { compileKernels, compileWasm, sharedBoot } from './compile.js';
+import { Follower, autoWorkers, compileURL, newWorker, wasmlmError } from './engine.js';
 
 export { MAX_AUTO_WORKERS, autoWorkers } from './engine.js';
+import { simdSupported, relaxedSimdSupported } from './simd.js';
 import { sharedName, sharedUnsupported, sharedWorker } from './shared.js';
+
+// Each asset's URL in the literal form new URL('./file', import.meta.url),
+// which bundlers (Vite, webpack 5, Rollup, esbuild) recognise and copy the
+// file for.
+const WASM_URL = new URL('./wasmlm.wasm', import.meta.url).href;
+const SIMD_URL = new URL('./wasmlm-simd.wasm', import.meta.url).href;
+const SIMD_RELAXED_URL = new URL('./wasmlm-simd-relaxed.wasm', import.meta.url).href;
 
 const LOAD_OPTIONS = ['onProgress', 'tokenizer', 'cache', 'contextLength', 'signal', 'name', 'simd', 'workers', 'kvType', 'sha256', 'serve', 'device', 'contextShift', 'shared', 'hfEndpoint'];
 
@@ -59,6 +64,79 @@ let servable = null; // the last model loaded with { serve: true } that is still
 // lost under a model of this page (the driver reset, the GPU was removed,
 // device.destroy()), which a new device on the same adapter may lose again.
 let gpuLost = null;
+
+// The compiled wasmlm.wasm, wasmlm-serve.wasm and SIMD kernels, shared by
+// every model of the page: each model has its own worker, and a
+// WebAssembly.Module can be posted to a worker, so only the first load (of
+// each build) pays for compiling.
+let compiled = null;
+let compiledServe = null;
+const compiledKernels = new Map(); // 'relaxed' or 'simd128' → Promise of {module, relaxed} or {module: null, reason}
+
+/**
+ * The URL of wasmlm-serve.wasm, the engine with lm.serve's OpenAI endpoint
+ * (package httpapi, and with it net/http: 2.8 MB more, 0.8 MB gzipped), which
+ * only a load with { serve: true } fetches: serve-engine.js's (the entry
+ * wasmlm/serve, whose literal URL bundlers copy the file for), else the one
+ * beside this module — not written as a literal here, so that an app that
+ * never serves does not ship it.
+ */
+function serveEngineURL() {
+  return host.serveEngine ?? unbundledURL('./wasmlm-serve.wasm').href;
+}
+
+/** The compiled engine: wasmlm-serve.wasm for serve (a load with { serve: true }), else wasmlm.wasm. */
+function compileWasm(serve = false) {
+  if (serve) {
+    compiledServe ??= compileURL(serveEngineURL()).catch((err) => {
+      if (err?.code !== 'fetch_failed' || host.serveEngine) throw err;
+      throw codedError('fetch_failed', `${err.message} — a bundled app that loads with { serve: true } imports the serving engine: import 'wasmlm/serve'`, { cause: err, status: err.status });
+    });
+    compiledServe.catch(() => { compiledServe = null; }); // a failed compile is tried again by the next load
+    return compiledServe;
+  }
+  compiled ??= compileURL(WASM_URL);
+  compiled.catch(() => { compiled = null; });
+  return compiled;
+}
+
+/**
+ * The SIMD kernels: {module, relaxed} or, where they cannot run, {module:
+ * null, reason}. The relaxed-SIMD build where the browser has relaxed SIMD
+ * and allowRelaxed, else (or if it fails to load) the SIMD128 one. Never
+ * rejects: without the kernels the engine runs its pure-Go ones, so a
+ * missing or broken wasmlm-simd.wasm only costs speed.
+ */
+function compileKernels(allowRelaxed) {
+  if (!simdSupported()) return Promise.resolve({ module: null, reason: 'this browser has no WebAssembly SIMD128' });
+  const kind = allowRelaxed && relaxedSimdSupported() ? 'relaxed' : 'simd128';
+  if (!compiledKernels.has(kind)) {
+    const plain = () => compileURL(SIMD_URL).then((module) => ({ module, relaxed: false }));
+    const p = (kind === 'relaxed' ? compileURL(SIMD_RELAXED_URL).then((module) => ({ module, relaxed: true }), plain) : plain())
+      .catch((err) => {
+        compiledKernels.delete(kind); // tried again by the next load
+        return { module: null, reason: `the SIMD kernels did not load: ${String(err?.message ?? err).replace(/^wasmlm: /, '')}` };
+      });
+    compiledKernels.set(kind, p);
+  }
+  return compiledKernels.get(kind);
+}
+
+
+/**
+ * The boot message of a SharedWorker, which compiles the engine and the
+ * SIMD kernels itself: a WebAssembly.Module cannot be posted to it (another
+ * agent cluster), so it gets their URLs.
+ */
+function sharedBoot(serve, simd) {
+  const relaxed = simd === true && relaxedSimdSupported();
+  let kernels = null;
+  let simdReason;
+  if (!simd) simdReason = 'disabled by the simd: false load option';
+  else if (!simdSupported()) simdReason = 'this browser has no WebAssembly SIMD128';
+  else kernels = relaxed ? SIMD_RELAXED_URL : SIMD_URL;
+  return { type: 'boot', module: serve ? serveEngineURL() : WASM_URL, kernels, simdRelaxed: kernels != null && relaxed, simdReason };
+}
 
 /** A language model running in its own Web Worker. Create one with WasmLM.load(). */
 export class WasmLM {

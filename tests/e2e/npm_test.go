@@ -93,7 +93,7 @@ func TestNPMPackContents(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		"LICENSE", "README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js", "compile.js", "sessions.js",
+		"LICENSE", "README.md", "cache-io.js", "cache-opfs.js", "cache.js", "cache.worker.js", "chat-completions.js", "sessions.js",
 		"default-model.d.ts", "default-model.js", "embeddings.js", "engine.js", "errors.js", "host.js", "load.js",
 		"prompt-api.d.ts", "prompt-api.js", "prompt-api-regexp.js", "prompt-api.node.js",
 		"serve-engine.d.ts", "serve-engine.js",
@@ -425,7 +425,7 @@ func assertShipsNoModel(t *testing.T, dist string) {
 		}
 		return nil
 	}))
-	// compile.js names both engine builds with literal URLs, so a bundler
+	// wasmlm.js names both engine builds with literal URLs, so a bundler
 	// copies both, though an app without { serve: true } fetches only
 	// wasmlm.wasm.
 	assert.Len(t, wasm, 3, "the engine and its two kernel builds, not wasmlm-serve.wasm, which only wasmlm/serve names")
