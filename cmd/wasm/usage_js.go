@@ -16,7 +16,7 @@ var nodeUsage = map[string]string{
 }
 
 // nativeOnlyFlags are the Go CLI's serve flags this build has not.
-var nativeOnlyFlags = []string{"web", "threads", "tokenizer", "slot-save-path"}
+var nativeOnlyFlags = []string{"web", "isolate", "threads", "tokenizer", "slot-save-path"}
 
 // nativeOnlyNote writes the flag package's output, adding to its error for
 // one of nativeOnlyFlags that they are the Go CLI's only.
@@ -26,7 +26,7 @@ func (w nativeOnlyNote) Write(p []byte) (int, error) {
 	line := string(p)
 	for _, name := range nativeOnlyFlags {
 		if line == "flag provided but not defined: -"+name+"\n" {
-			_, err := io.WriteString(w.Writer, strings.TrimSuffix(line, "\n")+" (-web, -threads, -tokenizer and -slot-save-path are the Go CLI's only)\n")
+			_, err := io.WriteString(w.Writer, strings.TrimSuffix(line, "\n")+" (-web, -isolate, -threads, -tokenizer and -slot-save-path are the Go CLI's only)\n")
 			return len(p), err
 		}
 	}

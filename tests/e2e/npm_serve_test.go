@@ -30,9 +30,9 @@ import (
 // the serving wasm build, and answers as the Go CLI's `wasmlm serve` does.
 
 // nativeOnlyFlags are the Go CLI's serve flags the npm package's serve does
-// not have (cmd/wasmlm's own: a web page, threads, llama2.c tokenizers,
-// saved slots).
-var nativeOnlyFlags = []string{"slot-save-path", "threads", "tokenizer", "web"}
+// not have (cmd/wasmlm's own: a web page and its isolation, threads,
+// llama2.c tokenizers, saved slots).
+var nativeOnlyFlags = []string{"isolate", "slot-save-path", "threads", "tokenizer", "web"}
 
 // nodeUsage are the serve flags Node.js honours otherwise than the Go CLI,
 // and what their usage says of it in the npm package's serve -h.
@@ -169,8 +169,8 @@ func TestNPMServeCommandLine(t *testing.T) {
 	}{
 		{[]string{"-m", "http://" + refused + "/x.gguf"}, 1, "serve: fetching http://" + refused + "/x.gguf: connect ECONNREFUSED " + refused},
 		{[]string{"-m", notFound.URL + "/nope.gguf"}, 1, "serve: fetching " + notFound.URL + "/nope.gguf: HTTP 404 Not Found"},
-		{[]string{"-web", "x"}, 2, "flag provided but not defined: -web (-web, -threads, -tokenizer and -slot-save-path are the Go CLI's only)"},
-		{[]string{"-threads", "2"}, 2, "flag provided but not defined: -threads (-web, -threads, -tokenizer and -slot-save-path are the Go CLI's only)"},
+		{[]string{"-web", "x"}, 2, "flag provided but not defined: -web (-web, -isolate, -threads, -tokenizer and -slot-save-path are the Go CLI's only)"},
+		{[]string{"-threads", "2"}, 2, "flag provided but not defined: -threads (-web, -isolate, -threads, -tokenizer and -slot-save-path are the Go CLI's only)"},
 	} {
 		code, _, stderr := exited(t, app, bin, append([]string{"serve"}, tc.args...)...)
 		assert.Equal(t, tc.code, code, "%v", tc.args)
