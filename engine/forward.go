@@ -215,7 +215,13 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			}
 			joined := s.peers.Gather(GatherAttention, attn, n)
 			guard.check(joined, n, guardAttention, l)
-			s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
+			if wo, part := s.projectionRows(l, n); wo != nil {
+				// a block of a split model: this part's rows of Wo, joined
+				s.products(joined, n, tensor.Product{Out: part, M: wo})
+				copy(proj, s.peers.Gather(GatherProjection, part, n))
+			} else {
+				s.products(joined, n, tensor.Product{Out: proj, M: lw.Wo})
+			}
 			if lw.Bo != nil { // gpt-oss
 				for i := range n {
 					addInto(row(proj, i, dim), lw.Bo)

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/wasmlm/wasmlm/engine/tensor"
+import (
+	"fmt"
+
+	"github.com/wasmlm/wasmlm/engine/tensor"
+)
 
 // The steps the forward pass (forwardBlock) computes through, with
 // attention (attentionBlock, kv.go): the seam where a second compute
@@ -17,6 +21,45 @@ func (s *Session) products(x []float32, n int, ps ...tensor.Product) {
 		return
 	}
 	tensor.MatMuls(x, n, s.state.ws, ps...)
+}
+
+// projection is the rows of Wo a part of a split model computes for prompt
+// blocks (Peers.Projection): every layer's, and the block's outputs.
+type projection struct {
+	wo  []*tensor.Matrix // by layer: rows of Wo, nil where the layer has no Wo
+	out []float32        // (block, rows)
+}
+
+// projectionRows is layer l's rows of Wo this part computes for a pass of
+// n tokens, whose outputs Gather(GatherProjection) joins, and a buffer for
+// those outputs; nil: every row (a decode step, a whole model).
+func (s *Session) projectionRows(l, n int) (*tensor.Matrix, []float32) {
+	if n == 1 {
+		return nil, nil
+	}
+	if s.projection == nil {
+		layers := s.model.weights.Layers
+		p := &projection{wo: make([]*tensor.Matrix, len(layers))}
+		if rows := s.peers.Projection(); rows.Len() > 0 {
+			for i := range layers {
+				if wo := layers[i].Wo; wo != nil {
+					m, err := wo.Slice(rows.Lo, rows.Hi)
+					if err != nil {
+						// every part slices the same rows of the same layout
+						panic(fmt.Sprintf("engine: rows [%d, %d) of layer %d's Wo: %v", rows.Lo, rows.Hi, i, err))
+					}
+					p.wo[i] = m
+				}
+			}
+			p.out = make([]float32, s.promptBlock*rows.Len())
+		}
+		s.projection = p
+	}
+	wo := s.projection.wo[l]
+	if wo == nil {
+		return nil, nil
+	}
+	return wo, s.projection.out[:n*wo.Rows]
 }
 
 // adjustQKV finishes one position's q, k and v from their products in

@@ -30,6 +30,12 @@ type Peers interface {
 	// after another, of which own holds the parts this session computed,
 	// one token's after another. The result is valid until the next call.
 	Gather(g GatherPoint, own []float32, n int) []float32
+	// Projection is the rows of a layer's attention output projection (Wo,
+	// which every part holds whole) that this part computes for a block of
+	// prompt tokens, whose outputs Gather(GatherProjection) then joins: an
+	// empty span, it computes every row (a decode step always does, and a
+	// whole model), with no gather.
+	Projection() Span
 	// End ends the forward pass, reporting whether every part did its share
 	// (a failed exchange is an error, and the pass's results are void).
 	End() error
@@ -40,12 +46,14 @@ type Peers interface {
 type GatherPoint int
 
 // The gather points, in the order a forward pass reaches them (the first
-// three once per layer, then GatherLogits when the logits are computed).
+// four once per layer, GatherProjection only in a block of prompt tokens,
+// then GatherLogits when the logits are computed).
 const (
-	GatherAttention GatherPoint = iota // the attention heads' outputs, concatenated: the input of Wo
-	GatherHidden                       // the gated hidden units (SwiGLU): the input of the down projection
-	GatherDown                         // the down projection's output, added to the residual stream
-	GatherLogits                       // the next-token logits
+	GatherAttention  GatherPoint = iota // the attention heads' outputs, concatenated: the input of Wo
+	GatherProjection                    // Wo's output for a block of prompt tokens (Peers.Projection), added to the residual stream
+	GatherHidden                        // the gated hidden units (SwiGLU): the input of the down projection
+	GatherDown                          // the down projection's output, added to the residual stream
+	GatherLogits                        // the next-token logits
 )
 
 // wholeModel is the Peers of a whole model: it has every row, so there is
@@ -56,6 +64,7 @@ func (wholeModel) Prepare() (bool, error)                               { return
 func (wholeModel) Begin(tokens []int, pos int, logits bool) error       { return nil }
 func (wholeModel) Gather(_ GatherPoint, own []float32, _ int) []float32 { return own }
 func (wholeModel) End() error                                           { return nil }
+func (wholeModel) Projection() Span                                     { return Span{} }
 
 func (wholeModel) Embed(x []float32, emb *tensor.Matrix, tokens []int) {
 	for i, t := range tokens {

@@ -72,7 +72,8 @@ type Session struct {
 	// and block their scratch, allocated at the first block.
 	promptBlock int
 	block       *activations
-	oneToken    [1]int // forward's block of one
+	projection  *projection // a split model's rows of Wo for prompt blocks, made at the first block
+	oneToken    [1]int      // forward's block of one
 	// attnParts is the attention scratch of a prompt block's threads but
 	// the first (allocated at the first block split among threads), and
 	// attnTask the split under way.

@@ -24,6 +24,8 @@ func blockSpecs() map[string]modelgen.Spec {
 		"Q4_0": {Shape: gqa, Seed: 12, Std: 0.08, Type: tensor.Q4_0, SeparateOutput: true},
 		"Q8_0": {Shape: gqa, Seed: 13, Std: 0.08, Type: tensor.Q8_0},
 		"Q4_K": {Shape: gqa, Seed: 14, Std: 0.08, Type: tensor.Q4_K},
+		// Dim not whole groups of 8 rows: every shard computes all of Wo
+		"F32 Dim 60": {Shape: modelgen.Shape{Dim: 60, HiddenDim: 100, Layers: 2, Heads: 6, KVHeads: 3, VocabSize: 300, ContextLength: 128}, Seed: 15, Std: 0.08},
 	}
 }
 
@@ -135,10 +137,11 @@ func TestFailureMidBlockLeavesSessionUsable(t *testing.T) {
 			local := NewLocalExchange(3)
 			ex := exchanges(local)
 			f := &faultyExchange{Exchange: local[faulty]}
-			// A block of 7 tokens is 7 gathers over 2 layers, each of
-			// which a shard receives from 2 others: the 20th is in the
-			// second block, past the hello.
-			f.failAt.Store(20)
+			// A block of 7 tokens is 9 gathers over 2 layers (the
+			// embedding, then 4 a layer), each of which a shard receives
+			// from 2 others: the 24th is in the second block, past the
+			// hello.
+			f.failAt.Store(24)
 			ex[faulty] = f
 			o := engine.SessionOptions{PromptBlock: 7}
 			sessions := sessionsOf(t, splitModel(t, m, 3), ex, []engine.SessionOptions{o, o, o})
@@ -147,7 +150,7 @@ func TestFailureMidBlockLeavesSessionUsable(t *testing.T) {
 			_, err = sessions[0].GenerateTokens(context.Background(), prompt, opts, nil)
 			require.ErrorIs(t, err, ErrExchange)
 			assert.Contains(t, err.Error(), fmt.Sprintf("shard %d could not receive from shard", faulty))
-			assert.GreaterOrEqual(t, f.recvs.Load(), int64(20), "the fault was injected")
+			assert.GreaterOrEqual(t, f.recvs.Load(), int64(24), "the fault was injected")
 
 			got, evaluated := generateIDs(t, sessions[0].Session, prompt, opts)
 			assert.Equal(t, want, got)

@@ -118,6 +118,11 @@ func (g *group) Gather(p engine.GatherPoint, own []float32, n int) []float32 {
 	return whole
 }
 
+// Projection is this shard's rows of Wo for prompt blocks: whole groups
+// of tensor.PackedGroupRows rows, split as evenly as they go (none, so
+// every shard computes all of Wo, where Dim is not whole groups).
+func (g *group) Projection() engine.Span { return g.plan.projection }
+
 // End is the outcome of the step. A leader whose step failed greets again
 // before the next one: a follower may have restarted.
 func (g *group) End() error {

@@ -34,15 +34,20 @@
 // the engine.Peers this package implements: the embedding rows (from their
 // owners), then in every layer the attention output, the SwiGLU activation
 // and WDown's output, and at the end the logits of the last token (to shard
-// 0 only, which samples). Every shard holds and computes all of Wo, the smallest matrix
+// 0 only, which samples). Every shard holds all of Wo, the smallest matrix
 // of a layer (Dim·QDim of its 2·Dim·QDim + 2·Dim·KVDim + 3·Dim·HiddenDim
-// weights; QDim is Dim unless the heads are wider, as Qwen3's):
-// splitting it would cost one more gather per layer, and in a browser a
-// gather (0.09–0.17 ms measured; see web/README.md) costs more than the rows
-// of Wo it would spare up to Dim ≈ 2048 (1B-parameter models), about as
-// much there, and a little less above. Shard 0 leads: it runs the
-// generation and tells the others, step by step, what to compute (see
-// Session.Follow). Weights that serve every head alike (Qwen3's and
+// weights; QDim is Dim unless the heads are wider, as Qwen3's). A decode
+// step computes all of it: splitting it would cost one more gather per
+// layer, and in a browser a gather (0.09–0.17 ms measured; see
+// web/README.md) costs more than the rows of Wo it would spare up to
+// Dim ≈ 2048 (1B-parameter models). A prompt block, whose gathers carry
+// every token's part at once, splits it: shard i computes its rows of
+// Wo's output (whole groups of tensor.PackedGroupRows, so that a packed Wo
+// slices; split(Dim/8, i, n)·8) and the shards gather them
+// (engine.GatherProjection), so a block's work splits in full. Where Dim
+// is not whole groups, every shard computes all of Wo for blocks too.
+// Shard 0 leads: it runs the generation and tells the others, step by
+// step, what to compute (see Session.Follow). Weights that serve every head alike (Qwen3's and
 // Gemma 3's q and k norms) or the whole residual stream (Gemma's norms of
 // the attention's and the feed-forward's outputs, applied to the gathered
 // vectors) every shard holds whole; each keeps its kv heads' part of
@@ -63,6 +68,7 @@ import (
 	"fmt"
 
 	"github.com/wasmlm/wasmlm/engine"
+	"github.com/wasmlm/wasmlm/engine/tensor"
 )
 
 // split is part i of n of total: [⌊i·total/n⌋, ⌊(i+1)·total/n⌋).
@@ -75,6 +81,7 @@ func split(total, i, n int) engine.Span {
 type plan struct {
 	index, count int
 	rows         engine.Part // this part's rows of every axis
+	projection   engine.Span // its rows of Wo for prompt blocks (empty: all)
 	// Part boundaries of the gathered vectors, count+1 each: part j's slice
 	// of the attention output is parts[GatherAttention][j:j+2], and so on.
 	parts [numGatherPoints][]int
@@ -117,6 +124,15 @@ func newPlan(c engine.Config, index, count int) (plan, error) {
 	p.parts[engine.GatherAttention] = boundaries(c.KVHeads, group*headDim)
 	p.parts[engine.GatherHidden] = boundaries(c.HiddenDim, 1)
 	p.parts[engine.GatherDown] = boundaries(c.Dim, 1)
+	if g := tensor.PackedGroupRows; count > 1 && c.Dim%g == 0 && c.Dim/g >= count {
+		// Wo's rows for prompt blocks: whole groups of a packed layout
+		p.parts[engine.GatherProjection] = boundaries(c.Dim/g, g)
+		p.projection = split(c.Dim/g, index, count)
+		p.projection.Lo *= g
+		p.projection.Hi *= g
+	} else {
+		p.parts[engine.GatherProjection] = make([]int, count+1) // no part: every shard computes all of Wo
+	}
 	p.parts[engine.GatherLogits] = boundaries(c.VocabSize, 1)
 	return p, nil
 }

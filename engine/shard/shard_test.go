@@ -26,12 +26,14 @@ func TestPlanTilesEveryVector(t *testing.T) {
 		{Dim: 96, HiddenDim: 160, Layers: 1, Heads: 12, KVHeads: 4, VocabSize: 300},
 		{Dim: 288, HiddenDim: 768, Layers: 1, Heads: 6, KVHeads: 6, VocabSize: 32000},
 		{Dim: 48, HiddenDim: 7, Layers: 1, Heads: 6, KVHeads: 3, VocabSize: 5},
+		{Dim: 60, HiddenDim: 100, Layers: 1, Heads: 6, KVHeads: 3, VocabSize: 50}, // Dim not whole groups of 8 rows
 	}
 	for _, c := range configs {
 		for n := 1; n <= c.KVHeads; n++ {
 			t.Run(fmt.Sprintf("heads%d-kv%d-n%d", c.Heads, c.KVHeads, n), func(t *testing.T) {
 				hd := c.HeadDim()
 				var prev engine.Part // the spans must follow each other without gaps
+				var prevWo engine.Span
 				for i := range n {
 					p, err := newPlan(c, i, n)
 					require.NoError(t, err)
@@ -59,6 +61,24 @@ func TestPlanTilesEveryVector(t *testing.T) {
 					// Balanced: sizes differ by at most one kv head.
 					assert.LessOrEqual(t, p.rows.KV.Len()/hd, c.KVHeads/n+1)
 					assert.GreaterOrEqual(t, p.rows.KV.Len()/hd, c.KVHeads/n)
+					// Wo's rows for prompt blocks: whole groups of a packed
+					// layout, one after another; none where Dim is not
+					// whole groups, or for one shard.
+					wo := p.parts[engine.GatherProjection]
+					if n == 1 || c.Dim%tensor.PackedGroupRows != 0 {
+						assert.Zero(t, p.projection.Len(), "shard %d computes all of Wo", i)
+						assert.Equal(t, make([]int, n+1), wo)
+					} else {
+						assert.Equal(t, []int{p.projection.Lo, p.projection.Hi}, wo[i:i+2], "Wo's parts")
+						assert.Equal(t, prevWo.Hi, p.projection.Lo)
+						assert.Positive(t, p.projection.Len())
+						assert.Zero(t, p.projection.Lo%tensor.PackedGroupRows)
+						assert.Zero(t, p.projection.Hi%tensor.PackedGroupRows)
+						prevWo = p.projection
+						if i == n-1 {
+							assert.Equal(t, c.Dim, p.projection.Hi)
+						}
+					}
 					prev = p.rows
 				}
 				assert.Equal(t, c.Dim, prev.Model.Hi)
@@ -310,7 +330,8 @@ func fillSudogCache() {
 
 // TestStatsCountGathers: shard 0 reports how many gathers it waited for —
 // one hello, then per forward pass (a prompt block of up to 2 tokens here,
-// or a decode step's token) three per layer, the embedding when another
+// or a decode step's token) three per layer and a block's fourth (Wo's
+// output), the embedding when another
 // shard holds a row of the pass's tokens, and the logits when computed —
 // and the time it waited.
 func TestStatsCountGathers(t *testing.T) {
@@ -332,9 +353,13 @@ func TestStatsCountGathers(t *testing.T) {
 	for _, tok := range res.Tokens[:19] {
 		passes = append(passes, []int{tok})
 	}
+	require.NotZero(t, parts[0].plan.projection.Len(), "the shards split Wo for prompt blocks")
 	want := 1 // the hello
 	for i, pass := range passes {
 		want += 3 * m.Config().Layers
+		if len(pass) > 1 {
+			want += m.Config().Layers // Wo's output, a prompt block's
+		}
 		if slices.ContainsFunc(pass, func(tok int) bool { return !parts[0].plan.rows.Vocab.Contains(tok) }) {
 			want++
 		}
