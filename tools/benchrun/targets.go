@@ -131,18 +131,31 @@ func (t Targets) check() error {
 		}
 		return nil
 	}
-	for name, r := range map[string]RatioTargets{"peers": t.Peers, "native": t.Native} {
+	pairs := func(name string, ps []HostPair) error {
+		for _, p := range ps {
+			if err := host(name+".compare.ours", p.Ours); err != nil {
+				return err
+			}
+			if err := host(name+".compare.peer", p.Peer); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, named := range []struct {
+		name string
+		r    RatioTargets
+	}{{"peers", t.Peers}, {"native", t.Native}} { // in this order: the first error is always the same
+		name, r := named.name, named.r
 		if len(r.Ratios) == 0 || r.About == "" || r.OursLabel == "" || r.PeerLabel == "" {
 			return fmt.Errorf("%s: needs about, ours_label, peer_label and ratios", name)
 		}
+		if err := pairs(name, r.Compare); err != nil {
+			return err
+		}
 		for _, x := range r.Ratios {
-			for _, p := range append(slices.Clone(r.Compare), x.Compare...) {
-				if err := host(name+".compare.ours", p.Ours); err != nil {
-					return err
-				}
-				if err := host(name+".compare.peer", p.Peer); err != nil {
-					return err
-				}
+			if err := pairs(name, x.Compare); err != nil {
+				return err
 			}
 			if x.Rate != "prompt" && x.Rate != "decode" {
 				return fmt.Errorf("%s.ratios.rate: %q, want prompt or decode", name, x.Rate)
