@@ -153,6 +153,9 @@ func (s *Session) forwardBlock(tokens []int, pos int, wantLogits bool) error {
 			s.block = &b
 		}
 		a = s.block
+		if err := s.prepareProjection(); err != nil {
+			return err
+		}
 	}
 	dim := c.Dim
 	x, xn, proj := a.x[:n*dim], a.xn[:n*dim], a.proj[:n*dim]

@@ -30,30 +30,37 @@ type projection struct {
 	out []float32        // (block, rows)
 }
 
+// prepareProjection makes, before a split model's first prompt block, its
+// rows of every layer's Wo (Peers.Projection) and their outputs' buffer.
+// A whole model's (no rows) computes every row.
+func (s *Session) prepareProjection() error {
+	if s.projection != nil {
+		return nil
+	}
+	layers := s.model.weights.Layers
+	p := &projection{wo: make([]*tensor.Matrix, len(layers))}
+	if rows := s.peers.Projection(); rows.Len() > 0 {
+		for i := range layers {
+			if wo := layers[i].Wo; wo != nil {
+				m, err := wo.Slice(rows.Lo, rows.Hi)
+				if err != nil {
+					return fmt.Errorf("engine: rows [%d, %d) of layer %d's Wo: %w", rows.Lo, rows.Hi, i, err)
+				}
+				p.wo[i] = m
+			}
+		}
+		p.out = make([]float32, s.promptBlock*rows.Len())
+	}
+	s.projection = p
+	return nil
+}
+
 // projectionRows is layer l's rows of Wo this part computes for a pass of
 // n tokens, whose outputs Gather(GatherProjection) joins, and a buffer for
 // those outputs; nil: every row (a decode step, a whole model).
 func (s *Session) projectionRows(l, n int) (*tensor.Matrix, []float32) {
 	if n == 1 {
 		return nil, nil
-	}
-	if s.projection == nil {
-		layers := s.model.weights.Layers
-		p := &projection{wo: make([]*tensor.Matrix, len(layers))}
-		if rows := s.peers.Projection(); rows.Len() > 0 {
-			for i := range layers {
-				if wo := layers[i].Wo; wo != nil {
-					m, err := wo.Slice(rows.Lo, rows.Hi)
-					if err != nil {
-						// every part slices the same rows of the same layout
-						panic(fmt.Sprintf("engine: rows [%d, %d) of layer %d's Wo: %v", rows.Lo, rows.Hi, i, err))
-					}
-					p.wo[i] = m
-				}
-			}
-			p.out = make([]float32, s.promptBlock*rows.Len())
-		}
-		s.projection = p
 	}
 	wo := s.projection.wo[l]
 	if wo == nil {
