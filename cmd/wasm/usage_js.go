@@ -26,9 +26,22 @@ func (w nativeOnlyNote) Write(p []byte) (int, error) {
 	line := string(p)
 	for _, name := range nativeOnlyFlags {
 		if line == "flag provided but not defined: -"+name+"\n" {
-			_, err := io.WriteString(w.Writer, strings.TrimSuffix(line, "\n")+" (-web, -isolate, -threads, -tokenizer and -slot-save-path are the Go CLI's only)\n")
+			_, err := io.WriteString(w.Writer, strings.TrimSuffix(line, "\n")+" ("+nativeOnlyList()+" are the Go CLI's only)\n")
 			return len(p), err
 		}
 	}
 	return w.Writer.Write(p)
+}
+
+// nativeOnlyList names nativeOnlyFlags as a sentence does: "-a, -b and -c".
+func nativeOnlyList() string {
+	names := make([]string, len(nativeOnlyFlags))
+	for i, name := range nativeOnlyFlags {
+		names[i] = "-" + name
+	}
+	last := len(names) - 1
+	if last == 0 {
+		return names[0]
+	}
+	return strings.Join(names[:last], ", ") + " and " + names[last]
 }
