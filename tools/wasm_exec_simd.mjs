@@ -45,7 +45,8 @@ if (!['simd128', 'relaxed', 'off'].includes(mode)) {
   process.exit(1);
 }
 const off = mode === 'off';
-const relaxed = mode === 'relaxed' ? readFileSync(path.join(here, '..', 'internal', 'simdgen', 'kernels-relaxed.wasm')) : null;
+const relaxedPath = process.env.WASMLM_SIMD_RELAXED_WASM || path.join(here, '..', 'internal', 'simdgen', 'kernels-relaxed.wasm');
+const relaxed = mode === 'relaxed' ? readFileSync(relaxedPath) : null;
 const simd = await simdImports(off ? null : readFileSync(kernelsPath), { enabled: !off, relaxed });
 if (!off && !simd.enabled) {
   console.error(`wasm_exec_simd.mjs: the SIMD kernels are unavailable: ${simd.reason}`);

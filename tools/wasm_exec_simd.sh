@@ -7,7 +7,8 @@
 #
 # WASMLM_SIMD=relaxed provides internal/simdgen/kernels-relaxed.wasm's kernels
 # (relaxed SIMD) instead, WASMLM_SIMD=off the stubs (the no-SIMD fallback);
-# WASMLM_SIMD_WASM names another kernel module than internal/simdgen/kernels.wasm.
+# WASMLM_SIMD_WASM names another kernel module than internal/simdgen/kernels.wasm,
+# WASMLM_SIMD_RELAXED_WASM another than internal/simdgen/kernels-relaxed.wasm.
 set -euo pipefail
 dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export WASMLM_GOROOT="${WASMLM_GOROOT:-$(go env GOROOT)}"

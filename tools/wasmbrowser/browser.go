@@ -47,6 +47,11 @@ type job struct {
 	// onStart, if set, is called with the browser's tab once the binary
 	// runs (tests crash the page with it).
 	onStart func(tab context.Context)
+	// simd, if set, gives the binary web/simd.js's kernel imports (builds
+	// with -tags wasmlm_simd need them): "simd128", "relaxed" (the relaxed
+	// kernels where Chromium has relaxed SIMD, as a page's engine gets
+	// them) or "off" (the stubs); kernels and relaxed are the modules.
+	simd, kernels, relaxed string
 }
 
 // outcome is how a run ended: the binary's exit code, or why there is none.
@@ -241,8 +246,24 @@ func (s *session) handler() http.Handler {
 			"argv": append([]string{filepath.Base(s.binary)}, s.args...),
 			"env":  s.env,
 			"cwd":  s.dir,
+			"simd": s.simd,
 		})
 	})
+	if s.simd != "" {
+		for path, file := range map[string]string{
+			"/simd.js":              filepath.Join(s.root, "web", "simd.js"),
+			"/kernels.wasm":         s.kernels,
+			"/kernels-relaxed.wasm": s.relaxed,
+		} {
+			mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Cache-Control", "no-store")
+				if strings.HasSuffix(path, ".js") {
+					w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+				}
+				http.ServeFile(w, r, file)
+			})
+		}
+	}
 	mux.HandleFunc("POST /started", func(w http.ResponseWriter, r *http.Request) {
 		s.startOne.Do(func() { close(s.started) })
 	})

@@ -20,6 +20,15 @@
 // run past the timeout ends it with exit code 1 and a line saying so on
 // stderr.
 //
+// WASMLM_SIMD=simd128, relaxed or off gives the binary the SIMD kernels'
+// imports, as tools/wasm_exec_simd.sh does under Node (for builds with
+// -tags wasmlm_simd): internal/simdgen/kernels.wasm (or WASMLM_SIMD_WASM),
+// with relaxed internal/simdgen/kernels-relaxed.wasm (or
+// WASMLM_SIMD_RELAXED_WASM) where Chromium has relaxed SIMD, or with off
+// the stubs, through web/simd.js:
+//
+//	WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm go test -tags wasmlm_simd -exec="$PWD/build/wasmbrowser" ./engine/tensor/
+//
 // Flags, before the binary's path:
 //
 //	-check           say whether Chromium is here (exit 0) or not (exit 1), and run nothing
@@ -92,12 +101,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wasmbrowser:", err)
 		return 1
 	}
+	root := moduleRoot(dir)
+	simd := os.Getenv("WASMLM_SIMD")
+	switch simd {
+	case "", "simd128", "relaxed", "off":
+	default:
+		fmt.Fprintf(stderr, "wasmbrowser: WASMLM_SIMD must be simd128, relaxed or off, got %q\n", simd)
+		return 1
+	}
 	code, err := runInBrowser(ctx, job{
 		binary:       binary,
 		args:         binArgs,
 		env:          testEnv(os.Environ()),
 		dir:          dir,
-		root:         moduleRoot(dir),
+		root:         root,
+		simd:         simd,
+		kernels:      envOr("WASMLM_SIMD_WASM", filepath.Join(root, "internal", "simdgen", "kernels.wasm")),
+		relaxed:      envOr("WASMLM_SIMD_RELAXED_WASM", filepath.Join(root, "internal", "simdgen", "kernels-relaxed.wasm")),
 		stdout:       stdout,
 		stderr:       stderr,
 		timeout:      *timeout,
@@ -108,6 +128,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// envOr is the environment variable name's value, or def where it is unset
+// or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // defaultTimeout is the binary's -test.timeout plus a minute (the binary

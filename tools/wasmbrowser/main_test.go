@@ -124,3 +124,35 @@ func TestCrashedPage(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "crashed", "exit code %d", code)
 }
+
+// TestSIMD: WASMLM_SIMD gives the binary the kernel imports of each kind
+// (the program runs with them), and a missing module or an unknown kind
+// ends the run with a clear failure.
+func TestSIMD(t *testing.T) {
+	bin := buildProg(t)
+	cases := []struct {
+		simd, relaxed string
+		code          int
+		stderrHas     string
+	}{
+		{simd: "simd128", code: 3},
+		{simd: "relaxed", code: 3},
+		{simd: "off", code: 3},
+		{simd: "relaxed", relaxed: filepath.Join(t.TempDir(), "missing.wasm"), code: 1, stderrHas: "the relaxed SIMD kernels are unavailable"},
+		{simd: "avx", code: 1, stderrHas: "WASMLM_SIMD must be simd128, relaxed or off"},
+	}
+	for _, c := range cases {
+		t.Run(c.simd+c.relaxed, func(t *testing.T) {
+			t.Setenv("WASMLM_SIMD", c.simd)
+			t.Setenv("WASMLM_SIMD_RELAXED_WASM", c.relaxed)
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{bin, "exit"}, &stdout, &stderr)
+			require.Equal(t, c.code, code, "exit code; stderr: %s", stderr.String())
+			if c.code == 3 { // the program's own
+				require.Equal(t, "exiting with 3\n", stdout.String())
+				return
+			}
+			require.Contains(t, stderr.String(), c.stderrHas)
+		})
+	}
+}

@@ -3,7 +3,8 @@
 // /config. Its output goes to the runner as it is written (a synchronous
 // request per write keeps the order and lands every byte before the exit
 // code), it reads files of the module read-only through the runner (/fs/),
-// and its exit code, or why it could not run, ends the run.
+// and its exit code, or why it could not run, ends the run. With config.simd
+// it gets web/simd.js's kernel imports too.
 'use strict';
 importScripts('/wasm_exec.js');
 
@@ -127,9 +128,22 @@ fs.read = (fd, buffer, offset, length, position, callback) => call(callback, () 
   go.argv = config.argv;
   go.env = config.env;
   go.exit = (code) => post(`/exit?code=${code}`, '');
-  let instance;
+  let instance, simd;
   try {
-    ({ instance } = await WebAssembly.instantiateStreaming(fetch('/test.wasm'), go.importObject));
+    let importObject = go.importObject;
+    if (config.simd) { // the SIMD kernels' imports, as a page gets them
+      const { simdImports } = await import('/simd.js');
+      const off = config.simd === 'off';
+      simd = await simdImports(off ? null : fetch('/kernels.wasm'), {
+        enabled: !off,
+        relaxed: config.simd === 'relaxed' ? fetch('/kernels-relaxed.wasm') : null,
+      });
+      if (!off && !simd.enabled) throw new Error(`the SIMD kernels are unavailable: ${simd.reason}`);
+      if (config.simd === 'relaxed' && !simd.relaxed) throw new Error('the relaxed SIMD kernels are unavailable (this Chromium has no relaxed SIMD)');
+      importObject = { ...importObject, ...simd.importObject };
+    }
+    ({ instance } = await WebAssembly.instantiateStreaming(fetch('/test.wasm'), importObject));
+    if (simd) await simd.attach(instance);
   } catch (e) {
     fail(`instantiating the test binary: ${e.stack || e}`);
     return;
