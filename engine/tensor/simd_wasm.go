@@ -248,7 +248,7 @@ type batchDesc struct {
 }
 
 // matMulScratchBytes is the scratch for decoded weights: at least
-// simdgen.MatMulMinScratch (one Q4_K super-block of four rows, 2240 bytes),
+// simdgen.MatMulMinScratch (one Q4_K super-block of four rows, 2256 bytes),
 // and small enough to stay in the L1 cache beside a vector's quants.
 const matMulScratchBytes = 12 << 10
 

@@ -25,6 +25,17 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // measured on 2048×768 matrices and 32 vectors, 2 to 4 times the
 // matrix–vector kernels' throughput. The decoded chunk (up to the scratch
 // the Go side gives, 12 KiB) stays in the L1 cache while the vectors go by.
+//
+// The kernels of one chunk per block and the relaxed ones (matmulType.paired)
+// take the vectors two at a time: each decoded vector of quants is loaded
+// once and dotted with both vectors' activations, which halves the loads
+// of weights, the bottleneck once the decoding is shared. Each vector's
+// sums are the same integers added in the same order, so the bits do not
+// change. Measured in Chromium 156 (tools/wasmbrowser, BenchmarkMatMulDown:
+// 2048×5632, 32 vectors, an AMD EPYC with AVX2, 2026-12-05), GFLOP/s one
+// vector at a time → two: relaxed Q4_K 51 → 60, Q4_0 40 → 47, Q8_0 32 →
+// 36, Q6_K 49 → 49; plain Q8_0 34.4 → 37.5, Q4_0 29 → 32, Q4_1 28 → 31,
+// Q5_0 33 → 36.
 
 // The batch descriptor: the kernels' last parameter points to these i32
 // fields (byte offsets), which the Go side fills.
@@ -45,7 +56,7 @@ const (
 
 // scratchHead is the bytes at the start of the scratch that the kernels
 // use for themselves (see blockSums), before the decoded blocks.
-const scratchHead = 16
+const scratchHead = 32
 
 // MatMulMinScratch is the least scratch a batched kernel needs: one
 // decoded Q4_K super-block of four rows.
@@ -83,11 +94,12 @@ type matmulType struct {
 	// quadsK (relaxed SIMD, Q4_K): decode stores each of the eight 32-element
 	// sub-blocks as quads, as byteOffset does a block (128 bytes each, sub-block
 	// c at sp + 128c), the nibbles not multiplied by their sub-block's scale,
-	// then the four rows' scales of sub-block c as an i32x4 at sp + 1024 +
-	// 16c; the extras follow at sp + 1152. A vector's sub-block sums (one
-	// relaxed dot per sixteen products, the same int16 bound as byteOffset's)
-	// are multiplied by the scales and added up: Σ_c sc_c·Σ q·x, the integer
-	// the plain kernel computes.
+	// then the four rows' scales of sub-block c as an i16x8 (row j's in
+	// lanes 2j and 2j+1) at sp + 1024 + 16c; the extras follow at sp +
+	// 1152. A vector's sub-block sums (one relaxed dot per sixteen
+	// products, the same int16 bound as byteOffset's) are widened by
+	// i32x4.dot_i16x8_s with the scales, which applies them at once, and
+	// added up: Σ_c sc_c·Σ q·x, the integer the plain kernel computes.
 	quadsK bool
 	// quads6K (relaxed SIMD, Q6_K): decode stores each of the sixteen
 	// 16-element sub-blocks as quads (64 bytes each, sub-block s at sp +
@@ -99,6 +111,12 @@ type matmulType struct {
 	// them and applies the scale at once: Σ_s sc_s·Σ q·x, from which finish
 	// takes Σ_s 32·sc_s·bsums[s].
 	quads6K bool
+}
+
+// paired reports whether two vectors at a time go through the decoded
+// blocks (the relaxed kernels' quads): each quad is loaded once for both.
+func (typ matmulType) paired() bool {
+	return typ.byteOffset != 0 || typ.quadsK || typ.quads6K || typ.chunks == 1
 }
 
 // quantBytes is the scratch a block's decoded quants take.
@@ -147,14 +165,24 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	}
 	cb, ce, sp, spEnd := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	t, px, pd, pbs, po, pa := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
-	bx, bd, bbs := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
-	res, isum := k.Local(wg.V128), k.Local(wg.V128)
+	// The vectors' own locals: two vectors go through the blocks together
+	// where paired (one load of each decoded quad serves both).
+	var bx, bd, bbs, res, isum, us [2]wg.Local
+	for i := range 2 {
+		bx[i], bd[i], bbs[i] = k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+		res[i], isum[i], us[i] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+	}
 	var x [4]wg.Local
 	for i := range x {
 		x[i] = k.Local(wg.V128)
 	}
 	s := [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
-	c, cp, cq, cx := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+	var x2 [4]wg.Local // the second vector's, where paired
+	for i := range x2 {
+		x2[i] = k.Local(wg.V128)
+	}
+	s2 := [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
+	c, cp, cq, cx, cx1 := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 
 	// dots sets (or adds to, with add) s[0] and s[1] the integer dot
 	// products of the decoded chunks at cp and cp+64 (two rows) with the
@@ -182,55 +210,65 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	pairSum := func(a, b wg.Local) wg.Expr {
 		return wg.I32x4Add(pairs32(get(a), get(b), [4]int{0, 2, 4, 6}), pairs32(get(a), get(b), [4]int{1, 3, 5, 7}))
 	}
-	// blockSums sets isum to the four rows' integer sums of the block of
-	// decoded quants at sp with the activation quants at bx, lane j row
-	// j's, as transposeSum would (pairSum twice). V8 schedules a basic
-	// block's loads first and its arithmetic late: the sixteen vectors of
-	// four rows loaded at once would not fit in the registers beside the
-	// activations, and it would spill. So rows 0 and 1 go first and their
-	// pair sums through memory (the scratch's head), a store V8 must make
-	// before it loads rows 2 and 3; in the K-quants the two pairs are a
-	// loop around the chunks' loop (which reloads the activations).
-	// Measured: with the store, 49 GFLOP/s for Q8_0; with the pairs a
-	// loop (which V8 unrolls), 43; all sixteen at once, 38.
-	u, prev, pr := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.I32)
-	quadSums := func(q, x wg.Local, from, to int) { // u = the pair sums of quads from..to-1 at q with the activations at x
+	// blockSums sets isum[i] to the four rows' integer sums of the block
+	// of decoded quants at sp with the activation quants at xs[i] (one
+	// vector, or two where typ.paired), lane j row j's, as transposeSum
+	// would (pairSum twice). V8 schedules a basic block's loads first and
+	// its arithmetic late: the sixteen vectors of four rows loaded at once
+	// would not fit in the registers beside the activations, and it would
+	// spill. So rows 0 and 1 go first and their pair sums through memory
+	// (the scratch's head), a store V8 must make before it loads rows 2
+	// and 3; in the K-quants the two pairs are a loop around the chunks'
+	// loop (which reloads the activations). Measured: with the store, 49
+	// GFLOP/s for Q8_0; with the pairs a loop (which V8 unrolls), 43; all
+	// sixteen at once, 38.
+	u, prev, pr, qv, sc := us[0], k.Local(wg.V128), k.Local(wg.I32), k.Local(wg.V128), k.Local(wg.V128)
+	// quadSums sets us[i] to the pair sums of quads from..to-1 at q with
+	// the activations at xs[i]: each quad loaded once for the vectors.
+	quadSums := func(q wg.Local, xs []wg.Local, from, to int) {
 		for i := from; i < to; i++ {
-			dot := wg.I16x8RelaxedDotI8x16I7x16S(wg.V128Load32Splat(get(x), uint32(4*i)), wg.V128Load(get(q), uint32(16*i)))
-			if i > from {
-				dot = wg.I16x8Add(get(u), dot)
+			k.Set(qv, wg.V128Load(get(q), uint32(16*i)))
+			for v, x := range xs {
+				dot := wg.I16x8RelaxedDotI8x16I7x16S(wg.V128Load32Splat(get(x), uint32(4*i)), get(qv))
+				if i > from {
+					dot = wg.I16x8Add(get(us[v]), dot)
+				}
+				k.Set(us[v], dot)
 			}
-			k.Set(u, dot)
 		}
 	}
-	blockSums := func(sp, bx wg.Local) {
-		if typ.quads6K {
-			k.Set(isum, f32x4Zero())
+	blockSums := func(sp wg.Local, xs []wg.Local) {
+		if typ.quads6K || typ.quadsK {
+			size, subBlocks := 64, 16 // bytes of a sub-block's quads
+			if typ.quadsK {
+				size, subBlocks = 128, 8
+			}
+			cxs := []wg.Local{cx, cx1}[:len(xs)]
+			for v := range xs {
+				k.Set(isum[v], f32x4Zero())
+				k.Set(cxs[v], get(xs[v]))
+			}
 			k.Set(cq, get(sp))
-			k.Set(cx, get(bx))
-			// A sub-block at a time (two or four at a time ran at 0.9
-			// and 0.7 times the speed), its two halves widened apart.
-			k.forRange(c, i32(0), i32(16), 1, func() {
-				for i := range 2 {
-					quadSums(cq, cx, 2*i, 2*i+2)
-					sc := wg.V128Load(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(4))), 1024)
-					k.Set(isum, wg.I32x4Add(get(isum), wg.I32x4DotI16x8S(get(u), sc)))
+			// A sub-block at a time (for Q6_K, two or four at a time ran
+			// at 0.9 and 0.7 times the speed), each scale (i16x8: row j's
+			// in lanes 2j and 2j+1) applied in the widening, which Q6_K's
+			// int16 bound needs every two quads.
+			group := 8
+			if typ.quads6K {
+				group = 2
+			}
+			k.forRange(c, i32(0), i32(int32(subBlocks)), 1, func() {
+				k.Set(sc, wg.V128Load(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(4))), uint32(subBlocks*size)))
+				for g := 0; g < size/16; g += group {
+					quadSums(cq, cxs, g, g+group)
+					for v := range xs {
+						k.Set(isum[v], wg.I32x4Add(get(isum[v]), wg.I32x4DotI16x8S(get(us[v]), get(sc))))
+					}
 				}
-				k.Set(cq, wg.I32Add(get(cq), i32(64)))
-				k.Set(cx, wg.I32Add(get(cx), i32(16)))
-			})
-			return
-		}
-		if typ.quadsK {
-			k.Set(isum, f32x4Zero())
-			k.Set(cq, get(sp))
-			k.Set(cx, get(bx))
-			k.forRange(c, i32(0), i32(8), 1, func() {
-				quadSums(cq, cx, 0, 8)
-				k.Set(isum, wg.I32x4Add(get(isum), wg.I32x4Mul(wg.I32x4ExtaddPairwiseI16x8S(get(u)),
-					wg.V128Load(wg.I32Add(get(sp), wg.I32Shl(get(c), i32(4))), 1024))))
-				k.Set(cq, wg.I32Add(get(cq), i32(128)))
-				k.Set(cx, wg.I32Add(get(cx), i32(32)))
+				k.Set(cq, wg.I32Add(get(cq), i32(int32(size))))
+				for v := range xs {
+					k.Set(cxs[v], wg.I32Add(get(cxs[v]), i32(int32(size/4))))
+				}
 			})
 			return
 		}
@@ -238,17 +276,63 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			shift := int32(3) // offset·Σx: 8·Σx, or 16·Σx
 			if typ.byteOffset == 16 {
 				shift = 4
-				quadSums(sp, bx, 0, 4)
-				k.Set(prev, wg.I32x4ExtaddPairwiseI16x8S(get(u)))
-				quadSums(sp, bx, 4, 8)
-			} else {
-				quadSums(sp, bx, 0, 8)
 			}
-			sum := wg.I32x4ExtaddPairwiseI16x8S(get(u))
+			var sums [2]wg.Expr
 			if typ.byteOffset == 16 {
-				sum = wg.I32x4Add(get(prev), sum)
+				quadSums(sp, xs, 0, 4)
+				for v := range xs {
+					k.Set(isum[v], wg.I32x4ExtaddPairwiseI16x8S(get(us[v])))
+				}
+				quadSums(sp, xs, 4, 8)
+				for v := range xs {
+					sums[v] = wg.I32x4Add(get(isum[v]), wg.I32x4ExtaddPairwiseI16x8S(get(us[v])))
+				}
+			} else {
+				quadSums(sp, xs, 0, 8)
+				for v := range xs {
+					sums[v] = wg.I32x4ExtaddPairwiseI16x8S(get(us[v]))
+				}
 			}
-			k.Set(isum, wg.I32x4Sub(sum, wg.I32x4Shl(wg.V128Load32Splat(get(bbs), 0), i32(shift))))
+			for v := range xs {
+				k.Set(isum[v], wg.I32x4Sub(sums[v], wg.I32x4Shl(wg.V128Load32Splat(get(bbs[v]), 0), i32(shift))))
+			}
+			return
+		}
+		bx := xs[0]
+		if typ.chunks == 1 && len(xs) == 2 {
+			// Both vectors' activations in registers, each decoded vector
+			// loaded once for the two; the rows' pair sums through the
+			// scratch's head as below, the two vectors' side by side.
+			loadX(xs[0])
+			for i := range x2 {
+				k.Set(x2[i], wg.V128Load8x8S(get(xs[1]), uint32(8*i)))
+			}
+			for half := range 2 {
+				k.Set(cp, wg.I32Add(get(sp), i32(int32(128*half))))
+				for j := range 2 {
+					for i := range 4 {
+						k.Set(qv, wg.V128Load(get(cp), uint32(64*j+16*i)))
+						for v, xv := range [2][4]wg.Local{x, x2} {
+							acc := [2][2]wg.Local{s, s2}[v][j]
+							dot := wg.I32x4DotI16x8S(get(qv), get(xv[i]))
+							if i > 0 {
+								dot = wg.I32x4Add(get(acc), dot)
+							}
+							k.Set(acc, dot)
+						}
+					}
+				}
+				if half == 0 {
+					k.V128Store(get(scratch), 0, pairSum(s[0], s[1]))
+					k.V128Store(get(scratch), 16, pairSum(s2[0], s2[1]))
+					continue
+				}
+				for v, acc := range [2][2]wg.Local{s, s2} {
+					k.Set(u, pairSum(acc[0], acc[1]))
+					k.Set(prev, wg.V128Load(get(scratch), uint32(16*v)))
+					k.Set(isum[v], pairSum(prev, u))
+				}
+			}
 			return
 		}
 		if typ.chunks == 1 {
@@ -260,7 +344,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			dots(cp, false)
 			k.Set(u, pairSum(s[0], s[1]))
 			k.Set(prev, wg.V128Load(get(scratch), 0))
-			k.Set(isum, pairSum(prev, u))
+			k.Set(isum[0], pairSum(prev, u))
 			return
 		}
 		k.Set(cp, get(sp))
@@ -277,10 +361,51 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			})
 			// In the first pass isum is garbage, in the second the sums.
 			k.Set(u, pairSum(s[0], s[1]))
-			k.Set(isum, pairSum(prev, u))
+			k.Set(isum[0], pairSum(prev, u))
 			k.Set(prev, get(u))
 			k.Set(cp, wg.I32Add(get(cp), i32(128)))
 		})
+	}
+	// vectors emits the products of the decoded blocks with n vectors
+	// (1, or 2 where typ.paired), from the one whose quants are at px
+	// (the next's a qStride on), and advances px, pd, pbs, po and pa past
+	// them.
+	vectors := func(n int, cb, ce, spEnd, r wg.Local) {
+		k.resumeSums(cb, pa, res[:n]...)
+		k.Set(sp, wg.I32Add(get(scratch), i32(scratchHead)))
+		for v := range n {
+			if v == 0 {
+				k.Set(bx[0], get(px))
+				k.Set(bd[0], get(pd))
+				k.Set(bbs[0], get(pbs))
+				continue
+			}
+			k.Set(bx[v], wg.I32Add(get(bx[v-1]), get(qStride)))
+			k.Set(bd[v], wg.I32Add(get(bd[v-1]), get(dStride)))
+			k.Set(bbs[v], wg.I32Add(get(bbs[v-1]), get(dStride)))
+		}
+		k.Loop(func() {
+			blockSums(sp, bx[:n])
+			k.Set(cp, wg.I32Add(get(sp), i32(typ.quantBytes())))
+			for v := range n {
+				typ.finish(k, res[v], isum[v], cp, bd[v], bbs[v])
+			}
+			k.Set(sp, wg.I32Add(get(sp), i32(perBlock)))
+			for v := range n {
+				k.Set(bx[v], wg.I32Add(get(bx[v]), i32(elems)))
+				k.Set(bd[v], wg.I32Add(get(bd[v]), i32(4)))
+				k.Set(bbs[v], wg.I32Add(get(bbs[v]), i32(2*elems/16)))
+			}
+			k.BrIf(0, wg.I32LtU(get(sp), get(spEnd)))
+		})
+		for v := range n {
+			k.keepSums(ce, blocks, pa, func() { k.storeRows(po, res[v], r, rows) }, res[v])
+			k.Set(px, wg.I32Add(get(px), get(qStride)))
+			k.Set(pd, wg.I32Add(get(pd), get(dStride)))
+			k.Set(pbs, wg.I32Add(get(pbs), get(dStride)))
+			k.Set(po, wg.I32Add(get(po), get(outStride)))
+			k.Set(pa, wg.I32Add(get(pa), i32(16)))
+		}
 	}
 
 	k.forRange(r, i32(0), get(rows), 4, func() {
@@ -305,29 +430,12 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Set(pbs, wg.I32Add(get(bs0), wg.I32Mul(get(cb), i32(2*elems/16))))
 			k.Set(po, wg.I32Add(get(out), wg.I32Shl(get(r), i32(2))))
 			k.Set(pa, get(acc))
-			k.forRange(t, i32(0), get(tokens), 1, func() {
-				k.resumeSums(cb, pa, res)
-				k.Set(sp, wg.I32Add(get(scratch), i32(scratchHead)))
-				k.Set(bx, get(px))
-				k.Set(bd, get(pd))
-				k.Set(bbs, get(pbs))
-				k.Loop(func() {
-					blockSums(sp, bx)
-					k.Set(cp, wg.I32Add(get(sp), i32(typ.quantBytes())))
-					typ.finish(k, res, isum, cp, bd, bbs)
-					k.Set(sp, wg.I32Add(get(sp), i32(perBlock)))
-					k.Set(bx, wg.I32Add(get(bx), i32(elems)))
-					k.Set(bd, wg.I32Add(get(bd), i32(4)))
-					k.Set(bbs, wg.I32Add(get(bbs), i32(2*elems/16)))
-					k.BrIf(0, wg.I32LtU(get(sp), get(spEnd)))
-				})
-				k.keepSums(ce, blocks, pa, func() { k.storeRows(po, res, r, rows) }, res)
-				k.Set(px, wg.I32Add(get(px), get(qStride)))
-				k.Set(pd, wg.I32Add(get(pd), get(dStride)))
-				k.Set(pbs, wg.I32Add(get(pbs), get(dStride)))
-				k.Set(po, wg.I32Add(get(po), get(outStride)))
-				k.Set(pa, wg.I32Add(get(pa), i32(16)))
-			})
+			if typ.paired() {
+				k.forRange(t, i32(0), wg.I32Sub(get(tokens), i32(1)), 2, func() { vectors(2, cb, ce, spEnd, r) })
+				k.If(wg.I32LtS(get(t), get(tokens)), func() { vectors(1, cb, ce, spEnd, r) })
+			} else {
+				k.forRange(t, i32(0), get(tokens), 1, func() { vectors(1, cb, ce, spEnd, r) })
+			}
 			k.Set(cb, get(ce))
 			k.BrIf(0, wg.I32LtS(get(cb), get(blocks)))
 		})
@@ -385,172 +493,3 @@ func (k kernel) storeRows(dst, res, r, rows wg.Local) {
 		}
 	})
 }
-
-// The Q8_0-activation types: one chunk per block; the extras are the four
-// rows' fp16 scales as f32x4, and the float part is the pure-Go
-// sum += float32(float32(d·xd)·float32(isum)).
-
-func q8Finish(k kernel, res, isum, ex, d, _ wg.Local) {
-	scale := wg.F32x4Mul(wg.V128Load(get(ex), 0), wg.V128Load32Splat(get(d), 0))
-	k.Set(res, wg.F32x4Add(get(res), wg.F32x4Mul(scale, wg.F32x4ConvertI32x4S(get(isum)))))
-}
-
-// storeQuads stores v[0..3] (rows 0..3, sixteen byte quants each) at
-// sp+off as quads: the 16 bytes at sp+off+16i are lane i (bytes 4i..4i+3)
-// of v[0], v[1], v[2] and v[3], a 4×4 transpose of 32-bit lanes.
-func (k kernel) storeQuads(sp wg.Local, off uint32, v [4]wg.Local) {
-	t := [4]wg.Local{k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)}
-	k.Set(t[0], pairs32(get(v[0]), get(v[1]), [4]int{0, 4, 1, 5})) // a0 b0 a1 b1
-	k.Set(t[1], pairs32(get(v[0]), get(v[1]), [4]int{2, 6, 3, 7})) // a2 b2 a3 b3
-	k.Set(t[2], pairs32(get(v[2]), get(v[3]), [4]int{0, 4, 1, 5})) // c0 d0 c1 d1
-	k.Set(t[3], pairs32(get(v[2]), get(v[3]), [4]int{2, 6, 3, 7})) // c2 d2 c3 d3
-	k.V128Store(get(sp), off, pairs32(get(t[0]), get(t[2]), [4]int{0, 1, 4, 5}))
-	k.V128Store(get(sp), off+16, pairs32(get(t[0]), get(t[2]), [4]int{2, 3, 6, 7}))
-	k.V128Store(get(sp), off+32, pairs32(get(t[1]), get(t[3]), [4]int{0, 1, 4, 5}))
-	k.V128Store(get(sp), off+48, pairs32(get(t[1]), get(t[3]), [4]int{2, 3, 6, 7}))
-}
-
-// q8Scales stores the fp16 scales at offset 0 of the rows p as f32x4 at
-// sp + off.
-func q8Scales(k kernel, p [4]wg.Local, sp wg.Local, off uint32) {
-	h := k.Local(wg.V128)
-	k.Set(h, gatherHalf(p, 0))
-	k.V128Store(get(sp), off, f16ToF32(h))
-}
-
-func emitMatMulQ8_0(m *wg.Module) {
-	emitMatMul(m, matmulType{name: MatMulQ8_0, blockBytes: q8_0BlockBytes, chunks: 1, extraBytes: 16,
-		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			for j := range p {
-				for i := range 4 {
-					k.V128Store(get(sp), uint32(64*j+16*i), wg.V128Load8x8S(get(p[j]), uint32(2+8*i)))
-				}
-			}
-			q8Scales(k, p, sp, 256)
-		},
-		finish: q8Finish,
-	})
-}
-
-// nibbles stores the 32 4-bit quants of the 16 bytes in v (element i in
-// the low nibble of byte i, i+16 in the high one) at dst as four i16x8 in
-// element order, each lane plus high[i] (if not nil) minus offset.
-func (k kernel) nibbles(dst wg.Local, off uint32, v, lo, hi wg.Local, high []wg.Expr, offset uint16) {
-	k.Set(lo, wg.V128And(get(v), i8x16Splat(15)))
-	k.Set(hi, wg.V128And(wg.I16x8ShrU(get(v), i32(4)), i8x16Splat(15)))
-	q := [4]wg.Expr{
-		wg.I16x8ExtendLowI8x16U(get(lo)), wg.I16x8ExtendHighI8x16U(get(lo)),
-		wg.I16x8ExtendLowI8x16U(get(hi)), wg.I16x8ExtendHighI8x16U(get(hi)),
-	}
-	for i := range q {
-		e := q[i]
-		if high != nil {
-			e = wg.V128Or(e, high[i])
-		}
-		if offset != 0 {
-			e = wg.I16x8Sub(e, i16x8Splat(offset))
-		}
-		k.V128Store(get(dst), off+uint32(16*i), e)
-	}
-}
-
-// decodeNibbles4 decodes the 4-bit quants at offset qs of the blocks p
-// (Q4_0, Q4_1) into scratch at sp, minus offset.
-func decodeNibbles4(k kernel, p [4]wg.Local, sp wg.Local, qs uint32, offset uint16) {
-	v, lo, hi := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-	for j := range p {
-		k.Set(v, wg.V128Load(get(p[j]), qs))
-		k.nibbles(sp, uint32(64*j), v, lo, hi, nil, offset)
-	}
-}
-
-// decodeNibbles5 decodes the 5-bit quants of the blocks p (Q5_0, Q5_1),
-// their low bits at offset qs and their fifth bits at qh, into scratch at
-// sp, minus offset.
-func decodeNibbles5(k kernel, p [4]wg.Local, sp wg.Local, qh, qs uint32, offset uint16) {
-	v, lo, hi, b0, b1 := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-	// Bit e of qh is the 5th bit of element e; lane l of elements 8i..
-	// takes bit 8i+l: the masked bits compared with the mask itself give 0
-	// or -1, of which 16 is kept.
-	var m0, m1 [8]uint16
-	for l := range m0 {
-		m0[l], m1[l] = 1<<l, 1<<(8+l)
-	}
-	fifth := func(b wg.Local, mask [8]uint16) wg.Expr {
-		mv := wg.I16x8Const(mask)
-		return wg.V128And(wg.I16x8Eq(wg.V128And(get(b), mv), mv), i16x8Splat(16))
-	}
-	for j := range p {
-		k.Set(b0, wg.I16x8Splat(wg.I32Load(get(p[j]), qh)))
-		k.Set(b1, wg.I16x8Splat(wg.I32ShrU(wg.I32Load(get(p[j]), qh), i32(16))))
-		k.Set(v, wg.V128Load(get(p[j]), qs))
-		high := []wg.Expr{fifth(b0, m0), fifth(b0, m1), fifth(b1, m0), fifth(b1, m1)}
-		k.nibbles(sp, uint32(64*j), v, lo, hi, high, offset)
-	}
-}
-
-// emitMatMulQ4_0 emits matmul_q4_0; with relaxed SIMD its nibbles stay
-// bytes, in quads (matmulType.byteOffset).
-func emitMatMulQ4_0(m *wg.Module, relaxed bool) {
-	if relaxed {
-		emitMatMul(m, matmulType{name: MatMulQ4_0, blockBytes: q4_0BlockBytes, chunks: 1, extraBytes: 16, byteOffset: 8,
-			decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-				var lo, hi [4]wg.Local
-				for j := range p {
-					lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128)
-					k.Set(hi[j], wg.V128Load(get(p[j]), 2))
-					k.Set(lo[j], wg.V128And(get(hi[j]), i8x16Splat(15)))
-					k.Set(hi[j], wg.V128And(wg.I16x8ShrU(get(hi[j]), i32(4)), i8x16Splat(15)))
-				}
-				k.storeQuads(sp, 0, lo)
-				k.storeQuads(sp, 64, hi)
-				q8Scales(k, p, sp, 128)
-			},
-			finish: q8Finish,
-		})
-		return
-	}
-	emitMatMul(m, matmulType{name: MatMulQ4_0, blockBytes: q4_0BlockBytes, chunks: 1, extraBytes: 16,
-		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			decodeNibbles4(k, p, sp, 2, 8)
-			q8Scales(k, p, sp, 256)
-		},
-		finish: q8Finish,
-	})
-}
-
-// emitMatMulQ5_0 emits matmul_q5_0; with relaxed SIMD its quants (0..31)
-// stay bytes, in quads (matmulType.byteOffset), their fifth bits picked
-// per byte as the relaxed matvec_q5_0 picks them (fifthBits).
-func emitMatMulQ5_0(m *wg.Module, relaxed bool) {
-	if relaxed {
-		emitMatMul(m, matmulType{name: MatMulQ5_0, blockBytes: q5_0BlockBytes, chunks: 1, extraBytes: 16, byteOffset: 16,
-			decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-				var lo, hi [4]wg.Local
-				qh := k.Local(wg.V128)
-				for j := range p {
-					lo[j], hi[j] = k.Local(wg.V128), k.Local(wg.V128)
-					k.Set(qh, wg.V128Load32Splat(get(p[j]), 2))
-					k.Set(hi[j], wg.V128Load(get(p[j]), 6))
-					k.Set(lo[j], wg.V128Or(wg.V128And(get(hi[j]), i8x16Splat(15)), fifthBits(qh, 0)))
-					k.Set(hi[j], wg.V128Or(wg.V128And(wg.I16x8ShrU(get(hi[j]), i32(4)), i8x16Splat(15)), fifthBits(qh, 2)))
-				}
-				k.storeQuads(sp, 0, lo)
-				k.storeQuads(sp, 64, hi)
-				q8Scales(k, p, sp, 128)
-			},
-			finish: q8Finish,
-		})
-		return
-	}
-	emitMatMul(m, matmulType{name: MatMulQ5_0, blockBytes: q5_0BlockBytes, chunks: 1, extraBytes: 16,
-		decode: func(k kernel, p [4]wg.Local, sp wg.Local) {
-			decodeNibbles5(k, p, sp, 2, 6, 16)
-			q8Scales(k, p, sp, 256)
-		},
-		finish: q8Finish,
-	})
-}
-
-// The Q8_K-activation types: eight chunks per super-block, each
-// sub-block's scale multiplied into its quants.

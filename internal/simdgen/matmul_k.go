@@ -30,8 +30,8 @@ func emitMatMulQ4K(m *wg.Module, relaxed bool) {
 }
 
 // decodeQ4KQuads decodes the Q4_K super-blocks p into scratch at sp for
-// matmulType.quadsK: the quants as quads, the scales as i32x4 per
-// sub-block, then minsFinish's extras (the mins, d and dmin) at sp + 1152.
+// matmulType.quadsK: the quants as quads, the scales as i16x8 per
+// sub-block (row j's in lanes 2j and 2j+1), then minsFinish's extras (the mins, d and dmin) at sp + 1152.
 func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
 	const ex = 8*128 + 8*16
 	var scm, lo, hi [4]wg.Local
@@ -45,8 +45,9 @@ func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
 		k.unpackScalesK4(scm[j], u, p[j])
 		storeMins(k, sp, ex+uint32(32*j), scm[j])
 	}
-	// Sub-block c's scales of the four rows as i32x4: byte c of each row's
-	// scm into bytes 0, 4, 8, 12, then the rest of each lane cleared.
+	// Sub-block c's scales of the four rows as i16x8: byte c of each row's
+	// scm into bytes 0, 4, 8, 12, the rest of each lane cleared, then each
+	// lane's low half copied to its high half.
 	for c := range 8 {
 		var s01, s23 [16]uint8
 		for i := range s01 {
@@ -55,7 +56,8 @@ func decodeQ4KQuads(k kernel, p [4]wg.Local, sp wg.Local) {
 		s01[4], s23[12] = uint8(16+c), uint8(16+c)
 		k.Set(a, wg.I8x16Shuffle(get(scm[0]), get(scm[1]), s01)) // byte 0: row 0's, byte 4: row 1's
 		k.Set(b, wg.I8x16Shuffle(get(scm[2]), get(scm[3]), s23)) // byte 8: row 2's, byte 12: row 3's
-		k.V128Store(get(sp), uint32(1024+16*c), wg.V128And(pairs32(get(a), get(b), [4]int{0, 1, 6, 7}), i32x4Splat(0xff)))
+		k.Set(a, wg.V128And(pairs32(get(a), get(b), [4]int{0, 1, 6, 7}), i32x4Splat(0xff)))
+		k.V128Store(get(sp), uint32(1024+16*c), wg.V128Or(get(a), wg.I32x4Shl(get(a), i32(16))))
 	}
 	// Bytes 32c..32c+31 of the quants (c = 0..3): sub-block 2c in the low
 	// nibbles, 2c+1 in the high ones; elements 0..15 then 16..31.
