@@ -114,7 +114,8 @@ type matmulType struct {
 }
 
 // paired reports whether two vectors at a time go through the decoded
-// blocks (the relaxed kernels' quads): each quad is loaded once for both.
+// blocks (the types of one chunk per block, and the relaxed kernels'
+// quads): each decoded vector of weights is loaded once for both.
 func (typ matmulType) paired() bool {
 	return typ.byteOffset != 0 || typ.quadsK || typ.quads6K || typ.chunks == 1
 }
