@@ -200,10 +200,10 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Set(s[j], sum)
 		}
 	}
-	// loadX sets x to the 32 activation quants at cx as int16.
-	loadX := func(cx wg.Local) {
-		for i := range x {
-			k.Set(x[i], wg.V128Load8x8S(get(cx), uint32(8*i)))
+	// loadX sets dst (x, or x2) to the 32 activation quants at cx as int16.
+	loadX := func(dst [4]wg.Local, cx wg.Local) {
+		for i := range dst {
+			k.Set(dst[i], wg.V128Load8x8S(get(cx), uint32(8*i)))
 		}
 	}
 	// pairSum(a, b) = [a0+a1, a2+a3, b0+b1, b2+b3]: twice, the transpose
@@ -304,10 +304,8 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			// Both vectors' activations in registers, each decoded vector
 			// loaded once for the two; the rows' pair sums through the
 			// scratch's head as below, the two vectors' side by side.
-			loadX(xs[0])
-			for i := range x2 {
-				k.Set(x2[i], wg.V128Load8x8S(get(xs[1]), uint32(8*i)))
-			}
+			loadX(x, xs[0])
+			loadX(x2, xs[1])
 			for half := range 2 {
 				k.Set(cp, wg.I32Add(get(sp), i32(int32(128*half))))
 				for j := range 2 {
@@ -337,7 +335,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			return
 		}
 		if typ.chunks == 1 {
-			loadX(bx)
+			loadX(x, bx)
 			k.Set(cp, get(sp))
 			dots(cp, false)
 			k.V128Store(get(scratch), 0, pairSum(s[0], s[1]))
@@ -355,7 +353,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Set(cq, get(cp))
 			k.Set(cx, get(bx))
 			k.forRange(c, i32(0), i32(typ.chunks), 1, func() {
-				loadX(cx)
+				loadX(x, cx)
 				dots(cq, true)
 				k.Set(cq, wg.I32Add(get(cq), i32(256)))
 				k.Set(cx, wg.I32Add(get(cx), i32(32)))
@@ -371,7 +369,7 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 	// (1, or 2 where typ.paired), from the one whose quants are at px
 	// (the next's a qStride on), and advances px, pd, pbs, po and pa past
 	// them.
-	vectors := func(n int, cb, ce, spEnd, r wg.Local) {
+	vectors := func(n int) {
 		k.resumeSums(cb, pa, res[:n]...)
 		k.Set(sp, wg.I32Add(get(scratch), i32(scratchHead)))
 		for v := range n {
@@ -432,10 +430,10 @@ func emitMatMul(m *wg.Module, typ matmulType) {
 			k.Set(po, wg.I32Add(get(out), wg.I32Shl(get(r), i32(2))))
 			k.Set(pa, get(acc))
 			if typ.paired() {
-				k.forRange(t, i32(0), wg.I32Sub(get(tokens), i32(1)), 2, func() { vectors(2, cb, ce, spEnd, r) })
-				k.If(wg.I32LtS(get(t), get(tokens)), func() { vectors(1, cb, ce, spEnd, r) })
+				k.forRange(t, i32(0), wg.I32Sub(get(tokens), i32(1)), 2, func() { vectors(2) })
+				k.If(wg.I32LtS(get(t), get(tokens)), func() { vectors(1) })
 			} else {
-				k.forRange(t, i32(0), get(tokens), 1, func() { vectors(1, cb, ce, spEnd, r) })
+				k.forRange(t, i32(0), get(tokens), 1, func() { vectors(1) })
 			}
 			k.Set(cb, get(ce))
 			k.BrIf(0, wg.I32LtS(get(cb), get(blocks)))
