@@ -146,6 +146,13 @@ test-wasm-simd:
 
 # The go test -exec runner of test-gpu (tools/wasmbrowser), which test-gpu builds.
 WASMBROWSER := build/wasmbrowser
+# need_chromium is the shell that starts target $(1)'s recipe line where tools/wasmbrowser needs Chromium: without it the
+# target ends, skipped with a message, and under CI failed.
+need_chromium = if ! $(WASMBROWSER) -check >/dev/null; then \
+	  if [ -n "$$CI" ]; then echo "$(1) needs Chromium (Debian package chromium)"; exit 1; fi; \
+	  echo "$(1): skipped: no Chromium (Debian package chromium; under CI this fails)"; exit 0; \
+	fi
+
 # Packages whose tests run in Chromium with WebGPU.
 GPU_PKGS := ./engine/gpu/... ./webgpu/...
 
@@ -154,10 +161,7 @@ GPU_PKGS := ./engine/gpu/... ./webgpu/...
 ## with a message, and failed under CI
 test-gpu:
 	$(GO) build -o $(WASMBROWSER) ./tools/wasmbrowser
-	@if ! $(WASMBROWSER) -check >/dev/null; then \
-	  if [ -n "$$CI" ]; then echo "test-gpu needs Chromium (Debian package chromium)"; exit 1; fi; \
-	  echo "test-gpu: skipped: no Chromium (Debian package chromium; under CI this fails)"; exit 0; \
-	fi; \
+	@$(call need_chromium,test-gpu); \
 	echo 'GOOS=js GOARCH=wasm $(GO) test -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)'; \
 	GOOS=js GOARCH=wasm $(GO) test -timeout 30m -exec="$(abspath $(WASMBROWSER))" $(GPU_PKGS)
 
@@ -166,10 +170,7 @@ test-gpu:
 ## leaves some results to the engine, so each kernel is bit-checked where it runs; without Chromium skipped, failed under CI
 test-simd-chromium:
 	$(GO) build -o $(WASMBROWSER) ./tools/wasmbrowser
-	@if ! $(WASMBROWSER) -check >/dev/null; then \
-	  if [ -n "$$CI" ]; then echo "test-simd-chromium needs Chromium (Debian package chromium)"; exit 1; fi; \
-	  echo "test-simd-chromium: skipped: no Chromium (Debian package chromium; under CI this fails)"; exit 0; \
-	fi; \
+	@$(call need_chromium,test-simd-chromium); \
 	echo 'WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec="$(abspath $(WASMBROWSER))" -run ^Test ./engine/tensor/'; \
 	WASMLM_SIMD=relaxed GOOS=js GOARCH=wasm $(GO) test -tags wasmlm_simd -exec="$(abspath $(WASMBROWSER))" -run '^Test' ./engine/tensor/
 
