@@ -27,15 +27,16 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 		qs = 48
 	}
 	emitQ8KKernel(m, name, blockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs wg.Local) wg.Expr {
-		// Per row: the unpacked scales and mins; the scales as int32, those
-		// of sub-blocks 2c, 2c+1 in lanes 0 and 1 of scLo (shifted along as
-		// c goes); Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
+		// Per row: the unpacked scales and mins; the scales of sub-blocks
+		// 2c, 2c+1 in lanes 0 and 1 of scLo (shifted along as c goes): as
+		// int32 (scHi holding the rest), or with relaxed SIMD all eight as
+		// int16; Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
 		var scm, scLo, scHi, isum, msum [4]wg.Local
 		for j := range p {
 			scm[j], isum[j], msum[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 			scLo[j], scHi[j] = k.Local(wg.V128), k.Local(wg.V128)
 		}
-		pairLo, pairHi, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		bsLo, bsHi, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		x := make([]wg.Local, 8)
 		for i := range x {
 			x[i] = k.Local(wg.V128)
@@ -45,18 +46,41 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 		mask := k.Local(wg.V128)
 		k.Set(mask, i16x8Splat(15))
 
-		// bsums[2j] + bsums[2j+1] for j = 0..3 and 4..7.
-		k.Set(pairLo, wg.I32x4ExtaddPairwiseI16x8S(wg.V128Load(get(bs), 0)))
-		k.Set(pairHi, wg.I32x4ExtaddPairwiseI16x8S(wg.V128Load(get(bs), 16)))
+		// The block sums of sub-blocks 0..3 and 4..7, two per sub-block;
+		// without relaxed SIMD each two added (bsums[2j] + bsums[2j+1]).
+		for i, v := range []wg.Local{bsLo, bsHi} {
+			sums := wg.V128Load(get(bs), uint32(16*i))
+			if !relaxed {
+				sums = wg.I32x4ExtaddPairwiseI16x8S(sums)
+			}
+			k.Set(v, sums)
+		}
 		for j := range p {
 			k.unpackScalesK4(scm[j], u, p[j])
 			k.Set(u, wg.I16x8ExtendLowI8x16U(get(scm[j])))
-			k.Set(scLo[j], wg.I32x4ExtendLowI16x8U(get(u)))
-			k.Set(scHi[j], wg.I32x4ExtendHighI16x8U(get(u)))
-			k.Set(u, wg.I16x8ExtendHighI8x16U(get(scm[j])))
-			k.Set(msum[j], wg.I32x4Add(
-				wg.I32x4Mul(wg.I32x4ExtendLowI16x8U(get(u)), get(pairLo)),
-				wg.I32x4Mul(wg.I32x4ExtendHighI16x8U(get(u)), get(pairHi))))
+			if relaxed {
+				k.Set(scLo[j], get(u)) // the eight scales as int16
+			} else {
+				k.Set(scLo[j], wg.I32x4ExtendLowI16x8U(get(u)))
+				k.Set(scHi[j], wg.I32x4ExtendHighI16x8U(get(u)))
+			}
+			// Lane i: m_i·(bsums[2i] + bsums[2i+1]) + m_{i+4}·(…). With
+			// relaxed SIMD each min as int16 twice (lanes 2i, 2i+1) and
+			// i32x4.dot_i16x8_s: a shorter stretch between super-blocks'
+			// chunk loops, which streamed weights faster (Chromium,
+			// BenchmarkMatVecStreamed Q4_K: 6.0–6.8 GB/s → 6.4–7.6) though
+			// slower in the caches (32.8 → 31 GFLOP/s), and slower for the
+			// plain kernel either way (4.8 → 4.5 GB/s).
+			if relaxed {
+				k.Set(msum[j], wg.I32x4Add(
+					wg.I32x4DotI16x8S(get(bsLo), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), minPairs(8))),
+					wg.I32x4DotI16x8S(get(bsHi), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), minPairs(12)))))
+			} else {
+				k.Set(u, wg.I16x8ExtendHighI8x16U(get(scm[j])))
+				k.Set(msum[j], wg.I32x4Add(
+					wg.I32x4Mul(wg.I32x4ExtendLowI16x8U(get(u)), get(bsLo)),
+					wg.I32x4Mul(wg.I32x4ExtendHighI16x8U(get(u)), get(bsHi))))
+			}
 			k.Set(isum[j], f32x4Zero())
 		}
 		k.transposeSum(msumV, wg.I32x4Add, msum)
@@ -77,7 +101,7 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 		k.Set(cq, get(qx))
 		k.forRange(c, i32(0), i32(4), 1, func() {
 			if relaxed {
-				q4KChunkRelaxed(k, p, pc, cq, x[:4], isum, scLo, scHi, part, t, u, qs, qh)
+				q4KChunkRelaxed(k, p, pc, cq, x[:4], isum, scLo, t, u, qs, qh)
 				return
 			}
 			// x[2i], x[2i+1]: the even and odd elements of activations
@@ -163,11 +187,15 @@ type q5KFifth struct {
 // SIMD: the nibbles stay bytes (0..15, in i7's range) and
 // i16x8.relaxed_dot multiplies them with the activation bytes as loaded
 // (x[0..3]: activations 64c.. in four sixteens). Per row and sub-block
-// the int16 lanes add four products of at most 15·128: no overflow. The
+// the int16 lanes add four products of at most 15·128: no overflow; and
+// i32x4.dot_i16x8_s with the sub-block's scale splat (from lanes 0 and 1
+// of sc16, which then turns by two lanes) widens and scales them at once,
+// where extadd and i32x4.mul took two instructions, the multiply a slow
+// one (in Chromium 2048×768 Q4_K ran at 32.7 GFLOP/s so, 24.8 before). The
 // quants are at qs in each super-block; with qh (Q5_K) their fifth bits,
 // from the 32 bytes at 16, are or-ed in (quants 0..31: four products of at
 // most 31·128 still fit).
-func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isum, scLo, scHi [4]wg.Local, part [4]wg.Local, t, u wg.Local, qs uint32, qh *q5KFifth) {
+func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isum, sc16 [4]wg.Local, t, u wg.Local, qs uint32, qh *q5KFifth) {
 	for i := range x {
 		k.Set(x[i], wg.V128Load(get(cq), uint32(16*i)))
 	}
@@ -188,20 +216,32 @@ func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isu
 				q[2+half] = wg.V128Or(q[2+half], wg.V128And(wg.I16x8Shl(get(h), i32(3)), i8x16Splat(16)))
 			}
 		}
-		k.Set(part[0], wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), q[0]),
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1]))))
-		k.Set(part[1], wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[2]), q[2]),
-			wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), q[3]))))
 		k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
-			wg.I32x4Mul(get(part[0]), lane32(get(scLo[j]), 0)),
-			wg.I32x4Mul(get(part[1]), lane32(get(scLo[j]), 1)))))
-		k.Set(scLo[j], pairs32(get(scLo[j]), get(scHi[j]), [4]int{2, 3, 4, 5}))
-		k.Set(scHi[j], pairs32(get(scHi[j]), get(scHi[j]), [4]int{2, 3, 0, 1}))
+			wg.I32x4DotI16x8S(wg.I16x8Add(
+				wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), q[0]),
+				wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1])), lane16(get(sc16[j]), 0)),
+			wg.I32x4DotI16x8S(wg.I16x8Add(
+				wg.I16x8RelaxedDotI8x16I7x16S(get(x[2]), q[2]),
+				wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), q[3])), lane16(get(sc16[j]), 1)))))
+		// The next two scales to lanes 0 and 1.
+		k.Set(sc16[j], rotateBytes(sc16[j], 4))
 		k.Set(pc[j], wg.I32Add(get(pc[j]), i32(32)))
 	}
 	k.Set(cq, wg.I32Add(get(cq), i32(64)))
+}
+
+// minPairs is the i8x16.shuffle of an unpacked scales-and-mins vector
+// (unpackScalesK4) and a zero vector that makes bytes from..from+3, the
+// mins of four sub-blocks, int16 lanes, each twice.
+func minPairs(from uint8) [16]uint8 {
+	var s [16]uint8
+	for i := range s {
+		s[i] = 16 // a zero byte
+		if i%2 == 0 {
+			s[i] = from + uint8(i/4)
+		}
+	}
+	return s
 }
 
 // unpackScalesK4 sets t to the 6-bit scales of sub-blocks 0..7 in bytes
