@@ -1,6 +1,10 @@
 package simdgen
 
-import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+import (
+	"math/bits"
+
+	wg "github.com/wasmlm/wasmlm/internal/wasmgen"
+)
 
 // Kernels whose activation is Q8_0: per block of 32, int8 quants xq and a
 // float32 scale xd (and their sums xsum). Both weight formats here start a
@@ -228,7 +232,9 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 			}
 			k.transposeSum(isum, wg.I32x4Add, s)
 			if nibbles {
-				k.Set(isum, wg.I32x4Sub(get(isum), wg.I32x4Mul(wg.V128Load32Splat(get(sx), 0), i32x4Splat(uint32(offset)))))
+				// offset·xsum[b], the offset 8 or 16 a shift (a multiply is
+				// slow on x86).
+				k.Set(isum, wg.I32x4Sub(get(isum), wg.I32x4Shl(wg.V128Load32Splat(get(sx), 0), i32(int32(bits.TrailingZeros32(uint32(offset)))))))
 				k.Set(sx, wg.I32Add(get(sx), i32(4)))
 			}
 			scale := wg.F32x4Mul(weightScale(k, p, h), wg.V128Load32Splat(get(dx), 0))
