@@ -17,13 +17,13 @@ func emitMatVecQ4_1(m *wg.Module, relaxed bool) {
 	emitQ8KernelScaled(m, MatVecQ4_1, q4_1BlockBytes, 0, fiveBitLayout(relaxed), func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		k.Set(t[0], wg.V128Load(get(p), 4))
 		if relaxed {
-			return nibbleDotRelaxed(t[0], x, nil)
+			return nibbleSums16(t[0], x)
 		}
 		return nibbleDot(t[0], x)
-	}, f16Scales, true)
+	}, f16Scales, true, relaxed)
 }
 
 // emitMatVecQ5_1 emits ggml_vec_dot_q5_1_q8_1 as dotQ5_1 computes it.
 func emitMatVecQ5_1(m *wg.Module, relaxed bool) {
-	emitQ8KernelScaled(m, MatVecQ5_1, q5_1BlockBytes, 0, fiveBitLayout(relaxed), fiveBitDot(relaxed, 4, 8), f16Scales, true)
+	emitQ8KernelScaled(m, MatVecQ5_1, q5_1BlockBytes, 0, fiveBitLayout(relaxed), fiveBitDot(relaxed, 4, 8), f16Scales, true, false)
 }

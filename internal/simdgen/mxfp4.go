@@ -53,7 +53,7 @@ func emitMatVecMXFP4(m *wg.Module) {
 			wg.I32x4DotI16x8S(wg.I16x8ExtendLowI8x16S(get(t[1])), get(x[2])),
 			wg.I32x4DotI16x8S(wg.I16x8ExtendHighI8x16S(get(t[1])), get(x[3])))
 		return wg.I32x4Add(lo, hi)
-	}, kernel.e8m0Half, false)
+	}, kernel.e8m0Half, false, false)
 }
 
 // emitMatMulMXFP4 emits matmul_mxfp4: the doubled values decoded as int16

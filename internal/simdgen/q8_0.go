@@ -35,7 +35,7 @@ func emitMatVecQ8_0(m *wg.Module) {
 			wg.I32x4DotI16x8S(wg.I16x8ExtendLowI8x16S(get(t[1])), get(x[2])),
 			wg.I32x4DotI16x8S(wg.I16x8ExtendHighI8x16S(get(t[1])), get(x[3])))
 		return wg.I32x4Add(lo, hi)
-	})
+	}, false)
 }
 
 // emitMatVecQ4_0 emits ggml_vec_dot_q4_0_q8_0 as dotQ4_0 computes it:
@@ -46,14 +46,14 @@ func emitMatVecQ4_0(m *wg.Module, relaxed bool) {
 	if relaxed {
 		emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, xBytes, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 			k.Set(t[0], wg.V128Load(get(p), 2))
-			return nibbleDotRelaxed(t[0], x, nil)
-		})
+			return nibbleSums16(t[0], x)
+		}, true)
 		return
 	}
 	emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, xEvenOdd, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		k.Set(t[0], wg.V128Load(get(p), 2))
 		return nibbleDot(t[0], x)
-	})
+	}, false)
 }
 
 // nibbleDotRelaxed is nibbleDot with relaxed SIMD: the 32 4-bit quants of
@@ -70,15 +70,30 @@ func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
 			q[i] = wg.V128Or(q[i], high[i])
 		}
 	}
-	return wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8Add(
+	return wg.I32x4ExtaddPairwiseI16x8S(nibblePairs(q, x))
+}
+
+// nibblePairs is the int16 sums of two relaxed dots: the products of the
+// quants q[0] (elements 0-15) and q[1] (16-31) with the activation bytes
+// x[0] and x[1], four in each lane.
+func nibblePairs(q [2]wg.Expr, x [4]wg.Local) wg.Expr {
+	return wg.I16x8Add(
 		wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), q[0]),
-		wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1])))
+		wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1]))
+}
+
+// nibbleSums16 is nibbleDotRelaxed of 4-bit quants (no fifth bits) left as
+// the int16 sums, each lane four products of at most 15·128 (7680), for a
+// kernel that adds them up with transposeSum16.
+func nibbleSums16(w wg.Local, x [4]wg.Local) wg.Expr {
+	mask := i8x16Splat(15)
+	return nibblePairs([2]wg.Expr{wg.V128And(get(w), mask), wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask)}, x)
 }
 
 // emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
 // Σ(q-16)·x as Σq·x - 16·Σx, q the nibble plus 16 times bit j of qh.
 func emitMatVecQ5_0(m *wg.Module, relaxed bool) {
-	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, fiveBitLayout(relaxed), fiveBitDot(relaxed, 2, 6))
+	emitQ8Kernel(m, MatVecQ5_0, q5_0BlockBytes, 16, fiveBitLayout(relaxed), fiveBitDot(relaxed, 2, 6), false)
 }
 
 // fiveBitLayout is the activation layout of fiveBitDot (and of nibbleDot
@@ -166,10 +181,12 @@ const (
 // activation quants in x as layout says, and then offset·xsum[b] is taken
 // from the sums (the quants' offset). t is scratch; the returned
 // expression is emitted after blockDot returns, so a scratch local it
-// reads must not be set again before.
+// reads must not be set again before. With sums16 blockDot returns int16
+// sums instead, each lane at most 7680 in magnitude (nibbleSums16), which
+// transposeSum16 adds up with fewer instructions.
 func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
-	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr) {
-	emitQ8KernelScaled(m, name, blockBytes, offset, layout, blockDot, f16Scales, false)
+	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr, sums16 bool) {
+	emitQ8KernelScaled(m, name, blockBytes, offset, layout, blockDot, f16Scales, false, sums16)
 }
 
 // f16Scales is the four rows' block scales, the fp16 at offset 0 of each
@@ -191,7 +208,7 @@ func f16Scales(k kernel, p [4]wg.Local, h wg.Local) wg.Expr {
 // offset is then 0.
 func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, layout xLayout,
 	blockDot func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr,
-	weightScale func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr, mins bool) {
+	weightScale func(k kernel, p [4]wg.Local, h wg.Local) wg.Expr, mins, sums16 bool) {
 	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
 	nibbles := offset != 0
 	nAct := 2
@@ -230,7 +247,11 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 			for j := range p {
 				k.Set(s[j], blockDot(k, p[j], x, t))
 			}
-			k.transposeSum(isum, wg.I32x4Add, s)
+			if sums16 {
+				k.transposeSum16(isum, s)
+			} else {
+				k.transposeSum(isum, wg.I32x4Add, s)
+			}
 			if nibbles {
 				// offset·xsum[b], the offset 8 or 16 a shift (a multiply is
 				// slow on x86).
