@@ -86,7 +86,7 @@ func matMulRows(job *rowsJob, lo, hi int) {
 	}
 	for r0 := lo; r0 < hi; r0 += job.tile {
 		r1 := min(r0+job.tile, hi)
-		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr, packed: m.packed, rows8: m.rows8}
+		rows := Matrix{Type: m.Type, Rows: r1 - r0, Cols: m.Cols, Data: m.Data[r0*rb : r1*rb], rowBytes: rb, tr: m.tr, packed: m.packed, rows8: m.rows8, scales: m.scales}
 		o := out[r0:]
 		if matMulSIMD(o, m.Rows, &rows, acts, ws) { // never split: SIMD builds run one thread
 			continue

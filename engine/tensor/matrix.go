@@ -8,15 +8,17 @@ import (
 
 // Matrix is a (Rows, Cols) weight matrix stored row-major in Data, each row
 // encoded as Type. Data is a view into the model bytes, never a copy (but see
-// NewMatrix for misaligned float data).
+// NewMatrix for misaligned float data). The products take Data as
+// unchanging once one has read it (see finiteScales).
 type Matrix struct {
 	Type       Type
 	Rows, Cols int
 	Data       []byte // Rows * RowBytes(Type, Cols) bytes
 	rowBytes   int
 	tr         *traits
-	packed     bool // Data in a packed layout (Pack)
-	rows8      bool // that layout is the native kernels' interleaved one (packRows8)
+	packed     bool        // Data in a packed layout (Pack)
+	rows8      bool        // that layout is the native kernels' interleaved one (packRows8)
+	scales     *scaleCheck // whether its F16 block scales are finite (finiteScales), shared with its views
 }
 
 // NewMatrix returns a matrix view over data, checking that data holds exactly
@@ -44,7 +46,11 @@ func NewMatrix(t Type, rows, cols int, data []byte) (*Matrix, error) {
 		copy(buf, data)
 		data = buf
 	}
-	return &Matrix{Type: t, Rows: rows, Cols: cols, Data: data, rowBytes: rb, tr: tr}, nil
+	m := &Matrix{Type: t, Rows: rows, Cols: cols, Data: data, rowBytes: rb, tr: tr}
+	if f16Scales[t] != nil {
+		m.scales = &scaleCheck{data: data}
+	}
+	return m, nil
 }
 
 // elementAlign is the alignment a type's kernels need to load elements directly.
@@ -82,7 +88,7 @@ func (m *Matrix) Slice(lo, hi int) (*Matrix, error) {
 		return nil, errPacked(fmt.Sprintf("rows [%d, %d), not whole groups of %d rows,", lo, hi, PackedGroupRows))
 	}
 	return &Matrix{Type: m.Type, Rows: hi - lo, Cols: m.Cols, Data: m.Data[lo*m.rowBytes : hi*m.rowBytes : hi*m.rowBytes], rowBytes: m.rowBytes, tr: m.tr,
-		packed: m.packed, rows8: m.rows8}, nil
+		packed: m.packed, rows8: m.rows8, scales: m.scales}, nil
 }
 
 // Row decodes row r into dst, which must hold Cols elements (an embedding

@@ -192,9 +192,13 @@ func SIMD() bool {
 }
 
 // matVecSIMD computes MatVec's rows with a SIMD kernel and reports whether
-// it did (false: no kernel for this type, or none available).
+// it did (false: no kernel for this type, none available, or an F16 block
+// scale of m not finite: finiteScales).
 func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	if !useSIMD {
+		return false
+	}
+	if !m.finiteScales() { // the kernels take F16 block scales as finite
 		return false
 	}
 	o, w := unsafe.Pointer(unsafe.SliceData(out)), unsafe.Pointer(unsafe.SliceData(m.Data))

@@ -190,10 +190,10 @@ func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xL
 }
 
 // f16Scales is the four rows' block scales, the fp16 at offset 0 of each
-// block p[j], as f32x4.
+// block p[j], as f32x4; finite ones (f16ToF32Finite).
 func f16Scales(k kernel, p [4]wg.Local, h wg.Local) wg.Expr {
 	k.Set(h, gatherHalf(p, 0))
-	return f16ToF32(h)
+	return f16ToF32Finite(h)
 }
 
 // emitQ8KernelScaled is emitQ8Kernel for a weight format whose block scale
@@ -263,7 +263,7 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 			if mins {
 				k.Set(xv, add) // the scaled sum, before h is set again
 				k.Set(h, gatherHalf(p, 2))
-				add = wg.F32x4Add(get(xv), wg.F32x4Mul(f16ToF32(h), wg.V128Load32Splat(get(sx), 0)))
+				add = wg.F32x4Add(get(xv), wg.F32x4Mul(f16ToF32Finite(h), wg.V128Load32Splat(get(sx), 0)))
 			}
 			k.Set(res, wg.F32x4Add(get(res), add))
 			if mins {
