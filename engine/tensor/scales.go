@@ -48,16 +48,24 @@ func (m *Matrix) finiteScales() bool {
 }
 
 // finiteF16At reports whether no F16 value at the offsets of each
-// blockBytes-byte block of data has exponent 31 (infinity, NaN). Adding
-// 0x0400 to the exponent bits carries into bit 15 only for exponent 31,
-// so one OR per value collects the answer without a branch.
+// blockBytes-byte block of data has exponent 31 (infinity, NaN). The
+// exponent's five bits are bits 2..6 of an F16's high byte: adding 4 to
+// them carries into bit 7 only when all are set, so one OR per value
+// collects the answer with no branch.
 func finiteF16At(data []byte, blockBytes int, offsets []int) bool {
-	var bad uint16
-	for b := 0; b+blockBytes <= len(data); b += blockBytes {
-		for _, o := range offsets {
-			h := uint16(data[b+o]) | uint16(data[b+o+1])<<8
-			bad |= h&0x7c00 + 0x0400
+	var bad, bad1, bad2, bad3 byte
+	n := len(data) / blockBytes * blockBytes
+	for _, o := range offsets {
+		i := o + 1
+		for ; i+3*blockBytes < n; i += 4 * blockBytes { // four at a time: half the time in Go's WebAssembly
+			bad |= data[i]&0x7c + 4
+			bad1 |= data[i+blockBytes]&0x7c + 4
+			bad2 |= data[i+2*blockBytes]&0x7c + 4
+			bad3 |= data[i+3*blockBytes]&0x7c + 4
+		}
+		for ; i < n; i += blockBytes {
+			bad |= data[i]&0x7c + 4
 		}
 	}
-	return bad&0x8000 == 0
+	return (bad|bad1|bad2|bad3)&0x80 == 0
 }

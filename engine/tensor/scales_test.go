@@ -2,17 +2,19 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestFiniteScales checks finiteScales on matrices of two rows of each
-// type with F16 scales, one block scale (or min) set to each F16 pattern
-// at the edge of finite: it is false exactly for exponent 31 (±Inf, NaN),
-// for the matrix and for a view of its other row (a view answers for the
-// bytes it was cut from).
+// TestFiniteScales checks finiteScales on matrices of three rows of two
+// blocks of each type with F16 scales, one block scale (or min), in each
+// block in turn, set to each F16 pattern at the edge of finite: it is
+// false exactly for exponent 31 (±Inf, NaN), for the matrix, for a view of
+// another row (a view answers for the bytes it was cut from) and for a
+// Matrix not made by NewMatrix.
 func TestFiniteScales(t *testing.T) {
 	patterns := []struct {
 		name   string
@@ -31,29 +33,33 @@ func TestFiniteScales(t *testing.T) {
 		{"NaN with the lowest payload", 0x7c01, false},
 		{"negative NaN", 0xffff, false},
 	}
-	const cols = 64
+	const rows, cols = 3, 64
 	for typ, offsets := range f16Scales {
 		bb := layouts[typ].blockBytes
 		rb, err := RowBytes(typ, cols)
 		require.NoError(t, err)
-		for _, off := range offsets {
-			for _, p := range patterns {
-				data := make([]byte, 2*rb)
-				for b := 0; b < len(data); b += bb {
-					for _, o := range offsets {
-						binary.LittleEndian.PutUint16(data[b+o:], 0x3c00)
+		for block := range rows * rb / bb {
+			for _, off := range offsets {
+				for _, p := range patterns {
+					data := make([]byte, rows*rb)
+					for b := 0; b < len(data); b += bb {
+						for _, o := range offsets {
+							binary.LittleEndian.PutUint16(data[b+o:], 0x3c00)
+						}
 					}
+					binary.LittleEndian.PutUint16(data[block*bb+off:], p.h)
+					what := fmt.Sprintf("%v block %d offset %d: %s", typ, block, off, p.name)
+					m, err := NewMatrix(typ, rows, cols, data)
+					require.NoError(t, err)
+					assert.Equal(t, p.finite, m.finiteScales(), what)
+					assert.Equal(t, p.finite, m.finiteScales(), what+", the second time")
+					other := (block*bb/rb + 1) % rows
+					view, err := m.Slice(other, other+1)
+					require.NoError(t, err)
+					assert.Equal(t, p.finite, view.finiteScales(), what+", a view of another row")
+					literal := Matrix{Type: typ, Rows: rows, Cols: cols, Data: data, rowBytes: rb, tr: m.tr}
+					assert.Equal(t, p.finite, literal.finiteScales(), what+", a Matrix not from NewMatrix")
 				}
-				binary.LittleEndian.PutUint16(data[rb+bb+off:], p.h) // row 1, block 1
-				m, err := NewMatrix(typ, 2, cols, data)
-				require.NoError(t, err)
-				assert.Equal(t, p.finite, m.finiteScales(), "%v offset %d: %s", typ, off, p.name)
-				assert.Equal(t, p.finite, m.finiteScales(), "%v offset %d: %s, the second time", typ, off, p.name)
-				row0, err := m.Slice(0, 1)
-				require.NoError(t, err)
-				assert.Equal(t, p.finite, row0.finiteScales(), "%v offset %d: %s, a view of the other row", typ, off, p.name)
-				literal := Matrix{Type: typ, Rows: 2, Cols: cols, Data: data, rowBytes: rb, tr: m.tr}
-				assert.Equal(t, p.finite, literal.finiteScales(), "%v offset %d: %s, a Matrix not from NewMatrix", typ, off, p.name)
 			}
 		}
 	}
@@ -61,4 +67,16 @@ func TestFiniteScales(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, m.finiteScales(), "a type whose kernels decode every F16")
 	assert.Nil(t, m.scales)
+}
+
+// BenchmarkFiniteScales times the check of a 64 MB Q4_0 matrix's scales,
+// which a matrix's first matrix–vector product pays in the SIMD build.
+func BenchmarkFiniteScales(b *testing.B) {
+	data := make([]byte, (64<<20)/q4_0BlockBytes*q4_0BlockBytes)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if !finiteF16At(data, q4_0BlockBytes, f16Scales[Q4_0]) {
+			b.Fatal("zero scales are finite")
+		}
+	}
 }

@@ -20,7 +20,9 @@
 // The module imports the Go instance's own memory and the Go side passes
 // byte offsets of the weights, the activation and the output, so nothing is
 // copied. Every kernel computes exactly the bits of its pure-Go
-// counterpart: the integer part of a quantized dot product is exact in any
+// counterpart (the matrix–vector kernels of Q8_0, Q4_0, Q5_0, Q4_1 and
+// Q5_1 where their F16 block scales are finite, the only matrices
+// engine/tensor gives them: f16ToF32Finite): the integer part of a quantized dot product is exact in any
 // order, and the float operations are the pure-Go ones in the pure-Go
 // order, with four rows in the four lanes of an f32x4 (the F32-like kernels
 // keep the pure-Go four partial sums of one row in the lanes instead); a
