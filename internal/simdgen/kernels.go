@@ -236,18 +236,13 @@ func (k kernel) transposeSum(dst wg.Local, add func(a, b wg.Expr) wg.Expr, v [4]
 }
 
 // transposeSum16 is transposeSum of four vectors of int16 sums, each lane
-// at most 7680 in magnitude: the first two rounds of pair sums add int16
-// lanes (each then adds four of the first: at most 30720, no overflow),
-// and a final extadd widens them, lane r row r's total. Three
-// instructions fewer than widening each vector and adding in int32.
+// at most 7680 in magnitude: the pair sums add int16 lanes (each then adds
+// four of the first: at most 30720, no overflow), and a final extadd
+// widens them, lane r row r's total. Three instructions fewer than
+// widening each vector and adding in int32.
 func (k kernel) transposeSum16(dst wg.Local, v [4]wg.Local) {
-	pairSum := func(a, b wg.Expr) wg.Expr {
-		return wg.I16x8Add(pairs32(a, b, [4]int{0, 2, 4, 6}), pairs32(a, b, [4]int{1, 3, 5, 7}))
-	}
-	t01, t23 := k.Local(wg.V128), k.Local(wg.V128)
-	k.Set(t01, pairSum(get(v[0]), get(v[1])))
-	k.Set(t23, pairSum(get(v[2]), get(v[3])))
-	k.Set(dst, wg.I32x4ExtaddPairwiseI16x8S(pairSum(get(t01), get(t23))))
+	k.transposeSum(dst, wg.I16x8Add, v)
+	k.Set(dst, wg.I32x4ExtaddPairwiseI16x8S(get(dst)))
 }
 
 // groupRows sets p[j] to where rows r..r+3's blocks start and step to the

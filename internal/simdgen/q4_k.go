@@ -33,18 +33,27 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 		// int16; Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
 		var scm, scLo, scHi, isum, msum [4]wg.Local
 		for j := range p {
-			scm[j], isum[j], msum[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-			scLo[j], scHi[j] = k.Local(wg.V128), k.Local(wg.V128)
+			scm[j], isum[j], msum[j], scLo[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		}
 		bsLo, bsHi, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-		x := make([]wg.Local, 8)
+		isumV, msumV, dd := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		// The activations (four sixteens of bytes with relaxed SIMD, eight
+		// vectors of int16 without) and, without relaxed SIMD only, the
+		// rest of the scales, the chunk's partial sums and the nibble mask.
+		x := make([]wg.Local, 4)
+		var part [4]wg.Local
+		var mask wg.Local
+		if !relaxed {
+			x = make([]wg.Local, 8)
+			for j := range p {
+				scHi[j], part[j] = k.Local(wg.V128), k.Local(wg.V128)
+			}
+			mask = k.Local(wg.V128)
+			k.Set(mask, i16x8Splat(15))
+		}
 		for i := range x {
 			x[i] = k.Local(wg.V128)
 		}
-		part := [4]wg.Local{k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)}
-		isumV, msumV, dd := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
-		mask := k.Local(wg.V128)
-		k.Set(mask, i16x8Splat(15))
 
 		// The block sums of sub-blocks 0..3 and 4..7, two per sub-block;
 		// without relaxed SIMD each two added (bsums[2j] + bsums[2j+1]).
@@ -101,7 +110,7 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 		k.Set(cq, get(qx))
 		k.forRange(c, i32(0), i32(4), 1, func() {
 			if relaxed {
-				q4KChunkRelaxed(k, p, pc, cq, x[:4], isum, scLo, t, u, qs, qh)
+				q4KChunkRelaxed(k, p, pc, cq, x, isum, scLo, t, u, qs, qh)
 				return
 			}
 			// x[2i], x[2i+1]: the even and odd elements of activations

@@ -56,21 +56,25 @@ func emitMatVecQ4_0(m *wg.Module, relaxed bool) {
 	}, false)
 }
 
-// nibbleDotRelaxed is nibbleDot with relaxed SIMD: the 32 4-bit quants of
-// w as bytes (element j the low nibble of byte j, j+16 the high one) with
-// high[0..1] (if not nil) or-ed into elements 0-15 and 16-31, times the
-// activation bytes x[0] (elements 0-15) and x[1] (16-31). Each int16 lane
-// of a relaxed dot is two products of at most 31·128: the pair sums of
-// both halves added still fit in int16.
+// nibbleDotRelaxed is nibbleDot with relaxed SIMD for 5-bit quants: the
+// 32 low nibbles of w as bytes (nibbleQuants) with high[0..1] or-ed into
+// elements 0-15 and 16-31, times the activation bytes x[0] (elements
+// 0-15) and x[1] (16-31). Each int16 lane of a relaxed dot is two
+// products of at most 31·128: the pair sums of both halves added still
+// fit in int16.
 func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
-	mask := i8x16Splat(15)
-	q := [2]wg.Expr{wg.V128And(get(w), mask), wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask)}
-	if high != nil {
-		for i := range q {
-			q[i] = wg.V128Or(q[i], high[i])
-		}
+	q := nibbleQuants(w)
+	for i := range q {
+		q[i] = wg.V128Or(q[i], high[i])
 	}
 	return wg.I32x4ExtaddPairwiseI16x8S(nibblePairs(q, x))
+}
+
+// nibbleQuants is the 32 4-bit quants of w as bytes: elements 0-15 (the
+// low nibble of byte j is element j) and 16-31 (the high nibbles).
+func nibbleQuants(w wg.Local) [2]wg.Expr {
+	mask := i8x16Splat(15)
+	return [2]wg.Expr{wg.V128And(get(w), mask), wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask)}
 }
 
 // nibblePairs is the int16 sums of two relaxed dots: the products of the
@@ -82,12 +86,11 @@ func nibblePairs(q [2]wg.Expr, x [4]wg.Local) wg.Expr {
 		wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1]))
 }
 
-// nibbleSums16 is nibbleDotRelaxed of 4-bit quants (no fifth bits) left as
+// nibbleSums16 is the relaxed dot of 4-bit quants (no fifth bits) left as
 // the int16 sums, each lane four products of at most 15·128 (7680), for a
 // kernel that adds them up with transposeSum16.
 func nibbleSums16(w wg.Local, x [4]wg.Local) wg.Expr {
-	mask := i8x16Splat(15)
-	return nibblePairs([2]wg.Expr{wg.V128And(get(w), mask), wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask)}, x)
+	return nibblePairs(nibbleQuants(w), x)
 }
 
 // emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
