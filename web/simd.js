@@ -139,9 +139,9 @@ export async function simdImports(source, { enabled = true, relaxed: relaxedSour
   for (const { name, kind } of WebAssembly.Module.exports(module)) {
     if (kind !== 'function') continue;
     let kernel = notAttached;
-    // Every kernel takes at most eight i32s; missing arguments arrive as
+    // Every kernel takes at most nine i32s; missing arguments arrive as
     // undefined and are ignored, extra ones are dropped.
-    imports[name] = (a, b, c, d, e, f, g, h) => kernel(a, b, c, d, e, f, g, h);
+    imports[name] = (a, b, c, d, e, f, g, h, i) => kernel(a, b, c, d, e, f, g, h, i);
     binders.push((exports) => { kernel = exports[name]; });
   }
   imports.available = () => (attached ? 1 : 0);

@@ -60,7 +60,7 @@ func simdMatVecQ5_0(out, w, xq, xd, xsum unsafe.Pointer, rows, blocks, packed in
 
 //go:wasmimport wasmlm_simd matvec_q4_k
 //go:noescape
-func simdMatVecQ4K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks, packed int32)
+func simdMatVecQ4K(out, w, xq, xd, xbsums, scratch unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q6_k
 //go:noescape
@@ -68,7 +68,7 @@ func simdMatVecQ6K(out, w, xq, xd unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q5_k
 //go:noescape
-func simdMatVecQ5K(out, w, xq, xd, xbsums unsafe.Pointer, rows, blocks, packed int32)
+func simdMatVecQ5K(out, w, xq, xd, xbsums, scratch unsafe.Pointer, rows, blocks, packed int32)
 
 //go:wasmimport wasmlm_simd matvec_q4_1
 //go:noescape
@@ -221,11 +221,11 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	case Q5_0:
 		simdMatVecQ5_0(o, w, ptr(a.q), ptr(a.d), ptr(a.sum), rows, cols/qk8, packed)
 	case Q4_K:
-		simdMatVecQ4K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK, packed)
+		simdMatVecQ4K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), unsafe.Pointer(&matVecScratch), rows, cols/qkK, packed)
 	case Q6_K:
 		simdMatVecQ6K(o, w, ptr(a.q), ptr(a.d), rows, cols/qkK, packed)
 	case Q5_K:
-		simdMatVecQ5K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), rows, cols/qkK, packed)
+		simdMatVecQ5K(o, w, ptr(a.q), ptr(a.d), ptr(a.bsums), unsafe.Pointer(&matVecScratch), rows, cols/qkK, packed)
 	case Q4_1:
 		simdMatVecQ4_1(o, w, ptr(a.q), ptr(a.d), ptr(a.s), rows, cols/qk8, packed)
 	case Q5_1:
@@ -237,6 +237,14 @@ func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	}
 	return true
 }
+
+// matVecScratchBytes is simdgen.MatVecScratchBytes: the memory the Q4_K
+// and Q5_K matrix–vector kernels write their scales to.
+const matVecScratchBytes = 128
+
+// matVecScratch is that memory. Go runs one thread in WebAssembly, so one
+// kernel at a time uses it.
+var matVecScratch [matVecScratchBytes / 8]uint64
 
 // batchDesc is the batch descriptor of the batched kernels (matmul_*),
 // field by field as internal/simdgen's Batch* offsets: addresses as

@@ -28,11 +28,13 @@ const (
 	MatVecQ5_0 = "matvec_q5_0"
 	// MatVecMXFP4 (out, w, xq, xd, rows, blocks): x encoded as Q8_0.
 	MatVecMXFP4 = "matvec_mxfp4"
-	// MatVecQ4_K (out, w, xq, xd, xbsums, rows, blocks): x encoded as Q8_K.
+	// MatVecQ4_K (out, w, xq, xd, xbsums, scratch, rows, blocks): x
+	// encoded as Q8_K; scratch is MatVecScratchBytes the kernel writes.
 	MatVecQ4_K = "matvec_q4_k"
 	// MatVecQ6_K (out, w, xq, xd, rows, blocks): x encoded as Q8_K.
 	MatVecQ6_K = "matvec_q6_k"
-	// MatVecQ5_K (out, w, xq, xd, xbsums, rows, blocks): x encoded as Q8_K.
+	// MatVecQ5_K (out, w, xq, xd, xbsums, scratch, rows, blocks): as
+	// MatVecQ4_K.
 	MatVecQ5_K = "matvec_q5_k"
 	// MatVecQ4_1 and MatVecQ5_1 (out, w, xq, xd, xs, rows, blocks): x
 	// encoded as Q8_1, xs its s (a float32 per block).

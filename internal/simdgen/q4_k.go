@@ -26,27 +26,26 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 	if fifth {
 		qs = 48
 	}
-	emitQ8KKernel(m, name, blockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs wg.Local) wg.Expr {
-		// Per row: the unpacked scales and mins; the scales of sub-blocks
-		// 2c, 2c+1 in lanes 0 and 1 of scLo (shifted along as c goes): as
-		// int32 (scHi holding the rest), or with relaxed SIMD all eight as
-		// int16; Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
-		var scm, scLo, scHi, isum, msum [4]wg.Local
+	emitQ8KKernel(m, name, blockBytes, true, func(k kernel, p [4]wg.Local, qx, dx, bs, scratch wg.Local) wg.Expr {
+		// Per row: the unpacked scales and mins; Σ_j sc_j·Σ q·x; Σ_j m_j·Σ x.
+		// The eight scales of row j go to the scratch for the chunk loop,
+		// as int16 at 16j with relaxed SIMD, as int32 at 32j without.
+		var scm, isum, msum [4]wg.Local
 		for j := range p {
-			scm[j], isum[j], msum[j], scLo[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+			scm[j], isum[j], msum[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		}
 		bsLo, bsHi, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		isumV, msumV, dd := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		// The activations (four sixteens of bytes with relaxed SIMD, eight
 		// vectors of int16 without) and, without relaxed SIMD only, the
-		// rest of the scales, the chunk's partial sums and the nibble mask.
+		// chunk's partial sums and the nibble mask.
 		x := make([]wg.Local, 4)
 		var part [4]wg.Local
 		var mask wg.Local
 		if !relaxed {
 			x = make([]wg.Local, 8)
 			for j := range p {
-				scHi[j], part[j] = k.Local(wg.V128), k.Local(wg.V128)
+				part[j] = k.Local(wg.V128)
 			}
 			mask = k.Local(wg.V128)
 			k.Set(mask, i16x8Splat(15))
@@ -68,10 +67,10 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 			k.unpackScalesK4(scm[j], u, p[j])
 			k.Set(u, wg.I16x8ExtendLowI8x16U(get(scm[j])))
 			if relaxed {
-				k.Set(scLo[j], get(u)) // the eight scales as int16
+				k.V128Store(get(scratch), uint32(16*j), get(u))
 			} else {
-				k.Set(scLo[j], wg.I32x4ExtendLowI16x8U(get(u)))
-				k.Set(scHi[j], wg.I32x4ExtendHighI16x8U(get(u)))
+				k.V128Store(get(scratch), uint32(32*j), wg.I32x4ExtendLowI16x8U(get(u)))
+				k.V128Store(get(scratch), uint32(32*j+16), wg.I32x4ExtendHighI16x8U(get(u)))
 			}
 			// Lane i: m_i·(bsums[2i] + bsums[2i+1]) + m_{i+4}·(…). With
 			// relaxed SIMD each min as int16 twice (lanes 2i, 2i+1) and
@@ -102,15 +101,18 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 			pc[j] = k.Local(wg.I32)
 			k.Set(pc[j], get(p[j]))
 		}
-		c, cq := k.Local(wg.I32), k.Local(wg.I32)
+		// sp: the scales of sub-blocks 2c and 2c+1 at sp+16j (relaxed) or
+		// sp+32j.
+		c, cq, sp := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 		var qh *q5KFifth
 		if fifth {
 			qh = &q5KFifth{h: [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}, shift: wg.I32Shl(get(c), i32(1))}
 		}
 		k.Set(cq, get(qx))
+		k.Set(sp, get(scratch))
 		k.forRange(c, i32(0), i32(4), 1, func() {
 			if relaxed {
-				q4KChunkRelaxed(k, p, pc, cq, x, isum, scLo, t, u, qs, qh)
+				q4KChunkRelaxed(k, p, pc, cq, sp, x, isum, t, u, qs, qh)
 				return
 			}
 			// x[2i], x[2i+1]: the even and odd elements of activations
@@ -155,14 +157,12 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 						wg.I32x4DotI16x8S(q[3], get(xh[1]))))
 				}
 				k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
-					wg.I32x4Mul(wg.I32x4Add(get(part[0]), get(part[2])), lane32(get(scLo[j]), 0)),
-					wg.I32x4Mul(wg.I32x4Add(get(part[1]), get(part[3])), lane32(get(scLo[j]), 1)))))
-				// The next two scales to lanes 0 and 1.
-				k.Set(scLo[j], pairs32(get(scLo[j]), get(scHi[j]), [4]int{2, 3, 4, 5}))
-				k.Set(scHi[j], pairs32(get(scHi[j]), get(scHi[j]), [4]int{2, 3, 0, 1}))
+					wg.I32x4Mul(wg.I32x4Add(get(part[0]), get(part[2])), wg.V128Load32Splat(get(sp), uint32(32*j))),
+					wg.I32x4Mul(wg.I32x4Add(get(part[1]), get(part[3])), wg.V128Load32Splat(get(sp), uint32(32*j+4))))))
 				k.Set(pc[j], wg.I32Add(get(pc[j]), i32(32)))
 			}
 			k.Set(cq, wg.I32Add(get(cq), i32(64)))
+			k.Set(sp, wg.I32Add(get(sp), i32(8)))
 		})
 		k.transposeSum(isumV, wg.I32x4Add, isum)
 		// d and dmin: the fp16 pair at offset 0 of each row.
@@ -197,14 +197,15 @@ type q5KFifth struct {
 // i16x8.relaxed_dot multiplies them with the activation bytes as loaded
 // (x[0..3]: activations 64c.. in four sixteens). Per row and sub-block
 // the int16 lanes add four products of at most 15·128: no overflow; and
-// i32x4.dot_i16x8_s with the sub-block's scale splat (from lanes 0 and 1
-// of sc16, which then turns by two lanes) widens and scales them at once,
+// i32x4.dot_i16x8_s with the sub-block's scale splat (row j's sub-blocks
+// 2c and 2c+1 at sp+16j, then sp moves on by two scales) widens and
+// scales them at once,
 // where extadd and i32x4.mul took two instructions, the multiply a slow
 // one (in Chromium 2048×768 Q4_K ran at 32.7 GFLOP/s so, 24.8 before). The
 // quants are at qs in each super-block; with qh (Q5_K) their fifth bits,
 // from the 32 bytes at 16, are or-ed in (quants 0..31: four products of at
 // most 31·128 still fit).
-func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isum, sc16 [4]wg.Local, t, u wg.Local, qs uint32, qh *q5KFifth) {
+func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq, sp wg.Local, x []wg.Local, isum [4]wg.Local, t, u wg.Local, qs uint32, qh *q5KFifth) {
 	for i := range x {
 		k.Set(x[i], wg.V128Load(get(cq), uint32(16*i)))
 	}
@@ -228,15 +229,14 @@ func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq wg.Local, x []wg.Local, isu
 		k.Set(isum[j], wg.I32x4Add(get(isum[j]), wg.I32x4Add(
 			wg.I32x4DotI16x8S(wg.I16x8Add(
 				wg.I16x8RelaxedDotI8x16I7x16S(get(x[0]), q[0]),
-				wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1])), lane16(get(sc16[j]), 0)),
+				wg.I16x8RelaxedDotI8x16I7x16S(get(x[1]), q[1])), wg.V128Load16Splat(get(sp), uint32(16*j))),
 			wg.I32x4DotI16x8S(wg.I16x8Add(
 				wg.I16x8RelaxedDotI8x16I7x16S(get(x[2]), q[2]),
-				wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), q[3])), lane16(get(sc16[j]), 1)))))
-		// The next two scales to lanes 0 and 1.
-		k.Set(sc16[j], rotateBytes(sc16[j], 4))
+				wg.I16x8RelaxedDotI8x16I7x16S(get(x[3]), q[3])), wg.V128Load16Splat(get(sp), uint32(16*j+2))))))
 		k.Set(pc[j], wg.I32Add(get(pc[j]), i32(32)))
 	}
 	k.Set(cq, wg.I32Add(get(cq), i32(64)))
+	k.Set(sp, wg.I32Add(get(sp), i32(4)))
 }
 
 // minPairs is the i8x16.shuffle of an unpacked scales-and-mins vector

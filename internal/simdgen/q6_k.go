@@ -15,7 +15,7 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // those sums at once (extadd and i32x4.mul before: in Chromium 2048×768
 // from 13.4 to 14.5 GFLOP/s, streamed from RAM 4.9 to 5.1 GB/s).
 func emitMatVecQ6K(m *wg.Module, relaxed bool) {
-	emitQ8KKernel(m, MatVecQ6_K, q6KBlockBytes, false, func(k kernel, p [4]wg.Local, qx, dx, _ wg.Local) wg.Expr {
+	emitQ8KKernel(m, MatVecQ6_K, q6KBlockBytes, false, func(k kernel, p [4]wg.Local, qx, dx, _, _ wg.Local) wg.Expr {
 		var scv, isum [4]wg.Local // per row: the int8 scales in loop order (rotated as it goes), Σ
 		var pc [4]wg.Local        // per row: ql + 64h + 16g
 		for j := range p {

@@ -73,6 +73,7 @@ const (
 	simdV128Load             = 0x00
 	simdV128Load8x8S         = 0x01
 	simdV128Load16x4U        = 0x04
+	simdV128Load16Splat      = 0x08
 	simdV128Load32Splat      = 0x09
 	simdV128Store            = 0x0b
 	simdV128Const            = 0x0c
@@ -263,6 +264,11 @@ func V128Load8x8S(addr Expr, offset uint32) Expr {
 // V128Load16x4U is v128.load16x4_u: 4 uint16 zero-extended to i32x4.
 func V128Load16x4U(addr Expr, offset uint32) Expr {
 	return simdLoad(simdV128Load16x4U, 3, addr, offset)
+}
+
+// V128Load16Splat is v128.load16_splat.
+func V128Load16Splat(addr Expr, offset uint32) Expr {
+	return simdLoad(simdV128Load16Splat, 1, addr, offset)
 }
 
 // V128Load32Splat is v128.load32_splat.
