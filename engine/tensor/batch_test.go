@@ -119,12 +119,17 @@ func extremeQuants(rng *rand.Rand) []func(i int) int8 {
 		func(int) int8 { return 127 },
 		func(i int) int8 { return int8(-128 + 255*(i&1)) },
 		func(int) int8 { return int8(-128 + 255*int(rng.Uint32()&1)) },
+		// Q8_0's relaxed kernel takes quants in -127..127 only (minQuants):
+		func(int) int8 { return -127 },
+		func(i int) int8 { return int8(-127 + 254*(i&1)) },
+		func(int) int8 { return int8(-127 + int(rng.Uint32()%255)) },
 	}
 }
 
 // extremeFills are the bytes extremeRow fills a row with (-1: random
-// ones): quants and packed scales at the ends of their ranges.
-var extremeFills = []int{-1, 0x00, 0xff, 0x88, 0x80, 0x7f, 0x77, 0x08, 0x0f, 0xf0}
+// ones, -2: random ones but 0x80, for Q8_0's relaxed kernel): quants and
+// packed scales at the ends of their ranges.
+var extremeFills = []int{-1, -2, 0x00, 0xff, 0x88, 0x80, 0x81, 0x7f, 0x77, 0x08, 0x0f, 0xf0}
 
 // extremeRow is rb bytes of typ filled with fill, the scales made 1 or -2
 // (MXFP4's 1 or 2) if finite, so that no NaN hides a difference.
@@ -134,6 +139,9 @@ func extremeRow(rng *rand.Rand, typ Type, rb, fill int, finite bool) []byte {
 		row[i] = byte(fill)
 		if fill < 0 {
 			row[i] = byte(rng.Uint32())
+		}
+		if fill == -2 && row[i] == 0x80 {
+			row[i] = 0x81
 		}
 	}
 	if finite {

@@ -24,13 +24,18 @@ import "fmt"
 // for bit; its rows still read back by Row, RowData (a copy) and
 // AppendRow, but Slice refuses it, and its Data is no longer in the file's layout (so no
 // longer what a GGUF writer or another reader of those bytes expects).
-// Packing an already packed matrix does nothing and reports true.
+// Packing an already packed matrix does nothing and reports true. Where
+// the SIMD kernels run, Pack also makes the checks of m's bytes they need
+// (finiteScales, minQuants), so that a model pays them at its load.
 func Pack(m *Matrix) bool {
 	if m.packed {
 		return true
 	}
 	if !(SIMD() || packNative(m)) || !packable(m.Type) {
 		return false
+	}
+	if SIMD() {
+		m.checkBlocks() // the SIMD kernels' checks of the bytes, at load rather than at the first token
 	}
 	if interleaves(m.Type) {
 		packRows8(m)

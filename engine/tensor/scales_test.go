@@ -80,3 +80,71 @@ func BenchmarkFiniteScales(b *testing.B) {
 		}
 	}
 }
+
+// TestMinQuants checks minQuants on a Q8_0 matrix of three rows of two
+// blocks with -128 (byte 0x80) at each quant in turn, and with 0x80 in the
+// scales' bytes only (which it must not see), for the matrix, a view of
+// another row and a Matrix not made by NewMatrix; and minQuant8 on
+// activations of every length up to 40 with -128 at each place in turn.
+func TestMinQuants(t *testing.T) {
+	const rows, cols = 3, 64
+	rb, err := RowBytes(Q8_0, cols)
+	require.NoError(t, err)
+	fresh := func() []byte {
+		data := make([]byte, rows*rb)
+		for i := range data {
+			data[i] = byte(0x81 + i%254) // every byte but 0x80
+		}
+		return data
+	}
+	check := func(data []byte, want bool, what string) {
+		m, err := NewMatrix(Q8_0, rows, cols, data)
+		require.NoError(t, err)
+		assert.Equal(t, want, m.minQuants(), what)
+		assert.Equal(t, want, m.minQuants(), what+", the second time")
+		view, err := m.Slice(1, 2)
+		require.NoError(t, err)
+		assert.Equal(t, want, view.minQuants(), what+", a view of another row")
+		literal := Matrix{Type: Q8_0, Rows: rows, Cols: cols, Data: data, rowBytes: rb, tr: m.tr}
+		assert.Equal(t, want, literal.minQuants(), what+", a Matrix not from NewMatrix")
+	}
+	for i := range rows * rb {
+		data := fresh()
+		data[i] = 0x80
+		check(data, i%q8_0BlockBytes >= 2, fmt.Sprintf("0x80 at byte %d", i))
+	}
+	data := fresh()
+	for b := 0; b < len(data); b += q8_0BlockBytes {
+		data[b], data[b+1] = 0x80, 0x80
+	}
+	check(data, false, "0x80 in every scale")
+	m, err := NewMatrix(Q4_0, 1, 32, make([]byte, q4_0BlockBytes))
+	require.NoError(t, err)
+	m.Data[5] = 0x80
+	assert.False(t, m.minQuants(), "not Q8_0")
+
+	for n := range 41 {
+		q := make([]int8, n)
+		for i := range q {
+			q[i] = int8(-127 + 254*(i&1))
+		}
+		assert.False(t, minQuant8(q), "%d quants of ±127", n)
+		for i := range q {
+			q[i] = -128
+			assert.True(t, minQuant8(q), "%d quants, -128 at %d", n, i)
+			q[i] = 127
+		}
+	}
+}
+
+// BenchmarkMinQuants times the check of a 64 MB Q8_0 matrix's quants,
+// which Pack runs (with finiteScales') in the SIMD build.
+func BenchmarkMinQuants(b *testing.B) {
+	data := make([]byte, (64<<20)/q8_0BlockBytes*q8_0BlockBytes)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if q8_0MinQuants(data) {
+			b.Fatal("zero quants are not -128")
+		}
+	}
+}

@@ -192,13 +192,17 @@ func SIMD() bool {
 }
 
 // matVecSIMD computes MatVec's rows with a SIMD kernel and reports whether
-// it did (false: no kernel for this type, none available, or an F16 block
-// scale of m not finite: finiteScales).
+// it did (false: no kernel for this type, none available, an F16 block
+// scale of m not finite: finiteScales, or a Q8_0 quant -128 in m or a:
+// minQuants).
 func matVecSIMD(out []float32, m *Matrix, a *activation) bool {
 	if !useSIMD {
 		return false
 	}
 	if !m.finiteScales() { // the kernels take F16 block scales as finite
+		return false
+	}
+	if m.Type == Q8_0 && (m.minQuants() || minQuant8(a.q[:m.Cols])) { // and Q8_0's quants in -127..127
 		return false
 	}
 	o, w := unsafe.Pointer(unsafe.SliceData(out)), unsafe.Pointer(unsafe.SliceData(m.Data))

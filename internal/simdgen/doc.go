@@ -35,10 +35,11 @@
 // later, Node 20 with --experimental-wasm-relaxed-simd): there the matrix–vector kernels of
 // Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K keep their 4- to 6-bit quants as bytes and multiply
 // them with the activation bytes by i16x8.relaxed_dot_i8x16_i7x16_s
-// (x86's pmaddubsw), where the plain kernels widen both to int16 first.
-// Its result is implementation-defined only where the second operand has
-// its top bit set, which these quants (0..63) never do, and no pair of
-// products can saturate int16: the same bits on every engine. Measured
+// (x86's pmaddubsw), where the plain kernels widen both to int16 first
+// (Q8_0's too, its operands made so: see below). Its result is
+// implementation-defined only where the second operand has its top bit
+// set, which these quants (0..63, Q8_0's |x| ≤ 127) never do, and no pair
+// of products can saturate int16: the same bits on every engine. Measured
 // under Node on 2048×768 matrices: Q4_0 and Q4_K 1.43 times the plain
 // kernels' GFLOP/s (26 → 37), Q5_0 1.3–1.5 times (its fifth bits picked
 // per byte by i8x16.shuffle and tested by i8x16.eq), Q6_K 1.17 times
@@ -69,17 +70,23 @@
 // the same conditions. tools/simd_ab.mjs is that measurement, for any
 // batched kernel of two modules.
 //
-// Q8_0 has no relaxed kernel: both of its operands are full int8, so a
-// relaxed dot takes one of them in two parts, two dots per sixteen
-// products where the plain kernels' i32x4.dot_i16x8_s does eight in one.
-// Both kernels were written so, measured as above and left out:
-// matvec_q8_0 with each activation byte x as x&127 and x<0
-// (Σw·x = Σw·(x&127) − 128·Σ_{x<0} w, the parts made once per block for
-// the four rows) ran at 0.97–1.01 times the plain kernel (24 GFLOP/s
-// either way, from 68 KiB to 17 MiB of weights); matmul_q8_0 with each
-// weight byte as the two nibbles h, l of w XOR 0x80
-// (Σw·x = 16·Σh·x + Σl·x − 128·Σx) at 0.73 times (51.6 → 37.7 GFLOP/s;
-// 0.71 on 2048×5632).
+// Q8_0's relaxed matvec_q8_0 moves each activation quant's sign onto the
+// weight quant it multiplies: Σw·x = Σ(±w)·|x|, |x| in 0..127 as
+// relaxed_dot needs, ±w = (w XOR m) − m with m = (x < 0), made with |x|
+// once per block for the four rows, so one relaxed dot takes sixteen
+// products (pairs of at most 127·128 fit int16) and an extadd widens them.
+// It holds for quants in -127..127, which ggml's quantizers and the
+// activation's encoder keep to; engine/tensor gives the kernel no matrix or
+// activation with a -128 quant (its minQuants). The plain kernel's
+// sign extensions and i32x4.dot_i16x8_s take 15 instructions for a row's
+// 32 products, this one 11. TinyLlama's shape in Q8_0 decodes at 7.2 → 8.1
+// tokens/s in Chromium 156 (2 shared cores, 2026-12-06). Two kernels that
+// split one operand instead were measured and left out, both with two
+// dots per sixteen products: with each activation byte x as x&127 and
+// x<0 (Σw·x = Σw·(x&127) − 128·Σ_{x<0} w), 0.97–1.01 times the plain
+// kernel; matmul_q8_0 with each weight byte as the two nibbles h, l of w
+// XOR 0x80 (Σw·x = 16·Σh·x + Σl·x − 128·Σx), 0.73 times (51.6 → 37.7
+// GFLOP/s; 0.71 on 2048×5632).
 //
 // The hosts (web/simd.js) use it where the engine validates relaxed SIMD and fall
 // back to kernels.wasm. i32x4.relaxed_dot_i8x16_i7x16_add_s is not used:

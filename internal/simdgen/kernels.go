@@ -119,7 +119,7 @@ func build(relaxed bool) ([]byte, error) {
 	emitMatVecF32(m)
 	emitMatVecF16(m)
 	emitMatVecBF16(m)
-	emitMatVecQ8_0(m)
+	emitMatVecQ8_0(m, relaxed)
 	emitMatVecQ4_0(m, relaxed)
 	emitMatVecQ5_0(m, relaxed)
 	emitMatVecQ4K(m, relaxed)

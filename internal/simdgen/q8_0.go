@@ -22,7 +22,19 @@ const (
 )
 
 // emitMatVecQ8_0 emits ggml_vec_dot_q8_0_q8_0 as dotQ8_0 computes it.
-func emitMatVecQ8_0(m *wg.Module) {
+func emitMatVecQ8_0(m *wg.Module, relaxed bool) {
+	if relaxed {
+		emitQ8Kernel(m, MatVecQ8_0, q8_0BlockBytes, 0, xSignAbs, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
+			k.Set(t[0], wg.V128Load(get(p), 2))
+			k.Set(t[1], wg.V128Load(get(p), 18))
+			w0 := wg.I8x16Sub(wg.V128Xor(get(t[0]), get(x[2])), get(x[2]))
+			w1 := wg.I8x16Sub(wg.V128Xor(get(t[1]), get(x[3])), get(x[3]))
+			return wg.I32x4Add(
+				wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8RelaxedDotI8x16I7x16S(w0, get(x[0]))),
+				wg.I32x4ExtaddPairwiseI16x8S(wg.I16x8RelaxedDotI8x16I7x16S(w1, get(x[1]))))
+		}, false)
+		return
+	}
 	emitQ8Kernel(m, MatVecQ8_0, q8_0BlockBytes, 0, xInOrder, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		// Quants w[0..31] at p+2, int8 × int8 summed in pairs into int32;
 		// x[0..3] are the activations 0-7, 8-15, 16-23, 24-31.
@@ -175,6 +187,7 @@ const (
 	xInOrder xLayout = iota // int16: elements 0-7, 8-15, 16-23, 24-31
 	xEvenOdd                // int16: 0-15 even, 0-15 odd, 16-31 even, 16-31 odd
 	xBytes                  // int8 as stored: 0-15, 16-31 (x[2], x[3] unused)
+	xSignAbs                // |x| bytes 0-15, 16-31, then x < 0 (all ones) 0-15, 16-31
 )
 
 // emitQ8Kernel emits a kernel with parameters (out, w, xq, xd, rows,
@@ -236,6 +249,12 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 			for half := range 2 {
 				if layout == xBytes {
 					k.Set(x[half], wg.V128Load(get(qx), uint32(16*half)))
+					continue
+				}
+				if layout == xSignAbs {
+					k.Set(xv, wg.V128Load(get(qx), uint32(16*half)))
+					k.Set(x[half], wg.I8x16Abs(get(xv)))
+					k.Set(x[2+half], wg.I8x16LtS(get(xv), f32x4Zero()))
 					continue
 				}
 				k.Set(xv, wg.V128Load(get(qx), uint32(16*half)))

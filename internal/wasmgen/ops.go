@@ -86,6 +86,8 @@ const (
 	simdF32x4ExtractLane     = 0x1f
 	simdF32x4ReplaceLane     = 0x20
 	simdI8x16Eq              = 0x23
+	simdI8x16LtS             = 0x25
+	simdI8x16Abs             = 0x60
 	simdI16x8Eq              = 0x2d
 	simdI32x4Eq              = 0x37
 	simdF32x4Lt              = 0x43
@@ -410,6 +412,12 @@ func I16x8Eq(a, b Expr) Expr { return simdOp(simdI16x8Eq, a, b) }
 
 // I8x16Eq is i8x16.eq: byte i is 0xff where a[i] == b[i], else 0.
 func I8x16Eq(a, b Expr) Expr { return simdOp(simdI8x16Eq, a, b) }
+
+// I8x16LtS is i8x16.lt_s: all ones in each byte where a < b (signed).
+func I8x16LtS(a, b Expr) Expr { return simdOp(simdI8x16LtS, a, b) }
+
+// I8x16Abs is i8x16.abs (-128 stays -128).
+func I8x16Abs(a Expr) Expr { return simdOp(simdI8x16Abs, a) }
 
 // I32x4Eq is i32x4.eq: all ones in the lanes where a equals b.
 func I32x4Eq(a, b Expr) Expr { return simdOp(simdI32x4Eq, a, b) }

@@ -64,7 +64,7 @@ func TestBrowserSIMDFallback(t *testing.T) {
 // build of the kernels (lm.info.simdRelaxed); they compute the same bits as
 // the SIMD128 ones (simd: 'simd128') and pure Go (simd: false), so greedy
 // generation gives the same tokens with all three, on the quantized types
-// the relaxed kernels cover: stories260K in Q4_0, Q4_1, Q5_0 and Q5_1, the synthetic
+// the relaxed kernels cover: stories260K in Q4_0, Q8_0, Q4_1, Q5_0 and Q5_1, the synthetic
 // dim-256 model's real Q4_K and Q6_K tensors (engine/testdata/gguf) and a
 // generated dim-256 model in Q5_K. If the relaxed build fails to load, the
 // page falls back to the SIMD128 one.
@@ -75,7 +75,7 @@ func TestBrowserRelaxedSIMDGivesTheSameTokens(t *testing.T) {
 	require.NoError(t, err)
 	q5KPath, _ := serveFile(t, tb.site, "synth-k256-Q5_K.gguf", q5K)
 	files := []string{}
-	for _, f := range []string{"stories260K-Q4_0.gguf", "stories260K-Q4_1.gguf", "stories260K-Q5_0.gguf", "stories260K-Q5_1.gguf", "synth-k256-Q4_K_M.gguf", "synth-k256-Q6_K.gguf"} {
+	for _, f := range []string{"stories260K-Q4_0.gguf", "stories260K-Q8_0.gguf", "stories260K-Q4_1.gguf", "stories260K-Q5_0.gguf", "stories260K-Q5_1.gguf", "synth-k256-Q4_K_M.gguf", "synth-k256-Q6_K.gguf"} {
 		files = append(files, llama2cDir+"gguf/"+f)
 	}
 	files = append(files, q5KPath)
