@@ -34,7 +34,7 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 		for j := range p {
 			scm[j], isum[j], msum[j] = k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		}
-		bsLo, bsHi, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		sums, t, u := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		isumV, msumV, dd := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
 		// The activations (four sixteens of bytes with relaxed SIMD, eight
 		// vectors of int16 without) and, without relaxed SIMD only, the
@@ -54,15 +54,11 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 			x[i] = k.Local(wg.V128)
 		}
 
-		// The block sums of sub-blocks 0..3 and 4..7, two per sub-block;
-		// without relaxed SIMD each two added (bsums[2j] + bsums[2j+1]).
-		for i, v := range []wg.Local{bsLo, bsHi} {
-			sums := wg.V128Load(get(bs), uint32(16*i))
-			if !relaxed {
-				sums = wg.I32x4ExtaddPairwiseI16x8S(sums)
-			}
-			k.Set(v, sums)
-		}
+		// The activation's sums of sub-blocks 0..7 (bsums[2j] +
+		// bsums[2j+1], at most 32·128) as int16.
+		k.Set(sums, wg.I16x8NarrowI32x4S(
+			wg.I32x4ExtaddPairwiseI16x8S(wg.V128Load(get(bs), 0)),
+			wg.I32x4ExtaddPairwiseI16x8S(wg.V128Load(get(bs), 16))))
 		for j := range p {
 			k.unpackScalesK4(scm[j], u, p[j])
 			k.Set(u, wg.I16x8ExtendLowI8x16U(get(scm[j])))
@@ -72,23 +68,9 @@ func emitMatVecScaleMinK(m *wg.Module, name string, blockBytes int32, fifth, rel
 				k.V128Store(get(scratch), uint32(32*j), wg.I32x4ExtendLowI16x8U(get(u)))
 				k.V128Store(get(scratch), uint32(32*j+16), wg.I32x4ExtendHighI16x8U(get(u)))
 			}
-			// Lane i: m_i·(bsums[2i] + bsums[2i+1]) + m_{i+4}·(…). With
-			// relaxed SIMD each min as int16 twice (lanes 2i, 2i+1) and
-			// i32x4.dot_i16x8_s: a shorter stretch between super-blocks'
-			// chunk loops, which streamed weights faster (Chromium,
-			// BenchmarkMatVecStreamed Q4_K: 6.0–6.8 GB/s → 6.4–7.6) though
-			// slower in the caches (32.8 → 31 GFLOP/s), and slower for the
-			// plain kernel either way (4.8 → 4.5 GB/s).
-			if relaxed {
-				k.Set(msum[j], wg.I32x4Add(
-					wg.I32x4DotI16x8S(get(bsLo), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), minPairs(8))),
-					wg.I32x4DotI16x8S(get(bsHi), wg.I8x16Shuffle(get(scm[j]), f32x4Zero(), minPairs(12)))))
-			} else {
-				k.Set(u, wg.I16x8ExtendHighI8x16U(get(scm[j])))
-				k.Set(msum[j], wg.I32x4Add(
-					wg.I32x4Mul(wg.I32x4ExtendLowI16x8U(get(u)), get(bsLo)),
-					wg.I32x4Mul(wg.I32x4ExtendHighI16x8U(get(u)), get(bsHi))))
-			}
+			// Lane i: m_2i·sum_2i + m_2i+1·sum_2i+1, the mins widened to
+			// int16 and multiplied with the sums by i32x4.dot_i16x8_s.
+			k.Set(msum[j], wg.I32x4DotI16x8S(get(sums), wg.I16x8ExtendHighI8x16U(get(scm[j]))))
 			k.Set(isum[j], f32x4Zero())
 		}
 		k.transposeSum(msumV, wg.I32x4Add, msum)
@@ -239,35 +221,27 @@ func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq, sp wg.Local, x []wg.Local,
 	k.Set(sp, wg.I32Add(get(sp), i32(4)))
 }
 
-// minPairs is the i8x16.shuffle of an unpacked scales-and-mins vector
-// (unpackScalesK4) and a zero vector that makes bytes from..from+3, the
-// mins of four sub-blocks, int16 lanes, each twice.
-func minPairs(from uint8) [16]uint8 {
-	var s [16]uint8
-	for i := range s {
-		s[i] = 16 // a zero byte
-		if i%2 == 0 {
-			s[i] = from + uint8(i/4)
-		}
-	}
-	return s
-}
-
 // unpackScalesK4 sets t to the 6-bit scales of sub-blocks 0..7 in bytes
 // 0..7 and their mins in bytes 8..15, unpacked from the 12 bytes at p+4 as
 // the pure-Go scaleMinK4 reads them: scale j<4 is s[j]&63 and min j<4 is
 // s[j+4]&63; scale j≥4 is s[j+4]&15 | (s[j-4]>>6)<<4 and min j≥4 is
-// s[j+4]>>4 | (s[j]>>6)<<4. u is scratch.
+// s[j+4]>>4 | (s[j]>>6)<<4. u is scratch. Its shuffles move whole 32-bit
+// lanes (x86's pshufd, where a byte shuffle is a pshufb and its mask
+// made anew each time) and its shifts are int16 ones (x86 has no byte
+// shifts), the bits a shift brings in from the neighbouring byte masked
+// off.
 func (k kernel) unpackScalesK4(t, u wg.Local, p wg.Local) {
 	k.Set(u, wg.V128Load(get(p), 4)) // s[0..11], then 4 quant bytes
 	// a = s[0..3], s[8..11], s[4..7], s[8..11]: the low bits of each.
-	a := wg.I8x16Shuffle(get(u), get(u), [16]uint8{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11})
-	// b = -, s[0..3], -, s[4..7]: the high bits of scales and mins 4..7.
-	b := wg.I8x16Shuffle(get(u), get(u), [16]uint8{0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7})
-	low := wg.V128And(a, wg.I8x16Const([16]uint8{63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0}))
-	k.Set(t, wg.V128Or(low, wg.V128And(wg.I8x16ShrU(a, i32(4)),
-		wg.I8x16Const([16]uint8{12: 15, 13: 15, 14: 15, 15: 15}))))
-	top := wg.V128And(wg.I8x16Shl(wg.I8x16ShrU(b, i32(6)), i32(4)),
-		wg.I8x16Const([16]uint8{4: 0xff, 5: 0xff, 6: 0xff, 7: 0xff, 12: 0xff, 13: 0xff, 14: 0xff, 15: 0xff}))
-	k.Set(t, wg.V128Or(get(t), top))
+	k.Set(t, pairs32(get(u), get(u), [4]int{0, 2, 1, 2}))
+	// The low six bits of scales and mins 0..3, the low four of scales
+	// 4..7 (s[8..11]&15) and of mins 4..7 (s[8..11]>>4).
+	low := wg.V128Or(
+		wg.V128And(get(t), wg.I8x16Const([16]uint8{63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0})),
+		wg.V128And(wg.I16x8ShrU(get(t), i32(4)), wg.I8x16Const([16]uint8{12: 15, 13: 15, 14: 15, 15: 15})))
+	// b = -, s[0..3], -, s[4..7]: their top two bits to bits 4, 5 of the
+	// scales and mins 4..7.
+	top := wg.V128And(wg.I16x8ShrU(pairs32(get(u), get(u), [4]int{0, 0, 1, 1}), i32(2)),
+		wg.I8x16Const([16]uint8{4: 0x30, 5: 0x30, 6: 0x30, 7: 0x30, 12: 0x30, 13: 0x30, 14: 0x30, 15: 0x30}))
+	k.Set(t, wg.V128Or(low, top))
 }
