@@ -24,9 +24,10 @@ import "sync"
 // a matrix for the SIMD kernels, at a model's load rather than at its
 // first token.
 
-// scaleCheck is the once-computed answer of finiteScales, shared by a
-// matrix and its views (Slice), and the bytes it is about: those of the
-// matrix the views were cut from, so that a view's answer covers them all.
+// scaleCheck is the once-computed answers of finiteScales and minQuants,
+// shared by a matrix and its views (Slice), and the bytes they are about:
+// those of the matrix the views were cut from, so that a view's answers
+// cover them all.
 type scaleCheck struct {
 	once      sync.Once
 	finite    bool
