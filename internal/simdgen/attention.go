@@ -7,7 +7,7 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // loop, so the lanes of a vector can be four (or sixteen) consecutive i.
 // The scores of the same attention use MatVecF32 with the key stride.
 func emitAddScaledRowsF32(m *wg.Module) {
-	k := kernel{m.Func(AddScaledRowsF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(AddScaledRowsF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	out, a, v, rows, cols, stride := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4), k.Param(5)
 	i, t, end, o, pa, pv, rb := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32),
 		k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)

@@ -11,7 +11,7 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // float32: the pure-Go roundHalf), q = roundEven(x·id) clamped to int8
 // with id = 127/amax (0 when amax is 0), and sum[b] = Σq.
 func emitEncodeQ8_0(m *wg.Module) {
-	k := kernel{m.Func(EncodeQ8_0, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(EncodeQ8_0, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	x, q, d, sum, blocks := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	b := k.Local(wg.I32)
 	mx, id, acc, h := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
@@ -57,7 +57,7 @@ func emitEncodeQ8_0(m *wg.Module) {
 // "integer indefinite" (a NaN, or beyond int32).
 func roundEvenClamp(p wg.Expr) wg.Expr {
 	return func(f *wg.Func) {
-		k := kernel{f}
+		k := kernel{Func: f}
 		r := k.Local(wg.V128)
 		k.Set(r, wg.F32x4Nearest(p))
 		inRange := wg.V128And(
@@ -91,7 +91,7 @@ func (k kernel) horizontal(v wg.Local, op func(a, b wg.Expr) wg.Expr) {
 // if it is 0 everything is zero, else q = nearestInt(-127/vmax·x) clamped
 // to int8, bsums the int16 sums of each 16 quants, d = 1/(-127/vmax).
 func emitEncodeQ8K(m *wg.Module) {
-	k := kernel{m.Func(EncodeQ8K, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(EncodeQ8K, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	x, q, d, bsums, blocks := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	b, v, px := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	best, val, idx, cur, xv, gt, s := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128),

@@ -115,11 +115,13 @@ func f16ToF32(h wg.Local) wg.Expr {
 // kernels) Q4_0 went from 34.9 to 40.2 GFLOP/s, Q4_1 28.5 → 33.0, Q5_0
 // 16.9 → 17.9, Q5_1 15.1 → 16.4, Q8_0 19.5 → 20.8; streamed from RAM
 // (BenchmarkMatVecStreamed) 4–11% faster.
-func f16ToF32Finite(h wg.Local) wg.Expr {
-	return wg.F32x4Mul(
-		wg.V128And(wg.I32x4ShrS(get(h), i32(3)), i32x4Splat(0x8fffe000)),
-		i32x4Splat(0x77800000)) // 2^112
+func f16ToF32Finite(k kernel, h wg.Local) wg.Expr {
+	return wg.F32x4Mul(wg.V128And(wg.I32x4ShrS(get(h), i32(3)), k.constant(f16FiniteMask)), k.constant(f16FiniteScale))
 }
+
+// f16FiniteMask and f16FiniteScale are f16ToF32Finite's constants: the
+// sign, exponent and mantissa bits of a shifted F16, and 2^112.
+var f16FiniteMask, f16FiniteScale = bytes32(0x8fffe000), bytes32(0x77800000)
 
 // f16ToF32Scalar is f16ToF32 for one F16 bit pattern in the low half of
 // an i32 (where the mask, not the shift, keeps the sign out of the way).
@@ -140,7 +142,7 @@ func f16ToF32Scalar(h wg.Local) wg.Expr {
 // chunk of a key/value head's rows so, once for the group of query heads
 // that share it, and runs the F32 kernels over it.
 func emitDecodeF16Rows(m *wg.Module) {
-	k := kernel{m.Func(DecodeF16Rows, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(DecodeF16Rows, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	dst, src, rows, cols, stride := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	r, c, end, d, s := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	wv, h := k.Local(wg.V128), k.Local(wg.V128)

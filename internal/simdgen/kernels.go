@@ -160,6 +160,51 @@ func build(relaxed bool) ([]byte, error) {
 // kernels share.
 type kernel struct {
 	*wg.Func
+	// invariant holds the constants hoistConstants read into locals,
+	// which constant returns.
+	invariant map[[16]uint8]wg.Local
+}
+
+// hoistConstants reads each of vs from a mutable global of m
+// (wg.GlobalGet) into a local, which constant then returns for it: V8
+// makes a v128.const anew at each use, three instructions on x64 even
+// inside a loop, where a value it cannot fold, read before the loop, stays
+// in a register (Chromium 156: TinyLlama's shape in Q4_0 decoded 3–4%
+// faster with its nibble mask and F16 constants so). Call it before the
+// loops; k's copies made after it share the locals.
+func (k *kernel) hoistConstants(m *wg.Module, vs ...[16]uint8) {
+	if k.invariant == nil {
+		k.invariant = map[[16]uint8]wg.Local{}
+	}
+	for _, v := range vs {
+		l := k.Local(wg.V128)
+		k.Set(l, wg.GlobalGet(m.GlobalV128(v)))
+		k.invariant[v] = l
+	}
+}
+
+// constant is v: the local hoistConstants read it into, else a
+// v128.const.
+func (k kernel) constant(v [16]uint8) wg.Expr {
+	if l, ok := k.invariant[v]; ok {
+		return get(l)
+	}
+	return wg.I8x16Const(v)
+}
+
+// bytes8 and bytes32 are the bytes of a splat of b or x.
+func bytes8(b uint8) (v [16]uint8) {
+	for i := range v {
+		v[i] = b
+	}
+	return v
+}
+
+func bytes32(x uint32) (v [16]uint8) {
+	for i := range v {
+		v[i] = byte(x >> (8 * (i % 4)))
+	}
+	return v
 }
 
 func get(l wg.Local) wg.Expr { return wg.Get(l) }
@@ -313,7 +358,7 @@ func matvec(m *wg.Module, name string, nAct int, strided bool, blockBytes int32,
 	for i := range params {
 		params[i] = wg.I32
 	}
-	k := kernel{m.Func(name, params, nil)}
+	k := kernel{Func: m.Func(name, params, nil)}
 	out, w := k.Param(0), k.Param(1)
 	act := make([]wg.Local, nAct)
 	for i := range act {

@@ -35,6 +35,9 @@ func emitQ8KKernel(m *wg.Module, name string, blockBytes int32, withBsums bool,
 	rowBytes := func(n wg.Expr) wg.Expr { return wg.I32Mul(n, i32(blockBytes)) }
 	matvec(m, name, nAct, false, blockBytes, rowBytes, func(k kernel, act []wg.Local, n wg.Local, p [4]wg.Local, step, res wg.Local) {
 		b, qx, dx, bs, scratch := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
+		if withBsums {
+			k.hoistConstants(m, nibbleMask) // Q4_K's and Q5_K's chunk loop
+		}
 		k.Set(res, f32x4Zero())
 		k.Set(qx, get(act[0]))
 		k.Set(dx, get(act[1]))

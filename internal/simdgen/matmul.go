@@ -137,7 +137,7 @@ func (typ matmulType) quantBytes() int32 {
 // batch): for every vector t of the batch descriptor and row r,
 // out[t·outStride + 4r] = the matrix–vector kernel's result.
 func emitMatMul(m *wg.Module, typ matmulType) {
-	k := kernel{m.Func(typ.name, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(typ.name, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	out, w, rows, blocks, desc := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	field := func(off uint32) wg.Expr { return wg.I32Load(get(desc), off) }
 	tokens, outStride, q0, d0, bs0 := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)

@@ -36,7 +36,7 @@ func emitMatMulBF16(m *wg.Module) {
 // takes four in the high halves of 32-bit lanes (the low halves zero),
 // decodeScalar one in the low half of an i32; F32 (elemBytes 4) has none.
 func emitMatMulFloat(m *wg.Module, name string, elemBytes int32, decode, decodeScalar func(h wg.Local) wg.Expr) {
-	k := kernel{m.Func(name, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(name, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	out, w, rows, cols, desc := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	field := func(off uint32) wg.Expr { return wg.I32Load(get(desc), off) }
 	tokens, outStride, x0, xStride, scratch, acc := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)

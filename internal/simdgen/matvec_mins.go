@@ -17,7 +17,7 @@ func emitMatVecQ4_1(m *wg.Module, relaxed bool) {
 	emitQ8KernelScaled(m, MatVecQ4_1, q4_1BlockBytes, 0, fiveBitLayout(relaxed), func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 		k.Set(t[0], wg.V128Load(get(p), 4))
 		if relaxed {
-			return nibbleSums16(t[0], x)
+			return nibbleSums16(k, t[0], x)
 		}
 		return nibbleDot(t[0], x)
 	}, f16Scales, true, relaxed)

@@ -191,7 +191,7 @@ func q4KChunkRelaxed(k kernel, p, pc [4]wg.Local, cq, sp wg.Local, x []wg.Local,
 	for i := range x {
 		k.Set(x[i], wg.V128Load(get(cq), uint32(16*i)))
 	}
-	mask := i8x16Splat(15)
+	mask := k.constant(nibbleMask)
 	for j := range p {
 		k.Set(t, wg.V128Load(get(pc[j]), qs))
 		k.Set(u, wg.V128Load(get(pc[j]), qs+16))

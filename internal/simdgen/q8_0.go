@@ -58,7 +58,7 @@ func emitMatVecQ4_0(m *wg.Module, relaxed bool) {
 	if relaxed {
 		emitQ8Kernel(m, MatVecQ4_0, q4_0BlockBytes, 8, xBytes, func(k kernel, p wg.Local, x [4]wg.Local, t [2]wg.Local) wg.Expr {
 			k.Set(t[0], wg.V128Load(get(p), 2))
-			return nibbleSums16(t[0], x)
+			return nibbleSums16(k, t[0], x)
 		}, true)
 		return
 	}
@@ -74,8 +74,8 @@ func emitMatVecQ4_0(m *wg.Module, relaxed bool) {
 // 0-15) and x[1] (16-31). Each int16 lane of a relaxed dot is two
 // products of at most 31·128: the pair sums of both halves added still
 // fit in int16.
-func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
-	q := nibbleQuants(w)
+func nibbleDotRelaxed(k kernel, w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
+	q := nibbleQuants(k, w)
 	for i := range q {
 		q[i] = wg.V128Or(q[i], high[i])
 	}
@@ -84,8 +84,8 @@ func nibbleDotRelaxed(w wg.Local, x [4]wg.Local, high []wg.Expr) wg.Expr {
 
 // nibbleQuants is the 32 4-bit quants of w as bytes: elements 0-15 (the
 // low nibble of byte j is element j) and 16-31 (the high nibbles).
-func nibbleQuants(w wg.Local) [2]wg.Expr {
-	mask := i8x16Splat(15)
+func nibbleQuants(k kernel, w wg.Local) [2]wg.Expr {
+	mask := k.constant(nibbleMask)
 	return [2]wg.Expr{wg.V128And(get(w), mask), wg.V128And(wg.I16x8ShrU(get(w), i32(4)), mask)}
 }
 
@@ -101,9 +101,12 @@ func nibblePairs(q [2]wg.Expr, x [4]wg.Local) wg.Expr {
 // nibbleSums16 is the relaxed dot of 4-bit quants (no fifth bits) left as
 // the int16 sums, each lane four products of at most 15·128 (7680), for a
 // kernel that adds them up with transposeSum16.
-func nibbleSums16(w wg.Local, x [4]wg.Local) wg.Expr {
-	return nibblePairs(nibbleQuants(w), x)
+func nibbleSums16(k kernel, w wg.Local, x [4]wg.Local) wg.Expr {
+	return nibblePairs(nibbleQuants(k, w), x)
 }
+
+// nibbleMask is the low nibble of every byte.
+var nibbleMask = bytes8(15)
 
 // emitMatVecQ5_0 emits ggml_vec_dot_q5_0_q8_0 as dotQ5_0 computes it:
 // Σ(q-16)·x as Σq·x - 16·Σx, q the nibble plus 16 times bit j of qh.
@@ -134,7 +137,7 @@ func fiveBitDot(relaxed bool, qh, qs uint32) func(k kernel, p wg.Local, x [4]wg.
 		k.Set(t[0], wg.V128Load32Splat(get(p), qh)) // qh in every lane
 		k.Set(t[1], wg.V128Load(get(p), qs))
 		if relaxed {
-			return nibbleDotRelaxed(t[1], x, []wg.Expr{fifthBits(t[0], 0), fifthBits(t[0], 2)})
+			return nibbleDotRelaxed(k, t[1], x, []wg.Expr{fifthBits(t[0], 0), fifthBits(t[0], 2)})
 		}
 		lo := k.Local(wg.V128)
 		k.Set(lo, wg.V128Or(wg.V128And(get(t[1]), i8x16Splat(15)), fifthBits(t[0], 0)))
@@ -209,7 +212,7 @@ func emitQ8Kernel(m *wg.Module, name string, blockBytes, offset int32, layout xL
 // block p[j], as f32x4; finite ones (f16ToF32Finite).
 func f16Scales(k kernel, p [4]wg.Local, h wg.Local) wg.Expr {
 	k.Set(h, gatherHalf(p, 0))
-	return f16ToF32Finite(h)
+	return f16ToF32Finite(k, h)
 }
 
 // emitQ8KernelScaled is emitQ8Kernel for a weight format whose block scale
@@ -239,6 +242,7 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 		}
 		t := [2]wg.Local{k.Local(wg.V128), k.Local(wg.V128)}
 		isum, h, xv := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
+		k.hoistConstants(m, nibbleMask, f16FiniteMask, f16FiniteScale)
 		k.Set(res, f32x4Zero())
 		k.Set(qx, get(act[0]))
 		k.Set(dx, get(act[1]))
@@ -285,7 +289,7 @@ func emitQ8KernelScaled(m *wg.Module, name string, blockBytes, offset int32, lay
 			if mins {
 				k.Set(xv, add) // the scaled sum, before h is set again
 				k.Set(h, gatherHalf(p, 2))
-				add = wg.F32x4Add(get(xv), wg.F32x4Mul(f16ToF32Finite(h), wg.V128Load32Splat(get(sx), 0)))
+				add = wg.F32x4Add(get(xv), wg.F32x4Mul(f16ToF32Finite(k, h), wg.V128Load32Splat(get(sx), 0)))
 			}
 			k.Set(res, wg.F32x4Add(get(res), add))
 			if mins {

@@ -12,7 +12,7 @@ import wg "github.com/wasmlm/wasmlm/internal/wasmgen"
 // src[i] rounded to the nearest F16 (ties to even, as f32ToF16), as
 // float32.
 func emitRoundF16(m *wg.Module) {
-	k := kernel{m.Func(RoundF16, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(RoundF16, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
 	dst, src, n := k.Param(0), k.Param(1), k.Param(2)
 	i := k.Local(wg.I32)
 	v, h := k.Local(wg.V128), k.Local(wg.V128)
@@ -27,7 +27,7 @@ func emitRoundF16(m *wg.Module) {
 // emitEncodeF16 emits EncodeF16 (dst, src, n), n a multiple of 4: the
 // uint16 dst[i] = the F16 bits of src[i] (as f32ToF16).
 func emitEncodeF16(m *wg.Module) {
-	k := kernel{m.Func(EncodeF16, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(EncodeF16, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
 	dst, src, n := k.Param(0), k.Param(1), k.Param(2)
 	i := k.Local(wg.I32)
 	v, h := k.Local(wg.V128), k.Local(wg.V128)
@@ -42,7 +42,7 @@ func emitEncodeF16(m *wg.Module) {
 
 // emitAddF32 emits AddF32 (dst, src, n): dst[i] += src[i].
 func emitAddF32(m *wg.Module) {
-	k := kernel{m.Func(AddF32, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(AddF32, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
 	dst, src, n := k.Param(0), k.Param(1), k.Param(2)
 	i, end := k.Local(wg.I32), k.Local(wg.I32)
 	at := func(p wg.Local) wg.Expr { return wg.I32Add(get(p), get(i)) }
@@ -64,7 +64,7 @@ func emitAddF32(m *wg.Module) {
 // variance rounded to float32, scale = 1/float32(√float64(variance+eps)),
 // x = float32(d·scale)·weight + bias.
 func emitLayerNormF32(m *wg.Module) {
-	k := kernel{m.Func(LayerNormF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(LayerNormF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	x, weight, bias, n, epsBits := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	i, end := k.Local(wg.I32), k.Local(wg.I32)
 	sum := k.Local(wg.F64)

@@ -75,7 +75,7 @@ func (k kernel) exp4(dst, x, table wg.Local) {
 // looked for in (±0 give the same differences but for their sign, and
 // e^±0 is 1), so the lanes look for it.
 func emitSoftmaxF32(m *wg.Module) {
-	k := kernel{m.Func(SoftmaxF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(SoftmaxF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	x, n, rows, scaleBits, table := k.Param(0), k.Param(1), k.Param(2), k.Param(3), k.Param(4)
 	i, end, r := k.Local(wg.I32), k.Local(wg.I32), k.Local(wg.I32)
 	v, mx, e := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)
@@ -134,7 +134,7 @@ func emitSoftmaxF32(m *wg.Module) {
 // the pure-Go tensor.SwiGLU, gate[i] = float32(g/(1 + fmath.Exp(−g)))·up[i]
 // with g = gate[i], each operation in float32 as Go does it, e^−g by exp4.
 func emitSwiGLUF32(m *wg.Module) {
-	k := kernel{m.Func(SwiGLUF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(SwiGLUF32, []wg.ValType{wg.I32, wg.I32, wg.I32, wg.I32}, nil)}
 	gate, up, n, table := k.Param(0), k.Param(1), k.Param(2), k.Param(3)
 	i := k.Local(wg.I32)
 	g, e := k.Local(wg.V128), k.Local(wg.V128)
@@ -152,7 +152,7 @@ func emitSwiGLUF32(m *wg.Module) {
 // them) with h the F16 bits of x[i] rounded to nearest, ties to even (the
 // pure-Go f32ToF16; a NaN gives 0x7e00 with its sign).
 func emitGELUF16(m *wg.Module) {
-	k := kernel{m.Func(GELUF16, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
+	k := kernel{Func: m.Func(GELUF16, []wg.ValType{wg.I32, wg.I32, wg.I32}, nil)}
 	x, n, table := k.Param(0), k.Param(1), k.Param(2)
 	i := k.Local(wg.I32)
 	v, h, t := k.Local(wg.V128), k.Local(wg.V128), k.Local(wg.V128)

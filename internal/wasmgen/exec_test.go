@@ -147,6 +147,23 @@ var execCases = []execCase{
 		}
 		return r
 	}},
+	{"i8x16.lt_s", false, storeV(I8x16LtS(opA, opB)), func(a, b, _ v128) (r v128) {
+		for i := range r {
+			if int8(a[i]) < int8(b[i]) {
+				r[i] = 0xff
+			}
+		}
+		return r
+	}},
+	{"i8x16.abs", false, storeV(I8x16Abs(opA)), func(a, _, _ v128) (r v128) {
+		for i := range r {
+			r[i] = a[i]
+			if int8(a[i]) < 0 {
+				r[i] = -a[i] // 0x80 stays 0x80
+			}
+		}
+		return r
+	}},
 	{"i16x8.eq", false, storeV(I16x8Eq(opA, opC)), func(a, _, c v128) (r v128) {
 		for i := range 8 {
 			put16(&r, i, uint16(-int16(boolI32(u16(a, i) == u16(c, i)))))
@@ -247,6 +264,7 @@ var execCases = []execCase{
 	{"v128.load8x8_s", false, storeV(V128Load8x8S(I32Const(0), 3)), lanes16(func(a, _ v128, i int) uint16 { return uint16(int16(int8(a[3+i]))) })},
 	{"v128.load16x4_u", false, storeV(V128Load16x4U(I32Const(0), 2)), lanes32(func(a, _, _ v128, i int) uint32 { return uint32(u16(a, 1+i)) })},
 	{"v128.load32_splat", false, storeV(V128Load32Splat(I32Const(4), 16)), lanes32(func(_, b, _ v128, _ int) uint32 { return u32(b, 1) })},
+	{"v128.load16_splat", false, storeV(V128Load16Splat(I32Const(2), 16)), lanes16(func(_, b v128, _ int) uint16 { return u16(b, 1) })},
 	{"v128.load16_lane", false, storeV(V128Load16Lane(I32Const(2), 4, opB, 3)), func(a, b, _ v128) v128 {
 		put16(&b, 3, u16(a, 3))
 		return b

@@ -154,6 +154,18 @@ func (f *Func) Return() {
 // Expression primitives.
 
 // Get is the value of local l.
+// GlobalGet is global.get of the global at index i (Module.GlobalV128).
+// A mutable global's value is read from memory, so an engine cannot fold
+// it as it folds a constant: V8 rematerializes a v128.const at each use
+// (three instructions on x64) even inside a loop, where a value read once
+// before the loop stays in a register.
+func GlobalGet(i uint32) Expr {
+	return func(f *Func) {
+		f.op(opGlobalGet)
+		f.u32(i)
+	}
+}
+
 func Get(l Local) Expr {
 	return func(f *Func) {
 		f.op(opLocalGet)

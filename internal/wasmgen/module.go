@@ -22,6 +22,7 @@ const (
 	secType     = 1
 	secImport   = 2
 	secFunction = 3
+	secGlobal   = 6
 	secExport   = 7
 	secCode     = 10
 )
@@ -29,8 +30,9 @@ const (
 // Module is a WebAssembly module under construction: at most one imported
 // memory and any number of exported functions.
 type Module struct {
-	memory *memoryImport
-	funcs  []*Func
+	memory  *memoryImport
+	funcs   []*Func
+	globals [][16]uint8 // mutable v128 globals' initial values
 }
 
 type memoryImport struct {
@@ -60,6 +62,17 @@ func (m *Module) Func(name string, params, results []ValType) *Func {
 	f := &Func{name: name, typ: funcType{slices.Clone(params), slices.Clone(results)}}
 	m.funcs = append(m.funcs, f)
 	return f
+}
+
+// GlobalV128 returns the index of a mutable v128 global whose initial
+// value is v, added if the module has none yet. Nothing in this package
+// writes one: it is a constant an engine cannot fold (see GlobalGet).
+func (m *Module) GlobalV128(v [16]uint8) uint32 {
+	if i := slices.Index(m.globals, v); i >= 0 {
+		return uint32(i)
+	}
+	m.globals = append(m.globals, v)
+	return uint32(len(m.globals) - 1)
 }
 
 // Bytes encodes the module. It fails if a function's structure is
@@ -111,6 +124,17 @@ func (m *Module) Bytes() ([]byte, error) {
 		}
 		return b
 	})
+	if len(m.globals) > 0 {
+		out = appendSection(out, secGlobal, len(m.globals), func(b []byte) []byte {
+			for _, v := range m.globals {
+				b = append(b, byte(V128), 0x01, prefixSIMD) // v128, mutable; v128.const v, end
+				b = AppendUleb128(b, simdV128Const)
+				b = append(b, v[:]...)
+				b = append(b, opEnd)
+			}
+			return b
+		})
+	}
 	out = appendSection(out, secExport, len(m.funcs), func(b []byte) []byte {
 		for i, f := range m.funcs {
 			b = appendName(b, f.name)

@@ -1,6 +1,7 @@
 package wasmgen
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +104,26 @@ func TestStructureErrors(t *testing.T) {
 	m.Func("f", nil, nil)
 	_, err = m.Bytes()
 	require.ErrorIs(t, err, ErrDuplicate)
+}
+
+// TestGlobals checks the global section: one mutable v128 global per
+// distinct value, v128.const as its initializer, and global.get's encoding.
+func TestGlobals(t *testing.T) {
+	m := NewModule()
+	var v, w [16]uint8
+	for i := range v {
+		v[i], w[i] = byte(i), 0xff
+	}
+	require.Equal(t, uint32(0), m.GlobalV128(v))
+	require.Equal(t, uint32(1), m.GlobalV128(w))
+	require.Equal(t, uint32(0), m.GlobalV128(v), "the same value, the same global")
+	f := m.Func("g", nil, nil)
+	f.V128Store(I32Const(0), 0, GlobalGet(1))
+	b, err := m.Bytes()
+	require.NoError(t, err)
+	section := []byte{0x06, 0x2b, 0x02, 0x7b, 0x01, 0xfd, 0x0c}
+	section = append(append(section, v[:]...), 0x0b, 0x7b, 0x01, 0xfd, 0x0c)
+	section = append(append(section, w[:]...), 0x0b)
+	assert.True(t, bytes.Contains(b, section), "global section")
+	assert.True(t, bytes.Contains(b, []byte{0x41, 0x00, 0x23, 0x01, 0xfd, 0x0b}), "i32.const 0, global.get 1, v128.store")
 }

@@ -6,19 +6,20 @@ package wasmgen
 const (
 	blockEmpty = 0x40 // block type: no parameters, no results
 
-	opBlock    = 0x02
-	opLoop     = 0x03
-	opIf       = 0x04
-	opElse     = 0x05
-	opEnd      = 0x0b
-	opBr       = 0x0c
-	opBrIf     = 0x0d
-	opReturn   = 0x0f
-	opDrop     = 0x1a
-	opSelect   = 0x1b
-	opLocalGet = 0x20
-	opLocalSet = 0x21
-	opLocalTee = 0x22
+	opBlock     = 0x02
+	opLoop      = 0x03
+	opIf        = 0x04
+	opElse      = 0x05
+	opEnd       = 0x0b
+	opBr        = 0x0c
+	opBrIf      = 0x0d
+	opReturn    = 0x0f
+	opDrop      = 0x1a
+	opSelect    = 0x1b
+	opLocalGet  = 0x20
+	opGlobalGet = 0x23
+	opLocalSet  = 0x21
+	opLocalTee  = 0x22
 
 	opI32Load    = 0x28
 	opF32Load    = 0x2a
