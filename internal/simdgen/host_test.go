@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -106,12 +105,11 @@ console.log(JSON.stringify({exports: WebAssembly.Module.exports(m), imports: Web
 		t.Log("this Node cannot compile kernels-relaxed.wasm (no relaxed SIMD): it is compiled and run in workerd's test (TestSimdJSInWorkerd)")
 	}
 
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "tensor", "simd_wasm.go"))
-	require.NoError(t, err)
+	_, params := goImports(t)
 	var imports []string
-	for _, m := range regexp.MustCompile(`//go:wasmimport wasmlm_simd (\w+)`).FindAllStringSubmatch(string(src), -1) {
-		if m[1] != "available" { // the host's answer, not a kernel
-			imports = append(imports, m[1])
+	for name := range params {
+		if name != "available" { // the host's answer, not a kernel
+			imports = append(imports, name)
 		}
 	}
 	slices.Sort(exports)
