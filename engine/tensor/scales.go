@@ -86,39 +86,45 @@ func (c *scaleCheck) check(t Type) {
 	}
 }
 
+// lanes80 is bit 7 of every byte lane.
+const lanes80 = 0x8080808080808080
+
+// minBytes has bit 7 set in some byte exactly when one of the eight bytes
+// of v is 0x80 (-128): after an XOR with 0x80 such a byte is 0, and
+// (u - 0x01…) &^ u has bit 7 set in some byte exactly when u has a zero
+// byte (the classic test). Only its bits 7 of each byte mean anything.
+func minBytes(v uint64) uint64 {
+	u := v ^ lanes80
+	return (u - lanes01) &^ u
+}
+
 // q8_0MinQuants reports whether some quant of the Q8_0 blocks in data is
-// -128 (byte 0x80), eight bytes at a time: after an XOR with 0x80 such a
-// byte is 0, and (v - 0x01…) &^ v & 0x80… is nonzero exactly when v has a
-// zero byte (the classic test). Chromium: about 6 GB/s.
+// -128, eight bytes at a time (minBytes). Chromium: about 6 GB/s.
 func q8_0MinQuants(data []byte) bool {
-	const hi = 0x8080808080808080
 	var acc0, acc1 uint64
 	for b := 0; b+q8_0BlockBytes <= len(data); b += q8_0BlockBytes {
 		q := data[b+2 : b+q8_0BlockBytes]
-		v0, v1, v2, v3 := le64(q)^hi, le64(q[8:])^hi, le64(q[16:])^hi, le64(q[24:])^hi
-		acc0 |= (v0-lanes01)&^v0 | (v1-lanes01)&^v1
-		acc1 |= (v2-lanes01)&^v2 | (v3-lanes01)&^v3
+		acc0 |= minBytes(le64(q)) | minBytes(le64(q[8:]))
+		acc1 |= minBytes(le64(q[16:])) | minBytes(le64(q[24:]))
 	}
-	return (acc0|acc1)&hi != 0
+	return (acc0|acc1)&lanes80 != 0
 }
 
 // minQuant8 reports whether some of the int8 quants q is -128, eight at a
 // time as q8_0MinQuants.
 func minQuant8(q []int8) bool {
-	const hi = 0x8080808080808080
 	b := int8Bytes(q)
 	var acc uint64
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		v := le64(b[i:]) ^ hi
-		acc |= (v - lanes01) &^ v
+		acc |= minBytes(le64(b[i:]))
 	}
 	for ; i < len(b); i++ {
 		if b[i] == 0x80 {
 			return true
 		}
 	}
-	return acc&hi != 0
+	return acc&lanes80 != 0
 }
 
 // finiteF16At reports whether no F16 value at the offsets of each
