@@ -3,7 +3,7 @@
 // origin too), and the workers of a split model's other shards (Follower).
 
 import { host, hostFetch, unbundledURL } from './host.js';
-import { codedError, describeThrown, httpError } from './errors.js';
+import { argumentError, codedError, describe, describeThrown, httpError } from './errors.js';
 
 /**
  * Fetches and compiles the WebAssembly module at url. A failed download
@@ -173,8 +173,12 @@ const AUTO_LAYER_BYTES_PER_WORKER = { messages: 1.5 * (1 << 20), sharedMemory: 1
  * load's default).
  * sharedMemory: whether the workers would exchange through shared memory (a
  * cross-origin isolated page).
+ * An info that is not an object throws an invalid_argument TypeError.
  */
 export function autoWorkers(info, hardwareConcurrency, sharedMemory = false) {
+  if (info === null || typeof info !== 'object') {
+    throw argumentError('info', `must be lm.info or WasmLM.inspect's result, got ${describe(info)}`);
+  }
   const { format, fileSize, parameters, blockCount: layers, embeddingLength: dim, feedForwardLength: hidden } = info;
   if (format !== 'gguf' || info.splitError || !(layers > 0 && parameters > 0 && info.headCount > 0)) return 1;
   const headDim = info.keyLength > 0 ? info.keyLength : dim / info.headCount;

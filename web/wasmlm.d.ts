@@ -884,6 +884,7 @@ export declare const MAX_AUTO_WORKERS: number;
  * pure-Go kernels, anything else the SIMD ones (load's default).
  * sharedMemory: whether the workers would exchange through shared memory
  * (the page is cross-origin isolated); false by default.
+ * An info that is not an object throws an invalid_argument TypeError.
  */
 export declare function autoWorkers(
   info: Pick<ModelInfo, 'format' | 'fileSize' | 'parameters' | 'blockCount' | 'embeddingLength' | 'feedForwardLength' | 'headCount' | 'headCountKv'> & Partial<Pick<ModelInfo, 'keyLength' | 'simd'>>,

@@ -176,11 +176,12 @@ func TestBrowserAutoWorkers(t *testing.T) {
 	}
 	tb := newTab(t, blankPage)
 	got := eval[struct {
-		Counts     []int `json:"counts"`
-		Checkpoint int   `json:"checkpoint"`
-		Unsplit    int   `json:"unsplit"`
-		Inspected  int   `json:"inspected"`
-		Default    int   `json:"default"`
+		Counts     []int  `json:"counts"`
+		Checkpoint int    `json:"checkpoint"`
+		Unsplit    int    `json:"unsplit"`
+		Inspected  int    `json:"inspected"`
+		Default    int    `json:"default"`
+		NoInfo     string `json:"noInfo"`
 	}](t, tb, `(async () => {
 		const { WasmLM, autoWorkers } = await import('/wasmlm.js');
 		const calls = `+jsonString(t, calls)+`;
@@ -192,7 +193,13 @@ func TestBrowserAutoWorkers(t *testing.T) {
 		const lm = await WasmLM.load(); // workers: 'auto' by default
 		const def = lm.info.workers;
 		lm.unload();
-		return { counts, checkpoint, unsplit, inspected: autoWorkers(inspected, 8), default: def };
+		let noInfo = 'no error';
+		try {
+			autoWorkers(undefined, 8);
+		} catch (e) {
+			noInfo = e.code + ' ' + e.name + ': ' + e.message;
+		}
+		return { counts, checkpoint, unsplit, inspected: autoWorkers(inspected, 8), default: def, noInfo };
 	})()`)
 	require.Len(t, got.Counts, len(tests))
 	for i, tt := range tests {
@@ -203,4 +210,5 @@ func TestBrowserAutoWorkers(t *testing.T) {
 	require.Equal(t, "15M Q8_0, SIMD", tests[4].name)
 	assert.Equal(t, 1, got.Inspected, "info without simd: the SIMD kernels' threshold (pure Go's would give 4)")
 	assert.Equal(t, 1, got.Default, "the default model is too small to split")
+	assert.Equal(t, "invalid_argument TypeError: wasmlm: invalid argument: info must be lm.info or WasmLM.inspect's result, got undefined", got.NoInfo)
 }
