@@ -227,11 +227,7 @@ func (k kernel) forRange(i wg.Local, from, to wg.Expr, step int32, body func()) 
 
 // i32Splat and the other byte-pattern constants.
 func i8x16Splat(b uint8) wg.Expr {
-	var v [16]uint8
-	for i := range v {
-		v[i] = b
-	}
-	return wg.I8x16Const(v)
+	return wg.I8x16Const(bytes8(b))
 }
 
 func i16x8Splat(x uint16) wg.Expr {

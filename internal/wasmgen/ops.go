@@ -17,9 +17,9 @@ const (
 	opDrop      = 0x1a
 	opSelect    = 0x1b
 	opLocalGet  = 0x20
-	opGlobalGet = 0x23
 	opLocalSet  = 0x21
 	opLocalTee  = 0x22
+	opGlobalGet = 0x23
 
 	opI32Load    = 0x28
 	opF32Load    = 0x2a
